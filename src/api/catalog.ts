@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import * as m from './models.js';
+
+/** Resource types a token can carry (spec section 5). */
+export const TOKEN_TYPES = ['User', 'Team', 'Drive', 'VM', 'Project'] as const;
+export type TokenType = (typeof TOKEN_TYPES)[number];
+
+/** Backend release that added a route; null for routes every supported release serves. */
+export type Release = '3.14.1' | null;
+
+export interface RouteDef {
+  /** Stable identifier, used by the exports and the fake backend. */
+  readonly id: string;
+  readonly method: 'GET';
+  /** Path template relative to the base URL; `{realm}` stands for a realm id. */
+  readonly path: string;
+  readonly tokenType: TokenType;
+  readonly since: Release;
+  /** Called once per realm. */
+  readonly perRealm: boolean;
+  /** Raw file name template; `{realm}` is replaced by the file-safe realm id. */
+  readonly file: string;
+  /** `array`: a list of `item`; `object`: a single `item`. */
+  readonly shape: 'array' | 'object';
+  /** zod model of one element (or of the whole body for `object`). */
+  readonly item: z.ZodObject;
+}
+
+function route(def: RouteDef): RouteDef {
+  return def;
+}
+
+/**
+ * Every GET route the client reads (CONTRACT section 3), in the order they are
+ * planned. The collector, replay reader, fake backend and docs read this list.
+ */
+export const ROUTES: readonly RouteDef[] = [
+  route({ id: 'realms', method: 'GET', path: '/api/realms', tokenType: 'VM', since: '3.14.1', perRealm: false, file: 'api-realms.json', shape: 'object', item: m.RealmsResponse }),
+  route({ id: 'users', method: 'GET', path: '/api/users', tokenType: 'User', since: null, perRealm: false, file: 'api-users.json', shape: 'array', item: m.UserInfo }),
+  route({ id: 'teams', method: 'GET', path: '/api/teams', tokenType: 'Team', since: null, perRealm: false, file: 'api-teams.json', shape: 'array', item: m.TeamInfo }),
+  route({ id: 'drives', method: 'GET', path: '/api/drives', tokenType: 'Drive', since: null, perRealm: false, file: 'api-drives.json', shape: 'array', item: m.DriveInfo }),
+  route({ id: 'projects', method: 'GET', path: '/api/projects', tokenType: 'Project', since: null, perRealm: false, file: 'api-projects.json', shape: 'array', item: m.ProjectInfo }),
+  route({ id: 'vms-images', method: 'GET', path: '/api/vms/images?realm={realm}', tokenType: 'VM', since: null, perRealm: true, file: 'api-vms-images-{realm}.json', shape: 'array', item: m.ImageInfo }),
+  route({ id: 'vms-active', method: 'GET', path: '/api/vms/{realm}/active', tokenType: 'VM', since: null, perRealm: true, file: 'api-vms-{realm}-active.json', shape: 'array', item: m.VirtualMachine }),
+  route({ id: 'vms-configs', method: 'GET', path: '/api/vms/{realm}/configs', tokenType: 'VM', since: null, perRealm: true, file: 'api-vms-{realm}-configs.json', shape: 'array', item: m.VMConfigInfo }),
+  route({ id: 'vms-bricks', method: 'GET', path: '/api/vms/bricks', tokenType: 'VM', since: '3.14.1', perRealm: false, file: 'api-vms-bricks.json', shape: 'array', item: m.BrickInfoListed }),
+  route({ id: 'external-servers', method: 'GET', path: '/api/external-servers', tokenType: 'VM', since: '3.14.1', perRealm: false, file: 'api-external-servers.json', shape: 'array', item: m.ExternalServerInfo }),
+  route({ id: 'teams-usage', method: 'GET', path: '/api/teams/usage', tokenType: 'Team', since: '3.14.1', perRealm: false, file: 'api-teams-usage.json', shape: 'array', item: m.UsageInfo }),
+  route({ id: 'projects-memberships', method: 'GET', path: '/api/projects/memberships', tokenType: 'Project', since: '3.14.1', perRealm: false, file: 'api-projects-memberships.json', shape: 'array', item: m.ProjectMembershipInfo }),
+  route({ id: 'projects-usage', method: 'GET', path: '/api/projects/usage', tokenType: 'Project', since: '3.14.1', perRealm: false, file: 'api-projects-usage.json', shape: 'array', item: m.ProjectUsageInfo }),
+  route({ id: 'security-requirements', method: 'GET', path: '/api/security-requirements', tokenType: 'Project', since: '3.14.1', perRealm: false, file: 'api-security-requirements.json', shape: 'array', item: m.SecurityRequirementInfo }),
+  route({ id: 'security-levels', method: 'GET', path: '/api/security-levels', tokenType: 'Project', since: '3.14.1', perRealm: false, file: 'api-security-levels.json', shape: 'array', item: m.SecurityLevelInfo }),
+  route({ id: 'users-certifications', method: 'GET', path: '/api/users/certifications', tokenType: 'User', since: '3.14.1', perRealm: false, file: 'api-users-certifications.json', shape: 'array', item: m.UserCertificationInfo }),
+  route({ id: 'users-managed-objects', method: 'GET', path: '/api/users/managed-objects', tokenType: 'User', since: '3.14.1', perRealm: false, file: 'api-users-managed-objects.json', shape: 'array', item: m.ManagedObjectInfo }),
+];
+
+export type RouteId = string;
+
+function checkCatalog(routes: readonly RouteDef[]): void {
+  const seen = new Set<string>();
+  for (const r of routes) {
+    for (const key of [`id:${r.id}`, `path:${r.path}`, `file:${r.file}`]) {
+      if (seen.has(key)) throw new Error(`route catalog: duplicate ${key}`);
+      seen.add(key);
+    }
+    if (r.perRealm !== r.path.includes('{realm}') || r.perRealm !== r.file.includes('{realm}')) {
+      throw new Error(`route catalog: ${r.id} perRealm does not match its path and file templates`);
+    }
+  }
+}
+checkCatalog(ROUTES);
+
+export function routeById(id: string): RouteDef {
+  const r = ROUTES.find((x) => x.id === id);
+  if (!r) throw new Error(`unknown route id ${id}`);
+  return r;
+}
+
+export const REALMS_ROUTE = routeById('realms');
+
+const SAFE_REALM = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/**
+ * A realm id as it may appear in a file name (CONTRACT section 3): kept when
+ * it is a safe name, otherwise percent-encoded (every byte outside the safe set,
+ * plus `.` when the id is `.` or `..`), so no name holds a separator or escapes.
+ */
+export function realmFileComponent(realm: string): string {
+  if (SAFE_REALM.test(realm) && realm !== '.' && realm !== '..') return realm;
+  const bytes = Buffer.from(realm, 'utf8');
+  let out = '';
+  for (const b of bytes) {
+    const c = String.fromCharCode(b);
+    out += /[A-Za-z0-9_-]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out === '' ? '%' : out;
+}
+
+/** One concrete request of a plan. */
+export interface PlannedRoute {
+  readonly def: RouteDef;
+  readonly realm?: string;
+  /** `GET /api/...` with its query; what the manifest shows. */
+  readonly label: string;
+  /** Path and query to request, relative to the base URL, realm URL-encoded. */
+  readonly urlPath: string;
+  /** Raw file name. */
+  readonly file: string;
+}
+
+export function planRoute(def: RouteDef, realm?: string): PlannedRoute {
+  if (def.perRealm && realm === undefined) throw new Error(`route ${def.id} needs a realm`);
+  const fill = (tpl: string, value: string) => tpl.replace('{realm}', value);
+  const urlPath = def.perRealm ? fill(def.path, encodeURIComponent(realm!)) : def.path;
+  return {
+    def,
+    realm,
+    label: `${def.method} ${urlPath}`,
+    urlPath,
+    file: def.perRealm ? fill(def.file, realmFileComponent(realm!)) : def.file,
+  };
+}
+
+/** Every route to read once the realms are known, realms route excluded. */
+export function planRoutes(realms: readonly string[]): PlannedRoute[] {
+  const plan: PlannedRoute[] = [];
+  for (const def of ROUTES) {
+    if (def === REALMS_ROUTE) continue;
+    if (def.perRealm) for (const realm of realms) plan.push(planRoute(def, realm));
+    else plan.push(planRoute(def));
+  }
+  return plan;
+}

@@ -1,0 +1,102 @@
+import { Command, CommanderError } from 'commander';
+import { CliError, EXIT } from './errors.js';
+import { optionsFor, type CommandName } from './options.js';
+import { installSignalHandlers } from '../publish/index.js';
+import { plainReporter, type Reporter } from '../progress/reporter.js';
+import { redact } from '../util/redact.js';
+import { TOOL } from '../version.js';
+import { runCollect } from '../commands/collect.js';
+import type { CommandDeps, CommandResult } from '../commands/context.js';
+
+type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps) => Promise<CommandResult>;
+
+interface CommandSpec {
+  name: CommandName;
+  summary: string;
+  args?: string;
+  examples: string[];
+  isDefault?: boolean;
+  run: Runner;
+}
+
+const COMMANDS: CommandSpec[] = [
+  {
+    name: 'collect',
+    summary: 'fetch every read route and write the responses untouched, with _collection-manifest.json',
+    examples: [
+      'SVC_TOKEN=… svc-snapshot collect --base-url https://platform.example.org',
+      'svc-snapshot collect --base-url https://platform.example.org --ca-file /etc/ssl/site-ca.pem --out-dir /var/lib/svc/raw',
+    ],
+    run: (flags, _args, deps) => runCollect(flags, deps),
+  },
+];
+
+function makeDeps(reporter: Reporter): CommandDeps {
+  return {
+    env: process.env,
+    cwd: process.cwd(),
+    stdout: (text) => process.stdout.write(redact(text)),
+    reporter,
+    now: () => new Date(),
+  };
+}
+
+export function buildProgram(onRun: (spec: CommandSpec, flags: Record<string, unknown>, args: string[]) => Promise<void>): Command {
+  const program = new Command('svc-snapshot')
+    .description('Inventory snapshots of the platform through its management REST API, and audit service collections.')
+    .version(TOOL.version, '--version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(redact(s)), writeOut: (s) => process.stdout.write(s) });
+  for (const spec of COMMANDS) {
+    const cmd = program
+      .command(spec.args ? `${spec.name} ${spec.args}` : spec.name, { isDefault: spec.isDefault })
+      .description(spec.summary)
+      .exitOverride()
+      .showHelpAfterError('(run with --help for usage)')
+      .addHelpText('after', `\nExamples:\n${spec.examples.map((e) => `  $ ${e}`).join('\n')}\n`);
+    for (const o of optionsFor(spec.name)) cmd.addOption(o);
+    cmd.action(async (...params: unknown[]) => {
+      const command = params[params.length - 1] as Command;
+      const args = command.args;
+      await onRun(spec, command.opts(), args);
+    });
+  }
+  return program;
+}
+
+/** The one top-level catch: every error becomes an exit code and a message without secrets. */
+export async function main(argv: string[]): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  let debug = argv.includes('--debug');
+  let reporter: Reporter = plainReporter((l) => process.stderr.write(l), false);
+  const uninstall = installSignalHandlers(() => reporter.close());
+  const program = buildProgram(async (spec, flags, args) => {
+    debug = Boolean(flags.debug);
+    reporter = plainReporter((l) => process.stderr.write(l), Boolean(flags.quiet));
+    const result = await spec.run(flags, args, makeDeps(reporter));
+    exitCode = result.exitCode;
+  });
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    reporter.close();
+    if (err instanceof CommanderError) {
+      // --help and --version end here too, with exit code 0.
+      exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    } else if (err instanceof CliError) {
+      reporter.error(err.message);
+      if (err.exitCode === EXIT.usage) process.stderr.write('svc-snapshot: run with --help for usage\n');
+      exitCode = err.exitCode;
+    } else {
+      const message = err instanceof Error ? err.message : String(err);
+      reporter.error(`unexpected failure: ${message}; nothing was published`);
+      if (debug && err instanceof Error && err.stack) process.stderr.write(`${redact(err.stack)}\n`);
+      exitCode = EXIT.failed;
+    }
+  } finally {
+    uninstall();
+  }
+  return exitCode;
+}

@@ -1,0 +1,54 @@
+import { Option } from 'commander';
+
+export type CommandName = 'snapshot' | 'collect' | 'audit' | 'check' | 'diff';
+
+/**
+ * Every option of every command, as data (one list drives commander, the help
+ * text and the README's option table). `key` is the camelCase property commander
+ * gives the parsed value.
+ */
+export interface OptionRecord {
+  readonly flags: string;
+  readonly key: string;
+  readonly description: string;
+  readonly commands: readonly CommandName[];
+  readonly env?: string;
+  readonly defaultText?: string;
+  readonly repeatable?: boolean;
+}
+
+const LIVE: CommandName[] = ['snapshot', 'collect', 'check'];
+const NET: CommandName[] = ['snapshot', 'collect', 'check', 'audit'];
+
+export const OPTIONS: readonly OptionRecord[] = [
+  { flags: '--base-url <url>', key: 'baseUrl', description: 'base URL of the platform; the API is at <url>/api', commands: LIVE, env: 'SVC_BASE_URL' },
+  { flags: '--token <token>', key: 'token', description: 'API token for every type (SVC_TOKEN wins over it)', commands: LIVE, env: 'SVC_TOKEN' },
+  { flags: '--token-user <token>', key: 'tokenUser', description: 'User token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_USER' },
+  { flags: '--token-team <token>', key: 'tokenTeam', description: 'Team token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_TEAM' },
+  { flags: '--token-drive <token>', key: 'tokenDrive', description: 'Drive token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_DRIVE' },
+  { flags: '--token-vm <token>', key: 'tokenVm', description: 'VM token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_VM' },
+  { flags: '--token-project <token>', key: 'tokenProject', description: 'Project token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_PROJECT' },
+  { flags: '--realms <ids>', key: 'realms', description: 'comma-separated realm ids, used when GET /api/realms is not served', commands: LIVE, defaultText: 'libvirt' },
+  { flags: '--audit-url <url>', key: 'auditUrl', description: 'base URL of the audit service', commands: ['audit', 'check'], env: 'SVC_AUDIT_URL' },
+  { flags: '--audit-token <token>', key: 'auditToken', description: 'audit service token (SVC_AUDIT_TOKEN wins over it)', commands: ['audit', 'check'], env: 'SVC_AUDIT_TOKEN' },
+  { flags: '--timeout <seconds>', key: 'timeout', description: 'seconds allowed for each request, headers and body', commands: NET, defaultText: '30' },
+  { flags: '--concurrency <n>', key: 'concurrency', description: 'requests in flight at once (1-64)', commands: NET, defaultText: '6' },
+  { flags: '--retries <n>', key: 'retries', description: 'retries of a GET after a network error, timeout, 429 or 5xx (0-10)', commands: NET, defaultText: '3' },
+  { flags: '--ca-file <path>', key: 'caFile', description: 'PEM file of extra trusted CA certificates (NODE_EXTRA_CA_CERTS is honoured too)', commands: NET },
+  { flags: '--out-dir <dir>', key: 'outDir', description: 'output directory', commands: ['snapshot', 'collect', 'audit'] },
+  { flags: '--raw', key: 'raw', description: 'also write the raw collection to <out-dir>/raw/', commands: ['snapshot'] },
+  { flags: '--replay <dir>', key: 'replay', description: 'build the exports from a raw collection instead of the network', commands: ['snapshot'] },
+  { flags: '--allow-partial', key: 'allowPartial', description: 'publish even when routes failed (exit 4)', commands: ['snapshot'] },
+  { flags: '--strict', key: 'strict', description: 'make any schema problem in a response fatal', commands: ['snapshot'] },
+  { flags: '--diff-previous', key: 'diffPrevious', description: 'after publishing, diff against the newest older snapshot beside it', commands: ['snapshot'] },
+  { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ['snapshot', 'collect', 'audit', 'check', 'diff'] },
+  { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ['snapshot', 'collect', 'audit', 'check', 'diff'] },
+  { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ['snapshot', 'collect', 'audit', 'check', 'diff'] },
+];
+
+export function optionsFor(command: CommandName): Option[] {
+  return OPTIONS.filter((o) => o.commands.includes(command)).map((o) => {
+    const extra = [o.env ? `env ${o.env}` : '', o.defaultText ? `default ${o.defaultText}` : ''].filter(Boolean).join('; ');
+    return new Option(o.flags, extra ? `${o.description} (${extra})` : o.description);
+  });
+}

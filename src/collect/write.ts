@@ -1,0 +1,19 @@
+import type { Staging } from '../publish/index.js';
+import type { RawCollection } from './types.js';
+
+export const COLLECTION_MANIFEST = '_collection-manifest.json';
+
+export function toJsonFile(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** Writes every body byte for byte, and the manifest, under `prefix` of the staging dir. */
+export async function writeCollection(staging: Staging, collection: RawCollection, prefix = ''): Promise<void> {
+  for (const r of collection.manifest.routes) {
+    if (r.file === null) continue;
+    const body = collection.bodies.get(r.route);
+    if (!body) throw new Error(`internal: no body for ${r.route}`);
+    await staging.writeFile(prefix + r.file, body);
+  }
+  await staging.writeFile(prefix + COLLECTION_MANIFEST, toJsonFile(collection.manifest));
+}

@@ -1,0 +1,82 @@
+import { resolveConnection, type ConnectionFlags } from '../config/settings.js';
+import { HttpClient } from '../http/client.js';
+import { collect } from '../collect/collect.js';
+import { writeCollection } from '../collect/write.js';
+import { withStaging } from '../publish/index.js';
+import { EXIT, FailedError } from '../cli/errors.js';
+import { TOOL } from '../version.js';
+import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import type { RouteRecord } from '../collect/types.js';
+
+export interface CollectFlags extends ConnectionFlags {
+  outDir?: string;
+  json?: boolean;
+}
+
+export interface CollectSummary {
+  command: 'collect';
+  outDir: string;
+  baseUrl: string;
+  date: string;
+  complete: boolean;
+  routes: { ok: number; skipped: number; failed: number };
+  skipped: Array<{ route: string; reason: string }>;
+  failed: Array<{ route: string; status: number | null; error: string }>;
+  durationMs: number;
+}
+
+export function summariseRoutes(routes: readonly RouteRecord[]) {
+  return {
+    counts: {
+      ok: routes.filter((r) => !r.skipped && !r.error).length,
+      skipped: routes.filter((r) => r.skipped).length,
+      failed: routes.filter((r) => r.error !== undefined).length,
+    },
+    skipped: routes.filter((r) => r.skipped).map((r) => ({ route: r.route, reason: r.reason ?? '' })),
+    failed: routes.filter((r) => r.error !== undefined).map((r) => ({ route: r.route, status: r.status, error: r.error ?? '' })),
+  };
+}
+
+export async function runCollect(flags: CollectFlags, deps: CommandDeps): Promise<CommandResult> {
+  const settings = resolveConnection(flags, deps.env);
+  const t0 = performance.now();
+  const abort = new AbortController();
+  const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal });
+  try {
+    deps.reporter.info(`collecting from ${settings.baseUrl}`);
+    const { collection, failed } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });
+    if (failed.length > 0 && failed.length === collection.manifest.routes.filter((r) => !r.skipped).length) {
+      throw new FailedError(`no route could be collected from ${settings.baseUrl}; first error: ${failed[0]!.route}: ${failed[0]!.error}. Nothing was published.`);
+    }
+    const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-raw-${collection.manifest.date}`);
+    await withStaging(outDir, settings.tokens.secrets, (staging) => writeCollection(staging, collection));
+    deps.reporter.close();
+    const s = summariseRoutes(collection.manifest.routes);
+    const summary: CollectSummary = {
+      command: 'collect',
+      outDir,
+      baseUrl: collection.manifest.baseUrl,
+      date: collection.manifest.date,
+      complete: failed.length === 0,
+      routes: s.counts,
+      skipped: s.skipped,
+      failed: s.failed,
+      durationMs: Math.round(performance.now() - t0),
+    };
+    deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatCollectSummary(summary));
+    return { exitCode: failed.length === 0 ? EXIT.ok : EXIT.incomplete };
+  } finally {
+    await http.close().catch(() => {});
+  }
+}
+
+function formatCollectSummary(s: CollectSummary): string {
+  const lines = [
+    `Raw collection written to ${s.outDir}`,
+    `  routes: ${s.routes.ok} collected, ${s.routes.skipped} skipped, ${s.routes.failed} failed (${(s.durationMs / 1000).toFixed(1)} s)`,
+    ...s.skipped.map((r) => `  skipped ${r.route}: ${r.reason}`),
+    ...s.failed.map((r) => `  FAILED  ${r.route}: ${r.error}`),
+  ];
+  if (!s.complete) lines.push('  Incomplete: some routes failed (exit 4); their files are missing from the collection.');
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,76 @@
+import type { TokenPlan, TokenFlags } from './tokens.js';
+import { resolveTokens } from './tokens.js';
+import { normaliseServiceUrl } from './url.js';
+import { parseInteger, parsePositiveNumber, trustStore } from './values.js';
+import { UsageError } from '../cli/errors.js';
+
+/** What every command that talks to the management API needs. */
+export interface ConnectionSettings {
+  /** Normalised, without trailing `/` or `/api`. */
+  readonly baseUrl: string;
+  readonly tokens: TokenPlan;
+  /** Realms to read when GET /api/realms is not served. */
+  readonly realms: readonly string[];
+  readonly timeoutMs: number;
+  readonly concurrency: number;
+  readonly retries: number;
+  /** Full trust store when --ca-file is given; undefined keeps Node's default. */
+  readonly ca: readonly string[] | undefined;
+}
+
+export interface OutputSettings {
+  readonly quiet: boolean;
+  readonly json: boolean;
+}
+
+export interface ConnectionFlags extends TokenFlags {
+  baseUrl?: string;
+  realms?: string;
+  timeout?: string;
+  concurrency?: string;
+  retries?: string;
+  caFile?: string;
+}
+
+export const DEFAULTS = {
+  realms: ['libvirt'],
+  timeoutSeconds: 30,
+  concurrency: 6,
+  retries: 3,
+} as const;
+
+export function parseRealms(raw: string | undefined): string[] {
+  if (raw === undefined) return [...DEFAULTS.realms];
+  const ids = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (ids.length === 0) throw new UsageError('--realms needs at least one realm id, e.g. --realms libvirt,altvirt');
+  return [...new Set(ids)];
+}
+
+export function resolveBaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  const raw = flag ?? (env.SVC_BASE_URL === '' ? undefined : env.SVC_BASE_URL);
+  if (raw === undefined) {
+    throw new UsageError('no base URL given: pass --base-url https://platform.example.org or set SVC_BASE_URL');
+  }
+  return normaliseServiceUrl(raw, flag !== undefined ? '--base-url' : 'SVC_BASE_URL', true);
+}
+
+/** Transport options shared by the management and audit clients. */
+export function resolveTransport(flags: ConnectionFlags, env: NodeJS.ProcessEnv) {
+  return {
+    timeoutMs: parsePositiveNumber('--timeout', flags.timeout, DEFAULTS.timeoutSeconds, 3600) * 1000,
+    concurrency: parseInteger('--concurrency', flags.concurrency, DEFAULTS.concurrency, 1, 64),
+    retries: parseInteger('--retries', flags.retries, DEFAULTS.retries, 0, 10),
+    ca: trustStore(flags.caFile, env),
+  };
+}
+
+/** Flags beat the environment, except tokens (see resolveTokens). */
+export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv): ConnectionSettings {
+  const transport = resolveTransport(flags, env);
+  return {
+    baseUrl: resolveBaseUrl(flags.baseUrl, env),
+    realms: parseRealms(flags.realms),
+    tokens: resolveTokens(flags, env),
+    ...transport,
+  };
+}

@@ -1,0 +1,58 @@
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { UsageError } from '../cli/errors.js';
+
+export function parsePositiveNumber(flag: string, raw: string | undefined, fallback: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0 || n > max) {
+    throw new UsageError(`${flag} must be a number greater than 0 and at most ${max} (got "${raw}")`);
+  }
+  return n;
+}
+
+export function parseInteger(flag: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max} (got "${raw}")`);
+  }
+  return n;
+}
+
+const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+function readPem(path: string, what: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? 'error';
+    throw new UsageError(`${what} ${path} cannot be read (${code}); give the path of a PEM file holding your CA certificate(s)`);
+  }
+  const certs = text.match(PEM_CERT) ?? [];
+  if (certs.length === 0) {
+    throw new UsageError(`${what} ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----); convert a DER file with: openssl x509 -inform der -in ca.der -out ca.pem`);
+  }
+  return certs;
+}
+
+/**
+ * The trust store when `--ca-file` is given: Node's bundled roots, the
+ * certificates of NODE_EXTRA_CA_CERTS (which Node applies only when no `ca` is
+ * set, so they are added here explicitly) and the file's. Undefined otherwise,
+ * which leaves Node's default store (NODE_EXTRA_CA_CERTS included) in force.
+ */
+export function trustStore(caFile: string | undefined, env: NodeJS.ProcessEnv): string[] | undefined {
+  if (caFile === undefined) return undefined;
+  const extra = env.NODE_EXTRA_CA_CERTS ? safeReadPem(env.NODE_EXTRA_CA_CERTS) : [];
+  return [...rootCertificates, ...extra, ...readPem(caFile, '--ca-file')];
+}
+
+function safeReadPem(path: string): string[] {
+  try {
+    return readFileSync(path, 'utf8').match(PEM_CERT) ?? [];
+  } catch {
+    return []; // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS.
+  }
+}

@@ -1,0 +1,177 @@
+import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HttpError, describeTransportError } from './errors.js';
+
+export interface TransportOptions {
+  readonly timeoutMs: number;
+  readonly retries: number;
+  readonly concurrency: number;
+  readonly ca: readonly string[] | undefined;
+  readonly userAgent: string;
+  /** Aborts every request in flight (interruption, a refused token). */
+  readonly signal?: AbortSignal;
+  /** First backoff step; doubled each attempt, with jitter. */
+  readonly backoffBaseMs?: number;
+  /** Longest wait before a retry, Retry-After included. */
+  readonly backoffMaxMs?: number;
+}
+
+export interface GetRequest {
+  /** `GET /api/users`: the route as reported; never holds a token. */
+  readonly label: string;
+  /** Absolute URL. */
+  readonly url: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface Fetched {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The body exactly as received. */
+  readonly body: Buffer;
+  readonly attempts: number;
+  readonly durationMs: number;
+}
+
+interface Answer {
+  type: 'answer';
+  status: number;
+  headers: Fetched['headers'];
+  body: Buffer;
+}
+
+interface Failure {
+  type: 'failure';
+  status: number;
+  kind: HttpError['kind'];
+  detail: string;
+  cause?: unknown;
+}
+
+const RETRY_AFTER_CAP_MS = 60_000;
+
+/** 429 and 5xx are worth another attempt; other statuses are answers. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 429 || (status >= 500 && status <= 599);
+}
+
+/** Retry-After in seconds or as an HTTP date, in ms from now; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined || v.trim() === '') return undefined;
+  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/**
+ * One shared undici dispatcher per run: keep-alive, at most `concurrency`
+ * connections per origin, TLS always verified (the `ca` option only adds
+ * trust), and HTTPS_PROXY / HTTP_PROXY / NO_PROXY honoured.
+ */
+export function createDispatcher(opts: Pick<TransportOptions, 'concurrency' | 'ca' | 'timeoutMs'>): Dispatcher {
+  const tls = opts.ca ? { ca: [...opts.ca] } : {};
+  const common = {
+    connections: opts.concurrency,
+    keepAliveTimeout: 10_000,
+    headersTimeout: opts.timeoutMs,
+    bodyTimeout: opts.timeoutMs,
+    connect: { ...tls, timeout: Math.min(opts.timeoutMs, 30_000) },
+  };
+  const proxied = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((k) => process.env[k]);
+  if (!proxied) return new Agent(common);
+  return new EnvHttpProxyAgent({ ...common, requestTls: tls, proxyTls: tls });
+}
+
+/**
+ * GET with a deadline that covers headers and body, and retries with
+ * exponential backoff and jitter on network errors, timeouts, 429 and 5xx.
+ * Any other status is returned to the caller to decide on (404 skip, 401 stop).
+ */
+export class HttpClient {
+  readonly dispatcher: Dispatcher;
+  private readonly opts: TransportOptions;
+
+  constructor(opts: TransportOptions, dispatcher?: Dispatcher) {
+    this.opts = opts;
+    this.dispatcher = dispatcher ?? createDispatcher(opts);
+  }
+
+  async get(req: GetRequest): Promise<Fetched> {
+    const started = performance.now();
+    const maxAttempts = 1 + this.opts.retries;
+    const host = new URL(req.url).host;
+    let last: (Omit<Failure, 'type'> & { retryAfterMs?: number }) | undefined;
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      if (attempt > 1) await this.backoff(attempt - 1, last?.retryAfterMs);
+      this.throwIfAborted(req, attempt - 1);
+      const outcome = await this.once(req, host);
+      if (outcome.type === 'answer') {
+        if (!isRetryableStatus(outcome.status) || attempt === maxAttempts) {
+          if (isRetryableStatus(outcome.status)) {
+            throw new HttpError({ route: req.label, status: outcome.status, kind: 'status', attempts: attempt, detail: `HTTP ${outcome.status} after ${attempt} attempt${attempt > 1 ? 's' : ''}${bodyHint(outcome.body)}` });
+          }
+          return { status: outcome.status, headers: outcome.headers, body: outcome.body, attempts: attempt, durationMs: Math.round(performance.now() - started) };
+        }
+        last = { status: outcome.status, kind: 'status', detail: `HTTP ${outcome.status}`, retryAfterMs: parseRetryAfter(outcome.headers['retry-after']) };
+        continue;
+      }
+      last = outcome;
+      if (outcome.kind === 'tls' || outcome.kind === 'aborted') break;
+    }
+    this.throwIfAborted(req, maxAttempts);
+    const l = last!;
+    throw new HttpError({ route: req.label, status: l.status, kind: l.kind, attempts: maxAttempts, cause: l.cause, detail: l.kind === 'tls' ? l.detail : `${l.detail} (after ${maxAttempts} attempt${maxAttempts > 1 ? 's' : ''})` });
+  }
+
+  private throwIfAborted(req: GetRequest, attempts: number): void {
+    if (this.opts.signal?.aborted) {
+      throw new HttpError({ route: req.label, status: 0, kind: 'aborted', attempts, detail: 'cancelled', cause: this.opts.signal.reason });
+    }
+  }
+
+  private async once(req: GetRequest, host: string): Promise<Answer | Failure> {
+    const deadline = AbortSignal.timeout(this.opts.timeoutMs);
+    const signal = this.opts.signal ? AbortSignal.any([deadline, this.opts.signal]) : deadline;
+    try {
+      const res = await request(req.url, {
+        method: 'GET',
+        dispatcher: this.dispatcher,
+        headers: { accept: 'application/json', 'user-agent': this.opts.userAgent, ...req.headers },
+        signal,
+      });
+      const chunks: Buffer[] = [];
+      for await (const chunk of res.body) chunks.push(chunk as Buffer);
+      return { type: 'answer', status: res.statusCode, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) };
+    } catch (err) {
+      if (this.opts.signal?.aborted) return { type: 'failure', status: 0, kind: 'aborted', detail: 'cancelled', cause: err };
+      if (deadline.aborted) {
+        return { type: 'failure', status: 0, kind: 'timeout', detail: `no complete response within ${this.opts.timeoutMs / 1000} s (--timeout)`, cause: err };
+      }
+      return { type: 'failure', status: 0, ...describeTransportError(err, host), cause: err };
+    }
+  }
+
+  private async backoff(retry: number, retryAfterMs: number | undefined): Promise<void> {
+    const base = this.opts.backoffBaseMs ?? 250;
+    const max = this.opts.backoffMaxMs ?? 8_000;
+    const exp = Math.min(max, base * 2 ** (retry - 1));
+    // Full jitter in [exp/2, exp): spreads retries of parallel routes apart.
+    let wait = exp / 2 + Math.random() * (exp / 2);
+    if (retryAfterMs !== undefined) wait = Math.max(wait, Math.min(retryAfterMs, RETRY_AFTER_CAP_MS));
+    try {
+      await sleep(wait, undefined, this.opts.signal ? { signal: this.opts.signal } : undefined);
+    } catch {
+      // aborted: the caller checks the signal
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+}
+
+function bodyHint(body: Buffer): string {
+  const text = body.subarray(0, 200).toString('utf8').replace(/\s+/g, ' ').trim();
+  return text ? `; the server said: ${text.slice(0, 160)}` : '';
+}

@@ -1,0 +1,83 @@
+import { redact } from '../util/redact.js';
+
+export type HttpErrorKind = 'status' | 'timeout' | 'network' | 'tls' | 'aborted';
+
+/**
+ * A failed request, octokit-style: numeric status (0 when no response came),
+ * the route label (`GET /api/users`, never a token) and the cause. The message
+ * is redacted when built, so it can be printed as is.
+ */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly route: string;
+  readonly kind: HttpErrorKind;
+  readonly attempts: number;
+  /** The message without the route, for places that show the route already. */
+  readonly detail: string;
+
+  constructor(init: { route: string; status: number; kind: HttpErrorKind; detail: string; attempts: number; cause?: unknown }) {
+    super(redact(`${init.route}: ${init.detail}`), { cause: init.cause });
+    this.name = 'HttpError';
+    this.status = init.status;
+    this.route = init.route;
+    this.kind = init.kind;
+    this.attempts = init.attempts;
+    this.detail = redact(init.detail);
+  }
+}
+
+const TLS_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REVOKED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+]);
+
+function errorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e && typeof e === 'object'; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** Classifies a transport error and says in words what happened and what to do. */
+export function describeTransportError(err: unknown, host: string): { kind: HttpErrorKind; detail: string } {
+  const code = errorCode(err);
+  const message = err instanceof Error ? err.message : String(err);
+  if (code && (TLS_CODES.has(code) || code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS'))) {
+    const hint =
+      code === 'ERR_TLS_CERT_ALTNAME_INVALID'
+        ? `the certificate of ${host} does not name that host; use the host name the certificate was issued for`
+        : code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID'
+          ? `the certificate of ${host} is outside its validity period; renew it on the server`
+          : `the certificate of ${host} is not trusted; if your site uses an internal CA, pass its PEM certificate with --ca-file (TLS verification cannot be turned off)`;
+    return { kind: 'tls', detail: `TLS verification failed (${code}): ${hint}` };
+  }
+  switch (code) {
+    case 'ECONNREFUSED':
+      return { kind: 'network', detail: `connection refused by ${host}; check the base URL and port, and that the service is up` };
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return { kind: 'network', detail: `host ${host} could not be resolved (${code}); check the base URL and DNS` };
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'UND_ERR_CLOSED':
+      return { kind: 'network', detail: `the connection to ${host} was closed before the response was complete (${code})` };
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return { kind: 'timeout', detail: `connecting to ${host} timed out` };
+    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH':
+      return { kind: 'network', detail: 'the response body was truncated (fewer bytes than its Content-Length)' };
+    default:
+      return { kind: 'network', detail: `request failed: ${code ? `${code} ` : ''}${message}` };
+  }
+}

@@ -1,0 +1,110 @@
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import { InterruptedError } from '../cli/errors.js';
+
+/**
+ * Process-wide record of what a run has on disk but not yet published: live
+ * staging directories, and the backup of a previous target while it is being
+ * replaced. A signal handler or an exit hook can then leave the disk as it was
+ * before the run (CONTRACT section 6).
+ */
+const stagingDirs = new Set<string>();
+/** backup path → the target it was renamed from */
+const backups = new Map<string, string>();
+
+export function registerStaging(dir: string): void {
+  stagingDirs.add(dir);
+}
+
+export function unregisterStaging(dir: string): void {
+  stagingDirs.delete(dir);
+}
+
+export function isLiveStaging(dir: string): boolean {
+  return stagingDirs.has(dir);
+}
+
+export function registerBackup(backup: string, target: string): void {
+  backups.set(backup, target);
+}
+
+export function unregisterBackup(backup: string): void {
+  backups.delete(backup);
+}
+
+/**
+ * Removes every live staging directory and puts back any previous target
+ * whose replacement did not finish. Synchronous so that it can run from a
+ * signal handler or `process.on('exit')`; each step is attempted even if
+ * another one fails.
+ */
+export function cleanupAllSync(): void {
+  for (const dir of stagingDirs) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      stagingDirs.delete(dir);
+    } catch {
+      // Best effort: keep going so the other directories are still removed.
+    }
+  }
+  for (const [backup, target] of backups) {
+    try {
+      if (!existsSync(backup)) {
+        backups.delete(backup);
+      } else if (!existsSync(target)) {
+        renameSync(backup, target);
+        backups.delete(backup);
+      } else {
+        // The new target is in place: the backup is the previous run's output.
+        rmSync(backup, { recursive: true, force: true });
+        backups.delete(backup);
+      }
+    } catch {
+      // Best effort, as above.
+    }
+  }
+}
+
+export type Signal = 'SIGINT' | 'SIGTERM';
+export type OnSignal = (signal: Signal, error: InterruptedError) => void;
+
+let installed: { onSignal: OnSignal | undefined; uninstall: () => void } | undefined;
+
+/**
+ * On SIGINT or SIGTERM: clean up synchronously, call `onSignal` (the CLI
+ * restores the terminal, prints `error.message`), then exit 130 or 143.
+ * Also cleans up on any process exit, in case a run ends without discarding.
+ * Installing again only replaces `onSignal`. Returns a function that removes
+ * the handlers.
+ */
+export function installSignalHandlers(onSignal?: OnSignal): () => void {
+  if (installed) {
+    installed.onSignal = onSignal;
+    return installed.uninstall;
+  }
+  const handle = (signal: Signal): void => {
+    cleanupAllSync();
+    const error = new InterruptedError(signal);
+    try {
+      installed?.onSignal?.(signal, error);
+    } catch {
+      // The exit code matters more than the callback's failure.
+    }
+    // The one place besides `main` that ends the process: a signal handler has
+    // no caller to throw to.
+    process.exit(error.exitCode);
+  };
+  const onInt = (): void => handle('SIGINT');
+  const onTerm = (): void => handle('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  process.on('exit', cleanupAllSync);
+  const uninstall = (): void => {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+    process.off('exit', cleanupAllSync);
+    installed = undefined;
+  };
+  installed = { onSignal, uninstall };
+  return uninstall;
+}
+
