@@ -6,6 +6,8 @@ import { plainReporter, type Reporter } from '../progress/reporter.js';
 import { redact } from '../util/redact.js';
 import { TOOL } from '../version.js';
 import { runCollect } from '../commands/collect.js';
+import { runSnapshot } from '../commands/snapshot.js';
+import { runAudit } from '../commands/audit.js';
 import type { CommandDeps, CommandResult } from '../commands/context.js';
 
 type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps) => Promise<CommandResult>;
@@ -21,6 +23,17 @@ interface CommandSpec {
 
 const COMMANDS: CommandSpec[] = [
   {
+    name: 'snapshot',
+    isDefault: true,
+    summary: 'write the 15 exports and _snapshot-manifest.json (the default command)',
+    examples: [
+      'SVC_TOKEN=… svc-snapshot --base-url https://platform.example.org',
+      'svc-snapshot --replay svc-snapshot-raw-2026-11-21',
+      'svc-snapshot --base-url https://platform.example.org --raw --out-dir /var/lib/svc/snapshots/$(date +%F)',
+    ],
+    run: (flags, _args, deps) => runSnapshot(flags, deps),
+  },
+  {
     name: 'collect',
     summary: 'fetch every read route and write the responses untouched, with _collection-manifest.json',
     examples: [
@@ -28,6 +41,15 @@ const COMMANDS: CommandSpec[] = [
       'svc-snapshot collect --base-url https://platform.example.org --ca-file /etc/ssl/site-ca.pem --out-dir /var/lib/svc/raw',
     ],
     run: (flags, _args, deps) => runCollect(flags, deps),
+  },
+  {
+    name: 'audit',
+    summary: 'collect capabilities, alerts, queries and reports from the audit service',
+    examples: [
+      'SVC_AUDIT_TOKEN=… svc-snapshot audit --audit-url https://audit.example.org --from 2026-11-01 --to 2026-11-21',
+      'svc-snapshot audit --audit-url https://audit.example.org --query logins --param user=alice --report monthly',
+    ],
+    run: (flags, _args, deps) => runAudit(flags, deps),
   },
 ];
 

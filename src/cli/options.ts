@@ -31,6 +31,14 @@ export const OPTIONS: readonly OptionRecord[] = [
   { flags: '--realms <ids>', key: 'realms', description: 'comma-separated realm ids, used when GET /api/realms is not served', commands: LIVE, defaultText: 'libvirt' },
   { flags: '--audit-url <url>', key: 'auditUrl', description: 'base URL of the audit service', commands: ['audit', 'check'], env: 'SVC_AUDIT_URL' },
   { flags: '--audit-token <token>', key: 'auditToken', description: 'audit service token (SVC_AUDIT_TOKEN wins over it)', commands: ['audit', 'check'], env: 'SVC_AUDIT_TOKEN' },
+  { flags: '--from <date>', key: 'from', description: 'first day of the audit period, YYYY-MM-DD', commands: ['audit'], defaultText: '1970-01-01' },
+  { flags: '--to <date>', key: 'to', description: 'last day of the audit period, YYYY-MM-DD', commands: ['audit'], defaultText: '2037-12-31' },
+  { flags: '--query <id>', key: 'query', description: 'run this audit query (repeatable)', commands: ['audit'], repeatable: true },
+  { flags: '--param <name=value>', key: 'param', description: 'audit query parameter (repeatable)', commands: ['audit'], repeatable: true },
+  { flags: '--report <id[:objectId]>', key: 'report', description: 'download this audit report (repeatable)', commands: ['audit'], repeatable: true },
+  { flags: '--audit', key: 'audit', description: 'check the audit service instead of the management API', commands: ['check'] },
+  { flags: '--export <name>', key: 'export', description: 'only this export (repeatable)', commands: ['diff'], repeatable: true },
+  { flags: '--ignore <column>', key: 'ignore', description: 'ignore changes of this column (repeatable)', commands: ['diff'], repeatable: true },
   { flags: '--timeout <seconds>', key: 'timeout', description: 'seconds allowed for each request, headers and body', commands: NET, defaultText: '30' },
   { flags: '--concurrency <n>', key: 'concurrency', description: 'requests in flight at once (1-64)', commands: NET, defaultText: '6' },
   { flags: '--retries <n>', key: 'retries', description: 'retries of a GET after a network error, timeout, 429 or 5xx (0-10)', commands: NET, defaultText: '3' },
@@ -49,6 +57,7 @@ export const OPTIONS: readonly OptionRecord[] = [
 export function optionsFor(command: CommandName): Option[] {
   return OPTIONS.filter((o) => o.commands.includes(command)).map((o) => {
     const extra = [o.env ? `env ${o.env}` : '', o.defaultText ? `default ${o.defaultText}` : ''].filter(Boolean).join('; ');
-    return new Option(o.flags, extra ? `${o.description} (${extra})` : o.description);
+    const option = new Option(o.flags, extra ? `${o.description} (${extra})` : o.description);
+    return o.repeatable ? option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]) : option;
   });
 }
