@@ -1,10 +1,178 @@
-import { FailedError } from '../cli/errors.js';
-import type { CommandDeps, CommandResult } from './context.js';
+import { resolveConnection, type ConnectionFlags } from '../config/settings.js';
+import { HttpClient } from '../http/client.js';
+import { collect } from '../collect/collect.js';
+import { readCollection } from '../collect/replay.js';
+import { toJsonFile, writeCollection } from '../collect/write.js';
+import type { AuthMode, RawCollection, RouteRecord } from '../collect/types.js';
+import { build } from '../exports/build.js';
+import { exportFileName, serializeExport } from '../exports/serialize.js';
+import type { BuildResult, NullField } from '../exports/types.js';
+import { withStaging } from '../publish/index.js';
+import { EXIT, FailedError, UsageError } from '../cli/errors.js';
+import { TOOL } from '../version.js';
+import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { summariseRoutes } from './collect.js';
 
-export interface SnapshotFlags {
-  [key: string]: unknown;
+export interface SnapshotFlags extends ConnectionFlags {
+  outDir?: string;
+  raw?: boolean;
+  replay?: string;
+  allowPartial?: boolean;
+  strict?: boolean;
+  json?: boolean;
+  diffPrevious?: boolean;
 }
 
-export async function runSnapshot(_flags: SnapshotFlags, _deps: CommandDeps): Promise<CommandResult> {
-  throw new FailedError('snapshot: not implemented yet');
+export const SNAPSHOT_MANIFEST = '_snapshot-manifest.json';
+
+export interface SnapshotManifest {
+  kind: 'snapshot';
+  source: 'live' | 'replay';
+  tool: { name: string; version: string };
+  baseUrl: string;
+  time: string;
+  date: string;
+  authMode: AuthMode;
+  realms: { source: string; ids: string[] };
+  exports: Array<{ export: string; file: string; count: number; available: boolean; reason?: string; proposedRoute?: string }>;
+  nullFields: NullField[];
+  routes: RouteRecord[];
+  validation: BuildResult['validation'];
+  drift: BuildResult['drift'];
+  complete: boolean;
+}
+
+export interface SnapshotOutcome {
+  outDir: string;
+  manifest: SnapshotManifest;
+  durationMs: number;
+}
+
+/** Pure: the manifest and the export files of one build. */
+export function snapshotFiles(collection: RawCollection, result: BuildResult, source: 'live' | 'replay', withRaw: boolean, complete: boolean) {
+  const m = collection.manifest;
+  const files = result.exports.map((e) => ({ name: exportFileName(e.export, e.records.length, m.date), content: serializeExport(e) }));
+  const manifest: SnapshotManifest = {
+    kind: 'snapshot',
+    source,
+    tool: TOOL,
+    baseUrl: m.baseUrl,
+    time: m.time,
+    date: m.date,
+    authMode: m.authMode,
+    realms: m.realms,
+    exports: result.exports.map((e, i) => ({
+      export: e.export,
+      file: files[i]!.name,
+      count: e.records.length,
+      available: e.available,
+      ...(e.reason !== undefined ? { reason: e.reason } : {}),
+      ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}),
+    })),
+    nullFields: result.nullFields,
+    routes: m.routes.map((r) => (withRaw ? r : { ...r, file: null })),
+    validation: result.validation,
+    drift: result.drift,
+    complete,
+  };
+  return { files, manifest };
+}
+
+async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
+  if (flags.replay !== undefined) {
+    const conflicting = (['baseUrl', 'token', 'tokenUser', 'tokenTeam', 'tokenDrive', 'tokenVm', 'tokenProject', 'realms'] as const).filter((k) => flags[k] !== undefined);
+    if (conflicting.length > 0) {
+      throw new UsageError(`--replay builds from files and talks to no server; drop ${conflicting.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`);
+    }
+    deps.reporter.info(`replaying ${flags.replay}`);
+    const collection = await readCollection(resolveOutDir(deps.cwd, flags.replay, flags.replay));
+    return { collection, parsed: undefined, secrets: [] as readonly string[], source: 'replay' as const };
+  }
+  const settings = resolveConnection(flags, deps.env);
+  const abort = new AbortController();
+  const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal });
+  try {
+    deps.reporter.info(`collecting from ${settings.baseUrl}`);
+    const { collection, parsed } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });
+    return { collection, parsed, secrets: settings.tokens.secrets, source: 'live' as const };
+  } finally {
+    await http.close().catch(() => {});
+  }
+}
+
+export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Promise<CommandResult> {
+  const t0 = performance.now();
+  const { collection, parsed, secrets, source } = await obtainCollection(flags, deps);
+  const failed = collection.manifest.routes.filter((r) => r.error !== undefined);
+  if (failed.length > 0 && !flags.allowPartial) {
+    throw new FailedError(
+      `${failed.length} route${failed.length > 1 ? 's' : ''} failed, so the snapshot would be incomplete; nothing was published. ` +
+        `${failed.map((r) => `${r.route}: ${r.error}`).join('; ')}. Run again later, or pass --allow-partial to publish what was collected (exit 4).`,
+    );
+  }
+  deps.reporter.info('building exports');
+  const result = build(collection, parsed);
+  if (flags.strict && result.validation.issues > 0) {
+    const samples = result.validation.samples.slice(0, 5).map((s) => `${s.route} record ${s.index} ${s.path}: ${s.message}`);
+    throw new FailedError(`--strict: ${result.validation.issues} schema problem${result.validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
+  }
+  const { files, manifest } = snapshotFiles(collection, result, source, Boolean(flags.raw), failed.length === 0);
+  const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${collection.manifest.date}`);
+  deps.reporter.info(`publishing ${outDir}`);
+  await withStaging(outDir, secrets, async (staging) => {
+    for (const f of files) await staging.writeFile(f.name, f.content);
+    await staging.writeFile(SNAPSHOT_MANIFEST, toJsonFile(manifest));
+    if (flags.raw) await writeCollection(staging, collection, 'raw/');
+  });
+  for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.join(', ')}`);
+  if (result.validation.issues > 0) deps.reporter.warn(`${result.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
+  deps.reporter.close();
+  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0) };
+  deps.stdout(flags.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
+  return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete };
+}
+
+export function snapshotSummary(o: SnapshotOutcome) {
+  const m = o.manifest;
+  const routes = summariseRoutes(m.routes);
+  return {
+    command: 'snapshot' as const,
+    outDir: o.outDir,
+    source: m.source,
+    baseUrl: m.baseUrl,
+    date: m.date,
+    complete: m.complete,
+    exports: m.exports.map((e) => ({
+      export: e.export,
+      file: e.file,
+      count: e.count,
+      available: e.available,
+      ...(e.reason !== undefined ? { reason: e.reason } : {}),
+      nullFields: m.nullFields.filter((n) => n.export === e.export).map((n) => n.field),
+    })),
+    routes: routes.counts,
+    skipped: routes.skipped,
+    failed: routes.failed,
+    validation: { issues: m.validation.issues },
+    drift: m.drift,
+    durationMs: o.durationMs,
+  };
+}
+
+function formatSnapshotSummary(o: SnapshotOutcome): string {
+  const s = snapshotSummary(o);
+  const width = Math.max(...s.exports.map((e) => e.export.length));
+  const lines = [`Snapshot (${s.source}) of ${s.baseUrl} written to ${s.outDir}`];
+  for (const e of s.exports) {
+    const name = e.export.padEnd(width);
+    if (!e.available) lines.push(`  ${name}  unavailable: ${e.reason ?? ''}`);
+    else lines.push(`  ${name}  ${String(e.count).padStart(7)}${e.nullFields.length ? `  null columns: ${e.nullFields.join(', ')}` : ''}`);
+  }
+  lines.push(`  routes: ${s.routes.ok} read, ${s.routes.skipped} skipped, ${s.routes.failed} failed`);
+  for (const r of s.failed) lines.push(`  FAILED ${r.route}: ${r.error}`);
+  if (s.validation.issues > 0) lines.push(`  validation: ${s.validation.issues} field(s) of the wrong type exported as null (see ${SNAPSHOT_MANIFEST})`);
+  for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.join(', ')}`);
+  if (!s.complete) lines.push('  INCOMPLETE: published with --allow-partial (exit 4)');
+  lines.push(`  done in ${(s.durationMs / 1000).toFixed(1)} s`);
+  return `${lines.join('\n')}\n`;
 }
