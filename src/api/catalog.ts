@@ -96,6 +96,15 @@ export function realmFileComponent(realm: string): string {
   return out === '' ? '%' : out;
 }
 
+/**
+ * encodeURIComponent leaves dots alone, so `.` and `..` would be dot segments
+ * that URL parsers resolve away; encode them too.
+ */
+export function encodePathSegment(value: string): string {
+  const encoded = encodeURIComponent(value);
+  return /^\.+$/.test(encoded) ? encoded.replace(/\./g, '%2E') : encoded;
+}
+
 /** One concrete request of a plan. */
 export interface PlannedRoute {
   readonly def: RouteDef;
@@ -111,7 +120,7 @@ export interface PlannedRoute {
 export function planRoute(def: RouteDef, realm?: string): PlannedRoute {
   if (def.perRealm && realm === undefined) throw new Error(`route ${def.id} needs a realm`);
   const fill = (tpl: string, value: string) => tpl.replace('{realm}', value);
-  const urlPath = def.perRealm ? fill(def.path, encodeURIComponent(realm!)) : def.path;
+  const urlPath = def.perRealm ? fill(def.path, encodePathSegment(realm!)) : def.path;
   return {
     def,
     realm,

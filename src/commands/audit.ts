@@ -1,10 +1,35 @@
-import { FailedError } from '../cli/errors.js';
-import type { CommandDeps, CommandResult } from './context.js';
+import { collectAudit } from '../audit/collect.js';
+import { resolveAuditSettings, type AuditFlags } from '../audit/settings.js';
+import { auditSummary, formatAuditSummary, type AuditSummary } from '../audit/summary.js';
+import { writeAudit } from '../audit/write.js';
+import { EXIT } from '../cli/errors.js';
+import { HttpClient } from '../http/client.js';
+import { withStaging } from '../publish/index.js';
+import { TOOL } from '../version.js';
+import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 
-export interface AuditFlags {
-  [key: string]: unknown;
-}
+export type { AuditFlags, AuditSummary };
 
-export async function runAudit(_flags: AuditFlags, _deps: CommandDeps): Promise<CommandResult> {
-  throw new FailedError('audit: not implemented yet');
+/**
+ * `svc-snapshot audit` (CONTRACT section 7): flags → settings (checked before
+ * any request) → collection → publish with the token leak scan → summary.
+ */
+export async function runAudit(flags: AuditFlags, deps: CommandDeps): Promise<CommandResult> {
+  const settings = resolveAuditSettings(flags, deps.env);
+  const t0 = performance.now();
+  const abort = new AbortController();
+  const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal });
+  try {
+    deps.reporter.info(`collecting from the audit service at ${settings.auditUrl} for ${settings.from} to ${settings.to}`);
+    const collection = await collectAudit(settings, { http, reporter: deps.reporter, abort, now: deps.now });
+    const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-audit-${collection.manifest.date}`);
+    deps.reporter.info(`publishing ${outDir}`);
+    await withStaging(outDir, [settings.token.value], (staging) => writeAudit(staging, collection));
+    deps.reporter.close();
+    const summary = auditSummary(collection.manifest, outDir, collection.files.size + 1, Math.round(performance.now() - t0));
+    deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatAuditSummary(summary));
+    return { exitCode: EXIT.ok };
+  } finally {
+    await http.close().catch(() => {});
+  }
 }

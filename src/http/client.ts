@@ -1,4 +1,4 @@
-import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HttpError, describeTransportError } from './errors.js';
 
@@ -22,6 +22,10 @@ export interface GetRequest {
   /** Absolute URL. */
   readonly url: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** GET unless set; POST only for reads (the audit service's queries), so retrying it is safe. */
+  readonly method?: 'GET' | 'POST';
+  /** Request body (POST), sent unchanged on every attempt. */
+  readonly body?: string | Buffer;
 }
 
 export interface Fetched {
@@ -97,6 +101,11 @@ export class HttpClient {
     this.dispatcher = dispatcher ?? createDispatcher(opts);
   }
 
+  /** POST that only reads (e.g. POST /queries/{id}/{date}): the same deadline and retries as GET. */
+  async post(req: GetRequest & { body: string | Buffer }): Promise<Fetched> {
+    return this.get({ ...req, method: 'POST' });
+  }
+
   async get(req: GetRequest): Promise<Fetched> {
     const started = performance.now();
     const maxAttempts = 1 + this.opts.retries;
@@ -134,10 +143,15 @@ export class HttpClient {
     const deadline = AbortSignal.timeout(this.opts.timeoutMs);
     const signal = this.opts.signal ? AbortSignal.any([deadline, this.opts.signal]) : deadline;
     try {
-      const res = await request(req.url, {
-        method: 'GET',
-        dispatcher: this.dispatcher,
+      // origin + path rather than a URL: a URL would be normalised, and a realm
+      // id such as `..` (sent as %2E%2E) would silently address another route.
+      const origin = new URL(req.url).origin;
+      const res = await this.dispatcher.request({
+        origin,
+        path: req.url.slice(origin.length) || '/',
+        method: req.method ?? 'GET',
         headers: { accept: 'application/json', 'user-agent': this.opts.userAgent, ...req.headers },
+        ...(req.body !== undefined ? { body: req.body } : {}),
         signal,
       });
       const chunks: Buffer[] = [];

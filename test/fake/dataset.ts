@@ -215,7 +215,8 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
     const rng = rngFor('security-requirements');
     for (let i = 0; i < sizes.securityRequirements; i++) {
       const created = rng.ts(START, NOW - 60 * DAY);
-      const expires = rng.chance(0.7);
+      // The first requirement never expires, so certifications without `expires` exist.
+      const expires = i > 0 && rng.chance(0.8);
       securityRequirements.push({
         id: `sreq|${rng.uuid()}`,
         name: `Requirement ${i + 1}: ${rng.pick(['Data protection training', 'Export control', 'Clinical data course', 'NDA'])}`,
@@ -299,6 +300,8 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
     }
   }
   const teamIds = teams.map((t) => t.id);
+  // The last team owns nothing (its usage row has no groups), as on real sites.
+  const owningTeams = teamIds.length > 1 ? teamIds.slice(0, -1) : teamIds;
 
   // ---- projects and memberships ---------------------------------------------
   const projects: ProjectInfo[] = [];
@@ -499,6 +502,7 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
       const roPick = rng.int(0, Math.max(0, driveIds.length - 1));
       const ro: number[] = driveIds.length && rng.chance(0.3) && !rw.includes(roPick) ? [roPick] : [];
       const vmID = running ? vmIds[c] : undefined;
+      const state = running ? rng.pick(CONFIG_STATES_ACTIVE) : rng.pick(CONFIG_STATES_IDLE);
       for (const d of [...rw, ...ro]) driveRealm[d] ??= realm.id;
       if (vmID) {
         for (const d of rw) driveWriter[d] = vmID;
@@ -515,12 +519,12 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
         compact<VMConfigInfo>({
           id: rng.uuid(),
           vmID,
-          state: running ? rng.pick(CONFIG_STATES_ACTIVE) : rng.pick(CONFIG_STATES_IDLE),
+          state,
           owners: rng.sample(userIds, rng.int(1, 2)),
           name: `vm-config-${c + 1}`,
           description: rng.chance(0.5) ? 'Analysis workstation' : '',
           brick,
-          team: maybe(rng, 0.6, () => (teamIds.length ? rng.pick(teamIds) : undefined)),
+          team: maybe(rng, 0.6, () => (owningTeams.length ? rng.pick(owningTeams) : undefined)),
           project: maybe(rng, 0.4, () => (projectIds.length ? rng.pick(projectIds) : undefined)),
           rwDrives: rw.map((d) => driveIds[d] as string),
           roDrives: ro.map((d) => driveIds[d] as string),
@@ -530,7 +534,8 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
           driveSlots,
           macOptions: rng.chance(0.2) ? ['static'] : [],
           settings: maybe(rng, 0.3, () => ({ autostart: rng.chance(0.5) })),
-          lastPing: launched && (running || rng.chance(0.8)) ? rng.ts(lastLaunched, NOW) : undefined,
+          // A VM that is still starting has not contacted the backend yet.
+          lastPing: launched && state !== 'Starting' && (running || rng.chance(0.8)) ? rng.ts(lastLaunched, NOW) : undefined,
           lastLaunched: launched ? lastLaunched : undefined,
           services: rng.chance(0.3) ? { jupyter: { port: 8888 } } : {},
           slurmAccount: maybe(rng, 0.1, () => `acct${rng.int(1, 99)}`),
@@ -568,16 +573,17 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
             vms: 1,
             vcpus: brick?.vcores ?? 1,
             memory: brick?.maxMemBytes ?? GIB,
-            devices: rng.chance(0.2) ? { gpu: 1 } : {},
+            devices: (rng.chance(0.2) ? { gpu: 1 } : {}) as Record<string, number>,
           })),
           ownerType: maybe(rng, 0.7, () => (rng.chance(0.9) ? 'User' : 'VM') as 'User' | 'VM'),
           vpn: reported ? { host: `vpn-${rng.int(1, 4)}.example.org`, port: rng.int(20000, 30000) } : undefined,
           ssh: reported && rng.chance(0.5) ? { host: `ssh.example.org`, port: rng.int(30001, 40000) } : undefined,
           services: config.services,
           lastPing: config.lastPing,
-          start,
+          start: rng.chance(0.9) ? start : undefined,
           shutDown: maybe(rng, 0.1, () => rng.ts(NOW, FUTURE)),
-          config: config.id,
+          // VMs spawned directly (not from a saved config) have none.
+          config: rng.chance(0.95) ? config.id : undefined,
           vmcInfo: rng.chance(0.5) ? [{ timestamp: rng.ts(start, NOW), info: { cpu: Math.round(rng.next() * 100) / 100 } }] : [],
           systemInfo: maybe(rng, 0.4, () => ({ os: 'Ubuntu 24.04', kernel: '6.8.0' })),
         }),
@@ -617,7 +623,7 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
           attached: writer ? rng.ts(created, NOW) : maybe(rng, 0.3, () => rng.ts(created, NOW)),
           writable: maybe(rng, 0.7, () => rng.chance(0.8)),
           poolID: maybe(rng, 0.2, () => 'pool-ssd'),
-          team: maybe(rng, 0.6, () => (teamIds.length ? rng.pick(teamIds) : undefined)),
+          team: maybe(rng, 0.6, () => (owningTeams.length ? rng.pick(owningTeams) : undefined)),
           project: maybe(rng, 0.4, () => (projectIds.length ? rng.pick(projectIds) : undefined)),
           realmID: driveRealm[i] ?? rng.pick(realmIds),
           diskType: maybe(rng, 0.7, () => rng.pick(['qcow2', 'raw'])),
@@ -664,23 +670,20 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
       a.vms.mem += brick?.maxMemBytes ?? 0;
       a.vms.cores += brick?.vcores ?? 0;
     }
+    // A group with no resources is usually absent, sometimes present with zeros.
+    const group = <G extends { cnt: number }>(g: G | undefined, zero: G): G | undefined =>
+      g && g.cnt ? g : rng.chance(0.3) ? zero : undefined;
     const row = (id: string, exists: boolean, a: Acc | undefined): UsageInfo => {
       const files = rng.chance(0.7) ? { cnt: rng.int(1, 5000), size: rng.int(1, 10_000) * 1024 * 1024 } : undefined;
       return compact<UsageInfo>({
         id,
         exists,
-        files,
-        vms: a && a.vms.cnt ? a.vms : undefined,
-        drives: a && a.drives.cnt ? a.drives : undefined,
+        files: group(files, { cnt: 0, size: 0 }),
+        vms: group(a?.vms, { cnt: 0, mem: 0, cores: 0 }),
+        drives: group(a?.drives, { cnt: 0, size: 0, used: 0 }),
       });
     };
-    const rows: UsageInfo[] = [];
-    for (const id of ids) {
-      const a = acc.get(id);
-      const hasAny = a !== undefined;
-      // Teams without resources are sometimes listed (with no groups), sometimes not.
-      if (hasAny || rng.chance(0.5)) rows.push(row(id, true, a));
-    }
+    const rows: UsageInfo[] = ids.map((id) => row(id, true, acc.get(id)));
     const deletedId = `${prefix}|${rng.uuid()}`;
     rows.push(
       compact<UsageInfo>({

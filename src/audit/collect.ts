@@ -1,0 +1,292 @@
+import { format } from 'date-fns';
+import pLimit from 'p-limit';
+import type { ZodType } from 'zod';
+import { FailedError, TokenRejectedError, UsageError } from '../cli/errors.js';
+import type { HttpClient } from '../http/client.js';
+import type { Reporter } from '../progress/reporter.js';
+import { TOOL } from '../version.js';
+import { summariseAlerts, type AlertSummary } from './alerts.js';
+import { auditRoute, planAuditRoute, type PlannedAuditRoute } from './catalog.js';
+import { CancelledError, fetchAudit, sha256, type AuditFetcherDeps, type AuditResponse, type AuditRouteRecord } from './fetch.js';
+import * as m from './models.js';
+import { buildQueryBody, checkParamNames } from './params.js';
+import { queryFileText, rowsToRecords } from './records.js';
+import type { AuditSettings, ReportRequest } from './settings.js';
+import { validateItems, type ValidationIssue } from './validate.js';
+
+export const AUDIT_MANIFEST = '_audit-manifest.json';
+
+export interface AuditQueryEntry {
+  id: string;
+  file: string;
+  /** The body sent: parameter id → value. */
+  params: Record<string, unknown>;
+  /** Parameter id → `default`, `--param`, `--from` or `--to`. */
+  paramSources: Record<string, string>;
+  rows: number;
+}
+
+export interface AuditReportEntry {
+  id: string;
+  objectId: string | null;
+  file: string;
+  bytes: number;
+}
+
+/** `_audit-manifest.json` (CONTRACT section 7). */
+export interface AuditManifest {
+  kind: 'audit';
+  tool: { name: string; version: string };
+  auditUrl: string;
+  service: { name: string; version: string };
+  time: string;
+  date: string;
+  from: string;
+  to: string;
+  alerts: AlertSummary;
+  queries: AuditQueryEntry[];
+  reports: AuditReportEntry[];
+  validation: { issues: number; samples: ValidationIssue[] };
+  routes: AuditRouteRecord[];
+}
+
+/** A collection in memory: the manifest and every file's bytes, in the order written. */
+export interface AuditCollection {
+  manifest: AuditManifest;
+  files: Map<string, Buffer>;
+}
+
+export interface AuditDeps {
+  readonly http: HttpClient;
+  readonly reporter: Reporter;
+  /** Cancels requests in flight when one fails or a token is refused. */
+  readonly abort: AbortController;
+  readonly now?: () => Date;
+}
+
+const SAMPLE_ISSUES = 20;
+
+const LIST_ROUTES = ['queries-params', 'tags-list', 'queries-list', 'reports-list', 'alerts-list'] as const;
+
+/** The error to report when several requests failed: a refused token first, never a cancellation. */
+function pickError(errors: unknown[]): unknown {
+  return (
+    errors.find((e) => e instanceof TokenRejectedError) ??
+    errors.find((e) => !(e instanceof CancelledError)) ??
+    new FailedError('the audit collection was cancelled; nothing was published')
+  );
+}
+
+function listedIds(body: unknown): string[] {
+  if (!Array.isArray(body)) return [];
+  return body.flatMap((x) => (x && typeof x === 'object' && typeof (x as { id?: unknown }).id === 'string' ? [(x as { id: string }).id] : []));
+}
+
+function notListed(what: 'query' | 'report', id: string, listed: readonly string[], route: string): UsageError {
+  const ids = listed.length > 0 ? listed.join(', ') : 'none';
+  return new UsageError(`${what} "${id}" is not listed by the audit service (${route}); the ${what === 'query' ? 'queries' : 'reports'} it lists are: ${ids}`);
+}
+
+interface QueryPlan {
+  readonly desc: m.QueryDesc;
+  readonly planned: PlannedAuditRoute;
+  readonly body: Record<string, unknown>;
+  readonly sources: Record<string, string>;
+}
+
+interface ReportPlan {
+  readonly request: ReportRequest;
+  readonly planned: PlannedAuditRoute;
+}
+
+/**
+ * The audit collection: GET /info without the token, then the five
+ * capability lists, then — once --query, --param and --report are checked
+ * against those lists — the alerts of the period, the queries and the
+ * reports, all with bounded concurrency. Any failure stops the run.
+ */
+export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Promise<AuditCollection> {
+  const started = (deps.now ?? (() => new Date()))();
+  const limit = pLimit(settings.concurrency);
+  const fetcher: AuditFetcherDeps = { http: deps.http, reporter: deps.reporter, auditUrl: settings.auditUrl, token: settings.token };
+  const issues: ValidationIssue[] = [];
+
+  async function all<T>(tasks: Array<() => Promise<T>>): Promise<T[]> {
+    const settled = await Promise.allSettled(
+      tasks.map((task) =>
+        limit(async () => {
+          try {
+            return await task();
+          } catch (err) {
+            deps.abort.abort(err);
+            throw err;
+          }
+        }),
+      ),
+    );
+    const errors = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
+    if (errors.length > 0) throw pickError(errors);
+    return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
+  }
+
+  // 1. GET /info, without the token (spec section 5): its version goes into the manifest.
+  const [info] = await all([() => fetchAudit(fetcher, planAuditRoute(auditRoute('info')))]);
+  const parsedInfo = m.AuditInfo.safeParse(info!.json);
+  if (!parsedInfo.success) {
+    const i = parsedInfo.error.issues[0];
+    throw new FailedError(
+      `GET /info did not answer with the documented Info object (${i?.path.join('.') || 'body'}: ${i?.message ?? 'invalid'}); check that --audit-url points at the audit service. Nothing was published.`,
+    );
+  }
+
+  // 2. The capability lists.
+  const lists = await all(LIST_ROUTES.map((id) => () => fetchAudit(fetcher, planAuditRoute(auditRoute(id)))));
+  const byId = new Map(LIST_ROUTES.map((id, i) => [id, lists[i]!]));
+  const validated = <T>(id: (typeof LIST_ROUTES)[number], model: ZodType<T>) => {
+    const res = byId.get(id)!;
+    const v = validateItems(res.planned.label, model, res.json);
+    issues.push(...v.issues);
+    return v;
+  };
+  const params = validated('queries-params', m.ParamDesc).valid.map((x) => x.value);
+  validated('tags-list', m.Tag);
+  const queries = validated('queries-list', m.QueryDesc);
+  const reports = validated('reports-list', m.ReportDesc);
+  const alertTypes = Object.fromEntries(validated('alerts-list', m.AlertType).valid.map((x) => [String(x.index), x.value]));
+
+  // 3. Check what was asked for against what the service lists.
+  const queryPlans = planQueries(settings, byId.get('queries-list')!, queries.valid.map((x) => x.value), params, issues);
+  const reportPlans = planReports(settings, byId.get('reports-list')!, reports.valid.map((x) => x.value));
+  checkDistinctFiles([...queryPlans.map((q) => q.planned.file), ...reportPlans.map((r) => r.planned.file)]);
+
+  // 4. The data routes.
+  const alertsPlan = planAuditRoute(auditRoute('alerts'), { from: settings.from, to: settings.to });
+  const data = await all<AuditResponse>([
+    () => fetchAudit(fetcher, alertsPlan),
+    ...queryPlans.map((q) => () => fetchAudit(fetcher, q.planned, q.body)),
+    ...reportPlans.map((r) => () => fetchAudit(fetcher, r.planned)),
+  ]);
+  const alertsRes = data[0]!;
+  const queryRes = data.slice(1, 1 + queryPlans.length);
+  const reportRes = data.slice(1 + queryPlans.length);
+
+  const alerts = validateItems(alertsRes.planned.label, m.AlertRecord, alertsRes.json);
+  issues.push(...alerts.issues);
+  const alertSummary = summariseAlerts(alerts.valid.map((x) => x.value), alertTypes);
+
+  const files = new Map<string, Buffer>();
+  const routes: AuditRouteRecord[] = [];
+  const put = (res: AuditResponse) => {
+    files.set(res.record.file, res.fetched.body);
+    routes.push(res.record);
+  };
+  put(info!);
+  for (const res of lists) put(res);
+  put(alertsRes);
+
+  const queryEntries: AuditQueryEntry[] = queryPlans.map((q, i) => {
+    const res = queryRes[i]!;
+    const rows = queryRows(res);
+    const text = queryFileText(
+      { query: q.desc.id, name: q.desc.name, endDate: settings.to, params: q.body, returnNames: q.desc.returnNames, returnTypes: q.desc.returnTypes },
+      res.fetched.body.toString('utf8'),
+      rowsToRecords(q.desc.returnNames, rows),
+    );
+    const bytes = Buffer.from(text, 'utf8');
+    files.set(res.record.file, bytes);
+    routes.push({ ...res.record, bytes: bytes.length, sha256: sha256(bytes), responseBytes: res.record.bytes, responseSha256: res.record.sha256 });
+    return { id: q.desc.id, file: res.record.file, params: q.body, paramSources: q.sources, rows: rows.length };
+  });
+
+  const reportEntries: AuditReportEntry[] = reportPlans.map((r, i) => {
+    const res = reportRes[i]!;
+    put(res);
+    return { id: r.request.id, objectId: r.request.objectId ?? null, file: res.record.file, bytes: res.record.bytes };
+  });
+
+  const manifest: AuditManifest = {
+    kind: 'audit',
+    tool: { name: TOOL.name, version: TOOL.version },
+    auditUrl: settings.auditUrl,
+    service: { name: parsedInfo.data.name, version: parsedInfo.data.version },
+    time: started.toISOString(),
+    date: format(started, 'yyyy-MM-dd'),
+    from: settings.from,
+    to: settings.to,
+    alerts: alertSummary,
+    queries: queryEntries,
+    reports: reportEntries,
+    validation: { issues: issues.length, samples: issues.slice(0, SAMPLE_ISSUES) },
+    routes,
+  };
+  return { manifest, files };
+}
+
+function planQueries(
+  settings: AuditSettings,
+  listRes: AuditResponse,
+  described: readonly m.QueryDesc[],
+  params: readonly m.ParamDesc[],
+  issues: readonly ValidationIssue[],
+): QueryPlan[] {
+  const listed = listedIds(listRes.json);
+  const selected = settings.queries.map((id) => {
+    if (!listed.includes(id)) throw notListed('query', id, listed, listRes.planned.label);
+    const desc = described.find((q) => q.id === id);
+    if (!desc) {
+      const issue = issues.find((i) => i.route === listRes.planned.label && typeof i.index === 'number' && listedIds([(listRes.json as unknown[])[i.index]])[0] === id);
+      throw new FailedError(
+        `${listRes.planned.label}: the description of query "${id}" does not have the documented shape (${issue ? `${issue.path}: ${issue.message}` : 'invalid'}), so it cannot be run. Nothing was published.`,
+      );
+    }
+    return desc;
+  });
+  checkParamNames(selected, settings.params);
+  const period = { from: settings.from, to: settings.to };
+  return selected.map((desc) => {
+    const { body, sources } = buildQueryBody(desc, params, settings.params, period);
+    return { desc, planned: planAuditRoute(auditRoute('query'), { id: desc.id, to: settings.to }), body, sources };
+  });
+}
+
+function planReports(settings: AuditSettings, listRes: AuditResponse, described: readonly m.ReportDesc[]): ReportPlan[] {
+  const listed = listedIds(listRes.json);
+  return settings.reports.map((request) => {
+    if (!listed.includes(request.id)) throw notListed('report', request.id, listed, listRes.planned.label);
+    const desc = described.find((r) => r.id === request.id);
+    const objParam = desc?.objParam ?? '';
+    if (objParam !== '' && request.objectId === undefined) {
+      const type = desc?.objType ? ` (a ${desc.objType})` : '';
+      throw new UsageError(`report "${request.id}" is built for one object: give its ${objParam}${type} as --report ${request.id}:<${objParam}>`);
+    }
+    if (objParam === '' && request.objectId !== undefined && desc) {
+      throw new UsageError(`report "${request.id}" takes no object parameter; give it as --report ${request.id}`);
+    }
+    const values = { id: request.id, from: settings.from, to: settings.to };
+    return {
+      request,
+      planned:
+        request.objectId === undefined
+          ? planAuditRoute(auditRoute('report'), values)
+          : planAuditRoute(auditRoute('report-object'), { ...values, objectId: request.objectId }),
+    };
+  });
+}
+
+function checkDistinctFiles(files: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const f of files) {
+    if (seen.has(f)) throw new UsageError(`two of the --query/--report requests would both write ${f}; give each only once`);
+    seen.add(f);
+  }
+}
+
+/** A query answer must be an array of rows, each an array of values (spec section 2). */
+function queryRows(res: AuditResponse): unknown[][] {
+  const rows = res.json as unknown[];
+  const bad = rows.findIndex((r) => !Array.isArray(r));
+  if (bad >= 0) {
+    throw new FailedError(`${res.planned.label}: row ${bad} of the answer is not an array of values, as a query result must be. Nothing was published.`);
+  }
+  return rows as unknown[][];
+}

@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import { BodyError, decodeBody } from '../api/decode.js';
+import { FailedError, TokenRejectedError } from '../cli/errors.js';
+import type { Fetched, HttpClient } from '../http/client.js';
+import { HttpError } from '../http/errors.js';
+import type { Reporter } from '../progress/reporter.js';
+import type { PlannedAuditRoute } from './catalog.js';
+import type { AuditToken } from './settings.js';
+import { describeNotSpreadsheet, isSpreadsheet } from './xlsx.js';
+
+/** One request's entry in `_audit-manifest.json`. */
+export interface AuditRouteRecord {
+  /** Method and path, e.g. `POST /queries/logins/2037-12-31`; never the token. */
+  route: string;
+  /** `none` for GET /info, which is sent without the token. */
+  auth: 'none' | 'token';
+  status: number;
+  file: string;
+  /** Size and hash of `file` as written. */
+  bytes: number;
+  sha256: string;
+  /** Only where `file` is not the response body itself (query files): size and hash of the body as received. */
+  responseBytes?: number;
+  responseSha256?: string;
+  attempts: number;
+  durationMs: number;
+}
+
+export interface AuditResponse {
+  readonly planned: PlannedAuditRoute;
+  readonly fetched: Fetched;
+  /** The parsed JSON body; undefined for spreadsheets. */
+  readonly json: unknown;
+  readonly record: AuditRouteRecord;
+}
+
+/** An in-flight request cut short because another one failed first; never the error reported. */
+export class CancelledError extends Error {}
+
+export function sha256(data: Buffer | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+const XLSX_ACCEPT = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, application/octet-stream;q=0.9, */*;q=0.5';
+
+function header(res: Fetched, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function bodyHint(body: Buffer): string {
+  const text = body.subarray(0, 200).toString('utf8').replace(/\s+/g, ' ').trim();
+  return text ? `; the service said: ${text.slice(0, 160)}` : '';
+}
+
+function statusHint(p: PlannedAuditRoute, status: number): string {
+  if (status === 400) {
+    return p.def.id === 'query' ? ' (bad request: check the --param values)' : p.def.id === 'report-object' ? ' (bad request: check the object id)' : ' (bad request)';
+  }
+  if (status !== 404) return '';
+  if (p.def.id === 'report-object') return ' (not found: check the object id)';
+  if (p.def.path.includes('{id}')) return ' (not found, although the service lists this id)';
+  return ' (not found: check --audit-url)';
+}
+
+function rejected(route: string, status: number, token: AuditToken): TokenRejectedError {
+  const why =
+    status === 401
+      ? 'it is missing, invalid or expired; create a token in the audit front end'
+      : 'it is not allowed this route; token access covers only what needs no administrator privileges';
+  return new TokenRejectedError(`${status} on ${route}: the audit token (from ${token.source}) was refused: ${why}. Nothing was published.`);
+}
+
+export interface AuditFetcherDeps {
+  readonly http: HttpClient;
+  readonly reporter: Reporter;
+  readonly auditUrl: string;
+  readonly token: AuditToken;
+}
+
+/**
+ * One request of the audit service: the token header on data routes, a 200
+ * answer of the route's shape, or an error that stops the run (nothing is
+ * published from a partial audit collection).
+ */
+export async function fetchAudit(deps: AuditFetcherDeps, p: PlannedAuditRoute, requestBody?: unknown): Promise<AuditResponse> {
+  const headers: Record<string, string> = {};
+  if (p.def.auth === 'token') headers['x-access-token'] = deps.token.value;
+  if (p.def.shape === 'xlsx') headers.accept = XLSX_ACCEPT;
+  let fetched: Fetched;
+  deps.reporter.routeStarted(p.label);
+  try {
+    const req = { label: p.label, url: deps.auditUrl + p.urlPath, headers };
+    if (p.def.method === 'POST') {
+      headers['content-type'] = 'application/json';
+      fetched = await deps.http.post({ ...req, body: JSON.stringify(requestBody ?? null) });
+    } else {
+      fetched = await deps.http.get(req);
+    }
+  } catch (err) {
+    if (err instanceof HttpError) {
+      if (err.kind === 'aborted') throw new CancelledError(err.message);
+      throw new FailedError(`${err.message}; nothing was published`, { cause: err });
+    }
+    throw err;
+  }
+  const { status, body } = fetched;
+  if (status === 401 || status === 403) {
+    if (p.def.auth === 'token') throw rejected(p.label, status, deps.token);
+    throw new FailedError(`${p.label}: HTTP ${status}, although this route needs no authentication; check --audit-url (a proxy may be asking for a login). Nothing was published.`);
+  }
+  if (status !== 200) {
+    throw new FailedError(`${p.label}: HTTP ${status}${statusHint(p, status)}${bodyHint(body)}. Nothing was published.`);
+  }
+  let json: unknown;
+  if (p.def.shape === 'xlsx') {
+    if (!isSpreadsheet(body)) {
+      throw new FailedError(
+        `${p.label}: the report did not answer with a spreadsheet (.xlsx) but with ${describeNotSpreadsheet(body, header(fetched, 'content-type'))}. Nothing was published.`,
+      );
+    }
+  } else {
+    try {
+      json = decodeBody(p.label, { shape: p.def.shape === 'array' ? 'array' : 'object' }, body, header(fetched, 'content-type'));
+    } catch (err) {
+      if (err instanceof BodyError) throw new FailedError(`${err.message}. Nothing was published.`, { cause: err });
+      throw err;
+    }
+  }
+  const record: AuditRouteRecord = {
+    route: p.label,
+    auth: p.def.auth,
+    status,
+    file: p.file,
+    bytes: body.length,
+    sha256: sha256(body),
+    attempts: fetched.attempts,
+    durationMs: fetched.durationMs,
+  };
+  const retries = fetched.attempts > 1 ? `, ${fetched.attempts} attempts` : '';
+  deps.reporter.info(`ok      ${p.label} (${status}, ${body.length} bytes, ${fetched.durationMs} ms${retries})`);
+  return { planned: p, fetched, json, record };
+}

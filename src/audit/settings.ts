@@ -1,0 +1,147 @@
+import { format, isValid, parse } from 'date-fns';
+import { UsageError } from '../cli/errors.js';
+import { resolveTransport, type ConnectionFlags } from '../config/settings.js';
+import { normaliseServiceUrl } from '../config/url.js';
+import { registerSecret } from '../util/redact.js';
+
+/** The flags of `svc-snapshot audit` (src/cli/options.ts), as commander gives them. */
+export interface AuditFlags extends Pick<ConnectionFlags, 'timeout' | 'concurrency' | 'retries' | 'caFile'> {
+  auditUrl?: string;
+  auditToken?: string;
+  from?: string;
+  to?: string;
+  query?: string[];
+  param?: string[];
+  report?: string[];
+  outDir?: string;
+  quiet?: boolean;
+  json?: boolean;
+  debug?: boolean;
+}
+
+export interface AuditToken {
+  /** The secret. Never printed, logged or written. */
+  readonly value: string;
+  /** `SVC_AUDIT_TOKEN` or `--audit-token`: safe to print. */
+  readonly source: string;
+}
+
+export interface ReportRequest {
+  readonly id: string;
+  readonly objectId?: string;
+}
+
+export interface AuditSettings {
+  /** Normalised, without a trailing `/`. */
+  readonly auditUrl: string;
+  readonly token: AuditToken;
+  readonly from: string;
+  readonly to: string;
+  readonly queries: readonly string[];
+  /** `--param` values by parameter id, as typed; converted per query later. */
+  readonly params: ReadonlyMap<string, string>;
+  readonly reports: readonly ReportRequest[];
+  readonly timeoutMs: number;
+  readonly concurrency: number;
+  readonly retries: number;
+  readonly ca: readonly string[] | undefined;
+}
+
+/** Spec section 1: these cover all data. */
+export const AUDIT_DEFAULTS = { from: '1970-01-01', to: '2037-12-31' } as const;
+
+/** Spec section 5: 22 letters or digits followed by `==`. */
+export const AUDIT_TOKEN_PATTERN = /^[A-Za-z0-9]{22}==$/;
+
+const DATE_SHAPE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A real calendar date `YYYY-MM-DD` (2026-02-30 is not one); returns it unchanged. */
+export function parseAuditDate(what: string, raw: string): string {
+  const parsed = parse(raw, 'yyyy-MM-dd', new Date(2000, 0, 1));
+  if (!DATE_SHAPE.test(raw) || !isValid(parsed) || format(parsed, 'yyyy-MM-dd') !== raw) {
+    throw new UsageError(`${what} must be a calendar date YYYY-MM-DD, e.g. 2026-11-21 (got "${raw.slice(0, 40)}")`);
+  }
+  return raw;
+}
+
+export function resolveAuditUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  const raw = flag ?? (env.SVC_AUDIT_URL === '' ? undefined : env.SVC_AUDIT_URL);
+  if (raw === undefined) {
+    throw new UsageError('no audit service URL given: pass --audit-url https://audit.example.org or set SVC_AUDIT_URL');
+  }
+  return normaliseServiceUrl(raw, flag !== undefined ? '--audit-url' : 'SVC_AUDIT_URL', false);
+}
+
+/** SVC_AUDIT_TOKEN wins over --audit-token (CONTRACT section 7). The message never holds the value. */
+export function resolveAuditToken(flag: string | undefined, env: NodeJS.ProcessEnv): AuditToken {
+  const fromEnv = env.SVC_AUDIT_TOKEN === '' ? undefined : env.SVC_AUDIT_TOKEN;
+  const source = fromEnv !== undefined ? 'SVC_AUDIT_TOKEN' : flag !== undefined && flag !== '' ? '--audit-token' : undefined;
+  const value = fromEnv ?? flag;
+  if (source === undefined || value === undefined) {
+    throw new UsageError('no audit token given: set SVC_AUDIT_TOKEN (or pass --audit-token) with a token created in the audit front end');
+  }
+  registerSecret(value);
+  if (!AUDIT_TOKEN_PATTERN.test(value)) {
+    throw new UsageError(
+      `the audit token in ${source} is not an audit token secret, which is 22 letters or digits followed by "==" (24 characters); ` +
+        'check for a trailing newline, stray quotes or a truncated copy where it is set',
+    );
+  }
+  return { value, source };
+}
+
+/** `--param name=value`, split at the first `=`; the last of a repeated name wins. */
+export function parseParams(raw: readonly string[] | undefined): Map<string, string> {
+  const params = new Map<string, string>();
+  for (const p of raw ?? []) {
+    const eq = p.indexOf('=');
+    if (eq <= 0) {
+      throw new UsageError(`--param "${p.slice(0, 80)}" must be name=value, e.g. --param user=alice`);
+    }
+    params.set(p.slice(0, eq), p.slice(eq + 1));
+  }
+  return params;
+}
+
+/** `--report id[:objectId]`, split at the first `:`; duplicates dropped. */
+export function parseReports(raw: readonly string[] | undefined): ReportRequest[] {
+  const out: ReportRequest[] = [];
+  const seen = new Set<string>();
+  for (const r of raw ?? []) {
+    const colon = r.indexOf(':');
+    const id = colon < 0 ? r : r.slice(0, colon);
+    const objectId = colon < 0 ? undefined : r.slice(colon + 1);
+    if (id === '' || objectId === '') {
+      throw new UsageError(`--report "${r.slice(0, 80)}" must be <id> or <id>:<objectId>, e.g. --report monthly or --report user-activity:alice`);
+    }
+    if (objectId === '.' || objectId === '..') {
+      throw new UsageError(`--report ${id}:${objectId}: "${objectId}" cannot be sent as an object id (URL parsing would remove it from the path)`);
+    }
+    const key = JSON.stringify([id, objectId ?? null]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(objectId === undefined ? { id } : { id, objectId });
+  }
+  return out;
+}
+
+/**
+ * Flags and environment → settings, checking everything that can be checked
+ * before any request: URL, token shape, dates and their order, the syntax of
+ * --param and --report, and the transport options.
+ */
+export function resolveAuditSettings(flags: AuditFlags, env: NodeJS.ProcessEnv): AuditSettings {
+  const auditUrl = resolveAuditUrl(flags.auditUrl, env);
+  const token = resolveAuditToken(flags.auditToken, env);
+  const from = parseAuditDate('--from', flags.from ?? AUDIT_DEFAULTS.from);
+  const to = parseAuditDate('--to', flags.to ?? AUDIT_DEFAULTS.to);
+  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}; the period must not end before it starts`);
+  const queries = [...new Set(flags.query ?? [])];
+  if (queries.some((q) => q === '')) throw new UsageError('--query needs a query id, e.g. --query logins');
+  const params = parseParams(flags.param);
+  if (params.size > 0 && queries.length === 0) {
+    throw new UsageError('--param sets parameters of the queries given with --query; add --query <id>');
+  }
+  const reports = parseReports(flags.report);
+  return { auditUrl, token, from, to, queries, params, reports, ...resolveTransport(flags, env) };
+}

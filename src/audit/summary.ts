@@ -1,0 +1,55 @@
+import { SEVERITY_ORDER, type AlertSummary } from './alerts.js';
+import type { AuditManifest } from './collect.js';
+
+/** What `svc-snapshot audit` prints on stdout; one JSON object with --json. */
+export interface AuditSummary {
+  command: 'audit';
+  outDir: string;
+  auditUrl: string;
+  service: { name: string; version: string };
+  date: string;
+  from: string;
+  to: string;
+  files: number;
+  alerts: AlertSummary;
+  queries: Array<{ id: string; file: string; rows: number }>;
+  reports: Array<{ id: string; objectId: string | null; file: string; bytes: number }>;
+  validationIssues: number;
+  durationMs: number;
+}
+
+export function auditSummary(manifest: AuditManifest, outDir: string, files: number, durationMs: number): AuditSummary {
+  return {
+    command: 'audit',
+    outDir,
+    auditUrl: manifest.auditUrl,
+    service: manifest.service,
+    date: manifest.date,
+    from: manifest.from,
+    to: manifest.to,
+    files,
+    alerts: manifest.alerts,
+    queries: manifest.queries.map((q) => ({ id: q.id, file: q.file, rows: q.rows })),
+    reports: manifest.reports.map((r) => ({ id: r.id, objectId: r.objectId, file: r.file, bytes: r.bytes })),
+    validationIssues: manifest.validation.issues,
+    durationMs,
+  };
+}
+
+export function formatAuditSummary(s: AuditSummary): string {
+  const a = s.alerts;
+  const severities = SEVERITY_ORDER.filter((sev) => sev !== 'unknown' || a.bySeverity.unknown > 0)
+    .map((sev) => `${sev} ${a.bySeverity[sev]}`)
+    .join(', ');
+  const lines = [
+    `Audit collection written to ${s.outDir}`,
+    `  service: ${s.service.name} ${s.service.version} at ${s.auditUrl}`,
+    `  period: ${s.from} to ${s.to}; ${s.files} files (${(s.durationMs / 1000).toFixed(1)} s)`,
+    `  alerts: ${a.total}${a.total > 0 ? ` (${severities})` : ''}`,
+    ...a.byType.map((t) => `    ${String(t.count).padStart(5)}  ${t.type}${t.name ? ` (${t.name})` : ''}, ${t.severity}`),
+    ...s.queries.map((q) => `  query ${q.id}: ${q.rows} row${q.rows === 1 ? '' : 's'} → ${q.file}`),
+    ...s.reports.map((r) => `  report ${r.id}${r.objectId !== null ? ` for ${r.objectId}` : ''}: ${r.bytes} bytes → ${r.file}`),
+  ];
+  if (s.validationIssues > 0) lines.push(`  ${s.validationIssues} record(s) did not have the documented shape; see validation in _audit-manifest.json`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,169 @@
+/**
+ * The 15 exports in file-manifest order (CONTRACT section 5), checked against
+ * the route catalog and the zod models when this module loads: a typo in a
+ * path, a duplicate name, or a model field that is neither exported nor
+ * deliberately omitted fails at import, not in a nightly run.
+ */
+import { routeById, type RouteDef } from '../api/catalog.js';
+import type { ColumnDef, ExportDef, Representation } from './define.js';
+import { elementOf, fieldsOf, kindOf, recordValueOf, resolvePath } from './schema.js';
+import users from './defs/users.js';
+import teams from './defs/teams.js';
+import teamMemberships from './defs/team_memberships.js';
+import drives from './defs/drives.js';
+import projects from './defs/projects.js';
+import projectMemberships from './defs/project_memberships.js';
+import resourcesByProject from './defs/resources_by_project.js';
+import securityRequirements from './defs/security_requirements.js';
+import securityLevels from './defs/security_levels.js';
+import userProfiles from './defs/user_profiles.js';
+import userCertifications from './defs/user_certifications.js';
+import subAdminManagedObjects from './defs/sub-admin_managed_objects.js';
+import vmImages from './defs/vm_images.js';
+import vmHardwareSetups from './defs/vm_hardware_setups.js';
+import licensingServers from './defs/licensing_servers.js';
+
+export const EXPORTS: readonly ExportDef[] = Object.freeze([
+  users,
+  teams,
+  teamMemberships,
+  drives,
+  projects,
+  projectMemberships,
+  resourcesByProject,
+  securityRequirements,
+  securityLevels,
+  userProfiles,
+  userCertifications,
+  subAdminManagedObjects,
+  vmImages,
+  vmHardwareSetups,
+  licensingServers,
+]);
+
+export function exportByName(name: string): ExportDef {
+  const def = EXPORTS.find((e) => e.name === name);
+  if (!def) throw new Error(`unknown export ${name}`);
+  return def;
+}
+
+type Schema = RouteDef['item'];
+
+/** Checks that the value at `path` can be written with `as` (flat: no nested objects). */
+function checkRepresentation(where: string, root: Schema, path: string, as: Representation, through: readonly string[]): void {
+  let resolved;
+  try {
+    resolved = resolvePath(root, path, through);
+  } catch (e) {
+    throw new Error(`${where}: ${(e as Error).message}`);
+  }
+  const kind = kindOf(resolved.schema);
+  const ok =
+    as === 'value'
+      ? kind === 'scalar' || (kind === 'array' && kindOf(elementOf(resolved.schema)!) === 'scalar')
+      : as === 'entries'
+        ? kind === 'record' && kindOf(recordValueOf(resolved.schema)!) === 'scalar'
+        : kind === 'array';
+  if (!ok) throw new Error(`${where}: "${path}" is ${kind}, which cannot be written as ${as}`);
+}
+
+function scalarPath(where: string, root: Schema, path: string, through: readonly string[] = []): void {
+  checkRepresentation(where, root, path, 'value', through);
+  if (kindOf(resolvePath(root, path, through).schema) !== 'scalar') throw new Error(`${where}: "${path}" is not a scalar`);
+}
+
+function checkColumn(exp: ExportDef, route: RouteDef, col: ColumnDef): void {
+  const where = `export ${exp.name}, column ${col.name}`;
+  const through = exp.each ? [exp.each] : [];
+  const src = col.source;
+  switch (src.kind) {
+    case 'field':
+      checkRepresentation(where, route.item, src.path, src.as, through);
+      return;
+    case 'join':
+      scalarPath(where, route.item, src.on, through);
+      scalarPath(where, routeById(src.route).item, src.by);
+      checkRepresentation(where, routeById(src.route).item, src.path, src.as, []);
+      return;
+    case 'count':
+      scalarPath(where, route.item, src.on, through);
+      scalarPath(where, routeById(src.route).item, src.by);
+      return;
+    case 'realm':
+      if (!route.perRealm) throw new Error(`${where}: a realm column needs a per-realm route, and ${route.id} is not one`);
+      return;
+    case 'unavailable':
+      if (!src.reason) throw new Error(`${where}: an unavailable column needs a reason`);
+      return;
+  }
+}
+
+/**
+ * Every field of the route's model, at every object level a column reaches
+ * into, is exported or named in `omit` with a reason. This is what keeps
+ * "every field a user would want" true when the models grow.
+ */
+function checkCoverage(exp: ExportDef, route: RouteDef): void {
+  const used = exp.columns.flatMap((c) => (c.source.kind === 'field' ? [c.source.path] : []));
+  const omitted = Object.keys(exp.omit);
+  for (const o of omitted) {
+    try {
+      resolvePath(route.item, o, exp.each ? [exp.each] : []);
+    } catch (e) {
+      throw new Error(`export ${exp.name}: omitted "${o}": ${(e as Error).message}`);
+    }
+    if (used.some((u) => u === o || u.startsWith(`${o}.`) || o.startsWith(`${u}.`))) {
+      throw new Error(`export ${exp.name}: "${o}" is both exported and omitted`);
+    }
+  }
+  const visit = (schema: Schema, prefix: string): void => {
+    for (const [k, child] of fieldsOf(schema) ?? []) {
+      const p = prefix + k;
+      if (used.includes(p) || omitted.includes(p)) continue;
+      if (used.some((u) => u.startsWith(`${p}.`))) {
+        visit((p === exp.each ? elementOf(child) : child) as Schema, `${p}.`);
+        continue;
+      }
+      throw new Error(`export ${exp.name}: field "${p}" of ${route.id} is neither a column nor omitted with a reason`);
+    }
+  };
+  visit(route.item, '');
+}
+
+export function checkExportCatalog(exports: readonly ExportDef[]): void {
+  const names = new Set<string>();
+  for (const exp of exports) {
+    if (names.has(exp.name)) throw new Error(`export catalog: duplicate export ${exp.name}`);
+    names.add(exp.name);
+    const route = routeById(exp.route);
+    if (route.shape !== 'array') throw new Error(`export ${exp.name}: route ${route.id} does not return a list`);
+    if (exp.each !== undefined) {
+      const s = resolvePath(route.item, exp.each).schema;
+      if (kindOf(s) !== 'array' || kindOf(elementOf(s)!) !== 'object') throw new Error(`export ${exp.name}: each "${exp.each}" is not an array of objects`);
+    }
+    const cols = new Map<string, ColumnDef>();
+    for (const col of exp.columns) {
+      // Integer-like keys would be reordered by JavaScript objects and break the declared column order.
+      if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(col.name)) throw new Error(`export ${exp.name}: bad column name "${col.name}"`);
+      if (cols.has(col.name)) throw new Error(`export ${exp.name}: duplicate column ${col.name}`);
+      cols.set(col.name, col);
+      checkColumn(exp, route, col);
+    }
+    if (exp.key.length === 0) throw new Error(`export ${exp.name}: empty key`);
+    for (const k of exp.key) {
+      const col = cols.get(k);
+      if (!col) throw new Error(`export ${exp.name}: key column ${k} is not a column`);
+      const src = col.source;
+      const scalar =
+        src.kind === 'realm' ||
+        src.kind === 'count' ||
+        (src.kind === 'field' && src.as === 'count') ||
+        (src.kind === 'field' && src.as === 'value' && kindOf(resolvePath(route.item, src.path, exp.each ? [exp.each] : []).schema) === 'scalar') ||
+        (src.kind === 'join' && src.as === 'value' && kindOf(resolvePath(routeById(src.route).item, src.path).schema) === 'scalar');
+      if (!scalar) throw new Error(`export ${exp.name}: key column ${k} is not a scalar column`);
+    }
+    checkCoverage(exp, route);
+  }
+}
+
+checkExportCatalog(EXPORTS);

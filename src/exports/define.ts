@@ -1,0 +1,149 @@
+/**
+ * The vocabulary of the export catalog. An export is data: a name, its source
+ * route, a key, and columns in file order; every column has exactly one
+ * source (a field of the route's record, a derivation over other routes, or
+ * `unavailable` with a reason). The build, the nulls manifest and
+ * docs/exports.md are all computed from these declarations.
+ */
+
+/**
+ * How a field's value is written:
+ * - `value`: as is (scalars, arrays of scalars);
+ * - `entries`: an open-ended map as its sorted `"key=value"` strings;
+ * - `count`: the length of an array.
+ */
+export type Representation = 'value' | 'entries' | 'count';
+
+/** A field of the export's own record, as a dotted path. */
+export interface FieldSource {
+  readonly kind: 'field';
+  readonly path: string;
+  readonly as: Representation;
+}
+
+/** A field of the one record of another route whose `by` equals this row's `on` (a Map lookup). */
+export interface JoinSource {
+  readonly kind: 'join';
+  /** Route id (src/api/catalog.ts); a per-realm route is read in every realm. */
+  readonly route: string;
+  readonly on: string;
+  readonly by: string;
+  readonly path: string;
+  readonly as: Representation;
+}
+
+/** The number of records of another route (every realm) whose `by` equals this row's `on`. */
+export interface CountSource {
+  readonly kind: 'count';
+  readonly route: string;
+  readonly on: string;
+  readonly by: string;
+}
+
+/** The realm a per-realm record was read from. */
+export interface RealmSource {
+  readonly kind: 'realm';
+}
+
+/** A column the API does not supply; written as null in every record and listed in nullFields. */
+export interface UnavailableSource {
+  readonly kind: 'unavailable';
+  readonly reason: string;
+  readonly proposedRoute?: string;
+}
+
+export type ColumnSource = FieldSource | JoinSource | CountSource | RealmSource | UnavailableSource;
+
+export interface ColumnDef {
+  readonly name: string;
+  readonly source: ColumnSource;
+  /** Optional remark for docs/exports.md. */
+  readonly note?: string;
+}
+
+export interface ExportDef {
+  readonly name: string;
+  /** One sentence for docs/exports.md. */
+  readonly description: string;
+  /** Route id of the records behind the rows. */
+  readonly route: string;
+  /** An array field of the route's record: one row per element (paths under it read the element). */
+  readonly each?: string;
+  /** Column names, most significant first: the sort order and the identity of a row for diff. */
+  readonly key: readonly string[];
+  readonly columns: readonly ColumnDef[];
+  /** Model fields deliberately not exported, with the reason (checked against the model at load). */
+  readonly omit: Readonly<Record<string, string>>;
+}
+
+export interface ExportInput {
+  name: string;
+  description: string;
+  route: string;
+  each?: string;
+  key: readonly string[];
+  columns: readonly ColumnDef[];
+  omit?: Readonly<Record<string, string>>;
+}
+
+/** Declares an export. The catalog checks every declaration against the route catalog and models at load. */
+export function defineExport(input: ExportInput): ExportDef {
+  return Object.freeze({
+    name: input.name,
+    description: input.description,
+    route: input.route,
+    ...(input.each !== undefined ? { each: input.each } : {}),
+    key: Object.freeze([...input.key]),
+    columns: Object.freeze(input.columns.map((c) => Object.freeze(c))),
+    omit: Object.freeze({ ...(input.omit ?? {}) }),
+  });
+}
+
+/** `teamQuotas.cores` → `teamQuotas_cores`. */
+export function flatName(path: string): string {
+  return path.split('.').join('_');
+}
+
+interface ColumnOptions {
+  /** Column name; default: the path with `.` replaced by `_`. */
+  name?: string;
+  as?: Representation;
+  note?: string;
+}
+
+/** A column read from the record's field at `path`. */
+export function field(path: string, opts: ColumnOptions = {}): ColumnDef {
+  return {
+    name: opts.name ?? flatName(path),
+    source: { kind: 'field', path, as: opts.as ?? 'value' },
+    ...(opts.note !== undefined ? { note: opts.note } : {}),
+  };
+}
+
+/** A column read from the record of `route` whose `by` equals this row's `on`. */
+export function join(name: string, spec: { route: string; on: string; by: string; path: string; as?: Representation; note?: string }): ColumnDef {
+  return {
+    name,
+    source: { kind: 'join', route: spec.route, on: spec.on, by: spec.by, path: spec.path, as: spec.as ?? 'value' },
+    ...(spec.note !== undefined ? { note: spec.note } : {}),
+  };
+}
+
+/** A column counting the records of `route` whose `by` equals this row's `on`. */
+export function count(name: string, spec: { route: string; on: string; by: string; note?: string }): ColumnDef {
+  return {
+    name,
+    source: { kind: 'count', route: spec.route, on: spec.on, by: spec.by },
+    ...(spec.note !== undefined ? { note: spec.note } : {}),
+  };
+}
+
+/** A column holding the realm a per-realm record was read from. */
+export function realm(name: string, note?: string): ColumnDef {
+  return { name, source: { kind: 'realm' }, ...(note !== undefined ? { note } : {}) };
+}
+
+/** A column the API cannot supply. */
+export function unavailable(name: string, reason: string, proposedRoute?: string): ColumnDef {
+  return { name, source: { kind: 'unavailable', reason, ...(proposedRoute !== undefined ? { proposedRoute } : {}) } };
+}

@@ -1,0 +1,152 @@
+/**
+ * docs/exports.md, generated from the export catalog and the models
+ * (`node --import tsx scripts/gen-docs.ts`). A unit test checks that the
+ * committed file equals this output.
+ */
+import { routeById, type RouteDef } from '../api/catalog.js';
+import { EXPORTS } from './catalog.js';
+import type { ColumnDef, ExportDef } from './define.js';
+import { describeType, resolvePath } from './schema.js';
+
+const DECISIONS = `## Decisions
+
+- **users and user_profiles.** Both read GET /api/users, one row per account.
+  \`users\` holds identity and authorization: id, names, login email, role and
+  permission codes. \`user_profiles\` holds everything else the record says about
+  the person and the account: contact email, department, position, admin
+  comment, and the account state and its history (joined, last login, state,
+  deactivation, expiration, credential change, terms of service, escrow).
+  \`user_profiles\` repeats \`email\` so that the sheet can be read on its own.
+  Each export names the fields it leaves to the other under "Not exported".
+- **Nested objects** become one column per field, named by the path with \`_\`
+  (\`teamQuotas.cores\` → \`teamQuotas_cores\`, \`libvirt.image.pool\` →
+  \`libvirt_image_pool\`). An absent object gives null in all of its columns.
+- **Open-ended maps** (legacy \`quotas\`, quota \`storage\` and \`devices\`, brick
+  \`devices\`) are written as an array of \`"key=value"\` strings sorted by key
+  (UTF-16 code units), e.g. \`["hdd=5000000000000", "ssd=1000000000000"]\`. An
+  empty map (for quotas: no limits) is \`[]\`; an absent map is \`null\`.
+- **Arrays** of ids or codes stay JSON arrays, in the order received.
+- **Frontend settings** (\`settings\` objects and strings) are not exported: they
+  are web-interface state, not inventory.
+- **Undocumented enum values** (a drive \`state\` the spec does not list, a new
+  \`imageType\`) are kept as received and counted under \`validation\` in the
+  manifest: a new value is useful data and a backend upgrade shows up in the
+  manifest. Any other value of the wrong type (a number where a string is
+  declared, a string timestamp) is written as \`null\` and counted; only that
+  column is nulled, or the whole column when the bad value sits inside one of
+  its arrays or maps. Samples name the route, record index, path and zod's
+  message, never the value.
+- **Unknown fields** are ignored by the exports and listed under \`drift\` by
+  their dotted path (array elements share their array's path, map values
+  appear as \`*\`).
+- **Absent optional fields** are \`null\` in that record; they are not listed in
+  \`nullFields\`. A field added in backend 3.14.1 that no record of its route
+  carries is listed there (the backend predates 3.14.1).
+- **Usage** groups (\`files\`, \`vms\`, \`drives\`) that are absent from a usage row
+  give \`null\`, not 0: the API reports no figure. \`teams\` takes a team's row of
+  GET /api/teams/usage by team id, so the \`no-team\` row and rows of deleted
+  teams never become teams; \`resources_by_project\` keeps every usage row.
+- **Per-realm routes.** When some realms answer and others fail (possible under
+  \`--allow-partial\`), \`vm_images\` is published with the realms that answered
+  and its \`reason\` starts with \`incomplete:\`; a derivation over a per-realm
+  route (\`vmConfigCount\`) is null everywhere rather than undercounted.
+- **Sort order** is the key, compared value by value: null first, booleans,
+  numbers numerically, strings by UTF-16 code unit (no locale).
+`;
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+function routeName(def: RouteDef): string {
+  return `\`${def.method} ${def.path}\`${def.since ? ` (${def.since})` : ''}`;
+}
+
+function sinceMark(def: RouteDef, path: string, each?: string): string {
+  return resolvePath(def.item, path, each ? [each] : []).since3141 ? ' (since 3.14.1)' : '';
+}
+
+function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): string {
+  const src = col.source;
+  const through = exp.each ? [exp.each] : [];
+  let type: string;
+  let source: string;
+  switch (src.kind) {
+    case 'field':
+      type = src.as === 'entries' ? '"key=value" string[]' : src.as === 'count' ? 'count' : describeType(resolvePath(def.item, src.path, through).schema);
+      source = `${src.as === 'count' ? 'number of elements of ' : ''}field \`${src.path}\`${sinceMark(def, src.path, exp.each)}${src.as === 'entries' ? ', map as sorted "key=value" strings' : ''}`;
+      break;
+    case 'join': {
+      const other = routeById(src.route);
+      type = src.as === 'entries' ? '"key=value" string[]' : describeType(resolvePath(other.item, src.path).schema);
+      source = `derived: \`${src.path}\` of the ${routeName(other)} record whose \`${src.by}\` equals this row's \`${src.on}\``;
+      break;
+    }
+    case 'count': {
+      const other = routeById(src.route);
+      type = 'count';
+      source = `derived: number of ${routeName(other)} records${other.perRealm ? ', every realm,' : ''} whose \`${src.by}\` equals this row's \`${src.on}\``;
+      break;
+    }
+    case 'realm':
+      type = 'string';
+      source = `derived: the realm the record was read from (\`{realm}\` of ${routeName(def)})`;
+      break;
+    case 'unavailable':
+      type = 'null';
+      source = `**unavailable**: ${src.reason}${src.proposedRoute ? `; proposed route: \`${src.proposedRoute}\`` : ''}`;
+      break;
+  }
+  const note = col.note ? ` — ${col.note}` : '';
+  return `| ${i + 1} | \`${col.name}\` | ${cell(type)} | ${cell(source + note)} |`;
+}
+
+function derivedRoutes(exp: ExportDef): RouteDef[] {
+  const ids: string[] = [];
+  for (const c of exp.columns) if ((c.source.kind === 'join' || c.source.kind === 'count') && !ids.includes(c.source.route)) ids.push(c.source.route);
+  return ids.map(routeById);
+}
+
+function exportSection(exp: ExportDef): string {
+  const def = routeById(exp.route);
+  const lines = [`## ${exp.name}`, '', exp.description, ''];
+  lines.push(`- Source: ${routeName(def)}${def.perRealm ? ', every realm' : ''}${exp.each ? `, one row per element of \`${exp.each}\`` : ''}`);
+  const joined = derivedRoutes(exp);
+  if (joined.length > 0) lines.push(`- Derived from: ${joined.map(routeName).join(', ')}`);
+  lines.push(`- Key (sort order): ${exp.key.map((k) => `\`${k}\``).join(', ')}`);
+  lines.push('', '| # | column | type | source |', '|---|---|---|---|');
+  exp.columns.forEach((col, i) => lines.push(columnRow(exp, def, col, i)));
+  const omitted = Object.entries(exp.omit);
+  if (omitted.length > 0) {
+    lines.push('', 'Not exported:', '');
+    for (const [path, why] of omitted) lines.push(`- \`${path}\`: ${why}`);
+  }
+  return lines.join('\n');
+}
+
+/** The full text of docs/exports.md. */
+export function renderExportsMarkdown(): string {
+  const index = EXPORTS.map((e) => `| \`${e.name}\` | ${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
+  return [
+    '# Exports',
+    '',
+    '<!-- Generated from src/exports/defs/ by `node --import tsx scripts/gen-docs.ts`; do not edit by hand. -->',
+    '',
+    'A snapshot writes these 15 exports on every run, as `<count>-<export> (<M>-<D>-<YYYY>).json`.',
+    'Each is a JSON array of flat records (2-space indented): every record has the columns below, in this order,',
+    'sorted by the key. Values are strings, numbers, booleans, arrays of those, or `null`.',
+    'Timestamps are epoch milliseconds, written as received: the models type every timestamp, and nothing else, as',
+    '`integer`. Counts computed by the client have type `count`.',
+    'A column is read from a field of the source record, derived from another route, or unavailable;',
+    'unavailable columns are `null` in every record and listed under `nullFields` in `_snapshot-manifest.json`,',
+    'as are derived columns whose route was skipped or failed and 3.14.1 fields an older backend does not send.',
+    'An export whose source route was skipped or failed is written as `[]` and marked unavailable with a reason.',
+    '',
+    '| export | source | key | columns |',
+    '|---|---|---|---|',
+    ...index,
+    '',
+    DECISIONS,
+    ...EXPORTS.map((e) => `${exportSection(e)}\n`),
+  ].join('\n');
+}

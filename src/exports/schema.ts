@@ -1,0 +1,194 @@
+/**
+ * Reading the zod models as data: which fields a model declares, what type a
+ * field has, which fields were added in 3.14.1. The export catalog is checked
+ * against these at load time, the docs print them, and the build uses them
+ * for nullFields and drift, so none of it is written twice.
+ */
+import { z } from 'zod';
+import * as models from '../api/models.js';
+import { SINCE_3_14_1 } from '../api/models.js';
+
+type Schema = z.ZodType;
+
+/** The schema under `.optional()` / `.nullable()`. */
+export function unwrap(s: Schema): Schema {
+  let cur = s;
+  for (;;) {
+    if (cur instanceof z.ZodOptional || cur instanceof z.ZodNullable) cur = cur.unwrap() as Schema;
+    else return cur;
+  }
+}
+
+export function isOptional(s: Schema): boolean {
+  return s instanceof z.ZodOptional;
+}
+
+/** The object shapes a schema stands for: one for an object, one per option for a union of objects. */
+function objectShapes(s: Schema): Array<Record<string, Schema>> {
+  const u = unwrap(s);
+  if (u instanceof z.ZodObject) return [u.shape as Record<string, Schema>];
+  if (u instanceof z.ZodUnion) return (u.options as Schema[]).flatMap(objectShapes);
+  return [];
+}
+
+/** Declared fields of an object (or union of objects), in declaration order; undefined when not object-shaped. */
+export function fieldsOf(s: Schema): Map<string, Schema> | undefined {
+  const shapes = objectShapes(s);
+  if (shapes.length === 0) return undefined;
+  const out = new Map<string, Schema>();
+  for (const shape of shapes) for (const [k, v] of Object.entries(shape)) if (!out.has(k)) out.set(k, v);
+  return out;
+}
+
+/** Every object schema that declares `key`, for a union several. */
+function ownersOf(s: Schema, key: string): Schema[] {
+  const u = unwrap(s);
+  if (u instanceof z.ZodObject) return key in u.shape ? [u] : [];
+  if (u instanceof z.ZodUnion) return (u.options as Schema[]).flatMap((o) => ownersOf(o, key));
+  return [];
+}
+
+export type SchemaKind = 'object' | 'array' | 'record' | 'scalar' | 'unknown';
+
+export function kindOf(s: Schema): SchemaKind {
+  const u = unwrap(s);
+  if (fieldsOf(u)) return 'object';
+  if (u instanceof z.ZodArray) return 'array';
+  if (u instanceof z.ZodRecord) return 'record';
+  if (u instanceof z.ZodString || u instanceof z.ZodNumber || u instanceof z.ZodBoolean || u instanceof z.ZodEnum) return 'scalar';
+  return 'unknown';
+}
+
+export function elementOf(s: Schema): Schema | undefined {
+  const u = unwrap(s);
+  return u instanceof z.ZodArray ? (u.element as Schema) : undefined;
+}
+
+export function recordValueOf(s: Schema): Schema | undefined {
+  const u = unwrap(s);
+  return u instanceof z.ZodRecord ? (u.valueType as Schema) : undefined;
+}
+
+/** A short, human type for the docs: `string`, `integer`, `one of a, b`, `string[]`. */
+export function describeType(s: Schema): string {
+  const u = unwrap(s);
+  if (u instanceof z.ZodString) return 'string';
+  if (u instanceof z.ZodNumber) return u.isInt ? 'integer' : 'number';
+  if (u instanceof z.ZodBoolean) return 'boolean';
+  if (u instanceof z.ZodEnum) return `one of ${u.options.map(String).join(', ')}`;
+  if (u instanceof z.ZodArray) return `${describeType(u.element as Schema)}[]`;
+  if (u instanceof z.ZodRecord) return `map of ${describeType(u.valueType as Schema)}`;
+  if (fieldsOf(u)) return 'object';
+  return 'any';
+}
+
+// ---------------------------------------------------------------- paths
+
+export interface ResolvedPath {
+  /** The schema of the value at the path. */
+  readonly schema: Schema;
+  /** Whether some step of the path is optional (the value may be absent). */
+  readonly optional: boolean;
+  /** The last step was added in backend 3.14.1 (SINCE_3_14_1 of the model that declares it). */
+  readonly since3141: boolean;
+}
+
+const MODEL_NAMES: ReadonlyMap<Schema, string> = (() => {
+  const names = new Map<Schema, string>();
+  for (const [name, value] of Object.entries(models)) {
+    if (value instanceof z.ZodType && !names.has(value)) names.set(value, name);
+  }
+  return names;
+})();
+
+function addedIn3141(owner: Schema, key: string): boolean {
+  const name = MODEL_NAMES.get(owner);
+  return name !== undefined && (SINCE_3_14_1[name]?.includes(key) ?? false);
+}
+
+/**
+ * Follows a dotted path through object fields; `through` names array fields
+ * that may be entered (the path then continues in their element). Throws
+ * with a message naming the step that does not exist.
+ */
+export function resolvePath(root: Schema, path: string, through: readonly string[] = []): ResolvedPath {
+  const segs = path.split('.');
+  let cur: Schema = root;
+  let optional = false;
+  let since3141 = false;
+  let walked = '';
+  for (const seg of segs) {
+    const fields = fieldsOf(cur);
+    const next = fields?.get(seg);
+    if (!fields || !next) throw new Error(`no field "${seg}"${walked ? ` under "${walked}"` : ''}`);
+    optional ||= isOptional(next) || ownersOf(cur, seg).length < objectShapes(cur).length;
+    since3141 = ownersOf(cur, seg).some((o) => addedIn3141(o, seg));
+    walked = walked ? `${walked}.${seg}` : seg;
+    cur = next;
+    if (through.includes(walked)) {
+      const el = elementOf(cur);
+      if (!el) throw new Error(`"${walked}" is not an array`);
+      cur = el;
+    }
+  }
+  return { schema: cur, optional, since3141 };
+}
+
+// ---------------------------------------------------------------- drift
+
+/** What the model knows about a value: its fields, its array element, or its map values. */
+export type DriftNode =
+  | { readonly kind: 'object'; readonly fields: ReadonlyMap<string, DriftNode | null> }
+  | { readonly kind: 'array'; readonly element: DriftNode }
+  | { readonly kind: 'map'; readonly value: DriftNode };
+
+/** Compiles a model once into the tree the drift walk follows; null where nothing is declared below. */
+export function driftTree(s: Schema): DriftNode | null {
+  const fields = fieldsOf(s);
+  if (fields) {
+    const out = new Map<string, DriftNode | null>();
+    for (const [k, v] of fields) out.set(k, driftTree(v));
+    return { kind: 'object', fields: out };
+  }
+  const el = elementOf(s);
+  if (el) {
+    const element = driftTree(el);
+    return element ? { kind: 'array', element } : null;
+  }
+  const val = recordValueOf(s);
+  if (val) {
+    const value = driftTree(val);
+    return value ? { kind: 'map', value } : null;
+  }
+  return null;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/**
+ * Adds to `out` the dotted paths of fields in `value` that `node` does not
+ * declare. Array elements share their array's path; map values appear as `*`.
+ */
+export function collectDrift(node: DriftNode, value: unknown, prefix: string, out: Set<string>): void {
+  switch (node.kind) {
+    case 'object':
+      if (!isPlainObject(value)) return;
+      for (const k of Object.keys(value)) {
+        if (!node.fields.has(k)) {
+          out.add(prefix + k);
+          continue;
+        }
+        const child = node.fields.get(k);
+        if (child) collectDrift(child, value[k], `${prefix}${k}.`, out);
+      }
+      return;
+    case 'array':
+      if (Array.isArray(value)) for (const el of value) collectDrift(node.element, el, prefix, out);
+      return;
+    case 'map':
+      if (isPlainObject(value)) for (const v of Object.values(value)) collectDrift(node.value, v, `${prefix}*.`, out);
+      return;
+  }
+}

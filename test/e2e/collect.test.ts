@@ -1,0 +1,278 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startFakeSite, type FakeSite, type FakeSiteOptions } from '../helpers/fake-site.js';
+import { runCli, startCli, tmpDir } from '../helpers/run-cli.js';
+import { expectNoSecrets, expectPrivateModes, leftovers, listFiles } from '../helpers/assert-output.js';
+import { getUntrustedCerts } from '../fake/certs.js';
+import { ALL_TYPES_TOKEN } from '../fake/backend.js';
+import { ROUTES } from '../../src/api/catalog.js';
+
+const TOKEN = ALL_TYPES_TOKEN.value;
+const PER_TYPE = {
+  User: 'fake-token-user-only',
+  Team: 'fake-token-team-only',
+  Drive: 'fake-token-drive-only',
+  VM: 'fake-token-vm-only',
+  Project: 'fake-token-project-only',
+} as const;
+const ALL_SECRETS = [TOKEN, ...Object.values(PER_TYPE), 'fake-token-without-vm', 'fake-token-unknown'];
+
+let site: FakeSite | undefined;
+afterEach(async () => {
+  await site?.close();
+  site = undefined;
+});
+
+async function start(opts: Partial<FakeSiteOptions> = {}): Promise<FakeSite> {
+  site = await startFakeSite(opts as FakeSiteOptions);
+  return site;
+}
+
+function sha256(b: Buffer | string): string {
+  return createHash('sha256').update(b).digest('hex');
+}
+
+function readManifest(dir: string) {
+  return JSON.parse(readFileSync(join(dir, '_collection-manifest.json'), 'utf8'));
+}
+
+async function collect(s: FakeSite, out: string, extra: string[] = [], env: Record<string, string> = { SVC_TOKEN: TOKEN }) {
+  const res = await runCli(['collect', '--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out, ...extra], { env });
+  expectNoSecrets(ALL_SECRETS, [out], [res.stdout, res.stderr]);
+  return res;
+}
+
+describe('svc-snapshot collect against a 3.14.1 backend', () => {
+  it('collects every route with one token, byte for byte, with a complete manifest', async () => {
+    const s = await start({ realms: [{ id: 'libvirt', driver: 'libvirt' }, { id: 'alt', driver: 'altvirt' }] });
+    const out = join(tmpDir(), 'raw');
+    const res = await collect(s, out);
+    expect(res.stderr).not.toMatch(/error/i);
+    expect(res.code).toBe(0);
+
+    const manifest = readManifest(out);
+    expect(manifest).toMatchObject({
+      kind: 'collection',
+      tool: { name: 'svc-snapshot', version: '1.0.0' },
+      baseUrl: s.url,
+      authMode: 'token',
+      realms: { source: 'GET /api/realms', ids: ['libvirt', 'alt'] },
+    });
+    expect(manifest.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(manifest.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    // 11 routes once, 3 per realm.
+    expect(manifest.routes).toHaveLength(ROUTES.length + 2 * 3 - 3);
+    expect(manifest.routes[0].route).toBe('GET /api/realms');
+    for (const r of manifest.routes) {
+      expect(r).toMatchObject({ status: 200, attempts: 1 });
+      expect(r.durationMs).toBeGreaterThanOrEqual(0);
+      const body = readFileSync(join(out, r.file));
+      expect(body.length).toBe(r.bytes);
+      expect(sha256(body)).toBe(r.sha256);
+    }
+    // Byte for byte what the server sent.
+    const byRoute = Object.fromEntries(manifest.routes.map((r: { route: string; file: string }) => [r.route, r.file]));
+    expect(readFileSync(join(out, byRoute['GET /api/users'])).toString()).toBe(s.backend.responseBody('users'));
+    expect(readFileSync(join(out, byRoute['GET /api/vms/alt/configs'])).toString()).toBe(s.backend.responseBody('vms-configs', 'alt'));
+    expect(readFileSync(join(out, 'api-vms-images-alt.json')).toString()).toBe(s.backend.responseBody('vms-images', 'alt'));
+    expect(listFiles(out)).toContain('api-vms-libvirt-active.json');
+
+    expectPrivateModes(out);
+    // Only GET routes, the token only in the cookie.
+    expect(s.backend.requests.every((r) => r.method === 'GET' && !r.write)).toBe(true);
+    expect(s.backend.requests.every((r) => r.auth === 'cookie')).toBe(true);
+  });
+
+  it('keeps hostile realm ids inside the output directory', async () => {
+    const s = await start({ realms: [{ id: '../../evil', driver: 'libvirt' }, { id: 'a/b c', driver: 'altvirt' }, { id: '.hidden', driver: 'libvirt' }] });
+    const parent = tmpDir();
+    const out = join(parent, 'raw');
+    const res = await collect(s, out);
+    expect(res.code).toBe(0);
+    expect(readdirSync(parent)).toEqual(['raw']);
+    const files = listFiles(out);
+    expect(files.every((f) => !f.includes('/'))).toBe(true);
+    expect(files).toContain('api-vms-%2E%2E%2F%2E%2E%2Fevil-active.json');
+    expect(files).toContain('api-vms-a%2Fb%20c-configs.json');
+    expect(files).toContain('api-vms-images-%2Ehidden.json');
+    const manifest = readManifest(out);
+    const evil = manifest.routes.find((r: { route: string }) => r.route === 'GET /api/vms/..%2F..%2Fevil/active');
+    expect(evil.file).toBe('api-vms-%2E%2E%2F%2E%2E%2Fevil-active.json');
+    expect(readFileSync(join(out, evil.file)).toString()).toBe(s.backend.responseBody('vms-active', '../../evil'));
+  });
+});
+
+describe('svc-snapshot collect against a 3.13.8 backend', () => {
+  it('uses each type its own token and records the 3.14.1 routes as skipped', async () => {
+    const s = await start({
+      release: '3.13.8',
+      tokens: Object.entries(PER_TYPE).map(([type, value]) => ({ value, types: [type as 'User'], readOnly: true })),
+    });
+    const out = join(tmpDir(), 'raw');
+    const env = Object.fromEntries(Object.entries(PER_TYPE).map(([t, v]) => [`SVC_TOKEN_${t.toUpperCase()}`, v]));
+    const res = await collect(s, out, ['--realms', 'libvirt'], env);
+    expect(res.code).toBe(0);
+    const manifest = readManifest(out);
+    expect(manifest.authMode).toBe('per-type');
+    expect(manifest.realms).toEqual({ source: '--realms', ids: ['libvirt'] });
+    const skipped = manifest.routes.filter((r: { skipped?: boolean }) => r.skipped);
+    expect(skipped.map((r: { route: string }) => r.route).sort()).toEqual(ROUTES.filter((r) => r.since).map((r) => `GET ${r.path}`).sort());
+    for (const r of skipped) expect(r).toMatchObject({ status: 404, file: null, reason: 'route added in backend 3.14.1; not served here' });
+    expect(listFiles(out)).toEqual(
+      ['_collection-manifest.json', 'api-drives.json', 'api-projects.json', 'api-teams.json', 'api-users.json', 'api-vms-images-libvirt.json', 'api-vms-libvirt-active.json', 'api-vms-libvirt-configs.json'],
+    );
+  });
+
+  it('skips with a reason the routes of a type that has no token', async () => {
+    const s = await start({ release: '3.13.8', tokens: [{ value: PER_TYPE.User, types: ['User'] }] });
+    const out = join(tmpDir(), 'raw');
+    const res = await collect(s, out, [], { SVC_TOKEN_USER: PER_TYPE.User });
+    expect(res.code).toBe(0);
+    const drives = readManifest(out).routes.find((r: { route: string }) => r.route === 'GET /api/drives');
+    expect(drives).toMatchObject({ status: null, file: null, skipped: true });
+    expect(drives.reason).toMatch(/SVC_TOKEN_DRIVE/);
+    expect(s.backend.requests.some((r) => r.route === 'drives')).toBe(false);
+  });
+});
+
+describe('svc-snapshot collect when things go wrong', () => {
+  it('stops with exit 3 on 401 and publishes nothing', async () => {
+    const s = await start();
+    const out = join(tmpDir(), 'raw');
+    const res = await collect(s, out, [], { SVC_TOKEN: 'fake-token-unknown' });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toMatch(/401 on GET \/api\/realms: the VM token \(from SVC_TOKEN\) was refused/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('names the refused type on a 403', async () => {
+    const s = await start({ tokens: [{ value: 'fake-token-without-vm', types: ['User', 'Team', 'Drive', 'Project'] }] });
+    const out = join(tmpDir(), 'raw');
+    const res = await collect(s, out, [], { SVC_TOKEN: 'fake-token-without-vm' });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toMatch(/403 on GET \/api\/realms: the VM token/);
+    expect(res.stderr).toMatch(/--token-vm or SVC_TOKEN_VM/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('recovers from transient 500 and 429 answers', async () => {
+    const s = await start();
+    s.backend.setFault('users', { statuses: [500, 503] });
+    s.backend.setFault('drives', { statuses: [429], retryAfter: '1' });
+    const out = join(tmpDir(), 'raw');
+    const res = await collect(s, out);
+    expect(res.code).toBe(0);
+    const routes = readManifest(out).routes;
+    expect(routes.find((r: { route: string }) => r.route === 'GET /api/users')).toMatchObject({ status: 200, attempts: 3 });
+    const drives = routes.find((r: { route: string }) => r.route === 'GET /api/drives');
+    expect(drives).toMatchObject({ status: 200, attempts: 2 });
+    expect(drives.durationMs).toBeGreaterThanOrEqual(1000); // Retry-After: 1 honoured
+  });
+
+  it('records a persistent 500 and exits 4 with the rest collected', async () => {
+    const s = await start();
+    s.backend.setFault('teams', { statuses: [500], always: true });
+    const out = join(tmpDir(), 'raw');
+    const res = await collect(s, out, ['--retries', '2']);
+    expect(res.code).toBe(4);
+    const teams = readManifest(out).routes.find((r: { route: string }) => r.route === 'GET /api/teams');
+    expect(teams).toMatchObject({ status: 500, file: null, attempts: 3 });
+    expect(teams.error).toMatch(/500/);
+    expect(listFiles(out)).toContain('api-users.json');
+    expect(listFiles(out)).not.toContain('api-teams.json');
+    expect(s.backend.requests.filter((r) => r.route === 'teams')).toHaveLength(3);
+    expect(res.stdout).toMatch(/FAILED\s+GET \/api\/teams/);
+  });
+
+  it('fails a route that answers 200 with an HTML login page, naming what arrived', async () => {
+    const s = await start();
+    s.backend.setFault('projects', { html200: true });
+    const out = join(tmpDir(), 'raw');
+    const res = await collect(s, out);
+    expect(res.code).toBe(4);
+    const p = readManifest(out).routes.find((r: { route: string }) => r.route === 'GET /api/projects');
+    expect(p.error).toMatch(/expected JSON but received \d+ bytes of HTML/);
+    expect(p.error).toMatch(/text\/html/);
+  });
+
+  it('fails a route whose body is not JSON', async () => {
+    const s = await start();
+    s.backend.setFault('users', { malformed: true });
+    const out = join(tmpDir(), 'raw');
+    const res = await collect(s, out);
+    expect(res.code).toBe(4);
+    expect(readManifest(out).routes.find((r: { route: string }) => r.route === 'GET /api/users').error).toMatch(/do not parse/);
+  });
+
+  it('retries a truncated body and records it when it stays truncated', async () => {
+    const s = await start();
+    s.backend.setFault('drives', { truncate: true });
+    const out = join(tmpDir(), 'raw');
+    const res = await collect(s, out, ['--retries', '1']);
+    expect(res.code).toBe(4);
+    const d = readManifest(out).routes.find((r: { route: string }) => r.route === 'GET /api/drives');
+    expect(d).toMatchObject({ status: null, attempts: 2 });
+    expect(d.error).toMatch(/closed|truncated/);
+  });
+
+  it('gives up on a route slower than --timeout', async () => {
+    const s = await start();
+    s.backend.setFault('teams', { delayMs: 4000 });
+    const out = join(tmpDir(), 'raw');
+    const t0 = Date.now();
+    const res = await collect(s, out, ['--timeout', '1', '--retries', '0']);
+    expect(res.code).toBe(4);
+    expect(Date.now() - t0).toBeLessThan(3900);
+    const t = readManifest(out).routes.find((r: { route: string }) => r.route === 'GET /api/teams');
+    expect(t.error).toMatch(/no complete response within 1 s \(--timeout\)/);
+  });
+
+  it('refuses an untrusted certificate and points at --ca-file', async () => {
+    const s = await start({ certs: getUntrustedCerts() } as Partial<FakeSiteOptions>);
+    const out = join(tmpDir(), 'raw');
+    // The CA that signed nothing of this server: verification must fail.
+    const { getTestCerts } = await import('../fake/certs.js');
+    const res = await runCli(['collect', '--base-url', s.url, '--ca-file', getTestCerts().caFile, '--out-dir', out], { env: { SVC_TOKEN: TOKEN } });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/TLS verification failed/);
+    expect(res.stderr).toMatch(/--ca-file/);
+    expect(existsSync(out)).toBe(false);
+    expect(s.backend.requests).toHaveLength(0);
+    expectNoSecrets(ALL_SECRETS, [], [res.stdout, res.stderr]);
+  });
+
+  it('refuses http:// to a non-loopback host before any request', async () => {
+    const out = join(tmpDir(), 'raw');
+    const res = await runCli(['collect', '--base-url', 'http://platform.example.org', '--out-dir', out], { env: { SVC_TOKEN: TOKEN } });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/unencrypted/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('leaves an older output directory intact and nothing else behind on SIGINT', async () => {
+    const s = await start();
+    s.backend.setFault('drives', { delayMs: 20_000 });
+    const parent = tmpDir();
+    const out = join(parent, 'raw');
+    mkdirSync(out);
+    writeFileSync(join(out, 'yesterday.json'), '[]');
+    const { child, result } = startCli(['collect', '--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out], { env: { SVC_TOKEN: TOKEN } });
+    // Wait until the run is under way (some routes done, drives hanging).
+    await new Promise<void>((resolve) => {
+      let seen = '';
+      child.stderr?.on('data', (c: Buffer) => {
+        seen += c.toString();
+        if (seen.includes('GET /api/users')) resolve();
+      });
+    });
+    child.kill('SIGINT');
+    const res = await result;
+    expect(res.code).toBe(130);
+    expect(readdirSync(parent)).toEqual(['raw']);
+    expect(readdirSync(out)).toEqual(['yesterday.json']);
+    expect(leftovers(parent)).toEqual([]);
+    expectNoSecrets(ALL_SECRETS, [parent], [res.stdout, res.stderr]);
+  });
+});

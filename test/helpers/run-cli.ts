@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
+
+/** Repository root, from this file's location (test/helpers/). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const CLI_BIN = join(REPO_ROOT, 'bin', 'svc-snapshot.js');
+
+export interface RunCliOptions {
+  /** Added to the clean environment; an undefined value removes a variable. */
+  env?: Record<string, string | undefined>;
+  /** Default: the repository root. */
+  cwd?: string;
+  /** The child is killed (SIGKILL) after this; default 45 s. */
+  timeoutMs?: number;
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
+
+/**
+ * The environment the CLI runs with: PATH, HOME and TZ of this process and
+ * nothing else (no SVC_* variable, no NODE_OPTIONS, no NODE_EXTRA_CA_CERTS
+ * leaks in from the developer's shell), plus `extra`.
+ */
+export function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: process.env.HOME, TZ: process.env.TZ, ...extra };
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/** Starts the CLI and returns the child (to signal it) and its result. */
+export function startCli(args: readonly string[], opts: RunCliOptions = {}): { child: ChildProcess; result: Promise<CliResult> } {
+  const child = spawn(process.execPath, [CLI_BIN, ...args], {
+    cwd: opts.cwd ?? REPO_ROOT,
+    env: cliEnv(opts.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const result = new Promise<CliResult>((resolvePromise, reject) => {
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, opts.timeoutMs ?? 45_000);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code, signal, stdout, stderr, timedOut });
+    });
+  });
+  return { child, result };
+}
+
+/** Runs `node bin/svc-snapshot.js ...args` in a clean environment. */
+export function runCli(args: readonly string[], opts: RunCliOptions = {}): Promise<CliResult> {
+  return startCli(args, opts).result;
+}
+
+const dirs: string[] = [];
+// Registered when a test file imports this helper: the file's directories go after its last test.
+afterAll(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temporary directory, removed after the test file. */
+export function tmpDir(prefix = 'svc-snapshot-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
