@@ -111,7 +111,9 @@ export class HttpClient {
     const maxAttempts = 1 + this.opts.retries;
     const host = new URL(req.url).host;
     let last: (Omit<Failure, 'type'> & { retryAfterMs?: number }) | undefined;
+    let made = 0;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      made = attempt;
       if (attempt > 1) await this.backoff(attempt - 1, last?.retryAfterMs);
       this.throwIfAborted(req, attempt - 1);
       const outcome = await this.once(req, host);
@@ -128,9 +130,9 @@ export class HttpClient {
       last = outcome;
       if (outcome.kind === 'tls' || outcome.kind === 'aborted') break;
     }
-    this.throwIfAborted(req, maxAttempts);
+    this.throwIfAborted(req, made);
     const l = last!;
-    throw new HttpError({ route: req.label, status: l.status, kind: l.kind, attempts: maxAttempts, cause: l.cause, detail: l.kind === 'tls' ? l.detail : `${l.detail} (after ${maxAttempts} attempt${maxAttempts > 1 ? 's' : ''})` });
+    throw new HttpError({ route: req.label, status: l.status, kind: l.kind, attempts: made, cause: l.cause, detail: l.kind === 'tls' ? l.detail : `${l.detail} (after ${made} attempt${made > 1 ? 's' : ''})` });
   }
 
   private throwIfAborted(req: GetRequest, attempts: number): void {

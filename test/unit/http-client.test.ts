@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { HttpClient, isRetryableStatus, parseRetryAfter } from '../../src/http/client.js';
+import { HttpError } from '../../src/http/errors.js';
+import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
+import { ALL_TYPES_TOKEN } from '../fake/backend.js';
+
+let site: FakeSite;
+let ca: string[];
+beforeAll(async () => {
+  site = await startFakeSite();
+  ca = [...rootCertificates, readFileSync(site.caFile, 'utf8')];
+});
+afterAll(async () => site.close());
+
+function client(opts: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}) {
+  return new HttpClient({ timeoutMs: 5000, retries: 3, concurrency: 2, ca, userAgent: 'test', backoffBaseMs: 10, ...opts });
+}
+
+const cookie = { cookie: `SVC_TOKEN=${ALL_TYPES_TOKEN.value}` };
+
+describe('HttpClient', () => {
+  it('returns the exact bytes the server sent', async () => {
+    const c = client();
+    const res = await c.get({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: cookie });
+    expect(res.status).toBe(200);
+    expect(res.body.toString()).toBe(site.backend.responseBody('users'));
+    expect(res.attempts).toBe(1);
+    await c.close();
+  });
+
+  it('returns 4xx answers other than 429 at once, without retrying', async () => {
+    const c = client();
+    const before = site.backend.requests.length;
+    const res = await c.get({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: { cookie: 'SVC_TOKEN=fake-token-unknown' } });
+    expect(res.status).toBe(401);
+    expect(res.attempts).toBe(1);
+    expect(site.backend.requests.length - before).toBe(1);
+    await c.close();
+  });
+
+  it('retries 5xx until the attempts run out, then throws an HttpError with the last status', async () => {
+    site.backend.setFault('teams', { statuses: [502], always: true });
+    const c = client({ retries: 2 });
+    const err = await c.get({ label: 'GET /api/teams', url: `${site.url}/api/teams`, headers: cookie }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HttpError);
+    expect(err).toMatchObject({ status: 502, attempts: 3, route: 'GET /api/teams', kind: 'status' });
+    expect((err as HttpError).message).toMatch(/^GET \/api\/teams: HTTP 502 after 3 attempts/);
+    site.backend.clearFaults();
+    await c.close();
+  });
+
+  it('honours Retry-After', async () => {
+    site.backend.setFault('drives', { statuses: [429], retryAfter: '1' });
+    const c = client();
+    const t0 = performance.now();
+    const res = await c.get({ label: 'GET /api/drives', url: `${site.url}/api/drives`, headers: cookie });
+    expect(res.status).toBe(200);
+    expect(res.attempts).toBe(2);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(950);
+    await c.close();
+  });
+
+  it('reports status 0 and a timeout when no complete response comes in time', async () => {
+    site.backend.setFault('projects', { delayMs: 1500 });
+    const c = client({ timeoutMs: 300, retries: 0 });
+    const err = await c.get({ label: 'GET /api/projects', url: `${site.url}/api/projects`, headers: cookie }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 0, kind: 'timeout', attempts: 1 });
+    site.backend.clearFaults();
+    await c.close();
+  });
+
+  it('refuses a server its trust store does not cover, naming --ca-file, without retrying', async () => {
+    const c = client({ ca: [...rootCertificates] });
+    const err = await c.get({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: cookie }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 0, kind: 'tls', attempts: 1 });
+    expect((err as Error).message).toMatch(/--ca-file/);
+    await c.close();
+  });
+
+  it('stops at once when its run is aborted', async () => {
+    site.backend.setFault('users', { delayMs: 3000 });
+    const abort = new AbortController();
+    const c = client({ signal: abort.signal });
+    const pending = c.get({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: cookie }).catch((e: unknown) => e);
+    setTimeout(() => abort.abort(), 100);
+    const t0 = performance.now();
+    expect(await pending).toMatchObject({ kind: 'aborted' });
+    expect(performance.now() - t0).toBeLessThan(2000);
+    site.backend.clearFaults();
+    await c.close();
+  });
+});
+
+describe('retry rules', () => {
+  it('retries 429 and 5xx only', () => {
+    expect([429, 500, 502, 503, 504].every(isRetryableStatus)).toBe(true);
+    expect([200, 400, 401, 403, 404, 422].some(isRetryableStatus)).toBe(false);
+  });
+
+  it('reads Retry-After as seconds or an HTTP date', () => {
+    const now = Date.parse('2026-11-21T02:00:00Z');
+    expect(parseRetryAfter('7', now)).toBe(7000);
+    expect(parseRetryAfter('Sat, 21 Nov 2026 02:00:05 GMT', now)).toBe(5000);
+    expect(parseRetryAfter('Sat, 21 Nov 2026 01:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter(undefined, now)).toBeUndefined();
+  });
+});
