@@ -8,6 +8,7 @@ import { TOOL } from '../version.js';
 import { runCollect } from '../commands/collect.js';
 import { runSnapshot } from '../commands/snapshot.js';
 import { runAudit } from '../commands/audit.js';
+import { runCheck } from '../commands/check.js';
 import type { CommandDeps, CommandResult } from '../commands/context.js';
 
 type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps) => Promise<CommandResult>;
@@ -50,6 +51,15 @@ const COMMANDS: CommandSpec[] = [
       'svc-snapshot audit --audit-url https://audit.example.org --query logins --param user=alice --report monthly',
     ],
     run: (flags, _args, deps) => runAudit(flags, deps),
+  },
+  {
+    name: 'check',
+    summary: 'check the base URL, TLS, every token and the realms before a job is scheduled; writes nothing',
+    examples: [
+      'SVC_TOKEN=… svc-snapshot check --base-url https://platform.example.org',
+      'svc-snapshot check --base-url https://platform.example.org --ca-file /etc/ssl/site-ca.pem --json',
+    ],
+    run: (flags, _args, deps) => runCheck(flags, deps),
   },
 ];
 

@@ -9,7 +9,7 @@ import type { RawCollection } from '../collect/types.js';
 import { EXPORTS } from './catalog.js';
 import type { ColumnDef, ExportDef, Representation } from './define.js';
 import { loadCollection, type Path, type RouteGroup, type SourceRecord } from './load.js';
-import { recordComparator } from './order.js';
+import { sortRecords } from './order.js';
 import { resolvePath } from './schema.js';
 import type { BuildResult, ExportRecord, ExportResult, NullField } from './types.js';
 
@@ -256,6 +256,19 @@ function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], c
   return out;
 }
 
+/**
+ * A function returning a record with the given columns, in order, from an
+ * array of values. Generated once per export because an object literal has
+ * one fixed shape: building 100k records this way is an order of magnitude
+ * faster than assigning computed keys, and serializes faster too. Column
+ * names are checked against a strict identifier pattern at catalog load, and
+ * are JSON-quoted here besides.
+ */
+function recordMaker(names: readonly string[]): (values: readonly unknown[]) => ExportRecord {
+  const body = `return {${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')}};`;
+  return new Function('v', body) as (values: readonly unknown[]) => ExportRecord;
+}
+
 function buildExport(exp: ExportDef, ctx: Context): { result: ExportResult; nullFields: NullField[] } {
   const group = ctx.group(exp.route);
   if (group.bodies.length > 0 && group.missing.length === group.bodies.length) {
@@ -264,15 +277,16 @@ function buildExport(exp: ExportDef, ctx: Context): { result: ExportResult; null
   }
   const names = exp.columns.map((c) => c.name);
   const getters = exp.columns.map((c) => compileColumn(exp, c, ctx));
+  const make = recordMaker(names);
   const rows = rowsOf(exp, group);
+  const values: unknown[] = new Array(names.length);
   const records: ExportRecord[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]!;
-    const rec: ExportRecord = {};
-    for (let c = 0; c < names.length; c++) rec[names[c]!] = getters[c]!(row);
-    records[i] = rec;
+    for (let c = 0; c < getters.length; c++) values[c] = getters[c]!(row);
+    records[i] = make(values);
   }
-  records.sort(recordComparator(exp.key, names));
+  sortRecords(records, exp.key, names);
   // Some realms answered and some did not: the export is published with what there is, and says what is missing.
   const partial = group.missing.length > 0 ? { reason: `incomplete: ${group.missing.map((m) => m.reason).join('; ')}` } : {};
   return { result: { export: exp.name, records, available: true, ...partial }, nullFields: nullFieldsOf(exp, group, rows, ctx) };

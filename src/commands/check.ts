@@ -1,0 +1,140 @@
+import { planRoute, routeById, TOKEN_TYPES, type RouteDef, type TokenType } from '../api/catalog.js';
+import { RealmsResponse } from '../api/models.js';
+import { resolveConnection, type ConnectionFlags, type ConnectionSettings } from '../config/settings.js';
+import type { ResolvedToken } from '../config/tokens.js';
+import { HttpClient, type Fetched } from '../http/client.js';
+import { HttpError } from '../http/errors.js';
+import { EXIT } from '../cli/errors.js';
+import { TOOL } from '../version.js';
+import type { CommandDeps, CommandResult } from './context.js';
+
+export interface CheckFlags extends ConnectionFlags {
+  json?: boolean;
+  audit?: boolean;
+}
+
+export interface CheckReport {
+  reachable: boolean;
+  tls: { ok: boolean; error?: string };
+  release: '3.14.1+' | 'before 3.14.1' | 'unknown';
+  tokens: Array<{ source: string; types: TokenType[]; reaches: TokenType[]; refused: TokenType[]; errors?: string[] }>;
+  realms: { source: string; ids: string[] };
+  ok: boolean;
+}
+
+/**
+ * The cheapest GET route of each type: a small 3.14.1 route where the backend
+ * serves it, else the oldest route of the type.
+ */
+const PROBES: Record<TokenType, { newer: string; older: string }> = {
+  User: { newer: 'users-managed-objects', older: 'users' },
+  Team: { newer: 'teams-usage', older: 'teams' },
+  Drive: { newer: 'drives', older: 'drives' },
+  VM: { newer: 'realms', older: 'vms-active' },
+  Project: { newer: 'security-levels', older: 'projects' },
+};
+
+type Probe = { kind: 'answer'; res: Fetched } | { kind: 'error'; err: HttpError };
+
+export async function runCheck(flags: CheckFlags, deps: CommandDeps): Promise<CommandResult> {
+  const settings = resolveConnection(flags, deps.env);
+  const http = new HttpClient({ ...settings, retries: Math.min(settings.retries, 1), userAgent: `${TOOL.name}/${TOOL.version}` });
+  try {
+    const report = await check(settings, http);
+    deps.reporter.close();
+    deps.stdout(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatCheck(settings.baseUrl, report));
+    if (report.ok) return { exitCode: EXIT.ok };
+    if (!report.reachable || !report.tls.ok) return { exitCode: EXIT.failed };
+    return { exitCode: report.tokens.some((t) => t.refused.length > 0) ? EXIT.tokenRejected : EXIT.failed };
+  } finally {
+    await http.close().catch(() => {});
+  }
+}
+
+async function probe(settings: ConnectionSettings, http: HttpClient, def: RouteDef, token: ResolvedToken, realm?: string): Promise<Probe> {
+  const p = planRoute(def, def.perRealm ? realm : undefined);
+  try {
+    const res = await http.get({ label: p.label, url: settings.baseUrl + p.urlPath, headers: { cookie: `SVC_TOKEN=${token.value}` } });
+    return { kind: 'answer', res };
+  } catch (err) {
+    if (err instanceof HttpError) return { kind: 'error', err };
+    throw err;
+  }
+}
+
+export async function check(settings: ConnectionSettings, http: HttpClient): Promise<CheckReport> {
+  const report: CheckReport = { reachable: true, tls: { ok: true }, release: 'unknown', tokens: [], realms: { source: '--realms', ids: [...settings.realms] }, ok: false };
+  // Group the types by the token that serves them: each token is tried once per type.
+  const byToken = new Map<string, { token: ResolvedToken; types: TokenType[] }>();
+  for (const type of TOKEN_TYPES) {
+    const t = settings.tokens.byType[type];
+    if (!t) continue;
+    const entry = byToken.get(t.source) ?? { token: t, types: [] };
+    entry.types.push(type);
+    byToken.set(t.source, entry);
+  }
+  let newerServed: boolean | undefined;
+  for (const { token, types } of byToken.values()) {
+    const row = { source: token.source, types, reaches: [] as TokenType[], refused: [] as TokenType[], errors: [] as string[] };
+    for (const type of types) {
+      let outcome = await probe(settings, http, routeById(PROBES[type].newer), token, settings.realms[0]);
+      if (outcome.kind === 'error') {
+        if (outcome.err.kind === 'tls') report.tls = { ok: false, error: outcome.err.detail };
+        if (outcome.err.status === 0) report.reachable = outcome.err.kind === 'tls' || outcome.err.kind === 'timeout' ? report.reachable : false;
+        if (!report.reachable || !report.tls.ok) return { ...report, tokens: [] };
+        row.errors.push(outcome.err.message);
+        continue;
+      }
+      const newer = routeById(PROBES[type].newer);
+      if (outcome.res.status === 404 && newer.since !== null) {
+        newerServed = false;
+        outcome = await probe(settings, http, routeById(PROBES[type].older), token, settings.realms[0]);
+        if (outcome.kind === 'error') {
+          row.errors.push(outcome.err.message);
+          continue;
+        }
+      } else if (newer.since !== null && outcome.res.status !== 401 && outcome.res.status !== 403) {
+        newerServed = true;
+      }
+      const status = outcome.res.status;
+      if (status === 200) row.reaches.push(type);
+      else if (status === 401 || status === 403) row.refused.push(type);
+      else row.errors.push(`${type}: HTTP ${status}`);
+      if (type === 'VM' && status === 200 && newer.id === 'realms' && newerServed) {
+        const parsed = RealmsResponse.safeParse(safeJson(outcome.res.body));
+        if (parsed.success) report.realms = { source: 'GET /api/realms', ids: Object.values(parsed.data.realms).map((r) => r.id) };
+      }
+    }
+    report.tokens.push(row.errors.length ? row : { source: row.source, types: row.types, reaches: row.reaches, refused: row.refused });
+  }
+  report.release = newerServed === undefined ? 'unknown' : newerServed ? '3.14.1+' : 'before 3.14.1';
+  report.ok = report.reachable && report.tls.ok && report.tokens.every((t) => t.refused.length === 0 && !t.errors);
+  return report;
+}
+
+function safeJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function formatCheck(baseUrl: string, r: CheckReport): string {
+  const lines = [`Checking ${baseUrl}`];
+  lines.push(`  reachable: ${r.reachable ? 'yes' : 'no'}`);
+  lines.push(`  TLS: ${r.tls.ok ? 'verified' : `FAILED: ${r.tls.error ?? ''}`}`);
+  if (r.reachable && r.tls.ok) {
+    lines.push(`  backend release: ${r.release}`);
+    for (const t of r.tokens) {
+      lines.push(`  token from ${t.source}: reaches ${t.reaches.join(', ') || 'nothing'}${t.refused.length ? `; REFUSED for ${t.refused.join(', ')}` : ''}`);
+      for (const e of t.errors ?? []) lines.push(`    error: ${e}`);
+    }
+    const covered = new Set(r.tokens.flatMap((t) => t.types));
+    const missing = TOKEN_TYPES.filter((t) => !covered.has(t));
+    if (missing.length) lines.push(`  no token for ${missing.join(', ')}: those routes would be skipped`);
+    lines.push(`  realms (${r.realms.source}): ${r.realms.ids.join(', ') || 'none'}`);
+  }
+  lines.push(r.ok ? 'OK: a snapshot would run.' : 'NOT OK: a snapshot would not run as things are.');
+  return `${lines.join('\n')}\n`;
+}
