@@ -3,6 +3,7 @@ import { CliError, EXIT } from './errors.js';
 import { optionsFor, type CommandName } from './options.js';
 import { installSignalHandlers } from '../publish/index.js';
 import { plainReporter, type Reporter } from '../progress/reporter.js';
+import { ttyReporter } from '../progress/tty.js';
 import { redact } from '../util/redact.js';
 import { TOOL } from '../version.js';
 import { runCollect } from '../commands/collect.js';
@@ -98,15 +99,25 @@ export function buildProgram(onRun: (spec: CommandSpec, flags: Record<string, un
   return program;
 }
 
+/** A live display on a terminal, plain lines otherwise (cron, pipes, CI). */
+function makeReporter(quiet: boolean): Reporter {
+  const stderr = process.stderr;
+  if (stderr.isTTY && process.env.TERM !== 'dumb' && !process.env.CI) return ttyReporter(stderr, quiet);
+  return plainReporter((l) => stderr.write(l), quiet);
+}
+
 /** The one top-level catch: every error becomes an exit code and a message without secrets. */
 export async function main(argv: string[]): Promise<number> {
   let exitCode: number = EXIT.ok;
   let debug = argv.includes('--debug');
   let reporter: Reporter = plainReporter((l) => process.stderr.write(l), false);
-  const uninstall = installSignalHandlers(() => reporter.close());
+  const uninstall = installSignalHandlers((_signal, error) => {
+    reporter.close();
+    process.stderr.write(`svc-snapshot: ${error.message}\n`);
+  });
   const program = buildProgram(async (spec, flags, args) => {
     debug = Boolean(flags.debug);
-    reporter = plainReporter((l) => process.stderr.write(l), Boolean(flags.quiet));
+    reporter = makeReporter(Boolean(flags.quiet));
     const result = await spec.run(flags, args, makeDeps(reporter));
     exitCode = result.exitCode;
   });
