@@ -7,8 +7,9 @@ import { HttpError } from '../http/errors.js';
 import { EXIT } from '../cli/errors.js';
 import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from './context.js';
+import { runCheckAudit, type CheckAuditFlags } from './check-audit.js';
 
-export interface CheckFlags extends ConnectionFlags {
+export interface CheckFlags extends ConnectionFlags, CheckAuditFlags {
   json?: boolean;
   audit?: boolean;
 }
@@ -37,6 +38,7 @@ const PROBES: Record<TokenType, { newer: string; older: string }> = {
 type Probe = { kind: 'answer'; res: Fetched } | { kind: 'error'; err: HttpError };
 
 export async function runCheck(flags: CheckFlags, deps: CommandDeps): Promise<CommandResult> {
+  if (flags.audit) return runCheckAudit(flags, deps);
   const settings = resolveConnection(flags, deps.env);
   const http = new HttpClient({ ...settings, retries: Math.min(settings.retries, 1), userAgent: `${TOOL.name}/${TOOL.version}` });
   try {

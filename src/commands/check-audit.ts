@@ -1,0 +1,67 @@
+import { resolveAuditToken, resolveAuditUrl } from '../audit/settings.js';
+import { resolveTransport, type ConnectionFlags } from '../config/settings.js';
+import { HttpClient } from '../http/client.js';
+import { HttpError } from '../http/errors.js';
+import { EXIT } from '../cli/errors.js';
+import { TOOL } from '../version.js';
+import type { CommandDeps, CommandResult } from './context.js';
+
+export interface CheckAuditFlags extends Pick<ConnectionFlags, 'timeout' | 'concurrency' | 'retries' | 'caFile'> {
+  auditUrl?: string;
+  auditToken?: string;
+  json?: boolean;
+}
+
+export interface AuditCheckReport {
+  reachable: boolean;
+  tls: { ok: boolean; error?: string };
+  service?: { name?: string; version?: string };
+  token: { source: string; accepted: boolean | null; status?: number };
+  ok: boolean;
+}
+
+/** `check --audit`: GET /info without the token, then an information route with it. */
+export async function runCheckAudit(flags: CheckAuditFlags, deps: CommandDeps): Promise<CommandResult> {
+  const auditUrl = resolveAuditUrl(flags.auditUrl, deps.env);
+  const token = resolveAuditToken(flags.auditToken, deps.env);
+  const transport = resolveTransport(flags, deps.env);
+  const http = new HttpClient({ ...transport, retries: Math.min(transport.retries, 1), userAgent: `${TOOL.name}/${TOOL.version}` });
+  const report: AuditCheckReport = { reachable: true, tls: { ok: true }, token: { source: token.source, accepted: null }, ok: false };
+  try {
+    try {
+      const info = await http.get({ label: 'GET /info', url: `${auditUrl}/info` });
+      if (info.status === 200) {
+        try {
+          const v = JSON.parse(info.body.toString('utf8')) as { name?: unknown; version?: unknown };
+          report.service = { ...(typeof v.name === 'string' ? { name: v.name } : {}), ...(typeof v.version === 'string' ? { version: v.version } : {}) };
+        } catch {
+          report.service = {};
+        }
+      }
+      const list = await http.get({ label: 'GET /queries/list', url: `${auditUrl}/queries/list`, headers: { 'x-access-token': token.value } });
+      report.token = { source: token.source, accepted: list.status === 200, status: list.status };
+    } catch (err) {
+      if (!(err instanceof HttpError)) throw err;
+      if (err.kind === 'tls') report.tls = { ok: false, error: err.detail };
+      else if (err.status === 0) report.reachable = false;
+    }
+    report.ok = report.reachable && report.tls.ok && report.token.accepted === true;
+    deps.reporter.close();
+    deps.stdout(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatAuditCheck(auditUrl, report));
+    if (report.ok) return { exitCode: EXIT.ok };
+    if (report.token.status === 401 || report.token.status === 403) return { exitCode: EXIT.tokenRejected };
+    return { exitCode: EXIT.failed };
+  } finally {
+    await http.close().catch(() => {});
+  }
+}
+
+function formatAuditCheck(url: string, r: AuditCheckReport): string {
+  const lines = [`Checking the audit service at ${url}`, `  reachable: ${r.reachable ? 'yes' : 'no'}`, `  TLS: ${r.tls.ok ? 'verified' : `FAILED: ${r.tls.error ?? ''}`}`];
+  if (r.service) lines.push(`  service: ${r.service.name ?? '?'} ${r.service.version ?? ''}`.trimEnd());
+  if (r.reachable && r.tls.ok) {
+    lines.push(`  token from ${r.token.source}: ${r.token.accepted ? 'accepted' : `REFUSED${r.token.status ? ` (HTTP ${r.token.status})` : ''}`}`);
+  }
+  lines.push(r.ok ? 'OK: an audit collection would run.' : 'NOT OK: an audit collection would not run as things are.');
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuditBackend, FAKE_AUDIT_TOKEN, WRONG_FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
+import { startFakeServer, type FakeServer } from '../fake/server.js';
+import { getTestCerts } from '../fake/certs.js';
+import { runCli, tmpDir } from '../helpers/run-cli.js';
+import { expectNoSecrets, listFiles } from '../helpers/assert-output.js';
+
+let server: FakeServer;
+const backend = createAuditBackend();
+beforeAll(async () => {
+  server = await startFakeServer(backend.handlers, { tls: true });
+});
+afterAll(async () => server.close());
+
+async function checkAudit(token: string) {
+  const cwd = tmpDir();
+  const res = await runCli(['check', '--audit', '--audit-url', server.url, '--ca-file', getTestCerts().caFile, '--json'], { env: { SVC_AUDIT_TOKEN: token }, cwd });
+  expectNoSecrets([FAKE_AUDIT_TOKEN, WRONG_FAKE_AUDIT_TOKEN], [], [res.stdout, res.stderr]);
+  expect(listFiles(cwd)).toEqual([]);
+  return { ...res, report: JSON.parse(res.stdout) };
+}
+
+describe('svc-snapshot check --audit', () => {
+  it('reports the service version and an accepted token', async () => {
+    const res = await checkAudit(FAKE_AUDIT_TOKEN);
+    expect(res.code).toBe(0);
+    expect(res.report).toMatchObject({ reachable: true, tls: { ok: true }, token: { source: 'SVC_AUDIT_TOKEN', accepted: true, status: 200 }, ok: true });
+    expect(res.report.service.version).toEqual(expect.any(String));
+  });
+
+  it('reports a refused token with exit 3', async () => {
+    const res = await checkAudit(WRONG_FAKE_AUDIT_TOKEN);
+    expect(res.code).toBe(3);
+    expect(res.report).toMatchObject({ token: { accepted: false, status: 401 }, ok: false });
+  });
+});
