@@ -231,9 +231,23 @@ function since3141Columns(exp: ExportDef, def: RouteDef): ReadonlyArray<{ col: C
   return cols;
 }
 
+/**
+ * The 3.14.1 columns to list as unobtainable: those of an export none of whose
+ * 3.14.1 fields appears in any record, i.e. the backend predates 3.14.1. One
+ * 3.14.1 field being present shows a newer backend, on which an absent
+ * optional field (snapshotPool) is just absent and not listed.
+ */
+function missing3141(exp: ExportDef, group: RouteGroup, rows: readonly Row[]): Set<ColumnDef> {
+  const cols = since3141Columns(exp, group.def);
+  if (rows.length === 0 || cols.length === 0) return new Set();
+  const locs = cols.map(({ path }) => locate(path, exp.each));
+  const newer = rows.some((row) => locs.some((loc) => rawAt(loc, row) !== undefined));
+  return newer ? new Set() : new Set(cols.map((c) => c.col));
+}
+
 function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], ctx: Context): NullField[] {
   const out: NullField[] = [];
-  const sinceCols = new Map(since3141Columns(exp, group.def).map((s) => [s.col, s.path]));
+  const missing = missing3141(exp, group, rows);
   for (const col of exp.columns) {
     const src = col.source;
     if (src.kind === 'unavailable') {
@@ -241,16 +255,12 @@ function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], c
     } else if (src.kind === 'join' || src.kind === 'count') {
       const gap = derivationGap(ctx.group(src.route));
       if (gap) out.push({ export: exp.name, field: col.name, ...gap });
-    } else if (src.kind === 'field' && sinceCols.has(col) && rows.length > 0) {
-      const loc = locate(src.path, exp.each);
-      if (!rows.some((row) => rawAt(loc, row) !== undefined)) {
-        const title = routeTitle(group.def, group.bodies);
-        out.push({
-          export: exp.name,
-          field: col.name,
-          reason: `${src.path} was added in backend 3.14.1 and no record of ${title} carries it: the backend predates 3.14.1`,
-        });
-      }
+    } else if (src.kind === 'field' && missing.has(col)) {
+      out.push({
+        export: exp.name,
+        field: col.name,
+        reason: `${src.path} was added in backend 3.14.1, and no record of ${routeTitle(group.def, group.bodies)} carries it or any other 3.14.1 field: the backend predates 3.14.1`,
+      });
     }
   }
   return out;

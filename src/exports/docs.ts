@@ -40,8 +40,9 @@ const DECISIONS = `## Decisions
   their dotted path (array elements share their array's path, map values
   appear as \`*\`).
 - **Absent optional fields** are \`null\` in that record; they are not listed in
-  \`nullFields\`. A field added in backend 3.14.1 that no record of its route
-  carries is listed there (the backend predates 3.14.1).
+  \`nullFields\`. The 3.14.1 fields of an export are listed there when no record
+  carries any of them: the backend predates 3.14.1. When one is present the
+  backend is newer, and an absent optional one (\`snapshotPool\`) is just absent.
 - **Usage** groups (\`files\`, \`vms\`, \`drives\`) that are absent from a usage row
   give \`null\`, not 0: the API reports no figure. \`teams\` takes a team's row of
   GET /api/teams/usage by team id, so the \`no-team\` row and rows of deleted

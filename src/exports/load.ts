@@ -4,7 +4,7 @@
  * its route's model, and the unknown field names collected. Pure: no I/O.
  */
 import type { z } from 'zod';
-import { ROUTES, planRoute, type PlannedRoute, type RouteDef } from '../api/catalog.js';
+import { REALMS_ROUTE, ROUTES, planRoute, type PlannedRoute, type RouteDef } from '../api/catalog.js';
 import { BodyError, decodeBody } from '../api/decode.js';
 import type { RawCollection, RouteRecord } from '../collect/types.js';
 import { collectDrift, driftTree, type DriftNode } from './schema.js';
@@ -171,10 +171,17 @@ class Loader {
 export function loadCollection(collection: RawCollection, parsed?: ReadonlyMap<string, unknown>): LoadedCollection {
   const loader = new Loader(collection, parsed);
   const realms = [...new Set(collection.manifest.realms.ids)];
+  const realmsLabel = planRoute(REALMS_ROUTE).label;
+  const realmsEntry = collection.manifest.routes.find((r) => r.route === realmsLabel);
+  // Without the realm list no per-realm route was planned: their data is missing, not empty.
+  const noRealms: RouteBody | undefined =
+    realms.length === 0 && collection.manifest.realms.source === realmsLabel && realmsEntry?.error !== undefined
+      ? { label: realmsLabel, realm: undefined, ok: false, reason: `the realms are unknown: ${realmsLabel} failed: ${realmsEntry.error}`, skipped: false }
+      : undefined;
   const groups = new Map<string, RouteGroup>();
   for (const def of ROUTES) {
     const plans = def.perRealm ? realms.map((r) => planRoute(def, r)) : [planRoute(def)];
-    const bodies = plans.map((p) => loader.body(p));
+    const bodies = def.perRealm && noRealms ? [noRealms] : plans.map((p) => loader.body(p));
     const records: SourceRecord[] = [];
     const missing: Array<Extract<RouteBody, { ok: false }>> = [];
     for (const b of bodies) {

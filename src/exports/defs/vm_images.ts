@@ -6,7 +6,7 @@ export default defineExport({
   route: 'vms-images',
   key: ['realm', 'id'],
   columns: [
-    realm('realm', 'the realm whose GET /api/vms/images returned the image'),
+    realm('realm'),
     field('id'),
     field('name'),
     field('description'),
