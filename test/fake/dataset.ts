@@ -729,11 +729,17 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
     const rng = rngFor('users-managed-objects');
     const admins = users.filter((u) => u.role === 'SubAdmin').map((u) => u.id);
     const managers = admins.length ? admins : userIds;
-    for (let i = 0; i < sizes.managedObjects && managers.length; i++) {
+    // A manager manages an object once: draw until the list is full or the draws run out.
+    const seen = new Set<string>();
+    for (let draw = 0; managedObjects.length < sizes.managedObjects && managers.length && draw < sizes.managedObjects * 20; draw++) {
       const team = rng.chance(0.5);
       const pool = team ? teamIds : projectIds;
       if (!pool.length) continue;
-      managedObjects.push({ managerID: rng.pick(managers), objectType: team ? 'Team' : 'Project', objectID: rng.pick(pool) });
+      const mo: ManagedObjectInfo = { managerID: rng.pick(managers), objectType: team ? 'Team' : 'Project', objectID: rng.pick(pool) };
+      const key = `${mo.managerID} ${mo.objectType} ${mo.objectID}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      managedObjects.push(mo);
     }
   }
 
