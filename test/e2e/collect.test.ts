@@ -243,6 +243,18 @@ describe('svc-snapshot collect when things go wrong', () => {
     expectNoSecrets(ALL_SECRETS, [], [res.stdout, res.stderr]);
   });
 
+  it('trusts the CA of NODE_EXTRA_CA_CERTS, alone and together with --ca-file', async () => {
+    const s = await start();
+    const alone = join(tmpDir(), 'raw');
+    const res = await runCli(['collect', '--base-url', s.url, '--out-dir', alone], { env: { SVC_TOKEN: TOKEN, NODE_EXTRA_CA_CERTS: s.caFile } });
+    expect(res.code).toBe(0);
+    // --ca-file replaces nothing: the NODE_EXTRA_CA_CERTS CA still counts.
+    const { getUntrustedCerts: other } = await import('../fake/certs.js');
+    const both = join(tmpDir(), 'raw');
+    const res2 = await runCli(['collect', '--base-url', s.url, '--ca-file', other().caFile, '--out-dir', both], { env: { SVC_TOKEN: TOKEN, NODE_EXTRA_CA_CERTS: s.caFile } });
+    expect(res2.code).toBe(0);
+  });
+
   it('refuses http:// to a non-loopback host before any request', async () => {
     const out = join(tmpDir(), 'raw');
     const res = await runCli(['collect', '--base-url', 'http://platform.example.org', '--out-dir', out], { env: { SVC_TOKEN: TOKEN } });
