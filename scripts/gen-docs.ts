@@ -1,33 +1,47 @@
 /**
- * Writes docs/exports.md from the export catalog:
+ * Writes the generated documents:
+ *   docs/exports.md          from the export catalog (src/exports)
+ *   docs/summary-schema.json from the --json summary schemas (src/cli/summaries.ts)
  *
- *   node --import tsx scripts/gen-docs.ts          # write the file
- *   node --import tsx scripts/gen-docs.ts --check  # exit 1 when the file is stale
+ *   node --import tsx scripts/gen-docs.ts          # write the files
+ *   node --import tsx scripts/gen-docs.ts --check  # exit 1 when a file is stale
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { renderExportsMarkdown } from '../src/exports/docs.js';
+import { renderSummarySchema } from '../src/cli/summaries.js';
 
-export { renderExportsMarkdown };
+export { renderExportsMarkdown, renderSummarySchema };
 
 export const EXPORTS_DOC = fileURLToPath(new URL('../docs/exports.md', import.meta.url));
+export const SUMMARY_DOC = fileURLToPath(new URL('../docs/summary-schema.json', import.meta.url));
+
+export const GENERATED: ReadonlyArray<{ file: string; render: () => string }> = [
+  { file: EXPORTS_DOC, render: renderExportsMarkdown },
+  { file: SUMMARY_DOC, render: () => renderSummarySchema() },
+];
 
 function main(argv: readonly string[]): number {
-  const text = renderExportsMarkdown();
-  if (argv.includes('--check')) {
-    let current = '';
-    try {
-      current = readFileSync(EXPORTS_DOC, 'utf8');
-    } catch {
-      // missing: stale
+  let stale = 0;
+  for (const { file, render } of GENERATED) {
+    const text = render();
+    if (argv.includes('--check')) {
+      let current = '';
+      try {
+        current = readFileSync(file, 'utf8');
+      } catch {
+        // missing: stale
+      }
+      if (current !== text) {
+        process.stderr.write(`${file} is stale: run node --import tsx scripts/gen-docs.ts\n`);
+        stale++;
+      }
+      continue;
     }
-    if (current === text) return 0;
-    process.stderr.write(`${EXPORTS_DOC} is stale: run node --import tsx scripts/gen-docs.ts\n`);
-    return 1;
+    writeFileSync(file, text);
+    process.stdout.write(`wrote ${file}\n`);
   }
-  writeFileSync(EXPORTS_DOC, text);
-  process.stdout.write(`wrote ${EXPORTS_DOC}\n`);
-  return 0;
+  return stale > 0 ? 1 : 0;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) process.exitCode = main(process.argv.slice(2));

@@ -1,22 +1,9 @@
-import { SEVERITY_ORDER, type AlertSummary } from './alerts.js';
+import { SEVERITY_ORDER } from './alerts.js';
+import type { AuditSummary } from '../cli/summaries.js';
 import type { AuditManifest } from './collect.js';
 
-/** What `svc-snapshot audit` prints on stdout; one JSON object with --json. */
-export interface AuditSummary {
-  command: 'audit';
-  outDir: string;
-  auditUrl: string;
-  service: { name: string; version: string };
-  date: string;
-  from: string;
-  to: string;
-  files: number;
-  alerts: AlertSummary;
-  queries: Array<{ id: string; file: string; rows: number }>;
-  reports: Array<{ id: string; objectId: string | null; file: string; bytes: number }>;
-  validationIssues: number;
-  durationMs: number;
-}
+/** What `svc-snapshot audit` prints on stdout; one JSON object with --json (schema in src/cli/summaries.ts). */
+export type { AuditSummary };
 
 export function auditSummary(manifest: AuditManifest, outDir: string, files: number, durationMs: number): AuditSummary {
   return {
@@ -28,7 +15,7 @@ export function auditSummary(manifest: AuditManifest, outDir: string, files: num
     from: manifest.from,
     to: manifest.to,
     files,
-    alerts: manifest.alerts,
+    alerts: { ...manifest.alerts, byType: [...manifest.alerts.byType] },
     queries: manifest.queries.map((q) => ({ id: q.id, file: q.file, rows: q.rows })),
     reports: manifest.reports.map((r) => ({ id: r.id, objectId: r.objectId, file: r.file, bytes: r.bytes })),
     validationIssues: manifest.validation.issues,

@@ -5,6 +5,7 @@ import { HttpError } from '../http/errors.js';
 import { EXIT } from '../cli/errors.js';
 import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from './context.js';
+import type { CheckAuditSummary } from '../cli/summaries.js';
 
 export interface CheckAuditFlags extends Pick<ConnectionFlags, 'timeout' | 'concurrency' | 'retries' | 'caFile'> {
   auditUrl?: string;
@@ -12,13 +13,7 @@ export interface CheckAuditFlags extends Pick<ConnectionFlags, 'timeout' | 'conc
   json?: boolean;
 }
 
-export interface AuditCheckReport {
-  reachable: boolean;
-  tls: { ok: boolean; error?: string };
-  service?: { name?: string; version?: string };
-  token: { source: string; accepted: boolean | null; status?: number };
-  ok: boolean;
-}
+export type AuditCheckReport = CheckAuditSummary;
 
 /** `check --audit`: GET /info without the token, then an information route with it. */
 export async function runCheckAudit(flags: CheckAuditFlags, deps: CommandDeps): Promise<CommandResult> {

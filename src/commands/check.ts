@@ -8,20 +8,14 @@ import { EXIT } from '../cli/errors.js';
 import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from './context.js';
 import { runCheckAudit, type CheckAuditFlags } from './check-audit.js';
+import type { CheckSummary } from '../cli/summaries.js';
 
 export interface CheckFlags extends ConnectionFlags, CheckAuditFlags {
   json?: boolean;
   audit?: boolean;
 }
 
-export interface CheckReport {
-  reachable: boolean;
-  tls: { ok: boolean; error?: string };
-  release: '3.14.1+' | 'before 3.14.1' | 'unknown';
-  tokens: Array<{ source: string; types: TokenType[]; reaches: TokenType[]; refused: TokenType[]; errors?: string[] }>;
-  realms: { source: string; ids: string[] };
-  ok: boolean;
-}
+export type CheckReport = CheckSummary;
 
 /**
  * The cheapest GET route of each type: a small 3.14.1 route where the backend

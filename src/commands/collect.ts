@@ -7,23 +7,14 @@ import { EXIT, FailedError } from '../cli/errors.js';
 import { TOOL } from '../version.js';
 import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import type { RouteRecord } from '../collect/types.js';
+import type { CollectSummary } from '../cli/summaries.js';
 
 export interface CollectFlags extends ConnectionFlags {
   outDir?: string;
   json?: boolean;
 }
 
-export interface CollectSummary {
-  command: 'collect';
-  outDir: string;
-  baseUrl: string;
-  date: string;
-  complete: boolean;
-  routes: { ok: number; skipped: number; failed: number };
-  skipped: Array<{ route: string; reason: string }>;
-  failed: Array<{ route: string; status: number | null; error: string }>;
-  durationMs: number;
-}
+export type { CollectSummary };
 
 export function summariseRoutes(routes: readonly RouteRecord[]) {
   return {

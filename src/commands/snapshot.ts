@@ -12,6 +12,7 @@ import { EXIT, FailedError, UsageError } from '../cli/errors.js';
 import { TOOL } from '../version.js';
 import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import { summariseRoutes } from './collect.js';
+import type { SnapshotSummary } from '../cli/summaries.js';
 
 export interface SnapshotFlags extends ConnectionFlags {
   outDir?: string;
@@ -132,7 +133,7 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
   return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete };
 }
 
-export function snapshotSummary(o: SnapshotOutcome) {
+export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
   const m = o.manifest;
   const routes = summariseRoutes(m.routes);
   return {

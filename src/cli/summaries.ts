@@ -1,0 +1,136 @@
+import { z } from 'zod';
+
+/**
+ * The `--json` output of every command, as zod schemas: the single source of
+ * the summary types, of docs/summary-schema.json (generated) and of the tests
+ * that check real output against it. Strict objects: a new field is a
+ * deliberate change of this file and of the schema document.
+ */
+const count = z.number().int().nonnegative();
+const RouteCounts = z.strictObject({ ok: count, skipped: count, failed: count });
+const Skipped = z.array(z.strictObject({ route: z.string(), reason: z.string() }));
+const Failed = z.array(z.strictObject({ route: z.string(), status: z.number().int().nullable(), error: z.string() }));
+const Date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
+
+export const CollectSummary = z.strictObject({
+  command: z.literal('collect'),
+  outDir: z.string(),
+  baseUrl: z.string(),
+  date: Date,
+  complete: z.boolean(),
+  routes: RouteCounts,
+  skipped: Skipped,
+  failed: Failed,
+  durationMs: count,
+});
+export type CollectSummary = z.infer<typeof CollectSummary>;
+
+export const SnapshotSummary = z.strictObject({
+  command: z.literal('snapshot'),
+  outDir: z.string(),
+  source: z.enum(['live', 'replay']),
+  baseUrl: z.string(),
+  date: Date,
+  complete: z.boolean(),
+  exports: z.array(
+    z.strictObject({
+      export: z.string(),
+      file: z.string(),
+      count,
+      available: z.boolean(),
+      reason: z.string().optional(),
+      nullFields: z.array(z.string()),
+    }),
+  ),
+  routes: RouteCounts,
+  skipped: Skipped,
+  failed: Failed,
+  validation: z.strictObject({ issues: count }),
+  drift: z.array(z.strictObject({ route: z.string(), unknownFields: z.array(z.string()) })),
+  /** With --diff-previous: the older snapshot compared against, and what changed (null when there was none). */
+  diffPrevious: z
+    .strictObject({
+      previous: z.string().nullable(),
+      changed: z.boolean(),
+      exports: z.array(z.strictObject({ export: z.string(), added: count, removed: count, changed: count, note: z.string().optional() })),
+    })
+    .optional(),
+  durationMs: count,
+});
+export type SnapshotSummary = z.infer<typeof SnapshotSummary>;
+
+const TokenType = z.enum(['User', 'Team', 'Drive', 'VM', 'Project']);
+
+export const CheckSummary = z.strictObject({
+  reachable: z.boolean(),
+  tls: z.strictObject({ ok: z.boolean(), error: z.string().optional() }),
+  release: z.enum(['3.14.1+', 'before 3.14.1', 'unknown']),
+  tokens: z.array(
+    z.strictObject({
+      source: z.string(),
+      types: z.array(TokenType),
+      reaches: z.array(TokenType),
+      refused: z.array(TokenType),
+      errors: z.array(z.string()).optional(),
+    }),
+  ),
+  realms: z.strictObject({ source: z.string(), ids: z.array(z.string()) }),
+  ok: z.boolean(),
+});
+export type CheckSummary = z.infer<typeof CheckSummary>;
+
+export const CheckAuditSummary = z.strictObject({
+  reachable: z.boolean(),
+  tls: z.strictObject({ ok: z.boolean(), error: z.string().optional() }),
+  service: z.strictObject({ name: z.string().optional(), version: z.string().optional() }).optional(),
+  token: z.strictObject({ source: z.string(), accepted: z.boolean().nullable(), status: z.number().int().optional() }),
+  ok: z.boolean(),
+});
+export type CheckAuditSummary = z.infer<typeof CheckAuditSummary>;
+
+const Severity = z.enum(['critical', 'high', 'medium', 'low', 'info', 'unknown']);
+
+export const AuditSummary = z.strictObject({
+  command: z.literal('audit'),
+  outDir: z.string(),
+  auditUrl: z.string(),
+  service: z.strictObject({ name: z.string(), version: z.string() }),
+  date: Date,
+  from: Date,
+  to: Date,
+  files: count,
+  alerts: z.strictObject({
+    total: count,
+    bySeverity: z.strictObject({ critical: count, high: count, medium: count, low: count, info: count, unknown: count }),
+    byType: z.array(z.strictObject({ type: z.string(), name: z.string().nullable(), severity: Severity, count })),
+  }),
+  queries: z.array(z.strictObject({ id: z.string(), file: z.string(), rows: count })),
+  reports: z.array(z.strictObject({ id: z.string(), objectId: z.string().nullable(), file: z.string(), bytes: count })),
+  validationIssues: count,
+  durationMs: count,
+});
+export type AuditSummary = z.infer<typeof AuditSummary>;
+
+/** Every command's --json output, by command. */
+export const SUMMARIES = {
+  snapshot: SnapshotSummary,
+  collect: CollectSummary,
+  audit: AuditSummary,
+  check: CheckSummary,
+  'check --audit': CheckAuditSummary,
+} as const;
+
+/** docs/summary-schema.json: JSON Schema (draft 2020-12) of every --json output. */
+export function renderSummarySchema(extra: Record<string, z.ZodType> = {}): string {
+  const all = { ...SUMMARIES, ...extra };
+  const doc = {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    title: 'svc-snapshot --json output',
+    description: 'Each command prints exactly one JSON object on stdout with --json; $defs holds one schema per command.',
+    $defs: Object.fromEntries(Object.entries(all).map(([name, schema]) => {
+      const { $schema: _ignored, ...rest } = z.toJSONSchema(schema) as Record<string, unknown>;
+      return [name, rest];
+    })),
+  };
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}
