@@ -45,8 +45,7 @@ export function ttyReporter(stream: Stream, quiet: boolean, now: () => number = 
   const clip = (s: string) => (s.length > width() ? `${s.slice(0, width() - 1)}…` : s);
 
   function erase(): void {
-    if (drawnLines > 0) stream.write(`${ESC}${drawnLines}A${ESC}0J`);
-    else stream.write(`\r${ESC}0J`);
+    if (drawnLines > 0) stream.write(`\r${ESC}${drawnLines}A${ESC}0J`);
     drawnLines = 0;
   }
 
