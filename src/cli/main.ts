@@ -10,6 +10,7 @@ import { runCollect } from '../commands/collect.js';
 import { runSnapshot } from '../commands/snapshot.js';
 import { runAudit } from '../commands/audit.js';
 import { runCheck } from '../commands/check.js';
+import { runDiff } from '../commands/diff.js';
 import type { CommandDeps, CommandResult } from '../commands/context.js';
 
 type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps) => Promise<CommandResult>;
@@ -61,6 +62,18 @@ const COMMANDS: CommandSpec[] = [
       'svc-snapshot check --base-url https://platform.example.org --ca-file /etc/ssl/site-ca.pem --json',
     ],
     run: (flags, _args, deps) => runCheck(flags, deps),
+  },
+  {
+    name: 'diff',
+    args: '<older> <newer>',
+    summary: 'what changed between two snapshots (or raw collections): exit 0 nothing, 5 something changed',
+    examples: [
+      'svc-snapshot diff svc-snapshot-2026-11-20 svc-snapshot-2026-11-21',
+      'svc-snapshot diff svc-snapshot-2026-11-20 svc-snapshot-2026-11-21 --export users --export team_memberships --json',
+      'svc-snapshot diff old new --ignore none   # also compare lastLogin, sizeOnDisk and the other volatile columns (docs/diff.md)',
+      'svc-snapshot diff old new --ignore drives.state --ignore comment   # column, or export.column',
+    ],
+    run: (flags, args, deps) => runDiff(flags, args, deps),
   },
 ];
 

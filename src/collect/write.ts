@@ -2,6 +2,7 @@ import type { Staging } from '../publish/index.js';
 import type { RawCollection } from './types.js';
 
 export const COLLECTION_MANIFEST = '_collection-manifest.json';
+export const SNAPSHOT_MANIFEST = '_snapshot-manifest.json';
 
 export function toJsonFile(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;

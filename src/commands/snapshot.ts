@@ -2,7 +2,8 @@ import { resolveConnection, type ConnectionFlags } from '../config/settings.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
 import { readCollection } from '../collect/replay.js';
-import { toJsonFile, writeCollection } from '../collect/write.js';
+import { SNAPSHOT_MANIFEST, toJsonFile, writeCollection } from '../collect/write.js';
+import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
 import type { AuthMode, RawCollection, RouteRecord } from '../collect/types.js';
 import { build } from '../exports/build.js';
 import { exportFileName, serializeExport } from '../exports/serialize.js';
@@ -24,7 +25,7 @@ export interface SnapshotFlags extends ConnectionFlags {
   diffPrevious?: boolean;
 }
 
-export const SNAPSHOT_MANIFEST = '_snapshot-manifest.json';
+export { SNAPSHOT_MANIFEST };
 
 export interface SnapshotManifest {
   kind: 'snapshot';
@@ -47,6 +48,8 @@ export interface SnapshotOutcome {
   outDir: string;
   manifest: SnapshotManifest;
   durationMs: number;
+  /** With --diff-previous: the older snapshot (null when none) and the changes. */
+  previous?: { dir: string | null; changes?: ChangeSet };
 }
 
 /** Pure: the manifest and the export files of one build. */
@@ -127,8 +130,21 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
   });
   for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.join(', ')}`);
   if (result.validation.issues > 0) deps.reporter.warn(`${result.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
+  let previous: SnapshotOutcome['previous'];
+  if (flags.diffPrevious) {
+    // The snapshot is published either way: a diff that cannot be made is reported, not fatal.
+    const dir = (await findPreviousSnapshot(outDir)) ?? null;
+    previous = { dir };
+    if (dir) {
+      try {
+        previous.changes = await diffDirectories(dir, outDir);
+      } catch (err) {
+        deps.reporter.warn(`--diff-previous: could not compare with ${dir}: ${(err as Error).message}`);
+      }
+    } else deps.reporter.warn(`--diff-previous: no older svc-snapshot-* directory beside ${outDir}`);
+  }
   deps.reporter.close();
-  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0) };
+  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous };
   deps.stdout(flags.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
   return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete };
 }
@@ -156,6 +172,23 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
     failed: routes.failed,
     validation: { issues: m.validation.issues },
     drift: m.drift,
+    ...(o.previous
+      ? {
+          diffPrevious: {
+            previous: o.previous.dir,
+            changed: o.previous.changes?.hasChanges ?? false,
+            exports: (o.previous.changes?.exports ?? [])
+              .filter((e) => e.hasChanges)
+              .map((e) => ({
+                export: e.export,
+                added: e.counts.added,
+                removed: e.counts.removed,
+                changed: e.counts.changed,
+                ...(e.availability === 'older-only' || e.availability === 'newer-only' ? { note: `available only in ${e.availability === 'older-only' ? 'older' : 'newer'}` } : {}),
+              })),
+          },
+        }
+      : {}),
     durationMs: o.durationMs,
   };
 }
@@ -175,5 +208,8 @@ function formatSnapshotSummary(o: SnapshotOutcome): string {
   for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.join(', ')}`);
   if (!s.complete) lines.push('  INCOMPLETE: published with --allow-partial (exit 4)');
   lines.push(`  done in ${(s.durationMs / 1000).toFixed(1)} s`);
-  return `${lines.join('\n')}\n`;
+  let text = `${lines.join('\n')}\n`;
+  if (o.previous?.changes) text += `\n${formatChangeSet(o.previous.changes)}`;
+  else if (o.previous) text += `\nNo older snapshot beside ${o.outDir} to compare with.\n`;
+  return text;
 }

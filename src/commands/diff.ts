@@ -1,0 +1,31 @@
+import { resolve } from 'node:path';
+import { EXIT, UsageError } from '../cli/errors.js';
+import { diffDirectories, formatChangeSet } from '../diff/index.js';
+import type { CommandDeps, CommandResult } from './context.js';
+
+export interface DiffFlags {
+  export?: string[];
+  ignore?: string[];
+  json?: boolean;
+}
+
+/**
+ * `svc-snapshot diff <older> <newer>` (CONTRACT section 9): exit 0 when
+ * nothing changed, 5 when something did, 2 for usage errors and missing or
+ * unreadable directories, 1 for anything else.
+ */
+export async function runDiff(flags: DiffFlags, args: readonly string[], deps: CommandDeps): Promise<CommandResult> {
+  if (args.length !== 2) throw new UsageError('diff needs two directories: svc-snapshot diff <older> <newer>');
+  const [older, newer] = args.map((a) => resolve(deps.cwd, a)) as [string, string];
+  deps.reporter.info(`comparing ${older} with ${newer}`);
+  const changes = await diffDirectories(older, newer, {
+    ...(flags.export !== undefined ? { exports: flags.export } : {}),
+    ...(flags.ignore !== undefined ? { ignore: flags.ignore } : {}),
+  });
+  if (changes.older.baseUrl !== null && changes.newer.baseUrl !== null && changes.older.baseUrl !== changes.newer.baseUrl) {
+    deps.reporter.warn(`the two sides come from different sites: ${changes.older.baseUrl} and ${changes.newer.baseUrl}`);
+  }
+  deps.reporter.close();
+  deps.stdout(flags.json ? `${JSON.stringify(changes, null, 2)}\n` : formatChangeSet(changes));
+  return { exitCode: changes.hasChanges ? EXIT.changed : EXIT.ok };
+}

@@ -1,0 +1,126 @@
+/**
+ * The readable summary of a change set (stdout without --json): one line per
+ * export, then the details of each export that changed, at most
+ * `maxRecords` records each. docs/diff.md shows an example.
+ */
+import type { ExportRecord } from '../exports/types.js';
+import { DEFAULT_IGNORE } from './ignore.js';
+import type { ChangeSet, DiffSide, ExportDiff } from './types.js';
+
+export interface FormatOptions {
+  /** Records shown per export (added, removed and changed together); default 20. */
+  readonly maxRecords?: number;
+  /** Column changes shown per changed record; default 8. */
+  readonly maxColumns?: number;
+  /** Characters of one value; default 60. */
+  readonly maxValue?: number;
+}
+
+/** Columns that name a record for a reader, in order of preference, when they are not part of the key. */
+const LABEL_COLUMNS = ['name', 'email', 'teamName', 'server', 'projectName'];
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(1, max - 1))}…`;
+}
+
+/** A value as JSON, so that `"1"` and `1` read differently. */
+function valueText(v: unknown, max: number): string {
+  return clip(JSON.stringify(v === undefined ? null : v), max);
+}
+
+/** An identifying value: bare when it is a plain word (most ids), else as JSON. */
+function idText(v: unknown, max: number): string {
+  return typeof v === 'string' && /^[A-Za-z0-9_.@:/+=|-]+$/.test(v) ? clip(v, max) : valueText(v, max);
+}
+
+function keyText(key: readonly string[], rec: Record<string, unknown>, max: number): string {
+  return key.map((k) => `${k}=${idText(rec[k], max)}`).join(' ');
+}
+
+function labelText(d: ExportDiff, rec: ExportRecord, max: number): string {
+  const col = LABEL_COLUMNS.find((c) => !d.key.includes(c) && rec[c] !== undefined && rec[c] !== null && rec[c] !== '');
+  return col ? `  ${col}=${idText(rec[col], max)}` : '';
+}
+
+function sideText(s: DiffSide): string {
+  const kind = s.kind === 'collection' ? 'raw collection' : 'snapshot';
+  return `${s.dir} (${kind}${s.time ? `, ${s.time}` : s.date ? `, ${s.date}` : ''})`;
+}
+
+function countsText(d: ExportDiff): string {
+  return `+${d.counts.added} −${d.counts.removed} ~${d.counts.changed}`;
+}
+
+function availabilityText(d: ExportDiff): string {
+  const other = d.availability === 'newer-only' ? d.older : d.newer;
+  const here = d.availability === 'newer-only' ? d.newer : d.older;
+  const side = d.availability === 'newer-only' ? 'newer' : 'older';
+  const count = `${here.count} record${here.count === 1 ? '' : 's'}`;
+  return `available only in ${side} (${count}); ${side === 'newer' ? 'older' : 'newer'}: ${other.reason ?? 'unavailable'}`;
+}
+
+function overviewLine(d: ExportDiff, width: number): string {
+  const name = d.export.padEnd(width);
+  switch (d.availability) {
+    case 'neither':
+      return `  ${name}  unavailable in both`;
+    case 'older-only':
+    case 'newer-only':
+      return `  ${name}  ${availabilityText(d)}`;
+    case 'both':
+      return `  ${name}  ${d.hasChanges ? countsText(d) : 'unchanged'}`;
+  }
+}
+
+function details(d: ExportDiff, o: Required<FormatOptions>): string[] {
+  const lines = [`${d.export}: ${countsText(d)}`];
+  for (const [side, info] of [['older', d.older], ['newer', d.newer]] as const) {
+    if (info.reason !== undefined) lines.push(`  note: ${side} is ${info.reason}`);
+  }
+  if (d.unobtainable.length > 0) lines.push(`  not compared (unobtainable): ${d.unobtainable.join(', ')}`);
+  let shown = 0;
+  const total = d.counts.added + d.counts.removed + d.counts.changed;
+  for (const r of d.added) {
+    if (shown++ >= o.maxRecords) break;
+    lines.push(`  + ${keyText(d.key, r, o.maxValue)}${labelText(d, r, o.maxValue)}`);
+  }
+  for (const r of d.removed) {
+    if (shown++ >= o.maxRecords) break;
+    lines.push(`  − ${keyText(d.key, r, o.maxValue)}${labelText(d, r, o.maxValue)}`);
+  }
+  for (const c of d.changed) {
+    if (shown++ >= o.maxRecords) break;
+    const cols = c.changes.slice(0, o.maxColumns).map((ch) => `${ch.column} ${valueText(ch.old, o.maxValue)} → ${valueText(ch.new, o.maxValue)}`);
+    const more = c.changes.length > o.maxColumns ? `; and ${c.changes.length - o.maxColumns} more columns` : '';
+    lines.push(`  ~ ${keyText(d.key, c.key, o.maxValue)}: ${cols.join('; ')}${more}`);
+  }
+  if (total > o.maxRecords) lines.push(`  … and ${total - o.maxRecords} more (use --json for all)`);
+  return lines;
+}
+
+export function formatChangeSet(cs: ChangeSet, opts: FormatOptions = {}): string {
+  const o: Required<FormatOptions> = { maxRecords: 20, maxColumns: 8, maxValue: 60, ...opts };
+  const t = cs.totals;
+  const lines = [
+    cs.hasChanges
+      ? `${t.exportsChanged} export${t.exportsChanged === 1 ? '' : 's'} changed: +${t.added} added, −${t.removed} removed, ~${t.changed} changed`
+      : `No changes (${cs.exports.length} export${cs.exports.length === 1 ? '' : 's'} compared)`,
+    `  older: ${sideText(cs.older)}`,
+    `  newer: ${sideText(cs.newer)}`,
+  ];
+  if (cs.older.baseUrl !== null && cs.newer.baseUrl !== null && cs.older.baseUrl !== cs.newer.baseUrl) {
+    lines.push(`  note: the two sides come from different sites (${cs.older.baseUrl} and ${cs.newer.baseUrl})`);
+  }
+  if (cs.ignore.length > 0) {
+    const defaults = cs.ignore.length === DEFAULT_IGNORE.length && cs.ignore.every((c, i) => c === DEFAULT_IGNORE[i]);
+    lines.push(`  ignored columns: ${defaults ? 'the volatile defaults (lastLogin, drives.sizeOnDisk, … see docs/diff.md)' : cs.ignore.join(', ')}; --ignore none compares them`);
+  }
+  lines.push('');
+  const width = Math.max(0, ...cs.exports.map((d) => d.export.length));
+  for (const d of cs.exports) lines.push(overviewLine(d, width));
+  for (const d of cs.exports) {
+    if (d.availability !== 'both' || !d.hasChanges) continue;
+    lines.push('', ...details(d, o));
+  }
+  return `${lines.join('\n')}\n`;
+}

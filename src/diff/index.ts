@@ -1,0 +1,43 @@
+/**
+ * `svc-snapshot diff` as a library: the snapshot command's `--diff-previous`
+ * calls findPreviousSnapshot, diffDirectories and formatChangeSet.
+ */
+import { resolve } from 'node:path';
+import { UsageError } from '../cli/errors.js';
+import { EXPORTS } from '../exports/catalog.js';
+import type { ExportDef } from '../exports/define.js';
+import { diffSides } from './compare.js';
+import { resolveIgnore } from './ignore.js';
+import { loadSide } from './read.js';
+import type { ChangeSet, DiffOptions } from './types.js';
+
+export { diffExport, diffSides, sameValue } from './compare.js';
+export { formatChangeSet, type FormatOptions } from './format.js';
+export { DEFAULT_IGNORE, IGNORE_NONE, VOLATILE_COLUMNS, resolveIgnore, type IgnoreRules, type VolatileColumn } from './ignore.js';
+export { findPreviousSnapshot } from './previous.js';
+export { loadSide, readSnapshotManifest, SNAPSHOT_MANIFEST } from './read.js';
+export type * from './types.js';
+export { DIFF_SCHEMA_VERSION } from './types.js';
+
+/** The catalog exports named (in catalog order), or all; an unknown name is a usage error listing the valid ones. */
+export function selectExports(names: readonly string[] | undefined, catalog: readonly ExportDef[] = EXPORTS): ExportDef[] {
+  if (names === undefined || names.length === 0) return [...catalog];
+  const unknown = names.filter((n) => !catalog.some((e) => e.name === n));
+  if (unknown.length > 0) {
+    throw new UsageError(`--export: unknown export${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; valid exports: ${catalog.map((e) => e.name).join(', ')}`);
+  }
+  return catalog.filter((e) => names.includes(e.name));
+}
+
+/**
+ * The change set between two directories, each a snapshot or a raw
+ * collection (built first). Options are checked before anything is read.
+ * Throws UsageError (exit 2) for a missing directory or one that is neither
+ * kind, FailedError (exit 1) for a damaged one.
+ */
+export async function diffDirectories(older: string, newer: string, opts: DiffOptions = {}): Promise<ChangeSet> {
+  const exports = selectExports(opts.exports);
+  const ignore = resolveIgnore(opts.ignore, EXPORTS);
+  const [a, b] = await Promise.all([loadSide(resolve(older), exports), loadSide(resolve(newer), exports)]);
+  return diffSides(a, b, exports, ignore);
+}

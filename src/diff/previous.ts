@@ -1,0 +1,70 @@
+/**
+ * findPreviousSnapshot: what `svc-snapshot --diff-previous` compares a fresh
+ * snapshot with (CONTRACT section 9).
+ */
+import { readdir, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { isValid, parse, parseISO } from 'date-fns';
+import { readSnapshotManifest, type SnapshotManifestView } from './read.js';
+
+const SNAPSHOT_DIR = /^svc-snapshot-/;
+/** Raw collections and audit collections share the prefix; they are not snapshots. */
+const OTHER_DIR = /^svc-snapshot-(raw|audit)-/;
+const NAME_DATE = /(\d{4}-\d{2}-\d{2})/;
+
+/** A `YYYY-MM-DD` as the start of that local day, in epoch ms. */
+function dayStart(date: string | undefined): number | undefined {
+  if (date === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(date)) return undefined;
+  const d = parse(date, 'yyyy-MM-dd', new Date(2000, 0, 1));
+  return isValid(d) ? d.getTime() : undefined;
+}
+
+/** When a snapshot was taken: the manifest's `time`, else its `date`, else the date in the directory name. */
+function snapshotTime(name: string, manifest: SnapshotManifestView | undefined): number | undefined {
+  if (manifest?.time !== undefined) {
+    const t = parseISO(manifest.time);
+    if (isValid(t)) return t.getTime();
+  }
+  return dayStart(manifest?.date) ?? dayStart(NAME_DATE.exec(name)?.[1]);
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+}
+
+/**
+ * The newest `svc-snapshot-*` directory beside `outDir` (same parent) that
+ * is older than `outDir`, by manifest `time` (falling back to the date in its
+ * name). Skipped: `outDir` itself, raw (`svc-snapshot-raw-*`) and audit
+ * (`svc-snapshot-audit-*`) directories, temporary and backup dot-directories,
+ * and directories without a valid `_snapshot-manifest.json`. When the time of
+ * `outDir` cannot be told, every candidate counts as older.
+ */
+export async function findPreviousSnapshot(outDir: string): Promise<string | undefined> {
+  const target = resolve(outDir);
+  const parent = dirname(target);
+  const self = basename(target);
+  const own = await readSnapshotManifest(target);
+  const reference = snapshotTime(self, own.ok ? own.manifest : undefined) ?? Infinity;
+  let entries: string[];
+  try {
+    entries = await readdir(parent);
+  } catch {
+    return undefined;
+  }
+  let best: { name: string; time: number } | undefined;
+  for (const name of entries) {
+    if (name === self || !SNAPSHOT_DIR.test(name) || OTHER_DIR.test(name)) continue;
+    const path = join(parent, name);
+    if (!(await isDirectory(path))) continue;
+    const read = await readSnapshotManifest(path);
+    if (!read.ok) continue;
+    const time = snapshotTime(name, read.manifest);
+    if (time === undefined || !(time < reference)) continue;
+    if (!best || time > best.time || (time === best.time && name > best.name)) best = { name, time };
+  }
+  return best ? join(parent, best.name) : undefined;
+}

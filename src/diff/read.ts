@@ -1,0 +1,163 @@
+/**
+ * Loading one side of a diff: a snapshot directory (its manifest and the
+ * export files it names), or a raw collection, built first exactly as
+ * `--replay` would build it.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { FailedError, UsageError } from '../cli/errors.js';
+import { readCollection } from '../collect/replay.js';
+import { COLLECTION_MANIFEST } from '../collect/write.js';
+import { build } from '../exports/build.js';
+import type { ExportDef } from '../exports/define.js';
+import type { ExportRecord, NullField } from '../exports/types.js';
+import type { LoadedExport, LoadedSide } from './types.js';
+
+/** Same name as in commands/snapshot.ts; not imported from there, which will import this module. */
+import { SNAPSHOT_MANIFEST } from '../collect/write.js';
+
+export { SNAPSHOT_MANIFEST };
+
+/** What the diff reads of `_snapshot-manifest.json` (CONTRACT section 5); other fields are ignored. */
+export const SnapshotManifestSchema = z.object({
+  kind: z.literal('snapshot'),
+  baseUrl: z.string().optional(),
+  time: z.string().optional(),
+  date: z.string().optional(),
+  exports: z.array(
+    z.object({
+      export: z.string(),
+      file: z.string(),
+      count: z.number().int().nonnegative(),
+      available: z.boolean(),
+      reason: z.string().optional(),
+    }),
+  ),
+  nullFields: z.array(z.object({ export: z.string(), field: z.string() })),
+});
+
+export type SnapshotManifestView = z.infer<typeof SnapshotManifestSchema>;
+
+/** Reads and checks a snapshot manifest, or says why it cannot: missing, not JSON, or not a snapshot manifest. */
+export async function readSnapshotManifest(dir: string): Promise<{ ok: true; manifest: SnapshotManifestView } | { ok: false; problem: string }> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, SNAPSHOT_MANIFEST), 'utf8');
+  } catch {
+    return { ok: false, problem: `has no readable ${SNAPSHOT_MANIFEST}` };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, problem: `has a ${SNAPSHOT_MANIFEST} that is not valid JSON (${(e as Error).message})` };
+  }
+  const parsed = SnapshotManifestSchema.safeParse(json);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    return { ok: false, problem: `has a ${SNAPSHOT_MANIFEST} that is not a snapshot manifest (${i?.path.join('.') || 'top level'}: ${i?.message ?? 'invalid'})` };
+  }
+  return { ok: true, manifest: parsed.data };
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+function nullColumnsByExport(nullFields: readonly Pick<NullField, 'export' | 'field'>[]): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const n of nullFields) {
+    let set = out.get(n.export);
+    if (!set) out.set(n.export, (set = new Set()));
+    set.add(n.field);
+  }
+  return out;
+}
+
+/** A file name from a manifest must name a file inside the directory, nothing else. */
+function safeFileName(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
+}
+
+async function readExportFile(dir: string, name: string, file: string): Promise<ExportRecord[]> {
+  if (!safeFileName(file)) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} names "${file}" as the file of ${name}, which is not a file name; the snapshot is damaged`);
+  let text: string;
+  try {
+    text = await readFile(join(dir, file), 'utf8');
+  } catch {
+    throw new FailedError(`${file} is listed in ${SNAPSHOT_MANIFEST} but cannot be read from ${dir}; the snapshot is incomplete`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new FailedError(`${file} in ${dir} is not valid JSON (${(e as Error).message}); the snapshot is damaged`);
+  }
+  if (!Array.isArray(json)) throw new FailedError(`${file} in ${dir} is not a JSON array of records; the snapshot is damaged`);
+  for (let i = 0; i < json.length; i++) {
+    const r: unknown = json[i];
+    if (r === null || typeof r !== 'object' || Array.isArray(r)) throw new FailedError(`${file} in ${dir}: element ${i} is not a record; the snapshot is damaged`);
+  }
+  return json as ExportRecord[];
+}
+
+async function loadSnapshot(dir: string, wanted: readonly ExportDef[]): Promise<LoadedSide> {
+  const read = await readSnapshotManifest(dir);
+  if (!read.ok) throw new UsageError(`${dir} ${read.problem}; give a snapshot directory or a raw collection`);
+  const m = read.manifest;
+  const nulls = nullColumnsByExport(m.nullFields);
+  const exports = new Map<string, LoadedExport>();
+  await Promise.all(
+    wanted.map(async (def) => {
+      const entry = m.exports.find((e) => e.export === def.name);
+      if (!entry) return;
+      const records = entry.available ? await readExportFile(dir, def.name, entry.file) : [];
+      exports.set(def.name, {
+        available: entry.available,
+        ...(entry.reason !== undefined ? { reason: entry.reason } : {}),
+        records,
+        nullColumns: nulls.get(def.name) ?? new Set(),
+      });
+    }),
+  );
+  return {
+    info: { dir, kind: 'snapshot', baseUrl: m.baseUrl ?? null, time: m.time ?? null, date: m.date ?? null },
+    exports,
+  };
+}
+
+async function loadCollection(dir: string): Promise<LoadedSide> {
+  const collection = await readCollection(dir);
+  const result = build(collection);
+  const nulls = nullColumnsByExport(result.nullFields);
+  const exports = new Map<string, LoadedExport>();
+  for (const e of result.exports) {
+    exports.set(e.export, {
+      available: e.available,
+      ...(e.reason !== undefined ? { reason: e.reason } : {}),
+      records: e.records,
+      nullColumns: nulls.get(e.export) ?? new Set(),
+    });
+  }
+  const m = collection.manifest;
+  return { info: { dir, kind: 'collection', baseUrl: m.baseUrl, time: m.time, date: m.date }, exports };
+}
+
+/**
+ * Loads a snapshot directory (it has `_snapshot-manifest.json`) or a raw
+ * collection (it has `_collection-manifest.json`). A snapshot's `raw/` is
+ * not looked at: its exports are what the snapshot published. Only the
+ * export files of `wanted` are read.
+ */
+export async function loadSide(dir: string, wanted: readonly ExportDef[]): Promise<LoadedSide> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info) throw new UsageError(`${dir} does not exist; give a snapshot directory or a raw collection`);
+  if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory; give a snapshot directory or a raw collection`);
+  if (await exists(join(dir, SNAPSHOT_MANIFEST))) return loadSnapshot(dir, wanted);
+  if (await exists(join(dir, COLLECTION_MANIFEST))) return loadCollection(dir);
+  throw new UsageError(`${dir} holds neither ${SNAPSHOT_MANIFEST} nor ${COLLECTION_MANIFEST}; give a snapshot directory or a raw collection`);
+}
