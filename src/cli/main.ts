@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { CliError, EXIT } from './errors.js';
+import { CliError, EXIT, UsageError } from './errors.js';
 import { optionsFor, type CommandName } from './options.js';
 import { installSignalHandlers } from '../publish/index.js';
 import { plainReporter, type Reporter } from '../progress/reporter.js';
@@ -121,6 +121,13 @@ function makeReporter(quiet: boolean): Reporter {
 
 /** The one top-level catch: every error becomes an exit code and a message without secrets. */
 export async function main(argv: string[]): Promise<number> {
+  // A reader that goes away (`| head`) must not crash a run that is publishing:
+  // further output is dropped and the run finishes.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+    });
+  }
   let exitCode: number = EXIT.ok;
   let debug = argv.includes('--debug');
   let reporter: Reporter = plainReporter((l) => process.stderr.write(l), false);
@@ -135,6 +142,10 @@ export async function main(argv: string[]): Promise<number> {
     exitCode = result.exitCode;
   });
   try {
+    const first = argv[2];
+    if (first !== undefined && !first.startsWith('-') && first !== 'help' && !COMMANDS.some((c) => c.name === first)) {
+      throw new UsageError(`unknown command "${first.slice(0, 40)}"; the commands are ${COMMANDS.map((c) => c.name).join(', ')} (snapshot is the default)`);
+    }
     await program.parseAsync(argv);
   } catch (err) {
     reporter.close();

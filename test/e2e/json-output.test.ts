@@ -96,3 +96,38 @@ describe('plain progress on stderr', () => {
     expect(res.stderr).toMatch(/^svc-snapshot: error: 401 on GET \/api\/realms/);
   });
 });
+
+describe('the command line', () => {
+  it('names the commands when given an unknown one', async () => {
+    const res = await runCli(['snapshto']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/unknown command "snapshto"; the commands are snapshot, collect, audit, check, diff/);
+  });
+
+  it('has --help with examples on every command, and --version', async () => {
+    for (const cmd of ['snapshot', 'collect', 'audit', 'check', 'diff']) {
+      const res = await runCli([cmd, '--help']);
+      expect(res.code, cmd).toBe(0);
+      expect(res.stdout, cmd).toMatch(/Examples:\n {2}\$ .*svc-snapshot/);
+    }
+    const v = await runCli(['--version']);
+    expect(v.stdout.trim()).toBe(JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version);
+  });
+
+  it('survives a reader that closes stdout early', async () => {
+    const { spawn } = await import('node:child_process');
+    const out = join(tmpDir(), 's');
+    const code = await new Promise<number | null>((resolve) => {
+      const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'svc-snapshot.js'), '--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.destroy();
+      let err = '';
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      child.on('close', (c) => {
+        expect(err).not.toMatch(/EPIPE|at .*\.js/);
+        resolve(c);
+      });
+    });
+    expect(code).toBe(0);
+    expect(readFileSync(join(out, '_snapshot-manifest.json'), 'utf8')).toMatch(/"kind": "snapshot"/);
+  });
+});
