@@ -6,11 +6,6 @@ import { plainReporter, type Reporter } from '../progress/reporter.js';
 import { ttyReporter } from '../progress/tty.js';
 import { redact } from '../util/redact.js';
 import { TOOL } from '../version.js';
-import { runCollect } from '../commands/collect.js';
-import { runSnapshot } from '../commands/snapshot.js';
-import { runAudit } from '../commands/audit.js';
-import { runCheck } from '../commands/check.js';
-import { runDiff } from '../commands/diff.js';
 import type { CommandDeps, CommandResult } from '../commands/context.js';
 
 type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps) => Promise<CommandResult>;
@@ -34,7 +29,8 @@ const COMMANDS: CommandSpec[] = [
       'svc-snapshot --replay svc-snapshot-raw-2026-11-21',
       'svc-snapshot --base-url https://platform.example.org --raw --out-dir /var/lib/svc/snapshots/$(date +%F)',
     ],
-    run: (flags, _args, deps) => runSnapshot(flags, deps),
+    // Loaded on use: `--help` and `--version` start without zod, undici and the catalogs.
+    run: async (flags, _args, deps) => (await import('../commands/snapshot.js')).runSnapshot(flags, deps),
   },
   {
     name: 'collect',
@@ -43,7 +39,7 @@ const COMMANDS: CommandSpec[] = [
       'SVC_TOKEN=… svc-snapshot collect --base-url https://platform.example.org',
       'svc-snapshot collect --base-url https://platform.example.org --ca-file /etc/ssl/site-ca.pem --out-dir /var/lib/svc/raw',
     ],
-    run: (flags, _args, deps) => runCollect(flags, deps),
+    run: async (flags, _args, deps) => (await import('../commands/collect.js')).runCollect(flags, deps),
   },
   {
     name: 'audit',
@@ -52,7 +48,7 @@ const COMMANDS: CommandSpec[] = [
       'SVC_AUDIT_TOKEN=… svc-snapshot audit --audit-url https://audit.example.org --from 2026-11-01 --to 2026-11-21',
       'svc-snapshot audit --audit-url https://audit.example.org --query logins --param user=alice --report monthly',
     ],
-    run: (flags, _args, deps) => runAudit(flags, deps),
+    run: async (flags, _args, deps) => (await import('../commands/audit.js')).runAudit(flags, deps),
   },
   {
     name: 'check',
@@ -61,7 +57,7 @@ const COMMANDS: CommandSpec[] = [
       'SVC_TOKEN=… svc-snapshot check --base-url https://platform.example.org',
       'svc-snapshot check --base-url https://platform.example.org --ca-file /etc/ssl/site-ca.pem --json',
     ],
-    run: (flags, _args, deps) => runCheck(flags, deps),
+    run: async (flags, _args, deps) => (await import('../commands/check.js')).runCheck(flags, deps),
   },
   {
     name: 'diff',
@@ -73,7 +69,7 @@ const COMMANDS: CommandSpec[] = [
       'svc-snapshot diff old new --ignore none   # also compare lastLogin, sizeOnDisk and the other volatile columns (docs/diff.md)',
       'svc-snapshot diff old new --ignore drives.state --ignore comment   # column, or export.column',
     ],
-    run: (flags, args, deps) => runDiff(flags, args, deps),
+    run: async (flags, args, deps) => (await import('../commands/diff.js')).runDiff(flags, args, deps),
   },
 ];
 
