@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
-import { format } from 'date-fns';
+import { format } from 'date-fns/format';
 import { REALMS_ROUTE, planRoute, planRoutes, type PlannedRoute, type TokenType } from '../api/catalog.js';
 import { RealmsResponse } from '../api/models.js';
 import { BodyError, decodeBody } from '../api/decode.js';
+import { checkJson } from './json-check.js';
 import { HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import type { ConnectionSettings } from '../config/settings.js';
@@ -19,11 +20,18 @@ export interface CollectDeps {
   /** Cancels requests in flight when a token is refused. */
   readonly abort: AbortController;
   readonly now?: () => Date;
+  /**
+   * Parse every body and keep it in `parsed` (default false). By default a
+   * body is only checked to be JSON of the route's shape (checkJson, which
+   * builds nothing) and kept as bytes: a parsed body takes about 2.3 times
+   * its bytes, and the build parses each body once, when it needs it.
+   */
+  readonly keepParsed?: boolean;
 }
 
 export interface CollectResult {
   readonly collection: RawCollection;
-  /** Parsed bodies by route label, so a live build does not parse twice. */
+  /** Parsed bodies by route label (Get Realms, or every body with keepParsed), so a live build does not parse twice. */
   readonly parsed: Map<string, unknown>;
   readonly failed: RouteRecord[];
 }
@@ -52,6 +60,8 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
   const bodies = new Map<string, Buffer>();
   const parsed = new Map<string, unknown>();
   const records = new Map<string, RouteRecord>();
+  const counts = new Map<string, number>();
+  const keepParsed = deps.keepParsed ?? false;
 
   async function fetchRoute(p: PlannedRoute): Promise<RouteRecord> {
     const token = settings.tokens.byType[p.def.tokenType];
@@ -66,7 +76,17 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
         return { ...base, file: null, error: `HTTP ${res.status}${statusHint(res.status)}` };
       }
       const ct = res.headers['content-type'];
-      parsed.set(p.label, decodeBody(p.label, p.def, res.body, Array.isArray(ct) ? ct[0] : ct));
+      // The realm list decides the plan, so that one is always parsed.
+      const parse = keepParsed || p.def === REALMS_ROUTE;
+      const checked = parse ? undefined : checkJson(res.body, p.def.shape);
+      if (checked === undefined) {
+        // Parsed, or not vouched for by the check: JSON.parse has the last word (and the message).
+        const value = decodeBody(p.label, p.def, res.body, Array.isArray(ct) ? ct[0] : ct);
+        if (Array.isArray(value)) counts.set(p.label, value.length);
+        if (parse) parsed.set(p.label, value);
+      } else if (p.def.shape === 'array') {
+        counts.set(p.label, checked);
+      }
       bodies.set(p.label, res.body);
       return { ...base, file: p.file, bytes: res.body.length, sha256: createHash('sha256').update(res.body).digest('hex') };
     } catch (err) {
@@ -85,8 +105,7 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
   async function run(p: PlannedRoute): Promise<RouteRecord> {
     const rec = await fetchRoute(p);
     records.set(p.label, rec);
-    const body = parsed.get(p.label);
-    deps.reporter.routeDone(rec, Array.isArray(body) ? body.length : undefined);
+    deps.reporter.routeDone(rec, counts.get(p.label));
     return rec;
   }
 

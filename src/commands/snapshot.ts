@@ -5,8 +5,7 @@ import { readCollection } from '../collect/replay.js';
 import { SNAPSHOT_MANIFEST, toJsonFile, writeCollection } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
 import type { AuthMode, RawCollection, RouteRecord } from '../collect/types.js';
-import { build } from '../exports/build.js';
-import { exportFileName, serializeExport } from '../exports/serialize.js';
+import { exportFileName, serializeExport, writeExports, type WrittenExport } from '../exports/serialize.js';
 import type { BuildResult, NullField } from '../exports/types.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT, FailedError, UsageError } from '../cli/errors.js';
@@ -52,11 +51,16 @@ export interface SnapshotOutcome {
   previous?: { dir: string | null; changes?: ChangeSet };
 }
 
-/** Pure: the manifest and the export files of one build. */
-export function snapshotFiles(collection: RawCollection, result: BuildResult, source: 'live' | 'replay', withRaw: boolean, complete: boolean) {
+/** Pure: the manifest of one build, given its exports as written. */
+export function snapshotManifest(
+  collection: RawCollection,
+  result: Omit<BuildResult, 'exports'> & { exports: readonly WrittenExport[] },
+  source: 'live' | 'replay',
+  withRaw: boolean,
+  complete: boolean,
+): SnapshotManifest {
   const m = collection.manifest;
-  const files = result.exports.map((e) => ({ name: exportFileName(e.export, e.records.length, m.date), content: serializeExport(e) }));
-  const manifest: SnapshotManifest = {
+  return {
     kind: 'snapshot',
     source,
     tool: TOOL,
@@ -65,10 +69,10 @@ export function snapshotFiles(collection: RawCollection, result: BuildResult, so
     date: m.date,
     authMode: m.authMode,
     realms: m.realms,
-    exports: result.exports.map((e, i) => ({
+    exports: result.exports.map((e) => ({
       export: e.export,
-      file: files[i]!.name,
-      count: e.records.length,
+      file: e.file,
+      count: e.count,
       available: e.available,
       ...(e.reason !== undefined ? { reason: e.reason } : {}),
       ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}),
@@ -79,7 +83,14 @@ export function snapshotFiles(collection: RawCollection, result: BuildResult, so
     drift: result.drift,
     complete,
   };
-  return { files, manifest };
+}
+
+/** Pure: the manifest and the export files of one build (every export's text at once; see writeExports for the lean way). */
+export function snapshotFiles(collection: RawCollection, result: BuildResult, source: 'live' | 'replay', withRaw: boolean, complete: boolean) {
+  const m = collection.manifest;
+  const files = result.exports.map((e) => ({ name: exportFileName(e.export, e.records.length, m.date), content: serializeExport(e) }));
+  const exports = result.exports.map((e, i) => ({ ...e, file: files[i]!.name, count: e.records.length }));
+  return { files, manifest: snapshotManifest(collection, { ...result, exports }, source, withRaw, complete) };
 }
 
 async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
@@ -114,19 +125,19 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
         `${failed.map((r) => `${r.route}: ${r.error}`).join('; ')}. Run again later, or pass --allow-partial to publish what was collected (exit 4).`,
     );
   }
-  deps.reporter.info('building exports');
-  const result = build(collection, parsed);
-  if (flags.strict && result.validation.issues > 0) {
-    const samples = result.validation.samples.slice(0, 5).map((s) => `${s.route} record ${s.index} ${s.path}: ${s.message}`);
-    throw new FailedError(`--strict: ${result.validation.issues} schema problem${result.validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
-  }
-  const { files, manifest } = snapshotFiles(collection, result, source, Boolean(flags.raw), failed.length === 0);
   const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${collection.manifest.date}`);
-  deps.reporter.info(`publishing ${outDir}`);
-  await withStaging(outDir, secrets, async (staging) => {
-    for (const f of files) await staging.writeFile(f.name, f.content);
-    await staging.writeFile(SNAPSHOT_MANIFEST, toJsonFile(manifest));
+  deps.reporter.info(`building exports into ${outDir}`);
+  const { result, manifest } = await withStaging(outDir, secrets, async (staging) => {
+    // raw/ first: the build then consumes the bodies, releasing each once read.
     if (flags.raw) await writeCollection(staging, collection, 'raw/');
+    const built = await writeExports(staging, collection, parsed, { consume: true });
+    if (flags.strict && built.validation.issues > 0) {
+      const samples = built.validation.samples.slice(0, 5).map((s) => `${s.route} record ${s.index} ${s.path}: ${s.message}`);
+      throw new FailedError(`--strict: ${built.validation.issues} schema problem${built.validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
+    }
+    const manifest = snapshotManifest(collection, built, source, Boolean(flags.raw), failed.length === 0);
+    await staging.writeFile(SNAPSHOT_MANIFEST, toJsonFile(manifest));
+    return { result: built, manifest };
   });
   for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.join(', ')}`);
   if (result.validation.issues > 0) deps.reporter.warn(`${result.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);

@@ -4,11 +4,11 @@
  * its collection call this same function on the same bytes, so their export
  * files are identical by construction.
  */
-import type { RouteDef } from '../api/catalog.js';
+import { ROUTES, type RouteDef } from '../api/catalog.js';
 import type { RawCollection } from '../collect/types.js';
 import { EXPORTS } from './catalog.js';
 import type { ColumnDef, ExportDef, Representation } from './define.js';
-import { loadCollection, type Path, type RouteGroup, type SourceRecord } from './load.js';
+import { CollectionReader, type Path, type ReaderOptions, type RouteGroup, type SourceRecord } from './load.js';
 import { sortRecords } from './order.js';
 import { resolvePath } from './schema.js';
 import type { BuildResult, ExportRecord, ExportResult, NullField } from './types.js';
@@ -116,12 +116,16 @@ class Context {
   private readonly indexes = new Map<string, Map<KeyValue, SourceRecord>>();
   private readonly counts = new Map<string, Map<KeyValue, number>>();
 
-  constructor(readonly groups: ReadonlyMap<string, RouteGroup>) {}
+  constructor(private readonly reader: CollectionReader) {}
 
   group(id: string): RouteGroup {
-    const g = this.groups.get(id);
-    if (!g) throw new Error(`no route ${id}`);
-    return g;
+    return this.reader.group(id);
+  }
+
+  /** Drops a route's records and the indexes holding them, once no later export reads them. */
+  release(route: string): void {
+    for (const id of this.indexes.keys()) if (id.startsWith(`${route}\u0000`)) this.indexes.delete(id);
+    this.reader.release(route);
   }
 
   /** The first record of `route` per value of `by` (a duplicate id keeps the first, in response order). */
@@ -279,27 +283,181 @@ function recordMaker(names: readonly string[]): (values: readonly unknown[]) => 
   return new Function('v', body) as (values: readonly unknown[]) => ExportRecord;
 }
 
-function buildExport(exp: ExportDef, ctx: Context): { result: ExportResult; nullFields: NullField[] } {
+/** The routes whose records an export reads: its own, and those of its joins and counts. */
+function routesRead(exp: ExportDef): Set<string> {
+  const out = new Set([exp.route]);
+  for (const col of exp.columns) if (col.source.kind === 'join' || col.source.kind === 'count') out.add(col.source.route);
+  return out;
+}
+
+/**
+ * The rows in file order when the common case holds: every key value a
+ * string and every key unique. Then the key columns joined by U+0000 (when no
+ * value holds one) order exactly as the tuple does under compareValues
+ * (UTF-16 code units, a prefix first), and no tie ever reaches the
+ * all-columns comparison, so the order is sortRecords' without building a
+ * record first. Undefined when the case does not apply.
+ */
+function orderByUniqueStringKey(rows: readonly Row[], keyGetters: readonly Getter[]): Row[] | undefined {
+  const n = rows.length;
+  const entries: Array<{ k: string; row: Row }> = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const row = rows[i]!;
+    let k = '';
+    for (let c = 0; c < keyGetters.length; c++) {
+      const v = keyGetters[c]!(row);
+      if (typeof v !== 'string') return undefined;
+      if (keyGetters.length === 1) k = v;
+      else if (v.includes('\u0000')) return undefined;
+      else k = c === 0 ? v : `${k}\u0000${v}`;
+    }
+    entries[i] = { k, row };
+  }
+  entries.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+  for (let i = 1; i < n; i++) if (entries[i - 1]!.k === entries[i]!.k) return undefined;
+  const out: Row[] = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = entries[i]!.row;
+  return out;
+}
+
+/** Sets the columns `slots` maps `obj`'s own keys to, as fieldGetter(key, 'value') would read them. */
+function spread(obj: unknown, slots: ReadonlyMap<string, readonly number[]>, values: unknown[]): void {
+  if (!isPlainObject(obj)) return;
+  for (const k of Object.keys(obj)) {
+    const cols = slots.get(k);
+    if (cols === undefined) continue;
+    const v = obj[k];
+    const out = v === null || isPlainObject(v) ? null : v;
+    for (const c of cols) values[c] = out;
+  }
+}
+
+/**
+ * Fills a row's column values, the same the column getters give. Plain
+ * top-level fields (of the record, or of the element of an `each` export)
+ * are read in one pass over the object's own keys rather than one lookup per
+ * column: records parsed from JSON with optional fields come in many hidden
+ * classes, on which a lookup by name is slow (megamorphic). A row with
+ * rejected paths takes the getters.
+ */
+function valuesFiller(exp: ExportDef, getters: readonly Getter[]): (row: Row, values: unknown[]) => void {
+  const onRecord = new Map<string, number[]>();
+  const onElem = new Map<string, number[]>();
+  const others: number[] = [];
+  exp.columns.forEach((col, c) => {
+    const src = col.source;
+    if (src.kind === 'field' && src.as === 'value') {
+      const loc = locate(src.path, exp.each);
+      if (loc.rest.length === 1) {
+        const slots = loc.eachSegs ? onElem : onRecord;
+        const key = loc.rest[0]!;
+        slots.set(key, [...(slots.get(key) ?? []), c]);
+        return;
+      }
+    }
+    others.push(c);
+  });
+  const spreadCols = [...onRecord.values(), ...onElem.values()].flat();
+  return (row, values) => {
+    if (row.rec.rejected !== undefined) {
+      for (let c = 0; c < getters.length; c++) values[c] = getters[c]!(row);
+      return;
+    }
+    for (const c of spreadCols) values[c] = null;
+    if (onRecord.size > 0) spread(row.rec.value, onRecord, values);
+    if (onElem.size > 0) spread(row.elemValue, onElem, values);
+    for (const c of others) values[c] = getters[c]!(row);
+  };
+}
+
+/** One export, ready to be written: what the manifest says of it, and its records on demand. */
+export interface StreamedExport {
+  readonly export: string;
+  readonly available: boolean;
+  readonly reason?: string;
+  readonly proposedRoute?: string;
+  /** How many records `batches` yields. */
+  readonly count: number;
+  readonly nullFields: NullField[];
+  /**
+   * The records in file order, `size` at a time (the last batch may be
+   * shorter); built as they are asked for, so only one batch need be alive.
+   * Iterate it once, before asking for the next export.
+   */
+  batches(size: number): Iterable<ExportRecord[]>;
+}
+
+function prepareExport(exp: ExportDef, ctx: Context): StreamedExport {
   const group = ctx.group(exp.route);
   if (group.bodies.length > 0 && group.missing.length === group.bodies.length) {
     const gap = derivationGap(group)!;
-    return { result: { export: exp.name, records: [], available: false, ...gap }, nullFields: [] };
+    return { export: exp.name, available: false, ...gap, count: 0, nullFields: [], batches: () => [] };
   }
   const names = exp.columns.map((c) => c.name);
   const getters = exp.columns.map((c) => compileColumn(exp, c, ctx));
   const make = recordMaker(names);
   const rows = rowsOf(exp, group);
   const values: unknown[] = new Array(names.length);
-  const records: ExportRecord[] = new Array(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
-    for (let c = 0; c < getters.length; c++) values[c] = getters[c]!(row);
-    records[i] = make(values);
-  }
-  sortRecords(records, exp.key, names);
+  const fill = valuesFiller(exp, getters);
+  const recordOf = (row: Row): ExportRecord => {
+    fill(row, values);
+    return make(values);
+  };
+  const keyGetters = exp.key.map((k) => getters[names.indexOf(k)]!);
   // Some realms answered and some did not: the export is published with what there is, and says what is missing.
   const partial = group.missing.length > 0 ? { reason: `incomplete: ${group.missing.map((m) => m.reason).join('; ')}` } : {};
-  return { result: { export: exp.name, records, available: true, ...partial }, nullFields: nullFieldsOf(exp, group, rows, ctx) };
+  return {
+    export: exp.name,
+    available: true,
+    ...partial,
+    count: rows.length,
+    nullFields: nullFieldsOf(exp, group, rows, ctx),
+    *batches(size: number) {
+      const ordered = orderByUniqueStringKey(rows, keyGetters);
+      if (ordered) {
+        for (let i = 0; i < ordered.length; i += size) yield ordered.slice(i, i + size).map(recordOf);
+        return;
+      }
+      const records = rows.map(recordOf);
+      sortRecords(records, exp.key, names);
+      for (let i = 0; i < records.length; i += size) yield records.slice(i, i + size);
+    },
+  };
+}
+
+/**
+ * The 15 exports, each with its position in the catalog, built in the order
+ * that keeps memory lowest: routes no export reads first (they are validated
+ * all the same), then the exports reading the fewest bytes first, so that a
+ * large route is parsed when most other bodies have been read and released.
+ * Each route's records are released after the last export that reads them.
+ */
+function* exportsOf(reader: CollectionReader, onRelease?: (bytes: number) => void): Generator<{ index: number; exp: StreamedExport }> {
+  const ctx = new Context(reader);
+  const reads = EXPORTS.map(routesRead);
+  const read = new Set(reads.flatMap((r) => [...r]));
+  let released = 0;
+  for (const def of ROUTES) {
+    if (read.has(def.id)) continue;
+    reader.group(def.id);
+    ctx.release(def.id);
+    released += reader.bytes(def.id);
+  }
+  const weight = reads.map((routes) => [...routes].reduce((sum, id) => sum + reader.bytes(id), 0));
+  const order = EXPORTS.map((_, i) => i).sort((a, b) => weight[a]! - weight[b]! || a - b);
+  const pending = new Set(order);
+  for (const i of order) {
+    if (released > 0) onRelease?.(released);
+    released = 0;
+    yield { index: i, exp: prepareExport(EXPORTS[i]!, ctx) };
+    pending.delete(i);
+    for (const route of reads[i]!) {
+      if ([...pending].some((j) => reads[j]!.has(route))) continue;
+      ctx.release(route);
+      released += reader.bytes(route);
+    }
+  }
+  if (released > 0) onRelease?.(released);
 }
 
 /**
@@ -308,14 +466,39 @@ function buildExport(exp: ExportDef, ctx: Context): { result: ExportResult; null
  * Neither the collection nor `parsed` is modified.
  */
 export function build(collection: RawCollection, parsed?: Map<string, unknown>): BuildResult {
-  const loaded = loadCollection(collection, parsed);
-  const ctx = new Context(loaded.groups);
-  const exports: ExportResult[] = [];
-  const nullFields: NullField[] = [];
-  for (const exp of EXPORTS) {
-    const built = buildExport(exp, ctx);
-    exports.push(built.result);
-    nullFields.push(...built.nullFields);
+  const reader = new CollectionReader(collection, parsed);
+  const exports: ExportResult[] = new Array(EXPORTS.length);
+  const nullFields: NullField[][] = new Array(EXPORTS.length);
+  for (const { index, exp: e } of exportsOf(reader)) {
+    let records: ExportRecord[] = [];
+    for (const batch of e.batches(Math.max(1, e.count))) records = batch;
+    const { export: name, available, reason, proposedRoute } = e;
+    exports[index] = { export: name, records, available, ...(reason !== undefined ? { reason } : {}), ...(proposedRoute !== undefined ? { proposedRoute } : {}) };
+    nullFields[index] = e.nullFields;
   }
-  return { exports, nullFields, validation: loaded.validation, drift: loaded.drift };
+  return { exports, nullFields: nullFields.flat(), ...reader.report() };
+}
+
+/**
+ * The build one export at a time, for a caller that writes each as it comes
+ * (`sink` is awaited before the next export is built, with the export's
+ * position in the catalog) and keeps none: with `consume`, memory holds
+ * about one route's records and one batch of export records, not the
+ * collection, all of it parsed, and every export at once. Gives what `build`
+ * gives but the records; the exports are byte for byte those of `build`.
+ * Exports come in the order exportsOf builds them, not the catalog's.
+ */
+export async function buildEach(
+  collection: RawCollection,
+  parsed: Map<string, unknown> | undefined,
+  sink: (e: StreamedExport, index: number) => Promise<void>,
+  opts: ReaderOptions = {},
+): Promise<Omit<BuildResult, 'exports'>> {
+  const reader = new CollectionReader(collection, parsed, opts);
+  const nullFields: NullField[][] = new Array(EXPORTS.length);
+  for (const { index, exp } of exportsOf(reader, opts.onRelease)) {
+    await sink(exp, index);
+    nullFields[index] = exp.nullFields;
+  }
+  return { nullFields: nullFields.flat(), ...reader.report() };
 }

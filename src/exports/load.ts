@@ -8,6 +8,7 @@ import { REALMS_ROUTE, ROUTES, planRoute, type PlannedRoute, type RouteDef } fro
 import { BodyError, decodeBody } from '../api/decode.js';
 import type { RawCollection, RouteRecord } from '../collect/types.js';
 import { collectDrift, driftTree, type DriftNode } from './schema.js';
+import { compileFastCheck, type FastCheck } from './fast-check.js';
 import type { ValidationSample } from './types.js';
 
 export type Path = readonly (string | number)[];
@@ -101,15 +102,24 @@ function problem(label: string, entry: RouteRecord | undefined): { reason: strin
   return undefined;
 }
 
+/** What validating one body found; kept per body so that bodies read in any order report as in catalog order. */
+interface BodyReport {
+  count: number;
+  samples: ValidationSample[];
+  drift: { route: string; unknownFields: string[] } | undefined;
+}
+
 class Loader {
-  readonly issues = { count: 0, samples: [] as ValidationSample[] };
-  readonly drift: Array<{ route: string; unknownFields: string[] }> = [];
+  private readonly reports = new Map<string, BodyReport>();
   private readonly manifest: ReadonlyMap<string, RouteRecord>;
   private readonly trees = new Map<RouteDef, DriftNode | null>();
+  private readonly fastChecks = new Map<RouteDef, FastCheck>();
 
   constructor(
     private readonly collection: RawCollection,
     private readonly parsed: ReadonlyMap<string, unknown> | undefined,
+    /** Delete each body (bytes and parsed value) from the collection once it is read. */
+    private readonly consume: boolean,
   ) {
     this.manifest = new Map(collection.manifest.routes.map((r) => [r.route, r]));
   }
@@ -131,6 +141,10 @@ class Loader {
         throw e;
       }
     }
+    if (this.consume) {
+      this.collection.bodies.delete(label);
+      (this.parsed as Map<string, unknown> | undefined)?.delete(label);
+    }
     const list = p.def.shape === 'array' ? value : [value];
     if (!Array.isArray(list)) return { label, realm, ok: false, reason: `${label} failed: the body is not a JSON array`, skipped: false };
     return { label, realm, ok: true, records: this.check(p, list) };
@@ -144,55 +158,167 @@ class Loader {
       tree = driftTree(model);
       this.trees.set(p.def, tree);
     }
+    let fast = this.fastChecks.get(p.def);
+    if (fast === undefined) {
+      fast = compileFastCheck(model);
+      this.fastChecks.set(p.def, fast);
+    }
+    const report: BodyReport = { count: 0, samples: [], drift: undefined };
     const unknown = new Set<string>();
     const out: SourceRecord[] = new Array(list.length);
     for (let i = 0; i < list.length; i++) {
       const value = list[i];
       let rejected: Path[] | undefined;
-      const result = model.safeParse(value);
-      if (!result.success) {
+      // zod only for a record the compiled check does not pass: it alone says what is wrong.
+      // A passing record has had its drift collected by the same pass.
+      const passed = fast(value, tree ? unknown : null);
+      const result = passed ? undefined : model.safeParse(value);
+      if (result && !result.success) {
         const flat: FlatIssue[] = [];
         flattenIssues(result.error.issues, value, [], flat);
         for (const f of flat) {
-          this.issues.count++;
-          if (this.issues.samples.length < MAX_SAMPLES) this.issues.samples.push({ route: p.label, index: i, path: f.path.join('.'), message: f.message });
+          report.count++;
+          if (report.samples.length < MAX_SAMPLES) report.samples.push({ route: p.label, index: i, path: f.path.join('.'), message: f.message });
           if (!f.keep) (rejected ??= []).push(f.path);
         }
       }
-      if (tree) collectDrift(tree, value, '', unknown);
+      if (tree && !passed) collectDrift(tree, value, '', unknown);
       out[i] = { value, realm: p.realm, rejected };
     }
-    if (unknown.size > 0) this.drift.push({ route: p.label, unknownFields: [...unknown].sort() });
+    if (unknown.size > 0) report.drift = { route: p.label, unknownFields: [...unknown].sort() };
+    this.reports.set(p.label, report);
     return out;
+  }
+
+  /** Validation and drift of the bodies read, in the order of `labels`. */
+  report(labels: readonly string[]): Pick<LoadedCollection, 'validation' | 'drift'> {
+    const validation = { issues: 0, samples: [] as ValidationSample[] };
+    const drift: LoadedCollection['drift'] = [];
+    for (const label of labels) {
+      const r = this.reports.get(label);
+      if (!r) continue;
+      validation.issues += r.count;
+      for (const s of r.samples) if (validation.samples.length < MAX_SAMPLES) validation.samples.push(s);
+      if (r.drift) drift.push(r.drift);
+    }
+    return { validation, drift };
   }
 }
 
-/** Every route of the catalog, planned for the collection's realms, loaded and checked. */
-export function loadCollection(collection: RawCollection, parsed?: ReadonlyMap<string, unknown>): LoadedCollection {
-  const loader = new Loader(collection, parsed);
-  const realms = [...new Set(collection.manifest.realms.ids)];
-  const realmsLabel = planRoute(REALMS_ROUTE).label;
-  const realmsEntry = collection.manifest.routes.find((r) => r.route === realmsLabel);
-  // Without the realm list no per-realm route was planned: their data is missing, not empty.
-  const noRealms: RouteBody | undefined =
-    realms.length === 0 && collection.manifest.realms.source === realmsLabel && realmsEntry?.error !== undefined
-      ? { label: realmsLabel, realm: undefined, ok: false, reason: `the realms are unknown: ${realmsLabel} failed: ${realmsEntry.error}`, skipped: false }
-      : undefined;
-  const groups = new Map<string, RouteGroup>();
-  for (const def of ROUTES) {
-    const plans = def.perRealm ? realms.map((r) => planRoute(def, r)) : [planRoute(def)];
-    const bodies = def.perRealm && noRealms ? [noRealms] : plans.map((p) => loader.body(p));
+export interface ReaderOptions {
+  /**
+   * Delete each body from the collection (its bytes, and its value from
+   * `parsed`) as soon as it is read: with `release` dropping the records read
+   * from it, memory then holds about one route at a time rather than the
+   * whole collection as bytes, parsed values and records. The caller must not
+   * need the bodies afterwards (write `raw/` first).
+   */
+  readonly consume?: boolean;
+  /**
+   * Called after routes' records are released, with the bytes their bodies
+   * had: a caller keeping memory low may collect garbage there, before the
+   * next (larger) route is parsed, rather than let the heap grow.
+   */
+  readonly onRelease?: (bytes: number) => void;
+}
+
+/**
+ * The collection's route groups, each read (parsed, validated) when first
+ * asked for, in any order; `report` gives the validation and drift as if
+ * every route had been read in catalog order.
+ */
+export class CollectionReader {
+  private readonly loader: Loader;
+  private readonly realms: string[];
+  private readonly noRealms: RouteBody | undefined;
+  private readonly groups = new Map<string, RouteGroup>();
+  private readonly released = new Set<string>();
+  private readonly consume: boolean;
+  private readonly manifest: ReadonlyMap<string, RouteRecord>;
+
+  constructor(collection: RawCollection, parsed?: ReadonlyMap<string, unknown>, opts: ReaderOptions = {}) {
+    this.consume = opts.consume ?? false;
+    this.loader = new Loader(collection, parsed, this.consume);
+    this.manifest = new Map(collection.manifest.routes.map((r) => [r.route, r]));
+    this.realms = [...new Set(collection.manifest.realms.ids)];
+    const realmsLabel = planRoute(REALMS_ROUTE).label;
+    const realmsEntry = collection.manifest.routes.find((r) => r.route === realmsLabel);
+    // Without the realm list no per-realm route was planned: their data is missing, not empty.
+    this.noRealms =
+      this.realms.length === 0 && collection.manifest.realms.source === realmsLabel && realmsEntry?.error !== undefined
+        ? { label: realmsLabel, realm: undefined, ok: false, reason: `the realms are unknown: ${realmsLabel} failed: ${realmsEntry.error}`, skipped: false }
+        : undefined;
+  }
+
+  private plans(def: RouteDef): PlannedRoute[] {
+    return def.perRealm ? this.realms.map((r) => planRoute(def, r)) : [planRoute(def)];
+  }
+
+  /** The group of a catalog route id, read on first use. After `release`, its records may not be read. */
+  group(id: string): RouteGroup {
+    let g = this.groups.get(id);
+    if (g) return g;
+    const def = ROUTES.find((r) => r.id === id);
+    if (!def) throw new Error(`no route ${id}`);
+    const bodies = def.perRealm && this.noRealms ? [this.noRealms] : this.plans(def).map((p) => this.loader.body(p));
     const records: SourceRecord[] = [];
     const missing: Array<Extract<RouteBody, { ok: false }>> = [];
     for (const b of bodies) {
       if (b.ok) for (const r of b.records) records.push(r);
       else missing.push(b);
     }
-    groups.set(def.id, { def, bodies, records, missing });
+    g = { def, bodies, records, missing };
+    this.groups.set(id, g);
+    return g;
   }
-  return {
-    groups,
-    validation: { issues: loader.issues.count, samples: loader.issues.samples },
-    drift: loader.drift,
-  };
+
+  /** Bytes of a route's bodies as collected (every realm), read or not. */
+  bytes(id: string): number {
+    const def = ROUTES.find((r) => r.id === id);
+    if (!def || (def.perRealm && this.noRealms)) return 0;
+    let sum = 0;
+    for (const p of this.plans(def)) sum += this.manifest.get(p.label)?.bytes ?? 0;
+    return sum;
+  }
+
+  /** Drops a group's records (what it says about missing bodies stays). */
+  release(id: string): void {
+    const g = this.groups.get(id);
+    if (!g || this.released.has(id)) return;
+    this.released.add(id);
+    const bodies = g.bodies.map((b): RouteBody => (b.ok ? { label: b.label, realm: b.realm, ok: true, records: [] } : b));
+    this.groups.set(id, {
+      def: g.def,
+      bodies,
+      missing: g.missing,
+      get records(): never {
+        throw new Error(`internal: the records of route ${id} were read after their release`);
+      },
+    });
+  }
+
+  /**
+   * Reads every route not read yet (no export reads GET /api/vms/{realm}/active,
+   * but its validation and drift are reported too; consumed, it is released at
+   * once), then reports in catalog order.
+   */
+  report(): Pick<LoadedCollection, 'validation' | 'drift'> {
+    const labels: string[] = [];
+    for (const def of ROUTES) {
+      if (!this.groups.has(def.id)) {
+        this.group(def.id);
+        if (this.consume) this.release(def.id);
+      }
+      if (!(def.perRealm && this.noRealms)) for (const p of this.plans(def)) labels.push(p.label);
+    }
+    return this.loader.report(labels);
+  }
+}
+
+/** Every route of the catalog, planned for the collection's realms, loaded and checked. */
+export function loadCollection(collection: RawCollection, parsed?: ReadonlyMap<string, unknown>): LoadedCollection {
+  const reader = new CollectionReader(collection, parsed);
+  const groups = new Map<string, RouteGroup>();
+  for (const def of ROUTES) groups.set(def.id, reader.group(def.id));
+  return { groups, ...reader.report() };
 }

@@ -1,5 +1,5 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isLiveStaging, registerStaging, unregisterStaging } from './registry.js';
 
@@ -12,6 +12,11 @@ export interface Staging {
   readonly dir: string;
   /** Writes `relPath` (relative, inside `dir`) with mode 0600, creating directories with 0700. */
   writeFile(relPath: string, data: string | Uint8Array): Promise<void>;
+  /**
+   * Writes `relPath` as the concatenation of `chunks`, one at a time (strings
+   * as UTF-8): a large file need never be one string or one buffer in memory.
+   */
+  writeChunks(relPath: string, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>): Promise<void>;
   /** Removes the staging directory; does nothing once it is discarded or published. */
   discard(): void;
 }
@@ -44,6 +49,7 @@ export async function createStaging(targetDir: string): Promise<Staging> {
   return {
     dir,
     writeFile: (relPath, data) => writeInto(dir, relPath, data),
+    writeChunks: (relPath, chunks) => writeChunksInto(dir, relPath, chunks),
     discard: () => discardDir(dir),
   };
 }
@@ -55,6 +61,65 @@ function discardDir(dir: string): void {
 }
 
 async function writeInto(dir: string, relPath: string, data: string | Uint8Array): Promise<void> {
+  // A long string is encoded piece by piece rather than into one buffer as large as the file.
+  if (typeof data === 'string' && data.length > WRITE_BUFFER_BYTES / 3) return writeChunksInto(dir, relPath, [data]);
+  const file = await prepareFile(dir, relPath);
+  await writeFile(file, data, { mode: FILE_MODE });
+}
+
+/** Strings are encoded into one reused buffer of this size, written when full. */
+const WRITE_BUFFER_BYTES = 1024 * 1024;
+
+async function writeChunksInto(dir: string, relPath: string, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>): Promise<void> {
+  const file = await prepareFile(dir, relPath);
+  const handle = await open(file, 'w', FILE_MODE);
+  try {
+    const buf = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
+    let used = 0;
+    const flush = async () => {
+      await writeAll(handle, buf.subarray(0, used));
+      used = 0;
+    };
+    for await (const chunk of chunks) {
+      if (typeof chunk !== 'string') {
+        await flush();
+        await writeAll(handle, chunk);
+        continue;
+      }
+      for (const piece of pieces(chunk, buf.length / 3)) {
+        // At most 3 bytes of UTF-8 per UTF-16 code unit.
+        if (piece.length * 3 > buf.length - used) await flush();
+        used += buf.write(piece, used, 'utf8');
+      }
+    }
+    await flush();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `text` in slices of at most `max` code units, never between the two halves of a surrogate pair. */
+function* pieces(text: string, max: number): Generator<string> {
+  if (text.length <= max) {
+    yield text;
+    return;
+  }
+  for (let i = 0; i < text.length; ) {
+    let end = Math.min(text.length, i + max);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+    yield text.slice(i, end);
+    i = end;
+  }
+}
+
+async function writeAll(handle: FileHandle, data: Uint8Array): Promise<void> {
+  let done = 0;
+  while (done < data.length) done += (await handle.write(data, done, data.length - done)).bytesWritten;
+}
+
+/** The absolute path for `relPath`, its directories created (0700), after checking the staging directory is still live. */
+async function prepareFile(dir: string, relPath: string): Promise<string> {
   const segments = safeSegments(dir, relPath);
   assertLive(dir);
   // One level at a time, never `recursive`: if the staging directory is
@@ -70,7 +135,7 @@ async function writeInto(dir: string, relPath: string, data: string | Uint8Array
     }
   }
   assertLive(dir);
-  await writeFile(path.join(dir, ...segments), data, { mode: FILE_MODE });
+  return path.join(dir, ...segments);
 }
 
 /** Path segments of `relPath`, refusing anything that is absolute or leaves `dir`. */

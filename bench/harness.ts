@@ -1,0 +1,434 @@
+/**
+ * The benchmark harness: starts the fake backend in its own process, runs
+ * the real CLI (bin/svc-snapshot.js, so dist/ must be built) as child
+ * processes against it, and measures every figure against its baseline from
+ * the same run. `runBench` returns the results; `renderResults` makes
+ * RESULTS.md of them.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpus, release as osRelease, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import { DIFF_CHANGED_SHARE, LATENCY_MS, MIN_RUNS, RELEASE, TARGETS, site, type Site } from './workload.js';
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const DEFAULT_BIN = join(REPO_ROOT, 'bin', 'svc-snapshot.js');
+const BENCH = join(REPO_ROOT, 'bench');
+
+export interface BenchOptions {
+  /** Runs per figure (medians); default MIN_RUNS. */
+  runs?: number;
+  /** Scale of the site against the large site: 1 for the benchmark, smaller to iterate. */
+  factor?: number;
+  /** Realms of the site; default 10. */
+  realmCount?: number;
+  /** Also measure peak memory on a site twice as large (default true). */
+  doubled?: boolean;
+  /** Added to every response; default 50 ms. */
+  latencyMs?: number;
+  /** Progress lines (stderr in the CLI). */
+  log?: (line: string) => void;
+  /** The CLI to measure; default this repository's bin/svc-snapshot.js (e.g. another build, to compare a change). */
+  bin?: string;
+}
+
+export interface Stat {
+  readonly samples: number[];
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+export interface Row {
+  readonly figure: string;
+  readonly unit: 'ms' | 'MB';
+  readonly stat: Stat | undefined;
+  /** The ratio the target is about, from medians; undefined for a baseline row. */
+  readonly ratio?: number;
+  /** How the ratio is formed, e.g. "÷ critical path". */
+  readonly ratioOf?: string;
+  readonly target?: { readonly op: '≤' | '≥'; readonly value: number };
+}
+
+export interface BenchResults {
+  readonly machine: { cpu: string; cores: number; memoryGB: number; node: string; os: string };
+  readonly date: string;
+  readonly runs: number;
+  readonly sites: ReadonlyArray<{ name: string; site: Site; collectionBytes: number }>;
+  readonly rows: Row[];
+  readonly notes: string[];
+  readonly wallSeconds: number;
+  /** The CLI measured, when not this repository's. */
+  readonly bin?: string;
+}
+
+// ---------------------------------------------------------------- processes
+
+interface ChildResult {
+  ms: number;
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  maxRss?: number;
+}
+
+/** The CLI's environment: nothing leaks in from the caller's shell (no NODE_OPTIONS). */
+function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of ['PATH', 'HOME', 'TZ', 'LANG']) if (process.env[k] !== undefined) env[k] = process.env[k]!;
+  return { ...env, ...extra };
+}
+
+let rssCounter = 0;
+
+/** Runs `node <args>`, timing spawn to exit; with `rss`, the child reports its own peak RSS through bench/maxrss.mjs. */
+async function run(args: readonly string[], opts: { env?: Record<string, string>; rss?: boolean; ok?: readonly number[]; workDir: string }): Promise<ChildResult> {
+  const rssFile = opts.rss ? join(opts.workDir, `maxrss-${process.pid}-${rssCounter++}`) : undefined;
+  const nodeArgs = rssFile ? ['--import', join(BENCH, 'maxrss.mjs'), ...args] : [...args];
+  const env = cleanEnv({ ...opts.env, ...(rssFile ? { BENCH_MAXRSS_FILE: rssFile } : {}) });
+  const t0 = performance.now();
+  const child = spawn(process.execPath, nodeArgs, { cwd: opts.workDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const code = await new Promise<number | null>((res, rej) => {
+    child.once('error', rej);
+    child.once('exit', (c) => res(c));
+  });
+  const ms = performance.now() - t0;
+  // 'exit' can come before the pipes are drained.
+  await new Promise((r) => setImmediate(r));
+  const ok = opts.ok ?? [0];
+  if (code === null || !ok.includes(code)) {
+    throw new Error(`node ${args.join(' ')} exited with ${code}: ${stderr.slice(-2000)}`);
+  }
+  let maxRss: number | undefined;
+  if (rssFile) {
+    maxRss = Number(readFileSync(rssFile, 'utf8'));
+    rmSync(rssFile, { force: true });
+  }
+  return { ms, code, stdout, stderr, ...(maxRss !== undefined ? { maxRss } : {}) };
+}
+
+interface Server {
+  url: string;
+  caFile: string;
+  token: string;
+  stop(): Promise<void>;
+}
+
+async function startServer(s: Site, latencyMs: number, log: (l: string) => void): Promise<Server> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(BENCH, 'server.ts'), '--sizes-json', JSON.stringify(s.sizes), '--realms-json', JSON.stringify(s.realms), '--latency', String(latencyMs), '--release', RELEASE],
+    { cwd: REPO_ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const exited = new Promise<number | null>((res) => child.once('exit', (c) => res(c)));
+  const line = await new Promise<string>((res, rej) => {
+    const rl = createInterface({ input: child.stdout });
+    rl.once('line', (l) => {
+      rl.close();
+      res(l);
+    });
+    void exited.then((c) => rej(new Error(`the bench server exited (${c}) before it was ready: ${stderr.slice(-2000)}`)));
+  });
+  const info = JSON.parse(line) as { url: string; caFile: string; token: string };
+  log(`server for the ${s.name} site at ${info.url}`);
+  return {
+    ...info,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+// ---------------------------------------------------------------- helpers
+
+export function stat(samples: readonly number[]): Stat | undefined {
+  if (samples.length === 0) return undefined;
+  const s = [...samples].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  const median = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  return { samples: [...samples], median, min: s[0]!, max: s[s.length - 1]! };
+}
+
+function dirBytes(dir: string): number {
+  let total = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    total += e.isDirectory() ? dirBytes(p) : statSync(p).size;
+  }
+  return total;
+}
+
+/** sha256 of every export file (not the manifest, which holds times), by name. */
+function exportHashes(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const name of readdirSync(dir)) {
+    if (name.startsWith('_') || !name.endsWith('.json')) continue;
+    out.set(name, createHash('sha256').update(readFileSync(join(dir, name))).digest('hex'));
+  }
+  return out;
+}
+
+function sameHashes(a: Map<string, string>, b: Map<string, string>): boolean {
+  return a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
+}
+
+/** Whether this build registers `svc-snapshot diff` (src/commands/diff.ts wired into src/cli/main.ts). */
+function diffRegistered(bin: string): boolean {
+  const root = dirname(dirname(bin));
+  const main = join(root, 'dist', 'cli', 'main.js');
+  return existsSync(join(root, 'dist', 'commands', 'diff.js')) && existsSync(main) && /\bname: 'diff'/.test(readFileSync(main, 'utf8'));
+}
+
+// ---------------------------------------------------------------- the run
+
+export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
+  const started = performance.now();
+  const runs = opts.runs ?? MIN_RUNS;
+  const factor = opts.factor ?? 1;
+  const latencyMs = opts.latencyMs ?? LATENCY_MS;
+  const log = opts.log ?? (() => {});
+  const BIN = opts.bin ? resolve(opts.bin) : DEFAULT_BIN;
+  if (!existsSync(join(REPO_ROOT, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is not built: run npm run build first (npm run bench does)');
+  if (!existsSync(BIN)) throw new Error(`${BIN} does not exist`);
+  const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const notes: string[] = [];
+  const rows: Row[] = [];
+  const sites: Array<{ name: string; site: Site; collectionBytes: number }> = [];
+  const servers: Server[] = [];
+  const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
+  try {
+    const one = site(factor === 1 ? 'large (1×)' : `${factor}× large`, factor, opts.realmCount);
+    const server = await startServer(one, latencyMs, log);
+    servers.push(server);
+    const live = (out: string, extra: string[] = [], rss = false) =>
+      run([BIN, ...extra, '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', out, '--quiet'], { env: { SVC_TOKEN: server.token }, rss, workDir });
+
+    // Warm-up (not counted): the server's first answers, the disk cache, and the raw collection replay reads.
+    const raw = join(workDir, 'raw-1x');
+    await run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', raw, '--quiet'], { env: { SVC_TOKEN: server.token }, workDir });
+    const collectionBytes = dirBytes(raw);
+    sites.push({ name: one.name, site: one, collectionBytes });
+    await live(join(workDir, 'warm'));
+    rmSync(join(workDir, 'warm'), { recursive: true, force: true });
+    log(`[${elapsed()}] warmed up; raw collection ${(collectionBytes / 1e6).toFixed(1)} MB`);
+
+    const samples = {
+      critical: [] as number[],
+      collect: [] as number[],
+      live: [] as number[],
+      liveRss: [] as number[],
+      sequential: [] as number[],
+      replay: [] as number[],
+      replayRss: [] as number[],
+      baseline: [] as number[],
+      help: [] as number[],
+      node: [] as number[],
+    };
+    let slowestRoute = '';
+    let identical = true;
+    for (let r = 0; r < runs; r++) {
+      const cp = await run([join(BENCH, 'critical-path.mjs'), server.url, server.caFile, server.token], { workDir });
+      const path = JSON.parse(cp.stdout) as { realmsMs: number; slowest: { route: string; ms: number; bytes: number }; totalMs: number };
+      samples.critical.push(path.totalMs);
+      slowestRoute = `${path.slowest.route} (${(path.slowest.bytes / 1e6).toFixed(1)} MB)`;
+
+      const c = join(workDir, `collect-${r}`);
+      samples.collect.push((await run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', c, '--quiet'], { env: { SVC_TOKEN: server.token }, workDir })).ms);
+      rmSync(c, { recursive: true, force: true });
+
+      const s = join(workDir, `live-${r}`);
+      const l = await live(s, [], true);
+      samples.live.push(l.ms);
+      samples.liveRss.push(l.maxRss!);
+
+      const q = join(workDir, `seq-${r}`);
+      samples.sequential.push((await live(q, ['--concurrency', '1'])).ms);
+      rmSync(q, { recursive: true, force: true });
+
+      const p = join(workDir, `replay-${r}`);
+      const rp = await run([BIN, '--replay', raw, '--out-dir', p, '--quiet'], { rss: true, workDir });
+      samples.replay.push(rp.ms);
+      samples.replayRss.push(rp.maxRss!);
+      // Live and replay of the same site must write the same bytes.
+      if (!sameHashes(exportHashes(s), exportHashes(p))) identical = false;
+      rmSync(s, { recursive: true, force: true });
+      rmSync(p, { recursive: true, force: true });
+
+      const b = join(workDir, `baseline-${r}`);
+      samples.baseline.push((await run([join(BENCH, 'baseline-replay.mjs'), raw, b], { workDir })).ms);
+      rmSync(b, { recursive: true, force: true });
+
+      // Start-up is short and noisy: three of each per round.
+      for (let i = 0; i < 3; i++) {
+        samples.node.push((await run(['-e', '0'], { workDir })).ms);
+        samples.help.push((await run([BIN, '--help'], { workDir })).ms);
+      }
+      log(`[${elapsed()}] round ${r + 1}/${runs}: live ${l.ms.toFixed(0)} ms, critical path ${path.totalMs.toFixed(0)} ms, replay ${rp.ms.toFixed(0)} ms`);
+    }
+    notes.push(`Slowest route fetched alone: ${slowestRoute}.`);
+    notes.push(identical ? 'Live and replay exports were byte-identical in every round.' : '**Live and replay exports differed in some round.**');
+
+    const critical = stat(samples.critical);
+    const liveStat = stat(samples.live);
+    const ratio = (a: Stat | undefined, b: Stat | undefined) => (a && b ? a.median / b.median : undefined);
+    const mb = (xs: number[]) => xs.map((x) => x / 1e6);
+    const coll1 = collectionBytes / 1e6;
+    rows.push({ figure: 'Critical path: GET /api/realms + slowest route alone', unit: 'ms', stat: critical });
+    rows.push({ figure: 'Live collect', unit: 'ms', stat: stat(samples.collect), ratio: ratio(stat(samples.collect), critical), ratioOf: '÷ critical path' });
+    rows.push({ figure: 'Live snapshot', unit: 'ms', stat: liveStat, ratio: ratio(liveStat, critical), ratioOf: '÷ critical path', target: { op: '≤', value: TARGETS.liveVsCriticalPath } });
+    const seq = stat(samples.sequential);
+    rows.push({ figure: 'Live snapshot, --concurrency 1', unit: 'ms', stat: seq, ratio: ratio(seq, liveStat), ratioOf: 'sequential ÷ default', target: { op: '≥', value: TARGETS.sequentialVsDefault } });
+    const base = stat(samples.baseline);
+    rows.push({ figure: 'Baseline: read + JSON.parse + JSON.stringify + write every raw file', unit: 'ms', stat: base });
+    const rep = stat(samples.replay);
+    rows.push({ figure: '--replay of the collection', unit: 'ms', stat: rep, ratio: ratio(rep, base), ratioOf: '÷ baseline', target: { op: '≤', value: TARGETS.replayVsBaseline } });
+    rows.push({ figure: `Raw collection on disk (${one.name})`, unit: 'MB', stat: stat([coll1]) });
+    const liveRss1 = stat(mb(samples.liveRss));
+    const repRss1 = stat(mb(samples.replayRss));
+    rows.push({ figure: `Peak RSS, live snapshot (${one.name})`, unit: 'MB', stat: liveRss1, ratio: liveRss1 && liveRss1.median / coll1, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
+    rows.push({ figure: `Peak RSS, replay (${one.name})`, unit: 'MB', stat: repRss1, ratio: repRss1 && repRss1.median / coll1, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
+    const nodeStat = stat(samples.node);
+    const helpStat = stat(samples.help);
+    rows.push({ figure: 'node -e 0', unit: 'ms', stat: nodeStat });
+    rows.push({ figure: 'svc-snapshot --help', unit: 'ms', stat: helpStat, ratio: ratio(helpStat, nodeStat), ratioOf: '÷ node -e 0', target: { op: '≤', value: TARGETS.helpVsNode } });
+
+    // ---- diff
+    if (diffRegistered(BIN)) {
+      const mutated = join(workDir, 'raw-1x-changed');
+      const m = await run([join(BENCH, 'mutate.mjs'), raw, mutated, String(DIFF_CHANGED_SHARE)], { workDir });
+      const { changed, total } = JSON.parse(m.stdout) as { changed: number; total: number };
+      const older = join(workDir, 'snap-a');
+      const newer = join(workDir, 'snap-b');
+      await run([BIN, '--replay', raw, '--out-dir', older, '--quiet'], { workDir });
+      await run([BIN, '--replay', mutated, '--out-dir', newer, '--quiet'], { workDir });
+      const diff: number[] = [];
+      const parse: number[] = [];
+      let code: number | null = null;
+      for (let r = 0; r < runs; r++) {
+        const d = await run([BIN, 'diff', older, newer, '--quiet'], { ok: [0, 5], workDir });
+        code = d.code;
+        diff.push(d.ms);
+        parse.push((await run([join(BENCH, 'baseline-parse.mjs'), older, newer], { workDir })).ms);
+      }
+      notes.push(`diff: ${changed} of ${total} raw records changed (${((changed / total) * 100).toFixed(2)}%); svc-snapshot diff exited ${code}.`);
+      const ds = stat(diff);
+      const ps = stat(parse);
+      rows.push({ figure: 'Baseline: JSON.parse of both snapshots’ files', unit: 'ms', stat: ps });
+      rows.push({ figure: 'svc-snapshot diff of the two snapshots', unit: 'ms', stat: ds, ratio: ratio(ds, ps), ratioOf: '÷ baseline', target: { op: '≤', value: TARGETS.diffVsParse } });
+      log(`[${elapsed()}] diff measured`);
+    } else {
+      notes.push('svc-snapshot diff is not registered in this build: its figure was not measured.');
+    }
+    await server.stop();
+    servers.pop();
+
+    // ---- twice the site: peak memory must not grow faster than the collection
+    if (opts.doubled ?? true) {
+      const two = site(factor === 1 ? 'large (2×)' : `${factor * 2}× large`, factor * 2, opts.realmCount);
+      const server2 = await startServer(two, latencyMs, log);
+      servers.push(server2);
+      const raw2 = join(workDir, 'raw-2x');
+      await run([BIN, 'collect', '--base-url', server2.url, '--ca-file', server2.caFile, '--out-dir', raw2, '--quiet'], { env: { SVC_TOKEN: server2.token }, workDir });
+      const bytes2 = dirBytes(raw2);
+      sites.push({ name: two.name, site: two, collectionBytes: bytes2 });
+      const liveRss: number[] = [];
+      const repRss: number[] = [];
+      const liveMs: number[] = [];
+      for (let r = 0; r < runs; r++) {
+        const s = join(workDir, `live2-${r}`);
+        const l = await run([BIN, '--base-url', server2.url, '--ca-file', server2.caFile, '--out-dir', s, '--quiet'], { env: { SVC_TOKEN: server2.token }, rss: true, workDir });
+        liveRss.push(l.maxRss!);
+        liveMs.push(l.ms);
+        rmSync(s, { recursive: true, force: true });
+        const p = join(workDir, `replay2-${r}`);
+        repRss.push((await run([BIN, '--replay', raw2, '--out-dir', p, '--quiet'], { rss: true, workDir })).maxRss!);
+        rmSync(p, { recursive: true, force: true });
+      }
+      await server2.stop();
+      servers.pop();
+      const coll2 = bytes2 / 1e6;
+      const l2 = stat(mb(liveRss));
+      const r2 = stat(mb(repRss));
+      rows.push({ figure: `Raw collection on disk (${two.name})`, unit: 'MB', stat: stat([coll2]) });
+      rows.push({ figure: `Live snapshot (${two.name})`, unit: 'ms', stat: stat(liveMs) });
+      rows.push({ figure: `Peak RSS, live snapshot (${two.name})`, unit: 'MB', stat: l2, ratio: l2 && l2.median / coll2, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
+      rows.push({ figure: `Peak RSS, replay (${two.name})`, unit: 'MB', stat: r2, ratio: r2 && r2.median / coll2, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
+      if (l2 && liveRss1 && r2 && repRss1) {
+        notes.push(
+          `From 1× to 2×: the collection grew ${(coll2 / coll1).toFixed(2)}×, peak RSS of the live snapshot ${(l2.median / liveRss1.median).toFixed(2)}× and of replay ${(r2.median / repRss1.median).toFixed(2)}×.`,
+        );
+      }
+      log(`[${elapsed()}] 2× site measured`);
+    }
+  } finally {
+    for (const s of servers) await s.stop().catch(() => {});
+    rmSync(workDir, { recursive: true, force: true });
+  }
+  const cpu = cpus();
+  return {
+    machine: { cpu: cpu[0]?.model.trim() ?? 'unknown', cores: cpu.length, memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, os: `${process.platform} ${osRelease()}` },
+    date: new Date().toISOString(),
+    runs,
+    sites,
+    rows,
+    notes,
+    wallSeconds: (performance.now() - started) / 1000,
+    ...(BIN !== DEFAULT_BIN ? { bin: BIN } : {}),
+  };
+}
+
+// ---------------------------------------------------------------- report
+
+function fmt(v: number, unit: 'ms' | 'MB'): string {
+  return unit === 'ms' ? `${v.toFixed(0)} ms` : `${v.toFixed(1)} MB`;
+}
+
+export function met(row: Row): boolean | undefined {
+  if (!row.target || row.ratio === undefined) return undefined;
+  return row.target.op === '≤' ? row.ratio <= row.target.value : row.ratio >= row.target.value;
+}
+
+export function renderResults(r: BenchResults): string {
+  const lines: string[] = [];
+  lines.push('# svc-snapshot benchmark results', '');
+  lines.push('Generated by `npm run bench` (bench/run.ts); do not edit by hand.', '');
+  lines.push(`- Date: ${r.date}`);
+  lines.push(`- Machine: ${r.machine.cpu}, ${r.machine.cores} cores, ${r.machine.memoryGB} GB, ${r.machine.os}`);
+  lines.push(`- Node.js: ${r.machine.node}`);
+  lines.push(`- Runs per figure: ${r.runs} (median, min, max); ratios are of medians`);
+  lines.push(`- Server: the fake backend over HTTPS on 127.0.0.1 in its own process, ${LATENCY_MS} ms added to every response (bench/server.ts), release ${RELEASE}`);
+  for (const s of r.sites) {
+    const z = s.site.sizes;
+    lines.push(
+      `- Site ${s.name}: ${z.users} users; ${z.teams} teams of ${z.membersPerTeam} members; ${z.drives} drives; ${z.projects} projects with ${z.projectMemberships} memberships; ` +
+        `${s.site.realms.length} realms each with ${z.imagesPerRealm} images, ${z.configsPerRealm} VM configs and ${z.activeVmsPerRealm} active VMs; ${z.bricks} bricks; ` +
+        `${z.externalServers} external servers; ${z.certifications} user certifications; raw collection ${(s.collectionBytes / 1e6).toFixed(1)} MB`,
+    );
+  }
+  if (r.bin) lines.push(`- CLI measured: ${r.bin} (not this repository's bin/svc-snapshot.js)`);
+  lines.push(`- Bench wall time: ${r.wallSeconds.toFixed(0)} s`, '');
+  lines.push('| figure | median | min | max | ratio | target | met |');
+  lines.push('|---|---:|---:|---:|---:|---:|:---:|');
+  for (const row of r.rows) {
+    const s = row.stat;
+    const ok = met(row);
+    lines.push(
+      `| ${row.figure} | ${s ? fmt(s.median, row.unit) : '—'} | ${s ? fmt(s.min, row.unit) : '—'} | ${s ? fmt(s.max, row.unit) : '—'} | ` +
+        `${row.ratio !== undefined ? `${row.ratio.toFixed(2)} (${row.ratioOf})` : '—'} | ${row.target ? `${row.target.op} ${row.target.value}` : '—'} | ${ok === undefined ? '' : ok ? 'yes' : '**no**'} |`,
+    );
+  }
+  lines.push('', '## Notes', '');
+  for (const n of r.notes) lines.push(`- ${n}`);
+  lines.push('');
+  return lines.join('\n');
+}

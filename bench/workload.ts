@@ -1,0 +1,85 @@
+/**
+ * The benchmark's workload and targets (the issue "Performance: a benchmark of
+ * a large site, and the targets it must show"). Numbers here are the
+ * benchmark's definition: change them only together with that issue.
+ */
+import type { DatasetSizes } from '../test/fake/dataset.js';
+import type { RealmSpec } from '../test/fake/types.js';
+
+export interface Site {
+  readonly name: string;
+  readonly sizes: DatasetSizes;
+  readonly realms: readonly RealmSpec[];
+}
+
+/**
+ * The large site: 50,000 users; 2,000 teams of 25 members; 100,000 drives;
+ * 5,000 projects with 60,000 memberships; 10 realms each with 1,000 images,
+ * 5,000 VM configs and 2,000 active VMs; 2,000 bricks; 500 external servers;
+ * 20,000 user certifications; release 3.14.1.
+ */
+export const LARGE: Readonly<DatasetSizes> = Object.freeze({
+  users: 50_000,
+  teams: 2_000,
+  membersPerTeam: 25,
+  drives: 100_000,
+  projects: 5_000,
+  projectMemberships: 60_000,
+  securityRequirements: 20,
+  securityLevels: 10,
+  certifications: 20_000,
+  managedObjects: 1_000,
+  bricks: 2_000,
+  externalServers: 500,
+  imagesPerRealm: 1_000,
+  configsPerRealm: 5_000,
+  activeVmsPerRealm: 2_000,
+});
+
+export const REALM_COUNT = 10;
+export const RELEASE = '3.14.1' as const;
+/** Added by the fake backend to every response. */
+export const LATENCY_MS = 50;
+
+/** Ten realms, both drivers (as LARGE_SITE_REALMS of the fake dataset). */
+export function realms(count = REALM_COUNT): RealmSpec[] {
+  return Array.from({ length: count }, (_, i): RealmSpec => {
+    const driver = i % 2 === 0 ? 'libvirt' : 'altvirt';
+    return { id: i < 2 ? driver : `realm-${String(i + 1).padStart(2, '0')}`, driver };
+  });
+}
+
+/** Every count multiplied by `factor` (members per team, and the realm count, stay). */
+export function scaled(factor: number, base: Readonly<DatasetSizes> = LARGE): DatasetSizes {
+  const out = { ...base };
+  for (const k of Object.keys(out) as Array<keyof DatasetSizes>) {
+    if (k === 'membersPerTeam') continue;
+    out[k] = Math.max(1, Math.round(base[k] * factor));
+  }
+  return out;
+}
+
+export function site(name: string, factor: number, realmCount = REALM_COUNT): Site {
+  return { name, sizes: scaled(factor), realms: realms(realmCount) };
+}
+
+/** Share of records changed between the two snapshots the diff figure compares. */
+export const DIFF_CHANGED_SHARE = 0.01;
+
+export const TARGETS = {
+  /** Live snapshot wall time ≤ this × (GET /api/realms + the slowest route fetched alone). */
+  liveVsCriticalPath: 1.3,
+  /** Sequential (--concurrency 1) ≥ this × the default run. */
+  sequentialVsDefault: 5,
+  /** Replay ≤ this × (read + JSON.parse + JSON.stringify + write of every raw file). */
+  replayVsBaseline: 2,
+  /** Peak RSS ≤ this × the raw collection's size on disk, at 1× and 2×. */
+  rssVsCollection: 2.5,
+  /** `svc-snapshot --help` ≤ this × `node -e 0`. */
+  helpVsNode: 3,
+  /** diff of two snapshots ≤ this × JSON.parse of both snapshots' files. */
+  diffVsParse: 2,
+} as const;
+
+/** At least this many runs per figure in a full run (medians). */
+export const MIN_RUNS = 5;
