@@ -124,7 +124,7 @@ interface Server {
 async function startServer(s: Site, latencyMs: number, log: (l: string) => void): Promise<Server> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(BENCH, 'server.ts'), '--sizes-json', JSON.stringify(s.sizes), '--realms-json', JSON.stringify(s.realms), '--latency', String(latencyMs), '--release', RELEASE],
+    ['--import', 'tsx', join(REPO_ROOT, 'test', 'fake', 'serve.ts'), '--sizes-json', JSON.stringify(s.sizes), '--realms-json', JSON.stringify(s.realms), '--latency', String(latencyMs), '--release', RELEASE],
     { cwd: REPO_ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
@@ -406,7 +406,7 @@ export function renderResults(r: BenchResults): string {
   lines.push(`- Machine: ${r.machine.cpu}, ${r.machine.cores} cores, ${r.machine.memoryGB} GB, ${r.machine.os}`);
   lines.push(`- Node.js: ${r.machine.node}`);
   lines.push(`- Runs per figure: ${r.runs} (median, min, max); ratios are of medians`);
-  lines.push(`- Server: the fake backend over HTTPS on 127.0.0.1 in its own process, ${LATENCY_MS} ms added to every response (bench/server.ts), release ${RELEASE}`);
+  lines.push(`- Server: the fake backend over HTTPS on 127.0.0.1 in its own process, ${LATENCY_MS} ms added to every response (test/fake/serve.ts), release ${RELEASE}`);
   for (const s of r.sites) {
     const z = s.site.sizes;
     lines.push(

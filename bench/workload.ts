@@ -3,7 +3,7 @@
  * a large site, and the targets it must show"). Numbers here are the
  * benchmark's definition: change them only together with that issue.
  */
-import type { DatasetSizes } from '../test/fake/dataset.js';
+import { LARGE_SITE, siteRealms, type DatasetSizes } from '../test/fake/dataset.js';
 import type { RealmSpec } from '../test/fake/types.js';
 
 export interface Site {
@@ -18,35 +18,16 @@ export interface Site {
  * 5,000 VM configs and 2,000 active VMs; 2,000 bricks; 500 external servers;
  * 20,000 user certifications; release 3.14.1.
  */
-export const LARGE: Readonly<DatasetSizes> = Object.freeze({
-  users: 50_000,
-  teams: 2_000,
-  membersPerTeam: 25,
-  drives: 100_000,
-  projects: 5_000,
-  projectMemberships: 60_000,
-  securityRequirements: 20,
-  securityLevels: 10,
-  certifications: 20_000,
-  managedObjects: 1_000,
-  bricks: 2_000,
-  externalServers: 500,
-  imagesPerRealm: 1_000,
-  configsPerRealm: 5_000,
-  activeVmsPerRealm: 2_000,
-});
+export const LARGE: Readonly<DatasetSizes> = LARGE_SITE;
 
 export const REALM_COUNT = 10;
 export const RELEASE = '3.14.1' as const;
 /** Added by the fake backend to every response. */
 export const LATENCY_MS = 50;
 
-/** Ten realms, both drivers (as LARGE_SITE_REALMS of the fake dataset). */
+/** Ten realms, both drivers (LARGE_SITE_REALMS of the fake dataset). */
 export function realms(count = REALM_COUNT): RealmSpec[] {
-  return Array.from({ length: count }, (_, i): RealmSpec => {
-    const driver = i % 2 === 0 ? 'libvirt' : 'altvirt';
-    return { id: i < 2 ? driver : `realm-${String(i + 1).padStart(2, '0')}`, driver };
-  });
+  return siteRealms(count);
 }
 
 /** Every count multiplied by `factor` (members per team, and the realm count, stay). */

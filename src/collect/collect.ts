@@ -9,7 +9,7 @@ import { HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import type { ConnectionSettings } from '../config/settings.js';
 import { tokenEnvName, tokenFlagName } from '../config/tokens.js';
-import { TokenRejectedError } from '../cli/errors.js';
+import { FailedError, TokenRejectedError } from '../cli/errors.js';
 import type { Reporter } from '../progress/reporter.js';
 import type { CollectionManifest, RawCollection, RealmsRecord, RouteRecord } from './types.js';
 import { TOOL } from '../version.js';
@@ -96,6 +96,7 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
       }
       if (err instanceof BodyError) return { route: p.label, tokenType: p.def.tokenType, status: 200, file: null, error: err.detail };
       if (err instanceof HttpError) {
+        if (p.def === REALMS_ROUTE && (err.kind === 'tls' || err.kind === 'network')) unreachable = err;
         return { route: p.label, tokenType: p.def.tokenType, status: err.status === 0 ? null : err.status, file: null, attempts: err.attempts, error: err.detail };
       }
       throw err;
@@ -110,8 +111,15 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
   }
 
   // Realms first: they decide which per-realm routes exist.
+  let unreachable: HttpError | undefined;
   const realmsPlan = planRoute(REALMS_ROUTE);
   const realmsRec = await run(realmsPlan);
+  // A TLS failure or an unreachable host on the first route would fail every
+  // route after it, each with its retries: stop here and say why.
+  if (unreachable) throw new FailedError(`cannot collect from ${settings.baseUrl}: ${unreachable.detail}. Nothing was published.`);
+  if (realmsRec.status === 200 && settings.realmsGiven) {
+    deps.reporter.warn('--realms is ignored: this backend lists its realms at GET /api/realms');
+  }
   let realms: RealmsRecord;
   if (realmsRec.status === 200 && !realmsRec.error) {
     const check = RealmsResponse.safeParse(parsed.get(realmsPlan.label));

@@ -11,6 +11,8 @@ export interface ConnectionSettings {
   readonly tokens: TokenPlan;
   /** Realms to read when GET /api/realms is not served. */
   readonly realms: readonly string[];
+  /** --realms was given (it only matters where GET /api/realms is not served). */
+  readonly realmsGiven: boolean;
   readonly timeoutMs: number;
   readonly concurrency: number;
   readonly retries: number;
@@ -70,6 +72,7 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
   return {
     baseUrl: resolveBaseUrl(flags.baseUrl, env),
     realms: parseRealms(flags.realms),
+    realmsGiven: flags.realms !== undefined,
     tokens: resolveTokens(flags, env),
     ...transport,
   };

@@ -255,6 +255,35 @@ describe('svc-snapshot collect when things go wrong', () => {
     expect(res2.code).toBe(0);
   });
 
+  it('stops at once with exit 1 when the host is unreachable (a closed port on 127.0.0.1)', async () => {
+    const { createServer } = await import('node:net');
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer();
+      srv.listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const { getTestCerts } = await import('../fake/certs.js');
+    const out = join(tmpDir(), 'raw');
+    const t0 = Date.now();
+    const res = await runCli(['collect', '--base-url', `https://127.0.0.1:${port}`, '--ca-file', getTestCerts().caFile, '--out-dir', out, '--retries', '1'], { env: { SVC_TOKEN: TOKEN } });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/cannot collect from https:\/\/127\.0\.0\.1:\d+: connection refused/);
+    expect(res.stderr.match(/failed {2}GET/g)).toHaveLength(1); // only the first route was tried
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('warns that --realms is ignored where the backend lists its realms', async () => {
+    const s = await start();
+    const out = join(tmpDir(), 'raw');
+    const res = await collect(s, out, ['--realms', 'elsewhere']);
+    expect(res.code).toBe(0);
+    expect(res.stderr).toMatch(/warning: --realms is ignored/);
+    expect(readManifest(out).realms).toEqual({ source: 'GET /api/realms', ids: ['libvirt'] });
+  });
+
   it('refuses http:// to a non-loopback host before any request', async () => {
     const out = join(tmpDir(), 'raw');
     const res = await runCli(['collect', '--base-url', 'http://platform.example.org', '--out-dir', out], { env: { SVC_TOKEN: TOKEN } });

@@ -87,13 +87,16 @@ export const LARGE_SITE: Readonly<DatasetSizes> = Object.freeze({
 
 export const DEFAULT_REALMS: readonly RealmSpec[] = Object.freeze([{ id: 'libvirt', driver: 'libvirt' as const }]);
 
-/** Ten realms for LARGE_SITE, both drivers. */
-export const LARGE_SITE_REALMS: readonly RealmSpec[] = Object.freeze(
-  Array.from({ length: 10 }, (_, i): RealmSpec => {
+/** `count` realms alternating the two drivers: `libvirt`, `altvirt`, `realm-03`, … */
+export function siteRealms(count: number): RealmSpec[] {
+  return Array.from({ length: count }, (_, i): RealmSpec => {
     const driver = i % 2 === 0 ? 'libvirt' : 'altvirt';
     return { id: i < 2 ? driver : `realm-${String(i + 1).padStart(2, '0')}`, driver };
-  }),
-);
+  });
+}
+
+/** Ten realms for LARGE_SITE, both drivers. */
+export const LARGE_SITE_REALMS: readonly RealmSpec[] = Object.freeze(siteRealms(10));
 
 export interface DatasetOptions {
   /** Default '3.14.1'. '3.13.8' omits every field added in 3.14.1. */

@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { TOKEN_TYPES, type TokenType } from '../../src/api/catalog.js';
 import { startFakeSite } from '../helpers/fake-site.js';
-import type { FakeToken } from './backend.js';
+import { ALL_TYPES_TOKEN, type FakeToken } from './backend.js';
 import { LARGE_SITE, LARGE_SITE_REALMS, type DatasetSizes } from './dataset.js';
 import type { FakeRelease, RealmSpec } from './types.js';
 
@@ -40,6 +40,8 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     'tokens-json': { type: 'string' },
     'realms-json': { type: 'string' },
+    /** Full sizes (the benchmark's scaled sites); wins over --size. */
+    'sizes-json': { type: 'string' },
   },
   strict: true,
 });
@@ -50,7 +52,7 @@ if (values.size !== 'small' && values.size !== 'large') fail('--size is small or
 const latencyMs = Number(values.latency);
 if (!Number.isFinite(latencyMs) || latencyMs < 0) fail('--latency is a number of milliseconds');
 const large = values.size === 'large';
-const sizes: Partial<DatasetSizes> | undefined = large ? LARGE_SITE : undefined;
+const sizes: Partial<DatasetSizes> | undefined = values['sizes-json'] ? (JSON.parse(values['sizes-json']) as DatasetSizes) : large ? LARGE_SITE : undefined;
 const realms: RealmSpec[] | undefined = values['realms-json']
   ? (JSON.parse(values['realms-json']) as RealmSpec[])
   : large
@@ -73,4 +75,5 @@ const stop = () => {
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
 
-process.stdout.write(`${JSON.stringify({ url: site.url, caFile: site.caFile })}\n`);
+const tokens = parseTokens(values['tokens-json']);
+process.stdout.write(`${JSON.stringify({ url: site.url, caFile: site.caFile, token: (tokens?.[0] ?? ALL_TYPES_TOKEN).value })}\n`);
