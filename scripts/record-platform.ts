@@ -20,6 +20,7 @@ import { COLLECTION_MANIFEST, toJsonFile } from '../src/collect/write.js';
 import type { CollectionManifest } from '../src/collect/types.js';
 import { plainReporter } from '../src/progress/reporter.js';
 import { startFakeSite } from '../test/helpers/fake-site.js';
+import { PER_TYPE_TOKENS, perTypeTokenEnv } from '../test/fake/backend.js';
 import type { FakeSiteOptions } from '../test/helpers/fake-site.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -31,14 +32,6 @@ interface Recording {
   env: Record<string, string>;
   flags: Record<string, string>;
 }
-
-const PER_TYPE = {
-  SVC_TOKEN_USER: 'fake-token-user-only',
-  SVC_TOKEN_TEAM: 'fake-token-team-only',
-  SVC_TOKEN_DRIVE: 'fake-token-drive-only',
-  SVC_TOKEN_VM: 'fake-token-vm-only',
-  SVC_TOKEN_PROJECT: 'fake-token-project-only',
-};
 
 const RECORDINGS: Recording[] = [
   {
@@ -52,15 +45,9 @@ const RECORDINGS: Recording[] = [
     site: {
       release: '3.13.8',
       seed: 2026,
-      tokens: [
-        { value: PER_TYPE.SVC_TOKEN_USER, types: ['User'], readOnly: true },
-        { value: PER_TYPE.SVC_TOKEN_TEAM, types: ['Team'], readOnly: true },
-        { value: PER_TYPE.SVC_TOKEN_DRIVE, types: ['Drive'], readOnly: true },
-        { value: PER_TYPE.SVC_TOKEN_VM, types: ['VM'], readOnly: true },
-        { value: PER_TYPE.SVC_TOKEN_PROJECT, types: ['Project'], readOnly: true },
-      ],
+      tokens: PER_TYPE_TOKENS,
     },
-    env: PER_TYPE,
+    env: perTypeTokenEnv(),
     flags: { realms: 'libvirt' },
   },
 ];

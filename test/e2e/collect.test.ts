@@ -6,18 +6,12 @@ import { startFakeSite, type FakeSite, type FakeSiteOptions } from '../helpers/f
 import { runCli, startCli, tmpDir } from '../helpers/run-cli.js';
 import { expectNoSecrets, expectPrivateModes, leftovers, listFiles } from '../helpers/assert-output.js';
 import { getUntrustedCerts } from '../fake/certs.js';
-import { ALL_TYPES_TOKEN } from '../fake/backend.js';
+import { ALL_TYPES_TOKEN, PER_TYPE_TOKENS, perTypeTokenEnv } from '../fake/backend.js';
 import { ROUTES } from '../../src/api/catalog.js';
 
 const TOKEN = ALL_TYPES_TOKEN.value;
-const PER_TYPE = {
-  User: 'fake-token-user-only',
-  Team: 'fake-token-team-only',
-  Drive: 'fake-token-drive-only',
-  VM: 'fake-token-vm-only',
-  Project: 'fake-token-project-only',
-} as const;
-const ALL_SECRETS = [TOKEN, ...Object.values(PER_TYPE), 'fake-token-without-vm', 'fake-token-unknown'];
+const USER_ONLY = PER_TYPE_TOKENS[0]!;
+const ALL_SECRETS = [TOKEN, ...PER_TYPE_TOKENS.map((t) => t.value), 'fake-token-without-vm', 'fake-token-unknown'];
 
 let site: FakeSite | undefined;
 afterEach(async () => {
@@ -108,10 +102,10 @@ describe('svc-snapshot collect against a 3.13.8 backend', () => {
   it('uses each type its own token and records the 3.14.1 routes as skipped', async () => {
     const s = await start({
       release: '3.13.8',
-      tokens: Object.entries(PER_TYPE).map(([type, value]) => ({ value, types: [type as 'User'], readOnly: true })),
+      tokens: PER_TYPE_TOKENS,
     });
     const out = join(tmpDir(), 'raw');
-    const env = Object.fromEntries(Object.entries(PER_TYPE).map(([t, v]) => [`SVC_TOKEN_${t.toUpperCase()}`, v]));
+    const env = perTypeTokenEnv();
     const res = await collect(s, out, ['--realms', 'libvirt'], env);
     expect(res.code).toBe(0);
     const manifest = readManifest(out);
@@ -126,9 +120,9 @@ describe('svc-snapshot collect against a 3.13.8 backend', () => {
   });
 
   it('skips with a reason the routes of a type that has no token', async () => {
-    const s = await start({ release: '3.13.8', tokens: [{ value: PER_TYPE.User, types: ['User'] }] });
+    const s = await start({ release: '3.13.8', tokens: [USER_ONLY] });
     const out = join(tmpDir(), 'raw');
-    const res = await collect(s, out, [], { SVC_TOKEN_USER: PER_TYPE.User });
+    const res = await collect(s, out, [], { SVC_TOKEN_USER: USER_ONLY.value });
     expect(res.code).toBe(0);
     const drives = readManifest(out).routes.find((r: { route: string }) => r.route === 'GET /api/drives');
     expect(drives).toMatchObject({ status: null, file: null, skipped: true });

@@ -4,18 +4,11 @@ import { join } from 'node:path';
 import { startFakeSite, type FakeSite, type FakeSiteOptions } from '../helpers/fake-site.js';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { expectNoSecrets, expectPrivateModes, leftovers, listFiles } from '../helpers/assert-output.js';
-import { ALL_TYPES_TOKEN } from '../fake/backend.js';
+import { ALL_TYPES_TOKEN, PER_TYPE_TOKENS, perTypeTokenEnv } from '../fake/backend.js';
 import { EXPORTS } from '../../src/exports/index.js';
 
 const TOKEN = ALL_TYPES_TOKEN.value;
-const PER_TYPE = {
-  SVC_TOKEN_USER: 'fake-token-user-only',
-  SVC_TOKEN_TEAM: 'fake-token-team-only',
-  SVC_TOKEN_DRIVE: 'fake-token-drive-only',
-  SVC_TOKEN_VM: 'fake-token-vm-only',
-  SVC_TOKEN_PROJECT: 'fake-token-project-only',
-};
-const SECRETS = [TOKEN, ...Object.values(PER_TYPE)];
+const SECRETS = [TOKEN, ...PER_TYPE_TOKENS.map((t) => t.value)];
 const TWO_REALMS = [{ id: 'libvirt', driver: 'libvirt' as const }, { id: 'altvirt', driver: 'altvirt' as const }];
 const NO_NETWORK = join(REPO_ROOT, 'test', 'helpers', 'no-network.mjs');
 
@@ -80,10 +73,10 @@ describe('a live snapshot', () => {
   it('writes the 3.14.1-only exports as 0- files with reasons on a 3.13.8 backend with per-type tokens', async () => {
     site = await startFakeSite({
       release: '3.13.8',
-      tokens: Object.values(PER_TYPE).map((value, i) => ({ value, types: [(['User', 'Team', 'Drive', 'VM', 'Project'] as const)[i]!] })),
+      tokens: PER_TYPE_TOKENS,
     } as FakeSiteOptions);
     const out = join(tmpDir(), 'snap');
-    const res = await snapshot(site, out, [], PER_TYPE);
+    const res = await snapshot(site, out, [], perTypeTokenEnv());
     expect(res.code).toBe(0);
     const manifest = manifestOf(out);
     expect(manifest.authMode).toBe('per-type');

@@ -20,6 +20,16 @@ export interface FakeToken {
 /** An obviously fake token reaching every type. */
 export const ALL_TYPES_TOKEN: FakeToken = Object.freeze({ value: 'fake-token-all-types', types: TOKEN_TYPES });
 
+/** One obviously fake read-only token per type, as backends before 3.14.1 hand them out. */
+export const PER_TYPE_TOKENS: readonly FakeToken[] = Object.freeze(
+  TOKEN_TYPES.map((type): FakeToken => ({ value: `fake-token-${type.toLowerCase()}-only`, types: [type], readOnly: true })),
+);
+
+/** The environment that gives the CLI those tokens: SVC_TOKEN_USER=…, SVC_TOKEN_VM=… */
+export function perTypeTokenEnv(tokens: readonly FakeToken[] = PER_TYPE_TOKENS): Record<string, string> {
+  return Object.fromEntries(tokens.map((t) => [`SVC_TOKEN_${t.types[0]!.toUpperCase()}`, t.value]));
+}
+
 export type AuthMechanism = 'cookie' | 'url-param' | 'none';
 
 export interface RequestRecord {
