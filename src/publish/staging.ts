@@ -1,4 +1,5 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { FailedError } from '../cli/errors.js';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isLiveStaging, registerStaging, unregisterStaging } from './registry.js';
@@ -37,8 +38,14 @@ export function targetParts(targetDir: string): { target: string; parent: string
  */
 export async function createStaging(targetDir: string): Promise<Staging> {
   const { parent, base } = targetParts(targetDir);
-  mkdirSync(parent, { recursive: true, mode: DIR_MODE });
-  const dir = mkdtempSync(path.join(parent, `.${base}.partial-${process.pid}-`));
+  let dir: string;
+  try {
+    ensureDirSync(parent);
+    dir = mkdtempSync(path.join(parent, `.${base}.partial-${process.pid}-`));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new FailedError(`cannot write into ${parent} (${code}); nothing was published. Choose another output directory (--out-dir)`, { cause: err });
+  }
   registerStaging(dir);
   try {
     chmodSync(dir, DIR_MODE);
@@ -52,6 +59,20 @@ export async function createStaging(targetDir: string): Promise<Staging> {
     writeChunks: (relPath, chunks) => writeChunksInto(dir, relPath, chunks),
     discard: () => discardDir(dir),
   };
+}
+
+/**
+ * mkdir -p, one level at a time: Node's recursive mkdir never returns for a
+ * path under /proc (it keeps retrying ENOENT), so the missing levels are
+ * created one by one and the first failure is thrown.
+ */
+function ensureDirSync(dir: string): void {
+  const missing: string[] = [];
+  for (let d = dir; !existsSync(d); d = path.dirname(d)) {
+    missing.push(d);
+    if (path.dirname(d) === d) break;
+  }
+  for (const d of missing.reverse()) mkdirSync(d, { mode: DIR_MODE });
 }
 
 function discardDir(dir: string): void {

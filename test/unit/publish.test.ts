@@ -280,3 +280,10 @@ setInterval(() => {}, 1000);
     });
   }
 });
+
+describe('an output directory that cannot be made', () => {
+  it('is refused with a message naming the directory, without hanging under /proc', async () => {
+    const { createStaging } = await import('../../src/publish/index.js');
+    await expect(createStaging('/proc/svc-snapshot-test-nope/out')).rejects.toThrow(/cannot write into \/proc\/svc-snapshot-test-nope \(ENOENT\)/);
+  });
+});
