@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { runCli, tmpDir, REPO_ROOT } from '../helpers/run-cli.js';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
-import { EXPORTS, exportFileName } from '../../src/exports/index.js';
+import { exportFileName } from '../../src/exports/index.js';
+import { rec, writeSnapshot, type Rec } from '../helpers/snapshot-dir.js';
 
 // Run `npm run build` first: these tests run bin/svc-snapshot.js, which loads dist/.
 
@@ -63,43 +64,6 @@ function validate(value: unknown, schema: Schema, path = '$', root: Schema = sch
 
 // ---------------------------------------------------------------- snapshot directories
 
-type Rec = Record<string, unknown>;
-
-function rec(exportName: string, values: Rec): Rec {
-  const def = EXPORTS.find((e) => e.name === exportName)!;
-  const out: Rec = {};
-  for (const c of def.columns) out[c.name] = Object.hasOwn(values, c.name) ? values[c.name] : null;
-  return out;
-}
-
-function writeSnapshot(dir: string, date: string, records: Record<string, Rec[]>, unavailable: Record<string, string> = {}, nullFields: Array<[string, string]> = []): string {
-  mkdirSync(dir, { recursive: true });
-  const exports = EXPORTS.map((def) => {
-    const reason = unavailable[def.name];
-    const list = reason !== undefined ? [] : (records[def.name] ?? []);
-    const file = exportFileName(def.name, list.length, date);
-    writeFileSync(join(dir, file), `${JSON.stringify(list, null, 2)}\n`);
-    return { export: def.name, file, count: list.length, available: reason === undefined, ...(reason !== undefined ? { reason } : {}) };
-  });
-  const manifest = {
-    kind: 'snapshot',
-    source: 'live',
-    tool: { name: 'svc-snapshot', version: '1.0.0' },
-    baseUrl: 'https://platform.example.org',
-    time: `${date}T02:00:00.000Z`,
-    date,
-    authMode: 'token',
-    realms: { source: 'GET /api/realms', ids: ['libvirt'] },
-    exports,
-    nullFields: nullFields.map(([e, f]) => ({ export: e, field: f, reason: 'test' })),
-    routes: [],
-    validation: { issues: 0, samples: [] },
-    drift: [],
-    complete: true,
-  };
-  writeFileSync(join(dir, '_snapshot-manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  return dir;
-}
 
 const u = (id: string, o: Rec = {}) => rec('users', { id, firstName: 'Ada', lastName: 'Abe', email: `${id}@example.org`, role: 'User', permissions: [1], ...o });
 const m = (teamID: string, memberID: string, o: Rec = {}) => rec('team_memberships', { teamID, memberID, teamName: 'T', email: `${memberID}@example.org`, perm: 1, ...o });
@@ -107,29 +71,27 @@ const d = (id: string, o: Rec = {}) => rec('drives', { id, name: id, capacity: 1
 
 /** Two snapshots with a change of every kind. */
 function everyKind(root: string): [string, string] {
-  const a = writeSnapshot(
-    join(root, 'svc-snapshot-2026-11-20'),
-    '2026-11-20',
-    {
+  const a = writeSnapshot(join(root, 'svc-snapshot-2026-11-20'), {
+    date: '2026-11-20',
+    records: {
       users: [u('u1'), u('u2'), u('u3')],
       team_memberships: [m('t1', 'u1'), m('t1', 'u2'), m('t2', 'u1')],
       drives: [d('d1', { keys: null }), d('d2', { keys: null, sizeOnDisk: 1 })],
       licensing_servers: [rec('licensing_servers', { id: 's1', server: 'lic.example.org', ports: '27000' })],
     },
-    { project_memberships: 'GET /api/projects/memberships was skipped: route added in backend 3.14.1; not served here' },
-    [['drives', 'keys']],
-  );
-  const b = writeSnapshot(
-    join(root, 'svc-snapshot-2026-11-21'),
-    '2026-11-21',
-    {
+    unavailable: { project_memberships: 'GET /api/projects/memberships was skipped: route added in backend 3.14.1; not served here' },
+    nullFields: [['drives', 'keys']],
+  });
+  const b = writeSnapshot(join(root, 'svc-snapshot-2026-11-21'), {
+    date: '2026-11-21',
+    records: {
       users: [u('u1', { role: 'Admin', permissions: [1, 2] }), u('u2'), u('u4')],
       team_memberships: [m('t1', 'u1', { perm: 2 }), m('t2', 'u1'), m('t2', 'u2')],
       drives: [d('d1', { keys: 7 }), d('d2', { keys: 7, sizeOnDisk: 2 })],
       project_memberships: [rec('project_memberships', { id: 'pm1', projectID: 'p1', userID: 'u1' })],
     },
-    { licensing_servers: 'GET /api/external-servers failed: 503 after 4 attempts' },
-  );
+    unavailable: { licensing_servers: 'GET /api/external-servers failed: 503 after 4 attempts' },
+  });
   return [a, b];
 }
 
@@ -139,8 +101,8 @@ describe('svc-snapshot diff: exit codes and output', () => {
   it('exits 0 and says so when nothing changed', async () => {
     const root = tmpDir();
     const records = { users: [u('u1')], team_memberships: [m('t1', 'u1')] };
-    writeSnapshot(join(root, 'old'), '2026-11-20', records);
-    writeSnapshot(join(root, 'new'), '2026-11-21', records);
+    writeSnapshot(join(root, 'old'), { date: '2026-11-20', records });
+    writeSnapshot(join(root, 'new'), { date: '2026-11-21', records });
     const res = await runCli(['diff', 'old', 'new'], { cwd: root });
     expect(res.stderr).not.toMatch(/error/i);
     expect(res.code).toBe(0);

@@ -20,63 +20,10 @@ import {
   type ChangeSet,
   type ExportDiff,
 } from '../../src/diff/index.js';
+import { rec, writeSnapshot, type Rec } from '../helpers/snapshot-dir.js';
 
 // ---------------------------------------------------------------- helpers
 
-type Rec = Record<string, unknown>;
-
-/** A record of `exportName` with every catalog column in order: null unless given. */
-function rec(exportName: string, values: Rec): Rec {
-  const def = EXPORTS.find((e) => e.name === exportName);
-  if (!def) throw new Error(`no export ${exportName}`);
-  for (const k of Object.keys(values)) if (!def.columns.some((c) => c.name === k)) throw new Error(`export ${exportName} has no column ${k}`);
-  const out: Rec = {};
-  for (const c of def.columns) out[c.name] = Object.hasOwn(values, c.name) ? values[c.name] : null;
-  return out;
-}
-
-interface SnapSpec {
-  date?: string;
-  time?: string;
-  baseUrl?: string;
-  /** Records per export; an export not given is available and empty. */
-  records?: Record<string, Rec[]>;
-  /** Export → reason it is unavailable. */
-  unavailable?: Record<string, string>;
-  /** [export, column] pairs listed in nullFields. */
-  nullFields?: Array<[string, string]>;
-}
-
-/** Writes a snapshot directory as the snapshot command would: every export file and `_snapshot-manifest.json`. */
-function writeSnapshot(dir: string, spec: SnapSpec = {}): string {
-  const date = spec.date ?? '2026-11-21';
-  mkdirSync(dir, { recursive: true });
-  const exports = EXPORTS.map((def) => {
-    const reason = spec.unavailable?.[def.name];
-    const records = reason !== undefined ? [] : (spec.records?.[def.name] ?? []);
-    const file = exportFileName(def.name, records.length, date);
-    writeFileSync(join(dir, file), `${JSON.stringify(records, null, 2)}\n`);
-    return { export: def.name, file, count: records.length, available: reason === undefined, ...(reason !== undefined ? { reason } : {}) };
-  });
-  const manifest = {
-    kind: 'snapshot',
-    source: 'live',
-    tool: { name: 'svc-snapshot', version: '1.0.0' },
-    baseUrl: spec.baseUrl ?? 'https://platform.example.org',
-    time: spec.time ?? `${date}T02:00:00.000Z`,
-    date,
-    authMode: 'token',
-    realms: { source: 'GET /api/realms', ids: ['libvirt'] },
-    exports,
-    nullFields: (spec.nullFields ?? []).map(([e, f]) => ({ export: e, field: f, reason: 'test: unobtainable' })),
-    routes: [],
-    validation: { issues: 0, samples: [] },
-    drift: [],
-    complete: true,
-  };
-  writeFileSync(join(dir, '_snapshot-manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  return dir;
-}
 
 /** Writes a raw collection directory (what `collect` writes). */
 function writeCollection(dir: string, c: RawCollection): string {
