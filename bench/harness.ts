@@ -12,6 +12,7 @@ import { cpus, release as osRelease, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { DEFAULTS } from '../src/config/settings.js';
 import { DIFF_CHANGED_SHARE, LATENCY_MS, MIN_RUNS, RELEASE, TARGETS, site, type Site } from './workload.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -224,6 +225,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
 
     const samples = {
       critical: [] as number[],
+      floor: [] as number[],
+      floorSequential: [] as number[],
       collect: [] as number[],
       live: [] as number[],
       liveRss: [] as number[],
@@ -241,6 +244,10 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       const path = JSON.parse(cp.stdout) as { realmsMs: number; slowest: { route: string; ms: number; bytes: number }; totalMs: number };
       samples.critical.push(path.totalMs);
       slowestRoute = `${path.slowest.route} (${(path.slowest.bytes / 1e6).toFixed(1)} MB)`;
+
+      const floor = (n: number) => run([join(BENCH, 'transport-floor.mjs'), server.url, server.caFile, server.token, String(n)], { workDir });
+      samples.floor.push((JSON.parse((await floor(DEFAULTS.concurrency)).stdout) as { ms: number }).ms);
+      samples.floorSequential.push((JSON.parse((await floor(1)).stdout) as { ms: number }).ms);
 
       const c = join(workDir, `collect-${r}`);
       samples.collect.push((await run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', c, '--quiet'], { env: { SVC_TOKEN: server.token }, workDir })).ms);
@@ -284,6 +291,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     const mb = (xs: number[]) => xs.map((x) => x / 1e6);
     const coll1 = collectionBytes / 1e6;
     rows.push({ figure: 'Critical path: GET /api/realms + slowest route alone', unit: 'ms', stat: critical });
+    // What no client reading every body over this transport can beat (bench/transport-floor.mjs).
+    const floor = stat(samples.floor);
+    const floorSeq = stat(samples.floorSequential);
+    rows.push({ figure: `Transport floor: every route received and dropped, ${DEFAULTS.concurrency} in flight`, unit: 'ms', stat: floor, ratio: ratio(floor, critical), ratioOf: '÷ critical path' });
+    rows.push({ figure: 'Transport floor, one request at a time', unit: 'ms', stat: floorSeq, ratio: ratio(floorSeq, floor), ratioOf: 'sequential ÷ default' });
     rows.push({ figure: 'Live collect', unit: 'ms', stat: stat(samples.collect), ratio: ratio(stat(samples.collect), critical), ratioOf: '÷ critical path' });
     rows.push({ figure: 'Live snapshot', unit: 'ms', stat: liveStat, ratio: ratio(liveStat, critical), ratioOf: '÷ critical path', target: { op: '≤', value: TARGETS.liveVsCriticalPath } });
     const seq = stat(samples.sequential);

@@ -10,7 +10,7 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     const lines: string[] = [];
     const r = await runBench({ factor: 0.002, realmCount: 2, runs: 1, latencyMs: 5, log: (l) => lines.push(l) });
     const figures = r.rows.map((row) => row.figure);
-    for (const f of ['Live collect', 'Live snapshot', 'Live snapshot, --concurrency 1', '--replay of the collection', 'svc-snapshot --help', 'node -e 0']) {
+    for (const f of ['Transport floor, one request at a time', 'Live collect', 'Live snapshot', 'Live snapshot, --concurrency 1', '--replay of the collection', 'svc-snapshot --help', 'node -e 0']) {
       expect(figures).toContain(f);
     }
     expect(figures.filter((f) => f.startsWith('Peak RSS'))).toHaveLength(4);
