@@ -1,31 +1,25 @@
 // The critical path of a live run, measured with the client's own transport
-// (dist/http/client.js): GET /api/realms, then every route of the site
+// (bench/transport.mjs): GET /api/realms, then every route of the site
 // fetched alone, one at a time, each on a fresh HttpClient. Prints JSON.
 //   node bench/critical-path.mjs <baseUrl> <caFile> <token>
-import { HttpClient } from '../dist/http/client.js';
-import { REALMS_ROUTE, planRoute, planRoutes } from '../dist/api/catalog.js';
-import { trustStore } from '../dist/config/values.js';
+import { fetchOk, openClient, planAfterRealms, realmsPlan } from './transport.mjs';
 
 const [baseUrl, caFile, token] = process.argv.slice(2);
-const ca = trustStore(caFile, {});
 
 async function fetchAlone(p) {
-  const http = new HttpClient({ timeoutMs: 120_000, retries: 0, concurrency: 1, ca, userAgent: 'svc-snapshot-bench' });
+  const http = openClient(caFile, 1);
   try {
     const t0 = performance.now();
-    const res = await http.get({ label: p.label, url: baseUrl + p.urlPath, headers: { cookie: `SVC_TOKEN=${token}` } });
-    const ms = performance.now() - t0;
-    if (res.status !== 200) throw new Error(`${p.label}: HTTP ${res.status}`);
-    return { route: p.label, ms, bytes: res.body.length, body: res.body };
+    const res = await fetchOk(http, baseUrl, token, p);
+    return { route: p.label, ms: performance.now() - t0, bytes: res.body.length, body: res.body };
   } finally {
     await http.close();
   }
 }
 
-const realms = await fetchAlone(planRoute(REALMS_ROUTE));
-const ids = Object.values(JSON.parse(realms.body.toString('utf8')).realms).map((r) => r.id);
+const realms = await fetchAlone(realmsPlan);
 let slowest = { route: '', ms: 0, bytes: 0 };
-for (const p of planRoutes(ids)) {
+for (const p of planAfterRealms(realms.body)) {
   const r = await fetchAlone(p);
   if (r.ms > slowest.ms) slowest = { route: r.route, ms: r.ms, bytes: r.bytes };
 }
