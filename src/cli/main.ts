@@ -7,6 +7,8 @@ import { ttyReporter } from '../progress/tty.js';
 import { redact } from '../util/redact.js';
 import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from '../commands/context.js';
+import type { RunReport } from '../cron/metrics.js';
+import type { CronRun } from '../cron/run.js';
 
 type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps) => Promise<CommandResult>;
 
@@ -127,15 +129,26 @@ export async function main(argv: string[]): Promise<number> {
   let exitCode: number = EXIT.ok;
   let debug = argv.includes('--debug');
   let reporter: Reporter = plainReporter((l) => process.stderr.write(l), false);
+  // --metrics-file and --ping-url: opened once the flags are parsed, finished whatever the outcome.
+  let cron: CronRun | undefined;
+  let report: RunReport | undefined;
   const uninstall = installSignalHandlers((_signal, error) => {
     reporter.close();
     process.stderr.write(`svc-snapshot: ${error.message}\n`);
+    cron?.finishSync(error.exitCode);
   });
   const program = buildProgram(async (spec, flags, args) => {
     debug = Boolean(flags.debug);
     reporter = makeReporter(Boolean(flags.quiet));
+    const out = { warn: (m: string) => reporter.warn(m), error: (m: string) => reporter.error(m) };
+    if (flags.metricsFile !== undefined || flags.pingUrl !== undefined) {
+      const { CronRun } = await import('../cron/run.js');
+      cron = CronRun.open(spec.name, flags, process.cwd(), out);
+      await cron?.start(flags, process.env);
+    }
     const result = await spec.run(flags, args, makeDeps(reporter));
     exitCode = result.exitCode;
+    report = result.report;
   });
   try {
     const first = argv[2];
@@ -158,6 +171,9 @@ export async function main(argv: string[]): Promise<number> {
       if (debug && err instanceof Error && err.stack) process.stderr.write(`${redact(err.stack)}\n`);
       exitCode = EXIT.failed;
     }
+  }
+  try {
+    await cron?.finish(exitCode, report);
   } finally {
     uninstall();
   }

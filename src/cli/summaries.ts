@@ -21,6 +21,8 @@ export const CollectSummary = z.strictObject({
   routes: RouteCounts,
   skipped: Skipped,
   failed: Failed,
+  /** With --keep: the older output directories deleted, oldest first. */
+  pruned: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type CollectSummary = z.infer<typeof CollectSummary>;
@@ -55,6 +57,8 @@ export const SnapshotSummary = z.strictObject({
       exports: z.array(z.strictObject({ export: z.string(), added: count, removed: count, changed: count, note: z.string().optional() })),
     })
     .optional(),
+  /** With --keep: the older output directories deleted, oldest first. */
+  pruned: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type SnapshotSummary = z.infer<typeof SnapshotSummary>;
@@ -107,6 +111,8 @@ export const AuditSummary = z.strictObject({
   queries: z.array(z.strictObject({ id: z.string(), file: z.string(), rows: count })),
   reports: z.array(z.strictObject({ id: z.string(), objectId: z.string().nullable(), file: z.string(), bytes: count })),
   validationIssues: count,
+  /** With --keep: the older output directories deleted, oldest first. */
+  pruned: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type AuditSummary = z.infer<typeof AuditSummary>;

@@ -8,10 +8,13 @@ import { TOOL } from '../version.js';
 import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import type { RouteRecord } from '../collect/types.js';
 import type { CollectSummary } from '../cli/summaries.js';
+import { checkKeepTarget, parseKeep } from '../cron/keep.js';
+import { applyKeep, formatPruned } from '../cron/retention.js';
 
 export interface CollectFlags extends ConnectionFlags {
   outDir?: string;
   json?: boolean;
+  keep?: string;
 }
 
 export type { CollectSummary };
@@ -29,6 +32,8 @@ export function summariseRoutes(routes: readonly RouteRecord[]) {
 }
 
 export async function runCollect(flags: CollectFlags, deps: CommandDeps): Promise<CommandResult> {
+  const keep = parseKeep(flags.keep);
+  checkKeepTarget(keep, flags.outDir);
   const settings = resolveConnection(flags, deps.env);
   const t0 = performance.now();
   const abort = new AbortController();
@@ -41,6 +46,7 @@ export async function runCollect(flags: CollectFlags, deps: CommandDeps): Promis
     }
     const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-raw-${collection.manifest.date}`);
     await withStaging(outDir, settings.tokens.secrets, (staging) => writeCollection(staging, collection));
+    const pruned = applyKeep(keep, failed.length === 0, outDir, 'collection', deps.reporter);
     deps.reporter.close();
     const s = summariseRoutes(collection.manifest.routes);
     const summary: CollectSummary = {
@@ -52,10 +58,14 @@ export async function runCollect(flags: CollectFlags, deps: CommandDeps): Promis
       routes: s.counts,
       skipped: s.skipped,
       failed: s.failed,
+      ...(pruned ? { pruned } : {}),
       durationMs: Math.round(performance.now() - t0),
     };
     deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatCollectSummary(summary));
-    return { exitCode: failed.length === 0 ? EXIT.ok : EXIT.incomplete };
+    return {
+      exitCode: failed.length === 0 ? EXIT.ok : EXIT.incomplete,
+      report: { routes: { read: s.counts.ok, skipped: s.counts.skipped, failed: s.counts.failed } },
+    };
   } finally {
     await http.close().catch(() => {});
   }
@@ -69,5 +79,6 @@ function formatCollectSummary(s: CollectSummary): string {
     ...s.failed.map((r) => `  FAILED  ${r.route}: ${r.error}`),
   ];
   if (!s.complete) lines.push('  Incomplete: some routes failed (exit 4); their files are missing from the collection.');
+  lines.push(...formatPruned(s.pruned));
   return `${lines.join('\n')}\n`;
 }

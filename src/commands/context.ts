@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Reporter } from '../progress/reporter.js';
+import type { RunReport } from '../cron/metrics.js';
 
 /** What a command may touch of the outside world; tests pass their own. */
 export interface CommandDeps {
@@ -12,6 +13,8 @@ export interface CommandDeps {
 
 export interface CommandResult {
   readonly exitCode: number;
+  /** What the run found, for --metrics-file. */
+  readonly report?: RunReport;
 }
 
 export function resolveOutDir(cwd: string, flag: string | undefined, fallback: string): string {

@@ -13,6 +13,9 @@ import { TOOL } from '../version.js';
 import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
+import { checkKeepTarget, parseKeep } from '../cron/keep.js';
+import { applyKeep, formatPruned } from '../cron/retention.js';
+import type { RunReport } from '../cron/metrics.js';
 
 export interface SnapshotFlags extends ConnectionFlags {
   outDir?: string;
@@ -22,6 +25,7 @@ export interface SnapshotFlags extends ConnectionFlags {
   strict?: boolean;
   json?: boolean;
   diffPrevious?: boolean;
+  keep?: string;
 }
 
 export { SNAPSHOT_MANIFEST };
@@ -49,6 +53,8 @@ export interface SnapshotOutcome {
   durationMs: number;
   /** With --diff-previous: the older snapshot (null when none) and the changes. */
   previous?: { dir: string | null; changes?: ChangeSet };
+  /** With --keep: the older snapshots deleted. */
+  pruned?: string[];
 }
 
 /** Pure: the manifest of one build, given its exports as written. */
@@ -117,6 +123,8 @@ async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
 
 export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
+  const keep = parseKeep(flags.keep);
+  checkKeepTarget(keep, flags.outDir);
   const { collection, parsed, secrets, source } = await obtainCollection(flags, deps);
   const failed = collection.manifest.routes.filter((r) => r.error !== undefined);
   if (failed.length > 0 && !flags.allowPartial) {
@@ -154,10 +162,22 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
       }
     } else deps.reporter.warn(`--diff-previous: no older svc-snapshot-* directory beside ${outDir}`);
   }
+  const pruned = applyKeep(keep, manifest.complete, outDir, 'snapshot', deps.reporter);
   deps.reporter.close();
-  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous };
+  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned };
   deps.stdout(flags.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
-  return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete };
+  return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete, report: snapshotReport(manifest) };
+}
+
+/** The figures --metrics-file reports for a published snapshot. */
+function snapshotReport(m: SnapshotManifest): RunReport {
+  const routes = summariseRoutes(m.routes).counts;
+  return {
+    records: m.exports.map((e) => ({ export: e.export, count: e.count })),
+    routes: { read: routes.ok, skipped: routes.skipped, failed: routes.failed },
+    validationIssues: m.validation.issues,
+    driftFields: m.drift.reduce((n, d) => n + d.unknownFields.length, 0),
+  };
 }
 
 export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
@@ -200,6 +220,7 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
           },
         }
       : {}),
+    ...(o.pruned ? { pruned: o.pruned } : {}),
     durationMs: o.durationMs,
   };
 }
@@ -218,6 +239,7 @@ function formatSnapshotSummary(o: SnapshotOutcome): string {
   if (s.validation.issues > 0) lines.push(`  validation: ${s.validation.issues} field(s) of the wrong type exported as null (see ${SNAPSHOT_MANIFEST})`);
   for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.join(', ')}`);
   if (!s.complete) lines.push('  INCOMPLETE: published with --allow-partial (exit 4)');
+  lines.push(...formatPruned(s.pruned));
   lines.push(`  done in ${(s.durationMs / 1000).toFixed(1)} s`);
   let text = `${lines.join('\n')}\n`;
   if (o.previous?.changes) text += `\n${formatChangeSet(o.previous.changes)}`;
