@@ -21,14 +21,19 @@ export function applyKeep(keep: number | undefined, complete: boolean, outDir: s
     reporter.error(`--keep: could not list the directories beside ${outDir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); nothing was deleted`);
     return [];
   }
-  for (const l of result.left) reporter.info(`--keep: left ${l.dir}: it ${l.reason}`);
-  for (const f of result.failures) reporter.error(`--keep: could not delete ${f.dir} completely (${f.error}); remove what is left of it by hand`);
-  for (const dir of result.pruned) reporter.info(`--keep: deleted ${dir}`);
+  for (const l of result.left) reporter.info(`--keep: left ${shown(l.dir)}: it ${shown(l.reason)}`);
+  for (const f of result.failures) reporter.error(`--keep: could not delete ${shown(f.dir)} completely (${shown(f.error)}); remove what is left of it by hand`);
+  for (const dir of result.pruned) reporter.info(`--keep: deleted ${shown(dir)}`);
   return result.pruned;
 }
 
 export function formatPruned(pruned: readonly string[] | undefined): string[] {
   if (pruned === undefined) return [];
   if (pruned.length === 0) return ['  --keep: no older directory deleted'];
-  return pruned.map((dir) => `  deleted older ${dir}`);
+  return pruned.map((dir) => `  deleted older ${shown(dir)}`);
+}
+
+/** Names found on disk are printed with control characters escaped, so that no name can rewrite the terminal. */
+function shown(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -50,6 +50,9 @@ function mixedParent(): string {
   // Complete, plus a file the tool did not write.
   cpSync(completeSnapshot, at('svc-snapshot-2026-01-03'), { recursive: true });
   writeFileSync(at('svc-snapshot-2026-01-03/notes.txt'), 'mine');
+  // Complete, plus a file whose name would clear the terminal if printed raw.
+  cpSync(completeSnapshot, at('svc-snapshot-2026-01-11'), { recursive: true });
+  writeFileSync(at('svc-snapshot-2026-01-11/\u001b[2J\u001b[31mgotcha'), '');
   // Complete, but an export is a symbolic link to a file outside.
   cpSync(completeSnapshot, at('svc-snapshot-2026-01-04'), { recursive: true });
   const outside = at('outside.json');
@@ -93,6 +96,11 @@ describe('--keep on snapshot', () => {
     expect(existsSync(join(parent, 'svc-snapshot-2026-01-07/_snapshot-manifest.json'))).toBe(true);
     expect(readdirSync(join(parent, 'svc-snapshot-2026-01-10')).length).toBe(readdirSync(partialSnapshot).length);
     expect(leftovers(parent)).toEqual([]);
+    // Every directory left alone is named on stderr with the reason, names escaped.
+    expect(res.stderr).toContain(`--keep: left ${join(parent, 'svc-snapshot-2026-01-03')}: it holds notes.txt, which its manifest does not list`);
+    expect(res.stderr).toMatch(/--keep: left .*svc-snapshot-2026-01-10: it is a partial snapshot/);
+    expect(res.stderr).toContain('holds \\u001b[2J\\u001b[31mgotcha');
+    expect(res.stderr).not.toContain('\u001b');
     expectNoSecrets([TOKEN], [join(parent, 'svc-snapshot-2026-02-01')], [res.stdout, res.stderr]);
   });
 
