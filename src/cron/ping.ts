@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { createSecureContext } from 'node:tls';
 import { fileURLToPath } from 'node:url';
+import type { Dispatcher } from 'undici';
 import { normaliseServiceUrl } from '../config/url.js';
-import { createDispatcher } from '../http/client.js';
 import { TOOL } from '../version.js';
 
 export type PingEvent = 'start' | 'success' | 'fail';
@@ -40,11 +41,11 @@ export function pingHost(base: string): string {
  * Resolves to undefined on a 2xx answer, or to a warning; never rejects.
  */
 export async function sendPing(target: PingTarget, event: PingEvent, timeoutMs = PING_TIMEOUT_MS): Promise<string | undefined> {
-  const { request } = createRequire(import.meta.url)('undici') as typeof import('undici');
-  const dispatcher = createDispatcher({ concurrency: 1, ca: target.ca, timeoutMs });
+  const undici = createRequire(import.meta.url)('undici') as typeof import('undici');
+  const dispatcher = pingDispatcher(undici, target.ca, timeoutMs);
   const host = pingHost(target.url);
   try {
-    const res = await request(pingUrl(target.url, event), {
+    const res = await undici.request(pingUrl(target.url, event), {
       method: 'GET',
       dispatcher,
       headers: { 'user-agent': `${TOOL.name}/${TOOL.version}` },
@@ -60,6 +61,18 @@ export async function sendPing(target: PingTarget, event: PingEvent, timeoutMs =
   } finally {
     await dispatcher.close().catch(() => {});
   }
+}
+
+/**
+ * One connection, the run's trust and proxy settings, and verification
+ * forced on: `rejectUnauthorized` is explicit because Node otherwise takes
+ * it from NODE_TLS_REJECT_UNAUTHORIZED, which must not turn it off.
+ */
+function pingDispatcher(undici: typeof import('undici'), ca: readonly string[] | undefined, timeoutMs: number): Dispatcher {
+  const tls = { rejectUnauthorized: true, ...(ca ? { secureContext: createSecureContext({ ca: [...ca] }) } : {}) };
+  const common = { connections: 1, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect: { ...tls, timeout: timeoutMs } };
+  const proxied = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((k) => process.env[k]);
+  return proxied ? new undici.EnvHttpProxyAgent({ ...common, requestTls: tls, proxyTls: tls }) : new undici.Agent(common);
 }
 
 /**

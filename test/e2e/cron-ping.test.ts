@@ -112,7 +112,10 @@ describe('--ping-url', () => {
       const res = await run(['--ping-url', `${untrusted.url}${CHECK}`]);
       expect(res.code).toBe(0);
       expect(res.stderr).toMatch(/warning: ping "start" to 127\.0\.0\.1:\d+ failed \(/);
-      // TLS is verified: the untrusted receiver never saw a request.
+      // TLS is verified: the untrusted receiver never saw a request, not even
+      // with the variable that turns verification off elsewhere in Node.
+      const insecure = await run(['--ping-url', `${untrusted.url}${CHECK}`], { SVC_TOKEN: TOKEN, NODE_TLS_REJECT_UNAUTHORIZED: '0' });
+      expect(insecure.stderr).toMatch(/warning: ping "success" to 127\.0\.0\.1:\d+ failed \(/);
       expect(untrusted.received).toEqual([]);
     } finally {
       await untrusted.close();
