@@ -19,6 +19,7 @@ beforeAll(async () => {
 afterEach(() => {
   receiver.received.length = 0;
   receiver.status = 200;
+  receiver.delayMs = 0;
   site.backend.clearFaults();
 });
 afterAll(async () => {
@@ -124,6 +125,15 @@ describe('--ping-url', () => {
     const closedPort = await run(['--ping-url', 'https://127.0.0.1:9/ping']);
     expect(closedPort.code).toBe(0);
     expect(closedPort.stderr).toMatch(/warning: ping "success" to 127\.0\.0\.1:9 failed/);
+  });
+
+  it('gives up on a receiver that does not answer, warns, and finishes the run', async () => {
+    receiver.delayMs = 60_000;
+    const res = await run(['--ping-url', `${receiver.url}${CHECK}`, '--json']);
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout).complete).toBe(true);
+    expect(res.stderr).toMatch(/warning: ping "start" to 127\.0\.0\.1:\d+ failed \(/);
+    expect(res.stderr).toMatch(/warning: ping "success" to 127\.0\.0\.1:\d+ failed \(/);
   });
 
   it.each([

@@ -18,6 +18,8 @@ export interface PingReceiver {
   received: ReceivedPing[];
   /** Status to answer with; 200 unless set. */
   status: number;
+  /** Wait this long before answering (a receiver that hangs); 0 unless set. */
+  delayMs: number;
   close(): Promise<void>;
 }
 
@@ -25,7 +27,7 @@ export interface PingReceiver {
 export async function startPingReceiver(probe: () => unknown = () => undefined, certs: TestCerts = getTestCerts()): Promise<PingReceiver> {
   const handlers: RequestHandler[] = [];
   const server = await startFakeServer(handlers, { tls: true, certs });
-  const receiver: PingReceiver = { url: server.url, received: [], status: 200, close: () => server.close() };
+  const receiver: PingReceiver = { url: server.url, received: [], status: 200, delayMs: 0, close: () => server.close() };
   handlers.push(
     http.all('*', async ({ request }) => {
       const url = new URL(request.url);
@@ -36,6 +38,7 @@ export async function startPingReceiver(probe: () => unknown = () => undefined, 
         body: await request.text(),
         probe: probe(),
       });
+      if (receiver.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, receiver.delayMs).unref());
       return new HttpResponse('OK', { status: receiver.status });
     }),
   );
