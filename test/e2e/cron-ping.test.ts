@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { startPingReceiver, type PingReceiver, type ReceivedPing } from '../helpers/ping-receiver.js';
-import { runCli, startCli, tmpDir } from '../helpers/run-cli.js';
+import { REPO_ROOT, runCli, startCli, tmpDir } from '../helpers/run-cli.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 import { getUntrustedCerts } from '../fake/certs.js';
 
@@ -125,6 +125,17 @@ describe('--ping-url', () => {
     const closedPort = await run(['--ping-url', 'https://127.0.0.1:9/ping']);
     expect(closedPort.code).toBe(0);
     expect(closedPort.stderr).toMatch(/warning: ping "success" to 127\.0\.0\.1:9 failed/);
+  });
+
+  it('trusts NODE_EXTRA_CA_CERTS too, and pings around a replay that talks to no site', async () => {
+    const dir = tmpDir();
+    const res = await runCli(['snapshot', '--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(dir, 'out'), '--ping-url', `${receiver.url}${CHECK}`], {
+      env: { NODE_EXTRA_CA_CERTS: site.caFile },
+      cwd: dir,
+    });
+    expect(res.code).toBe(0);
+    expect(res.stderr).not.toMatch(/warning: ping/);
+    expect(receiver.received.map((p) => p.path)).toEqual([`${CHECK}/start`, CHECK]);
   });
 
   it('gives up on a receiver that does not answer, warns, and finishes the run', async () => {
