@@ -4,7 +4,7 @@ import { optionsFor, type CommandName } from './options.js';
 import { installSignalHandlers } from '../publish/index.js';
 import { plainReporter, type Reporter } from '../progress/reporter.js';
 import { ttyReporter } from '../progress/tty.js';
-import { redact } from '../util/redact.js';
+import { forTerminal } from '../util/terminal.js';
 import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from '../commands/context.js';
 
@@ -77,7 +77,7 @@ function makeDeps(reporter: Reporter): CommandDeps {
   return {
     env: process.env,
     cwd: process.cwd(),
-    stdout: (text) => process.stdout.write(redact(text)),
+    stdout: (text) => process.stdout.write(forTerminal(text)),
     reporter,
     now: () => new Date(),
   };
@@ -90,7 +90,7 @@ export function buildProgram(onRun: (spec: CommandSpec, flags: Record<string, un
     .helpOption('-h, --help', 'show help')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(redact(s)), writeOut: (s) => process.stdout.write(s) });
+    .configureOutput({ writeErr: (s) => process.stderr.write(forTerminal(s)), writeOut: (s) => process.stdout.write(s) });
   for (const spec of COMMANDS) {
     const cmd = program
       .command(spec.args ? `${spec.name} ${spec.args}` : spec.name, { isDefault: spec.isDefault })
@@ -129,7 +129,7 @@ export async function main(argv: string[]): Promise<number> {
   let reporter: Reporter = plainReporter((l) => process.stderr.write(l), false);
   const uninstall = installSignalHandlers((_signal, error) => {
     reporter.close();
-    process.stderr.write(`svc-snapshot: ${error.message}\n`);
+    process.stderr.write(`svc-snapshot: ${forTerminal(error.message)}\n`);
   });
   const program = buildProgram(async (spec, flags, args) => {
     debug = Boolean(flags.debug);
@@ -155,7 +155,7 @@ export async function main(argv: string[]): Promise<number> {
     } else {
       const message = err instanceof Error ? err.message : String(err);
       reporter.error(`unexpected failure: ${message}; nothing was published`);
-      if (debug && err instanceof Error && err.stack) process.stderr.write(`${redact(err.stack)}\n`);
+      if (debug && err instanceof Error && err.stack) process.stderr.write(`${forTerminal(err.stack)}\n`);
       exitCode = EXIT.failed;
     }
   } finally {

@@ -6,7 +6,7 @@ import { EXIT } from '../cli/errors.js';
 import { HttpClient } from '../http/client.js';
 import { withStaging } from '../publish/index.js';
 import { TOOL } from '../version.js';
-import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 
 export type { AuditFlags, AuditSummary };
 
@@ -15,6 +15,7 @@ export type { AuditFlags, AuditSummary };
  * any request) → collection → publish with the token leak scan → summary.
  */
 export async function runAudit(flags: AuditFlags, deps: CommandDeps): Promise<CommandResult> {
+  checkOutDirFlag(deps.cwd, flags.outDir, 'audit');
   const settings = resolveAuditSettings(flags, deps.env);
   const t0 = performance.now();
   const abort = new AbortController();
@@ -24,7 +25,7 @@ export async function runAudit(flags: AuditFlags, deps: CommandDeps): Promise<Co
     const collection = await collectAudit(settings, { http, reporter: deps.reporter, abort, now: deps.now });
     const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-audit-${collection.manifest.date}`);
     deps.reporter.info(`publishing ${outDir}`);
-    await withStaging(outDir, [settings.token.value], (staging) => writeAudit(staging, collection));
+    await withStaging(outDir, [settings.token.value], (staging) => writeAudit(staging, collection), 'audit');
     deps.reporter.close();
     const summary = auditSummary(collection.manifest, outDir, collection.files.size + 1, Math.round(performance.now() - t0));
     deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatAuditSummary(summary));

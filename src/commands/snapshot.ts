@@ -10,7 +10,7 @@ import type { BuildResult, NullField } from '../exports/types.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT, FailedError, UsageError } from '../cli/errors.js';
 import { TOOL } from '../version.js';
-import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
 
@@ -117,6 +117,7 @@ async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
 
 export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
+  checkOutDirFlag(deps.cwd, flags.outDir, 'snapshot');
   const { collection, parsed, secrets, source } = await obtainCollection(flags, deps);
   const failed = collection.manifest.routes.filter((r) => r.error !== undefined);
   if (failed.length > 0 && !flags.allowPartial) {
@@ -138,7 +139,7 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
     const manifest = snapshotManifest(collection, built, source, Boolean(flags.raw), failed.length === 0);
     await staging.writeFile(SNAPSHOT_MANIFEST, toJsonFile(manifest));
     return { result: built, manifest };
-  });
+  }, 'snapshot');
   for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.join(', ')}`);
   if (result.validation.issues > 0) deps.reporter.warn(`${result.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
   let previous: SnapshotOutcome['previous'];
