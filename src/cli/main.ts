@@ -126,6 +126,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   let exitCode: number = EXIT.ok;
   let debug = argv.includes('--debug');
+  // Every TLS connection sets rejectUnauthorized itself; the variable is also
+  // removed so that nothing in the process (and no Node warning) acts on it.
+  const tlsOffIgnored = process.env.NODE_TLS_REJECT_UNAUTHORIZED === '0';
+  delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
   let reporter: Reporter = plainReporter((l) => process.stderr.write(l), false);
   const uninstall = installSignalHandlers((_signal, error) => {
     reporter.close();
@@ -134,6 +138,9 @@ export async function main(argv: string[]): Promise<number> {
   const program = buildProgram(async (spec, flags, args) => {
     debug = Boolean(flags.debug);
     reporter = makeReporter(Boolean(flags.quiet));
+    if (tlsOffIgnored) {
+      reporter.warn('NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates and host names are always verified (for an internal CA, use --ca-file)');
+    }
     const result = await spec.run(flags, args, makeDeps(reporter));
     exitCode = result.exitCode;
   });

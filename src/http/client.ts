@@ -2,7 +2,10 @@ import { createRequire } from 'node:module';
 import type { Dispatcher } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSecureContext } from 'node:tls';
-import { HttpError, describeTransportError } from './errors.js';
+import { HttpError, describeTransportError, type ProxyInUse } from './errors.js';
+import { httpsProxy } from '../config/proxy.js';
+import { withoutUserinfo } from '../config/url.js';
+import { escapeControl } from '../util/escape.js';
 
 export interface TransportOptions {
   readonly timeoutMs: number;
@@ -65,6 +68,18 @@ function undici(): typeof import('undici') {
   return createRequire(import.meta.url)('undici') as typeof import('undici');
 }
 
+/** The proxy from the environment, for messages: never its credentials (those are refused anyway). */
+function proxyInUse(protocol: string): ProxyInUse | undefined {
+  const p = httpsProxy(process.env, protocol);
+  if (!p) return undefined;
+  try {
+    const url = new URL(p.url);
+    return { shown: escapeControl(withoutUserinfo(p.url)), variable: p.variable, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** 429 and 5xx are worth another attempt; other statuses are answers. */
 export function isRetryableStatus(status: number): boolean {
   return status === 429 || (status >= 500 && status <= 599);
@@ -87,7 +102,10 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
 export function createDispatcher(opts: Pick<TransportOptions, 'concurrency' | 'ca' | 'timeoutMs'>): Dispatcher {
   // One secure context for every connection: given `ca` alone, each new socket
   // would parse the whole trust store again (~40 ms of CPU per connection).
-  const tls = opts.ca ? { secureContext: createSecureContext({ ca: [...opts.ca] }) } : {};
+  // rejectUnauthorized is spelled out on every TLS option set: left undefined,
+  // Node takes it from NODE_TLS_REJECT_UNAUTHORIZED, and `0` there would turn
+  // verification off for the backend, the proxy and the tunnelled connection.
+  const tls = { ...(opts.ca ? { secureContext: createSecureContext({ ca: [...opts.ca] }) } : {}), rejectUnauthorized: true };
   const common = {
     connections: opts.concurrency,
     keepAliveTimeout: 10_000,
@@ -95,9 +113,8 @@ export function createDispatcher(opts: Pick<TransportOptions, 'concurrency' | 'c
     bodyTimeout: opts.timeoutMs,
     connect: { ...tls, timeout: Math.min(opts.timeoutMs, 30_000) },
   };
-  const proxied = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((k) => process.env[k]);
   const { Agent, EnvHttpProxyAgent } = undici();
-  if (!proxied) return new Agent(common);
+  if (!httpsProxy(process.env)) return new Agent(common);
   return new EnvHttpProxyAgent({ ...common, requestTls: tls, proxyTls: tls });
 }
 
@@ -176,7 +193,7 @@ export class HttpClient {
       if (deadline.aborted) {
         return { type: 'failure', status: 0, kind: 'timeout', detail: `no complete response within ${this.opts.timeoutMs / 1000} s (--timeout)`, cause: err };
       }
-      return { type: 'failure', status: 0, ...describeTransportError(err, host), cause: err };
+      return { type: 'failure', status: 0, ...describeTransportError(err, host, proxyInUse(new URL(req.url).protocol)), cause: err };
     }
   }
 
