@@ -5,6 +5,7 @@ import { installSignalHandlers } from '../publish/index.js';
 import { plainReporter, type Reporter } from '../progress/reporter.js';
 import { ttyReporter } from '../progress/tty.js';
 import { forTerminal } from '../util/terminal.js';
+import { describeFsError } from '../util/fs-error.js';
 import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from '../commands/context.js';
 
@@ -160,8 +161,9 @@ export async function main(argv: string[]): Promise<number> {
       if (err.exitCode === EXIT.usage) process.stderr.write('svc-snapshot: run with --help for usage\n');
       exitCode = err.exitCode;
     } else {
+      const fsMessage = describeFsError(err);
       const message = err instanceof Error ? err.message : String(err);
-      reporter.error(`unexpected failure: ${message}; nothing was published`);
+      reporter.error(fsMessage ?? `unexpected failure: ${message}; nothing was published`);
       if (debug && err instanceof Error && err.stack) process.stderr.write(`${forTerminal(err.stack)}\n`);
       exitCode = EXIT.failed;
     }

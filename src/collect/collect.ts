@@ -3,8 +3,7 @@ import pLimit from 'p-limit';
 import { format } from 'date-fns/format';
 import { REALMS_ROUTE, planRoute, planRoutes, type PlannedRoute, type TokenType } from '../api/catalog.js';
 import { RealmsResponse } from '../api/models.js';
-import { BodyError, decodeBody } from '../api/decode.js';
-import { checkJson } from './json-check.js';
+import { BodyError, checkBody } from '../api/decode.js';
 import { HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import type { ConnectionSettings } from '../config/settings.js';
@@ -77,16 +76,10 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
       }
       const ct = res.headers['content-type'];
       // The realm list decides the plan, so that one is always parsed.
-      const parse = keepParsed || p.def === REALMS_ROUTE;
-      const checked = parse ? undefined : checkJson(res.body, p.def.shape);
-      if (checked === undefined) {
-        // Parsed, or not vouched for by the check: JSON.parse has the last word (and the message).
-        const value = decodeBody(p.label, p.def, res.body, Array.isArray(ct) ? ct[0] : ct);
-        if (Array.isArray(value)) counts.set(p.label, value.length);
-        if (parse) parsed.set(p.label, value);
-      } else if (p.def.shape === 'array') {
-        counts.set(p.label, checked);
-      }
+      const keep = keepParsed || p.def === REALMS_ROUTE;
+      const checked = checkBody(p.label, p.def, res.body, { contentType: Array.isArray(ct) ? ct[0] : ct, keep });
+      if (checked.count !== undefined) counts.set(p.label, checked.count);
+      if (keep) parsed.set(p.label, checked.value);
       bodies.set(p.label, res.body);
       return { ...base, file: p.file, bytes: res.body.length, sha256: createHash('sha256').update(res.body).digest('hex') };
     } catch (err) {

@@ -13,6 +13,7 @@ import { TOOL } from '../version.js';
 import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
+import { escapeControl } from '../util/escape.js';
 
 export interface SnapshotFlags extends ConnectionFlags {
   outDir?: string;
@@ -140,7 +141,7 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
     await staging.writeFile(SNAPSHOT_MANIFEST, toJsonFile(manifest));
     return { result: built, manifest };
   }, 'snapshot');
-  for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.join(', ')}`);
+  for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);
   if (result.validation.issues > 0) deps.reporter.warn(`${result.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
   let previous: SnapshotOutcome['previous'];
   if (flags.diffPrevious) {
@@ -217,7 +218,7 @@ function formatSnapshotSummary(o: SnapshotOutcome): string {
   lines.push(`  routes: ${s.routes.ok} read, ${s.routes.skipped} skipped, ${s.routes.failed} failed`);
   for (const r of s.failed) lines.push(`  FAILED ${r.route}: ${r.error}`);
   if (s.validation.issues > 0) lines.push(`  validation: ${s.validation.issues} field(s) of the wrong type exported as null (see ${SNAPSHOT_MANIFEST})`);
-  for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.join(', ')}`);
+  for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.map(escapeControl).join(', ')}`);
   if (!s.complete) lines.push('  INCOMPLETE: published with --allow-partial (exit 4)');
   lines.push(`  done in ${(s.durationMs / 1000).toFixed(1)} s`);
   let text = `${lines.join('\n')}\n`;

@@ -149,6 +149,13 @@ export class HttpClient {
       this.throwIfAborted(req, attempt - 1);
       const outcome = await this.once(req, host);
       if (outcome.type === 'answer') {
+        const encoding = unaskedEncoding(outcome.headers['content-encoding']);
+        if (encoding !== undefined && outcome.status === 200) {
+          // Refused, not decoded: the raw collection keeps bodies byte for byte as
+          // the API answers them, and a body compressed unasked is a proxy or
+          // server misconfiguration worth seeing rather than hiding.
+          throw new HttpError({ route: req.label, status: outcome.status, kind: 'status', attempts: attempt, detail: `the server sent the body compressed (Content-Encoding: ${encoding}) although the request asked for none (Accept-Encoding: identity); nothing of it was used. Turn off compression for this client on the server or proxy` });
+        }
         if (!isRetryableStatus(outcome.status) || attempt === maxAttempts) {
           if (isRetryableStatus(outcome.status)) {
             throw new HttpError({ route: req.label, status: outcome.status, kind: 'status', attempts: attempt, detail: `HTTP ${outcome.status} after ${attempt} attempt${attempt > 1 ? 's' : ''}${bodyHint(outcome.body)}` });
@@ -183,7 +190,8 @@ export class HttpClient {
         origin,
         path: req.url.slice(origin.length) || '/',
         method: req.method ?? 'GET',
-        headers: { accept: 'application/json', 'user-agent': this.opts.userAgent, ...req.headers },
+        // identity: a compressed body is then something the server sent unasked (see get()).
+        headers: { accept: 'application/json', 'accept-encoding': 'identity', 'user-agent': this.opts.userAgent, ...req.headers },
         ...(req.body !== undefined ? { body: req.body } : {}),
         signal,
       });
@@ -243,7 +251,15 @@ async function readBody(body: AsyncIterable<unknown>, contentLength: string | st
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
+/** A Content-Encoding other than identity, as a short escaped text; undefined for none. */
+function unaskedEncoding(value: string | string[] | undefined): string | undefined {
+  const v = (Array.isArray(value) ? value.join(', ') : value ?? '').trim();
+  if (v === '' || v.toLowerCase() === 'identity') return undefined;
+  return escapeControl(v.slice(0, 40));
+}
+
 function bodyHint(body: Buffer): string {
-  const text = body.subarray(0, 200).toString('utf8').replace(/\s+/g, ' ').trim();
+  if (body[0] === 0x1f && body[1] === 0x8b) return '; the body is gzip-compressed data';
+  const text = escapeControl(body.subarray(0, 200).toString('utf8').replace(/\s+/g, ' ').trim());
   return text ? `; the server said: ${text.slice(0, 160)}` : '';
 }

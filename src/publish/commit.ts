@@ -3,6 +3,7 @@ import { lstatSync, renameSync, rmSync } from 'node:fs';
 import { chmod } from 'node:fs/promises';
 import path from 'node:path';
 import { CliError, FailedError } from '../cli/errors.js';
+import { describeFsError } from '../util/fs-error.js';
 import { isLiveStaging, registerBackup, unregisterBackup, unregisterStaging } from './registry.js';
 import { assertNoSecrets, listTree, secretMatcher } from './scan.js';
 import { createStaging, DIR_MODE, FILE_MODE, targetParts, type Staging } from './staging.js';
@@ -91,6 +92,8 @@ function publishSync(staging: Staging, target: string, parent: string, base: str
 
 function wrap(err: unknown, target: string): unknown {
   if (err instanceof CliError) return err;
+  const fs = describeFsError(err, target);
+  if (fs) return new FailedError(`could not publish ${target}: ${fs}`, { cause: err });
   const reason = err instanceof Error ? err.message : String(err);
   return new FailedError(`could not publish ${target}: ${reason}; nothing was published`, { cause: err });
 }
