@@ -19,6 +19,12 @@ export interface DecodeOptions {
    * read from a file is never quoted: the file may not be what its name says.
    */
   readonly quote?: boolean;
+  /**
+   * What a list's elements must be: `objects` (default) for the management
+   * API, whose every list route returns records; `any` where the items have a
+   * model of their own that says so (the audit service's query rows).
+   */
+  readonly elements?: 'objects' | 'any';
 }
 
 function describeStart(body: Buffer): string {
@@ -57,13 +63,14 @@ export function decodeBody(route: string, def: Pick<RouteDef, 'shape'>, body: Bu
   } catch (e) {
     throw new BodyError(route, `expected JSON but received ${body.length} bytes that do not parse${type} (${describeJsonError(e, text)}); the body may be truncated or not JSON at all`);
   }
-  assertShape(route, def, value);
+  assertShape(route, def, value, opts.elements ?? 'objects');
   return value;
 }
 
-function assertShape(route: string, def: Pick<RouteDef, 'shape'>, value: unknown): void {
+function assertShape(route: string, def: Pick<RouteDef, 'shape'>, value: unknown, elements: 'objects' | 'any'): void {
   if (def.shape === 'array') {
     if (!Array.isArray(value)) throw new BodyError(route, `expected a JSON array but received ${describeValue(value)}`);
+    if (elements === 'any') return;
     const bad = value.findIndex((v) => !isRecord(v));
     if (bad >= 0) {
       throw new BodyError(route, `expected a JSON array of objects but element ${bad} is ${describeValue(value[bad])}; the body has the wrong shape`);
@@ -81,7 +88,7 @@ function assertShape(route: string, def: Pick<RouteDef, 'shape'>, value: unknown
  * word and the message. `count` is the number of records of a list.
  */
 export function checkBody(route: string, def: Pick<RouteDef, 'shape'>, body: Buffer, opts: DecodeOptions & { keep?: boolean } = {}): { count?: number; value?: unknown } {
-  const checked = opts.keep ? undefined : checkJson(body, def.shape, { objectElements: true });
+  const checked = opts.keep ? undefined : checkJson(body, def.shape, { objectElements: (opts.elements ?? 'objects') === 'objects' });
   if (checked !== undefined) return def.shape === 'array' ? { count: checked } : {};
   const value = decodeBody(route, def, body, opts);
   return { ...(Array.isArray(value) ? { count: value.length } : {}), ...(opts.keep ? { value } : {}) };

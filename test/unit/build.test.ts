@@ -191,15 +191,17 @@ describe('validation', () => {
     expect(r.validation.samples.map((s) => s.index)).toEqual(Array.from({ length: 20 }, (_, i) => i));
   });
 
-  it('validates the records of routes no export reads, and a record that is not an object gives a row of nulls', () => {
+  it('validates the records of routes no export reads, and a list with an element that is not an object fails its route', () => {
     const c = new CollectionBuilder()
       .with('vms-active', [{ id: 'vm1' }])
       .with('users', [user({ id: 'u1' }), null])
       .build();
     const r = build(c);
     expect(r.validation.samples.some((s) => s.route === 'GET /api/vms/libvirt/active')).toBe(true);
-    expect(r.validation.samples).toContainEqual({ route: 'GET /api/users', index: 1, path: '', message: expect.stringMatching(/expected object/) });
-    expect(exportOf(r, 'users').records[0]).toEqual({ id: null, firstName: null, lastName: null, email: null, role: null, permissions: null });
+    const users = exportOf(r, 'users');
+    expect(users.available).toBe(false);
+    expect(users.records).toEqual([]);
+    expect(users.reason).toMatch(/GET \/api\/users failed: expected a JSON array of objects but element 1 is null/);
   });
 });
 
