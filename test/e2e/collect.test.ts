@@ -288,6 +288,8 @@ describe('svc-snapshot collect when things go wrong', () => {
     const parent = tmpDir();
     const out = join(parent, 'raw');
     mkdirSync(out);
+    // An earlier collection: the only kind of directory collect may replace.
+    writeFileSync(join(out, '_collection-manifest.json'), JSON.stringify({ kind: 'collection', routes: [{ route: 'GET /api/users', file: 'yesterday.json' }] }));
     writeFileSync(join(out, 'yesterday.json'), '[]');
     const { child, result } = startCli(['collect', '--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out], { env: { SVC_TOKEN: TOKEN } });
     // Wait until the run is under way (some routes done, drives hanging).
@@ -302,7 +304,7 @@ describe('svc-snapshot collect when things go wrong', () => {
     const res = await result;
     expect(res.code).toBe(130);
     expect(readdirSync(parent)).toEqual(['raw']);
-    expect(readdirSync(out)).toEqual(['yesterday.json']);
+    expect(readdirSync(out).sort()).toEqual(['_collection-manifest.json', 'yesterday.json']);
     expect(leftovers(parent)).toEqual([]);
     expectNoSecrets(ALL_SECRETS, [parent], [res.stdout, res.stderr]);
   });
