@@ -1,13 +1,17 @@
 import type { RouteDef } from './catalog.js';
 import { checkJson } from '../collect/json-check.js';
 import { escapeControl } from '../util/escape.js';
+import { redact } from '../util/redact.js';
 import { describeJsonError } from '../util/json-error.js';
 
 /** A body that is not JSON of the route's shape; the message names the route and what arrived. */
 export class BodyError extends Error {
-  constructor(readonly route: string, readonly detail: string) {
-    super(`${route}: ${detail}`);
+  readonly detail: string;
+  constructor(readonly route: string, detail: string) {
+    // Redacted when built, as HttpError: the start of a body may echo a token.
+    super(redact(`${route}: ${detail}`));
     this.name = 'BodyError';
+    this.detail = redact(detail);
   }
 }
 

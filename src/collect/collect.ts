@@ -12,6 +12,8 @@ import { FailedError, TokenRejectedError } from '../cli/errors.js';
 import type { Reporter } from '../progress/reporter.js';
 import type { CollectionManifest, RawCollection, RealmsRecord, RouteRecord } from './types.js';
 import { TOOL } from '../version.js';
+import { escapeControl } from '../util/escape.js';
+import { redact } from '../util/redact.js';
 
 export interface CollectDeps {
   readonly http: HttpClient;
@@ -120,7 +122,7 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
       realms = { source: realmsPlan.label, ids: [...new Set(Object.values(check.data.realms).map((r) => r.id))] };
     } else {
       const issue = check.error.issues[0];
-      realmsRec.error = `the realms response does not have the documented shape (${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'})`;
+      realmsRec.error = redact(`the realms response does not have the documented shape (${escapeControl(issue?.path.join('.') || 'body')}: ${issue?.message ?? 'invalid'})`);
       delete realmsRec.sha256;
       delete realmsRec.bytes;
       realmsRec.file = null;

@@ -2,7 +2,7 @@ import { resolveConnection, type ConnectionFlags } from '../config/settings.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
 import { readCollection } from '../collect/replay.js';
-import { SNAPSHOT_MANIFEST, toJsonFile, writeCollection } from '../collect/write.js';
+import { SNAPSHOT_MANIFEST, toManifestFile, writeCollection } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
 import type { AuthMode, RawCollection, RouteRecord } from '../collect/types.js';
 import { exportFileName, serializeExport, writeExports, type WrittenExport } from '../exports/serialize.js';
@@ -138,7 +138,7 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
       throw new FailedError(`--strict: ${built.validation.issues} schema problem${built.validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
     }
     const manifest = snapshotManifest(collection, built, source, Boolean(flags.raw), failed.length === 0);
-    await staging.writeFile(SNAPSHOT_MANIFEST, toJsonFile(manifest));
+    await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));
     return { result: built, manifest };
   }, 'snapshot');
   for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);

@@ -38,7 +38,9 @@ function escapeRegExp(s: string): string {
   return s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
 }
 
-const JSON_SHORT: Record<string, string> = { '"': '\\\\"', '\\': '\\\\\\\\', '/': '\\\\/', '\b': '\\\\b', '\f': '\\\\f', '\n': '\\\\n', '\r': '\\\\r', '\t': '\\\\t' };
+// One or more backslashes: a token JSON-escaped twice (a JSON document quoted
+// inside another, as in a manifest's error text) is still the token.
+const JSON_SHORT: Record<string, string> = { '"': '\\\\+"', '\\': '\\\\{2,}', '/': '\\\\+/', '\b': '\\\\+b', '\f': '\\\\+f', '\n': '\\\\+n', '\r': '\\\\+r', '\t': '\\\\+t' };
 
 /**
  * Regular-expression source matching `secret` with each character in any
@@ -53,7 +55,7 @@ export function secretPatternSource(secret: string, bytes = false): string {
     alts.add(escapeRegExp(bytes ? String.fromCharCode(...utf8) : ch));
     alts.add(utf8.map((b) => `%${hexAlternatives(b, 2)}`).join(''));
     let units = '';
-    for (let i = 0; i < ch.length; i++) units += `\\\\u${hexAlternatives(ch.charCodeAt(i), 4)}`;
+    for (let i = 0; i < ch.length; i++) units += `\\\\+u${hexAlternatives(ch.charCodeAt(i), 4)}`;
     alts.add(units);
     const short = JSON_SHORT[ch];
     if (short) alts.add(short);

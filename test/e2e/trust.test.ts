@@ -148,6 +148,18 @@ describe('1. TLS is verified whatever NODE_TLS_REJECT_UNAUTHORIZED says', () => 
     expect(text.stdout).not.toMatch(/verified/);
   });
 
+  it('check reports TLS verified through an HTTPS_PROXY tunnel, from the tunnelled socket', async () => {
+    const proxy = await startConnectProxy();
+    try {
+      const r = await runCli(['check', '--base-url', site.url, '--ca-file', site.caFile], { env: { SVC_TOKEN: TOKEN, HTTPS_PROXY: proxy.url } });
+      expect(proxy.tunnels.length).toBeGreaterThan(0);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/TLS: verified/);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('check reports TLS verified from an authorized connection', async () => {
     const r = await runCli(['check', '--base-url', site.url, '--ca-file', site.caFile], { env: { SVC_TOKEN: TOKEN } });
     expect(r.code).toBe(0);
@@ -331,6 +343,34 @@ describe('4 and 5. hostile bytes from the server: escaped, and the token redacte
       expect(check.stdout).toContain('lib\\u001b]0;pwned\\u0007virt');
     } finally {
       site.backend.clearFaults();
+    }
+  });
+
+  it('a token echoed in a field name or an HTML page start is redacted in the manifests, so the run still publishes', async () => {
+    const users = JSON.parse(site.backend.responseBody('users')) as Record<string, unknown>[];
+    users[0]![TOKEN] = 1;
+    site.backend.setFault('users', { body: users });
+    const echo = await siteWith((url) => [
+      http.get(`${url}/api/teams`, () => new HttpResponse(`<html>session fake\\u002dtoken\\u002dall\\u002dtypes expired</html>`, { status: 200, headers: { 'content-type': 'text/html' } })),
+    ]);
+    try {
+      const cwd = tmpDir();
+      const snap = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap'], { cwd, env: { SVC_TOKEN: TOKEN } });
+      expect(snap.code).toBe(0);
+      const manifest = readFileSync(join(cwd, 'snap', '_snapshot-manifest.json'), 'utf8');
+      expect(manifest).toContain('[redacted]');
+      expect(manifest).not.toContain(TOKEN);
+      expect(allOutput(snap)).not.toContain(TOKEN);
+      const col = await runCli(['collect', '--base-url', echo.url, '--ca-file', echo.caFile, '--out-dir', 'raw'], { cwd, env: { SVC_TOKEN: TOKEN } });
+      expect(col.code).toBe(4);
+      const raw = readFileSync(join(cwd, 'raw', '_collection-manifest.json'), 'utf8');
+      expect(raw).toMatch(/GET \/api\/teams|HTML or XML/);
+      expect(raw).toContain('[redacted]');
+      expect(raw).not.toContain('fake\\\\u002dtoken');
+      expect(allOutput(col)).not.toContain('fake\\u002dtoken');
+    } finally {
+      site.backend.clearFaults();
+      await echo.close();
     }
   });
 
