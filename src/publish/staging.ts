@@ -45,7 +45,7 @@ export async function createStaging(targetDir: string): Promise<Staging> {
     dir = mkdtempSync(path.join(parent, `.${base}.partial-${process.pid}-`));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw new FailedError(describeFsError(err, parent) ?? `cannot write into ${parent} (${code}); nothing was published. Choose another output directory (--out-dir)`, { cause: err });
+    throw new FailedError(describeFsError(err, parent, true) ?? `cannot write into ${parent} (${code}); nothing was published. Choose another output directory (--out-dir)`, { cause: err });
   }
   registerStaging(dir);
   try {

@@ -20,13 +20,15 @@ export function isFsError(err: unknown): err is NodeJS.ErrnoException {
 
 /**
  * A file-system failure in words: the path, what happened and what to do
- * (CONTRACT section 6). `path` defaults to the one the error names.
+ * (CONTRACT section 6). The path is the one the error names, or
+ * `fallbackPath` when it names none or `preferFallback` (a mkdtemp template
+ * means nothing to the reader; its directory does).
  */
-export function describeFsError(err: unknown, fallbackPath?: string): string | undefined {
+export function describeFsError(err: unknown, fallbackPath?: string, preferFallback = false): string | undefined {
   if (!isFsError(err)) return undefined;
   const code = err.code!;
   const advice = ADVICE[code];
   if (!advice) return undefined;
-  const where = err.path ?? fallbackPath;
+  const where = preferFallback ? (fallbackPath ?? err.path) : (err.path ?? fallbackPath);
   return `${advice.what} (${code}) while writing ${where ? escapeControl(where) : 'the output'}; nothing was published. ${advice.todo[0]!.toUpperCase()}${advice.todo.slice(1)}`;
 }

@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -233,6 +234,26 @@ describe('3. --out-dir cannot eat a working directory', () => {
     });
   }
 
+  it('a symlink to the working directory is refused as the working directory is', async () => {
+    const cwd = workdir();
+    const other = tmpDir();
+    symlinkSync(cwd, join(other, 'here'));
+    const r = await runCli(['--replay', RECORDING, '--out-dir', join(other, 'here')], { cwd });
+    expect(r.code).toBe(2);
+    expect(readdirSync(cwd).sort()).toEqual(['home', 'precious.txt']);
+  });
+
+  it('a symlink where the output directory would go is left as it is (exit 2)', async () => {
+    const cwd = workdir();
+    const elsewhere = tmpDir();
+    writeFileSync(join(elsewhere, 'keep.txt'), 'keep');
+    symlinkSync(elsewhere, join(cwd, 'snap'));
+    const r = await runCli(['--replay', RECORDING, '--out-dir', 'snap'], { cwd });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/exists and is not a directory/);
+    expect(readdirSync(elsewhere)).toEqual(['keep.txt']);
+  });
+
   it('collect --out-dir . is refused before any request', async () => {
     const cwd = workdir();
     const before = site.backend.requests.length;
@@ -411,6 +432,15 @@ describe('6. files are read only as regular files inside the directory', () => {
     const r = await runCli(['--replay', dir, '--out-dir', 'snap'], { cwd: tmpDir() });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/symbolic link/);
+
+    const fifoDir = copyRecording();
+    rmSync(join(fifoDir, 'api-teams.json'));
+    execFileSync('mkfifo', [join(fifoDir, 'api-teams.json')]);
+    // Opened non-blocking and refused: a FIFO nobody writes to must not hang the run.
+    const f = await runCli(['--replay', fifoDir, '--out-dir', 'snap'], { cwd: tmpDir(), timeoutMs: 20_000 });
+    expect(f.timedOut).toBe(false);
+    expect(f.code).toBe(1);
+    expect(f.stderr).toMatch(/api-teams\.json is listed in _collection-manifest\.json but is not a regular file/);
   });
 
   it('diff reads no file outside the snapshots, and never prints a file it could not parse', async () => {
@@ -524,6 +554,19 @@ describe('9. errors that blame the right thing', () => {
     expect(r.stderr).toMatch(/a name is too long for the file system \(ENAMETOOLONG\) while writing .*n{300}.*nothing was published\. Choose a shorter output directory/);
     expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
     expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it.runIf(process.platform === 'linux')('a directory that cannot be written (/sys): the path, what happened and what to do (exit 1)', async () => {
+    const r = await runCli(['--replay', RECORDING, '--out-dir', '/sys/svc-snapshot-test'], { cwd: tmpDir() });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/\((EPERM|EACCES|EROFS)\) while writing \/sys; nothing was published\. (Check|Choose)/);
+    expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
+  });
+
+  it('a --ca-file that is not a regular file (/dev/zero) is a usage error, not a crash', async () => {
+    const r = await runCli(['check', '--base-url', site.url, '--ca-file', '/dev/zero'], { env: { SVC_TOKEN: TOKEN } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--ca-file \/dev\/zero cannot be read \(not a regular file\)/);
   });
 
   it('a 300-character realm id gets a file name that fits, mapped in the manifest', async () => {
