@@ -53,9 +53,12 @@ export function assertSafeTarget(flagValue: string, cwd: string, home: string = 
   }
 }
 
+const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
+
 function tryManifest(file: string, kind: OutputKind): Record<string, unknown> | undefined {
   const st = lstatSync(file, { throwIfNoEntry: false });
-  if (!st?.isFile()) return undefined;
+  // A manifest is kilobytes; a huge file under its name is not one (and is not read).
+  if (!st?.isFile() || st.size > MAX_MANIFEST_BYTES) return undefined;
   try {
     const json: unknown = JSON.parse(readFileSync(file, 'utf8'));
     if (json && typeof json === 'object' && !Array.isArray(json) && (json as { kind?: unknown }).kind === kind) return json as Record<string, unknown>;
