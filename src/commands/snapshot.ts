@@ -1,7 +1,7 @@
 import { resolveConnection, type ConnectionFlags } from '../config/settings.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
-import { readCollection } from '../collect/replay.js';
+import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { SNAPSHOT_MANIFEST, toManifestFile, writeCollection } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
 import type { AuthMode, RawCollection, RouteRecord } from '../collect/types.js';
@@ -94,6 +94,13 @@ export function snapshotFiles(collection: RawCollection, result: BuildResult, so
   return { files, manifest: snapshotManifest(collection, { ...result, exports }, source, withRaw, complete) };
 }
 
+function failedRoutes(failed: readonly RouteRecord[]): FailedError {
+  return new FailedError(
+    `${failed.length} route${failed.length > 1 ? 's' : ''} failed, so the snapshot would be incomplete; nothing was published. ` +
+      `${failed.map((r) => `${r.route}: ${r.error}`).join('; ')}. Run again later, or pass --allow-partial to publish what was collected (exit 4).`,
+  );
+}
+
 async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
   if (flags.replay !== undefined) {
     const conflicting = (['baseUrl', 'token', 'tokenUser', 'tokenTeam', 'tokenDrive', 'tokenVm', 'tokenProject', 'realms'] as const).filter((k) => flags[k] !== undefined);
@@ -101,7 +108,8 @@ async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
       throw new UsageError(`--replay builds from files and talks to no server; drop ${conflicting.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`);
     }
     deps.reporter.info(`replaying ${flags.replay}`);
-    const collection = await readCollection(resolveOutDir(deps.cwd, flags.replay, flags.replay));
+    // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
+    const collection = await readCollection(resolveOutDir(deps.cwd, flags.replay, flags.replay), { checkBodies: Boolean(flags.raw) });
     return { collection, parsed: undefined, secrets: [] as readonly string[], source: 'replay' as const };
   }
   const settings = resolveConnection(flags, deps.env);
@@ -120,19 +128,19 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
   const t0 = performance.now();
   checkOutDirFlag(deps.cwd, flags.outDir, 'snapshot');
   const { collection, parsed, secrets, source } = await obtainCollection(flags, deps);
-  const failed = collection.manifest.routes.filter((r) => r.error !== undefined);
-  if (failed.length > 0 && !flags.allowPartial) {
-    throw new FailedError(
-      `${failed.length} route${failed.length > 1 ? 's' : ''} failed, so the snapshot would be incomplete; nothing was published. ` +
-        `${failed.map((r) => `${r.route}: ${r.error}`).join('; ')}. Run again later, or pass --allow-partial to publish what was collected (exit 4).`,
-    );
-  }
+  let failed = collection.manifest.routes.filter((r) => r.error !== undefined);
+  if (failed.length > 0 && !flags.allowPartial) throw failedRoutes(failed);
   const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${collection.manifest.date}`);
   deps.reporter.info(`building exports into ${outDir}`);
   const { result, manifest } = await withStaging(outDir, secrets, async (staging) => {
     // raw/ first: the build then consumes the bodies, releasing each once read.
     if (flags.raw) await writeCollection(staging, collection, 'raw/');
     const built = await writeExports(staging, collection, parsed, { consume: true });
+    // A replayed body that a live run would have refused fails its route the same way.
+    if (markBodyFailures(collection, built.bodyFailures).length > 0) {
+      failed = collection.manifest.routes.filter((r) => r.error !== undefined);
+      if (!flags.allowPartial) throw failedRoutes(failed);
+    }
     if (flags.strict && built.validation.issues > 0) {
       const samples = built.validation.samples.slice(0, 5).map((s) => `${s.route} record ${s.index} ${s.path}: ${s.message}`);
       throw new FailedError(`--strict: ${built.validation.issues} schema problem${built.validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);

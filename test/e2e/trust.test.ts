@@ -514,9 +514,19 @@ describe('7 and 8. replay refuses what live refuses', () => {
 
     const dir = copyRecording();
     plant(dir, 'api-users.json', JSON.stringify(LIST_OF_NON_OBJECTS));
-    const replay = await runCli(['--replay', dir, '--out-dir', 'snap'], { cwd: tmpDir() });
-    expect(replay.code).toBe(1);
-    expect(replay.stderr).toMatch(/GET \/api\/users: expected a JSON array of objects but element 0 is a JSON number/);
+    // Both ways a replay checks bodies: during the build, and up front with --raw (raw/ is written before the build).
+    for (const extra of [[], ['--raw']]) {
+      const replay = await runCli(['--replay', dir, '--out-dir', 'snap', ...extra], { cwd: tmpDir() });
+      expect(replay.code).toBe(1);
+      expect(replay.stderr).toMatch(/GET \/api\/users: expected a JSON array of objects but element 0 is a JSON number/);
+    }
+    const partial = tmpDir();
+    const withRaw = await runCli(['--replay', dir, '--out-dir', 'snap', '--raw', '--allow-partial'], { cwd: partial });
+    expect(withRaw.code).toBe(4);
+    // The refused body is not republished in raw/, and its route is recorded failed there.
+    expect(existsSync(join(partial, 'snap', 'raw', 'api-users.json'))).toBe(false);
+    const rawManifest = JSON.parse(readFileSync(join(partial, 'snap', 'raw', '_collection-manifest.json'), 'utf8')) as { routes: { route: string; error?: string }[] };
+    expect(rawManifest.routes.find((r) => r.route === 'GET /api/users')?.error).toMatch(/element 0 is a JSON number/);
   });
 });
 
