@@ -52,8 +52,9 @@ export interface SecretMatcher {
 export function secretMatcher(secrets: readonly string[]): SecretMatcher | null {
   const pattern = secretPattern(secrets, true);
   if (pattern === null) return null;
-  // The longest spelling of one character is 12 bytes (`%F0%9F%98%80`, `\uD83D\uDE00`).
-  const longest = Math.max(...secrets.map((s) => [...s].length * 12));
+  // The longest single spelling of one character is 12 bytes (`%F0%9F%98%80`,
+  // `\uD83D\uDE00`); twice that leaves room for doubly escaped forms (`\\u002d`).
+  const longest = Math.max(...secrets.map((s) => [...s].length * 24));
   return { pattern, longest };
 }
 
