@@ -6,7 +6,7 @@ import { EXIT } from '../cli/errors.js';
 import { HttpClient } from '../http/client.js';
 import { withStaging } from '../publish/index.js';
 import { TOOL } from '../version.js';
-import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import { checkKeepTarget, parseKeep } from '../cron/keep.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 
@@ -19,6 +19,7 @@ export type { AuditFlags, AuditSummary };
 export async function runAudit(flags: AuditFlags & { keep?: string }, deps: CommandDeps): Promise<CommandResult> {
   const keep = parseKeep(flags.keep);
   checkKeepTarget(keep, flags.outDir);
+  checkOutDirFlag(deps.cwd, flags.outDir, 'audit');
   const settings = resolveAuditSettings(flags, deps.env);
   const t0 = performance.now();
   const abort = new AbortController();
@@ -28,7 +29,7 @@ export async function runAudit(flags: AuditFlags & { keep?: string }, deps: Comm
     const collection = await collectAudit(settings, { http, reporter: deps.reporter, abort, now: deps.now });
     const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-audit-${collection.manifest.date}`);
     deps.reporter.info(`publishing ${outDir}`);
-    await withStaging(outDir, [settings.token.value], (staging) => writeAudit(staging, collection));
+    await withStaging(outDir, [settings.token.value], (staging) => writeAudit(staging, collection), 'audit');
     const pruned = applyKeep(keep, true, outDir, 'audit', deps.reporter);
     deps.reporter.close();
     const summary = { ...auditSummary(collection.manifest, outDir, collection.files.size + 1, Math.round(performance.now() - t0)), ...(pruned ? { pruned } : {}) };

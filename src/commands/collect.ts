@@ -5,7 +5,7 @@ import { writeCollection } from '../collect/write.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT, FailedError } from '../cli/errors.js';
 import { TOOL } from '../version.js';
-import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import type { RouteRecord } from '../collect/types.js';
 import type { CollectSummary } from '../cli/summaries.js';
 import { checkKeepTarget, parseKeep } from '../cron/keep.js';
@@ -34,6 +34,7 @@ export function summariseRoutes(routes: readonly RouteRecord[]) {
 export async function runCollect(flags: CollectFlags, deps: CommandDeps): Promise<CommandResult> {
   const keep = parseKeep(flags.keep);
   checkKeepTarget(keep, flags.outDir);
+  checkOutDirFlag(deps.cwd, flags.outDir, 'collection');
   const settings = resolveConnection(flags, deps.env);
   const t0 = performance.now();
   const abort = new AbortController();
@@ -45,7 +46,7 @@ export async function runCollect(flags: CollectFlags, deps: CommandDeps): Promis
       throw new FailedError(`no route could be collected from ${settings.baseUrl}; first error: ${failed[0]!.route}: ${failed[0]!.error}. Nothing was published.`);
     }
     const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-raw-${collection.manifest.date}`);
-    await withStaging(outDir, settings.tokens.secrets, (staging) => writeCollection(staging, collection));
+    await withStaging(outDir, settings.tokens.secrets, (staging) => writeCollection(staging, collection), 'collection');
     const pruned = applyKeep(keep, failed.length === 0, outDir, 'collection', deps.reporter);
     deps.reporter.close();
     const s = summariseRoutes(collection.manifest.routes);

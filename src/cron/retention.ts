@@ -1,6 +1,7 @@
 import type { Reporter } from '../progress/reporter.js';
 import { pruneOlder } from './keep.js';
-import type { OutputKind } from './owned.js';
+import type { OutputKind } from '../publish/owned.js';
+import { escapeControl as shown } from '../util/escape.js';
 
 /**
  * `--keep` after a publish: prunes only when the run is complete (an
@@ -31,9 +32,4 @@ export function formatPruned(pruned: readonly string[] | undefined): string[] {
   if (pruned === undefined) return [];
   if (pruned.length === 0) return ['  --keep: no older directory deleted'];
   return pruned.map((dir) => `  deleted older ${shown(dir)}`);
-}
-
-/** Names found on disk are printed with control characters escaped, so that no name can rewrite the terminal. */
-function shown(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { escapeControl } from '../util/escape.js';
 
 /** The three kinds of output directory and the manifest that marks each. */
 export type OutputKind = 'snapshot' | 'collection' | 'audit';
@@ -22,7 +23,7 @@ const SnapshotManifest = z.object({
   kind: z.literal('snapshot'),
   tool: Tool,
   date: Date,
-  complete: z.literal(true),
+  complete: z.boolean(),
   exports: z.array(z.object({ file: FileName })),
 });
 
@@ -50,6 +51,15 @@ export interface OwnedTree {
 
 export type Ownership = { owned: true; tree: OwnedTree } | { owned: false; reason: string };
 
+/**
+ * `complete: true` (deleting an older output, `--keep`): only a complete run's
+ * directory qualifies. `complete: false` (replacing the output directory of
+ * this run): an earlier partial output of the same kind qualifies too.
+ */
+export interface OwnershipRule {
+  readonly complete: boolean;
+}
+
 function isPlainName(name: string): boolean {
   return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
 }
@@ -62,15 +72,15 @@ function isPlainName(name: string): boolean {
  * the manifest accounts for. Anything else, a symbolic link anywhere included,
  * makes it not ours. Synchronous, reading only the manifests.
  */
-export function ownedOutput(dir: string, kind: OutputKind): Ownership {
+export function ownedOutput(dir: string, kind: OutputKind, rule: OwnershipRule = { complete: true }): Ownership {
   try {
-    return check(dir, kind, '');
+    return check(dir, kind, '', rule);
   } catch (err) {
     return { owned: false, reason: `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
   }
 }
 
-function check(dir: string, kind: OutputKind, rel: string): Ownership {
+function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule): Ownership {
   const info = lstatSync(dir);
   if (!info.isDirectory()) return { owned: false, reason: info.isSymbolicLink() ? 'is a symbolic link' : 'is not a directory' };
   const manifestName = MANIFEST_OF[kind];
@@ -82,7 +92,7 @@ function check(dir: string, kind: OutputKind, rel: string): Ownership {
   } catch {
     return { owned: false, reason: `its ${manifestName} is not valid JSON` };
   }
-  const allowed = allowedEntries(kind, json);
+  const allowed = allowedEntries(kind, json, rule);
   if (typeof allowed === 'string') return { owned: false, reason: allowed };
 
   const files: string[] = [path.join(rel, manifestName)];
@@ -91,14 +101,14 @@ function check(dir: string, kind: OutputKind, rel: string): Ownership {
     if (entry.name === manifestName) continue;
     const child = path.join(rel, entry.name);
     if (entry.isDirectory() && allowed.subdirs.has(entry.name)) {
-      const sub = check(path.join(dir, entry.name), 'collection', child);
-      if (!sub.owned) return { owned: false, reason: `${child}/ ${sub.reason}` };
+      const sub = check(path.join(dir, entry.name), 'collection', child, rule);
+      if (!sub.owned) return { owned: false, reason: `${escapeControl(child)}/ ${sub.reason}` };
       files.push(...sub.tree.files);
       dirs.push(...sub.tree.dirs);
       continue;
     }
-    if (!entry.isFile()) return { owned: false, reason: `holds ${child}, which is not a regular file` };
-    if (!allowed.files.has(entry.name)) return { owned: false, reason: `holds ${child}, which its manifest does not list` };
+    if (!entry.isFile()) return { owned: false, reason: `holds ${escapeControl(child)}, which is not a regular file` };
+    if (!allowed.files.has(entry.name)) return { owned: false, reason: `holds ${escapeControl(child)}, which its manifest does not list` };
     files.push(child);
   }
   dirs.push(rel);
@@ -111,10 +121,11 @@ interface Allowed {
 }
 
 /** The names a complete manifest accounts for, or why the manifest does not qualify. */
-function allowedEntries(kind: OutputKind, json: unknown): Allowed | string {
+function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): Allowed | string {
   if (kind === 'snapshot') {
     const m = SnapshotManifest.safeParse(json);
     if (!m.success) return incomplete(json, 'snapshot');
+    if (rule.complete && !m.data.complete) return 'is a partial snapshot (published with --allow-partial)';
     // The spreadsheet forms of CONTRACT section 10 are the tool's files too.
     const files = m.data.exports.flatMap((e) => [e.file, e.file.replace(/\.json$/, '.csv')]);
     files.push(`svc-snapshot-${m.data.date}.xlsx`);
@@ -123,20 +134,18 @@ function allowedEntries(kind: OutputKind, json: unknown): Allowed | string {
   if (kind === 'collection') {
     const m = CollectionManifest.safeParse(json);
     if (!m.success) return incomplete(json, 'collection');
-    if (m.data.routes.some((r) => r.error !== undefined)) return 'is a collection with failed routes';
+    if (rule.complete && m.data.routes.some((r) => r.error !== undefined)) return 'is a collection with failed routes';
     return { files: new Set(m.data.routes.flatMap((r) => (r.file ? [r.file] : []))), subdirs: new Set() };
   }
   const m = AuditManifest.safeParse(json);
   if (!m.success) return incomplete(json, 'audit');
-  if (m.data.routes.some((r) => r.error !== undefined || r.status < 200 || r.status > 299)) return 'is an audit collection with failed requests';
+  if (rule.complete && m.data.routes.some((r) => r.error !== undefined || r.status < 200 || r.status > 299)) return 'is an audit collection with failed requests';
   const files = [...m.data.routes, ...(m.data.queries ?? []), ...(m.data.reports ?? [])].map((r) => r.file);
   return { files: new Set(files), subdirs: new Set() };
 }
 
-function incomplete(json: unknown, kind: string): string {
-  const k = (json as { kind?: unknown } | null)?.kind;
-  if (kind === 'snapshot' && k === 'snapshot' && (json as { complete?: unknown }).complete === false) return 'is a partial snapshot (published with --allow-partial)';
-  return `does not hold a complete ${kind} manifest of svc-snapshot`;
+function incomplete(_json: unknown, kind: string): string {
+  return `does not hold a ${kind} manifest of svc-snapshot`;
 }
 
 /** The file's text, or undefined when it is not a regular file (a link is never followed) or too large. */
