@@ -289,7 +289,7 @@ describe('svc-snapshot collect when things go wrong', () => {
     const out = join(parent, 'raw');
     mkdirSync(out);
     // An earlier collection: the only kind of directory collect may replace.
-    writeFileSync(join(out, '_collection-manifest.json'), JSON.stringify({ kind: 'collection', routes: [{ route: 'GET /api/users', file: 'yesterday.json' }] }));
+    writeFileSync(join(out, '_collection-manifest.json'), JSON.stringify({ kind: 'collection', tool: { name: 'svc-snapshot', version: '0.0.0' }, routes: [{ route: 'GET /api/users', file: 'yesterday.json' }] }));
     writeFileSync(join(out, 'yesterday.json'), '[]');
     const { child, result } = startCli(['collect', '--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out], { env: { SVC_TOKEN: TOKEN } });
     // Wait until the run is under way (some routes done, drives hanging).

@@ -176,7 +176,7 @@ describe('a live snapshot', () => {
     const out = join(parent, 'snap');
     mkdirSync(out);
     // An earlier snapshot: the only kind of directory a snapshot may replace.
-    writeFileSync(join(out, '_snapshot-manifest.json'), JSON.stringify({ kind: 'snapshot', exports: [{ export: 'users', file: 'old.json' }] }));
+    writeFileSync(join(out, '_snapshot-manifest.json'), JSON.stringify({ kind: 'snapshot', tool: { name: 'svc-snapshot', version: '0.0.0' }, date: '2026-01-01', complete: true, exports: [{ export: 'users', file: 'old.json' }] }));
     writeFileSync(join(out, 'old.json'), '[]');
     const res = await snapshot(site, out, ['--retries', '1']);
     expect(res.code).toBe(1);

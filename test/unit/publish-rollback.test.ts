@@ -36,7 +36,7 @@ afterEach(async () => {
 it('puts the previous directory back when the new one cannot be renamed into place', async () => {
   const target = path.join(work, 'out');
   await mkdir(target);
-  await writeFile(path.join(target, '_audit-manifest.json'), '{"kind":"audit","routes":[{"file":"old.txt"}]}');
+  await writeFile(path.join(target, '_audit-manifest.json'), '{"kind":"audit","tool":{"name":"svc-snapshot","version":"0.0.0"},"routes":[{"status":200,"file":"old.txt"}]}');
   await writeFile(path.join(target, 'old.txt'), 'old contents');
   failRename.when = (from) => path.basename(from).startsWith('.out.partial-');
 
@@ -57,7 +57,7 @@ it('puts the previous directory back when the new one cannot be renamed into pla
 it('leaves the previous directory and no staging directory when it cannot be moved aside', async () => {
   const target = path.join(work, 'out');
   await mkdir(target);
-  await writeFile(path.join(target, '_audit-manifest.json'), '{"kind":"audit","routes":[{"file":"old.txt"}]}');
+  await writeFile(path.join(target, '_audit-manifest.json'), '{"kind":"audit","tool":{"name":"svc-snapshot","version":"0.0.0"},"routes":[{"status":200,"file":"old.txt"}]}');
   await writeFile(path.join(target, 'old.txt'), 'old contents');
   failRename.when = (from) => from === target;
 

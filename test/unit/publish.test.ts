@@ -39,7 +39,7 @@ async function entries(dir: string): Promise<string[]> {
   return (await readdir(dir)).sort();
 }
 
-const OLD_MANIFEST = JSON.stringify({ kind: 'collection', routes: [{ route: 'GET /api/users', file: 'api-users.json' }] });
+const OLD_MANIFEST = JSON.stringify({ kind: 'collection', tool: { name: 'svc-snapshot', version: '0.0.0' }, routes: [{ route: 'GET /api/users', file: 'api-users.json' }] });
 
 async function makeOldTarget(target: string): Promise<void> {
   await mkdir(target, { recursive: true });
