@@ -84,12 +84,12 @@ describe('exports of a 3.14.1 backend', () => {
     const noRow = teams.find((t) => t.id === d.teams[0]!.id)!;
     for (const [g, f] of GROUPS) expect(noRow[`usage_${g}_${f}`]).toBe(0);
     for (const t of teams) {
-      const u = d.teamUsage.find((x) => x.id === t.id) as Record<string, unknown> | undefined;
+      const u = d.teamUsage.find((x) => x.id === t.id) as unknown as Record<string, unknown> | undefined;
       for (const [g, f] of GROUPS) expect(t[`usage_${g}_${f}`], `${t.id} ${g}.${f}`).toBe(usageValue(u, g, f));
     }
     expect(d.projectUsage.some((u) => !u.files || !u.vms || !u.drives)).toBe(true);
     for (const r of read('resources_by_project')) {
-      const u = d.projectUsage.find((x) => x.id === r.projectID) as Record<string, unknown>;
+      const u = d.projectUsage.find((x) => x.id === r.projectID) as unknown as Record<string, unknown>;
       for (const [g, f] of GROUPS) expect(r[`${g}_${f}`], `${r.projectID} ${g}.${f}`).toBe(usageValue(u, g, f));
     }
 
