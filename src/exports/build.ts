@@ -59,11 +59,52 @@ function scalarText(v: unknown): string {
   return typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
 }
 
-/** JSON text with object keys sorted at every level, so that equal objects give equal texts. */
-function sortedJson(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    isPlainObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x,
-  );
+type Frame = { readonly obj: Record<string, unknown>; readonly keys: string[]; i: number } | { readonly arr: unknown[]; i: number };
+
+/**
+ * JSON text with object keys sorted at every level (UTF-16 order), so that
+ * equal objects give equal texts; otherwise what JSON.stringify writes for a
+ * parsed JSON value. Iterative, not recursive: a hostile server may nest a
+ * settings object deeper than the call stack reaches, which would make
+ * JSON.stringify throw.
+ */
+export function sortedJson(root: unknown): string {
+  const out: string[] = [];
+  const stack: Frame[] = [];
+  const open = (v: unknown): void => {
+    if (Array.isArray(v)) {
+      out.push('[');
+      stack.push({ arr: v, i: 0 });
+    } else if (isPlainObject(v)) {
+      out.push('{');
+      stack.push({ obj: v, keys: Object.keys(v).sort(), i: 0 });
+    } else {
+      out.push(JSON.stringify(v) ?? 'null');
+    }
+  };
+  open(root);
+  while (stack.length > 0) {
+    const f = stack[stack.length - 1]!;
+    if ('arr' in f) {
+      if (f.i === f.arr.length) {
+        out.push(']');
+        stack.pop();
+        continue;
+      }
+      if (f.i > 0) out.push(',');
+      open(f.arr[f.i++]);
+    } else {
+      if (f.i === f.keys.length) {
+        out.push('}');
+        stack.pop();
+        continue;
+      }
+      const k = f.keys[f.i++]!;
+      out.push(`${f.i > 1 ? ',' : ''}${JSON.stringify(k)}:`);
+      open(f.obj[k]);
+    }
+  }
+  return out.join('');
 }
 
 function represent(raw: unknown, as: Representation): unknown {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { build } from '../../src/exports/build.js';
+import { build, sortedJson } from '../../src/exports/build.js';
 import { checkExportCatalog, DOCUMENTED_GET_ROUTES, EXPORTS } from '../../src/exports/catalog.js';
 import { defineExport, field, unavailable } from '../../src/exports/define.js';
 import { backendRelease } from '../../src/exports/release.js';
@@ -208,5 +208,31 @@ describe('rule 6: readable without joins', () => {
     expect(rows(r, 'user_profiles')[0]).toMatchObject({ id: 'u1', firstName: 'Zoë', lastName: 'Ng', state: 'Disabled' });
     expect(rows(r, 'vm_images')[0]).toMatchObject({ realmID: 'libvirt', id: 'i1' });
     expect(Object.keys(rows(r, 'vm_images')[0]!)).not.toContain('realm');
+  });
+});
+
+describe('settings as sorted JSON text', () => {
+  const viaStringify = (v: unknown) =>
+    JSON.stringify(v, (_k, x: unknown) => (x !== null && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]])) : x));
+
+  it('is what JSON.stringify writes with sorted keys, for any parsed JSON value', () => {
+    const samples = ['{}', '[]', '{"b":[1,{"z":null,"a":"\\u0000é\\"\\\\"}],"a":{},"__proto__":{"x":1}}', '{"n":[1e21,-0,0.1,true,false,null,[[]]],"":""}', '"x"', '3'];
+    for (const text of samples) expect(sortedJson(JSON.parse(text)), text).toBe(viaStringify(JSON.parse(text)));
+  });
+
+  it('does not overflow the stack on a hostile, deeply nested object', () => {
+    let text = '{}';
+    for (let i = 0; i < 50_000; i++) text = `{"a":[${text}]}`;
+    const out = sortedJson(JSON.parse(text));
+    expect(out.length).toBe(text.length);
+    expect(out.startsWith('{"a":[{"a":[')).toBe(true);
+  });
+
+  it('builds the teams export from a team whose settings nest deeper than the call stack', () => {
+    let settings = '{}';
+    for (let i = 0; i < 50_000; i++) settings = `{"a":[${settings}]}`;
+    const teamText = JSON.stringify(team({ id: 'team|deep' })).replace('"settings":{}', `"settings":${settings}`);
+    const r = build(new CollectionBuilder().raw('teams', `[${teamText}]`).build());
+    expect((rows(r, 'teams')[0]!.settings as string).length).toBe(settings.length);
   });
 });
