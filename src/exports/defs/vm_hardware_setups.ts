@@ -24,7 +24,7 @@ export default defineExport({
     field('libvirt.pty', { default: { value: false, spec: 'default false' }, note: 'null: no libvirt configuration' }),
     field('libvirt.clockOffset', {
       default: { value: 'utc', by: 'format', cases: { windows: 'localtime' }, spec: 'default localtime for Windows, utc otherwise' },
-      note: "absent: localtime when the brick's format is windows, else utc; null: no libvirt configuration",
+      note: 'null: no libvirt configuration',
     }),
     field('libvirt.nic', { default: { value: 'virtio', spec: 'default virtio' }, note: 'null: no libvirt configuration' }),
     field('libvirt.devices', { as: 'entries', note: 'device type = count' }),
@@ -45,7 +45,7 @@ export default defineExport({
     field('created'),
     field('modified'),
     field('noQuota', {
-      note: 'exempt from team quotas. The spec lists it as required (no `?`); its "default false" is the value a brick gets when created without it, so a listed brick always carries it, and one without it is a validation issue (null)',
+      note: 'exempt from team quotas. The spec lists it as a required field (no `?`) with "default false", so no default is applied: a brick without it is counted under validation and written as null',
     }),
     field('params'),
     unavailable('vmType', REDUCED('vmType')),
