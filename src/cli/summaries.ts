@@ -21,6 +21,8 @@ export const CollectSummary = z.strictObject({
   routes: RouteCounts,
   skipped: Skipped,
   failed: Failed,
+  /** With --keep: the older output directories deleted, oldest first. */
+  pruned: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type CollectSummary = z.infer<typeof CollectSummary>;
@@ -57,6 +59,8 @@ export const SnapshotSummary = z.strictObject({
       exports: z.array(z.strictObject({ export: z.string(), added: count, removed: count, changed: count, note: z.string().optional() })),
     })
     .optional(),
+  /** With --keep: the older output directories deleted, oldest first. */
+  pruned: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type SnapshotSummary = z.infer<typeof SnapshotSummary>;
@@ -111,6 +115,8 @@ export const AuditSummary = z.strictObject({
   /** One per --objects: the type, the ids sent (empty: all), the file and how many objects it holds. */
   objects: z.array(z.strictObject({ type: z.string(), ids: z.array(z.string()), file: z.string(), count, bytes: count, sha256: z.string().regex(/^[0-9a-f]{64}$/) })),
   validationIssues: count,
+  /** With --keep: the older output directories deleted, oldest first. */
+  pruned: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type AuditSummary = z.infer<typeof AuditSummary>;
