@@ -50,6 +50,7 @@ const COMMANDS: CommandSpec[] = [
     examples: [
       'SVC_AUDIT_TOKEN=… svc-snapshot audit --audit-url https://audit.example.org --from 2026-11-01 --to 2026-11-21',
       'svc-snapshot audit --audit-url https://audit.example.org --query logins --param user=alice --report monthly',
+      'svc-snapshot audit --audit-url https://audit.example.org --objects user:alice,bob --objects vm',
     ],
     run: async (flags, _args, deps) => (await import('../commands/audit.js')).runAudit(flags, deps),
   },

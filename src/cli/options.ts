@@ -36,6 +36,7 @@ export const OPTIONS: readonly OptionRecord[] = [
   { flags: '--query <id>', key: 'query', description: 'run this audit query (repeatable)', commands: ['audit'], repeatable: true },
   { flags: '--param <name=value>', key: 'param', description: 'audit query parameter (repeatable)', commands: ['audit'], repeatable: true },
   { flags: '--report <id[:objectId]>', key: 'report', description: 'download this audit report (repeatable)', commands: ['audit'], repeatable: true },
+  { flags: '--objects <Type[:id,id...]>', key: 'objects', description: 'look up the objects of this type as they were at --to; without ids, all of them (repeatable)', commands: ['audit'], repeatable: true },
   { flags: '--audit', key: 'audit', description: 'check the audit service instead of the management API', commands: ['check'] },
   { flags: '--export <name>', key: 'export', description: 'only this export (repeatable)', commands: ['diff'], repeatable: true },
   { flags: '--ignore <column>', key: 'ignore', description: 'ignore changes of this column or export.column (repeatable); the volatile columns of docs/diff.md are ignored by default, --ignore none compares them', commands: ['diff'], repeatable: true },

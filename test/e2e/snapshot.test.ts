@@ -61,7 +61,7 @@ describe('a live snapshot', () => {
     expect(readExport(out, 'users')).toHaveLength(ds.users.length);
     expect(readExport(out, 'team_memberships')).toHaveLength(ds.teams.reduce((n, t) => n + t.members.length, 0));
     expect(readExport(out, 'vm_images')).toHaveLength([...ds.perRealm.values()].reduce((n, r) => n + r.images.length, 0));
-    expect(new Set(readExport(out, 'vm_images').map((r) => r.realm))).toEqual(new Set(['libvirt', 'altvirt']));
+    expect(new Set(readExport(out, 'vm_images').map((r) => r.realmID))).toEqual(new Set(['libvirt', 'altvirt']));
     // The reduced brick projection and the unknown device count are reported.
     const nulls = manifest.nullFields.map((n: { export: string; field: string }) => `${n.export}.${n.field}`);
     expect(nulls).toEqual(expect.arrayContaining(['vm_hardware_setups.vmType', 'vm_hardware_setups.externalServers']));
