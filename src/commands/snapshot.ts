@@ -13,6 +13,9 @@ import { TOOL } from '../version.js';
 import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
+import { secretNeedles } from '../publish/scan.js';
+import { readExportRecords } from '../sheets/snapshot-dir.js';
+import { parseFormats, writeSpreadsheets, type WrittenSheetFile } from '../sheets/write.js';
 
 export interface SnapshotFlags extends ConnectionFlags {
   outDir?: string;
@@ -22,6 +25,7 @@ export interface SnapshotFlags extends ConnectionFlags {
   strict?: boolean;
   json?: boolean;
   diffPrevious?: boolean;
+  format?: string;
 }
 
 export { SNAPSHOT_MANIFEST };
@@ -49,6 +53,8 @@ export interface SnapshotOutcome {
   durationMs: number;
   /** With --diff-previous: the older snapshot (null when none) and the changes. */
   previous?: { dir: string | null; changes?: ChangeSet };
+  /** With --format csv or xlsx: the spreadsheet files published with the exports. */
+  spreadsheets?: readonly WrittenSheetFile[];
 }
 
 /** Pure: the manifest of one build, given its exports as written. */
@@ -117,6 +123,8 @@ async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
 
 export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
+  // A bad --format is a usage error before any request is made.
+  const formats = parseFormats(flags.format);
   const { collection, parsed, secrets, source } = await obtainCollection(flags, deps);
   const failed = collection.manifest.routes.filter((r) => r.error !== undefined);
   if (failed.length > 0 && !flags.allowPartial) {
@@ -127,7 +135,7 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
   }
   const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${collection.manifest.date}`);
   deps.reporter.info(`building exports into ${outDir}`);
-  const { result, manifest } = await withStaging(outDir, secrets, async (staging) => {
+  const { result, manifest, spreadsheets } = await withStaging(outDir, secrets, async (staging) => {
     // raw/ first: the build then consumes the bodies, releasing each once read.
     if (flags.raw) await writeCollection(staging, collection, 'raw/');
     const built = await writeExports(staging, collection, parsed, { consume: true });
@@ -136,8 +144,16 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
       throw new FailedError(`--strict: ${built.validation.issues} schema problem${built.validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
     }
     const manifest = snapshotManifest(collection, built, source, Boolean(flags.raw), failed.length === 0);
+    let spreadsheets: WrittenSheetFile[] | undefined;
+    if (formats.length > 0) {
+      deps.reporter.info(`writing ${formats.join(' and ')}`);
+      // Read back from the files just written: the same path as `convert`, one export in memory at a time.
+      spreadsheets = await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e) }, formats, (name, chunks) => staging.writeChunks(name, chunks), {
+        needles: secretNeedles(secrets),
+      });
+    }
     await staging.writeFile(SNAPSHOT_MANIFEST, toJsonFile(manifest));
-    return { result: built, manifest };
+    return { result: built, manifest, spreadsheets };
   });
   for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.join(', ')}`);
   if (result.validation.issues > 0) deps.reporter.warn(`${result.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
@@ -155,7 +171,7 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
     } else deps.reporter.warn(`--diff-previous: no older svc-snapshot-* directory beside ${outDir}`);
   }
   deps.reporter.close();
-  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous };
+  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, ...(spreadsheets ? { spreadsheets } : {}) };
   deps.stdout(flags.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
   return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete };
 }
@@ -200,6 +216,7 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
           },
         }
       : {}),
+    ...(o.spreadsheets ? { spreadsheets: o.spreadsheets.map((f) => ({ format: f.format, file: f.file, ...(f.export !== undefined ? { export: f.export } : {}) })) } : {}),
     durationMs: o.durationMs,
   };
 }
@@ -217,6 +234,11 @@ function formatSnapshotSummary(o: SnapshotOutcome): string {
   for (const r of s.failed) lines.push(`  FAILED ${r.route}: ${r.error}`);
   if (s.validation.issues > 0) lines.push(`  validation: ${s.validation.issues} field(s) of the wrong type exported as null (see ${SNAPSHOT_MANIFEST})`);
   for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.join(', ')}`);
+  if (s.spreadsheets) {
+    const csv = s.spreadsheets.filter((f) => f.format === 'csv').length;
+    if (csv > 0) lines.push(`  csv: ${csv} files, one per export (<count>-<export> (<M>-<D>-<YYYY>).csv)`);
+    for (const f of s.spreadsheets.filter((f) => f.format === 'xlsx')) lines.push(`  xlsx: ${f.file}`);
+  }
   if (!s.complete) lines.push('  INCOMPLETE: published with --allow-partial (exit 4)');
   lines.push(`  done in ${(s.durationMs / 1000).toFixed(1)} s`);
   let text = `${lines.join('\n')}\n`;
