@@ -30,25 +30,30 @@ export function aboutSheet(m: SheetManifest, sheets: ReadonlyMap<string, readonl
   row('Empty cells', 'null in the JSON export: absent, or not obtainable (see the null columns below).');
   row();
   title('Exports');
-  title('export', 'sheet', 'records', 'available', 'reason', 'proposed route', 'JSON file');
+  // Reasons and proposed routes sit in the same columns in every table, so one width fits them all.
+  title('export', 'records', 'available', 'reason', 'proposed route', 'sheet', 'JSON file');
   for (const e of m.exports) {
-    row(e.export, (sheets.get(e.export) ?? []).join(', '), e.count, e.available, e.reason ?? null, e.proposedRoute ?? null, e.file);
+    row(e.export, e.count, e.available, e.reason ?? null, e.proposedRoute ?? null, (sheets.get(e.export) ?? []).join(', '), e.file);
   }
   row();
   title('Null columns', m.nullFields.length);
-  if (m.nullFields.length > 0) title('export', 'column', 'reason', 'proposed route');
-  for (const n of m.nullFields) row(n.export, n.field, n.reason, n.proposedRoute ?? null);
+  if (m.nullFields.length > 0) title('export', 'column', null, 'reason', 'proposed route');
+  for (const n of m.nullFields) row(n.export, n.field, null, n.reason, n.proposedRoute ?? null);
   row();
   title('Validation issues', m.validation.issues);
   if (m.validation.samples.length > 0) title('route', 'record', 'path', 'message');
   for (const s of m.validation.samples) row(s.route, s.index, s.path, s.message);
   row();
-  title('Drift (fields the backend returned that the models do not know)', m.drift.length);
-  if (m.drift.length > 0) title('route', 'unknown fields');
-  for (const d of m.drift) row(d.route, d.unknownFields.join('; '));
+  title('Drift', m.drift.length, null, 'fields the backend returned that the models do not know');
+  if (m.drift.length > 0) title('route', null, null, 'unknown fields');
+  for (const d of m.drift) row(d.route, null, null, d.unknownFields.join('; '));
 
   const headers = ['Snapshot', ''];
   const columns = Math.max(headers.length, ...rows.map((r) => r.length));
-  const widths = Array.from({ length: columns }, (_, i) => fitWidth(Math.max(i === 0 ? 12 : 0, ...rows.map((r) => (r[i] === undefined ? 0 : cellWidth(r[i]!))))));
+  // The sentences of the first rows run on into the empty cells beside them: only the tables set the widths.
+  const tables = rows.filter((r) => r.length > 2);
+  const widths = Array.from({ length: columns }, (_, i) =>
+    fitWidth(Math.max(i === 0 ? Math.max(...rows.map((r) => (r[0] === undefined ? 0 : cellWidth(r[0]!)))) : 0, ...tables.map((r) => (r[i] === undefined ? 0 : Math.min(50, cellWidth(r[i]!)))))),
+  );
   return { headers, widths, rows, rowCount: rows.length, table: false, boldRows: new Set([0, ...bold]) };
 }

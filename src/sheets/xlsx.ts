@@ -104,7 +104,10 @@ export function* sheetXml(sheet: SheetSpec): Generator<string> {
   const n = sheet.headers.length;
   const letters = Array.from({ length: n }, (_, i) => columnLetters(i));
   const last = n > 0 ? letters[n - 1]! : 'A';
-  let head = `${XML_HEAD}<worksheet xmlns="${NS}" xmlns:r="${NS_R}"><dimension ref="A1:${last}${sheet.rowCount + 1}"/>`;
+  let head = `${XML_HEAD}<worksheet xmlns="${NS}" xmlns:r="${NS_R}">`;
+  // Printed (or exported to PDF), the About sheet fits the page width; export sheets print across pages.
+  if (!sheet.table) head += '<sheetPr><pageSetUpPr fitToPage="1"/></sheetPr>';
+  head += `<dimension ref="A1:${last}${sheet.rowCount + 1}"/>`;
   head += sheet.table
     ? '<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft" activeCell="A2" sqref="A2"/></sheetView></sheetViews>'
     : '<sheetViews><sheetView workbookViewId="0"/></sheetViews>';
@@ -132,7 +135,8 @@ export function* sheetXml(sheet: SheetSpec): Generator<string> {
   }
   let tail = `${piece}</sheetData>`;
   if (sheet.table && n > 0) tail += `<autoFilter ref="A1:${last}${r}"/>`;
-  yield `${tail}<pageMargins left="0.7" right="0.7" top="0.75" bottom="0.75" header="0.3" footer="0.3"/></worksheet>`;
+  const fit = sheet.table ? '' : ' fitToWidth="1" fitToHeight="0"';
+  yield `${tail}<pageMargins left="0.5" right="0.5" top="0.5" bottom="0.5" header="0.3" footer="0.3"/><pageSetup orientation="landscape"${fit}/></worksheet>`;
 }
 
 export function contentTypesXml(sheetCount: number): string {
