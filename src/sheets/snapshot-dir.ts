@@ -108,18 +108,24 @@ export async function readSheetManifest(dir: string): Promise<SheetManifest> {
   return parsed.data;
 }
 
+/** The file's text once its hash is checked; the bytes are not kept while the text is parsed (peak memory). */
+async function readCheckedText(dir: string, entry: SheetManifestExport): Promise<string> {
+  const bytes = await readRegularFile(dir, entry.file);
+  if (entry.sha256 !== undefined && createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
+    throw new FailedError(`${quoted(entry.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`);
+  }
+  return bytes.toString('utf8');
+}
+
 /**
  * The records of one export file, checked: its sha256 (when the manifest
  * has one), a JSON array of objects, as many as the manifest counts.
  */
 export async function readExportRecords(dir: string, entry: SheetManifestExport): Promise<ExportRecord[]> {
-  const bytes = await readRegularFile(dir, entry.file);
-  if (entry.sha256 !== undefined && createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
-    throw new FailedError(`${quoted(entry.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`);
-  }
+  const text = await readCheckedText(dir, entry);
   let json: unknown;
   try {
-    json = JSON.parse(bytes.toString('utf8'));
+    json = JSON.parse(text);
   } catch {
     throw new FailedError(`${quoted(entry.file)} in ${dir} is not valid JSON; the snapshot is damaged`);
   }

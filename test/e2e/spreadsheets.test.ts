@@ -10,6 +10,7 @@ import { generateDataset } from '../fake/dataset.js';
 import { parseCsv } from '../helpers/csv-parse.js';
 import { sheetsViaLibreOffice } from '../helpers/libreoffice.js';
 import { expectedCell, expectedHeader, type Rec } from '../helpers/sheet-expectations.js';
+import { ConvertSummary, SnapshotSummary } from '../../src/cli/summaries.js';
 
 const TOKEN = ALL_TYPES_TOKEN.value;
 const RECORDING = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
@@ -95,7 +96,7 @@ describe('spreadsheets of a live snapshot (--format csv,xlsx)', () => {
     const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', out, '--format', 'csv,xlsx', '--json', '--quiet'], { env: { SVC_TOKEN: TOKEN } });
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
-    const summary = JSON.parse(res.stdout) as { spreadsheets: Array<{ format: string; file: string; export?: string }> };
+    const summary = SnapshotSummary.parse(JSON.parse(res.stdout));
     const m = manifestOf(out);
     expect(summary.spreadsheets).toEqual([
       ...m.exports.map((e) => ({ format: 'csv', file: e.file.replace(/\.json$/, '.csv'), export: e.export })),
@@ -140,6 +141,8 @@ describe('svc-snapshot convert', () => {
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(hashes(plain)).toEqual(before);
+    const summary = ConvertSummary.parse(JSON.parse(res.stdout));
+    expect(summary.files.map((f) => f.file).sort()).toEqual(readdirSync(plain).filter((n) => n.endsWith('.csv') || n.endsWith('.xlsx')).sort());
     expect(readFileSync(join(plain, '_snapshot-manifest.json'))).toEqual(manifestBefore);
     // The same snapshot gives the same bytes, whichever way it was asked for.
     for (const f of readdirSync(direct).filter((n) => n.endsWith('.csv') || n.endsWith('.xlsx'))) {
