@@ -2,6 +2,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { UsageError, EXIT, FailedError } from '../cli/errors.js';
 import type { ConvertSummary } from '../cli/summaries.js';
 import { DIR_MODE } from '../publish/staging.js';
+import { collectGarbage } from '../exports/serialize.js';
 import { renamingSink } from '../sheets/file-sink.js';
 import { readExportRecords, readSheetManifest } from '../sheets/snapshot-dir.js';
 import { parseFormats, writeSpreadsheets } from '../sheets/write.js';
@@ -40,7 +41,9 @@ export async function runConvert(flags: ConvertFlags, args: string[], deps: Comm
     }
   }
   deps.reporter.info(`converting ${dir} to ${formats.join(', ')} in ${outDir}`);
-  const files = await writeSpreadsheets({ manifest, records: (entry) => readExportRecords(dir, entry) }, formats, renamingSink(outDir));
+  const files = await writeSpreadsheets({ manifest, records: (entry) => readExportRecords(dir, entry) }, formats, renamingSink(outDir), {
+    beforeRead: (previous) => previous >= 20_000 && collectGarbage(),
+  });
   deps.reporter.close();
   const summary: ConvertSummary = {
     command: 'convert',

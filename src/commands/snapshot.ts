@@ -5,7 +5,7 @@ import { readCollection } from '../collect/replay.js';
 import { SNAPSHOT_MANIFEST, toJsonFile, writeCollection } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
 import type { AuthMode, RawCollection, RouteRecord } from '../collect/types.js';
-import { exportFileName, serializeExport, writeExports, type WrittenExport } from '../exports/serialize.js';
+import { collectGarbage, exportFileName, serializeExport, writeExports, type WrittenExport } from '../exports/serialize.js';
 import type { BuildResult, NullField } from '../exports/types.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT, FailedError, UsageError } from '../cli/errors.js';
@@ -29,6 +29,9 @@ export interface SnapshotFlags extends ConnectionFlags {
 }
 
 export { SNAPSHOT_MANIFEST };
+
+/** Records of an export after which a garbage collection is worth its time before the next is read for the spreadsheets. */
+const SHEET_GC_AFTER_RECORDS = 20_000;
 
 export interface SnapshotManifest {
   kind: 'snapshot';
@@ -150,6 +153,8 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
       // Read back from the files just written: the same path as `convert`, one export in memory at a time.
       spreadsheets = await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e) }, formats, (name, chunks) => staging.writeChunks(name, chunks), {
         needles: secretNeedles(secrets),
+        // The build's garbage, then each large export's, is collected before the next export is parsed: the peak stays the build's.
+        beforeRead: (previous) => (previous === 0 || previous >= SHEET_GC_AFTER_RECORDS) && collectGarbage(),
       });
     }
     await staging.writeFile(SNAPSHOT_MANIFEST, toJsonFile(manifest));

@@ -12,12 +12,14 @@ import type { ExportRecord } from '../exports/types.js';
 
 export const BOM = '\uFEFF';
 
-/** What a spreadsheet program takes as the start of a formula (or of a DDE payload). */
-const FORMULA_START = /^[=+\-@\t\r]/;
+/** What a spreadsheet program takes as the start of a formula (or of a DDE payload): `=`, `+`, `-`, `@`, tab, CR. */
+export const FORMULA_START = /^[=+\-@\t\r]/;
 
 /** A text field, prefixed with `'` when it would start a formula. */
 export function guardText(text: string): string {
-  return FORMULA_START.test(text) ? `'${text}` : text;
+  const c = text.charCodeAt(0);
+  // = + - @ TAB CR, by code: this runs once per text cell.
+  return (c === 61 || c === 43 || c === 45 || c === 64 || c === 9 || c === 13) ? `'${text}` : text;
 }
 
 const NEEDS_QUOTES = /[",\r\n]/;
@@ -38,14 +40,22 @@ export function csvCell(cell: Cell): string {
 /** Records per yielded piece of text. */
 const ROWS_PER_CHUNK = 500;
 
-/** The CSV file of an export, in pieces: BOM, header row, one row per record. */
-export function* csvChunks(columns: readonly SheetColumn[], records: readonly ExportRecord[]): Generator<string> {
+/**
+ * The CSV file of an export, in pieces: BOM, header row, one row per record.
+ * `onCell` sees every cell on the way (the workbook's column widths are
+ * measured in the same pass).
+ */
+export function* csvChunks(columns: readonly SheetColumn[], records: readonly ExportRecord[], onCell?: (column: number, cell: Cell) => void): Generator<string> {
   yield `${BOM}${columns.map((c) => csvField(guardText(c.header))).join(',')}\r\n`;
   let chunk = '';
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
     let line = '';
-    for (let j = 0; j < columns.length; j++) line += (j === 0 ? '' : ',') + csvCell(cellOf(columns[j]!, r));
+    for (let j = 0; j < columns.length; j++) {
+      const cell = cellOf(columns[j]!, r);
+      onCell?.(j, cell);
+      line += (j === 0 ? '' : ',') + csvCell(cell);
+    }
     chunk += `${line}\r\n`;
     if ((i + 1) % ROWS_PER_CHUNK === 0) {
       yield chunk;

@@ -55,6 +55,12 @@ export interface SheetOptions {
   readonly needles?: readonly Buffer[];
   /** Data rows per sheet; smaller only in tests. */
   readonly maxRows?: number;
+  /**
+   * The memory policy, from the command: called before each export is read,
+   * with the number of records of the one before (already dropped), so that
+   * a large export's garbage can be collected before the next is parsed.
+   */
+  readonly beforeRead?: (previousRecords: number) => void;
 }
 
 export function csvFileName(exportName: string, count: number, date: string): string {
@@ -82,18 +88,23 @@ function checkExports(m: SheetManifest): void {
   }
 }
 
-function exportSheet(columns: readonly SheetColumn[], records: readonly ExportRecord[], from: number, to: number): SheetSpec {
+/** Widest cell per column, header included, measured as cells go by. */
+function widthMeter(columns: readonly SheetColumn[]): { widths: number[]; see: (column: number, cell: Cell) => void } {
   const widths = columns.map((c) => c.header.length);
-  for (let i = from; i < to; i++) {
-    for (let j = 0; j < columns.length; j++) {
-      const w = cellWidth(cellOf(columns[j]!, records[i]!));
+  return {
+    widths,
+    see: (j, cell) => {
+      const w = cellWidth(cell);
       if (w > widths[j]!) widths[j] = w;
-    }
-  }
+    },
+  };
+}
+
+function exportSheet(columns: readonly SheetColumn[], records: readonly ExportRecord[], from: number, to: number, widths: readonly number[]): SheetSpec {
   function* rows(): Generator<Cell[]> {
     for (let i = from; i < to; i++) yield columns.map((c) => cellOf(c, records[i]!));
   }
-  return { headers: columns.map((c) => c.header), widths: widths.map(fitWidth), rows: rows(), rowCount: to - from, table: true };
+  return { headers: columns.map((c) => c.header), widths, rows: rows(), rowCount: to - from, table: true };
 }
 
 function filterRange(columns: number, rows: number): string | undefined {
@@ -110,15 +121,22 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
   checkExports(m);
   const maxRows = opts.maxRows ?? MAX_DATA_ROWS;
   const written: WrittenSheetFile[] = [];
-  const writeCsv = async (entry: SheetManifestExport, columns: readonly SheetColumn[], records: readonly ExportRecord[]) => {
+  let previous = 0;
+  const read = async (entry: SheetManifestExport): Promise<ExportRecord[]> => {
+    opts.beforeRead?.(previous);
+    const records = await source.records(entry);
+    previous = records.length;
+    return records;
+  };
+  const writeCsv = async (entry: SheetManifestExport, columns: readonly SheetColumn[], records: readonly ExportRecord[], onCell?: (column: number, cell: Cell) => void) => {
     const file = csvFileName(entry.export, records.length, m.date);
-    await sink(file, csvChunks(columns, records));
+    await sink(file, csvChunks(columns, records, onCell));
     written.push({ format: 'csv', file, export: entry.export });
   };
 
   if (!formats.includes('xlsx')) {
     for (const entry of m.exports) {
-      const records = await source.records(entry);
+      const records = await read(entry);
       await writeCsv(entry, sheetColumns(entry.export, records), records);
     }
     return written;
@@ -137,7 +155,6 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
   );
   async function* workbook(): AsyncGenerator<Buffer> {
     const sheets: Array<{ name: string; filter?: string }> = [{ name: ABOUT_SHEET }];
-    const filters: Array<string | undefined> = [];
     // The sheet list and its filter ranges are known from the manifest's counts and the catalog before any records are read.
     for (const e of m.exports) for (const name of pages.get(e.export)!) sheets.push({ name });
     yield* zip.entry('[Content_Types].xml', [contentTypesXml(sheets.length)]);
@@ -147,17 +164,21 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
     yield* zip.entry('xl/worksheets/sheet1.xml', sheetXml(aboutSheet(m, pages)));
     let n = 1;
     for (const entry of m.exports) {
-      const records = await source.records(entry);
+      const records = await read(entry);
       const columns = sheetColumns(entry.export, records);
-      if (withCsv) await writeCsv(entry, columns, records);
       const names = pages.get(entry.export)!;
+      // One pass measures the widths of every page (and writes the CSV file, if asked): a page of a long export is as wide as the first.
+      const meter = widthMeter(columns);
+      if (withCsv) await writeCsv(entry, columns, records, meter.see);
+      else for (const r of records) columns.forEach((c, j) => meter.see(j, cellOf(c, r)));
+      const widths = meter.widths.map(fitWidth);
       for (let p = 0; p < names.length; p++) {
         const from = p * maxRows;
         const to = Math.min(records.length, from + maxRows);
         n++;
-        filters.push(filterRange(columns.length, to - from));
-        sheets[n - 1]!.filter = filters[filters.length - 1];
-        yield* zip.entry(`xl/worksheets/sheet${n}.xml`, sheetXml(exportSheet(columns, records, from, to)));
+        const filter = filterRange(columns.length, to - from);
+        if (filter !== undefined) sheets[n - 1]!.filter = filter;
+        yield* zip.entry(`xl/worksheets/sheet${n}.xml`, sheetXml(exportSheet(columns, records, from, to, widths)));
       }
     }
     // Last, because the autofilter ranges depend on the columns found in the data (one per map key).

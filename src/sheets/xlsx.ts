@@ -59,9 +59,14 @@ export function columnLetters(index: number): string {
   return s;
 }
 
+/** Whitespace that an XML reader may drop unless told to preserve it. */
+const LOOSE_SPACE = /^\s|\s$|\s\s|[\t\n]/;
+
 function textCell(ref: string, text: string, style: number): string {
   const t = text.length > MAX_CELL_TEXT ? text.slice(0, MAX_CELL_TEXT) : text;
-  return `<c r="${ref}"${style ? ` s="${style}"` : ''} t="inlineStr"><is><t xml:space="preserve">${xmlText(t)}</t></is></c>`;
+  // The attribute only where it matters: it is most of a short cell's bytes.
+  const open = LOOSE_SPACE.test(t) ? '<t xml:space="preserve">' : '<t>';
+  return `<c r="${ref}"${style ? ` s="${style}"` : ''} t="inlineStr"><is>${open}${xmlText(t)}</t></is></c>`;
 }
 
 function cellXml(ref: string, cell: Cell): string {

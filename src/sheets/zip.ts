@@ -5,7 +5,10 @@
  * is never one string or one buffer. Entries carry a fixed time (the
  * snapshot's), so the same snapshot gives the same bytes.
  */
-import { constants, crc32, deflateRawSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { constants, crc32, deflateRaw } from 'node:zlib';
+
+const deflateRawAsync = promisify(deflateRaw);
 
 /** Uncompressed bytes gathered before they are compressed. */
 const BLOCK_BYTES = 1 << 20;
@@ -62,8 +65,13 @@ export class ZipWriter {
     return buf;
   }
 
-  /** The bytes of one entry: header, compressed content, data descriptor. */
-  *entry(name: string, pieces: Iterable<string>): Generator<Buffer> {
+  /**
+   * The bytes of one entry: header, compressed content, data descriptor.
+   * Each block is compressed on libuv's thread pool while the next block's
+   * text is produced, so compression takes the second core rather than
+   * adding to the first.
+   */
+  async *entry(name: string, pieces: Iterable<string>): AsyncGenerator<Buffer> {
     const nameBuf = Buffer.from(name, 'utf8');
     const entry: Entry = { name: nameBuf, offset: this.offset, crc: 0, compressed: 0, size: 0 };
     const header = Buffer.alloc(30);
@@ -81,21 +89,32 @@ export class ZipWriter {
     let carried = 0;
     let used = 0;
     const self = this;
-    function* flush(): Generator<Buffer> {
-      const data = block.subarray(carried, used);
-      if (data.length === 0) return;
+    /** The block in compression; at most one, so memory stays two blocks. */
+    let pending: Promise<Buffer> | undefined;
+    async function* settle(): AsyncGenerator<Buffer> {
+      if (pending === undefined) return;
+      const out = await pending;
+      pending = undefined;
+      entry.compressed += out.length;
+      yield self.count(out);
+    }
+    async function* flush(): AsyncGenerator<Buffer> {
+      if (used === carried) return;
       self.inspect(block.subarray(0, used));
+      // A copy: the block is refilled while this one is compressed.
+      const data = Buffer.from(block.subarray(carried, used));
       entry.crc = crc32(data, entry.crc);
       entry.size += data.length;
       if (entry.size > MAX_32) throw new ZipTooLargeError(`${name} would exceed 4 GB uncompressed, the limit of a ZIP file without ZIP64`);
-      // A sync flush ends the piece on a byte boundary without a final
-      // block, so independent pieces concatenate into one deflate stream.
-      const out = deflateRawSync(data, { level: LEVEL, finishFlush: constants.Z_SYNC_FLUSH });
-      entry.compressed += out.length;
       const keep = Math.min(self.overlap, used);
       block.copyWithin(0, used - keep, used);
       carried = used = keep;
-      yield self.count(out);
+      yield* settle();
+      // A sync flush ends the piece on a byte boundary without a final
+      // block, so independent pieces concatenate into one deflate stream.
+      pending = deflateRawAsync(data, { level: LEVEL, finishFlush: constants.Z_SYNC_FLUSH });
+      // Settled (and any failure thrown) by the next flush or the end of the entry.
+      pending.catch(() => {});
     }
     for (const piece of pieces) {
       if (piece.length * 3 <= BLOCK_BYTES + this.overlap - used) {
@@ -121,6 +140,7 @@ export class ZipWriter {
       }
     }
     yield* flush();
+    yield* settle();
     // The final, empty deflate block.
     const last = Buffer.from([0x03, 0x00]);
     entry.compressed += last.length;

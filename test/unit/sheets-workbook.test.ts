@@ -92,11 +92,11 @@ describe('the workbook', () => {
       expect(data.toString(), name).not.toMatch(/t="(str|s)"/);
     }
     const sheet = parts.get('xl/worksheets/sheet2.xml')!.toString();
-    expect(sheet).toContain('<c r="B2" t="inlineStr"><is><t xml:space="preserve">=1+1</t></is></c>');
+    expect(sheet).toContain('<c r="B2" t="inlineStr"><is><t>=1+1</t></is></c>');
     expect(sheet).toContain('bell_x0007_');
     expect(sheet).toContain('_x005F_x0041_');
     // Arrays are joined; a null is an empty cell (no <c> at all).
-    expect(sheet).toContain('<t xml:space="preserve">1; 2</t>');
+    expect(sheet).toContain('<t>1; 2</t>');
     expect(sheet).not.toMatch(/<c r="E2"/);
     const about = parts.get('xl/worksheets/sheet1.xml')!.toString();
     expect(about).toContain('=cmd|calc; tier');
