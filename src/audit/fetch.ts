@@ -121,7 +121,7 @@ export async function fetchAudit(deps: AuditFetcherDeps, p: PlannedAuditRoute, r
     }
   } else {
     try {
-      json = decodeBody(p.label, { shape: p.def.shape === 'array' ? 'array' : 'object' }, body, header(fetched, 'content-type'));
+      json = decodeBody(p.label, { shape: p.def.shape === 'array' ? 'array' : 'object' }, body, { contentType: header(fetched, 'content-type'), elements: 'any' });
     } catch (err) {
       if (err instanceof BodyError) throw new FailedError(`${err.message}. Nothing was published.`, { cause: err });
       throw err;

@@ -21,6 +21,8 @@ export const CollectSummary = z.strictObject({
   routes: RouteCounts,
   skipped: Skipped,
   failed: Failed,
+  /** With --keep: the older output directories deleted, oldest first. */
+  pruned: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type CollectSummary = z.infer<typeof CollectSummary>;
@@ -59,6 +61,8 @@ export const SnapshotSummary = z.strictObject({
     .optional(),
   /** With --format csv or xlsx: the spreadsheet files written beside the exports. */
   spreadsheets: z.array(SpreadsheetFile).optional(),
+  /** With --keep: the older output directories deleted, oldest first. */
+  pruned: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type SnapshotSummary = z.infer<typeof SnapshotSummary>;
@@ -121,6 +125,8 @@ export const AuditSummary = z.strictObject({
   queries: z.array(z.strictObject({ id: z.string(), file: z.string(), rows: count })),
   reports: z.array(z.strictObject({ id: z.string(), objectId: z.string().nullable(), file: z.string(), bytes: count })),
   validationIssues: count,
+  /** With --keep: the older output directories deleted, oldest first. */
+  pruned: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type AuditSummary = z.infer<typeof AuditSummary>;

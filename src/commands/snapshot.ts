@@ -1,8 +1,8 @@
 import { resolveConnection, type ConnectionFlags } from '../config/settings.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
-import { readCollection } from '../collect/replay.js';
-import { SNAPSHOT_MANIFEST, toJsonFile, writeCollection } from '../collect/write.js';
+import { markBodyFailures, readCollection } from '../collect/replay.js';
+import { SNAPSHOT_MANIFEST, toManifestFile, writeCollection } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
 import type { AuthMode, RawCollection, RouteRecord } from '../collect/types.js';
 import { collectGarbage, exportFileName, serializeExport, writeExports, type WrittenExport } from '../exports/serialize.js';
@@ -10,12 +10,16 @@ import type { BuildResult, NullField } from '../exports/types.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT, FailedError, UsageError } from '../cli/errors.js';
 import { TOOL } from '../version.js';
-import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
-import { secretNeedles } from '../publish/scan.js';
+import { secretMatcher } from '../publish/scan.js';
 import { readExportRecords } from '../sheets/snapshot-dir.js';
 import { parseFormats, writeSpreadsheets, type WrittenSheetFile } from '../sheets/write.js';
+import { checkKeepTarget, parseKeep } from '../cron/keep.js';
+import { applyKeep, formatPruned } from '../cron/retention.js';
+import type { RunReport } from '../cron/metrics.js';
+import { escapeControl } from '../util/escape.js';
 
 export interface SnapshotFlags extends ConnectionFlags {
   outDir?: string;
@@ -26,6 +30,7 @@ export interface SnapshotFlags extends ConnectionFlags {
   json?: boolean;
   diffPrevious?: boolean;
   format?: string;
+  keep?: string;
 }
 
 export { SNAPSHOT_MANIFEST };
@@ -58,6 +63,8 @@ export interface SnapshotOutcome {
   previous?: { dir: string | null; changes?: ChangeSet };
   /** With --format csv or xlsx: the spreadsheet files published with the exports. */
   spreadsheets?: readonly WrittenSheetFile[];
+  /** With --keep: the older snapshots deleted. */
+  pruned?: string[];
 }
 
 /** Pure: the manifest of one build, given its exports as written. */
@@ -102,6 +109,13 @@ export function snapshotFiles(collection: RawCollection, result: BuildResult, so
   return { files, manifest: snapshotManifest(collection, { ...result, exports }, source, withRaw, complete) };
 }
 
+function failedRoutes(failed: readonly RouteRecord[]): FailedError {
+  return new FailedError(
+    `${failed.length} route${failed.length > 1 ? 's' : ''} failed, so the snapshot would be incomplete; nothing was published. ` +
+      `${failed.map((r) => `${r.route}: ${r.error}`).join('; ')}. Run again later, or pass --allow-partial to publish what was collected (exit 4).`,
+  );
+}
+
 async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
   if (flags.replay !== undefined) {
     const conflicting = (['baseUrl', 'token', 'tokenUser', 'tokenTeam', 'tokenDrive', 'tokenVm', 'tokenProject', 'realms'] as const).filter((k) => flags[k] !== undefined);
@@ -109,7 +123,8 @@ async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
       throw new UsageError(`--replay builds from files and talks to no server; drop ${conflicting.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`);
     }
     deps.reporter.info(`replaying ${flags.replay}`);
-    const collection = await readCollection(resolveOutDir(deps.cwd, flags.replay, flags.replay));
+    // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
+    const collection = await readCollection(resolveOutDir(deps.cwd, flags.replay, flags.replay), { checkBodies: Boolean(flags.raw) });
     return { collection, parsed: undefined, secrets: [] as readonly string[], source: 'replay' as const };
   }
   const settings = resolveConnection(flags, deps.env);
@@ -126,22 +141,25 @@ async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
 
 export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
+  const keep = parseKeep(flags.keep);
+  checkKeepTarget(keep, flags.outDir);
+  checkOutDirFlag(deps.cwd, flags.outDir, 'snapshot');
   // A bad --format is a usage error before any request is made.
   const formats = parseFormats(flags.format);
   const { collection, parsed, secrets, source } = await obtainCollection(flags, deps);
-  const failed = collection.manifest.routes.filter((r) => r.error !== undefined);
-  if (failed.length > 0 && !flags.allowPartial) {
-    throw new FailedError(
-      `${failed.length} route${failed.length > 1 ? 's' : ''} failed, so the snapshot would be incomplete; nothing was published. ` +
-        `${failed.map((r) => `${r.route}: ${r.error}`).join('; ')}. Run again later, or pass --allow-partial to publish what was collected (exit 4).`,
-    );
-  }
+  let failed = collection.manifest.routes.filter((r) => r.error !== undefined);
+  if (failed.length > 0 && !flags.allowPartial) throw failedRoutes(failed);
   const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${collection.manifest.date}`);
   deps.reporter.info(`building exports into ${outDir}`);
   const { result, manifest, spreadsheets } = await withStaging(outDir, secrets, async (staging) => {
     // raw/ first: the build then consumes the bodies, releasing each once read.
     if (flags.raw) await writeCollection(staging, collection, 'raw/');
     const built = await writeExports(staging, collection, parsed, { consume: true });
+    // A replayed body that a live run would have refused fails its route the same way.
+    if (markBodyFailures(collection, built.bodyFailures).length > 0) {
+      failed = collection.manifest.routes.filter((r) => r.error !== undefined);
+      if (!flags.allowPartial) throw failedRoutes(failed);
+    }
     if (flags.strict && built.validation.issues > 0) {
       const samples = built.validation.samples.slice(0, 5).map((s) => `${s.route} record ${s.index} ${s.path}: ${s.message}`);
       throw new FailedError(`--strict: ${built.validation.issues} schema problem${built.validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
@@ -152,15 +170,15 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
       deps.reporter.info(`writing ${formats.join(' and ')}`);
       // Read back from the files just written: the same path as `convert`, one export in memory at a time.
       spreadsheets = await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e) }, formats, (name, chunks) => staging.writeChunks(name, chunks), {
-        needles: secretNeedles(secrets),
+        secrets: secretMatcher(secrets),
         // The build's garbage, then each large export's, is collected before the next export is parsed: the peak stays the build's.
         beforeRead: (previous) => (previous === 0 || previous >= SHEET_GC_AFTER_RECORDS) && collectGarbage(),
       });
     }
-    await staging.writeFile(SNAPSHOT_MANIFEST, toJsonFile(manifest));
+    await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));
     return { result: built, manifest, spreadsheets };
-  });
-  for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.join(', ')}`);
+  }, 'snapshot');
+  for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);
   if (result.validation.issues > 0) deps.reporter.warn(`${result.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
   let previous: SnapshotOutcome['previous'];
   if (flags.diffPrevious) {
@@ -175,10 +193,22 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
       }
     } else deps.reporter.warn(`--diff-previous: no older svc-snapshot-* directory beside ${outDir}`);
   }
+  const pruned = applyKeep(keep, manifest.complete, outDir, 'snapshot', deps.reporter);
   deps.reporter.close();
-  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, ...(spreadsheets ? { spreadsheets } : {}) };
+  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned, ...(spreadsheets ? { spreadsheets } : {}) };
   deps.stdout(flags.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
-  return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete };
+  return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete, report: snapshotReport(manifest) };
+}
+
+/** The figures --metrics-file reports for a published snapshot. */
+function snapshotReport(m: SnapshotManifest): RunReport {
+  const routes = summariseRoutes(m.routes).counts;
+  return {
+    records: m.exports.map((e) => ({ export: e.export, count: e.count })),
+    routes: { read: routes.ok, skipped: routes.skipped, failed: routes.failed },
+    validationIssues: m.validation.issues,
+    driftFields: m.drift.reduce((n, d) => n + d.unknownFields.length, 0),
+  };
 }
 
 export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
@@ -222,6 +252,7 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
         }
       : {}),
     ...(o.spreadsheets ? { spreadsheets: o.spreadsheets.map((f) => ({ format: f.format, file: f.file, ...(f.export !== undefined ? { export: f.export } : {}) })) } : {}),
+    ...(o.pruned ? { pruned: o.pruned } : {}),
     durationMs: o.durationMs,
   };
 }
@@ -238,13 +269,14 @@ function formatSnapshotSummary(o: SnapshotOutcome): string {
   lines.push(`  routes: ${s.routes.ok} read, ${s.routes.skipped} skipped, ${s.routes.failed} failed`);
   for (const r of s.failed) lines.push(`  FAILED ${r.route}: ${r.error}`);
   if (s.validation.issues > 0) lines.push(`  validation: ${s.validation.issues} field(s) of the wrong type exported as null (see ${SNAPSHOT_MANIFEST})`);
-  for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.join(', ')}`);
+  for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.map(escapeControl).join(', ')}`);
   if (s.spreadsheets) {
     const csv = s.spreadsheets.filter((f) => f.format === 'csv').length;
     if (csv > 0) lines.push(`  csv: ${csv} files, one per export (<count>-<export> (<M>-<D>-<YYYY>).csv)`);
     for (const f of s.spreadsheets.filter((f) => f.format === 'xlsx')) lines.push(`  xlsx: ${f.file}`);
   }
   if (!s.complete) lines.push('  INCOMPLETE: published with --allow-partial (exit 4)');
+  lines.push(...formatPruned(s.pruned));
   lines.push(`  done in ${(s.durationMs / 1000).toFixed(1)} s`);
   let text = `${lines.join('\n')}\n`;
   if (o.previous?.changes) text += `\n${formatChangeSet(o.previous.changes)}`;

@@ -15,6 +15,7 @@ import { csvChunks } from './csv.js';
 import type { SheetManifest, SheetManifestExport } from './snapshot-dir.js';
 import { cellWidth, columnLetters, contentTypesXml, fitWidth, MAX_DATA_ROWS, ROOT_RELS_XML, sheetXml, STYLES_XML, workbookRelsXml, workbookXml, type SheetSpec } from './xlsx.js';
 import { ZipTooLargeError, ZipWriter } from './zip.js';
+import { bytesHoldSecret, type SecretMatcher } from '../publish/scan.js';
 
 export type SheetFormat = 'csv' | 'xlsx';
 export const FORMATS = ['json', 'csv', 'xlsx'] as const;
@@ -51,8 +52,8 @@ export interface WrittenSheetFile {
 }
 
 export interface SheetOptions {
-  /** Refuses a workbook block that holds one of these (the token scan, before compression hides it). */
-  readonly needles?: readonly Buffer[];
+  /** Refuses a workbook block that holds a secret in any spelling (the token scan, before compression hides it). */
+  readonly secrets?: SecretMatcher | null;
   /** Data rows per sheet; smaller only in tests. */
   readonly maxRows?: number;
   /**
@@ -144,12 +145,12 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
 
   const withCsv = formats.includes('csv');
   const pages = new Map(m.exports.map((e) => [e.export, sheetNames(e.export, e.count, maxRows)]));
-  const needles = opts.needles ?? [];
-  const overlap = Math.max(0, ...needles.map((n) => n.length - 1));
+  const matcher = opts.secrets ?? null;
+  const overlap = matcher ? Math.max(0, matcher.longest - 1) : 0;
   const zip = new ZipWriter(
     new Date(m.time),
     (block) => {
-      if (needles.some((n) => block.includes(n))) throw new FailedError('a token was found in the workbook being written; nothing was published (this is a bug: tokens must never be written to output)');
+      if (matcher && bytesHoldSecret(matcher, block)) throw new FailedError('a token was found in the workbook being written; nothing was published (this is a bug: tokens must never be written to output)');
     },
     overlap,
   );

@@ -175,12 +175,14 @@ describe('a live snapshot', () => {
     const parent = tmpDir();
     const out = join(parent, 'snap');
     mkdirSync(out);
+    // An earlier snapshot: the only kind of directory a snapshot may replace.
+    writeFileSync(join(out, '_snapshot-manifest.json'), JSON.stringify({ kind: 'snapshot', exports: [{ export: 'users', file: 'old.json' }] }));
     writeFileSync(join(out, 'old.json'), '[]');
     const res = await snapshot(site, out, ['--retries', '1']);
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/GET \/api\/teams: HTTP 500/);
     expect(res.stderr).toMatch(/--allow-partial/);
-    expect(readdirSync(out)).toEqual(['old.json']);
+    expect(readdirSync(out).sort()).toEqual(['_snapshot-manifest.json', 'old.json']);
     expect(leftovers(parent)).toEqual([]);
   });
 

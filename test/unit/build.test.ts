@@ -191,15 +191,17 @@ describe('validation', () => {
     expect(r.validation.samples.map((s) => s.index)).toEqual(Array.from({ length: 20 }, (_, i) => i));
   });
 
-  it('validates the records of routes no export reads, and a record that is not an object gives a row of nulls', () => {
+  it('validates the records of routes no export reads, and a list with an element that is not an object fails its route', () => {
     const c = new CollectionBuilder()
       .with('vms-active', [{ id: 'vm1' }])
       .with('users', [user({ id: 'u1' }), null])
       .build();
     const r = build(c);
     expect(r.validation.samples.some((s) => s.route === 'GET /api/vms/libvirt/active')).toBe(true);
-    expect(r.validation.samples).toContainEqual({ route: 'GET /api/users', index: 1, path: '', message: expect.stringMatching(/expected object/) });
-    expect(exportOf(r, 'users').records[0]).toEqual({ id: null, firstName: null, lastName: null, email: null, role: null, permissions: null });
+    const users = exportOf(r, 'users');
+    expect(users.available).toBe(false);
+    expect(users.records).toEqual([]);
+    expect(users.reason).toMatch(/GET \/api\/users failed: expected a JSON array of objects but element 1 is null/);
   });
 });
 
@@ -343,7 +345,7 @@ describe('build', () => {
     expect(exportOf(r, 'users').records.map((u) => u.id)).toEqual(['from-cache']);
   });
 
-  it('joins and counts in linear time on a large site', () => {
+  it('joins and counts on a large site', () => {
     const n = 20_000;
     const ids = Array.from({ length: n }, (_, i) => `id-${String(n - i).padStart(6, '0')}`);
     const c = new CollectionBuilder()
@@ -354,9 +356,8 @@ describe('build', () => {
       .with('vms-bricks', ids.map((id) => brick({ id })))
       .with('vms-configs', ids.map((id, i) => config({ id: `c${i}`, brick: id })))
       .build();
-    const started = performance.now();
+    // Its speed is measured by the benchmark, not asserted here.
     const r = build(c);
-    expect(performance.now() - started).toBeLessThan(15_000);
     expect(exportOf(r, 'teams').records[0]).toMatchObject({ id: 'id-000001', usage_vms_cnt: 2 });
     expect(exportOf(r, 'resources_by_project').records[n - 1]).toMatchObject({ projectID: `id-${n}`.replace('id-', 'id-0'), projectName: `id-0${n}` });
     expect(exportOf(r, 'vm_hardware_setups').records.every((b) => b.vmConfigCount === 1)).toBe(true);

@@ -6,6 +6,7 @@ import { parseFormats, sheetNames, writeSpreadsheets, type SheetSink } from '../
 import { columnLetters, xmlText } from '../../src/sheets/xlsx.js';
 import { MAP_COLUMNS, TIMESTAMP_COLUMNS } from '../helpers/sheet-expectations.js';
 import { unzip } from '../helpers/unzip.js';
+import { secretMatcher } from '../../src/publish/scan.js';
 
 function manifest(exports: Array<{ export: string; count: number }>): SheetManifest {
   return {
@@ -124,7 +125,7 @@ describe('the workbook', () => {
     const sink: SheetSink = async (_name, chunks) => {
       for await (const _c of chunks);
     };
-    const run = (needle: string) => writeSpreadsheets({ manifest: m, records: async () => USERS }, ['xlsx'], sink, { needles: [Buffer.from(needle)] });
+    const run = (needle: string) => writeSpreadsheets({ manifest: m, records: async () => USERS }, ['xlsx'], sink, { secrets: secretMatcher([needle]) });
     await expect(run('Weiß')).rejects.toThrow(/a token was found in the workbook/);
     await expect(run('not-in-the-data')).resolves.toHaveLength(1);
   });
