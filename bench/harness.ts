@@ -183,6 +183,11 @@ function sameHashes(a: Map<string, string>, b: Map<string, string>): boolean {
   return a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
 }
 
+/** Whether this build writes spreadsheets (`--format`, src/sheets/). */
+function formatsSupported(bin: string): boolean {
+  return existsSync(join(dirname(dirname(bin)), 'dist', 'sheets', 'write.js'));
+}
+
 /** Whether this build registers `svc-snapshot diff` (src/commands/diff.ts wired into src/cli/main.ts). */
 function diffRegistered(bin: string): boolean {
   const root = dirname(dirname(bin));
@@ -233,6 +238,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       sequential: [] as number[],
       replay: [] as number[],
       replayRss: [] as number[],
+      sheets: [] as number[],
+      sheetsRss: [] as number[],
       baseline: [] as number[],
       help: [] as number[],
       node: [] as number[],
@@ -266,6 +273,13 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       const rp = await run([BIN, '--replay', raw, '--out-dir', p, '--quiet'], { rss: true, workDir });
       samples.replay.push(rp.ms);
       samples.replayRss.push(rp.maxRss!);
+      if (formatsSupported(BIN)) {
+        const f = join(workDir, `sheets-${r}`);
+        const fr = await run([BIN, '--replay', raw, '--out-dir', f, '--format', 'csv,xlsx', '--quiet'], { rss: true, workDir });
+        samples.sheets.push(fr.ms);
+        samples.sheetsRss.push(fr.maxRss!);
+        rmSync(f, { recursive: true, force: true });
+      }
       // Live and replay of the same site must write the same bytes.
       if (!sameHashes(exportHashes(s), exportHashes(p))) identical = false;
       rmSync(s, { recursive: true, force: true });
@@ -318,11 +332,27 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     rows.push({ figure: 'Baseline: read + JSON.parse + JSON.stringify + write every raw file', unit: 'ms', stat: base });
     const rep = stat(samples.replay);
     rows.push({ figure: '--replay of the collection', unit: 'ms', stat: rep, ratio: ratio(rep, base), ratioOf: '÷ baseline', target: { op: '≤', value: TARGETS.replayVsBaseline } });
+    if (samples.sheets.length > 0) {
+      // What the spreadsheets add, against what the JSON exports cost: both are replays of the same collection.
+      const sh = stat(samples.sheets);
+      rows.push({
+        figure: '--replay --format csv,xlsx (time added over --replay)',
+        unit: 'ms',
+        stat: sh,
+        ratio: sh && rep ? (sh.median - rep.median) / rep.median : undefined,
+        ratioOf: 'added ÷ --replay',
+        target: { op: '≤', value: TARGETS.spreadsheetsVsJson },
+      });
+    } else notes.push('This build has no --format: the spreadsheet figures were not measured.');
     rows.push({ figure: `Raw collection on disk (${one.name})`, unit: 'MB', stat: stat([coll1]) });
     const liveRss1 = stat(mb(samples.liveRss));
     const repRss1 = stat(mb(samples.replayRss));
     rows.push({ figure: `Peak RSS, live snapshot (${one.name})`, unit: 'MB', stat: liveRss1, ratio: liveRss1 && liveRss1.median / coll1, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
     rows.push({ figure: `Peak RSS, replay (${one.name})`, unit: 'MB', stat: repRss1, ratio: repRss1 && repRss1.median / coll1, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
+    if (samples.sheetsRss.length > 0) {
+      const shRss = stat(mb(samples.sheetsRss));
+      rows.push({ figure: `Peak RSS, replay --format csv,xlsx (${one.name})`, unit: 'MB', stat: shRss, ratio: shRss && shRss.median / coll1, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
+    }
     const nodeStat = stat(samples.node);
     const helpStat = stat(samples.help);
     rows.push({ figure: 'node -e 0', unit: 'ms', stat: nodeStat });

@@ -56,6 +56,8 @@ export const TARGETS = {
   replayVsBaseline: 2,
   /** Peak RSS ≤ this × the raw collection's size on disk, at 1× and 2×. */
   rssVsCollection: 2.5,
+  /** Time that `--format csv,xlsx` adds to a replay ≤ this × the replay (the JSON exports' build) itself. */
+  spreadsheetsVsJson: 1.0,
   /** `svc-snapshot --help` ≤ this × `node -e 0`. */
   helpVsNode: 3,
   /** diff of two snapshots ≤ this × JSON.parse of both snapshots' files. */

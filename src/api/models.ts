@@ -11,8 +11,15 @@
  */
 import { z } from 'zod';
 
+/**
+ * Every schema made by `ts()`: the spec's `ts` type, as data. The spreadsheet
+ * forms write these columns as date-times (src/sheets/columns.ts), so which
+ * columns are timestamps is declared here once, never guessed from names.
+ */
+export const TIMESTAMPS = z.registry<{ unit: 'epoch-ms' }>();
+
 /** Epoch milliseconds, an integer. */
-const ts = () => z.number().int();
+const ts = () => z.number().int().register(TIMESTAMPS, { unit: 'epoch-ms' });
 /** A free-form JSON object. */
 const jsonObject = () => z.record(z.string(), z.unknown());
 

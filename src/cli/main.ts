@@ -75,6 +75,16 @@ const COMMANDS: CommandSpec[] = [
     ],
     run: async (flags, args, deps) => (await import('../commands/diff.js')).runDiff(flags, args, deps),
   },
+  {
+    name: 'convert',
+    args: '<snapshot-dir>',
+    summary: 'write the spreadsheet forms (CSV per export, one XLSX workbook) of an existing snapshot',
+    examples: [
+      'svc-snapshot convert svc-snapshot-2026-11-21                       # csv and xlsx, beside the exports',
+      'svc-snapshot convert svc-snapshot-2026-11-21 --format xlsx --out-dir /srv/share/inventory',
+    ],
+    run: async (flags, args, deps) => (await import('../commands/convert.js')).runConvert(flags, args, deps),
+  },
 ];
 
 function makeDeps(reporter: Reporter): CommandDeps {

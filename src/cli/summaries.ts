@@ -27,6 +27,8 @@ export const CollectSummary = z.strictObject({
 });
 export type CollectSummary = z.infer<typeof CollectSummary>;
 
+const SpreadsheetFile = z.strictObject({ format: z.enum(['csv', 'xlsx']), file: z.string(), export: z.string().optional() });
+
 export const SnapshotSummary = z.strictObject({
   command: z.literal('snapshot'),
   outDir: z.string(),
@@ -59,11 +61,23 @@ export const SnapshotSummary = z.strictObject({
       exports: z.array(z.strictObject({ export: z.string(), added: count, removed: count, changed: count, note: z.string().optional() })),
     })
     .optional(),
+  /** With --format csv or xlsx: the spreadsheet files written beside the exports. */
+  spreadsheets: z.array(SpreadsheetFile).optional(),
   /** With --keep: the older output directories deleted, oldest first. */
   pruned: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type SnapshotSummary = z.infer<typeof SnapshotSummary>;
+
+export const ConvertSummary = z.strictObject({
+  command: z.literal('convert'),
+  snapshot: z.string(),
+  outDir: z.string(),
+  date: Date,
+  files: z.array(SpreadsheetFile),
+  durationMs: count,
+});
+export type ConvertSummary = z.infer<typeof ConvertSummary>;
 
 const TokenType = z.enum(['User', 'Team', 'Drive', 'VM', 'Project']);
 
@@ -128,6 +142,7 @@ export const SUMMARIES = {
   audit: AuditSummary,
   check: CheckSummary,
   'check --audit': CheckAuditSummary,
+  convert: ConvertSummary,
 } as const;
 
 /** docs/summary-schema.json: JSON Schema (draft 2020-12) of every --json output. */

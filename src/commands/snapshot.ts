@@ -5,7 +5,7 @@ import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { SNAPSHOT_MANIFEST, toManifestFile, writeCollection } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
 import type { AuthMode, RawCollection, RouteRecord } from '../collect/types.js';
-import { exportFileName, serializeExport, sha256Hex, writeExports, type WrittenExport } from '../exports/serialize.js';
+import { collectGarbage, exportFileName, serializeExport, sha256Hex, writeExports, type WrittenExport } from '../exports/serialize.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
 import type { BuildResult, NullField } from '../exports/types.js';
 import { withStaging } from '../publish/index.js';
@@ -14,6 +14,9 @@ import { TOOL } from '../version.js';
 import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
+import { secretMatcher } from '../publish/scan.js';
+import { readExportRecords } from '../sheets/snapshot-dir.js';
+import { parseFormats, writeSpreadsheets, type WrittenSheetFile } from '../sheets/write.js';
 import { checkKeepTarget, parseKeep } from '../cron/keep.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 import type { RunReport } from '../cron/metrics.js';
@@ -27,6 +30,7 @@ export interface SnapshotFlags extends ConnectionFlags {
   strict?: boolean;
   json?: boolean;
   diffPrevious?: boolean;
+  format?: string;
   keep?: string;
 }
 
@@ -34,12 +38,17 @@ export { SNAPSHOT_MANIFEST };
 
 export type { SnapshotManifest };
 
+/** Records of an export after which a garbage collection is worth its time before the next is read for the spreadsheets. */
+const SHEET_GC_AFTER_RECORDS = 20_000;
+
 export interface SnapshotOutcome {
   outDir: string;
   manifest: SnapshotManifest;
   durationMs: number;
   /** With --diff-previous: the older snapshot (null when none) and the changes. */
   previous?: { dir: string | null; changes?: ChangeSet };
+  /** With --format csv or xlsx: the spreadsheet files published with the exports. */
+  spreadsheets?: readonly WrittenSheetFile[];
   /** With --keep: the older snapshots deleted. */
   pruned?: string[];
 }
@@ -122,12 +131,14 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
   const keep = parseKeep(flags.keep);
   checkKeepTarget(keep, flags.outDir);
   checkOutDirFlag(deps.cwd, flags.outDir, 'snapshot');
+  // A bad --format is a usage error before any request is made.
+  const formats = parseFormats(flags.format);
   const { collection, parsed, secrets, source } = await obtainCollection(flags, deps);
   let failed = collection.manifest.routes.filter((r) => r.error !== undefined);
   if (failed.length > 0 && !flags.allowPartial) throw failedRoutes(failed);
   const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${collection.manifest.date}`);
   deps.reporter.info(`building exports into ${outDir}`);
-  const { result, manifest } = await withStaging(outDir, secrets, async (staging) => {
+  const { result, manifest, spreadsheets } = await withStaging(outDir, secrets, async (staging) => {
     // raw/ first: the build then consumes the bodies, releasing each once read.
     if (flags.raw) await writeCollection(staging, collection, 'raw/');
     const built = await writeExports(staging, collection, parsed, { consume: true });
@@ -141,8 +152,18 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
       throw new FailedError(`--strict: ${built.validation.issues} schema problem${built.validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
     }
     const manifest = snapshotManifest(collection, built, source, Boolean(flags.raw), failed.length === 0);
+    let spreadsheets: WrittenSheetFile[] | undefined;
+    if (formats.length > 0) {
+      deps.reporter.info(`writing ${formats.join(' and ')}`);
+      // Read back from the files just written: the same path as `convert`, one export in memory at a time.
+      spreadsheets = await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e) }, formats, (name, chunks) => staging.writeChunks(name, chunks), {
+        secrets: secretMatcher(secrets),
+        // The build's garbage, then each large export's, is collected before the next export is parsed: the peak stays the build's.
+        beforeRead: (previous) => (previous === 0 || previous >= SHEET_GC_AFTER_RECORDS) && collectGarbage(),
+      });
+    }
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));
-    return { result: built, manifest };
+    return { result: built, manifest, spreadsheets };
   }, 'snapshot');
   for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);
   if (result.validation.issues > 0) deps.reporter.warn(`${result.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
@@ -161,7 +182,7 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
   }
   const pruned = applyKeep(keep, manifest.complete, outDir, 'snapshot', deps.reporter);
   deps.reporter.close();
-  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned };
+  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned, ...(spreadsheets ? { spreadsheets } : {}) };
   deps.stdout(flags.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
   return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete, report: snapshotReport(manifest) };
 }
@@ -218,6 +239,7 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
           },
         }
       : {}),
+    ...(o.spreadsheets ? { spreadsheets: o.spreadsheets.map((f) => ({ format: f.format, file: f.file, ...(f.export !== undefined ? { export: f.export } : {}) })) } : {}),
     ...(o.pruned ? { pruned: o.pruned } : {}),
     durationMs: o.durationMs,
   };
@@ -236,6 +258,11 @@ function formatSnapshotSummary(o: SnapshotOutcome): string {
   for (const r of s.failed) lines.push(`  FAILED ${r.route}: ${r.error}`);
   if (s.validation.issues > 0) lines.push(`  validation: ${s.validation.issues} field(s) of the wrong type exported as null (see ${SNAPSHOT_MANIFEST})`);
   for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.map(escapeControl).join(', ')}`);
+  if (s.spreadsheets) {
+    const csv = s.spreadsheets.filter((f) => f.format === 'csv').length;
+    if (csv > 0) lines.push(`  csv: ${csv} files, one per export (<count>-<export> (<M>-<D>-<YYYY>).csv)`);
+    for (const f of s.spreadsheets.filter((f) => f.format === 'xlsx')) lines.push(`  xlsx: ${f.file}`);
+  }
   if (!s.complete) lines.push('  INCOMPLETE: published with --allow-partial (exit 4)');
   lines.push(...formatPruned(s.pruned));
   lines.push(`  done in ${(s.durationMs / 1000).toFixed(1)} s`);

@@ -7,6 +7,7 @@ import { routeById, type RouteDef } from '../api/catalog.js';
 import { EXPORTS } from './catalog.js';
 import type { ColumnDef, ExportDef } from './define.js';
 import { describeType, resolvePath } from './schema.js';
+import { cellTypeOf } from '../sheets/columns.js';
 
 const DECISIONS = `## Decisions
 
@@ -142,7 +143,19 @@ function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): st
     : '';
   source += dflt;
   const note = col.note ? ` — ${col.note}` : '';
-  return `| ${i + 1} | \`${col.name}\` | ${cell(type)} | ${cell(source + note)} |`;
+  return `| ${i + 1} | \`${col.name}\` | ${cell(type)} | ${cell(source + note)} | ${cell(sheetForm(exp, col, type))} |`;
+}
+
+/** How the column appears in the CSV files and the workbook (src/sheets/). */
+function sheetForm(exp: ExportDef, col: ColumnDef, type: string): string {
+  const kind = cellTypeOf(exp, col);
+  if (kind === 'timestamp') return 'date-time: ISO 8601 UTC in CSV, a UTC date-time cell in XLSX';
+  if (kind === 'entries') return `one number column per key, \`${col.name}.<key>\``;
+  if (type === 'null') return 'empty';
+  if (type.endsWith('[]')) return 'text, elements joined with `; `';
+  if (type === 'boolean') return 'boolean';
+  if (type === 'integer' || type === 'number' || type === 'count') return 'number';
+  return 'text';
 }
 
 function derivedRoutes(exp: ExportDef): RouteDef[] {
@@ -158,7 +171,7 @@ function exportSection(exp: ExportDef): string {
   const joined = derivedRoutes(exp);
   if (joined.length > 0) lines.push(`- Derived from: ${joined.map(routeName).join(', ')}`);
   lines.push(`- Key (sort order): ${exp.key.map((k) => `\`${k}\``).join(', ')}`);
-  lines.push('', '| # | column | type | source |', '|---|---|---|---|');
+  lines.push('', '| # | column | type | source | CSV / XLSX |', '|---|---|---|---|---|');
   exp.columns.forEach((col, i) => lines.push(columnRow(exp, def, col, i)));
   const omitted = Object.entries(exp.omit);
   if (omitted.length > 0) {
@@ -185,6 +198,11 @@ export function renderExportsMarkdown(): string {
     'unavailable columns are `null` in every record and listed under `nullFields` in `_snapshot-manifest.json`,',
     'as are derived columns whose route was skipped or failed and 3.14.1 fields an older backend does not send.',
     'An export whose source route was skipped or failed is written as `[]` and marked unavailable with a reason.',
+    '',
+    'With `--format csv,xlsx` (or `svc-snapshot convert`) each export is also written as CSV and as a sheet of one',
+    'workbook; the last column of each table below says how the column appears there. Text is text (never a formula:',
+    'CSV prefixes a text starting with `=`, `+`, `-`, `@`, tab or CR with `\'`), null is an empty field or cell,',
+    'and a map becomes one number column per key present in the export, named `<column>.<key>`.',
     '',
     '| export | source | key | columns |',
     '|---|---|---|---|',

@@ -62,7 +62,7 @@ let gcFunction: (() => void) | null | undefined;
  * V8's own `gc()`, without starting node with --expose-gc: the flag, set now,
  * exposes it to contexts created afterwards. Null where that is refused.
  */
-function collectGarbage(): void {
+export function collectGarbage(): void {
   if (gcFunction === undefined) {
     try {
       setFlagsFromString('--expose-gc');

@@ -63,6 +63,11 @@ function matches(m: SecretMatcher, text: string): boolean {
   return m.pattern.test(text);
 }
 
+/** Whether bytes about to be written (a block of a workbook before it is compressed) hold a secret in any spelling. */
+export function bytesHoldSecret(m: SecretMatcher, bytes: Buffer): boolean {
+  return matches(m, bytes.toString('latin1'));
+}
+
 /**
  * Throws `FailedError` naming the first path (name or content) that holds a
  * secret. The message names the file, never the secret.

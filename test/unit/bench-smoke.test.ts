@@ -13,7 +13,8 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     for (const f of ['Transport floor, one request at a time', 'Live collect', 'Live snapshot', 'Live snapshot, --concurrency 1', '--replay of the collection', 'svc-snapshot --help', 'node -e 0']) {
       expect(figures).toContain(f);
     }
-    expect(figures.filter((f) => f.startsWith('Peak RSS'))).toHaveLength(4);
+    expect(figures).toContain('--replay --format csv,xlsx (time added over --replay)');
+    expect(figures.filter((f) => f.startsWith('Peak RSS'))).toHaveLength(5);
     for (const row of r.rows) {
       expect(row.stat, row.figure).toBeDefined();
       expect(Number.isFinite(row.stat!.median) && row.stat!.median > 0, row.figure).toBe(true);

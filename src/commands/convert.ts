@@ -1,0 +1,65 @@
+import { mkdir, stat } from 'node:fs/promises';
+import { UsageError, EXIT, FailedError } from '../cli/errors.js';
+import type { ConvertSummary } from '../cli/summaries.js';
+import { DIR_MODE } from '../publish/staging.js';
+import { collectGarbage } from '../exports/serialize.js';
+import { renamingSink } from '../sheets/file-sink.js';
+import { readExportRecords, readSheetManifest } from '../sheets/snapshot-dir.js';
+import { parseFormats, writeSpreadsheets } from '../sheets/write.js';
+import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+
+export interface ConvertFlags {
+  format?: string;
+  outDir?: string;
+  json?: boolean;
+}
+
+/**
+ * `svc-snapshot convert <snapshot-dir>`: the spreadsheet forms of a published
+ * snapshot, written beside its files (or into --out-dir) by temporary name
+ * and rename; the snapshot's own files are only read.
+ */
+export async function runConvert(flags: ConvertFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
+  const t0 = performance.now();
+  const [given] = args;
+  if (given === undefined || given === '') throw new UsageError('convert needs the snapshot directory: svc-snapshot convert <snapshot-dir> --format csv,xlsx');
+  const formats = parseFormats(flags.format ?? 'csv,xlsx');
+  if (formats.length === 0) throw new UsageError('convert writes csv and xlsx (json is the snapshot itself): give --format csv, xlsx or csv,xlsx');
+  if (flags.outDir === '') throw new UsageError('--out-dir is empty (an unset variable?); give a directory, or leave it out to write into the snapshot');
+  const dir = resolveOutDir(deps.cwd, given, given);
+  const manifest = await readSheetManifest(dir);
+  const outDir = flags.outDir === undefined ? dir : resolveOutDir(deps.cwd, flags.outDir, flags.outDir);
+  if (outDir !== dir) {
+    const info = await stat(outDir).catch(() => undefined);
+    if (info && !info.isDirectory()) throw new UsageError(`--out-dir ${outDir} exists and is not a directory`);
+    if (!info) {
+      try {
+        await mkdir(outDir, { recursive: true, mode: DIR_MODE });
+      } catch (err) {
+        throw new FailedError(`cannot create ${outDir} (${(err as NodeJS.ErrnoException).code ?? 'error'}); choose another --out-dir`, { cause: err });
+      }
+    }
+  }
+  deps.reporter.info(`converting ${dir} to ${formats.join(', ')} in ${outDir}`);
+  const files = await writeSpreadsheets({ manifest, records: (entry) => readExportRecords(dir, entry) }, formats, renamingSink(outDir), {
+    beforeRead: (previous) => previous >= 20_000 && collectGarbage(),
+  });
+  deps.reporter.close();
+  const summary: ConvertSummary = {
+    command: 'convert',
+    snapshot: dir,
+    outDir,
+    date: manifest.date,
+    files: files.map((f) => ({ format: f.format, file: f.file, ...(f.export !== undefined ? { export: f.export } : {}) })),
+    durationMs: Math.round(performance.now() - t0),
+  };
+  deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatConvertSummary(summary));
+  return { exitCode: EXIT.ok };
+}
+
+function formatConvertSummary(s: ConvertSummary): string {
+  const lines = [`Spreadsheets of ${s.snapshot} written to ${s.outDir}`];
+  for (const f of s.files) lines.push(`  ${f.format.padEnd(4)}  ${f.file}`);
+  lines.push(`  done in ${(s.durationMs / 1000).toFixed(1)} s`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,145 @@
+/**
+ * How an export's columns appear in the spreadsheet forms (CONTRACT section
+ * 10). Two facts come from declarations, never from names: a column is a
+ * timestamp when its model field is a `ts()` schema (src/api/models.ts,
+ * TIMESTAMPS), and a column is a map when the catalog writes it `as:
+ * 'entries'`. A map becomes one numeric column per key so that a spreadsheet
+ * can sum it; the keys are those present in the export.
+ */
+import { routeById } from '../api/catalog.js';
+import { TIMESTAMPS } from '../api/models.js';
+import type { ColumnDef, ExportDef } from '../exports/define.js';
+import { exportByName, EXPORTS } from '../exports/catalog.js';
+import { resolvePath, unwrap } from '../exports/schema.js';
+import type { ExportRecord } from '../exports/types.js';
+
+/** `timestamp`: epoch ms written as a date-time; `entries`: `"key=value"` strings, one column per key; `value`: as the JSON value's type says. */
+export type CellType = 'timestamp' | 'entries' | 'value';
+
+/** The cell type the catalog declares for a column. */
+export function cellTypeOf(exp: ExportDef, col: ColumnDef): CellType {
+  const src = col.source;
+  if ((src.kind === 'field' || src.kind === 'join') && src.as === 'entries') return 'entries';
+  if (src.kind === 'field' && src.as === 'value') {
+    const schema = resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema;
+    return TIMESTAMPS.has(unwrap(schema)) ? 'timestamp' : 'value';
+  }
+  if (src.kind === 'join' && src.as === 'value') {
+    return TIMESTAMPS.has(unwrap(resolvePath(routeById(src.route).item, src.path).schema)) ? 'timestamp' : 'value';
+  }
+  return 'value';
+}
+
+/** Column name → cell type, per export, resolved once. */
+const CELL_TYPES: ReadonlyMap<string, ReadonlyMap<string, CellType>> = new Map(
+  EXPORTS.map((exp) => [exp.name, new Map(exp.columns.map((c) => [c.name, cellTypeOf(exp, c)]))]),
+);
+
+/** One column of a sheet or CSV file. */
+export interface SheetColumn {
+  readonly header: string;
+  /** The export column it is read from. */
+  readonly column: string;
+  readonly type: CellType;
+  /** For a map column: the key this column holds. */
+  readonly key?: string;
+}
+
+/** A cell's value: null (empty), a number, a boolean, a text, or a date-time as epoch ms. */
+export type Cell = null | number | boolean | string | { readonly ms: number };
+
+/**
+ * Splits `"key=value"` at the last `=`: the build writes the key first and
+ * values are scalars, so a key may hold `=` and a numeric value never does.
+ */
+export function splitEntry(entry: string): { key: string; value: string } | undefined {
+  const at = entry.lastIndexOf('=');
+  return at < 0 ? undefined : { key: entry.slice(0, at), value: entry.slice(at + 1) };
+}
+
+function columnNames(name: string, records: readonly ExportRecord[]): string[] {
+  // The catalog's order for an empty export; otherwise the file's own
+  // columns (a snapshot of another version keeps its columns), in order of
+  // first appearance.
+  if (records.length === 0) return EXPORTS.some((e) => e.name === name) ? exportByName(name).columns.map((c) => c.name) : [];
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const r of records) {
+    for (const k of Object.keys(r)) {
+      if (!seen.has(k)) {
+        seen.add(k);
+        out.push(k);
+      }
+    }
+  }
+  return out;
+}
+
+function mapKeys(records: readonly ExportRecord[], column: string): string[] | undefined {
+  const keys = new Set<string>();
+  for (const r of records) {
+    const v = r[column];
+    if (v === null || v === undefined) continue;
+    if (!Array.isArray(v)) return undefined;
+    for (const e of v) {
+      const kv = typeof e === 'string' ? splitEntry(e) : undefined;
+      if (!kv) return undefined;
+      keys.add(kv.key);
+    }
+  }
+  // UTF-16 code unit order, as the build sorts map keys.
+  return [...keys].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * The columns of an export's sheet: its columns in file order, each map
+ * column replaced by one column per key found in the export
+ * (`<column>.<key>`). A map column with no key in any record stays one empty
+ * column, so that the header still names it; a map column whose values are
+ * not `"key=value"` strings (a file of another version) is written as a list.
+ */
+export function sheetColumns(exportName: string, records: readonly ExportRecord[]): SheetColumn[] {
+  const types = CELL_TYPES.get(exportName);
+  const out: SheetColumn[] = [];
+  for (const column of columnNames(exportName, records)) {
+    const type = types?.get(column) ?? 'value';
+    if (type !== 'entries') {
+      out.push({ header: column, column, type });
+      continue;
+    }
+    const keys = mapKeys(records, column);
+    if (keys === undefined) out.push({ header: column, column, type: 'value' });
+    else if (keys.length === 0) out.push({ header: column, column, type: 'entries' });
+    else for (const key of keys) out.push({ header: `${column}.${key}`, column, type: 'entries', key });
+  }
+  return out;
+}
+
+const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/** Largest epoch ms a JavaScript Date holds. */
+const MAX_DATE_MS = 8.64e15;
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : JSON.stringify(v) ?? '';
+}
+
+/** The cell of `col` in `record`. */
+export function cellOf(col: SheetColumn, record: ExportRecord): Cell {
+  const v = record[col.column];
+  if (v === null || v === undefined) return null;
+  if (col.type === 'entries') {
+    if (col.key === undefined || !Array.isArray(v)) return null;
+    for (const e of v) {
+      const kv = typeof e === 'string' ? splitEntry(e) : undefined;
+      if (kv && kv.key === col.key) return NUMBER.test(kv.value) && Number.isFinite(Number(kv.value)) ? Number(kv.value) : kv.value;
+    }
+    return null;
+  }
+  if (col.type === 'timestamp' && typeof v === 'number' && Number.isFinite(v) && Math.abs(v) <= MAX_DATE_MS) return { ms: v };
+  if (typeof v === 'number') return Number.isFinite(v) ? v : String(v);
+  if (typeof v === 'boolean' || typeof v === 'string') return v;
+  if (Array.isArray(v)) return v.map((e) => (e === null ? '' : text(e))).join('; ');
+  // Exports are flat; a nested object can only come from a file of another version: kept as compact JSON text.
+  return text(v);
+}

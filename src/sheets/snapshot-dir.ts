@@ -1,0 +1,120 @@
+/**
+ * Reading a published snapshot for `convert`: its manifest, and each export
+ * file it names, opened only as a regular file inside the directory (never
+ * through a symbolic link, never by a name with a path separator) and
+ * checked against the manifest's `sha256` where the manifest carries one.
+ * Errors name the file, never quote its content.
+ */
+import { createHash } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { z } from 'zod';
+import { FailedError, UsageError } from '../cli/errors.js';
+import { SNAPSHOT_MANIFEST } from '../collect/write.js';
+import type { ExportRecord } from '../exports/types.js';
+import { escapeControl } from '../util/escape.js';
+import { readInside, UnreadableEntryError } from '../util/safe-read.js';
+
+/** What the spreadsheet forms read of `_snapshot-manifest.json` (CONTRACT section 5); other fields are ignored. */
+export const SheetManifestSchema = z.object({
+  kind: z.literal('snapshot'),
+  source: z.string(),
+  tool: z.object({ name: z.string(), version: z.string() }),
+  baseUrl: z.string(),
+  time: z.string(),
+  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  exports: z.array(
+    z.object({
+      export: z.string(),
+      file: z.string(),
+      count: z.number().int().nonnegative(),
+      available: z.boolean(),
+      reason: z.string().optional(),
+      proposedRoute: z.string().optional(),
+      sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    }),
+  ),
+  nullFields: z.array(z.object({ export: z.string(), field: z.string(), reason: z.string(), proposedRoute: z.string().optional() })),
+  validation: z.object({
+    issues: z.number().int().nonnegative(),
+    samples: z.array(z.object({ route: z.string(), index: z.number(), path: z.string(), message: z.string() })),
+  }),
+  drift: z.array(z.object({ route: z.string(), unknownFields: z.array(z.string()) })),
+  complete: z.boolean(),
+});
+export type SheetManifest = z.infer<typeof SheetManifestSchema>;
+export type SheetManifestExport = SheetManifest['exports'][number];
+
+function quoted(name: string): string {
+  return `"${escapeControl(name.length > 120 ? `${name.slice(0, 120)}…` : name)}"`;
+}
+
+/**
+ * The bytes of `dir/name`, read as replay and diff read a snapshot's files
+ * (a regular file directly inside the directory, never through a link:
+ * CONTRACT section 5); anything else fails the conversion (exit 1).
+ */
+export async function readRegularFile(dir: string, name: string): Promise<Buffer> {
+  try {
+    return await readInside(dir, name);
+  } catch (err) {
+    if (err instanceof UnreadableEntryError) throw new FailedError(`${err.message}; the snapshot cannot be converted`, { cause: err });
+    throw err;
+  }
+}
+
+/** Reads and checks a snapshot's manifest; a directory that is not a snapshot is a usage error. */
+export async function readSheetManifest(dir: string): Promise<SheetManifest> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info) throw new UsageError(`${dir} does not exist; give a snapshot directory (one holding ${SNAPSHOT_MANIFEST})`);
+  if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory; give a snapshot directory (one holding ${SNAPSHOT_MANIFEST})`);
+  let bytes: Buffer;
+  try {
+    bytes = await readRegularFile(dir, SNAPSHOT_MANIFEST);
+  } catch (err) {
+    throw new UsageError(`${dir} has no readable ${SNAPSHOT_MANIFEST} (${(err as Error).message}); give a snapshot directory`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new UsageError(`${SNAPSHOT_MANIFEST} in ${dir} is not valid JSON; give a snapshot directory written by svc-snapshot`);
+  }
+  const parsed = SheetManifestSchema.safeParse(json);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    throw new UsageError(`${SNAPSHOT_MANIFEST} in ${dir} is not a snapshot manifest (${i?.path.join('.') || 'top level'}: ${i?.message ?? 'invalid'}); give a snapshot directory written by svc-snapshot`);
+  }
+  return parsed.data;
+}
+
+/** The file's text once its hash is checked; the bytes are not kept while the text is parsed (peak memory). */
+async function readCheckedText(dir: string, entry: SheetManifestExport): Promise<string> {
+  const bytes = await readRegularFile(dir, entry.file);
+  if (entry.sha256 !== undefined && createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
+    throw new FailedError(`${quoted(entry.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`);
+  }
+  return bytes.toString('utf8');
+}
+
+/**
+ * The records of one export file, checked: its sha256 (when the manifest
+ * has one), a JSON array of objects, as many as the manifest counts.
+ */
+export async function readExportRecords(dir: string, entry: SheetManifestExport): Promise<ExportRecord[]> {
+  const text = await readCheckedText(dir, entry);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new FailedError(`${quoted(entry.file)} in ${dir} is not valid JSON; the snapshot is damaged`);
+  }
+  if (!Array.isArray(json)) throw new FailedError(`${quoted(entry.file)} in ${dir} is not a JSON array of records; the snapshot is damaged`);
+  for (let i = 0; i < json.length; i++) {
+    const r: unknown = json[i];
+    if (r === null || typeof r !== 'object' || Array.isArray(r)) throw new FailedError(`${quoted(entry.file)} in ${dir}: element ${i} is not a record; the snapshot is damaged`);
+  }
+  if (json.length !== entry.count) {
+    throw new FailedError(`${quoted(entry.file)} in ${dir} holds ${json.length} records where ${SNAPSHOT_MANIFEST} says ${entry.count}; the snapshot is damaged`);
+  }
+  return json as ExportRecord[];
+}

@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { EXPORTS } from '../../src/exports/catalog.js';
+import { cellTypeOf, sheetColumns, splitEntry } from '../../src/sheets/columns.js';
+import type { SheetManifest } from '../../src/sheets/snapshot-dir.js';
+import { parseFormats, sheetNames, writeSpreadsheets, type SheetSink } from '../../src/sheets/write.js';
+import { columnLetters, xmlText } from '../../src/sheets/xlsx.js';
+import { MAP_COLUMNS, TIMESTAMP_COLUMNS } from '../helpers/sheet-expectations.js';
+import { unzip } from '../helpers/unzip.js';
+import { secretMatcher } from '../../src/publish/scan.js';
+
+function manifest(exports: Array<{ export: string; count: number }>): SheetManifest {
+  return {
+    kind: 'snapshot',
+    source: 'replay',
+    tool: { name: 'svc-snapshot', version: '1.0.0' },
+    baseUrl: 'https://platform.example.org',
+    time: '2026-11-21T02:00:00.000Z',
+    date: '2026-11-21',
+    exports: exports.map((e) => ({ ...e, file: `${e.count}-${e.export} (11-21-2026).json`, available: true })),
+    nullFields: [{ export: 'users', field: 'role', reason: '=evil() reason' }],
+    validation: { issues: 1, samples: [{ route: 'GET /api/users', index: 0, path: 'role', message: 'bad' }] },
+    drift: [{ route: 'GET /api/users', unknownFields: ['=cmd|calc', 'tier'] }],
+    complete: true,
+  };
+}
+
+/** Runs writeSpreadsheets into memory and returns the files written. */
+async function writeAll(m: SheetManifest, data: Record<string, Array<Record<string, unknown>>>, formats: Array<'csv' | 'xlsx'>, maxRows?: number) {
+  const files = new Map<string, Buffer>();
+  const sink: SheetSink = async (name, chunks) => {
+    const parts: Buffer[] = [];
+    for await (const c of chunks) parts.push(typeof c === 'string' ? Buffer.from(c) : Buffer.from(c));
+    files.set(name, Buffer.concat(parts));
+  };
+  const written = await writeSpreadsheets({ manifest: m, records: async (e) => data[e.export]! }, formats, sink, maxRows !== undefined ? { maxRows } : {});
+  return { files, written };
+}
+
+const USERS = [
+  { id: 'u1', firstName: '=1+1', lastName: 'Weiß', email: '@x', role: null, permissions: [1, 2] },
+  { id: 'u2', firstName: 'bell\u0007', lastName: '_x0041_', email: 'b', role: 'Admin', permissions: [] },
+  { id: 'u3', firstName: 'c', lastName: 'd', email: 'e', role: 'User', permissions: null },
+];
+
+describe('which columns are timestamps and maps', () => {
+  it('takes timestamps from the models (the spec\'s ts fields) and maps from the catalog, for every export', () => {
+    for (const exp of EXPORTS) {
+      expect(exp.columns.filter((c) => cellTypeOf(exp, c) === 'timestamp').map((c) => c.name), exp.name).toEqual(TIMESTAMP_COLUMNS[exp.name]);
+      expect(exp.columns.filter((c) => cellTypeOf(exp, c) === 'entries').map((c) => c.name), exp.name).toEqual(MAP_COLUMNS[exp.name] ?? []);
+    }
+  });
+
+  it('spreads a map into one column per key found, sorted, and keeps a map without keys as one column', () => {
+    const teams = [
+      { id: 't1', quotas: ['ssd=5', 'a=b=7'], teamQuotas_storage: [] },
+      { id: 't2', quotas: ['hdd=1'], teamQuotas_storage: null },
+    ];
+    expect(sheetColumns('teams', teams).map((c) => c.header)).toEqual(['id', 'quotas.a=b', 'quotas.hdd', 'quotas.ssd', 'teamQuotas_storage']);
+    expect(splitEntry('a=b=7')).toEqual({ key: 'a=b', value: '7' });
+  });
+
+  it('uses the catalog\'s columns for an empty export', () => {
+    expect(sheetColumns('users', []).map((c) => c.header)).toEqual(EXPORTS.find((e) => e.name === 'users')!.columns.map((c) => c.name));
+  });
+});
+
+describe('the workbook', () => {
+  it('is a valid ZIP whose first sheet is About, then one sheet per export, continued on "<export> (2)" past the row limit', async () => {
+    const m = manifest([{ export: 'users', count: 3 }, { export: 'teams', count: 0 }]);
+    const { files, written } = await writeAll(m, { users: USERS, teams: [] }, ['csv', 'xlsx'], 2);
+    expect(written.map((w) => w.file)).toEqual(['3-users (11-21-2026).csv', '0-teams (11-21-2026).csv', 'svc-snapshot-2026-11-21.xlsx']);
+    const parts = unzip(files.get('svc-snapshot-2026-11-21.xlsx')!);
+    const workbook = parts.get('xl/workbook.xml')!.toString();
+    expect([...workbook.matchAll(/<sheet name="([^"]+)"/g)].map((x) => x[1])).toEqual(['About', 'users', 'users (2)', 'teams']);
+    const page1 = parts.get('xl/worksheets/sheet2.xml')!.toString();
+    const page2 = parts.get('xl/worksheets/sheet3.xml')!.toString();
+    expect(page1.match(/<row /g)).toHaveLength(3);
+    expect(page2.match(/<row /g)).toHaveLength(2);
+    for (const page of [page1, page2]) {
+      expect(page).toContain('state="frozen"');
+      expect(page).toMatch(/<autoFilter ref="A1:F\d"\/>/);
+    }
+    expect(page2).toContain('u3');
+    expect(workbook).toContain(`<definedName name="_xlnm._FilterDatabase" localSheetId="2" hidden="1">'users (2)'!$A$1:$F$2</definedName>`);
+  });
+
+  it('writes no formula anywhere: every text is an inline string, hostile or not', async () => {
+    const m = manifest([{ export: 'users', count: 3 }]);
+    const { files } = await writeAll(m, { users: USERS }, ['xlsx']);
+    const parts = unzip(files.get('svc-snapshot-2026-11-21.xlsx')!);
+    for (const [name, data] of parts) {
+      expect(data.toString(), name).not.toMatch(/<f[ >]/);
+      expect(data.toString(), name).not.toMatch(/t="(str|s)"/);
+    }
+    const sheet = parts.get('xl/worksheets/sheet2.xml')!.toString();
+    expect(sheet).toContain('<c r="B2" t="inlineStr"><is><t>=1+1</t></is></c>');
+    expect(sheet).toContain('bell_x0007_');
+    expect(sheet).toContain('_x005F_x0041_');
+    // Arrays are joined; a null is an empty cell (no <c> at all).
+    expect(sheet).toContain('<t>1; 2</t>');
+    expect(sheet).not.toMatch(/<c r="E2"/);
+    const about = parts.get('xl/worksheets/sheet1.xml')!.toString();
+    expect(about).toContain('=cmd|calc; tier');
+    expect(about).toContain('UTC');
+  });
+
+  it('writes numbers and booleans as typed cells and timestamps as date-times in UTC', async () => {
+    const m = manifest([{ export: 'security_levels', count: 1 }]);
+    const rec = { id: 's', name: 'n', desc: 'd', created: Date.UTC(2026, 10, 21, 12, 0, 0), modified: null, requirements: ['r'] };
+    const { files } = await writeAll(m, { security_levels: [rec] }, ['xlsx']);
+    const sheet = unzip(files.get('svc-snapshot-2026-11-21.xlsx')!).get('xl/worksheets/sheet2.xml')!.toString();
+    // 2026-11-21 12:00 UTC is serial day 46347.5 of the 1900 date system.
+    expect(sheet).toContain('<c r="D2" s="2"><v>46347.5</v></c>');
+  });
+
+  it('gives the same bytes for the same snapshot', async () => {
+    const m = manifest([{ export: 'users', count: 3 }]);
+    const a = await writeAll(m, { users: USERS }, ['xlsx']);
+    const b = await writeAll(m, { users: USERS }, ['xlsx']);
+    expect(a.files.get('svc-snapshot-2026-11-21.xlsx')!.equals(b.files.get('svc-snapshot-2026-11-21.xlsx')!)).toBe(true);
+  });
+
+  it('refuses to write a token into the workbook, which compression would hide from the scan of the published files', async () => {
+    const m = manifest([{ export: 'users', count: 3 }]);
+    const sink: SheetSink = async (_name, chunks) => {
+      for await (const _c of chunks);
+    };
+    const run = (needle: string) => writeSpreadsheets({ manifest: m, records: async () => USERS }, ['xlsx'], sink, { secrets: secretMatcher([needle]) });
+    await expect(run('Weiß')).rejects.toThrow(/a token was found in the workbook/);
+    await expect(run('not-in-the-data')).resolves.toHaveLength(1);
+  });
+
+  it('refuses a manifest that names an export this version does not know (names become file names)', async () => {
+    const m = manifest([{ export: '../../etc/x', count: 0 }]);
+    await expect(writeAll(m, { '../../etc/x': [] }, ['csv'])).rejects.toThrow(/does not know/);
+  });
+});
+
+describe('helpers', () => {
+  it('names sheets and columns as spreadsheets do', () => {
+    expect(sheetNames('users', 0, 10)).toEqual(['users']);
+    expect(sheetNames('users', 21, 10)).toEqual(['users', 'users (2)', 'users (3)']);
+    expect([0, 25, 26, 701, 702].map(columnLetters)).toEqual(['A', 'Z', 'AA', 'ZZ', 'AAA']);
+    expect(xmlText('a<b>&c\r\u0000\uD800')).toBe('a&lt;b&gt;&amp;c_x000D__x0000_\uFFFD');
+  });
+
+  it('reads --format lists', () => {
+    expect(parseFormats(undefined)).toEqual([]);
+    expect(parseFormats('json')).toEqual([]);
+    expect(parseFormats('xlsx,json,csv')).toEqual(['csv', 'xlsx']);
+    expect(() => parseFormats('')).toThrow(/comma-separated list/);
+    expect(() => parseFormats('csv,pdf')).toThrow(/"pdf" is not one of them/);
+  });
+});
