@@ -1,6 +1,6 @@
 import { Option } from 'commander';
 
-export type CommandName = 'snapshot' | 'collect' | 'audit' | 'check' | 'diff';
+export type CommandName = 'snapshot' | 'collect' | 'audit' | 'check' | 'diff' | 'history';
 
 /**
  * Every option of every command, as data (one list drives commander, the help
@@ -42,16 +42,18 @@ export const OPTIONS: readonly OptionRecord[] = [
   { flags: '--timeout <seconds>', key: 'timeout', description: 'seconds allowed for each request, headers and body', commands: NET, defaultText: '30' },
   { flags: '--concurrency <n>', key: 'concurrency', description: 'requests in flight at once (1-64)', commands: NET, defaultText: '6' },
   { flags: '--retries <n>', key: 'retries', description: 'retries of a request after a network error, timeout, 429 or 5xx (0-10)', commands: NET, defaultText: '3' },
-  { flags: '--ca-file <path>', key: 'caFile', description: 'PEM file of extra trusted CA certificates (NODE_EXTRA_CA_CERTS is honoured too)', commands: NET },
-  { flags: '--out-dir <dir>', key: 'outDir', description: 'output directory', commands: ['snapshot', 'collect', 'audit'] },
+  { flags: '--ca-file <path>', key: 'caFile', description: 'PEM file of extra trusted CA certificates (NODE_EXTRA_CA_CERTS is honoured too)', commands: [...NET, 'history'] },
+  { flags: '--out-dir <dir>', key: 'outDir', description: 'output directory', commands: ['snapshot', 'collect', 'audit', 'history'] },
   { flags: '--raw', key: 'raw', description: 'also write the raw collection to <out-dir>/raw/', commands: ['snapshot'] },
   { flags: '--replay <dir>', key: 'replay', description: 'build the exports from a raw collection instead of the network', commands: ['snapshot'] },
-  { flags: '--allow-partial', key: 'allowPartial', description: 'publish even when routes failed (exit 4)', commands: ['snapshot'] },
+  { flags: '--allow-partial', key: 'allowPartial', description: 'publish even when routes failed (exit 4); history load: load partial snapshots too', commands: ['snapshot', 'history'] },
   { flags: '--strict', key: 'strict', description: 'make any schema problem in a response fatal', commands: ['snapshot'] },
   { flags: '--diff-previous', key: 'diffPrevious', description: 'after publishing, diff against the newest older snapshot beside it', commands: ['snapshot'] },
-  { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ['snapshot', 'collect', 'audit', 'check', 'diff'] },
-  { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ['snapshot', 'collect', 'audit', 'check', 'diff'] },
-  { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ['snapshot', 'collect', 'audit', 'check', 'diff'] },
+  { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ['snapshot', 'collect', 'audit', 'check', 'diff', 'history'] },
+  { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ['snapshot', 'collect', 'audit', 'check', 'diff', 'history'] },
+  { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ['snapshot', 'collect', 'audit', 'check', 'diff', 'history'] },
+  { flags: '--history [target]', key: 'history', description: 'history database: a SQLite file or postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass); snapshot: load the new snapshot into it after publishing', commands: ['snapshot', 'history'], defaultText: './svc-snapshot-history.sqlite' },
+  { flags: '--site <base-url>', key: 'site', description: 'the site (base URL) to read or load, required when the history database holds several', commands: ['history'] },
 ];
 
 export function optionsFor(command: CommandName): Option[] {

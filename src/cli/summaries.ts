@@ -55,6 +55,10 @@ export const SnapshotSummary = z.strictObject({
       exports: z.array(z.strictObject({ export: z.string(), added: count, removed: count, changed: count, note: z.string().optional() })),
     })
     .optional(),
+  /** With --history: the database loaded after publishing (the snapshot stays published when loading fails). */
+  history: z
+    .strictObject({ target: z.string(), status: z.enum(['loaded', 'already loaded', 'failed']), error: z.string().optional() })
+    .optional(),
   durationMs: count,
 });
 export type SnapshotSummary = z.infer<typeof SnapshotSummary>;
@@ -111,6 +115,51 @@ export const AuditSummary = z.strictObject({
 });
 export type AuditSummary = z.infer<typeof AuditSummary>;
 
+export const HistoryLoadSummary = z.strictObject({
+  command: z.literal('history load'),
+  target: z.string(),
+  /** Oldest first; a partial snapshot is skipped unless --allow-partial. */
+  snapshots: z.array(
+    z.strictObject({
+      dir: z.string(),
+      baseUrl: z.string(),
+      time: z.string(),
+      status: z.enum(['loaded', 'already loaded', 'skipped']),
+      opened: count,
+      closed: count,
+    }),
+  ),
+  complete: z.boolean(),
+});
+export type HistoryLoadSummary = z.infer<typeof HistoryLoadSummary>;
+
+export const HistoryRunsSummary = z.strictObject({
+  runs: z.array(
+    z.strictObject({
+      baseUrl: z.string(),
+      time: z.string(),
+      date: Date,
+      source: z.enum(['live', 'replay']),
+      counts: z.record(z.string(), count),
+    }),
+  ),
+});
+export type HistoryRunsSummary = z.infer<typeof HistoryRunsSummary>;
+
+export const HistoryLogSummary = z.strictObject({
+  export: z.string(),
+  key: z.record(z.string(), z.string()),
+  versions: z.array(
+    z.strictObject({
+      from: z.string(),
+      to: z.string().nullable(),
+      record: z.record(z.string(), z.unknown()),
+      changed: z.array(z.string()),
+    }),
+  ),
+});
+export type HistoryLogSummary = z.infer<typeof HistoryLogSummary>;
+
 /** Every command's --json output, by command. */
 export const SUMMARIES = {
   snapshot: SnapshotSummary,
@@ -118,6 +167,10 @@ export const SUMMARIES = {
   audit: AuditSummary,
   check: CheckSummary,
   'check --audit': CheckAuditSummary,
+  'history load': HistoryLoadSummary,
+  'history runs': HistoryRunsSummary,
+  'history log': HistoryLogSummary,
+  'history as-of': SnapshotSummary,
 } as const;
 
 /** docs/summary-schema.json: JSON Schema (draft 2020-12) of every --json output. */

@@ -10,6 +10,7 @@ import type { BuildResult, NullField } from '../exports/types.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT, FailedError, UsageError } from '../cli/errors.js';
 import { TOOL } from '../version.js';
+import { parseHistoryTarget } from '../history/target.js';
 import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
@@ -22,6 +23,8 @@ export interface SnapshotFlags extends ConnectionFlags {
   strict?: boolean;
   json?: boolean;
   diffPrevious?: boolean;
+  history?: string | boolean;
+  site?: string;
 }
 
 export { SNAPSHOT_MANIFEST };
@@ -49,6 +52,8 @@ export interface SnapshotOutcome {
   durationMs: number;
   /** With --diff-previous: the older snapshot (null when none) and the changes. */
   previous?: { dir: string | null; changes?: ChangeSet };
+  /** With --history: the load after publishing. */
+  history?: { target: string; status: 'loaded' | 'already loaded' | 'failed'; error?: string };
 }
 
 /** Pure: the manifest of one build, given its exports as written. */
@@ -117,6 +122,8 @@ async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
 
 export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
+  // A bad --history target is a usage error before any request, not a surprise after publishing.
+  const historyTarget = flags.history !== undefined ? parseHistoryTarget(flags.history, deps.cwd) : undefined;
   const { collection, parsed, secrets, source } = await obtainCollection(flags, deps);
   const failed = collection.manifest.routes.filter((r) => r.error !== undefined);
   if (failed.length > 0 && !flags.allowPartial) {
@@ -154,9 +161,22 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
       }
     } else deps.reporter.warn(`--diff-previous: no older svc-snapshot-* directory beside ${outDir}`);
   }
+  let history: SnapshotOutcome['history'];
+  if (historyTarget) {
+    // Published either way: a failed load is exit 1, and says the snapshot is there to load again.
+    try {
+      const status = await (await import('./history.js')).loadPublished(outDir, { history: flags.history, ...(flags.caFile !== undefined ? { caFile: flags.caFile } : {}) }, deps);
+      history = { target: historyTarget.label, status };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      deps.reporter.error(`the snapshot was published to ${outDir}, but loading it into the history database failed: ${message}. Load it later with: svc-snapshot history load ${outDir}`);
+      history = { target: historyTarget.label, status: 'failed', error: message };
+    }
+  }
   deps.reporter.close();
-  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous };
+  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, ...(history ? { history } : {}) };
   deps.stdout(flags.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
+  if (history?.status === 'failed') return { exitCode: EXIT.failed };
   return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete };
 }
 
@@ -200,6 +220,7 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
           },
         }
       : {}),
+    ...(o.history ? { history: o.history } : {}),
     durationMs: o.durationMs,
   };
 }
@@ -217,6 +238,7 @@ function formatSnapshotSummary(o: SnapshotOutcome): string {
   for (const r of s.failed) lines.push(`  FAILED ${r.route}: ${r.error}`);
   if (s.validation.issues > 0) lines.push(`  validation: ${s.validation.issues} field(s) of the wrong type exported as null (see ${SNAPSHOT_MANIFEST})`);
   for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.join(', ')}`);
+  if (s.history && s.history.status !== 'failed') lines.push(`  history: ${s.history.status} into ${s.history.target}`);
   if (!s.complete) lines.push('  INCOMPLETE: published with --allow-partial (exit 4)');
   lines.push(`  done in ${(s.durationMs / 1000).toFixed(1)} s`);
   let text = `${lines.join('\n')}\n`;
