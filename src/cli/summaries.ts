@@ -39,6 +39,8 @@ export const SnapshotSummary = z.strictObject({
       count,
       available: z.boolean(),
       reason: z.string().optional(),
+      /** The file's SHA-256 (hex), as in the snapshot manifest. */
+      sha256: z.string().regex(/^[0-9a-f]{64}$/),
       nullFields: z.array(z.string()),
     }),
   ),

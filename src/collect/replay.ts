@@ -7,7 +7,8 @@ import { FailedError, UsageError } from '../cli/errors.js';
 import type { CollectionManifest, RawCollection } from './types.js';
 import { COLLECTION_MANIFEST } from './write.js';
 
-const RouteRecordSchema = z.object({
+/** One route's entry, as the collection manifest and the snapshot manifest both list it. */
+export const RouteRecordSchema = z.object({
   route: z.string().regex(/^GET \/api\//),
   tokenType: z.enum(TOKEN_TYPES),
   status: z.number().int().nullable(),

@@ -5,7 +5,8 @@ import { readCollection } from '../collect/replay.js';
 import { SNAPSHOT_MANIFEST, toJsonFile, writeCollection } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
 import type { AuthMode, RawCollection, RouteRecord } from '../collect/types.js';
-import { exportFileName, serializeExport, writeExports, type WrittenExport } from '../exports/serialize.js';
+import { exportFileName, serializeExport, sha256Hex, writeExports, type WrittenExport } from '../exports/serialize.js';
+import type { SnapshotManifest } from '../exports/manifest.js';
 import type { BuildResult, NullField } from '../exports/types.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT, FailedError, UsageError } from '../cli/errors.js';
@@ -29,22 +30,7 @@ export interface SnapshotFlags extends ConnectionFlags {
 
 export { SNAPSHOT_MANIFEST };
 
-export interface SnapshotManifest {
-  kind: 'snapshot';
-  source: 'live' | 'replay';
-  tool: { name: string; version: string };
-  baseUrl: string;
-  time: string;
-  date: string;
-  authMode: AuthMode;
-  realms: { source: string; ids: string[] };
-  exports: Array<{ export: string; file: string; count: number; available: boolean; reason?: string; proposedRoute?: string }>;
-  nullFields: NullField[];
-  routes: RouteRecord[];
-  validation: BuildResult['validation'];
-  drift: BuildResult['drift'];
-  complete: boolean;
-}
+export type { SnapshotManifest };
 
 export interface SnapshotOutcome {
   outDir: string;
@@ -81,6 +67,7 @@ export function snapshotManifest(
       available: e.available,
       ...(e.reason !== undefined ? { reason: e.reason } : {}),
       ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}),
+      sha256: e.sha256,
     })),
     nullFields: result.nullFields,
     routes: m.routes.map((r) => (withRaw ? r : { ...r, file: null })),
@@ -94,7 +81,7 @@ export function snapshotManifest(
 export function snapshotFiles(collection: RawCollection, result: BuildResult, source: 'live' | 'replay', withRaw: boolean, complete: boolean) {
   const m = collection.manifest;
   const files = result.exports.map((e) => ({ name: exportFileName(e.export, e.records.length, m.date), content: serializeExport(e) }));
-  const exports = result.exports.map((e, i) => ({ ...e, file: files[i]!.name, count: e.records.length }));
+  const exports = result.exports.map((e, i) => ({ ...e, file: files[i]!.name, count: e.records.length, sha256: sha256Hex(files[i]!.content) }));
   return { files, manifest: snapshotManifest(collection, { ...result, exports }, source, withRaw, complete) };
 }
 
@@ -196,6 +183,7 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
       count: e.count,
       available: e.available,
       ...(e.reason !== undefined ? { reason: e.reason } : {}),
+      sha256: e.sha256,
       nullFields: m.nullFields.filter((n) => n.export === e.export).map((n) => n.field),
     })),
     routes: routes.counts,

@@ -32,6 +32,8 @@ export const SnapshotManifestSchema = z.object({
       count: z.number().int().nonnegative(),
       available: z.boolean(),
       reason: z.string().optional(),
+      // Absent in manifests written before export hashes were recorded.
+      sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
     }),
   ),
   nullFields: z.array(z.object({ export: z.string(), field: z.string() })),

@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { format } from 'date-fns/format';
@@ -82,6 +83,25 @@ export interface WrittenExport {
   readonly available: boolean;
   readonly reason?: string;
   readonly proposedRoute?: string;
+  /** Of the file's bytes as written. */
+  readonly sha256: string;
+}
+
+/**
+ * The chunks unchanged, each fed to `hash` on its way to the file: the
+ * export's digest without reading the file back or holding its text.
+ * Strings are hashed as UTF-8, the encoding they are written in.
+ */
+export function* hashing<T extends string | Uint8Array>(chunks: Iterable<T>, hash: Hash): Generator<T> {
+  for (const chunk of chunks) {
+    hash.update(chunk);
+    yield chunk;
+  }
+}
+
+/** SHA-256 (hex) of an export file's content. */
+export function sha256Hex(content: string | Uint8Array): string {
+  return createHash('sha256').update(content).digest('hex');
 }
 
 /**
@@ -103,7 +123,8 @@ export async function writeExports(
     parsed,
     async (e, index) => {
       const file = exportFileName(e.export, e.count, collection.manifest.date);
-      await staging.writeChunks(file, serializeBatches(e.batches(EXPORT_BATCH)));
+      const hash = createHash('sha256');
+      await staging.writeChunks(file, hashing(serializeBatches(e.batches(EXPORT_BATCH)), hash));
       exports[index] = {
         export: e.export,
         file,
@@ -111,6 +132,7 @@ export async function writeExports(
         available: e.available,
         ...(e.reason !== undefined ? { reason: e.reason } : {}),
         ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}),
+        sha256: hash.digest('hex'),
       };
     },
     opts.consume ? { consume: true, onRelease: (bytes) => bytes >= COLLECT_AFTER_BYTES && collectGarbage() } : {},

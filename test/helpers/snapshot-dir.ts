@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EXPORTS, exportFileName } from '../../src/exports/index.js';
@@ -37,8 +38,10 @@ export function writeSnapshot(dir: string, spec: SnapSpec = {}): string {
     const reason = spec.unavailable?.[def.name];
     const records = reason !== undefined ? [] : (spec.records?.[def.name] ?? []);
     const file = exportFileName(def.name, records.length, date);
-    writeFileSync(join(dir, file), `${JSON.stringify(records, null, 2)}\n`);
-    return { export: def.name, file, count: records.length, available: reason === undefined, ...(reason !== undefined ? { reason } : {}) };
+    const content = `${JSON.stringify(records, null, 2)}\n`;
+    writeFileSync(join(dir, file), content);
+    const sha256 = createHash('sha256').update(content).digest('hex');
+    return { export: def.name, file, count: records.length, available: reason === undefined, ...(reason !== undefined ? { reason } : {}), sha256 };
   });
   const manifest = {
     kind: 'snapshot',
