@@ -147,8 +147,7 @@ async function readCollectionDir(dir: string): Promise<SnapshotInput> {
     const text = serializeExport(e);
     return { export: e.export, file: exportFileName(e.export, e.records.length, date), count: e.records.length, available: e.available, reason: e.reason, proposedRoute: e.proposedRoute, sha256: sha256(text), records: e.records };
   });
-  const manifest = snapshotManifest(collection, { ...result, exports: written.map(({ records: _r, sha256: _s, ...rest }) => rest) }, 'replay', false, complete);
-  const withHashes = { ...manifest, exports: manifest.exports.map((e, i) => ({ ...e, sha256: written[i]!.sha256 })) };
+  const manifest = snapshotManifest(collection, { ...result, exports: written.map(({ records: _r, ...rest }) => rest) }, 'replay', false, complete);
   return {
     dir,
     baseUrl: manifest.baseUrl,
@@ -156,7 +155,7 @@ async function readCollectionDir(dir: string): Promise<SnapshotInput> {
     date,
     source: 'replay',
     complete,
-    manifestText: toJsonFile(withHashes),
+    manifestText: toJsonFile(manifest),
     exports: written.map((w) => ({ export: w.export, file: w.file, count: w.count, available: w.available, sha256: w.sha256, records: async () => w.records })),
   };
 }

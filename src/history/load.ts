@@ -31,18 +31,18 @@ const CLOSE_BATCH = 500;
 async function closeVersions(db: HistoryDb, t: ExportTable, ids: number[], time: string): Promise<void> {
   for (let i = 0; i < ids.length; i += CLOSE_BATCH) {
     const batch = ids.slice(i, i + CLOSE_BATCH);
-    await db.run(`UPDATE ${quoteIdent(t.table)} SET seen_to = ? WHERE id IN (${batch.map(() => '?').join(', ')})`, [time, ...batch]);
+    await db.run(`UPDATE ${quoteIdent(t.table)} SET seen_to = ? WHERE version_id IN (${batch.map(() => '?').join(', ')})`, [time, ...batch]);
   }
 }
 
 async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: string, records: readonly ExportRecord[]): Promise<{ opened: number; closed: number }> {
-  const open = await db.all(`SELECT id, record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL ORDER BY id`, [baseUrl]);
+  const open = await db.all(`SELECT version_id, record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL ORDER BY version_id`, [baseUrl]);
   const openIds = open.map((r) => Number(r[0]));
   const openText = open.map((r) => String(r[1]));
   const openRecords = openText.map((s) => JSON.parse(s) as ExportRecord);
-  const [maxRow] = await db.all(`SELECT MAX(id) FROM ${quoteIdent(t.table)}`);
+  const [maxRow] = await db.all(`SELECT MAX(version_id) FROM ${quoteIdent(t.table)}`);
   let nextId = Number(maxRow?.[0] ?? 0) + 1;
-  const columns = ['id', 'base_url', 'seen_from', 'seen_to', 'record', ...t.columns];
+  const columns = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...t.columns];
   const rows: unknown[][] = [];
   const toClose: number[] = [];
   const insert = (r: ExportRecord, text: string) => {

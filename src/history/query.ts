@@ -71,7 +71,7 @@ export async function recordLog(db: HistoryDb, site: string, exportName: string,
     throw new UsageError(`${t.def.name} is keyed by ${t.def.key.join(', ')}: give ${t.def.key.length} value${t.def.key.length > 1 ? 's' : ''} after the export name, in that order`);
   }
   const where = t.def.key.map((k) => `${quoteIdent(k)} = ?`).join(' AND ');
-  const rows = await db.all(`SELECT seen_from, seen_to, record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND ${where} ORDER BY seen_from, id`, [site, ...key]);
+  const rows = await db.all(`SELECT seen_from, seen_to, record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND ${where} ORDER BY seen_from, version_id`, [site, ...key]);
   const versions: Version[] = [];
   for (const [from, to, text] of rows) {
     const record = JSON.parse(String(text)) as ExportRecord;

@@ -12,7 +12,7 @@ import { quoteIdent, type HistoryDb } from './engine.js';
 export const SCHEMA_VERSION = 1;
 
 /** Columns every versions table has before the export's own; no catalog column may take these names. */
-export const VERSION_COLUMNS = ['id', 'base_url', 'seen_from', 'seen_to', 'record'] as const;
+export const VERSION_COLUMNS = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record'] as const;
 
 export interface ExportTable {
   readonly def: ExportDef;
@@ -39,7 +39,7 @@ export function exportTable(name: string): ExportTable | undefined {
 
 function versionsTableSql(db: HistoryDb, t: ExportTable): string {
   // SQLite's INTEGER PRIMARY KEY is the row id itself; PostgreSQL needs 64 bits for the same range.
-  const id = db.engine === 'sqlite' ? 'id INTEGER PRIMARY KEY' : 'id BIGINT PRIMARY KEY';
+  const id = db.engine === 'sqlite' ? 'version_id INTEGER PRIMARY KEY' : 'version_id BIGINT PRIMARY KEY';
   const cols = t.columns.map((c) => `  ${quoteIdent(c)} TEXT`).join(',\n');
   return `CREATE TABLE ${quoteIdent(t.table)} (
   ${id},
