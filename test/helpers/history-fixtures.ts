@@ -67,3 +67,65 @@ export function captureDeps(cwd: string, env: NodeJS.ProcessEnv = {}): Captured 
     err: () => err,
   };
 }
+
+/** Three nights of one site: a user deactivated, a drive moved to another team, a user gone and back, storage growing. */
+export const USERS = (names: Record<string, string>) => Object.entries(names).map(([id, firstName]) => ({ id, firstName, permissions: ['read', 'write'] }));
+
+export const NIGHTS: Night[] = [
+  {
+    date: '2026-11-01',
+    records: {
+      users: USERS({ u1: 'Ann', u2: 'Bob', u3: 'Zoë \u0007 "quoted"' }),
+      user_profiles: [
+        { id: 'u1', state: 'ACTIVE', lastLogin: 1761955200000 },
+        { id: 'u2', state: 'ACTIVE' },
+      ],
+      drives: [
+        { id: 'd1', team: 't1', capacity: 1.5e12, noBackup: true },
+        { id: 'd2', team: 't1', capacity: 10 },
+      ],
+      teams: [{ id: 't1', name: 'one', usage_drives_used: 100 }],
+      team_memberships: [
+        { teamID: 't1', memberID: 'u1', perm: 'admin' },
+        { teamID: 't1', memberID: 'u2', perm: 'member' },
+      ],
+    },
+  },
+  {
+    date: '2026-11-02',
+    records: {
+      users: USERS({ u1: 'Ann', u3: 'Zoë \u0007 "quoted"' }),
+      user_profiles: [
+        { id: 'u1', state: 'DEACTIVATED', stateReason: 'left', lastLogin: 1761955200000 },
+        { id: 'u2', state: 'ACTIVE' },
+      ],
+      drives: [
+        { id: 'd1', team: 't2', capacity: 1.5e12, noBackup: true },
+        { id: 'd2', team: 't1', capacity: 10 },
+      ],
+      teams: [
+        { id: 't1', name: 'one', usage_drives_used: 150 },
+        { id: 't2', name: 'two', usage_drives_used: 7 },
+      ],
+      team_memberships: [{ teamID: 't1', memberID: 'u1', perm: 'admin' }],
+    },
+    unavailable: { vm_images: 'route failed' },
+  },
+  {
+    date: '2026-11-03',
+    records: {
+      users: USERS({ u1: 'Ann', u2: 'Bob', u3: 'Zoë \u0007 "quoted"' }),
+      user_profiles: [
+        { id: 'u1', state: 'DEACTIVATED', stateReason: 'left', lastLogin: 1761955200000 },
+        { id: 'u2', state: 'ACTIVE' },
+      ],
+      drives: [{ id: 'd1', team: 't2', capacity: 1.6e12, noBackup: true }],
+      teams: [
+        { id: 't1', name: 'one', usage_drives_used: 150 },
+        { id: 't2', name: 'two', usage_drives_used: 9.25 },
+      ],
+      team_memberships: [{ teamID: 't1', memberID: 'u1', perm: 'admin' }],
+    },
+  },
+];
+

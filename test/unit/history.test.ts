@@ -7,68 +7,9 @@ import { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary, SnapshotSumm
 import { runHistory } from '../../src/commands/history.js';
 import { openHistory } from '../../src/history/engine.js';
 import { parseHistoryTarget } from '../../src/history/target.js';
-import { captureDeps, writeNight, type Night } from '../helpers/history-fixtures.js';
+import { captureDeps, NIGHTS, USERS, writeNight } from '../helpers/history-fixtures.js';
+import { REPO_ROOT } from '../helpers/run-cli.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
-
-const USERS = (names: Record<string, string>) => Object.entries(names).map(([id, firstName]) => ({ id, firstName, permissions: ['read', 'write'] }));
-
-const NIGHTS: Night[] = [
-  {
-    date: '2026-11-01',
-    records: {
-      users: USERS({ u1: 'Ann', u2: 'Bob', u3: 'Zoë \u0007 "quoted"' }),
-      user_profiles: [
-        { id: 'u1', state: 'ACTIVE', lastLogin: 1761955200000 },
-        { id: 'u2', state: 'ACTIVE' },
-      ],
-      drives: [
-        { id: 'd1', team: 't1', capacity: 1.5e12, noBackup: true },
-        { id: 'd2', team: 't1', capacity: 10 },
-      ],
-      teams: [{ id: 't1', name: 'one', usage_drives_used: 100 }],
-      team_memberships: [
-        { teamID: 't1', memberID: 'u1', perm: 'admin' },
-        { teamID: 't1', memberID: 'u2', perm: 'member' },
-      ],
-    },
-  },
-  {
-    date: '2026-11-02',
-    records: {
-      users: USERS({ u1: 'Ann', u3: 'Zoë \u0007 "quoted"' }),
-      user_profiles: [
-        { id: 'u1', state: 'DEACTIVATED', stateReason: 'left', lastLogin: 1761955200000 },
-        { id: 'u2', state: 'ACTIVE' },
-      ],
-      drives: [
-        { id: 'd1', team: 't2', capacity: 1.5e12, noBackup: true },
-        { id: 'd2', team: 't1', capacity: 10 },
-      ],
-      teams: [
-        { id: 't1', name: 'one', usage_drives_used: 150 },
-        { id: 't2', name: 'two', usage_drives_used: 7 },
-      ],
-      team_memberships: [{ teamID: 't1', memberID: 'u1', perm: 'admin' }],
-    },
-    unavailable: { vm_images: 'route failed' },
-  },
-  {
-    date: '2026-11-03',
-    records: {
-      users: USERS({ u1: 'Ann', u2: 'Bob', u3: 'Zoë \u0007 "quoted"' }),
-      user_profiles: [
-        { id: 'u1', state: 'DEACTIVATED', stateReason: 'left', lastLogin: 1761955200000 },
-        { id: 'u2', state: 'ACTIVE' },
-      ],
-      drives: [{ id: 'd1', team: 't2', capacity: 1.6e12, noBackup: true }],
-      teams: [
-        { id: 't1', name: 'one', usage_drives_used: 150 },
-        { id: 't2', name: 'two', usage_drives_used: 9.25 },
-      ],
-      team_memberships: [{ teamID: 't1', memberID: 'u1', perm: 'admin' }],
-    },
-  },
-];
 
 function sameDirectories(a: string, b: string): void {
   const names = readdirSync(a).sort();
@@ -285,6 +226,33 @@ for (const engine of ENGINES) {
       expect(HistoryRunsSummary.parse(JSON.parse(c.out())).runs.map((r) => r.baseUrl)).toEqual(['https://other.example.org']);
       await expectError(runHistory({ history, site: 'https://platform.example.org' }, ['load', other], captureDeps(work).deps), EXIT.usage, /is a snapshot of https:\/\/other\.example\.org, not of --site/);
       await expectError(runHistory({ history, site: 'https://third.example.org' }, ['runs'], captureDeps(work).deps), EXIT.usage, /has no snapshots/);
+    });
+
+    it('runs the example queries of docs/history.md as written', async () => {
+      const history = await engine.target('docs');
+      await runHistory({ history }, ['load', ...dirs], captureDeps(work).deps);
+      const doc = readFileSync(join(REPO_ROOT, 'docs', 'history.md'), 'utf8');
+      const queries = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+      expect(queries).toHaveLength(4);
+      const db = await openHistory(parseHistoryTarget(history, work), { mustExist: true });
+      try {
+        const [deactivated, since, growth, current] = await Promise.all(queries.map((q) => db.all(q)));
+        expect(deactivated).toEqual([['2026-11-02T02:00:00.000Z', '2026-11-01T02:00:00.000Z', 'left']]);
+        expect(since).toEqual([['2026-11-02T02:00:00.000Z']]);
+        expect(growth).toEqual([
+          ['2026-11-01', 'one', 100],
+          ['2026-11-02', 'one', 150],
+          ['2026-11-03', 'one', 150],
+          ['2026-11-02', 'two', 7],
+          ['2026-11-03', 'two', 9.25],
+        ]);
+        expect(current).toEqual([
+          ['u1', 'DEACTIVATED', null],
+          ['u2', 'ACTIVE', null],
+        ]);
+      } finally {
+        await db.close();
+      }
     });
 
     it('refuses a database written by a newer version of the tool, naming it', async () => {
