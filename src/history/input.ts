@@ -117,8 +117,9 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
       if (sha256(data) !== expected) throw new FailedError(`${e.file} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed or damaged, and the snapshot was not loaded`);
       return data.toString('utf8');
     };
-    // Every file is verified before anything of the snapshot is loaded.
-    await read();
+    // Each file is verified when its export is loaded, inside the snapshot's
+    // transaction: a file that fails rolls the whole snapshot back, and no
+    // file is read twice.
     exports.push({
       export: e.export,
       file: e.file,

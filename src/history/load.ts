@@ -35,11 +35,30 @@ async function closeVersions(db: HistoryDb, t: ExportTable, ids: number[], time:
   }
 }
 
+const INDEX = Symbol('record index');
+type KeyView = Record<string, string | null> & { [INDEX]: number };
+
+/**
+ * A record's key columns as the versions table shows them (text), with the
+ * record's position. Both sides are matched on these views, so the stored
+ * records need not be parsed: a key whose type changed (1 and "1") pairs two
+ * records whose texts then differ, which closes one version and opens
+ * another, exactly as if they had not been paired.
+ */
+function keyView(key: readonly string[], values: readonly unknown[], index: number): KeyView {
+  const view = { [INDEX]: index } as KeyView;
+  for (let i = 0; i < key.length; i++) view[key[i]!] = displayValue(values[i]);
+  return view;
+}
+
 async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: string, records: readonly ExportRecord[]): Promise<{ opened: number; closed: number }> {
-  const open = await db.all(`SELECT version_id, record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL ORDER BY version_id`, [baseUrl]);
-  const openIds = open.map((r) => Number(r[0]));
-  const openText = open.map((r) => String(r[1]));
-  const openRecords = openText.map((s) => JSON.parse(s) as ExportRecord);
+  const key = t.def.key;
+  const open = await db.all(
+    `SELECT version_id, record, ${key.map(quoteIdent).join(', ')} FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL ORDER BY version_id`,
+    [baseUrl],
+  );
+  const older: ExportRecord[] = open.map((r, i) => keyView(key, r.slice(2), i));
+  const newer: ExportRecord[] = records.map((r, i) => keyView(key, key.map((k) => r[k]), i));
   const [maxRow] = await db.all(`SELECT MAX(version_id) FROM ${quoteIdent(t.table)}`);
   let nextId = Number(maxRow?.[0] ?? 0) + 1;
   const columns = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...t.columns];
@@ -52,18 +71,22 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
   };
   // A version is the record's exact text: any difference, even null for a missing column, is a new version.
   const matched = matchRecords(
-    t.def.key,
-    openRecords,
-    records,
-    (i, n) => {
+    key,
+    older,
+    newer,
+    (i, view) => {
+      const n = records[(view as unknown as KeyView)[INDEX]]!;
       const text = JSON.stringify(n);
-      if (text === openText[i]) return;
-      toClose.push(openIds[i]!);
+      if (text === open[i]![1]) return;
+      toClose.push(Number(open[i]![0]));
       insert(n, text);
     },
-    (n) => insert(n, JSON.stringify(n)),
+    (view) => {
+      const n = records[(view as unknown as KeyView)[INDEX]]!;
+      insert(n, JSON.stringify(n));
+    },
   );
-  for (let i = 0; i < matched.length; i++) if (matched[i] === 0) toClose.push(openIds[i]!);
+  for (let i = 0; i < matched.length; i++) if (matched[i] === 0) toClose.push(Number(open[i]![0]));
   await closeVersions(db, t, toClose, time);
   await db.insertRows(t.table, columns, rows);
   return { opened: rows.length, closed: toClose.length };
@@ -106,11 +129,16 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
       ['base_url', 'time', 'export', 'file', 'count', 'available', 'sha256'],
       input.exports.map((e) => [input.baseUrl, input.time, e.export, e.file, e.count, e.available ? 1 : 0, e.sha256]),
     );
+    // The newest run before this one: an export with the same hash there has the same records, so its versions stay as they are.
+    const previous =
+      newestTime === null
+        ? new Map<string, string>()
+        : new Map((await db.all('SELECT export, sha256 FROM run_exports WHERE base_url = ? AND time = ? AND available = 1', [input.baseUrl, newestTime])).map((r) => [String(r[0]), String(r[1])]));
     let opened = 0;
     let closed = 0;
     for (const e of input.exports) {
       // An export unavailable tonight says nothing about its records: they stay as they were.
-      if (!e.available) continue;
+      if (!e.available || previous.get(e.export) === e.sha256) continue;
       const t = exportTable(e.export)!;
       const r = await loadExport(db, t, input.baseUrl, input.time, await e.records());
       opened += r.opened;
