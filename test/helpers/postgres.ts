@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +39,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+/** With `tls`, the server also speaks TLS with that certificate (ssl=on; plain connections are still accepted). */
+export async function startPostgres(opts: { tls?: { certPem: string; keyPem: string } } = {}): Promise<TestPostgres> {
   const bin = findBinDir();
   if (!bin) throw new Error('PostgreSQL is not installed');
   const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
@@ -57,8 +58,18 @@ export async function startPostgres(): Promise<TestPostgres> {
   }
   chmodSync(dir, 0o700);
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  let ssl = '';
+  if (opts.tls) {
+    // The key must belong to the server's user and be readable by it alone.
+    const cert = join(dir, 'server.crt');
+    const key = join(dir, 'server.key');
+    writeFileSync(cert, opts.tls.certPem);
+    writeFileSync(key, opts.tls.keyPem, { mode: 0o600 });
+    if (asRoot) for (const f of [cert, key]) chownSync(f, Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), Number(execFileSync('id', ['-g', 'postgres']).toString().trim()));
+    ssl = ` -c ssl=on -c ssl_cert_file=${cert} -c ssl_key_file=${key}`;
+  }
   const port = await freePort();
-  run('pg_ctl', ['-D', data, '-w', '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+  run('pg_ctl', ['-D', data, '-w', '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${ssl}`, 'start']);
   let stopped = false;
   const stop = () => {
     if (stopped) return;

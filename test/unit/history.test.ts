@@ -9,6 +9,7 @@ import { openHistory } from '../../src/history/engine.js';
 import { parseHistoryTarget } from '../../src/history/target.js';
 import { captureDeps, NIGHTS, USERS, writeNight } from '../helpers/history-fixtures.js';
 import { REPO_ROOT } from '../helpers/run-cli.js';
+import { getTestCerts } from '../fake/certs.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 function sameDirectories(a: string, b: string): void {
@@ -295,5 +296,29 @@ describe('history targets', () => {
     await expectError(runHistory({ history: join(dir, 'absent.sqlite') }, ['runs'], captureDeps(dir).deps), EXIT.failed, /no history database at .*absent\.sqlite/);
     await expectError(runHistory({ history: 'postgres://svc@127.0.0.1:1/inv' }, ['runs'], captureDeps(dir).deps), EXIT.failed, /postgres:\/\/svc@127\.0\.0\.1:1\/inv cannot be opened/);
     rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe.skipIf(skipPg !== null)('history on PostgreSQL over TLS', () => {
+  let tlsPg: TestPostgres;
+  let work: string;
+  beforeAll(async () => {
+    const certs = getTestCerts();
+    tlsPg = await startPostgres({ tls: { certPem: certs.certPem, keyPem: certs.keyPem } });
+    work = mkdtempSync(join(tmpdir(), 'svc-hist-tls-'));
+  });
+  afterAll(() => {
+    tlsPg?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('verifies the server against --ca-file with sslmode=verify-full, and names the target when it cannot', async () => {
+    const url = `${await tlsPg.createDatabase('tls')}?sslmode=verify-full`;
+    const night = writeNight(join(work, 'n1'), NIGHTS[0]!);
+    const refused = await expectError(runHistory({ history: url }, ['load', night], captureDeps(work).deps), EXIT.failed, /postgres:\/\/postgres@127\.0\.0\.1:\d+\/tls cannot be opened: .*(certificate|self.signed)/i);
+    expect(refused.message).not.toMatch(/\?sslmode/);
+    const c = captureDeps(work);
+    expect((await runHistory({ history: url, caFile: getTestCerts().caFile, json: true }, ['load', night], c.deps)).exitCode).toBe(EXIT.ok);
+    expect(HistoryLoadSummary.parse(JSON.parse(c.out())).snapshots[0]!.status).toBe('loaded');
   });
 });
