@@ -1,5 +1,5 @@
 import { isMatch } from 'date-fns/isMatch';
-import { EXIT, FailedError, UsageError } from '../cli/errors.js';
+import { CliError, EXIT, FailedError, UsageError } from '../cli/errors.js';
 import type { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary } from '../cli/summaries.js';
 import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 import { trustStore } from '../config/values.js';
@@ -175,9 +175,11 @@ async function runLoad(flags: HistoryFlags, dirs: readonly string[], deps: Comma
 }
 
 function stopped(err: unknown, dir: string, before: number): unknown {
-  if (!(err instanceof FailedError)) return err;
+  if (err instanceof CliError && !(err instanceof FailedError)) return err;
   const note = before > 0 ? `; the ${before} snapshot(s) before it stay loaded` : '';
-  return new FailedError(`history load stopped at ${dir}: ${err.message}${note}`, { cause: err });
+  // A database error (a lost connection, a full disk) rolled the snapshot back: say so, without a stack.
+  const what = err instanceof FailedError ? err.message : `the history database failed (${err instanceof Error ? err.message : String(err)}); nothing of this snapshot was loaded`;
+  return new FailedError(`history load stopped at ${dir}: ${what}${note}`, { cause: err });
 }
 
 /** `snapshot --history`: loads the snapshot just published. */

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { FailedError } from '../cli/errors.js';
 import type { HistoryTarget } from './target.js';
@@ -55,6 +55,8 @@ async function openSqlite(path: string, opts: OpenOptions): Promise<HistoryDb> {
   const { default: Database } = await import('libsql');
   let db: InstanceType<typeof Database>;
   try {
+    // The history holds personal data: created 0600 like the exports (SQLite gives its -wal and -shm files the same mode).
+    if (!existsSync(path)) closeSync(openSync(path, 'wx', 0o600));
     db = new Database(path, { timeout: 10_000 });
     // A file that is not SQLite only shows it on first read.
     db.pragma('journal_mode = WAL');
@@ -150,14 +152,14 @@ async function openPostgres(target: Extract<HistoryTarget, { engine: 'postgres' 
     throw cannotOpen(target.label, err, 'check the host, port, user and database, the password in PGPASSWORD or ~/.pgpass, and sslmode/--ca-file');
   }
   const query = async (sql: string, params: readonly unknown[]) => {
-    if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}`);
+    if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}; the server rolled back what was being written`);
     return client.query({ text: numbered(sql), values: [...params], rowMode: 'array' });
   };
   return {
     engine: 'postgres',
     label: target.label,
     async exec(sql) {
-      if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}`);
+      if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}; the server rolled back what was being written`);
       await client.query(sql);
     },
     async all(sql, params = []) {
@@ -178,7 +180,7 @@ async function openPostgres(target: Extract<HistoryTarget, { engine: 'postgres' 
           values.push(...row);
           return `(${row.map((_, i) => `$${first + i + 1}`).join(', ')})`;
         });
-        if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}`);
+        if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}; the server rolled back what was being written`);
         await client.query({ text: head + tuples.join(', '), values });
       }
     },

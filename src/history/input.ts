@@ -11,7 +11,7 @@ import { exportFileName, serializeExport } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
 import { snapshotManifest } from '../commands/snapshot.js';
 import { exportTable } from './schema.js';
-import { readRegularFile } from './safe-read.js';
+import { readRegularFile, shown } from './safe-read.js';
 
 /** What loading needs of `_snapshot-manifest.json`; the whole text is kept as it is. */
 const ManifestSchema = z.object({
@@ -62,7 +62,7 @@ const sha256 = (data: string | Buffer) => createHash('sha256').update(data).dige
  */
 function checkReproducible(dir: string, file: string, text: string, records: ExportRecord[], key: readonly string[]): void {
   if (serializeExport({ records }) !== text) {
-    throw new FailedError(`${file} in ${dir} is not laid out as svc-snapshot writes exports (2-space JSON, one array); it would not come back byte for byte, so the snapshot was not loaded`);
+    throw new FailedError(`${shown(file)} in ${dir} is not laid out as svc-snapshot writes exports (2-space JSON, one array); it would not come back byte for byte, so the snapshot was not loaded`);
   }
   const columns = records[0] ? Object.keys(records[0]) : [];
   for (let i = 1; i < records.length; i++) {
@@ -71,7 +71,7 @@ function checkReproducible(dir: string, file: string, text: string, records: Exp
     let c = 0;
     for (const k of key) if ((c = compareValues(a[k], b[k])) !== 0) break;
     if (c === 0) for (const k of columns) if ((c = compareValues(a[k], b[k])) !== 0) break;
-    if (c > 0) throw new FailedError(`${file} in ${dir} is not sorted by its key (record ${i}); it is not an export as svc-snapshot writes it, so the snapshot was not loaded`);
+    if (c > 0) throw new FailedError(`${shown(file)} in ${dir} is not sorted by its key (record ${i}); it is not an export as svc-snapshot writes it, so the snapshot was not loaded`);
   }
 }
 
@@ -80,10 +80,10 @@ function parseRecords(dir: string, file: string, text: string): ExportRecord[] {
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new FailedError(`${file} in ${dir} is not valid JSON (${(e as Error).message}); the snapshot is damaged and was not loaded`);
+    throw new FailedError(`${shown(file)} in ${dir} is not valid JSON (${(e as Error).message}); the snapshot is damaged and was not loaded`);
   }
   if (!Array.isArray(json) || json.some((r) => r === null || typeof r !== 'object' || Array.isArray(r))) {
-    throw new FailedError(`${file} in ${dir} is not a JSON array of records; the snapshot is damaged and was not loaded`);
+    throw new FailedError(`${shown(file)} in ${dir} is not a JSON array of records; the snapshot is damaged and was not loaded`);
   }
   return json as ExportRecord[];
 }
@@ -104,7 +104,7 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
   const exports: InputExport[] = [];
   for (const e of m.exports) {
     const table = exportTable(e.export);
-    if (!table) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} lists an export "${e.export.slice(0, 60)}" that this version does not know; the snapshot was not loaded`);
+    if (!table) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} lists an export "${shown(e.export)}" that this version does not know; the snapshot was not loaded`);
     if (e.sha256 === undefined) {
       throw new FailedError(
         `${SNAPSHOT_MANIFEST} in ${dir} has no sha256 for ${e.export} (written by a version before export hashes); its files cannot be verified, so it was not loaded. ` +
@@ -114,7 +114,7 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
     const expected = e.sha256;
     const read = async () => {
       const data = await readRegularFile(dir, e.file);
-      if (sha256(data) !== expected) throw new FailedError(`${e.file} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed or damaged, and the snapshot was not loaded`);
+      if (sha256(data) !== expected) throw new FailedError(`${shown(e.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed or damaged, and the snapshot was not loaded`);
       return data.toString('utf8');
     };
     // Each file is verified when its export is loaded, inside the snapshot's
@@ -129,7 +129,7 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
       records: async () => {
         const text = await read();
         const records = parseRecords(dir, e.file, text);
-        if (records.length !== e.count) throw new FailedError(`${e.file} in ${dir} holds ${records.length} records but the manifest says ${e.count}; the snapshot was not loaded`);
+        if (records.length !== e.count) throw new FailedError(`${shown(e.file)} in ${dir} holds ${records.length} records but the manifest says ${e.count}; the snapshot was not loaded`);
         checkReproducible(dir, e.file, text, records, table.def.key);
         return records;
       },

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -146,6 +146,7 @@ for (const engine of ENGINES) {
       const unchanged = await log('users', 'u3');
       expect(unchanged.versions).toHaveLength(1);
       expect(unchanged.versions[0]!.record.firstName).toBe('Zoë \u0007 "quoted"');
+      if (engine.name === 'SQLite') expect(statSync(history).mode & 0o777).toBe(0o600);
       const runs = captureDeps(work);
       await runHistory({ history, json: true }, ['runs'], runs.deps);
       const parsed = HistoryRunsSummary.parse(JSON.parse(runs.out()));
@@ -206,7 +207,7 @@ for (const engine of ENGINES) {
           await admin.end();
         } else throw new Error('simulated failure after drives');
       };
-      await expect(runHistory({ history }, ['load', dirs[1]!], captureDeps(work).deps, fail)).rejects.toThrow();
+      await expectError(runHistory({ history }, ['load', dirs[1]!], captureDeps(work).deps, fail), EXIT.failed, /history load stopped at .*2026-11-02: .*(rolled back|nothing of this snapshot was loaded)/s);
       const c = captureDeps(work);
       await runHistory({ history, json: true }, ['runs'], c.deps);
       expect(HistoryRunsSummary.parse(JSON.parse(c.out())).runs.map((r) => r.date)).toEqual(['2026-11-01']);
