@@ -7,6 +7,7 @@ import { openHistory, type HistoryDb } from '../history/engine.js';
 import { peekInput, readInput } from '../history/input.js';
 import { loadSnapshot, type AfterExport, type LoadStatus } from '../history/load.js';
 import { chooseSite, exportsAsOf, listRuns, normaliseSite, recordLog, runAsOf } from '../history/query.js';
+import { shown } from '../history/safe-read.js';
 import { ensureSchema } from '../history/schema.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { withStaging } from '../publish/index.js';
@@ -56,7 +57,7 @@ export async function runHistory(flags: HistoryFlags, args: readonly string[], d
       if (flags.json) deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
       else if (summary.runs.length === 0) deps.stdout(`No snapshots in ${target.label}.\n`);
       else {
-        const lines = summary.runs.map((r) => `${r.time}  ${r.date}  ${r.source.padEnd(6)}  ${Object.values(r.counts).reduce((a, b) => a + b, 0)} records  ${r.baseUrl}`);
+        const lines = summary.runs.map((r) => `${r.time}  ${r.date}  ${r.source.padEnd(6)}  ${Object.values(r.counts).reduce((a, b) => a + b, 0)} records  ${shown(r.baseUrl)}`);
         deps.stdout(`${lines.join('\n')}\n`);
       }
       return { exitCode: EXIT.ok };
@@ -97,7 +98,7 @@ export async function runHistory(flags: HistoryFlags, args: readonly string[], d
     deps.stdout(
       flags.json
         ? `${JSON.stringify(summary, null, 2)}\n`
-        : `Snapshot of ${site} taken ${run.time} (as of ${date}) written to ${outDir}: ${files.length} exports, ${summary.exports.reduce((a, e) => a + e.count, 0)} records\n`,
+        : `Snapshot of ${shown(site)} taken ${run.time} (as of ${date}) written to ${outDir}: ${files.length} exports, ${summary.exports.reduce((a, e) => a + e.count, 0)} records\n`,
     );
     return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete };
   });

@@ -25,7 +25,6 @@ export interface SnapshotFlags extends ConnectionFlags {
   json?: boolean;
   diffPrevious?: boolean;
   history?: string | boolean;
-  site?: string;
 }
 
 export { SNAPSHOT_MANIFEST };
