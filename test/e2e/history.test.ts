@@ -5,6 +5,8 @@ import { HistoryLoadSummary, HistoryRunsSummary, SnapshotSummary } from '../../s
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { NIGHTS, writeNight } from '../helpers/history-fixtures.js';
+import { postgresUnavailable, startPostgres } from '../helpers/postgres.js';
 
 let site: FakeSite;
 beforeAll(async () => {
@@ -90,5 +92,32 @@ describe('the history database through the real binary', () => {
     expect(missing.stderr).toMatch(/no history database at .*absent\.sqlite/);
     const badDate = await runCli(['history', 'as-of', '2026-02-30', '--history', join(dir, 'absent.sqlite')]);
     expect(badDate.code).toBe(2);
+  });
+});
+
+describe.skipIf(postgresUnavailable() !== null)('the history database on PostgreSQL through the real binary', () => {
+  it('loads nights, lists them, and gives each back byte for byte', async () => {
+    const pg = await startPostgres();
+    try {
+      const url = await pg.createDatabase('e2e');
+      const dir = tmpDir();
+      const dirs = NIGHTS.map((n) => writeNight(join(dir, `svc-snapshot-${n.date}`), n));
+      const load = await runCli(['history', 'load', ...dirs.reverse(), `--history=${url}`, '--json']);
+      expect(load.code).toBe(0);
+      expect(HistoryLoadSummary.parse(JSON.parse(load.stdout)).snapshots.map((s) => s.status)).toEqual(['loaded', 'loaded', 'loaded']);
+      const runs = await runCli(['history', 'runs', `--history=${url}`, '--json']);
+      expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs.map((r) => r.date)).toEqual(NIGHTS.map((n) => n.date));
+      for (const n of NIGHTS) {
+        const out = join(dir, `back-${n.date}`);
+        const res = await runCli(['history', 'as-of', n.date, `--history=${url}`, '--out-dir', out, '--quiet']);
+        expect(res.code).toBe(0);
+        sameDirectories(join(dir, `svc-snapshot-${n.date}`), out);
+      }
+      const log = await runCli(['history', 'log', 'user_profiles', 'u1', `--history=${url}`]);
+      expect(log.code).toBe(0);
+      expect(log.stdout).toMatch(/changed: state "ACTIVE" → "DEACTIVATED"/);
+    } finally {
+      pg.stop();
+    }
   });
 });
