@@ -358,7 +358,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     }
 
     // ---- history database (SQLite): needs no server, only the collection
-    const history = await benchHistory({ bin: BIN, benchDir: BENCH, workDir, runs, raw, replay: rep, run: (args, o) => run(args, o), stat, log });
+    const history = await benchHistory({ bin: BIN, benchDir: BENCH, workDir, runs, raw, run: (args, o) => run(args, o), stat, log });
     rows.push(...history.rows);
     notes.push(...history.notes);
     log(`[${elapsed()}] history measured`);
