@@ -33,6 +33,7 @@ const ARGS = {
   query: ['logins', 'top-alerts'],
   param: ['limit=3'],
   report: ['monthly-access', 'user-activity:alice'],
+  objects: ['user:alice,bob', 'vm'],
 };
 
 async function main(): Promise<void> {

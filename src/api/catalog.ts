@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import * as m from './models.js';
 
@@ -86,6 +87,10 @@ const SAFE_REALM = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
  * plus `.` when the id is `.` or `..`), so no name holds a separator or escapes.
  */
 export function realmFileComponent(realm: string): string {
+  return fitRealmComponent(realm, encodeRealm(realm));
+}
+
+function encodeRealm(realm: string): string {
   if (SAFE_REALM.test(realm) && realm !== '.' && realm !== '..') return realm;
   const bytes = Buffer.from(realm, 'utf8');
   let out = '';
@@ -94,6 +99,23 @@ export function realmFileComponent(realm: string): string {
     out += /[A-Za-z0-9_-]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return out === '' ? '%' : out;
+}
+
+/** Longest realm part of a file name: the longest template adds 21 characters, and most file systems allow 255 bytes. */
+export const MAX_REALM_COMPONENT = 120;
+
+/**
+ * A component too long for a file name (a 300-character realm id, or one
+ * tripled by percent-encoding) is cut and given a hash of the whole id:
+ * `<first 100 characters>~<16 hex digits>`. `~` occurs in no other
+ * component, so a cut name never equals an uncut one; the manifest maps each
+ * route to its file, so nothing parses the name back.
+ */
+function fitRealmComponent(realm: string, encoded: string): string {
+  if (encoded.length <= MAX_REALM_COMPONENT) return encoded;
+  // Never end inside a %XX escape.
+  const head = encoded.slice(0, 100).replace(/%[0-9A-F]?$/, '');
+  return `${head}~${createHash('sha256').update(realm, 'utf8').digest('hex').slice(0, 16)}`;
 }
 
 /**

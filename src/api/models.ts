@@ -122,6 +122,9 @@ export const AltvirtExtraInfo = z.object({
 });
 export type AltvirtExtraInfo = z.infer<typeof AltvirtExtraInfo>;
 
+/** Drive formats an image's `settings.driveFormats` draws from (Create VM Image body). */
+export const DriveFormat = z.enum(['ext4', 'ntfs', 'btrfs', 'xfs', 'zfs']);
+
 export const ImageInfo = z.object({
   id: z.string(),
   name: z.string().optional(),
@@ -138,7 +141,12 @@ export const ImageInfo = z.object({
   parent: z.string().optional(),
   /** Max concurrent VMs; absent = no limit. */
   limit: z.number().optional(),
-  settings: jsonObject().optional(),
+  /**
+   * Frontend-only, except the one key the create-image route documents:
+   * `driveFormats`, the formats allowed for drives attached to VMs running
+   * the image. Open: other keys are kept, and are not drift.
+   */
+  settings: z.looseObject({ driveFormats: z.array(DriveFormat).optional() }).optional(),
   /** Since 3.14.1; absent on images that predate the field. */
   secureBoot: z.boolean().optional(),
 });

@@ -56,7 +56,7 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
   route({ id: 'reports-list', method: 'GET', path: '/reports/list', auth: 'token', file: 'reports-list.json', shape: 'array', item: m.ReportDesc, summary: 'report descriptions' }),
   route({ id: 'alerts-list', method: 'GET', path: '/alerts/list', auth: 'token', file: 'alerts-list.json', shape: 'map', item: m.AlertType, summary: 'alert type map' }),
   route({ id: 'alerts', method: 'GET', path: '/alerts/{from}/{to}', auth: 'token', file: 'alerts-{from}-{to}.json', shape: 'array', item: m.AlertRecord, summary: 'alerts triggered in the period' }),
-  route({ id: 'objects', method: 'POST', path: '/objects/{type}/{to}', auth: 'token', file: 'objects-{type}-{to}.json', shape: 'array', item: m.LookedUpObject, request: m.ObjectIds, summary: 'objects as they were at the end date (not read by the audit command)' }),
+  route({ id: 'objects', method: 'POST', path: '/objects/{type}/{to}', auth: 'token', file: 'objects-{type}-{to}.json', shape: 'array', item: m.LookedUpObject, request: m.ObjectIds, summary: 'objects of a type as they were at the end date (--objects)' }),
   route({ id: 'query', method: 'POST', path: '/queries/{id}/{to}', auth: 'token', file: 'queries-{id}-{to}.json', shape: 'array', item: m.QueryRow, request: m.QueryBody, summary: 'rows of a named query' }),
   route({ id: 'report', method: 'GET', path: '/reports/{id}/{from}/{to}', auth: 'token', file: 'reports-{id}-{from}-{to}.xlsx', shape: 'xlsx', summary: 'report spreadsheet' }),
   route({ id: 'report-object', method: 'GET', path: '/reports/{id}/{from}/{to}/{objectId}', auth: 'token', file: 'reports-{id}-{from}-{to}-{objectId}.xlsx', shape: 'xlsx', summary: 'report spreadsheet for one object' }),

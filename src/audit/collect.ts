@@ -11,7 +11,7 @@ import { CancelledError, fetchAudit, sha256, type AuditFetcherDeps, type AuditRe
 import * as m from './models.js';
 import { buildQueryBody, checkParamNames } from './params.js';
 import { queryFileText, rowsToRecords } from './records.js';
-import type { AuditSettings, ReportRequest } from './settings.js';
+import type { AuditSettings, ObjectsRequest, ReportRequest } from './settings.js';
 import { validateItems, type ValidationIssue } from './validate.js';
 
 export const AUDIT_MANIFEST = '_audit-manifest.json';
@@ -33,6 +33,20 @@ export interface AuditReportEntry {
   bytes: number;
 }
 
+/** One `--objects` lookup: what was asked for and what was written. */
+export interface AuditObjectsEntry {
+  type: string;
+  /** The ids sent, in order; empty: all objects of the type (the body was `[]`). */
+  ids: string[];
+  file: string;
+  status: number;
+  /** Size and hash of `file`, the response body byte for byte. */
+  bytes: number;
+  sha256: string;
+  /** Objects in the answer. */
+  count: number;
+}
+
 /** `_audit-manifest.json` (CONTRACT section 7). */
 export interface AuditManifest {
   kind: 'audit';
@@ -46,6 +60,7 @@ export interface AuditManifest {
   alerts: AlertSummary;
   queries: AuditQueryEntry[];
   reports: AuditReportEntry[];
+  objects: AuditObjectsEntry[];
   validation: { issues: number; samples: ValidationIssue[] };
   routes: AuditRouteRecord[];
 }
@@ -157,7 +172,8 @@ export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Pr
   // 3. Check what was asked for against what the service lists.
   const queryPlans = planQueries(settings, byId.get('queries-list')!, queries.valid.map((x) => x.value), params, issues);
   const reportPlans = planReports(settings, byId.get('reports-list')!, reports.valid.map((x) => x.value));
-  checkDistinctFiles([...queryPlans.map((q) => q.planned.file), ...reportPlans.map((r) => r.planned.file)]);
+  const objectPlans = settings.objects.map((request) => ({ request, planned: planAuditRoute(auditRoute('objects'), { type: request.type, to: settings.to }) }));
+  checkDistinctFiles([...queryPlans.map((q) => q.planned.file), ...reportPlans.map((r) => r.planned.file), ...objectPlans.map((o) => o.planned.file)]);
 
   // 4. The data routes.
   const alertsPlan = planAuditRoute(auditRoute('alerts'), { from: settings.from, to: settings.to });
@@ -165,10 +181,13 @@ export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Pr
     () => fetchAudit(fetcher, alertsPlan),
     ...queryPlans.map((q) => () => fetchAudit(fetcher, q.planned, q.body)),
     ...reportPlans.map((r) => () => fetchAudit(fetcher, r.planned)),
+    // The spec's body: the ids to retrieve, `[]` for all objects of the type.
+    ...objectPlans.map((o) => () => fetchAudit(fetcher, o.planned, [...o.request.ids])),
   ]);
   const alertsRes = data[0]!;
   const queryRes = data.slice(1, 1 + queryPlans.length);
-  const reportRes = data.slice(1 + queryPlans.length);
+  const reportRes = data.slice(1 + queryPlans.length, 1 + queryPlans.length + reportPlans.length);
+  const objectRes = data.slice(1 + queryPlans.length + reportPlans.length);
 
   const alerts = validateItems(alertsRes.planned.label, m.AlertRecord, alertsRes.json);
   issues.push(...alerts.issues);
@@ -204,6 +223,14 @@ export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Pr
     return { id: r.request.id, objectId: r.request.objectId ?? null, file: res.record.file, bytes: res.record.bytes };
   });
 
+  const objectEntries: AuditObjectsEntry[] = objectPlans.map((o, i) => {
+    const res = objectRes[i]!;
+    // Each object is a free-form record (the spec does not show its fields); a non-object element is counted.
+    issues.push(...validateItems(res.planned.label, m.LookedUpObject, res.json).issues);
+    put(res);
+    return objectsEntry(o.request, res);
+  });
+
   const manifest: AuditManifest = {
     kind: 'audit',
     tool: { name: TOOL.name, version: TOOL.version },
@@ -216,6 +243,7 @@ export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Pr
     alerts: alertSummary,
     queries: queryEntries,
     reports: reportEntries,
+    objects: objectEntries,
     validation: { issues: issues.length, samples: issues.slice(0, SAMPLE_ISSUES) },
     routes,
   };
@@ -273,10 +301,15 @@ function planReports(settings: AuditSettings, listRes: AuditResponse, described:
   });
 }
 
+function objectsEntry(request: ObjectsRequest, res: AuditResponse): AuditObjectsEntry {
+  const r = res.record;
+  return { type: request.type, ids: [...request.ids], file: r.file, status: r.status, bytes: r.bytes, sha256: r.sha256, count: (res.json as unknown[]).length };
+}
+
 function checkDistinctFiles(files: readonly string[]): void {
   const seen = new Set<string>();
   for (const f of files) {
-    if (seen.has(f)) throw new UsageError(`two of the --query/--report requests would both write ${f}; give each only once`);
+    if (seen.has(f)) throw new UsageError(`two of the --query/--report/--objects requests would both write ${f}; give each only once`);
     seen.add(f);
   }
 }

@@ -55,9 +55,11 @@ function bodyHint(body: Buffer): string {
 
 function statusHint(p: PlannedAuditRoute, status: number): string {
   if (status === 400) {
+    if (p.def.id === 'objects') return ' (bad request: check the object type and ids; the service may not support this type)';
     return p.def.id === 'query' ? ' (bad request: check the --param values)' : p.def.id === 'report-object' ? ' (bad request: check the object id)' : ' (bad request)';
   }
   if (status !== 404) return '';
+  if (p.def.id === 'objects') return ' (not found: check the object type)';
   if (p.def.id === 'report-object') return ' (not found: check the object id)';
   if (p.def.path.includes('{id}')) return ' (not found, although the service lists this id)';
   return ' (not found: check --audit-url)';
@@ -121,7 +123,7 @@ export async function fetchAudit(deps: AuditFetcherDeps, p: PlannedAuditRoute, r
     }
   } else {
     try {
-      json = decodeBody(p.label, { shape: p.def.shape === 'array' ? 'array' : 'object' }, body, header(fetched, 'content-type'));
+      json = decodeBody(p.label, { shape: p.def.shape === 'array' ? 'array' : 'object' }, body, { contentType: header(fetched, 'content-type'), elements: 'any' });
     } catch (err) {
       if (err instanceof BodyError) throw new FailedError(`${err.message}. Nothing was published.`, { cause: err });
       throw err;

@@ -13,6 +13,7 @@ export interface AuditFlags extends Pick<ConnectionFlags, 'timeout' | 'concurren
   query?: string[];
   param?: string[];
   report?: string[];
+  objects?: string[];
   outDir?: string;
   quiet?: boolean;
   json?: boolean;
@@ -31,6 +32,12 @@ export interface ReportRequest {
   readonly objectId?: string;
 }
 
+/** One `--objects`: a type and the ids to look up (empty: all objects of the type). */
+export interface ObjectsRequest {
+  readonly type: string;
+  readonly ids: readonly string[];
+}
+
 export interface AuditSettings {
   /** Normalised, without a trailing `/`. */
   readonly auditUrl: string;
@@ -41,6 +48,7 @@ export interface AuditSettings {
   /** `--param` values by parameter id, as typed; converted per query later. */
   readonly params: ReadonlyMap<string, string>;
   readonly reports: readonly ReportRequest[];
+  readonly objects: readonly ObjectsRequest[];
   readonly timeoutMs: number;
   readonly concurrency: number;
   readonly retries: number;
@@ -126,9 +134,54 @@ export function parseReports(raw: readonly string[] | undefined): ReportRequest[
 }
 
 /**
+ * An object type: the spec does not list the allowed values of {Type}, so a
+ * type must at least be a plain name. It is a URL path segment and part of
+ * the file name `objects-<Type>-<to>.json`: no separator, dot segment,
+ * percent sign, space or control character can reach either.
+ */
+export const OBJECT_TYPE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+
+/** Shown in messages instead of a value that may hold control characters or be very long. */
+function shown(raw: string): string {
+  return JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw);
+}
+
+/**
+ * `--objects Type[:id,id…]`: split at the first `:`, ids at `,`, duplicate
+ * ids dropped (first kept). No colon: every object of the type (`[]`). A type
+ * given twice is refused, since both would write the same file.
+ */
+export function parseObjects(raw: readonly string[] | undefined): ObjectsRequest[] {
+  const out: ObjectsRequest[] = [];
+  const types = new Map<string, string>();
+  for (const r of raw ?? []) {
+    const colon = r.indexOf(':');
+    const type = colon < 0 ? r : r.slice(0, colon);
+    if (!OBJECT_TYPE_PATTERN.test(type)) {
+      throw new UsageError(
+        `--objects ${shown(r)}: the object type ${shown(type)} is not a plain name (a letter, then up to 63 letters, digits, "_" or "-"); ` +
+          'the audit service does not document its types, so use the name your audit front end shows, e.g. --objects user or --objects user:alice,bob',
+      );
+    }
+    const ids = colon < 0 ? [] : r.slice(colon + 1).split(',');
+    if (colon >= 0 && ids.some((id) => id === '')) {
+      throw new UsageError(`--objects ${shown(r)}: an empty id; give ids as --objects ${type}:<id>,<id>, or --objects ${type} (no colon) for all objects of the type`);
+    }
+    // Files are compared without case: on a case-insensitive file system User and user would be one file.
+    const previous = types.get(type.toLowerCase());
+    if (previous !== undefined) {
+      throw new UsageError(`--objects ${previous} and --objects ${type} would both write objects-${type}-<to>.json; give each type once, with all its ids (--objects ${type}:<id>,<id>)`);
+    }
+    types.set(type.toLowerCase(), type);
+    out.push({ type, ids: [...new Set(ids)] });
+  }
+  return out;
+}
+
+/**
  * Flags and environment → settings, checking everything that can be checked
  * before any request: URL, token shape, dates and their order, the syntax of
- * --param and --report, and the transport options.
+ * --param, --report and --objects, and the transport options.
  */
 export function resolveAuditSettings(flags: AuditFlags, env: NodeJS.ProcessEnv): AuditSettings {
   const auditUrl = resolveAuditUrl(flags.auditUrl, env);
@@ -143,5 +196,6 @@ export function resolveAuditSettings(flags: AuditFlags, env: NodeJS.ProcessEnv):
     throw new UsageError('--param sets parameters of the queries given with --query; add --query <id>');
   }
   const reports = parseReports(flags.report);
-  return { auditUrl, token, from, to, queries, params, reports, ...resolveTransport(flags, env) };
+  const objects = parseObjects(flags.objects);
+  return { auditUrl, token, from, to, queries, params, reports, objects, ...resolveTransport(flags, env) };
 }

@@ -1,3 +1,4 @@
+import { redact } from '../util/redact.js';
 import type { Staging } from '../publish/index.js';
 import { AUDIT_MANIFEST, type AuditCollection } from './collect.js';
 
@@ -8,5 +9,6 @@ export function toJsonFile(value: unknown): string {
 /** Writes every file of the collection, then `_audit-manifest.json`. */
 export async function writeAudit(staging: Staging, collection: AuditCollection): Promise<void> {
   for (const [file, bytes] of collection.files) await staging.writeFile(file, bytes);
-  await staging.writeFile(AUDIT_MANIFEST, toJsonFile(collection.manifest));
+  // Redacted as every manifest: server text in it may echo a token.
+  await staging.writeFile(AUDIT_MANIFEST, redact(toJsonFile(collection.manifest)));
 }

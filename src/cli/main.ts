@@ -4,9 +4,12 @@ import { optionsFor, type CommandName } from './options.js';
 import { installSignalHandlers } from '../publish/index.js';
 import { plainReporter, type Reporter } from '../progress/reporter.js';
 import { ttyReporter } from '../progress/tty.js';
-import { redact } from '../util/redact.js';
+import { forTerminal } from '../util/terminal.js';
+import { describeFsError } from '../util/fs-error.js';
 import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from '../commands/context.js';
+import type { RunReport } from '../cron/metrics.js';
+import type { CronRun } from '../cron/run.js';
 
 type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps) => Promise<CommandResult>;
 
@@ -47,6 +50,7 @@ const COMMANDS: CommandSpec[] = [
     examples: [
       'SVC_AUDIT_TOKEN=… svc-snapshot audit --audit-url https://audit.example.org --from 2026-11-01 --to 2026-11-21',
       'svc-snapshot audit --audit-url https://audit.example.org --query logins --param user=alice --report monthly',
+      'svc-snapshot audit --audit-url https://audit.example.org --objects user:alice,bob --objects vm',
     ],
     run: async (flags, _args, deps) => (await import('../commands/audit.js')).runAudit(flags, deps),
   },
@@ -90,7 +94,7 @@ function makeDeps(reporter: Reporter): CommandDeps {
   return {
     env: process.env,
     cwd: process.cwd(),
-    stdout: (text) => process.stdout.write(redact(text)),
+    stdout: (text) => process.stdout.write(forTerminal(text)),
     reporter,
     now: () => new Date(),
   };
@@ -103,7 +107,7 @@ export function buildProgram(onRun: (spec: CommandSpec, flags: Record<string, un
     .helpOption('-h, --help', 'show help')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(redact(s)), writeOut: (s) => process.stdout.write(s) });
+    .configureOutput({ writeErr: (s) => process.stderr.write(forTerminal(s)), writeOut: (s) => process.stdout.write(s) });
   for (const spec of COMMANDS) {
     const cmd = program
       .command(spec.args ? `${spec.name} ${spec.args}` : spec.name, { isDefault: spec.isDefault })
@@ -139,16 +143,34 @@ export async function main(argv: string[]): Promise<number> {
   }
   let exitCode: number = EXIT.ok;
   let debug = argv.includes('--debug');
+  // Every TLS connection sets rejectUnauthorized itself; the variable is also
+  // removed so that nothing in the process (and no Node warning) acts on it.
+  const tlsOffIgnored = process.env.NODE_TLS_REJECT_UNAUTHORIZED === '0';
+  delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
   let reporter: Reporter = plainReporter((l) => process.stderr.write(l), false);
+  // --metrics-file and --ping-url: opened once the flags are parsed, finished whatever the outcome.
+  let cron: CronRun | undefined;
+  let report: RunReport | undefined;
   const uninstall = installSignalHandlers((_signal, error) => {
     reporter.close();
-    process.stderr.write(`svc-snapshot: ${error.message}\n`);
+    process.stderr.write(`svc-snapshot: ${forTerminal(error.message)}\n`);
+    cron?.finishSync(error.exitCode);
   });
   const program = buildProgram(async (spec, flags, args) => {
     debug = Boolean(flags.debug);
     reporter = makeReporter(Boolean(flags.quiet));
+    if (tlsOffIgnored) {
+      reporter.warn('NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates and host names are always verified (for an internal CA, use --ca-file)');
+    }
+    const out = { warn: (m: string) => reporter.warn(m), error: (m: string) => reporter.error(m) };
+    if (flags.metricsFile !== undefined || flags.pingUrl !== undefined) {
+      const { CronRun } = await import('../cron/run.js');
+      cron = CronRun.open(spec.name, flags, process.cwd(), out);
+      await cron?.start(flags, process.env);
+    }
     const result = await spec.run(flags, args, makeDeps(reporter));
     exitCode = result.exitCode;
+    report = result.report;
   });
   try {
     const first = argv[2];
@@ -166,11 +188,15 @@ export async function main(argv: string[]): Promise<number> {
       if (err.exitCode === EXIT.usage) process.stderr.write('svc-snapshot: run with --help for usage\n');
       exitCode = err.exitCode;
     } else {
+      const fsMessage = describeFsError(err);
       const message = err instanceof Error ? err.message : String(err);
-      reporter.error(`unexpected failure: ${message}; nothing was published`);
-      if (debug && err instanceof Error && err.stack) process.stderr.write(`${redact(err.stack)}\n`);
+      reporter.error(fsMessage ?? `unexpected failure: ${message}; nothing was published`);
+      if (debug && err instanceof Error && err.stack) process.stderr.write(`${forTerminal(err.stack)}\n`);
       exitCode = EXIT.failed;
     }
+  }
+  try {
+    await cron?.finish(exitCode, report);
   } finally {
     uninstall();
   }

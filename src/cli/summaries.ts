@@ -21,6 +21,8 @@ export const CollectSummary = z.strictObject({
   routes: RouteCounts,
   skipped: Skipped,
   failed: Failed,
+  /** With --keep: the older output directories deleted, oldest first. */
+  pruned: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type CollectSummary = z.infer<typeof CollectSummary>;
@@ -61,6 +63,8 @@ export const SnapshotSummary = z.strictObject({
   history: z
     .strictObject({ target: z.string(), status: z.enum(['loaded', 'already loaded', 'failed']), error: z.string().optional() })
     .optional(),
+  /** With --keep: the older output directories deleted, oldest first. */
+  pruned: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type SnapshotSummary = z.infer<typeof SnapshotSummary>;
@@ -112,7 +116,11 @@ export const AuditSummary = z.strictObject({
   }),
   queries: z.array(z.strictObject({ id: z.string(), file: z.string(), rows: count })),
   reports: z.array(z.strictObject({ id: z.string(), objectId: z.string().nullable(), file: z.string(), bytes: count })),
+  /** One per --objects: the type, the ids sent (empty: all), the file and how many objects it holds. */
+  objects: z.array(z.strictObject({ type: z.string(), ids: z.array(z.string()), file: z.string(), count, bytes: count, sha256: z.string().regex(/^[0-9a-f]{64}$/) })),
   validationIssues: count,
+  /** With --keep: the older output directories deleted, oldest first. */
+  pruned: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type AuditSummary = z.infer<typeof AuditSummary>;

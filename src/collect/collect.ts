@@ -3,8 +3,7 @@ import pLimit from 'p-limit';
 import { format } from 'date-fns/format';
 import { REALMS_ROUTE, planRoute, planRoutes, type PlannedRoute, type TokenType } from '../api/catalog.js';
 import { RealmsResponse } from '../api/models.js';
-import { BodyError, decodeBody } from '../api/decode.js';
-import { checkJson } from './json-check.js';
+import { BodyError, checkBody } from '../api/decode.js';
 import { HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import type { ConnectionSettings } from '../config/settings.js';
@@ -13,6 +12,8 @@ import { FailedError, TokenRejectedError } from '../cli/errors.js';
 import type { Reporter } from '../progress/reporter.js';
 import type { CollectionManifest, RawCollection, RealmsRecord, RouteRecord } from './types.js';
 import { TOOL } from '../version.js';
+import { escapeControl } from '../util/escape.js';
+import { redact } from '../util/redact.js';
 
 export interface CollectDeps {
   readonly http: HttpClient;
@@ -77,16 +78,10 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
       }
       const ct = res.headers['content-type'];
       // The realm list decides the plan, so that one is always parsed.
-      const parse = keepParsed || p.def === REALMS_ROUTE;
-      const checked = parse ? undefined : checkJson(res.body, p.def.shape);
-      if (checked === undefined) {
-        // Parsed, or not vouched for by the check: JSON.parse has the last word (and the message).
-        const value = decodeBody(p.label, p.def, res.body, Array.isArray(ct) ? ct[0] : ct);
-        if (Array.isArray(value)) counts.set(p.label, value.length);
-        if (parse) parsed.set(p.label, value);
-      } else if (p.def.shape === 'array') {
-        counts.set(p.label, checked);
-      }
+      const keep = keepParsed || p.def === REALMS_ROUTE;
+      const checked = checkBody(p.label, p.def, res.body, { contentType: Array.isArray(ct) ? ct[0] : ct, keep });
+      if (checked.count !== undefined) counts.set(p.label, checked.count);
+      if (keep) parsed.set(p.label, checked.value);
       bodies.set(p.label, res.body);
       return { ...base, file: p.file, bytes: res.body.length, sha256: createHash('sha256').update(res.body).digest('hex') };
     } catch (err) {
@@ -127,7 +122,7 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
       realms = { source: realmsPlan.label, ids: [...new Set(Object.values(check.data.realms).map((r) => r.id))] };
     } else {
       const issue = check.error.issues[0];
-      realmsRec.error = `the realms response does not have the documented shape (${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'})`;
+      realmsRec.error = redact(`the realms response does not have the documented shape (${escapeControl(issue?.path.join('.') || 'body')}: ${issue?.message ?? 'invalid'})`);
       delete realmsRec.sha256;
       delete realmsRec.bytes;
       realmsRec.file = null;

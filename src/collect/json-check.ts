@@ -105,7 +105,9 @@ const NULL = [0x6e, 0x75, 0x6c, 0x6c];
  * object: the number of elements of the array (of members, for an object).
  * Undefined for anything else, or anything this check does not vouch for.
  */
-export function checkJson(b: Uint8Array, shape: 'array' | 'object'): number | undefined {
+export function checkJson(b: Uint8Array, shape: 'array' | 'object', opts: { objectElements?: boolean } = {}): number | undefined {
+  // With objectElements, a top-level array is vouched for only when every element is an object.
+  const objectsOnly = shape === 'array' && opts.objectElements === true;
   const n = b.length;
   let i = 0;
   while (i < n && isWs(b[i]!)) i++;
@@ -138,7 +140,10 @@ export function checkJson(b: Uint8Array, shape: 'array' | 'object'): number | un
           if (i >= n) return undefined;
           c = b[i]!;
         }
-        if (stack.length === 1) topLevelItems++;
+        if (stack.length === 1) {
+          topLevelItems++;
+          if (objectsOnly && c !== C.OpenBrace) return undefined;
+        }
         afterOpen = false;
         if (c === C.OpenBracket || c === C.OpenBrace) {
           stack.push(c === C.OpenBrace);

@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { TOKEN_TYPES } from '../api/catalog.js';
+import { planRoute, planRoutes, REALMS_ROUTE, TOKEN_TYPES, type RouteDef } from '../api/catalog.js';
+import { BodyError, checkBody } from '../api/decode.js';
+import { escapeControl } from '../util/escape.js';
+import { describeJsonError } from '../util/json-error.js';
+import { isPlainFileName, readInside, UnreadableEntryError } from '../util/safe-read.js';
 import { FailedError, UsageError } from '../cli/errors.js';
-import type { CollectionManifest, RawCollection } from './types.js';
+import type { CollectionManifest, RawCollection, RouteRecord } from './types.js';
 import { COLLECTION_MANIFEST } from './write.js';
 
 /** One route's entry, as the collection manifest and the snapshot manifest both list it. */
@@ -33,57 +36,110 @@ const ManifestSchema = z.object({
   routes: z.array(RouteRecordSchema),
 });
 
-/** A file name from a manifest must name a file inside the collection, nothing else. */
-function safeFileName(name: string): boolean {
-  return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
+/**
+ * Marks failed, as a live run records it (error, no file), every route whose
+ * body the manifest lists as read but that is not JSON of its route's shape.
+ * Returns the routes marked.
+ */
+export function markBodyFailures(collection: RawCollection, failures: ReadonlyArray<{ route: string; detail: string }>): RouteRecord[] {
+  const marked: RouteRecord[] = [];
+  for (const f of failures) {
+    const r = collection.manifest.routes.find((x) => x.route === f.route);
+    if (!r || r.error !== undefined) continue;
+    r.error = f.detail;
+    r.file = null;
+    delete r.sha256;
+    delete r.bytes;
+    collection.bodies.delete(f.route);
+    marked.push(r);
+  }
+  return marked;
+}
+
+export interface ReadCollectionOptions {
+  /**
+   * Check every body now with the check a live run applies (default true),
+   * so that a body a live run would have refused fails its route here too,
+   * even when its sha256 matches. A caller that builds at once may pass
+   * false and apply the build's `bodyFailures` (markBodyFailures) instead:
+   * the build parses every body anyway, and a second pass over a large
+   * collection costs about a tenth of a replay.
+   */
+  readonly checkBodies?: boolean;
 }
 
 /**
  * Reads a raw collection (a `collect` directory or a snapshot's `raw/`),
- * checking every file against the manifest's sha256. Opens no socket.
+ * checking every file against the manifest's sha256 and, unless told
+ * otherwise, every body's shape. Reads only regular files inside `dir`
+ * (readInside). Opens no socket.
  */
-export async function readCollection(dir: string): Promise<RawCollection> {
+export async function readCollection(dir: string, options: ReadCollectionOptions = {}): Promise<RawCollection> {
   const info = await stat(dir).catch(() => undefined);
   if (!info?.isDirectory()) {
-    throw new UsageError(`${dir} is not a directory; --replay needs a raw collection directory (from svc-snapshot collect, or a snapshot's raw/)`);
+    throw new UsageError(`${escapeControl(dir)} is not a directory; --replay needs a raw collection directory (from svc-snapshot collect, or a snapshot's raw/)`);
   }
   let text: string;
   try {
-    text = await readFile(join(dir, COLLECTION_MANIFEST), 'utf8');
-  } catch {
-    throw new UsageError(`${dir} has no readable ${COLLECTION_MANIFEST}; --replay needs a raw collection directory (from svc-snapshot collect, or a snapshot's raw/)`);
+    text = (await readInside(dir, COLLECTION_MANIFEST)).toString('utf8');
+  } catch (err) {
+    const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
+    throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} ${why}; --replay needs a raw collection directory (from svc-snapshot collect, or a snapshot's raw/)`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`${join(dir, COLLECTION_MANIFEST)} is not valid JSON (${(e as Error).message}); the collection is damaged`);
+    throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} is not valid JSON (${describeJsonError(e, text)}); the collection is damaged`);
   }
   const parsed = ManifestSchema.safeParse(json);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
-    throw new UsageError(`${join(dir, COLLECTION_MANIFEST)} is not a collection manifest (${i?.path.join('.') || 'top level'}: ${i?.message ?? 'invalid'})`);
+    throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} is not a collection manifest (${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})`);
   }
   const manifest = parsed.data as CollectionManifest;
+  const defs = routeDefsByLabel(manifest);
   const bodies = new Map<string, Buffer>();
   await Promise.all(
     manifest.routes.map(async (r) => {
       if (r.file === null) return;
-      if (!safeFileName(r.file) || r.sha256 === undefined) {
-        throw new UsageError(`${COLLECTION_MANIFEST} in ${dir} names file "${r.file}" for ${r.route} without a valid name or sha256; the collection is damaged`);
+      if (!isPlainFileName(r.file) || r.sha256 === undefined) {
+        throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} names file "${escapeControl(r.file)}" for ${escapeControl(r.route)} without a valid name or sha256; the collection is damaged`);
       }
       let body: Buffer;
       try {
-        body = await readFile(join(dir, r.file));
-      } catch {
-        throw new FailedError(`${r.file} is listed in ${COLLECTION_MANIFEST} but cannot be read from ${dir}; the collection is incomplete`);
+        body = await readInside(dir, r.file);
+      } catch (err) {
+        const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
+        throw new FailedError(`${escapeControl(r.file)} is listed in ${COLLECTION_MANIFEST} but ${why}; refusing to build from ${escapeControl(dir)}`);
       }
       const sha = createHash('sha256').update(body).digest('hex');
       if (sha !== r.sha256) {
-        throw new FailedError(`${r.file} in ${dir} does not match the sha256 in ${COLLECTION_MANIFEST}: it was changed after collection; refusing to build from it`);
+        throw new FailedError(`${escapeControl(r.file)} in ${escapeControl(dir)} does not match the sha256 in ${COLLECTION_MANIFEST}: it was changed after collection; refusing to build from it`);
+      }
+      const def = options.checkBodies === false ? undefined : defs.get(r.route);
+      if (def) {
+        try {
+          checkBody(r.route, def, body, { quote: false });
+        } catch (err) {
+          if (!(err instanceof BodyError)) throw err;
+          // As a live run records it: the route failed, its body is not used.
+          r.error = err.detail;
+          r.file = null;
+          delete r.sha256;
+          delete r.bytes;
+          return;
+        }
       }
       bodies.set(r.route, body);
     }),
   );
   return { manifest, bodies };
+}
+
+/** The route definition behind each label a collection of these realms can hold. */
+function routeDefsByLabel(manifest: CollectionManifest): Map<string, RouteDef> {
+  const out = new Map<string, RouteDef>();
+  for (const p of [planRoute(REALMS_ROUTE), ...planRoutes(manifest.realms.ids)]) out.set(p.label, p.def);
+  return out;
 }

@@ -1,3 +1,4 @@
+import { redact } from '../util/redact.js';
 import type { Staging } from '../publish/index.js';
 import type { RawCollection } from './types.js';
 
@@ -8,6 +9,15 @@ export function toJsonFile(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
+/**
+ * A manifest as written: its strings that came from a server (errors, drift
+ * field names, realm ids) may echo a token in some spelling, which is
+ * redacted here rather than failing the pre-publish scan.
+ */
+export function toManifestFile(value: unknown): string {
+  return redact(toJsonFile(value));
+}
+
 /** Writes every body byte for byte, and the manifest, under `prefix` of the staging dir. */
 export async function writeCollection(staging: Staging, collection: RawCollection, prefix = ''): Promise<void> {
   for (const r of collection.manifest.routes) {
@@ -16,5 +26,5 @@ export async function writeCollection(staging: Staging, collection: RawCollectio
     if (!body) throw new Error(`internal: no body for ${r.route}`);
     await staging.writeFile(prefix + r.file, body);
   }
-  await staging.writeFile(prefix + COLLECTION_MANIFEST, toJsonFile(collection.manifest));
+  await staging.writeFile(prefix + COLLECTION_MANIFEST, toManifestFile(collection.manifest));
 }

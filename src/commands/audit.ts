@@ -6,7 +6,9 @@ import { EXIT } from '../cli/errors.js';
 import { HttpClient } from '../http/client.js';
 import { withStaging } from '../publish/index.js';
 import { TOOL } from '../version.js';
-import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { checkKeepTarget, parseKeep } from '../cron/keep.js';
+import { applyKeep, formatPruned } from '../cron/retention.js';
 
 export type { AuditFlags, AuditSummary };
 
@@ -14,7 +16,10 @@ export type { AuditFlags, AuditSummary };
  * `svc-snapshot audit` (CONTRACT section 7): flags → settings (checked before
  * any request) → collection → publish with the token leak scan → summary.
  */
-export async function runAudit(flags: AuditFlags, deps: CommandDeps): Promise<CommandResult> {
+export async function runAudit(flags: AuditFlags & { keep?: string }, deps: CommandDeps): Promise<CommandResult> {
+  const keep = parseKeep(flags.keep);
+  checkKeepTarget(keep, flags.outDir);
+  checkOutDirFlag(deps.cwd, flags.outDir, 'audit');
   const settings = resolveAuditSettings(flags, deps.env);
   const t0 = performance.now();
   const abort = new AbortController();
@@ -24,11 +29,16 @@ export async function runAudit(flags: AuditFlags, deps: CommandDeps): Promise<Co
     const collection = await collectAudit(settings, { http, reporter: deps.reporter, abort, now: deps.now });
     const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-audit-${collection.manifest.date}`);
     deps.reporter.info(`publishing ${outDir}`);
-    await withStaging(outDir, [settings.token.value], (staging) => writeAudit(staging, collection));
+    await withStaging(outDir, [settings.token.value], (staging) => writeAudit(staging, collection), 'audit');
+    const pruned = applyKeep(keep, true, outDir, 'audit', deps.reporter);
     deps.reporter.close();
-    const summary = auditSummary(collection.manifest, outDir, collection.files.size + 1, Math.round(performance.now() - t0));
-    deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatAuditSummary(summary));
-    return { exitCode: EXIT.ok };
+    const summary = { ...auditSummary(collection.manifest, outDir, collection.files.size + 1, Math.round(performance.now() - t0)), ...(pruned ? { pruned } : {}) };
+    deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatAuditSummary(summary) + formatPruned(pruned).map((l) => `${l}\n`).join(''));
+    const routes = collection.manifest.routes;
+    return {
+      exitCode: EXIT.ok,
+      report: { routes: { read: routes.length, skipped: 0, failed: 0 }, validationIssues: collection.manifest.validation.issues },
+    };
   } finally {
     await http.close().catch(() => {});
   }

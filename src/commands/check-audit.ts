@@ -2,6 +2,7 @@ import { resolveAuditToken, resolveAuditUrl } from '../audit/settings.js';
 import { resolveTransport, type ConnectionFlags } from '../config/settings.js';
 import { HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
+import { describeTls, observeTls, tlsVerdict } from '../http/tls-observer.js';
 import { EXIT } from '../cli/errors.js';
 import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from './context.js';
@@ -22,6 +23,7 @@ export async function runCheckAudit(flags: CheckAuditFlags, deps: CommandDeps): 
   const transport = resolveTransport(flags, deps.env);
   const http = new HttpClient({ ...transport, retries: Math.min(transport.retries, 1), userAgent: `${TOOL.name}/${TOOL.version}` });
   const report: AuditCheckReport = { reachable: true, tls: { ok: true }, token: { source: token.source, accepted: null }, ok: false };
+  const observer = observeTls(new URL(auditUrl).hostname);
   try {
     try {
       const info = await http.get({ label: 'GET /info', url: `${auditUrl}/info` });
@@ -40,6 +42,7 @@ export async function runCheckAudit(flags: CheckAuditFlags, deps: CommandDeps): 
       if (err.kind === 'tls') report.tls = { ok: false, error: err.detail };
       else if (err.status === 0) report.reachable = false;
     }
+    report.tls = tlsVerdict(auditUrl, observer.authorized(), report.tls, report.reachable);
     report.ok = report.reachable && report.tls.ok && report.token.accepted === true;
     deps.reporter.close();
     deps.stdout(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatAuditCheck(auditUrl, report));
@@ -47,12 +50,13 @@ export async function runCheckAudit(flags: CheckAuditFlags, deps: CommandDeps): 
     if (report.token.status === 401 || report.token.status === 403) return { exitCode: EXIT.tokenRejected };
     return { exitCode: EXIT.failed };
   } finally {
+    observer.stop();
     await http.close().catch(() => {});
   }
 }
 
 function formatAuditCheck(url: string, r: AuditCheckReport): string {
-  const lines = [`Checking the audit service at ${url}`, `  reachable: ${r.reachable ? 'yes' : 'no'}`, `  TLS: ${r.tls.ok ? 'verified' : `FAILED: ${r.tls.error ?? ''}`}`];
+  const lines = [`Checking the audit service at ${url}`, `  reachable: ${r.reachable ? 'yes' : 'no'}`, `  TLS: ${describeTls(url, r.tls)}`];
   if (r.service) lines.push(`  service: ${r.service.name ?? '?'} ${r.service.version ?? ''}`.trimEnd());
   if (r.reachable && r.tls.ok) {
     lines.push(`  token from ${r.token.source}: ${r.token.accepted ? 'accepted' : `REFUSED${r.token.status ? ` (HTTP ${r.token.status})` : ''}`}`);

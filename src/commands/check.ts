@@ -4,6 +4,8 @@ import { resolveConnection, type ConnectionFlags, type ConnectionSettings } from
 import type { ResolvedToken } from '../config/tokens.js';
 import { HttpClient, type Fetched } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
+import { describeTls, observeTls, tlsVerdict } from '../http/tls-observer.js';
+import { escapeControl } from '../util/escape.js';
 import { EXIT } from '../cli/errors.js';
 import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from './context.js';
@@ -35,14 +37,18 @@ export async function runCheck(flags: CheckFlags, deps: CommandDeps): Promise<Co
   if (flags.audit) return runCheckAudit(flags, deps);
   const settings = resolveConnection(flags, deps.env);
   const http = new HttpClient({ ...settings, retries: Math.min(settings.retries, 1), userAgent: `${TOOL.name}/${TOOL.version}` });
+  const observer = observeTls(new URL(settings.baseUrl).hostname);
   try {
-    const report = await check(settings, http);
+    const checked = await check(settings, http);
+    const tls = tlsVerdict(settings.baseUrl, observer.authorized(), checked.tls, checked.reachable);
+    const report = tls === checked.tls ? checked : { ...checked, tls, tokens: tls.ok ? checked.tokens : [], ok: checked.ok && tls.ok };
     deps.reporter.close();
     deps.stdout(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatCheck(settings.baseUrl, report));
     if (report.ok) return { exitCode: EXIT.ok };
     if (!report.reachable || !report.tls.ok) return { exitCode: EXIT.failed };
     return { exitCode: report.tokens.some((t) => t.refused.length > 0) ? EXIT.tokenRejected : EXIT.failed };
   } finally {
+    observer.stop();
     await http.close().catch(() => {});
   }
 }
@@ -119,7 +125,7 @@ function safeJson(body: Buffer): unknown {
 function formatCheck(baseUrl: string, r: CheckReport): string {
   const lines = [`Checking ${baseUrl}`];
   lines.push(`  reachable: ${r.reachable ? 'yes' : 'no'}`);
-  lines.push(`  TLS: ${r.tls.ok ? 'verified' : `FAILED: ${r.tls.error ?? ''}`}`);
+  lines.push(`  TLS: ${describeTls(baseUrl, r.tls)}`);
   if (r.reachable && r.tls.ok) {
     lines.push(`  backend release: ${r.release}`);
     for (const t of r.tokens) {
@@ -129,7 +135,7 @@ function formatCheck(baseUrl: string, r: CheckReport): string {
     const covered = new Set(r.tokens.flatMap((t) => t.types));
     const missing = TOKEN_TYPES.filter((t) => !covered.has(t));
     if (missing.length) lines.push(`  no token for ${missing.join(', ')}: those routes would be skipped`);
-    lines.push(`  realms (${r.realms.source}): ${r.realms.ids.join(', ') || 'none'}`);
+    lines.push(`  realms (${r.realms.source}): ${r.realms.ids.map(escapeControl).join(', ') || 'none'}`);
   }
   lines.push(r.ok ? 'OK: a snapshot would run.' : 'NOT OK: a snapshot would not run as things are.');
   return `${lines.join('\n')}\n`;

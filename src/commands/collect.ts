@@ -5,13 +5,16 @@ import { writeCollection } from '../collect/write.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT, FailedError } from '../cli/errors.js';
 import { TOOL } from '../version.js';
-import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import type { RouteRecord } from '../collect/types.js';
 import type { CollectSummary } from '../cli/summaries.js';
+import { checkKeepTarget, parseKeep } from '../cron/keep.js';
+import { applyKeep, formatPruned } from '../cron/retention.js';
 
 export interface CollectFlags extends ConnectionFlags {
   outDir?: string;
   json?: boolean;
+  keep?: string;
 }
 
 export type { CollectSummary };
@@ -29,6 +32,9 @@ export function summariseRoutes(routes: readonly RouteRecord[]) {
 }
 
 export async function runCollect(flags: CollectFlags, deps: CommandDeps): Promise<CommandResult> {
+  const keep = parseKeep(flags.keep);
+  checkKeepTarget(keep, flags.outDir);
+  checkOutDirFlag(deps.cwd, flags.outDir, 'collection');
   const settings = resolveConnection(flags, deps.env);
   const t0 = performance.now();
   const abort = new AbortController();
@@ -40,7 +46,8 @@ export async function runCollect(flags: CollectFlags, deps: CommandDeps): Promis
       throw new FailedError(`no route could be collected from ${settings.baseUrl}; first error: ${failed[0]!.route}: ${failed[0]!.error}. Nothing was published.`);
     }
     const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-raw-${collection.manifest.date}`);
-    await withStaging(outDir, settings.tokens.secrets, (staging) => writeCollection(staging, collection));
+    await withStaging(outDir, settings.tokens.secrets, (staging) => writeCollection(staging, collection), 'collection');
+    const pruned = applyKeep(keep, failed.length === 0, outDir, 'collection', deps.reporter);
     deps.reporter.close();
     const s = summariseRoutes(collection.manifest.routes);
     const summary: CollectSummary = {
@@ -52,10 +59,14 @@ export async function runCollect(flags: CollectFlags, deps: CommandDeps): Promis
       routes: s.counts,
       skipped: s.skipped,
       failed: s.failed,
+      ...(pruned ? { pruned } : {}),
       durationMs: Math.round(performance.now() - t0),
     };
     deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatCollectSummary(summary));
-    return { exitCode: failed.length === 0 ? EXIT.ok : EXIT.incomplete };
+    return {
+      exitCode: failed.length === 0 ? EXIT.ok : EXIT.incomplete,
+      report: { routes: { read: s.counts.ok, skipped: s.counts.skipped, failed: s.counts.failed } },
+    };
   } finally {
     await http.close().catch(() => {});
   }
@@ -69,5 +80,6 @@ function formatCollectSummary(s: CollectSummary): string {
     ...s.failed.map((r) => `  FAILED  ${r.route}: ${r.error}`),
   ];
   if (!s.complete) lines.push('  Incomplete: some routes failed (exit 4); their files are missing from the collection.');
+  lines.push(...formatPruned(s.pruned));
   return `${lines.join('\n')}\n`;
 }

@@ -1,5 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Reporter } from '../progress/reporter.js';
+import type { RunReport } from '../cron/metrics.js';
+import { assertReplaceable, assertSafeTarget, type OutputKind } from '../publish/target.js';
 
 /** What a command may touch of the outside world; tests pass their own. */
 export interface CommandDeps {
@@ -12,9 +14,21 @@ export interface CommandDeps {
 
 export interface CommandResult {
   readonly exitCode: number;
+  /** What the run found, for --metrics-file. */
+  readonly report?: RunReport;
 }
 
 export function resolveOutDir(cwd: string, flag: string | undefined, fallback: string): string {
   const dir = flag ?? fallback;
   return isAbsolute(dir) ? dir : resolve(cwd, dir);
+}
+
+/**
+ * A given `--out-dir` is checked before any request: an unsafe or foreign
+ * directory is a usage error at once, not after a long collection.
+ */
+export function checkOutDirFlag(cwd: string, flag: string | undefined, kind: OutputKind): void {
+  if (flag === undefined) return;
+  assertSafeTarget(flag, cwd);
+  assertReplaceable(resolveOutDir(cwd, flag, flag), kind);
 }

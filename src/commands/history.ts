@@ -11,7 +11,7 @@ import { shown } from '../history/safe-read.js';
 import { ensureSchema } from '../history/schema.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { withStaging } from '../publish/index.js';
-import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import { snapshotSummary, type SnapshotManifest } from './snapshot.js';
 
 export interface HistoryFlags {
@@ -81,6 +81,8 @@ export async function runHistory(flags: HistoryFlags, args: readonly string[], d
   if (date === undefined || extra.length > 0 || !/^\d{4}-\d{2}-\d{2}$/.test(date) || !isMatch(date, 'yyyy-MM-dd')) {
     throw new UsageError('history as-of needs one date, YYYY-MM-DD: svc-snapshot history as-of 2026-11-21 --out-dir <dir>');
   }
+  // The output is a snapshot directory: the same --out-dir rules as a snapshot (CONTRACT section 6), checked before the database is opened.
+  checkOutDirFlag(deps.cwd, flags.outDir, 'snapshot');
   return withDb(target, flags, deps, async (db) => {
     const t0 = performance.now();
     const site = await chooseSite(db, flags.site);
@@ -91,7 +93,7 @@ export async function runHistory(flags: HistoryFlags, args: readonly string[], d
     await withStaging(outDir, [], async (staging) => {
       for (const f of files) await staging.writeFile(f.name, f.content);
       await staging.writeFile(SNAPSHOT_MANIFEST, run.manifestText);
-    });
+    }, 'snapshot');
     const manifest = JSON.parse(run.manifestText) as SnapshotManifest;
     deps.reporter.close();
     const summary = snapshotSummary({ outDir, manifest, durationMs: Math.round(performance.now() - t0) });

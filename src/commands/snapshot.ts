@@ -1,8 +1,8 @@
 import { resolveConnection, type ConnectionFlags } from '../config/settings.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
-import { readCollection } from '../collect/replay.js';
-import { SNAPSHOT_MANIFEST, toJsonFile, writeCollection } from '../collect/write.js';
+import { markBodyFailures, readCollection } from '../collect/replay.js';
+import { SNAPSHOT_MANIFEST, toManifestFile, writeCollection } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
 import type { AuthMode, RawCollection, RouteRecord } from '../collect/types.js';
 import { exportFileName, serializeExport, sha256Hex, writeExports, type WrittenExport } from '../exports/serialize.js';
@@ -12,9 +12,13 @@ import { withStaging } from '../publish/index.js';
 import { EXIT, FailedError, UsageError } from '../cli/errors.js';
 import { TOOL } from '../version.js';
 import { parseHistoryTarget } from '../history/target.js';
-import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
+import { checkKeepTarget, parseKeep } from '../cron/keep.js';
+import { applyKeep, formatPruned } from '../cron/retention.js';
+import type { RunReport } from '../cron/metrics.js';
+import { escapeControl } from '../util/escape.js';
 
 export interface SnapshotFlags extends ConnectionFlags {
   outDir?: string;
@@ -25,6 +29,7 @@ export interface SnapshotFlags extends ConnectionFlags {
   json?: boolean;
   diffPrevious?: boolean;
   history?: string | boolean;
+  keep?: string;
 }
 
 export { SNAPSHOT_MANIFEST };
@@ -39,6 +44,8 @@ export interface SnapshotOutcome {
   previous?: { dir: string | null; changes?: ChangeSet };
   /** With --history: the load after publishing. */
   history?: { target: string; status: 'loaded' | 'already loaded' | 'failed'; error?: string };
+  /** With --keep: the older snapshots deleted. */
+  pruned?: string[];
 }
 
 /** Pure: the manifest of one build, given its exports as written. */
@@ -84,6 +91,13 @@ export function snapshotFiles(collection: RawCollection, result: BuildResult, so
   return { files, manifest: snapshotManifest(collection, { ...result, exports }, source, withRaw, complete) };
 }
 
+function failedRoutes(failed: readonly RouteRecord[]): FailedError {
+  return new FailedError(
+    `${failed.length} route${failed.length > 1 ? 's' : ''} failed, so the snapshot would be incomplete; nothing was published. ` +
+      `${failed.map((r) => `${r.route}: ${r.error}`).join('; ')}. Run again later, or pass --allow-partial to publish what was collected (exit 4).`,
+  );
+}
+
 async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
   if (flags.replay !== undefined) {
     const conflicting = (['baseUrl', 'token', 'tokenUser', 'tokenTeam', 'tokenDrive', 'tokenVm', 'tokenProject', 'realms'] as const).filter((k) => flags[k] !== undefined);
@@ -91,7 +105,8 @@ async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
       throw new UsageError(`--replay builds from files and talks to no server; drop ${conflicting.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`);
     }
     deps.reporter.info(`replaying ${flags.replay}`);
-    const collection = await readCollection(resolveOutDir(deps.cwd, flags.replay, flags.replay));
+    // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
+    const collection = await readCollection(resolveOutDir(deps.cwd, flags.replay, flags.replay), { checkBodies: Boolean(flags.raw) });
     return { collection, parsed: undefined, secrets: [] as readonly string[], source: 'replay' as const };
   }
   const settings = resolveConnection(flags, deps.env);
@@ -108,31 +123,34 @@ async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
 
 export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
+  const keep = parseKeep(flags.keep);
+  checkKeepTarget(keep, flags.outDir);
+  checkOutDirFlag(deps.cwd, flags.outDir, 'snapshot');
   // A bad --history target is a usage error before any request, not a surprise after publishing.
   const historyTarget = flags.history !== undefined ? parseHistoryTarget(flags.history, deps.cwd) : undefined;
   const { collection, parsed, secrets, source } = await obtainCollection(flags, deps);
-  const failed = collection.manifest.routes.filter((r) => r.error !== undefined);
-  if (failed.length > 0 && !flags.allowPartial) {
-    throw new FailedError(
-      `${failed.length} route${failed.length > 1 ? 's' : ''} failed, so the snapshot would be incomplete; nothing was published. ` +
-        `${failed.map((r) => `${r.route}: ${r.error}`).join('; ')}. Run again later, or pass --allow-partial to publish what was collected (exit 4).`,
-    );
-  }
+  let failed = collection.manifest.routes.filter((r) => r.error !== undefined);
+  if (failed.length > 0 && !flags.allowPartial) throw failedRoutes(failed);
   const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${collection.manifest.date}`);
   deps.reporter.info(`building exports into ${outDir}`);
   const { result, manifest } = await withStaging(outDir, secrets, async (staging) => {
     // raw/ first: the build then consumes the bodies, releasing each once read.
     if (flags.raw) await writeCollection(staging, collection, 'raw/');
     const built = await writeExports(staging, collection, parsed, { consume: true });
+    // A replayed body that a live run would have refused fails its route the same way.
+    if (markBodyFailures(collection, built.bodyFailures).length > 0) {
+      failed = collection.manifest.routes.filter((r) => r.error !== undefined);
+      if (!flags.allowPartial) throw failedRoutes(failed);
+    }
     if (flags.strict && built.validation.issues > 0) {
       const samples = built.validation.samples.slice(0, 5).map((s) => `${s.route} record ${s.index} ${s.path}: ${s.message}`);
       throw new FailedError(`--strict: ${built.validation.issues} schema problem${built.validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
     }
     const manifest = snapshotManifest(collection, built, source, Boolean(flags.raw), failed.length === 0);
-    await staging.writeFile(SNAPSHOT_MANIFEST, toJsonFile(manifest));
+    await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));
     return { result: built, manifest };
-  });
-  for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.join(', ')}`);
+  }, 'snapshot');
+  for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);
   if (result.validation.issues > 0) deps.reporter.warn(`${result.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
   let previous: SnapshotOutcome['previous'];
   if (flags.diffPrevious) {
@@ -159,11 +177,24 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
       history = { target: historyTarget.label, status: 'failed', error: message };
     }
   }
+  // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
+  const pruned = applyKeep(keep, manifest.complete && history?.status !== 'failed', outDir, 'snapshot', deps.reporter);
   deps.reporter.close();
-  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, ...(history ? { history } : {}) };
+  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned, ...(history ? { history } : {}) };
   deps.stdout(flags.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
-  if (history?.status === 'failed') return { exitCode: EXIT.failed };
-  return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete };
+  const exitCode = history?.status === 'failed' ? EXIT.failed : manifest.complete ? EXIT.ok : EXIT.incomplete;
+  return { exitCode, report: snapshotReport(manifest) };
+}
+
+/** The figures --metrics-file reports for a published snapshot. */
+function snapshotReport(m: SnapshotManifest): RunReport {
+  const routes = summariseRoutes(m.routes).counts;
+  return {
+    records: m.exports.map((e) => ({ export: e.export, count: e.count })),
+    routes: { read: routes.ok, skipped: routes.skipped, failed: routes.failed },
+    validationIssues: m.validation.issues,
+    driftFields: m.drift.reduce((n, d) => n + d.unknownFields.length, 0),
+  };
 }
 
 export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
@@ -208,6 +239,7 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
         }
       : {}),
     ...(o.history ? { history: o.history } : {}),
+    ...(o.pruned ? { pruned: o.pruned } : {}),
     durationMs: o.durationMs,
   };
 }
@@ -224,9 +256,10 @@ function formatSnapshotSummary(o: SnapshotOutcome): string {
   lines.push(`  routes: ${s.routes.ok} read, ${s.routes.skipped} skipped, ${s.routes.failed} failed`);
   for (const r of s.failed) lines.push(`  FAILED ${r.route}: ${r.error}`);
   if (s.validation.issues > 0) lines.push(`  validation: ${s.validation.issues} field(s) of the wrong type exported as null (see ${SNAPSHOT_MANIFEST})`);
-  for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.join(', ')}`);
+  for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.map(escapeControl).join(', ')}`);
   if (s.history && s.history.status !== 'failed') lines.push(`  history: ${s.history.status} into ${s.history.target}`);
   if (!s.complete) lines.push('  INCOMPLETE: published with --allow-partial (exit 4)');
+  lines.push(...formatPruned(s.pruned));
   lines.push(`  done in ${(s.durationMs / 1000).toFixed(1)} s`);
   let text = `${lines.join('\n')}\n`;
   if (o.previous?.changes) text += `\n${formatChangeSet(o.previous.changes)}`;

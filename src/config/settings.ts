@@ -1,6 +1,7 @@
 import type { TokenPlan, TokenFlags } from './tokens.js';
 import { resolveTokens } from './tokens.js';
 import { normaliseServiceUrl } from './url.js';
+import { checkProxyEnvironment } from './proxy.js';
 import { parseInteger, parsePositiveNumber, trustStore } from './values.js';
 import { UsageError } from '../cli/errors.js';
 
@@ -58,6 +59,7 @@ export function resolveBaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv)
 
 /** Transport options shared by the management and audit clients. */
 export function resolveTransport(flags: ConnectionFlags, env: NodeJS.ProcessEnv) {
+  checkProxyEnvironment(env);
   return {
     timeoutMs: parsePositiveNumber('--timeout', flags.timeout, DEFAULTS.timeoutSeconds, 3600) * 1000,
     concurrency: parseInteger('--concurrency', flags.concurrency, DEFAULTS.concurrency, 1, 64),

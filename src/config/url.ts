@@ -1,5 +1,19 @@
 import { isIP } from 'node:net';
 import { UsageError } from '../cli/errors.js';
+import { escapeControl } from '../util/escape.js';
+
+/**
+ * `raw` with anything that may be `user:password@` removed, for messages:
+ * from the scheme's `//` (or the start) to the last `@` of the text. Worked
+ * out on the text rather than with URL, so it holds for a text that does not
+ * parse, and errs on removing too much (a password may hold `/` or `?`).
+ */
+export function withoutUserinfo(raw: string): string {
+  const scheme = raw.indexOf('//');
+  const start = scheme >= 0 ? scheme + 2 : 0;
+  const at = raw.lastIndexOf('@');
+  return at >= start ? `${raw.slice(0, start)}${raw.slice(at + 1)}` : raw;
+}
 
 /** Loopback per CONTRACT section 2: 127.0.0.0/8, ::1, localhost. */
 export function isLoopbackHost(hostname: string): boolean {
@@ -14,11 +28,13 @@ export function isLoopbackHost(hostname: string): boolean {
  * `stripApi`, a trailing `/api` removed. Returns e.g. `https://host:8443/prefix`.
  */
 export function normaliseServiceUrl(raw: string, what: string, stripApi: boolean): string {
-  const shown = raw.length > 200 ? `${raw.slice(0, 200)}…` : raw;
+  const bare = escapeControl(withoutUserinfo(raw));
+  const shown = bare.length > 200 ? `${bare.slice(0, 200)}…` : bare;
   let url: URL;
   try {
     url = new URL(raw.trim());
   } catch {
+    if (withoutUserinfo(raw) !== raw) throw new UsageError(`${what} "${shown}" is not a URL, and it must not contain a user name or password (that part is not shown); give one like https://platform.example.org`);
     throw new UsageError(`${what} "${shown}" is not a URL; give one like https://platform.example.org`);
   }
   if (url.username || url.password) {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { UsageError } from '../cli/errors.js';
 
@@ -22,10 +22,30 @@ export function parseInteger(flag: string, raw: string | undefined, fallback: nu
 
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
+/** A CA bundle is a few hundred kilobytes; anything past this is not one. */
+const MAX_PEM_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The text of a regular file of bounded size: `/dev/zero`, a FIFO or a
+ * multi-gigabyte file given by mistake must give a message, not exhaust
+ * memory or hang. (Symlinks are followed: system CA paths are often links.)
+ */
+function readRegularText(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'not a regular file' });
+    if (st.size > MAX_PEM_BYTES) throw Object.assign(new Error('too large'), { code: `larger than ${MAX_PEM_BYTES / 1024 / 1024} MiB` });
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function readPem(path: string, what: string): string[] {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularText(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? 'error';
     throw new UsageError(`${what} ${path} cannot be read (${code}); give the path of a PEM file holding your CA certificate(s)`);
@@ -51,7 +71,7 @@ export function trustStore(caFile: string | undefined, env: NodeJS.ProcessEnv): 
 
 function safeReadPem(path: string): string[] {
   try {
-    return readFileSync(path, 'utf8').match(PEM_CERT) ?? [];
+    return readRegularText(path).match(PEM_CERT) ?? [];
   } catch {
     return []; // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS.
   }

@@ -6,6 +6,7 @@
 import type { ExportRecord } from '../exports/types.js';
 import { DEFAULT_IGNORE } from './ignore.js';
 import type { ChangeSet, DiffSide, ExportDiff } from './types.js';
+import { escapeControl } from '../util/escape.js';
 
 export interface FormatOptions {
   /** Records shown per export (added, removed and changed together); default 20. */
@@ -25,7 +26,8 @@ function clip(text: string, max: number): string {
 
 /** A value as JSON, so that `"1"` and `1` read differently. */
 function valueText(v: unknown, max: number): string {
-  return clip(JSON.stringify(v === undefined ? null : v), max);
+  // JSON leaves U+2028, C1 and bidi controls as they are; values come from files.
+  return clip(escapeControl(JSON.stringify(v === undefined ? null : v)), max);
 }
 
 /** An identifying value: bare when it is a plain word (most ids), else as JSON. */
@@ -56,7 +58,7 @@ function availabilityText(d: ExportDiff): string {
   const here = d.availability === 'newer-only' ? d.newer : d.older;
   const side = d.availability === 'newer-only' ? 'newer' : 'older';
   const count = `${here.count} record${here.count === 1 ? '' : 's'}`;
-  return `available only in ${side} (${count}); ${side === 'newer' ? 'older' : 'newer'}: ${other.reason ?? 'unavailable'}`;
+  return `available only in ${side} (${count}); ${side === 'newer' ? 'older' : 'newer'}: ${escapeControl(other.reason ?? 'unavailable')}`;
 }
 
 function overviewLine(d: ExportDiff, width: number): string {
@@ -75,7 +77,7 @@ function overviewLine(d: ExportDiff, width: number): string {
 function details(d: ExportDiff, o: Required<FormatOptions>): string[] {
   const lines = [`${d.export}: ${countsText(d)}`];
   for (const [side, info] of [['older', d.older], ['newer', d.newer]] as const) {
-    if (info.reason !== undefined) lines.push(`  note: ${side} is ${info.reason}`);
+    if (info.reason !== undefined) lines.push(`  note: ${side} is ${escapeControl(info.reason)}`);
   }
   if (d.unobtainable.length > 0) lines.push(`  not compared (unobtainable): ${d.unobtainable.join(', ')}`);
   let shown = 0;

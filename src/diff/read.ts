@@ -3,7 +3,7 @@
  * export files it names), or a raw collection, built first exactly as
  * `--replay` would build it.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { FailedError, UsageError } from '../cli/errors.js';
@@ -13,6 +13,9 @@ import { build } from '../exports/build.js';
 import type { ExportDef } from '../exports/define.js';
 import type { ExportRecord, NullField } from '../exports/types.js';
 import type { LoadedExport, LoadedSide } from './types.js';
+import { escapeControl } from '../util/escape.js';
+import { describeJsonError } from '../util/json-error.js';
+import { isPlainFileName, readInside, UnreadableEntryError } from '../util/safe-read.js';
 
 /** Same name as in commands/snapshot.ts; not imported from there, which will import this module. */
 import { SNAPSHOT_MANIFEST } from '../collect/write.js';
@@ -45,26 +48,26 @@ export type SnapshotManifestView = z.infer<typeof SnapshotManifestSchema>;
 export async function readSnapshotManifest(dir: string): Promise<{ ok: true; manifest: SnapshotManifestView } | { ok: false; problem: string }> {
   let text: string;
   try {
-    text = await readFile(join(dir, SNAPSHOT_MANIFEST), 'utf8');
-  } catch {
-    return { ok: false, problem: `has no readable ${SNAPSHOT_MANIFEST}` };
+    text = (await readInside(dir, SNAPSHOT_MANIFEST)).toString('utf8');
+  } catch (err) {
+    return { ok: false, problem: `has no readable ${SNAPSHOT_MANIFEST}${err instanceof UnreadableEntryError ? ` (it ${err.problem})` : ''}` };
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (e) {
-    return { ok: false, problem: `has a ${SNAPSHOT_MANIFEST} that is not valid JSON (${(e as Error).message})` };
+    return { ok: false, problem: `has a ${SNAPSHOT_MANIFEST} that is not valid JSON (${describeJsonError(e, text)})` };
   }
   const parsed = SnapshotManifestSchema.safeParse(json);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
-    return { ok: false, problem: `has a ${SNAPSHOT_MANIFEST} that is not a snapshot manifest (${i?.path.join('.') || 'top level'}: ${i?.message ?? 'invalid'})` };
+    return { ok: false, problem: `has a ${SNAPSHOT_MANIFEST} that is not a snapshot manifest (${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})` };
   }
   return { ok: true, manifest: parsed.data };
 }
 
 async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
+  return lstat(path).then(
     () => true,
     () => false,
   );
@@ -80,29 +83,26 @@ function nullColumnsByExport(nullFields: readonly Pick<NullField, 'export' | 'fi
   return out;
 }
 
-/** A file name from a manifest must name a file inside the directory, nothing else. */
-function safeFileName(name: string): boolean {
-  return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
-}
-
 async function readExportFile(dir: string, name: string, file: string): Promise<ExportRecord[]> {
-  if (!safeFileName(file)) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} names "${file}" as the file of ${name}, which is not a file name; the snapshot is damaged`);
+  const shown = escapeControl(file);
+  if (!isPlainFileName(file)) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${escapeControl(dir)} names "${shown}" as the file of ${name}, which is not a file name; the snapshot is damaged`);
   let text: string;
   try {
-    text = await readFile(join(dir, file), 'utf8');
-  } catch {
-    throw new FailedError(`${file} is listed in ${SNAPSHOT_MANIFEST} but cannot be read from ${dir}; the snapshot is incomplete`);
+    text = (await readInside(dir, file)).toString('utf8');
+  } catch (err) {
+    const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
+    throw new FailedError(`${shown} is listed in ${SNAPSHOT_MANIFEST} but ${why}; refusing to read ${escapeControl(dir)}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new FailedError(`${file} in ${dir} is not valid JSON (${(e as Error).message}); the snapshot is damaged`);
+    throw new FailedError(`${shown} in ${escapeControl(dir)} is not valid JSON (${describeJsonError(e, text)}); the snapshot is damaged`);
   }
-  if (!Array.isArray(json)) throw new FailedError(`${file} in ${dir} is not a JSON array of records; the snapshot is damaged`);
+  if (!Array.isArray(json)) throw new FailedError(`${shown} in ${escapeControl(dir)} is not a JSON array of records; the snapshot is damaged`);
   for (let i = 0; i < json.length; i++) {
     const r: unknown = json[i];
-    if (r === null || typeof r !== 'object' || Array.isArray(r)) throw new FailedError(`${file} in ${dir}: element ${i} is not a record; the snapshot is damaged`);
+    if (r === null || typeof r !== 'object' || Array.isArray(r)) throw new FailedError(`${shown} in ${escapeControl(dir)}: element ${i} is not a record; the snapshot is damaged`);
   }
   return json as ExportRecord[];
 }

@@ -7,10 +7,11 @@
 import { ROUTES, type RouteDef } from '../api/catalog.js';
 import type { RawCollection } from '../collect/types.js';
 import { EXPORTS } from './catalog.js';
-import type { ColumnDef, ExportDef, Representation } from './define.js';
+import type { ColumnDef, ColumnDefault, ExportDef, Representation } from './define.js';
 import { CollectionReader, type Path, type ReaderOptions, type RouteGroup, type SourceRecord } from './load.js';
 import { sortRecords } from './order.js';
 import { resolvePath } from './schema.js';
+import { backendRelease, type BackendRelease } from './release.js';
 import type { BuildResult, ExportRecord, ExportResult, NullField } from './types.js';
 
 /** A row before it becomes a record: a source record, or one element of its `each` array. */
@@ -58,8 +59,58 @@ function scalarText(v: unknown): string {
   return typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
 }
 
+type Frame = { readonly obj: Record<string, unknown>; readonly keys: string[]; i: number } | { readonly arr: unknown[]; i: number };
+
+/**
+ * JSON text with object keys sorted at every level (UTF-16 order), so that
+ * equal objects give equal texts; otherwise what JSON.stringify writes for a
+ * parsed JSON value. Iterative, not recursive: a hostile server may nest a
+ * settings object deeper than the call stack reaches, which would make
+ * JSON.stringify throw.
+ */
+export function sortedJson(root: unknown): string {
+  const out: string[] = [];
+  const stack: Frame[] = [];
+  const open = (v: unknown): void => {
+    if (Array.isArray(v)) {
+      out.push('[');
+      stack.push({ arr: v, i: 0 });
+    } else if (isPlainObject(v)) {
+      out.push('{');
+      stack.push({ obj: v, keys: Object.keys(v).sort(), i: 0 });
+    } else {
+      out.push(JSON.stringify(v) ?? 'null');
+    }
+  };
+  open(root);
+  while (stack.length > 0) {
+    const f = stack[stack.length - 1]!;
+    if ('arr' in f) {
+      if (f.i === f.arr.length) {
+        out.push(']');
+        stack.pop();
+        continue;
+      }
+      if (f.i > 0) out.push(',');
+      open(f.arr[f.i++]);
+    } else {
+      if (f.i === f.keys.length) {
+        out.push('}');
+        stack.pop();
+        continue;
+      }
+      const k = f.keys[f.i++]!;
+      out.push(`${f.i > 1 ? ',' : ''}${JSON.stringify(k)}:`);
+      open(f.obj[k]);
+    }
+  }
+  return out.join('');
+}
+
 function represent(raw: unknown, as: Representation): unknown {
   switch (as) {
+    case 'json':
+      return isPlainObject(raw) ? sortedJson(raw) : null;
     case 'value':
       // A flat record never holds a nested object; the model rules them out, this keeps it true for any input.
       return raw === null || isPlainObject(raw) ? null : raw;
@@ -94,15 +145,43 @@ function rawAt(loc: Location, row: Row): unknown {
   return walk(loc.eachSegs ? row.elemValue : row.rec.value, loc.rest);
 }
 
-/** The value at a dotted path of a row, honouring the paths validation rejected. */
-function fieldGetter(path: string, as: Representation, each: string | undefined): Getter {
+/** What an absent value becomes: the column's documented default where it applies, else null. */
+type Absent = (row: Row) => unknown;
+
+const ABSENT_NULL: Absent = () => null;
+
+function absentGetter(d: ColumnDefault | undefined, loc: Location, each: string | undefined): Absent {
+  if (!d) return ABSENT_NULL;
+  // A field directly under the record (or the element) always has its holder.
+  const holder = (d.scope ?? 'parent') === 'parent' && loc.rest.length > 1 ? { ...loc, rest: loc.rest.slice(0, -1) } : undefined;
+  const by = d.by !== undefined ? fieldGetter(d.by, 'value', each) : undefined;
+  return (row) => {
+    if (holder && !isPlainObject(rawAt(holder, row))) return null;
+    if (by && d.cases) {
+      const k = by(row);
+      if (typeof k === 'string' && Object.hasOwn(d.cases, k)) return d.cases[k];
+    }
+    return d.value;
+  };
+}
+
+/**
+ * The value at a dotted path of a row, honouring the paths validation
+ * rejected: a rejected value is null even where a default would apply, since
+ * it was sent, just not of the documented type.
+ */
+function fieldGetter(path: string, as: Representation, each: string | undefined, dflt?: ColumnDefault): Getter {
   const loc = locate(path, each);
   const inside = as !== 'count';
+  const absent = absentGetter(dflt, loc, each);
+  const rejectedHere = (row: Row) => {
+    const rejected = row.rec.rejected;
+    return rejected !== undefined && isRejected(rejected, loc.eachSegs ? [...loc.eachSegs, row.elem, ...loc.rest] : loc.segs, inside);
+  };
   return (row) => {
     const raw = rawAt(loc, row);
-    if (raw === undefined) return null;
-    const rejected = row.rec.rejected;
-    if (rejected && isRejected(rejected, loc.eachSegs ? [...loc.eachSegs, row.elem, ...loc.rest] : loc.segs, inside)) return null;
+    if (raw === undefined) return absent === ABSENT_NULL || rejectedHere(row) ? null : absent(row);
+    if (rejectedHere(row)) return null;
     return represent(raw, as);
   };
 }
@@ -116,7 +195,11 @@ class Context {
   private readonly indexes = new Map<string, Map<KeyValue, SourceRecord>>();
   private readonly counts = new Map<string, Map<KeyValue, number>>();
 
-  constructor(private readonly reader: CollectionReader) {}
+  constructor(
+    private readonly reader: CollectionReader,
+    /** The backend's release as its 3.14.1 routes showed it. */
+    readonly backend: BackendRelease,
+  ) {}
 
   group(id: string): RouteGroup {
     return this.reader.group(id);
@@ -177,7 +260,7 @@ function compileColumn(exp: ExportDef, col: ColumnDef, ctx: Context): Getter {
   const src = col.source;
   switch (src.kind) {
     case 'field':
-      return fieldGetter(src.path, src.as, exp.each);
+      return fieldGetter(src.path, src.as, exp.each, col.default);
     case 'realm':
       return (row) => row.rec.realm ?? null;
     case 'unavailable':
@@ -186,11 +269,13 @@ function compileColumn(exp: ExportDef, col: ColumnDef, ctx: Context): Getter {
       if (derivationGap(ctx.group(src.route))) return NULL_GETTER;
       const on = fieldGetter(src.on, 'value', exp.each);
       const index = ctx.index(src.route, src.by);
-      const target = fieldGetter(src.path, src.as, undefined);
+      const target = fieldGetter(src.path, src.as, undefined, col.default);
+      // The route was read: a row with nothing to join has the default where it reaches that far.
+      const unmatched = col.default?.scope === 'row' ? col.default.value : null;
       return (row) => {
         const k = on(row);
         const rec = isKeyValue(k) ? index.get(k) : undefined;
-        return rec ? target({ rec, elem: -1, elemValue: undefined }) : null;
+        return rec ? target({ rec, elem: -1, elemValue: undefined }) : unmatched;
       };
     }
     case 'count': {
@@ -236,22 +321,39 @@ function since3141Columns(exp: ExportDef, def: RouteDef): ReadonlyArray<{ col: C
 }
 
 /**
- * The 3.14.1 columns to list as unobtainable: those of an export none of whose
- * 3.14.1 fields appears in any record, i.e. the backend predates 3.14.1. One
- * 3.14.1 field being present shows a newer backend, on which an absent
- * optional field (snapshotPool) is just absent and not listed.
+ * The 3.14.1 columns to list as unobtainable, and why. On a backend whose
+ * 3.14.1 routes answered 404, every 3.14.1 field no record carries (one that
+ * some record carries is data, and stays). On a 3.14.1 backend, none: a field
+ * no record carries is just absent (images that predate `secureBoot`). When
+ * no 3.14.1 route was answered at all (no token of their types), the release
+ * is unknown: the fields are listed only if no record carries any 3.14.1
+ * field of the export, and the reason says the release is unknown.
  */
-function missing3141(exp: ExportDef, group: RouteGroup, rows: readonly Row[]): Set<ColumnDef> {
+function missing3141(exp: ExportDef, group: RouteGroup, rows: readonly Row[], release: BackendRelease): Map<ColumnDef, string> {
+  const out = new Map<ColumnDef, string>();
   const cols = since3141Columns(exp, group.def);
-  if (rows.length === 0 || cols.length === 0) return new Set();
-  const locs = cols.map(({ path }) => locate(path, exp.each));
-  const newer = rows.some((row) => locs.some((loc) => rawAt(loc, row) !== undefined));
-  return newer ? new Set() : new Set(cols.map((c) => c.col));
+  if (release === '3.14.1+' || cols.length === 0) return out;
+  const carried = cols.map(({ path }) => {
+    const loc = locate(path, exp.each);
+    return rows.some((row) => rawAt(loc, row) !== undefined);
+  });
+  if (release === 'unknown' && carried.some(Boolean)) return out;
+  const where = routeTitle(group.def, group.bodies);
+  cols.forEach(({ col, path }, i) => {
+    if (carried[i]) return;
+    out.set(
+      col,
+      release === 'before 3.14.1'
+        ? `${path} was added in backend 3.14.1, and this backend predates it (its 3.14.1 routes answer 404)`
+        : `${path} was added in backend 3.14.1; no record of ${where} carries it or any other 3.14.1 field, and the backend's release is unknown (no 3.14.1 route was answered)`,
+    );
+  });
+  return out;
 }
 
 function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], ctx: Context): NullField[] {
   const out: NullField[] = [];
-  const missing = missing3141(exp, group, rows);
+  const missing = missing3141(exp, group, rows, ctx.backend);
   for (const col of exp.columns) {
     const src = col.source;
     if (src.kind === 'unavailable') {
@@ -260,11 +362,7 @@ function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], c
       const gap = derivationGap(ctx.group(src.route));
       if (gap) out.push({ export: exp.name, field: col.name, ...gap });
     } else if (src.kind === 'field' && missing.has(col)) {
-      out.push({
-        export: exp.name,
-        field: col.name,
-        reason: `${src.path} was added in backend 3.14.1, and no record of ${routeTitle(group.def, group.bodies)} carries it or any other 3.14.1 field: the backend predates 3.14.1`,
-      });
+      out.push({ export: exp.name, field: col.name, reason: missing.get(col)! });
     }
   }
   return out;
@@ -346,7 +444,7 @@ function valuesFiller(exp: ExportDef, getters: readonly Getter[]): (row: Row, va
   const others: number[] = [];
   exp.columns.forEach((col, c) => {
     const src = col.source;
-    if (src.kind === 'field' && src.as === 'value') {
+    if (src.kind === 'field' && src.as === 'value' && col.default === undefined) {
       const loc = locate(src.path, exp.each);
       if (loc.rest.length === 1) {
         const slots = loc.eachSegs ? onElem : onRecord;
@@ -432,8 +530,8 @@ function prepareExport(exp: ExportDef, ctx: Context): StreamedExport {
  * large route is parsed when most other bodies have been read and released.
  * Each route's records are released after the last export that reads them.
  */
-function* exportsOf(reader: CollectionReader, onRelease?: (bytes: number) => void): Generator<{ index: number; exp: StreamedExport }> {
-  const ctx = new Context(reader);
+function* exportsOf(reader: CollectionReader, release: BackendRelease, onRelease?: (bytes: number) => void): Generator<{ index: number; exp: StreamedExport }> {
+  const ctx = new Context(reader, release);
   const reads = EXPORTS.map(routesRead);
   const read = new Set(reads.flatMap((r) => [...r]));
   let released = 0;
@@ -469,7 +567,7 @@ export function build(collection: RawCollection, parsed?: Map<string, unknown>):
   const reader = new CollectionReader(collection, parsed);
   const exports: ExportResult[] = new Array(EXPORTS.length);
   const nullFields: NullField[][] = new Array(EXPORTS.length);
-  for (const { index, exp: e } of exportsOf(reader)) {
+  for (const { index, exp: e } of exportsOf(reader, backendRelease(collection.manifest.routes))) {
     let records: ExportRecord[] = [];
     for (const batch of e.batches(Math.max(1, e.count))) records = batch;
     const { export: name, available, reason, proposedRoute } = e;
@@ -496,7 +594,7 @@ export async function buildEach(
 ): Promise<Omit<BuildResult, 'exports'>> {
   const reader = new CollectionReader(collection, parsed, opts);
   const nullFields: NullField[][] = new Array(EXPORTS.length);
-  for (const { index, exp } of exportsOf(reader, opts.onRelease)) {
+  for (const { index, exp } of exportsOf(reader, backendRelease(collection.manifest.routes), opts.onRelease)) {
     await sink(exp, index);
     nullFields[index] = exp.nullFields;
   }

@@ -4,9 +4,9 @@
  * path, a duplicate name, or a model field that is neither exported nor
  * deliberately omitted fails at import, not in a nightly run.
  */
-import { routeById, type RouteDef } from '../api/catalog.js';
+import { ROUTES, routeById, type RouteDef } from '../api/catalog.js';
 import type { ColumnDef, ExportDef, Representation } from './define.js';
-import { elementOf, fieldsOf, kindOf, recordValueOf, resolvePath } from './schema.js';
+import { elementOf, fieldsOf, isOpenObject, kindOf, recordValueOf, resolvePath } from './schema.js';
 import users from './defs/users.js';
 import teams from './defs/teams.js';
 import teamMemberships from './defs/team_memberships.js';
@@ -49,6 +49,17 @@ export function exportByName(name: string): ExportDef {
 
 type Schema = RouteDef['item'];
 
+/**
+ * The GET routes the API documents (spec section 4): those the client reads,
+ * and the two it has no use for. A `proposedRoute` must be one of these: a
+ * route that does not exist is no proposal.
+ */
+export const DOCUMENTED_GET_ROUTES: ReadonlySet<string> = new Set([
+  ...ROUTES.map((r) => `${r.method} ${r.path}`),
+  'GET /api/teams/quotas',
+  'GET /api/projects/{projectID}',
+]);
+
 /** Checks that the value at `path` can be written with `as` (flat: no nested objects). */
 function checkRepresentation(where: string, root: Schema, path: string, as: Representation, through: readonly string[]): void {
   let resolved;
@@ -63,7 +74,9 @@ function checkRepresentation(where: string, root: Schema, path: string, as: Repr
       ? kind === 'scalar' || (kind === 'array' && kindOf(elementOf(resolved.schema)!) === 'scalar')
       : as === 'entries'
         ? kind === 'record' && kindOf(recordValueOf(resolved.schema)!) === 'scalar'
-        : kind === 'array';
+        : as === 'json'
+          ? kind === 'record' || kind === 'object'
+          : kind === 'array';
   if (!ok) throw new Error(`${where}: "${path}" is ${kind}, which cannot be written as ${as}`);
 }
 
@@ -72,10 +85,28 @@ function scalarPath(where: string, root: Schema, path: string, through: readonly
   if (kindOf(resolvePath(root, path, through).schema) !== 'scalar') throw new Error(`${where}: "${path}" is not a scalar`);
 }
 
+/** A default is a scalar of the column's own type, on a column written as a value. */
+function checkDefault(where: string, exp: ExportDef, route: RouteDef, col: ColumnDef): void {
+  const d = col.default;
+  if (!d) return;
+  const src = col.source;
+  if ((src.kind !== 'field' && src.kind !== 'join') || src.as !== 'value') throw new Error(`${where}: a default needs a field or join column written as a value`);
+  if (!d.spec) throw new Error(`${where}: a default must quote the spec`);
+  const schema = src.kind === 'field' ? resolvePath(route.item, src.path, exp.each ? [exp.each] : []).schema : resolvePath(routeById(src.route).item, src.path).schema;
+  for (const v of [d.value, ...Object.values(d.cases ?? {})]) {
+    if (!schema.safeParse(v).success) throw new Error(`${where}: default ${JSON.stringify(v)} is not a value of the field's type`);
+  }
+  if (d.by !== undefined || d.cases !== undefined) {
+    if (src.kind !== 'field' || d.by === undefined || d.cases === undefined) throw new Error(`${where}: a default chosen by another field needs a field column, \`by\` and \`cases\``);
+    scalarPath(where, route.item, d.by, exp.each ? [exp.each] : []);
+  }
+}
+
 function checkColumn(exp: ExportDef, route: RouteDef, col: ColumnDef): void {
   const where = `export ${exp.name}, column ${col.name}`;
   const through = exp.each ? [exp.each] : [];
   const src = col.source;
+  checkDefault(where, exp, route, col);
   switch (src.kind) {
     case 'field':
       checkRepresentation(where, route.item, src.path, src.as, through);
@@ -94,6 +125,9 @@ function checkColumn(exp: ExportDef, route: RouteDef, col: ColumnDef): void {
       return;
     case 'unavailable':
       if (!src.reason) throw new Error(`${where}: an unavailable column needs a reason`);
+      if (src.proposedRoute !== undefined && !DOCUMENTED_GET_ROUTES.has(src.proposedRoute)) {
+        throw new Error(`${where}: proposed route "${src.proposedRoute}" is not a GET route the API documents`);
+      }
       return;
   }
 }
@@ -107,6 +141,19 @@ function checkCoverage(exp: ExportDef, route: RouteDef): void {
   const used = exp.columns.flatMap((c) => (c.source.kind === 'field' ? [c.source.path] : []));
   const omitted = Object.keys(exp.omit);
   for (const o of omitted) {
+    if (o.endsWith('.*')) {
+      // The other keys of an open object: it must be open, and some of its keys exported.
+      const base = o.slice(0, -2);
+      let open = false;
+      try {
+        open = isOpenObject(resolvePath(route.item, base, exp.each ? [exp.each] : []).schema);
+      } catch (e) {
+        throw new Error(`export ${exp.name}: omitted "${o}": ${(e as Error).message}`);
+      }
+      if (!open) throw new Error(`export ${exp.name}: omitted "${o}": "${base}" is not an open object`);
+      if (!used.some((u) => u.startsWith(`${base}.`))) throw new Error(`export ${exp.name}: omitted "${o}": no key of "${base}" is exported; omit "${base}" itself`);
+      continue;
+    }
     try {
       resolvePath(route.item, o, exp.each ? [exp.each] : []);
     } catch (e) {
@@ -121,7 +168,9 @@ function checkCoverage(exp: ExportDef, route: RouteDef): void {
       const p = prefix + k;
       if (used.includes(p) || omitted.includes(p)) continue;
       if (used.some((u) => u.startsWith(`${p}.`))) {
-        visit((p === exp.each ? elementOf(child) : child) as Schema, `${p}.`);
+        const inner = (p === exp.each ? elementOf(child) : child) as Schema;
+        if (isOpenObject(inner) && !omitted.includes(`${p}.*`)) throw new Error(`export ${exp.name}: the other keys of open object "${p}" are neither exported nor omitted ("${p}.*") with a reason`);
+        visit(inner, `${p}.`);
         continue;
       }
       throw new Error(`export ${exp.name}: field "${p}" of ${route.id} is neither a column nor omitted with a reason`);

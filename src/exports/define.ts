@@ -10,9 +10,37 @@
  * How a field's value is written:
  * - `value`: as is (scalars, arrays of scalars);
  * - `entries`: an open-ended map as its sorted `"key=value"` strings;
- * - `count`: the length of an array.
+ * - `count`: the length of an array;
+ * - `json`: a free-form object as one compact JSON text, keys sorted at every
+ *   level (so that an unchanged object is an unchanged text).
  */
-export type Representation = 'value' | 'entries' | 'count';
+export type Representation = 'value' | 'entries' | 'count' | 'json';
+
+/** A scalar a default can take. */
+export type DefaultScalar = string | number | boolean;
+
+/**
+ * A default the API documents for an absent field, written instead of null.
+ * A value of the wrong type is still null (and counted under validation):
+ * only an absent field takes the default.
+ */
+export interface ColumnDefault {
+  /** The value written; with `by`, the value for any `by` value not in `cases`. */
+  readonly value: DefaultScalar;
+  /** A scalar field of the same record (dotted path) whose value chooses the default, e.g. the brick's OS. */
+  readonly by?: string;
+  readonly cases?: Readonly<Record<string, DefaultScalar>>;
+  /**
+   * `parent` (the default): only where the object holding the field is
+   * present (a libvirt default means nothing for a brick without a libvirt
+   * configuration). `row`: wherever the value is absent, its holding object
+   * included, and for a join also where the row has no record to join (a
+   * usage group absent from its row, or a team without a usage row).
+   */
+  readonly scope?: 'parent' | 'row';
+  /** What the spec says, quoted in docs/exports.md. */
+  readonly spec: string;
+}
 
 /** A field of the export's own record, as a dotted path. */
 export interface FieldSource {
@@ -57,6 +85,8 @@ export type ColumnSource = FieldSource | JoinSource | CountSource | RealmSource 
 export interface ColumnDef {
   readonly name: string;
   readonly source: ColumnSource;
+  /** For `field` and `join` columns written as values: the API's documented default. */
+  readonly default?: ColumnDefault;
   /** Optional remark for docs/exports.md. */
   readonly note?: string;
 }
@@ -72,7 +102,11 @@ export interface ExportDef {
   /** Column names, most significant first: the sort order and the identity of a row for diff. */
   readonly key: readonly string[];
   readonly columns: readonly ColumnDef[];
-  /** Model fields deliberately not exported, with the reason (checked against the model at load). */
+  /**
+   * Model fields deliberately not exported, with the reason (checked against
+   * the model at load). `path.*` names the keys of an open object (one that
+   * keeps unknown keys) other than those exported as columns.
+   */
   readonly omit: Readonly<Record<string, string>>;
 }
 
@@ -109,6 +143,7 @@ interface ColumnOptions {
   name?: string;
   as?: Representation;
   note?: string;
+  default?: ColumnDefault;
 }
 
 /** A column read from the record's field at `path`. */
@@ -116,15 +151,20 @@ export function field(path: string, opts: ColumnOptions = {}): ColumnDef {
   return {
     name: opts.name ?? flatName(path),
     source: { kind: 'field', path, as: opts.as ?? 'value' },
+    ...(opts.default !== undefined ? { default: opts.default } : {}),
     ...(opts.note !== undefined ? { note: opts.note } : {}),
   };
 }
 
 /** A column read from the record of `route` whose `by` equals this row's `on`. */
-export function join(name: string, spec: { route: string; on: string; by: string; path: string; as?: Representation; note?: string }): ColumnDef {
+export function join(
+  name: string,
+  spec: { route: string; on: string; by: string; path: string; as?: Representation; note?: string; default?: ColumnDefault },
+): ColumnDef {
   return {
     name,
     source: { kind: 'join', route: spec.route, on: spec.on, by: spec.by, path: spec.path, as: spec.as ?? 'value' },
+    ...(spec.default !== undefined ? { default: spec.default } : {}),
     ...(spec.note !== undefined ? { note: spec.note } : {}),
   };
 }
@@ -143,7 +183,7 @@ export function realm(name: string, note?: string): ColumnDef {
   return { name, source: { kind: 'realm' }, ...(note !== undefined ? { note } : {}) };
 }
 
-/** A column the API cannot supply. */
+/** A column the API cannot supply. `proposedRoute`, when given, must be a GET route the API documents. */
 export function unavailable(name: string, reason: string, proposedRoute?: string): ColumnDef {
   return { name, source: { kind: 'unavailable', reason, ...(proposedRoute !== undefined ? { proposedRoute } : {}) } };
 }

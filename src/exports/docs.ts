@@ -16,7 +16,8 @@ const DECISIONS = `## Decisions
   the person and the account: contact email, department, position, admin
   comment, and the account state and its history (joined, last login, state,
   deactivation, expiration, credential change, terms of service, escrow).
-  \`user_profiles\` repeats \`email\` so that the sheet can be read on its own.
+  \`user_profiles\` repeats \`firstName\`, \`lastName\` and \`email\` so that the
+  sheet can be read on its own.
   Each export names the fields it leaves to the other under "Not exported".
 - **Nested objects** become one column per field, named by the path with \`_\`
   (\`teamQuotas.cores\` → \`teamQuotas_cores\`, \`libvirt.image.pool\` →
@@ -26,8 +27,27 @@ const DECISIONS = `## Decisions
   (UTF-16 code units), e.g. \`["hdd=5000000000000", "ssd=1000000000000"]\`. An
   empty map (for quotas: no limits) is \`[]\`; an absent map is \`null\`.
 - **Arrays** of ids or codes stay JSON arrays, in the order received.
-- **Frontend settings** (\`settings\` objects and strings) are not exported: they
-  are web-interface state, not inventory.
+- **Settings.** The spec calls the \`settings\` of drives, images and bricks
+  frontend settings: they are web-interface state and are not exported, except
+  the one key it documents, images' \`settings.driveFormats\`
+  (\`settings_driveFormats\`). The \`settings\` of teams and projects are not
+  called frontend settings and document no key: each is exported whole as one
+  compact JSON text (\`settings\`, object keys sorted at every level, so an
+  unchanged object is an unchanged text). Every field left out of an export is
+  listed under "Not exported" with the reason.
+- **Documented defaults.** Where the spec documents a default for an absent
+  field, the export writes the default, not null: drives' \`noBackup\` (true),
+  bricks' \`libvirt.pty\` (false), \`libvirt.nic\`
+  (\`virtio\`), \`libvirt.clockOffset\` (\`localtime\` for a brick whose
+  \`format\` is \`windows\`, else \`utc\`), images' \`version\` (0 for a base
+  image). A libvirt default applies only to a brick that has a libvirt
+  configuration. Where the spec gives an absent field a meaning that is not a
+  value (an image \`limit\`: no limit; a quota: no limit; a brick \`video\`:
+  none; a certification's \`expires\`: no expiry), the column stays null and
+  its note says what null means. A brick's \`noQuota\` ("default false") is
+  required in the spec, so a brick without it is a validation issue, not a
+  default. A value of the wrong type is null whether or not a default exists
+  (it was sent; see validation below).
 - **Undocumented enum values** (a drive \`state\` the spec does not list, a new
   \`imageType\`) are kept as received and counted under \`validation\` in the
   manifest: a new value is useful data and a backend upgrade shows up in the
@@ -39,14 +59,32 @@ const DECISIONS = `## Decisions
 - **Unknown fields** are ignored by the exports and listed under \`drift\` by
   their dotted path (array elements share their array's path, map values
   appear as \`*\`).
-- **Absent optional fields** are \`null\` in that record; they are not listed in
-  \`nullFields\`. The 3.14.1 fields of an export are listed there when no record
-  carries any of them: the backend predates 3.14.1. When one is present the
-  backend is newer, and an absent optional one (\`snapshotPool\`) is just absent.
-- **Usage** groups (\`files\`, \`vms\`, \`drives\`) that are absent from a usage row
-  give \`null\`, not 0: the API reports no figure. \`teams\` takes a team's row of
-  GET /api/teams/usage by team id, so the \`no-team\` row and rows of deleted
-  teams never become teams; \`resources_by_project\` keeps every usage row.
+- **Absent optional fields** without a documented default are \`null\` in that
+  record; they are not listed in \`nullFields\`. A 3.14.1 field is listed there
+  as a version gap only when the backend predates 3.14.1, which its 3.14.1
+  routes show by answering 404 (and then only if no record carries it). On a
+  3.14.1 backend a field no record carries (images that predate
+  \`secureBoot\`, an unset \`snapshotPool\`) is just null. When no 3.14.1 route
+  was answered at all (no token of their types), the release is unknown: the
+  fields are listed only when no record carries any 3.14.1 field of the
+  export, with a reason that says so.
+- **Usage** groups (\`files\`, \`vms\`, \`drives\`) absent from a usage row mean
+  no resources (the spec: "groups with no resources may be absent from a
+  row"), so their columns are 0, not null; so are a team's usage columns when
+  GET /api/teams/usage was read and has no row for it. They are null (and
+  listed in \`nullFields\`) only when the usage route was not read. \`teams\`
+  takes a team's row of GET /api/teams/usage by team id, so the \`no-team\` row
+  and rows of deleted teams never become teams; \`resources_by_project\` keeps
+  every usage row.
+- **Routes read but not exported as rows.** GET /api/vms/{realm}/active
+  (running VMs) and GET /api/vms/{realm}/configs have no export among the 15
+  the contract names; configs are counted per brick (\`vmConfigCount\`), and
+  both are kept byte for byte in \`raw/\` (\`--raw\`, \`collect\`). GET
+  /api/realms gives the realm ids (\`vm_images.realmID\`, the manifest's
+  \`realms\`); a realm's display name and driver are in \`raw/\` only.
+- **Proposed routes.** \`proposedRoute\` names only GET routes the API
+  documents; a column no documented GET route supplies (a brick's
+  \`externalServers\` and \`vmType\`) has none, and its reason says what would.
 - **Per-realm routes.** When some realms answer and others fail (possible under
   \`--allow-partial\`), \`vm_images\` is published with the realms that answered
   and its \`reason\` starts with \`incomplete:\`; a derivation over a per-realm
@@ -74,8 +112,8 @@ function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): st
   let source: string;
   switch (src.kind) {
     case 'field':
-      type = src.as === 'entries' ? '"key=value" string[]' : src.as === 'count' ? 'count' : describeType(resolvePath(def.item, src.path, through).schema);
-      source = `${src.as === 'count' ? 'number of elements of ' : ''}field \`${src.path}\`${sinceMark(def, src.path, exp.each)}${src.as === 'entries' ? ', map as sorted "key=value" strings' : ''}`;
+      type = src.as === 'entries' ? '"key=value" string[]' : src.as === 'count' ? 'count' : src.as === 'json' ? 'string (JSON)' : describeType(resolvePath(def.item, src.path, through).schema);
+      source = `${src.as === 'count' ? 'number of elements of ' : ''}field \`${src.path}\`${sinceMark(def, src.path, exp.each)}${src.as === 'entries' ? ', map as sorted "key=value" strings' : src.as === 'json' ? ', object as compact JSON text' : ''}`;
       break;
     case 'join': {
       const other = routeById(src.route);
@@ -98,6 +136,11 @@ function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): st
       source = `**unavailable**: ${src.reason}${src.proposedRoute ? `; proposed route: \`${src.proposedRoute}\`` : ''}`;
       break;
   }
+  const d = col.default;
+  const dflt = d
+    ? `; absent: ${d.by && d.cases ? `${Object.entries(d.cases).map(([k, v]) => `\`${JSON.stringify(v)}\` when \`${d.by}\` is \`${k}\``).join(', ')}, else ` : ''}\`${JSON.stringify(d.value)}\` (spec: "${d.spec}")`
+    : '';
+  source += dflt;
   const note = col.note ? ` — ${col.note}` : '';
   return `| ${i + 1} | \`${col.name}\` | ${cell(type)} | ${cell(source + note)} |`;
 }
@@ -120,7 +163,7 @@ function exportSection(exp: ExportDef): string {
   const omitted = Object.entries(exp.omit);
   if (omitted.length > 0) {
     lines.push('', 'Not exported:', '');
-    for (const [path, why] of omitted) lines.push(`- \`${path}\`: ${why}`);
+    for (const [path, why] of omitted) lines.push(`- \`${path.endsWith('.*') ? `${path.slice(0, -2)}\` (its other keys)` : `${path}\``}: ${why}`);
   }
   return lines.join('\n');
 }

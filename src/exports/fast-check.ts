@@ -9,7 +9,7 @@
  *
  * Semantics mirrored from zod 4 for JSON input: `z.number()` is a finite
  * number and `.int()` a safe integer; optional accepts `undefined` (absent);
- * objects strip unknown keys; a record accepts a plain object (an own
+ * objects strip unknown keys (an open object keeps them, unchecked); a record accepts a plain object (an own
  * `__proto__` key is left to zod); a union accepts what any option accepts.
  */
 import type { z } from 'zod';
@@ -110,7 +110,9 @@ class Compiler {
         return;
       }
       case 'object': {
-        if (!onlyChecks(() => false) || def.catchall !== undefined) break;
+        // A catchall of unknown (an open object) accepts any other key, and such keys are not drift.
+        const open = def.catchall !== undefined && defOf(def.catchall).type === 'unknown';
+        if (!onlyChecks(() => false) || (def.catchall !== undefined && !open)) break;
         // One pass over the record's own keys rather than a lookup per declared field: records
         // from JSON.parse with optional fields have many hidden classes, and a named load on them
         // is megamorphic (slow); for-in reads the enum cache. Unknown keys are the drift.
@@ -127,7 +129,7 @@ class Compiler {
           if (!optional) required++;
           out.push(`case ${JSON.stringify(name)}: {`, ...inner, ...(optional ? [] : [`${seen}++;`]), 'break;', '}');
         }
-        out.push(prefix === null ? 'default:' : `default: if (unknown !== null) unknown.add(${JSON.stringify(prefix)} + ${k});`, '}', '}');
+        out.push(prefix === null || open ? 'default:' : `default: if (unknown !== null) unknown.add(${JSON.stringify(prefix)} + ${k});`, '}', '}');
         // Every required field present (an own key holds no undefined in JSON).
         out.push(`if (${seen} !== ${required}) return false;`);
         return;

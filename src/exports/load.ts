@@ -46,6 +46,12 @@ export interface LoadedCollection {
   readonly groups: ReadonlyMap<string, RouteGroup>;
   readonly validation: { issues: number; samples: ValidationSample[] };
   readonly drift: Array<{ route: string; unknownFields: string[] }>;
+  /**
+   * Bodies the manifest lists as read but that are not JSON of their route's
+   * shape (only a replay can hold one: a live run fails such a route before
+   * the build), in catalog order.
+   */
+  readonly bodyFailures: Array<{ route: string; detail: string }>;
 }
 
 const MAX_SAMPLES = 20;
@@ -111,6 +117,7 @@ interface BodyReport {
 
 class Loader {
   private readonly reports = new Map<string, BodyReport>();
+  private readonly bodyFailures = new Map<string, string>();
   private readonly manifest: ReadonlyMap<string, RouteRecord>;
   private readonly trees = new Map<RouteDef, DriftNode | null>();
   private readonly fastChecks = new Map<RouteDef, FastCheck>();
@@ -135,9 +142,13 @@ class Loader {
       const raw = this.collection.bodies.get(label);
       if (!raw) return { label, realm, ok: false, reason: `${label} failed: the collection holds no body for it`, skipped: false };
       try {
-        value = decodeBody(label, p.def, raw);
+        // A body from a file is never quoted in the message (it may not be what its name says).
+        value = decodeBody(label, p.def, raw, { quote: false });
       } catch (e) {
-        if (e instanceof BodyError) return { label, realm, ok: false, reason: `${label} failed: ${e.detail}`, skipped: false };
+        if (e instanceof BodyError) {
+          this.bodyFailures.set(label, e.detail);
+          return { label, realm, ok: false, reason: `${label} failed: ${e.detail}`, skipped: false };
+        }
         throw e;
       }
     }
@@ -191,17 +202,20 @@ class Loader {
   }
 
   /** Validation and drift of the bodies read, in the order of `labels`. */
-  report(labels: readonly string[]): Pick<LoadedCollection, 'validation' | 'drift'> {
+  report(labels: readonly string[]): Pick<LoadedCollection, 'validation' | 'drift' | 'bodyFailures'> {
     const validation = { issues: 0, samples: [] as ValidationSample[] };
     const drift: LoadedCollection['drift'] = [];
+    const bodyFailures: LoadedCollection['bodyFailures'] = [];
     for (const label of labels) {
+      const failure = this.bodyFailures.get(label);
+      if (failure !== undefined) bodyFailures.push({ route: label, detail: failure });
       const r = this.reports.get(label);
       if (!r) continue;
       validation.issues += r.count;
       for (const s of r.samples) if (validation.samples.length < MAX_SAMPLES) validation.samples.push(s);
       if (r.drift) drift.push(r.drift);
     }
-    return { validation, drift };
+    return { validation, drift, bodyFailures };
   }
 }
 
@@ -302,7 +316,7 @@ export class CollectionReader {
    * but its validation and drift are reported too; consumed, it is released at
    * once), then reports in catalog order.
    */
-  report(): Pick<LoadedCollection, 'validation' | 'drift'> {
+  report(): Pick<LoadedCollection, 'validation' | 'drift' | 'bodyFailures'> {
     const labels: string[] = [];
     for (const def of ROUTES) {
       if (!this.groups.has(def.id)) {

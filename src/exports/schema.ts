@@ -48,6 +48,18 @@ function ownersOf(s: Schema, key: string): Schema[] {
   return [];
 }
 
+/**
+ * An object that keeps keys it does not declare (zod's looseObject): the
+ * free-form settings of an image, of which the API documents one key. Its
+ * other keys are data, not drift.
+ */
+export function isOpenObject(s: Schema): boolean {
+  const u = unwrap(s);
+  if (!(u instanceof z.ZodObject)) return false;
+  const catchall = (u._zod.def as { catchall?: Schema }).catchall;
+  return catchall !== undefined && unwrap(catchall) instanceof z.ZodUnknown;
+}
+
 export type SchemaKind = 'object' | 'array' | 'record' | 'scalar' | 'unknown';
 
 export function kindOf(s: Schema): SchemaKind {
@@ -138,7 +150,7 @@ export function resolvePath(root: Schema, path: string, through: readonly string
 
 /** What the model knows about a value: its fields, its array element, or its map values. */
 export type DriftNode =
-  | { readonly kind: 'object'; readonly fields: ReadonlyMap<string, DriftNode | null> }
+  | { readonly kind: 'object'; readonly fields: ReadonlyMap<string, DriftNode | null>; readonly open?: true }
   | { readonly kind: 'array'; readonly element: DriftNode }
   | { readonly kind: 'map'; readonly value: DriftNode };
 
@@ -148,7 +160,7 @@ export function driftTree(s: Schema): DriftNode | null {
   if (fields) {
     const out = new Map<string, DriftNode | null>();
     for (const [k, v] of fields) out.set(k, driftTree(v));
-    return { kind: 'object', fields: out };
+    return isOpenObject(s) ? { kind: 'object', fields: out, open: true } : { kind: 'object', fields: out };
   }
   const el = elementOf(s);
   if (el) {
@@ -177,7 +189,7 @@ export function collectDrift(node: DriftNode, value: unknown, prefix: string, ou
       if (!isPlainObject(value)) return;
       for (const k of Object.keys(value)) {
         if (!node.fields.has(k)) {
-          out.add(prefix + k);
+          if (!node.open) out.add(prefix + k);
           continue;
         }
         const child = node.fields.get(k);

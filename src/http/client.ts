@@ -2,7 +2,10 @@ import { createRequire } from 'node:module';
 import type { Dispatcher } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSecureContext } from 'node:tls';
-import { HttpError, describeTransportError } from './errors.js';
+import { HttpError, describeTransportError, type ProxyInUse } from './errors.js';
+import { httpsProxy } from '../config/proxy.js';
+import { withoutUserinfo } from '../config/url.js';
+import { escapeControl } from '../util/escape.js';
 
 export interface TransportOptions {
   readonly timeoutMs: number;
@@ -65,6 +68,18 @@ function undici(): typeof import('undici') {
   return createRequire(import.meta.url)('undici') as typeof import('undici');
 }
 
+/** The proxy from the environment, for messages: never its credentials (those are refused anyway). */
+function proxyInUse(protocol: string): ProxyInUse | undefined {
+  const p = httpsProxy(process.env, protocol);
+  if (!p) return undefined;
+  try {
+    const url = new URL(p.url);
+    return { shown: escapeControl(withoutUserinfo(p.url)), variable: p.variable, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** 429 and 5xx are worth another attempt; other statuses are answers. */
 export function isRetryableStatus(status: number): boolean {
   return status === 429 || (status >= 500 && status <= 599);
@@ -87,7 +102,10 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
 export function createDispatcher(opts: Pick<TransportOptions, 'concurrency' | 'ca' | 'timeoutMs'>): Dispatcher {
   // One secure context for every connection: given `ca` alone, each new socket
   // would parse the whole trust store again (~40 ms of CPU per connection).
-  const tls = opts.ca ? { secureContext: createSecureContext({ ca: [...opts.ca] }) } : {};
+  // rejectUnauthorized is spelled out on every TLS option set: left undefined,
+  // Node takes it from NODE_TLS_REJECT_UNAUTHORIZED, and `0` there would turn
+  // verification off for the backend, the proxy and the tunnelled connection.
+  const tls = { ...(opts.ca ? { secureContext: createSecureContext({ ca: [...opts.ca] }) } : {}), rejectUnauthorized: true };
   const common = {
     connections: opts.concurrency,
     keepAliveTimeout: 10_000,
@@ -95,9 +113,8 @@ export function createDispatcher(opts: Pick<TransportOptions, 'concurrency' | 'c
     bodyTimeout: opts.timeoutMs,
     connect: { ...tls, timeout: Math.min(opts.timeoutMs, 30_000) },
   };
-  const proxied = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((k) => process.env[k]);
   const { Agent, EnvHttpProxyAgent } = undici();
-  if (!proxied) return new Agent(common);
+  if (!httpsProxy(process.env)) return new Agent(common);
   return new EnvHttpProxyAgent({ ...common, requestTls: tls, proxyTls: tls });
 }
 
@@ -132,6 +149,13 @@ export class HttpClient {
       this.throwIfAborted(req, attempt - 1);
       const outcome = await this.once(req, host);
       if (outcome.type === 'answer') {
+        const encoding = unaskedEncoding(outcome.headers['content-encoding']);
+        if (encoding !== undefined && outcome.status === 200) {
+          // Refused, not decoded: the raw collection keeps bodies byte for byte as
+          // the API answers them, and a body compressed unasked is a proxy or
+          // server misconfiguration worth seeing rather than hiding.
+          throw new HttpError({ route: req.label, status: outcome.status, kind: 'status', attempts: attempt, detail: `the server sent the body compressed (Content-Encoding: ${encoding}) although the request asked for none (Accept-Encoding: identity); nothing of it was used. Turn off compression for this client on the server or proxy` });
+        }
         if (!isRetryableStatus(outcome.status) || attempt === maxAttempts) {
           if (isRetryableStatus(outcome.status)) {
             throw new HttpError({ route: req.label, status: outcome.status, kind: 'status', attempts: attempt, detail: `HTTP ${outcome.status} after ${attempt} attempt${attempt > 1 ? 's' : ''}${bodyHint(outcome.body)}` });
@@ -166,7 +190,8 @@ export class HttpClient {
         origin,
         path: req.url.slice(origin.length) || '/',
         method: req.method ?? 'GET',
-        headers: { accept: 'application/json', 'user-agent': this.opts.userAgent, ...req.headers },
+        // identity: a compressed body is then something the server sent unasked (see get()).
+        headers: { accept: 'application/json', 'accept-encoding': 'identity', 'user-agent': this.opts.userAgent, ...req.headers },
         ...(req.body !== undefined ? { body: req.body } : {}),
         signal,
       });
@@ -176,7 +201,7 @@ export class HttpClient {
       if (deadline.aborted) {
         return { type: 'failure', status: 0, kind: 'timeout', detail: `no complete response within ${this.opts.timeoutMs / 1000} s (--timeout)`, cause: err };
       }
-      return { type: 'failure', status: 0, ...describeTransportError(err, host), cause: err };
+      return { type: 'failure', status: 0, ...describeTransportError(err, host, proxyInUse(new URL(req.url).protocol)), cause: err };
     }
   }
 
@@ -226,7 +251,15 @@ async function readBody(body: AsyncIterable<unknown>, contentLength: string | st
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
+/** A Content-Encoding other than identity, as a short escaped text; undefined for none. */
+function unaskedEncoding(value: string | string[] | undefined): string | undefined {
+  const v = (Array.isArray(value) ? value.join(', ') : value ?? '').trim();
+  if (v === '' || v.toLowerCase() === 'identity') return undefined;
+  return escapeControl(v.slice(0, 40));
+}
+
 function bodyHint(body: Buffer): string {
-  const text = body.subarray(0, 200).toString('utf8').replace(/\s+/g, ' ').trim();
+  if (body[0] === 0x1f && body[1] === 0x8b) return '; the body is gzip-compressed data';
+  const text = escapeControl(body.subarray(0, 200).toString('utf8').replace(/\s+/g, ' ').trim());
   return text ? `; the server said: ${text.slice(0, 160)}` : '';
 }

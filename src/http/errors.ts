@@ -1,3 +1,4 @@
+import { escapeControl } from '../util/escape.js';
 import { redact } from '../util/redact.js';
 
 export type HttpErrorKind = 'status' | 'timeout' | 'network' | 'tls' | 'aborted';
@@ -50,10 +51,39 @@ function errorCode(err: unknown): string | undefined {
   return undefined;
 }
 
+/** The innermost error carrying `code` (a Node system error has `port` and `address`). */
+function errnoError(err: unknown): { code?: string; port?: number } | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e && typeof e === 'object'; i++) {
+    if (typeof (e as { port?: unknown }).port === 'number') return e as { code?: string; port?: number };
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** The proxy a request went through: its URL without credentials, and the variable that set it. */
+export interface ProxyInUse {
+  readonly shown: string;
+  readonly variable: string;
+  readonly port: number;
+}
+
 /** Classifies a transport error and says in words what happened and what to do. */
-export function describeTransportError(err: unknown, host: string): { kind: HttpErrorKind; detail: string } {
+export function describeTransportError(err: unknown, host: string, proxy?: ProxyInUse): { kind: HttpErrorKind; detail: string } {
   const code = errorCode(err);
-  const message = err instanceof Error ? err.message : String(err);
+  const message = escapeControl(err instanceof Error ? err.message : String(err));
+  if (proxy) {
+    // Through a proxy the only socket this process opens is the one to the proxy.
+    const sys = errnoError(err);
+    const toProxy = sys?.port === proxy.port;
+    if (toProxy && (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH')) {
+      return { kind: 'network', detail: `the proxy ${proxy.shown} (from ${proxy.variable}) could not be reached (${code}); check that variable and that the proxy is up, or unset it to connect directly` };
+    }
+    const tunnel = /Proxy response \((\d+)\) !== 200/.exec(message);
+    if (tunnel) {
+      return { kind: 'network', detail: `the proxy ${proxy.shown} (from ${proxy.variable}) refused to open a tunnel to ${host} (HTTP ${tunnel[1]}); check the proxy's rules for that host, or list the host in NO_PROXY` };
+    }
+  }
   if (code && (TLS_CODES.has(code) || code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS'))) {
     const hint =
       code === 'ERR_TLS_CERT_ALTNAME_INVALID'

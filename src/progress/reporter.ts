@@ -1,5 +1,5 @@
 import type { RouteRecord } from '../collect/types.js';
-import { redact } from '../util/redact.js';
+import { forTerminal } from '../util/terminal.js';
 
 /** Where commands report progress; stderr in the CLI, a recorder in tests. */
 export interface Reporter {
@@ -33,7 +33,7 @@ function describeRecord(r: RouteRecord, records?: number): string {
 
 /** One plain line per finished route or phase, no control characters: for cron, pipes, CI. */
 export function plainReporter(write: (line: string) => void, quiet: boolean): Reporter {
-  const out = (line: string) => write(`${redact(line)}\n`);
+  const out = (line: string) => write(`${forTerminal(line)}\n`);
   return {
     routeStarted() {},
     routeDone(record, records) {

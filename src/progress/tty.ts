@@ -1,5 +1,5 @@
 import type { RouteRecord } from '../collect/types.js';
-import { redact } from '../util/redact.js';
+import { forTerminal } from '../util/terminal.js';
 import type { Reporter } from './reporter.js';
 
 interface Stream {
@@ -42,7 +42,7 @@ export function ttyReporter(stream: Stream, quiet: boolean, now: () => number = 
   let closed = false;
 
   const width = () => Math.max(20, (stream.columns ?? 80) - 1);
-  const clip = (s: string) => (s.length > width() ? `${s.slice(0, width() - 1)}…` : s);
+  const clip = (raw: string, s = forTerminal(raw)) => (s.length > width() ? `${s.slice(0, width() - 1)}…` : s);
 
   function erase(): void {
     if (drawnLines > 0) stream.write(`\r${ESC}${drawnLines}A${ESC}0J`);
@@ -64,11 +64,11 @@ export function ttyReporter(stream: Stream, quiet: boolean, now: () => number = 
 
   function message(text: string): void {
     if (closed) {
-      stream.write(`${redact(text)}\n`);
+      stream.write(`${forTerminal(text)}\n`);
       return;
     }
     erase();
-    stream.write(`${redact(text)}\n`);
+    stream.write(`${forTerminal(text)}\n`);
     draw();
   }
 

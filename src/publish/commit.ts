@@ -2,17 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { lstatSync, renameSync, rmSync } from 'node:fs';
 import { chmod } from 'node:fs/promises';
 import path from 'node:path';
-import { FailedError } from '../cli/errors.js';
+import { CliError, FailedError } from '../cli/errors.js';
+import { describeFsError } from '../util/fs-error.js';
 import { isLiveStaging, registerBackup, unregisterBackup, unregisterStaging } from './registry.js';
-import { assertNoSecrets, listTree, secretNeedles } from './scan.js';
+import { assertNoSecrets, listTree, secretMatcher } from './scan.js';
 import { createStaging, DIR_MODE, FILE_MODE, targetParts, type Staging } from './staging.js';
+import { assertReplaceable, assertSafeTarget, type OutputKind } from './target.js';
 
 /**
  * Checks the staging directory for every form of every secret, fixes modes,
  * then renames it into place (CONTRACT section 6). On any failure the staging
  * directory is removed and the previous target, if any, is left as it was.
  */
-export async function commit(staging: Staging, targetDir: string, secrets: readonly string[]): Promise<void> {
+export async function commit(staging: Staging, targetDir: string, secrets: readonly string[], kind?: OutputKind): Promise<void> {
   const { target, parent, base } = targetParts(targetDir);
   if (!isLiveStaging(staging.dir)) {
     throw new Error(`staging directory ${staging.dir} was already published or discarded`);
@@ -23,7 +25,7 @@ export async function commit(staging: Staging, targetDir: string, secrets: reado
   }
   try {
     const tree = await listTree(staging.dir);
-    await assertNoSecrets(staging.dir, tree, secretNeedles(secrets));
+    await assertNoSecrets(staging.dir, tree, secretMatcher(secrets));
     // Explicit modes: the umask, or whoever wrote into the directory, must not matter.
     await chmod(staging.dir, DIR_MODE);
     for (const rel of tree.dirs) await chmod(path.join(staging.dir, rel), DIR_MODE);
@@ -34,16 +36,16 @@ export async function commit(staging: Staging, targetDir: string, secrets: reado
   }
   // From here on everything is synchronous: a signal handler runs between
   // event-loop tasks, so it sees either the old target or the new one.
-  publishSync(staging, target, parent, base);
+  publishSync(staging, target, parent, base, kind);
 }
 
-function publishSync(staging: Staging, target: string, parent: string, base: string): void {
+function publishSync(staging: Staging, target: string, parent: string, base: string, kind: OutputKind | undefined): void {
   let existing: ReturnType<typeof lstatSync> | undefined;
   try {
+    // Checked again here, just before the rename: what is replaced must be the tool's own output.
+    assertSafeTarget(target, process.cwd());
+    assertReplaceable(target, kind);
     existing = lstatSync(target, { throwIfNoEntry: false });
-    if (existing && !existing.isDirectory()) {
-      throw new FailedError(`${target} exists and is not a directory; nothing was published. Remove it or choose another output directory`);
-    }
     if (!existing) {
       renameSync(staging.dir, target);
       unregisterStaging(staging.dir);
@@ -89,7 +91,9 @@ function publishSync(staging: Staging, target: string, parent: string, base: str
 }
 
 function wrap(err: unknown, target: string): unknown {
-  if (err instanceof FailedError) return err;
+  if (err instanceof CliError) return err;
+  const fs = describeFsError(err, target);
+  if (fs) return new FailedError(`could not publish ${target}: ${fs}`, { cause: err });
   const reason = err instanceof Error ? err.message : String(err);
   return new FailedError(`could not publish ${target}: ${reason}; nothing was published`, { cause: err });
 }
@@ -97,17 +101,23 @@ function wrap(err: unknown, target: string): unknown {
 /**
  * Creates a staging directory for `targetDir`, lets `fill` write into it,
  * then commits it. Any error (from `fill` or the commit) removes the staging
- * directory and is rethrown.
+ * directory and is rethrown. `kind` names the earlier output that may be
+ * replaced (CONTRACT section 6); without it only a missing or empty
+ * directory is.
  */
 export async function withStaging<T>(
   targetDir: string,
   secrets: readonly string[],
   fill: (staging: Staging) => Promise<T>,
+  kind?: OutputKind,
 ): Promise<T> {
+  // Refused before any work: the same checks run again just before the rename.
+  assertSafeTarget(targetDir, process.cwd());
+  assertReplaceable(targetDir, kind);
   const staging = await createStaging(targetDir);
   try {
     const result = await fill(staging);
-    await commit(staging, targetDir, secrets);
+    await commit(staging, targetDir, secrets, kind);
     return result;
   } catch (err) {
     staging.discard();

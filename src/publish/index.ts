@@ -6,3 +6,4 @@
 export { commit, withStaging } from './commit.js';
 export { cleanupAllSync, installSignalHandlers, type OnSignal, type Signal } from './registry.js';
 export { createStaging, type Staging } from './staging.js';
+export { assertReplaceable, assertSafeTarget, MANIFEST_OF, type OutputKind } from './target.js';

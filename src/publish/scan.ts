@@ -1,7 +1,8 @@
 import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { FailedError } from '../cli/errors.js';
-import { secretForms } from '../util/redact.js';
+import { escapeControl } from '../util/escape.js';
+import { secretPattern } from '../util/redact.js';
 
 /** Bytes read per step; a secret spanning two steps is still found (see `fileContains`). */
 export const SCAN_CHUNK_BYTES = 64 * 1024;
@@ -36,45 +37,61 @@ export async function listTree(root: string): Promise<Tree> {
   return tree;
 }
 
-/** Every form of every secret, as bytes; empty secrets are ignored. */
-export function secretNeedles(secrets: readonly string[]): Buffer[] {
-  const forms = new Set(secrets.filter((s) => s.length > 0).flatMap(secretForms));
-  return [...forms].map((form) => Buffer.from(form, 'utf8'));
+/**
+ * What the scan looks for: every secret in every spelling it can take in a
+ * file (raw, URL-encoded, JSON-escaped, mixed), matched on bytes read as
+ * latin1 so that a match may straddle nothing but a chunk boundary.
+ */
+export interface SecretMatcher {
+  readonly pattern: RegExp;
+  /** Longest text a match can span, in bytes. */
+  readonly longest: number;
+}
+
+/** Empty secrets are ignored; null when there is nothing to look for. */
+export function secretMatcher(secrets: readonly string[]): SecretMatcher | null {
+  const pattern = secretPattern(secrets, true);
+  if (pattern === null) return null;
+  // The longest single spelling of one character is 12 bytes (`%F0%9F%98%80`,
+  // `\uD83D\uDE00`); twice that leaves room for doubly escaped forms (`\\u002d`).
+  const longest = Math.max(...secrets.map((s) => [...s].length * 24));
+  return { pattern, longest };
+}
+
+function matches(m: SecretMatcher, text: string): boolean {
+  m.pattern.lastIndex = 0;
+  return m.pattern.test(text);
 }
 
 /**
  * Throws `FailedError` naming the first path (name or content) that holds a
  * secret. The message names the file, never the secret.
  */
-export async function assertNoSecrets(root: string, tree: Tree, needles: readonly Buffer[]): Promise<void> {
-  if (needles.length === 0) return;
+export async function assertNoSecrets(root: string, tree: Tree, matcher: SecretMatcher | null): Promise<void> {
+  if (matcher === null) return;
   for (const rel of [...tree.dirs, ...tree.files]) {
-    if (contains(Buffer.from(rel, 'utf8'), needles)) {
+    if (matches(matcher, Buffer.from(rel, 'utf8').toString('latin1'))) {
       // The name itself holds the token, so it cannot be shown.
       throw new FailedError('a token was found in the name of an output file; nothing was published');
     }
   }
   for (const rel of tree.files) {
-    if (await fileContains(path.join(root, rel), needles)) {
+    if (await fileContains(path.join(root, rel), matcher)) {
       throw new FailedError(
-        `a token was found in output file ${rel}; nothing was published (this is a bug: tokens must never be written to output)`,
+        `a token was found in output file ${escapeControl(rel)}; nothing was published (this is a bug: tokens must never be written to output)`,
       );
     }
   }
 }
 
-function contains(haystack: Buffer, needles: readonly Buffer[]): boolean {
-  return needles.some((needle) => haystack.includes(needle));
-}
-
 /**
- * Reads the file in chunks into one buffer, keeping the last (longest needle
- * − 1) bytes of each window in front of the next chunk, so a needle that
+ * Reads the file in chunks into one buffer, keeping the last (longest match
+ * − 1) bytes of each window in front of the next chunk, so a match that
  * straddles a chunk boundary lies whole inside a window. Works on bytes, so a
  * multi-byte character split by a boundary does not matter either.
  */
-export async function fileContains(file: string, needles: readonly Buffer[]): Promise<boolean> {
-  const overlap = Math.max(0, ...needles.map((n) => n.length - 1));
+export async function fileContains(file: string, matcher: SecretMatcher): Promise<boolean> {
+  const overlap = Math.max(0, matcher.longest - 1);
   const buf = Buffer.allocUnsafe(SCAN_CHUNK_BYTES + overlap);
   const handle = await open(file, 'r');
   try {
@@ -83,7 +100,7 @@ export async function fileContains(file: string, needles: readonly Buffer[]): Pr
       const { bytesRead } = await handle.read(buf, carried, SCAN_CHUNK_BYTES, null);
       if (bytesRead === 0) return false;
       const end = carried + bytesRead;
-      if (contains(buf.subarray(0, end), needles)) return true;
+      if (matches(matcher, buf.toString('latin1', 0, end))) return true;
       carried = Math.min(overlap, end);
       buf.copyWithin(0, end - carried, end);
     }

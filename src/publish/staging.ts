@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isLiveStaging, registerStaging, unregisterStaging } from './registry.js';
+import { describeFsError } from '../util/fs-error.js';
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
@@ -44,7 +45,7 @@ export async function createStaging(targetDir: string): Promise<Staging> {
     dir = mkdtempSync(path.join(parent, `.${base}.partial-${process.pid}-`));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw new FailedError(`cannot write into ${parent} (${code}); nothing was published. Choose another output directory (--out-dir)`, { cause: err });
+    throw new FailedError(describeFsError(err, parent, true) ?? `cannot write into ${parent} (${code}); nothing was published. Choose another output directory (--out-dir)`, { cause: err });
   }
   registerStaging(dir);
   try {
@@ -55,10 +56,21 @@ export async function createStaging(targetDir: string): Promise<Staging> {
   }
   return {
     dir,
-    writeFile: (relPath, data) => writeInto(dir, relPath, data),
-    writeChunks: (relPath, chunks) => writeChunksInto(dir, relPath, chunks),
+    writeFile: (relPath, data) => explained(writeInto(dir, relPath, data), dir, relPath),
+    writeChunks: (relPath, chunks) => explained(writeChunksInto(dir, relPath, chunks), dir, relPath),
     discard: () => discardDir(dir),
   };
+}
+
+/** A file-system failure while writing becomes a FailedError that names the file, what happened and what to do. */
+async function explained(write: Promise<void>, dir: string, relPath: string): Promise<void> {
+  try {
+    await write;
+  } catch (err) {
+    const message = describeFsError(err, path.join(dir, relPath));
+    if (message) throw new FailedError(message, { cause: err });
+    throw err;
+  }
 }
 
 /**

@@ -1,32 +1,86 @@
 /**
  * Secrets known to this process. Every message that leaves the process goes
  * through `redact`, so a token echoed by a server or a library never escapes.
+ *
+ * A server can echo a secret in more than one spelling: as is, URL-encoded
+ * (`%2F`), or JSON-escaped (`\/`, `\u0041`), and a serializer may mix those
+ * character by character. Each secret is therefore matched by one pattern in
+ * which every character may take any of its spellings; the same pattern
+ * serves the messages (`redact`) and the pre-publish scan of output bytes
+ * (`secretPattern` in byte mode).
  */
 const secrets = new Set<string>();
+let textPattern: RegExp | null | undefined;
 
 export function registerSecret(value: string | undefined): void {
-  if (value && value.length > 0) secrets.add(value);
+  if (value && value.length > 0 && !secrets.has(value)) {
+    secrets.add(value);
+    textPattern = undefined;
+  }
 }
 
 export function knownSecrets(): string[] {
   return [...secrets];
 }
 
-/** Forms a secret may take in text: as is, and URL-encoded (query strings, cookies). */
+/** The literal forms of a secret (as is, and URL-encoded): for a cheap first look. */
 export function secretForms(value: string): string[] {
   const forms = new Set([value, encodeURIComponent(value)]);
   return [...forms];
 }
 
-export function redact(text: string): string {
-  let out = text;
-  // Longest first, so a token that contains another is replaced whole.
-  const all = [...secrets].flatMap(secretForms).sort((a, b) => b.length - a.length);
-  for (const s of all) out = out.split(s).join('[redacted]');
+function hexAlternatives(n: number, width: number): string {
+  // Hex digits in either case: `%2f` and `\u002F` are both common.
+  return [...n.toString(16).padStart(width, '0')].map((d) => (/[a-f]/i.test(d) ? `[${d.toLowerCase()}${d.toUpperCase()}]` : d)).join('');
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+}
+
+// One or more backslashes: a token JSON-escaped twice (a JSON document quoted
+// inside another, as in a manifest's error text) is still the token.
+const JSON_SHORT: Record<string, string> = { '"': '\\\\+"', '\\': '\\\\{2,}', '/': '\\\\+/', '\b': '\\\\+b', '\f': '\\\\+f', '\n': '\\\\+n', '\r': '\\\\+r', '\t': '\\\\+t' };
+
+/**
+ * Regular-expression source matching `secret` with each character in any
+ * of its spellings. `bytes`: for text decoded as latin1 (one char per byte),
+ * so a raw non-ASCII character is matched by its UTF-8 bytes.
+ */
+export function secretPatternSource(secret: string, bytes = false): string {
+  let out = '';
+  for (const ch of secret) {
+    const utf8 = [...Buffer.from(ch, 'utf8')];
+    const alts = new Set<string>();
+    alts.add(escapeRegExp(bytes ? String.fromCharCode(...utf8) : ch));
+    alts.add(utf8.map((b) => `%${hexAlternatives(b, 2)}`).join(''));
+    let units = '';
+    for (let i = 0; i < ch.length; i++) units += `\\\\+u${hexAlternatives(ch.charCodeAt(i), 4)}`;
+    alts.add(units);
+    const short = JSON_SHORT[ch];
+    if (short) alts.add(short);
+    if (ch === ' ') alts.add('\\+');
+    out += alts.size === 1 ? [...alts][0]! : `(?:${[...alts].join('|')})`;
+  }
   return out;
+}
+
+/** One pattern for several secrets, longest first so that a secret containing another is matched whole. */
+export function secretPattern(values: readonly string[], bytes = false): RegExp | null {
+  const list = [...new Set(values.filter((v) => v.length > 0))].sort((a, b) => b.length - a.length);
+  if (list.length === 0) return null;
+  return new RegExp(list.map((v) => secretPatternSource(v, bytes)).join('|'), 'g');
+}
+
+export function redact(text: string): string {
+  if (textPattern === undefined) textPattern = secretPattern([...secrets]);
+  if (textPattern === null) return text;
+  textPattern.lastIndex = 0;
+  return text.replace(textPattern, '[redacted]');
 }
 
 /** Only for tests. */
 export function clearSecrets(): void {
   secrets.clear();
+  textPattern = undefined;
 }

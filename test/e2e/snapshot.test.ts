@@ -61,7 +61,7 @@ describe('a live snapshot', () => {
     expect(readExport(out, 'users')).toHaveLength(ds.users.length);
     expect(readExport(out, 'team_memberships')).toHaveLength(ds.teams.reduce((n, t) => n + t.members.length, 0));
     expect(readExport(out, 'vm_images')).toHaveLength([...ds.perRealm.values()].reduce((n, r) => n + r.images.length, 0));
-    expect(new Set(readExport(out, 'vm_images').map((r) => r.realm))).toEqual(new Set(['libvirt', 'altvirt']));
+    expect(new Set(readExport(out, 'vm_images').map((r) => r.realmID))).toEqual(new Set(['libvirt', 'altvirt']));
     // The reduced brick projection and the unknown device count are reported.
     const nulls = manifest.nullFields.map((n: { export: string; field: string }) => `${n.export}.${n.field}`);
     expect(nulls).toEqual(expect.arrayContaining(['vm_hardware_setups.vmType', 'vm_hardware_setups.externalServers']));
@@ -175,12 +175,14 @@ describe('a live snapshot', () => {
     const parent = tmpDir();
     const out = join(parent, 'snap');
     mkdirSync(out);
+    // An earlier snapshot: the only kind of directory a snapshot may replace.
+    writeFileSync(join(out, '_snapshot-manifest.json'), JSON.stringify({ kind: 'snapshot', tool: { name: 'svc-snapshot', version: '0.0.0' }, date: '2026-01-01', complete: true, exports: [{ export: 'users', file: 'old.json' }] }));
     writeFileSync(join(out, 'old.json'), '[]');
     const res = await snapshot(site, out, ['--retries', '1']);
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/GET \/api\/teams: HTTP 500/);
     expect(res.stderr).toMatch(/--allow-partial/);
-    expect(readdirSync(out)).toEqual(['old.json']);
+    expect(readdirSync(out).sort()).toEqual(['_snapshot-manifest.json', 'old.json']);
     expect(leftovers(parent)).toEqual([]);
   });
 

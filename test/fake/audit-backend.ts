@@ -327,6 +327,7 @@ export function createAuditBackend(options: AuditBackendOptions = {}): AuditBack
     objects: (p, body) => {
       const list = data.objects[param(p, 'type')];
       if (!list) return error(400, `unknown object type ${param(p, 'type')}`);
+      if (!DATE.test(param(p, 'to'))) return error(400, 'end date must be YYYY-MM-DD');
       if (!Array.isArray(body) || !body.every((x) => typeof x === 'string')) return error(400, 'body must be an array of ids');
       return HttpResponse.json(body.length === 0 ? list : list.filter((o) => body.includes(o.id as string)));
     },

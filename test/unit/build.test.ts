@@ -68,9 +68,9 @@ describe('a 3.13.8 collection', () => {
     expect(nulls(result, 'drives')[0]).toEqual({
       export: 'drives',
       field: 'sizeOnDisk',
-      reason: 'sizeOnDisk was added in backend 3.14.1, and no record of GET /api/drives carries it or any other 3.14.1 field: the backend predates 3.14.1',
+      reason: 'sizeOnDisk was added in backend 3.14.1, and this backend predates it (its 3.14.1 routes answer 404)',
     });
-    expect(nulls(result, 'team_memberships')[2]!.reason).toMatch(/^members\.perm was added in backend 3\.14\.1, and no record of GET \/api\/teams carries it/);
+    expect(nulls(result, 'team_memberships')[2]!.reason).toMatch(/^members\.perm was added in backend 3\.14\.1, and this backend predates it/);
     expect(exportOf(result, 'drives').records.every((r) => r.sizeOnDisk === null && r.keys === null)).toBe(true);
   });
 
@@ -95,11 +95,11 @@ describe('a 3.13.8 collection', () => {
 });
 
 describe('nullFields on a 3.14.1 collection', () => {
-  it('lists the columns of bricks that GET /api/vms/bricks cannot supply, with reasons and proposed routes', () => {
+  it('lists the columns of bricks that GET /api/vms/bricks cannot supply, with reasons and no undocumented proposed route', () => {
     const r = build(new CollectionBuilder().with('vms-bricks', [brick({ id: 'b1' })]).build());
     expect(nulls(r, 'vm_hardware_setups')).toEqual([
-      { export: 'vm_hardware_setups', field: 'externalServers', reason: 'GET /api/vms/bricks returns a reduced projection without externalServers', proposedRoute: 'GET /api/vms/bricks/{id}' },
-      { export: 'vm_hardware_setups', field: 'vmType', reason: 'GET /api/vms/bricks returns a reduced projection without vmType', proposedRoute: 'GET /api/vms/bricks/{id}' },
+      { export: 'vm_hardware_setups', field: 'externalServers', reason: expect.stringMatching(/^GET \/api\/vms\/bricks returns a reduced projection without externalServers, and no documented GET route returns it/) },
+      { export: 'vm_hardware_setups', field: 'vmType', reason: expect.stringMatching(/^GET \/api\/vms\/bricks returns a reduced projection without vmType, and no documented GET route returns it/) },
       { export: 'vm_hardware_setups', field: 'deviceCount', reason: 'the field that backs the device count of a brick is not shown in the spec (management-api.md section 4, rule 6)' },
     ]);
     expect(r.nullFields.filter((n) => n.export !== 'vm_hardware_setups')).toEqual([]);
@@ -191,15 +191,17 @@ describe('validation', () => {
     expect(r.validation.samples.map((s) => s.index)).toEqual(Array.from({ length: 20 }, (_, i) => i));
   });
 
-  it('validates the records of routes no export reads, and a record that is not an object gives a row of nulls', () => {
+  it('validates the records of routes no export reads, and a list with an element that is not an object fails its route', () => {
     const c = new CollectionBuilder()
       .with('vms-active', [{ id: 'vm1' }])
       .with('users', [user({ id: 'u1' }), null])
       .build();
     const r = build(c);
     expect(r.validation.samples.some((s) => s.route === 'GET /api/vms/libvirt/active')).toBe(true);
-    expect(r.validation.samples).toContainEqual({ route: 'GET /api/users', index: 1, path: '', message: expect.stringMatching(/expected object/) });
-    expect(exportOf(r, 'users').records[0]).toEqual({ id: null, firstName: null, lastName: null, email: null, role: null, permissions: null });
+    const users = exportOf(r, 'users');
+    expect(users.available).toBe(false);
+    expect(users.records).toEqual([]);
+    expect(users.reason).toMatch(/GET \/api\/users failed: expected a JSON array of objects but element 1 is null/);
   });
 });
 
@@ -273,7 +275,7 @@ describe('routes that are missing', () => {
         .build(),
     );
     expect(exportOf(r, 'vm_images')).toMatchObject({ available: true, reason: 'incomplete: GET /api/vms/images?realm=alt failed: HTTP 502' });
-    expect(exportOf(r, 'vm_images').records.map((i) => [i.realm, i.id])).toEqual([['libvirt', 'i1']]);
+    expect(exportOf(r, 'vm_images').records.map((i) => [i.realmID, i.id])).toEqual([['libvirt', 'i1']]);
   });
 
   it('makes the per-realm exports and derivations unavailable when the realm list could not be read', () => {
@@ -295,7 +297,7 @@ describe('routes that are missing', () => {
     const b = new CollectionBuilder({ realms: hostile });
     hostile.forEach((realm, i) => b.with('vms-images', [image({ id: `i${i}` })], realm));
     const r = build(b.build());
-    expect(exportOf(r, 'vm_images').records.map((x) => [x.realm, x.id])).toEqual([
+    expect(exportOf(r, 'vm_images').records.map((x) => [x.realmID, x.id])).toEqual([
       ['../etc', 'i0'],
       ['__proto__', 'i2'],
       ['a b|c', 'i1'],
@@ -343,7 +345,7 @@ describe('build', () => {
     expect(exportOf(r, 'users').records.map((u) => u.id)).toEqual(['from-cache']);
   });
 
-  it('joins and counts in linear time on a large site', () => {
+  it('joins and counts on a large site', () => {
     const n = 20_000;
     const ids = Array.from({ length: n }, (_, i) => `id-${String(n - i).padStart(6, '0')}`);
     const c = new CollectionBuilder()
@@ -354,9 +356,8 @@ describe('build', () => {
       .with('vms-bricks', ids.map((id) => brick({ id })))
       .with('vms-configs', ids.map((id, i) => config({ id: `c${i}`, brick: id })))
       .build();
-    const started = performance.now();
+    // Its speed is measured by the benchmark, not asserted here.
     const r = build(c);
-    expect(performance.now() - started).toBeLessThan(15_000);
     expect(exportOf(r, 'teams').records[0]).toMatchObject({ id: 'id-000001', usage_vms_cnt: 2 });
     expect(exportOf(r, 'resources_by_project').records[n - 1]).toMatchObject({ projectID: `id-${n}`.replace('id-', 'id-0'), projectName: `id-0${n}` });
     expect(exportOf(r, 'vm_hardware_setups').records.every((b) => b.vmConfigCount === 1)).toBe(true);

@@ -398,7 +398,7 @@ describe('missing and damaged directories', () => {
     writeFileSync(file, '[1]');
     await expect(diffDirectories(ok, bad)).rejects.toThrow(/element 0 is not a record/);
     rmSync(file);
-    await expect(diffDirectories(ok, bad)).rejects.toThrow(/is listed in _snapshot-manifest.json but cannot be read/);
+    await expect(diffDirectories(ok, bad)).rejects.toThrow(/is listed in _snapshot-manifest.json but does not exist/);
   });
 });
 

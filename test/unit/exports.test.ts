@@ -86,7 +86,7 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     'id', 'name', 'desc', 'created', 'modified', 'quotas',
     'teamQuotas_cores', 'teamQuotas_memory', 'teamQuotas_storage', 'teamQuotas_devices',
     'perUserQuotas_cores', 'perUserQuotas_memory', 'perUserQuotas_storage', 'perUserQuotas_devices',
-    'startDate', 'endDate', 'memberCount',
+    'settings', 'startDate', 'endDate', 'memberCount',
     'usage_files_cnt', 'usage_files_size', 'usage_vms_cnt', 'usage_vms_mem', 'usage_vms_cores', 'usage_drives_cnt', 'usage_drives_size', 'usage_drives_used',
   ],
   team_memberships: ['teamID', 'teamName', 'memberID', 'firstName', 'lastName', 'email', 'lastLogin', 'joined', 'modified', 'perm'],
@@ -94,20 +94,20 @@ const EXPECTED_COLUMNS: Record<string, string[]> = {
     'id', 'name', 'owner', 'capacity', 'format', 'noBackup', 'writer', 'readers', 'created', 'changed', 'attached', 'writable', 'poolID',
     'team', 'project', 'realmID', 'diskType', 'cache', 'io', 'state', 'stateChange', 'hasSnapshot', 'sizeOnDisk', 'keys', 'snapshotPool', 'hasMessage',
   ],
-  projects: ['id', 'name', 'desc', 'securityLevel', 'parent', 'created', 'modified'],
+  projects: ['id', 'name', 'desc', 'securityLevel', 'parent', 'settings', 'created', 'modified'],
   project_memberships: ['id', 'projectID', 'userID', 'added', 'modified', 'canManage', 'duplicate', 'expires'],
   resources_by_project: ['projectID', 'projectName', 'exists', 'files_cnt', 'files_size', 'vms_cnt', 'vms_mem', 'vms_cores', 'drives_cnt', 'drives_size', 'drives_used'],
   security_requirements: ['id', 'name', 'desc', 'type', 'created', 'modified', 'data_type', 'data_expires', 'data_defaultExpiration', 'data_maxExpiration'],
   security_levels: ['id', 'name', 'desc', 'created', 'modified', 'requirements'],
   user_profiles: [
-    'id', 'email', 'contactEmail', 'department', 'position', 'comment', 'joined', 'lastLogin', 'state', 'stateReason',
+    'id', 'firstName', 'lastName', 'email', 'contactEmail', 'department', 'position', 'comment', 'joined', 'lastLogin', 'state', 'stateReason',
     'deactivationType', 'deactivatedUntil', 'expiration', 'passChanged', 'tosAccepted', 'neverEscrow', 'lastEscrow',
   ],
   user_certifications: ['id', 'requirementID', 'userID', 'expires', 'created', 'modified', 'modifiedBy'],
   'sub-admin_managed_objects': ['managerID', 'objectType', 'objectID'],
   vm_images: [
-    'realm', 'id', 'name', 'description', 'size', 'imageType', 'info_pool', 'info_volume', 'info_deviceBusType', 'info_sourceType', 'info_timezone',
-    'created', 'modified', 'version', 'parent', 'limit', 'secureBoot',
+    'realmID', 'id', 'name', 'description', 'size', 'imageType', 'info_pool', 'info_volume', 'info_deviceBusType', 'info_sourceType', 'info_timezone',
+    'created', 'modified', 'version', 'parent', 'limit', 'secureBoot', 'settings_driveFormats',
   ],
   vm_hardware_setups: [
     'id', 'name', 'description', 'setup', 'vcores', 'maxMemBytes', 'realmID',
@@ -149,9 +149,9 @@ const EXPECTED_KEYS: Record<string, Array<Record<string, unknown>>> = {
     { managerID: 'u3', objectType: 'Team', objectID: 'team|b' },
   ],
   vm_images: [
-    { realm: 'alt', id: 'i9' },
-    { realm: 'libvirt', id: 'i1' },
-    { realm: 'libvirt', id: 'i2' },
+    { realmID: 'alt', id: 'i9' },
+    { realmID: 'libvirt', id: 'i1' },
+    { realmID: 'libvirt', id: 'i2' },
   ],
   vm_hardware_setups: [{ id: 'b1' }, { id: 'b2' }, { id: 'b3' }],
   licensing_servers: [{ id: 'x1' }, { id: 'x2' }],
@@ -269,9 +269,10 @@ describe('export records', () => {
   it('joins team usage into teams by team id, leaving no-team and deleted teams out', () => {
     const teams = exportOf(result, 'teams').records;
     expect(teams.map((t) => t.id)).toEqual(['team|a', 'team|b', 'team|c']);
-    expect(teams[0]).toMatchObject({ usage_files_cnt: null, usage_files_size: null, usage_vms_cnt: 2, usage_drives_used: 15 });
+    // A group absent from the row means none; so does a team with no usage row at all.
+    expect(teams[0]).toMatchObject({ usage_files_cnt: 0, usage_files_size: 0, usage_vms_cnt: 2, usage_drives_used: 15 });
     expect(teams[1]).toMatchObject({ usage_files_cnt: 1, usage_vms_cnt: 5, usage_vms_mem: 5000, usage_vms_cores: 10, usage_drives_size: 30 });
-    expect(teams[2]).toMatchObject({ usage_files_cnt: null, usage_vms_cnt: null, usage_drives_cnt: null });
+    expect(teams[2]).toMatchObject({ usage_files_cnt: 0, usage_vms_cnt: 0, usage_drives_cnt: 0 });
     expect(result.nullFields.filter((n) => n.export === 'teams')).toEqual([]);
   });
 
@@ -298,7 +299,7 @@ describe('export records', () => {
       ['proj|2', 'Two', true],
       ['proj|deleted', null, false],
     ]);
-    expect(rows[0]).toMatchObject({ files_cnt: 1, drives_cnt: null, drives_used: null });
+    expect(rows[0]).toMatchObject({ files_cnt: 1, drives_cnt: 0, drives_used: 0 });
   });
 
   it("counts the VM configs per brick over every realm's configs", () => {
@@ -314,7 +315,9 @@ describe('export records', () => {
       libvirt_image_pool: 'default',
       libvirt_image_volume: 'v1',
       libvirt_video: 'spice',
-      libvirt_pty: null,
+      libvirt_pty: false,
+      libvirt_nic: 'virtio',
+      libvirt_clockOffset: 'utc',
       whitelist_teamIDs: ['team|a'],
       whitelist_userIDs: [],
       externalServers: null,
@@ -323,9 +326,9 @@ describe('export records', () => {
     });
   });
 
-  it('reads the images of every realm into vm_images with a realm column', () => {
+  it('reads the images of every realm into vm_images with a realmID column', () => {
     const rows = exportOf(result, 'vm_images').records;
-    expect(rows.map((r) => [r.realm, r.id, r.info_pool, r.info_sourceType, r.info_timezone])).toEqual([
+    expect(rows.map((r) => [r.realmID, r.id, r.info_pool, r.info_sourceType, r.info_timezone])).toEqual([
       ['alt', 'i9', null, 'NDFS', 'UTC'],
       ['libvirt', 'i1', 'default', null, null],
       ['libvirt', 'i2', 'default', null, null],
@@ -385,7 +388,8 @@ describe('docs/exports.md', () => {
       expect(committed).toContain(`## ${exp.name}\n`);
       for (const c of exp.columns) expect(committed).toContain(`| \`${c.name}\` |`);
     }
-    expect(committed).toContain('**unavailable**: GET /api/vms/bricks returns a reduced projection without vmType; proposed route: `GET /api/vms/bricks/{id}`');
+    expect(committed).toContain('**unavailable**: GET /api/vms/bricks returns a reduced projection without vmType, and no documented GET route returns it');
+    expect(committed).not.toContain('GET /api/vms/bricks/{id}');
     expect(committed).toContain('- Key (sort order): `teamID`, `memberID`');
     expect(committed).toMatch(/users and user_profiles/);
     expect(committed).toMatch(/Undocumented enum values/);

@@ -310,10 +310,9 @@ describe('the dataset', () => {
     for (const r of [...cur.BrickInfoListed]) expect(r).not.toHaveProperty('externalServers');
   });
 
-  it('generates the large site in a few seconds', () => {
-    const started = performance.now();
+  // How fast it is belongs in the benchmark, not here.
+  it('generates the large site', () => {
     const d = generateDataset({ sizes: LARGE_SITE, realms: LARGE_SITE_REALMS });
-    const elapsed = performance.now() - started;
     expect(d.users).toHaveLength(50_000);
     expect(d.teams).toHaveLength(2_000);
     expect(d.teams.every((t) => t.members.length === 25)).toBe(true);
@@ -327,7 +326,6 @@ describe('the dataset', () => {
     expect(d.bricks).toHaveLength(2_000);
     expect(d.externalServers).toHaveLength(500);
     expect(d.userCertifications).toHaveLength(20_000);
-    expect(elapsed).toBeLessThan(15_000);
   });
 });
 
@@ -479,14 +477,22 @@ describe('the fake backend in-process', () => {
   });
 
   it('delays an answer by delayMs and every answer by latencyMs', async () => {
+    // Order of arrival, not elapsed time: the delayed answer comes after the
+    // undelayed one started later, and latency puts a backend behind one without.
     const b = backendWith({ latencyMs: 30 });
-    b.setFault('users', { delayMs: 100 });
-    let t = performance.now();
-    await call(b, '/api/users', { cookie: TOKEN });
-    expect(performance.now() - t).toBeGreaterThanOrEqual(120);
-    t = performance.now();
-    await call(b, '/api/teams', { cookie: TOKEN });
-    expect(performance.now() - t).toBeGreaterThanOrEqual(25);
+    const quick = backendWith();
+    b.setFault('users', { delayMs: 300 });
+    const arrived: string[] = [];
+    const slow = call(b, '/api/users', { cookie: TOKEN }).then(() => arrived.push('delayed users'));
+    await call(b, '/api/teams', { cookie: TOKEN }).then(() => arrived.push('teams with latency'));
+    await slow;
+    expect(arrived).toEqual(['teams with latency', 'delayed users']);
+    arrived.length = 0;
+    await Promise.all([
+      call(b, '/api/teams', { cookie: TOKEN }).then(() => arrived.push('latency')),
+      call(quick, '/api/teams', { cookie: TOKEN }).then(() => arrived.push('none')),
+    ]);
+    expect(arrived).toEqual(['none', 'latency']);
   });
 
   it('refuses a fault on a route the catalog does not have', () => {
@@ -584,9 +590,8 @@ describe('the fake backend over HTTPS', () => {
     try {
       const res = await request(`${other.url}/api/users`, { dispatcher: client, headers: { cookie: `SVC_TOKEN=${TOKEN}` } });
       await res.body.dump();
-      const started = performance.now();
+      // Resolves at all (a kept-alive socket would hold it open until the test times out).
       await other.close();
-      expect(performance.now() - started).toBeLessThan(1_000);
     } finally {
       await client.close();
     }

@@ -36,19 +36,20 @@ afterEach(async () => {
 it('puts the previous directory back when the new one cannot be renamed into place', async () => {
   const target = path.join(work, 'out');
   await mkdir(target);
+  await writeFile(path.join(target, '_audit-manifest.json'), '{"kind":"audit","tool":{"name":"svc-snapshot","version":"0.0.0"},"routes":[{"status":200,"file":"old.txt"}]}');
   await writeFile(path.join(target, 'old.txt'), 'old contents');
   failRename.when = (from) => path.basename(from).startsWith('.out.partial-');
 
   const error = await withStaging(target, [], async (s) => {
     await s.writeFile('new.txt', 'new contents');
-  }).then(
+  }, 'audit').then(
     () => undefined,
     (err: unknown) => err,
   );
 
   expect(error).toBeInstanceOf(FailedError);
   expect((error as FailedError).message).toMatch(/nothing was published/);
-  expect(await readdir(target)).toEqual(['old.txt']);
+  expect((await readdir(target)).sort()).toEqual(['_audit-manifest.json', 'old.txt']);
   expect(await readFile(path.join(target, 'old.txt'), 'utf8')).toBe('old contents');
   expect(await readdir(work)).toEqual(['out']);
 });
@@ -56,10 +57,11 @@ it('puts the previous directory back when the new one cannot be renamed into pla
 it('leaves the previous directory and no staging directory when it cannot be moved aside', async () => {
   const target = path.join(work, 'out');
   await mkdir(target);
+  await writeFile(path.join(target, '_audit-manifest.json'), '{"kind":"audit","tool":{"name":"svc-snapshot","version":"0.0.0"},"routes":[{"status":200,"file":"old.txt"}]}');
   await writeFile(path.join(target, 'old.txt'), 'old contents');
   failRename.when = (from) => from === target;
 
-  await expect(withStaging(target, [], async (s) => s.writeFile('new.txt', 'new'))).rejects.toBeInstanceOf(FailedError);
-  expect(await readdir(target)).toEqual(['old.txt']);
+  await expect(withStaging(target, [], async (s) => s.writeFile('new.txt', 'new'), 'audit')).rejects.toBeInstanceOf(FailedError);
+  expect((await readdir(target)).sort()).toEqual(['_audit-manifest.json', 'old.txt']);
   expect(await readdir(work)).toEqual(['out']);
 });

@@ -8,7 +8,11 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FailedError } from '../../src/cli/errors.js';
-import { cleanupAllSync, commit, createStaging, withStaging } from '../../src/publish/index.js';
+import { cleanupAllSync, commit as commitAny, createStaging, withStaging as withStagingAny } from '../../src/publish/index.js';
+
+// The earlier target in these tests is a raw collection this tool wrote: only such a directory may be replaced.
+const withStaging: typeof withStagingAny = (target, secrets, fill) => withStagingAny(target, secrets, fill, 'collection');
+const commit: typeof commitAny = (staging, target, secrets) => commitAny(staging, target, secrets, 'collection');
 
 const SECRET = 'fake-token-for-tests';
 // Characters that URL-encoding changes, so the encoded form differs from the raw one.
@@ -35,16 +39,18 @@ async function entries(dir: string): Promise<string[]> {
   return (await readdir(dir)).sort();
 }
 
+const OLD_MANIFEST = JSON.stringify({ kind: 'collection', tool: { name: 'svc-snapshot', version: '0.0.0' }, routes: [{ route: 'GET /api/users', file: 'api-users.json' }] });
+
 async function makeOldTarget(target: string): Promise<void> {
-  await mkdir(path.join(target, 'sub'), { recursive: true });
-  await writeFile(path.join(target, 'old.txt'), 'old contents');
-  await writeFile(path.join(target, 'sub', 'old.json'), '{"old":true}');
+  await mkdir(target, { recursive: true });
+  await writeFile(path.join(target, '_collection-manifest.json'), OLD_MANIFEST);
+  await writeFile(path.join(target, 'api-users.json'), '{"old":true}');
 }
 
 async function expectOldTargetIntact(target: string): Promise<void> {
-  expect((await entries(target)).sort()).toEqual(['old.txt', 'sub']);
-  expect(await readFile(path.join(target, 'old.txt'), 'utf8')).toBe('old contents');
-  expect(await readFile(path.join(target, 'sub', 'old.json'), 'utf8')).toBe('{"old":true}');
+  expect((await entries(target)).sort()).toEqual(['_collection-manifest.json', 'api-users.json']);
+  expect(await readFile(path.join(target, '_collection-manifest.json'), 'utf8')).toBe(OLD_MANIFEST);
+  expect(await readFile(path.join(target, 'api-users.json'), 'utf8')).toBe('{"old":true}');
 }
 
 async function leakError(target: string, secrets: string[], fill: Parameters<typeof withStaging>[2]): Promise<FailedError> {

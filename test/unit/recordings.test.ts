@@ -72,7 +72,7 @@ describe.each(['platform-3.14.1', 'platform-3.13.8'])('the shipped recording %s'
       const usage = body(c, 'GET /api/teams/usage') as Array<{ id: string; vms?: { cnt: number } }>;
       for (const t of rows('teams')) {
         const u = usage.find((x) => x.id === t.id);
-        expect(t.usage_vms_cnt).toBe(u?.vms?.cnt ?? null);
+        expect(t.usage_vms_cnt).toBe(u?.vms?.cnt ?? 0);
       }
       const projects = body(c, 'GET /api/projects') as Array<{ id: string; name: string }>;
       const resources = rows('resources_by_project');

@@ -1,5 +1,5 @@
 import { defineExport, field, flatName, join } from '../define.js';
-import { USAGE_FIELDS } from './usage-groups.js';
+import { USAGE_ABSENT_IS_ZERO, USAGE_FIELDS } from './usage-groups.js';
 
 export default defineExport({
   name: 'resources_by_project',
@@ -10,6 +10,6 @@ export default defineExport({
     field('id', { name: 'projectID', note: 'a project id, or `no-project` for untagged resources' }),
     join('projectName', { route: 'projects', on: 'id', by: 'id', path: 'name', note: 'null for `no-project` and for projects GET /api/projects does not list' }),
     field('exists', { note: 'false: the project was deleted but still holds resources' }),
-    ...USAGE_FIELDS.map((path) => field(path, { name: flatName(path), note: 'null when the group is absent from the row' })),
+    ...USAGE_FIELDS.map((path) => field(path, { name: flatName(path), default: USAGE_ABSENT_IS_ZERO, note: '0 when the group is absent from the row' })),
   ],
 });

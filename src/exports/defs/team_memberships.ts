@@ -27,7 +27,7 @@ export default defineExport({
     quotas: IN_TEAMS,
     teamQuotas: IN_TEAMS,
     perUserQuotas: IN_TEAMS,
-    settings: 'frontend JSON settings, not inventory data',
+    settings: IN_TEAMS,
     startDate: IN_TEAMS,
     endDate: IN_TEAMS,
   },

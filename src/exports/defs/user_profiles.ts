@@ -4,13 +4,15 @@ const IN_USERS = 'an identity or role field: in users';
 
 export default defineExport({
   name: 'user_profiles',
-  description: 'One row per user account: profile (contact, organisation, notes) and account state (activity, deactivation, expiry, escrow). `email` is repeated from users so the sheet reads on its own.',
+  description: 'One row per user account: profile (contact, organisation, notes) and account state (activity, deactivation, expiry, escrow). The name and `email` are repeated from users so the sheet reads on its own.',
   route: 'users',
   key: ['id'],
   columns: [
     field('id'),
+    field('firstName', { note: 'repeated from users' }),
+    field('lastName', { note: 'repeated from users' }),
     field('email', { note: 'login email / username, repeated from users' }),
-    field('contactEmail', { note: 'only when different from the login email' }),
+    field('contactEmail', { note: 'null: the same as the login email' }),
     field('department'),
     field('position'),
     field('comment', { note: 'admin-visible notes' }),
@@ -27,8 +29,6 @@ export default defineExport({
     field('lastEscrow'),
   ],
   omit: {
-    firstName: IN_USERS,
-    lastName: IN_USERS,
     role: IN_USERS,
     permissions: IN_USERS,
   },

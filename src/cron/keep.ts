@@ -1,0 +1,119 @@
+import { readdirSync, rmdirSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
+import { format, isValid, parse } from 'date-fns';
+import { UsageError } from '../cli/errors.js';
+import { ownedOutput, type OutputKind } from '../publish/owned.js';
+
+/** `--keep <n>`: a whole number of at least 1 (the new directory always counts). */
+export function parseKeep(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(`--keep must be a whole number of at least 1: how many output directories to keep, the new one included (got "${raw.slice(0, 40)}")`);
+  }
+  return n;
+}
+
+const DATE = /\d{4}-\d{2}-\d{2}/g;
+
+/** The name split around its last YYYY-MM-DD date, or undefined when it holds none. */
+export function datedName(name: string): { prefix: string; date: string; suffix: string } | undefined {
+  const matches = [...name.matchAll(DATE)].filter((m) => isCalendarDate(m[0]));
+  const last = matches.at(-1);
+  if (last?.index === undefined) return undefined;
+  return { prefix: name.slice(0, last.index), date: last[0], suffix: name.slice(last.index + last[0].length) };
+}
+
+function isCalendarDate(s: string): boolean {
+  const d = parse(s, 'yyyy-MM-dd', new Date(0));
+  return isValid(d) && format(d, 'yyyy-MM-dd') === s;
+}
+
+/**
+ * Up front, before any request: `--keep` with an `--out-dir` whose name has no
+ * date could never find an older directory of its kind, so it is refused
+ * rather than silently keeping everything.
+ */
+export function checkKeepTarget(keep: number | undefined, outDirFlag: string | undefined): void {
+  if (keep === undefined || outDirFlag === undefined) return;
+  if (!datedName(path.basename(path.resolve(outDirFlag)))) {
+    throw new UsageError(
+      `--keep needs an output directory whose name holds the date (YYYY-MM-DD), such as the default svc-snapshot-<date> or --out-dir /srv/snapshots/$(date +%F); ` +
+        `older directories are the ones beside it whose names differ only in that date`,
+    );
+  }
+}
+
+export interface PruneResult {
+  /** Absolute paths of the directories removed, oldest first. */
+  readonly pruned: string[];
+  /** Directories that qualified but could not be removed completely, with why. */
+  readonly failures: Array<{ dir: string; error: string }>;
+  /** Directories named like older outputs that were left alone, with why. */
+  readonly left: Array<{ dir: string; reason: string }>;
+}
+
+/**
+ * Retention (CONTRACT section 12), called only after a complete run has
+ * published `outDir`. Candidates are the directories beside it whose names
+ * are its name with another date in the same place (`svc-snapshot-<date>`,
+ * `svc-snapshot-raw-<date>`, or a custom `<prefix><date><suffix>`), and that
+ * hold a complete manifest of `kind` and only files the tool wrote. Of those
+ * and the new directory, the newest `keep` by date stay, and the new one
+ * always stays. Synchronous: a signal cannot stop it between two directories'
+ * checks and deletions.
+ */
+export function pruneOlder(outDir: string, kind: OutputKind, keep: number): PruneResult {
+  const target = path.resolve(outDir);
+  const parent = path.dirname(target);
+  const base = path.basename(target);
+  const own = datedName(base);
+  const result: PruneResult = { pruned: [], failures: [], left: [] };
+  if (!own) return result;
+
+  const complete: Array<{ dir: string; date: string; files: readonly string[]; dirs: readonly string[] }> = [];
+  for (const entry of readdirSync(parent, { withFileTypes: true })) {
+    if (entry.name === base) continue;
+    const named = datedName(entry.name);
+    if (!named || named.prefix !== own.prefix || named.suffix !== own.suffix) continue;
+    const dir = path.join(parent, entry.name);
+    const owned = ownedOutput(dir, kind);
+    if (!owned.owned) {
+      result.left.push({ dir, reason: owned.reason });
+      continue;
+    }
+    complete.push({ dir, date: named.date, ...owned.tree });
+  }
+  // ISO dates sort as text; the new directory takes part in the ranking.
+  const ranked = [{ dir: target, date: own.date }, ...complete].sort((a, b) => (a.date < b.date ? 1 : a.date > b.date ? -1 : 0));
+  const kept = new Set(ranked.slice(0, keep).map((r) => r.dir));
+  kept.add(target);
+  for (const c of complete.sort((a, b) => (a.date < b.date ? -1 : 1))) {
+    if (kept.has(c.dir)) continue;
+    try {
+      remove(c.dir, c.files, c.dirs);
+      result.pruned.push(c.dir);
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      result.failures.push({ dir: c.dir, error: `${e.code ?? 'error'} on ${e.path ?? c.dir}` });
+    }
+  }
+  return result;
+}
+
+/**
+ * Removes exactly the entries that were checked: the manifest first, so that
+ * a directory left half removed is no longer taken for a complete output;
+ * `unlink` removes a link that appeared since as a link; and `rmdir` fails on
+ * anything added since, leaving it in place.
+ */
+function remove(dir: string, files: readonly string[], dirs: readonly string[]): void {
+  for (const rel of files) {
+    try {
+      unlinkSync(path.join(dir, rel));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  for (const rel of dirs) rmdirSync(path.join(dir, rel));
+}

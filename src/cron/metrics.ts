@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import path from 'node:path';
+
+/** What a run knew when it ended; absent parts are left out of the file rather than written as zeros. */
+export interface RunReport {
+  /** Records per export (snapshot). */
+  readonly records?: ReadonlyArray<{ export: string; count: number }>;
+  readonly routes?: { read: number; skipped: number; failed: number };
+  readonly validationIssues?: number;
+  readonly driftFields?: number;
+}
+
+export interface MetricsInput {
+  readonly command: string;
+  readonly exitCode: number;
+  readonly endedAt: Date;
+  readonly durationMs: number;
+  /** Unix seconds of the last run that ended with exit 0, or undefined when none is known. */
+  readonly lastSuccess: number | undefined;
+  readonly report?: RunReport;
+}
+
+const HELP: Record<string, string> = {
+  svc_snapshot_last_run_timestamp_seconds: 'When the last run ended, in Unix seconds, whatever its outcome.',
+  svc_snapshot_last_success_timestamp_seconds: 'When the last run that exited 0 ended, in Unix seconds (0: none known).',
+  svc_snapshot_exit_code: 'Exit code of the last run (0 complete, 1 failed, 2 usage, 3 token rejected, 4 incomplete, 130/143 interrupted).',
+  svc_snapshot_duration_seconds: 'Wall-clock duration of the last run.',
+  svc_snapshot_records: 'Records written per export by the last run.',
+  svc_snapshot_routes: 'Routes or requests of the last run by state.',
+  svc_snapshot_validation_issues: 'Fields of the wrong type found by the last run.',
+  svc_snapshot_drift_fields: 'Field names the backend returned that the models do not know, in the last run.',
+};
+
+/** Label values escaped as the text exposition format requires. */
+function label(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function seconds(ms: number): string {
+  return String(Math.round(ms) / 1000);
+}
+
+/** Pure: the file for node_exporter's textfile collector (Prometheus text format 0.0.4). */
+export function renderMetrics(m: MetricsInput): string {
+  const cmd = `command="${label(m.command)}"`;
+  const samples: Array<[string, string, string]> = [
+    ['svc_snapshot_last_run_timestamp_seconds', cmd, seconds(m.endedAt.getTime())],
+    ['svc_snapshot_last_success_timestamp_seconds', cmd, String(m.lastSuccess ?? 0)],
+    ['svc_snapshot_exit_code', cmd, String(m.exitCode)],
+    ['svc_snapshot_duration_seconds', cmd, seconds(m.durationMs)],
+  ];
+  const r = m.report;
+  for (const e of r?.records ?? []) samples.push(['svc_snapshot_records', `${cmd},export="${label(e.export)}"`, String(e.count)]);
+  if (r?.routes) {
+    for (const state of ['read', 'skipped', 'failed'] as const) samples.push(['svc_snapshot_routes', `${cmd},state="${state}"`, String(r.routes[state])]);
+  }
+  if (r?.validationIssues !== undefined) samples.push(['svc_snapshot_validation_issues', cmd, String(r.validationIssues)]);
+  if (r?.driftFields !== undefined) samples.push(['svc_snapshot_drift_fields', cmd, String(r.driftFields)]);
+  const lines: string[] = [];
+  let previous = '';
+  for (const [name, labels, value] of samples) {
+    if (name !== previous) lines.push(`# HELP ${name} ${HELP[name]}`, `# TYPE ${name} gauge`);
+    previous = name;
+    lines.push(`${name}{${labels}} ${value}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** A previous file larger than this is not one of ours; it is ignored. */
+const PREVIOUS_MAX_BYTES = 1024 * 1024;
+/** Year 5138: anything later is garbage, not a time. */
+const MAX_TIMESTAMP = 1e11;
+
+/**
+ * The last success recorded for `command` in the previous file, so that it
+ * survives failed runs. The file may be missing, a link, huge, garbled or
+ * hostile: anything but a well-formed sample for this command gives undefined.
+ */
+export function readLastSuccess(file: string, command: string): number | undefined {
+  const text = readSmallRegularFile(file);
+  if (text === undefined) return undefined;
+  const wanted = `command="${label(command)}"`;
+  for (const line of text.split('\n')) {
+    const m = /^svc_snapshot_last_success_timestamp_seconds\{([^{}\n]*)\}[ \t]+([0-9.eE+]+)[ \t]*$/.exec(line.trimEnd());
+    if (!m || !m[1]!.split(',').includes(wanted)) continue;
+    const value = Number(m[2]);
+    if (Number.isFinite(value) && value > 0 && value < MAX_TIMESTAMP) return value;
+  }
+  return undefined;
+}
+
+function readSmallRegularFile(file: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile() || info.size > PREVIOUS_MAX_BYTES) return undefined;
+    const buf = Buffer.alloc(Math.min(info.size, PREVIOUS_MAX_BYTES));
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).toString('utf8');
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Writes `text` to a new temporary file beside `file` and renames it over
+ * `file`, so that the collector never reads half a file. The temporary name
+ * does not end in `.prom`, which the collector ignores. Synchronous, so that a
+ * signal handler can call it. Mode 0644: the collector usually runs as
+ * another user, and the file holds only counts and times.
+ */
+export function writeMetricsFile(file: string, text: string): void {
+  const dir = path.dirname(file);
+  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+  try {
+    const buf = Buffer.from(text, 'utf8');
+    let done = 0;
+    while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
+    closeSync(fd);
+    renameSync(temp, file);
+  } catch (err) {
+    try {
+      closeSync(fd);
+    } catch {
+      // Already closed.
+    }
+    try {
+      unlinkSync(temp);
+    } catch {
+      // Nothing to remove.
+    }
+    throw err;
+  }
+}

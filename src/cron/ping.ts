@@ -1,0 +1,94 @@
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { createSecureContext } from 'node:tls';
+import { fileURLToPath } from 'node:url';
+import type { Dispatcher } from 'undici';
+import { normaliseServiceUrl } from '../config/url.js';
+import { TOOL } from '../version.js';
+
+export type PingEvent = 'start' | 'success' | 'fail';
+
+/** "A few seconds": a heartbeat receiver that hangs must not hold up a nightly run. */
+export const PING_TIMEOUT_MS = 5000;
+
+export interface PingTarget {
+  /** Normalised: https (or http to loopback), no credentials, query or trailing `/`. */
+  readonly url: string;
+  /** The run's trust store (--ca-file), or undefined for Node's default with NODE_EXTRA_CA_CERTS. */
+  readonly ca: readonly string[] | undefined;
+}
+
+/** The same URL rules as the base URL (CONTRACT section 2): a ping URL with credentials is a usage error. */
+export function parsePingUrl(raw: string): string {
+  return normaliseServiceUrl(raw, '--ping-url', false);
+}
+
+export function pingUrl(base: string, event: PingEvent): string {
+  return event === 'success' ? base : `${base}/${event}`;
+}
+
+/**
+ * Where a warning may name the receiver: its host only, since the path of a
+ * healthchecks URL is the check's secret key.
+ */
+export function pingHost(base: string): string {
+  return new URL(base).host;
+}
+
+/**
+ * One GET to the heartbeat receiver, carrying nothing but the user agent: no
+ * cookie, no token, nothing from the site. Redirects are not followed.
+ * Resolves to undefined on a 2xx answer, or to a warning; never rejects.
+ */
+export async function sendPing(target: PingTarget, event: PingEvent, timeoutMs = PING_TIMEOUT_MS): Promise<string | undefined> {
+  const undici = createRequire(import.meta.url)('undici') as typeof import('undici');
+  const dispatcher = pingDispatcher(undici, target.ca, timeoutMs);
+  const host = pingHost(target.url);
+  try {
+    const res = await undici.request(pingUrl(target.url, event), {
+      method: 'GET',
+      dispatcher,
+      headers: { 'user-agent': `${TOOL.name}/${TOOL.version}` },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+    if (res.statusCode < 200 || res.statusCode > 299) return `ping "${event}" to ${host} was answered with status ${res.statusCode}`;
+    return undefined;
+  } catch (err) {
+    const e = err as Error & { code?: string; cause?: { code?: string } };
+    const code = e.cause?.code ?? e.code ?? e.name;
+    return `ping "${event}" to ${host} failed (${code}); the run itself is not affected`;
+  } finally {
+    await dispatcher.close().catch(() => {});
+  }
+}
+
+/**
+ * One connection, the run's trust and proxy settings, and verification
+ * forced on: `rejectUnauthorized` is explicit because Node otherwise takes
+ * it from NODE_TLS_REJECT_UNAUTHORIZED, which must not turn it off.
+ */
+function pingDispatcher(undici: typeof import('undici'), ca: readonly string[] | undefined, timeoutMs: number): Dispatcher {
+  const tls = { rejectUnauthorized: true, ...(ca ? { secureContext: createSecureContext({ ca: [...ca] }) } : {}) };
+  const common = { connections: 1, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect: { ...tls, timeout: timeoutMs } };
+  const proxied = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((k) => process.env[k]);
+  return proxied ? new undici.EnvHttpProxyAgent({ ...common, requestTls: tls, proxyTls: tls }) : new undici.Agent(common);
+}
+
+/**
+ * The failure ping from a signal handler, which must end the process without
+ * returning to the event loop (the run would go on): a short-lived child
+ * process sends it while this one waits, bounded by the ping timeout.
+ */
+export function sendPingSync(target: PingTarget, event: PingEvent): string | undefined {
+  const child = fileURLToPath(new URL('./ping-child.js', import.meta.url));
+  const res = spawnSync(process.execPath, [child], {
+    input: JSON.stringify({ url: target.url, ca: target.ca ?? null, event }),
+    timeout: PING_TIMEOUT_MS + 1000,
+    stdio: ['pipe', 'pipe', 'ignore'],
+    encoding: 'utf8',
+  });
+  if (res.error || res.status === null) return `ping "${event}" to ${pingHost(target.url)} did not finish in time`;
+  const warning = res.stdout.trim();
+  return warning === '' ? undefined : warning;
+}

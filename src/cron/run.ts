@@ -1,0 +1,99 @@
+import path from 'node:path';
+import { UsageError } from '../cli/errors.js';
+import { trustStore } from '../config/values.js';
+import { readLastSuccess, renderMetrics, writeMetricsFile, type RunReport } from './metrics.js';
+import { parsePingUrl, sendPing, sendPingSync, type PingTarget } from './ping.js';
+
+/** Where messages go: warnings are silent with --quiet, errors never. */
+export interface CronOutput {
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface CronFlags {
+  metricsFile?: string;
+  pingUrl?: string;
+  caFile?: string;
+}
+
+/**
+ * What a run owes a scheduler (CONTRACT section 12): the metrics file and the
+ * heartbeat, whatever the outcome. `main` opens it once the flags are parsed
+ * and finishes it with the exit code, or from the signal handler.
+ */
+export class CronRun {
+  private readonly started = Date.now();
+  private ping: PingTarget | undefined;
+  private finished = false;
+
+  private constructor(
+    private readonly command: string,
+    private readonly metricsFile: string | undefined,
+    private readonly out: CronOutput,
+  ) {}
+
+  private warn(message: string): void {
+    this.out.warn(message);
+  }
+
+  /** Undefined when neither option is given. The metrics path is taken as is, so that a usage error below is still recorded. */
+  static open(command: string, flags: CronFlags, cwd: string, out: CronOutput): CronRun | undefined {
+    if (flags.metricsFile === undefined && flags.pingUrl === undefined) return undefined;
+    let metricsFile: string | undefined;
+    if (flags.metricsFile !== undefined) {
+      if (flags.metricsFile.trim() === '' || flags.metricsFile.endsWith('/')) {
+        throw new UsageError('--metrics-file needs a file path, e.g. /var/lib/node_exporter/textfile_collector/svc-snapshot.prom');
+      }
+      metricsFile = path.resolve(cwd, flags.metricsFile);
+    }
+    return new CronRun(command, metricsFile, out);
+  }
+
+  /** Checks --ping-url (a usage error is recorded in the metrics) and sends the start ping. */
+  async start(flags: CronFlags, env: NodeJS.ProcessEnv): Promise<void> {
+    if (flags.pingUrl === undefined) return;
+    const url = parsePingUrl(flags.pingUrl);
+    this.ping = { url, ca: trustStore(flags.caFile, env) };
+    const warning = await sendPing(this.ping, 'start');
+    if (warning) this.warn(warning);
+  }
+
+  /** Writes the metrics and sends the success or failure ping; never throws. */
+  async finish(exitCode: number, report?: RunReport): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    this.writeMetrics(exitCode, report);
+    if (this.ping) {
+      const warning = await sendPing(this.ping, exitCode === 0 ? 'success' : 'fail');
+      if (warning) this.warn(warning);
+    }
+  }
+
+  /** The same from a signal handler: synchronous, then the process exits. */
+  finishSync(exitCode: number): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.writeMetrics(exitCode, undefined);
+    if (this.ping) {
+      const warning = sendPingSync(this.ping, 'fail');
+      if (warning) this.warn(warning);
+    }
+  }
+
+  private writeMetrics(exitCode: number, report: RunReport | undefined): void {
+    if (!this.metricsFile) return;
+    const endedAt = new Date();
+    // Only a complete run (exit 0) is a success: exit 4 published incomplete data.
+    const lastSuccess = exitCode === 0 ? Math.round(endedAt.getTime()) / 1000 : readLastSuccess(this.metricsFile, this.command);
+    try {
+      writeMetricsFile(
+        this.metricsFile,
+        renderMetrics({ command: this.command, exitCode, endedAt, durationMs: endedAt.getTime() - this.started, lastSuccess, report }),
+      );
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      // An error, not a warning: --quiet must not hide that monitoring is blind.
+      this.out.error(`could not write the metrics file ${this.metricsFile} (${code}); check that its directory exists and is writable by this user`);
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+
+interface Connected {
+  connectParams?: { hostname?: string; host?: string; protocol?: string };
+  socket?: { authorized?: boolean; encrypted?: boolean };
+}
+
+/**
+ * Watches the connections undici makes to `hostname` (directly or through a
+ * proxy tunnel) and remembers whether a TLS socket to it was authorized:
+ * its certificate chain and host name verified. `check` reports TLS as
+ * verified from this, never from the mere absence of an error.
+ */
+export function observeTls(hostname: string): { authorized(): boolean | undefined; stop(): void } {
+  const want = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  let seen: boolean | undefined;
+  const onConnected = (message: unknown) => {
+    const m = message as Connected;
+    const host = (m.connectParams?.hostname ?? '').replace(/^\[|\]$/g, '').toLowerCase();
+    if (host !== want || m.connectParams?.protocol !== 'https:' || !m.socket?.encrypted) return;
+    // One unauthorized socket is enough to say no.
+    seen = seen === false ? false : m.socket.authorized === true;
+  };
+  subscribe('undici:client:connected', onConnected);
+  return {
+    authorized: () => seen,
+    stop: () => unsubscribe('undici:client:connected', onConnected),
+  };
+}
+
+/**
+ * The TLS verdict of a check: an earlier failure stands; otherwise an https
+ * URL is verified only when an authorized socket to its host was seen.
+ */
+export function tlsVerdict(url: string, seen: boolean | undefined, current: { ok: boolean; error?: string }, reachable: boolean): { ok: boolean; error?: string } {
+  if (!current.ok || !reachable || !url.startsWith('https:')) return current;
+  if (seen === true) return current;
+  return { ok: false, error: seen === false ? 'a connection was made without a verified certificate chain and host name' : 'no verified TLS connection was made' };
+}
+
+/** How a check prints TLS. */
+export function describeTls(url: string, tls: { ok: boolean; error?: string }): string {
+  if (!tls.ok) return `FAILED: ${tls.error ?? ''}`;
+  return url.startsWith('https:') ? 'verified (certificate chain and host name)' : 'not used (http:// to a loopback host)';
+}

@@ -1,0 +1,173 @@
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { escapeControl } from '../util/escape.js';
+
+/** The three kinds of output directory and the manifest that marks each. */
+export type OutputKind = 'snapshot' | 'collection' | 'audit';
+
+export const MANIFEST_OF: Record<OutputKind, string> = {
+  snapshot: '_snapshot-manifest.json',
+  collection: '_collection-manifest.json',
+  audit: '_audit-manifest.json',
+};
+
+/** Manifests larger than this are not ours (a snapshot manifest of a big site is a few hundred KB). */
+const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
+
+const Tool = z.object({ name: z.literal('svc-snapshot'), version: z.string() });
+const FileName = z.string().refine(isPlainName, 'not a plain file name');
+const Date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
+
+const SnapshotManifest = z.object({
+  kind: z.literal('snapshot'),
+  tool: Tool,
+  date: Date,
+  complete: z.boolean(),
+  exports: z.array(z.object({ file: FileName })),
+});
+
+const CollectionManifest = z.object({
+  kind: z.literal('collection'),
+  tool: Tool,
+  routes: z.array(z.object({ file: FileName.nullable().optional(), error: z.string().optional() })),
+});
+
+const AuditManifest = z.object({
+  kind: z.literal('audit'),
+  tool: Tool,
+  routes: z.array(z.object({ status: z.number(), file: FileName, error: z.unknown().optional() })),
+  queries: z.array(z.object({ file: FileName })).optional(),
+  reports: z.array(z.object({ file: FileName })).optional(),
+});
+
+/** What a directory holds, every entry checked, for deleting it without following a link. */
+export interface OwnedTree {
+  /** Relative paths, the manifest first. */
+  readonly files: readonly string[];
+  /** Relative paths of subdirectories, deepest first. */
+  readonly dirs: readonly string[];
+}
+
+export type Ownership = { owned: true; tree: OwnedTree } | { owned: false; reason: string };
+
+/**
+ * `complete: true` (deleting an older output, `--keep`): only a complete run's
+ * directory qualifies. `complete: false` (replacing the output directory of
+ * this run): an earlier partial output of the same kind qualifies too.
+ */
+export interface OwnershipRule {
+  readonly complete: boolean;
+}
+
+function isPlainName(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
+}
+
+/**
+ * Whether `dir` is a complete output directory of `kind` written by this tool
+ * and holding nothing else (CONTRACT sections 6 and 12): a real directory, its
+ * manifest a regular file that parses as a complete manifest of that kind, and
+ * every entry a regular file (or, in a snapshot, the `raw/` collection) that
+ * the manifest accounts for. Anything else, a symbolic link anywhere included,
+ * makes it not ours. Synchronous, reading only the manifests.
+ */
+export function ownedOutput(dir: string, kind: OutputKind, rule: OwnershipRule = { complete: true }): Ownership {
+  try {
+    return check(dir, kind, '', rule);
+  } catch (err) {
+    return { owned: false, reason: `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
+  }
+}
+
+function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule): Ownership {
+  const info = lstatSync(dir);
+  if (!info.isDirectory()) return { owned: false, reason: info.isSymbolicLink() ? 'is a symbolic link' : 'is not a directory' };
+  const manifestName = MANIFEST_OF[kind];
+  const text = readRegularFile(path.join(dir, manifestName));
+  if (text === undefined) return { owned: false, reason: `has no ${manifestName} that is a regular file` };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { owned: false, reason: `its ${manifestName} is not valid JSON` };
+  }
+  const allowed = allowedEntries(kind, json, rule);
+  if (typeof allowed === 'string') return { owned: false, reason: allowed };
+
+  const files: string[] = [path.join(rel, manifestName)];
+  const dirs: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === manifestName) continue;
+    const child = path.join(rel, entry.name);
+    if (entry.isDirectory() && allowed.subdirs.has(entry.name)) {
+      const sub = check(path.join(dir, entry.name), 'collection', child, rule);
+      if (!sub.owned) return { owned: false, reason: `${escapeControl(child)}/ ${sub.reason}` };
+      files.push(...sub.tree.files);
+      dirs.push(...sub.tree.dirs);
+      continue;
+    }
+    if (!entry.isFile()) return { owned: false, reason: `holds ${escapeControl(child)}, which is not a regular file` };
+    if (!allowed.files.has(entry.name)) return { owned: false, reason: `holds ${escapeControl(child)}, which its manifest does not list` };
+    files.push(child);
+  }
+  dirs.push(rel);
+  return { owned: true, tree: { files, dirs } };
+}
+
+interface Allowed {
+  files: Set<string>;
+  subdirs: Set<string>;
+}
+
+/** The names a complete manifest accounts for, or why the manifest does not qualify. */
+function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): Allowed | string {
+  if (kind === 'snapshot') {
+    const m = SnapshotManifest.safeParse(json);
+    if (!m.success) return incomplete(json, 'snapshot');
+    if (rule.complete && !m.data.complete) return 'is a partial snapshot (published with --allow-partial)';
+    // The spreadsheet forms of CONTRACT section 10 are the tool's files too.
+    const files = m.data.exports.flatMap((e) => [e.file, e.file.replace(/\.json$/, '.csv')]);
+    files.push(`svc-snapshot-${m.data.date}.xlsx`);
+    return { files: new Set(files), subdirs: new Set(['raw']) };
+  }
+  if (kind === 'collection') {
+    const m = CollectionManifest.safeParse(json);
+    if (!m.success) return incomplete(json, 'collection');
+    if (rule.complete && m.data.routes.some((r) => r.error !== undefined)) return 'is a collection with failed routes';
+    return { files: new Set(m.data.routes.flatMap((r) => (r.file ? [r.file] : []))), subdirs: new Set() };
+  }
+  const m = AuditManifest.safeParse(json);
+  if (!m.success) return incomplete(json, 'audit');
+  if (rule.complete && m.data.routes.some((r) => r.error !== undefined || r.status < 200 || r.status > 299)) return 'is an audit collection with failed requests';
+  const files = [...m.data.routes, ...(m.data.queries ?? []), ...(m.data.reports ?? [])].map((r) => r.file);
+  return { files: new Set(files), subdirs: new Set() };
+}
+
+function incomplete(_json: unknown, kind: string): string {
+  return `does not hold a ${kind} manifest of svc-snapshot`;
+}
+
+/** The file's text, or undefined when it is not a regular file (a link is never followed) or too large. */
+function readRegularFile(file: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile() || info.size > MANIFEST_MAX_BYTES) return undefined;
+    const buf = Buffer.alloc(info.size);
+    let done = 0;
+    while (done < buf.length) {
+      const n = readSync(fd, buf, done, buf.length - done, done);
+      if (n === 0) break;
+      done += n;
+    }
+    return buf.subarray(0, done).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}

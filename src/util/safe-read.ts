@@ -1,0 +1,54 @@
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import path from 'node:path';
+import { escapeControl } from './escape.js';
+
+/**
+ * Why a file of a collection or snapshot was not read. `problem` never holds
+ * any of the file's content: the name may point at a file the user never
+ * meant to show (CONTRACT section 5).
+ */
+export class UnreadableEntryError extends Error {
+  constructor(readonly dir: string, readonly file: string, readonly problem: string, options?: { cause?: unknown }) {
+    super(`${escapeControl(file)} in ${escapeControl(dir)} ${problem}`, options);
+    this.name = 'UnreadableEntryError';
+  }
+}
+
+/** A name from a manifest: one plain file name, no separator, no `.` or `..`, no NUL. */
+export function isPlainFileName(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
+}
+
+// O_NONBLOCK: opening a FIFO planted under an expected name must not hang the run.
+const FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * Reads `name` in `dir` only if it is a regular file directly inside `dir`:
+ * never through a symbolic link (O_NOFOLLOW on the last component, which is
+ * the only one, since the name has no separator), never a device, FIFO or
+ * directory. Used by replay and diff, and meant for every reader of a
+ * collection or snapshot.
+ */
+export async function readInside(dir: string, name: string): Promise<Buffer> {
+  if (!isPlainFileName(name)) throw new UnreadableEntryError(dir, name, 'is not a plain file name (a manifest may only name files directly inside its directory)');
+  let handle;
+  try {
+    handle = await open(path.join(dir, name), FLAGS);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'EMLINK') throw new UnreadableEntryError(dir, name, 'is a symbolic link; only regular files inside the directory are read', { cause: err });
+    if (code === 'ENOENT') throw new UnreadableEntryError(dir, name, 'does not exist', { cause: err });
+    throw new UnreadableEntryError(dir, name, `cannot be opened (${code ?? 'error'})`, { cause: err });
+  }
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) throw new UnreadableEntryError(dir, name, 'is not a regular file; only regular files inside the directory are read');
+    return await handle.readFile();
+  } catch (err) {
+    if (err instanceof UnreadableEntryError) throw err;
+    throw new UnreadableEntryError(dir, name, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,164 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
+import { startPingReceiver, type PingReceiver, type ReceivedPing } from '../helpers/ping-receiver.js';
+import { REPO_ROOT, runCli, startCli, tmpDir } from '../helpers/run-cli.js';
+import { ALL_TYPES_TOKEN } from '../fake/backend.js';
+import { getUntrustedCerts } from '../fake/certs.js';
+
+// --ping-url end to end (CONTRACT section 12): a healthchecks-style receiver
+// over real HTTPS with the test CA, recording what each ping carries.
+const TOKEN = ALL_TYPES_TOKEN.value;
+const CHECK = '/ping/5f1c0c5e-8a7e-4b52-9a55-0d6c3e2b7f10';
+let site: FakeSite;
+let receiver: PingReceiver;
+beforeAll(async () => {
+  site = await startFakeSite();
+  receiver = await startPingReceiver(() => site.backend.requests.length);
+});
+afterEach(() => {
+  receiver.received.length = 0;
+  receiver.status = 200;
+  receiver.delayMs = 0;
+  site.backend.clearFaults();
+});
+afterAll(async () => {
+  await receiver.close();
+  await site.close();
+});
+
+function run(args: string[], env: Record<string, string | undefined> = { SVC_TOKEN: TOKEN }) {
+  const dir = tmpDir();
+  return runCli(['snapshot', '--base-url', site.url, '--ca-file', site.caFile, '--retries', '0', '--out-dir', join(dir, 'out'), ...args], { env, cwd: dir });
+}
+
+/** The token in every encoding a request could carry it, and data only the site has. */
+function forbidden(): string[] {
+  const t = TOKEN;
+  const siteData = [site.url, `:${new URL(site.url).port}`, ...site.backend.dataset.users.slice(0, 5).flatMap((u) => [u.email, u.id])];
+  return [
+    t,
+    encodeURIComponent(t),
+    Buffer.from(t).toString('base64'),
+    Buffer.from(t).toString('base64url'),
+    Buffer.from(t).toString('hex'),
+    JSON.stringify(t).slice(1, -1),
+    Buffer.from(`SVC_TOKEN=${t}`).toString('base64'),
+    ...siteData,
+  ];
+}
+
+function expectClean(pings: ReceivedPing[]): void {
+  for (const p of pings) {
+    const text = [p.method, p.path, JSON.stringify(p.headers), p.body].join('\n');
+    for (const f of forbidden()) expect(text.includes(f), `ping ${p.path} carries ${f.slice(0, 6)}…`).toBe(false);
+    expect(Object.keys(p.headers).filter((h) => !['host', 'user-agent', 'connection'].includes(h))).toEqual([]);
+    expect(p.headers.cookie).toBeUndefined();
+  }
+}
+
+describe('--ping-url', () => {
+  it('pings /start before the first API request and the URL itself on success, carrying nothing from the run', async () => {
+    const res = await run(['--ping-url', `${receiver.url}${CHECK}`]);
+    expect(res.code).toBe(0);
+    expect(receiver.received.map((p) => `${p.method} ${p.path}`)).toEqual([`GET ${CHECK}/start`, `GET ${CHECK}`]);
+    expect(receiver.received[0]!.probe).toBe(0);
+    expect(receiver.received[1]!.probe).toBeGreaterThan(0);
+    expectClean(receiver.received);
+  });
+
+  it('pings /fail when the run fails, and the exit code is the run\'s', async () => {
+    const rejected = await run(['--ping-url', `${receiver.url}${CHECK}/`], { SVC_TOKEN: 'a-token-the-site-refuses' });
+    expect(rejected.code).toBe(3);
+    expect(receiver.received.map((p) => p.path)).toEqual([`${CHECK}/start`, `${CHECK}/fail`]);
+    receiver.received.length = 0;
+    site.backend.setFault('drives', { statuses: [500], always: true });
+    const partial = await run(['--ping-url', `${receiver.url}${CHECK}`, '--allow-partial']);
+    expect(partial.code).toBe(4);
+    expect(receiver.received.map((p) => p.path)).toEqual([`${CHECK}/start`, `${CHECK}/fail`]);
+    expectClean(receiver.received);
+  });
+
+  it('pings /fail on SIGTERM before exiting 143', async () => {
+    site.backend.setFault('drives', { delayMs: 20_000 });
+    const dir = tmpDir();
+    const { child, result } = startCli(['snapshot', '--base-url', site.url, '--ca-file', site.caFile, '--ping-url', `${receiver.url}${CHECK}`, '--out-dir', join(dir, 'out')], {
+      env: { SVC_TOKEN: TOKEN },
+      cwd: dir,
+    });
+    await new Promise<void>((resolve) => {
+      let seen = '';
+      child.stderr?.on('data', (c: Buffer) => {
+        seen += c.toString();
+        if (seen.includes('GET /api/users')) resolve();
+      });
+    });
+    child.kill('SIGTERM');
+    const res = await result;
+    expect(res.code).toBe(143);
+    expect(receiver.received.map((p) => p.path)).toEqual([`${CHECK}/start`, `${CHECK}/fail`]);
+    expectClean(receiver.received);
+  });
+
+  it('a receiver that fails, refuses or is not trusted only causes a warning', async () => {
+    receiver.status = 500;
+    const refused = await run(['--ping-url', `${receiver.url}${CHECK}`]);
+    expect(refused.code).toBe(0);
+    expect(refused.stderr).toMatch(/warning: ping "start" to 127\.0\.0\.1:\d+ was answered with status 500/);
+    // The check's key (the path) is not repeated in messages.
+    expect(refused.stderr).not.toContain(CHECK);
+
+    const untrusted = await startPingReceiver(() => 0, getUntrustedCerts());
+    try {
+      const res = await run(['--ping-url', `${untrusted.url}${CHECK}`]);
+      expect(res.code).toBe(0);
+      expect(res.stderr).toMatch(/warning: ping "start" to 127\.0\.0\.1:\d+ failed \(/);
+      // TLS is verified: the untrusted receiver never saw a request, not even
+      // with the variable that turns verification off elsewhere in Node.
+      const insecure = await run(['--ping-url', `${untrusted.url}${CHECK}`], { SVC_TOKEN: TOKEN, NODE_TLS_REJECT_UNAUTHORIZED: '0' });
+      expect(insecure.stderr).toMatch(/warning: ping "success" to 127\.0\.0\.1:\d+ failed \(/);
+      expect(untrusted.received).toEqual([]);
+    } finally {
+      await untrusted.close();
+    }
+
+    const closedPort = await run(['--ping-url', 'https://127.0.0.1:9/ping']);
+    expect(closedPort.code).toBe(0);
+    expect(closedPort.stderr).toMatch(/warning: ping "success" to 127\.0\.0\.1:9 failed/);
+  });
+
+  it('trusts NODE_EXTRA_CA_CERTS too, and pings around a replay that talks to no site', async () => {
+    const dir = tmpDir();
+    const res = await runCli(['snapshot', '--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(dir, 'out'), '--ping-url', `${receiver.url}${CHECK}`], {
+      env: { NODE_EXTRA_CA_CERTS: site.caFile },
+      cwd: dir,
+    });
+    expect(res.code).toBe(0);
+    expect(res.stderr).not.toMatch(/warning: ping/);
+    expect(receiver.received.map((p) => p.path)).toEqual([`${CHECK}/start`, CHECK]);
+  });
+
+  it('gives up on a receiver that does not answer, warns, and finishes the run', async () => {
+    receiver.delayMs = 60_000;
+    const res = await run(['--ping-url', `${receiver.url}${CHECK}`, '--json']);
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout).complete).toBe(true);
+    expect(res.stderr).toMatch(/warning: ping "start" to 127\.0\.0\.1:\d+ failed \(/);
+    expect(res.stderr).toMatch(/warning: ping "success" to 127\.0\.0\.1:\d+ failed \(/);
+  });
+
+  it.each([
+    ['http://hc-ping.example.org/abc', /unencrypted/],
+    ['https://user:s3cr3t-pw@127.0.0.1/abc', /must not contain a user name or password/],
+    ['ftp://127.0.0.1/abc', /must start with https:\/\//],
+    ['not a url', /is not a URL/],
+  ])('refuses --ping-url %s as a usage error, before any request, without echoing a password', async (url, message) => {
+    const requests = site.backend.requests.length;
+    const res = await run(['--ping-url', url]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(message);
+    expect(res.stderr).not.toContain('s3cr3t-pw');
+    expect(site.backend.requests.length).toBe(requests);
+    expect(receiver.received).toEqual([]);
+  });
+});

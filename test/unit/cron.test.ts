@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { datedName, parseKeep, pruneOlder } from '../../src/cron/keep.js';
+import { readLastSuccess, renderMetrics } from '../../src/cron/metrics.js';
+import { pingUrl } from '../../src/cron/ping.js';
+import { tmpDir } from '../helpers/run-cli.js';
+
+describe('datedName', () => {
+  it('splits a name around its last calendar date', () => {
+    expect(datedName('svc-snapshot-2026-11-21')).toEqual({ prefix: 'svc-snapshot-', date: '2026-11-21', suffix: '' });
+    expect(datedName('site-2020-01-01-2026-11-21.d')).toEqual({ prefix: 'site-2020-01-01-', date: '2026-11-21', suffix: '.d' });
+    expect(datedName('2026-11-21')).toEqual({ prefix: '', date: '2026-11-21', suffix: '' });
+  });
+
+  it('finds no date where there is no real one', () => {
+    expect(datedName('svc-snapshot-latest')).toBeUndefined();
+    expect(datedName('svc-snapshot-2026-02-30')).toBeUndefined();
+    expect(datedName('svc-snapshot-2026-13-01')).toBeUndefined();
+  });
+});
+
+describe('parseKeep', () => {
+  it('takes whole numbers from 1 and refuses the rest', () => {
+    expect(parseKeep(undefined)).toBeUndefined();
+    expect(parseKeep('1')).toBe(1);
+    expect(parseKeep('14')).toBe(14);
+    for (const bad of ['0', '-2', '2.5', 'x', '', ' ', '1e400', 'Infinity']) expect(() => parseKeep(bad), bad).toThrow(/--keep must be a whole number/);
+  });
+});
+
+describe('pruneOlder', () => {
+  it('never touches a dated directory whose manifest is not a complete one of this tool', () => {
+    const parent = tmpDir();
+    const manifests: Record<string, unknown> = {
+      '2026-01-01': { kind: 'snapshot', tool: { name: 'other-tool', version: '1' }, date: '2026-01-01', complete: true, exports: [] },
+      '2026-01-02': { kind: 'snapshot', tool: { name: 'svc-snapshot', version: '1' }, date: '2026-01-02', complete: false, exports: [] },
+      '2026-01-03': { kind: 'snapshot', tool: { name: 'svc-snapshot', version: '1' }, date: '2026-01-03', complete: true, exports: [{ file: '../escape.json' }] },
+      '2026-01-04': { kind: 'collection', tool: { name: 'svc-snapshot', version: '1' }, routes: [] },
+    };
+    for (const [d, m] of Object.entries(manifests)) {
+      mkdirSync(join(parent, `svc-snapshot-${d}`));
+      writeFileSync(join(parent, `svc-snapshot-${d}`, '_snapshot-manifest.json'), JSON.stringify(m));
+    }
+    mkdirSync(join(parent, 'svc-snapshot-2026-01-05'));
+    writeFileSync(join(parent, 'svc-snapshot-2026-01-05', '_snapshot-manifest.json'), '{not json');
+    mkdirSync(join(parent, 'svc-snapshot-2026-02-01'));
+    const result = pruneOlder(join(parent, 'svc-snapshot-2026-02-01'), 'snapshot', 1);
+    expect(result.pruned).toEqual([]);
+    expect(result.left.map((l) => l.dir.slice(-10)).sort()).toEqual(['2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04', '2026-01-05']);
+    expect(result.left.find((l) => l.dir.endsWith('01-02'))!.reason).toMatch(/partial snapshot/);
+  });
+});
+
+describe('renderMetrics', () => {
+  it('writes HELP and TYPE once per metric, escapes label values, and leaves out what the run did not learn', () => {
+    const text = renderMetrics({
+      command: 'snapshot',
+      exitCode: 1,
+      endedAt: new Date(1_700_000_000_500),
+      durationMs: 1234,
+      lastSuccess: undefined,
+      report: { records: [{ export: 'a"b\\c\nd', count: 3 }, { export: 'users', count: 2 }] },
+    });
+    expect(text).toContain('svc_snapshot_last_run_timestamp_seconds{command="snapshot"} 1700000000.5\n');
+    expect(text).toContain('svc_snapshot_last_success_timestamp_seconds{command="snapshot"} 0\n');
+    expect(text).toContain('svc_snapshot_duration_seconds{command="snapshot"} 1.234\n');
+    expect(text).toContain('svc_snapshot_records{command="snapshot",export="a\\"b\\\\c\\nd"} 3\n');
+    expect(text.match(/# TYPE svc_snapshot_records gauge/g)).toHaveLength(1);
+    expect(text).not.toContain('svc_snapshot_routes');
+    expect(text).not.toContain('svc_snapshot_drift_fields');
+  });
+});
+
+describe('readLastSuccess', () => {
+  it('reads only a well-formed sample of the same command', () => {
+    const dir = tmpDir();
+    const file = join(dir, 'm.prom');
+    writeFileSync(file, 'svc_snapshot_last_success_timestamp_seconds{command="collect"} 1600000000\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot"} 1700000000.25\n');
+    expect(readLastSuccess(file, 'snapshot')).toBe(1700000000.25);
+    expect(readLastSuccess(file, 'collect')).toBe(1600000000);
+    expect(readLastSuccess(file, 'audit')).toBeUndefined();
+    expect(readLastSuccess(join(dir, 'missing.prom'), 'snapshot')).toBeUndefined();
+    writeFileSync(file, 'svc_snapshot_last_success_timestamp_seconds{command="snapshot",command="x"} -5\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot"} 99999999999999\n');
+    expect(readLastSuccess(file, 'snapshot')).toBeUndefined();
+  });
+});
+
+describe('pingUrl', () => {
+  it('appends the healthchecks paths', () => {
+    expect(pingUrl('https://hc.example.org/ping/abc', 'start')).toBe('https://hc.example.org/ping/abc/start');
+    expect(pingUrl('https://hc.example.org/ping/abc', 'success')).toBe('https://hc.example.org/ping/abc');
+    expect(pingUrl('https://hc.example.org/ping/abc', 'fail')).toBe('https://hc.example.org/ping/abc/fail');
+  });
+});
