@@ -13,6 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { DEFAULTS } from '../src/config/settings.js';
+import { benchHistory } from './history.js';
 import { DIFF_CHANGED_SHARE, LATENCY_MS, MIN_RUNS, RELEASE, TARGETS, site, type Site } from './workload.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -385,6 +386,12 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     } else {
       notes.push('svc-snapshot diff is not registered in this build: its figure was not measured.');
     }
+
+    // ---- history database (SQLite): needs no server, only the collection
+    const history = await benchHistory({ bin: BIN, benchDir: BENCH, workDir, runs, raw, run: (args, o) => run(args, o), stat, log });
+    rows.push(...history.rows);
+    notes.push(...history.notes);
+    log(`[${elapsed()}] history measured`);
     await server.stop();
     servers.pop();
 

@@ -85,6 +85,19 @@ const COMMANDS: CommandSpec[] = [
     ],
     run: async (flags, args, deps) => (await import('../commands/convert.js')).runConvert(flags, args, deps),
   },
+  {
+    name: 'history',
+    args: '<action> [args...]',
+    summary: 'the history database: load <dir>..., runs, log <export> <key>..., as-of <YYYY-MM-DD> (docs/history.md)',
+    examples: [
+      'svc-snapshot history load svc-snapshot-2026-11-* --history=/var/lib/svc/history.sqlite',
+      'svc-snapshot history runs --history=postgres://svc@db.example.org:5432/inventory?sslmode=verify-full --json',
+      'svc-snapshot history log users 42 --history=/var/lib/svc/history.sqlite',
+      'svc-snapshot history log team_memberships team-7 user-42 --site https://platform.example.org',
+      'svc-snapshot history as-of 2026-11-01 --out-dir restored-2026-11-01',
+    ],
+    run: async (flags, args, deps) => (await import('../commands/history.js')).runHistory(flags, args, deps),
+  },
 ];
 
 function makeDeps(reporter: Reporter): CommandDeps {

@@ -1,6 +1,6 @@
 import { Option } from 'commander';
 
-export type CommandName = 'snapshot' | 'collect' | 'audit' | 'check' | 'diff' | 'convert';
+export type CommandName = 'snapshot' | 'collect' | 'audit' | 'check' | 'diff' | 'convert' | 'history';
 
 /**
  * Every option of every command, as data (one list drives commander, the help
@@ -43,20 +43,22 @@ export const OPTIONS: readonly OptionRecord[] = [
   { flags: '--timeout <seconds>', key: 'timeout', description: 'seconds allowed for each request, headers and body', commands: NET, defaultText: '30' },
   { flags: '--concurrency <n>', key: 'concurrency', description: 'requests in flight at once (1-64)', commands: NET, defaultText: '6' },
   { flags: '--retries <n>', key: 'retries', description: 'retries of a request after a network error, timeout, 429 or 5xx (0-10)', commands: NET, defaultText: '3' },
-  { flags: '--ca-file <path>', key: 'caFile', description: 'PEM file of extra trusted CA certificates (NODE_EXTRA_CA_CERTS is honoured too)', commands: NET },
-  { flags: '--out-dir <dir>', key: 'outDir', description: 'output directory', commands: ['snapshot', 'collect', 'audit', 'convert'] },
+  { flags: '--ca-file <path>', key: 'caFile', description: 'PEM file of extra trusted CA certificates (NODE_EXTRA_CA_CERTS is honoured too)', commands: [...NET, 'history'] },
+  { flags: '--out-dir <dir>', key: 'outDir', description: 'output directory', commands: ['snapshot', 'collect', 'audit', 'convert', 'history'] },
   { flags: '--raw', key: 'raw', description: 'also write the raw collection to <out-dir>/raw/', commands: ['snapshot'] },
   { flags: '--replay <dir>', key: 'replay', description: 'build the exports from a raw collection instead of the network', commands: ['snapshot'] },
-  { flags: '--allow-partial', key: 'allowPartial', description: 'publish even when routes failed (exit 4)', commands: ['snapshot'] },
+  { flags: '--allow-partial', key: 'allowPartial', description: 'publish even when routes failed (exit 4); history load: load partial snapshots too', commands: ['snapshot', 'history'] },
   { flags: '--strict', key: 'strict', description: 'make any schema problem in a response fatal', commands: ['snapshot'] },
   { flags: '--diff-previous', key: 'diffPrevious', description: 'after publishing, diff against the newest older snapshot beside it', commands: ['snapshot'] },
   { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx', commands: ['snapshot', 'convert'], defaultText: 'snapshot: json; convert: csv,xlsx' },
   { flags: '--keep <n>', key: 'keep', description: 'after a complete run, delete older complete output directories of the same kind beside the new one, keeping the newest n (the new one included)', commands: ['snapshot', 'collect', 'audit'] },
   { flags: '--metrics-file <path>', key: 'metricsFile', description: 'write Prometheus metrics for node_exporter\'s textfile collector to this file, on success and on failure', commands: ['snapshot', 'collect', 'audit'] },
   { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'] },
-  { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert'] },
-  { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert'] },
-  { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert'] },
+  { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history'] },
+  { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history'] },
+  { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history'] },
+  { flags: '--history [target]', key: 'history', description: 'history database: a SQLite file or postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass); snapshot: load the new snapshot into it after publishing', commands: ['snapshot', 'history'], defaultText: './svc-snapshot-history.sqlite' },
+  { flags: '--site <base-url>', key: 'site', description: 'the site (base URL) to read or load, required when the history database holds several', commands: ['history'] },
 ];
 
 export function optionsFor(command: CommandName): Option[] {

@@ -63,6 +63,10 @@ export const SnapshotSummary = z.strictObject({
     .optional(),
   /** With --format csv or xlsx: the spreadsheet files written beside the exports. */
   spreadsheets: z.array(SpreadsheetFile).optional(),
+  /** With --history: the database loaded after publishing (the snapshot stays published when loading fails). */
+  history: z
+    .strictObject({ target: z.string(), status: z.enum(['loaded', 'already loaded', 'failed']), error: z.string().optional() })
+    .optional(),
   /** With --keep: the older output directories deleted, oldest first. */
   pruned: z.array(z.string()).optional(),
   durationMs: count,
@@ -135,6 +139,51 @@ export const AuditSummary = z.strictObject({
 });
 export type AuditSummary = z.infer<typeof AuditSummary>;
 
+export const HistoryLoadSummary = z.strictObject({
+  command: z.literal('history load'),
+  target: z.string(),
+  /** Oldest first; a partial snapshot is skipped unless --allow-partial. */
+  snapshots: z.array(
+    z.strictObject({
+      dir: z.string(),
+      baseUrl: z.string(),
+      time: z.string(),
+      status: z.enum(['loaded', 'already loaded', 'skipped']),
+      opened: count,
+      closed: count,
+    }),
+  ),
+  complete: z.boolean(),
+});
+export type HistoryLoadSummary = z.infer<typeof HistoryLoadSummary>;
+
+export const HistoryRunsSummary = z.strictObject({
+  runs: z.array(
+    z.strictObject({
+      baseUrl: z.string(),
+      time: z.string(),
+      date: Date,
+      source: z.enum(['live', 'replay']),
+      counts: z.record(z.string(), count),
+    }),
+  ),
+});
+export type HistoryRunsSummary = z.infer<typeof HistoryRunsSummary>;
+
+export const HistoryLogSummary = z.strictObject({
+  export: z.string(),
+  key: z.record(z.string(), z.string()),
+  versions: z.array(
+    z.strictObject({
+      from: z.string(),
+      to: z.string().nullable(),
+      record: z.record(z.string(), z.unknown()),
+      changed: z.array(z.string()),
+    }),
+  ),
+});
+export type HistoryLogSummary = z.infer<typeof HistoryLogSummary>;
+
 /** Every command's --json output, by command. */
 export const SUMMARIES = {
   snapshot: SnapshotSummary,
@@ -143,6 +192,10 @@ export const SUMMARIES = {
   check: CheckSummary,
   'check --audit': CheckAuditSummary,
   convert: ConvertSummary,
+  'history load': HistoryLoadSummary,
+  'history runs': HistoryRunsSummary,
+  'history log': HistoryLogSummary,
+  'history as-of': SnapshotSummary,
 } as const;
 
 /** docs/summary-schema.json: JSON Schema (draft 2020-12) of every --json output. */

@@ -11,6 +11,7 @@ import type { BuildResult, NullField } from '../exports/types.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT, FailedError, UsageError } from '../cli/errors.js';
 import { TOOL } from '../version.js';
+import { parseHistoryTarget } from '../history/target.js';
 import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
 import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
@@ -31,6 +32,7 @@ export interface SnapshotFlags extends ConnectionFlags {
   json?: boolean;
   diffPrevious?: boolean;
   format?: string;
+  history?: string | boolean;
   keep?: string;
 }
 
@@ -49,6 +51,8 @@ export interface SnapshotOutcome {
   previous?: { dir: string | null; changes?: ChangeSet };
   /** With --format csv or xlsx: the spreadsheet files published with the exports. */
   spreadsheets?: readonly WrittenSheetFile[];
+  /** With --history: the load after publishing. */
+  history?: { target: string; status: 'loaded' | 'already loaded' | 'failed'; error?: string };
   /** With --keep: the older snapshots deleted. */
   pruned?: string[];
 }
@@ -133,6 +137,8 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
   checkOutDirFlag(deps.cwd, flags.outDir, 'snapshot');
   // A bad --format is a usage error before any request is made.
   const formats = parseFormats(flags.format);
+  // A bad --history target is a usage error before any request, not a surprise after publishing.
+  const historyTarget = flags.history !== undefined ? parseHistoryTarget(flags.history, deps.cwd) : undefined;
   const { collection, parsed, secrets, source } = await obtainCollection(flags, deps);
   let failed = collection.manifest.routes.filter((r) => r.error !== undefined);
   if (failed.length > 0 && !flags.allowPartial) throw failedRoutes(failed);
@@ -180,11 +186,25 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
       }
     } else deps.reporter.warn(`--diff-previous: no older svc-snapshot-* directory beside ${outDir}`);
   }
-  const pruned = applyKeep(keep, manifest.complete, outDir, 'snapshot', deps.reporter);
+  let history: SnapshotOutcome['history'];
+  if (historyTarget) {
+    // Published either way: a failed load is exit 1, and says the snapshot is there to load again.
+    try {
+      const status = await (await import('./history.js')).loadPublished(outDir, { history: flags.history, ...(flags.caFile !== undefined ? { caFile: flags.caFile } : {}) }, deps);
+      history = { target: historyTarget.label, status };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      deps.reporter.error(`the snapshot was published to ${outDir}, but loading it into the history database failed: ${message}. Load it later with: svc-snapshot history load ${outDir}`);
+      history = { target: historyTarget.label, status: 'failed', error: message };
+    }
+  }
+  // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
+  const pruned = applyKeep(keep, manifest.complete && history?.status !== 'failed', outDir, 'snapshot', deps.reporter);
   deps.reporter.close();
-  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned, ...(spreadsheets ? { spreadsheets } : {}) };
+  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned, ...(spreadsheets ? { spreadsheets } : {}), ...(history ? { history } : {}) };
   deps.stdout(flags.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
-  return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete, report: snapshotReport(manifest) };
+  const exitCode = history?.status === 'failed' ? EXIT.failed : manifest.complete ? EXIT.ok : EXIT.incomplete;
+  return { exitCode, report: snapshotReport(manifest) };
 }
 
 /** The figures --metrics-file reports for a published snapshot. */
@@ -240,6 +260,7 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
         }
       : {}),
     ...(o.spreadsheets ? { spreadsheets: o.spreadsheets.map((f) => ({ format: f.format, file: f.file, ...(f.export !== undefined ? { export: f.export } : {}) })) } : {}),
+    ...(o.history ? { history: o.history } : {}),
     ...(o.pruned ? { pruned: o.pruned } : {}),
     durationMs: o.durationMs,
   };
@@ -263,6 +284,7 @@ function formatSnapshotSummary(o: SnapshotOutcome): string {
     if (csv > 0) lines.push(`  csv: ${csv} files, one per export (<count>-<export> (<M>-<D>-<YYYY>).csv)`);
     for (const f of s.spreadsheets.filter((f) => f.format === 'xlsx')) lines.push(`  xlsx: ${f.file}`);
   }
+  if (s.history && s.history.status !== 'failed') lines.push(`  history: ${s.history.status} into ${s.history.target}`);
   if (!s.complete) lines.push('  INCOMPLETE: published with --allow-partial (exit 4)');
   lines.push(...formatPruned(s.pruned));
   lines.push(`  done in ${(s.durationMs / 1000).toFixed(1)} s`);

@@ -122,6 +122,45 @@ function absentColumns(records: readonly ExportRecord[], columns: readonly strin
   return first ? columns.filter((c) => !Object.hasOwn(first, c)) : [];
 }
 
+/**
+ * The one matching of records by an export's key (diff and the history
+ * database both use it): calls `onMatch` with the older record's index for
+ * each newer record that has a partner, `onAdded` for the others, and returns
+ * one flag per older record (1 = matched; 0 = removed). The n-th duplicate of
+ * a key on one side is matched with the n-th on the other.
+ */
+export function matchRecords(
+  key: readonly string[],
+  older: readonly ExportRecord[],
+  newer: readonly ExportRecord[],
+  onMatch: (olderIndex: number, n: ExportRecord) => void,
+  onAdded: (n: ExportRecord) => void,
+): Uint8Array {
+  const keyOf = keyFunction(key);
+  // Only older is indexed: newer is walked once, and a flag per older record says it was matched.
+  const olderIndex = indexRecords(older, keyOf);
+  const matched = new Uint8Array(older.length);
+  let newerDups: Map<string, number> | undefined;
+  for (const n of newer) {
+    const k = keyOf(n);
+    let i = olderIndex.get(k);
+    if (i !== undefined && matched[i] === 1) {
+      // The key occurred before in newer: this is its n-th occurrence.
+      newerDups ??= new Map();
+      const count = (newerDups.get(k) ?? 1) + 1;
+      newerDups.set(k, count);
+      i = olderIndex.get(nth(k, count));
+    }
+    if (i === undefined) {
+      onAdded(n);
+      continue;
+    }
+    matched[i] = 1;
+    onMatch(i, n);
+  }
+  return matched;
+}
+
 export function diffExport(def: ExportDef, older: LoadedExport, newer: LoadedExport, ignored: ReadonlySet<string> | undefined): ExportDiff {
   const availability = availabilityOf(older.available, newer.available);
   const columns = def.columns.map((c) => c.name);
@@ -156,34 +195,15 @@ export function diffExport(def: ExportDef, older: LoadedExport, newer: LoadedExp
   }
   const compared = columns.filter((c) => !def.key.includes(c) && !unobtainableSet.has(c) && !ignored?.has(c));
   const compare = comparer(compared);
-  const keyOf = keyFunction(def.key);
-  // Only older is indexed: newer is walked once, and a flag per older record says it was matched.
-  const olderIndex = indexRecords(older.records, keyOf);
-  const matched = new Uint8Array(older.records.length);
-  let newerDups: Map<string, number> | undefined;
   const added: ExportRecord[] = [];
   const changed: ChangedRecord[] = [];
   let unchanged = 0;
-  for (const n of newer.records) {
-    const k = keyOf(n);
-    let i = olderIndex.get(k);
-    if (i !== undefined && matched[i] === 1) {
-      // The key occurred before in newer: this is its n-th occurrence.
-      newerDups ??= new Map();
-      const count = (newerDups.get(k) ?? 1) + 1;
-      newerDups.set(k, count);
-      i = olderIndex.get(nth(k, count));
-    }
-    if (i === undefined) {
-      added.push(n);
-      continue;
-    }
-    matched[i] = 1;
+  const matched = matchRecords(def.key, older.records, newer.records, (i, n) => {
     const o = older.records[i]!;
     const differing = compare(o, n);
     if (differing === undefined) {
       unchanged++;
-      continue;
+      return;
     }
     const changes: ColumnChange[] = differing.map((c) => {
       const column = compared[c]!;
@@ -192,7 +212,7 @@ export function diffExport(def: ExportDef, older: LoadedExport, newer: LoadedExp
     const key: Record<string, unknown> = {};
     for (const kc of def.key) key[kc] = orNull(n[kc]);
     changed.push({ key, changes });
-  }
+  }, (n) => added.push(n));
   const removed: ExportRecord[] = [];
   for (let i = 0; i < older.records.length; i++) if (matched[i] === 0) removed.push(older.records[i]!);
   return {

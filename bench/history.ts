@@ -1,0 +1,129 @@
+/**
+ * The history database's figures (CONTRACT section 11) on SQLite: a first
+ * load against the snapshot's build, a night with 1 % of the records changed
+ * against a first load, the file after 30 such nights against the file after
+ * the first, and `history as-of` against a replay. Every ratio is of medians,
+ * and each baseline is measured in the same rounds as the figure it divides.
+ */
+import { copyFileSync, existsSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { addDays } from 'date-fns/addDays';
+import { formatISO } from 'date-fns/formatISO';
+// Types only: harness.ts imports this module.
+import type { Row, Stat } from './harness.js';
+
+export const HISTORY_TARGETS = {
+  /** history load of the first night ≤ this × the snapshot's build (--replay). */
+  firstLoadVsBuild: 2,
+  /** history load of a night with 1 % changes ≤ this × the first load. */
+  nightVsFirstLoad: 0.5,
+  /** SQLite file after 30 nights with 1 % changes ≤ this × after the first night. */
+  thirtyNightsVsFirst: 2,
+  /** history as-of ≤ this × a replay. */
+  asOfVsReplay: 1.5,
+};
+
+export const HISTORY_NIGHTS = 30;
+export const HISTORY_CHANGED_SHARE = 0.01;
+
+
+export interface HistoryBenchContext {
+  bin: string;
+  benchDir: string;
+  workDir: string;
+  runs: number;
+  /** The collection of the first night (built by --replay, which is also each figure's baseline). */
+  raw: string;
+  run: (args: readonly string[], opts: { workDir: string }) => Promise<{ ms: number; stdout: string }>;
+  stat: (samples: readonly number[]) => Stat | undefined;
+  log: (line: string) => void;
+}
+
+
+/** The SQLite file with its write-ahead log, if one is left. */
+function sqliteBytes(file: string): number {
+  let n = statSync(file).size;
+  for (const extra of [`${file}-wal`]) if (existsSync(extra)) n += statSync(extra).size;
+  return n;
+}
+
+function copyDb(from: string, to: string): void {
+  copyFileSync(from, to);
+  if (existsSync(`${from}-wal`)) copyFileSync(`${from}-wal`, `${to}-wal`);
+}
+
+export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Row[]; notes: string[] }> {
+  const { bin, workDir, run } = ctx;
+  const rows: Row[] = [];
+  const notes: string[] = [];
+  const night0 = join(workDir, 'history-night-0');
+  await run([bin, '--replay', ctx.raw, '--out-dir', night0, '--quiet'], { workDir });
+  const start = new Date('2026-12-01T02:00:00.000Z');
+  const nights = [night0];
+  let changed = 0;
+  let total = 0;
+  for (let n = 1; n <= HISTORY_NIGHTS; n++) {
+    const day = addDays(start, n);
+    const dir = join(workDir, `history-night-${n}`);
+    const out = await run([join(ctx.benchDir, 'history-night.mjs'), nights[n - 1]!, dir, String(HISTORY_CHANGED_SHARE), day.toISOString(), formatISO(day, { representation: 'date' })], { workDir });
+    ({ changed, total } = JSON.parse(out.stdout) as { changed: number; total: number });
+    nights.push(dir);
+  }
+  ctx.log(`history: ${HISTORY_NIGHTS} nights made, ${changed} of ${total} records changed a night`);
+
+  // The build baseline is measured in the same rounds as the loads, so that both see the same load on the machine.
+  const build: number[] = [];
+  const first: number[] = [];
+  const second: number[] = [];
+  const asOf: number[] = [];
+  const firstDb = join(workDir, 'history-first.sqlite');
+  for (let r = 0; r < ctx.runs; r++) {
+    const rebuilt = join(workDir, `history-build-${r}`);
+    build.push((await run([bin, '--replay', ctx.raw, '--out-dir', rebuilt, '--quiet'], { workDir })).ms);
+    rmSync(rebuilt, { recursive: true, force: true });
+    const db = join(workDir, `history-${r}.sqlite`);
+    first.push((await run([bin, 'history', 'load', night0, `--history=${db}`, '--quiet'], { workDir })).ms);
+    if (r === 0) copyDb(db, firstDb);
+    second.push((await run([bin, 'history', 'load', nights[1]!, `--history=${db}`, '--quiet'], { workDir })).ms);
+    rmSync(db, { force: true });
+    rmSync(`${db}-wal`, { force: true });
+    rmSync(`${db}-shm`, { force: true });
+  }
+  const firstBytes = sqliteBytes(firstDb);
+  const all = join(workDir, 'history-30.sqlite');
+  copyDb(firstDb, all);
+  await run([bin, 'history', 'load', ...nights.slice(1), `--history=${all}`, '--quiet'], { workDir });
+  const thirtyBytes = sqliteBytes(all);
+  const middle = formatISO(addDays(start, HISTORY_NIGHTS / 2), { representation: 'date' });
+  const replayAgain: number[] = [];
+  for (let r = 0; r < ctx.runs; r++) {
+    const rebuilt = join(workDir, `history-replay-${r}`);
+    replayAgain.push((await run([bin, '--replay', ctx.raw, '--out-dir', rebuilt, '--quiet'], { workDir })).ms);
+    rmSync(rebuilt, { recursive: true, force: true });
+    const out = join(workDir, `history-asof-${r}`);
+    asOf.push((await run([bin, 'history', 'as-of', middle, `--history=${all}`, '--out-dir', out, '--quiet'], { workDir })).ms);
+    rmSync(out, { recursive: true, force: true });
+  }
+  const ratio = (a: Stat | undefined, b: Stat | undefined) => (a && b ? a.median / b.median : undefined);
+  const b = ctx.stat(build);
+  const rb = ctx.stat(replayAgain);
+  const f = ctx.stat(first);
+  const s = ctx.stat(second);
+  const a = ctx.stat(asOf);
+  rows.push({ figure: 'Baseline: --replay build of the first night, beside the loads', unit: 'ms', stat: b });
+  rows.push({ figure: 'history load, first night (SQLite)', unit: 'ms', stat: f, ratio: ratio(f, b), ratioOf: '÷ --replay build', target: { op: '≤', value: HISTORY_TARGETS.firstLoadVsBuild } });
+  rows.push({ figure: `history load, a night with ${HISTORY_CHANGED_SHARE * 100} % changes`, unit: 'ms', stat: s, ratio: ratio(s, f), ratioOf: '÷ first load', target: { op: '≤', value: HISTORY_TARGETS.nightVsFirstLoad } });
+  rows.push({ figure: 'SQLite file after the first night', unit: 'MB', stat: ctx.stat([firstBytes / 1e6]) });
+  rows.push({
+    figure: `SQLite file after ${HISTORY_NIGHTS} more nights with ${HISTORY_CHANGED_SHARE * 100} % changes`,
+    unit: 'MB',
+    stat: ctx.stat([thirtyBytes / 1e6]),
+    ratio: thirtyBytes / firstBytes,
+    ratioOf: '÷ first night',
+    target: { op: '≤', value: HISTORY_TARGETS.thirtyNightsVsFirst },
+  });
+  rows.push({ figure: 'Baseline: --replay, beside the as-of runs', unit: 'ms', stat: rb });
+  rows.push({ figure: `history as-of (night ${HISTORY_NIGHTS / 2} of ${HISTORY_NIGHTS + 1})`, unit: 'ms', stat: a, ratio: ratio(a, rb), ratioOf: '÷ --replay', target: { op: '≤', value: HISTORY_TARGETS.asOfVsReplay } });
+  notes.push(`history: ${changed} of ${total} records changed each night (${((changed / total) * 100).toFixed(2)}%); the 30-night file is measured once.`);
+  return { rows, notes };
+}

@@ -1,0 +1,197 @@
+import { isMatch } from 'date-fns/isMatch';
+import { CliError, EXIT, FailedError, UsageError } from '../cli/errors.js';
+import type { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary } from '../cli/summaries.js';
+import { SNAPSHOT_MANIFEST } from '../collect/write.js';
+import { trustStore } from '../config/values.js';
+import { openHistory, type HistoryDb } from '../history/engine.js';
+import { peekInput, readInput } from '../history/input.js';
+import { loadSnapshot, type AfterExport, type LoadStatus } from '../history/load.js';
+import { chooseSite, exportsAsOf, listRuns, normaliseSite, recordLog, runAsOf } from '../history/query.js';
+import { shown } from '../history/safe-read.js';
+import { ensureSchema } from '../history/schema.js';
+import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
+import { withStaging } from '../publish/index.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { snapshotSummary, type SnapshotManifest } from './snapshot.js';
+
+export interface HistoryFlags {
+  history?: string | boolean;
+  site?: string;
+  allowPartial?: boolean;
+  outDir?: string;
+  caFile?: string;
+  json?: boolean;
+}
+
+const ACTIONS = ['load', 'runs', 'log', 'as-of'] as const;
+
+async function open(target: HistoryTarget, flags: HistoryFlags, deps: CommandDeps, write: boolean): Promise<HistoryDb> {
+  const ca = target.engine === 'postgres' ? trustStore(flags.caFile, deps.env) : undefined;
+  const db = await openHistory(target, { mustExist: !write, ...(ca ? { ca } : {}) });
+  try {
+    if (!(await ensureSchema(db, write))) {
+      await db.close();
+      throw new FailedError(`${target.label} holds no svc-snapshot history yet; load snapshots first with svc-snapshot history load <dir>...`);
+    }
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return db;
+}
+
+/** `svc-snapshot history <load|runs|log|as-of>` (CONTRACT section 11). */
+export async function runHistory(flags: HistoryFlags, args: readonly string[], deps: CommandDeps, afterExport?: AfterExport): Promise<CommandResult> {
+  const [action, ...rest] = args;
+  if (!ACTIONS.includes(action as (typeof ACTIONS)[number])) {
+    throw new UsageError(`history needs one of ${ACTIONS.join(', ')}${action ? `, not "${action.slice(0, 40)}"` : ''}`);
+  }
+  const target = parseHistoryTarget(flags.history, deps.cwd);
+  if (action === 'load') return runLoad(flags, rest, deps, target, afterExport);
+  if (action === 'runs') {
+    if (rest.length > 0) throw new UsageError('history runs takes no arguments');
+    return withDb(target, flags, deps, async (db) => {
+      const site = await chooseSite(db, flags.site);
+      const summary: HistoryRunsSummary = { runs: site === null ? [] : await listRuns(db, site) };
+      deps.reporter.close();
+      if (flags.json) deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
+      else if (summary.runs.length === 0) deps.stdout(`No snapshots in ${target.label}.\n`);
+      else {
+        const lines = summary.runs.map((r) => `${r.time}  ${r.date}  ${r.source.padEnd(6)}  ${Object.values(r.counts).reduce((a, b) => a + b, 0)} records  ${shown(r.baseUrl)}`);
+        deps.stdout(`${lines.join('\n')}\n`);
+      }
+      return { exitCode: EXIT.ok };
+    });
+  }
+  if (action === 'log') {
+    const [exportName, ...key] = rest;
+    if (exportName === undefined || key.length === 0) throw new UsageError('history log needs an export and its key: svc-snapshot history log <export> <key>... (one value per key column)');
+    return withDb(target, flags, deps, async (db) => {
+      const site = await chooseSite(db, flags.site);
+      if (site === null) throw new FailedError(`${target.label} holds no snapshots yet`);
+      const log = await recordLog(db, site, exportName, key);
+      const summary: HistoryLogSummary = { export: exportName, key: log.key, versions: log.versions };
+      deps.reporter.close();
+      deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatLog(summary));
+      return { exitCode: EXIT.ok };
+    });
+  }
+  // as-of
+  const [date, ...extra] = rest;
+  if (date === undefined || extra.length > 0 || !/^\d{4}-\d{2}-\d{2}$/.test(date) || !isMatch(date, 'yyyy-MM-dd')) {
+    throw new UsageError('history as-of needs one date, YYYY-MM-DD: svc-snapshot history as-of 2026-11-21 --out-dir <dir>');
+  }
+  // The output is a snapshot directory: the same --out-dir rules as a snapshot (CONTRACT section 6), checked before the database is opened.
+  checkOutDirFlag(deps.cwd, flags.outDir, 'snapshot');
+  return withDb(target, flags, deps, async (db) => {
+    const t0 = performance.now();
+    const site = await chooseSite(db, flags.site);
+    if (site === null) throw new FailedError(`${target.label} holds no snapshots yet`);
+    const run = await runAsOf(db, site, date);
+    const files = await exportsAsOf(db, site, run.time);
+    const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${run.date}`);
+    await withStaging(outDir, [], async (staging) => {
+      for (const f of files) await staging.writeFile(f.name, f.content);
+      await staging.writeFile(SNAPSHOT_MANIFEST, run.manifestText);
+    }, 'snapshot');
+    const manifest = JSON.parse(run.manifestText) as SnapshotManifest;
+    deps.reporter.close();
+    const summary = snapshotSummary({ outDir, manifest, durationMs: Math.round(performance.now() - t0) });
+    deps.stdout(
+      flags.json
+        ? `${JSON.stringify(summary, null, 2)}\n`
+        : `Snapshot of ${shown(site)} taken ${run.time} (as of ${date}) written to ${outDir}: ${files.length} exports, ${summary.exports.reduce((a, e) => a + e.count, 0)} records\n`,
+    );
+    return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete };
+  });
+}
+
+async function withDb(target: HistoryTarget, flags: HistoryFlags, deps: CommandDeps, fn: (db: HistoryDb) => Promise<CommandResult>): Promise<CommandResult> {
+  const db = await open(target, flags, deps, false);
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+function formatLog(s: HistoryLogSummary): string {
+  const key = Object.entries(s.key).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ');
+  if (s.versions.length === 0) return `${s.export} ${key}: no version in the history\n`;
+  const lines = [`${s.export} ${key}: ${s.versions.length} version${s.versions.length > 1 ? 's' : ''}`];
+  let prev: Record<string, unknown> | undefined;
+  for (const v of s.versions) {
+    const span = `${v.from} → ${v.to ?? 'now'}`;
+    if (!prev) lines.push(`  ${span}  first seen`);
+    else lines.push(`  ${span}  changed: ${v.changed.map((c) => `${c} ${JSON.stringify(prev![c] ?? null)} → ${JSON.stringify(v.record[c] ?? null)}`).join('; ') || '(reappeared unchanged)'}`);
+    prev = v.record;
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+async function runLoad(flags: HistoryFlags, dirs: readonly string[], deps: CommandDeps, target: HistoryTarget, afterExport?: AfterExport): Promise<CommandResult> {
+  if (dirs.length === 0) throw new UsageError('history load needs snapshot directories or raw collections: svc-snapshot history load <dir>... --history <target>');
+  const heads = [];
+  for (const d of dirs) heads.push(await peekInput(resolveOutDir(deps.cwd, d, d)));
+  if (flags.site !== undefined) {
+    const site = normaliseSite(flags.site);
+    const other = heads.find((h) => h.baseUrl !== site);
+    if (other) throw new UsageError(`${other.dir} is a snapshot of ${other.baseUrl}, not of --site ${site}; nothing was loaded`);
+  }
+  // Oldest first, whatever order the shell expanded the names in.
+  heads.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  const db = await open(target, flags, deps, true);
+  const loaded: HistoryLoadSummary['snapshots'] = [];
+  let skipped = 0;
+  try {
+    for (const h of heads) {
+      const input = await readInput(h.dir).catch((err: unknown) => {
+        throw stopped(err, h.dir, loaded.length);
+      });
+      if (!input.complete && !flags.allowPartial) {
+        deps.reporter.warn(`${h.dir} is a partial snapshot (complete: false); skipped. Pass --allow-partial to load it anyway`);
+        loaded.push({ dir: h.dir, baseUrl: input.baseUrl, time: input.time, status: 'skipped', opened: 0, closed: 0 });
+        skipped++;
+        continue;
+      }
+      deps.reporter.info(`loading ${h.dir} (${input.time}) into ${target.label}`);
+      let result;
+      try {
+        result = await loadSnapshot(db, input, afterExport);
+      } catch (err) {
+        throw stopped(err, h.dir, loaded.filter((l) => l.status !== 'skipped').length);
+      }
+      if (result.status === 'already loaded') deps.reporter.info(`${h.dir} was loaded before; nothing changed`);
+      loaded.push({ dir: h.dir, baseUrl: input.baseUrl, time: input.time, status: result.status satisfies LoadStatus, opened: result.opened, closed: result.closed });
+    }
+  } finally {
+    await db.close();
+  }
+  deps.reporter.close();
+  const summary: HistoryLoadSummary = { command: 'history load', target: target.label, snapshots: loaded, complete: skipped === 0 };
+  if (flags.json) deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
+  else {
+    const lines = loaded.map((l) => `  ${l.status.padEnd(14)} ${l.time}  ${l.dir}${l.status === 'loaded' ? `  (${l.opened} versions opened, ${l.closed} closed)` : ''}`);
+    deps.stdout(`History ${target.label}:\n${lines.join('\n')}\n${skipped > 0 ? `  ${skipped} partial snapshot(s) skipped (exit 4)\n` : ''}`);
+  }
+  return { exitCode: skipped > 0 ? EXIT.incomplete : EXIT.ok };
+}
+
+function stopped(err: unknown, dir: string, before: number): unknown {
+  if (err instanceof CliError && !(err instanceof FailedError)) return err;
+  const note = before > 0 ? `; the ${before} snapshot(s) before it stay loaded` : '';
+  // A database error (a lost connection, a full disk) rolled the snapshot back: say so, without a stack.
+  const what = err instanceof FailedError ? err.message : `the history database failed (${err instanceof Error ? err.message : String(err)}); nothing of this snapshot was loaded`;
+  return new FailedError(`history load stopped at ${dir}: ${what}${note}`, { cause: err });
+}
+
+/** `snapshot --history`: loads the snapshot just published. */
+export async function loadPublished(dir: string, flags: HistoryFlags, deps: CommandDeps): Promise<LoadStatus> {
+  const target = parseHistoryTarget(flags.history, deps.cwd);
+  const db = await open(target, flags, deps, true);
+  try {
+    return (await loadSnapshot(db, await readInput(dir))).status;
+  } finally {
+    await db.close();
+  }
+}

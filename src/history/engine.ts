@@ -1,0 +1,218 @@
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { FailedError } from '../cli/errors.js';
+import type { HistoryTarget } from './target.js';
+
+/**
+ * The two engines behind one small interface. SQL is written once, with `?`
+ * placeholders (rewritten to `$n` for PostgreSQL), in the subset both speak.
+ * Rows come back as arrays, in the order of the select list.
+ */
+export interface HistoryDb {
+  readonly engine: 'sqlite' | 'postgres';
+  readonly label: string;
+  exec(sql: string): Promise<void>;
+  all(sql: string, params?: readonly unknown[]): Promise<unknown[][]>;
+  run(sql: string, params?: readonly unknown[]): Promise<void>;
+  insertRows(table: string, columns: readonly string[], rows: readonly (readonly unknown[])[]): Promise<void>;
+  /** Names of the tables and views of the database (its own schema only, for PostgreSQL). */
+  relations(): Promise<Set<string>>;
+  columns(table: string): Promise<Set<string>>;
+  /** Runs `fn` in one transaction that no other loader can interleave with; rolls back on any error. */
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+export interface OpenOptions {
+  /** Read-only commands must not create an empty database by mistake. */
+  readonly mustExist: boolean;
+  /** PEM certificates to trust for PostgreSQL TLS (from --ca-file). */
+  readonly ca?: readonly string[];
+}
+
+export async function openHistory(target: HistoryTarget, opts: OpenOptions): Promise<HistoryDb> {
+  return target.engine === 'sqlite' ? openSqlite(target.path, opts) : openPostgres(target, opts);
+}
+
+function cannotOpen(label: string, err: unknown, hint: string): FailedError {
+  const why = err instanceof Error ? err.message : String(err);
+  return new FailedError(`the history database ${label} cannot be opened: ${why}; ${hint}`, { cause: err });
+}
+
+/** What this module uses of a libsql statement (its typings take a fixed parameter tuple). */
+interface Statement {
+  run(...params: readonly unknown[]): unknown;
+  raw(on: boolean): { all(...params: readonly unknown[]): unknown[] };
+}
+
+async function openSqlite(path: string, opts: OpenOptions): Promise<HistoryDb> {
+  if (opts.mustExist && !existsSync(path)) {
+    throw new FailedError(`there is no history database at ${path}; load snapshots first (svc-snapshot history load <dir>... --history ${path}) or name another with --history`);
+  }
+  if (!existsSync(dirname(path))) throw new FailedError(`the history database ${path} cannot be created: its directory ${dirname(path)} does not exist`);
+  const { default: Database } = await import('libsql');
+  let db: InstanceType<typeof Database>;
+  try {
+    // The history holds personal data: created 0600 like the exports (SQLite gives its -wal and -shm files the same mode).
+    if (!existsSync(path)) closeSync(openSync(path, 'wx', 0o600));
+    db = new Database(path, { timeout: 10_000 });
+    // A file that is not SQLite only shows it on first read.
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    // A first night inserts a few hundred thousand rows into one table and its key index: 64 MB of page cache instead of 2 keeps them off the disk until commit.
+    db.pragma('cache_size = -65536');
+  } catch (err) {
+    throw cannotOpen(path, err, 'give a writable path for a SQLite file, or a postgres:// URL');
+  }
+  const statements = new Map<string, Statement>();
+  const prepare = (sql: string): Statement => {
+    let s = statements.get(sql);
+    if (!s) statements.set(sql, (s = db.prepare(sql) as unknown as Statement));
+    return s;
+  };
+  let inTransaction = false;
+  return {
+    engine: 'sqlite',
+    label: path,
+    async exec(sql) {
+      db.exec(sql);
+    },
+    async all(sql, params = []) {
+      return prepare(sql).raw(true).all(...params) as unknown[][];
+    },
+    async run(sql, params = []) {
+      prepare(sql).run(...params);
+    },
+    async insertRows(table, columns, rows) {
+      const s = prepare(`INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+      for (const row of rows) s.run(...row);
+    },
+    async relations() {
+      const rows = prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").raw(true).all();
+      return new Set(rows.map((r) => String((r as unknown[])[0])));
+    },
+    async columns(table) {
+      const rows = prepare('SELECT name FROM pragma_table_info(?)').raw(true).all(table);
+      return new Set(rows.map((r) => String((r as unknown[])[0])));
+    },
+    async transaction(fn) {
+      if (inTransaction) throw new Error('nested history transaction');
+      // IMMEDIATE: a second loader waits for the lock instead of failing half-way.
+      db.exec('BEGIN IMMEDIATE');
+      inTransaction = true;
+      try {
+        const result = await fn();
+        db.exec('COMMIT');
+        return result;
+      } catch (err) {
+        try {
+          db.exec('ROLLBACK');
+        } catch {
+          // The engine already rolled back (e.g. disk full): nothing left to undo.
+        }
+        throw err;
+      } finally {
+        inTransaction = false;
+      }
+    },
+    async close() {
+      statements.clear();
+      db.close();
+    },
+  };
+}
+
+/** `?` placeholders to `$1, $2, …`; the SQL of this module has no `?` inside literals. */
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+async function openPostgres(target: Extract<HistoryTarget, { engine: 'postgres' }>, opts: OpenOptions): Promise<HistoryDb> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({
+    host: target.host,
+    port: target.port,
+    user: target.user,
+    database: target.database,
+    // The password, if any, comes from PGPASSWORD or ~/.pgpass (pg reads both, like psql).
+    ssl: target.sslmode === 'disable' ? false : { rejectUnauthorized: true, ...(opts.ca ? { ca: [...opts.ca] } : {}) },
+    connectionTimeoutMillis: 15_000,
+    application_name: 'svc-snapshot',
+  });
+  // A connection lost between queries is reported by the next query; without a listener it would crash the process.
+  let lost: Error | undefined;
+  client.on('error', (err) => {
+    lost = err;
+  });
+  try {
+    await client.connect();
+  } catch (err) {
+    await client.end().catch(() => {});
+    throw cannotOpen(target.label, err, 'check the host, port, user and database, the password in PGPASSWORD or ~/.pgpass, and sslmode/--ca-file');
+  }
+  const query = async (sql: string, params: readonly unknown[]) => {
+    if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}; the server rolled back what was being written`);
+    return client.query({ text: numbered(sql), values: [...params], rowMode: 'array' });
+  };
+  return {
+    engine: 'postgres',
+    label: target.label,
+    async exec(sql) {
+      if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}; the server rolled back what was being written`);
+      await client.query(sql);
+    },
+    async all(sql, params = []) {
+      return (await query(sql, params)).rows as unknown[][];
+    },
+    async run(sql, params = []) {
+      await query(sql, params);
+    },
+    async insertRows(table, columns, rows) {
+      // One statement per batch of rows: a round trip per row would dominate a first load.
+      const perBatch = Math.max(1, Math.min(1000, Math.floor(60_000 / columns.length)));
+      const head = `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) VALUES `;
+      for (let start = 0; start < rows.length; start += perBatch) {
+        const batch = rows.slice(start, start + perBatch);
+        const values: unknown[] = [];
+        const tuples = batch.map((row) => {
+          const first = values.length;
+          values.push(...row);
+          return `(${row.map((_, i) => `$${first + i + 1}`).join(', ')})`;
+        });
+        if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}; the server rolled back what was being written`);
+        await client.query({ text: head + tuples.join(', '), values });
+      }
+    },
+    async relations() {
+      const { rows } = await query(
+        'SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() UNION SELECT table_name FROM information_schema.views WHERE table_schema = current_schema()',
+        [],
+      );
+      return new Set(rows.map((r) => String((r as unknown[])[0])));
+    },
+    async columns(table) {
+      const { rows } = await query('SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?', [table]);
+      return new Set(rows.map((r) => String((r as unknown[])[0])));
+    },
+    async transaction(fn) {
+      await query('BEGIN', []);
+      try {
+        // One loader at a time per database: the advisory lock ends with the transaction.
+        await query('SELECT pg_advisory_xact_lock(?)', [0x5_3_5_6_4_3]);
+        const result = await fn();
+        await query('COMMIT', []);
+        return result;
+      } catch (err) {
+        // On a lost connection the server has rolled back already.
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    },
+    async close() {
+      await client.end().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,193 @@
+import { createHash } from 'node:crypto';
+import { lstat, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { FailedError, UsageError } from '../cli/errors.js';
+import { readCollection } from '../collect/replay.js';
+import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST, toJsonFile } from '../collect/write.js';
+import { build } from '../exports/build.js';
+import { compareValues } from '../exports/order.js';
+import { exportFileName, serializeExport } from '../exports/serialize.js';
+import type { ExportRecord } from '../exports/types.js';
+import { snapshotManifest } from '../commands/snapshot.js';
+import { exportTable } from './schema.js';
+import { readRegularFile, shown } from './safe-read.js';
+
+/** What loading needs of `_snapshot-manifest.json`; the whole text is kept as it is. */
+const ManifestSchema = z.object({
+  kind: z.literal('snapshot'),
+  source: z.enum(['live', 'replay']),
+  baseUrl: z.string().min(1),
+  time: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/),
+  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  exports: z.array(
+    z.object({
+      export: z.string(),
+      file: z.string(),
+      count: z.number().int().nonnegative(),
+      available: z.boolean(),
+      sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    }),
+  ),
+  complete: z.boolean(),
+});
+
+export interface InputExport {
+  readonly export: string;
+  readonly file: string;
+  readonly count: number;
+  readonly available: boolean;
+  readonly sha256: string;
+  /** The records, read (again) and checked against sha256 when called. */
+  readonly records: () => Promise<ExportRecord[]>;
+}
+
+export interface SnapshotInput {
+  readonly dir: string;
+  readonly baseUrl: string;
+  readonly time: string;
+  readonly date: string;
+  readonly source: 'live' | 'replay';
+  readonly complete: boolean;
+  readonly manifestText: string;
+  readonly exports: readonly InputExport[];
+}
+
+const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+
+/**
+ * as-of writes an export back by sorting and serializing its records; a file
+ * that this would not reproduce byte for byte (hand-edited, another
+ * serializer) is refused at load rather than found out at as-of.
+ */
+function checkReproducible(dir: string, file: string, text: string, records: ExportRecord[], key: readonly string[]): void {
+  if (serializeExport({ records }) !== text) {
+    throw new FailedError(`${shown(file)} in ${dir} is not laid out as svc-snapshot writes exports (2-space JSON, one array); it would not come back byte for byte, so the snapshot was not loaded`);
+  }
+  const columns = records[0] ? Object.keys(records[0]) : [];
+  for (let i = 1; i < records.length; i++) {
+    const a = records[i - 1]!;
+    const b = records[i]!;
+    let c = 0;
+    for (const k of key) if ((c = compareValues(a[k], b[k])) !== 0) break;
+    if (c === 0) for (const k of columns) if ((c = compareValues(a[k], b[k])) !== 0) break;
+    if (c > 0) throw new FailedError(`${shown(file)} in ${dir} is not sorted by its key (record ${i}); it is not an export as svc-snapshot writes it, so the snapshot was not loaded`);
+  }
+}
+
+function parseRecords(dir: string, file: string, text: string): ExportRecord[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new FailedError(`${shown(file)} in ${dir} is not valid JSON (${(e as Error).message}); the snapshot is damaged and was not loaded`);
+  }
+  if (!Array.isArray(json) || json.some((r) => r === null || typeof r !== 'object' || Array.isArray(r))) {
+    throw new FailedError(`${shown(file)} in ${dir} is not a JSON array of records; the snapshot is damaged and was not loaded`);
+  }
+  return json as ExportRecord[];
+}
+
+async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
+  const manifestText = (await readRegularFile(dir, SNAPSHOT_MANIFEST)).toString('utf8');
+  let parsed;
+  try {
+    parsed = ManifestSchema.safeParse(JSON.parse(manifestText));
+  } catch (e) {
+    throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} is not valid JSON (${(e as Error).message}); the snapshot was not loaded`);
+  }
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} is not a snapshot manifest (${i?.path.join('.') || 'top level'}: ${i?.message ?? 'invalid'}); the snapshot was not loaded`);
+  }
+  const m = parsed.data;
+  const exports: InputExport[] = [];
+  for (const e of m.exports) {
+    const table = exportTable(e.export);
+    if (!table) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} lists an export "${shown(e.export)}" that this version does not know; the snapshot was not loaded`);
+    if (e.sha256 === undefined) {
+      throw new FailedError(
+        `${SNAPSHOT_MANIFEST} in ${dir} has no sha256 for ${e.export} (written by a version before export hashes); its files cannot be verified, so it was not loaded. ` +
+          'Load its raw collection instead (svc-snapshot history load <dir>/raw), or re-create it with --replay',
+      );
+    }
+    const expected = e.sha256;
+    const read = async () => {
+      const data = await readRegularFile(dir, e.file);
+      if (sha256(data) !== expected) throw new FailedError(`${shown(e.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed or damaged, and the snapshot was not loaded`);
+      return data.toString('utf8');
+    };
+    // Each file is verified when its export is loaded, inside the snapshot's
+    // transaction: a file that fails rolls the whole snapshot back, and no
+    // file is read twice.
+    exports.push({
+      export: e.export,
+      file: e.file,
+      count: e.count,
+      available: e.available,
+      sha256: expected,
+      records: async () => {
+        const text = await read();
+        const records = parseRecords(dir, e.file, text);
+        if (records.length !== e.count) throw new FailedError(`${shown(e.file)} in ${dir} holds ${records.length} records but the manifest says ${e.count}; the snapshot was not loaded`);
+        checkReproducible(dir, e.file, text, records, table.def.key);
+        return records;
+      },
+    });
+  }
+  return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports };
+}
+
+/** A raw collection is built first, as --replay builds it; its manifest is the one that build would publish. */
+async function readCollectionDir(dir: string): Promise<SnapshotInput> {
+  const collection = await readCollection(dir);
+  const complete = collection.manifest.routes.every((r) => r.error === undefined);
+  const result = build(collection);
+  const date = collection.manifest.date;
+  const written = result.exports.map((e) => {
+    const text = serializeExport(e);
+    return { export: e.export, file: exportFileName(e.export, e.records.length, date), count: e.records.length, available: e.available, reason: e.reason, proposedRoute: e.proposedRoute, sha256: sha256(text), records: e.records };
+  });
+  const manifest = snapshotManifest(collection, { ...result, exports: written.map(({ records: _r, ...rest }) => rest) }, 'replay', false, complete);
+  return {
+    dir,
+    baseUrl: manifest.baseUrl,
+    time: manifest.time,
+    date,
+    source: 'replay',
+    complete,
+    manifestText: toJsonFile(manifest),
+    exports: written.map((w) => ({ export: w.export, file: w.file, count: w.count, available: w.available, sha256: w.sha256, records: async () => w.records })),
+  };
+}
+
+/** A snapshot directory, or a raw collection (built first). */
+export async function readInput(dir: string): Promise<SnapshotInput> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info) throw new UsageError(`${dir} does not exist; give snapshot directories or raw collections`);
+  if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory; give snapshot directories or raw collections`);
+  const has = async (name: string) => (await lstat(join(dir, name)).catch(() => undefined)) !== undefined;
+  if (await has(SNAPSHOT_MANIFEST)) return readSnapshotDir(dir);
+  if (await has(COLLECTION_MANIFEST)) return readCollectionDir(dir);
+  throw new UsageError(`${dir} holds neither ${SNAPSHOT_MANIFEST} nor ${COLLECTION_MANIFEST}; give snapshot directories or raw collections`);
+}
+
+/** The base URL and time of a snapshot or collection, from its manifest alone: enough to order a load and check its site. */
+export async function peekInput(dir: string): Promise<{ dir: string; baseUrl: string; time: string }> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info) throw new UsageError(`${dir} does not exist; give snapshot directories or raw collections`);
+  if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory; give snapshot directories or raw collections`);
+  for (const name of [SNAPSHOT_MANIFEST, COLLECTION_MANIFEST]) {
+    if ((await lstat(join(dir, name)).catch(() => undefined)) === undefined) continue;
+    let json: unknown;
+    try {
+      json = JSON.parse((await readRegularFile(dir, name)).toString('utf8'));
+    } catch (e) {
+      throw new UsageError(`${name} in ${dir} cannot be read as JSON (${e instanceof Error ? e.message : String(e)}); give snapshot directories or raw collections`);
+    }
+    const head = z.object({ baseUrl: z.string().min(1), time: z.string().min(1) }).safeParse(json);
+    if (!head.success) throw new UsageError(`${name} in ${dir} has no baseUrl and time; give snapshot directories or raw collections`);
+    return { dir, baseUrl: head.data.baseUrl, time: head.data.time };
+  }
+  throw new UsageError(`${dir} holds neither ${SNAPSHOT_MANIFEST} nor ${COLLECTION_MANIFEST}; give snapshot directories or raw collections`);
+}

@@ -1,0 +1,150 @@
+import { FailedError } from '../cli/errors.js';
+import { matchRecords } from '../diff/compare.js';
+import type { ExportRecord } from '../exports/types.js';
+import { TOOL } from '../version.js';
+import { quoteIdent, type HistoryDb } from './engine.js';
+import { exportTable, type ExportTable } from './schema.js';
+import type { SnapshotInput } from './input.js';
+
+export type LoadStatus = 'loaded' | 'already loaded';
+
+export interface LoadResult {
+  readonly status: LoadStatus;
+  /** Versions opened (records new or changed) and closed (records changed or gone). */
+  readonly opened: number;
+  readonly closed: number;
+}
+
+/** Test seam: called inside the transaction after each export; a throw must leave nothing of the snapshot behind. */
+export type AfterExport = (exportName: string) => Promise<void> | void;
+
+/** A column's value as the versions table shows it: text in both engines (the exact value is in `record`). */
+export function displayValue(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v);
+}
+
+const CLOSE_BATCH = 500;
+
+async function closeVersions(db: HistoryDb, t: ExportTable, ids: number[], time: string): Promise<void> {
+  for (let i = 0; i < ids.length; i += CLOSE_BATCH) {
+    const batch = ids.slice(i, i + CLOSE_BATCH);
+    await db.run(`UPDATE ${quoteIdent(t.table)} SET seen_to = ? WHERE version_id IN (${batch.map(() => '?').join(', ')})`, [time, ...batch]);
+  }
+}
+
+const INDEX = Symbol('record index');
+type KeyView = Record<string, string | null> & { [INDEX]: number };
+
+/**
+ * A record's key columns as the versions table shows them (text), with the
+ * record's position. Both sides are matched on these views, so the stored
+ * records need not be parsed: a key whose type changed (1 and "1") pairs two
+ * records whose texts then differ, which closes one version and opens
+ * another, exactly as if they had not been paired.
+ */
+function keyView(key: readonly string[], values: readonly unknown[], index: number): KeyView {
+  const view = { [INDEX]: index } as KeyView;
+  for (let i = 0; i < key.length; i++) view[key[i]!] = displayValue(values[i]);
+  return view;
+}
+
+async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: string, records: readonly ExportRecord[]): Promise<{ opened: number; closed: number }> {
+  const key = t.def.key;
+  const open = await db.all(
+    `SELECT version_id, record, ${key.map(quoteIdent).join(', ')} FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL ORDER BY version_id`,
+    [baseUrl],
+  );
+  const older: ExportRecord[] = open.map((r, i) => keyView(key, r.slice(2), i));
+  const newer: ExportRecord[] = records.map((r, i) => keyView(key, key.map((k) => r[k]), i));
+  const [maxRow] = await db.all(`SELECT MAX(version_id) FROM ${quoteIdent(t.table)}`);
+  let nextId = Number(maxRow?.[0] ?? 0) + 1;
+  const columns = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...t.columns];
+  const rows: unknown[][] = [];
+  const toClose: number[] = [];
+  const insert = (r: ExportRecord, text: string) => {
+    const row: unknown[] = [nextId++, baseUrl, time, null, text];
+    for (const c of t.columns) row.push(displayValue(r[c]));
+    rows.push(row);
+  };
+  // A version is the record's exact text: any difference, even null for a missing column, is a new version.
+  const matched = matchRecords(
+    key,
+    older,
+    newer,
+    (i, view) => {
+      const n = records[(view as unknown as KeyView)[INDEX]]!;
+      const text = JSON.stringify(n);
+      if (text === open[i]![1]) return;
+      toClose.push(Number(open[i]![0]));
+      insert(n, text);
+    },
+    (view) => {
+      const n = records[(view as unknown as KeyView)[INDEX]]!;
+      insert(n, JSON.stringify(n));
+    },
+  );
+  for (let i = 0; i < matched.length; i++) if (matched[i] === 0) toClose.push(Number(open[i]![0]));
+  await closeVersions(db, t, toClose, time);
+  await db.insertRows(t.table, columns, rows);
+  return { opened: rows.length, closed: toClose.length };
+}
+
+/**
+ * Loads one snapshot in one transaction: its run, then per export the
+ * versions it opens and closes. Loading a snapshot already loaded (same base
+ * URL, time and export hashes) changes nothing.
+ */
+export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExport?: AfterExport): Promise<LoadResult> {
+  return db.transaction(async () => {
+    const existing = await db.all('SELECT export, sha256 FROM run_exports WHERE base_url = ? AND time = ?', [input.baseUrl, input.time]);
+    const known = await db.all('SELECT 1 FROM runs WHERE base_url = ? AND time = ?', [input.baseUrl, input.time]);
+    if (known.length > 0) {
+      const hashes = new Map(existing.map((r) => [String(r[0]), String(r[1])]));
+      const same = hashes.size === input.exports.length && input.exports.every((e) => hashes.get(e.export) === e.sha256);
+      if (same) return { status: 'already loaded' as const, opened: 0, closed: 0 };
+      throw new FailedError(`${input.dir}: a different snapshot of ${input.baseUrl} taken at ${input.time} is already loaded (its export hashes differ); it was not loaded`);
+    }
+    const [newest] = await db.all('SELECT MAX(time) FROM runs WHERE base_url = ?', [input.baseUrl]);
+    const newestTime = newest?.[0] == null ? null : String(newest[0]);
+    if (newestTime !== null && newestTime > input.time) {
+      throw new FailedError(
+        `${input.dir} (${input.time}) is older than the newest snapshot of ${input.baseUrl} already loaded (${newestTime}); history is loaded in time order, so it was not loaded. ` +
+          'Load older snapshots into a new database together with the newer ones (history load sorts them)',
+      );
+    }
+    await db.run('INSERT INTO runs (base_url, time, date, source, complete, tool_version, manifest) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+      input.baseUrl,
+      input.time,
+      input.date,
+      input.source,
+      input.complete ? 1 : 0,
+      TOOL.version,
+      input.manifestText,
+    ]);
+    await db.insertRows(
+      'run_exports',
+      ['base_url', 'time', 'export', 'file', 'count', 'available', 'sha256'],
+      input.exports.map((e) => [input.baseUrl, input.time, e.export, e.file, e.count, e.available ? 1 : 0, e.sha256]),
+    );
+    // The newest run before this one: an export with the same hash there has the same records, so its versions stay as they are.
+    const previous =
+      newestTime === null
+        ? new Map<string, string>()
+        : new Map((await db.all('SELECT export, sha256 FROM run_exports WHERE base_url = ? AND time = ? AND available = 1', [input.baseUrl, newestTime])).map((r) => [String(r[0]), String(r[1])]));
+    let opened = 0;
+    let closed = 0;
+    for (const e of input.exports) {
+      // An export unavailable tonight says nothing about its records: they stay as they were.
+      if (!e.available || previous.get(e.export) === e.sha256) continue;
+      const t = exportTable(e.export)!;
+      const r = await loadExport(db, t, input.baseUrl, input.time, await e.records());
+      opened += r.opened;
+      closed += r.closed;
+      await afterExport?.(e.export);
+    }
+    return { status: 'loaded' as const, opened, closed };
+  });
+}

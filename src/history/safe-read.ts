@@ -1,0 +1,24 @@
+import { FailedError } from '../cli/errors.js';
+import { escapeControl } from '../util/escape.js';
+import { isPlainFileName, readInside, UnreadableEntryError } from '../util/safe-read.js';
+
+export { isPlainFileName };
+
+/** A name from a file, as it may be printed: control characters escaped, cut to a sane length. */
+export function shown(name: string): string {
+  return escapeControl(name.slice(0, 120));
+}
+
+/**
+ * `dir/name` read as replay and diff read it (a regular file directly inside
+ * the directory, never through a link: CONTRACT section 5), failing the load
+ * of that snapshot (exit 1) when it is not one.
+ */
+export async function readRegularFile(dir: string, name: string): Promise<Buffer> {
+  try {
+    return await readInside(dir, name);
+  } catch (err) {
+    if (err instanceof UnreadableEntryError) throw new FailedError(`${err.message}; the snapshot was not loaded`, { cause: err });
+    throw err;
+  }
+}

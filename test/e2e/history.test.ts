@@ -1,0 +1,123 @@
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HistoryLoadSummary, HistoryRunsSummary, SnapshotSummary } from '../../src/cli/summaries.js';
+import { ALL_TYPES_TOKEN } from '../fake/backend.js';
+import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
+import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { NIGHTS, writeNight } from '../helpers/history-fixtures.js';
+import { postgresUnavailable, startPostgres } from '../helpers/postgres.js';
+
+let site: FakeSite;
+beforeAll(async () => {
+  site = await startFakeSite({ seed: 15 });
+});
+afterAll(async () => site.close());
+
+function sameDirectories(a: string, b: string): void {
+  const names = readdirSync(a).sort();
+  expect(readdirSync(b).sort()).toEqual(names);
+  for (const n of names) expect(readFileSync(join(b, n)).equals(readFileSync(join(a, n))), n).toBe(true);
+}
+
+describe('the history database through the real binary', () => {
+  it('snapshot --history loads the live snapshot after publishing, and history as-of gives it back byte for byte', async () => {
+    const dir = tmpDir();
+    const history = join(dir, 'h.sqlite');
+    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(dir, 'snap'), `--history=${history}`, '--json'], {
+      env: { SVC_TOKEN: ALL_TYPES_TOKEN.value },
+    });
+    expect(res.stderr).not.toMatch(/error/);
+    expect(res.code).toBe(0);
+    const summary = SnapshotSummary.parse(JSON.parse(res.stdout));
+    expect(summary.history).toEqual({ target: history, status: 'loaded' });
+    const runs = await runCli(['history', 'runs', '--history', history, '--json']);
+    expect(runs.code).toBe(0);
+    const parsed = HistoryRunsSummary.parse(JSON.parse(runs.stdout));
+    expect(parsed.runs).toHaveLength(1);
+    expect(parsed.runs[0]!.counts.users).toBe(summary.exports.find((e) => e.export === 'users')!.count);
+    const asOf = await runCli(['history', 'as-of', summary.date, '--history', history, '--out-dir', join(dir, 'back'), '--quiet']);
+    expect(asOf.code).toBe(0);
+    sameDirectories(join(dir, 'snap'), join(dir, 'back'));
+    // Again: nothing changes.
+    const again = await runCli(['history', 'load', join(dir, 'snap'), '--history', history, '--json']);
+    expect(again.code).toBe(0);
+    expect(HistoryLoadSummary.parse(JSON.parse(again.stdout)).snapshots[0]!.status).toBe('already loaded');
+  });
+
+  it('a failed load after publishing exits 1, says the snapshot is published, and leaves it in place', async () => {
+    const dir = tmpDir();
+    const notDb = join(dir, 'not-a-db.sqlite');
+    writeFileSync(notDb, 'plain text, not SQLite '.repeat(100));
+    const res = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(dir, 'snap'), `--history=${notDb}`]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/snapshot was published to .*snap, but loading it into the history database failed: .*not-a-db\.sqlite/);
+    expect(res.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(join(dir, 'snap', '_snapshot-manifest.json'))).toBe(true);
+  });
+
+  it('loads raw collections (built first), refuses a second snapshot with the same time, and rebuilds the replay byte for byte', async () => {
+    const dir = tmpDir();
+    const history = join(dir, 'h.sqlite');
+    const replay = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(dir, 'replayed'), '--quiet']);
+    expect(replay.code).toBe(0);
+    const load = await runCli(['history', 'load', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), `--history=${history}`, '--quiet']);
+    expect(load.code).toBe(0);
+    const clash = await runCli(['history', 'load', join(REPO_ROOT, 'recordings', 'platform-3.13.8'), `--history=${history}`]);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toMatch(/a different snapshot of https:\/\/platform\.example\.org taken at 2026-11-21T02:00:00\.000Z is already loaded/);
+    const back = await runCli(['history', 'as-of', '2026-11-21', `--history=${history}`, '--out-dir', join(dir, 'back'), '--quiet']);
+    expect(back.code).toBe(0);
+    for (const f of readdirSync(join(dir, 'replayed'))) {
+      if (f === '_snapshot-manifest.json') continue;
+      expect(readFileSync(join(dir, 'back', f)).equals(readFileSync(join(dir, 'replayed', f))), f).toBe(true);
+    }
+  });
+
+  it('usage errors exit 2 without echoing a password, and a missing database exits 1 naming it', async () => {
+    const dir = tmpDir();
+    const pw = await runCli(['history', 'runs', '--history', 'postgres://svc:Hunter2-secret@127.0.0.1:5432/inv']);
+    expect(pw.code).toBe(2);
+    expect(pw.stderr + pw.stdout).not.toMatch(/Hunter2/);
+    expect(pw.stderr).toMatch(/PGPASSWORD or ~\/\.pgpass/);
+    const snapPw = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(dir, 'never'), '--history=postgres://svc:Hunter2-secret@127.0.0.1/inv']);
+    expect(snapPw.code).toBe(2);
+    expect(snapPw.stderr).not.toMatch(/Hunter2/);
+    expect(existsSync(join(dir, 'never'))).toBe(false);
+    const action = await runCli(['history', 'frobnicate']);
+    expect(action.code).toBe(2);
+    expect(action.stderr).toMatch(/load, runs, log, as-of/);
+    const missing = await runCli(['history', 'runs', '--history', join(dir, 'absent.sqlite')]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no history database at .*absent\.sqlite/);
+    const badDate = await runCli(['history', 'as-of', '2026-02-30', '--history', join(dir, 'absent.sqlite')]);
+    expect(badDate.code).toBe(2);
+  });
+});
+
+describe.skipIf(postgresUnavailable() !== null)('the history database on PostgreSQL through the real binary', () => {
+  it('loads nights, lists them, and gives each back byte for byte', async () => {
+    const pg = await startPostgres();
+    try {
+      const url = await pg.createDatabase('e2e');
+      const dir = tmpDir();
+      const dirs = NIGHTS.map((n) => writeNight(join(dir, `svc-snapshot-${n.date}`), n));
+      const load = await runCli(['history', 'load', ...dirs.reverse(), `--history=${url}`, '--json']);
+      expect(load.code).toBe(0);
+      expect(HistoryLoadSummary.parse(JSON.parse(load.stdout)).snapshots.map((s) => s.status)).toEqual(['loaded', 'loaded', 'loaded']);
+      const runs = await runCli(['history', 'runs', `--history=${url}`, '--json']);
+      expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs.map((r) => r.date)).toEqual(NIGHTS.map((n) => n.date));
+      for (const n of NIGHTS) {
+        const out = join(dir, `back-${n.date}`);
+        const res = await runCli(['history', 'as-of', n.date, `--history=${url}`, '--out-dir', out, '--quiet']);
+        expect(res.code).toBe(0);
+        sameDirectories(join(dir, `svc-snapshot-${n.date}`), out);
+      }
+      const log = await runCli(['history', 'log', 'user_profiles', 'u1', `--history=${url}`]);
+      expect(log.code).toBe(0);
+      expect(log.stdout).toMatch(/changed: state "ACTIVE" → "DEACTIVATED"/);
+    } finally {
+      pg.stop();
+    }
+  });
+});

@@ -1,0 +1,325 @@
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CliError, EXIT, UsageError } from '../../src/cli/errors.js';
+import { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary, SnapshotSummary } from '../../src/cli/summaries.js';
+import { runHistory } from '../../src/commands/history.js';
+import { openHistory } from '../../src/history/engine.js';
+import { parseHistoryTarget } from '../../src/history/target.js';
+import { captureDeps, NIGHTS, USERS, writeNight } from '../helpers/history-fixtures.js';
+import { REPO_ROOT } from '../helpers/run-cli.js';
+import { getTestCerts } from '../fake/certs.js';
+import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+
+function sameDirectories(a: string, b: string): void {
+  const names = readdirSync(a).sort();
+  expect(readdirSync(b).sort()).toEqual(names);
+  for (const n of names) expect(readFileSync(join(b, n)).equals(readFileSync(join(a, n))), n).toBe(true);
+}
+
+async function expectError(p: Promise<unknown>, exitCode: number, pattern: RegExp): Promise<CliError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(CliError);
+  expect((err as CliError).exitCode).toBe(exitCode);
+  expect((err as CliError).message).toMatch(pattern);
+  return err as CliError;
+}
+
+const skipPg = postgresUnavailable();
+
+interface Engine {
+  name: string;
+  skip: string | null;
+  setup(): Promise<void>;
+  /** A fresh, empty history target. */
+  target(name: string): Promise<string>;
+  teardown(): void;
+}
+
+let pg: TestPostgres | undefined;
+const ENGINES: Engine[] = [
+  {
+    name: 'SQLite',
+    skip: null,
+    async setup() {},
+    async target(name) {
+      return join(mkdtempSync(join(tmpdir(), 'svc-hist-')), `${name}.sqlite`);
+    },
+    teardown() {},
+  },
+  {
+    name: 'PostgreSQL',
+    skip: skipPg,
+    async setup() {
+      pg = await startPostgres();
+    },
+    async target(name) {
+      return pg!.createDatabase(name.replace(/[^a-z0-9]/g, '_'));
+    },
+    teardown() {
+      pg?.stop();
+    },
+  },
+];
+
+for (const engine of ENGINES) {
+  describe.skipIf(engine.skip !== null)(`history database on ${engine.name}`, () => {
+    let work: string;
+    let dirs: string[];
+    beforeAll(async () => {
+      await engine.setup();
+      work = mkdtempSync(join(tmpdir(), 'svc-hist-work-'));
+      dirs = NIGHTS.map((n) => writeNight(join(work, `svc-snapshot-${n.date}`), n));
+    });
+    afterAll(() => {
+      engine.teardown();
+      rmSync(work, { recursive: true, force: true });
+    });
+
+    it('loads nights given out of order, and as-of gives back every night byte for byte, manifest included', async () => {
+      const history = await engine.target('roundtrip');
+      const c = captureDeps(work);
+      const r = await runHistory({ history, json: true }, ['load', dirs[2]!, dirs[0]!, dirs[1]!], c.deps);
+      expect(r.exitCode).toBe(EXIT.ok);
+      const load = HistoryLoadSummary.parse(JSON.parse(c.out()));
+      expect(load.snapshots.map((s) => [s.time.slice(0, 10), s.status])).toEqual(NIGHTS.map((n) => [n.date, 'loaded']));
+      for (const [i, n] of NIGHTS.entries()) {
+        const out = join(work, `asof-${engine.name}-${i}`);
+        const a = captureDeps(work);
+        const res = await runHistory({ history, outDir: out, json: true }, ['as-of', n.date], a.deps);
+        expect(res.exitCode).toBe(EXIT.ok);
+        sameDirectories(dirs[i]!, out);
+        expect(SnapshotSummary.parse(JSON.parse(a.out())).date).toBe(n.date);
+      }
+      // A date between nights stands as the last night before it.
+      const later = join(work, `asof-${engine.name}-later`);
+      await runHistory({ history, outDir: later, quiet: true } as never, ['as-of', '2026-12-31'], captureDeps(work).deps);
+      sameDirectories(dirs[2]!, later);
+    });
+
+    it('loading the same snapshots again changes nothing', async () => {
+      const history = await engine.target('idempotent');
+      await runHistory({ history }, ['load', ...dirs], captureDeps(work).deps);
+      const count = async () => {
+        const db = await openHistory(parseHistoryTarget(history, work), { mustExist: true });
+        try {
+          const n = await db.all('SELECT (SELECT COUNT(*) FROM users_versions) + (SELECT COUNT(*) FROM runs) + (SELECT COUNT(*) FROM run_exports)');
+          return Number(n[0]![0]);
+        } finally {
+          await db.close();
+        }
+      };
+      const before = await count();
+      const c = captureDeps(work);
+      expect((await runHistory({ history, json: true }, ['load', ...dirs], c.deps)).exitCode).toBe(EXIT.ok);
+      expect(HistoryLoadSummary.parse(JSON.parse(c.out())).snapshots.every((s) => s.status === 'already loaded')).toBe(true);
+      expect(await count()).toBe(before);
+    });
+
+    it('keeps a version per change, closed when the record changes or disappears, and log names the changed columns', async () => {
+      const history = await engine.target('versions');
+      await runHistory({ history }, ['load', ...dirs], captureDeps(work).deps);
+      const log = async (exp: string, ...key: string[]) => {
+        const c = captureDeps(work);
+        await runHistory({ history, json: true }, ['log', exp, ...key], c.deps);
+        return HistoryLogSummary.parse(JSON.parse(c.out()));
+      };
+      const profile = await log('user_profiles', 'u1');
+      expect(profile.versions.map((v) => [v.from.slice(0, 10), v.to?.slice(0, 10) ?? null, v.changed])).toEqual([
+        ['2026-11-01', '2026-11-02', []],
+        ['2026-11-02', null, ['state', 'stateReason']],
+      ]);
+      expect(profile.versions[1]!.record.state).toBe('DEACTIVATED');
+      // Gone on the second night, back on the third: two versions with a gap between them.
+      const bob = await log('users', 'u2');
+      expect(bob.versions.map((v) => [v.from.slice(0, 10), v.to?.slice(0, 10) ?? null])).toEqual([
+        ['2026-11-01', '2026-11-02'],
+        ['2026-11-03', null],
+      ]);
+      const membership = await log('team_memberships', 't1', 'u2');
+      expect(membership.key).toEqual({ teamID: 't1', memberID: 'u2' });
+      expect(membership.versions).toHaveLength(1);
+      const unchanged = await log('users', 'u3');
+      expect(unchanged.versions).toHaveLength(1);
+      expect(unchanged.versions[0]!.record.firstName).toBe('Zoë \u0007 "quoted"');
+      if (engine.name === 'SQLite') expect(statSync(history).mode & 0o777).toBe(0o600);
+      const runs = captureDeps(work);
+      await runHistory({ history, json: true }, ['runs'], runs.deps);
+      const parsed = HistoryRunsSummary.parse(JSON.parse(runs.out()));
+      expect(parsed.runs.map((r) => [r.date, r.counts.users, r.counts.drives])).toEqual([
+        ['2026-11-01', 3, 2],
+        ['2026-11-02', 2, 2],
+        ['2026-11-03', 3, 1],
+      ]);
+      await expectError(runHistory({ history }, ['log', 'team_memberships', 't1'], captureDeps(work).deps), EXIT.usage, /keyed by teamID, memberID/);
+      await expectError(runHistory({ history }, ['log', 'nope', 'x'], captureDeps(work).deps), EXIT.usage, /no export "nope"/);
+    });
+
+    it('skips a partial snapshot with exit 4 unless --allow-partial', async () => {
+      const history = await engine.target('partial');
+      const partial = writeNight(join(work, `partial-${engine.name}`), { date: '2026-11-04', complete: false, records: { users: USERS({ u9: 'P' }) } });
+      const c = captureDeps(work);
+      expect((await runHistory({ history, json: true }, ['load', dirs[0]!, partial], c.deps)).exitCode).toBe(EXIT.incomplete);
+      expect(c.err()).toMatch(/partial snapshot .*skipped/);
+      const s = HistoryLoadSummary.parse(JSON.parse(c.out()));
+      expect(s.snapshots.map((x) => x.status)).toEqual(['loaded', 'skipped']);
+      expect(s.complete).toBe(false);
+      expect((await runHistory({ history, allowPartial: true }, ['load', partial], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+    });
+
+    it('refuses a snapshot whose file fails its hash, and keeps the snapshots loaded before it', async () => {
+      const history = await engine.target('hashes');
+      const bad = writeNight(join(work, `bad-${engine.name}`), NIGHTS[1]!);
+      const file = readdirSync(bad).find((n) => n.includes('-users '))!;
+      writeFileSync(join(bad, file), readFileSync(join(bad, file), 'utf8').replace('Ann', 'Anna'));
+      await expectError(runHistory({ history }, ['load', dirs[0]!, bad], captureDeps(work).deps), EXIT.failed, /does not match the sha256.*stay loaded/s);
+      const c = captureDeps(work);
+      await runHistory({ history, json: true }, ['runs'], c.deps);
+      expect(HistoryRunsSummary.parse(JSON.parse(c.out())).runs.map((r) => r.date)).toEqual(['2026-11-01']);
+    });
+
+    it('refuses an export file reached through a symbolic link', async () => {
+      const history = await engine.target('symlink');
+      const linked = writeNight(join(work, `link-${engine.name}`), NIGHTS[0]!);
+      const file = readdirSync(linked).find((n) => n.includes('-users '))!;
+      const elsewhere = join(work, `elsewhere-${engine.name}.json`);
+      writeFileSync(elsewhere, readFileSync(join(linked, file)));
+      unlinkSync(join(linked, file));
+      symlinkSync(elsewhere, join(linked, file));
+      await expectError(runHistory({ history }, ['load', linked], captureDeps(work).deps), EXIT.failed, /symbolic link/);
+    });
+
+    it('a failure in the middle of a snapshot leaves nothing of it in the database', async () => {
+      const history = await engine.target('midload');
+      await runHistory({ history }, ['load', dirs[0]!], captureDeps(work).deps);
+      const fail = async (name: string) => {
+        if (name !== 'drives') return;
+        if (engine.name === 'PostgreSQL') {
+          // The connection is cut from the server side, as a restart or a network failure would.
+          const { default: pgLib } = await import('pg');
+          const admin = new pgLib.Client({ connectionString: history.replace(/\/[^/]+$/, '/postgres') });
+          await admin.connect();
+          await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'svc-snapshot'");
+          await admin.end();
+        } else throw new Error('simulated failure after drives');
+      };
+      await expectError(runHistory({ history }, ['load', dirs[1]!], captureDeps(work).deps, fail), EXIT.failed, /history load stopped at .*2026-11-02: .*(rolled back|nothing of this snapshot was loaded)/s);
+      const c = captureDeps(work);
+      await runHistory({ history, json: true }, ['runs'], c.deps);
+      expect(HistoryRunsSummary.parse(JSON.parse(c.out())).runs.map((r) => r.date)).toEqual(['2026-11-01']);
+      // And the next load goes through as if the failed one had never started.
+      await runHistory({ history }, ['load', dirs[1]!, dirs[2]!], captureDeps(work).deps);
+      const out = join(work, `midload-asof-${engine.name}`);
+      await runHistory({ history, outDir: out }, ['as-of', '2026-11-02'], captureDeps(work).deps);
+      sameDirectories(dirs[1]!, out);
+    });
+
+    it('asks for --site when the database holds several sites, naming them, and refuses a site mismatch', async () => {
+      const history = await engine.target('sites');
+      const other = writeNight(join(work, `other-${engine.name}`), { ...NIGHTS[0]!, baseUrl: 'https://other.example.org' });
+      await runHistory({ history }, ['load', dirs[0]!, other], captureDeps(work).deps);
+      await expectError(runHistory({ history }, ['runs'], captureDeps(work).deps), EXIT.usage, /several sites.*https:\/\/other\.example\.org.*https:\/\/platform\.example\.org/);
+      const c = captureDeps(work);
+      await runHistory({ history, json: true, site: 'https://other.example.org/api' }, ['runs'], c.deps);
+      expect(HistoryRunsSummary.parse(JSON.parse(c.out())).runs.map((r) => r.baseUrl)).toEqual(['https://other.example.org']);
+      await expectError(runHistory({ history, site: 'https://platform.example.org' }, ['load', other], captureDeps(work).deps), EXIT.usage, /is a snapshot of https:\/\/other\.example\.org, not of --site/);
+      await expectError(runHistory({ history, site: 'https://third.example.org' }, ['runs'], captureDeps(work).deps), EXIT.usage, /has no snapshots/);
+    });
+
+    it('runs the example queries of docs/history.md as written', async () => {
+      const history = await engine.target('docs');
+      await runHistory({ history }, ['load', ...dirs], captureDeps(work).deps);
+      const doc = readFileSync(join(REPO_ROOT, 'docs', 'history.md'), 'utf8');
+      const queries = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+      expect(queries).toHaveLength(4);
+      const db = await openHistory(parseHistoryTarget(history, work), { mustExist: true });
+      try {
+        const [deactivated, since, growth, current] = await Promise.all(queries.map((q) => db.all(q)));
+        expect(deactivated).toEqual([['2026-11-02T02:00:00.000Z', '2026-11-01T02:00:00.000Z', 'left']]);
+        expect(since).toEqual([['2026-11-02T02:00:00.000Z']]);
+        expect(growth).toEqual([
+          ['2026-11-01', 'one', 100],
+          ['2026-11-02', 'one', 150],
+          ['2026-11-03', 'one', 150],
+          ['2026-11-02', 'two', 7],
+          ['2026-11-03', 'two', 9.25],
+        ]);
+        expect(current).toEqual([
+          ['u1', 'DEACTIVATED', null],
+          ['u2', 'ACTIVE', null],
+        ]);
+      } finally {
+        await db.close();
+      }
+    });
+
+    it('refuses a database written by a newer version of the tool, naming it', async () => {
+      const history = await engine.target('newer');
+      await runHistory({ history }, ['load', dirs[0]!], captureDeps(work).deps);
+      const db = await openHistory(parseHistoryTarget(history, work), { mustExist: true });
+      await db.run("UPDATE history_meta SET value = ? WHERE name = 'schema_version'", ['99']);
+      await db.run("UPDATE history_meta SET value = ? WHERE name = 'written_by'", ['9.9.9']);
+      await db.close();
+      await expectError(runHistory({ history }, ['runs'], captureDeps(work).deps), EXIT.failed, /written by svc-snapshot 9\.9\.9 with history schema 99/);
+      await expectError(runHistory({ history }, ['load', dirs[1]!], captureDeps(work).deps), EXIT.failed, /upgrade svc-snapshot/);
+    });
+  });
+}
+
+describe('history targets', () => {
+  const cwd = tmpdir();
+  it('refuses a PostgreSQL URL with a password without repeating any of it', async () => {
+    for (const url of ['postgres://svc:s3cr%21t-pw@db.example.org:5432/inv', 'postgresql://svc:s3cr!t-pw@db.example.org/inv', 'postgres://svc:s3cr!t-pw@[bad']) {
+      const err = await expectError(runHistory({ history: url }, ['runs'], captureDeps(cwd).deps), EXIT.usage, /PGPASSWORD|cannot be parsed/);
+      expect(err.message).not.toMatch(/s3cr/);
+    }
+  });
+
+  it('reads other forms as a SQLite path, and refuses other URL schemes and unsupported sslmodes', () => {
+    expect(parseHistoryTarget(true, '/srv')).toMatchObject({ engine: 'sqlite', path: '/srv/svc-snapshot-history.sqlite' });
+    expect(parseHistoryTarget('postgres://svc@db.example.org/inv?sslmode=require', '/srv')).toMatchObject({ engine: 'postgres', sslmode: 'verify-full', port: 5432 });
+    expect(parseHistoryTarget('postgres://svc@127.0.0.1:5433/inv', '/srv')).toMatchObject({ sslmode: 'disable', port: 5433 });
+    expect(() => parseHistoryTarget('mysql://svc@db/inv', '/srv')).toThrow(UsageError);
+    expect(() => parseHistoryTarget('postgres://svc@db/inv?sslmode=prefer', '/srv')).toThrow(/sslmode=prefer is not supported/);
+  });
+
+  it('names a target that cannot be opened: a missing directory, a file that is not SQLite, an unreachable server', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-hist-bad-'));
+    const night = writeNight(join(dir, 'n1'), NIGHTS[0]!);
+    await expectError(runHistory({ history: join(dir, 'no', 'such', 'h.sqlite') }, ['load', night], captureDeps(dir).deps), EXIT.failed, /no\/such.*does not exist/);
+    const notDb = join(dir, 'not.sqlite');
+    writeFileSync(notDb, 'this is not a database, just text '.repeat(200));
+    await expectError(runHistory({ history: notDb }, ['load', night], captureDeps(dir).deps), EXIT.failed, /not\.sqlite/);
+    await expectError(runHistory({ history: join(dir, 'absent.sqlite') }, ['runs'], captureDeps(dir).deps), EXIT.failed, /no history database at .*absent\.sqlite/);
+    await expectError(runHistory({ history: 'postgres://svc@127.0.0.1:1/inv' }, ['runs'], captureDeps(dir).deps), EXIT.failed, /postgres:\/\/svc@127\.0\.0\.1:1\/inv cannot be opened/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe.skipIf(skipPg !== null)('history on PostgreSQL over TLS', () => {
+  let tlsPg: TestPostgres;
+  let work: string;
+  beforeAll(async () => {
+    const certs = getTestCerts();
+    tlsPg = await startPostgres({ tls: { certPem: certs.certPem, keyPem: certs.keyPem } });
+    work = mkdtempSync(join(tmpdir(), 'svc-hist-tls-'));
+  });
+  afterAll(() => {
+    tlsPg?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('verifies the server against --ca-file with sslmode=verify-full, and names the target when it cannot', async () => {
+    const url = `${await tlsPg.createDatabase('tls')}?sslmode=verify-full`;
+    const night = writeNight(join(work, 'n1'), NIGHTS[0]!);
+    const refused = await expectError(runHistory({ history: url }, ['load', night], captureDeps(work).deps), EXIT.failed, /postgres:\/\/postgres@127\.0\.0\.1:\d+\/tls cannot be opened: .*(certificate|self.signed)/i);
+    expect(refused.message).not.toMatch(/\?sslmode/);
+    const c = captureDeps(work);
+    expect((await runHistory({ history: url, caFile: getTestCerts().caFile, json: true }, ['load', night], c.deps)).exitCode).toBe(EXIT.ok);
+    expect(HistoryLoadSummary.parse(JSON.parse(c.out())).snapshots[0]!.status).toBe('loaded');
+  });
+});
