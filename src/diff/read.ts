@@ -16,31 +16,20 @@ import type { LoadedExport, LoadedSide } from './types.js';
 import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
 import { isPlainFileName, readInside, UnreadableEntryError } from '../util/safe-read.js';
+import { ReadableManifestExportSchema, SnapshotManifestSchema as FullManifestSchema } from '../exports/manifest.js';
 
 /** Same name as in commands/snapshot.ts; not imported from there, which will import this module. */
 import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 
 export { SNAPSHOT_MANIFEST };
 
-/** What the diff reads of `_snapshot-manifest.json` (CONTRACT section 5); other fields are ignored. */
-export const SnapshotManifestSchema = z.object({
-  kind: z.literal('snapshot'),
-  baseUrl: z.string().optional(),
-  time: z.string().optional(),
-  date: z.string().optional(),
-  exports: z.array(
-    z.object({
-      export: z.string(),
-      file: z.string(),
-      count: z.number().int().nonnegative(),
-      available: z.boolean(),
-      reason: z.string().optional(),
-      // Absent in manifests written before export hashes were recorded.
-      sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-    }),
-  ),
-  nullFields: z.array(z.object({ export: z.string(), field: z.string() })),
-});
+/** What the diff reads of `_snapshot-manifest.json` (CONTRACT section 5), from its one schema; other fields are ignored. */
+export const SnapshotManifestSchema = FullManifestSchema.pick({ kind: true, baseUrl: true, time: true, date: true })
+  .partial({ baseUrl: true, time: true, date: true })
+  .extend({
+    exports: z.array(ReadableManifestExportSchema),
+    nullFields: z.array(z.object({ export: z.string(), field: z.string() })),
+  });
 
 export type SnapshotManifestView = z.infer<typeof SnapshotManifestSchema>;
 

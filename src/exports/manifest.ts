@@ -41,3 +41,9 @@ export const SnapshotManifestSchema = z.object({
   complete: z.boolean(),
 });
 export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>;
+
+/**
+ * An `exports[]` entry as readers accept it: `sha256` is absent in manifests
+ * written before export hashes were recorded, and is then not checked.
+ */
+export const ReadableManifestExportSchema = ManifestExportSchema.extend({ sha256: Sha256.optional() });

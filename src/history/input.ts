@@ -12,24 +12,14 @@ import type { ExportRecord } from '../exports/types.js';
 import { snapshotManifest } from '../commands/snapshot.js';
 import { exportTable } from './schema.js';
 import { readRegularFile, shown } from './safe-read.js';
+import { ReadableManifestExportSchema, SnapshotManifestSchema } from '../exports/manifest.js';
 
-/** What loading needs of `_snapshot-manifest.json`; the whole text is kept as it is. */
-const ManifestSchema = z.object({
-  kind: z.literal('snapshot'),
-  source: z.enum(['live', 'replay']),
+/** What loading needs of `_snapshot-manifest.json`, from its one schema; the whole text is kept as it is. */
+const ManifestSchema = SnapshotManifestSchema.pick({ kind: true, source: true, date: true, complete: true }).extend({
   baseUrl: z.string().min(1),
+  // as-of rebuilds file names and ranks runs from it: the form the tool writes, nothing looser.
   time: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/),
-  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
-  exports: z.array(
-    z.object({
-      export: z.string(),
-      file: z.string(),
-      count: z.number().int().nonnegative(),
-      available: z.boolean(),
-      sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-    }),
-  ),
-  complete: z.boolean(),
+  exports: z.array(ReadableManifestExportSchema),
 });
 
 export interface InputExport {

@@ -11,36 +11,23 @@ import { z } from 'zod';
 import { FailedError, UsageError } from '../cli/errors.js';
 import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 import type { ExportRecord } from '../exports/types.js';
+import { ReadableManifestExportSchema, SnapshotManifestSchema } from '../exports/manifest.js';
 import { escapeControl } from '../util/escape.js';
 import { readInside, UnreadableEntryError } from '../util/safe-read.js';
 
-/** What the spreadsheet forms read of `_snapshot-manifest.json` (CONTRACT section 5); other fields are ignored. */
-export const SheetManifestSchema = z.object({
-  kind: z.literal('snapshot'),
-  source: z.string(),
-  tool: z.object({ name: z.string(), version: z.string() }),
-  baseUrl: z.string(),
-  time: z.string(),
-  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
-  exports: z.array(
-    z.object({
-      export: z.string(),
-      file: z.string(),
-      count: z.number().int().nonnegative(),
-      available: z.boolean(),
-      reason: z.string().optional(),
-      proposedRoute: z.string().optional(),
-      sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-    }),
-  ),
-  nullFields: z.array(z.object({ export: z.string(), field: z.string(), reason: z.string(), proposedRoute: z.string().optional() })),
-  validation: z.object({
-    issues: z.number().int().nonnegative(),
-    samples: z.array(z.object({ route: z.string(), index: z.number(), path: z.string(), message: z.string() })),
-  }),
-  drift: z.array(z.object({ route: z.string(), unknownFields: z.array(z.string()) })),
-  complete: z.boolean(),
-});
+/** What the spreadsheet forms read of `_snapshot-manifest.json` (CONTRACT section 5), from its one schema; other fields are ignored. */
+export const SheetManifestSchema = SnapshotManifestSchema.pick({
+  kind: true,
+  source: true,
+  tool: true,
+  baseUrl: true,
+  time: true,
+  date: true,
+  nullFields: true,
+  validation: true,
+  drift: true,
+  complete: true,
+}).extend({ exports: z.array(ReadableManifestExportSchema) });
 export type SheetManifest = z.infer<typeof SheetManifestSchema>;
 export type SheetManifestExport = SheetManifest['exports'][number];
 
