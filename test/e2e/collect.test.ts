@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite, type FakeSiteOptions } from '../helpers/fake-site.js';
-import { runCli, startCli, tmpDir } from '../helpers/run-cli.js';
+import { runCli, startCli, tmpDir, stderrSeen } from '../helpers/run-cli.js';
 import { expectNoSecrets, expectPrivateModes, leftovers, listFiles } from '../helpers/assert-output.js';
 import { getUntrustedCerts } from '../fake/certs.js';
 import { ALL_TYPES_TOKEN, PER_TYPE_TOKENS, perTypeTokenEnv } from '../fake/backend.js';
@@ -293,13 +293,7 @@ describe('svc-snapshot collect when things go wrong', () => {
     writeFileSync(join(out, 'yesterday.json'), '[]');
     const { child, result } = startCli(['collect', '--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out], { env: { SVC_TOKEN: TOKEN } });
     // Wait until the run is under way (some routes done, drives hanging).
-    await new Promise<void>((resolve) => {
-      let seen = '';
-      child.stderr?.on('data', (c: Buffer) => {
-        seen += c.toString();
-        if (seen.includes('GET /api/users')) resolve();
-      });
-    });
+    await stderrSeen(child, 'GET /api/users');
     child.kill('SIGINT');
     const res = await result;
     expect(res.code).toBe(130);

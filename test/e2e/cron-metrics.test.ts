@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
-import { runCli, startCli, tmpDir, type CliResult } from '../helpers/run-cli.js';
+import { runCli, startCli, tmpDir, type CliResult, stderrSeen } from '../helpers/run-cli.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 import { EXPORTS } from '../../src/exports/catalog.js';
 
@@ -166,13 +166,7 @@ describe('--metrics-file', () => {
         env: { SVC_TOKEN: TOKEN },
         cwd: dir,
       });
-      await new Promise<void>((resolve) => {
-        let seen = '';
-        child.stderr?.on('data', (c: Buffer) => {
-          seen += c.toString();
-          if (seen.includes('GET /api/users')) resolve();
-        });
-      });
+      await stderrSeen(child, 'GET /api/users');
       child.kill('SIGTERM');
       const res = await result;
       expect(res.code).toBe(143);

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { startPingReceiver, type PingReceiver, type ReceivedPing } from '../helpers/ping-receiver.js';
-import { REPO_ROOT, runCli, startCli, tmpDir } from '../helpers/run-cli.js';
+import { REPO_ROOT, runCli, startCli, tmpDir, stderrSeen } from '../helpers/run-cli.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 import { getUntrustedCerts } from '../fake/certs.js';
 
@@ -86,13 +86,7 @@ describe('--ping-url', () => {
       env: { SVC_TOKEN: TOKEN },
       cwd: dir,
     });
-    await new Promise<void>((resolve) => {
-      let seen = '';
-      child.stderr?.on('data', (c: Buffer) => {
-        seen += c.toString();
-        if (seen.includes('GET /api/users')) resolve();
-      });
-    });
+    await stderrSeen(child, 'GET /api/users');
     child.kill('SIGTERM');
     const res = await result;
     expect(res.code).toBe(143);

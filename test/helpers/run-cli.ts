@@ -84,3 +84,14 @@ export function tmpDir(prefix = 'svc-snapshot-test-'): string {
   dirs.push(dir);
   return dir;
 }
+
+/** Resolves once the child has written `text` on stderr: the run is under way, so a signal now interrupts it mid-way. */
+export function stderrSeen(child: ChildProcess, text: string): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let seen = '';
+    child.stderr?.on('data', (c: Buffer) => {
+      seen += c.toString();
+      if (seen.includes(text)) resolve();
+    });
+  });
+}
