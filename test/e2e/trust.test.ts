@@ -566,6 +566,28 @@ describe('9. errors that blame the right thing', () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 
+  // A real full disk: a 160 KiB tmpfs, which only root may mount (CI runs as root, as .ci/run's apt-get needs).
+  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)('a full disk: the path, what happened and what to do (exit 1); the older snapshot stays whole and nothing is left half written', async () => {
+    const mnt = tmpDir();
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=160k,mode=0755', 'tmpfs', mnt]);
+    try {
+      const first = await runCli(['--replay', RECORDING, '--out-dir', 'out', '--quiet'], { cwd: mnt });
+      expect(first.code).toBe(0);
+      const before = Object.fromEntries(readdirSync(join(mnt, 'out')).map((f) => [f, readFileSync(join(mnt, 'out', f), 'utf8')]));
+      // Leave room for a little less than one more snapshot.
+      const free = Number(execFileSync('df', ['--output=avail', '-B1', mnt]).toString().trim().split('\n').pop());
+      writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - 24 * 1024)));
+      const r = await runCli(['--replay', RECORDING, '--out-dir', 'out'], { cwd: mnt });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/no space is left on the device \(ENOSPC\) while writing .*; nothing was published\. Free some space/);
+      expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
+      expect(readdirSync(mnt).sort()).toEqual(['filler', 'out']);
+      expect(Object.fromEntries(readdirSync(join(mnt, 'out')).map((f) => [f, readFileSync(join(mnt, 'out', f), 'utf8')]))).toEqual(before);
+    } finally {
+      execFileSync('umount', [mnt]);
+    }
+  });
+
   it.runIf(process.platform === 'linux')('a directory that cannot be written (/sys): the path, what happened and what to do (exit 1)', async () => {
     const r = await runCli(['--replay', RECORDING, '--out-dir', '/sys/svc-snapshot-test'], { cwd: tmpDir() });
     expect(r.code).toBe(1);
