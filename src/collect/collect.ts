@@ -8,7 +8,7 @@ import { HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import type { ConnectionSettings } from '../config/settings.js';
 import { tokenEnvName, tokenFlagName } from '../config/tokens.js';
-import { FailedError, TokenRejectedError } from '../cli/errors.js';
+import { FailedError, TokenRejectedError } from '../errors.js';
 import type { Reporter } from '../progress/reporter.js';
 import type { CollectionManifest, RawCollection, RealmsRecord, RouteRecord } from './types.js';
 import { TOOL } from '../version.js';

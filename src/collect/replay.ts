@@ -6,7 +6,7 @@ import { BodyError, checkBody } from '../api/decode.js';
 import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
 import { isPlainFileName, readInside, UnreadableEntryError } from '../util/safe-read.js';
-import { FailedError, UsageError } from '../cli/errors.js';
+import { FailedError, UsageError } from '../errors.js';
 import type { CollectionManifest, RawCollection, RouteRecord } from './types.js';
 import { COLLECTION_MANIFEST } from './write.js';
 

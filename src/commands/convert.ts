@@ -1,5 +1,6 @@
 import { mkdir, stat } from 'node:fs/promises';
-import { UsageError, EXIT, FailedError } from '../cli/errors.js';
+import { EXIT } from '../cli/errors.js';
+import { UsageError, FailedError } from '../errors.js';
 import type { ConvertSummary } from '../cli/summaries.js';
 import { DIR_MODE } from '../publish/staging.js';
 import { collectGarbage } from '../exports/serialize.js';

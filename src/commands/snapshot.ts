@@ -9,7 +9,8 @@ import { collectGarbage, exportFileName, serializeExport, sha256Hex, writeExport
 import type { SnapshotManifest } from '../exports/manifest.js';
 import type { BuildResult, NullField } from '../exports/types.js';
 import { withStaging } from '../publish/index.js';
-import { EXIT, FailedError, UsageError } from '../cli/errors.js';
+import { EXIT } from '../cli/errors.js';
+import { FailedError, UsageError } from '../errors.js';
 import { TOOL } from '../version.js';
 import { parseHistoryTarget } from '../history/target.js';
 import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';

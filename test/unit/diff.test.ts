@@ -6,7 +6,7 @@ import { CollectionBuilder, drive, member, team, user } from './collection-build
 import { EXPORTS, build, exportFileName } from '../../src/exports/index.js';
 import { snapshotFiles } from '../../src/commands/snapshot.js';
 import { runDiff } from '../../src/commands/diff.js';
-import { FailedError, UsageError } from '../../src/cli/errors.js';
+import { FailedError, UsageError } from '../../src/errors.js';
 import { silentReporter } from '../../src/progress/reporter.js';
 import type { RawCollection } from '../../src/collect/types.js';
 import {
