@@ -7,7 +7,7 @@ import { EXIT } from '../cli/errors.js';
 import { FailedError } from '../errors.js';
 import { TOOL } from '../version.js';
 import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
-import type { RouteRecord } from '../collect/types.js';
+import type { RouteRecord } from '../api/route-record.js';
 import type { CollectSummary } from '../cli/summaries.js';
 import { checkKeepTarget, parseKeep } from '../cron/keep.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';

@@ -4,10 +4,9 @@ import { collect } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { SNAPSHOT_MANIFEST, toManifestFile, writeCollection } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
-import type { AuthMode, RawCollection, RouteRecord } from '../collect/types.js';
-import { collectGarbage, exportFileName, serializeExport, sha256Hex, writeExports, type WrittenExport } from '../exports/serialize.js';
-import type { SnapshotManifest } from '../exports/manifest.js';
-import type { BuildResult, NullField } from '../exports/types.js';
+import type { RouteRecord } from '../api/route-record.js';
+import { collectGarbage, writeExports } from '../exports/serialize.js';
+import { snapshotManifest, type SnapshotManifest } from '../exports/manifest.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT } from '../cli/errors.js';
 import { FailedError, UsageError } from '../errors.js';
@@ -56,49 +55,6 @@ export interface SnapshotOutcome {
   history?: { target: string; status: 'loaded' | 'already loaded' | 'failed'; error?: string };
   /** With --keep: the older snapshots deleted. */
   pruned?: string[];
-}
-
-/** Pure: the manifest of one build, given its exports as written. */
-export function snapshotManifest(
-  collection: RawCollection,
-  result: Omit<BuildResult, 'exports'> & { exports: readonly WrittenExport[] },
-  source: 'live' | 'replay',
-  withRaw: boolean,
-  complete: boolean,
-): SnapshotManifest {
-  const m = collection.manifest;
-  return {
-    kind: 'snapshot',
-    source,
-    tool: TOOL,
-    baseUrl: m.baseUrl,
-    time: m.time,
-    date: m.date,
-    authMode: m.authMode,
-    realms: m.realms,
-    exports: result.exports.map((e) => ({
-      export: e.export,
-      file: e.file,
-      count: e.count,
-      available: e.available,
-      ...(e.reason !== undefined ? { reason: e.reason } : {}),
-      ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}),
-      sha256: e.sha256,
-    })),
-    nullFields: result.nullFields,
-    routes: m.routes.map((r) => (withRaw ? r : { ...r, file: null })),
-    validation: result.validation,
-    drift: result.drift,
-    complete,
-  };
-}
-
-/** Pure: the manifest and the export files of one build (every export's text at once; see writeExports for the lean way). */
-export function snapshotFiles(collection: RawCollection, result: BuildResult, source: 'live' | 'replay', withRaw: boolean, complete: boolean) {
-  const m = collection.manifest;
-  const files = result.exports.map((e) => ({ name: exportFileName(e.export, e.records.length, m.date), content: serializeExport(e) }));
-  const exports = result.exports.map((e, i) => ({ ...e, file: files[i]!.name, count: e.records.length, sha256: sha256Hex(files[i]!.content) }));
-  return { files, manifest: snapshotManifest(collection, { ...result, exports }, source, withRaw, complete) };
 }
 
 function failedRoutes(failed: readonly RouteRecord[]): FailedError {

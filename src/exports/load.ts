@@ -6,7 +6,8 @@
 import type { z } from 'zod';
 import { REALMS_ROUTE, ROUTES, planRoute, type PlannedRoute, type RouteDef } from '../api/catalog.js';
 import { BodyError, decodeBody } from '../api/decode.js';
-import type { RawCollection, RouteRecord } from '../collect/types.js';
+import type { RouteRecord } from '../api/route-record.js';
+import type { RawCollection } from '../collect/types.js';
 import { collectDrift, driftTree, type DriftNode } from './schema.js';
 import { compileFastCheck, type FastCheck } from './fast-check.js';
 import type { ValidationSample } from './types.js';

@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { REALMS_ROUTE, planRoute, planRoutes, routeById } from '../../src/api/catalog.js';
 import type * as m from '../../src/api/models.js';
-import type { RawCollection, RouteRecord } from '../../src/collect/types.js';
+import type { RouteRecord } from '../../src/api/route-record.js';
+import type { RawCollection } from '../../src/collect/types.js';
 
 export const SKIP_3141 = 'route added in backend 3.14.1; not served here';
 

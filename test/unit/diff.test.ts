@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import { REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
 import { CollectionBuilder, drive, member, team, user } from './collection-builder.js';
 import { EXPORTS, build, exportFileName } from '../../src/exports/index.js';
-import { snapshotFiles } from '../../src/commands/snapshot.js';
+import { snapshotFiles } from '../../src/exports/manifest.js';
 import { runDiff } from '../../src/commands/diff.js';
 import { FailedError, UsageError } from '../../src/errors.js';
 import { silentReporter } from '../../src/progress/reporter.js';

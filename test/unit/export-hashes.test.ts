@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { snapshotFiles, snapshotManifest } from '../../src/commands/snapshot.js';
+import { snapshotFiles, snapshotManifest } from '../../src/exports/manifest.js';
 import { build } from '../../src/exports/build.js';
 import { SnapshotManifestSchema } from '../../src/exports/manifest.js';
 import { EXPORT_BATCH, writeExports } from '../../src/exports/serialize.js';

@@ -11,11 +11,11 @@ function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
 }
 
-/** The folders a module imports values from, relative to src/ ("cli", "commands", …); `import type` is left out. */
-function importedFolders(file: string): string[] {
+/** The folders a module imports from, relative to src/ ("cli", "commands", …); `import type` only when asked. */
+function importedFolders(file: string, withTypes = false): string[] {
   const text = readFileSync(file, 'utf8');
   const out: string[] = [];
-  for (const m of text.matchAll(/^import (?!type )[^;]*? from '(\.{1,2}\/[^']+)'/gm)) {
+  for (const m of text.matchAll(withTypes ? /^import [^;]*? from '(\.{1,2}\/[^']+)'/gm : /^import (?!type )[^;]*? from '(\.{1,2}\/[^']+)'/gm)) {
     const target = relative(SRC, join(file, '..', m[1]!));
     out.push(target.split('/')[0]!);
   }
@@ -23,10 +23,18 @@ function importedFolders(file: string): string[] {
 }
 
 describe('the layers', () => {
-  it('below the command layer, no module imports from cli/ (errors come from src/errors.ts)', () => {
+  it('below the command layer, no module imports from cli/ or commands/ (errors come from src/errors.ts, the snapshot manifest from exports/)', () => {
     const offenders = sources(SRC)
       .filter((f) => !/^(cli|commands)\//.test(relative(SRC, f)))
-      .flatMap((f) => importedFolders(f).filter((d) => d === 'cli').map((d) => `${relative(SRC, f)} → ${d}/`));
+      .flatMap((f) => importedFolders(f).filter((d) => d === 'cli' || d === 'commands').map((d) => `${relative(SRC, f)} → ${d}/`));
+    expect(offenders).toEqual([]);
+  });
+
+  it('config/ and progress/ take the route record and auth mode from api/, reaching up into no pipeline stage', () => {
+    const above = new Set(['collect', 'exports', 'publish', 'commands', 'cli']);
+    const offenders = sources(SRC)
+      .filter((f) => /^(config|progress)\//.test(relative(SRC, f)))
+      .flatMap((f) => importedFolders(f, true).filter((d) => above.has(d)).map((d) => `${relative(SRC, f)} → ${d}/`));
     expect(offenders).toEqual([]);
   });
 
