@@ -1,14 +1,17 @@
 /**
- * build(collection): the 15 exports, the nulls manifest, validation and drift
- * from a raw collection. Pure (no I/O, no clock): a live run and a replay of
- * its collection call this same function on the same bytes, so their export
- * files are identical by construction.
+ * build(collection, memory): the 15 exports, one at a time, then the nulls
+ * manifest, validation and drift, from a raw collection. No I/O, no clock:
+ * a live run and a replay of its collection call this same function on the
+ * same bytes, so their export files are identical by construction. The one
+ * effect on its input is the memory policy's to allow: with consumeBodies,
+ * each body is deleted from the collection once read.
  */
 import { ROUTES, type RouteDef } from '../api/catalog.js';
 import type { RawCollection } from '../collect/types.js';
 import { EXPORTS } from './catalog.js';
 import type { ColumnDef, ColumnDefault, ExportDef, Representation } from './define.js';
-import { CollectionReader, type Path, type ReaderOptions, type RouteGroup, type SourceRecord } from './load.js';
+import { CollectionReader, type LoadReport, type Path, type RouteGroup, type SourceRecord } from './load.js';
+import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
 import { sortRecords } from './order.js';
 import { resolvePath } from './schema.js';
 import { backendRelease, type BackendRelease } from './release.js';
@@ -469,7 +472,9 @@ function valuesFiller(exp: ExportDef, getters: readonly Getter[]): (row: Row, va
 }
 
 /** One export, ready to be written: what the manifest says of it, and its records on demand. */
-export interface StreamedExport {
+export interface BuiltExport {
+  /** Its position in the catalog (the build yields exports in another order). */
+  readonly index: number;
   readonly export: string;
   readonly available: boolean;
   readonly reason?: string;
@@ -485,11 +490,11 @@ export interface StreamedExport {
   batches(size: number): Iterable<ExportRecord[]>;
 }
 
-function prepareExport(exp: ExportDef, ctx: Context): StreamedExport {
+function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport {
   const group = ctx.group(exp.route);
   if (group.bodies.length > 0 && group.missing.length === group.bodies.length) {
     const gap = derivationGap(group)!;
-    return { export: exp.name, available: false, ...gap, count: 0, nullFields: [], batches: () => [] };
+    return { index, export: exp.name, available: false, ...gap, count: 0, nullFields: [], batches: () => [] };
   }
   const names = exp.columns.map((c) => c.name);
   const getters = exp.columns.map((c) => compileColumn(exp, c, ctx));
@@ -505,6 +510,7 @@ function prepareExport(exp: ExportDef, ctx: Context): StreamedExport {
   // Some realms answered and some did not: the export is published with what there is, and says what is missing.
   const partial = group.missing.length > 0 ? { reason: `incomplete: ${group.missing.map((m) => m.reason).join('; ')}` } : {};
   return {
+    index,
     export: exp.name,
     available: true,
     ...partial,
@@ -530,7 +536,7 @@ function prepareExport(exp: ExportDef, ctx: Context): StreamedExport {
  * large route is parsed when most other bodies have been read and released.
  * Each route's records are released after the last export that reads them.
  */
-function* exportsOf(reader: CollectionReader, release: BackendRelease, onRelease?: (bytes: number) => void): Generator<{ index: number; exp: StreamedExport }> {
+function* exportsOf(reader: CollectionReader, release: BackendRelease, afterRelease: (bytes: number) => void): Generator<BuiltExport> {
   const ctx = new Context(reader, release);
   const reads = EXPORTS.map(routesRead);
   const read = new Set(reads.flatMap((r) => [...r]));
@@ -545,9 +551,9 @@ function* exportsOf(reader: CollectionReader, release: BackendRelease, onRelease
   const order = EXPORTS.map((_, i) => i).sort((a, b) => weight[a]! - weight[b]! || a - b);
   const pending = new Set(order);
   for (const i of order) {
-    if (released > 0) onRelease?.(released);
+    if (released > 0) afterRelease(released);
     released = 0;
-    yield { index: i, exp: prepareExport(EXPORTS[i]!, ctx) };
+    yield prepareExport(i, EXPORTS[i]!, ctx);
     pending.delete(i);
     for (const route of reads[i]!) {
       if ([...pending].some((j) => reads[j]!.has(route))) continue;
@@ -555,48 +561,44 @@ function* exportsOf(reader: CollectionReader, release: BackendRelease, onRelease
       released += reader.bytes(route);
     }
   }
-  if (released > 0) onRelease?.(released);
+  if (released > 0) afterRelease(released);
 }
 
+/** What the build says beside the exports: its value once every export was taken. */
+export type BuildSummary = Omit<BuildResult, 'exports'>;
+
 /**
- * Builds all 15 exports in catalog order. `parsed` holds bodies the live run
- * already parsed, by route label; any other body is parsed from its bytes.
- * Neither the collection nor `parsed` is modified.
+ * The build, one export at a time: each export's records are made when its
+ * `batches` is iterated, which must happen before the next export is asked
+ * for (the routes it read are released then). Exports come in the order that
+ * keeps memory lowest, each with its catalog position; the generator's
+ * return value is the summary. With KEEP_EVERYTHING (the default) the
+ * collection is left as it was; the snapshot command passes a policy that
+ * consumes the bodies and collects garbage. Byte for byte, the exports are
+ * those of buildAll.
  */
-export function build(collection: RawCollection, parsed?: Map<string, unknown>): BuildResult {
-  const reader = new CollectionReader(collection, parsed);
-  const exports: ExportResult[] = new Array(EXPORTS.length);
+export function* build(collection: RawCollection, memory: MemoryPolicy = KEEP_EVERYTHING): Generator<BuiltExport, BuildSummary, void> {
+  const reader = new CollectionReader(collection, memory.consumeBodies);
   const nullFields: NullField[][] = new Array(EXPORTS.length);
-  for (const { index, exp: e } of exportsOf(reader, backendRelease(collection.manifest.routes))) {
+  for (const exp of exportsOf(reader, backendRelease(collection.manifest.routes), memory.afterRelease)) {
+    yield exp;
+    nullFields[exp.index] = exp.nullFields;
+  }
+  const report: LoadReport = reader.report();
+  return { nullFields: nullFields.flat(), ...report };
+}
+
+/** Every export with all its records at once, in catalog order; the collection is not modified. */
+export function buildAll(collection: RawCollection): BuildResult {
+  const exports: ExportResult[] = new Array(EXPORTS.length);
+  const built = build(collection);
+  let step = built.next();
+  for (; !step.done; step = built.next()) {
+    const e = step.value;
     let records: ExportRecord[] = [];
     for (const batch of e.batches(Math.max(1, e.count))) records = batch;
     const { export: name, available, reason, proposedRoute } = e;
-    exports[index] = { export: name, records, available, ...(reason !== undefined ? { reason } : {}), ...(proposedRoute !== undefined ? { proposedRoute } : {}) };
-    nullFields[index] = e.nullFields;
+    exports[e.index] = { export: name, records, available, ...(reason !== undefined ? { reason } : {}), ...(proposedRoute !== undefined ? { proposedRoute } : {}) };
   }
-  return { exports, nullFields: nullFields.flat(), ...reader.report() };
-}
-
-/**
- * The build one export at a time, for a caller that writes each as it comes
- * (`sink` is awaited before the next export is built, with the export's
- * position in the catalog) and keeps none: with `consume`, memory holds
- * about one route's records and one batch of export records, not the
- * collection, all of it parsed, and every export at once. Gives what `build`
- * gives but the records; the exports are byte for byte those of `build`.
- * Exports come in the order exportsOf builds them, not the catalog's.
- */
-export async function buildEach(
-  collection: RawCollection,
-  parsed: Map<string, unknown> | undefined,
-  sink: (e: StreamedExport, index: number) => Promise<void>,
-  opts: ReaderOptions = {},
-): Promise<Omit<BuildResult, 'exports'>> {
-  const reader = new CollectionReader(collection, parsed, opts);
-  const nullFields: NullField[][] = new Array(EXPORTS.length);
-  for (const { index, exp } of exportsOf(reader, backendRelease(collection.manifest.routes), opts.onRelease)) {
-    await sink(exp, index);
-    nullFields[index] = exp.nullFields;
-  }
-  return { nullFields: nullFields.flat(), ...reader.report() };
+  return { exports, ...step.value };
 }

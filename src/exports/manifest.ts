@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { RouteRecordSchema } from '../api/route-record.js';
 import { CollectionManifestSchema } from '../collect/manifest.js';
 import type { RawCollection } from '../collect/types.js';
 import { TOOL } from '../version.js';
-import { exportFileName, serializeExport, sha256Hex } from './serialize.js';
+import { exportFileName, serializeExport } from './serialize.js';
 import type { BuildResult } from './types.js';
 
 /** Lower-case hex SHA-256, as the collection manifest writes it too. */
@@ -54,6 +55,11 @@ export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>;
  */
 export const ReadableManifestExportSchema = ManifestExportSchema.extend({ sha256: Sha256.optional() });
 
+/** SHA-256 (hex) of an export file's content, as the manifest records it. */
+export function sha256Hex(content: string | Uint8Array): string {
+  return createHash('sha256').update(content).digest('hex');
+}
+
 /** Pure: the manifest of one build, given its exports as written. */
 export function snapshotManifest(
   collection: RawCollection,
@@ -89,7 +95,7 @@ export function snapshotManifest(
   };
 }
 
-/** Pure: the manifest and the export files of one build (every export's text at once; see writeExports for the lean way). */
+/** Pure: the manifest and the export files of one build (every export's text at once; see writeExports in src/publish/snapshot-files.ts for the lean way). */
 export function snapshotFiles(collection: RawCollection, result: BuildResult, source: 'live' | 'replay', withRaw: boolean, complete: boolean) {
   const m = collection.manifest;
   const files = result.exports.map((e) => ({ name: exportFileName(e.export, e.records.length, m.date), content: serializeExport(e) }));

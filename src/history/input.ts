@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { FailedError, UsageError } from '../errors.js';
 import { readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST, toJsonFile } from '../collect/write.js';
-import { build } from '../exports/build.js';
+import { buildAll as build } from '../exports/build.js';
 import { compareValues } from '../exports/order.js';
 import { exportFileName, serializeExport } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';

@@ -115,11 +115,6 @@ function planRouteByLabel(label: string, realms: readonly string[]) {
   return p;
 }
 
-/** What a live run hands the build: every body already parsed. */
-export function parsedBodies(c: RawCollection): Map<string, unknown> {
-  return new Map([...c.bodies].map(([label, body]) => [label, JSON.parse(body.toString('utf8')) as unknown]));
-}
-
 // ---------------------------------------------------------------- record factories
 
 export const T = 1_700_000_000_000;
