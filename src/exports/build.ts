@@ -13,35 +13,17 @@ import type { ColumnDef, ColumnDefault, ExportDef, Representation } from './defi
 import { CollectionReader, type LoadReport, type Path, type RouteGroup, type SourceRecord } from './load.js';
 import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
 import { sortRecords } from './order.js';
+import { isPlainObject, locate, walk, type Getter, type Location, type Row } from './rows.js';
+import { FAST_PATHS } from './fast/switches.js';
+import { orderByUniqueStringKey } from './fast/key-order.js';
+import { plainRecordMaker, recordMaker } from './fast/record-maker.js';
 import { resolvePath } from './schema.js';
 import { backendRelease, type BackendRelease } from './release.js';
 import type { BuildResult, ExportRecord, ExportResult, NullField } from './types.js';
 
-/** A row before it becomes a record: a source record, or one element of its `each` array. */
-interface Row {
-  readonly rec: SourceRecord;
-  /** Index in the `each` array; -1 for a row that is the record itself. */
-  readonly elem: number;
-  readonly elemValue: unknown;
-}
-
-type Getter = (row: Row) => unknown;
 type KeyValue = string | number | boolean;
 
 const NULL_GETTER: Getter = () => null;
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function walk(value: unknown, segs: readonly string[]): unknown {
-  let cur = value;
-  for (const seg of segs) {
-    if (!isPlainObject(cur) || !Object.hasOwn(cur, seg)) return undefined;
-    cur = cur[seg];
-  }
-  return cur;
-}
 
 /**
  * Whether a rejected path covers the value at `path`: the issue is at the
@@ -125,22 +107,6 @@ function represent(raw: unknown, as: Representation): unknown {
     case 'count':
       return Array.isArray(raw) ? raw.length : null;
   }
-}
-
-interface Location {
-  /** Path from the record root, used to match rejected paths. */
-  readonly segs: readonly string[];
-  /** The `each` array's path when the path reads the row's element, else undefined. */
-  readonly eachSegs: readonly string[] | undefined;
-  /** Path from where the walk starts: the element or the record. */
-  readonly rest: readonly string[];
-}
-
-function locate(path: string, each: string | undefined): Location {
-  const segs = path.split('.');
-  const eachSegs = each?.split('.');
-  const inElem = eachSegs !== undefined && segs.length > eachSegs.length && eachSegs.every((s, i) => segs[i] === s);
-  return { segs, eachSegs: inElem ? eachSegs : undefined, rest: inElem ? segs.slice(eachSegs.length) : segs };
 }
 
 /** The value at a location of a row as received, before validation has a say. */
@@ -371,104 +337,11 @@ function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], c
   return out;
 }
 
-/**
- * A function returning a record with the given columns, in order, from an
- * array of values. Generated once per export because an object literal has
- * one fixed shape: building 100k records this way is an order of magnitude
- * faster than assigning computed keys, and serializes faster too. Column
- * names are checked against a strict identifier pattern at catalog load, and
- * are JSON-quoted here besides.
- */
-function recordMaker(names: readonly string[]): (values: readonly unknown[]) => ExportRecord {
-  const body = `return {${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')}};`;
-  return new Function('v', body) as (values: readonly unknown[]) => ExportRecord;
-}
-
 /** The routes whose records an export reads: its own, and those of its joins and counts. */
 function routesRead(exp: ExportDef): Set<string> {
   const out = new Set([exp.route]);
   for (const col of exp.columns) if (col.source.kind === 'join' || col.source.kind === 'count') out.add(col.source.route);
   return out;
-}
-
-/**
- * The rows in file order when the common case holds: every key value a
- * string and every key unique. Then the key columns joined by U+0000 (when no
- * value holds one) order exactly as the tuple does under compareValues
- * (UTF-16 code units, a prefix first), and no tie ever reaches the
- * all-columns comparison, so the order is sortRecords' without building a
- * record first. Undefined when the case does not apply.
- */
-function orderByUniqueStringKey(rows: readonly Row[], keyGetters: readonly Getter[]): Row[] | undefined {
-  const n = rows.length;
-  const entries: Array<{ k: string; row: Row }> = new Array(n);
-  for (let i = 0; i < n; i++) {
-    const row = rows[i]!;
-    let k = '';
-    for (let c = 0; c < keyGetters.length; c++) {
-      const v = keyGetters[c]!(row);
-      if (typeof v !== 'string') return undefined;
-      if (keyGetters.length === 1) k = v;
-      else if (v.includes('\u0000')) return undefined;
-      else k = c === 0 ? v : `${k}\u0000${v}`;
-    }
-    entries[i] = { k, row };
-  }
-  entries.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
-  for (let i = 1; i < n; i++) if (entries[i - 1]!.k === entries[i]!.k) return undefined;
-  const out: Row[] = new Array(n);
-  for (let i = 0; i < n; i++) out[i] = entries[i]!.row;
-  return out;
-}
-
-/** Sets the columns `slots` maps `obj`'s own keys to, as fieldGetter(key, 'value') would read them. */
-function spread(obj: unknown, slots: ReadonlyMap<string, readonly number[]>, values: unknown[]): void {
-  if (!isPlainObject(obj)) return;
-  for (const k of Object.keys(obj)) {
-    const cols = slots.get(k);
-    if (cols === undefined) continue;
-    const v = obj[k];
-    const out = v === null || isPlainObject(v) ? null : v;
-    for (const c of cols) values[c] = out;
-  }
-}
-
-/**
- * Fills a row's column values, the same the column getters give. Plain
- * top-level fields (of the record, or of the element of an `each` export)
- * are read in one pass over the object's own keys rather than one lookup per
- * column: records parsed from JSON with optional fields come in many hidden
- * classes, on which a lookup by name is slow (megamorphic). A row with
- * rejected paths takes the getters.
- */
-function valuesFiller(exp: ExportDef, getters: readonly Getter[]): (row: Row, values: unknown[]) => void {
-  const onRecord = new Map<string, number[]>();
-  const onElem = new Map<string, number[]>();
-  const others: number[] = [];
-  exp.columns.forEach((col, c) => {
-    const src = col.source;
-    if (src.kind === 'field' && src.as === 'value' && col.default === undefined) {
-      const loc = locate(src.path, exp.each);
-      if (loc.rest.length === 1) {
-        const slots = loc.eachSegs ? onElem : onRecord;
-        const key = loc.rest[0]!;
-        slots.set(key, [...(slots.get(key) ?? []), c]);
-        return;
-      }
-    }
-    others.push(c);
-  });
-  const spreadCols = [...onRecord.values(), ...onElem.values()].flat();
-  return (row, values) => {
-    if (row.rec.rejected !== undefined) {
-      for (let c = 0; c < getters.length; c++) values[c] = getters[c]!(row);
-      return;
-    }
-    for (const c of spreadCols) values[c] = null;
-    if (onRecord.size > 0) spread(row.rec.value, onRecord, values);
-    if (onElem.size > 0) spread(row.elemValue, onElem, values);
-    for (const c of others) values[c] = getters[c]!(row);
-  };
 }
 
 /** One export, ready to be written: what the manifest says of it, and its records on demand. */
@@ -498,12 +371,11 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
   }
   const names = exp.columns.map((c) => c.name);
   const getters = exp.columns.map((c) => compileColumn(exp, c, ctx));
-  const make = recordMaker(names);
+  const make = FAST_PATHS.recordMaker ? recordMaker(names) : plainRecordMaker(names);
   const rows = rowsOf(exp, group);
   const values: unknown[] = new Array(names.length);
-  const fill = valuesFiller(exp, getters);
   const recordOf = (row: Row): ExportRecord => {
-    fill(row, values);
+    for (let c = 0; c < getters.length; c++) values[c] = getters[c]!(row);
     return make(values);
   };
   const keyGetters = exp.key.map((k) => getters[names.indexOf(k)]!);
@@ -517,7 +389,7 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
     count: rows.length,
     nullFields: nullFieldsOf(exp, group, rows, ctx),
     *batches(size: number) {
-      const ordered = orderByUniqueStringKey(rows, keyGetters);
+      const ordered = FAST_PATHS.keyOrder ? orderByUniqueStringKey(rows, keyGetters) : undefined;
       if (ordered) {
         for (let i = 0; i < ordered.length; i += size) yield ordered.slice(i, i + size).map(recordOf);
         return;

@@ -11,7 +11,8 @@ import { BodyError, decodeBody } from '../api/decode.js';
 import type { RouteRecord } from '../api/route-record.js';
 import type { RawCollection } from '../collect/types.js';
 import { collectDrift, driftTree, type DriftNode } from './schema.js';
-import { compileFastCheck, type FastCheck } from './fast-check.js';
+import { compileFastCheck, type FastCheck } from './fast/record-check.js';
+import { FAST_PATHS } from './fast/switches.js';
 import type { ValidationSample } from './types.js';
 
 export type Path = readonly (string | number)[];
@@ -58,6 +59,9 @@ export interface LoadReport {
 }
 
 const MAX_SAMPLES = 20;
+
+/** The record check turned off: every record goes to zod. */
+const ASK_ZOD: FastCheck = () => false;
 
 interface FlatIssue {
   readonly path: (string | number)[];
@@ -166,7 +170,7 @@ class Loader {
     }
     let fast = this.fastChecks.get(p.def);
     if (fast === undefined) {
-      fast = compileFastCheck(model);
+      fast = FAST_PATHS.recordCheck ? compileFastCheck(model) : ASK_ZOD;
       this.fastChecks.set(p.def, fast);
     }
     const report: BodyReport = { count: 0, samples: [], drift: undefined };
