@@ -1,5 +1,6 @@
 import type { RouteDef } from './catalog.js';
-import { checkJson } from '../collect/json-check.js';
+import { checkJson } from '../exports/fast/json-scan.js';
+import { FAST_PATHS } from '../exports/fast/switches.js';
 import { escapeControl } from '../util/escape.js';
 import { redact } from '../util/redact.js';
 import { describeJsonError } from '../util/json-error.js';
@@ -92,7 +93,7 @@ function assertShape(route: string, def: Pick<RouteDef, 'shape'>, value: unknown
  * word and the message. `count` is the number of records of a list.
  */
 export function checkBody(route: string, def: Pick<RouteDef, 'shape'>, body: Buffer, opts: DecodeOptions & { keep?: boolean } = {}): { count?: number; value?: unknown } {
-  const checked = opts.keep ? undefined : checkJson(body, def.shape, { objectElements: (opts.elements ?? 'objects') === 'objects' });
+  const checked = opts.keep || !FAST_PATHS.jsonScan ? undefined : checkJson(body, def.shape, { objectElements: (opts.elements ?? 'objects') === 'objects' });
   if (checked !== undefined) return def.shape === 'array' ? { count: checked } : {};
   const value = decodeBody(route, def, body, opts);
   return { ...(Array.isArray(value) ? { count: value.length } : {}), ...(opts.keep ? { value } : {}) };

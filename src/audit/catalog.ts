@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { realmFileComponent } from '../api/catalog.js';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 import * as m from './models.js';
 
 /**

@@ -1,7 +1,7 @@
 import { format } from 'date-fns';
 import pLimit from 'p-limit';
 import type { ZodType } from 'zod';
-import { FailedError, TokenRejectedError, UsageError } from '../cli/errors.js';
+import { FailedError, TokenRejectedError, UsageError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import type { Reporter } from '../progress/reporter.js';
 import { TOOL } from '../version.js';

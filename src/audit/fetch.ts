@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { BodyError, decodeBody } from '../api/decode.js';
-import { FailedError, TokenRejectedError } from '../cli/errors.js';
+import { FailedError, TokenRejectedError } from '../errors.js';
 import type { Fetched, HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import type { Reporter } from '../progress/reporter.js';

@@ -1,4 +1,4 @@
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 import type { ParamDesc, QueryDesc, QueryParam } from './models.js';
 import { parseAuditDate } from './settings.js';
 

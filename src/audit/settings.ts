@@ -1,5 +1,5 @@
 import { format, isValid, parse } from 'date-fns';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 import { resolveTransport, type ConnectionFlags } from '../config/settings.js';
 import { normaliseServiceUrl } from '../config/url.js';
 import { registerSecret } from '../util/redact.js';

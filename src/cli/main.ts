@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import { CliError, EXIT, UsageError } from './errors.js';
+import { EXIT, type ExitCode } from './errors.js';
+import { DomainError, InterruptedError, TokenRejectedError, UsageError } from '../errors.js';
 import { optionsFor, type CommandName } from './options.js';
 import { installSignalHandlers } from '../publish/index.js';
 import { plainReporter, type Reporter } from '../progress/reporter.js';
@@ -142,6 +143,15 @@ function makeReporter(quiet: boolean): Reporter {
   return plainReporter((l) => stderr.write(l), quiet);
 }
 
+/** The one mapping of an error from below to an exit code (CONTRACT section 6). */
+export function exitCodeOf(err: DomainError): ExitCode {
+  if (err instanceof UsageError) return EXIT.usage;
+  if (err instanceof TokenRejectedError) return EXIT.tokenRejected;
+  if (err instanceof InterruptedError) return err.signal === 'SIGINT' ? EXIT.sigint : EXIT.sigterm;
+  // FailedError, and any other: the run failed and nothing was published.
+  return EXIT.failed;
+}
+
 /** The one top-level catch: every error becomes an exit code and a message without secrets. */
 export async function main(argv: string[]): Promise<number> {
   // A reader that goes away (`| head`) must not crash a run that is publishing:
@@ -162,9 +172,11 @@ export async function main(argv: string[]): Promise<number> {
   let cron: CronRun | undefined;
   let report: RunReport | undefined;
   const uninstall = installSignalHandlers((_signal, error) => {
+    const code = exitCodeOf(error);
     reporter.close();
     process.stderr.write(`svc-snapshot: ${forTerminal(error.message)}\n`);
-    cron?.finishSync(error.exitCode);
+    cron?.finishSync(code);
+    return code;
   });
   const program = buildProgram(async (spec, flags, args) => {
     debug = Boolean(flags.debug);
@@ -193,10 +205,10 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       // --help and --version end here too, with exit code 0.
       exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    } else if (err instanceof CliError) {
+    } else if (err instanceof DomainError) {
       reporter.error(err.message);
-      if (err.exitCode === EXIT.usage) process.stderr.write('svc-snapshot: run with --help for usage\n');
-      exitCode = err.exitCode;
+      exitCode = exitCodeOf(err);
+      if (exitCode === EXIT.usage) process.stderr.write('svc-snapshot: run with --help for usage\n');
     } else {
       const fsMessage = describeFsError(err);
       const message = err instanceof Error ? err.message : String(err);

@@ -8,9 +8,11 @@ import { HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import type { ConnectionSettings } from '../config/settings.js';
 import { tokenEnvName, tokenFlagName } from '../config/tokens.js';
-import { FailedError, TokenRejectedError } from '../cli/errors.js';
+import { FailedError, TokenRejectedError } from '../errors.js';
 import type { Reporter } from '../progress/reporter.js';
-import type { CollectionManifest, RawCollection, RealmsRecord, RouteRecord } from './types.js';
+import type { RealmsRecord, RouteRecord } from '../api/route-record.js';
+import type { CollectionManifest } from './manifest.js';
+import type { RawCollection } from './types.js';
 import { TOOL } from '../version.js';
 import { escapeControl } from '../util/escape.js';
 import { redact } from '../util/redact.js';
@@ -21,19 +23,10 @@ export interface CollectDeps {
   /** Cancels requests in flight when a token is refused. */
   readonly abort: AbortController;
   readonly now?: () => Date;
-  /**
-   * Parse every body and keep it in `parsed` (default false). By default a
-   * body is only checked to be JSON of the route's shape (checkJson, which
-   * builds nothing) and kept as bytes: a parsed body takes about 2.3 times
-   * its bytes, and the build parses each body once, when it needs it.
-   */
-  readonly keepParsed?: boolean;
 }
 
 export interface CollectResult {
   readonly collection: RawCollection;
-  /** Parsed bodies by route label (Get Realms, or every body with keepParsed), so a live build does not parse twice. */
-  readonly parsed: Map<string, unknown>;
   readonly failed: RouteRecord[];
 }
 
@@ -62,7 +55,6 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
   const parsed = new Map<string, unknown>();
   const records = new Map<string, RouteRecord>();
   const counts = new Map<string, number>();
-  const keepParsed = deps.keepParsed ?? false;
 
   async function fetchRoute(p: PlannedRoute): Promise<RouteRecord> {
     const token = settings.tokens.byType[p.def.tokenType];
@@ -77,8 +69,11 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
         return { ...base, file: null, error: `HTTP ${res.status}${statusHint(res.status)}` };
       }
       const ct = res.headers['content-type'];
-      // The realm list decides the plan, so that one is always parsed.
-      const keep = keepParsed || p.def === REALMS_ROUTE;
+      // A body is only checked to be JSON of the route's shape (checkJson, which
+      // builds nothing) and kept as bytes: a parsed body takes about 2.3 times
+      // its bytes, and the build parses each body once, when it needs it. The
+      // realm list decides the plan, so that one is parsed here.
+      const keep = p.def === REALMS_ROUTE;
       const checked = checkBody(p.label, p.def, res.body, { contentType: Array.isArray(ct) ? ct[0] : ct, keep });
       if (checked.count !== undefined) counts.set(p.label, checked.count);
       if (keep) parsed.set(p.label, checked.value);
@@ -153,7 +148,7 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
     realms,
     routes,
   };
-  return { collection: { manifest, bodies }, parsed, failed: routes.filter((r) => r.error !== undefined) };
+  return { collection: { manifest, bodies }, failed: routes.filter((r) => r.error !== undefined) };
 }
 
 function statusHint(status: number): string {

@@ -1,40 +1,15 @@
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { z } from 'zod';
-import { planRoute, planRoutes, REALMS_ROUTE, TOKEN_TYPES, type RouteDef } from '../api/catalog.js';
+import { planRoute, planRoutes, REALMS_ROUTE, type RouteDef } from '../api/catalog.js';
 import { BodyError, checkBody } from '../api/decode.js';
 import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
 import { isPlainFileName, readInside, UnreadableEntryError } from '../util/safe-read.js';
-import { FailedError, UsageError } from '../cli/errors.js';
-import type { CollectionManifest, RawCollection, RouteRecord } from './types.js';
+import { FailedError, UsageError } from '../errors.js';
+import type { RouteRecord } from '../api/route-record.js';
+import { CollectionManifestSchema, type CollectionManifest } from './manifest.js';
+import type { RawCollection } from './types.js';
 import { COLLECTION_MANIFEST } from './write.js';
-
-/** One route's entry, as the collection manifest and the snapshot manifest both list it. */
-export const RouteRecordSchema = z.object({
-  route: z.string().regex(/^GET \/api\//),
-  tokenType: z.enum(TOKEN_TYPES),
-  status: z.number().int().nullable(),
-  file: z.string().nullable(),
-  bytes: z.number().int().nonnegative().optional(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-  attempts: z.number().int().optional(),
-  durationMs: z.number().optional(),
-  skipped: z.literal(true).optional(),
-  reason: z.string().optional(),
-  error: z.string().optional(),
-});
-
-const ManifestSchema = z.object({
-  kind: z.literal('collection'),
-  tool: z.object({ name: z.string(), version: z.string() }),
-  baseUrl: z.string(),
-  time: z.string(),
-  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
-  authMode: z.enum(['token', 'per-type']),
-  realms: z.object({ source: z.string(), ids: z.array(z.string()) }),
-  routes: z.array(RouteRecordSchema),
-});
 
 /**
  * Marks failed, as a live run records it (error, no file), every route whose
@@ -92,12 +67,12 @@ export async function readCollection(dir: string, options: ReadCollectionOptions
   } catch (e) {
     throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} is not valid JSON (${describeJsonError(e, text)}); the collection is damaged`);
   }
-  const parsed = ManifestSchema.safeParse(json);
+  const parsed = CollectionManifestSchema.safeParse(json);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
     throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} is not a collection manifest (${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})`);
   }
-  const manifest = parsed.data as CollectionManifest;
+  const manifest = parsed.data;
   const defs = routeDefsByLabel(manifest);
   const bodies = new Map<string, Buffer>();
   await Promise.all(

@@ -1,8 +1,9 @@
 import { mkdir, stat } from 'node:fs/promises';
-import { UsageError, EXIT, FailedError } from '../cli/errors.js';
+import { EXIT } from '../cli/errors.js';
+import { UsageError, FailedError } from '../errors.js';
 import type { ConvertSummary } from '../cli/summaries.js';
 import { DIR_MODE } from '../publish/staging.js';
-import { collectGarbage } from '../exports/serialize.js';
+import { CONVERT_MEMORY } from '../exports/memory-policy.js';
 import { renamingSink } from '../sheets/file-sink.js';
 import { readExportRecords, readSheetManifest } from '../sheets/snapshot-dir.js';
 import { parseFormats, writeSpreadsheets } from '../sheets/write.js';
@@ -42,7 +43,7 @@ export async function runConvert(flags: ConvertFlags, args: string[], deps: Comm
   }
   deps.reporter.info(`converting ${dir} to ${formats.join(', ')} in ${outDir}`);
   const files = await writeSpreadsheets({ manifest, records: (entry) => readExportRecords(dir, entry) }, formats, renamingSink(outDir), {
-    beforeRead: (previous) => previous >= 20_000 && collectGarbage(),
+    beforeRead: CONVERT_MEMORY.beforeSheetRead,
   });
   deps.reporter.close();
   const summary: ConvertSummary = {

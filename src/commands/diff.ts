@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { EXIT, UsageError } from '../cli/errors.js';
+import { EXIT } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 import { diffDirectories, formatChangeSet } from '../diff/index.js';
 import type { CommandDeps, CommandResult } from './context.js';
 

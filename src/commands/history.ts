@@ -1,5 +1,6 @@
 import { isMatch } from 'date-fns/isMatch';
-import { CliError, EXIT, FailedError, UsageError } from '../cli/errors.js';
+import { EXIT } from '../cli/errors.js';
+import { DomainError, FailedError, UsageError } from '../errors.js';
 import type { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary } from '../cli/summaries.js';
 import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 import { trustStore } from '../config/values.js';
@@ -178,7 +179,7 @@ async function runLoad(flags: HistoryFlags, dirs: readonly string[], deps: Comma
 }
 
 function stopped(err: unknown, dir: string, before: number): unknown {
-  if (err instanceof CliError && !(err instanceof FailedError)) return err;
+  if (err instanceof DomainError && !(err instanceof FailedError)) return err;
   const note = before > 0 ? `; the ${before} snapshot(s) before it stay loaded` : '';
   // A database error (a lost connection, a full disk) rolled the snapshot back: say so, without a stack.
   const what = err instanceof FailedError ? err.message : `the history database failed (${err instanceof Error ? err.message : String(err)}); nothing of this snapshot was loaded`;

@@ -2,14 +2,16 @@ import { resolveConnection, type ConnectionFlags } from '../config/settings.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
-import { SNAPSHOT_MANIFEST, toManifestFile, writeCollection } from '../collect/write.js';
+import { SNAPSHOT_MANIFEST, toManifestFile } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
-import type { AuthMode, RawCollection, RouteRecord } from '../collect/types.js';
-import { collectGarbage, exportFileName, serializeExport, sha256Hex, writeExports, type WrittenExport } from '../exports/serialize.js';
-import type { SnapshotManifest } from '../exports/manifest.js';
-import type { BuildResult, NullField } from '../exports/types.js';
+import type { RouteRecord } from '../api/route-record.js';
+import { build } from '../exports/build.js';
+import { leanSnapshotMemory } from '../exports/memory-policy.js';
+import { writeExports, writeRawFirst } from '../publish/snapshot-files.js';
+import { snapshotManifest, type SnapshotManifest } from '../exports/manifest.js';
 import { withStaging } from '../publish/index.js';
-import { EXIT, FailedError, UsageError } from '../cli/errors.js';
+import { EXIT } from '../cli/errors.js';
+import { FailedError, UsageError } from '../errors.js';
 import { TOOL } from '../version.js';
 import { parseHistoryTarget } from '../history/target.js';
 import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
@@ -40,9 +42,6 @@ export { SNAPSHOT_MANIFEST };
 
 export type { SnapshotManifest };
 
-/** Records of an export after which a garbage collection is worth its time before the next is read for the spreadsheets. */
-const SHEET_GC_AFTER_RECORDS = 20_000;
-
 export interface SnapshotOutcome {
   outDir: string;
   manifest: SnapshotManifest;
@@ -55,49 +54,6 @@ export interface SnapshotOutcome {
   history?: { target: string; status: 'loaded' | 'already loaded' | 'failed'; error?: string };
   /** With --keep: the older snapshots deleted. */
   pruned?: string[];
-}
-
-/** Pure: the manifest of one build, given its exports as written. */
-export function snapshotManifest(
-  collection: RawCollection,
-  result: Omit<BuildResult, 'exports'> & { exports: readonly WrittenExport[] },
-  source: 'live' | 'replay',
-  withRaw: boolean,
-  complete: boolean,
-): SnapshotManifest {
-  const m = collection.manifest;
-  return {
-    kind: 'snapshot',
-    source,
-    tool: TOOL,
-    baseUrl: m.baseUrl,
-    time: m.time,
-    date: m.date,
-    authMode: m.authMode,
-    realms: m.realms,
-    exports: result.exports.map((e) => ({
-      export: e.export,
-      file: e.file,
-      count: e.count,
-      available: e.available,
-      ...(e.reason !== undefined ? { reason: e.reason } : {}),
-      ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}),
-      sha256: e.sha256,
-    })),
-    nullFields: result.nullFields,
-    routes: m.routes.map((r) => (withRaw ? r : { ...r, file: null })),
-    validation: result.validation,
-    drift: result.drift,
-    complete,
-  };
-}
-
-/** Pure: the manifest and the export files of one build (every export's text at once; see writeExports for the lean way). */
-export function snapshotFiles(collection: RawCollection, result: BuildResult, source: 'live' | 'replay', withRaw: boolean, complete: boolean) {
-  const m = collection.manifest;
-  const files = result.exports.map((e) => ({ name: exportFileName(e.export, e.records.length, m.date), content: serializeExport(e) }));
-  const exports = result.exports.map((e, i) => ({ ...e, file: files[i]!.name, count: e.records.length, sha256: sha256Hex(files[i]!.content) }));
-  return { files, manifest: snapshotManifest(collection, { ...result, exports }, source, withRaw, complete) };
 }
 
 function failedRoutes(failed: readonly RouteRecord[]): FailedError {
@@ -116,15 +72,15 @@ async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
     deps.reporter.info(`replaying ${flags.replay}`);
     // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
     const collection = await readCollection(resolveOutDir(deps.cwd, flags.replay, flags.replay), { checkBodies: Boolean(flags.raw) });
-    return { collection, parsed: undefined, secrets: [] as readonly string[], source: 'replay' as const };
+    return { collection, secrets: [] as readonly string[], source: 'replay' as const };
   }
   const settings = resolveConnection(flags, deps.env);
   const abort = new AbortController();
   const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal });
   try {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
-    const { collection, parsed } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });
-    return { collection, parsed, secrets: settings.tokens.secrets, source: 'live' as const };
+    const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });
+    return { collection, secrets: settings.tokens.secrets, source: 'live' as const };
   } finally {
     await http.close().catch(() => {});
   }
@@ -139,15 +95,15 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
   const formats = parseFormats(flags.format);
   // A bad --history target is a usage error before any request, not a surprise after publishing.
   const historyTarget = flags.history !== undefined ? parseHistoryTarget(flags.history, deps.cwd) : undefined;
-  const { collection, parsed, secrets, source } = await obtainCollection(flags, deps);
+  const { collection, secrets, source } = await obtainCollection(flags, deps);
   let failed = collection.manifest.routes.filter((r) => r.error !== undefined);
   if (failed.length > 0 && !flags.allowPartial) throw failedRoutes(failed);
   const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${collection.manifest.date}`);
   deps.reporter.info(`building exports into ${outDir}`);
   const { result, manifest, spreadsheets } = await withStaging(outDir, secrets, async (staging) => {
-    // raw/ first: the build then consumes the bodies, releasing each once read.
-    if (flags.raw) await writeCollection(staging, collection, 'raw/');
-    const built = await writeExports(staging, collection, parsed, { consume: true });
+    // The build consumes the bodies; the policy that lets it exists only once raw/ is written.
+    const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, Boolean(flags.raw)));
+    const built = await writeExports(staging, build(collection, memory), collection.manifest.date);
     // A replayed body that a live run would have refused fails its route the same way.
     if (markBodyFailures(collection, built.bodyFailures).length > 0) {
       failed = collection.manifest.routes.filter((r) => r.error !== undefined);
@@ -164,8 +120,7 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
       // Read back from the files just written: the same path as `convert`, one export in memory at a time.
       spreadsheets = await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e) }, formats, (name, chunks) => staging.writeChunks(name, chunks), {
         secrets: secretMatcher(secrets),
-        // The build's garbage, then each large export's, is collected before the next export is parsed: the peak stays the build's.
-        beforeRead: (previous) => (previous === 0 || previous >= SHEET_GC_AFTER_RECORDS) && collectGarbage(),
+        beforeRead: memory.beforeSheetRead,
       });
     }
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));

@@ -1,4 +1,4 @@
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 import { withoutUserinfo } from './url.js';
 

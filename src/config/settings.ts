@@ -3,7 +3,7 @@ import { resolveTokens } from './tokens.js';
 import { normaliseServiceUrl } from './url.js';
 import { checkProxyEnvironment } from './proxy.js';
 import { parseInteger, parsePositiveNumber, trustStore } from './values.js';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 
 /** What every command that talks to the management API needs. */
 export interface ConnectionSettings {

@@ -1,6 +1,6 @@
 import { TOKEN_TYPES, type TokenType } from '../api/catalog.js';
-import type { AuthMode } from '../collect/types.js';
-import { UsageError } from '../cli/errors.js';
+import type { AuthMode } from '../api/route-record.js';
+import { UsageError } from '../errors.js';
 import { registerSecret } from '../util/redact.js';
 
 export interface TokenFlags {

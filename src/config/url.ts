@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 
 /**

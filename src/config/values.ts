@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 
 export function parsePositiveNumber(flag: string, raw: string | undefined, fallback: number, max: number): number {
   if (raw === undefined) return fallback;

@@ -1,7 +1,7 @@
 import { readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { format, isValid, parse } from 'date-fns';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 import { ownedOutput, type OutputKind } from '../publish/owned.js';
 
 /** `--keep <n>`: a whole number of at least 1 (the new directory always counts). */

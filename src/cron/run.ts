@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 import { trustStore } from '../config/values.js';
 import { readLastSuccess, renderMetrics, writeMetricsFile, type RunReport } from './metrics.js';
 import { parsePingUrl, sendPing, sendPingSync, type PingTarget } from './ping.js';

@@ -3,7 +3,7 @@
  * night after night through ordinary use of the platform, not because anyone
  * changed the inventory. docs/diff.md lists them with the same reasons.
  */
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 import type { ExportDef } from '../exports/define.js';
 
 export interface VolatileColumn {

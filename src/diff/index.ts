@@ -3,7 +3,7 @@
  * calls findPreviousSnapshot, diffDirectories and formatChangeSet.
  */
 import { resolve } from 'node:path';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 import { EXPORTS } from '../exports/catalog.js';
 import type { ExportDef } from '../exports/define.js';
 import { diffSides } from './compare.js';

@@ -6,10 +6,10 @@
 import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { FailedError, UsageError } from '../cli/errors.js';
+import { FailedError, UsageError } from '../errors.js';
 import { readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST } from '../collect/write.js';
-import { build } from '../exports/build.js';
+import { buildAll } from '../exports/build.js';
 import type { ExportDef } from '../exports/define.js';
 import type { ExportRecord, NullField } from '../exports/types.js';
 import type { LoadedExport, LoadedSide } from './types.js';
@@ -123,7 +123,7 @@ async function loadSnapshot(dir: string, wanted: readonly ExportDef[]): Promise<
 
 async function loadCollection(dir: string): Promise<LoadedSide> {
   const collection = await readCollection(dir);
-  const result = build(collection);
+  const result = buildAll(collection);
   const nulls = nullColumnsByExport(result.nullFields);
   const exports = new Map<string, LoadedExport>();
   for (const e of result.exports) {

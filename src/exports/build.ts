@@ -1,44 +1,29 @@
 /**
- * build(collection): the 15 exports, the nulls manifest, validation and drift
- * from a raw collection. Pure (no I/O, no clock): a live run and a replay of
- * its collection call this same function on the same bytes, so their export
- * files are identical by construction.
+ * build(collection, memory): the 15 exports, one at a time, then the nulls
+ * manifest, validation and drift, from a raw collection. No I/O, no clock:
+ * a live run and a replay of its collection call this same function on the
+ * same bytes, so their export files are identical by construction. The one
+ * effect on its input is the memory policy's to allow: with consumeBodies,
+ * each body is deleted from the collection once read.
  */
 import { ROUTES, type RouteDef } from '../api/catalog.js';
 import type { RawCollection } from '../collect/types.js';
 import { EXPORTS } from './catalog.js';
 import type { ColumnDef, ColumnDefault, ExportDef, Representation } from './define.js';
-import { CollectionReader, type Path, type ReaderOptions, type RouteGroup, type SourceRecord } from './load.js';
+import { CollectionReader, type LoadReport, type Path, type RouteGroup, type SourceRecord } from './load.js';
+import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
 import { sortRecords } from './order.js';
+import { isPlainObject, locate, walk, type Getter, type Location, type Row } from './rows.js';
+import { FAST_PATHS } from './fast/switches.js';
+import { orderByUniqueStringKey } from './fast/key-order.js';
+import { plainRecordMaker, recordMaker } from './fast/record-maker.js';
 import { resolvePath } from './schema.js';
 import { backendRelease, type BackendRelease } from './release.js';
 import type { BuildResult, ExportRecord, ExportResult, NullField } from './types.js';
 
-/** A row before it becomes a record: a source record, or one element of its `each` array. */
-interface Row {
-  readonly rec: SourceRecord;
-  /** Index in the `each` array; -1 for a row that is the record itself. */
-  readonly elem: number;
-  readonly elemValue: unknown;
-}
-
-type Getter = (row: Row) => unknown;
 type KeyValue = string | number | boolean;
 
 const NULL_GETTER: Getter = () => null;
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function walk(value: unknown, segs: readonly string[]): unknown {
-  let cur = value;
-  for (const seg of segs) {
-    if (!isPlainObject(cur) || !Object.hasOwn(cur, seg)) return undefined;
-    cur = cur[seg];
-  }
-  return cur;
-}
 
 /**
  * Whether a rejected path covers the value at `path`: the issue is at the
@@ -122,22 +107,6 @@ function represent(raw: unknown, as: Representation): unknown {
     case 'count':
       return Array.isArray(raw) ? raw.length : null;
   }
-}
-
-interface Location {
-  /** Path from the record root, used to match rejected paths. */
-  readonly segs: readonly string[];
-  /** The `each` array's path when the path reads the row's element, else undefined. */
-  readonly eachSegs: readonly string[] | undefined;
-  /** Path from where the walk starts: the element or the record. */
-  readonly rest: readonly string[];
-}
-
-function locate(path: string, each: string | undefined): Location {
-  const segs = path.split('.');
-  const eachSegs = each?.split('.');
-  const inElem = eachSegs !== undefined && segs.length > eachSegs.length && eachSegs.every((s, i) => segs[i] === s);
-  return { segs, eachSegs: inElem ? eachSegs : undefined, rest: inElem ? segs.slice(eachSegs.length) : segs };
 }
 
 /** The value at a location of a row as received, before validation has a say. */
@@ -368,19 +337,6 @@ function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], c
   return out;
 }
 
-/**
- * A function returning a record with the given columns, in order, from an
- * array of values. Generated once per export because an object literal has
- * one fixed shape: building 100k records this way is an order of magnitude
- * faster than assigning computed keys, and serializes faster too. Column
- * names are checked against a strict identifier pattern at catalog load, and
- * are JSON-quoted here besides.
- */
-function recordMaker(names: readonly string[]): (values: readonly unknown[]) => ExportRecord {
-  const body = `return {${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')}};`;
-  return new Function('v', body) as (values: readonly unknown[]) => ExportRecord;
-}
-
 /** The routes whose records an export reads: its own, and those of its joins and counts. */
 function routesRead(exp: ExportDef): Set<string> {
   const out = new Set([exp.route]);
@@ -388,88 +344,10 @@ function routesRead(exp: ExportDef): Set<string> {
   return out;
 }
 
-/**
- * The rows in file order when the common case holds: every key value a
- * string and every key unique. Then the key columns joined by U+0000 (when no
- * value holds one) order exactly as the tuple does under compareValues
- * (UTF-16 code units, a prefix first), and no tie ever reaches the
- * all-columns comparison, so the order is sortRecords' without building a
- * record first. Undefined when the case does not apply.
- */
-function orderByUniqueStringKey(rows: readonly Row[], keyGetters: readonly Getter[]): Row[] | undefined {
-  const n = rows.length;
-  const entries: Array<{ k: string; row: Row }> = new Array(n);
-  for (let i = 0; i < n; i++) {
-    const row = rows[i]!;
-    let k = '';
-    for (let c = 0; c < keyGetters.length; c++) {
-      const v = keyGetters[c]!(row);
-      if (typeof v !== 'string') return undefined;
-      if (keyGetters.length === 1) k = v;
-      else if (v.includes('\u0000')) return undefined;
-      else k = c === 0 ? v : `${k}\u0000${v}`;
-    }
-    entries[i] = { k, row };
-  }
-  entries.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
-  for (let i = 1; i < n; i++) if (entries[i - 1]!.k === entries[i]!.k) return undefined;
-  const out: Row[] = new Array(n);
-  for (let i = 0; i < n; i++) out[i] = entries[i]!.row;
-  return out;
-}
-
-/** Sets the columns `slots` maps `obj`'s own keys to, as fieldGetter(key, 'value') would read them. */
-function spread(obj: unknown, slots: ReadonlyMap<string, readonly number[]>, values: unknown[]): void {
-  if (!isPlainObject(obj)) return;
-  for (const k of Object.keys(obj)) {
-    const cols = slots.get(k);
-    if (cols === undefined) continue;
-    const v = obj[k];
-    const out = v === null || isPlainObject(v) ? null : v;
-    for (const c of cols) values[c] = out;
-  }
-}
-
-/**
- * Fills a row's column values, the same the column getters give. Plain
- * top-level fields (of the record, or of the element of an `each` export)
- * are read in one pass over the object's own keys rather than one lookup per
- * column: records parsed from JSON with optional fields come in many hidden
- * classes, on which a lookup by name is slow (megamorphic). A row with
- * rejected paths takes the getters.
- */
-function valuesFiller(exp: ExportDef, getters: readonly Getter[]): (row: Row, values: unknown[]) => void {
-  const onRecord = new Map<string, number[]>();
-  const onElem = new Map<string, number[]>();
-  const others: number[] = [];
-  exp.columns.forEach((col, c) => {
-    const src = col.source;
-    if (src.kind === 'field' && src.as === 'value' && col.default === undefined) {
-      const loc = locate(src.path, exp.each);
-      if (loc.rest.length === 1) {
-        const slots = loc.eachSegs ? onElem : onRecord;
-        const key = loc.rest[0]!;
-        slots.set(key, [...(slots.get(key) ?? []), c]);
-        return;
-      }
-    }
-    others.push(c);
-  });
-  const spreadCols = [...onRecord.values(), ...onElem.values()].flat();
-  return (row, values) => {
-    if (row.rec.rejected !== undefined) {
-      for (let c = 0; c < getters.length; c++) values[c] = getters[c]!(row);
-      return;
-    }
-    for (const c of spreadCols) values[c] = null;
-    if (onRecord.size > 0) spread(row.rec.value, onRecord, values);
-    if (onElem.size > 0) spread(row.elemValue, onElem, values);
-    for (const c of others) values[c] = getters[c]!(row);
-  };
-}
-
 /** One export, ready to be written: what the manifest says of it, and its records on demand. */
-export interface StreamedExport {
+export interface BuiltExport {
+  /** Its position in the catalog (the build yields exports in another order). */
+  readonly index: number;
   readonly export: string;
   readonly available: boolean;
   readonly reason?: string;
@@ -485,33 +363,33 @@ export interface StreamedExport {
   batches(size: number): Iterable<ExportRecord[]>;
 }
 
-function prepareExport(exp: ExportDef, ctx: Context): StreamedExport {
+function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport {
   const group = ctx.group(exp.route);
   if (group.bodies.length > 0 && group.missing.length === group.bodies.length) {
     const gap = derivationGap(group)!;
-    return { export: exp.name, available: false, ...gap, count: 0, nullFields: [], batches: () => [] };
+    return { index, export: exp.name, available: false, ...gap, count: 0, nullFields: [], batches: () => [] };
   }
   const names = exp.columns.map((c) => c.name);
   const getters = exp.columns.map((c) => compileColumn(exp, c, ctx));
-  const make = recordMaker(names);
+  const make = FAST_PATHS.recordMaker ? recordMaker(names) : plainRecordMaker(names);
   const rows = rowsOf(exp, group);
   const values: unknown[] = new Array(names.length);
-  const fill = valuesFiller(exp, getters);
   const recordOf = (row: Row): ExportRecord => {
-    fill(row, values);
+    for (let c = 0; c < getters.length; c++) values[c] = getters[c]!(row);
     return make(values);
   };
   const keyGetters = exp.key.map((k) => getters[names.indexOf(k)]!);
   // Some realms answered and some did not: the export is published with what there is, and says what is missing.
   const partial = group.missing.length > 0 ? { reason: `incomplete: ${group.missing.map((m) => m.reason).join('; ')}` } : {};
   return {
+    index,
     export: exp.name,
     available: true,
     ...partial,
     count: rows.length,
     nullFields: nullFieldsOf(exp, group, rows, ctx),
     *batches(size: number) {
-      const ordered = orderByUniqueStringKey(rows, keyGetters);
+      const ordered = FAST_PATHS.keyOrder ? orderByUniqueStringKey(rows, keyGetters) : undefined;
       if (ordered) {
         for (let i = 0; i < ordered.length; i += size) yield ordered.slice(i, i + size).map(recordOf);
         return;
@@ -530,7 +408,7 @@ function prepareExport(exp: ExportDef, ctx: Context): StreamedExport {
  * large route is parsed when most other bodies have been read and released.
  * Each route's records are released after the last export that reads them.
  */
-function* exportsOf(reader: CollectionReader, release: BackendRelease, onRelease?: (bytes: number) => void): Generator<{ index: number; exp: StreamedExport }> {
+function* exportsOf(reader: CollectionReader, release: BackendRelease, afterRelease: (bytes: number) => void): Generator<BuiltExport> {
   const ctx = new Context(reader, release);
   const reads = EXPORTS.map(routesRead);
   const read = new Set(reads.flatMap((r) => [...r]));
@@ -545,9 +423,9 @@ function* exportsOf(reader: CollectionReader, release: BackendRelease, onRelease
   const order = EXPORTS.map((_, i) => i).sort((a, b) => weight[a]! - weight[b]! || a - b);
   const pending = new Set(order);
   for (const i of order) {
-    if (released > 0) onRelease?.(released);
+    if (released > 0) afterRelease(released);
     released = 0;
-    yield { index: i, exp: prepareExport(EXPORTS[i]!, ctx) };
+    yield prepareExport(i, EXPORTS[i]!, ctx);
     pending.delete(i);
     for (const route of reads[i]!) {
       if ([...pending].some((j) => reads[j]!.has(route))) continue;
@@ -555,48 +433,44 @@ function* exportsOf(reader: CollectionReader, release: BackendRelease, onRelease
       released += reader.bytes(route);
     }
   }
-  if (released > 0) onRelease?.(released);
+  if (released > 0) afterRelease(released);
 }
 
+/** What the build says beside the exports: its value once every export was taken. */
+export type BuildSummary = Omit<BuildResult, 'exports'>;
+
 /**
- * Builds all 15 exports in catalog order. `parsed` holds bodies the live run
- * already parsed, by route label; any other body is parsed from its bytes.
- * Neither the collection nor `parsed` is modified.
+ * The build, one export at a time: each export's records are made when its
+ * `batches` is iterated, which must happen before the next export is asked
+ * for (the routes it read are released then). Exports come in the order that
+ * keeps memory lowest, each with its catalog position; the generator's
+ * return value is the summary. With KEEP_EVERYTHING (the default) the
+ * collection is left as it was; the snapshot command passes a policy that
+ * consumes the bodies and collects garbage. Byte for byte, the exports are
+ * those of buildAll.
  */
-export function build(collection: RawCollection, parsed?: Map<string, unknown>): BuildResult {
-  const reader = new CollectionReader(collection, parsed);
-  const exports: ExportResult[] = new Array(EXPORTS.length);
+export function* build(collection: RawCollection, memory: MemoryPolicy = KEEP_EVERYTHING): Generator<BuiltExport, BuildSummary, void> {
+  const reader = new CollectionReader(collection, memory.consumeBodies);
   const nullFields: NullField[][] = new Array(EXPORTS.length);
-  for (const { index, exp: e } of exportsOf(reader, backendRelease(collection.manifest.routes))) {
+  for (const exp of exportsOf(reader, backendRelease(collection.manifest.routes), memory.afterRelease)) {
+    yield exp;
+    nullFields[exp.index] = exp.nullFields;
+  }
+  const report: LoadReport = reader.report();
+  return { nullFields: nullFields.flat(), ...report };
+}
+
+/** Every export with all its records at once, in catalog order; the collection is not modified. */
+export function buildAll(collection: RawCollection): BuildResult {
+  const exports: ExportResult[] = new Array(EXPORTS.length);
+  const built = build(collection);
+  let step = built.next();
+  for (; !step.done; step = built.next()) {
+    const e = step.value;
     let records: ExportRecord[] = [];
     for (const batch of e.batches(Math.max(1, e.count))) records = batch;
     const { export: name, available, reason, proposedRoute } = e;
-    exports[index] = { export: name, records, available, ...(reason !== undefined ? { reason } : {}), ...(proposedRoute !== undefined ? { proposedRoute } : {}) };
-    nullFields[index] = e.nullFields;
+    exports[e.index] = { export: name, records, available, ...(reason !== undefined ? { reason } : {}), ...(proposedRoute !== undefined ? { proposedRoute } : {}) };
   }
-  return { exports, nullFields: nullFields.flat(), ...reader.report() };
-}
-
-/**
- * The build one export at a time, for a caller that writes each as it comes
- * (`sink` is awaited before the next export is built, with the export's
- * position in the catalog) and keeps none: with `consume`, memory holds
- * about one route's records and one batch of export records, not the
- * collection, all of it parsed, and every export at once. Gives what `build`
- * gives but the records; the exports are byte for byte those of `build`.
- * Exports come in the order exportsOf builds them, not the catalog's.
- */
-export async function buildEach(
-  collection: RawCollection,
-  parsed: Map<string, unknown> | undefined,
-  sink: (e: StreamedExport, index: number) => Promise<void>,
-  opts: ReaderOptions = {},
-): Promise<Omit<BuildResult, 'exports'>> {
-  const reader = new CollectionReader(collection, parsed, opts);
-  const nullFields: NullField[][] = new Array(EXPORTS.length);
-  for (const { index, exp } of exportsOf(reader, backendRelease(collection.manifest.routes), opts.onRelease)) {
-    await sink(exp, index);
-    nullFields[index] = exp.nullFields;
-  }
-  return { nullFields: nullFields.flat(), ...reader.report() };
+  return { exports, ...step.value };
 }

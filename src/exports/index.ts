@@ -1,4 +1,4 @@
-export { build } from './build.js';
+export { build, buildAll } from './build.js';
 export { EXPORTS, exportByName, checkExportCatalog } from './catalog.js';
 export { defineExport, field, join, count, realm, unavailable } from './define.js';
 export type { ColumnDef, ColumnSource, ExportDef, Representation } from './define.js';

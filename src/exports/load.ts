@@ -1,14 +1,18 @@
 /**
  * Reading a raw collection for the build: every planned route's body, parsed
- * once (or taken from the live run's cache), each record validated once with
- * its route's model, and the unknown field names collected. Pure: no I/O.
+ * once, each record validated once with its route's model, and the unknown
+ * field names collected. No I/O. It changes its input only when the memory
+ * policy says the bodies are consumed: each is then deleted from the
+ * collection once read.
  */
 import type { z } from 'zod';
 import { REALMS_ROUTE, ROUTES, planRoute, type PlannedRoute, type RouteDef } from '../api/catalog.js';
 import { BodyError, decodeBody } from '../api/decode.js';
-import type { RawCollection, RouteRecord } from '../collect/types.js';
+import type { RouteRecord } from '../api/route-record.js';
+import type { RawCollection } from '../collect/types.js';
 import { collectDrift, driftTree, type DriftNode } from './schema.js';
-import { compileFastCheck, type FastCheck } from './fast-check.js';
+import { compileFastCheck, type FastCheck } from './fast/record-check.js';
+import { FAST_PATHS } from './fast/switches.js';
 import type { ValidationSample } from './types.js';
 
 export type Path = readonly (string | number)[];
@@ -42,8 +46,8 @@ export interface RouteGroup {
   readonly missing: ReadonlyArray<Extract<RouteBody, { ok: false }>>;
 }
 
-export interface LoadedCollection {
-  readonly groups: ReadonlyMap<string, RouteGroup>;
+/** What reading every route found, beside the records. */
+export interface LoadReport {
   readonly validation: { issues: number; samples: ValidationSample[] };
   readonly drift: Array<{ route: string; unknownFields: string[] }>;
   /**
@@ -55,6 +59,9 @@ export interface LoadedCollection {
 }
 
 const MAX_SAMPLES = 20;
+
+/** The record check turned off: every record goes to zod. */
+const ASK_ZOD: FastCheck = () => false;
 
 interface FlatIssue {
   readonly path: (string | number)[];
@@ -124,8 +131,7 @@ class Loader {
 
   constructor(
     private readonly collection: RawCollection,
-    private readonly parsed: ReadonlyMap<string, unknown> | undefined,
-    /** Delete each body (bytes and parsed value) from the collection once it is read. */
+    /** Delete each body from the collection once it is read. */
     private readonly consume: boolean,
   ) {
     this.manifest = new Map(collection.manifest.routes.map((r) => [r.route, r]));
@@ -136,26 +142,19 @@ class Loader {
     const bad = problem(label, this.manifest.get(label));
     if (bad) return { label, realm, ok: false, ...bad };
     let value: unknown;
-    if (this.parsed?.has(label)) {
-      value = this.parsed.get(label);
-    } else {
-      const raw = this.collection.bodies.get(label);
-      if (!raw) return { label, realm, ok: false, reason: `${label} failed: the collection holds no body for it`, skipped: false };
-      try {
-        // A body from a file is never quoted in the message (it may not be what its name says).
-        value = decodeBody(label, p.def, raw, { quote: false });
-      } catch (e) {
-        if (e instanceof BodyError) {
-          this.bodyFailures.set(label, e.detail);
-          return { label, realm, ok: false, reason: `${label} failed: ${e.detail}`, skipped: false };
-        }
-        throw e;
+    const raw = this.collection.bodies.get(label);
+    if (!raw) return { label, realm, ok: false, reason: `${label} failed: the collection holds no body for it`, skipped: false };
+    try {
+      // A body from a file is never quoted in the message (it may not be what its name says).
+      value = decodeBody(label, p.def, raw, { quote: false });
+    } catch (e) {
+      if (e instanceof BodyError) {
+        this.bodyFailures.set(label, e.detail);
+        return { label, realm, ok: false, reason: `${label} failed: ${e.detail}`, skipped: false };
       }
+      throw e;
     }
-    if (this.consume) {
-      this.collection.bodies.delete(label);
-      (this.parsed as Map<string, unknown> | undefined)?.delete(label);
-    }
+    if (this.consume) this.collection.bodies.delete(label);
     const list = p.def.shape === 'array' ? value : [value];
     if (!Array.isArray(list)) return { label, realm, ok: false, reason: `${label} failed: the body is not a JSON array`, skipped: false };
     return { label, realm, ok: true, records: this.check(p, list) };
@@ -171,7 +170,7 @@ class Loader {
     }
     let fast = this.fastChecks.get(p.def);
     if (fast === undefined) {
-      fast = compileFastCheck(model);
+      fast = FAST_PATHS.recordCheck ? compileFastCheck(model) : ASK_ZOD;
       this.fastChecks.set(p.def, fast);
     }
     const report: BodyReport = { count: 0, samples: [], drift: undefined };
@@ -202,10 +201,10 @@ class Loader {
   }
 
   /** Validation and drift of the bodies read, in the order of `labels`. */
-  report(labels: readonly string[]): Pick<LoadedCollection, 'validation' | 'drift' | 'bodyFailures'> {
+  report(labels: readonly string[]): LoadReport {
     const validation = { issues: 0, samples: [] as ValidationSample[] };
-    const drift: LoadedCollection['drift'] = [];
-    const bodyFailures: LoadedCollection['bodyFailures'] = [];
+    const drift: LoadReport['drift'] = [];
+    const bodyFailures: LoadReport['bodyFailures'] = [];
     for (const label of labels) {
       const failure = this.bodyFailures.get(label);
       if (failure !== undefined) bodyFailures.push({ route: label, detail: failure });
@@ -217,23 +216,6 @@ class Loader {
     }
     return { validation, drift, bodyFailures };
   }
-}
-
-export interface ReaderOptions {
-  /**
-   * Delete each body from the collection (its bytes, and its value from
-   * `parsed`) as soon as it is read: with `release` dropping the records read
-   * from it, memory then holds about one route at a time rather than the
-   * whole collection as bytes, parsed values and records. The caller must not
-   * need the bodies afterwards (write `raw/` first).
-   */
-  readonly consume?: boolean;
-  /**
-   * Called after routes' records are released, with the bytes their bodies
-   * had: a caller keeping memory low may collect garbage there, before the
-   * next (larger) route is parsed, rather than let the heap grow.
-   */
-  readonly onRelease?: (bytes: number) => void;
 }
 
 /**
@@ -250,9 +232,10 @@ export class CollectionReader {
   private readonly consume: boolean;
   private readonly manifest: ReadonlyMap<string, RouteRecord>;
 
-  constructor(collection: RawCollection, parsed?: ReadonlyMap<string, unknown>, opts: ReaderOptions = {}) {
-    this.consume = opts.consume ?? false;
-    this.loader = new Loader(collection, parsed, this.consume);
+  /** With `consume` (the memory policy's consumeBodies), each body is deleted from the collection once read. */
+  constructor(collection: RawCollection, consume: boolean) {
+    this.consume = consume;
+    this.loader = new Loader(collection, this.consume);
     this.manifest = new Map(collection.manifest.routes.map((r) => [r.route, r]));
     this.realms = [...new Set(collection.manifest.realms.ids)];
     const realmsLabel = planRoute(REALMS_ROUTE).label;
@@ -316,7 +299,7 @@ export class CollectionReader {
    * but its validation and drift are reported too; consumed, it is released at
    * once), then reports in catalog order.
    */
-  report(): Pick<LoadedCollection, 'validation' | 'drift' | 'bodyFailures'> {
+  report(): LoadReport {
     const labels: string[] = [];
     for (const def of ROUTES) {
       if (!this.groups.has(def.id)) {
@@ -327,12 +310,4 @@ export class CollectionReader {
     }
     return this.loader.report(labels);
   }
-}
-
-/** Every route of the catalog, planned for the collection's realms, loaded and checked. */
-export function loadCollection(collection: RawCollection, parsed?: ReadonlyMap<string, unknown>): LoadedCollection {
-  const reader = new CollectionReader(collection, parsed);
-  const groups = new Map<string, RouteGroup>();
-  for (const def of ROUTES) groups.set(def.id, reader.group(def.id));
-  return { groups, ...reader.report() };
 }

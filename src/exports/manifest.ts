@@ -1,5 +1,11 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { RouteRecordSchema } from '../collect/replay.js';
+import { RouteRecordSchema } from '../api/route-record.js';
+import { CollectionManifestSchema } from '../collect/manifest.js';
+import type { RawCollection } from '../collect/types.js';
+import { TOOL } from '../version.js';
+import { exportFileName, serializeExport } from './serialize.js';
+import type { BuildResult } from './types.js';
 
 /** Lower-case hex SHA-256, as the collection manifest writes it too. */
 export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
@@ -24,12 +30,13 @@ export type ManifestExport = z.infer<typeof ManifestExportSchema>;
 export const SnapshotManifestSchema = z.object({
   kind: z.literal('snapshot'),
   source: z.enum(['live', 'replay']),
-  tool: z.object({ name: z.string(), version: z.string() }),
-  baseUrl: z.string(),
-  time: z.string(),
-  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
-  authMode: z.enum(['token', 'per-type']),
-  realms: z.object({ source: z.string(), ids: z.array(z.string()) }),
+  // What the snapshot says of its collection is what the collection manifest says.
+  tool: CollectionManifestSchema.shape.tool,
+  baseUrl: CollectionManifestSchema.shape.baseUrl,
+  time: CollectionManifestSchema.shape.time,
+  date: CollectionManifestSchema.shape.date,
+  authMode: CollectionManifestSchema.shape.authMode,
+  realms: CollectionManifestSchema.shape.realms,
   exports: z.array(ManifestExportSchema),
   nullFields: z.array(z.object({ export: z.string(), field: z.string(), reason: z.string(), proposedRoute: z.string().optional() })),
   routes: z.array(RouteRecordSchema),
@@ -47,3 +54,51 @@ export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>;
  * written before export hashes were recorded, and is then not checked.
  */
 export const ReadableManifestExportSchema = ManifestExportSchema.extend({ sha256: Sha256.optional() });
+
+/** SHA-256 (hex) of an export file's content, as the manifest records it. */
+export function sha256Hex(content: string | Uint8Array): string {
+  return createHash('sha256').update(content).digest('hex');
+}
+
+/** Pure: the manifest of one build, given its exports as written. */
+export function snapshotManifest(
+  collection: RawCollection,
+  result: Omit<BuildResult, 'exports' | 'bodyFailures'> & { exports: readonly ManifestExport[] },
+  source: 'live' | 'replay',
+  withRaw: boolean,
+  complete: boolean,
+): SnapshotManifest {
+  const m = collection.manifest;
+  return {
+    kind: 'snapshot',
+    source,
+    tool: TOOL,
+    baseUrl: m.baseUrl,
+    time: m.time,
+    date: m.date,
+    authMode: m.authMode,
+    realms: m.realms,
+    exports: result.exports.map((e) => ({
+      export: e.export,
+      file: e.file,
+      count: e.count,
+      available: e.available,
+      ...(e.reason !== undefined ? { reason: e.reason } : {}),
+      ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}),
+      sha256: e.sha256,
+    })),
+    nullFields: result.nullFields,
+    routes: m.routes.map((r) => (withRaw ? r : { ...r, file: null })),
+    validation: result.validation,
+    drift: result.drift,
+    complete,
+  };
+}
+
+/** Pure: the manifest and the export files of one build (every export's text at once; see writeExports in src/publish/snapshot-files.ts for the lean way). */
+export function snapshotFiles(collection: RawCollection, result: BuildResult, source: 'live' | 'replay', withRaw: boolean, complete: boolean) {
+  const m = collection.manifest;
+  const files = result.exports.map((e) => ({ name: exportFileName(e.export, e.records.length, m.date), content: serializeExport(e) }));
+  const exports = result.exports.map((e, i) => ({ ...e, file: files[i]!.name, count: e.records.length, sha256: sha256Hex(files[i]!.content) }));
+  return { files, manifest: snapshotManifest(collection, { ...result, exports }, source, withRaw, complete) };
+}

@@ -1,5 +1,5 @@
 import { ROUTES } from '../api/catalog.js';
-import type { RouteRecord } from '../collect/types.js';
+import type { RouteRecord } from '../api/route-record.js';
 
 /** What the collection shows of the backend's release. */
 export type BackendRelease = '3.14.1+' | 'before 3.14.1' | 'unknown';

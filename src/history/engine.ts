@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { FailedError } from '../cli/errors.js';
+import { FailedError } from '../errors.js';
 import type { HistoryTarget } from './target.js';
 
 /**

@@ -2,17 +2,16 @@ import { createHash } from 'node:crypto';
 import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { FailedError, UsageError } from '../cli/errors.js';
+import { FailedError, UsageError } from '../errors.js';
 import { readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST, toJsonFile } from '../collect/write.js';
-import { build } from '../exports/build.js';
+import { buildAll as build } from '../exports/build.js';
 import { compareValues } from '../exports/order.js';
 import { exportFileName, serializeExport } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
-import { snapshotManifest } from '../commands/snapshot.js';
 import { exportTable } from './schema.js';
 import { readRegularFile, shown } from './safe-read.js';
-import { ReadableManifestExportSchema, SnapshotManifestSchema } from '../exports/manifest.js';
+import { ReadableManifestExportSchema, SnapshotManifestSchema, snapshotManifest } from '../exports/manifest.js';
 
 /** What loading needs of `_snapshot-manifest.json`, from its one schema; the whole text is kept as it is. */
 const ManifestSchema = SnapshotManifestSchema.pick({ kind: true, source: true, date: true, complete: true }).extend({

@@ -1,4 +1,4 @@
-import { FailedError } from '../cli/errors.js';
+import { FailedError } from '../errors.js';
 import { matchRecords } from '../diff/compare.js';
 import type { ExportRecord } from '../exports/types.js';
 import { TOOL } from '../version.js';

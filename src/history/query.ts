@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { FailedError, UsageError } from '../cli/errors.js';
+import { FailedError, UsageError } from '../errors.js';
 import { sortRecords } from '../exports/order.js';
 import { serializeExport } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';

@@ -1,4 +1,4 @@
-import { FailedError } from '../cli/errors.js';
+import { FailedError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 import { isPlainFileName, readInside, UnreadableEntryError } from '../util/safe-read.js';
 

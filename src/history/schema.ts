@@ -1,4 +1,4 @@
-import { FailedError } from '../cli/errors.js';
+import { FailedError } from '../errors.js';
 import { EXPORTS } from '../exports/catalog.js';
 import type { ExportDef } from '../exports/define.js';
 import { TOOL } from '../version.js';

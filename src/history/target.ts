@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 
 /** `--history` given without a value (CONTRACT section 11). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';

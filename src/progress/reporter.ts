@@ -1,4 +1,4 @@
-import type { RouteRecord } from '../collect/types.js';
+import type { RouteRecord } from '../api/route-record.js';
 import { forTerminal } from '../util/terminal.js';
 
 /** Where commands report progress; stderr in the CLI, a recorder in tests. */

@@ -1,4 +1,4 @@
-import type { RouteRecord } from '../collect/types.js';
+import type { RouteRecord } from '../api/route-record.js';
 import { forTerminal } from '../util/terminal.js';
 import type { Reporter } from './reporter.js';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { lstatSync, renameSync, rmSync } from 'node:fs';
 import { chmod } from 'node:fs/promises';
 import path from 'node:path';
-import { CliError, FailedError } from '../cli/errors.js';
+import { DomainError, FailedError } from '../errors.js';
 import { describeFsError } from '../util/fs-error.js';
 import { isLiveStaging, registerBackup, unregisterBackup, unregisterStaging } from './registry.js';
 import { assertNoSecrets, listTree, secretMatcher } from './scan.js';
@@ -91,7 +91,7 @@ function publishSync(staging: Staging, target: string, parent: string, base: str
 }
 
 function wrap(err: unknown, target: string): unknown {
-  if (err instanceof CliError) return err;
+  if (err instanceof DomainError) return err;
   const fs = describeFsError(err, target);
   if (fs) return new FailedError(`could not publish ${target}: ${fs}`, { cause: err });
   const reason = err instanceof Error ? err.message : String(err);

@@ -1,5 +1,6 @@
 import { existsSync, renameSync, rmSync } from 'node:fs';
-import { InterruptedError } from '../cli/errors.js';
+import { constants as osConstants } from 'node:os';
+import { InterruptedError } from '../errors.js';
 
 /**
  * Process-wide record of what a run has on disk but not yet published: live
@@ -65,13 +66,15 @@ export function cleanupAllSync(): void {
 }
 
 export type Signal = 'SIGINT' | 'SIGTERM';
-export type OnSignal = (signal: Signal, error: InterruptedError) => void;
+/** Returns the exit code to end with; anything else keeps the shell's 128 + signal number. */
+export type OnSignal = (signal: Signal, error: InterruptedError) => unknown;
 
 let installed: { onSignal: OnSignal | undefined; uninstall: () => void } | undefined;
 
 /**
  * On SIGINT or SIGTERM: clean up synchronously, call `onSignal` (the CLI
- * restores the terminal, prints `error.message`), then exit 130 or 143.
+ * restores the terminal, prints `error.message`), then exit with the code
+ * it returns (128 + the signal's number, 130 or 143, when it returns none).
  * Also cleans up on any process exit, in case a run ends without discarding.
  * Installing again only replaces `onSignal`. Returns a function that removes
  * the handlers.
@@ -84,14 +87,16 @@ export function installSignalHandlers(onSignal?: OnSignal): () => void {
   const handle = (signal: Signal): void => {
     cleanupAllSync();
     const error = new InterruptedError(signal);
+    let code = 128 + osConstants.signals[signal];
     try {
-      installed?.onSignal?.(signal, error);
+      const chosen = installed?.onSignal?.(signal, error);
+      if (typeof chosen === 'number') code = chosen;
     } catch {
       // The exit code matters more than the callback's failure.
     }
     // The one place besides `main` that ends the process: a signal handler has
     // no caller to throw to.
-    process.exit(error.exitCode);
+    process.exit(code);
   };
   const onInt = (): void => handle('SIGINT');
   const onTerm = (): void => handle('SIGTERM');

@@ -1,6 +1,6 @@
 import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { FailedError } from '../cli/errors.js';
+import { FailedError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 import { secretPattern } from '../util/redact.js';
 

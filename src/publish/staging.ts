@@ -1,4 +1,4 @@
-import { FailedError } from '../cli/errors.js';
+import { FailedError } from '../errors.js';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';

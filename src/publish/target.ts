@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 
 import { MANIFEST_OF, ownedOutput, type OutputKind } from './owned.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FailedError } from '../cli/errors.js';
+import { FailedError } from '../errors.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
 import { FILE_MODE } from '../publish/staging.js';
 import type { SheetSink } from './write.js';

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { FailedError, UsageError } from '../cli/errors.js';
+import { FailedError, UsageError } from '../errors.js';
 import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 import type { ExportRecord } from '../exports/types.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema } from '../exports/manifest.js';

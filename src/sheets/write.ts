@@ -5,7 +5,7 @@
  * in memory at a time, each written to its CSV file and its workbook
  * sheets before the next is read.
  */
-import { FailedError, UsageError } from '../cli/errors.js';
+import { FailedError, UsageError } from '../errors.js';
 import { EXPORTS } from '../exports/catalog.js';
 import { exportFileName } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';

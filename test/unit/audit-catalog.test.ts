@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AUDIT_ROUTES, auditRoute, planAuditRoute } from '../../src/audit/catalog.js';
-import { UsageError } from '../../src/cli/errors.js';
+import { UsageError } from '../../src/errors.js';
 
 describe('audit route catalog', () => {
   it('holds every route of the spec once, with /info the only one without a token', () => {

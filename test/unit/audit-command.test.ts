@@ -9,7 +9,7 @@ import { runAudit } from '../../src/commands/audit.js';
 import type { AuditFlags } from '../../src/audit/settings.js';
 import type { AuditManifest } from '../../src/audit/collect.js';
 import type { AuditSummary } from '../../src/audit/summary.js';
-import { TokenRejectedError, UsageError, FailedError } from '../../src/cli/errors.js';
+import { TokenRejectedError, UsageError, FailedError } from '../../src/errors.js';
 import { silentReporter } from '../../src/progress/reporter.js';
 import { cleanupAllSync } from '../../src/publish/index.js';
 import { createAuditBackend, FAKE_AUDIT_TOKEN, WRONG_FAKE_AUDIT_TOKEN, type AuditBackend, type AuditBackendOptions } from '../fake/audit-backend.js';

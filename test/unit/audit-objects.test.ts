@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { auditRoute, planAuditRoute } from '../../src/audit/catalog.js';
 import { OBJECT_TYPE_PATTERN, parseObjects } from '../../src/audit/settings.js';
-import { UsageError } from '../../src/cli/errors.js';
+import { UsageError } from '../../src/errors.js';
 
 describe('--objects', () => {
   it('splits the type from its ids at the first colon, ids at commas, duplicates dropped; no colon means all', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/cli/errors.js';
+import { UsageError } from '../../src/errors.js';
 import { QueryDesc } from '../../src/audit/models.js';
 import { buildQueryBody, checkParamNames, convertParam, paramType } from '../../src/audit/params.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/cli/errors.js';
+import { UsageError } from '../../src/errors.js';
 import { parseAuditDate, parseParams, parseReports, resolveAuditSettings, type AuditFlags } from '../../src/audit/settings.js';
 
 const TOKEN = 'FakeAuditToken00000000==';

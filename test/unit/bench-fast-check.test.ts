@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../src/api/catalog.js';
-import { compileFastCheck } from '../../src/exports/fast-check.js';
+import { compileFastCheck } from '../../src/exports/fast/record-check.js';
 import { collectDrift, driftTree } from '../../src/exports/schema.js';
 import { createFakeBackend } from '../fake/backend.js';
 

@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { REALMS_ROUTE, planRoute, planRoutes, routeById } from '../../src/api/catalog.js';
 import type * as m from '../../src/api/models.js';
-import type { RawCollection, RouteRecord } from '../../src/collect/types.js';
+import type { RouteRecord } from '../../src/api/route-record.js';
+import type { RawCollection } from '../../src/collect/types.js';
 
 export const SKIP_3141 = 'route added in backend 3.14.1; not served here';
 
@@ -112,11 +113,6 @@ function planRouteByLabel(label: string, realms: readonly string[]) {
   const p = all.find((x) => x.label === label);
   if (!p) throw new Error(`no planned route ${label}`);
   return p;
-}
-
-/** What a live run hands the build: every body already parsed. */
-export function parsedBodies(c: RawCollection): Map<string, unknown> {
-  return new Map([...c.bodies].map(([label, body]) => [label, JSON.parse(body.toString('utf8')) as unknown]));
 }
 
 // ---------------------------------------------------------------- record factories

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { resolveTokens } from '../../src/config/tokens.js';
 import { normaliseServiceUrl, isLoopbackHost } from '../../src/config/url.js';
 import { resolveConnection, parseRealms } from '../../src/config/settings.js';
-import { UsageError } from '../../src/cli/errors.js';
+import { UsageError } from '../../src/errors.js';
 import { clearSecrets, redact } from '../../src/util/redact.js';
 
 afterEach(() => clearSecrets());

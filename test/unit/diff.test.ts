@@ -3,10 +3,10 @@ import { mkdirSync, readFileSync as readFileSyncText, rmSync, writeFileSync } fr
 import { join, relative } from 'node:path';
 import { REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
 import { CollectionBuilder, drive, member, team, user } from './collection-builder.js';
-import { EXPORTS, build, exportFileName } from '../../src/exports/index.js';
-import { snapshotFiles } from '../../src/commands/snapshot.js';
+import { EXPORTS, buildAll, exportFileName } from '../../src/exports/index.js';
+import { snapshotFiles } from '../../src/exports/manifest.js';
 import { runDiff } from '../../src/commands/diff.js';
-import { FailedError, UsageError } from '../../src/cli/errors.js';
+import { FailedError, UsageError } from '../../src/errors.js';
 import { silentReporter } from '../../src/progress/reporter.js';
 import type { RawCollection } from '../../src/collect/types.js';
 import {
@@ -36,7 +36,7 @@ function writeCollection(dir: string, c: RawCollection): string {
 /** Writes the snapshot a replay of `c` would publish. */
 function writeSnapshotOf(dir: string, c: RawCollection): string {
   mkdirSync(dir, { recursive: true });
-  const { files, manifest } = snapshotFiles(c, build(c), 'replay', false, true);
+  const { files, manifest } = snapshotFiles(c, buildAll(c), 'replay', false, true);
   for (const f of files) writeFileSync(join(dir, f.name), f.content);
   writeFileSync(join(dir, '_snapshot-manifest.json'), JSON.stringify(manifest, null, 2));
   return dir;

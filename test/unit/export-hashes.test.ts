@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { snapshotFiles, snapshotManifest } from '../../src/commands/snapshot.js';
-import { build } from '../../src/exports/build.js';
+import { snapshotFiles, snapshotManifest } from '../../src/exports/manifest.js';
 import { SnapshotManifestSchema } from '../../src/exports/manifest.js';
-import { EXPORT_BATCH, writeExports } from '../../src/exports/serialize.js';
+import { build, buildAll } from '../../src/exports/build.js';
+import { EXPORT_BATCH, serializeExport } from '../../src/exports/serialize.js';
+import { writeExports } from '../../src/publish/snapshot-files.js';
 import { createStaging } from '../../src/publish/index.js';
 import { tmpDir } from '../helpers/run-cli.js';
 import { CollectionBuilder, drive, user } from './collection-builder.js';
@@ -25,7 +26,7 @@ describe('export hashes in the snapshot manifest', () => {
   it('are the sha256 of each file as written, hashed while streaming', async () => {
     const staging = await createStaging(join(tmpDir(), 'snap'));
     try {
-      const written = await writeExports(staging, collection(), undefined);
+      const written = await writeExports(staging, build(collection()), '2026-11-21');
       expect(written.exports).toHaveLength(15);
       for (const e of written.exports) {
         expect(e.sha256, e.export).toMatch(/^[0-9a-f]{64}$/);
@@ -43,10 +44,13 @@ describe('export hashes in the snapshot manifest', () => {
     const c = collection();
     const staging = await createStaging(join(tmpDir(), 'snap'));
     try {
-      const written = await writeExports(staging, c, undefined);
-      const { files, manifest } = snapshotFiles(c, build(c), 'replay', false, true);
+      const written = await writeExports(staging, build(c), c.manifest.date);
+      const { files, manifest } = snapshotFiles(c, buildAll(c), 'replay', false, true);
       expect(manifest.exports.map((e) => e.sha256)).toEqual(written.exports.map((e) => e.sha256));
       for (const [i, f] of files.entries()) expect(manifest.exports[i]!.sha256).toBe(sha256(f.content));
+      // The streamed writer's bytes are those of serializeExport over the in-memory build.
+      const whole = buildAll(c).exports;
+      for (const [i, e] of written.exports.entries()) expect(readFileSync(join(staging.dir, e.file), 'utf8'), e.export).toBe(serializeExport(whole[i]!));
     } finally {
       staging.discard();
     }
@@ -56,7 +60,7 @@ describe('export hashes in the snapshot manifest', () => {
     const c = collection();
     const staging = await createStaging(join(tmpDir(), 'snap'));
     try {
-      const written = await writeExports(staging, c, undefined);
+      const written = await writeExports(staging, build(c), c.manifest.date);
       const manifest = snapshotManifest(c, written, 'live', false, true);
       expect(manifest.exports.map((e) => e.sha256)).toEqual(written.exports.map((e) => e.sha256));
       expect(SnapshotManifestSchema.safeParse(JSON.parse(JSON.stringify(manifest))).success).toBe(true);

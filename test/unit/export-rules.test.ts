@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { build, sortedJson } from '../../src/exports/build.js';
+import { buildAll, sortedJson } from '../../src/exports/build.js';
 import { checkExportCatalog, DOCUMENTED_GET_ROUTES, EXPORTS } from '../../src/exports/catalog.js';
 import { defineExport, field, unavailable } from '../../src/exports/define.js';
 import { backendRelease } from '../../src/exports/release.js';
@@ -11,7 +11,7 @@ const nulls = (r: BuildResult, name: string) => r.nullFields.filter((n) => n.exp
 
 describe('rule 1: documented defaults apply where a field is absent', () => {
   it('writes noBackup as true when absent, keeps a sent value, and nulls a value of the wrong type', () => {
-    const r = build(
+    const r = buildAll(
       new CollectionBuilder()
         .with('drives', [drive({ id: 'd1' }), drive({ id: 'd2', noBackup: false }), drive({ id: 'd3', noBackup: true }), { ...drive({ id: 'd4' }), noBackup: 'yes' }])
         .build(),
@@ -28,7 +28,7 @@ describe('rule 1: documented defaults apply where a field is absent', () => {
 
   it('applies the libvirt defaults only to bricks with a libvirt configuration, clockOffset by the brick OS', () => {
     const image = { pool: 'p', volume: 'v' };
-    const r = build(
+    const r = buildAll(
       new CollectionBuilder()
         .with('vms-bricks', [
           brick({ id: 'b1', format: 'windows', libvirt: { image } }),
@@ -47,7 +47,7 @@ describe('rule 1: documented defaults apply where a field is absent', () => {
   });
 
   it('writes version 0 for a base image and keeps limit null (no limit)', () => {
-    const r = build(new CollectionBuilder().with('vms-images', [image({ id: 'i0' }), image({ id: 'i1', version: 3, parent: 'i0', limit: 2 })]).build());
+    const r = buildAll(new CollectionBuilder().with('vms-images', [image({ id: 'i0' }), image({ id: 'i1', version: 3, parent: 'i0', limit: 2 })]).build());
     expect(rows(r, 'vm_images').map((i) => [i.id, i.version, i.parent, i.limit])).toEqual([
       ['i0', 0, null, null],
       ['i1', 3, 'i0', 2],
@@ -65,7 +65,7 @@ describe('rule 1: documented defaults apply where a field is absent', () => {
 
 describe('rule 2: absent usage groups are zero', () => {
   it("gives 0 for a group absent from a team's row and for a team with no row", () => {
-    const r = build(
+    const r = buildAll(
       new CollectionBuilder()
         .with('teams', [team({ id: 'team|a' }), team({ id: 'team|b' }), team({ id: 'team|c' })])
         .with('teams-usage', [usage('team|a', { vms: undefined }), usage('team|b')])
@@ -80,7 +80,7 @@ describe('rule 2: absent usage groups are zero', () => {
   });
 
   it('gives 0 for a group absent from a project usage row, but null for a group of the wrong type', () => {
-    const r = build(
+    const r = buildAll(
       new CollectionBuilder()
         .with('projects-usage', [usage('proj|a', { files: undefined, drives: undefined }), { ...usage('proj|b'), vms: 'n/a' }])
         .build(),
@@ -93,7 +93,7 @@ describe('rule 2: absent usage groups are zero', () => {
   });
 
   it('keeps the usage columns null, and listed, when the usage route was not read', () => {
-    const r = build(new CollectionBuilder().with('teams', [team({ id: 'team|a' })]).skip('teams-usage', 'no Team token').build());
+    const r = buildAll(new CollectionBuilder().with('teams', [team({ id: 'team|a' })]).skip('teams-usage', 'no Team token').build());
     expect(rows(r, 'teams')[0]).toMatchObject({ usage_files_cnt: null, usage_vms_cnt: null });
     expect(nulls(r, 'teams')).toContain('usage_vms_cnt');
   });
@@ -111,7 +111,7 @@ describe('rule 3: version gaps come from the release, not from the data', () => 
   });
 
   it('on 3.14.1, a field no record carries is just null, with no nullFields entry', () => {
-    const r = build(
+    const r = buildAll(
       new CollectionBuilder()
         .with('vms-images', [image({ id: 'i1', secureBoot: undefined })])
         .with('drives', [drive({ id: 'd1', sizeOnDisk: undefined, keys: undefined, hasMessage: undefined })])
@@ -123,7 +123,7 @@ describe('rule 3: version gaps come from the release, not from the data', () => 
   });
 
   it('before 3.14.1, lists the 3.14.1 fields no record carries, and not one some record carries', () => {
-    const r = build(
+    const r = buildAll(
       new CollectionBuilder({ release: '3.13.8' })
         .with('drives', [drive({ id: 'd1' }, '3.13.8'), { ...drive({ id: 'd2' }, '3.13.8'), snapshotPool: 'snap' }])
         .with('vms-images', [image({ id: 'i1', secureBoot: undefined })])
@@ -139,7 +139,7 @@ describe('rule 3: version gaps come from the release, not from the data', () => 
     for (const id of ['realms', 'vms-bricks', 'external-servers', 'teams-usage', 'projects-memberships', 'projects-usage', 'security-requirements', 'security-levels', 'users-certifications', 'users-managed-objects']) {
       b.skip(id, 'no token', undefined, null);
     }
-    const r = build(b.build());
+    const r = buildAll(b.build());
     expect(nulls(r, 'drives')).toEqual(['sizeOnDisk', 'keys', 'snapshotPool', 'hasMessage']);
     expect(r.nullFields.find((n) => n.field === 'sizeOnDisk')!.reason).toMatch(/release is unknown/);
     expect(nulls(r, 'vm_images')).toEqual([]);
@@ -148,7 +148,7 @@ describe('rule 3: version gaps come from the release, not from the data', () => 
 
 describe('rule 4: nothing silently lost', () => {
   it('exports team and project settings as compact JSON with sorted keys', () => {
-    const r = build(
+    const r = buildAll(
       new CollectionBuilder()
         .with('teams', [team({ id: 'team|a', settings: { z: 1, a: { y: [2, { d: 1, c: 'é' }], b: null } } }), team({ id: 'team|b' })])
         .with('projects', [project({ id: 'proj|a', settings: { archived: false } })])
@@ -159,7 +159,7 @@ describe('rule 4: nothing silently lost', () => {
   });
 
   it("exports images' driveFormats; their other settings keys are neither columns nor drift", () => {
-    const r = build(
+    const r = buildAll(
       new CollectionBuilder()
         .with('vms-images', [image({ id: 'i1', settings: { driveFormats: ['ext4', 'xfs'], color: 'red' } as never }), image({ id: 'i2' })])
         .build(),
@@ -184,7 +184,7 @@ describe('rule 5: proposedRoute names documented GET routes only', () => {
     for (const e of EXPORTS) {
       for (const c of e.columns) if (c.source.kind === 'unavailable' && c.source.proposedRoute) expect(DOCUMENTED_GET_ROUTES.has(c.source.proposedRoute)).toBe(true);
     }
-    const r = build(new CollectionBuilder({ release: '3.13.8' }).build());
+    const r = buildAll(new CollectionBuilder({ release: '3.13.8' }).build());
     const proposed = [...r.nullFields, ...r.exports].flatMap((x) => (x.proposedRoute ? [x.proposedRoute] : []));
     expect(proposed.length).toBeGreaterThan(0);
     for (const p of proposed) expect(DOCUMENTED_GET_ROUTES.has(p), p).toBe(true);
@@ -199,7 +199,7 @@ describe('rule 5: proposedRoute names documented GET routes only', () => {
 
 describe('rule 6: readable without joins', () => {
   it('gives user_profiles the first and last name, and vm_images a realmID column', () => {
-    const r = build(
+    const r = buildAll(
       new CollectionBuilder()
         .with('users', [user({ id: 'u1', firstName: 'Zoë', lastName: 'Ng', state: 'Disabled' })])
         .with('vms-images', [image({ id: 'i1' })])
@@ -232,7 +232,7 @@ describe('settings as sorted JSON text', () => {
     let settings = '{}';
     for (let i = 0; i < 50_000; i++) settings = `{"a":[${settings}]}`;
     const teamText = JSON.stringify(team({ id: 'team|deep' })).replace('"settings":{}', `"settings":${settings}`);
-    const r = build(new CollectionBuilder().raw('teams', `[${teamText}]`).build());
+    const r = buildAll(new CollectionBuilder().raw('teams', `[${teamText}]`).build());
     expect((rows(r, 'teams')[0]!.settings as string).length).toBe(settings.length);
   });
 });

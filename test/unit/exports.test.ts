@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { build } from '../../src/exports/build.js';
+import { buildAll } from '../../src/exports/build.js';
 import { checkExportCatalog, EXPORTS } from '../../src/exports/catalog.js';
 import { defineExport, field } from '../../src/exports/define.js';
 import { renderExportsMarkdown } from '../../src/exports/docs.js';
@@ -192,7 +192,7 @@ describe('the export catalog', () => {
 });
 
 describe('export records', () => {
-  const result = build(site().build());
+  const result = buildAll(site().build());
 
   it('holds all 15 exports in catalog order, all available on a complete 3.14.1 collection', () => {
     expect(result.exports.map((e) => e.export)).toEqual(EXPORTS.map((e) => e.name));
@@ -226,7 +226,7 @@ describe('export records', () => {
         team({ id: 't', members: [member({ id: 'm1', perm: 10 }), member({ id: 'm1', perm: 9 }), member({ id: 'm1', perm: undefined })] }),
       ])
       .build();
-    const r = build(c);
+    const r = buildAll(c);
     expect(col(r, 'users', 'id')).toEqual(['10', '9', 'B', 'Z', 'a', 'b', 'ä']);
     // Equal keys (a duplicate member) fall back to every column: null, then 9 before 10.
     expect(col(r, 'team_memberships', 'perm')).toEqual([null, 9, 10]);
@@ -371,7 +371,7 @@ describe('export files', () => {
   });
 
   it('names every export of a build by its record count', () => {
-    const r = build(site().build());
+    const r = buildAll(site().build());
     expect(r.exports.map((e) => exportFileName(e.export, e.records.length, '2026-11-21'))).toContain('3-team_memberships (11-21-2026).json');
   });
 });

@@ -2,7 +2,9 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CliError, EXIT, UsageError } from '../../src/cli/errors.js';
+import { EXIT } from '../../src/cli/errors.js';
+import { exitCodeOf } from '../../src/cli/main.js';
+import { DomainError, UsageError } from '../../src/errors.js';
 import { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary, SnapshotSummary } from '../../src/cli/summaries.js';
 import { runHistory } from '../../src/commands/history.js';
 import { openHistory } from '../../src/history/engine.js';
@@ -18,15 +20,15 @@ function sameDirectories(a: string, b: string): void {
   for (const n of names) expect(readFileSync(join(b, n)).equals(readFileSync(join(a, n))), n).toBe(true);
 }
 
-async function expectError(p: Promise<unknown>, exitCode: number, pattern: RegExp): Promise<CliError> {
+async function expectError(p: Promise<unknown>, exitCode: number, pattern: RegExp): Promise<DomainError> {
   const err = await p.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(CliError);
-  expect((err as CliError).exitCode).toBe(exitCode);
-  expect((err as CliError).message).toMatch(pattern);
-  return err as CliError;
+  expect(err).toBeInstanceOf(DomainError);
+  expect(exitCodeOf(err as DomainError)).toBe(exitCode);
+  expect((err as DomainError).message).toMatch(pattern);
+  return err as DomainError;
 }
 
 const skipPg = postgresUnavailable();

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
-import { FailedError } from '../../src/cli/errors.js';
+import { FailedError } from '../../src/errors.js';
 import { withStaging } from '../../src/publish/index.js';
 
 // Lets a test make one rename fail: the ones into place can only be made to

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FailedError } from '../../src/cli/errors.js';
+import { FailedError } from '../../src/errors.js';
+import { exitCodeOf } from '../../src/cli/main.js';
 import { cleanupAllSync, commit as commitAny, createStaging, withStaging as withStagingAny } from '../../src/publish/index.js';
 
 // The earlier target in these tests is a raw collection this tool wrote: only such a directory may be replaced.
@@ -170,7 +171,7 @@ describe('the token-leak check', () => {
       await s.writeFile('clean.json', '{}');
       await s.writeFile('raw/users.json', `{"note":"Bearer ${SECRET}"}`);
     });
-    expect(error.exitCode).toBe(1);
+    expect(exitCodeOf(error)).toBe(1);
     expect(error.message).toContain(path.join('raw', 'users.json'));
     expect(error.message).not.toContain(SECRET);
     await expectOldTargetIntact(target);

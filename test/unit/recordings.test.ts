@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCollection } from '../../src/collect/replay.js';
-import { build, EXPORTS } from '../../src/exports/index.js';
+import { buildAll, EXPORTS } from '../../src/exports/index.js';
 import { compareValues } from '../../src/exports/order.js';
 import type { RawCollection } from '../../src/collect/types.js';
 import { REPO_ROOT } from '../helpers/run-cli.js';
@@ -41,7 +41,7 @@ describe.each(['platform-3.14.1', 'platform-3.13.8'])('the shipped recording %s'
 
   it('builds every export with the catalog columns in order, sorted by key', async () => {
     const c = await readCollection(dir(name));
-    const result = build(c);
+    const result = buildAll(c);
     expect(result.exports.map((e) => e.export)).toEqual(EXPORTS.map((e) => e.name));
     for (const def of EXPORTS) {
       const e = result.exports.find((x) => x.export === def.name)!;
@@ -56,7 +56,7 @@ describe.each(['platform-3.14.1', 'platform-3.13.8'])('the shipped recording %s'
 
   it('counts one row per source record, with the joins filled in', async () => {
     const c = await readCollection(dir(name));
-    const result = build(c);
+    const result = buildAll(c);
     const rows = (n: string) => result.exports.find((e) => e.export === n)!.records;
     const users = body(c, 'GET /api/users');
     const teams = body(c, 'GET /api/teams') as Array<{ id: string; members: unknown[] }>;
@@ -87,7 +87,7 @@ describe.each(['platform-3.14.1', 'platform-3.13.8'])('the shipped recording %s'
   });
 
   it('reports the nulls it must', async () => {
-    const result = build(await readCollection(dir(name)));
+    const result = buildAll(await readCollection(dir(name)));
     const nulls = result.nullFields.map((n) => `${n.export}.${n.field}`);
     if (name === 'platform-3.14.1') {
       expect(nulls.sort()).toEqual(['vm_hardware_setups.deviceCount', 'vm_hardware_setups.externalServers', 'vm_hardware_setups.vmType']);

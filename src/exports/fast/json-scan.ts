@@ -1,4 +1,14 @@
 /**
+ * FAST PATH: the JSON byte scanner. Equivalent, where it answers, to
+ * JSON.parse of the UTF-8 text followed by the shape check (and the record
+ * count); where it does not answer, the caller parses. Held by
+ * test/unit/bench-json-check.test.ts (every body of the fake site, and
+ * random byte soups, against JSON.parse) and by test/unit/fast-paths.test.ts
+ * (checkBody with the scan on and off over the recordings and a hostile
+ * site); off: FAST_PATHS.jsonScan. Measured on the bench's large site (every
+ * body checked as the collector does, 143 MB, median of 5): 0.39 s against
+ * 1.66 s with JSON.parse.
+ *
  * Whether a body is JSON (RFC 8259, as JSON.parse reads it) of the expected
  * top-level shape, without building it: the collector checks every body as
  * it arrives, and a lean snapshot parses each body later, once, when it

@@ -1,0 +1,29 @@
+/**
+ * The errors of every layer below the CLI. Each says what went wrong and what
+ * to do, never how the process ends: the CLI's one top-level catch
+ * (src/cli/main.ts) turns them into exit codes (CONTRACT section 6), so a
+ * library function can be called from a test, a command or another tool
+ * without deciding the exit code of whoever called it.
+ */
+export abstract class DomainError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Bad flags, environment or files named by the user. */
+export class UsageError extends DomainError {}
+
+/** The run failed; nothing was published. */
+export class FailedError extends DomainError {}
+
+/** A token was refused with 401/403. */
+export class TokenRejectedError extends DomainError {}
+
+/** The run was stopped by a signal. */
+export class InterruptedError extends DomainError {
+  constructor(readonly signal: 'SIGINT' | 'SIGTERM') {
+    super(`interrupted by ${signal}; nothing was published`);
+  }
+}

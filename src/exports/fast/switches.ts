@@ -1,0 +1,18 @@
+/**
+ * Every fast path of the exports wing, by name, each on. A fast path is a
+ * hand-written stand-in for a plain one (named in its file's header) that
+ * must give the same result; turning it off here takes the plain one. The
+ * differential tests build with all of them off and on and require the same
+ * bytes (test/unit/fast-paths.test.ts); an A/B measurement turns one off to
+ * see what it still earns. Nothing but those tests changes these values.
+ */
+export const FAST_PATHS = {
+  /** record-check.ts: a compiled yes/no check instead of zod's safeParse for every record. */
+  recordCheck: true,
+  /** json-scan.ts: a byte scan instead of JSON.parse to vouch for a body the collector keeps as bytes. */
+  jsonScan: true,
+  /** record-maker.ts: records built by a generated object literal instead of assigned keys. */
+  recordMaker: true,
+  /** key-order.ts: sorting by one joined string key instead of sortRecords' column comparison. */
+  keyOrder: true,
+};

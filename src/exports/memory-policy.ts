@@ -1,0 +1,91 @@
+/**
+ * How a command keeps memory low, as one object it passes in: whether the
+ * build may delete each body from the collection once read, and when a
+ * garbage collection is worth its time (after large bodies are released, and
+ * before the spreadsheets read the next export). The build and the
+ * spreadsheet writer only call it back; which policy applies is the command's
+ * choice, and nothing else in the command carries it.
+ */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+export interface MemoryPolicy {
+  /**
+   * Delete each body from the collection as soon as the build has read it:
+   * memory then holds about one route at a time rather than the whole
+   * collection as bytes, parsed values and records. Only a policy made with
+   * a BodiesFree proof sets it.
+   */
+  readonly consumeBodies: boolean;
+  /** After routes' records were released, with the bytes their bodies had (before the next, larger route is parsed). */
+  readonly afterRelease: (bytes: number) => void;
+  /** Before the spreadsheets read an export, with the records of the one before (0 before the first; already dropped). */
+  readonly beforeSheetRead: (previousRecords: number) => void;
+}
+
+declare const bodiesFree: unique symbol;
+
+/**
+ * Proof that nothing after the build reads the collection's bodies: only
+ * writeRawFirst (src/publish/snapshot-files.ts) gives one, once raw/ is
+ * written or known not to be wanted. A consuming build can therefore not be
+ * started before raw/ is written, whatever order a command's lines are in.
+ */
+export type BodiesFree = { readonly [bodiesFree]: true };
+
+/** Released bodies of at least this many bytes are worth a garbage collection before the next route is parsed. */
+const COLLECT_AFTER_BYTES = 8_000_000;
+
+/** Records of an export after which a garbage collection is worth its time before the next is read for the spreadsheets. */
+const SHEET_GC_AFTER_RECORDS = 20_000;
+
+const nothing = (): void => {};
+
+/** Takes nothing away from the caller and never collects: diff, history and tests build from a collection they keep. */
+export const KEEP_EVERYTHING: MemoryPolicy = { consumeBodies: false, afterRelease: nothing, beforeSheetRead: nothing };
+
+/**
+ * The snapshot command's: bodies consumed as the build reads them, garbage
+ * collected after large releases, and before the spreadsheets read the
+ * first export (the build's garbage) and after each large one, so that the
+ * peak stays the build's.
+ */
+export function leanSnapshotMemory(_proof: BodiesFree): MemoryPolicy {
+  return {
+    consumeBodies: true,
+    afterRelease: (bytes) => {
+      if (bytes >= COLLECT_AFTER_BYTES) collectGarbage();
+    },
+    beforeSheetRead: (previous) => {
+      if (previous === 0 || previous >= SHEET_GC_AFTER_RECORDS) collectGarbage();
+    },
+  };
+}
+
+/** `convert`'s: no build, so only each large export's garbage is collected before the next is read. */
+export const CONVERT_MEMORY: MemoryPolicy = {
+  consumeBodies: false,
+  afterRelease: nothing,
+  beforeSheetRead: (previous) => {
+    if (previous >= SHEET_GC_AFTER_RECORDS) collectGarbage();
+  },
+};
+
+let gcFunction: (() => void) | null | undefined;
+
+/**
+ * V8's own `gc()`, without starting node with --expose-gc: the flag, set now,
+ * exposes it to contexts created afterwards. Null where that is refused.
+ */
+export function collectGarbage(): void {
+  if (gcFunction === undefined) {
+    try {
+      setFlagsFromString('--expose-gc');
+      const fn: unknown = runInNewContext('gc');
+      gcFunction = typeof fn === 'function' ? (fn as () => void) : null;
+    } catch {
+      gcFunction = null;
+    }
+  }
+  gcFunction?.();
+}

@@ -1,0 +1,70 @@
+/**
+ * Writing a snapshot's files into its staging directory: raw/ (when asked)
+ * and the exports as the build yields them. The build itself is pure
+ * (src/exports/build.ts); this is where its output meets the disk.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { writeCollection } from '../collect/write.js';
+import type { RawCollection } from '../collect/types.js';
+import type { BuildSummary, BuiltExport } from '../exports/build.js';
+import { EXPORTS } from '../exports/catalog.js';
+import type { ManifestExport } from '../exports/manifest.js';
+import type { BodiesFree } from '../exports/memory-policy.js';
+import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/serialize.js';
+import type { Staging } from './staging.js';
+
+/**
+ * Writes raw/ when asked, and then gives the proof that the bodies are no
+ * longer needed: the only way to a memory policy that lets the build consume
+ * them (leanSnapshotMemory), so raw/ cannot be written from bodies the build
+ * already released.
+ */
+export async function writeRawFirst(staging: Staging, collection: RawCollection, withRaw: boolean): Promise<BodiesFree> {
+  if (withRaw) await writeCollection(staging, collection, 'raw/');
+  return {} as BodiesFree;
+}
+
+/**
+ * The chunks unchanged, each fed to `hash` on its way to the file: the
+ * export's digest without reading the file back or holding its text.
+ * Strings are hashed as UTF-8, the encoding they are written in.
+ */
+export function* hashing<T extends string | Uint8Array>(chunks: Iterable<T>, hash: Hash): Generator<T> {
+  for (const chunk of chunks) {
+    hash.update(chunk);
+    yield chunk;
+  }
+}
+
+/**
+ * Writes each export into `staging` as the build yields it, a batch of
+ * records at a time: the snapshot without ever holding every export, or
+ * every export's text, at once. Each file is written before the next export
+ * is asked for. The files are byte for byte those of
+ * `serializeExport(buildAll(…))`; the result is the build's summary and the
+ * exports as the manifest lists them, in catalog order.
+ */
+export async function writeExports(
+  staging: Pick<Staging, 'writeChunks'>,
+  built: Generator<BuiltExport, BuildSummary, void>,
+  date: string,
+): Promise<BuildSummary & { exports: ManifestExport[] }> {
+  const exports: ManifestExport[] = new Array(EXPORTS.length);
+  let step = built.next();
+  for (; !step.done; step = built.next()) {
+    const e = step.value;
+    const file = exportFileName(e.export, e.count, date);
+    const hash = createHash('sha256');
+    await staging.writeChunks(file, hashing(serializeBatches(e.batches(EXPORT_BATCH)), hash));
+    exports[e.index] = {
+      export: e.export,
+      file,
+      count: e.count,
+      available: e.available,
+      ...(e.reason !== undefined ? { reason: e.reason } : {}),
+      ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}),
+      sha256: hash.digest('hex'),
+    };
+  }
+  return { ...step.value, exports };
+}

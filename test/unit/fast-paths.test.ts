@@ -1,0 +1,190 @@
+/**
+ * The fence around the fast paths (src/exports/fast/): each must give what
+ * the plain path it stands in for gives. The build runs with every fast path
+ * on, each one off, and all off, over the shipped recordings and a fake site
+ * with hostile records, and must write the same bytes and say the same
+ * things. The record check and the JSON scan have their own mutation tests
+ * (bench-fast-check.test.ts, bench-json-check.test.ts).
+ */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { planRoute, planRoutes, REALMS_ROUTE, ROUTES } from '../../src/api/catalog.js';
+import { checkBody } from '../../src/api/decode.js';
+import { readCollection } from '../../src/collect/replay.js';
+import type { RawCollection } from '../../src/collect/types.js';
+import { buildAll } from '../../src/exports/build.js';
+import { EXPORTS } from '../../src/exports/catalog.js';
+import { orderByUniqueStringKey } from '../../src/exports/fast/key-order.js';
+import { plainRecordMaker, recordMaker } from '../../src/exports/fast/record-maker.js';
+import { FAST_PATHS } from '../../src/exports/fast/switches.js';
+import { sortRecords } from '../../src/exports/order.js';
+import { serializeExport } from '../../src/exports/serialize.js';
+import { createFakeBackend } from '../fake/backend.js';
+import { REPO_ROOT } from '../helpers/run-cli.js';
+import { CollectionBuilder } from './collection-builder.js';
+
+type Switch = keyof typeof FAST_PATHS;
+const SWITCHES = Object.keys(FAST_PATHS) as Switch[];
+const DEFAULTS = { ...FAST_PATHS };
+
+afterEach(() => Object.assign(FAST_PATHS, DEFAULTS));
+
+/** A small deterministic PRNG (mulberry32). */
+function rng(seed: number) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const ODD_VALUES: unknown[] = [null, 3, -0.5, 'x', '', '\u0000', 'é', true, [], [1, 'a'], {}, { a: { b: 1 } }, 1e21];
+
+/** Every record of the fake site, with some fields replaced by odd values, unknown fields added, ids repeated or made odd. */
+function hostileSite(seed: number): RawCollection {
+  const realms = [
+    { id: 'libvirt', driver: 'libvirt' as const },
+    { id: 'alt\u0000virt', driver: 'altvirt' as const },
+  ];
+  const backend = createFakeBackend({ baseUrl: 'https://127.0.0.1:1', release: '3.14.1', seed, realms });
+  const next = rng(seed);
+  const b = new CollectionBuilder({ realms: realms.map((r) => r.id) });
+  for (const route of ROUTES) {
+    if (route.id === 'realms') continue;
+    for (const realm of route.perRealm ? realms.map((r) => r.id) : [undefined]) {
+      const body: unknown = JSON.parse(backend.responseBody(route.id, realm));
+      if (!Array.isArray(body)) continue;
+      const records = body.slice(0, 40) as Array<Record<string, unknown>>;
+      for (const [i, rec] of records.entries()) {
+        const keys = Object.keys(rec);
+        const r = next();
+        if (r < 0.15) rec[keys[Math.floor(next() * keys.length)]!] = ODD_VALUES[Math.floor(next() * ODD_VALUES.length)];
+        else if (r < 0.2) rec[`unknown${i % 3}`] = i;
+        else if (r < 0.25 && i > 0) rec.id = records[i - 1]!.id;
+        else if (r < 0.28) rec.id = i;
+        else if (r < 0.3 && typeof rec.id === 'string') rec.id = `${rec.id}\u0000${i}`;
+      }
+      let text = JSON.stringify(records);
+      if (next() < 0.3) text = text.replace('{', '{"__proto__":{"polluted":1},');
+      b.raw(route.id, text, realm);
+    }
+  }
+  return b.build();
+}
+
+function built(c: RawCollection): { files: string[]; rest: string } {
+  const r = buildAll(c);
+  return { files: r.exports.map(serializeExport), rest: JSON.stringify({ ...r, exports: r.exports.map((e) => ({ ...e, records: undefined })) }) };
+}
+
+const COLLECTIONS: Array<[string, () => Promise<RawCollection> | RawCollection]> = [
+  ['the recording platform-3.14.1', () => readCollection(join(REPO_ROOT, 'recordings', 'platform-3.14.1'))],
+  ['the recording platform-3.13.8', () => readCollection(join(REPO_ROOT, 'recordings', 'platform-3.13.8'))],
+  ['a hostile fake site (seed 1)', () => hostileSite(1)],
+  ['a hostile fake site (seed 2)', () => hostileSite(2)],
+];
+
+describe.each(COLLECTIONS)('the build over %s', (_name, load) => {
+  it('writes the same bytes, validation, drift and nulls with every fast path on, each one off, and all off', async () => {
+    const c = await load();
+    const expected = built(c);
+    for (const off of [...SWITCHES.map((s) => [s]), SWITCHES]) {
+      Object.assign(FAST_PATHS, DEFAULTS);
+      for (const s of off) FAST_PATHS[s] = false;
+      const got = built(c);
+      expect(got.rest, `off: ${off.join(', ')}`).toBe(expected.rest);
+      got.files.forEach((f, i) => expect(f, `${EXPORTS[i]!.name} with ${off.join(', ')} off`).toBe(expected.files[i]));
+    }
+  });
+});
+
+describe('the body check (the JSON scan, or JSON.parse)', () => {
+  function verdict(route: string, def: Parameters<typeof checkBody>[1], body: Buffer): string {
+    try {
+      return JSON.stringify(checkBody(route, def, body, { quote: false }));
+    } catch (e) {
+      return `refused: ${(e as Error).message}`;
+    }
+  }
+
+  it.each(COLLECTIONS)('gives the same verdict with the scan on and off for every body of %s, and for every body cut short', async (_name, load) => {
+    const c = await load();
+    const defs = new Map([planRoute(REALMS_ROUTE), ...planRoutes(c.manifest.realms.ids)].map((p) => [p.label, p.def]));
+    for (const [label, body] of c.bodies) {
+      const def = defs.get(label)!;
+      for (const b of [body, body.subarray(0, Math.floor(body.length / 2)), Buffer.concat([body, Buffer.from(',')])]) {
+        FAST_PATHS.jsonScan = true;
+        const on = verdict(label, def, b);
+        FAST_PATHS.jsonScan = false;
+        expect(verdict(label, def, b), label).toBe(on);
+      }
+    }
+  });
+});
+
+describe('the hostile site', () => {
+  it('exercises what the fast paths fall back on: validation issues, drift and a key sort that is not unique', () => {
+    const r = buildAll(hostileSite(1));
+    expect(r.validation.issues).toBeGreaterThan(0);
+    expect(r.drift.length).toBeGreaterThan(0);
+    const declined = r.exports.filter((e, i) => e.records.length > 1 && orderByUniqueStringKey(e.records, EXPORTS[i]!.key.map((k) => (rec: Record<string, unknown>) => rec[k])) === undefined);
+    expect(declined.length).toBeGreaterThan(0);
+  });
+});
+
+describe('the unique-string-key sort', () => {
+  const PIECES = ['a', 'b', 'ab', '', '\u0000', 'é', '😀', 'A', 'a\u0000', 'z'];
+  it('orders as sortRecords does whenever it applies, and declines otherwise', () => {
+    const next = rng(7);
+    let applied = 0;
+    for (let round = 0; round < 400; round++) {
+      const width = 1 + Math.floor(next() * 2);
+      const key = ['k0', 'k1'].slice(0, width);
+      const names = [...key, 'v'];
+      const n = Math.floor(next() * 12);
+      const rows = Array.from({ length: n }, (_, i) => {
+        // `v` breaks ties in sortRecords, against input order; `i` says which row is which.
+        const row: Record<string, unknown> = { v: Math.floor(next() * 5), i };
+        for (const k of key) {
+          const r = next();
+          row[k] = r < 0.05 ? 1 : r < 0.08 ? null : Array.from({ length: Math.floor(next() * 3) }, () => PIECES[Math.floor(next() * PIECES.length)]).join('');
+        }
+        return row;
+      });
+      const fast = orderByUniqueStringKey(rows, key.map((k) => (row: Record<string, unknown>) => row[k]));
+      const plain = rows.map((r) => ({ ...r }));
+      sortRecords(plain, key, names);
+      if (fast === undefined) {
+        const tuples = rows.map((r) => JSON.stringify(key.map((k) => r[k])));
+        const applies = rows.every((r) => key.every((k) => typeof r[k] === 'string' && (width === 1 || !(r[k] as string).includes('\u0000')))) && new Set(tuples).size === rows.length;
+        expect(applies, JSON.stringify(rows)).toBe(false);
+      } else {
+        applied++;
+        expect(fast.map((r) => r.i)).toEqual(plain.map((r) => r.i));
+      }
+    }
+    expect(applied).toBeGreaterThan(50);
+  });
+});
+
+describe('the record maker', () => {
+  it('makes for every export the record the plain maker makes: same keys, order, values and JSON', () => {
+    const next = rng(3);
+    for (const exp of EXPORTS) {
+      const names = exp.columns.map((c) => c.name);
+      const fast = recordMaker(names);
+      const plain = plainRecordMaker(names);
+      for (let i = 0; i < 20; i++) {
+        const values = names.map(() => ODD_VALUES[Math.floor(next() * ODD_VALUES.length)]);
+        const a = fast(values);
+        const b = plain(values);
+        expect(Object.keys(a)).toEqual(names);
+        expect(Object.keys(a)).toEqual(Object.keys(b));
+        expect(JSON.stringify(a, null, 2)).toBe(JSON.stringify(b, null, 2));
+        expect(Object.getPrototypeOf(a)).toBe(Object.prototype);
+      }
+    }
+  });
+});
