@@ -116,14 +116,14 @@ async function run(args: readonly string[], opts: { env?: Record<string, string>
   return { ms, code, stdout, stderr, ...(maxRss !== undefined ? { maxRss } : {}) };
 }
 
-interface Server {
+export interface Server {
   url: string;
   caFile: string;
   token: string;
   stop(): Promise<void>;
 }
 
-async function startServer(s: Site, latencyMs: number, log: (l: string) => void): Promise<Server> {
+export async function startServer(s: Site, latencyMs: number, log: (l: string) => void): Promise<Server> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', join(REPO_ROOT, 'test', 'fake', 'serve.ts'), '--sizes-json', JSON.stringify(s.sizes), '--realms-json', JSON.stringify(s.realms), '--latency', String(latencyMs), '--release', RELEASE],
