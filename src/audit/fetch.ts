@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { BodyError, decodeBody } from '../api/decode.js';
-import { FailedError, TokenRejectedError } from '../errors.js';
+import { FailedError, type TokenRejectedError } from '../errors.js';
+import { auditAuth, tokenRefused } from '../http/auth.js';
+import { bodyHint } from '../http/body-hint.js';
 import type { Fetched, HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import type { Reporter } from '../progress/reporter.js';
@@ -48,10 +50,6 @@ function header(res: Fetched, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-function bodyHint(body: Buffer): string {
-  const text = body.subarray(0, 200).toString('utf8').replace(/\s+/g, ' ').trim();
-  return text ? `; the service said: ${text.slice(0, 160)}` : '';
-}
 
 function statusHint(p: PlannedAuditRoute, status: number): string {
   if (status === 400) {
@@ -65,12 +63,17 @@ function statusHint(p: PlannedAuditRoute, status: number): string {
   return ' (not found: check --audit-url)';
 }
 
-function rejected(route: string, status: number, token: AuditToken): TokenRejectedError {
-  const why =
-    status === 401
-      ? 'it is missing, invalid or expired; create a token in the audit front end'
-      : 'it is not allowed this route; token access covers only what needs no administrator privileges';
-  return new TokenRejectedError(`${status} on ${route}: the audit token (from ${token.source}) was refused: ${why}. Nothing was published.`);
+function rejected(route: string, status: 401 | 403, token: AuditToken): TokenRejectedError {
+  return tokenRefused({
+    route,
+    status,
+    token: 'audit token',
+    source: token.source,
+    why: {
+      401: 'it is missing, invalid or expired; create a token in the audit front end',
+      403: 'it is not allowed this route; token access covers only what needs no administrator privileges',
+    },
+  });
 }
 
 export interface AuditFetcherDeps {
@@ -87,7 +90,7 @@ export interface AuditFetcherDeps {
  */
 export async function fetchAudit(deps: AuditFetcherDeps, p: PlannedAuditRoute, requestBody?: unknown): Promise<AuditResponse> {
   const headers: Record<string, string> = {};
-  if (p.def.auth === 'token') headers['x-access-token'] = deps.token.value;
+  if (p.def.auth === 'token') Object.assign(headers, auditAuth(deps.token.value));
   if (p.def.shape === 'xlsx') headers.accept = XLSX_ACCEPT;
   let fetched: Fetched;
   deps.reporter.routeStarted(p.label);
@@ -112,7 +115,7 @@ export async function fetchAudit(deps: AuditFetcherDeps, p: PlannedAuditRoute, r
     throw new FailedError(`${p.label}: HTTP ${status}, although this route needs no authentication; check --audit-url (a proxy may be asking for a login). Nothing was published.`);
   }
   if (status !== 200) {
-    throw new FailedError(`${p.label}: HTTP ${status}${statusHint(p, status)}${bodyHint(body)}. Nothing was published.`);
+    throw new FailedError(`${p.label}: HTTP ${status}${statusHint(p, status)}${bodyHint(body, 'the service')}. Nothing was published.`);
   }
   let json: unknown;
   if (p.def.shape === 'xlsx') {

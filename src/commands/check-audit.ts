@@ -1,4 +1,5 @@
 import { resolveAuditToken, resolveAuditUrl } from '../audit/settings.js';
+import { auditAuth } from '../http/auth.js';
 import { resolveTransport, type ConnectionFlags } from '../config/settings.js';
 import { HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
@@ -35,7 +36,7 @@ export async function runCheckAudit(flags: CheckAuditFlags, deps: CommandDeps): 
           report.service = {};
         }
       }
-      const list = await http.get({ label: 'GET /queries/list', url: `${auditUrl}/queries/list`, headers: { 'x-access-token': token.value } });
+      const list = await http.get({ label: 'GET /queries/list', url: `${auditUrl}/queries/list`, headers: auditAuth(token.value) });
       report.token = { source: token.source, accepted: list.status === 200, status: list.status };
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;

@@ -1,4 +1,5 @@
 import { planRoute, routeById, TOKEN_TYPES, type RouteDef, type TokenType } from '../api/catalog.js';
+import { managementAuth } from '../http/auth.js';
 import { RealmsResponse } from '../api/models.js';
 import { resolveConnection, type ConnectionFlags, type ConnectionSettings } from '../config/settings.js';
 import type { ResolvedToken } from '../config/tokens.js';
@@ -56,7 +57,7 @@ export async function runCheck(flags: CheckFlags, deps: CommandDeps): Promise<Co
 async function probe(settings: ConnectionSettings, http: HttpClient, def: RouteDef, token: ResolvedToken, realm?: string): Promise<Probe> {
   const p = planRoute(def, def.perRealm ? realm : undefined);
   try {
-    const res = await http.get({ label: p.label, url: settings.baseUrl + p.urlPath, headers: { cookie: `SVC_TOKEN=${token.value}` } });
+    const res = await http.get({ label: p.label, url: settings.baseUrl + p.urlPath, headers: managementAuth(token.value) });
     return { kind: 'answer', res };
   } catch (err) {
     if (err instanceof HttpError) return { kind: 'error', err };

@@ -6,6 +6,7 @@ import { HttpError, describeTransportError, type ProxyInUse } from './errors.js'
 import { httpsProxy } from '../config/proxy.js';
 import { withoutUserinfo } from '../config/url.js';
 import { escapeControl } from '../util/escape.js';
+import { bodyHint } from './body-hint.js';
 
 export interface TransportOptions {
   readonly timeoutMs: number;
@@ -258,8 +259,3 @@ function unaskedEncoding(value: string | string[] | undefined): string | undefin
   return escapeControl(v.slice(0, 40));
 }
 
-function bodyHint(body: Buffer): string {
-  if (body[0] === 0x1f && body[1] === 0x8b) return '; the body is gzip-compressed data';
-  const text = escapeControl(body.subarray(0, 200).toString('utf8').replace(/\s+/g, ' ').trim());
-  return text ? `; the server said: ${text.slice(0, 160)}` : '';
-}

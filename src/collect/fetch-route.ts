@@ -1,0 +1,85 @@
+/**
+ * Fetching one planned route into its route record: the request with the
+ * token of the route's type, the status read, the body checked to be JSON of
+ * the route's shape and kept as the exact bytes received. A refused token
+ * throws (exit 3); every other failure is the record's `error`.
+ */
+import { createHash } from 'node:crypto';
+import { REALMS_ROUTE, type PlannedRoute, type TokenType } from '../api/catalog.js';
+import { BodyError, checkBody } from '../api/decode.js';
+import type { RouteRecord } from '../api/route-record.js';
+import type { ConnectionSettings } from '../config/settings.js';
+import { tokenEnvName, tokenFlagName } from '../config/tokens.js';
+import { managementAuth, tokenRefused } from '../http/auth.js';
+import type { HttpClient } from '../http/client.js';
+import { HttpError } from '../http/errors.js';
+
+export const SKIP_REASON_3141 = 'route added in backend 3.14.1; not served here';
+
+export interface FetchedRoute {
+  readonly record: RouteRecord;
+  /** The exact bytes received, for a route that succeeded. */
+  readonly body?: Buffer;
+  /** The number of records of a list body. */
+  readonly count?: number;
+  /** The parsed body, only for the realms route (it decides the plan). */
+  readonly value?: unknown;
+  /** The host could not be reached or its certificate was refused: every later route would fail the same way. */
+  readonly unreachable?: HttpError;
+}
+
+function noTokenReason(type: TokenType): string {
+  return `no token for type ${type}: set ${tokenEnvName(type)} or ${tokenFlagName(type)} (or SVC_TOKEN for every type)`;
+}
+
+function statusHint(status: number): string {
+  if (status === 404) return ' (not found: for a per-realm route, check the realm id)';
+  if (status === 400) return ' (bad request)';
+  return '';
+}
+
+export async function fetchRoute(p: PlannedRoute, settings: ConnectionSettings, http: HttpClient, started: (label: string) => void): Promise<FetchedRoute> {
+  const type = p.def.tokenType;
+  const token = settings.tokens.byType[type];
+  if (!token) return { record: { route: p.label, tokenType: type, status: null, file: null, skipped: true, reason: noTokenReason(type) } };
+  started(p.label);
+  try {
+    const res = await http.get({ label: p.label, url: settings.baseUrl + p.urlPath, headers: managementAuth(token.value) });
+    const base = { route: p.label, tokenType: type, status: res.status, attempts: res.attempts, durationMs: res.durationMs };
+    if (res.status === 401 || res.status === 403) {
+      throw tokenRefused({
+        route: p.label,
+        status: res.status,
+        token: `${type} token`,
+        source: token.source,
+        why: { 401: 'it is missing, invalid or expired', 403: `it lacks type ${type} (or is not allowed this route)` },
+        advice: `The token needs type ${type}; on backends before 3.14.1, pass a ${type} token with ${tokenFlagName(type)} or ${tokenEnvName(type)}.`,
+      });
+    }
+    if (res.status === 404 && p.def.since !== null) return { record: { ...base, file: null, skipped: true, reason: SKIP_REASON_3141 } };
+    if (res.status !== 200) return { record: { ...base, file: null, error: `HTTP ${res.status}${statusHint(res.status)}` } };
+    const ct = res.headers['content-type'];
+    // A body is only checked to be JSON of the route's shape (a scan that
+    // builds nothing) and kept as bytes: a parsed body takes about 2.3 times
+    // its bytes, and the build parses each body once, when it needs it. The
+    // realm list decides the plan, so that one is parsed here.
+    const keep = p.def === REALMS_ROUTE;
+    const checked = checkBody(p.label, p.def, res.body, { contentType: Array.isArray(ct) ? ct[0] : ct, keep });
+    return {
+      record: { ...base, file: p.file, bytes: res.body.length, sha256: createHash('sha256').update(res.body).digest('hex') },
+      body: res.body,
+      ...(checked.count !== undefined ? { count: checked.count } : {}),
+      ...(keep ? { value: checked.value } : {}),
+    };
+  } catch (err) {
+    if (err instanceof BodyError) return { record: { route: p.label, tokenType: type, status: 200, file: null, error: err.detail } };
+    if (err instanceof HttpError) {
+      const unreachable = p.def === REALMS_ROUTE && (err.kind === 'tls' || err.kind === 'network') ? err : undefined;
+      return {
+        record: { route: p.label, tokenType: type, status: err.status === 0 ? null : err.status, file: null, attempts: err.attempts, error: err.detail },
+        ...(unreachable ? { unreachable } : {}),
+      };
+    }
+    throw err;
+  }
+}
