@@ -5,9 +5,8 @@
  * string, holds U+0000, or repeats), so the caller then takes sortRecords.
  *
  * Held by test/unit/fast-paths.test.ts (against sortRecords on random keys,
- * and the build with it off and on); off: FAST_PATHS.keyOrder. Measured on
- * the bench's large site (CPU of the build, medians of 5 and 7): 1.08x and
- * 1.11x without it.
+ * and the build with it off and on); off: FAST_PATHS.keyOrder. What it
+ * earns: docs/architecture.md (measured by bench/fast-paths.ts).
  */
 
 /**

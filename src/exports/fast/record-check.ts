@@ -6,8 +6,8 @@
  * package.json while this file exists. Held by the mutation test
  * test/unit/bench-fast-check.test.ts (every record of the fake site, each
  * value replaced by odd ones, against zod) and by
- * test/unit/fast-paths.test.ts; off: FAST_PATHS.recordCheck. Measured on the
- * bench's large site (CPU of the build, median of 5): 1.62x without it.
+ * test/unit/fast-paths.test.ts; off: FAST_PATHS.recordCheck. What it earns:
+ * docs/architecture.md (measured by bench/fast-paths.ts).
  *
  * A compiled yes/no check of a record against its route's zod model, for the
  * common case: `true` only where `model.safeParse(value)` would succeed, so a

@@ -7,8 +7,8 @@
  * Held by test/unit/fast-paths.test.ts (recordMaker against plainRecordMaker
  * for every export's columns, and the build with it off and on giving the
  * same bytes over the recordings and a hostile fake site); off:
- * FAST_PATHS.recordMaker. Measured on the bench's large site (CPU of the
- * build, median of 5): 1.18x without it.
+ * FAST_PATHS.recordMaker. What it earns: docs/architecture.md
+ * (measured by bench/fast-paths.ts).
  */
 import type { ExportRecord } from '../types.js';
 
