@@ -1,6 +1,7 @@
 import { format, isValid, parse } from 'date-fns';
 import { UsageError } from '../errors.js';
 import { resolveTransport, type ConnectionFlags } from '../config/settings.js';
+import { valueOf } from '../config/options.js';
 import { normaliseServiceUrl } from '../config/url.js';
 import { registerSecret } from '../util/redact.js';
 
@@ -55,8 +56,6 @@ export interface AuditSettings {
   readonly ca: readonly string[] | undefined;
 }
 
-/** Spec section 1: these cover all data. */
-export const AUDIT_DEFAULTS = { from: '1970-01-01', to: '2037-12-31' } as const;
 
 /** Spec section 5: 22 letters or digits followed by `==`. */
 export const AUDIT_TOKEN_PATTERN = /^[A-Za-z0-9]{22}==$/;
@@ -186,8 +185,8 @@ export function parseObjects(raw: readonly string[] | undefined): ObjectsRequest
 export function resolveAuditSettings(flags: AuditFlags, env: NodeJS.ProcessEnv): AuditSettings {
   const auditUrl = resolveAuditUrl(flags.auditUrl, env);
   const token = resolveAuditToken(flags.auditToken, env);
-  const from = parseAuditDate('--from', flags.from ?? AUDIT_DEFAULTS.from);
-  const to = parseAuditDate('--to', flags.to ?? AUDIT_DEFAULTS.to);
+  const from = parseAuditDate('--from', valueOf('from', flags));
+  const to = parseAuditDate('--to', valueOf('to', flags));
   if (from > to) throw new UsageError(`--from ${from} is after --to ${to}; the period must not end before it starts`);
   const queries = [...new Set(flags.query ?? [])];
   if (queries.some((q) => q === '')) throw new UsageError('--query needs a query id, e.g. --query logins');

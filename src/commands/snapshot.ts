@@ -65,10 +65,6 @@ function failedRoutes(failed: readonly RouteRecord[]): FailedError {
 
 async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
   if (flags.replay !== undefined) {
-    const conflicting = (['baseUrl', 'token', 'tokenUser', 'tokenTeam', 'tokenDrive', 'tokenVm', 'tokenProject', 'realms'] as const).filter((k) => flags[k] !== undefined);
-    if (conflicting.length > 0) {
-      throw new UsageError(`--replay builds from files and talks to no server; drop ${conflicting.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`);
-    }
     deps.reporter.info(`replaying ${flags.replay}`);
     // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
     const collection = await readCollection(resolveOutDir(deps.cwd, flags.replay, flags.replay), { checkBodies: Boolean(flags.raw) });

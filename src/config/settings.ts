@@ -2,7 +2,8 @@ import type { TokenPlan, TokenFlags } from './tokens.js';
 import { resolveTokens } from './tokens.js';
 import { normaliseServiceUrl } from './url.js';
 import { checkProxyEnvironment } from './proxy.js';
-import { parseInteger, parsePositiveNumber, trustStore } from './values.js';
+import { trustStore } from './values.js';
+import { valueOf } from './options.js';
 import { UsageError } from '../errors.js';
 
 /** What every command that talks to the management API needs. */
@@ -35,19 +36,6 @@ export interface ConnectionFlags extends TokenFlags {
   caFile?: string;
 }
 
-export const DEFAULTS = {
-  realms: ['libvirt'],
-  timeoutSeconds: 30,
-  concurrency: 6,
-  retries: 3,
-} as const;
-
-export function parseRealms(raw: string | undefined): string[] {
-  if (raw === undefined) return [...DEFAULTS.realms];
-  const ids = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (ids.length === 0) throw new UsageError('--realms needs at least one realm id, e.g. --realms libvirt,altvirt');
-  return [...new Set(ids)];
-}
 
 export function resolveBaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string {
   const raw = flag ?? (env.SVC_BASE_URL === '' ? undefined : env.SVC_BASE_URL);
@@ -61,9 +49,9 @@ export function resolveBaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv)
 export function resolveTransport(flags: ConnectionFlags, env: NodeJS.ProcessEnv) {
   checkProxyEnvironment(env);
   return {
-    timeoutMs: parsePositiveNumber('--timeout', flags.timeout, DEFAULTS.timeoutSeconds, 3600) * 1000,
-    concurrency: parseInteger('--concurrency', flags.concurrency, DEFAULTS.concurrency, 1, 64),
-    retries: parseInteger('--retries', flags.retries, DEFAULTS.retries, 0, 10),
+    timeoutMs: valueOf('timeout', flags) * 1000,
+    concurrency: valueOf('concurrency', flags),
+    retries: valueOf('retries', flags),
     ca: trustStore(flags.caFile, env),
   };
 }
@@ -73,7 +61,7 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
   const transport = resolveTransport(flags, env);
   return {
     baseUrl: resolveBaseUrl(flags.baseUrl, env),
-    realms: parseRealms(flags.realms),
+    realms: valueOf('realms', flags),
     realmsGiven: flags.realms !== undefined,
     tokens: resolveTokens(flags, env),
     ...transport,

@@ -2,8 +2,7 @@ import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { UsageError } from '../errors.js';
 
-export function parsePositiveNumber(flag: string, raw: string | undefined, fallback: number, max: number): number {
-  if (raw === undefined) return fallback;
+export function parsePositiveNumber(flag: string, raw: string, max: number): number {
   const n = Number(raw);
   if (raw.trim() === '' || !Number.isFinite(n) || n <= 0 || n > max) {
     throw new UsageError(`${flag} must be a number greater than 0 and at most ${max} (got "${raw}")`);
@@ -11,13 +10,19 @@ export function parsePositiveNumber(flag: string, raw: string | undefined, fallb
   return n;
 }
 
-export function parseInteger(flag: string, raw: string | undefined, fallback: number, min: number, max: number): number {
-  if (raw === undefined) return fallback;
+export function parseInteger(flag: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
   if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
     throw new UsageError(`${flag} must be a whole number from ${min} to ${max} (got "${raw}")`);
   }
   return n;
+}
+
+/** `--realms a,b`: the ids, once each, in order. */
+export function parseRealms(raw: string): string[] {
+  const ids = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (ids.length === 0) throw new UsageError('--realms needs at least one realm id, e.g. --realms libvirt,altvirt');
+  return [...new Set(ids)];
 }
 
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;

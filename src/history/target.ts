@@ -1,8 +1,9 @@
 import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { DEFAULT_HISTORY_FILE } from '../config/options.js';
 
-/** `--history` given without a value (CONTRACT section 11). */
-export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
+/** `--history` given without a value (CONTRACT section 11); the option's record holds it. */
+export { DEFAULT_HISTORY_FILE };
 
 export type HistoryTarget =
   | { readonly engine: 'sqlite'; readonly path: string; readonly label: string }

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveTokens } from '../../src/config/tokens.js';
 import { normaliseServiceUrl, isLoopbackHost } from '../../src/config/url.js';
-import { resolveConnection, parseRealms } from '../../src/config/settings.js';
+import { resolveConnection } from '../../src/config/settings.js';
+import { parseRealms } from '../../src/config/values.js';
 import { UsageError } from '../../src/errors.js';
 import { clearSecrets, redact } from '../../src/util/redact.js';
 
