@@ -124,6 +124,23 @@ async function openSqlite(path: string, opts: OpenOptions): Promise<HistoryDb> {
   };
 }
 
+/**
+ * What to do about a failed connection. pg says only "client password must
+ * be a string" when the server asks for a password and neither PGPASSWORD nor
+ * a usable .pgpass gave one (pg reads .pgpass through the pgpass package
+ * whenever no password is passed in, which is why none ever is here).
+ */
+function connectHint(err: unknown, user: string): string {
+  const message = err instanceof Error ? err.message : '';
+  if (/password must be a string/i.test(message)) {
+    return `the server asks for a password for ${user} and none was found: set PGPASSWORD, or put it in ~/.pgpass (mode 0600; PGPASSFILE names another file), as for psql`;
+  }
+  if (/password authentication failed/i.test(message)) {
+    return `the password in PGPASSWORD or ~/.pgpass (PGPASSWORD wins when both are set) is not ${user}'s: correct it there`;
+  }
+  return 'check the host, port, user and database, the password in PGPASSWORD or ~/.pgpass, and sslmode/--ca-file';
+}
+
 /** `?` placeholders to `$1, $2, …`; the SQL of this module has no `?` inside literals. */
 function numbered(sql: string): string {
   let n = 0;
@@ -151,7 +168,7 @@ async function openPostgres(target: Extract<HistoryTarget, { engine: 'postgres' 
     await client.connect();
   } catch (err) {
     await client.end().catch(() => {});
-    throw cannotOpen(target.label, err, 'check the host, port, user and database, the password in PGPASSWORD or ~/.pgpass, and sslmode/--ca-file');
+    throw cannotOpen(target.label, err, connectHint(err, target.user));
   }
   const query = async (sql: string, params: readonly unknown[]) => {
     if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}; the server rolled back what was being written`);
