@@ -57,8 +57,6 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
     `SELECT version_id, record, ${key.map(quoteIdent).join(', ')} FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL ORDER BY version_id`,
     [baseUrl],
   );
-  const older: ExportRecord[] = open.map((r, i) => keyView(key, r.slice(2), i));
-  const newer: ExportRecord[] = records.map((r, i) => keyView(key, key.map((k) => r[k]), i));
   const [maxRow] = await db.all(`SELECT MAX(version_id) FROM ${quoteIdent(t.table)}`);
   let nextId = Number(maxRow?.[0] ?? 0) + 1;
   const columns = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...t.columns];
@@ -69,7 +67,15 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
     for (const c of t.columns) row.push(displayValue(r[c]));
     rows.push(row);
   };
+  if (open.length === 0) {
+    // Nothing of this site open yet (its first night, or an export new to it): every record opens a version, no matching needed.
+    for (const r of records) insert(r, JSON.stringify(r));
+    await db.insertRows(t.table, columns, rows);
+    return { opened: rows.length, closed: 0 };
+  }
   // A version is the record's exact text: any difference, even null for a missing column, is a new version.
+  const older: ExportRecord[] = open.map((r, i) => keyView(key, r.slice(2), i));
+  const newer: ExportRecord[] = records.map((r, i) => keyView(key, key.map((k) => r[k]), i));
   const matched = matchRecords(
     key,
     older,
