@@ -41,6 +41,10 @@ function cannotOpen(label: string, err: unknown, hint: string): FailedError {
   return new FailedError(`the history database ${label} cannot be opened: ${why}; ${hint}`, { cause: err });
 }
 
+/** SQLite's own limit on the parameters of one statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32). */
+const SQLITE_MAX_PARAMS = 32_766;
+const SQLITE_ROWS_PER_INSERT = 50;
+
 /** What this module uses of a libsql statement (its typings take a fixed parameter tuple). */
 interface Statement {
   run(...params: readonly unknown[]): unknown;
@@ -59,8 +63,11 @@ async function openSqlite(path: string, opts: OpenOptions): Promise<HistoryDb> {
     if (!existsSync(path)) closeSync(openSync(path, 'wx', 0o600));
     db = new Database(path, { timeout: 10_000 });
     // A file that is not SQLite only shows it on first read.
+    // WAL: readers (as-of, log) are not blocked while a load writes. FULL: the log is synced at every
+    // commit, so a load reported done survives a power cut too (NORMAL could lose it, and --keep may
+    // already have deleted older snapshot directories); it costs one fsync per load.
     db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
+    db.pragma('synchronous = FULL');
     // A first night inserts a few hundred thousand rows into one table and its key index: 64 MB of page cache instead of 2 keeps them off the disk until commit.
     db.pragma('cache_size = -65536');
   } catch (err) {
@@ -86,8 +93,23 @@ async function openSqlite(path: string, opts: OpenOptions): Promise<HistoryDb> {
       prepare(sql).run(...params);
     },
     async insertRows(table, columns, rows) {
-      const s = prepare(`INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
-      for (const row of rows) s.run(...row);
+      const head = `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) VALUES `;
+      const tuple = `(${columns.map(() => '?').join(', ')})`;
+      // Several rows per statement: each call into the driver costs about as much as SQLite's own work for a row.
+      const perBatch = Math.max(1, Math.min(SQLITE_ROWS_PER_INSERT, Math.floor(SQLITE_MAX_PARAMS / columns.length)));
+      let start = 0;
+      if (rows.length >= perBatch) {
+        const many = prepare(head + Array<string>(perBatch).fill(tuple).join(', '));
+        const values: unknown[] = new Array<unknown>(perBatch * columns.length);
+        for (; start + perBatch <= rows.length; start += perBatch) {
+          let k = 0;
+          for (let i = start; i < start + perBatch; i++) for (const v of rows[i]!) values[k++] = v;
+          many.run(values);
+        }
+      }
+      // One array argument: the driver flattens a spread of arguments into a new array first.
+      const one = prepare(head + tuple);
+      for (; start < rows.length; start++) one.run(rows[start]!);
     },
     async relations() {
       const rows = prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").raw(true).all();
@@ -124,6 +146,23 @@ async function openSqlite(path: string, opts: OpenOptions): Promise<HistoryDb> {
   };
 }
 
+/**
+ * What to do about a failed connection. pg says only "client password must
+ * be a string" when the server asks for a password and neither PGPASSWORD nor
+ * a usable .pgpass gave one (pg reads .pgpass through the pgpass package
+ * whenever no password is passed in, which is why none ever is here).
+ */
+function connectHint(err: unknown, user: string): string {
+  const message = err instanceof Error ? err.message : '';
+  if (/password must be a string/i.test(message)) {
+    return `the server asks for a password for ${user} and none was found: set PGPASSWORD, or put it in ~/.pgpass (mode 0600; PGPASSFILE names another file), as for psql`;
+  }
+  if (/password authentication failed/i.test(message)) {
+    return `the password in PGPASSWORD or ~/.pgpass (PGPASSWORD wins when both are set) is not ${user}'s: correct it there`;
+  }
+  return 'check the host, port, user and database, the password in PGPASSWORD or ~/.pgpass, and sslmode/--ca-file';
+}
+
 /** `?` placeholders to `$1, $2, …`; the SQL of this module has no `?` inside literals. */
 function numbered(sql: string): string {
   let n = 0;
@@ -151,7 +190,7 @@ async function openPostgres(target: Extract<HistoryTarget, { engine: 'postgres' 
     await client.connect();
   } catch (err) {
     await client.end().catch(() => {});
-    throw cannotOpen(target.label, err, 'check the host, port, user and database, the password in PGPASSWORD or ~/.pgpass, and sslmode/--ca-file');
+    throw cannotOpen(target.label, err, connectHint(err, target.user));
   }
   const query = async (sql: string, params: readonly unknown[]) => {
     if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}; the server rolled back what was being written`);

@@ -27,6 +27,28 @@ export function displayValue(v: unknown): string | null {
 }
 
 const CLOSE_BATCH = 500;
+const FIRST_LOAD_SLICE = 5000;
+
+type RowFunction = (id: number, baseUrl: string, time: string, text: string, r: ExportRecord) => unknown[];
+const rowFunctions = new Map<string, RowFunction>();
+
+/**
+ * A versions-table row from a record: [version_id, base_url, seen_from,
+ * seen_to, record, ...catalog columns]. Generated per export, because reading
+ * `r["name"]` with a constant name is several times faster than `r[column]`
+ * with a varying one, and this runs for every column of every record of a
+ * first load. Names come from the catalog and are JSON-quoted besides.
+ */
+function rowFunction(columns: readonly string[]): RowFunction {
+  const cacheKey = JSON.stringify(columns);
+  let f = rowFunctions.get(cacheKey);
+  if (!f) {
+    const values = columns.map((c) => `display(r[${JSON.stringify(c)}])`).join(', ');
+    f = new Function('display', `return function row(id, baseUrl, time, text, r) {\nreturn [id, baseUrl, time, null, text, ${values}];\n};`)(displayValue) as RowFunction;
+    rowFunctions.set(cacheKey, f);
+  }
+  return f;
+}
 
 async function closeVersions(db: HistoryDb, t: ExportTable, ids: number[], time: string): Promise<void> {
   for (let i = 0; i < ids.length; i += CLOSE_BATCH) {
@@ -57,19 +79,28 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
     `SELECT version_id, record, ${key.map(quoteIdent).join(', ')} FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL ORDER BY version_id`,
     [baseUrl],
   );
-  const older: ExportRecord[] = open.map((r, i) => keyView(key, r.slice(2), i));
-  const newer: ExportRecord[] = records.map((r, i) => keyView(key, key.map((k) => r[k]), i));
   const [maxRow] = await db.all(`SELECT MAX(version_id) FROM ${quoteIdent(t.table)}`);
   let nextId = Number(maxRow?.[0] ?? 0) + 1;
   const columns = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...t.columns];
+  const toRow = rowFunction(t.columns);
+  if (open.length === 0) {
+    // Nothing of this site open yet (its first night, or an export new to it): every record opens a version, no matching
+    // needed; stored a slice at a time, so that the rows of a large export are garbage before they grow old.
+    for (let start = 0; start < records.length; start += FIRST_LOAD_SLICE) {
+      const slice: unknown[][] = [];
+      for (let i = start; i < Math.min(records.length, start + FIRST_LOAD_SLICE); i++) slice.push(toRow(nextId++, baseUrl, time, JSON.stringify(records[i]), records[i]!));
+      await db.insertRows(t.table, columns, slice);
+    }
+    return { opened: records.length, closed: 0 };
+  }
   const rows: unknown[][] = [];
   const toClose: number[] = [];
   const insert = (r: ExportRecord, text: string) => {
-    const row: unknown[] = [nextId++, baseUrl, time, null, text];
-    for (const c of t.columns) row.push(displayValue(r[c]));
-    rows.push(row);
+    rows.push(toRow(nextId++, baseUrl, time, text, r));
   };
   // A version is the record's exact text: any difference, even null for a missing column, is a new version.
+  const older: ExportRecord[] = open.map((r, i) => keyView(key, r.slice(2), i));
+  const newer: ExportRecord[] = records.map((r, i) => keyView(key, key.map((k) => r[k]), i));
   const matched = matchRecords(
     key,
     older,

@@ -161,6 +161,42 @@ for (const engine of ENGINES) {
       await expectError(runHistory({ history }, ['log', 'nope', 'x'], captureDeps(work).deps), EXIT.usage, /no export "nope"/);
     });
 
+    it('loads exports of several insert batches and a remainder, row for row, on a first night and the next', async () => {
+      const history = await engine.target('batches');
+      // 1, 49, 50, 51 and 237 records: below, at and above one multi-row insert, and several with a remainder.
+      const names = (n: number, from = 0, tag = '') => Object.fromEntries(Array.from({ length: n }, (_, i) => [`u${String(i + from).padStart(4, '0')}`, `N${i + from}${tag}`]));
+      const drives = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `d${String(i).padStart(3, '0')}`, team: 't1', capacity: i }));
+      const first = writeNight(join(work, `batches-1-${engine.name}`), {
+        date: '2026-11-10',
+        records: { users: USERS(names(237)), drives: drives(51), teams: [{ id: 't1', name: 'one' }], team_memberships: [], user_profiles: drives(49).map((d) => ({ id: d.id })) },
+      });
+      // The next night: 30 users changed, 7 gone, 60 new (their versions are inserted in batches after the changed ones).
+      const next = writeNight(join(work, `batches-2-${engine.name}`), {
+        date: '2026-11-11',
+        records: { users: USERS({ ...names(200), ...names(30, 100, ' changed'), ...names(60, 1000) }), drives: drives(50), teams: [{ id: 't1', name: 'one' }], user_profiles: drives(49).map((d) => ({ id: d.id })) },
+      });
+      const c = captureDeps(work);
+      expect((await runHistory({ history, json: true }, ['load', first, next], c.deps)).exitCode).toBe(EXIT.ok);
+      const [one, two] = HistoryLoadSummary.parse(JSON.parse(c.out())).snapshots;
+      expect([one!.opened, one!.closed]).toEqual([237 + 51 + 1 + 49, 0]);
+      expect([two!.opened, two!.closed]).toEqual([30 + 60, 30 + 37 + 1]);
+      for (const [dir, date] of [
+        [first, '2026-11-10'],
+        [next, '2026-11-11'],
+      ] as const) {
+        const out = join(work, `batches-asof-${engine.name}-${date}`);
+        expect((await runHistory({ history, outDir: out }, ['as-of', date], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+        sameDirectories(dir, out);
+      }
+      const db = await openHistory(parseHistoryTarget(history, work), { mustExist: true });
+      try {
+        const ids = await db.all('SELECT COUNT(*), COUNT(DISTINCT version_id), MIN(version_id), MAX(version_id) FROM users_versions');
+        expect(ids[0]!.map(Number)).toEqual([237 + 90, 237 + 90, 1, 237 + 90]);
+      } finally {
+        await db.close();
+      }
+    });
+
     it('skips a partial snapshot with exit 4 unless --allow-partial', async () => {
       const history = await engine.target('partial');
       const partial = writeNight(join(work, `partial-${engine.name}`), { date: '2026-11-04', complete: false, records: { users: USERS({ u9: 'P' }) } });
