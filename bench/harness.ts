@@ -69,7 +69,7 @@ export interface BenchResults {
 
 // ---------------------------------------------------------------- processes
 
-interface ChildResult {
+export interface ChildResult {
   ms: number;
   code: number | null;
   stdout: string;
@@ -87,7 +87,7 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
 let rssCounter = 0;
 
 /** Runs `node <args>`, timing spawn to exit; with `rss`, the child reports its own peak RSS through bench/maxrss.mjs. */
-async function run(args: readonly string[], opts: { env?: Record<string, string>; rss?: boolean; ok?: readonly number[]; workDir: string }): Promise<ChildResult> {
+export async function run(args: readonly string[], opts: { env?: Record<string, string>; rss?: boolean; ok?: readonly number[]; workDir: string }): Promise<ChildResult> {
   const rssFile = opts.rss ? join(opts.workDir, `maxrss-${process.pid}-${rssCounter++}`) : undefined;
   const nodeArgs = rssFile ? ['--import', join(BENCH, 'maxrss.mjs'), ...args] : [...args];
   const env = cleanEnv({ ...opts.env, ...(rssFile ? { BENCH_MAXRSS_FILE: rssFile } : {}) });
@@ -116,14 +116,14 @@ async function run(args: readonly string[], opts: { env?: Record<string, string>
   return { ms, code, stdout, stderr, ...(maxRss !== undefined ? { maxRss } : {}) };
 }
 
-interface Server {
+export interface Server {
   url: string;
   caFile: string;
   token: string;
   stop(): Promise<void>;
 }
 
-async function startServer(s: Site, latencyMs: number, log: (l: string) => void): Promise<Server> {
+export async function startServer(s: Site, latencyMs: number, log: (l: string) => void): Promise<Server> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', join(REPO_ROOT, 'test', 'fake', 'serve.ts'), '--sizes-json', JSON.stringify(s.sizes), '--realms-json', JSON.stringify(s.realms), '--latency', String(latencyMs), '--release', RELEASE],
@@ -161,7 +161,7 @@ export function stat(samples: readonly number[]): Stat | undefined {
   return { samples: [...samples], median, min: s[0]!, max: s[s.length - 1]! };
 }
 
-function dirBytes(dir: string): number {
+export function dirBytes(dir: string): number {
   let total = 0;
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
@@ -171,7 +171,7 @@ function dirBytes(dir: string): number {
 }
 
 /** sha256 of every export file (not the manifest, which holds times), by name. */
-function exportHashes(dir: string): Map<string, string> {
+export function exportHashes(dir: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const name of readdirSync(dir)) {
     if (name.startsWith('_') || !name.endsWith('.json')) continue;
@@ -180,7 +180,7 @@ function exportHashes(dir: string): Map<string, string> {
   return out;
 }
 
-function sameHashes(a: Map<string, string>, b: Map<string, string>): boolean {
+export function sameHashes(a: Map<string, string>, b: Map<string, string>): boolean {
   return a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
 }
 
