@@ -1,8 +1,10 @@
 /**
  * FAST PATH: where a slice of an array body ends, guessed. Stands in for
  * scanCut (src/api/slices.ts), which reads every byte of the slice in
- * JavaScript to track strings and nesting: about 2.5 ns a byte, a third of
- * what JSON.parse itself takes. Records of a list open alike (`{"id":`), so
+ * JavaScript to track strings and nesting. Measured on an 89 MB drives body
+ * (the bench's generator, 200,000 drives; median of 5, every slice parsed):
+ * 634 ms with the guess, 865 ms with the scan (JSON.parse of the whole body
+ * at once: 1,115 ms). Records of a list open alike (`{"id":`), so
  * the next top-level element is, almost always, the first place after the
  * target size where those opening bytes follow a comma; Buffer.indexOf finds
  * it natively.
@@ -18,7 +20,7 @@
 import type { ByteReader } from '../../api/slices.js';
 
 /** How far past the target size a guess looks before leaving it to the scan. */
-const SEARCH_BYTES = 256 * 1024;
+const SEARCH_BYTES = 16 * 1024;
 
 const LONGEST_SIGNATURE = 64;
 
