@@ -69,7 +69,8 @@ export async function runHuge(opts: { runs: number; drives?: number; log: (line:
     server = await startServer(site, LATENCY_MS, log);
     const s = server;
     const env = { SVC_TOKEN: s.token };
-    const remote = ['--base-url', s.url, '--ca-file', s.caFile, '--quiet'];
+    // A 650 MB body takes longer than the default 30 s on a busy machine (the README's advice for very large lists).
+    const remote = ['--base-url', s.url, '--ca-file', s.caFile, '--quiet', '--timeout', '600'];
 
     const raw = join(workDir, 'raw');
     const collected = await run([BIN, 'collect', ...remote, '--out-dir', raw], { env, rss: true, workDir });
