@@ -72,7 +72,7 @@ export interface BenchResults {
 
 // ---------------------------------------------------------------- processes
 
-interface ChildResult {
+export interface ChildResult {
   ms: number;
   code: number | null;
   stdout: string;
@@ -90,7 +90,7 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
 let rssCounter = 0;
 
 /** Runs `node <args>`, timing spawn to exit; with `rss`, the child reports its own peak RSS through bench/maxrss.mjs. */
-async function run(args: readonly string[], opts: { env?: Record<string, string>; rss?: boolean; ok?: readonly number[]; workDir: string }): Promise<ChildResult> {
+export async function run(args: readonly string[], opts: { env?: Record<string, string>; rss?: boolean; ok?: readonly number[]; workDir: string }): Promise<ChildResult> {
   const rssFile = opts.rss ? join(opts.workDir, `maxrss-${process.pid}-${rssCounter++}`) : undefined;
   const nodeArgs = rssFile ? ['--import', join(BENCH, 'maxrss.mjs'), ...args] : [...args];
   const env = cleanEnv({ ...opts.env, ...(rssFile ? { BENCH_MAXRSS_FILE: rssFile } : {}) });
@@ -164,7 +164,7 @@ export function stat(samples: readonly number[]): Stat | undefined {
   return { samples: [...samples], median, min: s[0]!, max: s[s.length - 1]! };
 }
 
-function dirBytes(dir: string): number {
+export function dirBytes(dir: string): number {
   let total = 0;
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
@@ -174,7 +174,7 @@ function dirBytes(dir: string): number {
 }
 
 /** sha256 of every export file (not the manifest, which holds times), by name. */
-function exportHashes(dir: string): Map<string, string> {
+export function exportHashes(dir: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const name of readdirSync(dir)) {
     if (name.startsWith('_') || !name.endsWith('.json')) continue;
@@ -183,7 +183,7 @@ function exportHashes(dir: string): Map<string, string> {
   return out;
 }
 
-function sameHashes(a: Map<string, string>, b: Map<string, string>): boolean {
+export function sameHashes(a: Map<string, string>, b: Map<string, string>): boolean {
   return a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
 }
 

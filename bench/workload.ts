@@ -64,5 +64,17 @@ export const TARGETS = {
   diffVsParse: 2,
 } as const;
 
+/**
+ * `--huge`: drives of the large site's kind, as many as make a `GET
+ * /api/drives` body of about 650 MB (over V8's longest string, about 512 MB);
+ * every other list a tenth of the large site's.
+ */
+export const HUGE_DRIVES = 1_470_000;
+export const HUGE_OTHERS_FACTOR = 0.1;
+/** `--huge`: peak RSS of a replay ≤ this × the drives body. */
+export const HUGE_RSS_VS_BODY = 2;
+/** `--huge`: the exports are compared with the whole-body parse on the first this many bytes of the drives body (the whole body is too long for it). */
+export const HUGE_IDENTITY_BYTES = 200 * 1024 * 1024;
+
 /** At least this many runs per figure in a full run (medians). */
 export const MIN_RUNS = 5;

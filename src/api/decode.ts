@@ -4,6 +4,7 @@ import { FAST_PATHS } from '../exports/fast/switches.js';
 import { escapeControl } from '../util/escape.js';
 import { redact } from '../util/redact.js';
 import { describeJsonError } from '../util/json-error.js';
+import { MAX_SLICE_BYTES, SliceJsonError, SliceTooLongError, arraySlices, bufferReader, opensArray, type ByteReader } from './slices.js';
 
 /** A body that is not JSON of the route's shape; the message names the route and what arrived. */
 export class BodyError extends Error {
@@ -45,22 +46,40 @@ function isRecord(value: unknown): boolean {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** `contentType` as shown in a message: ` (application/json)`, escaped and short; empty without one. */
+function typeShown(opts: DecodeOptions): string {
+  return opts.contentType ? ` (${escapeControl(opts.contentType.split(';')[0]!.slice(0, 60))})` : '';
+}
+
 /**
  * Parses a 200 body and checks its outer shape (an array of objects, or an
  * object for Get Realms). Records are validated later, one by one, by the
  * build. The one check of a body, shared by a live run and a replay, so that
- * both refuse the same bodies the same way.
+ * both refuse the same bodies the same way. An array body is parsed a slice
+ * at a time (decodeSlices), so its size is not limited by V8's longest
+ * string; anything else is read whole, up to MAX_SLICE_BYTES.
  */
 export function decodeBody(route: string, def: Pick<RouteDef, 'shape'>, body: Buffer, options: DecodeOptions | string = {}): unknown {
   const opts: DecodeOptions = typeof options === 'string' ? { contentType: options } : options;
+  const reader = bufferReader(body);
+  if (opensArray(reader)) {
+    const out: unknown[] = [];
+    for (const list of decodeSlices(route, def, reader, opts)) for (const v of list) out.push(v);
+    return out;
+  }
   const quote = opts.quote ?? true;
-  const type = opts.contentType ? ` (${escapeControl(opts.contentType.split(';')[0]!.slice(0, 60))})` : '';
-  const text = body.toString('utf8');
+  const type = typeShown(opts);
+  // Only the start is needed to recognise a page or compressed data; a body too large to be one string never is one.
+  const whole = body.length <= MAX_SLICE_BYTES;
+  const text = body.toString('utf8', 0, whole ? body.length : 64 * 1024);
   if (/^\s*</.test(text)) {
     throw new BodyError(route, `expected JSON but received ${body.length} bytes of HTML or XML${type}${quote ? describeStart(body) : ''}; a login page or a proxy's error page answers instead of the API: check the base URL and any proxy`);
   }
   if (body[0] === 0x1f && body[1] === 0x8b) {
     throw new BodyError(route, `expected JSON but received ${body.length} bytes of gzip-compressed data${type}; the server or a proxy compressed the body unasked`);
+  }
+  if (!whole) {
+    throw new BodyError(route, `expected a JSON ${def.shape} but received ${body.length} bytes${type} that do not open a JSON array; a body over ${MAX_SLICE_BYTES / 1024 / 1024} MB is only read as an array`);
   }
   let value: unknown;
   try {
@@ -70,6 +89,40 @@ export function decodeBody(route: string, def: Pick<RouteDef, 'shape'>, body: Bu
   }
   assertShape(route, def, value, opts.elements ?? 'objects');
   return value;
+}
+
+/**
+ * The elements of a body that opens an array, a slice at a time, with the
+ * checks and messages of decodeBody: a body that is not JSON, not of the
+ * route's shape, or with an element that is not an object fails with
+ * BodyError, after the slices before the fault were yielded (the caller
+ * drops what it made of them). Nothing is yielded for an object route.
+ */
+export function* decodeSlices(route: string, def: Pick<RouteDef, 'shape'>, reader: ByteReader, opts: DecodeOptions & { sliceBytes?: number } = {}): Generator<unknown[], void, void> {
+  const objects = def.shape === 'array' && (opts.elements ?? 'objects') === 'objects';
+  let index = 0;
+  // As decodeBody of the whole text: a JSON fault anywhere is reported before an element of the wrong kind.
+  let bad: string | undefined;
+  try {
+    for (const list of arraySlices(reader, opts.sliceBytes)) {
+      if (objects && bad === undefined) {
+        const i = list.findIndex((v) => !isRecord(v));
+        if (i >= 0) bad = `expected a JSON array of objects but element ${index + i} is ${describeValue(list[i])}; the body has the wrong shape`;
+      }
+      index += list.length;
+      if (def.shape === 'array' && bad === undefined) yield list;
+    }
+  } catch (e) {
+    if (e instanceof SliceJsonError) {
+      throw new BodyError(route, `expected JSON but received ${reader.size} bytes that do not parse${typeShown(opts)} (${e.describe}); the body may be truncated or not JSON at all`);
+    }
+    if (e instanceof SliceTooLongError) {
+      throw new BodyError(route, `received ${reader.size} bytes${typeShown(opts)} in which ${e.message}; records that large are not read`);
+    }
+    throw e;
+  }
+  if (def.shape === 'object') throw new BodyError(route, `expected a JSON object but received ${describeValue([])}`);
+  if (bad !== undefined) throw new BodyError(route, bad);
 }
 
 function assertShape(route: string, def: Pick<RouteDef, 'shape'>, value: unknown, elements: 'objects' | 'any'): void {
@@ -95,6 +148,17 @@ function assertShape(route: string, def: Pick<RouteDef, 'shape'>, value: unknown
 export function checkBody(route: string, def: Pick<RouteDef, 'shape'>, body: Buffer, opts: DecodeOptions & { keep?: boolean } = {}): { count?: number; value?: unknown } {
   const checked = opts.keep || !FAST_PATHS.jsonScan ? undefined : checkJson(body, def.shape, { objectElements: (opts.elements ?? 'objects') === 'objects' });
   if (checked !== undefined) return def.shape === 'array' ? { count: checked } : {};
+  if (!opts.keep) {
+    const reader = bufferReader(body);
+    if (opensArray(reader)) return { count: countSlices(route, def, reader, opts) };
+  }
   const value = decodeBody(route, def, body, opts);
   return { ...(Array.isArray(value) ? { count: value.length } : {}), ...(opts.keep ? { value } : {}) };
+}
+
+/** checkBody of a body read by range (a large file read back): every slice parsed and dropped; the number of elements. */
+export function countSlices(route: string, def: Pick<RouteDef, 'shape'>, reader: ByteReader, opts: DecodeOptions = {}): number {
+  let count = 0;
+  for (const list of decodeSlices(route, def, reader, opts)) count += list.length;
+  return count;
 }

@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
+import { stat, type FileHandle } from 'node:fs/promises';
 import { planRoute, planRoutes, REALMS_ROUTE, type RouteDef } from '../api/catalog.js';
 import { BodyError, checkBody } from '../api/decode.js';
 import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
-import { isPlainFileName, readInside, UnreadableEntryError } from '../util/safe-read.js';
+import { isPlainFileName, readInside, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import { bufferReader, opensArray } from '../api/slices.js';
+import { countSlices } from '../api/decode.js';
+import { BodyFile, LARGE_BODY_BYTES, openBody, type Body } from './body-file.js';
 import { FailedError, UsageError } from '../errors.js';
 import type { RouteRecord } from '../api/route-record.js';
 import { CollectionManifestSchema, type CollectionManifest } from './manifest.js';
@@ -41,6 +44,8 @@ export interface ReadCollectionOptions {
    * collection costs about a tenth of a replay.
    */
   readonly checkBodies?: boolean;
+  /** Array bodies of at least this many bytes stay on disk until the build reads them (default LARGE_BODY_BYTES; tests pass less). */
+  readonly largeBodyBytes?: number;
 }
 
 /**
@@ -74,28 +79,30 @@ export async function readCollection(dir: string, options: ReadCollectionOptions
   }
   const manifest = parsed.data;
   const defs = routeDefsByLabel(manifest);
-  const bodies = new Map<string, Buffer>();
+  const bodies = new Map<string, Body>();
   await Promise.all(
     manifest.routes.map(async (r) => {
       if (r.file === null) return;
       if (!isPlainFileName(r.file) || r.sha256 === undefined) {
         throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} names file "${escapeControl(r.file)}" for ${escapeControl(r.route)} without a valid name or sha256; the collection is damaged`);
       }
-      let body: Buffer;
+      const file = r.file;
+      let read: { body: Body; sha: string };
       try {
-        body = await readInside(dir, r.file);
+        read = await withFileInside(dir, file, (handle, size) => readBody(handle, size, new BodyFile(dir, file, size, r.sha256!), options.largeBodyBytes ?? LARGE_BODY_BYTES));
       } catch (err) {
         const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
-        throw new FailedError(`${escapeControl(r.file)} is listed in ${COLLECTION_MANIFEST} but ${why}; refusing to build from ${escapeControl(dir)}`);
+        throw new FailedError(`${escapeControl(file)} is listed in ${COLLECTION_MANIFEST} but ${why}; refusing to build from ${escapeControl(dir)}`);
       }
-      const sha = createHash('sha256').update(body).digest('hex');
-      if (sha !== r.sha256) {
-        throw new FailedError(`${escapeControl(r.file)} in ${escapeControl(dir)} does not match the sha256 in ${COLLECTION_MANIFEST}: it was changed after collection; refusing to build from it`);
+      if (read.sha !== r.sha256) {
+        throw new FailedError(`${escapeControl(file)} in ${escapeControl(dir)} does not match the sha256 in ${COLLECTION_MANIFEST}: it was changed after collection; refusing to build from it`);
       }
+      const body = read.body;
       const def = options.checkBodies === false ? undefined : defs.get(r.route);
       if (def) {
         try {
-          checkBody(r.route, def, body, { quote: false });
+          if (Buffer.isBuffer(body)) checkBody(r.route, def, body, { quote: false });
+          else checkFile(r.route, def, body);
         } catch (err) {
           if (!(err instanceof BodyError)) throw err;
           // As a live run records it: the route failed, its body is not used.
@@ -117,4 +124,40 @@ function routeDefsByLabel(manifest: CollectionManifest): Map<string, RouteDef> {
   const out = new Map<string, RouteDef>();
   for (const p of [planRoute(REALMS_ROUTE), ...planRoutes(manifest.realms.ids)]) out.set(p.label, p.def);
   return out;
+}
+
+/**
+ * A body file's bytes and sha256. A large array body is only hashed, a few
+ * MB at a time, and left on disk (the BodyFile) for the build to read a
+ * slice at a time; anything else is read whole.
+ */
+async function readBody(handle: FileHandle, size: number, file: BodyFile, large: number): Promise<{ body: Body; sha: string }> {
+  if (size >= large) {
+    const head = Buffer.allocUnsafe(64 * 1024);
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    if (opensArray(bufferReader(head.subarray(0, bytesRead)))) {
+      const hash = createHash('sha256');
+      const buf = Buffer.allocUnsafe(4 * 1024 * 1024);
+      let done = 0;
+      for (;;) {
+        const { bytesRead: n } = await handle.read(buf, 0, buf.length, done);
+        if (n === 0) break;
+        hash.update(buf.subarray(0, n));
+        done += n;
+      }
+      return { body: file, sha: done === size ? hash.digest('hex') : '' };
+    }
+  }
+  const bytes = await handle.readFile();
+  return { body: bytes, sha: createHash('sha256').update(bytes).digest('hex') };
+}
+
+/** checkBody of a body left on disk: its slices parsed and dropped, its sha256 checked again on the way. */
+function checkFile(route: string, def: RouteDef, file: BodyFile): void {
+  const reader = openBody(file);
+  try {
+    countSlices(route, def, reader, { quote: false });
+  } finally {
+    reader.done();
+  }
 }

@@ -24,7 +24,8 @@ export async function writeCollection(staging: Staging, collection: RawCollectio
     if (r.file === null) continue;
     const body = collection.bodies.get(r.route);
     if (!body) throw new Error(`internal: no body for ${r.route}`);
-    await staging.writeFile(prefix + r.file, body);
+    if (Buffer.isBuffer(body)) await staging.writeFile(prefix + r.file, body);
+    else await staging.writeChunks(prefix + r.file, body.chunks());
   }
   await staging.writeFile(prefix + COLLECTION_MANIFEST, toManifestFile(collection.manifest));
 }

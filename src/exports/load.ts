@@ -7,7 +7,9 @@
  */
 import type { z } from 'zod';
 import { REALMS_ROUTE, ROUTES, planRoute, type PlannedRoute, type RouteDef } from '../api/catalog.js';
-import { BodyError, decodeBody } from '../api/decode.js';
+import { BodyError, decodeBody, decodeSlices } from '../api/decode.js';
+import { opensArray } from '../api/slices.js';
+import { openBody } from '../collect/body-file.js';
 import type { RouteRecord } from '../api/route-record.js';
 import type { RawCollection } from '../collect/types.js';
 import { collectDrift, driftTree, type DriftNode } from './schema.js';
@@ -141,13 +143,27 @@ class Loader {
     const { label, realm } = p;
     const bad = problem(label, this.manifest.get(label));
     if (bad) return { label, realm, ok: false, ...bad };
-    let value: unknown;
     const raw = this.collection.bodies.get(label);
     if (!raw) return { label, realm, ok: false, reason: `${label} failed: the collection holds no body for it`, skipped: false };
+    let records: SourceRecord[];
+    const reader = openBody(raw);
     try {
-      // A body from a file is never quoted in the message (it may not be what its name says).
-      value = decodeBody(label, p.def, raw, { quote: false });
+      const check = this.checker(p);
+      if (p.def.shape === 'array' && opensArray(reader)) {
+        // A slice at a time: no string as long as the body, and each slice's text dropped once its records are checked.
+        // A body from a file is never quoted in the message (it may not be what its name says).
+        for (const list of decodeSlices(label, p.def, reader, { quote: false })) check.add(list);
+      } else {
+        const value = decodeBody(label, p.def, reader.read(0, reader.size), { quote: false });
+        if (p.def.shape === 'array' && !Array.isArray(value)) return { label, realm, ok: false, reason: `${label} failed: the body is not a JSON array`, skipped: false };
+        check.add(p.def.shape === 'array' ? (value as unknown[]) : [value]);
+      }
+      // A body read back from a file is checked against its sha256 once read whole, before anything of it is used.
+      reader.done();
+      records = check.done();
     } catch (e) {
+      // A file changed while it was read says so, whatever its bytes were.
+      reader.done();
       if (e instanceof BodyError) {
         this.bodyFailures.set(label, e.detail);
         return { label, realm, ok: false, reason: `${label} failed: ${e.detail}`, skipped: false };
@@ -155,13 +171,11 @@ class Loader {
       throw e;
     }
     if (this.consume) this.collection.bodies.delete(label);
-    const list = p.def.shape === 'array' ? value : [value];
-    if (!Array.isArray(list)) return { label, realm, ok: false, reason: `${label} failed: the body is not a JSON array`, skipped: false };
-    return { label, realm, ok: true, records: this.check(p, list) };
+    return { label, realm, ok: true, records };
   }
 
-  /** Validates each record once with the route's model and collects unknown field names. */
-  private check(p: PlannedRoute, list: readonly unknown[]): SourceRecord[] {
+  /** Validates each record once with the route's model and collects unknown field names, a list (a slice) at a time. */
+  private checker(p: PlannedRoute): { add(list: readonly unknown[]): void; done(): SourceRecord[] } {
     const model = p.def.item;
     let tree = this.trees.get(p.def);
     if (tree === undefined) {
@@ -173,31 +187,39 @@ class Loader {
       fast = FAST_PATHS.recordCheck ? compileFastCheck(model) : ASK_ZOD;
       this.fastChecks.set(p.def, fast);
     }
+    const check = fast;
+    const drift = tree;
     const report: BodyReport = { count: 0, samples: [], drift: undefined };
     const unknown = new Set<string>();
-    const out: SourceRecord[] = new Array(list.length);
-    for (let i = 0; i < list.length; i++) {
-      const value = list[i];
-      let rejected: Path[] | undefined;
-      // zod only for a record the compiled check does not pass: it alone says what is wrong.
-      // A passing record has had its drift collected by the same pass.
-      const passed = fast(value, tree ? unknown : null);
-      const result = passed ? undefined : model.safeParse(value);
-      if (result && !result.success) {
-        const flat: FlatIssue[] = [];
-        flattenIssues(result.error.issues, value, [], flat);
-        for (const f of flat) {
-          report.count++;
-          if (report.samples.length < MAX_SAMPLES) report.samples.push({ route: p.label, index: i, path: f.path.join('.'), message: f.message });
-          if (!f.keep) (rejected ??= []).push(f.path);
+    const out: SourceRecord[] = [];
+    const add = (list: readonly unknown[]): void => {
+      for (let k = 0; k < list.length; k++) {
+        const value = list[k];
+        const i = out.length;
+        let rejected: Path[] | undefined;
+        // zod only for a record the compiled check does not pass: it alone says what is wrong.
+        // A passing record has had its drift collected by the same pass.
+        const passed = check(value, drift ? unknown : null);
+        const result = passed ? undefined : model.safeParse(value);
+        if (result && !result.success) {
+          const flat: FlatIssue[] = [];
+          flattenIssues(result.error.issues, value, [], flat);
+          for (const f of flat) {
+            report.count++;
+            if (report.samples.length < MAX_SAMPLES) report.samples.push({ route: p.label, index: i, path: f.path.join('.'), message: f.message });
+            if (!f.keep) (rejected ??= []).push(f.path);
+          }
         }
+        if (drift && !passed) collectDrift(drift, value, '', unknown);
+        out.push({ value, realm: p.realm, rejected });
       }
-      if (tree && !passed) collectDrift(tree, value, '', unknown);
-      out[i] = { value, realm: p.realm, rejected };
-    }
-    if (unknown.size > 0) report.drift = { route: p.label, unknownFields: [...unknown].sort() };
-    this.reports.set(p.label, report);
-    return out;
+    };
+    const done = (): SourceRecord[] => {
+      if (unknown.size > 0) report.drift = { route: p.label, unknownFields: [...unknown].sort() };
+      this.reports.set(p.label, report);
+      return out;
+    };
+    return { add, done };
   }
 
   /** Validation and drift of the bodies read, in the order of `labels`. */

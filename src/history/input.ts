@@ -7,7 +7,7 @@ import { readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST, toJsonFile } from '../collect/write.js';
 import { buildAll as build } from '../exports/build.js';
 import { compareValues } from '../exports/order.js';
-import { exportFileName, serializeExport } from '../exports/serialize.js';
+import { EXPORT_BATCH, exportFileName, serializeBatches, serializeExport } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
 import { exportTable } from './schema.js';
 import { readRegularFile, shown } from './safe-read.js';
@@ -127,6 +127,19 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
   return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports };
 }
 
+/**
+ * The sha256 of the export file these records make, without making it as one
+ * string: a large site's drives export is longer than V8's longest string.
+ */
+function exportSha256(records: readonly ExportRecord[]): string {
+  const hash = createHash('sha256');
+  function* batches(): Generator<ExportRecord[]> {
+    for (let i = 0; i < records.length; i += EXPORT_BATCH) yield records.slice(i, i + EXPORT_BATCH);
+  }
+  for (const piece of serializeBatches(batches())) hash.update(piece);
+  return hash.digest('hex');
+}
+
 /** A raw collection is built first, as --replay builds it; its manifest is the one that build would publish. */
 async function readCollectionDir(dir: string): Promise<SnapshotInput> {
   const collection = await readCollection(dir);
@@ -134,8 +147,7 @@ async function readCollectionDir(dir: string): Promise<SnapshotInput> {
   const result = build(collection);
   const date = collection.manifest.date;
   const written = result.exports.map((e) => {
-    const text = serializeExport(e);
-    return { export: e.export, file: exportFileName(e.export, e.records.length, date), count: e.records.length, available: e.available, reason: e.reason, proposedRoute: e.proposedRoute, sha256: sha256(text), records: e.records };
+    return { export: e.export, file: exportFileName(e.export, e.records.length, date), count: e.records.length, available: e.available, reason: e.reason, proposedRoute: e.proposedRoute, sha256: exportSha256(e.records), records: e.records };
   });
   const manifest = snapshotManifest(collection, { ...result, exports: written.map(({ records: _r, ...rest }) => rest) }, 'replay', false, complete);
   return {

@@ -6,11 +6,24 @@
  * are kept.
  */
 export function describeJsonError(err: unknown, text?: string): string {
+  return describeJsonFault(err, (position) => ({ offset: position, lineColumn: lineColumn(text, position) }), () => text !== undefined && /^\s*$/.test(text));
+}
+
+/**
+ * describeJsonError for an error JSON.parse raised on a part of a text (a
+ * slice of a large body): `place` turns the position in that part into the
+ * offset in the whole text and its " (line L, column C)", so that the
+ * message is the one the whole text would have given.
+ */
+export function describeJsonFault(err: unknown, place: (position: number) => { offset: number; lineColumn: string }, empty: () => boolean): string {
   const message = err instanceof Error ? err.message : String(err);
   if (/end of JSON input|Unterminated string/i.test(message)) return 'it ends before the JSON is complete';
   const at = /at position (\d+)/.exec(message);
-  if (at) return `invalid JSON at character ${Number(at[1])}${lineColumn(text, Number(at[1]))}`;
-  if (text !== undefined && /^\s*$/.test(text)) return 'it is empty';
+  if (at) {
+    const p = place(Number(at[1]));
+    return `invalid JSON at character ${p.offset}${p.lineColumn}`;
+  }
+  if (empty()) return 'it is empty';
   return 'invalid JSON';
 }
 

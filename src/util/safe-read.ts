@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { escapeControl } from './escape.js';
 
@@ -21,7 +21,7 @@ export function isPlainFileName(name: string): boolean {
 }
 
 // O_NONBLOCK: opening a FIFO planted under an expected name must not hang the run.
-const FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+export const SAFE_OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /**
  * Reads `name` in `dir` only if it is a regular file directly inside `dir`:
@@ -31,10 +31,18 @@ const FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NO
  * collection or snapshot.
  */
 export async function readInside(dir: string, name: string): Promise<Buffer> {
+  return withFileInside(dir, name, (handle) => handle.readFile());
+}
+
+/**
+ * `use` with the file `name` in `dir` open, under readInside's rules (a
+ * regular file directly inside `dir`, never through a link), and its size.
+ */
+export async function withFileInside<T>(dir: string, name: string, use: (handle: FileHandle, size: number) => Promise<T>): Promise<T> {
   if (!isPlainFileName(name)) throw new UnreadableEntryError(dir, name, 'is not a plain file name (a manifest may only name files directly inside its directory)');
   let handle;
   try {
-    handle = await open(path.join(dir, name), FLAGS);
+    handle = await open(path.join(dir, name), SAFE_OPEN_FLAGS);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP' || code === 'EMLINK') throw new UnreadableEntryError(dir, name, 'is a symbolic link; only regular files inside the directory are read', { cause: err });
@@ -44,7 +52,7 @@ export async function readInside(dir: string, name: string): Promise<Buffer> {
   try {
     const st = await handle.stat();
     if (!st.isFile()) throw new UnreadableEntryError(dir, name, 'is not a regular file; only regular files inside the directory are read');
-    return await handle.readFile();
+    return await use(handle, st.size);
   } catch (err) {
     if (err instanceof UnreadableEntryError) throw err;
     throw new UnreadableEntryError(dir, name, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });

@@ -28,7 +28,7 @@ import { rec, writeSnapshot, type Rec } from '../helpers/snapshot-dir.js';
 /** Writes a raw collection directory (what `collect` writes). */
 function writeCollection(dir: string, c: RawCollection): string {
   mkdirSync(dir, { recursive: true });
-  for (const r of c.manifest.routes) if (r.file !== null) writeFileSync(join(dir, r.file), c.bodies.get(r.route)!);
+  for (const r of c.manifest.routes) if (r.file !== null) writeFileSync(join(dir, r.file), c.bodies.get(r.route) as Buffer);
   writeFileSync(join(dir, '_collection-manifest.json'), `${JSON.stringify(c.manifest, null, 2)}\n`);
   return dir;
 }

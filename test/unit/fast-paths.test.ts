@@ -112,7 +112,8 @@ describe('the body check (the JSON scan, or JSON.parse)', () => {
   it.each(COLLECTIONS)('gives the same verdict with the scan on and off for every body of %s, and for every body cut short', async (_name, load) => {
     const c = await load();
     const defs = new Map([planRoute(REALMS_ROUTE), ...planRoutes(c.manifest.realms.ids)].map((p) => [p.label, p.def]));
-    for (const [label, body] of c.bodies) {
+    for (const [label, raw] of c.bodies) {
+      const body = raw as Buffer;
       const def = defs.get(label)!;
       for (const b of [body, body.subarray(0, Math.floor(body.length / 2)), Buffer.concat([body, Buffer.from(',')])]) {
         FAST_PATHS.jsonScan = true;

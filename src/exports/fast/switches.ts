@@ -13,6 +13,8 @@ export const FAST_PATHS = {
   jsonScan: true,
   /** record-maker.ts: records built by a generated object literal instead of assigned keys. */
   recordMaker: true,
+  /** slice-cut.ts: a slice's end guessed from the records' opening bytes (and proven by the parse) instead of scanned. */
+  sliceGuess: true,
   /** key-order.ts: sorting by one joined string key instead of sortRecords' column comparison. */
   keyOrder: true,
 };

@@ -1,0 +1,144 @@
+/**
+ * A large body of a raw collection left on disk: `--replay` (and diff and
+ * history load of a collection) read such a file a slice at a time when the
+ * build parses it, instead of holding its bytes beside the records made of
+ * them. Every read of the file hashes it on the way and compares with the
+ * manifest's sha256 once it is read whole, so a file changed after
+ * readCollection checked it is refused, not built from.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import path from 'node:path';
+import { bufferReader, type ByteReader } from '../api/slices.js';
+import { FailedError } from '../errors.js';
+import { escapeControl } from '../util/escape.js';
+import { SAFE_OPEN_FLAGS } from '../util/safe-read.js';
+
+/**
+ * Bodies of at least this many bytes stay on disk when a collection is read
+ * back: below it, holding the bytes costs less than reading the file twice
+ * (once to check its sha256, once to build).
+ */
+export const LARGE_BODY_BYTES = 128 * 1024 * 1024;
+
+/** Bytes per read when a file is copied or hashed. */
+const READ_BYTES = 4 * 1024 * 1024;
+
+export class BodyFile {
+  constructor(
+    readonly dir: string,
+    readonly name: string,
+    readonly size: number,
+    readonly sha256: string,
+  ) {}
+
+  get path(): string {
+    return path.join(this.dir, this.name);
+  }
+
+  /** The message for a file whose bytes are no longer those collected. */
+  changed(): FailedError {
+    return new FailedError(`${escapeControl(this.name)} in ${escapeControl(this.dir)} does not match the sha256 in the collection manifest: it was changed after collection; refusing to build from it`);
+  }
+
+  /** The file's bytes in order, a few MB at a time, checked against the sha256 at the end (raw/ of a replay copies them). */
+  async *chunks(): AsyncGenerator<Buffer> {
+    const handle = await open(this.path, SAFE_OPEN_FLAGS);
+    try {
+      const hash = createHash('sha256');
+      let done = 0;
+      for (;;) {
+        const buf = Buffer.allocUnsafe(READ_BYTES);
+        const { bytesRead } = await handle.read(buf, 0, READ_BYTES, null);
+        if (bytesRead === 0) break;
+        const chunk = buf.subarray(0, bytesRead);
+        hash.update(chunk);
+        done += bytesRead;
+        yield chunk;
+      }
+      if (done !== this.size || hash.digest('hex') !== this.sha256) throw this.changed();
+    } finally {
+      await handle.close();
+    }
+  }
+}
+
+/** A collection's body: the bytes received, or (read back, and large) the file holding them. */
+export type Body = Buffer | BodyFile;
+
+/** A body's bytes by range; `done` (once every byte was read, or on failure) checks a file's sha256 and closes it. */
+export type BodyReader = ByteReader & { done(): void };
+
+export function openBody(body: Body): BodyReader {
+  if (Buffer.isBuffer(body)) return { ...bufferReader(body), done: () => {} };
+  return new FileReader(body);
+}
+
+/** Synchronous reads: the build is a synchronous generator, and the reads come from the page cache in a few ms. */
+class FileReader implements BodyReader {
+  readonly size: number;
+  private fd: number | undefined;
+  private readonly hash: Hash = createHash('sha256');
+  /** Bytes [0, hashed) have gone into the hash, in order. */
+  private hashed = 0;
+
+  constructor(private readonly file: BodyFile) {
+    try {
+      this.fd = openSync(file.path, SAFE_OPEN_FLAGS);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      throw new FailedError(`${escapeControl(file.name)} in ${escapeControl(file.dir)} cannot be read back (${code}); refusing to build from it`, { cause: err });
+    }
+    const st = fstatSync(this.fd);
+    this.size = st.size;
+    if (!st.isFile() || st.size !== file.size) {
+      this.close();
+      throw file.changed();
+    }
+  }
+
+  read(start: number, end: number): Buffer {
+    if (this.fd === undefined) throw new Error('internal: read of a body file after done');
+    // The comma between two slices is never in either: hash such a small gap now rather than the whole rest at the end.
+    if (start > this.hashed && start - this.hashed <= 64) this.hashRange(this.hashed, start);
+    end = Math.min(end, this.size);
+    const buf = this.readRange(start, end);
+    if (start <= this.hashed && end > this.hashed) {
+      this.hash.update(buf.subarray(this.hashed - start));
+      this.hashed = end;
+    }
+    return buf;
+  }
+
+  done(): void {
+    if (this.fd === undefined) return;
+    try {
+      if (this.hashed < this.size) this.hashRange(this.hashed, this.size);
+      if (this.hash.digest('hex') !== this.file.sha256) throw this.file.changed();
+    } finally {
+      this.close();
+    }
+  }
+
+  private hashRange(from: number, to: number): void {
+    for (let p = from; p < to; p += READ_BYTES) this.hash.update(this.readRange(p, Math.min(to, p + READ_BYTES)));
+    this.hashed = to;
+  }
+
+  private readRange(start: number, end: number): Buffer {
+    const buf = Buffer.allocUnsafe(Math.max(0, end - start));
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(this.fd!, buf, got, buf.length - got, start + got);
+      if (n === 0) throw this.file.changed();
+      got += n;
+    }
+    return buf;
+  }
+
+  private close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
