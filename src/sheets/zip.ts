@@ -112,7 +112,15 @@ export class ZipWriter {
       yield* settle();
       // A sync flush ends the piece on a byte boundary without a final
       // block, so independent pieces concatenate into one deflate stream.
-      pending = deflateRawAsync(data, { level: LEVEL, finishFlush: constants.Z_SYNC_FLUSH });
+      // One output buffer that holds the whole result (deflate's worst case
+      // adds about 1/8 for stored blocks): with zlib's default 16 kB chunks,
+      // each chunk is a round trip through this thread, which is busy
+      // producing the next block, so compression would wait for it instead of
+      // running beside it. The compressed bytes are the same either way
+      // (zlib's output does not depend on the output buffer's size; held by
+      // sheets-zip.test.ts, "compresses to the same bytes whatever the output
+      // chunk size").
+      pending = deflateRawAsync(data, { level: LEVEL, finishFlush: constants.Z_SYNC_FLUSH, chunkSize: data.length + (data.length >> 3) + 1024 });
       // Settled (and any failure thrown) by the next flush or the end of the entry.
       pending.catch(() => {});
     }
