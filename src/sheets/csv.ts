@@ -8,6 +8,7 @@
  */
 import type { Cell, SheetColumn } from './columns.js';
 import { cellOf } from './columns.js';
+import { cellWidth } from './xlsx.js';
 import type { ExportRecord } from '../exports/types.js';
 
 export const BOM = '\uFEFF';
@@ -42,10 +43,10 @@ const ROWS_PER_CHUNK = 500;
 
 /**
  * The CSV file of an export, in pieces: BOM, header row, one row per record.
- * `onCell` sees every cell on the way (the workbook's column widths are
- * measured in the same pass).
+ * With `widths`, each column's widest cell (cellWidth) is measured on the
+ * way, for the workbook's column widths: one pass over the records for both.
  */
-export function* csvChunks(columns: readonly SheetColumn[], records: readonly ExportRecord[], onCell?: (column: number, cell: Cell) => void): Generator<string> {
+export function* csvChunks(columns: readonly SheetColumn[], records: readonly ExportRecord[], widths?: number[]): Generator<string> {
   yield `${BOM}${columns.map((c) => csvField(guardText(c.header))).join(',')}\r\n`;
   let chunk = '';
   for (let i = 0; i < records.length; i++) {
@@ -53,8 +54,24 @@ export function* csvChunks(columns: readonly SheetColumn[], records: readonly Ex
     let line = '';
     for (let j = 0; j < columns.length; j++) {
       const cell = cellOf(columns[j]!, r);
-      onCell?.(j, cell);
-      line += (j === 0 ? '' : ',') + csvCell(cell);
+      // csvCell and cellWidth in one: a number's text is its width.
+      let text: string;
+      let width: number;
+      if (cell === null) {
+        text = '';
+        width = 0;
+      } else if (typeof cell === 'string') {
+        text = csvField(guardText(cell));
+        width = cell.length;
+      } else if (typeof cell === 'number') {
+        text = String(cell);
+        width = text.length;
+      } else {
+        text = csvCell(cell);
+        width = cellWidth(cell);
+      }
+      if (widths !== undefined && width > widths[j]!) widths[j] = width;
+      line += j === 0 ? text : `,${text}`;
     }
     chunk += `${line}\r\n`;
     if ((i + 1) % ROWS_PER_CHUNK === 0) {

@@ -107,6 +107,7 @@ export function fitWidth(chars: number): number {
 export interface SheetSpec {
   readonly headers: readonly string[];
   readonly widths: readonly number[];
+  /** Each row is written before the next is asked for, so a producer may refill one array. */
   readonly rows: Iterable<readonly Cell[]>;
   readonly rowCount: number;
   /** Header row bold and frozen, with an autofilter over the data. */
