@@ -6,7 +6,6 @@
  * Errors name the file, never quote its content.
  */
 import { createHash } from 'node:crypto';
-import { isAscii } from 'node:buffer';
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { FailedError, UsageError } from '../cli/errors.js';
@@ -81,8 +80,7 @@ async function readCheckedText(dir: string, entry: SheetManifestExport): Promise
   if (entry.sha256 !== undefined && createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
     throw new FailedError(`${quoted(entry.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`);
   }
-  // ASCII reads the same as Latin-1 and as UTF-8; Latin-1 is the cheaper decoding, and exports are mostly ASCII.
-  return bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8');
+  return bytes.toString('utf8');
 }
 
 /**
