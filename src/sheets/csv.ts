@@ -38,6 +38,43 @@ export function csvCell(cell: Cell): string {
   return new Date(cell.ms).toISOString();
 }
 
+const DAY_MS = 86_400_000;
+/** Days whose date part a formatter keeps; past it, the cache starts over (an export of scattered dates stays correct, only slower). */
+const MAX_CACHED_DAYS = 4096;
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+
+/**
+ * `(ms) => new Date(ms).toISOString()` for any epoch ms a date-time cell
+ * holds, without a Date per cell: the date part (`YYYY-MM-DDT`, however
+ * toISOString writes the year) is kept per day, since an export's
+ * timestamps fall on far fewer days than there are cells, and the time of
+ * day is arithmetic on the milliseconds within the day (ECMAScript time has
+ * no leap seconds; a Date truncates a fraction of a millisecond toward
+ * zero). Equal for every valid time value: sheets-fast-paths.test.ts.
+ */
+export function isoTimestamps(): (ms: number) => string {
+  const days = new Map<number, string>();
+  return (ms) => {
+    const t = Math.trunc(ms);
+    const day = Math.floor(t / DAY_MS);
+    let date = days.get(day);
+    if (date === undefined) {
+      if (days.size >= MAX_CACHED_DAYS) days.clear();
+      // "…T00:00:00.000Z" without its 13-character time of day.
+      date = new Date(day * DAY_MS).toISOString().slice(0, -13);
+      days.set(day, date);
+    }
+    let rest = t - day * DAY_MS;
+    const h = Math.floor(rest / 3_600_000);
+    rest -= h * 3_600_000;
+    const m = Math.floor(rest / 60_000);
+    rest -= m * 60_000;
+    const s = Math.floor(rest / 1000);
+    return `${date}${TWO_DIGITS[h]}:${TWO_DIGITS[m]}:${TWO_DIGITS[s]}.${THREE_DIGITS[rest - s * 1000]}Z`;
+  };
+}
+
 /** Records per yielded piece of text. */
 const ROWS_PER_CHUNK = 500;
 
@@ -48,6 +85,7 @@ const ROWS_PER_CHUNK = 500;
  */
 export function* csvChunks(columns: readonly SheetColumn[], records: readonly ExportRecord[], widths?: number[]): Generator<string> {
   yield `${BOM}${columns.map((c) => csvField(guardText(c.header))).join(',')}\r\n`;
+  const iso = isoTimestamps();
   let chunk = '';
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
@@ -66,8 +104,11 @@ export function* csvChunks(columns: readonly SheetColumn[], records: readonly Ex
       } else if (typeof cell === 'number') {
         text = String(cell);
         width = text.length;
+      } else if (typeof cell === 'boolean') {
+        text = cell ? 'true' : 'false';
+        width = cellWidth(cell);
       } else {
-        text = csvCell(cell);
+        text = iso(cell.ms);
         width = cellWidth(cell);
       }
       if (widths !== undefined && width > widths[j]!) widths[j] = width;

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cellOf, type SheetColumn } from '../../src/sheets/columns.js';
-import { BOM, csvCell, csvChunks, csvField, guardText } from '../../src/sheets/csv.js';
+import { BOM, csvCell, csvChunks, csvField, guardText, isoTimestamps } from '../../src/sheets/csv.js';
 import { cellWidth, escapeXmlText, xmlText } from '../../src/sheets/xlsx.js';
 
 /** Each code unit alone and between text that could complete an escape (`_x0041_`) or a surrogate pair. */
@@ -25,6 +25,24 @@ describe('fast paths of the spreadsheet writers', () => {
       fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: fc.constantFrom('_', 'x', '0', 'A', '&', '\r', '\uD800', '\uDC00', 'é', ' ') })), (t) => xmlText(t) === escapeXmlText(t)),
       { numRuns: 2000 },
     );
+  });
+
+  it('isoTimestamps writes what toISOString writes, for every time value a date-time cell holds', () => {
+    const iso = isoTimestamps();
+    const DAY = 86_400_000;
+    // The ends of the Date range, of the epoch, of the four-digit years, and of a day, with fractions of a millisecond.
+    const edges = [0, -0, 1, -1, 0.5, -0.5, -1.5, 999.9, DAY - 1, DAY, -DAY, -DAY + 1, 8.64e15, -8.64e15, 8.64e15 - 0.25, -8.64e15 + 0.25];
+    const years = [-62_167_219_200_000, 253_402_300_800_000, -62_198_755_200_000];
+    const probes = [...edges, ...years.flatMap((y) => [y - 1, y, y + 1])];
+    expect(probes.filter((ms) => iso(ms) !== new Date(ms).toISOString())).toEqual([]);
+    fc.assert(
+      fc.property(fc.oneof(fc.integer({ min: -8.64e15, max: 8.64e15 }), fc.double({ min: -8.64e15, max: 8.64e15, noNaN: true }), fc.integer({ min: 1.6e12, max: 1.9e12 })), (ms) => iso(ms) === new Date(ms).toISOString()),
+      { numRuns: 20_000 },
+    );
+    // More days than one formatter keeps: the cache starts over and stays right.
+    const many = Array.from({ length: 10_000 }, (_, i) => i * DAY * 3 + ((i * 7919) % DAY));
+    expect(many.filter((ms) => iso(ms) !== new Date(ms).toISOString())).toEqual([]);
+    expect(many.filter((ms) => iso(ms) !== new Date(ms).toISOString())).toEqual([]);
   });
 
   it('csvChunks writes what csvCell gives for each cell and measures what cellWidth gives, in one pass', () => {
