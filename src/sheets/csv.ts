@@ -57,7 +57,10 @@ export function isoTimestamps(): (ms: number) => string {
   const days = new Map<number, string>();
   return (ms) => {
     const t = Math.trunc(ms);
-    const day = Math.floor(t / DAY_MS);
+    // An exact remainder (no rounding of a quotient), made non-negative: the milliseconds since the day's midnight.
+    let rest = t % DAY_MS;
+    if (rest < 0) rest += DAY_MS;
+    const day = (t - rest) / DAY_MS;
     let date = days.get(day);
     if (date === undefined) {
       if (days.size >= MAX_CACHED_DAYS) days.clear();
@@ -65,7 +68,6 @@ export function isoTimestamps(): (ms: number) => string {
       date = new Date(day * DAY_MS).toISOString().slice(0, -13);
       days.set(day, date);
     }
-    let rest = t - day * DAY_MS;
     const h = Math.floor(rest / 3_600_000);
     rest -= h * 3_600_000;
     const m = Math.floor(rest / 60_000);

@@ -33,7 +33,9 @@ describe('fast paths of the spreadsheet writers', () => {
     // The ends of the Date range, of the epoch, of the four-digit years, and of a day, with fractions of a millisecond.
     const edges = [0, -0, 1, -1, 0.5, -0.5, -1.5, 999.9, DAY - 1, DAY, -DAY, -DAY + 1, 8.64e15, -8.64e15, 8.64e15 - 0.25, -8.64e15 + 0.25];
     const years = [-62_167_219_200_000, 253_402_300_800_000, -62_198_755_200_000];
-    const probes = [...edges, ...years.flatMap((y) => [y - 1, y, y + 1])];
+    // Each side of midnight on the first and last days of the range, where a day's number is largest.
+    const ends = Array.from({ length: 2000 }, (_, i) => (1e8 - i) * DAY).flatMap((m) => [m - 1, m, -m, -m + 1, -m - 1].filter((x) => Math.abs(x) <= 8.64e15));
+    const probes = [...edges, ...years.flatMap((y) => [y - 1, y, y + 1]), ...ends];
     expect(probes.filter((ms) => iso(ms) !== new Date(ms).toISOString())).toEqual([]);
     fc.assert(
       fc.property(fc.oneof(fc.integer({ min: -8.64e15, max: 8.64e15 }), fc.double({ min: -8.64e15, max: 8.64e15, noNaN: true }), fc.integer({ min: 1.6e12, max: 1.9e12 })), (ms) => iso(ms) === new Date(ms).toISOString()),
