@@ -89,21 +89,27 @@ function checkExports(m: SheetManifest): void {
   }
 }
 
-/** Widest cell per column, header included, measured as cells go by. */
-function widthMeter(columns: readonly SheetColumn[]): { widths: number[]; see: (column: number, cell: Cell) => void } {
+/** Widest cell per column (cellWidth), header included. */
+function measureWidths(columns: readonly SheetColumn[], records: readonly ExportRecord[]): number[] {
   const widths = columns.map((c) => c.header.length);
-  return {
-    widths,
-    see: (j, cell) => {
-      const w = cellWidth(cell);
+  for (const r of records) {
+    for (let j = 0; j < columns.length; j++) {
+      const w = cellWidth(cellOf(columns[j]!, r));
       if (w > widths[j]!) widths[j] = w;
-    },
-  };
+    }
+  }
+  return widths;
 }
 
 function exportSheet(columns: readonly SheetColumn[], records: readonly ExportRecord[], from: number, to: number, widths: readonly number[]): SheetSpec {
+  // One array refilled for each row: sheetXml is done with a row before it asks for the next.
+  const row: Cell[] = new Array<Cell>(columns.length);
   function* rows(): Generator<Cell[]> {
-    for (let i = from; i < to; i++) yield columns.map((c) => cellOf(c, records[i]!));
+    for (let i = from; i < to; i++) {
+      const r = records[i]!;
+      for (let j = 0; j < columns.length; j++) row[j] = cellOf(columns[j]!, r);
+      yield row;
+    }
   }
   return { headers: columns.map((c) => c.header), widths, rows: rows(), rowCount: to - from, table: true };
 }
@@ -129,9 +135,9 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
     previous = records.length;
     return records;
   };
-  const writeCsv = async (entry: SheetManifestExport, columns: readonly SheetColumn[], records: readonly ExportRecord[], onCell?: (column: number, cell: Cell) => void) => {
+  const writeCsv = async (entry: SheetManifestExport, columns: readonly SheetColumn[], records: readonly ExportRecord[], widths?: number[]) => {
     const file = csvFileName(entry.export, records.length, m.date);
-    await sink(file, csvChunks(columns, records, onCell));
+    await sink(file, csvChunks(columns, records, widths));
     written.push({ format: 'csv', file, export: entry.export });
   };
 
@@ -169,10 +175,12 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
       const columns = sheetColumns(entry.export, records);
       const names = pages.get(entry.export)!;
       // One pass measures the widths of every page (and writes the CSV file, if asked): a page of a long export is as wide as the first.
-      const meter = widthMeter(columns);
-      if (withCsv) await writeCsv(entry, columns, records, meter.see);
-      else for (const r of records) columns.forEach((c, j) => meter.see(j, cellOf(c, r)));
-      const widths = meter.widths.map(fitWidth);
+      let measured: number[];
+      if (withCsv) {
+        measured = columns.map((c) => c.header.length);
+        await writeCsv(entry, columns, records, measured);
+      } else measured = measureWidths(columns, records);
+      const widths = measured.map(fitWidth);
       for (let p = 0; p < names.length; p++) {
         const from = p * maxRows;
         const to = Math.min(records.length, from + maxRows);

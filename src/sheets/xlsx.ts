@@ -44,8 +44,21 @@ function escapeOne(ch: string): string {
   }
 }
 
-export function xmlText(text: string): string {
+/** The escape itself: every match of NEEDS_ESCAPE replaced. */
+export function escapeXmlText(text: string): string {
   return text.replace(NEEDS_ESCAPE, escapeOne);
+}
+
+/**
+ * Every match of NEEDS_ESCAPE begins with one of these characters, so a text
+ * without any of them needs nothing: most cells (ids, names, states) skip
+ * the lookarounds of the full pattern.
+ */
+const MAY_NEED_ESCAPE = /[&<>\r\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF_\uD800-\uDFFF]/;
+
+/** escapeXmlText with a fast path for plain text (equal for every text: sheets-fast-paths.test.ts). */
+export function xmlText(text: string): string {
+  return MAY_NEED_ESCAPE.test(text) ? escapeXmlText(text) : text;
 }
 
 function attr(text: string): string {
@@ -94,6 +107,7 @@ export function fitWidth(chars: number): number {
 export interface SheetSpec {
   readonly headers: readonly string[];
   readonly widths: readonly number[];
+  /** Each row is written before the next is asked for, so a producer may refill one array. */
   readonly rows: Iterable<readonly Cell[]>;
   readonly rowCount: number;
   /** Header row bold and frozen, with an autofilter over the data. */
@@ -121,24 +135,28 @@ export function* sheetXml(sheet: SheetSpec): Generator<string> {
   head += '<sheetData>';
   if (n > 0) head += `<row r="1">${sheet.headers.map((h, i) => textCell(`${letters[i]}1`, h, sheet.table || sheet.boldRows?.has(0) ? STYLE.bold : STYLE.plain)).join('')}</row>`;
   yield head;
-  let piece = '';
+  // A piece is its cells' strings joined once: one flat string, where
+  // appending with += would build a tree of small strings that the ZIP
+  // writer's encoding then has to walk and flatten.
+  let parts: string[] = [];
   let r = 1;
   for (const row of sheet.rows) {
     r++;
     const bold = sheet.boldRows?.has(r - 1) ?? false;
-    let xml = `<row r="${r}">`;
+    const rowNumber = String(r);
+    let xml = `<row r="${rowNumber}">`;
     for (let i = 0; i < row.length; i++) {
       const cell = row[i]!;
-      const ref = `${letters[i] ?? columnLetters(i)}${r}`;
+      const ref = (letters[i] ?? columnLetters(i)) + rowNumber;
       xml += bold && typeof cell === 'string' ? textCell(ref, cell, STYLE.bold) : cellXml(ref, cell);
     }
-    piece += `${xml}</row>`;
+    parts.push(`${xml}</row>`);
     if (r % ROWS_PER_PIECE === 0) {
-      yield piece;
-      piece = '';
+      yield parts.join('');
+      parts = [];
     }
   }
-  let tail = `${piece}</sheetData>`;
+  let tail = `${parts.join('')}</sheetData>`;
   if (sheet.table && n > 0) tail += `<autoFilter ref="A1:${last}${r}"/>`;
   const fit = sheet.table ? '' : ' fitToWidth="1" fitToHeight="0"';
   yield `${tail}<pageMargins left="0.5" right="0.5" top="0.5" bottom="0.5" header="0.3" footer="0.3"/><pageSetup orientation="landscape"${fit}/></worksheet>`;

@@ -85,7 +85,10 @@ export class ZipWriter {
     header.writeUInt16LE(nameBuf.length, 26);
     yield this.count(Buffer.concat([header, nameBuf]));
 
-    const block = Buffer.allocUnsafe(BLOCK_BYTES + this.overlap);
+    // Two blocks, filled in turn: one is compressed on the thread pool while
+    // the other is filled, so no block is copied or allocated per flush.
+    let block = Buffer.allocUnsafe(BLOCK_BYTES + this.overlap);
+    let spare = Buffer.allocUnsafe(BLOCK_BYTES + this.overlap);
     let carried = 0;
     let used = 0;
     const self = this;
@@ -101,20 +104,30 @@ export class ZipWriter {
     async function* flush(): AsyncGenerator<Buffer> {
       if (used === carried) return;
       self.inspect(block.subarray(0, used));
-      // A copy: the block is refilled while this one is compressed.
-      const data = Buffer.from(block.subarray(carried, used));
+      const data = block.subarray(carried, used);
       entry.crc = crc32(data, entry.crc);
       entry.size += data.length;
       if (entry.size > MAX_32) throw new ZipTooLargeError(`${name} would exceed 4 GB uncompressed, the limit of a ZIP file without ZIP64`);
-      const keep = Math.min(self.overlap, used);
-      block.copyWithin(0, used - keep, used);
-      carried = used = keep;
+      // The other block is free once its compression is settled.
       yield* settle();
       // A sync flush ends the piece on a byte boundary without a final
       // block, so independent pieces concatenate into one deflate stream.
-      pending = deflateRawAsync(data, { level: LEVEL, finishFlush: constants.Z_SYNC_FLUSH });
+      // One output buffer that holds the whole result (deflate's worst case
+      // adds about 1/8 for stored blocks): with zlib's default 16 kB chunks,
+      // each chunk is a round trip through this thread, which is busy
+      // producing the next block, so compression would wait for it instead of
+      // running beside it. The compressed bytes are the same either way
+      // (zlib's output does not depend on the output buffer's size; held by
+      // sheets-zip.test.ts, "compresses to the same bytes whatever the output
+      // chunk size").
+      pending = deflateRawAsync(data, { level: LEVEL, finishFlush: constants.Z_SYNC_FLUSH, chunkSize: data.length + (data.length >> 3) + 1024 });
       // Settled (and any failure thrown) by the next flush or the end of the entry.
       pending.catch(() => {});
+      // The next block starts with this one's tail, for the inspector's overlap; this one is not written to until it is compressed.
+      const keep = Math.min(self.overlap, used);
+      block.copy(spare, 0, used - keep, used);
+      [block, spare] = [spare, block];
+      carried = used = keep;
     }
     for (const piece of pieces) {
       if (piece.length * 3 <= BLOCK_BYTES + this.overlap - used) {

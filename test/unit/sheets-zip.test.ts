@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { constants, deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ZipWriter } from '../../src/sheets/zip.js';
 import { unzip } from '../helpers/unzip.js';
@@ -35,5 +37,37 @@ describe('the ZIP writer', () => {
     const bare: Buffer[] = [];
     await zipOf([['s.xml', pieces]], (b) => bare.push(Buffer.from(b)));
     expect(bare.some((b) => b.includes(needle))).toBe(false);
+  });
+
+  it('keeps every block whole while it is compressed, the two blocks taking turns, with an overlap carried across each end', async () => {
+    // Five blocks, a needle across each of the first four ends: each carried tail lands in the other block.
+    const needle = 'SECRET-TOKEN-VALUE';
+    const pieces: string[] = [];
+    for (let b = 0; b < 4; b++) pieces.push(`${b}`.repeat((1 << 20) - 7 - (b === 0 ? 0 : needle.length - 7)), 'SECRET-', 'TOKEN-VALUE');
+    pieces.push('z'.repeat(5000));
+    const blocks: Buffer[] = [];
+    const files = unzip(await zipOf([['s.xml', pieces]], (b) => blocks.push(Buffer.from(b)), needle.length - 1));
+    expect(files.get('s.xml')!.toString('utf8')).toBe(pieces.join(''));
+    expect(blocks.length).toBe(5);
+    expect(blocks.map((b) => b.includes(needle))).toEqual([false, true, true, true, true]);
+  });
+
+  it('compresses to the same bytes whatever the output chunk size: each 1 MiB block as zlib gives it with its default 16 kB chunks', async () => {
+    // Sheet-like rows, then incompressible text (its compressed form is larger than its input).
+    const rows = Array.from({ length: 30_000 }, (_, i) => `<row r="${i + 2}"><c r="A${i + 2}" t="inlineStr"><is><t>user-${(i * 7919) % 10007}</t></is></c></row>`);
+    const noise = Array.from({ length: 40 }, () => randomBytes(30_000).toString('base64'));
+    const pieces = [...rows, ...noise];
+    // The inspector sees each uncompressed block (no overlap asked for).
+    const uncompressed: Buffer[] = [];
+    const zip = new ZipWriter(new Date(Date.UTC(2026, 10, 21)), (b) => uncompressed.push(Buffer.from(b)));
+    const out: Buffer[] = [];
+    for await (const b of zip.entry('s.xml', pieces)) out.push(b);
+    // header, compressed blocks, the final empty block, the data descriptor
+    const blocks = out.slice(1, -2);
+    const expected = uncompressed.map((b) => deflateRawSync(b, { level: 1, finishFlush: constants.Z_SYNC_FLUSH }));
+    expect(Buffer.concat(uncompressed).toString('utf8')).toBe(pieces.join(''));
+    expect(expected.length).toBeGreaterThan(2);
+    expect(blocks.length).toBe(expected.length);
+    expect(Buffer.concat(blocks).equals(Buffer.concat(expected))).toBe(true);
   });
 });
