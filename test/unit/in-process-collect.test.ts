@@ -90,6 +90,7 @@ describe('collect() in-process against the msw handlers', () => {
     expect((err as Error).message).toMatch(/^403 on GET \/api\/realms: the VM token .*--token-vm or SVC_TOKEN_VM/);
   });
 
+  // Retry-After itself is checked by order of arrival in test/unit/http-client.test.ts.
   it('recovers from transient 500, 503 and 429 answers, counting the attempts', async () => {
     const backend = site();
     backend.setFault('users', { statuses: [500, 503] });
