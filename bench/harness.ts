@@ -38,6 +38,8 @@ export interface BenchOptions {
   log?: (line: string) => void;
   /** The CLI to measure; default this repository's bin/svc-snapshot.js (e.g. another build, to compare a change). */
   bin?: string;
+  /** Nights loaded into the history database after the first; default HISTORY_NIGHTS. */
+  historyNights?: number;
 }
 
 export interface Stat {
@@ -64,6 +66,8 @@ export interface BenchResults {
   readonly runs: number;
   readonly sites: ReadonlyArray<{ name: string; site: Site; collectionBytes: number }>;
   readonly rows: Row[];
+  /** Each round's comparison of the live snapshot's export files with the replay's: how many files, and whether every sha256 matched. */
+  readonly hashChecks: ReadonlyArray<{ readonly round: number; readonly files: number; readonly identical: boolean }>;
   readonly notes: string[];
   readonly wallSeconds: number;
   /** The CLI measured, when not this repository's. */
@@ -213,6 +217,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
   const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const notes: string[] = [];
   const rows: Row[] = [];
+  const hashChecks: Array<{ round: number; files: number; identical: boolean }> = [];
   const sites: Array<{ name: string; site: Site; collectionBytes: number }> = [];
   const servers: Server[] = [];
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
@@ -285,7 +290,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         rmSync(f, { recursive: true, force: true });
       }
       // Live and replay of the same site must write the same bytes.
-      if (!sameHashes(exportHashes(s), exportHashes(p))) identical = false;
+      const liveHashes = exportHashes(s);
+      const same = sameHashes(liveHashes, exportHashes(p));
+      hashChecks.push({ round: r + 1, files: liveHashes.size, identical: same });
+      // No files compared is no evidence: an empty directory must not pass.
+      if (!same || liveHashes.size === 0) identical = false;
       rmSync(s, { recursive: true, force: true });
       rmSync(p, { recursive: true, force: true });
 
@@ -391,7 +400,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     }
 
     // ---- history database (SQLite): needs no server, only the collection
-    const history = await benchHistory({ bin: BIN, benchDir: BENCH, workDir, runs, raw, run: (args, o) => run(args, o), stat, log });
+    const history = await benchHistory({ bin: BIN, benchDir: BENCH, workDir, runs, raw, run: (args, o) => run(args, o), stat, log, ...(opts.historyNights !== undefined ? { nightCount: opts.historyNights } : {}) });
     rows.push(...history.rows);
     notes.push(...history.notes);
     log(`[${elapsed()}] history measured`);
@@ -447,6 +456,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     runs,
     sites,
     rows,
+    hashChecks,
     notes,
     wallSeconds: (performance.now() - started) / 1000,
     ...(BIN !== DEFAULT_BIN ? { bin: BIN } : {}),

@@ -37,7 +37,7 @@ type Probe = { kind: 'answer'; res: Fetched } | { kind: 'error'; err: HttpError 
 export async function runCheck(flags: CheckFlags, deps: CommandDeps): Promise<CommandResult> {
   if (flags.audit) return runCheckAudit(flags, deps);
   const settings = resolveConnection(flags, deps.env);
-  const http = new HttpClient({ ...settings, retries: Math.min(settings.retries, 1), userAgent: `${TOOL.name}/${TOOL.version}` });
+  const http = new HttpClient({ ...settings, retries: Math.min(settings.retries, 1), userAgent: `${TOOL.name}/${TOOL.version}` }, deps.dispatcher);
   const observer = observeTls(new URL(settings.baseUrl).hostname);
   try {
     const checked = await check(settings, http);

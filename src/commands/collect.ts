@@ -39,7 +39,7 @@ export async function runCollect(flags: CollectFlags, deps: CommandDeps): Promis
   const settings = resolveConnection(flags, deps.env);
   const t0 = performance.now();
   const abort = new AbortController();
-  const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal });
+  const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal }, deps.dispatcher);
   try {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
     const { collection, failed } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });

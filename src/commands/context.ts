@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import type { Dispatcher } from 'undici';
 import type { Reporter } from '../progress/reporter.js';
 import type { RunReport } from '../cron/metrics.js';
 import { assertReplaceable, assertSafeTarget, type OutputKind } from '../publish/target.js';
@@ -10,6 +11,8 @@ export interface CommandDeps {
   readonly stdout: (text: string) => void;
   readonly reporter: Reporter;
   readonly now: () => Date;
+  /** Answers the HTTP requests instead of a new undici Agent: tests run commands in-process against the fake's handlers. */
+  readonly dispatcher?: Dispatcher;
 }
 
 export interface CommandResult {

@@ -72,7 +72,7 @@ async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
   }
   const settings = resolveConnection(flags, deps.env);
   const abort = new AbortController();
-  const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal });
+  const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal }, deps.dispatcher);
   try {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
     const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });

@@ -153,7 +153,8 @@ describe('--keep on snapshot', () => {
     expect(summary.pruned).toEqual(['01', '02', '05'].map((d) => join(parent, `svc-snapshot-2026-01-${d}`)));
   });
 
-  it.each([['0'], ['-1'], ['1.5'], ['two'], ['']])('refuses --keep %j as a usage error before any request', async (value) => {
+  // Through the binary, the values argv parsing could mistake; every other value is test/unit/cron.test.ts's (parseKeep).
+  it.each([['0'], ['-1'], ['']])('refuses --keep %j as a usage error before any request', async (value) => {
     const parent = tmpDir();
     const requests = site.backend.requests.length;
     const res = await snapshot(parent, ['--keep', value, '--out-dir', 'svc-snapshot-2026-02-01']);

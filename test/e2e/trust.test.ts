@@ -213,14 +213,9 @@ describe('3. --out-dir cannot eat a working directory', () => {
     mkdirSync(join(cwd, 'home'));
     return cwd;
   }
+  // The other spellings of the working directory, its parents and the root: test/unit/in-process-out-dir.test.ts.
   const unsafe: [string, (cwd: string) => string][] = [
     ['"." (the working directory)', () => '.'],
-    ['"" (an unset variable in a cron line)', () => ''],
-    ['"  "', () => '  '],
-    ['".."', () => '..'],
-    ['"/"', () => '/'],
-    ['the working directory, absolute', (cwd) => cwd],
-    ['the working directory with a trailing slash', (cwd) => `${cwd}/`],
     ['the home directory', (cwd) => join(cwd, 'home')],
   ];
   for (const [name, outDir] of unsafe) {

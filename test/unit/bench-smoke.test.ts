@@ -1,39 +1,93 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { totalmem } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { met, renderResults, runBench, stat } from '../../bench/harness.js';
+import { met, renderResults, runBench, stat, type Row } from '../../bench/harness.js';
 import { TARGETS } from '../../bench/workload.js';
 
+const CRITICAL = 'Critical path: GET /api/realms + slowest route alone';
+
 describe('the benchmark harness (npm run bench), on a tiny site', () => {
-  it('measures every figure once and renders the results table', async () => {
+  it('measures every figure from real runs, forms each ratio from the rows it names, and checks live against replay by hash', async () => {
     const lines: string[] = [];
-    const r = await runBench({ factor: 0.002, realmCount: 2, runs: 1, latencyMs: 5, log: (l) => lines.push(l) });
-    const figures = r.rows.map((row) => row.figure);
-    for (const f of ['Transport floor, one request at a time', 'Live collect', 'Live snapshot', 'Live snapshot, --concurrency 1', '--replay of the collection', 'svc-snapshot --help', 'node -e 0']) {
-      expect(figures).toContain(f);
-    }
-    expect(figures).toContain('--replay --format csv,xlsx (time added over --replay)');
-    expect(figures.filter((f) => f.startsWith('Peak RSS'))).toHaveLength(5);
-    for (const row of r.rows) {
-      expect(row.stat, row.figure).toBeDefined();
-      expect(Number.isFinite(row.stat!.median) && row.stat!.median > 0, row.figure).toBe(true);
-      if (row.target) expect(Number.isFinite(row.ratio), row.figure).toBe(true);
-    }
+    const runs = 1;
+    const r = await runBench({ factor: 0.002, realmCount: 2, runs, latencyMs: 5, historyNights: 2, log: (l) => lines.push(l) });
+    const rows = new Map(r.rows.map((row) => [row.figure, row]));
+    expect(rows.size, 'figures are unique').toBe(r.rows.length);
+    const get = (figure: string): Row & { stat: NonNullable<Row['stat']> } => {
+      const row = rows.get(figure) ?? r.rows.find((x) => x.figure.startsWith(figure));
+      expect(row, figure).toBeDefined();
+      expect(row!.stat, figure).toBeDefined();
+      return row as Row & { stat: NonNullable<Row['stat']> };
+    };
+    const [one, two] = r.sites;
     expect(r.sites).toHaveLength(2);
-    expect(r.sites[1]!.collectionBytes).toBeGreaterThan(r.sites[0]!.collectionBytes);
+
+    // Every figure is samples of real runs: positive, finite, as many as asked for.
+    for (const row of r.rows) {
+      const s = row.stat!;
+      expect(s, row.figure).toBeDefined();
+      expect(s.samples.length, row.figure).toBeGreaterThan(0);
+      for (const x of s.samples) expect(Number.isFinite(x) && x > 0, `${row.figure}: ${x}`).toBe(true);
+      expect(s.min <= s.median && s.median <= s.max, row.figure).toBe(true);
+    }
+    for (const f of ['Live collect', 'Live snapshot', 'Live snapshot, --concurrency 1', '--replay of the collection', 'svc-snapshot diff of the two snapshots', 'history load, first night (SQLite)']) {
+      expect(get(f).stat.samples, f).toHaveLength(runs);
+    }
+    // Start-up is measured three times a round.
+    expect(get('node -e 0').stat.samples).toHaveLength(3 * runs);
+    expect(get('svc-snapshot --help').stat.samples).toHaveLength(3 * runs);
+    // The durations are of child runs made one after the other inside this run: together they fit in its wall time.
+    const msTotal = r.rows.filter((row) => row.unit === 'ms').reduce((n, row) => n + row.stat!.samples.reduce((a, b) => a + b, 0), 0);
+    expect(msTotal).toBeLessThanOrEqual(r.wallSeconds * 1000);
+    // Peak RSS is what a Node process reports for itself: more than an empty heap, less than the machine.
+    const rss = r.rows.filter((row) => row.figure.startsWith('Peak RSS'));
+    expect(rss).toHaveLength(5);
+    for (const row of rss) for (const mb of row.stat!.samples) expect(mb > 10 && mb < totalmem() / 1e6, `${row.figure}: ${mb} MB`).toBe(true);
+    // The collection sizes are the directories measured.
+    expect(get(`Raw collection on disk (${one!.name})`).stat.median).toBe(one!.collectionBytes / 1e6);
+    expect(get(`Raw collection on disk (${two!.name})`).stat.median).toBe(two!.collectionBytes / 1e6);
+    expect(two!.collectionBytes).toBeGreaterThan(one!.collectionBytes);
+
+    // Each ratio is formed from the medians of the rows it names.
+    const checked = new Set<string>();
+    const ratio = (figure: string, expected: number) => {
+      const row = get(figure);
+      expect(row.ratio, figure).toBeDefined();
+      expect(row.ratio!, figure).toBeCloseTo(expected, 9);
+      checked.add(row.figure);
+    };
+    const m = (figure: string) => get(figure).stat.median;
+    ratio('Transport floor: every route received and dropped', m('Transport floor: every route received and dropped') / m(CRITICAL));
+    ratio('Transport floor, one request at a time', m('Transport floor, one request at a time') / m('Transport floor: every route received and dropped'));
+    ratio('Live collect', m('Live collect') / m(CRITICAL));
+    ratio('Live snapshot', m('Live snapshot') / m(CRITICAL));
+    ratio('Live snapshot, --concurrency 1', m('Live snapshot, --concurrency 1') / m('Live snapshot'));
+    ratio('--replay of the collection', m('--replay of the collection') / m('Baseline: read + JSON.parse'));
+    ratio('--replay --format csv,xlsx (time added over --replay)', (m('--replay --format csv,xlsx') - m('--replay of the collection')) / m('--replay of the collection'));
+    ratio('svc-snapshot --help', m('svc-snapshot --help') / m('node -e 0'));
+    ratio('svc-snapshot diff of the two snapshots', m('svc-snapshot diff of the two snapshots') / m('Baseline: JSON.parse of both snapshots'));
+    ratio('history load, first night (SQLite)', m('history load, first night (SQLite)') / m('Baseline: --replay build of the first night'));
+    ratio('history load, a night with', m('history load, a night with') / m('history load, first night (SQLite)'));
+    ratio('SQLite file after 2 more nights', m('SQLite file after 2 more nights') / m('SQLite file after the first night'));
+    ratio('history as-of (night 1 of 3)', m('history as-of (night 1 of 3)') / m('Baseline: --replay, beside the as-of runs'));
+    for (const site of [one!, two!]) {
+      for (const what of ['live snapshot', 'replay']) {
+        ratio(`Peak RSS, ${what} (${site.name})`, m(`Peak RSS, ${what} (${site.name})`) / m(`Raw collection on disk (${site.name})`));
+      }
+    }
+    ratio(`Peak RSS, replay --format csv,xlsx (${one!.name})`, m(`Peak RSS, replay --format csv,xlsx (${one!.name})`) / m(`Raw collection on disk (${one!.name})`));
+    // No ratio goes unchecked, and every target has one to judge.
+    expect(r.rows.filter((row) => row.ratio !== undefined).map((row) => row.figure).sort()).toEqual([...checked].sort());
+    for (const row of r.rows.filter((x) => x.target)) expect(met(row), row.figure).toBeTypeOf('boolean');
+
+    // Live and replay were compared file by file: all 15 exports, every round.
+    expect(r.hashChecks).toEqual(Array.from({ length: runs }, (_, i) => ({ round: i + 1, files: 15, identical: true })));
     expect(r.notes.join('\n')).toContain('byte-identical in every round');
+
     const md = renderResults(r);
     expect(md).toContain('| figure | median | min | max | ratio | target | met |');
+    for (const row of r.rows) expect(md, row.figure).toContain(`| ${row.figure} |`);
     expect(md).toContain(r.machine.node);
     expect(md).toContain(`≤ ${TARGETS.rssVsCollection}`);
-    const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
-    try {
-      writeFileSync(join(dir, 'RESULTS.md'), md);
-      expect(readFileSync(join(dir, 'RESULTS.md'), 'utf8')).toBe(md);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   }, 180_000);
 
   it('takes medians and judges targets in both directions', () => {

@@ -8,7 +8,9 @@ import { build, buildAll } from '../../src/exports/build.js';
 import { EXPORT_BATCH, serializeExport } from '../../src/exports/serialize.js';
 import { writeExports } from '../../src/publish/snapshot-files.js';
 import { createStaging } from '../../src/publish/index.js';
-import { tmpDir } from '../helpers/run-cli.js';
+import { readCollection } from '../../src/collect/replay.js';
+import type { RawCollection } from '../../src/collect/types.js';
+import { REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
 import { CollectionBuilder, drive, user } from './collection-builder.js';
 
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
@@ -20,6 +22,23 @@ function collection() {
     .with('users', users)
     .with('drives', [drive({ id: 'd1', name: 'déjà vu' })])
     .build();
+}
+
+/**
+ * The streamed writer's files are, byte for byte, serializeExport over the
+ * in-memory build: compared as bytes, so a changed byte anywhere (an encoding,
+ * a separator between batches, a missing newline) fails, not only a changed
+ * character.
+ */
+function expectStreamedBytes(dir: string, exports: readonly { export: string; file: string }[], c: RawCollection): void {
+  const whole = buildAll(c).exports;
+  expect(exports).toHaveLength(whole.length);
+  for (const [i, e] of exports.entries()) {
+    const expected = Buffer.from(serializeExport(whole[i]!), 'utf8');
+    const actual = readFileSync(join(dir, e.file));
+    expect(actual.length, e.export).toBe(expected.length);
+    expect(actual.equals(expected), e.export).toBe(true);
+  }
 }
 
 describe('export hashes in the snapshot manifest', () => {
@@ -48,9 +67,19 @@ describe('export hashes in the snapshot manifest', () => {
       const { files, manifest } = snapshotFiles(c, buildAll(c), 'replay', false, true);
       expect(manifest.exports.map((e) => e.sha256)).toEqual(written.exports.map((e) => e.sha256));
       for (const [i, f] of files.entries()) expect(manifest.exports[i]!.sha256).toBe(sha256(f.content));
-      // The streamed writer's bytes are those of serializeExport over the in-memory build.
-      const whole = buildAll(c).exports;
-      for (const [i, e] of written.exports.entries()) expect(readFileSync(join(staging.dir, e.file), 'utf8'), e.export).toBe(serializeExport(whole[i]!));
+      expectStreamedBytes(staging.dir, written.exports, c);
+    } finally {
+      staging.discard();
+    }
+  });
+
+  it.each(['platform-3.14.1', 'platform-3.13.8'])('are of files whose bytes are serializeExport over the in-memory build, for the recording %s', async (name) => {
+    const staging = await createStaging(join(tmpDir(), 'snap'));
+    try {
+      const read = () => readCollection(join(REPO_ROOT, 'recordings', name), { checkBodies: true });
+      const written = await writeExports(staging, build(await read()), '2026-11-21');
+      expect(written.exports.some((e) => e.count > 0)).toBe(true);
+      expectStreamedBytes(staging.dir, written.exports, await read());
     } finally {
       staging.discard();
     }
