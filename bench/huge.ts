@@ -138,6 +138,7 @@ export async function runHuge(opts: { runs: number; drives?: number; log: (line:
     runs: opts.runs,
     sites: [{ name: site.name, site, collectionBytes }],
     rows,
+    hashChecks: [],
     notes,
     wallSeconds: (performance.now() - started) / 1000,
   };
