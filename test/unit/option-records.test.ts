@@ -12,6 +12,7 @@ import { resolveAuditSettings } from '../../src/audit/settings.js';
 import { OPTIONS, refuseConflicts, valueOf, type OptionKey } from '../../src/config/options.js';
 import { resolveConnection } from '../../src/config/settings.js';
 import { UsageError } from '../../src/errors.js';
+import { parseHistoryTarget } from '../../src/history/target.js';
 import { REPO_ROOT, runCli } from '../helpers/run-cli.js';
 
 const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
@@ -78,6 +79,27 @@ describe('the option records', () => {
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/--replay builds from files and talks to no server; drop --base-url, --realms/);
     expect(res.stderr).not.toContain(ENV.SVC_TOKEN);
+  });
+
+  it('through the binary: --replay with each server option alone is refused naming both flags', async () => {
+    const replay = OPTIONS.find((o) => o.key === 'replay')!;
+    const values: Record<string, string> = { baseUrl: 'https://platform.example.org', realms: 'libvirt' };
+    const secret = 'T0ken-typed-with-replay-0123456789';
+    const runs = await Promise.all(
+      replay.conflicts!.keys.map(async (k) => ({ flag: flagOf(k), res: await runCli(['snapshot', '--replay', '/nonexistent-collection', flagOf(k), values[k] ?? secret]) })),
+    );
+    for (const { flag, res } of runs) {
+      expect(res.code, `${flag}: ${res.stderr}`).toBe(2);
+      expect(res.stderr).toContain(`--replay ${replay.conflicts!.why}; drop ${flag}\n`);
+      expect(res.stderr).not.toContain(secret);
+      expect(res.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('--history: the default help shows is the database a run without a value uses', async () => {
+    const shown = await helpDefault('history', '--history');
+    expect(shown).toBe(OPTIONS.find((o) => o.key === 'history')!.defaultText);
+    expect(parseHistoryTarget(shown!, '/srv/runs')).toEqual(parseHistoryTarget(true, '/srv/runs'));
   });
 
   it('parses through the record: a bad value is refused naming the flag', () => {
