@@ -103,9 +103,11 @@ export function valueOf<K extends OptionKey>(key: K, flags: { readonly [P in K]?
 }
 
 /** The flag as typed, from its record: `--base-url`. */
-export function flagName(key: OptionKey | string): string {
+export function flagName(key: string): string {
   const rec = OPTIONS.find((o) => o.key === key);
-  return rec ? rec.flags.split(' ')[0]! : `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  // A key without a record is a mistake in the records themselves (the option-records test finds it).
+  if (rec === undefined) throw new Error(`no option record has the key ${key}`);
+  return rec.flags.split(' ')[0]!;
 }
 
 /** Refuses (exit 2) an option given together with one its record says it cannot be combined with. */
