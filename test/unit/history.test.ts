@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -218,6 +219,33 @@ for (const engine of ENGINES) {
       const c = captureDeps(work);
       await runHistory({ history, json: true }, ['runs'], c.deps);
       expect(HistoryRunsSummary.parse(JSON.parse(c.out())).runs.map((r) => r.date)).toEqual(['2026-11-01']);
+    });
+
+    it('refuses an export laid out otherwise than svc-snapshot writes it, anywhere in a large file, even with a matching hash', async () => {
+      const names = Object.fromEntries(Array.from({ length: 2500 }, (_, i) => [`u${String(i).padStart(4, '0')}`, `Name ${i}`]));
+      const night = { date: '2026-11-05', records: { users: USERS(names) } };
+      const good = writeNight(join(work, `layout-good-${engine.name}`), night);
+      expect((await runHistory({ history: await engine.target('layoutgood') }, ['load', good], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+      // Each variant differs from the written layout in one place only; the manifest's hash is made to match it.
+      const variants: Record<string, (text: string) => string> = {
+        compact: (text) => `${JSON.stringify(JSON.parse(text))}\n`,
+        'space in a late record': (text) => text.replace('"id": "u2300"', '"id":  "u2300"'),
+        'no final newline': (text) => text.slice(0, -1),
+        'text after the array': (text) => `${text}\n`,
+        'record boundary moved': (text) => text.replace('  },\n  {\n    "id": "u1000"', '  }, {\n    "id": "u1000"'),
+      };
+      for (const [name, change] of Object.entries(variants)) {
+        const dir = writeNight(join(work, `layout-${name.replace(/ /g, '-')}-${engine.name}`), night);
+        const file = readdirSync(dir).find((n) => n.includes('-users '))!;
+        const text = change(readFileSync(join(dir, file), 'utf8'));
+        expect(text, name).not.toBe(readFileSync(join(good, file), 'utf8'));
+        writeFileSync(join(dir, file), text);
+        const manifest = JSON.parse(readFileSync(join(dir, '_snapshot-manifest.json'), 'utf8')) as { exports: { export: string; sha256: string }[] };
+        manifest.exports.find((e) => e.export === 'users')!.sha256 = createHash('sha256').update(text).digest('hex');
+        writeFileSync(join(dir, '_snapshot-manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+        const history = await engine.target(`layout${Object.keys(variants).indexOf(name)}`);
+        await expectError(runHistory({ history }, ['load', dir], captureDeps(work).deps), EXIT.failed, /is not laid out as svc-snapshot writes exports/);
+      }
     });
 
     it('refuses an export file reached through a symbolic link', async () => {
