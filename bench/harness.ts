@@ -12,12 +12,12 @@ import { cpus, release as osRelease, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { valueOf } from '../src/config/options.js';
+import { readOptions } from '../src/config/options.js';
 import { benchHistory } from './history.js';
 import { DIFF_CHANGED_SHARE, LATENCY_MS, MIN_RUNS, RELEASE, TARGETS, site, type Site } from './workload.js';
 
 /** The client's defaults, from its option records. */
-const DEFAULTS = { concurrency: valueOf('concurrency', {}) };
+const DEFAULTS = { concurrency: readOptions('collect', {}, {}).concurrency };
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_BIN = join(REPO_ROOT, 'bin', 'svc-snapshot.js');

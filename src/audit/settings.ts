@@ -1,32 +1,13 @@
-import { format, isValid, parse } from 'date-fns';
 import { UsageError } from '../errors.js';
-import { resolveTransport, type ConnectionFlags } from '../config/settings.js';
-import { valueOf } from '../config/options.js';
-import { normaliseServiceUrl } from '../config/url.js';
-import { registerSecret } from '../util/redact.js';
+import { resolveTransport } from '../config/settings.js';
+import type { CommandOptions } from '../config/options.js';
+import { AUDIT_TOKEN_PATTERN, parseCalendarDate, type ResolvedToken } from '../config/values.js';
 
-/** The flags of `svc-snapshot audit` (src/cli/options.ts), as commander gives them. */
-export interface AuditFlags extends Pick<ConnectionFlags, 'timeout' | 'concurrency' | 'retries' | 'caFile'> {
-  auditUrl?: string;
-  auditToken?: string;
-  from?: string;
-  to?: string;
-  query?: string[];
-  param?: string[];
-  report?: string[];
-  objects?: string[];
-  outDir?: string;
-  quiet?: boolean;
-  json?: boolean;
-  debug?: boolean;
-}
+/** The options `svc-snapshot audit` reads (readOptions('audit', …)); check --audit reads the URL, token and transport of them. */
+export type AuditOptions = CommandOptions<'audit'>;
 
-export interface AuditToken {
-  /** The secret. Never printed, logged or written. */
-  readonly value: string;
-  /** `SVC_AUDIT_TOKEN` or `--audit-token`: safe to print. */
-  readonly source: string;
-}
+/** An audit token secret and where it came from (`SVC_AUDIT_TOKEN` or `--audit-token`: safe to print). */
+export type AuditToken = ResolvedToken;
 
 export interface ReportRequest {
   readonly id: string;
@@ -57,44 +38,20 @@ export interface AuditSettings {
 }
 
 
-/** Spec section 5: 22 letters or digits followed by `==`. */
-export const AUDIT_TOKEN_PATTERN = /^[A-Za-z0-9]{22}==$/;
-
-const DATE_SHAPE = /^\d{4}-\d{2}-\d{2}$/;
-
+export { AUDIT_TOKEN_PATTERN };
 /** A real calendar date `YYYY-MM-DD` (2026-02-30 is not one); returns it unchanged. */
-export function parseAuditDate(what: string, raw: string): string {
-  const parsed = parse(raw, 'yyyy-MM-dd', new Date(2000, 0, 1));
-  if (!DATE_SHAPE.test(raw) || !isValid(parsed) || format(parsed, 'yyyy-MM-dd') !== raw) {
-    throw new UsageError(`${what} must be a calendar date YYYY-MM-DD, e.g. 2026-11-21 (got "${raw.slice(0, 40)}")`);
-  }
-  return raw;
+export const parseAuditDate = parseCalendarDate;
+
+/** The audit service's URL, from --audit-url or SVC_AUDIT_URL (read and normalised by the option records). */
+export function requireAuditUrl(url: string | undefined): string {
+  if (url === undefined) throw new UsageError('no audit service URL given: pass --audit-url https://audit.example.org or set SVC_AUDIT_URL');
+  return url;
 }
 
-export function resolveAuditUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  const raw = flag ?? (env.SVC_AUDIT_URL === '' ? undefined : env.SVC_AUDIT_URL);
-  if (raw === undefined) {
-    throw new UsageError('no audit service URL given: pass --audit-url https://audit.example.org or set SVC_AUDIT_URL');
-  }
-  return normaliseServiceUrl(raw, flag !== undefined ? '--audit-url' : 'SVC_AUDIT_URL', false);
-}
-
-/** SVC_AUDIT_TOKEN wins over --audit-token (CONTRACT section 7). The message never holds the value. */
-export function resolveAuditToken(flag: string | undefined, env: NodeJS.ProcessEnv): AuditToken {
-  const fromEnv = env.SVC_AUDIT_TOKEN === '' ? undefined : env.SVC_AUDIT_TOKEN;
-  const source = fromEnv !== undefined ? 'SVC_AUDIT_TOKEN' : flag !== undefined && flag !== '' ? '--audit-token' : undefined;
-  const value = fromEnv ?? flag;
-  if (source === undefined || value === undefined) {
-    throw new UsageError('no audit token given: set SVC_AUDIT_TOKEN (or pass --audit-token) with a token created in the audit front end');
-  }
-  registerSecret(value);
-  if (!AUDIT_TOKEN_PATTERN.test(value)) {
-    throw new UsageError(
-      `the audit token in ${source} is not an audit token secret, which is 22 letters or digits followed by "==" (24 characters); ` +
-        'check for a trailing newline, stray quotes or a truncated copy where it is set',
-    );
-  }
-  return { value, source };
+/** SVC_AUDIT_TOKEN wins over --audit-token (CONTRACT section 7; the option record says so). The message never holds the value. */
+export function requireAuditToken(token: AuditToken | undefined): AuditToken {
+  if (token === undefined) throw new UsageError('no audit token given: set SVC_AUDIT_TOKEN (or pass --audit-token) with a token created in the audit front end');
+  return token;
 }
 
 /** `--param name=value`, split at the first `=`; the last of a repeated name wins. */
@@ -182,19 +139,18 @@ export function parseObjects(raw: readonly string[] | undefined): ObjectsRequest
  * before any request: URL, token shape, dates and their order, the syntax of
  * --param, --report and --objects, and the transport options.
  */
-export function resolveAuditSettings(flags: AuditFlags, env: NodeJS.ProcessEnv): AuditSettings {
-  const auditUrl = resolveAuditUrl(flags.auditUrl, env);
-  const token = resolveAuditToken(flags.auditToken, env);
-  const from = parseAuditDate('--from', valueOf('from', flags));
-  const to = parseAuditDate('--to', valueOf('to', flags));
+export function resolveAuditSettings(o: AuditOptions, env: NodeJS.ProcessEnv): AuditSettings {
+  const auditUrl = requireAuditUrl(o.auditUrl);
+  const token = requireAuditToken(o.auditToken);
+  const { from, to } = o;
   if (from > to) throw new UsageError(`--from ${from} is after --to ${to}; the period must not end before it starts`);
-  const queries = [...new Set(flags.query ?? [])];
+  const queries = [...new Set(o.query ?? [])];
   if (queries.some((q) => q === '')) throw new UsageError('--query needs a query id, e.g. --query logins');
-  const params = parseParams(flags.param);
+  const params = parseParams(o.param);
   if (params.size > 0 && queries.length === 0) {
     throw new UsageError('--param sets parameters of the queries given with --query; add --query <id>');
   }
-  const reports = parseReports(flags.report);
-  const objects = parseObjects(flags.objects);
-  return { auditUrl, token, from, to, queries, params, reports, objects, ...resolveTransport(flags, env) };
+  const reports = parseReports(o.report);
+  const objects = parseObjects(o.objects);
+  return { auditUrl, token, from, to, queries, params, reports, objects, ...resolveTransport(o, env) };
 }

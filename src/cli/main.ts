@@ -2,7 +2,6 @@ import { Command, CommanderError } from 'commander';
 import { EXIT, type ExitCode } from './errors.js';
 import { DomainError, InterruptedError, TokenRejectedError, UsageError } from '../errors.js';
 import { optionsFor, type CommandName } from './options.js';
-import { refuseConflicts } from '../config/options.js';
 import { installSignalHandlers } from '../publish/index.js';
 import { plainReporter, type Reporter } from '../progress/reporter.js';
 import { ttyReporter } from '../progress/tty.js';
@@ -191,7 +190,7 @@ export async function main(argv: string[]): Promise<number> {
       cron = CronRun.open(spec.name, flags, process.cwd(), out);
       await cron?.start(flags, process.env);
     }
-    refuseConflicts(spec.name, flags);
+    // Each command reads its options with readOptions (src/config/options.ts), which refuses conflicting ones first.
     const result = await spec.run(flags, args, makeDeps(reporter));
     exitCode = result.exitCode;
     report = result.report;

@@ -1,39 +1,41 @@
 import { collectAudit } from '../audit/collect.js';
-import { resolveAuditSettings, type AuditFlags } from '../audit/settings.js';
+import { resolveAuditSettings } from '../audit/settings.js';
+import { readOptions } from '../config/options.js';
 import { auditSummary, formatAuditSummary, type AuditSummary } from '../audit/summary.js';
 import { writeAudit } from '../audit/write.js';
 import { EXIT } from '../cli/errors.js';
 import { HttpClient } from '../http/client.js';
 import { withStaging } from '../publish/index.js';
 import { TOOL } from '../version.js';
-import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
-import { checkKeepTarget, parseKeep } from '../cron/keep.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
+import { checkKeepTarget } from '../cron/keep.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 
-export type { AuditFlags, AuditSummary };
+export type { AuditSummary };
 
 /**
  * `svc-snapshot audit` (CONTRACT section 7): flags → settings (checked before
  * any request) → collection → publish with the token leak scan → summary.
  */
-export async function runAudit(flags: AuditFlags & { keep?: string }, deps: CommandDeps): Promise<CommandResult> {
-  const keep = parseKeep(flags.keep);
-  checkKeepTarget(keep, flags.outDir);
-  checkOutDirFlag(deps.cwd, flags.outDir, 'audit');
-  const settings = resolveAuditSettings(flags, deps.env);
+export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
+  const o = readOptions('audit', flags, deps.env);
+  const keep = o.keep;
+  checkKeepTarget(keep, o.outDir);
+  checkOutDirFlag(deps.cwd, o.outDir, 'audit');
+  const settings = resolveAuditSettings(o, deps.env);
   const t0 = performance.now();
   const abort = new AbortController();
   const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal });
   try {
     deps.reporter.info(`collecting from the audit service at ${settings.auditUrl} for ${settings.from} to ${settings.to}`);
     const collection = await collectAudit(settings, { http, reporter: deps.reporter, abort, now: deps.now });
-    const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-audit-${collection.manifest.date}`);
+    const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-audit-${collection.manifest.date}`);
     deps.reporter.info(`publishing ${outDir}`);
     await withStaging(outDir, [settings.token.value], (staging) => writeAudit(staging, collection), 'audit');
     const pruned = applyKeep(keep, true, outDir, 'audit', deps.reporter);
     deps.reporter.close();
     const summary = { ...auditSummary(collection.manifest, outDir, collection.files.size + 1, Math.round(performance.now() - t0)), ...(pruned ? { pruned } : {}) };
-    deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatAuditSummary(summary) + formatPruned(pruned).map((l) => `${l}\n`).join(''));
+    deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : formatAuditSummary(summary) + formatPruned(pruned).map((l) => `${l}\n`).join(''));
     const routes = collection.manifest.routes;
     return {
       exitCode: EXIT.ok,

@@ -1,6 +1,7 @@
-import { resolveAuditToken, resolveAuditUrl } from '../audit/settings.js';
+import { requireAuditToken, requireAuditUrl } from '../audit/settings.js';
 import { auditAuth } from '../http/auth.js';
-import { resolveTransport, type ConnectionFlags } from '../config/settings.js';
+import { resolveTransport } from '../config/settings.js';
+import type { CommandOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import { describeTls, observeTls, tlsVerdict } from '../http/tls-observer.js';
@@ -9,19 +10,13 @@ import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from './context.js';
 import type { CheckAuditSummary } from '../cli/summaries.js';
 
-export interface CheckAuditFlags extends Pick<ConnectionFlags, 'timeout' | 'concurrency' | 'retries' | 'caFile'> {
-  auditUrl?: string;
-  auditToken?: string;
-  json?: boolean;
-}
-
 export type AuditCheckReport = CheckAuditSummary;
 
 /** `check --audit`: GET /info without the token, then an information route with it. */
-export async function runCheckAudit(flags: CheckAuditFlags, deps: CommandDeps): Promise<CommandResult> {
-  const auditUrl = resolveAuditUrl(flags.auditUrl, deps.env);
-  const token = resolveAuditToken(flags.auditToken, deps.env);
-  const transport = resolveTransport(flags, deps.env);
+export async function runCheckAudit(o: CommandOptions<'check'>, deps: CommandDeps): Promise<CommandResult> {
+  const auditUrl = requireAuditUrl(o.auditUrl);
+  const token = requireAuditToken(o.auditToken);
+  const transport = resolveTransport(o, deps.env);
   const http = new HttpClient({ ...transport, retries: Math.min(transport.retries, 1), userAgent: `${TOOL.name}/${TOOL.version}` });
   const report: AuditCheckReport = { reachable: true, tls: { ok: true }, token: { source: token.source, accepted: null }, ok: false };
   const observer = observeTls(new URL(auditUrl).hostname);
@@ -46,7 +41,7 @@ export async function runCheckAudit(flags: CheckAuditFlags, deps: CommandDeps): 
     report.tls = tlsVerdict(auditUrl, observer.authorized(), report.tls, report.reachable);
     report.ok = report.reachable && report.tls.ok && report.token.accepted === true;
     deps.reporter.close();
-    deps.stdout(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatAuditCheck(auditUrl, report));
+    deps.stdout(o.json ? `${JSON.stringify(report, null, 2)}\n` : formatAuditCheck(auditUrl, report));
     if (report.ok) return { exitCode: EXIT.ok };
     if (report.token.status === 401 || report.token.status === 403) return { exitCode: EXIT.tokenRejected };
     return { exitCode: EXIT.failed };

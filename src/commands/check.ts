@@ -1,7 +1,8 @@
 import { planRoute, routeById, TOKEN_TYPES, type RouteDef, type TokenType } from '../api/catalog.js';
 import { managementAuth } from '../http/auth.js';
 import { RealmsResponse } from '../api/models.js';
-import { resolveConnection, type ConnectionFlags, type ConnectionSettings } from '../config/settings.js';
+import { resolveConnection, type ConnectionSettings } from '../config/settings.js';
+import { readOptions } from '../config/options.js';
 import type { ResolvedToken } from '../config/tokens.js';
 import { HttpClient, type Fetched } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
@@ -9,14 +10,9 @@ import { describeTls, observeTls, tlsVerdict } from '../http/tls-observer.js';
 import { escapeControl } from '../util/escape.js';
 import { EXIT } from '../cli/errors.js';
 import { TOOL } from '../version.js';
-import type { CommandDeps, CommandResult } from './context.js';
-import { runCheckAudit, type CheckAuditFlags } from './check-audit.js';
+import type { CommandDeps, CommandResult, RawFlags } from './context.js';
+import { runCheckAudit } from './check-audit.js';
 import type { CheckSummary } from '../cli/summaries.js';
-
-export interface CheckFlags extends ConnectionFlags, CheckAuditFlags {
-  json?: boolean;
-  audit?: boolean;
-}
 
 export type CheckReport = CheckSummary;
 
@@ -34,9 +30,10 @@ const PROBES: Record<TokenType, { newer: string; older: string }> = {
 
 type Probe = { kind: 'answer'; res: Fetched } | { kind: 'error'; err: HttpError };
 
-export async function runCheck(flags: CheckFlags, deps: CommandDeps): Promise<CommandResult> {
-  if (flags.audit) return runCheckAudit(flags, deps);
-  const settings = resolveConnection(flags, deps.env);
+export async function runCheck(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
+  const o = readOptions('check', flags, deps.env);
+  if (o.audit) return runCheckAudit(o, deps);
+  const settings = resolveConnection(o, deps.env);
   const http = new HttpClient({ ...settings, retries: Math.min(settings.retries, 1), userAgent: `${TOOL.name}/${TOOL.version}` }, deps.dispatcher);
   const observer = observeTls(new URL(settings.baseUrl).hostname);
   try {
@@ -44,7 +41,7 @@ export async function runCheck(flags: CheckFlags, deps: CommandDeps): Promise<Co
     const tls = tlsVerdict(settings.baseUrl, observer.authorized(), checked.tls, checked.reachable);
     const report = tls === checked.tls ? checked : { ...checked, tls, tokens: tls.ok ? checked.tokens : [], ok: checked.ok && tls.ok };
     deps.reporter.close();
-    deps.stdout(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatCheck(settings.baseUrl, report));
+    deps.stdout(o.json ? `${JSON.stringify(report, null, 2)}\n` : formatCheck(settings.baseUrl, report));
     if (report.ok) return { exitCode: EXIT.ok };
     if (!report.reachable || !report.tls.ok) return { exitCode: EXIT.failed };
     return { exitCode: report.tokens.some((t) => t.refused.length > 0) ? EXIT.tokenRejected : EXIT.failed };

@@ -1,4 +1,5 @@
-import { resolveConnection, type ConnectionFlags } from '../config/settings.js';
+import { resolveConnection } from '../config/settings.js';
+import { readOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
 import { writeCollection } from '../collect/write.js';
@@ -6,17 +7,11 @@ import { withStaging } from '../publish/index.js';
 import { EXIT } from '../cli/errors.js';
 import { FailedError } from '../errors.js';
 import { TOOL } from '../version.js';
-import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import type { RouteRecord } from '../api/route-record.js';
 import type { CollectSummary } from '../cli/summaries.js';
-import { checkKeepTarget, parseKeep } from '../cron/keep.js';
+import { checkKeepTarget } from '../cron/keep.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
-
-export interface CollectFlags extends ConnectionFlags {
-  outDir?: string;
-  json?: boolean;
-  keep?: string;
-}
 
 export type { CollectSummary };
 
@@ -32,11 +27,12 @@ export function summariseRoutes(routes: readonly RouteRecord[]) {
   };
 }
 
-export async function runCollect(flags: CollectFlags, deps: CommandDeps): Promise<CommandResult> {
-  const keep = parseKeep(flags.keep);
-  checkKeepTarget(keep, flags.outDir);
-  checkOutDirFlag(deps.cwd, flags.outDir, 'collection');
-  const settings = resolveConnection(flags, deps.env);
+export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
+  const o = readOptions('collect', flags, deps.env);
+  const keep = o.keep;
+  checkKeepTarget(keep, o.outDir);
+  checkOutDirFlag(deps.cwd, o.outDir, 'collection');
+  const settings = resolveConnection(o, deps.env);
   const t0 = performance.now();
   const abort = new AbortController();
   const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal }, deps.dispatcher);
@@ -46,7 +42,7 @@ export async function runCollect(flags: CollectFlags, deps: CommandDeps): Promis
     if (failed.length > 0 && failed.length === collection.manifest.routes.filter((r) => !r.skipped).length) {
       throw new FailedError(`no route could be collected from ${settings.baseUrl}; first error: ${failed[0]!.route}: ${failed[0]!.error}. Nothing was published.`);
     }
-    const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-raw-${collection.manifest.date}`);
+    const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-raw-${collection.manifest.date}`);
     await withStaging(outDir, settings.tokens.secrets, (staging) => writeCollection(staging, collection), 'collection');
     const pruned = applyKeep(keep, failed.length === 0, outDir, 'collection', deps.reporter);
     deps.reporter.close();
@@ -63,7 +59,7 @@ export async function runCollect(flags: CollectFlags, deps: CommandDeps): Promis
       ...(pruned ? { pruned } : {}),
       durationMs: Math.round(performance.now() - t0),
     };
-    deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatCollectSummary(summary));
+    deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : formatCollectSummary(summary));
     return {
       exitCode: failed.length === 0 ? EXIT.ok : EXIT.incomplete,
       report: { routes: { read: s.counts.ok, skipped: s.counts.skipped, failed: s.counts.failed } },

@@ -5,6 +5,9 @@ import type { RunReport } from '../cron/metrics.js';
 import { assertReplaceable, assertSafeTarget, type OutputKind } from '../publish/target.js';
 
 /** What a command may touch of the outside world; tests pass their own. */
+/** The flags of a command as commander gives them; readOptions reads them with the environment. */
+export type RawFlags = Readonly<Record<string, unknown>>;
+
 export interface CommandDeps {
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;

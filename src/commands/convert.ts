@@ -6,25 +6,21 @@ import { DIR_MODE } from '../publish/staging.js';
 import { CONVERT_MEMORY } from '../exports/memory-policy.js';
 import { renamingSink } from '../sheets/file-sink.js';
 import { readExportRecords, readSheetManifest } from '../sheets/snapshot-dir.js';
-import { parseFormats, writeSpreadsheets } from '../sheets/write.js';
-import { resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
-
-export interface ConvertFlags {
-  format?: string;
-  outDir?: string;
-  json?: boolean;
-}
+import { writeSpreadsheets } from '../sheets/write.js';
+import { readOptions } from '../config/options.js';
+import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
 /**
  * `svc-snapshot convert <snapshot-dir>`: the spreadsheet forms of a published
  * snapshot, written beside its files (or into --out-dir) by temporary name
  * and rename; the snapshot's own files are only read.
  */
-export async function runConvert(flags: ConvertFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
+export async function runConvert(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
+  const flags = readOptions('convert', rawFlags, deps.env);
   const t0 = performance.now();
   const [given] = args;
   if (given === undefined || given === '') throw new UsageError('convert needs the snapshot directory: svc-snapshot convert <snapshot-dir> --format csv,xlsx');
-  const formats = parseFormats(flags.format ?? 'csv,xlsx');
+  const formats = flags.format;
   if (formats.length === 0) throw new UsageError('convert writes csv and xlsx (json is the snapshot itself): give --format csv, xlsx or csv,xlsx');
   if (flags.outDir === '') throw new UsageError('--out-dir is empty (an unset variable?); give a directory, or leave it out to write into the snapshot');
   const dir = resolveOutDir(deps.cwd, given, given);

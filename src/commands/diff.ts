@@ -2,20 +2,16 @@ import { resolve } from 'node:path';
 import { EXIT } from '../cli/errors.js';
 import { UsageError } from '../errors.js';
 import { diffDirectories, formatChangeSet } from '../diff/index.js';
-import type { CommandDeps, CommandResult } from './context.js';
-
-export interface DiffFlags {
-  export?: string[];
-  ignore?: string[];
-  json?: boolean;
-}
+import { readOptions } from '../config/options.js';
+import type { CommandDeps, CommandResult, RawFlags } from './context.js';
 
 /**
  * `svc-snapshot diff <older> <newer>` (CONTRACT section 9): exit 0 when
  * nothing changed, 5 when something did, 2 for usage errors and missing or
  * unreadable directories, 1 for anything else.
  */
-export async function runDiff(flags: DiffFlags, args: readonly string[], deps: CommandDeps): Promise<CommandResult> {
+export async function runDiff(rawFlags: RawFlags, args: readonly string[], deps: CommandDeps): Promise<CommandResult> {
+  const flags = readOptions('diff', rawFlags, deps.env);
   if (args.length !== 2) throw new UsageError('diff needs two directories: svc-snapshot diff <older> <newer>');
   const [older, newer] = args.map((a) => resolve(deps.cwd, a)) as [string, string];
   deps.reporter.info(`comparing ${older} with ${newer}`);

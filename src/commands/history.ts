@@ -12,21 +12,15 @@ import { shown } from '../history/safe-read.js';
 import { ensureSchema } from '../history/schema.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { withStaging } from '../publish/index.js';
-import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
+import { readOptions, type CommandOptions } from '../config/options.js';
 import { snapshotSummary, type SnapshotManifest } from './snapshot.js';
 
-export interface HistoryFlags {
-  history?: string | boolean;
-  site?: string;
-  allowPartial?: boolean;
-  outDir?: string;
-  caFile?: string;
-  json?: boolean;
-}
+type HistoryOptions = CommandOptions<'history'>;
 
 const ACTIONS = ['load', 'runs', 'log', 'as-of'] as const;
 
-async function open(target: HistoryTarget, flags: HistoryFlags, deps: CommandDeps, write: boolean): Promise<HistoryDb> {
+async function open(target: HistoryTarget, flags: Pick<HistoryOptions, 'caFile'>, deps: CommandDeps, write: boolean): Promise<HistoryDb> {
   const ca = target.engine === 'postgres' ? trustStore(flags.caFile, deps.env) : undefined;
   const db = await openHistory(target, { mustExist: !write, ...(ca ? { ca } : {}) });
   try {
@@ -42,7 +36,8 @@ async function open(target: HistoryTarget, flags: HistoryFlags, deps: CommandDep
 }
 
 /** `svc-snapshot history <load|runs|log|as-of>` (CONTRACT section 11). */
-export async function runHistory(flags: HistoryFlags, args: readonly string[], deps: CommandDeps, afterExport?: AfterExport): Promise<CommandResult> {
+export async function runHistory(rawFlags: RawFlags, args: readonly string[], deps: CommandDeps, afterExport?: AfterExport): Promise<CommandResult> {
+  const flags = readOptions('history', rawFlags, deps.env);
   const [action, ...rest] = args;
   if (!ACTIONS.includes(action as (typeof ACTIONS)[number])) {
     throw new UsageError(`history needs one of ${ACTIONS.join(', ')}${action ? `, not "${action.slice(0, 40)}"` : ''}`);
@@ -107,7 +102,7 @@ export async function runHistory(flags: HistoryFlags, args: readonly string[], d
   });
 }
 
-async function withDb(target: HistoryTarget, flags: HistoryFlags, deps: CommandDeps, fn: (db: HistoryDb) => Promise<CommandResult>): Promise<CommandResult> {
+async function withDb(target: HistoryTarget, flags: HistoryOptions, deps: CommandDeps, fn: (db: HistoryDb) => Promise<CommandResult>): Promise<CommandResult> {
   const db = await open(target, flags, deps, false);
   try {
     return await fn(db);
@@ -130,7 +125,7 @@ function formatLog(s: HistoryLogSummary): string {
   return `${lines.join('\n')}\n`;
 }
 
-async function runLoad(flags: HistoryFlags, dirs: readonly string[], deps: CommandDeps, target: HistoryTarget, afterExport?: AfterExport): Promise<CommandResult> {
+async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: CommandDeps, target: HistoryTarget, afterExport?: AfterExport): Promise<CommandResult> {
   if (dirs.length === 0) throw new UsageError('history load needs snapshot directories or raw collections: svc-snapshot history load <dir>... --history <target>');
   const heads = [];
   for (const d of dirs) heads.push(await peekInput(resolveOutDir(deps.cwd, d, d)));
@@ -187,7 +182,7 @@ function stopped(err: unknown, dir: string, before: number): unknown {
 }
 
 /** `snapshot --history`: loads the snapshot just published. */
-export async function loadPublished(dir: string, flags: HistoryFlags, deps: CommandDeps): Promise<LoadStatus> {
+export async function loadPublished(dir: string, flags: Pick<HistoryOptions, 'history' | 'caFile'>, deps: CommandDeps): Promise<LoadStatus> {
   const target = parseHistoryTarget(flags.history, deps.cwd);
   const db = await open(target, flags, deps, true);
   try {

@@ -1,4 +1,5 @@
-import { resolveConnection, type ConnectionFlags } from '../config/settings.js';
+import { resolveConnection } from '../config/settings.js';
+import { readOptions, type CommandOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
@@ -14,29 +15,18 @@ import { EXIT } from '../cli/errors.js';
 import { FailedError, UsageError } from '../errors.js';
 import { TOOL } from '../version.js';
 import { parseHistoryTarget } from '../history/target.js';
-import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult } from './context.js';
+import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
 import { secretMatcher } from '../publish/scan.js';
 import { readExportRecords } from '../sheets/snapshot-dir.js';
-import { parseFormats, writeSpreadsheets, type WrittenSheetFile } from '../sheets/write.js';
-import { checkKeepTarget, parseKeep } from '../cron/keep.js';
+import { writeSpreadsheets, type WrittenSheetFile } from '../sheets/write.js';
+import { checkKeepTarget } from '../cron/keep.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 import type { RunReport } from '../cron/metrics.js';
 import { escapeControl } from '../util/escape.js';
 
-export interface SnapshotFlags extends ConnectionFlags {
-  outDir?: string;
-  raw?: boolean;
-  replay?: string;
-  allowPartial?: boolean;
-  strict?: boolean;
-  json?: boolean;
-  diffPrevious?: boolean;
-  format?: string;
-  history?: string | boolean;
-  keep?: string;
-}
+type SnapshotOptions = CommandOptions<'snapshot'>;
 
 export { SNAPSHOT_MANIFEST };
 
@@ -63,14 +53,14 @@ function failedRoutes(failed: readonly RouteRecord[]): FailedError {
   );
 }
 
-async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
-  if (flags.replay !== undefined) {
-    deps.reporter.info(`replaying ${flags.replay}`);
+async function obtainCollection(o: SnapshotOptions, deps: CommandDeps) {
+  if (o.replay !== undefined) {
+    deps.reporter.info(`replaying ${o.replay}`);
     // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
-    const collection = await readCollection(resolveOutDir(deps.cwd, flags.replay, flags.replay), { checkBodies: Boolean(flags.raw) });
+    const collection = await readCollection(resolveOutDir(deps.cwd, o.replay, o.replay), { checkBodies: o.raw });
     return { collection, secrets: [] as readonly string[], source: 'replay' as const };
   }
-  const settings = resolveConnection(flags, deps.env);
+  const settings = resolveConnection(o, deps.env);
   const abort = new AbortController();
   const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal }, deps.dispatcher);
   try {
@@ -82,34 +72,35 @@ async function obtainCollection(flags: SnapshotFlags, deps: CommandDeps) {
   }
 }
 
-export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Promise<CommandResult> {
+export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
-  const keep = parseKeep(flags.keep);
-  checkKeepTarget(keep, flags.outDir);
-  checkOutDirFlag(deps.cwd, flags.outDir, 'snapshot');
+  const o = readOptions('snapshot', flags, deps.env);
+  const keep = o.keep;
+  checkKeepTarget(keep, o.outDir);
+  checkOutDirFlag(deps.cwd, o.outDir, 'snapshot');
   // A bad --format is a usage error before any request is made.
-  const formats = parseFormats(flags.format);
+  const formats = o.format;
   // A bad --history target is a usage error before any request, not a surprise after publishing.
-  const historyTarget = flags.history !== undefined ? parseHistoryTarget(flags.history, deps.cwd) : undefined;
-  const { collection, secrets, source } = await obtainCollection(flags, deps);
+  const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
+  const { collection, secrets, source } = await obtainCollection(o, deps);
   let failed = collection.manifest.routes.filter((r) => r.error !== undefined);
-  if (failed.length > 0 && !flags.allowPartial) throw failedRoutes(failed);
-  const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${collection.manifest.date}`);
+  if (failed.length > 0 && !o.allowPartial) throw failedRoutes(failed);
+  const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
   deps.reporter.info(`building exports into ${outDir}`);
   const { result, manifest, spreadsheets } = await withStaging(outDir, secrets, async (staging) => {
     // The build consumes the bodies; the policy that lets it exists only once raw/ is written.
-    const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, Boolean(flags.raw)));
+    const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
     const built = await writeExports(staging, build(collection, memory), collection.manifest.date);
     // A replayed body that a live run would have refused fails its route the same way.
     if (markBodyFailures(collection, built.bodyFailures).length > 0) {
       failed = collection.manifest.routes.filter((r) => r.error !== undefined);
-      if (!flags.allowPartial) throw failedRoutes(failed);
+      if (!o.allowPartial) throw failedRoutes(failed);
     }
-    if (flags.strict && built.validation.issues > 0) {
+    if (o.strict && built.validation.issues > 0) {
       const samples = built.validation.samples.slice(0, 5).map((s) => `${s.route} record ${s.index} ${s.path}: ${s.message}`);
       throw new FailedError(`--strict: ${built.validation.issues} schema problem${built.validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
     }
-    const manifest = snapshotManifest(collection, built, source, Boolean(flags.raw), failed.length === 0);
+    const manifest = snapshotManifest(collection, built, source, o.raw, failed.length === 0);
     let spreadsheets: WrittenSheetFile[] | undefined;
     if (formats.length > 0) {
       deps.reporter.info(`writing ${formats.join(' and ')}`);
@@ -125,7 +116,7 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
   for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);
   if (result.validation.issues > 0) deps.reporter.warn(`${result.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
   let previous: SnapshotOutcome['previous'];
-  if (flags.diffPrevious) {
+  if (o.diffPrevious) {
     // The snapshot is published either way: a diff that cannot be made is reported, not fatal.
     const dir = (await findPreviousSnapshot(outDir)) ?? null;
     previous = { dir };
@@ -141,7 +132,7 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
   if (historyTarget) {
     // Published either way: a failed load is exit 1, and says the snapshot is there to load again.
     try {
-      const status = await (await import('./history.js')).loadPublished(outDir, { history: flags.history, ...(flags.caFile !== undefined ? { caFile: flags.caFile } : {}) }, deps);
+      const status = await (await import('./history.js')).loadPublished(outDir, o, deps);
       history = { target: historyTarget.label, status };
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -153,7 +144,7 @@ export async function runSnapshot(flags: SnapshotFlags, deps: CommandDeps): Prom
   const pruned = applyKeep(keep, manifest.complete && history?.status !== 'failed', outDir, 'snapshot', deps.reporter);
   deps.reporter.close();
   const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned, ...(spreadsheets ? { spreadsheets } : {}), ...(history ? { history } : {}) };
-  deps.stdout(flags.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
+  deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
   const exitCode = history?.status === 'failed' ? EXIT.failed : manifest.complete ? EXIT.ok : EXIT.incomplete;
   return { exitCode, report: snapshotReport(manifest) };
 }

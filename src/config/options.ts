@@ -1,12 +1,15 @@
 /**
  * Every option of every command, as data: one list drives commander and the
  * help text (src/cli/options.ts), the README's option table (a test compares
- * them), the defaults and parsers that settings read (valueOf), and the
- * combinations refused (refuseConflicts). `key` is the camelCase property
- * commander gives the parsed value.
+ * them), and readOptions, the one function that turns the records, the flags
+ * and the environment into a command's typed options (parsed, defaulted, the
+ * environment applied, conflicts refused). `key` is the camelCase property
+ * commander gives the flag's text.
  */
 import { UsageError } from '../errors.js';
-import { parseInteger, parsePositiveNumber, parseRealms } from './values.js';
+import { normaliseServiceUrl } from './url.js';
+import { registerSecret } from '../util/redact.js';
+import { parseAuditToken, parseCalendarDate, parseFormats, parseInteger, parseKeep, parsePositiveNumber, parseRealms, parseToken } from './values.js';
 
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
@@ -23,36 +26,44 @@ export interface OptionRecord {
   readonly key: string;
   readonly description: string;
   readonly commands: readonly CommandName[];
+  /** The environment variable that gives the value when the flag is not given (an empty one counts as unset). */
   readonly env?: string;
+  /** The variable wins over the flag: secrets, which a process list would show on a command line. */
+  readonly envWins?: boolean;
+  /** A token: registered for redaction as soon as it is seen, from the flag and the variable, used or not. */
+  readonly secret?: boolean;
   /** The value used when the option is not given; help shows it (written nowhere else). */
   readonly default?: unknown;
+  /** A default that differs by command; help shows defaultText. */
+  readonly commandDefaults?: Partial<Record<CommandName, unknown>>;
   /** How help shows the default when it is not the value itself. */
   readonly defaultText?: string;
-  /** Raw text → value; throws a UsageError naming the flag (exit 2). */
-  readonly parse?: (raw: string) => unknown;
+  /** Text (of the flag or the variable) → value; throws a UsageError naming `from`, the flag or variable (exit 2). */
+  readonly parse?: (raw: string, from: string) => unknown;
   readonly repeatable?: boolean;
   /** Options this one cannot be combined with, and why: refused with exit 2 naming them. */
   readonly conflicts?: { readonly keys: readonly string[]; readonly why: string };
 }
 
-const LIVE: CommandName[] = ['snapshot', 'collect', 'check'];
-const NET: CommandName[] = ['snapshot', 'collect', 'check', 'audit'];
+const LIVE = ['snapshot', 'collect', 'check'] as const;
+const NET = ['snapshot', 'collect', 'check', 'audit'] as const;
+const ALL = ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history'] as const;
 /** What a live run needs and a replay does not take. */
 const SERVER_OPTIONS = ['baseUrl', 'token', 'tokenUser', 'tokenTeam', 'tokenDrive', 'tokenVm', 'tokenProject', 'realms'] as const;
 
 const RECORDS = [
-  { flags: '--base-url <url>', key: 'baseUrl', description: 'base URL of the platform; the API is at <url>/api', commands: LIVE, env: 'SVC_BASE_URL' },
-  { flags: '--token <token>', key: 'token', description: 'API token for every type (SVC_TOKEN wins over it)', commands: LIVE, env: 'SVC_TOKEN' },
-  { flags: '--token-user <token>', key: 'tokenUser', description: 'User token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_USER' },
-  { flags: '--token-team <token>', key: 'tokenTeam', description: 'Team token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_TEAM' },
-  { flags: '--token-drive <token>', key: 'tokenDrive', description: 'Drive token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_DRIVE' },
-  { flags: '--token-vm <token>', key: 'tokenVm', description: 'VM token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_VM' },
-  { flags: '--token-project <token>', key: 'tokenProject', description: 'Project token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_PROJECT' },
+  { flags: '--base-url <url>', key: 'baseUrl', description: 'base URL of the platform; the API is at <url>/api', commands: LIVE, env: 'SVC_BASE_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, true) },
+  { flags: '--token <token>', key: 'token', description: 'API token for every type (SVC_TOKEN wins over it)', commands: LIVE, env: 'SVC_TOKEN', envWins: true, secret: true, parse: parseToken },
+  { flags: '--token-user <token>', key: 'tokenUser', description: 'User token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_USER', envWins: true, secret: true, parse: parseToken },
+  { flags: '--token-team <token>', key: 'tokenTeam', description: 'Team token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_TEAM', envWins: true, secret: true, parse: parseToken },
+  { flags: '--token-drive <token>', key: 'tokenDrive', description: 'Drive token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_DRIVE', envWins: true, secret: true, parse: parseToken },
+  { flags: '--token-vm <token>', key: 'tokenVm', description: 'VM token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_VM', envWins: true, secret: true, parse: parseToken },
+  { flags: '--token-project <token>', key: 'tokenProject', description: 'Project token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_PROJECT', envWins: true, secret: true, parse: parseToken },
   { flags: '--realms <ids>', key: 'realms', description: 'comma-separated realm ids, used when GET /api/realms is not served', commands: LIVE, default: ['libvirt'], parse: parseRealms },
-  { flags: '--audit-url <url>', key: 'auditUrl', description: 'base URL of the audit service', commands: ['audit', 'check'], env: 'SVC_AUDIT_URL' },
-  { flags: '--audit-token <token>', key: 'auditToken', description: 'audit service token (SVC_AUDIT_TOKEN wins over it)', commands: ['audit', 'check'], env: 'SVC_AUDIT_TOKEN' },
-  { flags: '--from <date>', key: 'from', description: 'first day of the audit period, YYYY-MM-DD', commands: ['audit'], default: '1970-01-01' },
-  { flags: '--to <date>', key: 'to', description: 'last day of the audit period, YYYY-MM-DD', commands: ['audit'], default: '2037-12-31' },
+  { flags: '--audit-url <url>', key: 'auditUrl', description: 'base URL of the audit service', commands: ['audit', 'check'], env: 'SVC_AUDIT_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false) },
+  { flags: '--audit-token <token>', key: 'auditToken', description: 'audit service token (SVC_AUDIT_TOKEN wins over it)', commands: ['audit', 'check'], env: 'SVC_AUDIT_TOKEN', envWins: true, secret: true, parse: parseAuditToken },
+  { flags: '--from <date>', key: 'from', description: 'first day of the audit period, YYYY-MM-DD', commands: ['audit'], default: '1970-01-01', parse: (raw: string, from: string) => parseCalendarDate(from, raw) },
+  { flags: '--to <date>', key: 'to', description: 'last day of the audit period, YYYY-MM-DD', commands: ['audit'], default: '2037-12-31', parse: (raw: string, from: string) => parseCalendarDate(from, raw) },
   { flags: '--query <id>', key: 'query', description: 'run this audit query (repeatable)', commands: ['audit'], repeatable: true },
   { flags: '--param <name=value>', key: 'param', description: 'audit query parameter (repeatable)', commands: ['audit'], repeatable: true },
   { flags: '--report <id[:objectId]>', key: 'report', description: 'download this audit report (repeatable)', commands: ['audit'], repeatable: true },
@@ -60,9 +71,9 @@ const RECORDS = [
   { flags: '--audit', key: 'audit', description: 'check the audit service instead of the management API', commands: ['check'] },
   { flags: '--export <name>', key: 'export', description: 'only this export (repeatable)', commands: ['diff'], repeatable: true },
   { flags: '--ignore <column>', key: 'ignore', description: 'ignore changes of this column or export.column (repeatable); the volatile columns of docs/diff.md are ignored by default, --ignore none compares them', commands: ['diff'], repeatable: true },
-  { flags: '--timeout <seconds>', key: 'timeout', description: 'seconds allowed for each request, headers and body', commands: NET, default: 30, parse: (raw: string) => parsePositiveNumber('--timeout', raw, 3600) },
-  { flags: '--concurrency <n>', key: 'concurrency', description: 'requests in flight at once (1-64)', commands: NET, default: 6, parse: (raw: string) => parseInteger('--concurrency', raw, 1, 64) },
-  { flags: '--retries <n>', key: 'retries', description: 'retries of a request after a network error, timeout, 429 or 5xx (0-10)', commands: NET, default: 3, parse: (raw: string) => parseInteger('--retries', raw, 0, 10) },
+  { flags: '--timeout <seconds>', key: 'timeout', description: 'seconds allowed for each request, headers and body', commands: NET, default: 30, parse: (raw: string, from: string) => parsePositiveNumber(from, raw, 3600) },
+  { flags: '--concurrency <n>', key: 'concurrency', description: 'requests in flight at once (1-64)', commands: NET, default: 6, parse: (raw: string, from: string) => parseInteger(from, raw, 1, 64) },
+  { flags: '--retries <n>', key: 'retries', description: 'retries of a request after a network error, timeout, 429 or 5xx (0-10)', commands: NET, default: 3, parse: (raw: string, from: string) => parseInteger(from, raw, 0, 10) },
   { flags: '--ca-file <path>', key: 'caFile', description: 'PEM file of extra trusted CA certificates (NODE_EXTRA_CA_CERTS is honoured too)', commands: [...NET, 'history'] },
   { flags: '--out-dir <dir>', key: 'outDir', description: 'output directory', commands: ['snapshot', 'collect', 'audit', 'convert', 'history'] },
   { flags: '--raw', key: 'raw', description: 'also write the raw collection to <out-dir>/raw/', commands: ['snapshot'] },
@@ -70,13 +81,13 @@ const RECORDS = [
   { flags: '--allow-partial', key: 'allowPartial', description: 'publish even when routes failed (exit 4); history load: load partial snapshots too', commands: ['snapshot', 'history'] },
   { flags: '--strict', key: 'strict', description: 'make any schema problem in a response fatal', commands: ['snapshot'] },
   { flags: '--diff-previous', key: 'diffPrevious', description: 'after publishing, diff against the newest older snapshot beside it', commands: ['snapshot'] },
-  { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx', commands: ['snapshot', 'convert'], defaultText: 'snapshot: json; convert: csv,xlsx' },
-  { flags: '--keep <n>', key: 'keep', description: 'after a complete run, delete older complete output directories of the same kind beside the new one, keeping the newest n (the new one included)', commands: ['snapshot', 'collect', 'audit'] },
+  { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx', commands: ['snapshot', 'convert'], commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] }, defaultText: 'snapshot: json; convert: csv,xlsx', parse: parseFormats },
+  { flags: '--keep <n>', key: 'keep', description: 'after a complete run, delete older complete output directories of the same kind beside the new one, keeping the newest n (the new one included)', commands: ['snapshot', 'collect', 'audit'], parse: parseKeep },
   { flags: '--metrics-file <path>', key: 'metricsFile', description: 'write Prometheus metrics for node_exporter\'s textfile collector to this file, on success and on failure', commands: ['snapshot', 'collect', 'audit'] },
   { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'] },
-  { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history'] },
-  { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history'] },
-  { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history'] },
+  { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ALL },
+  { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ALL },
+  { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ALL },
   { flags: '--history [target]', key: 'history', description: 'history database: a SQLite file or postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass); snapshot: load the new snapshot into it after publishing', commands: ['snapshot', 'history'], defaultText: `./${DEFAULT_HISTORY_FILE}` },
   { flags: '--site <base-url>', key: 'site', description: 'the site (base URL) to read or load, required when the history database holds several', commands: ['history'] },
 ] as const satisfies readonly OptionRecord[];
@@ -86,21 +97,19 @@ export const OPTIONS: readonly OptionRecord[] = RECORDS;
 
 type Records = (typeof RECORDS)[number];
 export type OptionKey = Records['key'];
-type RecordOf<K extends OptionKey> = Extract<Records, { key: K }>;
-/** The value of an option with a default: its parser's result type, inferred from the record. */
-export type ValueOf<K extends OptionKey> = RecordOf<K> extends { parse: (raw: string) => infer T } ? T : RecordOf<K> extends { default: infer D } ? D : string | undefined;
+/** What commander gives: a list for a repeatable option, `true` for `[value]` given bare, text for `<value>`, else a switch. */
+type RawOf<R> = R extends { repeatable: true } ? string[] : R extends { flags: `${string}[${string}]` } ? string | true : R extends { flags: `${string}<${string}>` } ? string : boolean;
+type Parsed<R> = R extends { parse: (raw: string, from: string) => infer T } ? T : RawOf<R>;
+type WhenAbsent<R> = R extends { default: infer D } ? D : R extends { commandDefaults: infer M } ? M[keyof M] : RawOf<R> extends boolean ? false : undefined;
+type ForCommand<R, C extends CommandName> = R extends { readonly commands: readonly (infer X)[] } ? (C extends X ? R : never) : never;
 
-export function optionRecord(key: OptionKey): OptionRecord {
-  return OPTIONS.find((o) => o.key === key)!;
-}
-
-/** The option's value from the flags: parsed by its record, or its record's default. */
-export function valueOf<K extends OptionKey>(key: K, flags: { readonly [P in K]?: unknown }): ValueOf<K> {
-  const rec = optionRecord(key);
-  const raw: unknown = flags[key];
-  if (raw === undefined) return rec.default as ValueOf<K>;
-  return (rec.parse && typeof raw === 'string' ? rec.parse(raw) : raw) as ValueOf<K>;
-}
+/** The options of one command, typed from the records: what readOptions returns. */
+export type CommandOptions<C extends CommandName> = {
+  readonly [R in ForCommand<Records, C> as R['key']]: Parsed<R> | WhenAbsent<R>;
+} & {
+  /** Where each option given came from: its flag (`--timeout`) or variable (`SVC_TOKEN`); absent for defaults. */
+  readonly sources: Readonly<Partial<Record<ForCommand<Records, C>['key'], string>>>;
+};
 
 /** The flag as typed, from its record: `--base-url`. */
 export function flagName(key: string): string {
@@ -117,4 +126,47 @@ export function refuseConflicts(command: CommandName, flags: Readonly<Record<str
     const given = rec.conflicts.keys.filter((k) => flags[k] !== undefined);
     if (given.length > 0) throw new UsageError(`${flagName(rec.key)} ${rec.conflicts.why}; drop ${given.map(flagName).join(', ')}`);
   }
+}
+
+/**
+ * Records + flags (as commander gives them) + environment → the command's
+ * typed options. Per option: the flag, else its variable when set and not
+ * empty (a record with envWins takes the variable first); parsed by the
+ * record's parser, which names where the text came from; else the record's
+ * default (a switch is false). Conflicts are refused here, before anything
+ * else. A value is parsed when the command first reads it, so that a bad
+ * variable the command does not use (SVC_AUDIT_TOKEN for a snapshot, SVC_TOKEN
+ * for --replay) stops nothing; every secret, read or not, is registered for
+ * redaction at once.
+ */
+export function readOptions<C extends CommandName>(command: C, flags: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): CommandOptions<C> {
+  refuseConflicts(command, flags);
+  const options: Record<string, unknown> = {};
+  const sources: Record<string, string> = {};
+  for (const rec of OPTIONS) {
+    if (!rec.commands.includes(command)) continue;
+    const flag = flags[rec.key];
+    const variable = rec.env !== undefined && env[rec.env] !== '' ? env[rec.env] : undefined;
+    if (rec.secret) for (const text of [flag, variable]) if (typeof text === 'string' && text !== '') registerSecret(text);
+    const useVariable = variable !== undefined && (rec.envWins === true || flag === undefined);
+    const raw = useVariable ? variable : flag;
+    if (raw === undefined) {
+      options[rec.key] = rec.commandDefaults?.[command] ?? rec.default ?? (/[<[]/.test(rec.flags) ? undefined : false);
+      continue;
+    }
+    const source = useVariable ? rec.env! : flagName(rec.key);
+    sources[rec.key] = source;
+    const parse = rec.parse;
+    if (parse === undefined || typeof raw !== 'string') {
+      options[rec.key] = raw;
+      continue;
+    }
+    let parsed: { value: unknown } | undefined;
+    Object.defineProperty(options, rec.key, {
+      enumerable: true,
+      get: () => (parsed ??= { value: parse(raw, source) }).value,
+    });
+  }
+  options.sources = sources;
+  return options as CommandOptions<C>;
 }

@@ -1,9 +1,8 @@
-import type { TokenPlan, TokenFlags } from './tokens.js';
+import type { TokenPlan, TokenKey } from './tokens.js';
 import { resolveTokens } from './tokens.js';
-import { normaliseServiceUrl } from './url.js';
 import { checkProxyEnvironment } from './proxy.js';
 import { trustStore } from './values.js';
-import { valueOf } from './options.js';
+import type { CommandOptions } from './options.js';
 import { UsageError } from '../errors.js';
 
 /** What every command that talks to the management API needs. */
@@ -27,43 +26,33 @@ export interface OutputSettings {
   readonly json: boolean;
 }
 
-export interface ConnectionFlags extends TokenFlags {
-  baseUrl?: string;
-  realms?: string;
-  timeout?: string;
-  concurrency?: string;
-  retries?: string;
-  caFile?: string;
-}
-
-
-export function resolveBaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  const raw = flag ?? (env.SVC_BASE_URL === '' ? undefined : env.SVC_BASE_URL);
-  if (raw === undefined) {
-    throw new UsageError('no base URL given: pass --base-url https://platform.example.org or set SVC_BASE_URL');
-  }
-  return normaliseServiceUrl(raw, flag !== undefined ? '--base-url' : 'SVC_BASE_URL', true);
-}
+/** The options a live run reads, as readOptions gives them (snapshot, collect and check all take them). */
+export type ConnectionOptions = Pick<CommandOptions<'collect'>, TokenKey | 'baseUrl' | 'realms' | 'timeout' | 'concurrency' | 'retries' | 'caFile' | 'sources'>;
+/** The transport options, shared with the audit service's client. */
+export type TransportOptions = Pick<CommandOptions<'audit'>, 'timeout' | 'concurrency' | 'retries' | 'caFile'>;
 
 /** Transport options shared by the management and audit clients. */
-export function resolveTransport(flags: ConnectionFlags, env: NodeJS.ProcessEnv) {
+export function resolveTransport(o: TransportOptions, env: NodeJS.ProcessEnv) {
   checkProxyEnvironment(env);
   return {
-    timeoutMs: valueOf('timeout', flags) * 1000,
-    concurrency: valueOf('concurrency', flags),
-    retries: valueOf('retries', flags),
-    ca: trustStore(flags.caFile, env),
+    timeoutMs: o.timeout * 1000,
+    concurrency: o.concurrency,
+    retries: o.retries,
+    ca: trustStore(o.caFile, env),
   };
 }
 
-/** Flags beat the environment, except tokens (see resolveTokens). */
-export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv): ConnectionSettings {
-  const transport = resolveTransport(flags, env);
+/** What a live run connects with; the flags and the environment were read by readOptions (tokens: the environment wins). */
+export function resolveConnection(o: ConnectionOptions, env: NodeJS.ProcessEnv): ConnectionSettings {
+  const transport = resolveTransport(o, env);
+  if (o.baseUrl === undefined) {
+    throw new UsageError('no base URL given: pass --base-url https://platform.example.org or set SVC_BASE_URL');
+  }
   return {
-    baseUrl: resolveBaseUrl(flags.baseUrl, env),
-    realms: valueOf('realms', flags),
-    realmsGiven: flags.realms !== undefined,
-    tokens: resolveTokens(flags, env),
+    baseUrl: o.baseUrl,
+    realms: o.realms,
+    realmsGiven: o.sources.realms !== undefined,
+    tokens: resolveTokens(o),
     ...transport,
   };
 }

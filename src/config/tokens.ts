@@ -1,23 +1,13 @@
 import { TOKEN_TYPES, type TokenType } from '../api/catalog.js';
 import type { AuthMode } from '../api/route-record.js';
 import { UsageError } from '../errors.js';
-import { registerSecret } from '../util/redact.js';
+import type { ResolvedToken } from './values.js';
+import { flagName, OPTIONS } from './options.js';
 
-export interface TokenFlags {
-  token?: string;
-  tokenUser?: string;
-  tokenTeam?: string;
-  tokenDrive?: string;
-  tokenVm?: string;
-  tokenProject?: string;
-}
-
-export interface ResolvedToken {
-  /** The secret. Never printed, logged or written. */
-  readonly value: string;
-  /** Where it came from (`SVC_TOKEN_VM`, `--token`, …): safe to print. */
-  readonly source: string;
-}
+/** The token options (the option records give their precedence: each variable wins over its flag). */
+export type TokenKey = 'token' | 'tokenUser' | 'tokenTeam' | 'tokenDrive' | 'tokenVm' | 'tokenProject';
+export type TokenOptions = Readonly<Record<TokenKey, ResolvedToken | undefined>>;
+export type { ResolvedToken };
 
 export interface TokenPlan {
   readonly byType: Readonly<Partial<Record<TokenType, ResolvedToken>>>;
@@ -26,7 +16,7 @@ export interface TokenPlan {
   readonly secrets: readonly string[];
 }
 
-const FLAG_OF: Record<TokenType, keyof TokenFlags> = {
+const KEY_OF: Record<TokenType, Exclude<TokenKey, 'token'>> = {
   User: 'tokenUser',
   Team: 'tokenTeam',
   Drive: 'tokenDrive',
@@ -34,42 +24,27 @@ const FLAG_OF: Record<TokenType, keyof TokenFlags> = {
   Project: 'tokenProject',
 };
 
+/** `--token-vm`, from the option record. */
 export function tokenFlagName(type: TokenType): string {
-  return `--token-${type.toLowerCase()}`;
+  return flagName(KEY_OF[type]);
 }
 
+/** `SVC_TOKEN_VM`, from the option record. */
 export function tokenEnvName(type: TokenType): string {
-  return `SVC_TOKEN_${type.toUpperCase()}`;
-}
-
-// A cookie value may not hold whitespace, quotes, commas, semicolons or backslashes (RFC 6265).
-const COOKIE_SAFE = /^[\x21\x23-\x2B\x2D-\x3A\x3C-\x5B\x5D-\x7E]+$/;
-
-function candidate(source: string, value: string | undefined): ResolvedToken | undefined {
-  if (value === undefined || value === '') return undefined;
-  registerSecret(value);
-  if (!COOKIE_SAFE.test(value)) {
-    throw new UsageError(
-      `the token in ${source} contains spaces, quotes, commas, semicolons, backslashes or control characters, ` +
-        'which no API token has; check for a trailing newline or stray quotes where it is set',
-    );
-  }
-  return { value, source };
+  return OPTIONS.find((o) => o.key === KEY_OF[type])!.env!;
 }
 
 /**
- * The token precedence of CONTRACT section 2, in one place: for a route of type
- * T, the first present of SVC_TOKEN_T, --token-T, SVC_TOKEN, --token. An
- * environment token wins over the flag of the same kind.
+ * The token precedence of CONTRACT section 2: for a route of type T, the
+ * first present of SVC_TOKEN_T, --token-T, SVC_TOKEN, --token. Each variable
+ * winning over its flag is in the option records (envWins); the per-type
+ * token winning over the general one is here.
  */
-export function resolveTokens(flags: TokenFlags, env: NodeJS.ProcessEnv): TokenPlan {
-  const general = candidate('SVC_TOKEN', env.SVC_TOKEN) ?? candidate('--token', flags.token);
+export function resolveTokens(o: TokenOptions): TokenPlan {
+  const general = o.token;
   const byType: Partial<Record<TokenType, ResolvedToken>> = {};
   for (const type of TOKEN_TYPES) {
-    const t =
-      candidate(tokenEnvName(type), env[tokenEnvName(type)]) ??
-      candidate(tokenFlagName(type), flags[FLAG_OF[type]]) ??
-      general;
+    const t = o[KEY_OF[type]] ?? general;
     if (t) byType[type] = t;
   }
   const resolved = Object.values(byType);

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { UsageError } from '../errors.js';
+import { registerSecret } from '../util/redact.js';
 
 export function parsePositiveNumber(flag: string, raw: string, max: number): number {
   const n = Number(raw);
@@ -23,6 +24,87 @@ export function parseRealms(raw: string): string[] {
   const ids = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (ids.length === 0) throw new UsageError('--realms needs at least one realm id, e.g. --realms libvirt,altvirt');
   return [...new Set(ids)];
+}
+
+/** `--keep <n>`: a whole number of at least 1 (the new directory always counts). */
+export function parseKeep(raw: string): number {
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(`--keep must be a whole number of at least 1: how many output directories to keep, the new one included (got "${raw.slice(0, 40)}")`);
+  }
+  return n;
+}
+
+const DATE_SHAPE = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * A real calendar date `YYYY-MM-DD` (2026-02-30 is not one); returns it
+ * unchanged. A round trip through a UTC date rather than date-fns: this module
+ * is on the path of `--help`, which starts without date-fns (40 ms).
+ */
+export function parseCalendarDate(what: string, raw: string): string {
+  const day = new Date(`${raw}T00:00:00.000Z`);
+  if (!DATE_SHAPE.test(raw) || Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== raw) {
+    throw new UsageError(`${what} must be a calendar date YYYY-MM-DD, e.g. 2026-11-21 (got "${raw.slice(0, 40)}")`);
+  }
+  return raw;
+}
+
+/** The spreadsheet forms `--format` can add to the JSON exports. */
+export type SheetFormat = 'csv' | 'xlsx';
+export const FORMATS = ['json', 'csv', 'xlsx'] as const;
+
+/**
+ * `--format json,csv,xlsx` → the spreadsheet formats asked for (json is
+ * always written). Unknown or empty entries are a usage error.
+ */
+export function parseFormats(value: string): SheetFormat[] {
+  const items = value.split(',').map((s) => s.trim().toLowerCase());
+  const bad = items.filter((s) => !(FORMATS as readonly string[]).includes(s));
+  if (bad.length > 0 || items.length === 0) {
+    const shown = bad.map((b) => JSON.stringify(b.slice(0, 20))).join(', ');
+    throw new UsageError(`--format takes a comma-separated list of ${FORMATS.join(', ')}${shown ? `; ${shown} is not one of them` : ''}`);
+  }
+  return (['csv', 'xlsx'] as const).filter((f) => items.includes(f));
+}
+
+/** A secret and where it came from (`SVC_TOKEN_VM`, `--token`, …: safe to print). */
+export interface ResolvedToken {
+  /** The secret. Never printed, logged or written. */
+  readonly value: string;
+  readonly source: string;
+}
+
+// A cookie value may not hold whitespace, quotes, commas, semicolons or backslashes (RFC 6265).
+const COOKIE_SAFE = /^[\x21\x23-\x2B\x2D-\x3A\x3C-\x5B\x5D-\x7E]+$/;
+
+/** An API token (management API): registered for redaction first, then checked; empty is absent. */
+export function parseToken(raw: string, from: string): ResolvedToken | undefined {
+  if (raw === '') return undefined;
+  registerSecret(raw);
+  if (!COOKIE_SAFE.test(raw)) {
+    throw new UsageError(
+      `the token in ${from} contains spaces, quotes, commas, semicolons, backslashes or control characters, ` +
+        'which no API token has; check for a trailing newline or stray quotes where it is set',
+    );
+  }
+  return { value: raw, source: from };
+}
+
+/** Spec section 5: 22 letters or digits followed by `==`. */
+export const AUDIT_TOKEN_PATTERN = /^[A-Za-z0-9]{22}==$/;
+
+/** An audit token secret: registered for redaction first, then checked; empty is absent. */
+export function parseAuditToken(raw: string, from: string): ResolvedToken | undefined {
+  if (raw === '') return undefined;
+  registerSecret(raw);
+  if (!AUDIT_TOKEN_PATTERN.test(raw)) {
+    throw new UsageError(
+      `the audit token in ${from} is not an audit token secret, which is 22 letters or digits followed by "==" (24 characters); ` +
+        'check for a trailing newline, stray quotes or a truncated copy where it is set',
+    );
+  }
+  return { value: raw, source: from };
 }
 
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;

@@ -4,16 +4,6 @@ import { format, isValid, parse } from 'date-fns';
 import { UsageError } from '../errors.js';
 import { ownedOutput, type OutputKind } from '../publish/owned.js';
 
-/** `--keep <n>`: a whole number of at least 1 (the new directory always counts). */
-export function parseKeep(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 1) {
-    throw new UsageError(`--keep must be a whole number of at least 1: how many output directories to keep, the new one included (got "${raw.slice(0, 40)}")`);
-  }
-  return n;
-}
-
 const DATE = /\d{4}-\d{2}-\d{2}/g;
 
 /** The name split around its last YYYY-MM-DD date, or undefined when it holds none. */

@@ -5,7 +5,8 @@
  * in memory at a time, each written to its CSV file and its workbook
  * sheets before the next is read.
  */
-import { FailedError, UsageError } from '../errors.js';
+import { FailedError } from '../errors.js';
+import type { SheetFormat } from '../config/values.js';
 import { EXPORTS } from '../exports/catalog.js';
 import { exportFileName } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
@@ -17,23 +18,7 @@ import { cellWidth, columnLetters, contentTypesXml, fitWidth, MAX_DATA_ROWS, ROO
 import { ZipTooLargeError, ZipWriter } from './zip.js';
 import { bytesHoldSecret, type SecretMatcher } from '../publish/scan.js';
 
-export type SheetFormat = 'csv' | 'xlsx';
-export const FORMATS = ['json', 'csv', 'xlsx'] as const;
-
-/**
- * `--format json,csv,xlsx` → the spreadsheet formats asked for (json is
- * always written). Unknown or empty entries are a usage error.
- */
-export function parseFormats(value: string | undefined): SheetFormat[] {
-  if (value === undefined) return [];
-  const items = value.split(',').map((s) => s.trim().toLowerCase());
-  const bad = items.filter((s) => !(FORMATS as readonly string[]).includes(s));
-  if (bad.length > 0 || items.length === 0) {
-    const shown = bad.map((b) => JSON.stringify(b.slice(0, 20))).join(', ');
-    throw new UsageError(`--format takes a comma-separated list of ${FORMATS.join(', ')}${shown ? `; ${shown} is not one of them` : ''}`);
-  }
-  return (['csv', 'xlsx'] as const).filter((f) => items.includes(f));
-}
+export type { SheetFormat } from '../config/values.js';
 
 /** Writes one output file from text or byte pieces (the staging directory's writeChunks, or convert's temp-and-rename). */
 export type SheetSink = (name: string, chunks: AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>) => Promise<void>;

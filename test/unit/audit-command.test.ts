@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { RequestHandler } from 'msw';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runAudit } from '../../src/commands/audit.js';
-import type { AuditFlags } from '../../src/audit/settings.js';
+type AuditFlags = Record<string, unknown>;
 import type { AuditManifest } from '../../src/audit/collect.js';
 import type { AuditSummary } from '../../src/audit/summary.js';
 import { TokenRejectedError, UsageError, FailedError } from '../../src/errors.js';

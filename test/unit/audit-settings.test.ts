@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { parseAuditDate, parseParams, parseReports, resolveAuditSettings, type AuditFlags } from '../../src/audit/settings.js';
+import { parseAuditDate, parseParams, parseReports, resolveAuditSettings as settingsOf } from '../../src/audit/settings.js';
+import { readOptions } from '../../src/config/options.js';
+
+type AuditFlags = Record<string, unknown>;
+const resolveAuditSettings = (flags: AuditFlags, env: NodeJS.ProcessEnv) => settingsOf(readOptions('audit', flags, env), env);
 
 const TOKEN = 'FakeAuditToken00000000==';
 const URL = 'https://audit.example.org';

@@ -2,14 +2,19 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveTokens } from '../../src/config/tokens.js';
+import { resolveTokens as tokensOf } from '../../src/config/tokens.js';
+import { readOptions } from '../../src/config/options.js';
 import { normaliseServiceUrl, isLoopbackHost } from '../../src/config/url.js';
-import { resolveConnection } from '../../src/config/settings.js';
+import { resolveConnection as connectionOf } from '../../src/config/settings.js';
 import { parseRealms } from '../../src/config/values.js';
 import { UsageError } from '../../src/errors.js';
 import { clearSecrets, redact } from '../../src/util/redact.js';
 
 afterEach(() => clearSecrets());
+
+// Flags as commander gives them and the environment, read by the option records as a run reads them.
+const resolveTokens = (flags: Record<string, unknown>, env: NodeJS.ProcessEnv) => tokensOf(readOptions('collect', flags, env));
+const resolveConnection = (flags: Record<string, unknown>, env: NodeJS.ProcessEnv) => connectionOf(readOptions('collect', flags, env), env);
 
 describe('token precedence (CONTRACT section 2)', () => {
   it('uses SVC_TOKEN for every type when it is the only token', () => {

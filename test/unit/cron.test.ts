@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { datedName, parseKeep, pruneOlder } from '../../src/cron/keep.js';
+import { datedName, pruneOlder } from '../../src/cron/keep.js';
+import { parseKeep } from '../../src/config/values.js';
 import { readLastSuccess, renderMetrics } from '../../src/cron/metrics.js';
 import { pingUrl } from '../../src/cron/ping.js';
 import { tmpDir } from '../helpers/run-cli.js';
@@ -22,7 +23,6 @@ describe('datedName', () => {
 
 describe('parseKeep', () => {
   it('takes whole numbers from 1 and refuses the rest', () => {
-    expect(parseKeep(undefined)).toBeUndefined();
     expect(parseKeep('1')).toBe(1);
     expect(parseKeep('14')).toBe(14);
     for (const bad of ['0', '-2', '2.5', 'x', '', ' ', '1e400', 'Infinity']) expect(() => parseKeep(bad), bad).toThrow(/--keep must be a whole number/);

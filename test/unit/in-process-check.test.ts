@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
-import { runCheck, type CheckFlags } from '../../src/commands/check.js';
+import { runCheck } from '../../src/commands/check.js';
+
+type CheckFlags = Record<string, unknown>;
 import { ALL_TYPES_TOKEN, createFakeBackend, type FakeBackend, type FakeBackendOptions } from '../fake/backend.js';
 import { inProcess } from '../helpers/in-process.js';
 import { tmpDir } from '../helpers/run-cli.js';

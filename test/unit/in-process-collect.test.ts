@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { collect } from '../../src/collect/collect.js';
-import { resolveConnection, type ConnectionFlags } from '../../src/config/settings.js';
+import { resolveConnection } from '../../src/config/settings.js';
+import { readOptions } from '../../src/config/options.js';
 import { HttpClient } from '../../src/http/client.js';
 import { TokenRejectedError } from '../../src/errors.js';
 import { exitCodeOf } from '../../src/cli/main.js';
@@ -26,8 +27,8 @@ function site(opts: Omit<FakeBackendOptions, 'baseUrl'> = {}): FakeBackend {
   return createFakeBackend({ seed: 2026, ...opts, baseUrl: BASE_URL });
 }
 
-async function collectFrom(backend: FakeBackend, env: NodeJS.ProcessEnv, flags: ConnectionFlags = {}) {
-  const settings = resolveConnection({ baseUrl: BASE_URL, ...flags }, env);
+async function collectFrom(backend: FakeBackend, env: NodeJS.ProcessEnv, flags: Record<string, unknown> = {}) {
+  const settings = resolveConnection(readOptions('collect', { baseUrl: BASE_URL, ...flags }, env), env);
   const dispatcher = new MswDispatcher(backend.handlers);
   // backoffBaseMs: retries are counted, not waited for.
   const http = new HttpClient({ ...settings, userAgent: 'svc-snapshot-test', backoffBaseMs: 1, backoffMaxMs: 2 }, dispatcher);

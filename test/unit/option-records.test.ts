@@ -6,12 +6,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../src/cli/main.js';
 import { resolveAuditSettings } from '../../src/audit/settings.js';
-import { OPTIONS, refuseConflicts, valueOf, type OptionKey } from '../../src/config/options.js';
+import { OPTIONS, readOptions, refuseConflicts } from '../../src/config/options.js';
 import { resolveConnection } from '../../src/config/settings.js';
 import { UsageError } from '../../src/errors.js';
+import { clearSecrets, redact } from '../../src/util/redact.js';
 import { parseHistoryTarget } from '../../src/history/target.js';
 import { REPO_ROOT, runCli } from '../helpers/run-cli.js';
 
@@ -31,17 +32,17 @@ const AUDIT_ENV = { SVC_AUDIT_URL: 'https://audit.example.org', SVC_AUDIT_TOKEN:
 
 describe('the option records', () => {
   it.each([
-    ['snapshot', 'timeout', () => resolveConnection({}, ENV).timeoutMs / 1000],
-    ['snapshot', 'concurrency', () => resolveConnection({}, ENV).concurrency],
-    ['snapshot', 'retries', () => resolveConnection({}, ENV).retries],
-    ['snapshot', 'realms', () => resolveConnection({}, ENV).realms],
-    ['audit', 'from', () => resolveAuditSettings({}, AUDIT_ENV).from],
-    ['audit', 'to', () => resolveAuditSettings({}, AUDIT_ENV).to],
+    ['snapshot', 'timeout', () => resolveConnection(readOptions('snapshot', {}, ENV), ENV).timeoutMs / 1000],
+    ['snapshot', 'concurrency', () => resolveConnection(readOptions('snapshot', {}, ENV), ENV).concurrency],
+    ['snapshot', 'retries', () => resolveConnection(readOptions('snapshot', {}, ENV), ENV).retries],
+    ['snapshot', 'realms', () => resolveConnection(readOptions('snapshot', {}, ENV), ENV).realms],
+    ['audit', 'from', () => resolveAuditSettings(readOptions('audit', {}, AUDIT_ENV), AUDIT_ENV).from],
+    ['audit', 'to', () => resolveAuditSettings(readOptions('audit', {}, AUDIT_ENV), AUDIT_ENV).to],
   ] as const)('%s --%s: the default help shows is the value a run uses', async (command, key, used) => {
     const shown = await helpDefault(command, flagOf(key));
     expect(shown, `help of ${command} shows no default for ${flagOf(key)}`).toBeDefined();
     // What the run would use if the user typed the shown default.
-    const typed = key === 'from' || key === 'to' ? shown : valueOf(key as OptionKey, { [key]: shown });
+    const typed = (readOptions(command, { [key]: shown }, {}) as unknown as Record<string, unknown>)[key];
     expect(used()).toEqual(typed);
   });
 
@@ -103,8 +104,56 @@ describe('the option records', () => {
   });
 
   it('parses through the record: a bad value is refused naming the flag', () => {
-    expect(() => valueOf('concurrency', { concurrency: '0' })).toThrow(/--concurrency must be a whole number from 1 to 64/);
-    expect(() => valueOf('timeout', { timeout: 'soon' })).toThrow(/--timeout must be a number greater than 0/);
-    expect(() => valueOf('realms', { realms: ' , ' })).toThrow(/--realms needs at least one realm id/);
+    expect(() => readOptions('collect', { concurrency: '0' }, {}).concurrency).toThrow(/--concurrency must be a whole number from 1 to 64/);
+    expect(() => readOptions('audit', { timeout: 'soon' }, {}).timeout).toThrow(/--timeout must be a number greater than 0/);
+    expect(() => readOptions('snapshot', { realms: ' , ' }, {}).realms).toThrow(/--realms needs at least one realm id/);
+    expect(() => readOptions('snapshot', { keep: '0' }, {}).keep).toThrow(/--keep must be a whole number of at least 1/);
+    expect(() => readOptions('audit', { from: '2026-02-30' }, {}).from).toThrow(/--from must be a calendar date/);
+    expect(() => readOptions('convert', { format: 'csv,pdf' }, {}).format).toThrow(/"pdf" is not one of them/);
+  });
+});
+
+describe('readOptions: records + flags + environment → a command\'s options', () => {
+  afterEach(() => clearSecrets());
+
+  it('gives every option of the command its record\'s default when nothing is given, and none of another command', () => {
+    const o = readOptions('snapshot', {}, {});
+    expect(o).toMatchObject({ timeout: 30, concurrency: 6, retries: 3, realms: ['libvirt'], format: [], raw: false, json: false, baseUrl: undefined, sources: {} });
+    expect('auditUrl' in o).toBe(false);
+    // --from is the audit period's first day, not where a value came from.
+    expect(readOptions('audit', { from: '2026-11-01' }, {})).toMatchObject({ from: '2026-11-01', to: '2037-12-31', sources: { from: '--from' } });
+    // A default that differs by command: convert writes both spreadsheet forms unless told otherwise.
+    expect(readOptions('convert', {}, {}).format).toEqual(['csv', 'xlsx']);
+  });
+
+  it('a flag beats its variable; an empty variable counts as unset; where each value came from is kept', () => {
+    const env = { SVC_BASE_URL: 'https://env.example.org/api', SVC_AUDIT_URL: '' };
+    expect(readOptions('snapshot', {}, env)).toMatchObject({ baseUrl: 'https://env.example.org', sources: { baseUrl: 'SVC_BASE_URL' } });
+    expect(readOptions('snapshot', { baseUrl: 'https://flag.example.org' }, env)).toMatchObject({ baseUrl: 'https://flag.example.org', sources: { baseUrl: '--base-url' } });
+    expect(readOptions('audit', {}, env).auditUrl).toBeUndefined();
+    // A bad variable is refused naming the variable, not a flag the user never typed.
+    expect(() => readOptions('snapshot', {}, { SVC_BASE_URL: 'ftp://x.example.org' }).baseUrl).toThrow(/SVC_BASE_URL/);
+  });
+
+  it('a token variable beats its flag (envWins), and both are registered as secrets whichever is used', () => {
+    const env = { SVC_TOKEN: 'env-token-0123456789', SVC_TOKEN_VM: 'env-vm-token-0123456789' };
+    const o = readOptions('collect', { token: 'flag-token-0123456789', tokenDrive: 'flag-drive-0123456789' }, env);
+    expect(o.token).toEqual({ value: 'env-token-0123456789', source: 'SVC_TOKEN' });
+    expect(o.tokenVm).toEqual({ value: 'env-vm-token-0123456789', source: 'SVC_TOKEN_VM' });
+    expect(o.tokenDrive).toEqual({ value: 'flag-drive-0123456789', source: '--token-drive' });
+    expect(redact('a flag-token-0123456789 b env-token-0123456789')).not.toMatch(/flag-token|env-token/);
+  });
+
+  it('parses a value when the command reads it: a bad variable the command does not use stops nothing', () => {
+    const env = { SVC_TOKEN: 'has a space', SVC_AUDIT_TOKEN: 'not-an-audit-token' };
+    const replay = readOptions('snapshot', { replay: '/some/collection' }, env);
+    expect(replay.replay).toBe('/some/collection');
+    expect(() => replay.token).toThrow(/the token in SVC_TOKEN contains spaces/);
+    const check = readOptions('check', { audit: true }, { ...env, SVC_AUDIT_TOKEN: 'abcdefghijklmnopqrstuv==' });
+    expect(check.auditToken).toEqual({ value: 'abcdefghijklmnopqrstuv==', source: 'SVC_AUDIT_TOKEN' });
+  });
+
+  it('refuses a conflict before reading any value', () => {
+    expect(() => readOptions('snapshot', { replay: 'x', baseUrl: 'not a url', timeout: 'soon' }, {})).toThrow(/--replay builds from files and talks to no server; drop --base-url/);
   });
 });

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { EXPORTS } from '../../src/exports/catalog.js';
 import { cellTypeOf, sheetColumns, splitEntry } from '../../src/sheets/columns.js';
 import type { SheetManifest } from '../../src/sheets/snapshot-dir.js';
-import { parseFormats, sheetNames, writeSpreadsheets, type SheetSink } from '../../src/sheets/write.js';
+import { sheetNames, writeSpreadsheets, type SheetSink } from '../../src/sheets/write.js';
+import { parseFormats } from '../../src/config/values.js';
 import { columnLetters, xmlText } from '../../src/sheets/xlsx.js';
 import { MAP_COLUMNS, TIMESTAMP_COLUMNS } from '../helpers/sheet-expectations.js';
 import { unzip } from '../helpers/unzip.js';
@@ -145,7 +146,6 @@ describe('helpers', () => {
   });
 
   it('reads --format lists', () => {
-    expect(parseFormats(undefined)).toEqual([]);
     expect(parseFormats('json')).toEqual([]);
     expect(parseFormats('xlsx,json,csv')).toEqual(['csv', 'xlsx']);
     expect(() => parseFormats('')).toThrow(/comma-separated list/);
