@@ -10,7 +10,7 @@ import { describeFsError } from '../util/fs-error.js';
 import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from '../commands/context.js';
 import type { RunReport } from '../cron/metrics.js';
-import type { CronRun } from '../cron/run.js';
+import type { CronCommand, CronRun } from '../cron/run.js';
 
 type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps) => Promise<CommandResult>;
 
@@ -187,7 +187,8 @@ export async function main(argv: string[]): Promise<number> {
     const out = { warn: (m: string) => reporter.warn(m), error: (m: string) => reporter.error(m) };
     if (flags.metricsFile !== undefined || flags.pingUrl !== undefined) {
       const { CronRun } = await import('../cron/run.js');
-      cron = CronRun.open(spec.name, flags, process.cwd(), out);
+      // Commander accepts these two flags only on the commands that take them.
+      cron = CronRun.open(spec.name as CronCommand, flags, process.cwd(), out);
       await cron?.start(flags, process.env);
     }
     // Each command reads its options with readOptions (src/config/options.ts), which refuses conflicting ones first.

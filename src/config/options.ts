@@ -84,7 +84,7 @@ const RECORDS = [
   { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx', commands: ['snapshot', 'convert'], commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] }, defaultText: 'snapshot: json; convert: csv,xlsx', parse: parseFormats },
   { flags: '--keep <n>', key: 'keep', description: 'after a complete run, delete older complete output directories of the same kind beside the new one, keeping the newest n (the new one included)', commands: ['snapshot', 'collect', 'audit'], parse: parseKeep },
   { flags: '--metrics-file <path>', key: 'metricsFile', description: 'write Prometheus metrics for node_exporter\'s textfile collector to this file, on success and on failure', commands: ['snapshot', 'collect', 'audit'] },
-  { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'] },
+  { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'], parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false) },
   { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ALL },
   { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ALL },
   { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ALL },

@@ -3,12 +3,11 @@ import { createRequire } from 'node:module';
 import { createSecureContext } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import type { Dispatcher } from 'undici';
-import { normaliseServiceUrl } from '../config/url.js';
 import { TOOL } from '../version.js';
 
 export type PingEvent = 'start' | 'success' | 'fail';
 
-/** "A few seconds": a heartbeat receiver that hangs must not hold up a nightly run. */
+/** "A few seconds": a heartbeat receiver that hangs must not hold up a nightly run (--timeout, when shorter, bounds it too). */
 export const PING_TIMEOUT_MS = 5000;
 
 export interface PingTarget {
@@ -16,11 +15,8 @@ export interface PingTarget {
   readonly url: string;
   /** The run's trust store (--ca-file), or undefined for Node's default with NODE_EXTRA_CA_CERTS. */
   readonly ca: readonly string[] | undefined;
-}
-
-/** The same URL rules as the base URL (CONTRACT section 2): a ping URL with credentials is a usage error. */
-export function parsePingUrl(raw: string): string {
-  return normaliseServiceUrl(raw, '--ping-url', false);
+  /** For the connection, the answer and the body together. */
+  readonly timeoutMs: number;
 }
 
 export function pingUrl(base: string, event: PingEvent): string {
@@ -40,7 +36,8 @@ export function pingHost(base: string): string {
  * cookie, no token, nothing from the site. Redirects are not followed.
  * Resolves to undefined on a 2xx answer, or to a warning; never rejects.
  */
-export async function sendPing(target: PingTarget, event: PingEvent, timeoutMs = PING_TIMEOUT_MS): Promise<string | undefined> {
+export async function sendPing(target: PingTarget, event: PingEvent): Promise<string | undefined> {
+  const { timeoutMs } = target;
   const undici = createRequire(import.meta.url)('undici') as typeof import('undici');
   const dispatcher = pingDispatcher(undici, target.ca, timeoutMs);
   const host = pingHost(target.url);
@@ -83,8 +80,8 @@ function pingDispatcher(undici: typeof import('undici'), ca: readonly string[] |
 export function sendPingSync(target: PingTarget, event: PingEvent): string | undefined {
   const child = fileURLToPath(new URL('./ping-child.js', import.meta.url));
   const res = spawnSync(process.execPath, [child], {
-    input: JSON.stringify({ url: target.url, ca: target.ca ?? null, event }),
-    timeout: PING_TIMEOUT_MS + 1000,
+    input: JSON.stringify({ url: target.url, ca: target.ca ?? null, timeoutMs: target.timeoutMs, event }),
+    timeout: target.timeoutMs + 1000,
     stdio: ['pipe', 'pipe', 'ignore'],
     encoding: 'utf8',
   });

@@ -1,8 +1,9 @@
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { trustStore } from '../config/values.js';
+import { readOptions } from '../config/options.js';
 import { readLastSuccess, renderMetrics, writeMetricsFile, type RunReport } from './metrics.js';
-import { parsePingUrl, sendPing, sendPingSync, type PingTarget } from './ping.js';
+import { PING_TIMEOUT_MS, sendPing, sendPingSync, type PingTarget } from './ping.js';
 
 /** Where messages go: warnings are silent with --quiet, errors never. */
 export interface CronOutput {
@@ -10,11 +11,11 @@ export interface CronOutput {
   error(message: string): void;
 }
 
-export interface CronFlags {
-  metricsFile?: string;
-  pingUrl?: string;
-  caFile?: string;
-}
+/** The commands that take --metrics-file and --ping-url. */
+export type CronCommand = 'snapshot' | 'collect' | 'audit';
+
+/** The flags as commander gives them: the options the run owes a scheduler are read from them here, before the command's own. */
+export type CronFlags = Readonly<Record<string, unknown>>;
 
 /**
  * What a run owes a scheduler (CONTRACT section 12): the metrics file and the
@@ -27,7 +28,7 @@ export class CronRun {
   private finished = false;
 
   private constructor(
-    private readonly command: string,
+    private readonly command: CronCommand,
     private readonly metricsFile: string | undefined,
     private readonly out: CronOutput,
   ) {}
@@ -37,23 +38,31 @@ export class CronRun {
   }
 
   /** Undefined when neither option is given. The metrics path is taken as is, so that a usage error below is still recorded. */
-  static open(command: string, flags: CronFlags, cwd: string, out: CronOutput): CronRun | undefined {
-    if (flags.metricsFile === undefined && flags.pingUrl === undefined) return undefined;
+  static open(command: CronCommand, flags: CronFlags, cwd: string, out: CronOutput): CronRun | undefined {
+    const o = readOptions(command, { metricsFile: flags.metricsFile, pingUrl: flags.pingUrl }, {});
+    if (o.metricsFile === undefined && o.pingUrl === undefined) return undefined;
     let metricsFile: string | undefined;
-    if (flags.metricsFile !== undefined) {
-      if (flags.metricsFile.trim() === '' || flags.metricsFile.endsWith('/')) {
+    if (o.metricsFile !== undefined) {
+      if (o.metricsFile.trim() === '' || o.metricsFile.endsWith('/')) {
         throw new UsageError('--metrics-file needs a file path, e.g. /var/lib/node_exporter/textfile_collector/svc-snapshot.prom');
       }
-      metricsFile = path.resolve(cwd, flags.metricsFile);
+      metricsFile = path.resolve(cwd, o.metricsFile);
     }
     return new CronRun(command, metricsFile, out);
   }
 
-  /** Checks --ping-url (a usage error is recorded in the metrics) and sends the start ping. */
+  /**
+   * Checks --ping-url (a usage error is recorded in the metrics) and sends the
+   * start ping. Only the options a ping needs are read here (none of them can
+   * conflict); the command reads its own, and refuses conflicts, after the
+   * start ping, so that a usage error still sends the failure ping.
+   */
   async start(flags: CronFlags, env: NodeJS.ProcessEnv): Promise<void> {
-    if (flags.pingUrl === undefined) return;
-    const url = parsePingUrl(flags.pingUrl);
-    this.ping = { url, ca: trustStore(flags.caFile, env) };
+    const o = readOptions(this.command, { pingUrl: flags.pingUrl, caFile: flags.caFile, timeout: flags.timeout }, env);
+    if (o.pingUrl === undefined) return;
+    this.ping = { url: o.pingUrl, ca: trustStore(o.caFile, env), timeoutMs: PING_TIMEOUT_MS };
+    // A bad --timeout is the command's usage error, which the failure ping reports with the default timeout.
+    this.ping = { ...this.ping, timeoutMs: Math.min(PING_TIMEOUT_MS, o.timeout * 1000) };
     const warning = await sendPing(this.ping, 'start');
     if (warning) this.warn(warning);
   }

@@ -150,7 +150,8 @@ describe('--ping-url', () => {
 
   it('gives up on a receiver that does not answer, warns, and finishes the run', async () => {
     receiver.delayMs = 60_000;
-    const res = await run(['--ping-url', `${receiver.url}${CHECK}`, '--json']);
+    // The ping's timeout is 5 s, or --timeout when that is shorter.
+    const res = await run(['--ping-url', `${receiver.url}${CHECK}`, '--timeout', '1', '--json']);
     expect(res.code).toBe(0);
     expect(JSON.parse(res.stdout).complete).toBe(true);
     expect(res.stderr).toMatch(/warning: ping "start" to 127\.0\.0\.1:\d+ failed \(/);
