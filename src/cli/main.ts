@@ -2,7 +2,8 @@ import { Command, CommanderError } from 'commander';
 import { EXIT, type ExitCode } from './errors.js';
 import { DomainError, InterruptedError, TokenRejectedError, UsageError } from '../errors.js';
 import { optionsFor, type CommandName } from './options.js';
-import { installSignalHandlers } from '../publish/index.js';
+// From its module, not publish/index.js: that one reaches zod, which --help must not load.
+import { installSignalHandlers } from '../publish/registry.js';
 import { plainReporter, type Reporter } from '../progress/reporter.js';
 import { ttyReporter } from '../progress/tty.js';
 import { forTerminal } from '../util/terminal.js';

@@ -46,3 +46,41 @@ describe('the layers', () => {
     expect(exitCodeOf(new InterruptedError('SIGTERM'))).toBe(143);
   });
 });
+
+/**
+ * The modules `svc-snapshot --help` loads: src/cli/main.ts and what it imports
+ * statically (`import type` and `await import()` load nothing at start).
+ */
+function startupGraph(entry: string): { files: string[]; packages: Set<string> } {
+  const files: string[] = [];
+  const packages = new Set<string>();
+  const queue = [entry];
+  const seen = new Set(queue);
+  while (queue.length > 0) {
+    const file = queue.shift()!;
+    files.push(relative(SRC, file));
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/^(?:import|export) (?!type )[^;]*? from '([^']+)'/gm)) {
+      const spec = m[1]!;
+      if (spec.startsWith('node:')) continue;
+      if (!spec.startsWith('.')) {
+        packages.add(spec.split('/')[0]!);
+        continue;
+      }
+      const target = join(file, '..', spec.replace(/\.js$/, '.ts'));
+      if (!seen.has(target)) {
+        seen.add(target);
+        queue.push(target);
+      }
+    }
+  }
+  return { files, packages };
+}
+
+describe('start-up', () => {
+  it('--help and --version load commander and no other package (zod, undici, date-fns and the drivers cost 40-60 ms each)', () => {
+    const { files, packages } = startupGraph(join(SRC, 'cli', 'main.ts'));
+    expect(files.length).toBeGreaterThan(5);
+    expect([...packages]).toEqual(['commander']);
+  });
+});
