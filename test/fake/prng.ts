@@ -23,6 +23,13 @@ export class Rng {
     this.state = hash32(`${String(seed)}\u0000${stream}`);
   }
 
+  /** A stream started from a raw 32-bit state (plain mulberry32 of `seed`), for tests that need repeatable numbers without a stream name. */
+  static fromState(state: number): Rng {
+    const r = new Rng(0, '');
+    r.state = state | 0;
+    return r;
+  }
+
   /** Uniform in [0, 1). */
   next(): number {
     let t = (this.state = (this.state + 0x6d2b79f5) | 0);
@@ -71,4 +78,10 @@ export class Rng {
     const variant = '89ab'[this.int(0, 3)] ?? '8';
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
   }
+}
+
+/** A stream of uniform numbers in [0, 1) from a seed, for tests that need repeatable random data. */
+export function randomStream(seed: number): () => number {
+  const r = Rng.fromState(seed);
+  return () => r.next();
 }

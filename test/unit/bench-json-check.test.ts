@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { checkJson } from '../../src/exports/fast/json-scan.js';
 import { createFakeBackend } from '../fake/backend.js';
 import { ROUTES } from '../../src/api/catalog.js';
+import { randomStream } from '../fake/prng.js';
 
 function parseVerdict(text: string, shape: 'array' | 'object'): number | undefined {
   try {
@@ -13,16 +14,8 @@ function parseVerdict(text: string, shape: 'array' | 'object'): number | undefin
   }
 }
 
-/** A small deterministic PRNG (mulberry32). */
-function rng(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic PRNG (test/fake/prng.ts). */
+const rng = (seed: number) => randomStream(seed);
 
 const PIECES = ['[', ']', '{', '}', ',', ':', '"', '\\', '\\u00e9', '\\x', '0', '-', '1.5', '1e9', '.', 'e', 'true', 'nul', ' ', '\n', '\t', 'é', '\u0001', '\uFEFF', '<', 'a', '"k"', '00', '-0', '1E+2', '1e', '\\"'];
 

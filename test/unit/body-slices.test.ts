@@ -22,11 +22,12 @@ import { writeCollection } from '../../src/collect/write.js';
 import { buildAll } from '../../src/exports/build.js';
 import { EXPORTS } from '../../src/exports/catalog.js';
 import { FAST_PATHS } from '../../src/exports/fast/switches.js';
-import { serializeExport } from '../../src/exports/serialize.js';
 import { FailedError } from '../../src/errors.js';
 import { createFakeBackend } from '../fake/backend.js';
 import { REPO_ROOT } from '../helpers/run-cli.js';
 import { CollectionBuilder } from './collection-builder.js';
+import { builtOutput, RECORDING_COLLECTIONS, type NamedCollection } from '../helpers/build-output.js';
+import { randomStream } from '../fake/prng.js';
 
 const DEFAULT_SLICING = { ...SLICING };
 const DEFAULT_FAST = { ...FAST_PATHS };
@@ -45,15 +46,8 @@ const SIZES = [1, 2, 3, 5, 8, 13, 40, 97, 256, 400];
 /** Every way of slicing a test runs: each size, the guessed cut on and off. */
 const WAYS = SIZES.flatMap((bytes) => [true, false].map((guess) => ({ bytes, guess })));
 
-function rng(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic PRNG (test/fake/prng.ts). */
+const rng = (seed: number) => randomStream(seed);
 
 /** Strings a cut must never fall inside of, and values of every JSON kind. */
 const TRICKY = ['[', ']', '{', '}', ',', '],[', '},{', '{"id":', ',{"id":"x"}', 'say "hi"', '\\', '[,', '\n\t', 'é', '😀', '中文', '\u2028', '\u0000', ''];
@@ -229,14 +223,10 @@ describe('the UTF-16 length of a range of bytes (what fault positions are counte
   });
 });
 
-function built(c: RawCollection): { files: string[]; rest: string } {
-  const r = buildAll(c);
-  return { files: r.exports.map(serializeExport), rest: JSON.stringify({ ...r, exports: r.exports.map((e) => ({ ...e, records: undefined })) }) };
-}
+const built = builtOutput;
 
-const COLLECTIONS: Array<[string, () => Promise<RawCollection> | RawCollection]> = [
-  ['the recording platform-3.14.1', () => readCollection(join(REPO_ROOT, 'recordings', 'platform-3.14.1'))],
-  ['the recording platform-3.13.8', () => readCollection(join(REPO_ROOT, 'recordings', 'platform-3.13.8'))],
+const COLLECTIONS: NamedCollection[] = [
+  ...RECORDING_COLLECTIONS,
   ['a fake site with tricky strings, nested lists, whitespace and an empty list (seed 1)', () => slicingSite(1)],
   ['a fake site with tricky strings, nested lists, whitespace and an empty list (seed 2)', () => slicingSite(2)],
 ];

@@ -6,11 +6,9 @@
  * things. The record check and the JSON scan have their own mutation tests
  * (bench-fast-check.test.ts, bench-json-check.test.ts).
  */
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { planRoute, planRoutes, REALMS_ROUTE, ROUTES } from '../../src/api/catalog.js';
 import { checkBody } from '../../src/api/decode.js';
-import { readCollection } from '../../src/collect/replay.js';
 import type { RawCollection } from '../../src/collect/types.js';
 import { buildAll } from '../../src/exports/build.js';
 import { EXPORTS } from '../../src/exports/catalog.js';
@@ -18,10 +16,10 @@ import { orderByUniqueStringKey } from '../../src/exports/fast/key-order.js';
 import { plainRecordMaker, recordMaker } from '../../src/exports/fast/record-maker.js';
 import { FAST_PATHS } from '../../src/exports/fast/switches.js';
 import { sortRecords } from '../../src/exports/order.js';
-import { serializeExport } from '../../src/exports/serialize.js';
 import { createFakeBackend } from '../fake/backend.js';
-import { REPO_ROOT } from '../helpers/run-cli.js';
 import { CollectionBuilder } from './collection-builder.js';
+import { builtOutput, RECORDING_COLLECTIONS, type NamedCollection } from '../helpers/build-output.js';
+import { randomStream } from '../fake/prng.js';
 
 type Switch = keyof typeof FAST_PATHS;
 const SWITCHES = Object.keys(FAST_PATHS) as Switch[];
@@ -29,16 +27,8 @@ const DEFAULTS = { ...FAST_PATHS };
 
 afterEach(() => Object.assign(FAST_PATHS, DEFAULTS));
 
-/** A small deterministic PRNG (mulberry32). */
-function rng(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic PRNG (test/fake/prng.ts). */
+const rng = (seed: number) => randomStream(seed);
 
 const ODD_VALUES: unknown[] = [null, 3, -0.5, 'x', '', '\u0000', 'é', true, [], [1, 'a'], {}, { a: { b: 1 } }, 1e21];
 
@@ -74,14 +64,10 @@ function hostileSite(seed: number): RawCollection {
   return b.build();
 }
 
-function built(c: RawCollection): { files: string[]; rest: string } {
-  const r = buildAll(c);
-  return { files: r.exports.map(serializeExport), rest: JSON.stringify({ ...r, exports: r.exports.map((e) => ({ ...e, records: undefined })) }) };
-}
+const built = builtOutput;
 
-const COLLECTIONS: Array<[string, () => Promise<RawCollection> | RawCollection]> = [
-  ['the recording platform-3.14.1', () => readCollection(join(REPO_ROOT, 'recordings', 'platform-3.14.1'))],
-  ['the recording platform-3.13.8', () => readCollection(join(REPO_ROOT, 'recordings', 'platform-3.13.8'))],
+const COLLECTIONS: NamedCollection[] = [
+  ...RECORDING_COLLECTIONS,
   ['a hostile fake site (seed 1)', () => hostileSite(1)],
   ['a hostile fake site (seed 2)', () => hostileSite(2)],
 ];
