@@ -7,8 +7,7 @@ import { EXIT } from '../cli/errors.js';
 import { HttpClient } from '../http/client.js';
 import { withStaging } from '../publish/index.js';
 import { TOOL } from '../version.js';
-import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
-import { checkKeepTarget } from '../cron/keep.js';
+import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 
 export type { AuditSummary };
@@ -19,9 +18,7 @@ export type { AuditSummary };
  */
 export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('audit', flags, deps.env);
-  const keep = o.keep;
-  checkKeepTarget(keep, o.outDir);
-  checkOutDirFlag(deps.cwd, o.outDir, 'audit');
+  checkOutputOptions(deps.cwd, o, 'audit');
   const settings = resolveAuditSettings(o, deps.env);
   const t0 = performance.now();
   const abort = new AbortController();
@@ -32,7 +29,7 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
     const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-audit-${collection.manifest.date}`);
     deps.reporter.info(`publishing ${outDir}`);
     await withStaging(outDir, [settings.token.value], (staging) => writeAudit(staging, collection), 'audit');
-    const pruned = applyKeep(keep, true, outDir, 'audit', deps.reporter);
+    const pruned = applyKeep(o.keep, true, outDir, 'audit', deps.reporter);
     deps.reporter.close();
     const summary = { ...auditSummary(collection.manifest, outDir, collection.files.size + 1, Math.round(performance.now() - t0)), ...(pruned ? { pruned } : {}) };
     deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : formatAuditSummary(summary) + formatPruned(pruned).map((l) => `${l}\n`).join(''));

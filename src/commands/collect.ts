@@ -7,10 +7,9 @@ import { withStaging } from '../publish/index.js';
 import { EXIT } from '../cli/errors.js';
 import { FailedError } from '../errors.js';
 import { TOOL } from '../version.js';
-import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
+import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import type { RouteRecord } from '../api/route-record.js';
 import type { CollectSummary } from '../cli/summaries.js';
-import { checkKeepTarget } from '../cron/keep.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 
 export type { CollectSummary };
@@ -29,9 +28,7 @@ export function summariseRoutes(routes: readonly RouteRecord[]) {
 
 export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('collect', flags, deps.env);
-  const keep = o.keep;
-  checkKeepTarget(keep, o.outDir);
-  checkOutDirFlag(deps.cwd, o.outDir, 'collection');
+  checkOutputOptions(deps.cwd, o, 'collection');
   const settings = resolveConnection(o, deps.env);
   const t0 = performance.now();
   const abort = new AbortController();
@@ -44,7 +41,7 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
     }
     const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-raw-${collection.manifest.date}`);
     await withStaging(outDir, settings.tokens.secrets, (staging) => writeCollection(staging, collection), 'collection');
-    const pruned = applyKeep(keep, failed.length === 0, outDir, 'collection', deps.reporter);
+    const pruned = applyKeep(o.keep, failed.length === 0, outDir, 'collection', deps.reporter);
     deps.reporter.close();
     const s = summariseRoutes(collection.manifest.routes);
     const summary: CollectSummary = {

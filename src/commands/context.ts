@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import type { Reporter } from '../progress/reporter.js';
 import type { RunReport } from '../cron/metrics.js';
 import { assertReplaceable, assertSafeTarget, type OutputKind } from '../publish/target.js';
+import { checkKeepTarget } from '../cron/keep.js';
 
 /** What a command may touch of the outside world; tests pass their own. */
 /** The flags of a command as commander gives them; readOptions reads them with the environment. */
@@ -30,11 +31,13 @@ export function resolveOutDir(cwd: string, flag: string | undefined, fallback: s
 }
 
 /**
- * A given `--out-dir` is checked before any request: an unsafe or foreign
- * directory is a usage error at once, not after a long collection.
+ * `--out-dir` and `--keep` are checked before any request: an unsafe or
+ * foreign directory, or a --keep with an output directory whose name holds
+ * no date, is a usage error at once, not after a long collection.
  */
-export function checkOutDirFlag(cwd: string, flag: string | undefined, kind: OutputKind): void {
-  if (flag === undefined) return;
-  assertSafeTarget(flag, cwd);
-  assertReplaceable(resolveOutDir(cwd, flag, flag), kind);
+export function checkOutputOptions(cwd: string, o: { readonly outDir: string | undefined; readonly keep?: number | undefined }, kind: OutputKind): void {
+  checkKeepTarget(o.keep, o.outDir);
+  if (o.outDir === undefined) return;
+  assertSafeTarget(o.outDir, cwd);
+  assertReplaceable(resolveOutDir(cwd, o.outDir, o.outDir), kind);
 }

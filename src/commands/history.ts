@@ -12,7 +12,7 @@ import { shown } from '../history/safe-read.js';
 import { ensureSchema } from '../history/schema.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { withStaging } from '../publish/index.js';
-import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
+import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { readOptions, type CommandOptions } from '../config/options.js';
 import { snapshotSummary, type SnapshotManifest } from './snapshot.js';
 
@@ -78,7 +78,7 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
     throw new UsageError('history as-of needs one date, YYYY-MM-DD: svc-snapshot history as-of 2026-11-21 --out-dir <dir>');
   }
   // The output is a snapshot directory: the same --out-dir rules as a snapshot (CONTRACT section 6), checked before the database is opened.
-  checkOutDirFlag(deps.cwd, flags.outDir, 'snapshot');
+  checkOutputOptions(deps.cwd, flags, 'snapshot');
   return withDb(target, flags, deps, async (db) => {
     const t0 = performance.now();
     const site = await chooseSite(db, flags.site);

@@ -15,13 +15,12 @@ import { EXIT } from '../cli/errors.js';
 import { FailedError, UsageError } from '../errors.js';
 import { TOOL } from '../version.js';
 import { parseHistoryTarget } from '../history/target.js';
-import { checkOutDirFlag, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
+import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
 import { secretMatcher } from '../publish/scan.js';
 import { readExportRecords } from '../sheets/snapshot-dir.js';
 import { writeSpreadsheets, type WrittenSheetFile } from '../sheets/write.js';
-import { checkKeepTarget } from '../cron/keep.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 import type { RunReport } from '../cron/metrics.js';
 import { escapeControl } from '../util/escape.js';
@@ -75,9 +74,7 @@ async function obtainCollection(o: SnapshotOptions, deps: CommandDeps) {
 export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
   const o = readOptions('snapshot', flags, deps.env);
-  const keep = o.keep;
-  checkKeepTarget(keep, o.outDir);
-  checkOutDirFlag(deps.cwd, o.outDir, 'snapshot');
+  checkOutputOptions(deps.cwd, o, 'snapshot');
   // A bad --format is a usage error before any request is made.
   const formats = o.format;
   // A bad --history target is a usage error before any request, not a surprise after publishing.
@@ -141,7 +138,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     }
   }
   // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
-  const pruned = applyKeep(keep, manifest.complete && history?.status !== 'failed', outDir, 'snapshot', deps.reporter);
+  const pruned = applyKeep(o.keep, manifest.complete && history?.status !== 'failed', outDir, 'snapshot', deps.reporter);
   deps.reporter.close();
   const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned, ...(spreadsheets ? { spreadsheets } : {}), ...(history ? { history } : {}) };
   deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
