@@ -44,10 +44,8 @@ describe.skipIf(postgresUnavailable() !== null)('PostgreSQL with password authen
   /** A HOME of its own, with no .pgpass unless the test writes one. */
   const home = () => tmpDir();
 
-  it('loads and lists snapshots with the password in PGPASSWORD', async () => {
-    const url = await pg.createDatabase('with_env', ROLE);
-    expect(url).toBe(`postgres://${ROLE}@127.0.0.1:${pg.port}/with_env`);
-    const env = { HOME: home(), PGPASSWORD: PASSWORD };
+  /** Loads both nights and lists them through the binary; both must succeed, and the runs are the two nights. */
+  async function loadAndList(url: string, env: Record<string, string | undefined>) {
     const load = await runCli(['history', 'load', ...nights, `--history=${url}`, '--json', '--quiet'], { env });
     expect(load.stderr).toBe('');
     expect(load.code).toBe(0);
@@ -55,6 +53,14 @@ describe.skipIf(postgresUnavailable() !== null)('PostgreSQL with password authen
     const runs = await runCli(['history', 'runs', `--history=${url}`, '--json'], { env });
     expect(runs.code).toBe(0);
     expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs.map((r) => r.date)).toEqual(NIGHTS.slice(0, 2).map((n) => n.date));
+    return { load, runs };
+  }
+
+  it('loads and lists snapshots with the password in PGPASSWORD', async () => {
+    const url = await pg.createDatabase('with_env', ROLE);
+    expect(url).toBe(`postgres://${ROLE}@127.0.0.1:${pg.port}/with_env`);
+    const env = { HOME: home(), PGPASSWORD: PASSWORD };
+    const { load, runs } = await loadAndList(url, env);
     neverShown(load, [work, env.HOME]);
     neverShown(runs, []);
   });
@@ -66,13 +72,7 @@ describe.skipIf(postgresUnavailable() !== null)('PostgreSQL with password authen
     writeFileSync(join(h, '.pgpass'), `127.0.0.1:${pg.port}:with_pgpass:${ROLE}:${PASSWORD.replace(/[\\:]/g, (c) => `\\${c}`)}\n`, { mode: 0o600 });
     chmodSync(join(h, '.pgpass'), 0o600);
     const env = { HOME: h, PGPASSWORD: undefined };
-    const load = await runCli(['history', 'load', ...nights, `--history=${url}`, '--json', '--quiet'], { env });
-    expect(load.stderr).toBe('');
-    expect(load.code).toBe(0);
-    expect(HistoryLoadSummary.parse(JSON.parse(load.stdout)).snapshots.map((s) => s.status)).toEqual(['loaded', 'loaded']);
-    const runs = await runCli(['history', 'runs', `--history=${url}`, '--json'], { env });
-    expect(runs.code).toBe(0);
-    expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs).toHaveLength(2);
+    const { load, runs } = await loadAndList(url, env);
     const back = join(work, 'back-pgpass');
     const asOf = await runCli(['history', 'as-of', NIGHTS[1]!.date, `--history=${url}`, '--out-dir', back, '--quiet'], { env });
     expect(asOf.code).toBe(0);
