@@ -1,4 +1,4 @@
-import { format } from 'date-fns';
+import { format } from 'date-fns/format';
 import pLimit from 'p-limit';
 import type { ZodType } from 'zod';
 import { FailedError, TokenRejectedError, UsageError } from '../errors.js';

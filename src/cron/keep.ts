@@ -1,6 +1,8 @@
 import { readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import { format, isValid, parse } from 'date-fns';
+import { format } from 'date-fns/format';
+import { isValid } from 'date-fns/isValid';
+import { parse } from 'date-fns/parse';
 import { UsageError } from '../errors.js';
 import { ownedOutput, type OutputKind } from '../publish/owned.js';
 

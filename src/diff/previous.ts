@@ -4,7 +4,9 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { isValid, parse, parseISO } from 'date-fns';
+import { isValid } from 'date-fns/isValid';
+import { parse } from 'date-fns/parse';
+import { parseISO } from 'date-fns/parseISO';
 import { readSnapshotManifest, type SnapshotManifestView } from './read.js';
 
 const SNAPSHOT_DIR = /^svc-snapshot-/;

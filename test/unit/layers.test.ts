@@ -84,3 +84,10 @@ describe('start-up', () => {
     expect([...packages]).toEqual(['commander']);
   });
 });
+
+describe('date-fns', () => {
+  it('is imported one function at a time: its index loads some 250 modules, 0.1 s of every start of the binary', () => {
+    const offenders = sources(SRC).filter((f) => /^import [^;]*? from 'date-fns'/m.test(readFileSync(f, 'utf8')));
+    expect(offenders.map((f) => relative(SRC, f))).toEqual([]);
+  });
+});
