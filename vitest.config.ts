@@ -1,11 +1,30 @@
 import { defineConfig } from 'vitest/config';
 
+/** Files that replace a module with vi.mock need a module graph of their own. */
+const NEEDS_ISOLATION = ['test/unit/publish-rollback.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // End-to-end tests spawn the real binary; two cores, so keep the pool small.
     maxWorkers: 2,
+    setupFiles: ['test/helpers/per-file.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: ['test/**/*.test.ts'],
+          exclude: NEEDS_ISOLATION,
+          // One module graph per worker instead of one per file: loading msw,
+          // the fake site and src/ again for each of 60 files cost a fifth of
+          // the suite's CPU. Each file makes its own servers and directories;
+          // test/helpers/per-file.ts undoes what a file leaves in the process.
+          isolate: false,
+        },
+      },
+      { extends: true, test: { name: 'isolated', include: NEEDS_ISOLATION, isolate: true } },
+    ],
   },
 });
