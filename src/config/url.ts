@@ -4,13 +4,13 @@ import { escapeControl } from '../util/escape.js';
 
 /**
  * `raw` with anything that may be `user:password@` removed, for messages:
- * from the scheme's `//` (or the start) to the last `@` of the text. Worked
- * out on the text rather than with URL, so it holds for a text that does not
- * parse, and errs on removing too much (a password may hold `/` or `?`).
+ * from after the scheme (`https://`, or a mistyped `https:/`; the start when
+ * there is none) to the last `@` of the text. Worked out on the text rather
+ * than with URL, so it holds for a text that does not parse, and errs on
+ * removing too much (a password may hold `/`, `//` or `?`).
  */
 export function withoutUserinfo(raw: string): string {
-  const scheme = raw.indexOf('//');
-  const start = scheme >= 0 ? scheme + 2 : 0;
+  const start = /^[A-Za-z][A-Za-z0-9+.-]*:\/{1,2}/.exec(raw)?.[0].length ?? 0;
   const at = raw.lastIndexOf('@');
   return at >= start ? `${raw.slice(0, start)}${raw.slice(at + 1)}` : raw;
 }

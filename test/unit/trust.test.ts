@@ -152,6 +152,13 @@ describe('realm ids in file names (property)', () => {
 });
 
 describe('URL credentials', () => {
+  it('never leave userinfo in the text shown, parsed or not: a password holding // after a mistyped scheme too', () => {
+    expect(withoutUserinfo('https:/ :  //@127.0.0.1:8443/x')).toBe('https:/127.0.0.1:8443/x');
+    expect(withoutUserinfo('https:/admin:pa//ss@host/')).toBe('https:/host/');
+    expect(withoutUserinfo('admin:pa//ss@host/')).toBe('host/');
+    expect(withoutUserinfo('https://admin:pa//ss@host/')).toBe('https://host/');
+  });
+
   it('never leave userinfo in the text shown, parsed or not (property)', () => {
     fc.assert(
       fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 4 }), fc.constantFrom('https://', 'http://', '', 'https:/'), fc.constantFrom('127.0.0.1:8443/x', '[bad', 'host name/'), (user, password, scheme, rest) => {
