@@ -212,7 +212,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
   const latencyMs = opts.latencyMs ?? LATENCY_MS;
   const log = opts.log ?? (() => {});
   const BIN = opts.bin ? resolve(opts.bin) : DEFAULT_BIN;
-  if (!existsSync(join(REPO_ROOT, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is not built: run npm run build first (npm run bench does)');
+  if (!existsSync(join(REPO_ROOT, 'lib', 'main.js'))) throw new Error('lib/ is not built: run npm run build first (npm run bench does)');
   if (!existsSync(BIN)) throw new Error(`${BIN} does not exist`);
   const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const notes: string[] = [];

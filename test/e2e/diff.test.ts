@@ -7,7 +7,7 @@ import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 import { exportFileName } from '../../src/exports/index.js';
 import { rec, writeSnapshot, type Rec } from '../helpers/snapshot-dir.js';
 
-// Run `npm run build` first: these tests run bin/svc-snapshot.js, which loads dist/.
+// Run `npm run build` first: these tests run bin/svc-snapshot.js, which loads lib/.
 
 // ---------------------------------------------------------------- a validator for the subset of JSON Schema 2020-12 that docs/diff-schema.json uses
 
