@@ -16,6 +16,8 @@ export interface RunCliOptions {
   cwd?: string;
   /** The child is killed (SIGKILL) after this; default 45 s. */
   timeoutMs?: number;
+  /** Another copy of the binary's script; default bin/svc-snapshot.js. */
+  bin?: string;
 }
 
 export interface CliResult {
@@ -40,7 +42,7 @@ export function cliEnv(extra: Record<string, string | undefined> = {}): Record<s
 
 /** Starts the CLI and returns the child (to signal it) and its result. */
 export function startCli(args: readonly string[], opts: RunCliOptions = {}): { child: ChildProcess; result: Promise<CliResult> } {
-  const child = spawn(process.execPath, [CLI_BIN, ...args], {
+  const child = spawn(process.execPath, [opts.bin ?? CLI_BIN, ...args], {
     cwd: opts.cwd ?? REPO_ROOT,
     env: cliEnv(opts.env),
     stdio: ['ignore', 'pipe', 'pipe'],
