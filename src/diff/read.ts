@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { FailedError, UsageError } from '../errors.js';
 import { readCollection } from '../collect/replay.js';
-import { COLLECTION_MANIFEST } from '../collect/write.js';
+import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST } from '../collect/write.js';
 import { buildAll } from '../exports/build.js';
 import type { ExportDef } from '../exports/define.js';
 import type { ExportRecord, NullField } from '../exports/types.js';
@@ -19,7 +19,6 @@ import { isPlainFileName, readInside, UnreadableEntryError } from '../util/safe-
 import { ReadableManifestExportSchema, SnapshotManifestSchema as FullManifestSchema } from '../exports/manifest.js';
 
 /** Same name as in commands/snapshot.ts; not imported from there, which will import this module. */
-import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 
 export { SNAPSHOT_MANIFEST };
 

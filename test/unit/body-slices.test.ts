@@ -223,8 +223,6 @@ describe('the UTF-16 length of a range of bytes (what fault positions are counte
   });
 });
 
-const built = builtOutput;
-
 const COLLECTIONS: NamedCollection[] = [
   ...RECORDING_COLLECTIONS,
   ['a fake site with tricky strings, nested lists, whitespace and an empty list (seed 1)', () => slicingSite(1)],
@@ -235,12 +233,12 @@ describe.each(COLLECTIONS)('the build over %s', (_name, load) => {
   it('writes the same bytes, validation, drift and nulls with slices of every size as with the whole body', async () => {
     const c = await load();
     SLICING.wholeBody = true;
-    const expected = built(c);
+    const expected = builtOutput(c);
     SLICING.wholeBody = false;
     for (const way of WAYS.filter((w) => [1, 5, 40, 400].includes(w.bytes))) {
       SLICING.bytes = way.bytes;
       FAST_PATHS.sliceGuess = way.guess;
-      const got = built(c);
+      const got = builtOutput(c);
       expect(got.rest, JSON.stringify(way)).toBe(expected.rest);
       got.files.forEach((f, i) => expect(f, `${EXPORTS[i]!.name} ${JSON.stringify(way)}`).toBe(expected.files[i]));
     }
@@ -265,7 +263,7 @@ describe('a large body read back from a collection', () => {
     // The realm list does not open an array: it is read whole.
     expect(files.some((b) => Buffer.isBuffer(b))).toBe(true);
     SLICING.bytes = 97;
-    expect(built(onDisk)).toEqual(built(inMemory));
+    expect(builtOutput(onDisk)).toEqual(builtOutput(inMemory));
   });
 
   it('is copied byte for byte into raw/, and its sha256 checked on the way', async () => {

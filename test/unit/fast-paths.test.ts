@@ -64,8 +64,6 @@ function hostileSite(seed: number): RawCollection {
   return b.build();
 }
 
-const built = builtOutput;
-
 const COLLECTIONS: NamedCollection[] = [
   ...RECORDING_COLLECTIONS,
   ['a hostile fake site (seed 1)', () => hostileSite(1)],
@@ -75,11 +73,11 @@ const COLLECTIONS: NamedCollection[] = [
 describe.each(COLLECTIONS)('the build over %s', (_name, load) => {
   it('writes the same bytes, validation, drift and nulls with every fast path on, each one off, and all off', async () => {
     const c = await load();
-    const expected = built(c);
+    const expected = builtOutput(c);
     for (const off of [...SWITCHES.map((s) => [s]), SWITCHES]) {
       Object.assign(FAST_PATHS, DEFAULTS);
       for (const s of off) FAST_PATHS[s] = false;
-      const got = built(c);
+      const got = builtOutput(c);
       expect(got.rest, `off: ${off.join(', ')}`).toBe(expected.rest);
       got.files.forEach((f, i) => expect(f, `${EXPORTS[i]!.name} with ${off.join(', ')} off`).toBe(expected.files[i]));
     }
