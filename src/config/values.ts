@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { UsageError } from '../errors.js';
-import { registerSecret } from '../util/redact.js';
+import { SHORTEST_SECRET, registerSecret } from '../util/redact.js';
 
 export function parsePositiveNumber(flag: string, raw: string, max: number): number {
   const n = Number(raw);
@@ -82,6 +82,10 @@ const COOKIE_SAFE = /^[\x21\x23-\x2B\x2D-\x3A\x3C-\x5B\x5D-\x7E]+$/;
 export function parseToken(raw: string, from: string): ResolvedToken | undefined {
   if (raw === '') return undefined;
   registerSecret(raw);
+  if (raw.length < SHORTEST_SECRET) {
+    // Not repeated: too short to be redacted in messages without garbling them.
+    throw new UsageError(`the token in ${from} is ${raw.length} character${raw.length === 1 ? '' : 's'} long; an API token is longer: check what is set there`);
+  }
   if (!COOKIE_SAFE.test(raw)) {
     throw new UsageError(
       `the token in ${from} contains spaces, quotes, commas, semicolons, backslashes or control characters, ` +

@@ -12,8 +12,16 @@
 const secrets = new Set<string>();
 let textPattern: RegExp | null | undefined;
 
+/**
+ * Shorter strings are not registered: they match ordinary text, and
+ * redacting a one-letter token made every message unreadable ("svc-snapsho
+ * [redacted]"). No secret that short is used: the token parsers refuse one
+ * (parseToken), and an audit token is 24 characters.
+ */
+export const SHORTEST_SECRET = 8;
+
 export function registerSecret(value: string | undefined): void {
-  if (value && value.length > 0 && !secrets.has(value)) {
+  if (value && value.length >= SHORTEST_SECRET && !secrets.has(value)) {
     secrets.add(value);
     textPattern = undefined;
   }

@@ -48,7 +48,7 @@ describe('token precedence (CONTRACT section 2)', () => {
   });
 
   it('leaves a type without a token when only per-type tokens are given', () => {
-    const plan = resolveTokens({ tokenDrive: 'fake-drive' }, { SVC_TOKEN_VM: 'fake-vm' });
+    const plan = resolveTokens({ tokenDrive: 'fake-drive' }, { SVC_TOKEN_VM: 'fake-vm-token' });
     expect(Object.keys(plan.byType).sort()).toEqual(['Drive', 'VM']);
     expect(plan.authMode).toBe('per-type');
   });

@@ -3,11 +3,13 @@ import fc from 'fast-check';
 import { mkdtempSync, openSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clearSecrets, redact, registerSecret } from '../../src/util/redact.js';
+import { SHORTEST_SECRET, clearSecrets, knownSecrets, redact, registerSecret } from '../../src/util/redact.js';
 import { escapeControl, escapeForTerminal } from '../../src/util/escape.js';
 import { fileContains, secretMatcher, SCAN_CHUNK_BYTES } from '../../src/publish/scan.js';
 import { MAX_REALM_COMPONENT, planRoute, routeById, realmFileComponent } from '../../src/api/catalog.js';
 import { withoutUserinfo } from '../../src/config/url.js';
+import { parseToken } from '../../src/config/values.js';
+import { UsageError } from '../../src/errors.js';
 import { describeFsError } from '../../src/util/fs-error.js';
 import { describeJsonError } from '../../src/util/json-error.js';
 import { HttpClient } from '../../src/http/client.js';
@@ -28,7 +30,8 @@ function spell(ch: string, pick: number): string {
   return options[pick % options.length]!;
 }
 
-const secretArb = fc.string({ unit: 'grapheme', minLength: 6, maxLength: 24 }).filter((s) => s.trim().length >= 6 && !s.includes('[redacted]'));
+// Secrets as the parsers let them through: at least SHORTEST_SECRET characters (shorter tokens are refused).
+const secretArb = fc.string({ unit: 'grapheme', minLength: 6, maxLength: 24 }).filter((s) => s.trim().length >= 6 && s.length >= SHORTEST_SECRET && !s.includes('[redacted]'));
 const spelledArb = secretArb.chain((secret) =>
   fc.array(fc.nat(11), { minLength: [...secret].length, maxLength: [...secret].length }).map((picks) => ({
     secret,
@@ -51,6 +54,24 @@ describe('redaction (property)', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('a token too short to redact without garbling every message is refused, and not repeated', () => {
+    for (const short of ['t', 'abc', 'x'.repeat(SHORTEST_SECRET - 1)]) {
+      clearSecrets();
+      registerSecret(short);
+      expect(knownSecrets()).toEqual([]);
+      expect(redact('svc-snapshot: the token is set')).toBe('svc-snapshot: the token is set');
+      let err: unknown;
+      try {
+        parseToken(short, 'SVC_TOKEN');
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(UsageError);
+      expect((err as Error).message).toBe(`the token in SVC_TOKEN is ${short.length} character${short.length === 1 ? '' : 's'} long; an API token is longer: check what is set there`);
+    }
+    expect(parseToken('x'.repeat(SHORTEST_SECRET), '--token')).toEqual({ value: 'x'.repeat(SHORTEST_SECRET), source: '--token' });
   });
 
   it('leaves text without a secret as it is', () => {
