@@ -11,6 +11,7 @@ import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/seria
 import type { ExportRecord } from '../exports/types.js';
 import { exportTable } from './schema.js';
 import { readRegularFile, shown } from './safe-read.js';
+import { recordTextsOf, sameAsWritten, splitRecordTexts } from './texts.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema, snapshotManifest } from '../exports/manifest.js';
 
 /** What loading needs of `_snapshot-manifest.json`, from its one schema; the whole text is kept as it is. */
@@ -27,8 +28,20 @@ export interface InputExport {
   readonly count: number;
   readonly available: boolean;
   readonly sha256: string;
-  /** The records, read (again) and checked against sha256 when called. */
-  readonly records: () => Promise<ExportRecord[]>;
+  /** The records and their texts, read (again) and checked against sha256 when called. */
+  readonly rows: () => Promise<ExportRows>;
+}
+
+export interface ExportRows {
+  readonly records: readonly ExportRecord[];
+  /** texts[i] is records[i] as the export file holds it (src/history/texts.ts). */
+  readonly texts: readonly string[];
+  /**
+   * Throws unless texts[i] is exactly what the export writer makes of
+   * records[i], for each i of `which` (ascending) or all: a file laid out
+   * otherwise would not come back byte for byte from as-of.
+   */
+  checkTexts(which: readonly number[] | 'all'): void;
 }
 
 export interface SnapshotInput {
@@ -56,29 +69,15 @@ function* exportPieces(records: readonly ExportRecord[]): Generator<string> {
   yield* serializeBatches(batches());
 }
 
-/**
- * Whether `text` is exactly serializeExport({ records }), compared a piece at
- * a time where each piece falls in the file: the large site's night peaks at
- * 0.57 GB instead of 0.65 GB (its CPU time is the same).
- */
-function laidOutAsWritten(text: string, records: readonly ExportRecord[]): boolean {
-  let at = 0;
-  for (const piece of exportPieces(records)) {
-    if (!text.startsWith(piece, at)) return false;
-    at += piece.length;
-  }
-  return at === text.length;
-}
+const notLaidOut = (dir: string, file: string) =>
+  new FailedError(`${shown(file)} in ${dir} is not laid out as svc-snapshot writes exports (2-space JSON, one array); it would not come back byte for byte, so the snapshot was not loaded`);
 
 /**
  * as-of writes an export back by sorting and serializing its records; a file
- * that this would not reproduce byte for byte (hand-edited, another
- * serializer) is refused at load rather than found out at as-of.
+ * whose records this would put in another order is refused at load rather
+ * than found out at as-of.
  */
-function checkReproducible(dir: string, file: string, text: string, records: ExportRecord[], key: readonly string[]): void {
-  if (!laidOutAsWritten(text, records)) {
-    throw new FailedError(`${shown(file)} in ${dir} is not laid out as svc-snapshot writes exports (2-space JSON, one array); it would not come back byte for byte, so the snapshot was not loaded`);
-  }
+function checkSorted(dir: string, file: string, records: readonly ExportRecord[], key: readonly string[]): void {
   const columns = records[0] ? Object.keys(records[0]) : [];
   for (let i = 1; i < records.length; i++) {
     const a = records[i - 1]!;
@@ -90,17 +89,47 @@ function checkReproducible(dir: string, file: string, text: string, records: Exp
   }
 }
 
-function parseRecords(dir: string, file: string, text: string): ExportRecord[] {
+/** Why a file that is not framed as the writer frames it was refused: not JSON, not an array of records, or only laid out otherwise. */
+function unframed(dir: string, file: string, text: string): FailedError {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new FailedError(`${shown(file)} in ${dir} is not valid JSON (${(e as Error).message}); the snapshot is damaged and was not loaded`);
+    return new FailedError(`${shown(file)} in ${dir} is not valid JSON (${(e as Error).message}); the snapshot is damaged and was not loaded`);
   }
   if (!Array.isArray(json) || json.some((r) => r === null || typeof r !== 'object' || Array.isArray(r))) {
-    throw new FailedError(`${shown(file)} in ${dir} is not a JSON array of records; the snapshot is damaged and was not loaded`);
+    return new FailedError(`${shown(file)} in ${dir} is not a JSON array of records; the snapshot is damaged and was not loaded`);
   }
-  return json as ExportRecord[];
+  return notLaidOut(dir, file);
+}
+
+/**
+ * The records of a verified export file, each with its text as the file
+ * holds it. Every record is parsed (the order check needs its values); the
+ * check that a text is exactly what the writer makes of its record is left
+ * to `checkTexts`, which the load calls for the texts it does not already
+ * hold: a text already in the database was checked when it was loaded.
+ */
+function fileRows(dir: string, file: string, text: string, count: number, key: readonly string[]): ExportRows {
+  const texts = splitRecordTexts(text);
+  if (!texts) throw unframed(dir, file, text);
+  if (texts.length !== count) throw new FailedError(`${shown(file)} in ${dir} holds ${texts.length} records but the manifest says ${count}; the snapshot was not loaded`);
+  const records = new Array<ExportRecord>(texts.length);
+  for (let i = 0; i < texts.length; i++) {
+    try {
+      records[i] = JSON.parse(texts[i]!) as ExportRecord;
+    } catch (e) {
+      throw new FailedError(`record ${i + 1} of ${shown(file)} in ${dir} is not valid JSON (${(e as Error).message}); the snapshot is damaged and was not loaded`);
+    }
+  }
+  checkSorted(dir, file, records, key);
+  return {
+    records,
+    texts,
+    checkTexts(which) {
+      if (!sameAsWritten(records, texts, which === 'all' ? texts.map((_, i) => i) : which)) throw notLaidOut(dir, file);
+    },
+  };
 }
 
 async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
@@ -141,13 +170,7 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
       count: e.count,
       available: e.available,
       sha256: expected,
-      records: async () => {
-        const text = await read();
-        const records = parseRecords(dir, e.file, text);
-        if (records.length !== e.count) throw new FailedError(`${shown(e.file)} in ${dir} holds ${records.length} records but the manifest says ${e.count}; the snapshot was not loaded`);
-        checkReproducible(dir, e.file, text, records, table.def.key);
-        return records;
-      },
+      rows: async () => fileRows(dir, e.file, await read(), e.count, table.def.key),
     });
   }
   return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports };
@@ -178,7 +201,8 @@ async function readCollectionDir(dir: string): Promise<SnapshotInput> {
     source: 'replay',
     complete,
     manifestText: toJsonFile(manifest),
-    exports: written.map((w) => ({ export: w.export, file: w.file, count: w.count, available: w.available, sha256: w.sha256, records: async () => w.records })),
+    // The texts are the writer's own: nothing to check.
+    exports: written.map((w) => ({ export: w.export, file: w.file, count: w.count, available: w.available, sha256: w.sha256, rows: async () => ({ records: w.records, texts: recordTextsOf(w.records), checkTexts() {} }) })),
   };
 }
 

@@ -4,7 +4,7 @@ import type { ExportRecord } from '../exports/types.js';
 import { TOOL } from '../version.js';
 import { quoteIdent, type HistoryDb } from './engine.js';
 import { exportTable, type ExportTable } from './schema.js';
-import type { SnapshotInput } from './input.js';
+import type { ExportRows, SnapshotInput } from './input.js';
 
 export type LoadStatus = 'loaded' | 'already loaded';
 
@@ -73,7 +73,8 @@ function keyView(key: readonly string[], values: readonly unknown[], index: numb
   return view;
 }
 
-async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: string, records: readonly ExportRecord[]): Promise<{ opened: number; closed: number }> {
+async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: string, input: ExportRows): Promise<{ opened: number; closed: number }> {
+  const { records, texts } = input;
   const key = t.def.key;
   const open = await db.all(
     `SELECT version_id, record, ${key.map(quoteIdent).join(', ')} FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL ORDER BY version_id`,
@@ -86,38 +87,56 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
   if (open.length === 0) {
     // Nothing of this site open yet (its first night, or an export new to it): every record opens a version, no matching
     // needed; stored a slice at a time, so that the rows of a large export are garbage before they grow old.
+    input.checkTexts('all');
     for (let start = 0; start < records.length; start += FIRST_LOAD_SLICE) {
       const slice: unknown[][] = [];
-      for (let i = start; i < Math.min(records.length, start + FIRST_LOAD_SLICE); i++) slice.push(toRow(nextId++, baseUrl, time, JSON.stringify(records[i]), records[i]!));
+      for (let i = start; i < Math.min(records.length, start + FIRST_LOAD_SLICE); i++) slice.push(toRow(nextId++, baseUrl, time, texts[i]!, records[i]!));
       await db.insertRows(t.table, columns, slice);
     }
     return { opened: records.length, closed: 0 };
   }
+  // A version is the record's exact text: a record whose text is an open version's is unchanged (most of a night's
+  // records); the others are checked, then matched by key with the open versions no text matched.
+  const byText = new Map<string, number | number[]>();
+  for (let i = 0; i < open.length; i++) {
+    const text = String(open[i]![1]);
+    const had = byText.get(text);
+    // Two open versions with one text: only a backend repeating a record makes them.
+    byText.set(text, had === undefined ? i : typeof had === 'number' ? [had, i] : [...had, i]);
+  }
+  const kept = new Uint8Array(open.length);
+  const fresh: number[] = [];
+  for (let i = 0; i < texts.length; i++) {
+    const hit = byText.get(texts[i]!);
+    const o = typeof hit === 'number' ? hit : hit?.find((x) => kept[x] === 0);
+    if (o === undefined || kept[o] === 1) fresh.push(i);
+    else kept[o] = 1;
+  }
+  byText.clear();
+  input.checkTexts(fresh);
+  const rest: number[] = [];
+  for (let i = 0; i < open.length; i++) if (kept[i] === 0) rest.push(i);
   const rows: unknown[][] = [];
   const toClose: number[] = [];
-  const insert = (r: ExportRecord, text: string) => {
-    rows.push(toRow(nextId++, baseUrl, time, text, r));
+  const insert = (i: number) => {
+    rows.push(toRow(nextId++, baseUrl, time, texts[i]!, records[i]!));
   };
-  // A version is the record's exact text: any difference, even null for a missing column, is a new version.
-  const older: ExportRecord[] = open.map((r, i) => keyView(key, r.slice(2), i));
-  const newer: ExportRecord[] = records.map((r, i) => keyView(key, key.map((k) => r[k]), i));
+  const older: ExportRecord[] = rest.map((o) => keyView(key, open[o]!.slice(2), o));
+  const newer: ExportRecord[] = fresh.map((i) => keyView(key, key.map((k) => records[i]![k]), i));
   const matched = matchRecords(
     key,
     older,
     newer,
-    (i, view) => {
-      const n = records[(view as unknown as KeyView)[INDEX]]!;
-      const text = JSON.stringify(n);
-      if (text === open[i]![1]) return;
-      toClose.push(Number(open[i]![0]));
-      insert(n, text);
+    (j, view) => {
+      const i = (view as unknown as KeyView)[INDEX];
+      const o = rest[j]!;
+      if (texts[i] === open[o]![1]) return;
+      toClose.push(Number(open[o]![0]));
+      insert(i);
     },
-    (view) => {
-      const n = records[(view as unknown as KeyView)[INDEX]]!;
-      insert(n, JSON.stringify(n));
-    },
+    (view) => insert((view as unknown as KeyView)[INDEX]),
   );
-  for (let i = 0; i < matched.length; i++) if (matched[i] === 0) toClose.push(Number(open[i]![0]));
+  for (let j = 0; j < matched.length; j++) if (matched[j] === 0) toClose.push(Number(open[rest[j]!]![0]));
   await closeVersions(db, t, toClose, time);
   await db.insertRows(t.table, columns, rows);
   return { opened: rows.length, closed: toClose.length };
@@ -171,7 +190,7 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
       // An export unavailable tonight says nothing about its records: they stay as they were.
       if (!e.available || previous.get(e.export) === e.sha256) continue;
       const t = exportTable(e.export)!;
-      const r = await loadExport(db, t, input.baseUrl, input.time, await e.records());
+      const r = await loadExport(db, t, input.baseUrl, input.time, await e.rows());
       opened += r.opened;
       closed += r.closed;
       await afterExport?.(e.export);

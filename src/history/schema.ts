@@ -2,14 +2,48 @@ import { FailedError } from '../errors.js';
 import { EXPORTS } from '../exports/catalog.js';
 import type { ExportDef } from '../exports/define.js';
 import { TOOL } from '../version.js';
+import type { ExportRecord } from '../exports/types.js';
 import { quoteIdent, type HistoryDb } from './engine.js';
+import { recordTextsOf } from './texts.js';
 
 /**
  * The history schema (docs/history.md). Raise SCHEMA_VERSION with any change
  * an older tool could not read or would write wrongly; a database of a newer
  * schema is refused, naming the tool version that wrote it.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
+
+/** Versions rewritten per statement when a schema 1 database is brought to 2. */
+const MIGRATE_BATCH = 500;
+
+/**
+ * Schema 1 kept each version's record as compact JSON; schema 2 keeps it as
+ * the export file holds it (src/history/texts.ts), which is what lets a night
+ * find its unchanged records by their text. Every version is rewritten, in
+ * the transaction that brings the database to schema 2; the texts parse to
+ * the same records, so as-of gives back the same files.
+ */
+async function migrateFrom1(db: HistoryDb, relations: Set<string>): Promise<void> {
+  for (const t of EXPORT_TABLES) {
+    if (!relations.has(t.table)) continue;
+    const table = quoteIdent(t.table);
+    let after = 0;
+    for (;;) {
+      const rows = await db.all(`SELECT version_id, record FROM ${table} WHERE version_id > ? ORDER BY version_id LIMIT ${MIGRATE_BATCH}`, [after]);
+      if (rows.length === 0) break;
+      const texts = recordTextsOf(rows.map((r) => JSON.parse(String(r[1])) as ExportRecord));
+      // UPDATE … FROM (VALUES …): one statement per batch in both engines (SQLite 3.33+; the VALUES columns are column1, column2 in both).
+      const values = rows.map(() => '(CAST(? AS BIGINT), ?)').join(', ');
+      await db.run(
+        `UPDATE ${table} SET record = v.column2 FROM (VALUES ${values}) AS v WHERE ${table}.version_id = v.column1`,
+        rows.flatMap((r, i) => [Number(r[0]), texts[i]!]),
+      );
+      after = Number(rows[rows.length - 1]![0]);
+    }
+  }
+  await db.run("UPDATE history_meta SET value = ? WHERE name = 'schema_version'", [String(SCHEMA_VERSION)]);
+  await db.run("UPDATE history_meta SET value = ? WHERE name = 'written_by'", [TOOL.version]);
+}
 
 /** Columns every versions table has before the export's own; no catalog column may take these names. */
 export const VERSION_COLUMNS = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record'] as const;
@@ -92,10 +126,11 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
   } catch (err) {
     throw new FailedError(`the history database ${db.label} cannot be read: ${(err as Error).message}; give a SQLite file written by svc-snapshot, or a postgres:// URL`, { cause: err });
   }
+  let version: number | undefined;
   if (relations.has('history_meta')) {
     const rows = await db.all('SELECT name, value FROM history_meta');
     const meta = new Map(rows.map((r) => [String(r[0]), String(r[1])]));
-    const version = Number(meta.get('schema_version'));
+    version = Number(meta.get('schema_version'));
     if (!Number.isInteger(version) || version > SCHEMA_VERSION) {
       throw new FailedError(
         `the history database ${db.label} was written by svc-snapshot ${meta.get('written_by') ?? '(unknown version)'} with history schema ${meta.get('schema_version') ?? '?'}; ` +
@@ -113,6 +148,9 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
     if (!now.has('history_meta')) {
       for (const sql of BASE_SQL) await db.exec(sql);
       await db.run('INSERT INTO history_meta (name, value) VALUES (?, ?), (?, ?)', ['schema_version', String(SCHEMA_VERSION), 'written_by', TOOL.version]);
+    } else if (version === 1) {
+      // Read-only commands read schema 1 as it is (its records parse the same); the first load brings it to 2.
+      await migrateFrom1(db, now);
     }
     for (const t of EXPORT_TABLES) {
       if (!now.has(t.table)) {

@@ -1,0 +1,74 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { serializeExport } from '../../src/exports/serialize.js';
+import type { ExportRecord } from '../../src/exports/types.js';
+import { recordTextsOf, sameAsWritten, splitRecordTexts } from '../../src/history/texts.js';
+
+/** Records as exports hold them: at least one column; values of every JSON kind, nested, with the characters JSON escapes. */
+const value = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.constant(null),
+    fc.boolean(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.string({ unit: 'binary' }),
+    fc.constantFrom('\n  }', '},\n  {', '\\n  }', '"\n]\n'),
+    fc.array(tie('value'), { maxLength: 3 }),
+    fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), tie('value'), { maxKeys: 3 }),
+  ),
+})).value;
+const record = fc.dictionary(fc.string({ unit: 'binary', minLength: 0, maxLength: 8 }), value, { minKeys: 1, maxKeys: 5 }) as fc.Arbitrary<ExportRecord>;
+const records = fc.array(record, { maxLength: 230 });
+
+describe('record texts (history schema 2)', () => {
+  it('splits an export file into each record as the file holds it, and the writer makes the same texts a batch at a time', () => {
+    fc.assert(
+      fc.property(records, (rs) => {
+        const file = serializeExport({ records: rs });
+        const texts = splitRecordTexts(file)!;
+        expect(texts).toHaveLength(rs.length);
+        // Each text is its record, as JSON and as the file's bytes.
+        expect(texts.map((t) => JSON.parse(t) as unknown)).toEqual(JSON.parse(file));
+        expect(texts.length === 0 ? '[]\n' : `[\n  ${texts.join(',\n  ')}\n]\n`).toBe(file);
+        expect(recordTextsOf(rs)).toEqual(texts);
+        expect(sameAsWritten(rs, texts, rs.map((_, i) => i))).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses a file framed otherwise than the writer frames it', () => {
+    const file = serializeExport({ records: [{ id: 'a', n: 1 }, { id: 'b', n: [2] }] });
+    expect(splitRecordTexts(file)).toHaveLength(2);
+    for (const bad of [
+      file.slice(0, -1),
+      `${file}\n`,
+      ` ${file}`,
+      file.replace('},\n  {', '}, {'),
+      file.replace('},\n  {', '},\n\n  {'),
+      JSON.stringify(JSON.parse(file)),
+      '[]',
+      '[\n]\n',
+      '[\n  {}\n]\n',
+      '[\n  {\n    "id": "a"\n  }\n]\n[\n  {\n    "id": "b"\n  }\n]\n',
+    ]) {
+      expect(splitRecordTexts(bad), JSON.stringify(bad)).toBeUndefined();
+    }
+  });
+
+  it('finds a text that parses to its record but is not what the writer makes of it', () => {
+    const rs: ExportRecord[] = Array.from({ length: 250 }, (_, i) => ({ id: `u${i}`, tags: ['a', 'b'], n: i / 4 }));
+    const texts = recordTextsOf(rs);
+    const all = rs.map((_, i) => i);
+    expect(sameAsWritten(rs, texts, all)).toBe(true);
+    for (const change of [(t: string) => t.replace('"n": ', '"n":  '), (t: string) => t.replace('\n    "tags"', '\n     "tags"'), (t: string) => t.replace('"u', '"\\u0075')]) {
+      const changed = [...texts];
+      changed[217] = change(changed[217]!);
+      expect(JSON.parse(changed[217]!)).toEqual(rs[217]);
+      expect(sameAsWritten(rs, changed, all)).toBe(false);
+      expect(sameAsWritten(rs, changed, [217])).toBe(false);
+      // Only the records named are checked: the load names those whose text is not in the database already.
+      expect(sameAsWritten(rs, changed, [3, 216, 218])).toBe(true);
+    }
+  });
+});
