@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -6,12 +7,13 @@ import { FailedError, UsageError } from '../errors.js';
 import { readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST, toJsonFile } from '../collect/write.js';
 import { buildAll as build } from '../exports/build.js';
-import { compareValues } from '../exports/order.js';
 import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
 import { exportTable } from './schema.js';
 import { readRegularFile, shown } from './safe-read.js';
+import { fileProblemAside } from './check-aside.js';
 import { recordTextsOf, sameAsWritten, splitRecordTexts } from './texts.js';
+
 import { ReadableManifestExportSchema, SnapshotManifestSchema, snapshotManifest } from '../exports/manifest.js';
 
 /** What loading needs of `_snapshot-manifest.json`, from its one schema; the whole text is kept as it is. */
@@ -28,22 +30,29 @@ export interface InputExport {
   readonly count: number;
   readonly available: boolean;
   readonly sha256: string;
-  /** The records and their texts, read (again) and checked against sha256 when called. */
-  readonly rows: () => Promise<ExportRows>;
+  /**
+   * The records and their texts, read (again) and checked against sha256
+   * when called. `whole`: check every record's layout (a first load, which
+   * stores them all) rather than only those the load names.
+   */
+  readonly rows: (whole: boolean) => Promise<ExportRows>;
 }
 
 export interface ExportRows {
-  readonly records: readonly ExportRecord[];
-  /** texts[i] is records[i] as the export file holds it (src/history/texts.ts). */
+  /** texts[i] is record i as the export file holds it (src/history/texts.ts). */
   readonly texts: readonly string[];
+  /** Record i, parsed when asked for. */
+  record(i: number): ExportRecord;
   /**
-   * Throws unless texts[i] is exactly what the export writer makes of
-   * records[i], for each i of `which` (ascending) or all: a file laid out
-   * otherwise would not come back byte for byte from as-of.
+   * Settles once the file is known to come back byte for byte from as-of
+   * (its records in the export order and, when read `whole`, each laid out as
+   * the writer writes it); rejects with why not. The load awaits it before it
+   * commits.
    */
-  checkTexts(which: readonly number[] | 'all'): void;
+  readonly checked: Promise<void>;
+  /** Throws unless texts[i] is exactly what the export writer makes of record i, for each i given (ascending). */
+  checkTexts(which: readonly number[]): void;
 }
-
 export interface SnapshotInput {
   readonly dir: string;
   readonly baseUrl: string;
@@ -72,23 +81,6 @@ function* exportPieces(records: readonly ExportRecord[]): Generator<string> {
 const notLaidOut = (dir: string, file: string) =>
   new FailedError(`${shown(file)} in ${dir} is not laid out as svc-snapshot writes exports (2-space JSON, one array); it would not come back byte for byte, so the snapshot was not loaded`);
 
-/**
- * as-of writes an export back by sorting and serializing its records; a file
- * whose records this would put in another order is refused at load rather
- * than found out at as-of.
- */
-function checkSorted(dir: string, file: string, records: readonly ExportRecord[], key: readonly string[]): void {
-  const columns = records[0] ? Object.keys(records[0]) : [];
-  for (let i = 1; i < records.length; i++) {
-    const a = records[i - 1]!;
-    const b = records[i]!;
-    let c = 0;
-    for (const k of key) if ((c = compareValues(a[k], b[k])) !== 0) break;
-    if (c === 0) for (const k of columns) if ((c = compareValues(a[k], b[k])) !== 0) break;
-    if (c > 0) throw new FailedError(`${shown(file)} in ${dir} is not sorted by its key (record ${i}); it is not an export as svc-snapshot writes it, so the snapshot was not loaded`);
-  }
-}
-
 /** Why a file that is not framed as the writer frames it was refused: not JSON, not an array of records, or only laid out otherwise. */
 function unframed(dir: string, file: string, text: string): FailedError {
   let json: unknown;
@@ -104,30 +96,42 @@ function unframed(dir: string, file: string, text: string): FailedError {
 }
 
 /**
- * The records of a verified export file, each with its text as the file
- * holds it. Every record is parsed (the order check needs its values); the
- * check that a text is exactly what the writer makes of its record is left
- * to `checkTexts`, which the load calls for the texts it does not already
- * hold: a text already in the database was checked when it was loaded.
+ * A verified export file's records, each with its text as the file holds it,
+ * parsed when asked for: a night parses only the records whose text is new.
+ * The checks that do not decide what is stored (the records' order and, with
+ * `whole`, every record's layout) run on the second core meanwhile
+ * (check-aside.ts); a night checks the layout of its new texts itself
+ * (`checkTexts`).
  */
-function fileRows(dir: string, file: string, text: string, count: number, key: readonly string[]): ExportRows {
+function fileRows(dir: string, file: string, data: Buffer, count: number, key: readonly string[], whole: boolean): ExportRows {
+  // Bytes that are not UTF-8 would be read as U+FFFD and written back otherwise by as-of.
+  if (!isUtf8(data)) throw new FailedError(`${shown(file)} in ${dir} is not UTF-8 text; the snapshot is damaged and was not loaded`);
+  const text = data.toString('utf8');
   const texts = splitRecordTexts(text);
   if (!texts) throw unframed(dir, file, text);
   if (texts.length !== count) throw new FailedError(`${shown(file)} in ${dir} holds ${texts.length} records but the manifest says ${count}; the snapshot was not loaded`);
-  const records = new Array<ExportRecord>(texts.length);
-  for (let i = 0; i < texts.length; i++) {
+  const record = (i: number): ExportRecord => {
     try {
-      records[i] = JSON.parse(texts[i]!) as ExportRecord;
+      return JSON.parse(texts[i]!) as ExportRecord;
     } catch (e) {
       throw new FailedError(`record ${i + 1} of ${shown(file)} in ${dir} is not valid JSON (${(e as Error).message}); the snapshot is damaged and was not loaded`);
     }
-  }
-  checkSorted(dir, file, records, key);
+  };
+  // data is moved to the worker here: not used after this line.
+  const checked = fileProblemAside(data, key, whole).then((problem) => {
+    if (problem?.kind === 'layout') throw notLaidOut(dir, file);
+    if (problem?.kind === 'order') {
+      throw new FailedError(`${shown(file)} in ${dir} is not sorted by its key (record ${problem.record + 1} sorts before the one above it); it is not an export as svc-snapshot writes it, so the snapshot was not loaded`);
+    }
+  });
+  // Awaited by the load before it commits; a load that fails before then must not leave it unhandled.
+  checked.catch(() => {});
   return {
-    records,
     texts,
+    record,
+    checked,
     checkTexts(which) {
-      if (!sameAsWritten(records, texts, which === 'all' ? texts.map((_, i) => i) : which)) throw notLaidOut(dir, file);
+      if (!sameAsWritten(which.map(record), which.map((i) => texts[i]!), which.map((_, j) => j))) throw notLaidOut(dir, file);
     },
   };
 }
@@ -159,7 +163,7 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
     const read = async () => {
       const data = await readRegularFile(dir, e.file);
       if (sha256(data) !== expected) throw new FailedError(`${shown(e.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed or damaged, and the snapshot was not loaded`);
-      return data.toString('utf8');
+      return data;
     };
     // Each file is verified when its export is loaded, inside the snapshot's
     // transaction: a file that fails rolls the whole snapshot back, and no
@@ -170,7 +174,7 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
       count: e.count,
       available: e.available,
       sha256: expected,
-      rows: async () => fileRows(dir, e.file, await read(), e.count, table.def.key),
+      rows: async (whole) => fileRows(dir, e.file, await read(), e.count, table.def.key, whole),
     });
   }
   return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports };
@@ -202,7 +206,7 @@ async function readCollectionDir(dir: string): Promise<SnapshotInput> {
     complete,
     manifestText: toJsonFile(manifest),
     // The texts are the writer's own: nothing to check.
-    exports: written.map((w) => ({ export: w.export, file: w.file, count: w.count, available: w.available, sha256: w.sha256, rows: async () => ({ records: w.records, texts: recordTextsOf(w.records), checkTexts() {} }) })),
+    exports: written.map((w) => ({ export: w.export, file: w.file, count: w.count, available: w.available, sha256: w.sha256, rows: async () => ({ texts: recordTextsOf(w.records), record: (i) => w.records[i]!, checked: Promise.resolve(), checkTexts() {} }) })),
   };
 }
 

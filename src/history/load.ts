@@ -4,7 +4,7 @@ import type { ExportRecord } from '../exports/types.js';
 import { TOOL } from '../version.js';
 import { quoteIdent, type HistoryDb } from './engine.js';
 import { exportTable, type ExportTable } from './schema.js';
-import type { ExportRows, SnapshotInput } from './input.js';
+import type { InputExport, SnapshotInput } from './input.js';
 
 export type LoadStatus = 'loaded' | 'already loaded';
 
@@ -73,27 +73,30 @@ function keyView(key: readonly string[], values: readonly unknown[], index: numb
   return view;
 }
 
-async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: string, input: ExportRows): Promise<{ opened: number; closed: number }> {
-  const { records, texts } = input;
+async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: string, input: InputExport): Promise<{ opened: number; closed: number }> {
   const key = t.def.key;
-  const open = await db.all(
-    `SELECT version_id, record, ${key.map(quoteIdent).join(', ')} FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL ORDER BY version_id`,
-    [baseUrl],
-  );
+  const first = (await db.all(`SELECT 1 FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL LIMIT 1`, [baseUrl])).length === 0;
+  // The file is read first: its order (and, on a first load, every record's layout) is checked on the second core
+  // while this reads the open versions and stores.
+  const file = await input.rows(first);
+  const { texts } = file;
+  const open = first
+    ? []
+    : await db.all(`SELECT version_id, record, ${key.map(quoteIdent).join(', ')} FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL ORDER BY version_id`, [baseUrl]);
   const [maxRow] = await db.all(`SELECT MAX(version_id) FROM ${quoteIdent(t.table)}`);
   let nextId = Number(maxRow?.[0] ?? 0) + 1;
   const columns = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...t.columns];
   const toRow = rowFunction(t.columns);
-  if (open.length === 0) {
+  if (first) {
     // Nothing of this site open yet (its first night, or an export new to it): every record opens a version, no matching
     // needed; stored a slice at a time, so that the rows of a large export are garbage before they grow old.
-    input.checkTexts('all');
-    for (let start = 0; start < records.length; start += FIRST_LOAD_SLICE) {
+    for (let start = 0; start < texts.length; start += FIRST_LOAD_SLICE) {
       const slice: unknown[][] = [];
-      for (let i = start; i < Math.min(records.length, start + FIRST_LOAD_SLICE); i++) slice.push(toRow(nextId++, baseUrl, time, texts[i]!, records[i]!));
+      for (let i = start; i < Math.min(texts.length, start + FIRST_LOAD_SLICE); i++) slice.push(toRow(nextId++, baseUrl, time, texts[i]!, file.record(i)));
       await db.insertRows(t.table, columns, slice);
     }
-    return { opened: records.length, closed: 0 };
+    await file.checked;
+    return { opened: texts.length, closed: 0 };
   }
   // A version is the record's exact text: a record whose text is an open version's is unchanged (most of a night's
   // records); the others are checked, then matched by key with the open versions no text matched.
@@ -102,7 +105,9 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
     const text = String(open[i]![1]);
     const had = byText.get(text);
     // Two open versions with one text: only a backend repeating a record makes them.
-    byText.set(text, had === undefined ? i : typeof had === 'number' ? [had, i] : [...had, i]);
+    if (had === undefined) byText.set(text, i);
+    else if (typeof had === 'number') byText.set(text, [had, i]);
+    else had.push(i);
   }
   const kept = new Uint8Array(open.length);
   const fresh: number[] = [];
@@ -113,16 +118,17 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
     else kept[o] = 1;
   }
   byText.clear();
-  input.checkTexts(fresh);
+  const records = new Map(fresh.map((i) => [i, file.record(i)]));
+  file.checkTexts(fresh);
   const rest: number[] = [];
   for (let i = 0; i < open.length; i++) if (kept[i] === 0) rest.push(i);
   const rows: unknown[][] = [];
   const toClose: number[] = [];
   const insert = (i: number) => {
-    rows.push(toRow(nextId++, baseUrl, time, texts[i]!, records[i]!));
+    rows.push(toRow(nextId++, baseUrl, time, texts[i]!, records.get(i)!));
   };
   const older: ExportRecord[] = rest.map((o) => keyView(key, open[o]!.slice(2), o));
-  const newer: ExportRecord[] = fresh.map((i) => keyView(key, key.map((k) => records[i]![k]), i));
+  const newer: ExportRecord[] = fresh.map((i) => keyView(key, key.map((k) => records.get(i)![k]), i));
   const matched = matchRecords(
     key,
     older,
@@ -139,6 +145,7 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
   for (let j = 0; j < matched.length; j++) if (matched[j] === 0) toClose.push(Number(open[rest[j]!]![0]));
   await closeVersions(db, t, toClose, time);
   await db.insertRows(t.table, columns, rows);
+  await file.checked;
   return { opened: rows.length, closed: toClose.length };
 }
 
@@ -190,7 +197,7 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
       // An export unavailable tonight says nothing about its records: they stay as they were.
       if (!e.available || previous.get(e.export) === e.sha256) continue;
       const t = exportTable(e.export)!;
-      const r = await loadExport(db, t, input.baseUrl, input.time, await e.rows());
+      const r = await loadExport(db, t, input.baseUrl, input.time, e);
       opened += r.opened;
       closed += r.closed;
       await afterExport?.(e.export);

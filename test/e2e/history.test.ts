@@ -5,7 +5,7 @@ import { HistoryLoadSummary, HistoryRunsSummary, SnapshotSummary } from '../../s
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
-import { NIGHTS, writeNight } from '../helpers/history-fixtures.js';
+import { NIGHTS, swapWithNext, tamperExport, USERS, writeNight } from '../helpers/history-fixtures.js';
 import { postgresUnavailable, startPostgres } from '../helpers/postgres.js';
 
 let site: FakeSite;
@@ -72,6 +72,25 @@ describe('the history database through the real binary', () => {
       if (f === '_snapshot-manifest.json') continue;
       expect(readFileSync(join(dir, 'back', f)).equals(readFileSync(join(dir, 'replayed', f))), f).toBe(true);
     }
+  });
+
+  it('refuses, from the checks beside the load, a record laid out otherwise on a first load and records out of order on a later night, loading nothing of either', async () => {
+    const dir = tmpDir();
+    const history = join(dir, 'h.sqlite');
+    const names = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`u${String(i).padStart(4, '0')}`, `Name ${i}`]));
+    const night = (date: string) => ({ date, records: { users: USERS(names) } });
+    const spaced = writeNight(join(dir, 'spaced'), night('2026-11-05'));
+    tamperExport(spaced, 'users', (text) => text.replace('"id": "u2900"', '"id":  "u2900"'));
+    const refused = await runCli(['history', 'load', spaced, `--history=${history}`]);
+    expect([refused.code, refused.stderr]).toEqual([1, expect.stringMatching(/users \(11-5-2026\)\.json in .*spaced is not laid out as svc-snapshot writes exports/)]);
+    const good = writeNight(join(dir, 'good'), night('2026-11-05'));
+    expect((await runCli(['history', 'load', good, `--history=${history}`, '--quiet'])).code).toBe(0);
+    const swapped = writeNight(join(dir, 'swapped'), night('2026-11-06'));
+    tamperExport(swapped, 'users', (text) => swapWithNext(text, 'u2000'));
+    const later = await runCli(['history', 'load', swapped, `--history=${history}`]);
+    expect([later.code, later.stderr]).toEqual([1, expect.stringMatching(/swapped is not sorted by its key \(record 2002 sorts before the one above it\)/)]);
+    const runs = await runCli(['history', 'runs', `--history=${history}`, '--json']);
+    expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs.map((r) => r.date)).toEqual(['2026-11-05']);
   });
 
   it('usage errors exit 2 without echoing a password, and a missing database exits 1 naming it', async () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CommandDeps } from '../../src/commands/context.js';
 import { EXPORTS, exportFileName } from '../../src/exports/index.js';
@@ -129,3 +129,22 @@ export const NIGHTS: Night[] = [
   },
 ];
 
+
+/** Rewrites one export file of a night and makes the manifest's sha256 match it, as a hostile or careless hand would; returns the new text. */
+export function tamperExport(dir: string, exportName: string, change: (text: string) => string): string {
+  const file = readdirSync(dir).find((n) => n.includes(`-${exportName} (`))!;
+  const text = change(readFileSync(join(dir, file), 'utf8'));
+  writeFileSync(join(dir, file), text);
+  const manifest = JSON.parse(readFileSync(join(dir, '_snapshot-manifest.json'), 'utf8')) as { exports: { export: string; sha256: string }[] };
+  manifest.exports.find((e) => e.export === exportName)!.sha256 = createHash('sha256').update(text).digest('hex');
+  writeFileSync(join(dir, '_snapshot-manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  return text;
+}
+
+/** An export file's text with the record of user `a` and the one after it swapped: each record's text as written, their order not. */
+export function swapWithNext(text: string, id: string): string {
+  const a = text.indexOf(`  {\n    "id": "${id}"`);
+  const b = text.indexOf('\n  {', a + 1) + 1;
+  const c = text.indexOf('\n  {', b + 1) + 1;
+  return text.slice(0, a) + text.slice(b, c - 2) + ',\n' + text.slice(a, b - 2) + text.slice(c - 2);
+}

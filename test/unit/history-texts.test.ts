@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { serializeExport } from '../../src/exports/serialize.js';
 import type { ExportRecord } from '../../src/exports/types.js';
-import { recordTextsOf, sameAsWritten, splitRecordTexts } from '../../src/history/texts.js';
+import { fileProblem, recordTextsOf, sameAsWritten, splitRecordTexts } from '../../src/history/texts.js';
+import { swapWithNext } from '../helpers/history-fixtures.js';
 
 /** Records as exports hold them: at least one column; values of every JSON kind, nested, with the characters JSON escapes. */
 const value = fc.letrec((tie) => ({
@@ -70,5 +71,21 @@ describe('record texts (history schema 2)', () => {
       // Only the records named are checked: the load names those whose text is not in the database already.
       expect(sameAsWritten(rs, changed, [3, 216, 218])).toBe(true);
     }
+  });
+
+  it('checks a whole file from its bytes a batch at a time: order across batches, layout only when asked', () => {
+    const rs: ExportRecord[] = Array.from({ length: 250 }, (_, i) => ({ id: `u${String(i).padStart(4, '0')}`, name: `Zoë ${i}`, n: i }));
+    const file = serializeExport({ records: rs });
+    const check = (text: string, layout: boolean) => fileProblem(Buffer.from(text), ['id'], layout);
+    expect(check(file, true)).toBeUndefined();
+    expect(check('[]\n', true)).toBeUndefined();
+    // Records 100 and 101 (from 1) are the last of one batch and the first of the next.
+    expect(check(swapWithNext(file, 'u0099'), false)).toEqual({ kind: 'order', record: 100 });
+    expect(check(swapWithNext(file, 'u0007'), true)).toEqual({ kind: 'order', record: 8 });
+    const spaced = file.replace('"n": 217', '"n":  217');
+    expect(check(spaced, true)).toEqual({ kind: 'layout' });
+    expect(check(spaced, false)).toBeUndefined();
+    expect(check(file.replace('"n": 217', '"n": 217x'), false)).toEqual({ kind: 'layout' });
+    expect(check(file.slice(0, -1), false)).toEqual({ kind: 'layout' });
   });
 });

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,7 @@ import { openHistory } from '../../src/history/engine.js';
 import { EXPORT_TABLES } from '../../src/history/schema.js';
 import { parseHistoryTarget } from '../../src/history/target.js';
 import { TOOL } from '../../src/version.js';
-import { captureDeps, NIGHTS, USERS, writeNight } from '../helpers/history-fixtures.js';
+import { captureDeps, NIGHTS, swapWithNext, tamperExport, USERS, writeNight } from '../helpers/history-fixtures.js';
 import { REPO_ROOT } from '../helpers/run-cli.js';
 import { getTestCerts } from '../fake/certs.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
@@ -259,12 +258,7 @@ for (const engine of ENGINES) {
       for (const [name, change] of Object.entries(variants)) {
         const dir = writeNight(join(work, `layout-${name.replace(/ /g, '-')}-${engine.name}`), night);
         const file = readdirSync(dir).find((n) => n.includes('-users '))!;
-        const text = change(readFileSync(join(dir, file), 'utf8'));
-        expect(text, name).not.toBe(readFileSync(join(good, file), 'utf8'));
-        writeFileSync(join(dir, file), text);
-        const manifest = JSON.parse(readFileSync(join(dir, '_snapshot-manifest.json'), 'utf8')) as { exports: { export: string; sha256: string }[] };
-        manifest.exports.find((e) => e.export === 'users')!.sha256 = createHash('sha256').update(text).digest('hex');
-        writeFileSync(join(dir, '_snapshot-manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+        expect(tamperExport(dir, 'users', change), name).not.toBe(readFileSync(join(good, file), 'utf8'));
         const history = await engine.target(`layout${Object.keys(variants).indexOf(name)}`);
         await expectError(runHistory({ history }, ['load', dir], captureDeps(work).deps), EXIT.failed, /is not laid out as svc-snapshot writes exports/);
       }
@@ -275,30 +269,19 @@ for (const engine of ENGINES) {
       const history = await engine.target('layoutnight');
       expect((await runHistory({ history }, ['load', writeNight(join(work, `night-a-${engine.name}`), { date: '2026-11-05', records: { users: USERS(names) } })], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
       const night = { date: '2026-11-06', records: { users: USERS({ ...names, u0150: 'Changed' }) } };
-      const swap = (text: string) => {
-        const a = text.indexOf('  {\n    "id": "u0100"');
-        const b = text.indexOf('  {\n    "id": "u0101"');
-        const c = text.indexOf('  {\n    "id": "u0102"');
-        return text.slice(0, a) + text.slice(b, c - 2) + ',\n' + text.slice(a, b - 2) + text.slice(c - 2);
-      };
       // Each variant parses to the same records as the written file (or the same records in another order).
       const variants: Record<string, [(text: string) => string, RegExp]> = {
         'space in an unchanged record': [(text) => text.replace('"id": "u0200"', '"id":  "u0200"'), /is not laid out as svc-snapshot writes exports/],
         'space in the changed record': [(text) => text.replace('"firstName": "Changed"', '"firstName":  "Changed"'), /is not laid out as svc-snapshot writes exports/],
         'escaped letter in an unchanged record': [(text) => text.replace('"Name 7"', '"\\u004eame 7"'), /is not laid out as svc-snapshot writes exports/],
-        'two unchanged records swapped': [swap, /is not sorted by its key \(record 101\)/],
+        'two unchanged records swapped': [(text) => swapWithNext(text, 'u0100'), /is not sorted by its key \(record 102 sorts before the one above it\)/],
       };
       for (const [name, [change, message]] of Object.entries(variants)) {
         const dir = writeNight(join(work, `night-b-${name.replace(/ /g, '-')}-${engine.name}`), night);
-        const file = readdirSync(dir).find((n) => n.includes('-users '))!;
-        const written = readFileSync(join(dir, file), 'utf8');
-        const text = change(written);
+        let written = '';
+        const text = tamperExport(dir, 'users', (t) => change((written = t)));
         expect(text, name).not.toBe(written);
         expect(text.length, name).toBe(written.length + (name === 'two unchanged records swapped' ? 0 : name.startsWith('escaped') ? 5 : 1));
-        writeFileSync(join(dir, file), text);
-        const manifest = JSON.parse(readFileSync(join(dir, '_snapshot-manifest.json'), 'utf8')) as { exports: { export: string; sha256: string }[] };
-        manifest.exports.find((e) => e.export === 'users')!.sha256 = createHash('sha256').update(text).digest('hex');
-        writeFileSync(join(dir, '_snapshot-manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
         await expectError(runHistory({ history }, ['load', dir], captureDeps(work).deps), EXIT.failed, message);
       }
       const good = writeNight(join(work, `night-b-good-${engine.name}`), night);
