@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -342,6 +343,18 @@ for (const engine of ENGINES) {
         expect((await runHistory({ history, outDir: out }, ['as-of', n.date], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
         sameDirectories(dirs[i]!, out);
       }
+    });
+
+    it('refuses an export file whose bytes are not UTF-8, even with a matching hash (as-of would write them back otherwise)', async () => {
+      const dir = writeNight(join(work, `latin1-${engine.name}`), NIGHTS[0]!);
+      const file = readdirSync(dir).find((n) => n.includes('-users '))!;
+      // "Zoë" in Latin-1: one byte 0xEB where UTF-8 has two; decoded as UTF-8 it would be U+FFFD.
+      const bytes = Buffer.from(readFileSync(join(dir, file), 'utf8').replace('Zoë', 'Zo\u00eb'), 'latin1');
+      writeFileSync(join(dir, file), bytes);
+      const manifest = JSON.parse(readFileSync(join(dir, '_snapshot-manifest.json'), 'utf8')) as { exports: { export: string; sha256: string }[] };
+      manifest.exports.find((e) => e.export === 'users')!.sha256 = createHash('sha256').update(bytes).digest('hex');
+      writeFileSync(join(dir, '_snapshot-manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+      await expectError(runHistory({ history: await engine.target('latin1') }, ['load', dir], captureDeps(work).deps), EXIT.failed, /users \(11-1-2026\)\.json in .* is not UTF-8 text/);
     });
 
     it('refuses an export file reached through a symbolic link', async () => {
