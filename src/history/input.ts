@@ -118,7 +118,12 @@ function fileRows(dir: string, file: string, data: Buffer, count: number, key: r
     }
   };
   // data is moved to the worker here: not used after this line.
-  const checked = fileProblemAside(data, key, whole).then((problem) => {
+  const asked = Promise.resolve()
+    .then(() => fileProblemAside(data, key, whole))
+    .catch((err: unknown) => {
+      throw new FailedError(`the check of ${shown(file)} in ${dir} could not run (${err instanceof Error ? err.message : String(err)}); the snapshot was not loaded`, { cause: err });
+    });
+  const checked = asked.then((problem) => {
     if (problem?.kind === 'layout') throw notLaidOut(dir, file);
     if (problem?.kind === 'order') {
       throw new FailedError(`${shown(file)} in ${dir} is not sorted by its key (record ${problem.record + 1} sorts before the one above it); it is not an export as svc-snapshot writes it, so the snapshot was not loaded`);
