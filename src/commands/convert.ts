@@ -7,7 +7,6 @@ import { CONVERT_MEMORY } from '../exports/memory-policy.js';
 import { renamingSink } from '../sheets/file-sink.js';
 import { readExportRecords, readSheetManifest } from '../sheets/snapshot-dir.js';
 import { writeSpreadsheets } from '../sheets/write.js';
-import { arrayPasses } from '../exports/file-records.js';
 import { readOptions } from '../config/options.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
@@ -39,7 +38,7 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
     }
   }
   deps.reporter.info(`converting ${dir} to ${formats.join(', ')} in ${outDir}`);
-  const files = await writeSpreadsheets({ manifest, records: async (entry) => arrayPasses(await readExportRecords(dir, entry)) }, formats, renamingSink(outDir), {
+  const files = await writeSpreadsheets({ manifest, records: (entry) => readExportRecords(dir, entry) }, formats, renamingSink(outDir), {
     beforeRead: CONVERT_MEMORY.beforeSheetRead,
   });
   deps.reporter.close();

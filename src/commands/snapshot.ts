@@ -21,7 +21,6 @@ import type { SnapshotSummary } from '../cli/summaries.js';
 import { secretMatcher } from '../publish/scan.js';
 import { readExportRecords } from '../sheets/snapshot-dir.js';
 import { writeSpreadsheets, type WrittenSheetFile } from '../sheets/write.js';
-import { arrayPasses } from '../exports/file-records.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 import type { RunReport } from '../cron/metrics.js';
 import { escapeControl } from '../util/escape.js';
@@ -103,7 +102,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     if (formats.length > 0) {
       deps.reporter.info(`writing ${formats.join(' and ')}`);
       // Read back from the files just written: the same path as `convert`, one export in memory at a time.
-      spreadsheets = await writeSpreadsheets({ manifest, records: async (e) => arrayPasses(await readExportRecords(staging.dir, e, { verify: false })) }, formats, (name, chunks) => staging.writeChunks(name, chunks), {
+      spreadsheets = await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => staging.writeChunks(name, chunks), {
         secrets: secretMatcher(secrets),
         beforeRead: memory.beforeSheetRead,
       });

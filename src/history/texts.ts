@@ -13,7 +13,37 @@
 import { compareValues } from '../exports/order.js';
 import { EXPORT_BATCH } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
-import { recordSpans } from '../exports/file-records.js';
+
+/** What a record's last line is in the file: nothing inside a record can start a line with two spaces and `}`. */
+const RECORD_END = '\n  }';
+
+/**
+ * Where each record's text starts and ends in an export file (start, end,
+ * start, end, …), or undefined when the file is not framed as the writer
+ * frames it (the records themselves are checked by `sameAsWritten`). JSON
+ * strings hold no raw newline, and every line inside a record is indented
+ * further than its closing `}`, so the first `\n  }` after a record's `{` is
+ * its end, in any file the writer wrote. The marks are ASCII, and no byte of
+ * a multi-byte UTF-8 character is, so the same search finds the same records
+ * in the file's text and in its bytes.
+ */
+function recordSpans(length: number, indexOf: (mark: string, from: number) => number, has: (mark: string, at: number) => boolean): number[] | undefined {
+  if (length === 3 && has('[]\n', 0)) return [];
+  if (!has('[\n  {', 0)) return undefined;
+  const spans: number[] = [];
+  let at = 4;
+  for (;;) {
+    const end = indexOf(RECORD_END, at);
+    if (end < 0) return undefined;
+    const after = end + RECORD_END.length;
+    spans.push(at, after);
+    if (has(',\n  {', after)) {
+      at = after + 4;
+      continue;
+    }
+    return after + 3 === length && has('\n]\n', after) ? spans : undefined;
+  }
+}
 
 /** The record texts of an export file's text, or undefined when it is not framed as the writer frames it. */
 export function splitRecordTexts(text: string): string[] | undefined {

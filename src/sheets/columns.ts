@@ -12,7 +12,6 @@ import type { ColumnDef, ExportDef } from '../exports/define.js';
 import { exportByName, EXPORTS } from '../exports/catalog.js';
 import { resolvePath, unwrap } from '../exports/schema.js';
 import type { ExportRecord } from '../exports/types.js';
-import type { RecordPasses } from '../exports/file-records.js';
 
 /** `timestamp`: epoch ms written as a date-time; `entries`: `"key=value"` strings, one column per key; `value`: as the JSON value's type says. */
 export type CellType = 'timestamp' | 'entries' | 'value';
@@ -58,66 +57,60 @@ export function splitEntry(entry: string): { key: string; value: string } | unde
   return at < 0 ? undefined : { key: entry.slice(0, at), value: entry.slice(at + 1) };
 }
 
+function columnNames(name: string, records: readonly ExportRecord[]): string[] {
+  // The catalog's order for an empty export; otherwise the file's own
+  // columns (a snapshot of another version keeps its columns), in order of
+  // first appearance.
+  if (records.length === 0) return EXPORTS.some((e) => e.name === name) ? exportByName(name).columns.map((c) => c.name) : [];
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const r of records) {
+    for (const k of Object.keys(r)) {
+      if (!seen.has(k)) {
+        seen.add(k);
+        out.push(k);
+      }
+    }
+  }
+  return out;
+}
+
+function mapKeys(records: readonly ExportRecord[], column: string): string[] | undefined {
+  const keys = new Set<string>();
+  for (const r of records) {
+    const v = r[column];
+    if (v === null || v === undefined) continue;
+    if (!Array.isArray(v)) return undefined;
+    for (const e of v) {
+      const kv = typeof e === 'string' ? splitEntry(e) : undefined;
+      if (!kv) return undefined;
+      keys.add(kv.key);
+    }
+  }
+  // UTF-16 code unit order, as the build sorts map keys.
+  return [...keys].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /**
  * The columns of an export's sheet: its columns in file order, each map
  * column replaced by one column per key found in the export
  * (`<column>.<key>`). A map column with no key in any record stays one empty
  * column, so that the header still names it; a map column whose values are
  * not `"key=value"` strings (a file of another version) is written as a list.
- * One pass over the records.
  */
-export function sheetColumns(exportName: string, records: RecordPasses): SheetColumn[] {
+export function sheetColumns(exportName: string, records: readonly ExportRecord[]): SheetColumn[] {
   const types = CELL_TYPES.get(exportName);
-  // The catalog's order for an empty export; otherwise the file's own
-  // columns (a snapshot of another version keeps its columns), in order of
-  // first appearance.
-  if (records.length === 0) {
-    const names = EXPORTS.some((e) => e.name === exportName) ? exportByName(exportName).columns.map((c) => c.name) : [];
-    return names.map((column) => ({ header: column, column, type: types?.get(column) ?? 'value' }));
-  }
-  const names: string[] = [];
-  const seen = new Set<string>();
-  // Per map column, the keys found, or null once a value is not a list of "key=value" strings.
-  const keys = new Map<string, Set<string> | null>();
-  for (const r of records.each()) {
-    for (const k of Object.keys(r)) {
-      if (!seen.has(k)) {
-        seen.add(k);
-        names.push(k);
-        if (types?.get(k) === 'entries') keys.set(k, new Set());
-      }
-    }
-    for (const [column, found] of keys) {
-      if (found === null) continue;
-      const v = r[column];
-      if (v === null || v === undefined) continue;
-      if (!Array.isArray(v)) {
-        keys.set(column, null);
-        continue;
-      }
-      for (const e of v) {
-        const kv = typeof e === 'string' ? splitEntry(e) : undefined;
-        if (!kv) {
-          keys.set(column, null);
-          break;
-        }
-        found.add(kv.key);
-      }
-    }
-  }
   const out: SheetColumn[] = [];
-  for (const column of names) {
+  for (const column of columnNames(exportName, records)) {
     const type = types?.get(column) ?? 'value';
     if (type !== 'entries') {
       out.push({ header: column, column, type });
       continue;
     }
-    const found = keys.get(column);
-    // UTF-16 code unit order, as the build sorts map keys.
-    const sorted = found ? [...found].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)) : undefined;
-    if (sorted === undefined) out.push({ header: column, column, type: 'value' });
-    else if (sorted.length === 0) out.push({ header: column, column, type: 'entries' });
-    else for (const key of sorted) out.push({ header: `${column}.${key}`, column, type: 'entries', key });
+    const keys = mapKeys(records, column);
+    if (keys === undefined) out.push({ header: column, column, type: 'value' });
+    else if (keys.length === 0) out.push({ header: column, column, type: 'entries' });
+    else for (const key of keys) out.push({ header: `${column}.${key}`, column, type: 'entries', key });
   }
   return out;
 }

@@ -9,7 +9,7 @@
 import type { Cell, SheetColumn } from './columns.js';
 import { cellOf } from './columns.js';
 import { cellWidth } from './xlsx.js';
-import type { RecordPasses } from '../exports/file-records.js';
+import type { ExportRecord } from '../exports/types.js';
 
 export const BOM = '\uFEFF';
 
@@ -85,12 +85,12 @@ const ROWS_PER_CHUNK = 500;
  * With `widths`, each column's widest cell (cellWidth) is measured on the
  * way, for the workbook's column widths: one pass over the records for both.
  */
-export function* csvChunks(columns: readonly SheetColumn[], records: RecordPasses, widths?: number[]): Generator<string> {
+export function* csvChunks(columns: readonly SheetColumn[], records: readonly ExportRecord[], widths?: number[]): Generator<string> {
   yield `${BOM}${columns.map((c) => csvField(guardText(c.header))).join(',')}\r\n`;
   const iso = isoTimestamps();
   let chunk = '';
-  let i = 0;
-  for (const r of records.each()) {
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!;
     let line = '';
     for (let j = 0; j < columns.length; j++) {
       const cell = cellOf(columns[j]!, r);
@@ -117,7 +117,7 @@ export function* csvChunks(columns: readonly SheetColumn[], records: RecordPasse
       line += j === 0 ? text : `,${text}`;
     }
     chunk += `${line}\r\n`;
-    if (++i % ROWS_PER_CHUNK === 0) {
+    if ((i + 1) % ROWS_PER_CHUNK === 0) {
       yield chunk;
       chunk = '';
     }
