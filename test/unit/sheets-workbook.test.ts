@@ -94,12 +94,14 @@ describe('the workbook', () => {
       expect(data.toString(), name).not.toMatch(/t="(str|s)"/);
     }
     const sheet = parts.get('xl/worksheets/sheet2.xml')!.toString();
-    expect(sheet).toContain('<c r="B2" t="inlineStr"><is><t>=1+1</t></is></c>');
+    // A cell carries its reference only after an empty cell (ECMA-376 makes it optional); LibreOffice reads both (test/e2e/spreadsheets.test.ts).
+    expect(sheet).toContain('<row r="2"><c t="inlineStr"><is><t>u1</t></is></c><c t="inlineStr"><is><t>=1+1</t></is></c>');
     expect(sheet).toContain('bell_x0007_');
     expect(sheet).toContain('_x005F_x0041_');
     // Arrays are joined; a null is an empty cell (no <c> at all).
     expect(sheet).toContain('<t>1; 2</t>');
     expect(sheet).not.toMatch(/<c r="E2"/);
+    expect(sheet).toMatch(/<\/c><c r="F2" t="inlineStr">/);
     const about = parts.get('xl/worksheets/sheet1.xml')!.toString();
     expect(about).toContain('=cmd|calc; tier');
     expect(about).toContain('UTC');
@@ -111,7 +113,7 @@ describe('the workbook', () => {
     const { files } = await writeAll(m, { security_levels: [rec] }, ['xlsx']);
     const sheet = unzip(files.get('svc-snapshot-2026-11-21.xlsx')!).get('xl/worksheets/sheet2.xml')!.toString();
     // 2026-11-21 12:00 UTC is serial day 46347.5 of the 1900 date system.
-    expect(sheet).toContain('<c r="D2" s="2"><v>46347.5</v></c>');
+    expect(sheet).toContain('<c s="2"><v>46347.5</v></c><c r="F2" t="inlineStr"><is><t>r</t></is></c></row>');
   });
 
   it('gives the same bytes for the same snapshot', async () => {
