@@ -13,7 +13,6 @@ import { exportTable } from './schema.js';
 import { readRegularFile, shown } from './safe-read.js';
 import { fileProblemAside } from './check-aside.js';
 import { recordTextsOf, sameAsWritten, splitRecordTexts } from './texts.js';
-
 import { ReadableManifestExportSchema, SnapshotManifestSchema, snapshotManifest } from '../exports/manifest.js';
 
 /** What loading needs of `_snapshot-manifest.json`, from its one schema; the whole text is kept as it is. */
@@ -53,6 +52,7 @@ export interface ExportRows {
   /** Throws unless texts[i] is exactly what the export writer makes of record i, for each i given (ascending). */
   checkTexts(which: readonly number[]): void;
 }
+
 export interface SnapshotInput {
   readonly dir: string;
   readonly baseUrl: string;
