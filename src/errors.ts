@@ -23,7 +23,11 @@ export class TokenRejectedError extends DomainError {}
 
 /** The run was stopped by a signal. */
 export class InterruptedError extends DomainError {
-  constructor(readonly signal: 'SIGINT' | 'SIGTERM') {
-    super(`interrupted by ${signal}; nothing was published`);
+  /** `outcome`: what the interrupted run leaves behind, when it is not "nothing was published". */
+  constructor(
+    readonly signal: 'SIGINT' | 'SIGTERM',
+    outcome = 'nothing was published',
+  ) {
+    super(`interrupted by ${signal}; ${outcome}`);
   }
 }

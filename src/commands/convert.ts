@@ -9,6 +9,7 @@ import { readExportRecords, readSheetManifest } from '../sheets/snapshot-dir.js'
 import { writeSpreadsheets } from '../sheets/write.js';
 import { readOptions } from '../config/options.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
+import { whenInterrupted } from '../publish/registry.js';
 
 /**
  * `svc-snapshot convert <snapshot-dir>`: the spreadsheet forms of a published
@@ -38,6 +39,8 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
     }
   }
   deps.reporter.info(`converting ${dir} to ${formats.join(', ')} in ${outDir}`);
+  // Each file is written by a temporary name and renamed: a signal removes the one in progress.
+  whenInterrupted(`the files converted before it stay in ${outDir}; the one being written was removed`);
   const files = await writeSpreadsheets({ manifest, records: (entry) => readExportRecords(dir, entry) }, formats, renamingSink(outDir), {
     beforeRead: CONVERT_MEMORY.beforeSheetRead,
   });

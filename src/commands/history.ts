@@ -15,6 +15,7 @@ import { withStaging } from '../publish/index.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { readOptions, type CommandOptions } from '../config/options.js';
 import { snapshotSummary, type SnapshotManifest } from './snapshot.js';
+import { whenInterrupted } from '../publish/registry.js';
 
 type HistoryOptions = CommandOptions<'history'>;
 
@@ -136,6 +137,8 @@ async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: Com
   }
   // Oldest first, whatever order the shell expanded the names in.
   heads.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  // A signal from here on stops a transaction, which the database rolls back.
+  whenInterrupted('nothing of the snapshot being loaded is in the history database; the snapshots loaded before it stay loaded. Run the same command again to go on');
   const db = await open(target, flags, deps, true);
   const loaded: HistoryLoadSummary['snapshots'] = [];
   let skipped = 0;
@@ -162,6 +165,7 @@ async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: Com
     }
   } finally {
     await db.close();
+    whenInterrupted(undefined);
   }
   deps.reporter.close();
   const summary: HistoryLoadSummary = { command: 'history load', target: target.label, snapshots: loaded, complete: skipped === 0 };

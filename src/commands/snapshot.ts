@@ -24,6 +24,7 @@ import { writeSpreadsheets, type WrittenSheetFile } from '../sheets/write.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 import type { RunReport } from '../cron/metrics.js';
 import { escapeControl } from '../util/escape.js';
+import { whenInterrupted } from '../publish/registry.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
@@ -110,6 +111,8 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));
     return { result: built, manifest, spreadsheets };
   }, 'snapshot');
+  // From here on the snapshot is published: a signal leaves it in place.
+  whenInterrupted(`the snapshot was published to ${outDir}${historyTarget ? `; a history load in progress is rolled back: load it later with svc-snapshot history load ${outDir}` : ''}`);
   for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);
   if (result.validation.issues > 0) deps.reporter.warn(`${result.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
   let previous: SnapshotOutcome['previous'];

@@ -71,6 +71,18 @@ export type OnSignal = (signal: Signal, error: InterruptedError) => unknown;
 
 let installed: { onSignal: OnSignal | undefined; uninstall: () => void } | undefined;
 
+/** What a signal would leave behind now, when it is not "nothing was published" (see `whenInterrupted`). */
+let outcome: string | undefined;
+
+/**
+ * Says what a signal arriving from now on leaves behind (a history load in
+ * progress is rolled back, a snapshot already published stays), or, with
+ * undefined, that it is again "nothing was published".
+ */
+export function whenInterrupted(text: string | undefined): void {
+  outcome = text;
+}
+
 /**
  * On SIGINT or SIGTERM: clean up synchronously, call `onSignal` (the CLI
  * restores the terminal, prints `error.message`), then exit with the code
@@ -86,7 +98,7 @@ export function installSignalHandlers(onSignal?: OnSignal): () => void {
   }
   const handle = (signal: Signal): void => {
     cleanupAllSync();
-    const error = new InterruptedError(signal);
+    const error = new InterruptedError(signal, outcome);
     let code = 128 + osConstants.signals[signal];
     try {
       const chosen = installed?.onSignal?.(signal, error);
@@ -104,6 +116,7 @@ export function installSignalHandlers(onSignal?: OnSignal): () => void {
   process.on('SIGTERM', onTerm);
   process.on('exit', cleanupAllSync);
   const uninstall = (): void => {
+    outcome = undefined;
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
     process.off('exit', cleanupAllSync);

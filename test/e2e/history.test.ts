@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HistoryLoadSummary, HistoryRunsSummary, SnapshotSummary } from '../../src/cli/summaries.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
-import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { REPO_ROOT, runCli, startCli, tmpDir } from '../helpers/run-cli.js';
 import { NIGHTS, swapWithNext, tamperExport, USERS, writeNight } from '../helpers/history-fixtures.js';
 import { postgresUnavailable, startPostgres } from '../helpers/postgres.js';
 
@@ -136,6 +136,48 @@ describe.skipIf(postgresUnavailable() !== null)('the history database on Postgre
       expect(log.code).toBe(0);
       expect(log.stdout).toMatch(/changed: state "ACTIVE" → "DEACTIVATED"/);
     } finally {
+      pg.stop();
+    }
+  });
+
+  it('on SIGTERM during a load: exit 143, says the snapshot being loaded was rolled back and the ones before it stay (and, after snapshot --history, where the published snapshot is)', async () => {
+    const pg = await startPostgres();
+    const { default: pgLib } = await import('pg');
+    let holder: InstanceType<typeof pgLib.Client> | undefined;
+    try {
+      const url = await pg.createDatabase('sigterm');
+      const dir = tmpDir();
+      const [first, second] = NIGHTS.slice(0, 2).map((n, i) => writeNight(join(dir, `n${i}`), n));
+      expect((await runCli(['history', 'load', first!, `--history=${url}`, '--quiet'])).code).toBe(0);
+      // Another loader holds the database's load lock: the load waits for it inside its transaction.
+      holder = new pgLib.Client({ connectionString: url });
+      await holder.connect();
+      await holder.query('SELECT pg_advisory_lock($1)', [0x5_3_5_6_4_3]);
+      const { child, result } = startCli(['history', 'load', second!, `--history=${url}`]);
+      // Until the server shows the load waiting for the lock.
+      const waiting = async () => Number((await holder!.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0].count);
+      while ((await waiting()) === 0) await new Promise((r) => setTimeout(r, 20));
+      child.kill('SIGTERM');
+      const res = await result;
+      expect(res.code).toBe(143);
+      expect(res.stderr).toMatch(/interrupted by SIGTERM; nothing of the snapshot being loaded is in the history database; the snapshots loaded before it stay loaded/);
+      // The server notices the killed client only when its lock wait ends: that backend is ended here.
+      await holder.query("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+      while ((await waiting()) > 0) await new Promise((r) => setTimeout(r, 20));
+      // The same during snapshot --history, once the snapshot is published: it stays, and the message says where.
+      const snap = join(dir, 'snap');
+      const second2 = startCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', snap, `--history=${url}`]);
+      while ((await waiting()) === 0) await new Promise((r) => setTimeout(r, 20));
+      second2.child.kill('SIGTERM');
+      const published = await second2.result;
+      expect(published.code).toBe(143);
+      expect(published.stderr).toContain(`interrupted by SIGTERM; the snapshot was published to ${snap}; a history load in progress is rolled back: load it later with svc-snapshot history load ${snap}`);
+      expect(existsSync(join(snap, '_snapshot-manifest.json'))).toBe(true);
+      await holder.query('SELECT pg_advisory_unlock($1)', [0x5_3_5_6_4_3]);
+      const runs = await runCli(['history', 'runs', `--history=${url}`, '--json']);
+      expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs.map((r) => r.date)).toEqual([NIGHTS[0]!.date]);
+    } finally {
+      await holder?.end();
       pg.stop();
     }
   });
