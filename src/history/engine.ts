@@ -41,6 +41,11 @@ function cannotOpen(label: string, err: unknown, hint: string): FailedError {
   return new FailedError(`the history database ${label} cannot be opened: ${why}; ${hint}`, { cause: err });
 }
 
+/** How long a load waits for another writer to finish, and how often it tries; a statement's own busy timeout. */
+const LOCK_WAIT_MS = 10_000;
+const LOCK_RETRY_MS = 50;
+const STATEMENT_BUSY_MS = 250;
+
 /** SQLite's own limit on the parameters of one statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32). */
 const SQLITE_MAX_PARAMS = 32_766;
 const SQLITE_ROWS_PER_INSERT = 50;
@@ -61,7 +66,8 @@ async function openSqlite(path: string, opts: OpenOptions): Promise<HistoryDb> {
   try {
     // The history holds personal data: created 0600 like the exports (SQLite gives its -wal and -shm files the same mode).
     if (!existsSync(path)) closeSync(openSync(path, 'wx', 0o600));
-    db = new Database(path, { timeout: 10_000 });
+    // A short busy timeout per statement: waiting for another writer is done in transaction(), where a signal can still end the run.
+    db = new Database(path, { timeout: STATEMENT_BUSY_MS });
     // A file that is not SQLite only shows it on first read.
     // WAL: readers (as-of, log) are not blocked while a load writes. FULL: the log is synced at every
     // commit, so a load reported done survives a power cut too (NORMAL could lose it, and --keep may
@@ -121,8 +127,23 @@ async function openSqlite(path: string, opts: OpenOptions): Promise<HistoryDb> {
     },
     async transaction(fn) {
       if (inTransaction) throw new Error('nested history transaction');
-      // IMMEDIATE: a second loader waits for the lock instead of failing half-way.
-      db.exec('BEGIN IMMEDIATE');
+      // IMMEDIATE: a second loader waits for the lock instead of failing half-way. It waits here, between short
+      // tries, rather than inside SQLite, which would hold this thread (and a SIGTERM) for the whole wait.
+      for (const start = Date.now(); ; ) {
+        try {
+          db.exec('BEGIN IMMEDIATE');
+          break;
+        } catch (err) {
+          if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
+          if (Date.now() - start >= LOCK_WAIT_MS) {
+            throw new FailedError(
+              `the history database ${path} is being written by another process (another history load, or snapshot --history) and was still locked after ${LOCK_WAIT_MS / 1000} s; nothing was loaded. Run again once that one is done`,
+              { cause: err },
+            );
+          }
+          await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+        }
+      }
       inTransaction = true;
       try {
         const result = await fn();

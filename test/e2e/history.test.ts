@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HistoryLoadSummary, HistoryRunsSummary, SnapshotSummary } from '../../src/cli/summaries.js';
@@ -91,6 +91,40 @@ describe('the history database through the real binary', () => {
     expect([later.code, later.stderr]).toEqual([1, expect.stringMatching(/swapped is not sorted by its key \(record 2002 sorts before the one above it\)/)]);
     const runs = await runCli(['history', 'runs', `--history=${history}`, '--json']);
     expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs.map((r) => r.date)).toEqual(['2026-11-05']);
+  });
+
+  it('waits for another writer between short tries: SIGTERM meanwhile ends it at once (exit 143), and a lock held too long is said as such', async () => {
+    const dir = tmpDir();
+    const history = join(dir, 'h.sqlite');
+    const [first, second] = NIGHTS.slice(0, 2).map((n, i) => writeNight(join(dir, `n${i}`), n));
+    expect((await runCli(['history', 'load', first!, `--history=${history}`, '--quiet'])).code).toBe(0);
+    const { default: Database } = await import('libsql');
+    const holder = new Database(history);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const { child, result } = startCli(['history', 'load', second!, `--history=${history}`]);
+      // Once the load has the database open, it is waiting for the lock.
+      const opened = () => {
+        try {
+          return readdirSync(`/proc/${child.pid}/fd`).some((fd) => readlinkSync(`/proc/${child.pid}/fd/${fd}`) === history);
+        } catch {
+          return false;
+        }
+      };
+      while (!opened()) await new Promise((r) => setTimeout(r, 20));
+      child.kill('SIGTERM');
+      const res = await result;
+      expect(res.code).toBe(143);
+      expect(res.stderr).toMatch(/interrupted by SIGTERM; nothing of the snapshot being loaded is in the history database/);
+      const locked = await runCli(['history', 'load', second!, `--history=${history}`]);
+      expect(locked.code).toBe(1);
+      expect(locked.stderr).toMatch(/h\.sqlite is being written by another process .* still locked after 10 s; nothing was loaded/);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    const runs = await runCli(['history', 'runs', `--history=${history}`, '--json']);
+    expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs.map((r) => r.date)).toEqual([NIGHTS[0]!.date]);
   });
 
   it('usage errors exit 2 without echoing a password, and a missing database exits 1 naming it', async () => {
