@@ -62,11 +62,24 @@ export function sortRecords(records: Array<Record<string, unknown>>, key: readon
       const c = compareValues(a.k[i], b.k[i]);
       if (c !== 0) return c;
     }
-    for (const col of columns) {
-      const c = compareValues(a.r[col], b.r[col]);
-      if (c !== 0) return c;
-    }
-    return 0;
+    return compareColumns(a.r, b.r, columns);
   });
   for (let i = 0; i < entries.length; i++) records[i] = entries[i]!.r;
+}
+
+function compareColumns(a: Record<string, unknown>, b: Record<string, unknown>, columns: readonly string[]): number {
+  for (const col of columns) {
+    const c = compareValues(a[col], b[col]);
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+/** Two records in the order sortRecords puts them in: by the key columns, then by every column. */
+export function compareRecords(a: Record<string, unknown>, b: Record<string, unknown>, key: readonly string[], columns: readonly string[]): number {
+  for (const k of key) {
+    const c = compareValues(a[k], b[k]);
+    if (c !== 0) return c;
+  }
+  return compareColumns(a, b, columns);
 }

@@ -49,8 +49,11 @@ export interface ExportRows {
    * commits.
    */
   readonly checked: Promise<void>;
-  /** Throws unless texts[i] is exactly what the export writer makes of record i, for each i given (ascending). */
-  checkTexts(which: readonly number[]): void;
+  /**
+   * Throws unless texts[which[j]] is exactly what the export writer makes of
+   * records[j] (record which[j], already parsed), for each j; `which` ascending.
+   */
+  checkTexts(which: readonly number[], records: readonly ExportRecord[]): void;
 }
 
 export interface SnapshotInput {
@@ -135,8 +138,8 @@ function fileRows(dir: string, file: string, data: Buffer, count: number, key: r
     texts,
     record,
     checked,
-    checkTexts(which) {
-      if (!sameAsWritten(which.map(record), which.map((i) => texts[i]!), which.map((_, j) => j))) throw notLaidOut(dir, file);
+    checkTexts(which, records) {
+      if (!sameAsWritten(records, which.map((i) => texts[i]!), which.map((_, j) => j))) throw notLaidOut(dir, file);
     },
   };
 }

@@ -118,8 +118,9 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
     else kept[o] = 1;
   }
   byText.clear();
-  const records = new Map(fresh.map((i) => [i, file.record(i)]));
-  file.checkTexts(fresh);
+  const parsed = fresh.map((i) => file.record(i));
+  file.checkTexts(fresh, parsed);
+  const records = new Map(fresh.map((i, j) => [i, parsed[j]!]));
   const rest: number[] = [];
   for (let i = 0; i < open.length; i++) if (kept[i] === 0) rest.push(i);
   const rows: unknown[][] = [];

@@ -10,7 +10,7 @@
  * it (its lines are indented four spaces, its last line two). It is JSON, so
  * `json_extract(record, '$.id')` and `record::json->>'id'` read it.
  */
-import { compareValues } from '../exports/order.js';
+import { compareRecords } from '../exports/order.js';
 import { EXPORT_BATCH } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
 
@@ -100,14 +100,11 @@ export type FileProblem = { readonly kind: 'layout' } | { readonly kind: 'order'
 /** The first pair of records out of the export order (by key, then by every column, as the writer sorts), as the later one's index. */
 export function firstOutOfOrder(records: readonly ExportRecord[], key: readonly string[], before?: ExportRecord): number | undefined {
   let a = before;
+  // as-of sorts by the columns the records hold (an export holds the same columns in every record).
+  const columns = Object.keys(before ?? records[0] ?? {});
   for (let i = 0; i < records.length; i++) {
     const b = records[i]!;
-    if (a !== undefined) {
-      let c = 0;
-      for (const k of key) if ((c = compareValues(a[k], b[k])) !== 0) break;
-      if (c === 0) for (const k of Object.keys(a)) if ((c = compareValues(a[k], b[k])) !== 0) break;
-      if (c > 0) return i;
-    }
+    if (a !== undefined && compareRecords(a, b, key, columns) > 0) return i;
     a = b;
   }
   return undefined;
