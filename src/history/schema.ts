@@ -31,7 +31,19 @@ async function migrateFrom1(db: HistoryDb, relations: Set<string>): Promise<void
     for (;;) {
       const rows = await db.all(`SELECT version_id, record FROM ${table} WHERE version_id > ? ORDER BY version_id LIMIT ${MIGRATE_BATCH}`, [after]);
       if (rows.length === 0) break;
-      const texts = recordTextsOf(rows.map((r) => JSON.parse(String(r[1])) as ExportRecord));
+      const texts = recordTextsOf(
+        rows.map((r) => {
+          try {
+            const record: unknown = JSON.parse(String(r[1]));
+            if (record !== null && typeof record === 'object' && !Array.isArray(record) && Object.keys(record).length > 0) return record as ExportRecord;
+          } catch {
+            // Said below.
+          }
+          throw new FailedError(
+            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not upgraded to history schema 2 (nothing was changed). Restore it from a backup, or load the snapshots into a new database`,
+          );
+        }),
+      );
       // UPDATE … FROM (VALUES …): one statement per batch in both engines (SQLite 3.33+; the VALUES columns are column1, column2 in both).
       const values = rows.map(() => '(CAST(? AS BIGINT), ?)').join(', ');
       await db.run(

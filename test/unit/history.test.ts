@@ -357,6 +357,23 @@ for (const engine of ENGINES) {
       await expectError(runHistory({ history: await engine.target('latin1') }, ['load', dir], captureDeps(work).deps), EXIT.failed, /users \(11-1-2026\)\.json in .* is not UTF-8 text/);
     });
 
+    it('refuses to upgrade a schema 1 database holding a record that is not one, changing nothing', async () => {
+      const history = await engine.target('schema1bad');
+      await runHistory({ history }, ['load', dirs[0]!], captureDeps(work).deps);
+      let db = await openHistory(parseHistoryTarget(history, work), { mustExist: true });
+      await db.run("UPDATE history_meta SET value = '1' WHERE name = 'schema_version'");
+      await db.run("UPDATE users_versions SET record = 'not json' WHERE version_id = (SELECT MIN(version_id) FROM users_versions)");
+      await db.close();
+      await expectError(runHistory({ history }, ['load', dirs[1]!], captureDeps(work).deps), EXIT.failed, /holds a version whose record is not an export record \(users_versions, version_id \d+\).*not upgraded to history schema 2 \(nothing was changed\)/);
+      db = await openHistory(parseHistoryTarget(history, work), { mustExist: true });
+      try {
+        expect((await db.all("SELECT value FROM history_meta WHERE name = 'schema_version'"))[0]).toEqual(['1']);
+        expect((await db.all('SELECT COUNT(*) FROM runs'))[0]!.map(Number)).toEqual([1]);
+      } finally {
+        await db.close();
+      }
+    });
+
     it('refuses an export file reached through a symbolic link', async () => {
       const history = await engine.target('symlink');
       const linked = writeNight(join(work, `link-${engine.name}`), NIGHTS[0]!);
