@@ -8,6 +8,7 @@ import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet 
 import type { RouteRecord } from '../api/route-record.js';
 import { build } from '../exports/build.js';
 import { leanSnapshotMemory } from '../exports/memory-policy.js';
+import { POOL_AVAILABLE, buildInWorkers, checkBuildWorker, defaultBuildThreads } from '../exports/build-pool.js';
 import { writeExports, writeRawFirst } from '../publish/snapshot-files.js';
 import { snapshotManifest, type SnapshotManifest } from '../exports/manifest.js';
 import { withStaging } from '../publish/index.js';
@@ -53,11 +54,14 @@ function failedRoutes(failed: readonly RouteRecord[]): FailedError {
   );
 }
 
-async function obtainCollection(o: SnapshotOptions, deps: CommandDeps) {
+/** Array bodies of at least this many bytes stay on disk for a pooled build: each worker reads its own, the main thread holds none. */
+const POOLED_BODY_BYTES = 256 * 1024;
+
+async function obtainCollection(o: SnapshotOptions, deps: CommandDeps, pooled: boolean) {
   if (o.replay !== undefined) {
     deps.reporter.info(`replaying ${o.replay}`);
     // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
-    const collection = await readCollection(resolveOutDir(deps.cwd, o.replay, o.replay), { checkBodies: o.raw });
+    const collection = await readCollection(resolveOutDir(deps.cwd, o.replay, o.replay), { checkBodies: o.raw, ...(pooled ? { largeBodyBytes: POOLED_BODY_BYTES } : {}) });
     return { collection, secrets: [] as readonly string[], source: 'replay' as const };
   }
   const settings = resolveConnection(o, deps.env);
@@ -80,7 +84,10 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const formats = o.format;
   // A bad --history target is a usage error before any request, not a surprise after publishing.
   const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
-  const { collection, secrets, source } = await obtainCollection(o, deps);
+  // Every core when there is more than one, unless --build-threads 0: the same files either way.
+  const threads = POOL_AVAILABLE ? (o.buildThreads ?? defaultBuildThreads()) : 0;
+  if (threads > 0) checkBuildWorker();
+  const { collection, secrets, source } = await obtainCollection(o, deps, threads > 0);
   let failed = collection.manifest.routes.filter((r) => r.error !== undefined);
   if (failed.length > 0 && !o.allowPartial) throw failedRoutes(failed);
   const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
@@ -88,7 +95,8 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const { result, manifest, spreadsheets } = await withStaging(outDir, secrets, async (staging) => {
     // The build consumes the bodies; the policy that lets it exists only once raw/ is written.
     const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
-    const built = await writeExports(staging, build(collection, memory), collection.manifest.date);
+    const exportsBuilt = threads > 0 ? buildInWorkers(collection, memory, threads) : build(collection, memory);
+    const built = await writeExports(staging, exportsBuilt, collection.manifest.date);
     // A replayed body that a live run would have refused fails its route the same way.
     if (markBodyFailures(collection, built.bodyFailures).length > 0) {
       failed = collection.manifest.routes.filter((r) => r.error !== undefined);

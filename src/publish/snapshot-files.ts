@@ -7,6 +7,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { writeCollection } from '../collect/write.js';
 import type { RawCollection } from '../collect/types.js';
 import type { BuildSummary, BuiltExport } from '../exports/build.js';
+import type { PooledExport } from '../exports/build-pool.js';
 import { EXPORTS } from '../exports/catalog.js';
 import type { ManifestExport } from '../exports/manifest.js';
 import type { BodiesFree } from '../exports/memory-policy.js';
@@ -36,6 +37,14 @@ export function* hashing<T extends string | Uint8Array>(chunks: Iterable<T>, has
   }
 }
 
+/** hashing, for chunks that arrive (from a build worker). */
+async function* hashingAsync(chunks: AsyncIterable<Uint8Array>, hash: Hash): AsyncGenerator<Uint8Array> {
+  for await (const chunk of chunks) {
+    hash.update(chunk);
+    yield chunk;
+  }
+}
+
 /**
  * Writes each export into `staging` as the build yields it, a batch of
  * records at a time: the snapshot without ever holding every export, or
@@ -46,16 +55,17 @@ export function* hashing<T extends string | Uint8Array>(chunks: Iterable<T>, has
  */
 export async function writeExports(
   staging: Pick<Staging, 'writeChunks'>,
-  built: Generator<BuiltExport, BuildSummary, void>,
+  built: Generator<BuiltExport, BuildSummary, void> | AsyncGenerator<PooledExport, BuildSummary, void>,
   date: string,
 ): Promise<BuildSummary & { exports: ManifestExport[] }> {
   const exports: ManifestExport[] = new Array(EXPORTS.length);
-  let step = built.next();
-  for (; !step.done; step = built.next()) {
+  let step = await built.next();
+  for (; !step.done; step = await built.next()) {
     const e = step.value;
     const file = exportFileName(e.export, e.count, date);
     const hash = createHash('sha256');
-    await staging.writeChunks(file, hashing(serializeBatches(e.batches(EXPORT_BATCH)), hash));
+    // From the main thread's build, the records serialized here; from a build worker, the file's bytes as they arrive.
+    await staging.writeChunks(file, 'batches' in e ? hashing(serializeBatches(e.batches(EXPORT_BATCH)), hash) : hashingAsync(e.chunks, hash));
     exports[e.index] = {
       export: e.export,
       file,

@@ -1,0 +1,98 @@
+/**
+ * A worker thread of the export build (src/exports/build-pool.ts): builds the
+ * parts it is given, one at a time, each from bodies moved to it, and sends
+ * back each export's file text as UTF-8 chunks, then the part's summary.
+ * Bundled as lib/build-worker.js.
+ */
+import { parentPort } from 'node:worker_threads';
+import { BodyFile, type Body } from '../collect/body-file.js';
+import type { CollectionManifest } from '../collect/manifest.js';
+import { FailedError } from '../errors.js';
+import { build, type BuildPart, type BuildSummary } from './build.js';
+import { OWNED_BODIES_MEMORY, collectGarbage } from './memory-policy.js';
+import { EXPORT_BATCH, serializeBatches } from './serialize.js';
+import type { NullField } from './types.js';
+
+/** A body moved to the worker: its bytes, or the file that holds them (read back, large). */
+export type PartBody =
+  | { readonly label: string; readonly bytes: ArrayBuffer; readonly length: number }
+  | { readonly label: string; readonly file: { readonly dir: string; readonly name: string; readonly size: number; readonly sha256: string } };
+
+export interface PartTask {
+  readonly id: number;
+  readonly manifest: CollectionManifest;
+  readonly part: BuildPart;
+  readonly bodies: readonly PartBody[];
+}
+
+export type PartMessage =
+  | {
+      readonly type: 'export';
+      readonly id: number;
+      readonly index: number;
+      readonly export: string;
+      readonly available: boolean;
+      readonly reason?: string;
+      readonly proposedRoute?: string;
+      readonly count: number;
+      readonly nullFields: NullField[];
+    }
+  | { readonly type: 'chunk'; readonly id: number; readonly index: number; readonly bytes: ArrayBuffer; readonly length: number }
+  | { readonly type: 'end'; readonly id: number; readonly index: number }
+  | { readonly type: 'done'; readonly id: number; readonly summary: BuildSummary }
+  | { readonly type: 'error'; readonly id: number; readonly failed: boolean; readonly message: string };
+
+/** Text per chunk sent back: large enough that messages are few, small enough that little waits in the queue. */
+const CHUNK_CHARS = 1 << 20;
+
+/** The buffer's memory, to move: its own ArrayBuffer, or a copy when it shares one. */
+export function movable(bytes: Uint8Array): ArrayBuffer {
+  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+  return own ? (bytes.buffer as ArrayBuffer) : new Uint8Array(bytes).buffer;
+}
+
+function bodyOf(b: PartBody): Body {
+  return 'file' in b ? new BodyFile(b.file.dir, b.file.name, b.file.size, b.file.sha256) : Buffer.from(b.bytes, 0, b.length);
+}
+
+function runPart(task: PartTask, post: (m: PartMessage, transfer?: ArrayBuffer[]) => void): void {
+  const { id } = task;
+  const collection = { manifest: task.manifest, bodies: new Map(task.bodies.map((b) => [b.label, bodyOf(b)])) };
+  const built = build(collection, OWNED_BODIES_MEMORY, task.part);
+  let step = built.next();
+  for (; !step.done; step = built.next()) {
+    const e = step.value;
+    const { index } = e;
+    post({ type: 'export', id, index, export: e.export, available: e.available, ...(e.reason !== undefined ? { reason: e.reason } : {}), ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}), count: e.count, nullFields: e.nullFields });
+    let pieces: string[] = [];
+    let chars = 0;
+    const flush = () => {
+      if (pieces.length === 0) return;
+      const buf = Buffer.from(pieces.join(''), 'utf8');
+      pieces = [];
+      chars = 0;
+      const bytes = movable(buf);
+      post({ type: 'chunk', id, index, bytes, length: buf.byteLength }, [bytes]);
+    };
+    for (const piece of serializeBatches(e.batches(EXPORT_BATCH))) {
+      pieces.push(piece);
+      chars += piece.length;
+      if (chars >= CHUNK_CHARS) flush();
+    }
+    flush();
+    post({ type: 'end', id, index });
+  }
+  post({ type: 'done', id, summary: step.value });
+}
+
+parentPort?.on('message', (task: PartTask) => {
+  const post = (m: PartMessage, transfer?: ArrayBuffer[]) => parentPort!.postMessage(m, transfer);
+  try {
+    runPart(task, post);
+    // The part's garbage goes before the next part is parsed: the worker's heap stays one part's.
+    collectGarbage();
+  } catch (err) {
+    // A domain failure (a body file changed since it was checked) keeps its message; anything else is a bug, said as one.
+    post({ type: 'error', id: task.id, failed: err instanceof FailedError, message: err instanceof Error ? err.message : String(err) });
+  }
+});

@@ -1,0 +1,143 @@
+/**
+ * The export build on worker threads (--build-threads, src/exports/build-pool.ts),
+ * through the binary: with no worker, one, two or more, a snapshot writes
+ * the same files and says the same things, live and replayed, on good and on
+ * damaged input.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { copyFileSync, cpSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
+import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { ALL_TYPES_TOKEN } from '../fake/backend.js';
+
+const TOKEN = ALL_TYPES_TOKEN.value;
+const RECORDING = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
+
+let site: FakeSite | undefined;
+afterEach(async () => {
+  await site?.close();
+  site = undefined;
+});
+
+/** Every file of a snapshot directory, the manifest without what differs between two runs (times taken). */
+function contents(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of readdirSync(dir).sort()) {
+    // raw/ is the collection's bytes: the manifest lists each file's sha256.
+    if (f === 'raw') continue;
+    const text = readFileSync(join(dir, f), 'utf8');
+    if (f === '_snapshot-manifest.json') {
+      const m = JSON.parse(text) as Record<string, unknown>;
+      delete m.durationMs;
+      delete m.time;
+      for (const r of (m.routes as Array<Record<string, unknown>> | undefined) ?? []) delete r.durationMs;
+      out[f] = JSON.stringify(m);
+    } else out[f] = text;
+  }
+  return out;
+}
+
+function copyCollection(to: string): string {
+  cpSync(RECORDING, to, { recursive: true });
+  return to;
+}
+
+/** Rewrites a body file of a collection and its sha256 in the manifest, as if the server had sent these bytes. */
+function replaceBody(dir: string, file: string, body: string): void {
+  writeFileSync(join(dir, file), body);
+  const path = join(dir, '_collection-manifest.json');
+  const m = JSON.parse(readFileSync(path, 'utf8')) as { routes: Array<{ file: string | null; sha256?: string; bytes?: number }> };
+  const r = m.routes.find((x) => x.file === file)!;
+  r.sha256 = createHash('sha256').update(body).digest('hex');
+  r.bytes = Buffer.byteLength(body);
+  writeFileSync(path, JSON.stringify(m, null, 2));
+}
+
+describe('the build on worker threads', () => {
+  it('a replay writes the same files with --build-threads 0, 1, 2 and 5', async () => {
+    const root = tmpDir();
+    const got: Array<Record<string, string>> = [];
+    for (const n of ['0', '1', '2', '5']) {
+      const out = join(root, `t${n}`);
+      const r = await runCli(['--replay', RECORDING, '--out-dir', out, '--quiet', '--build-threads', n]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toBe('');
+      got.push(contents(out));
+    }
+    expect(Object.keys(got[0]!)).toHaveLength(16);
+    for (const g of got.slice(1)) expect(g).toEqual(got[0]);
+  });
+
+  it('a live snapshot writes the same files on the main thread and on 3 workers (SVC_BUILD_THREADS)', async () => {
+    site = await startFakeSite({ realms: [{ id: 'libvirt', driver: 'libvirt' }, { id: 'altvirt', driver: 'altvirt' }] });
+    const root = tmpDir();
+    const got: Array<Record<string, string>> = [];
+    for (const n of ['0', '3']) {
+      const out = join(root, `t${n}`);
+      const r = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', out, '--quiet', '--raw'], { env: { SVC_TOKEN: TOKEN, SVC_BUILD_THREADS: n } });
+      expect(r.code, r.stderr).toBe(0);
+      got.push(contents(out));
+    }
+    expect(got[1]).toEqual(got[0]);
+  });
+
+  it('a damaged collection fails or warns the same way on the main thread and on workers', async () => {
+    const root = tmpDir();
+    const dir = copyCollection(join(root, 'raw'));
+    // Not JSON where a list of drives is expected, and a user of the wrong shape.
+    replaceBody(dir, 'api-drives.json', '<html>login</html>');
+    const users = JSON.parse(readFileSync(join(dir, 'api-users.json'), 'utf8')) as Array<Record<string, unknown>>;
+    users[0]!.email = 42;
+    users[1]!.__proto__ = { polluted: 1 };
+    replaceBody(dir, 'api-users.json', JSON.stringify(users));
+    const results = [];
+    for (const n of ['0', '2']) {
+      const out = join(root, `t${n}`);
+      const strict = await runCli(['--replay', dir, '--out-dir', `${out}-strict`, '--build-threads', n, '--allow-partial', '--strict']);
+      const partial = await runCli(['--replay', dir, '--out-dir', out, '--build-threads', n, '--allow-partial']);
+      const plain = await runCli(['--replay', dir, '--out-dir', `${out}-plain`, '--build-threads', n]);
+      results.push({ strict, partial, plain, files: contents(out) });
+    }
+    const [main, pool] = results;
+    expect(main!.plain.code).toBe(1);
+    expect(main!.plain.stderr).toMatch(/GET \/api\/drives/);
+    expect(main!.strict.code).toBe(1);
+    expect(main!.strict.stderr).toMatch(/--strict: 1 schema problem/);
+    expect(main!.partial.code).toBe(4);
+    for (const k of ['plain', 'strict', 'partial'] as const) {
+      expect(pool![k].code, k).toBe(main![k].code);
+      expect(pool![k].stderr.replaceAll(`${root}/t2`, 'OUT'), k).toBe(main![k].stderr.replaceAll(`${root}/t0`, 'OUT'));
+    }
+    expect(pool!.files).toEqual(main!.files);
+  });
+
+  it('a bad --build-threads or SVC_BUILD_THREADS is a usage error (exit 2) before anything is read', async () => {
+    const out = join(tmpDir(), 'snap');
+    const flag = await runCli(['--replay', RECORDING, '--out-dir', out, '--build-threads', '-1']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toMatch(/--build-threads/);
+    const env = await runCli(['--replay', RECORDING, '--out-dir', out], { env: { SVC_BUILD_THREADS: 'many' } });
+    expect(env.code).toBe(2);
+    expect(env.stderr).toMatch(/SVC_BUILD_THREADS/);
+    expect(readdirSync(join(out, '..'))).toEqual([]);
+  });
+
+  it('a lib/ built without the build worker says what is missing and publishes nothing (exit 1); --build-threads 0 still works', async () => {
+    const repo = realpathSync(tmpDir('svc-half-built-'));
+    for (const d of ['bin', 'lib']) cpSync(join(REPO_ROOT, d), join(repo, d), { recursive: true });
+    copyFileSync(join(REPO_ROOT, 'package.json'), join(repo, 'package.json'));
+    symlinkSync(join(REPO_ROOT, 'node_modules'), join(repo, 'node_modules'));
+    rmSync(join(repo, 'lib', 'build-worker.js'));
+    const bin = join(repo, 'bin', 'svc-snapshot.js');
+    const out = join(repo, 'snap');
+    const r = await runCli(['--replay', RECORDING, '--out-dir', out, '--build-threads', '2'], { bin });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/lib\/build-worker\.js is missing: run npm run build, or pass --build-threads 0; nothing was published/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(readdirSync(repo).sort()).toEqual(['bin', 'lib', 'node_modules', 'package.json']);
+    const main = await runCli(['--replay', RECORDING, '--out-dir', out, '--build-threads', '0', '--quiet'], { bin });
+    expect(main.code).toBe(0);
+  });
+});
