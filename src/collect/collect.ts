@@ -26,6 +26,13 @@ export interface CollectDeps {
   /** Cancels requests in flight when a token is refused. */
   readonly abort: AbortController;
   readonly now?: () => Date;
+  /**
+   * Told of each route as soon as its record is final, with its body: the
+   * realms route once the realms are decided (before any other route is
+   * fetched), then every other. A body it takes (returns true) is the
+   * caller's: it is not kept in the collection.
+   */
+  readonly onRoute?: (record: RouteRecord, body: Buffer | undefined, realms: CollectionManifest['realms']) => boolean;
 }
 
 export interface CollectResult {
@@ -36,11 +43,16 @@ export interface CollectResult {
 export async function collect(settings: ConnectionSettings, deps: CollectDeps): Promise<CollectResult> {
   const started = (deps.now ?? (() => new Date()))();
   const bodies = new Map<string, Buffer>();
+  let decidedRealms: CollectionManifest['realms'] | undefined;
   const fetchOne = async (p: PlannedRoute): Promise<FetchedRoute> => {
     const got = await fetchRoute(p, settings, deps.http, (label) => deps.reporter.routeStarted(label));
-    if (got.body) bodies.set(p.label, got.body);
     deps.reporter.routeDone(got.record, got.count);
-    return got;
+    // The realms route's record is final only once the realms are decided (below).
+    const taken = decidedRealms !== undefined && deps.onRoute !== undefined && deps.onRoute(got.record, got.body, decidedRealms);
+    if (got.body && !taken) bodies.set(p.label, got.body);
+    // The runner keeps every result until the last route is in: without the body, a body taken is freed once its taker drops it.
+    const { body: _body, ...rest } = got;
+    return rest;
   };
 
   const realmsPlan = firstRoute();
@@ -58,6 +70,8 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
     realmsRec.file = null;
     bodies.delete(realmsPlan.label);
   }
+  decidedRealms = decided.realms;
+  if (deps.onRoute?.(realmsRec, bodies.get(realmsPlan.label), decided.realms)) bodies.delete(realmsPlan.label);
 
   const rest = await runRoutes(planAfterRealms(decided.realms), settings.concurrency, deps.abort, fetchOne);
   const routes = [realmsRec, ...rest.map((r) => r.record)];

@@ -1,15 +1,21 @@
-import { resolveConnection } from '../config/settings.js';
+import { resolveConnection, type ConnectionSettings } from '../config/settings.js';
 import { readOptions, type CommandOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
-import { collect } from '../collect/collect.js';
+import { collect, type CollectDeps } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { SNAPSHOT_MANIFEST, toManifestFile } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
 import type { RouteRecord } from '../api/route-record.js';
-import { build } from '../exports/build.js';
-import { leanSnapshotMemory } from '../exports/memory-policy.js';
-import { POOL_AVAILABLE, buildInWorkers, checkBuildWorker, defaultBuildThreads } from '../exports/build-pool.js';
-import { writeExports, writeRawFirst } from '../publish/snapshot-files.js';
+import { build, type BuildSummary } from '../exports/build.js';
+import { leanSnapshotMemory, type MemoryPolicy } from '../exports/memory-policy.js';
+import { BuildPool, LiveParts, POOL_AVAILABLE, buildInWorkers, checkBuildWorker, defaultBuildThreads, poolSummary, type PooledExport } from '../exports/build-pool.js';
+import { rawNotWanted, writeExports, writeRawFirst } from '../publish/snapshot-files.js';
+import type { Staging } from '../publish/staging.js';
+import type { ManifestExport } from '../exports/manifest.js';
+import type { RawCollection } from '../collect/types.js';
+import { format } from 'date-fns/format';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { snapshotManifest, type SnapshotManifest } from '../exports/manifest.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT } from '../cli/errors.js';
@@ -65,15 +71,28 @@ async function obtainCollection(o: SnapshotOptions, deps: CommandDeps, pooled: b
     return { collection, secrets: [] as readonly string[], source: 'replay' as const };
   }
   const settings = resolveConnection(o, deps.env);
+  return { collection: await collectLive(settings, deps), secrets: settings.tokens.secrets, source: 'live' as const };
+}
+
+async function collectLive(settings: ConnectionSettings, deps: CommandDeps, extra: Pick<CollectDeps, 'now' | 'onRoute'> = {}): Promise<RawCollection> {
   const abort = new AbortController();
   const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal }, deps.dispatcher);
   try {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
-    const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });
-    return { collection, secrets: settings.tokens.secrets, source: 'live' as const };
+    const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now, ...extra });
+    return collection;
   } finally {
     await http.close().catch(() => {});
   }
+}
+
+/** The staging directory's folder of bodies waiting for their build worker (a live run on workers). */
+const BODY_SPOOL = '.bodies';
+
+interface Built {
+  result: BuildSummary & { exports: ManifestExport[] };
+  manifest: SnapshotManifest;
+  spreadsheets: WrittenSheetFile[] | undefined;
 }
 
 export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
@@ -87,16 +106,10 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   // Every core when there is more than one, unless --build-threads 0: the same files either way.
   const threads = POOL_AVAILABLE ? (o.buildThreads ?? defaultBuildThreads()) : 0;
   if (threads > 0) checkBuildWorker();
-  const { collection, secrets, source } = await obtainCollection(o, deps, threads > 0);
-  let failed = collection.manifest.routes.filter((r) => r.error !== undefined);
-  if (failed.length > 0 && !o.allowPartial) throw failedRoutes(failed);
-  const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
-  deps.reporter.info(`building exports into ${outDir}`);
-  const { result, manifest, spreadsheets } = await withStaging(outDir, secrets, async (staging) => {
-    // The build consumes the bodies; the policy that lets it exists only once raw/ is written.
-    const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
-    const exportsBuilt = threads > 0 ? buildInWorkers(collection, memory, threads) : build(collection, memory);
-    const built = await writeExports(staging, exportsBuilt, collection.manifest.date);
+  /** Everything written into the staging directory once the exports are on their way: the checks, the manifest, the spreadsheets. */
+  const finish = async (staging: Staging, collection: RawCollection, source: 'live' | 'replay', secrets: readonly string[], memory: MemoryPolicy, writing: Promise<BuildSummary & { exports: ManifestExport[] }>): Promise<Built> => {
+    const built = await writing;
+    let failed = collection.manifest.routes.filter((r) => r.error !== undefined);
     // A replayed body that a live run would have refused fails its route the same way.
     if (markBodyFailures(collection, built.bodyFailures).length > 0) {
       failed = collection.manifest.routes.filter((r) => r.error !== undefined);
@@ -118,7 +131,57 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     }
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));
     return { result: built, manifest, spreadsheets };
-  }, 'snapshot');
+  };
+
+  let outDir: string;
+  let built: Built;
+  if (threads > 0 && o.replay === undefined && !o.raw) {
+    // Live, on workers, without raw/: each part is built as soon as its routes are in, beside the downloads still running.
+    const settings = resolveConnection(o, deps.env);
+    const started = (deps.now ?? (() => new Date()))();
+    const date = format(started, 'yyyy-MM-dd');
+    outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${date}`);
+    built = await withStaging(outDir, settings.tokens.secrets, async (staging) => {
+      const memory = leanSnapshotMemory(rawNotWanted());
+      const pool = new BuildPool(threads, memory.consumeBodies);
+      // The bodies wait for their part's worker on disk, not in memory; the directory is gone before publishing.
+      const spoolDir = path.join(staging.dir, BODY_SPOOL);
+      const parts = new LiveParts(pool, { dir: spoolDir, write: (name, bytes) => staging.writeFile(`${BODY_SPOOL}/${name}`, bytes) });
+      let collection: RawCollection | undefined;
+      async function* exportsBuilt(): AsyncGenerator<PooledExport, BuildSummary, void> {
+        const outcome = yield* pool.exports;
+        return poolSummary(outcome, collection!);
+      }
+      const writing = writeExports(staging, exportsBuilt(), date);
+      // A write that fails (a full disk) stops the workers at once; the failure is thrown once the collection is in.
+      writing.catch(() => pool.abort(new Error('the export files could not be written')));
+      try {
+        collection = await collectLive(settings, deps, { now: () => started, onRoute: parts.onRoute });
+        const failed = collection.manifest.routes.filter((r) => r.error !== undefined);
+        if (failed.length > 0 && !o.allowPartial) throw failedRoutes(failed);
+        deps.reporter.info(`building exports into ${outDir}`);
+        await parts.finish(collection);
+      } catch (err) {
+        pool.abort(err instanceof Error ? err : new Error(String(err)));
+        throw err;
+      }
+      const done = writing.finally(() => rmSync(spoolDir, { recursive: true, force: true }));
+      return finish(staging, collection, 'live', settings.tokens.secrets, memory, done);
+    }, 'snapshot');
+  } else {
+    const { collection, secrets, source } = await obtainCollection(o, deps, threads > 0);
+    const failed = collection.manifest.routes.filter((r) => r.error !== undefined);
+    if (failed.length > 0 && !o.allowPartial) throw failedRoutes(failed);
+    outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
+    deps.reporter.info(`building exports into ${outDir}`);
+    built = await withStaging(outDir, secrets, async (staging) => {
+      // The build consumes the bodies; the policy that lets it exists only once raw/ is written.
+      const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
+      const exportsBuilt = threads > 0 ? buildInWorkers(collection, memory, threads) : build(collection, memory);
+      return finish(staging, collection, source, secrets, memory, writeExports(staging, exportsBuilt, collection.manifest.date));
+    }, 'snapshot');
+  }
+  const { result, manifest, spreadsheets } = built;
   // From here on the snapshot is published: a signal leaves it in place.
   whenInterrupted(`the snapshot was published to ${outDir}${historyTarget ? `; a history load in progress is rolled back: load it later with svc-snapshot history load ${outDir}` : ''}`);
   for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);

@@ -18,10 +18,15 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { RawCollection } from '../collect/types.js';
 import { FailedError } from '../errors.js';
-import { buildParts, type BuildSummary } from './build.js';
+import { planRoutes } from '../api/catalog.js';
+import type { RouteRecord } from '../api/route-record.js';
+import { BodyFile, type Body } from '../collect/body-file.js';
+import type { CollectionManifest } from '../collect/manifest.js';
+import { buildParts, type BuildPart, type BuildSummary } from './build.js';
 import { movable, type PartBody, type PartMessage, type PartTask } from './build-worker.js';
 import { CollectionReader, mergeLoadReports } from './load.js';
 import type { MemoryPolicy } from './memory-policy.js';
+import { backendRelease, type BackendRelease } from './release.js';
 import type { NullField } from './types.js';
 
 const WORKER_FILE = new URL('./build-worker.js', import.meta.url);
@@ -68,7 +73,6 @@ export interface PooledExport {
   readonly reason?: string;
   readonly proposedRoute?: string;
   readonly count: number;
-  readonly nullFields: NullField[];
   /** Iterate it to its end before asking for the next export. */
   readonly chunks: AsyncIterable<Uint8Array>;
 }
@@ -109,132 +113,327 @@ class Channel<T> implements AsyncIterable<T> {
   }
 }
 
+function bodyBytes(bodies: ReadonlyMap<string, Body>): number {
+  let bytes = 0;
+  for (const b of bodies.values()) bytes += Buffer.isBuffer(b) ? b.byteLength : b.size;
+  return bytes;
+}
+
+/** A part ready to be built: its bodies (moved out of the collection when consumed), and the manifest's word on them. */
+interface ReadyPart {
+  readonly part: BuildPart;
+  readonly manifest: CollectionManifest;
+  readonly bodies: ReadonlyMap<string, Body>;
+  readonly bytes: number;
+}
+
+/** What the pool leaves once every export was taken: each part's report, and the nulls by release (see BuildPool.summary). */
+export interface PoolOutcome {
+  readonly reports: readonly BuildSummary[];
+  readonly nullFields: ReadonlyArray<Readonly<Record<BackendRelease, NullField[]>>>;
+}
+
 /**
- * The exports as the workers finish them (in no fixed order; each with its
- * catalog position), and, as the generator's return value, the summary of
- * the whole build. With the memory policy's consumeBodies, each body is
- * moved out of the collection when its part starts; otherwise copied.
+ * Worker threads building the parts they are given (`submit`), the largest
+ * ready part first, with at most `share` of the body bytes seen so far in
+ * flight (or one part, whatever its size): a part holds about three times its
+ * bytes while it is built, so this bounds the peak whatever the number of
+ * workers. `exports` yields each export as its worker finishes it (in no
+ * fixed order; each with its catalog position), until `close` was called and
+ * every part is built; its return value is what summary() merges.
  */
-export async function* buildInWorkers(collection: RawCollection, memory: MemoryPolicy, threads: number): AsyncGenerator<PooledExport, BuildSummary, void> {
-  const file = checkBuildWorker();
-  const reader = new CollectionReader(collection, false);
-  const parts = buildParts()
-    .map((part) => ({ part, labels: part.routes.flatMap((r) => reader.labelsOf(r)), bytes: part.routes.reduce((n, r) => n + reader.bytes(r), 0) }))
-    .sort((a, b) => b.bytes - a.bytes);
-  const exports = new Channel<PooledExport>();
-  const files = new Map<string, Channel<Uint8Array>>();
-  const reports: BuildSummary[] = [];
-  const nullFields: NullField[][] = [];
-  const workers = new Set<Worker>();
-  let failure: Error | undefined;
+export class BuildPool {
+  readonly exports: AsyncGenerator<PooledExport, PoolOutcome, void>;
+  private readonly file: string;
+  private readonly queue = new Channel<PooledExport>();
+  private readonly files = new Map<string, Channel<Uint8Array>>();
+  private readonly reports: BuildSummary[] = [];
+  private readonly nullFields: Array<Record<BackendRelease, NullField[]>> = [];
+  private readonly workers = new Set<Worker>();
+  private readonly idle: Worker[] = [];
+  private readonly ready: ReadyPart[] = [];
+  private readonly inFlight = new Map<Worker, number>();
+  private flying = 0;
+  private seen = 0;
+  private nextId = 0;
+  private closed = false;
+  private failure: Error | undefined;
 
-  const fail = (err: Error) => {
-    failure ??= err;
-    for (const c of files.values()) c.fail(failure);
-    exports.fail(failure);
-    for (const w of workers) void w.terminate();
-    workers.clear();
-  };
-
-  const total = parts.reduce((n, p) => n + p.bytes, 0);
-  const budget = Math.max(parts[0]?.bytes ?? 0, IN_FLIGHT_SHARE * total);
-  const pending = parts.map((_, i) => i);
-  const inFlight = new Map<Worker, number>();
-  const idle: Worker[] = [];
-  let flying = 0;
-
-  /** The largest pending part that fits in the budget beside those in flight (any, when none is). */
-  const nextPart = (): number | undefined => {
-    const at = pending.findIndex((i) => flying === 0 || flying + parts[i]!.bytes <= budget);
-    return at < 0 ? undefined : pending.splice(at, 1)[0];
-  };
-
-  /** Gives idle workers parts while some fit; ends the exports when every part is done. */
-  const dispatchIdle = () => {
-    while (idle.length > 0) {
-      const id = nextPart();
-      if (id === undefined) break;
-      dispatch(idle.pop()!, id);
+  constructor(
+    threads: number,
+    /** Whether the bodies submitted may be moved to the workers (the memory policy's consumeBodies); otherwise copied. */
+    private readonly consume: boolean,
+    private readonly share = IN_FLIGHT_SHARE,
+  ) {
+    this.file = checkBuildWorker();
+    for (let i = 0; i < Math.max(1, threads); i++) {
+      const w = new Worker(this.file, { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
+      this.workers.add(w);
+      w.on('message', (m: PartMessage) => this.onMessage(w, m));
+      w.on('error', (err) => this.fail(new Error(`the export build stopped: ${err.message}`)));
+      w.on('exit', (code) => {
+        if (this.workers.has(w)) this.fail(new Error(`the export build stopped (exit ${code})`));
+      });
+      this.idle.push(w);
     }
-    if (pending.length === 0 && inFlight.size === 0) {
-      for (const w of workers) void w.terminate();
-      workers.clear();
-      exports.end();
-    }
-  };
+    this.exports = this.run();
+  }
 
-  const dispatch = (w: Worker, id: number): void => {
-    const { part, labels, bytes: partBytes } = parts[id]!;
-    inFlight.set(w, partBytes);
-    flying += partBytes;
+  /** A part whose routes are all in: built as soon as a worker is free and the budget allows. */
+  submit(part: BuildPart, manifest: CollectionManifest, bodies: ReadonlyMap<string, Body>): void {
+    const bytes = bodyBytes(bodies);
+    this.seen += bytes;
+    const at = this.ready.findIndex((r) => r.bytes < bytes);
+    this.ready.splice(at < 0 ? this.ready.length : at, 0, { part, manifest, bodies, bytes });
+    this.dispatchIdle();
+  }
+
+  /** No part comes after those submitted. */
+  close(): void {
+    this.closed = true;
+    this.dispatchIdle();
+  }
+
+  /** Stops every worker and fails what is still to come of the exports with `err` (a failed run). */
+  abort(err: Error): void {
+    this.fail(err);
+  }
+
+  /** Stops every worker; what was not taken is dropped. */
+  terminate(): void {
+    for (const w of this.workers) void w.terminate();
+    this.workers.clear();
+  }
+
+  private async *run(): AsyncGenerator<PooledExport, PoolOutcome, void> {
+    try {
+      yield* this.queue;
+    } finally {
+      this.terminate();
+    }
+    return { reports: this.reports, nullFields: this.nullFields };
+  }
+
+  private fail(err: Error): void {
+    this.failure ??= err;
+    for (const c of this.files.values()) c.fail(this.failure);
+    this.queue.fail(this.failure);
+    this.terminate();
+  }
+
+  /** Gives idle workers the largest ready parts that fit; ends the exports when every part is done. */
+  private dispatchIdle(): void {
+    if (this.failure) return;
+    const budget = this.share * this.seen;
+    while (this.idle.length > 0) {
+      const at = this.ready.findIndex((r) => this.flying === 0 || this.flying + r.bytes <= budget);
+      if (at < 0) break;
+      this.dispatch(this.idle.pop()!, this.ready.splice(at, 1)[0]!);
+    }
+    if (this.closed && this.ready.length === 0 && this.inFlight.size === 0) {
+      this.terminate();
+      this.queue.end();
+    }
+  }
+
+  private dispatch(w: Worker, r: ReadyPart): void {
+    this.inFlight.set(w, r.bytes);
+    this.flying += r.bytes;
     const bodies: PartBody[] = [];
     const transfer: ArrayBuffer[] = [];
-    for (const label of labels) {
-      const body = collection.bodies.get(label);
-      if (body === undefined) continue;
+    for (const [label, body] of r.bodies) {
       if (Buffer.isBuffer(body)) {
-        const bytes = memory.consumeBodies ? movable(body) : new Uint8Array(body).buffer;
+        const bytes = this.consume ? movable(body) : new Uint8Array(body).buffer;
         bodies.push({ label, bytes, length: body.byteLength });
         transfer.push(bytes);
       } else {
         bodies.push({ label, file: { dir: body.dir, name: body.name, size: body.size, sha256: body.sha256 } });
       }
-      if (memory.consumeBodies) collection.bodies.delete(label);
     }
-    const task: PartTask = { id, manifest: collection.manifest, part, bodies };
+    const task: PartTask = { id: this.nextId++, manifest: r.manifest, part: r.part, bodies };
     w.postMessage(task, transfer);
-  };
+  }
 
-  const onMessage = (w: Worker, m: PartMessage) => {
-    if (failure) return;
+  private onMessage(w: Worker, m: PartMessage): void {
+    if (this.failure) return;
     const key = `${m.id}:${'index' in m ? m.index : ''}`;
     switch (m.type) {
       case 'export': {
         const chunks = new Channel<Uint8Array>();
-        files.set(key, chunks);
-        nullFields[m.index] = m.nullFields;
-        const { type: _t, id: _i, ...rest } = m;
-        exports.push({ ...rest, chunks });
+        this.files.set(key, chunks);
+        const { type: _t, id: _i, nullFields, ...rest } = m;
+        this.nullFields[m.index] = nullFields;
+        this.queue.push({ ...rest, chunks });
         break;
       }
       case 'chunk':
-        files.get(key)?.push(Buffer.from(m.bytes, 0, m.length));
+        this.files.get(key)?.push(Buffer.from(m.bytes, 0, m.length));
         break;
       case 'end':
-        files.get(key)?.end();
-        files.delete(key);
+        this.files.get(key)?.end();
+        this.files.delete(key);
         break;
       case 'done':
-        reports.push(m.summary);
-        flying -= inFlight.get(w) ?? 0;
-        inFlight.delete(w);
-        idle.push(w);
-        dispatchIdle();
+        this.reports.push(m.summary);
+        this.flying -= this.inFlight.get(w) ?? 0;
+        this.inFlight.delete(w);
+        this.idle.push(w);
+        this.dispatchIdle();
         break;
       case 'error':
-        fail(m.failed ? new FailedError(m.message) : new Error(`the export build failed: ${m.message}`));
+        this.fail(m.failed ? new FailedError(m.message) : new Error(`the export build failed: ${m.message}`));
         break;
     }
+  }
+}
+
+/** The build's summary from the pool's outcome, once the whole collection (its final manifest) is known. */
+export function poolSummary(outcome: PoolOutcome, collection: RawCollection): BuildSummary {
+  const release = backendRelease(collection.manifest.routes);
+  const merged = mergeLoadReports(outcome.reports, new CollectionReader(collection, false).labels());
+  return { nullFields: outcome.nullFields.flatMap((n) => n?.[release] ?? []), ...merged };
+}
+
+/** The parts of a collection whose bodies are all there: each with its bodies, taken out of the collection when `consume`. */
+export function collectionParts(collection: RawCollection, consume: boolean): Array<{ part: BuildPart; bodies: Map<string, Body> }> {
+  const reader = new CollectionReader(collection, false);
+  return buildParts().map((part) => {
+    const bodies = new Map<string, Body>();
+    for (const label of part.routes.flatMap((r) => reader.labelsOf(r))) {
+      const body = collection.bodies.get(label);
+      if (body === undefined) continue;
+      bodies.set(label, body);
+      if (consume) collection.bodies.delete(label);
+    }
+    return { part, bodies };
+  });
+}
+
+/**
+ * The exports of a collection that is all there (a replay, or a live run
+ * with --raw), built on `threads` workers; as the generator's return value,
+ * the summary of the whole build. With the memory policy's consumeBodies,
+ * each body is moved out of the collection; otherwise copied.
+ */
+export async function* buildInWorkers(collection: RawCollection, memory: MemoryPolicy, threads: number): AsyncGenerator<PooledExport, BuildSummary, void> {
+  const pool = new BuildPool(threads, memory.consumeBodies);
+  try {
+    // Largest first: a part handed out before the rest are submitted is then the one that would be chosen anyway.
+    const parts = collectionParts(collection, memory.consumeBodies).map((p) => ({ ...p, bytes: bodyBytes(p.bodies) }));
+    for (const { part, bodies } of parts.sort((a, b) => b.bytes - a.bytes)) pool.submit(part, collection.manifest, bodies);
+    pool.close();
+  } catch (err) {
+    pool.abort(err instanceof Error ? err : new Error(String(err)));
+    throw err;
+  }
+  const outcome = yield* pool.exports;
+  return poolSummary(outcome, collection);
+}
+
+/** Where a live run puts each body it takes until its part is built: a directory inside the staging directory, removed before publishing. */
+export interface BodySpool {
+  readonly dir: string;
+  /** Writes the file `name` inside `dir`. */
+  write(name: string, bytes: Buffer): Promise<void>;
+}
+
+/**
+ * A live collection's parts handed to the pool as their routes arrive
+ * (collect's onRoute), so that the build runs beside the downloads: a part
+ * is submitted once every route it reads is in, with the manifest's records
+ * of those routes and of the realms route. Each body taken is written to the
+ * spool and dropped from memory; the worker reads the file back, checking
+ * its size and sha256. `finish` submits what is left once the collection is
+ * complete (nothing, unless the plan could not be followed: a realm listed
+ * twice, where the last body of a label wins).
+ */
+export class LiveParts {
+  private readonly parts = buildParts();
+  private realmsRecord: RouteRecord | undefined;
+  private realms: CollectionManifest['realms'] | undefined;
+  private readonly awaited = new Map<string, number>();
+  private readonly remaining: number[] = [];
+  private readonly records: RouteRecord[][] = [];
+  private readonly bodies: Array<Map<string, Body>> = [];
+  private readonly writes: Array<Array<Promise<void>>> = [];
+  private readonly submitting: Array<Promise<void>> = [];
+  private readonly submitted = new Set<number>();
+  private disabled = false;
+
+  constructor(
+    private readonly pool: BuildPool,
+    private readonly spool: BodySpool,
+  ) {}
+
+  /** collect's onRoute: true when the body was taken. */
+  readonly onRoute = (record: RouteRecord, body: Buffer | undefined, realms: CollectionManifest['realms']): boolean => {
+    if (this.disabled) return false;
+    if (!this.realms) this.plan(record, realms);
+    const i = this.awaited.get(record.route);
+    if (i === undefined) return false;
+    this.awaited.delete(record.route);
+    if (record !== this.realmsRecord) this.records[i]!.push(record);
+    if (body) {
+      const { file, sha256 } = record;
+      if (file && sha256) {
+        this.writes[i]!.push(this.spool.write(file, body).then(() => void this.bodies[i]!.set(record.route, new BodyFile(this.spool.dir, file, body.byteLength, sha256))));
+      } else this.bodies[i]!.set(record.route, body);
+    }
+    if (--this.remaining[i]! === 0) this.submitWhenWritten(i);
+    return body !== undefined;
   };
 
-  const count = Math.max(1, Math.min(threads, parts.length));
-  try {
-    for (let i = 0; i < count; i++) {
-      const w = new Worker(file, { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
-      workers.add(w);
-      w.on('message', (m: PartMessage) => onMessage(w, m));
-      w.on('error', (err) => fail(new Error(`the export build stopped: ${err.message}`)));
-      w.on('exit', (code) => {
-        if (workers.has(w)) fail(new Error(`the export build stopped (exit ${code})`));
-      });
-      idle.push(w);
+  /** Submits the parts not submitted yet from the complete collection, and closes the pool; throws what a spool write threw. */
+  async finish(collection: RawCollection): Promise<void> {
+    await Promise.all(this.submitting);
+    // A part left over has none of its bodies taken, or it would be built without them.
+    for (let i = 0; i < this.parts.length; i++) {
+      if (!this.submitted.has(i) && (this.bodies[i]?.size ?? 0) + (this.writes[i]?.length ?? 0) > 0) {
+        throw new Error(`internal: the build part of ${this.parts[i]!.routes.join(', ')} was never complete`);
+      }
     }
-    dispatchIdle();
-    yield* exports;
-  } finally {
-    for (const w of workers) void w.terminate();
-    workers.clear();
+    const left = collectionParts(collection, true).filter((_, i) => !this.submitted.has(i));
+    for (const { part, bodies } of left) this.pool.submit(part, collection.manifest, bodies);
+    this.pool.close();
   }
-  const merged = mergeLoadReports(reports, reader.labels());
-  return { nullFields: nullFields.flat(), ...merged };
+
+  private plan(realmsRecord: RouteRecord, realms: CollectionManifest['realms']): void {
+    this.realmsRecord = realmsRecord;
+    this.realms = realms;
+    const labels = [realmsRecord.route, ...planRoutes(realms.ids).map((p) => p.label)];
+    // Collect fetches exactly these; a label twice would leave two bodies for one route, which only the whole collection settles.
+    if (new Set(labels).size !== labels.length) {
+      this.disabled = true;
+      return;
+    }
+    const stub: RawCollection = { manifest: { realms, routes: [realmsRecord] } as CollectionManifest, bodies: new Map() };
+    const reader = new CollectionReader(stub, false);
+    this.parts.forEach((part, i) => {
+      const mine = part.routes.flatMap((r) => reader.labelsOf(r));
+      for (const label of mine) this.awaited.set(label, i);
+      this.remaining[i] = mine.length;
+      this.records[i] = [];
+      this.bodies[i] = new Map();
+      this.writes[i] = [];
+    });
+    if (labels.some((l) => !this.awaited.has(l))) {
+      this.disabled = true;
+      return;
+    }
+    this.parts.forEach((_, i) => {
+      if (this.remaining[i] === 0) this.submitWhenWritten(i);
+    });
+  }
+
+  private submitWhenWritten(i: number): void {
+    this.submitted.add(i);
+    const ready = Promise.all(this.writes[i]!).then(() => {
+      // What the part's build reads of the manifest: the realms, the realms route's record and its own routes' records.
+      const manifest = { realms: this.realms!, routes: [this.realmsRecord!, ...this.records[i]!] } as CollectionManifest;
+      this.pool.submit(this.parts[i]!, manifest, this.bodies[i]!);
+    });
+    // A failed write (a full disk) stops the workers; finish throws it.
+    ready.catch((err: unknown) => this.pool.abort(err instanceof Error ? err : new Error(String(err))));
+    this.submitting.push(ready);
+  }
 }

@@ -8,7 +8,8 @@ import { parentPort } from 'node:worker_threads';
 import { BodyFile, type Body } from '../collect/body-file.js';
 import type { CollectionManifest } from '../collect/manifest.js';
 import { FailedError } from '../errors.js';
-import { build, type BuildPart, type BuildSummary } from './build.js';
+import { build, type BuildPart, type BuildSummary, type BuiltExport } from './build.js';
+import type { BackendRelease } from './release.js';
 import { OWNED_BODIES_MEMORY, collectGarbage } from './memory-policy.js';
 import { EXPORT_BATCH, serializeBatches } from './serialize.js';
 import type { NullField } from './types.js';
@@ -35,7 +36,8 @@ export type PartMessage =
       readonly reason?: string;
       readonly proposedRoute?: string;
       readonly count: number;
-      readonly nullFields: NullField[];
+      /** By the release the whole collection shows, which the part's routes alone may not (BuiltExport.nullFieldsFor). */
+      readonly nullFields: Readonly<Record<BackendRelease, NullField[]>>;
     }
   | { readonly type: 'chunk'; readonly id: number; readonly index: number; readonly bytes: ArrayBuffer; readonly length: number }
   | { readonly type: 'end'; readonly id: number; readonly index: number }
@@ -55,6 +57,12 @@ function bodyOf(b: PartBody): Body {
   return 'file' in b ? new BodyFile(b.file.dir, b.file.name, b.file.size, b.file.sha256) : Buffer.from(b.bytes, 0, b.length);
 }
 
+const RELEASES: readonly BackendRelease[] = ['3.14.1+', 'before 3.14.1', 'unknown'];
+
+function nullFieldsByRelease(e: BuiltExport): Record<BackendRelease, NullField[]> {
+  return Object.fromEntries(RELEASES.map((r) => [r, e.nullFieldsFor(r)])) as Record<BackendRelease, NullField[]>;
+}
+
 function runPart(task: PartTask, post: (m: PartMessage, transfer?: ArrayBuffer[]) => void): void {
   const { id } = task;
   const collection = { manifest: task.manifest, bodies: new Map(task.bodies.map((b) => [b.label, bodyOf(b)])) };
@@ -63,7 +71,7 @@ function runPart(task: PartTask, post: (m: PartMessage, transfer?: ArrayBuffer[]
   for (; !step.done; step = built.next()) {
     const e = step.value;
     const { index } = e;
-    post({ type: 'export', id, index, export: e.export, available: e.available, ...(e.reason !== undefined ? { reason: e.reason } : {}), ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}), count: e.count, nullFields: e.nullFields });
+    post({ type: 'export', id, index, export: e.export, available: e.available, ...(e.reason !== undefined ? { reason: e.reason } : {}), ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}), count: e.count, nullFields: nullFieldsByRelease(e) });
     let pieces: string[] = [];
     let chars = 0;
     const flush = () => {

@@ -320,9 +320,9 @@ function missing3141(exp: ExportDef, group: RouteGroup, rows: readonly Row[], re
   return out;
 }
 
-function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], ctx: Context): NullField[] {
+function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], ctx: Context, release: BackendRelease = ctx.backend): NullField[] {
   const out: NullField[] = [];
-  const missing = missing3141(exp, group, rows, ctx.backend);
+  const missing = missing3141(exp, group, rows, release);
   for (const col of exp.columns) {
     const src = col.source;
     if (src.kind === 'unavailable') {
@@ -356,6 +356,12 @@ export interface BuiltExport {
   readonly count: number;
   readonly nullFields: NullField[];
   /**
+   * What nullFields would be had the collection shown this release (the only
+   * thing of an export that depends on routes outside its own): a part built
+   * while other routes still download is told the release only at the end.
+   */
+  nullFieldsFor(release: BackendRelease): NullField[];
+  /**
    * The records in file order, `size` at a time (the last batch may be
    * shorter); built as they are asked for, so only one batch need be alive.
    * Iterate it once, before asking for the next export.
@@ -367,7 +373,7 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
   const group = ctx.group(exp.route);
   if (group.bodies.length > 0 && group.missing.length === group.bodies.length) {
     const gap = derivationGap(group)!;
-    return { index, export: exp.name, available: false, ...gap, count: 0, nullFields: [], batches: () => [] };
+    return { index, export: exp.name, available: false, ...gap, count: 0, nullFields: [], nullFieldsFor: () => [], batches: () => [] };
   }
   const names = exp.columns.map((c) => c.name);
   const getters = exp.columns.map((c) => compileColumn(exp, c, ctx));
@@ -388,6 +394,7 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
     ...partial,
     count: rows.length,
     nullFields: nullFieldsOf(exp, group, rows, ctx),
+    nullFieldsFor: (release) => nullFieldsOf(exp, group, rows, ctx, release),
     *batches(size: number) {
       const ordered = FAST_PATHS.keyOrder ? orderByUniqueStringKey(rows, keyGetters) : undefined;
       if (ordered) {

@@ -25,6 +25,11 @@ export async function writeRawFirst(staging: Staging, collection: RawCollection,
   return {} as BodiesFree;
 }
 
+/** The proof for a run that writes no raw/ and builds as the bodies arrive (a live snapshot on workers, without --raw). */
+export function rawNotWanted(): BodiesFree {
+  return {} as BodiesFree;
+}
+
 /**
  * The chunks unchanged, each fed to `hash` on its way to the file: the
  * export's digest without reading the file back or holding its text.
