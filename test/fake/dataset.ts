@@ -27,6 +27,7 @@ import type {
 } from './types.js';
 
 export type * from './types.js';
+import { addVariety } from './variety.js';
 
 /** How many records of each list to generate. Per-realm lists are per realm. */
 export interface DatasetSizes {
@@ -107,6 +108,13 @@ export interface DatasetOptions {
   realms?: readonly RealmSpec[];
   /** Overrides of SMALL_SITE. */
   sizes?: Partial<DatasetSizes>;
+  /**
+   * Text and shapes as a real site has them (variety.ts): non-ASCII and
+   * escaped characters in names and descriptions, optional fields absent at
+   * random, nested settings. The benchmark's sites use it; default off, so
+   * that the tests' data stays as the recordings were made from.
+   */
+  variety?: boolean;
 }
 
 // Fixed clock: every timestamp lies between START and FUTURE, "now" is NOW.
@@ -753,7 +761,7 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
     ),
   };
 
-  return {
+  const dataset: Dataset = {
     release,
     seed,
     realmSpecs,
@@ -773,4 +781,6 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
     externalServers,
     perRealm,
   };
+  if (opts.variety) addVariety(dataset, new Rng(seed, 'variety'));
+  return dataset;
 }

@@ -42,6 +42,8 @@ const { values } = parseArgs({
     'realms-json': { type: 'string' },
     /** Full sizes (the benchmark's scaled sites); wins over --size. */
     'sizes-json': { type: 'string' },
+    /** Real-site text and shapes (test/fake/variety.ts). */
+    variety: { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -60,7 +62,7 @@ const realms: RealmSpec[] | undefined = values['realms-json']
     : undefined;
 const seed = /^\d+$/.test(values.seed) ? Number(values.seed) : values.seed;
 
-const site = await startFakeSite({ release, sizes, realms, seed, latencyMs, tokens: parseTokens(values['tokens-json']) });
+const site = await startFakeSite({ release, sizes, realms, seed, latencyMs, tokens: parseTokens(values['tokens-json']), variety: values.variety });
 site.backend.warm();
 
 let stopping = false;

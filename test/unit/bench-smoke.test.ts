@@ -1,4 +1,4 @@
-import { totalmem } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { met, renderResults, runBench, stat, type Row } from '../../bench/harness.js';
 import { TARGETS } from '../../bench/workload.js';
@@ -40,7 +40,8 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     expect(msTotal).toBeLessThanOrEqual(r.wallSeconds * 1000);
     // Peak RSS is what a Node process reports for itself: more than an empty heap, less than the machine.
     const rss = r.rows.filter((row) => row.figure.startsWith('Peak RSS'));
-    expect(rss).toHaveLength(5);
+    // Five, and three more for the main-thread and one-worker builds beside the default.
+    expect(rss).toHaveLength(8);
     for (const row of rss) for (const mb of row.stat!.samples) expect(mb > 10 && mb < totalmem() / 1e6, `${row.figure}: ${mb} MB`).toBe(true);
     // The collection sizes are the directories measured.
     expect(get(`Raw collection on disk (${one!.name})`).stat.median).toBe(one!.collectionBytes / 1e6);
@@ -75,6 +76,15 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
       }
     }
     ratio(`Peak RSS, replay --format csv,xlsx (${one!.name})`, m(`Peak RSS, replay --format csv,xlsx (${one!.name})`) / m(`Raw collection on disk (${one!.name})`));
+    // The build on the main thread, on one worker and on the default workers: each against the main thread's, and the same files.
+    ratio('--replay, built on the main thread', m('--replay, built on the main thread') / m('Baseline: read + JSON.parse'));
+    ratio('--replay, built on 1 worker', m('--replay, built on 1 worker') / m('--replay, built on the main thread'));
+    ratio(`--replay, built on ${Math.min(availableParallelism(), 4)} workers (the default here)`, m('--replay of the collection') / m('--replay, built on the main thread'));
+    ratio('Live snapshot, built on the main thread', m('Live snapshot, built on the main thread') / m('Transport floor: every route received and dropped'));
+    for (const what of ['live snapshot on the main thread', 'replay on the main thread', 'replay on 1 worker']) {
+      ratio(`Peak RSS, ${what} (${one!.name})`, m(`Peak RSS, ${what} (${one!.name})`) / m(`Raw collection on disk (${one!.name})`));
+    }
+    expect(r.notes.join('\n')).toMatch(/built on the main thread .* were byte-identical in every round/);
     // No ratio goes unchecked, and every target has one to judge.
     expect(r.rows.filter((row) => row.ratio !== undefined).map((row) => row.figure).sort()).toEqual([...checked].sort());
     for (const row of r.rows.filter((x) => x.target)) expect(met(row), row.figure).toBeTypeOf('boolean');
