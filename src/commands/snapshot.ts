@@ -103,8 +103,8 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const formats = o.format;
   // A bad --history target is a usage error before any request, not a surprise after publishing.
   const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
-  // Every core when there is more than one, unless --build-threads 0: the same files either way.
-  const threads = POOL_AVAILABLE ? (o.buildThreads ?? defaultBuildThreads()) : 0;
+  // The same files either way; the default is build-pool.ts's (workers for a replay, the main thread live).
+  const threads = POOL_AVAILABLE ? (o.buildThreads ?? defaultBuildThreads(o.replay !== undefined)) : 0;
   if (threads > 0) checkBuildWorker();
   /** Everything written into the staging directory once the exports are on their way: the checks, the manifest, the spreadsheets. */
   const finish = async (staging: Staging, collection: RawCollection, source: 'live' | 'replay', secrets: readonly string[], memory: MemoryPolicy, writing: Promise<BuildSummary & { exports: ManifestExport[] }>): Promise<Built> => {

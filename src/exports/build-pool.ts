@@ -49,9 +49,16 @@ const YOUNG_GENERATION_MB = 16;
 /** Whether a pool can be started: only from the built bundle, which has the worker beside it. */
 export const POOL_AVAILABLE = !import.meta.url.endsWith('.ts');
 
-/** Workers when --build-threads is not given: one per core, at most 4 (each holds a route's records at a time). */
-export function defaultBuildThreads(): number {
-  return Math.min(availableParallelism(), 4);
+/**
+ * Workers when --build-threads is not given. A replay: one per core, at most
+ * 4 (each holds a part's records at a time). A live run: none, the main
+ * thread builds after the downloads: on the benchmark's 2 cores, building on
+ * workers beside the downloads was hardly faster (the fake server shares the
+ * cores) and its peak memory went over 2.5× the collection (README,
+ * Performance); --build-threads asks for it.
+ */
+export function defaultBuildThreads(replay: boolean): number {
+  return replay ? Math.min(availableParallelism(), 4) : 0;
 }
 
 /**
