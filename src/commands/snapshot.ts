@@ -8,7 +8,7 @@ import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet 
 import type { RouteRecord } from '../api/route-record.js';
 import { build, type BuildSummary } from '../exports/build.js';
 import { leanSnapshotMemory, type MemoryPolicy } from '../exports/memory-policy.js';
-import { BuildPool, LiveParts, POOL_AVAILABLE, buildInWorkers, checkBuildWorker, defaultBuildThreads, poolSummary, type PooledExport } from '../exports/build-pool.js';
+import { BuildPool, LiveParts, POOL_AVAILABLE, buildInWorkers, checkBuildWorker, poolSummary, type PooledExport } from '../exports/build-pool.js';
 import { rawNotWanted, writeExports, writeRawFirst } from '../publish/snapshot-files.js';
 import type { Staging } from '../publish/staging.js';
 import type { ManifestExport } from '../exports/manifest.js';
@@ -103,8 +103,8 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const formats = o.format;
   // A bad --history target is a usage error before any request, not a surprise after publishing.
   const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
-  // The same files either way; the default is build-pool.ts's (workers for a replay, the main thread live).
-  const threads = POOL_AVAILABLE ? (o.buildThreads ?? defaultBuildThreads(o.replay !== undefined)) : 0;
+  // Workers only when asked for (--build-threads): on the benchmark's 2 cores they were hardly faster and took more memory (README, Performance). The same files either way.
+  const threads = POOL_AVAILABLE ? o.buildThreads : 0;
   if (threads > 0) checkBuildWorker();
   /** Everything written into the staging directory once the exports are on their way: the checks, the manifest, the spreadsheets. */
   const finish = async (staging: Staging, collection: RawCollection, source: 'live' | 'replay', secrets: readonly string[], memory: MemoryPolicy, writing: Promise<BuildSummary & { exports: ManifestExport[] }>): Promise<Built> => {

@@ -79,7 +79,7 @@ const RECORDS = [
   { flags: '--raw', key: 'raw', description: 'also write the raw collection to <out-dir>/raw/', commands: ['snapshot'] },
   { flags: '--replay <dir>', key: 'replay', description: 'build the exports from a raw collection instead of the network', commands: ['snapshot'], conflicts: { keys: SERVER_OPTIONS, why: 'builds from files and talks to no server' } },
   { flags: '--allow-partial', key: 'allowPartial', description: 'publish even when routes failed (exit 4); history load: load partial snapshots too', commands: ['snapshot', 'history'] },
-  { flags: '--build-threads <n>', key: 'buildThreads', description: 'worker threads that build the exports (0-64); 0 builds on the main thread', commands: ['snapshot'], env: 'SVC_BUILD_THREADS', defaultText: 'replay: one per core, at most 4; live: 0', parse: (raw: string, from: string) => parseInteger(from, raw, 0, 64) },
+  { flags: '--build-threads <n>', key: 'buildThreads', description: 'worker threads that build the exports (0-64); 0 builds on the main thread', commands: ['snapshot'], env: 'SVC_BUILD_THREADS', default: 0, parse: (raw: string, from: string) => parseInteger(from, raw, 0, 64) },
   { flags: '--strict', key: 'strict', description: 'make any schema problem in a response fatal', commands: ['snapshot'] },
   { flags: '--diff-previous', key: 'diffPrevious', description: 'after publishing, diff against the newest older snapshot beside it', commands: ['snapshot'] },
   { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx', commands: ['snapshot', 'convert'], commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] }, defaultText: 'snapshot: json; convert: csv,xlsx', parse: parseFormats },

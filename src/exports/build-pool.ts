@@ -13,7 +13,6 @@
  * process) there is no built worker: the caller builds on the main thread.
  */
 import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { RawCollection } from '../collect/types.js';
@@ -48,18 +47,6 @@ const YOUNG_GENERATION_MB = 16;
 
 /** Whether a pool can be started: only from the built bundle, which has the worker beside it. */
 export const POOL_AVAILABLE = !import.meta.url.endsWith('.ts');
-
-/**
- * Workers when --build-threads is not given. A replay: one per core, at most
- * 4 (each holds a part's records at a time). A live run: none, the main
- * thread builds after the downloads: on the benchmark's 2 cores, building on
- * workers beside the downloads was hardly faster (the fake server shares the
- * cores) and its peak memory went over 2.5× the collection (README,
- * Performance); --build-threads asks for it.
- */
-export function defaultBuildThreads(replay: boolean): number {
-  return replay ? Math.min(availableParallelism(), 4) : 0;
-}
 
 /**
  * The worker's file, there to be started. The bundle and its worker are built
