@@ -13,6 +13,7 @@ import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 import type { ExportRecord } from '../exports/types.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema } from '../exports/manifest.js';
 import { escapeControl } from '../util/escape.js';
+import { arraySlices, bufferReader, opensArray, SliceJsonError, SliceTooLongError } from '../api/slices.js';
 import { readInside, UnreadableEntryError } from '../util/safe-read.js';
 
 /** What the spreadsheet forms read of `_snapshot-manifest.json` (CONTRACT section 5), from its one schema; other fields are ignored. */
@@ -75,12 +76,31 @@ export async function readSheetManifest(dir: string): Promise<SheetManifest> {
 }
 
 /** The file's text once its hash is checked; the bytes are not kept while the text is parsed (peak memory). */
-async function readCheckedText(dir: string, entry: SheetManifestExport, verify: boolean): Promise<string> {
+async function readCheckedBytes(dir: string, entry: SheetManifestExport, verify: boolean): Promise<Buffer> {
   const bytes = await readRegularFile(dir, entry.file);
   if (verify && entry.sha256 !== undefined && createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
     throw new FailedError(`${quoted(entry.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`);
   }
-  return bytes.toString('utf8');
+  return bytes;
+}
+
+/**
+ * The file's JSON array, parsed a slice at a time (src/api/slices.ts): the
+ * whole text is never one string, which for a file with text outside
+ * Latin-1 is twice its bytes beside the records. Undefined when the file is
+ * not JSON; anything else that is JSON (not an array) as it parses.
+ */
+function parseList(bytes: Buffer): unknown {
+  const reader = bufferReader(bytes);
+  try {
+    if (!opensArray(reader)) return JSON.parse(bytes.toString('utf8'));
+    const out: unknown[] = [];
+    for (const list of arraySlices(reader)) for (const r of list) out.push(r);
+    return out;
+  } catch (e) {
+    if (e instanceof SyntaxError || e instanceof SliceJsonError || e instanceof SliceTooLongError) return undefined;
+    throw e;
+  }
 }
 
 /**
@@ -91,13 +111,8 @@ async function readCheckedText(dir: string, entry: SheetManifestExport, verify: 
  * skips the hash; `convert`, which reads a published snapshot, never does.
  */
 export async function readExportRecords(dir: string, entry: SheetManifestExport, opts: { verify?: boolean } = {}): Promise<ExportRecord[]> {
-  const text = await readCheckedText(dir, entry, opts.verify !== false);
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new FailedError(`${quoted(entry.file)} in ${dir} is not valid JSON; the snapshot is damaged`);
-  }
+  const json = parseList(await readCheckedBytes(dir, entry, opts.verify !== false));
+  if (json === undefined) throw new FailedError(`${quoted(entry.file)} in ${dir} is not valid JSON; the snapshot is damaged`);
   if (!Array.isArray(json)) throw new FailedError(`${quoted(entry.file)} in ${dir} is not a JSON array of records; the snapshot is damaged`);
   for (let i = 0; i < json.length; i++) {
     const r: unknown = json[i];

@@ -1,0 +1,47 @@
+/**
+ * readExportRecords (src/sheets/snapshot-dir.ts), which spreadsheets and
+ * `convert` read every export file with: parsed a slice at a time, it must
+ * give what JSON.parse of the whole file gives, and refuse what it refuses,
+ * with the same messages as before.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readExportRecords, type SheetManifestExport } from '../../src/sheets/snapshot-dir.js';
+import { tmpDir } from '../helpers/run-cli.js';
+
+function entry(file: string, count: number): SheetManifestExport {
+  return { export: 'drives', file, count, available: true } as SheetManifestExport;
+}
+
+async function read(text: string, count: number): Promise<unknown> {
+  const dir = tmpDir();
+  writeFileSync(join(dir, 'x.json'), text);
+  try {
+    return await readExportRecords(dir, entry('x.json', count), { verify: false });
+  } catch (e) {
+    return `refused: ${(e as Error).message.replace(dir, 'DIR')}`;
+  }
+}
+
+describe('reading an export file back', () => {
+  it('gives the records JSON.parse gives, over many slices of text outside Latin-1, escapes and nesting', async () => {
+    const records = Array.from({ length: 3000 }, (_, i) => ({ id: `d${i}`, name: `Données ${i} 🧬 "x" \\ \n\t\u0007 生物情報学`, settings: i % 3 ? null : '{"a":{"b":[1,2]}}', readers: [`u${i}`, 'é'], n: i / 7 }));
+    const text = `${JSON.stringify(records, null, 2)}\n`;
+    expect(text.length).toBeGreaterThan(500_000);
+    expect(await read(text, records.length)).toEqual(JSON.parse(text));
+    expect(await read('[]\n', 0)).toEqual([]);
+  });
+
+  it('refuses a file that is not JSON, not an array of records, or holds another count, as before', async () => {
+    const big = JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ id: `d${i}`, pad: 'x'.repeat(50) })));
+    expect(await read(big.slice(0, -300), 2000)).toBe('refused: "x.json" in DIR is not valid JSON; the snapshot is damaged');
+    expect(await read(`${big} trailing`, 2000)).toBe('refused: "x.json" in DIR is not valid JSON; the snapshot is damaged');
+    expect(await read(big.replace('},{', '},,{'), 2000)).toBe('refused: "x.json" in DIR is not valid JSON; the snapshot is damaged');
+    expect(await read('<html>', 0)).toBe('refused: "x.json" in DIR is not valid JSON; the snapshot is damaged');
+    for (const t of ['{"a":1}', 'null', '"text"', '3']) expect(await read(t, 0)).toBe('refused: "x.json" in DIR is not a JSON array of records; the snapshot is damaged');
+    expect(await read('[{"a":1},[2]]', 2)).toBe('refused: "x.json" in DIR: element 1 is not a record; the snapshot is damaged');
+    expect(await read('[{"a":1},null]', 2)).toBe('refused: "x.json" in DIR: element 1 is not a record; the snapshot is damaged');
+    expect(await read(big, 1999)).toBe('refused: "x.json" in DIR holds 2000 records where _snapshot-manifest.json says 1999; the snapshot is damaged');
+  });
+});
