@@ -21,7 +21,7 @@ import { planRoutes } from '../api/catalog.js';
 import type { RouteRecord } from '../api/route-record.js';
 import { BodyFile, type Body } from '../collect/body-file.js';
 import type { CollectionManifest } from '../collect/manifest.js';
-import { buildParts, type BuildPart, type BuildSummary } from './build.js';
+import { buildParts, type BuildPart, type BuildSummary, type ExportHead } from './build.js';
 import { movable, type PartBody, type PartMessage, type PartTask } from './build-worker.js';
 import { CollectionReader, mergeLoadReports } from './load.js';
 import type { MemoryPolicy } from './memory-policy.js';
@@ -60,13 +60,7 @@ export function checkBuildWorker(): string {
 }
 
 /** One export from a worker: what the manifest says of it, and its file's bytes as they arrive. */
-export interface PooledExport {
-  readonly index: number;
-  readonly export: string;
-  readonly available: boolean;
-  readonly reason?: string;
-  readonly proposedRoute?: string;
-  readonly count: number;
+export interface PooledExport extends ExportHead {
   /** Iterate it to its end before asking for the next export. */
   readonly chunks: AsyncIterable<Uint8Array>;
 }

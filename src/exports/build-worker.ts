@@ -8,7 +8,7 @@ import { parentPort } from 'node:worker_threads';
 import { BodyFile, type Body } from '../collect/body-file.js';
 import type { CollectionManifest } from '../collect/manifest.js';
 import { FailedError } from '../errors.js';
-import { build, type BuildPart, type BuildSummary, type BuiltExport } from './build.js';
+import { build, type BuildPart, type BuildSummary, type BuiltExport, type ExportHead } from './build.js';
 import type { BackendRelease } from './release.js';
 import { OWNED_BODIES_MEMORY, collectGarbage } from './memory-policy.js';
 import { EXPORT_BATCH, serializeBatches } from './serialize.js';
@@ -27,18 +27,12 @@ export interface PartTask {
 }
 
 export type PartMessage =
-  | {
+  | (ExportHead & {
       readonly type: 'export';
       readonly id: number;
-      readonly index: number;
-      readonly export: string;
-      readonly available: boolean;
-      readonly reason?: string;
-      readonly proposedRoute?: string;
-      readonly count: number;
       /** By the release the whole collection shows, which the part's routes alone may not (BuiltExport.nullFieldsFor). */
       readonly nullFields: Readonly<Record<BackendRelease, NullField[]>>;
-    }
+    })
   | { readonly type: 'chunk'; readonly id: number; readonly index: number; readonly bytes: ArrayBuffer; readonly length: number }
   | { readonly type: 'end'; readonly id: number; readonly index: number }
   | { readonly type: 'done'; readonly id: number; readonly summary: BuildSummary }

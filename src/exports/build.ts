@@ -344,16 +344,20 @@ function routesRead(exp: ExportDef): Set<string> {
   return out;
 }
 
-/** One export, ready to be written: what the manifest says of it, and its records on demand. */
-export interface BuiltExport {
+/** What the manifest says of one built export, wherever it was built. */
+export interface ExportHead {
   /** Its position in the catalog (the build yields exports in another order). */
   readonly index: number;
   readonly export: string;
   readonly available: boolean;
   readonly reason?: string;
   readonly proposedRoute?: string;
-  /** How many records `batches` yields. */
+  /** How many records it holds. */
   readonly count: number;
+}
+
+/** One export, ready to be written: what the manifest says of it, and its records on demand. */
+export interface BuiltExport extends ExportHead {
   readonly nullFields: NullField[];
   /**
    * What nullFields would be had the collection shown this release (the only
