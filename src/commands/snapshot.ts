@@ -53,6 +53,10 @@ export interface SnapshotOutcome {
   pruned?: string[];
 }
 
+function failedOf(collection: RawCollection): RouteRecord[] {
+  return collection.manifest.routes.filter((r) => r.error !== undefined);
+}
+
 function failedRoutes(failed: readonly RouteRecord[]): FailedError {
   return new FailedError(
     `${failed.length} route${failed.length > 1 ? 's' : ''} failed, so the snapshot would be incomplete; nothing was published. ` +
@@ -106,15 +110,17 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   // Workers only when asked for (--build-threads): on the benchmark's 2 cores they were hardly faster and took more memory (README, Performance). The same files either way.
   const threads = POOL_AVAILABLE ? o.buildThreads : 0;
   if (threads > 0) checkBuildWorker();
+  /** Without --allow-partial, a collection with failed routes is refused: nothing is published. */
+  const refuseFailed = (collection: RawCollection): void => {
+    const failed = failedOf(collection);
+    if (failed.length > 0 && !o.allowPartial) throw failedRoutes(failed);
+  };
   /** Everything written into the staging directory once the exports are on their way: the checks, the manifest, the spreadsheets. */
   const finish = async (staging: Staging, collection: RawCollection, source: 'live' | 'replay', secrets: readonly string[], memory: MemoryPolicy, writing: Promise<BuildSummary & { exports: ManifestExport[] }>): Promise<Built> => {
     const built = await writing;
-    let failed = collection.manifest.routes.filter((r) => r.error !== undefined);
     // A replayed body that a live run would have refused fails its route the same way.
-    if (markBodyFailures(collection, built.bodyFailures).length > 0) {
-      failed = collection.manifest.routes.filter((r) => r.error !== undefined);
-      if (!o.allowPartial) throw failedRoutes(failed);
-    }
+    if (markBodyFailures(collection, built.bodyFailures).length > 0) refuseFailed(collection);
+    const failed = failedOf(collection);
     if (o.strict && built.validation.issues > 0) {
       const samples = built.validation.samples.slice(0, 5).map((s) => `${s.route} record ${s.index} ${s.path}: ${s.message}`);
       throw new FailedError(`--strict: ${built.validation.issues} schema problem${built.validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
@@ -157,8 +163,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
       writing.catch(() => pool.abort(new Error('the export files could not be written')));
       try {
         collection = await collectLive(settings, deps, { now: () => started, onRoute: parts.onRoute });
-        const failed = collection.manifest.routes.filter((r) => r.error !== undefined);
-        if (failed.length > 0 && !o.allowPartial) throw failedRoutes(failed);
+        refuseFailed(collection);
         deps.reporter.info(`building exports into ${outDir}`);
         await parts.finish(collection);
       } catch (err) {
@@ -170,8 +175,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     }, 'snapshot');
   } else {
     const { collection, secrets, source } = await obtainCollection(o, deps, threads > 0);
-    const failed = collection.manifest.routes.filter((r) => r.error !== undefined);
-    if (failed.length > 0 && !o.allowPartial) throw failedRoutes(failed);
+    refuseFailed(collection);
     outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
     deps.reporter.info(`building exports into ${outDir}`);
     built = await withStaging(outDir, secrets, async (staging) => {

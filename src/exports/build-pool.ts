@@ -1,10 +1,9 @@
 /**
- * The build on every core: the catalog's independent parts (buildParts) are
- * built in a pool of worker threads (lib/build-worker.js beside the bundle),
- * the largest first, each worker one part at a time, so that only as many
- * routes are parsed at once as there are workers. Each part's bodies are
- * moved to its worker (or, read back from disk and large, read there); each
- * export comes back as its file's bytes, written by the caller as they
+ * The build on worker threads (--build-threads): the catalog's independent
+ * parts (buildParts) are built in a pool of workers (lib/build-worker.js
+ * beside the bundle), the largest first, each worker one part at a time.
+ * Each part's bodies are moved to its worker (or, left on disk, read there);
+ * each export comes back as its file's bytes, written by the caller as they
  * arrive. The files are byte for byte those of build(): each part is
  * build(collection, memory, part) in the worker, and the reports are merged
  * in catalog order.
@@ -22,7 +21,8 @@ import type { RouteRecord } from '../api/route-record.js';
 import { BodyFile, type Body } from '../collect/body-file.js';
 import type { CollectionManifest } from '../collect/manifest.js';
 import { buildParts, type BuildPart, type BuildSummary, type ExportHead } from './build.js';
-import { movable, type PartBody, type PartMessage, type PartTask } from './build-worker.js';
+import type { PartBody, PartMessage, PartTask } from './build-worker.js';
+import { movable } from '../util/movable.js';
 import { CollectionReader, mergeLoadReports } from './load.js';
 import type { MemoryPolicy } from './memory-policy.js';
 import { backendRelease, type BackendRelease } from './release.js';
@@ -31,10 +31,10 @@ import type { NullField } from './types.js';
 const WORKER_FILE = new URL('./build-worker.js', import.meta.url);
 
 /**
- * Body bytes of the parts in flight at once, as a share of the collection's
- * (or the largest part's, when that is more): a part holds about three times
- * its bytes while it is built, so this keeps the peak within 2.5× the
- * collection whatever the number of workers.
+ * Body bytes of the parts in flight at once, as a share of the body bytes
+ * submitted so far (one part is always let through, whatever its size): a
+ * part holds several times its bytes while it is built. Tuned on 2 cores:
+ * two workers then peak at about 2.3× the collection on a replay.
  */
 const IN_FLIGHT_SHARE = 0.4;
 
@@ -115,7 +115,7 @@ interface ReadyPart {
   readonly bytes: number;
 }
 
-/** What the pool leaves once every export was taken: each part's report, and the nulls by release (see BuildPool.summary). */
+/** What the pool leaves once every export was taken: each part's report, and each export's nulls by release (poolSummary picks them). */
 export interface PoolOutcome {
   readonly reports: readonly BuildSummary[];
   readonly nullFields: ReadonlyArray<Readonly<Record<BackendRelease, NullField[]>>>;
@@ -123,12 +123,10 @@ export interface PoolOutcome {
 
 /**
  * Worker threads building the parts they are given (`submit`), the largest
- * ready part first, with at most `share` of the body bytes seen so far in
- * flight (or one part, whatever its size): a part holds about three times its
- * bytes while it is built, so this bounds the peak whatever the number of
- * workers. `exports` yields each export as its worker finishes it (in no
+ * ready part first, with at most IN_FLIGHT_SHARE of the body bytes seen so
+ * far in flight (or one part, whatever its size). `exports` yields each export as its worker finishes it (in no
  * fixed order; each with its catalog position), until `close` was called and
- * every part is built; its return value is what summary() merges.
+ * every part is built; its return value is what poolSummary merges.
  */
 export class BuildPool {
   readonly exports: AsyncGenerator<PooledExport, PoolOutcome, void>;
@@ -151,16 +149,15 @@ export class BuildPool {
     threads: number,
     /** Whether the bodies submitted may be moved to the workers (the memory policy's consumeBodies); otherwise copied. */
     private readonly consume: boolean,
-    private readonly share = IN_FLIGHT_SHARE,
   ) {
     this.file = checkBuildWorker();
     for (let i = 0; i < Math.max(1, threads); i++) {
       const w = new Worker(this.file, { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
       this.workers.add(w);
       w.on('message', (m: PartMessage) => this.onMessage(w, m));
-      w.on('error', (err) => this.fail(new Error(`the export build stopped: ${err.message}`)));
+      w.on('error', (err) => this.abort(new Error(`the export build stopped: ${err.message}`)));
       w.on('exit', (code) => {
-        if (this.workers.has(w)) this.fail(new Error(`the export build stopped (exit ${code})`));
+        if (this.workers.has(w)) this.abort(new Error(`the export build stopped (exit ${code})`));
       });
       this.idle.push(w);
     }
@@ -182,10 +179,6 @@ export class BuildPool {
     this.dispatchIdle();
   }
 
-  /** Stops every worker and fails what is still to come of the exports with `err` (a failed run). */
-  abort(err: Error): void {
-    this.fail(err);
-  }
 
   /** Stops every worker; what was not taken is dropped. */
   terminate(): void {
@@ -202,7 +195,8 @@ export class BuildPool {
     return { reports: this.reports, nullFields: this.nullFields };
   }
 
-  private fail(err: Error): void {
+  /** Stops every worker and fails what is still to come of the exports with `err` (a failed run); the first failure is kept. */
+  abort(err: Error): void {
     this.failure ??= err;
     for (const c of this.files.values()) c.fail(this.failure);
     this.queue.fail(this.failure);
@@ -212,7 +206,7 @@ export class BuildPool {
   /** Gives idle workers the largest ready parts that fit; ends the exports when every part is done. */
   private dispatchIdle(): void {
     if (this.failure) return;
-    const budget = this.share * this.seen;
+    const budget = IN_FLIGHT_SHARE * this.seen;
     while (this.idle.length > 0) {
       const at = this.ready.findIndex((r) => this.flying === 0 || this.flying + r.bytes <= budget);
       if (at < 0) break;
@@ -269,7 +263,7 @@ export class BuildPool {
         this.dispatchIdle();
         break;
       case 'error':
-        this.fail(m.failed ? new FailedError(m.message) : new Error(`the export build failed: ${m.message}`));
+        this.abort(m.failed ? new FailedError(m.message) : new Error(`the export build failed: ${m.message}`));
         break;
     }
   }
@@ -349,14 +343,14 @@ export class LiveParts {
   private disabled = false;
 
   constructor(
-    private readonly pool: BuildPool,
+    private readonly pool: Pick<BuildPool, 'submit' | 'close' | 'abort'>,
     private readonly spool: BodySpool,
   ) {}
 
   /** collect's onRoute: true when the body was taken. */
   readonly onRoute = (record: RouteRecord, body: Buffer | undefined, realms: CollectionManifest['realms']): boolean => {
-    if (this.disabled) return false;
     if (!this.realms) this.plan(record, realms);
+    if (this.disabled) return false;
     const i = this.awaited.get(record.route);
     if (i === undefined) return false;
     this.awaited.delete(record.route);

@@ -8,6 +8,7 @@ import { parentPort } from 'node:worker_threads';
 import { BodyFile, type Body } from '../collect/body-file.js';
 import type { CollectionManifest } from '../collect/manifest.js';
 import { FailedError } from '../errors.js';
+import { movable } from '../util/movable.js';
 import { build, type BuildPart, type BuildSummary, type BuiltExport, type ExportHead } from './build.js';
 import type { BackendRelease } from './release.js';
 import { OWNED_BODIES_MEMORY, collectGarbage } from './memory-policy.js';
@@ -40,12 +41,6 @@ export type PartMessage =
 
 /** Text per chunk sent back: large enough that messages are few, small enough that little waits in the queue. */
 const CHUNK_CHARS = 1 << 20;
-
-/** The buffer's memory, to move: its own ArrayBuffer, or a copy when it shares one. */
-export function movable(bytes: Uint8Array): ArrayBuffer {
-  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
-  return own ? (bytes.buffer as ArrayBuffer) : new Uint8Array(bytes).buffer;
-}
 
 function bodyOf(b: PartBody): Body {
   return 'file' in b ? new BodyFile(b.file.dir, b.file.name, b.file.size, b.file.sha256) : Buffer.from(b.bytes, 0, b.length);

@@ -326,9 +326,7 @@ export class CollectionReader {
 
   /** Every body's label, in catalog order (the order reports are in). */
   labels(): string[] {
-    const labels: string[] = [];
-    for (const def of ROUTES) if (!(def.perRealm && this.noRealms)) for (const p of this.plans(def)) labels.push(p.label);
-    return labels;
+    return ROUTES.flatMap((def) => this.labelsOf(def.id));
   }
 
   /**
@@ -344,7 +342,7 @@ export class CollectionReader {
         this.group(def.id);
         if (this.consume) this.release(def.id);
       }
-      if (!(def.perRealm && this.noRealms)) for (const p of this.plans(def)) labels.push(p.label);
+      labels.push(...this.labelsOf(def.id));
     }
     return this.loader.report(labels);
   }

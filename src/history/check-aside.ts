@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { CheckReply, CheckRequest } from './check-worker.js';
 import { fileProblem, type FileProblem } from './texts.js';
+import { movable } from '../util/movable.js';
 
 const WORKER_FILE = new URL('./history-check.js', import.meta.url);
 const FROM_SOURCES = import.meta.url.endsWith('.ts');
@@ -60,8 +61,7 @@ export function fileProblemAside(bytes: Buffer, key: readonly string[], layout: 
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject });
     w.ref();
-    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
-    const buffer = own ? (bytes.buffer as ArrayBuffer) : new Uint8Array(bytes).buffer;
+    const buffer = movable(bytes);
     const req: CheckRequest = { id, bytes: buffer, length: bytes.byteLength, key: [...key], layout };
     w.postMessage(req, [buffer]);
   });

@@ -2,10 +2,10 @@
  * The export build on worker threads (--build-threads, src/exports/build-pool.ts),
  * through the binary: with no worker, one, two or more, a snapshot writes
  * the same files and says the same things, live and replayed, on good and on
- * damaged input.
+ * damaged input. A lib/ without the worker: test/e2e/unbuilt.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { copyFileSync, cpSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite, type FakeSiteOptions } from '../helpers/fake-site.js';
@@ -140,20 +140,4 @@ describe('the build on worker threads', () => {
     expect(readdirSync(join(out, '..'))).toEqual([]);
   });
 
-  it('a lib/ built without the build worker says what is missing and publishes nothing (exit 1); --build-threads 0 still works', async () => {
-    const repo = realpathSync(tmpDir('svc-half-built-'));
-    for (const d of ['bin', 'lib']) cpSync(join(REPO_ROOT, d), join(repo, d), { recursive: true });
-    copyFileSync(join(REPO_ROOT, 'package.json'), join(repo, 'package.json'));
-    symlinkSync(join(REPO_ROOT, 'node_modules'), join(repo, 'node_modules'));
-    rmSync(join(repo, 'lib', 'build-worker.js'));
-    const bin = join(repo, 'bin', 'svc-snapshot.js');
-    const out = join(repo, 'snap');
-    const r = await runCli(['--replay', RECORDING, '--out-dir', out, '--build-threads', '2'], { bin });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/lib\/build-worker\.js is missing: run npm run build, or pass --build-threads 0; nothing was published/);
-    expect(r.stderr).not.toMatch(/\n\s+at /);
-    expect(readdirSync(repo).sort()).toEqual(['bin', 'lib', 'node_modules', 'package.json']);
-    const main = await runCli(['--replay', RECORDING, '--out-dir', out, '--build-threads', '0', '--quiet'], { bin });
-    expect(main.code).toBe(0);
-  });
 });

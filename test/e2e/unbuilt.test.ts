@@ -1,8 +1,18 @@
-import { copyFileSync, cpSync, mkdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { NIGHTS, writeNight } from '../helpers/history-fixtures.js';
+
+/** A copy of the built tool whose lib/ lacks one of its files, with this checkout's node_modules. */
+function halfBuilt(missing: string): string {
+  const repo = realpathSync(tmpDir('svc-half-built-'));
+  for (const d of ['bin', 'lib']) cpSync(join(REPO_ROOT, d), join(repo, d), { recursive: true });
+  copyFileSync(join(REPO_ROOT, 'package.json'), join(repo, 'package.json'));
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(repo, 'node_modules'));
+  rmSync(join(repo, 'lib', missing));
+  return repo;
+}
 
 describe('a clone where lib/ was never built', () => {
   it('says what to run instead of a stack trace (exit 1)', async () => {
@@ -16,11 +26,7 @@ describe('a clone where lib/ was never built', () => {
   });
 
   it('a lib/ built without the history check worker: history load says what is missing and loads nothing (exit 1)', async () => {
-    const repo = realpathSync(tmpDir('svc-half-built-'));
-    for (const d of ['bin', 'lib']) cpSync(join(REPO_ROOT, d), join(repo, d), { recursive: true });
-    copyFileSync(join(REPO_ROOT, 'package.json'), join(repo, 'package.json'));
-    symlinkSync(join(REPO_ROOT, 'node_modules'), join(repo, 'node_modules'));
-    rmSync(join(repo, 'lib', 'history-check.js'));
+    const repo = halfBuilt('history-check.js');
     const night = writeNight(join(repo, 'night'), NIGHTS[0]!);
     const r = await runCli(['history', 'load', night, `--history=${join(repo, 'h.sqlite')}`], { bin: join(repo, 'bin', 'svc-snapshot.js') });
     expect(r.code).toBe(1);
@@ -28,5 +34,18 @@ describe('a clone where lib/ was never built', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
     const runs = await runCli(['history', 'runs', `--history=${join(repo, 'h.sqlite')}`, '--json'], { bin: join(repo, 'bin', 'svc-snapshot.js') });
     expect(JSON.parse(runs.stdout)).toMatchObject({ runs: [] });
+  });
+
+  it('a lib/ built without the build worker says what is missing and publishes nothing (exit 1); --build-threads 0 still works', async () => {
+    const repo = halfBuilt('build-worker.js');
+    const bin = join(repo, 'bin', 'svc-snapshot.js');
+    const out = join(repo, 'snap');
+    const r = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', out, '--build-threads', '2'], { bin });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/lib\/build-worker\.js is missing: run npm run build, or pass --build-threads 0; nothing was published/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(readdirSync(repo).sort()).toEqual(['bin', 'lib', 'node_modules', 'package.json']);
+    const main = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', out, '--build-threads', '0', '--quiet'], { bin });
+    expect(main.code).toBe(0);
   });
 });

@@ -12,7 +12,6 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { ROUTES } from '../../src/api/catalog.js';
 import { decodeBody } from '../../src/api/decode.js';
 import { SLICING, bufferReader, utf16Length } from '../../src/api/slices.js';
 import { BodyFile } from '../../src/collect/body-file.js';
@@ -23,9 +22,8 @@ import { buildAll } from '../../src/exports/build.js';
 import { EXPORTS } from '../../src/exports/catalog.js';
 import { FAST_PATHS } from '../../src/exports/fast/switches.js';
 import { FailedError } from '../../src/errors.js';
-import { createFakeBackend } from '../fake/backend.js';
 import { REPO_ROOT } from '../helpers/run-cli.js';
-import { CollectionBuilder } from './collection-builder.js';
+import { fakeSiteCollection } from '../helpers/hostile-site.js';
 import { builtOutput, RECORDING_COLLECTIONS, type NamedCollection } from '../helpers/build-output.js';
 import { randomStream } from '../fake/prng.js';
 
@@ -89,22 +87,7 @@ function trickyRecords(records: Array<Record<string, unknown>>, next: () => numb
 /** Every route of the small fake site, reformatted and with tricky values; one route answers an empty list. */
 function slicingSite(seed: number): RawCollection {
   const next = rng(seed);
-  const realms = [
-    { id: 'libvirt', driver: 'libvirt' as const },
-    { id: 'altvirt', driver: 'altvirt' as const },
-  ];
-  const backend = createFakeBackend({ baseUrl: 'https://127.0.0.1:1', release: '3.14.1', seed, realms });
-  const b = new CollectionBuilder({ realms: realms.map((r) => r.id) });
-  for (const route of ROUTES) {
-    if (route.id === 'realms') continue;
-    for (const realm of route.perRealm ? realms.map((r) => r.id) : [undefined]) {
-      const body: unknown = JSON.parse(backend.responseBody(route.id, realm));
-      if (!Array.isArray(body)) continue;
-      const records = route.id === 'security-levels' ? [] : trickyRecords(body as Array<Record<string, unknown>>, next);
-      b.raw(route.id, format(records, next), realm);
-    }
-  }
-  return b.build();
+  return fakeSiteCollection(seed, 'altvirt', (route, body) => format(route === 'security-levels' ? [] : trickyRecords(body, next), next));
 }
 
 function decodeVerdict(body: Buffer): string {
