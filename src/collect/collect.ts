@@ -40,6 +40,11 @@ export interface CollectResult {
   readonly failed: RouteRecord[];
 }
 
+/** The collection's date (its manifest's `date`, and the default directory's name) for the time it started. */
+export function collectionDate(started: Date): string {
+  return format(started, 'yyyy-MM-dd');
+}
+
 export async function collect(settings: ConnectionSettings, deps: CollectDeps): Promise<CollectResult> {
   const started = (deps.now ?? (() => new Date()))();
   const bodies = new Map<string, Buffer>();
@@ -80,7 +85,7 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
     tool: TOOL,
     baseUrl: settings.baseUrl,
     time: started.toISOString(),
-    date: format(started, 'yyyy-MM-dd'),
+    date: collectionDate(started),
     authMode: settings.tokens.authMode,
     realms: decided.realms,
     routes,

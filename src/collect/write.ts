@@ -1,5 +1,6 @@
 import { redact } from '../util/redact.js';
 import type { Staging } from '../publish/index.js';
+import type { CollectionManifest } from './manifest.js';
 import type { RawCollection } from './types.js';
 
 export const COLLECTION_MANIFEST = '_collection-manifest.json';
@@ -27,5 +28,38 @@ export async function writeCollection(staging: Staging, collection: RawCollectio
     if (Buffer.isBuffer(body)) await staging.writeFile(prefix + r.file, body);
     else await staging.writeChunks(prefix + r.file, body.chunks());
   }
-  await staging.writeFile(prefix + COLLECTION_MANIFEST, toManifestFile(collection.manifest));
+  await writeCollectionManifest(staging, collection.manifest, prefix);
+}
+
+export async function writeCollectionManifest(staging: Staging, manifest: CollectionManifest, prefix = ''): Promise<void> {
+  await staging.writeFile(prefix + COLLECTION_MANIFEST, toManifestFile(manifest));
+}
+
+/**
+ * Bodies written into the staging directory as their routes come in (the
+ * collector's onRoute), while later routes download: `take` starts a body's
+ * write and says the body is taken; `settled` waits for every write and
+ * throws the first failure. The first failure also aborts the routes still
+ * downloading (`onFailure`): the run cannot be published anyway.
+ */
+export class BodyWrites {
+  private readonly writes: Array<Promise<void>> = [];
+
+  constructor(
+    private readonly staging: Staging,
+    private readonly onFailure: (err: unknown) => void,
+  ) {}
+
+  take(file: string | null, body: Buffer | undefined): boolean {
+    if (file === null || body === undefined) return false;
+    const write = this.staging.writeFile(file, body);
+    write.catch(this.onFailure);
+    this.writes.push(write);
+    return true;
+  }
+
+  async settled(): Promise<void> {
+    await Promise.allSettled(this.writes);
+    for (const write of this.writes) await write;
+  }
 }

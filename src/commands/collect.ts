@@ -1,8 +1,8 @@
 import { resolveConnection } from '../config/settings.js';
 import { readOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
-import { collect } from '../collect/collect.js';
-import { writeCollection } from '../collect/write.js';
+import { collect, collectionDate } from '../collect/collect.js';
+import { BodyWrites, writeCollectionManifest } from '../collect/write.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT } from '../cli/errors.js';
 import { FailedError } from '../errors.js';
@@ -35,12 +35,33 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
   const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal }, deps.dispatcher);
   try {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
-    const { collection, failed } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });
-    if (failed.length > 0 && failed.length === collection.manifest.routes.filter((r) => !r.skipped).length) {
-      throw new FailedError(`no route could be collected from ${settings.baseUrl}; first error: ${failed[0]!.route}: ${failed[0]!.error}. Nothing was published.`);
-    }
-    const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-raw-${collection.manifest.date}`);
-    await withStaging(outDir, settings.tokens.secrets, (staging) => writeCollection(staging, collection), 'collection');
+    const started = (deps.now ?? (() => new Date()))();
+    const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-raw-${collectionDate(started)}`);
+    // Each body is written (and searched for the tokens) as soon as it is in,
+    // while the other routes download, and then dropped from memory.
+    const { collection, failed } = await withStaging(
+      outDir,
+      settings.tokens.secrets,
+      async (staging) => {
+        const writes = new BodyWrites(staging, (err) => abort.abort(err));
+        let result: Awaited<ReturnType<typeof collect>>;
+        try {
+          result = await collect(settings, { http, reporter: deps.reporter, abort, now: () => started, onRoute: (record, body) => writes.take(record.file, body) });
+        } catch (err) {
+          // The collector's failure (a refused token) is the one to report; the writes only need to end.
+          await writes.settled().catch(() => {});
+          throw err;
+        }
+        await writes.settled();
+        const { collection, failed } = result;
+        if (failed.length > 0 && failed.length === collection.manifest.routes.filter((r) => !r.skipped).length) {
+          throw new FailedError(`no route could be collected from ${settings.baseUrl}; first error: ${failed[0]!.route}: ${failed[0]!.error}. Nothing was published.`);
+        }
+        await writeCollectionManifest(staging, collection.manifest);
+        return result;
+      },
+      'collection',
+    );
     const pruned = applyKeep(o.keep, failed.length === 0, outDir, 'collection', deps.reporter);
     deps.reporter.close();
     const s = summariseRoutes(collection.manifest.routes);

@@ -6,7 +6,7 @@ import { DomainError, FailedError } from '../errors.js';
 import { describeFsError } from '../util/fs-error.js';
 import { isLiveStaging, registerBackup, unregisterBackup, unregisterStaging } from './registry.js';
 import { assertNoSecrets, listTree, secretMatcher } from './scan.js';
-import { createStaging, DIR_MODE, FILE_MODE, targetParts, type Staging } from './staging.js';
+import { createStaging, DIR_MODE, FILE_MODE, fileIdentity, targetParts, type Staging } from './staging.js';
 import { assertReplaceable, assertSafeTarget, type OutputKind } from './target.js';
 
 /**
@@ -25,7 +25,7 @@ export async function commit(staging: Staging, targetDir: string, secrets: reado
   }
   try {
     const tree = await listTree(staging.dir);
-    await assertNoSecrets(staging.dir, tree, secretMatcher(secrets));
+    await assertNoSecrets(staging.dir, tree, secretMatcher(secrets), await stillSearched(staging, secrets));
     // Explicit modes: the umask, or whoever wrote into the directory, must not matter.
     await chmod(staging.dir, DIR_MODE);
     for (const rel of tree.dirs) await chmod(path.join(staging.dir, rel), DIR_MODE);
@@ -37,6 +37,21 @@ export async function commit(staging: Staging, targetDir: string, secrets: reado
   // From here on everything is synchronous: a signal handler runs between
   // event-loop tasks, so it sees either the old target or the new one.
   publishSync(staging, target, parent, base, kind);
+}
+
+/**
+ * The files whose every byte the staging searched as it wrote them, for the
+ * same secrets, and that are still the files written (size, modification
+ * time, inode): the pre-publish scan need not read them back. Anything else
+ * (written another way, changed since, other secrets) is read and searched
+ * as before.
+ */
+async function stillSearched(staging: Staging, secrets: readonly string[]): Promise<Set<string>> {
+  const same = staging.secrets.length === secrets.length && staging.secrets.every((s, i) => s === secrets[i]);
+  const out = new Set<string>();
+  if (!same) return out;
+  for (const [rel, identity] of staging.searched) if (identity !== '' && fileIdentity(path.join(staging.dir, rel)) === identity) out.add(rel);
+  return out;
 }
 
 function publishSync(staging: Staging, target: string, parent: string, base: string, kind: OutputKind | undefined): void {
@@ -114,7 +129,7 @@ export async function withStaging<T>(
   // Refused before any work: the same checks run again just before the rename.
   assertSafeTarget(targetDir, process.cwd());
   assertReplaceable(targetDir, kind);
-  const staging = await createStaging(targetDir);
+  const staging = await createStaging(targetDir, secrets);
   try {
     const result = await fill(staging);
     await commit(staging, targetDir, secrets, kind);

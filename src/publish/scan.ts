@@ -4,8 +4,8 @@ import { FailedError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 import { secretPattern } from '../util/redact.js';
 
-/** Bytes read per step; a secret spanning two steps is still found (see `fileContains`). */
-export const SCAN_CHUNK_BYTES = 64 * 1024;
+/** Bytes searched per step; a secret spanning two steps is still found (see `SecretSearch`). */
+export const SCAN_CHUNK_BYTES = 1024 * 1024;
 
 export interface Tree {
   /** Relative paths, parents before children. */
@@ -70,9 +70,11 @@ export function bytesHoldSecret(m: SecretMatcher, bytes: Buffer): boolean {
 
 /**
  * Throws `FailedError` naming the first path (name or content) that holds a
- * secret. The message names the file, never the secret.
+ * secret. The message names the file, never the secret. Files in `searched`
+ * (every byte searched with the same secrets as it was written, see Staging)
+ * are not read again.
  */
-export async function assertNoSecrets(root: string, tree: Tree, matcher: SecretMatcher | null): Promise<void> {
+export async function assertNoSecrets(root: string, tree: Tree, matcher: SecretMatcher | null, searched: ReadonlySet<string> = new Set()): Promise<void> {
   if (matcher === null) return;
   for (const rel of [...tree.dirs, ...tree.files]) {
     if (matches(matcher, Buffer.from(rel, 'utf8').toString('latin1'))) {
@@ -81,33 +83,59 @@ export async function assertNoSecrets(root: string, tree: Tree, matcher: SecretM
     }
   }
   for (const rel of tree.files) {
-    if (await fileContains(path.join(root, rel), matcher)) {
-      throw new FailedError(
-        `a token was found in output file ${escapeControl(rel)}; nothing was published (this is a bug: tokens must never be written to output)`,
-      );
-    }
+    if (searched.has(rel)) continue;
+    if (await fileContains(path.join(root, rel), matcher)) throw secretInFile(rel);
   }
 }
 
 /**
- * Reads the file in chunks into one buffer, keeping the last (longest match
- * − 1) bytes of each window in front of the next chunk, so a match that
- * straddles a chunk boundary lies whole inside a window. Works on bytes, so a
- * multi-byte character split by a boundary does not matter either.
+ * A secret search over bytes given a piece at a time (a file being written,
+ * or read back): each piece is searched together with the last (longest
+ * match − 1) bytes before it, so a match that straddles two pieces lies whole
+ * inside one window. Works on bytes, so a multi-byte character split between
+ * pieces does not matter either; a long piece is searched a window of
+ * SCAN_CHUNK_BYTES at a time (no string as long as a large body).
  */
+export class SecretSearch {
+  private readonly overlap: number;
+  private readonly window: Buffer;
+  private carried = 0;
+  found = false;
+
+  constructor(private readonly matcher: SecretMatcher) {
+    this.overlap = Math.max(0, matcher.longest - 1);
+    this.window = Buffer.allocUnsafe(SCAN_CHUNK_BYTES + this.overlap);
+  }
+
+  /** Searches `bytes` (after every byte pushed before); true once a secret was found. */
+  push(bytes: Uint8Array): boolean {
+    for (let at = 0; at < bytes.length && !this.found; at += SCAN_CHUNK_BYTES) {
+      const piece = bytes.subarray(at, at + SCAN_CHUNK_BYTES);
+      this.window.set(piece, this.carried);
+      const end = this.carried + piece.length;
+      if (matches(this.matcher, this.window.toString('latin1', 0, end))) this.found = true;
+      this.carried = Math.min(this.overlap, end);
+      this.window.copyWithin(0, end - this.carried, end);
+    }
+    return this.found;
+  }
+}
+
+/** The message for a secret found in an output file, which names the file and never the secret. */
+export function secretInFile(rel: string): FailedError {
+  return new FailedError(`a token was found in output file ${escapeControl(rel)}; nothing was published (this is a bug: tokens must never be written to output)`);
+}
+
+/** Whether the file holds a secret in any spelling: read SCAN_CHUNK_BYTES at a time and searched with SecretSearch. */
 export async function fileContains(file: string, matcher: SecretMatcher): Promise<boolean> {
-  const overlap = Math.max(0, matcher.longest - 1);
-  const buf = Buffer.allocUnsafe(SCAN_CHUNK_BYTES + overlap);
+  const search = new SecretSearch(matcher);
+  const buf = Buffer.allocUnsafe(SCAN_CHUNK_BYTES);
   const handle = await open(file, 'r');
   try {
-    let carried = 0;
     for (;;) {
-      const { bytesRead } = await handle.read(buf, carried, SCAN_CHUNK_BYTES, null);
+      const { bytesRead } = await handle.read(buf, 0, SCAN_CHUNK_BYTES, null);
       if (bytesRead === 0) return false;
-      const end = carried + bytesRead;
-      if (matches(matcher, buf.toString('latin1', 0, end))) return true;
-      carried = Math.min(overlap, end);
-      buf.copyWithin(0, end - carried, end);
+      if (search.push(buf.subarray(0, bytesRead))) return true;
     }
   } finally {
     await handle.close();

@@ -1,9 +1,10 @@
 import { FailedError } from '../errors.js';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isLiveStaging, registerStaging, unregisterStaging } from './registry.js';
 import { describeFsError } from '../util/fs-error.js';
+import { SecretSearch, secretInFile, secretMatcher, type SecretMatcher } from './scan.js';
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
@@ -21,6 +22,21 @@ export interface Staging {
   writeChunks(relPath: string, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>): Promise<void>;
   /** Removes the staging directory; does nothing once it is discarded or published. */
   discard(): void;
+  /** The secrets every write searches its bytes for (a write that holds one fails, naming the file). */
+  readonly secrets: readonly string[];
+  /**
+   * Files written whole by writeFile/writeChunks, every byte searched for
+   * `secrets` on the way (relative paths as the pre-publish scan lists them),
+   * each with its fileIdentity once written. The scan does not read such a
+   * file again while it is still that file.
+   */
+  readonly searched: ReadonlyMap<string, string>;
+}
+
+/** What says a file is still the one written: its size and modification time (ns); '' for no plain file. */
+export function fileIdentity(file: string): string {
+  const st = lstatSync(file, { bigint: true, throwIfNoEntry: false });
+  return st?.isFile() ? `${st.size}:${st.mtimeNs}:${st.ino}` : '';
 }
 
 /** Absolute target path, its parent, and its base name. */
@@ -37,7 +53,7 @@ export function targetParts(targetDir: string): { target: string; parent: string
  * a rename within one file system. Created and registered synchronously: no
  * signal can arrive between the two.
  */
-export async function createStaging(targetDir: string): Promise<Staging> {
+export async function createStaging(targetDir: string, secrets: readonly string[] = []): Promise<Staging> {
   const { parent, base } = targetParts(targetDir);
   let dir: string;
   try {
@@ -54,18 +70,45 @@ export async function createStaging(targetDir: string): Promise<Staging> {
     discardDir(dir);
     throw err;
   }
+  const matcher = secretMatcher(secrets);
+  const searched = new Map<string, string>();
+  /** Runs one write with a search of its bytes; the file counts as searched once the write is whole. */
+  const write = async (relPath: string, run: (target: WriteTarget) => Promise<void>): Promise<void> => {
+    const rel = safeSegments(dir, relPath).join(path.sep);
+    searched.delete(rel);
+    const search = matcher ? new SecretSearch(matcher) : undefined;
+    await explained(run({ dir, relPath, search, rel }), dir, relPath);
+    searched.set(rel, fileIdentity(path.join(dir, rel)));
+  };
   return {
     dir,
-    writeFile: (relPath, data) => explained(writeInto(dir, relPath, data), dir, relPath),
-    writeChunks: (relPath, chunks) => explained(writeChunksInto(dir, relPath, chunks), dir, relPath),
+    secrets: [...secrets],
+    searched,
+    writeFile: (relPath, data) => write(relPath, (t) => writeInto(t, data)),
+    writeChunks: (relPath, chunks) => write(relPath, (t) => writeChunksInto(t, chunks)),
     discard: () => discardDir(dir),
   };
 }
 
+/** One file being written: where, and the search its bytes go through before they reach the disk. */
+interface WriteTarget {
+  readonly dir: string;
+  readonly relPath: string;
+  /** The path as the pre-publish scan lists it (for its message). */
+  readonly rel: string;
+  readonly search: SecretSearch | undefined;
+}
+
+/** Bytes about to be written, searched first: a secret among them fails the write before they reach the disk. */
+function searched(t: WriteTarget, bytes: Uint8Array): Uint8Array {
+  if (t.search?.push(bytes)) throw secretInFile(t.rel);
+  return bytes;
+}
+
 /** A file-system failure while writing becomes a FailedError that names the file, what happened and what to do. */
-async function explained(write: Promise<void>, dir: string, relPath: string): Promise<void> {
+async function explained<T>(write: Promise<T>, dir: string, relPath: string): Promise<T> {
   try {
-    await write;
+    return await write;
   } catch (err) {
     const message = describeFsError(err, path.join(dir, relPath));
     if (message) throw new FailedError(message, { cause: err });
@@ -93,30 +136,31 @@ function discardDir(dir: string): void {
   unregisterStaging(dir);
 }
 
-async function writeInto(dir: string, relPath: string, data: string | Uint8Array): Promise<void> {
+async function writeInto(t: WriteTarget, data: string | Uint8Array): Promise<void> {
   // A long string is encoded piece by piece rather than into one buffer as large as the file.
-  if (typeof data === 'string' && data.length > WRITE_BUFFER_BYTES / 3) return writeChunksInto(dir, relPath, [data]);
-  const file = await prepareFile(dir, relPath);
-  await writeFile(file, data, { mode: FILE_MODE });
+  if (typeof data === 'string' && data.length > WRITE_BUFFER_BYTES / 3) return writeChunksInto(t, [data]);
+  const bytes = searched(t, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+  const file = await prepareFile(t.dir, t.relPath);
+  await writeFile(file, bytes, { mode: FILE_MODE });
 }
 
 /** Strings are encoded into one reused buffer of this size, written when full. */
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 
-async function writeChunksInto(dir: string, relPath: string, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>): Promise<void> {
-  const file = await prepareFile(dir, relPath);
+async function writeChunksInto(t: WriteTarget, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>): Promise<void> {
+  const file = await prepareFile(t.dir, t.relPath);
   const handle = await open(file, 'w', FILE_MODE);
   try {
     const buf = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
     let used = 0;
     const flush = async () => {
-      await writeAll(handle, buf.subarray(0, used));
+      await writeAll(handle, searched(t, buf.subarray(0, used)));
       used = 0;
     };
     for await (const chunk of chunks) {
       if (typeof chunk !== 'string') {
         await flush();
-        await writeAll(handle, chunk);
+        await writeAll(handle, searched(t, chunk));
         continue;
       }
       for (const piece of pieces(chunk, buf.length / 3)) {

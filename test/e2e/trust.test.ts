@@ -583,6 +583,22 @@ describe('9. errors that blame the right thing', () => {
     }
   });
 
+  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)('a disk that fills while a live collect writes each body as it comes in: exit 1 with the path and what to do, nothing left behind', async () => {
+    const mnt = tmpDir();
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=160k,mode=0755', 'tmpfs', mnt]);
+    try {
+      const free = Number(execFileSync('df', ['--output=avail', '-B1', mnt]).toString().trim().split('\n').pop());
+      writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - 8 * 1024)));
+      const r = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'raw'], { cwd: mnt, env: { SVC_TOKEN: TOKEN } });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/no space is left on the device \(ENOSPC\) while writing .*\.partial-.*; nothing was published\. Free some space/);
+      expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
+      expect(readdirSync(mnt)).toEqual(['filler']);
+    } finally {
+      execFileSync('umount', [mnt]);
+    }
+  });
+
   it.runIf(process.platform === 'linux')('a directory that cannot be written (/sys): the path, what happened and what to do (exit 1)', async () => {
     const r = await runCli(['--replay', RECORDING, '--out-dir', '/sys/svc-snapshot-test'], { cwd: tmpDir() });
     expect(r.code).toBe(1);

@@ -263,6 +263,8 @@ describe('a large body read back from a collection', () => {
         writes.set(rel, Buffer.concat(parts));
       },
       discard: () => {},
+      secrets: [],
+      searched: new Map<string, string>(),
     };
     await writeCollection(staging, c, 'raw/');
     for (const r of c.manifest.routes) if (r.file !== null) expect(writes.get(`raw/${r.file}`)!.equals(readFileSync(join(dir, r.file)))).toBe(true);

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FailedError } from '../../src/errors.js';
 import { exitCodeOf } from '../../src/cli/main.js';
 import { cleanupAllSync, commit as commitAny, createStaging, withStaging as withStagingAny } from '../../src/publish/index.js';
+import { SCAN_CHUNK_BYTES } from '../../src/publish/scan.js';
 
 // The earlier target in these tests is a raw collection this tool wrote: only such a directory may be replaced.
 const withStaging: typeof withStagingAny = (target, secrets, fill) => withStagingAny(target, secrets, fill, 'collection');
@@ -193,13 +194,13 @@ describe('the token-leak check', () => {
     expect(await entries(work)).toEqual(['out']);
   });
 
-  it('finds the token straddling a 64 KiB boundary in a large file', async () => {
+  it('finds the token straddling a boundary of the search window in a large file', async () => {
     const target = path.join(work, 'out');
     await makeOldTarget(target);
-    const size = 3 * 1024 * 1024;
+    const size = 3 * SCAN_CHUNK_BYTES;
     const big = Buffer.alloc(size, 'a');
-    // Straddle the boundary between the second and third 64 KiB chunks.
-    const at = 2 * 64 * 1024 - Math.floor(SECRET.length / 2);
+    // Straddle the boundary between the second and third windows.
+    const at = 2 * SCAN_CHUNK_BYTES - Math.floor(SECRET.length / 2);
     big.write(SECRET, at, 'utf8');
     const error = await leakError(target, ['another-fake-token', SECRET], async (s) => {
       await s.writeFile('big.bin', big);
@@ -212,7 +213,7 @@ describe('the token-leak check', () => {
 
   it('finds the token at the very end of a large file', async () => {
     const target = path.join(work, 'out');
-    const big = Buffer.alloc(5 * 64 * 1024 + 7, 'b');
+    const big = Buffer.alloc(5 * SCAN_CHUNK_BYTES + 7, 'b');
     big.write(SECRET, big.length - SECRET.length, 'utf8');
     await leakError(target, [SECRET], async (s) => {
       await s.writeFile('tail.bin', big);
@@ -231,14 +232,67 @@ describe('the token-leak check', () => {
 
   it('publishes a large clean file that only holds parts of the token', async () => {
     const target = path.join(work, 'out');
-    const big = Buffer.alloc(4 * 64 * 1024, 'c');
+    const big = Buffer.alloc(4 * SCAN_CHUNK_BYTES, 'c');
     // The token's first half right before a boundary, and its second half right after one.
-    big.write(SECRET.slice(0, 10), 64 * 1024 - 10, 'utf8');
-    big.write(SECRET.slice(10), 2 * 64 * 1024, 'utf8');
+    big.write(SECRET.slice(0, 10), SCAN_CHUNK_BYTES - 10, 'utf8');
+    big.write(SECRET.slice(10), 2 * SCAN_CHUNK_BYTES, 'utf8');
     await withStaging(target, [SECRET, ''], async (s) => {
       await s.writeFile('big.bin', big);
     });
     expect(statSync(path.join(target, 'big.bin')).size).toBe(big.length);
+  });
+});
+
+describe('the token-leak check as files are written', () => {
+  it('finds a token split between two pieces of writeChunks, before the second piece reaches the disk', async () => {
+    const target = path.join(work, 'out');
+    await makeOldTarget(target);
+    const spelled = SECRET.replace(/-/g, '\\u002d');
+    let afterSecond = false;
+    const error = await leakError(target, [SECRET], async (s) => {
+      await s.writeChunks('export.json', (function* () {
+        yield `[${'x'.repeat(SCAN_CHUNK_BYTES - 5)}"${spelled.slice(0, 9)}`;
+        yield Buffer.from(`${spelled.slice(9)}"]`);
+        afterSecond = true;
+        yield '\n';
+      })());
+    });
+    expect(error.message).toContain('export.json');
+    expect(error.message).not.toContain(SECRET);
+    expect(afterSecond).toBe(false);
+    await expectOldTargetIntact(target);
+    expect(await entries(work)).toEqual(['out']);
+  });
+
+  it('still reads back a file written beside the staging API, or changed after it was written', async () => {
+    for (const how of ['beside', 'appended', 'replaced'] as const) {
+      const target = path.join(work, `out-${how}`);
+      const error = await leakError(target, [SECRET], async (s) => {
+        await s.writeFile('clean.json', '{"a":1}');
+        const file = path.join(s.dir, how === 'beside' ? 'side.json' : 'clean.json');
+        if (how === 'appended') await appendFile(file, SECRET);
+        else if (how === 'replaced') {
+          await rm(file);
+          await writeFile(file, `"${SECRET.slice(0, 5)}"`);
+          await writeFile(file, SECRET.slice(0, 7));
+          await writeFile(file, `{"${SECRET}":1}`);
+        } else await writeFile(file, `{"t":"${SECRET}"}`);
+      });
+      expect(error.message).toContain(how === 'beside' ? 'side.json' : 'clean.json');
+      expect(error.message).not.toContain(SECRET);
+      expect(existsSync(target)).toBe(false);
+    }
+    expect(await entries(work)).toEqual([]);
+  });
+
+  it('searches with the secrets the staging directory was made for, and reads everything back for others', async () => {
+    const target = path.join(work, 'out');
+    const staging = await createStaging(target, ['another-fake-token']);
+    await staging.writeFile('a.json', `{"t":"${SECRET}"}`);
+    const error = await commit(staging, target, [SECRET]).then(() => undefined, (err: unknown) => err);
+    expect(error).toBeInstanceOf(FailedError);
+    expect((error as Error).message).toContain('a.json');
+    expect(await entries(work)).toEqual([]);
   });
 });
 

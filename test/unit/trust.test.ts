@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SHORTEST_SECRET, clearSecrets, knownSecrets, redact, registerSecret } from '../../src/util/redact.js';
 import { escapeControl, escapeForTerminal } from '../../src/util/escape.js';
-import { fileContains, secretMatcher, SCAN_CHUNK_BYTES } from '../../src/publish/scan.js';
+import { fileContains, SecretSearch, secretMatcher, SCAN_CHUNK_BYTES } from '../../src/publish/scan.js';
 import { MAX_REALM_COMPONENT, planRoute, routeById, realmFileComponent } from '../../src/api/catalog.js';
 import { withoutUserinfo } from '../../src/config/url.js';
 import { parseToken } from '../../src/config/values.js';
@@ -103,6 +103,24 @@ describe('redaction (property)', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('the search as a file is written finds every spelling however its bytes are cut into pieces', () => {
+    fc.assert(
+      fc.property(spelledArb, fc.array(fc.nat(), { maxLength: 6 }), ({ secret, spelled }, cuts) => {
+        const bytes = Buffer.concat([Buffer.from('{"a":"'), Buffer.from(spelled, 'utf8'), Buffer.from('"}')]);
+        const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((x, y) => x - y);
+        const search = new SecretSearch(secretMatcher([secret])!);
+        let found = false;
+        for (let i = 0, from = 0; i <= at.length; i++) {
+          const to = i < at.length ? at[i]! : bytes.length;
+          found = search.push(bytes.subarray(from, to)) || found;
+          from = to;
+        }
+        expect(found).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
