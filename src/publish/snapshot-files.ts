@@ -3,7 +3,7 @@
  * and the exports as the build yields them. The build itself is pure
  * (src/exports/build.ts); this is where its output meets the disk.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { writeCollection } from '../collect/write.js';
 import type { RawCollection } from '../collect/types.js';
 import type { BuildSummary, BuiltExport } from '../exports/build.js';
@@ -31,26 +31,6 @@ export function rawNotWanted(): BodiesFree {
 }
 
 /**
- * The chunks unchanged, each fed to `hash` on its way to the file: the
- * export's digest without reading the file back or holding its text.
- * Strings are hashed as UTF-8, the encoding they are written in.
- */
-export function* hashing<T extends string | Uint8Array>(chunks: Iterable<T>, hash: Hash): Generator<T> {
-  for (const chunk of chunks) {
-    hash.update(chunk);
-    yield chunk;
-  }
-}
-
-/** hashing, for chunks that arrive (from a build worker). */
-async function* hashingAsync(chunks: AsyncIterable<Uint8Array>, hash: Hash): AsyncGenerator<Uint8Array> {
-  for await (const chunk of chunks) {
-    hash.update(chunk);
-    yield chunk;
-  }
-}
-
-/**
  * Writes each export into `staging` as the build yields it, a batch of
  * records at a time: the snapshot without ever holding every export, or
  * every export's text, at once. Each file is written before the next export
@@ -70,7 +50,8 @@ export async function writeExports(
     const file = exportFileName(e.export, e.count, date);
     const hash = createHash('sha256');
     // From the main thread's build, the records serialized here; from a build worker, the file's bytes as they arrive.
-    await staging.writeChunks(file, 'batches' in e ? hashing(serializeBatches(e.batches(EXPORT_BATCH)), hash) : hashingAsync(e.chunks, hash));
+    // The digest is of the bytes as written: no reading the file back, no second UTF-8 encoding of its text.
+    await staging.writeChunks(file, 'batches' in e ? serializeBatches(e.batches(EXPORT_BATCH)) : e.chunks, (bytes) => hash.update(bytes));
     exports[e.index] = {
       export: e.export,
       file,

@@ -18,8 +18,10 @@ export interface Staging {
   /**
    * Writes `relPath` as the concatenation of `chunks`, one at a time (strings
    * as UTF-8): a large file need never be one string or one buffer in memory.
+   * `onBytes` sees every byte of the file, in order, as it is written (to
+   * hash it without encoding its strings a second time).
    */
-  writeChunks(relPath: string, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>): Promise<void>;
+  writeChunks(relPath: string, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>, onBytes?: (bytes: Uint8Array) => void): Promise<void>;
   /** Removes the staging directory; does nothing once it is discarded or published. */
   discard(): void;
   /** The secrets every write searches its bytes for (a write that holds one fails, naming the file). */
@@ -85,7 +87,7 @@ export async function createStaging(targetDir: string, secrets: readonly string[
     secrets: [...secrets],
     searched,
     writeFile: (relPath, data) => write(relPath, (t) => writeInto(t, data)),
-    writeChunks: (relPath, chunks) => write(relPath, (t) => writeChunksInto(t, chunks)),
+    writeChunks: (relPath, chunks, onBytes) => write(relPath, (t) => writeChunksInto(t, chunks, onBytes)),
     discard: () => discardDir(dir),
   };
 }
@@ -99,9 +101,10 @@ interface WriteTarget {
   readonly search: SecretSearch | undefined;
 }
 
-/** Bytes about to be written, searched first: a secret among them fails the write before they reach the disk. */
-function searched(t: WriteTarget, bytes: Uint8Array): Uint8Array {
+/** Bytes about to be written, searched first (a secret among them fails the write before they reach the disk), then shown to `onBytes`. */
+function searched(t: WriteTarget, bytes: Uint8Array, onBytes?: (bytes: Uint8Array) => void): Uint8Array {
   if (t.search?.push(bytes)) throw secretInFile(t.rel);
+  onBytes?.(bytes);
   return bytes;
 }
 
@@ -147,20 +150,20 @@ async function writeInto(t: WriteTarget, data: string | Uint8Array): Promise<voi
 /** Strings are encoded into one reused buffer of this size, written when full. */
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 
-async function writeChunksInto(t: WriteTarget, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>): Promise<void> {
+async function writeChunksInto(t: WriteTarget, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>, onBytes?: (bytes: Uint8Array) => void): Promise<void> {
   const file = await prepareFile(t.dir, t.relPath);
   const handle = await open(file, 'w', FILE_MODE);
   try {
     const buf = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
     let used = 0;
     const flush = async () => {
-      await writeAll(handle, searched(t, buf.subarray(0, used)));
+      await writeAll(handle, searched(t, buf.subarray(0, used), onBytes));
       used = 0;
     };
     for await (const chunk of chunks) {
       if (typeof chunk !== 'string') {
         await flush();
-        await writeAll(handle, searched(t, chunk));
+        await writeAll(handle, searched(t, chunk, onBytes));
         continue;
       }
       for (const piece of pieces(chunk, buf.length / 3)) {
