@@ -243,6 +243,20 @@ describe('the token-leak check', () => {
   });
 });
 
+describe('writeChunks', () => {
+  it('shows onBytes every byte of the file in order, strings as the UTF-8 written', async () => {
+    const target = path.join(work, 'out');
+    const seen: Buffer[] = [];
+    const long = 'é'.repeat(700_000);
+    await withStaging(target, [SECRET], async (s) => {
+      await s.writeChunks('e.json', ['[', Buffer.from('"ü😀"'), ',', `"${long}"`, ']\n'], (bytes) => seen.push(Buffer.from(bytes)));
+    });
+    const file = await readFile(path.join(target, 'e.json'));
+    expect(Buffer.concat(seen).equals(file)).toBe(true);
+    expect(file.toString('utf8')).toBe(`["ü😀","${long}"]\n`);
+  });
+});
+
 describe('the token-leak check as files are written', () => {
   it('finds a token split between two pieces of writeChunks, before the second piece reaches the disk', async () => {
     const target = path.join(work, 'out');
