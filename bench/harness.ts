@@ -5,7 +5,7 @@
  * the same run. `runBench` returns the results; `renderResults` makes
  * RESULTS.md of them.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, cpus, release as osRelease, tmpdir, totalmem } from 'node:os';
@@ -82,6 +82,8 @@ export interface ChildResult {
   stdout: string;
   stderr: string;
   maxRss?: number;
+  /** CPU time of the child, user + system, every thread (with `rss`). */
+  cpuMs?: number;
 }
 
 /** The CLI's environment: nothing leaks in from the caller's shell (no NODE_OPTIONS). */
@@ -93,7 +95,7 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
 
 let rssCounter = 0;
 
-/** Runs `node <args>`, timing spawn to exit; with `rss`, the child reports its own peak RSS through bench/maxrss.mjs. */
+/** Runs `node <args>`, timing spawn to exit; with `rss`, the child reports its own peak RSS and CPU time through bench/maxrss.mjs. */
 export async function run(args: readonly string[], opts: { env?: Record<string, string>; rss?: boolean; ok?: readonly number[]; workDir: string }): Promise<ChildResult> {
   const rssFile = opts.rss ? join(opts.workDir, `maxrss-${process.pid}-${rssCounter++}`) : undefined;
   const nodeArgs = rssFile ? ['--import', join(BENCH, 'maxrss.mjs'), ...args] : [...args];
@@ -115,19 +117,43 @@ export async function run(args: readonly string[], opts: { env?: Record<string, 
   if (code === null || !ok.includes(code)) {
     throw new Error(`node ${args.join(' ')} exited with ${code}: ${stderr.slice(-2000)}`);
   }
-  let maxRss: number | undefined;
   if (rssFile) {
-    maxRss = Number(readFileSync(rssFile, 'utf8'));
+    const usage = JSON.parse(readFileSync(rssFile, 'utf8')) as { maxRss: number; cpuMs: number };
     rmSync(rssFile, { force: true });
+    return { ms, code, stdout, stderr, maxRss: usage.maxRss, cpuMs: usage.cpuMs };
   }
-  return { ms, code, stdout, stderr, ...(maxRss !== undefined ? { maxRss } : {}) };
+  return { ms, code, stdout, stderr };
 }
 
 export interface Server {
   url: string;
   caFile: string;
   token: string;
+  /** CPU time the server process has used so far (user + system, every thread), in ms; undefined where /proc cannot tell. */
+  cpuMs(): number | undefined;
   stop(): Promise<void>;
+}
+
+/** Clock ticks per second of /proc/<pid>/stat's times. */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** utime + stime of a process from /proc (Linux), in ms. */
+function procCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces), from field 3: utime and stime are fields 14 and 15.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function startServer(s: Site, latencyMs: number, log: (l: string) => void): Promise<Server> {
@@ -151,6 +177,7 @@ export async function startServer(s: Site, latencyMs: number, log: (l: string) =
   log(`server for the ${s.name} site at ${info.url}`);
   return {
     ...info,
+    cpuMs: () => procCpuMs(child.pid),
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
@@ -268,7 +295,19 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       replayOneRss: [] as number[],
       liveWorkers: [] as number[],
       liveWorkersRss: [] as number[],
+      // CPU time of the client and the server together (ms).
+      floorCpu: [] as number[],
+      collectCpu: [] as number[],
+      liveCpu: [] as number[],
     };
+    /** A child run with the server's CPU time over the same span added to the child's own. */
+    const withServerCpu = async (go: () => Promise<ChildResult>): Promise<ChildResult & { totalCpuMs: number | undefined }> => {
+      const before = server.cpuMs();
+      const res = await go();
+      const after = server.cpuMs();
+      return { ...res, totalCpuMs: before !== undefined && after !== undefined && res.cpuMs !== undefined ? res.cpuMs + after - before : undefined };
+    };
+    const pushCpu = (xs: number[], v: number | undefined) => v !== undefined && xs.push(v);
     const pooled = buildThreadsSupported(BIN);
     let sameAsMain = true;
     let slowestRoute = '';
@@ -280,17 +319,25 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       slowestRoute = `${path.slowest.route} (${(path.slowest.bytes / 1e6).toFixed(1)} MB)`;
 
       const floor = (n: number) => run([join(BENCH, 'transport-floor.mjs'), server.url, server.caFile, server.token, String(n)], { workDir });
-      samples.floor.push((JSON.parse((await floor(DEFAULTS.concurrency)).stdout) as { ms: number }).ms);
+      const before = server.cpuMs();
+      const f6 = JSON.parse((await floor(DEFAULTS.concurrency)).stdout) as { ms: number; cpuMs: number };
+      const after = server.cpuMs();
+      samples.floor.push(f6.ms);
+      // The server is idle while the floor's process starts: its CPU time over the whole child is over the floor's span.
+      pushCpu(samples.floorCpu, before !== undefined && after !== undefined ? f6.cpuMs + after - before : undefined);
       samples.floorSequential.push((JSON.parse((await floor(1)).stdout) as { ms: number }).ms);
 
       const c = join(workDir, `collect-${r}`);
-      samples.collect.push((await run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', c, '--quiet'], { env: { SVC_TOKEN: server.token }, workDir })).ms);
+      const cr = await withServerCpu(() => run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', c, '--quiet'], { env: { SVC_TOKEN: server.token }, rss: true, workDir }));
+      samples.collect.push(cr.ms);
+      pushCpu(samples.collectCpu, cr.totalCpuMs);
       rmSync(c, { recursive: true, force: true });
 
       const s = join(workDir, `live-${r}`);
-      const l = await live(s, [], true);
+      const l = await withServerCpu(() => live(s, [], true));
       samples.live.push(l.ms);
       samples.liveRss.push(l.maxRss!);
+      pushCpu(samples.liveCpu, l.totalCpuMs);
 
       const q = join(workDir, `seq-${r}`);
       samples.sequential.push((await live(q, ['--concurrency', '1'])).ms);
@@ -374,6 +421,18 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     const collectStat = stat(samples.collect);
     rows.push({ figure: 'Live collect', unit: 'ms', stat: collectStat, ratio: ratio(collectStat, floor), ratioOf: '÷ transport floor', target: { op: '≤', value: TARGETS.collectVsFloor } });
     rows.push({ figure: 'Live snapshot', unit: 'ms', stat: liveStat, ratio: ratio(liveStat, floor), ratioOf: '÷ transport floor', target: { op: '≤', value: TARGETS.liveVsFloor } });
+    // How busy the machine is: the floor alone keeps the cores nearly full (client and server share them), so
+    // the least wall time a live run can take is its CPU time (client and server) spread over every core.
+    const cores = availableParallelism();
+    const floorCpu = stat(samples.floorCpu);
+    if (floorCpu) {
+      const collectCpu = stat(samples.collectCpu);
+      const liveCpu = stat(samples.liveCpu);
+      const least = (cpu: Stat | undefined) => (cpu && floor ? cpu.median / cores / floor.median : undefined);
+      rows.push({ figure: 'CPU time of client and server, transport floor', unit: 'ms', stat: floorCpu, ratio: floor && floorCpu.median / (cores * floor.median), ratioOf: `÷ (${cores} cores × its wall time): the share of the machine it keeps busy` });
+      rows.push({ figure: 'CPU time of client and server, live collect', unit: 'ms', stat: collectCpu, ratio: least(collectCpu), ratioOf: `÷ ${cores} cores ÷ transport floor: the least this work could take` });
+      rows.push({ figure: 'CPU time of client and server, live snapshot', unit: 'ms', stat: liveCpu, ratio: least(liveCpu), ratioOf: `÷ ${cores} cores ÷ transport floor: the least this work could take` });
+    } else notes.push('The server\'s CPU time could not be read (/proc): the CPU rows were not measured.');
     const seq = stat(samples.sequential);
     rows.push({ figure: 'Live snapshot, --concurrency 1', unit: 'ms', stat: seq, ratio: ratio(seq, liveStat), ratioOf: 'sequential ÷ default' });
     const base = stat(samples.baseline);

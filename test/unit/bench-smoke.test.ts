@@ -36,7 +36,8 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     expect(get('node -e 0').stat.samples).toHaveLength(3 * runs);
     expect(get('svc-snapshot --help').stat.samples).toHaveLength(3 * runs);
     // The durations are of child runs made one after the other inside this run: together they fit in its wall time.
-    const msTotal = r.rows.filter((row) => row.unit === 'ms').reduce((n, row) => n + row.stat!.samples.reduce((a, b) => a + b, 0), 0);
+    // (CPU times are not: client and server run at once, on every core.)
+    const msTotal = r.rows.filter((row) => row.unit === 'ms' && !row.figure.startsWith('CPU time')).reduce((n, row) => n + row.stat!.samples.reduce((a, b) => a + b, 0), 0);
     expect(msTotal).toBeLessThanOrEqual(r.wallSeconds * 1000);
     // Peak RSS is what a Node process reports for itself: more than an empty heap, less than the machine.
     const rss = r.rows.filter((row) => row.figure.startsWith('Peak RSS'));
@@ -62,6 +63,12 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     ratio('Live collect', m('Live collect') / m('Transport floor: every route received and dropped'));
     ratio('Live snapshot', m('Live snapshot') / m('Transport floor: every route received and dropped'));
     ratio('Live snapshot, --concurrency 1', m('Live snapshot, --concurrency 1') / m('Live snapshot'));
+    // CPU time of client and server: the floor's share of the machine, and the least wall time of a live run's work against the floor.
+    const cores = availableParallelism();
+    ratio('CPU time of client and server, transport floor', m('CPU time of client and server, transport floor') / (cores * m('Transport floor: every route received and dropped')));
+    for (const what of ['live collect', 'live snapshot']) ratio(`CPU time of client and server, ${what}`, m(`CPU time of client and server, ${what}`) / cores / m('Transport floor: every route received and dropped'));
+    // Collecting does more than receiving and dropping: more CPU time than the floor.
+    expect(m('CPU time of client and server, live collect')).toBeGreaterThan(m('CPU time of client and server, transport floor'));
     ratio('--replay of the collection', m('--replay of the collection') / m('Baseline: read + JSON.parse'));
     ratio('--replay --format csv,xlsx (time added over --replay)', (m('--replay --format csv,xlsx') - m('--replay of the collection')) / m('--replay of the collection'));
     ratio('svc-snapshot --help', m('svc-snapshot --help') / m('node -e 0'));
