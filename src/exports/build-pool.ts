@@ -1,12 +1,13 @@
 /**
  * The build on worker threads (--build-threads): the catalog's independent
  * parts (buildParts) are built in a pool of workers (lib/build-worker.js
- * beside the bundle), the largest first, each worker one part at a time.
+ * beside the bundle), the largest first, each worker one part at a time;
+ * for a whole collection (buildInWorkers) the main thread builds parts too.
  * Each part's bodies are moved to its worker (or, left on disk, read there);
  * each export comes back as its file's bytes, written by the caller as they
  * arrive. The files are byte for byte those of build(): each part is
- * build(collection, memory, part) in the worker, and the reports are merged
- * in catalog order.
+ * build(collection, memory, part), in a worker or on the main thread, and
+ * the reports are merged in catalog order.
  *
  * Run from the TypeScript sources (the tests that call the commands in
  * process) there is no built worker: the caller builds on the main thread.
@@ -20,7 +21,7 @@ import { planRoutes } from '../api/catalog.js';
 import type { RouteRecord } from '../api/route-record.js';
 import { BodyFile, type Body } from '../collect/body-file.js';
 import type { CollectionManifest } from '../collect/manifest.js';
-import { buildParts, type BuildPart, type BuildSummary, type ExportHead } from './build.js';
+import { build, buildParts, type BuildPart, type BuildSummary, type BuiltExport, type ExportHead } from './build.js';
 import type { PartBody, PartMessage, PartTask } from './build-worker.js';
 import { movable } from '../util/movable.js';
 import { CollectionReader, mergeLoadReports } from './load.js';
@@ -53,6 +54,11 @@ export const POOL_AVAILABLE = !import.meta.url.endsWith('.ts');
  * together (npm run build): a lib/ without it is a broken build, said as such
  * before anything is read.
  */
+/** Whether lib/ holds the build worker (a half-built lib/ may not). */
+export function workerBuilt(): boolean {
+  return existsSync(fileURLToPath(WORKER_FILE));
+}
+
 export function checkBuildWorker(): string {
   const file = fileURLToPath(WORKER_FILE);
   if (!existsSync(file)) throw new FailedError(`${file} is missing: run npm run build, or pass --build-threads 0; nothing was published`);
@@ -118,7 +124,8 @@ interface ReadyPart {
 /** What the pool leaves once every export was taken: each part's report, and each export's nulls by release (poolSummary picks them). */
 export interface PoolOutcome {
   readonly reports: readonly BuildSummary[];
-  readonly nullFields: ReadonlyArray<Readonly<Record<BackendRelease, NullField[]>>>;
+  /** By export position; for a part built without the whole collection in view, every release (the release is picked once all routes are in). */
+  readonly nullFields: ReadonlyArray<Readonly<Partial<Record<BackendRelease, NullField[]>>>>;
 }
 
 /**
@@ -171,6 +178,20 @@ export class BuildPool {
     const at = this.ready.findIndex((r) => r.bytes < bytes);
     this.ready.splice(at < 0 ? this.ready.length : at, 0, { part, manifest, bodies, bytes });
     this.dispatchIdle();
+  }
+
+  /** The largest part no worker has taken yet, for the main thread to build; undefined when none is left (or the build failed). */
+  takeLargest(): ReadyPart | undefined {
+    if (this.failure) return undefined;
+    const r = this.ready.shift();
+    // Taking the last part may be what ends the workers' exports.
+    this.dispatchIdle();
+    return r;
+  }
+
+  /** Throws the failure that stopped the workers, if one did. */
+  throwIfFailed(): void {
+    if (this.failure) throw this.failure;
   }
 
   /** No part comes after those submitted. */
@@ -293,23 +314,51 @@ export function collectionParts(collection: RawCollection, consume: boolean): Ar
 
 /**
  * The exports of a collection that is all there (a replay, or a live run
- * with --raw), built on `threads` workers; as the generator's return value,
- * the summary of the whole build. With the memory policy's consumeBodies,
- * each body is moved out of the collection; otherwise copied.
+ * with --raw), built on the main thread and `threads` workers at once; as
+ * the generator's return value, the summary of the whole build. The largest
+ * part goes to the main thread (no start-up, the default young generation:
+ * the fastest builder), the next ones to the workers; each time the main
+ * thread has written its part, it takes the largest part no worker has
+ * taken yet. Workers' exports wait until then (their file bytes, in memory).
+ * With the memory policy's consumeBodies, each body is moved out of the
+ * collection; otherwise copied.
  */
-export async function* buildInWorkers(collection: RawCollection, memory: MemoryPolicy, threads: number): AsyncGenerator<PooledExport, BuildSummary, void> {
+export async function* buildInWorkers(collection: RawCollection, memory: MemoryPolicy, threads: number): AsyncGenerator<PooledExport | BuiltExport, BuildSummary, void> {
   const pool = new BuildPool(threads, memory.consumeBodies);
+  const release = backendRelease(collection.manifest.routes);
+  const localReports: BuildSummary[] = [];
+  const nullFields: Array<Readonly<Partial<Record<BackendRelease, NullField[]>>>> = [];
+  let finished = false;
   try {
     // Largest first: a part handed out before the rest are submitted is then the one that would be chosen anyway.
-    const parts = collectionParts(collection, memory.consumeBodies).map((p) => ({ ...p, bytes: bodyBytes(p.bodies) }));
-    for (const { part, bodies } of parts.sort((a, b) => b.bytes - a.bytes)) pool.submit(part, collection.manifest, bodies);
+    const parts = collectionParts(collection, memory.consumeBodies)
+      .map((p) => ({ ...p, bytes: bodyBytes(p.bodies) }))
+      .sort((a, b) => b.bytes - a.bytes);
+    const first = parts.shift();
+    for (const { part, bodies } of parts) pool.submit(part, collection.manifest, bodies);
     pool.close();
+    for (let mine: { part: BuildPart; bodies: ReadonlyMap<string, Body> } | undefined = first; mine; mine = pool.takeLargest()) {
+      const built = build({ manifest: collection.manifest, bodies: new Map(mine.bodies) }, memory, mine.part);
+      let step = built.next();
+      for (; !step.done; step = built.next()) {
+        yield step.value;
+        // The collection is whole: its release is known, and these nulls are for it.
+        nullFields[step.value.index] = { [release]: step.value.nullFields };
+        pool.throwIfFailed();
+      }
+      localReports.push(step.value);
+    }
+    const outcome = yield* pool.exports;
+    outcome.nullFields.forEach((n, i) => (nullFields[i] = n));
+    finished = true;
+    return poolSummary({ reports: [...outcome.reports, ...localReports], nullFields }, collection);
   } catch (err) {
     pool.abort(err instanceof Error ? err : new Error(String(err)));
     throw err;
+  } finally {
+    // Stopped early (its consumer could not write a file): the workers must not outlive the run.
+    if (!finished) pool.terminate();
   }
-  const outcome = yield* pool.exports;
-  return poolSummary(outcome, collection);
 }
 
 /** Where a live run puts each body it takes until its part is built: a directory inside the staging directory, removed before publishing. */

@@ -40,7 +40,21 @@ export function rawNotWanted(): BodiesFree {
  */
 export async function writeExports(
   staging: Pick<Staging, 'writeChunks'>,
-  built: Generator<BuiltExport, BuildSummary, void> | AsyncGenerator<PooledExport, BuildSummary, void>,
+  built: Generator<BuiltExport, BuildSummary, void> | AsyncGenerator<PooledExport | BuiltExport, BuildSummary, void>,
+  date: string,
+): Promise<BuildSummary & { exports: ManifestExport[] }> {
+  try {
+    return await writeEach(staging, built, date);
+  } catch (err) {
+    // Ends the build where it stopped (a build on workers stops them rather than building parts no one will write); the write's failure is the one to report.
+    await Promise.resolve(built.return(undefined as never)).catch(() => {});
+    throw err;
+  }
+}
+
+async function writeEach(
+  staging: Pick<Staging, 'writeChunks'>,
+  built: Generator<BuiltExport, BuildSummary, void> | AsyncGenerator<PooledExport | BuiltExport, BuildSummary, void>,
   date: string,
 ): Promise<BuildSummary & { exports: ManifestExport[] }> {
   const exports: ManifestExport[] = new Array(EXPORTS.length);

@@ -4,12 +4,15 @@
  * the same files and says the same things, live and replayed, on good and on
  * damaged input. A lib/ without the worker: test/e2e/unbuilt.test.ts.
  */
+import { availableParallelism } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cpSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite, type FakeSiteOptions } from '../helpers/fake-site.js';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { halfBuilt } from '../helpers/half-built.js';
+import { AUTO_THREADS_FROM_BYTES, defaultBuildThreads } from '../../src/commands/snapshot.js';
 import { ALL_TYPES_TOKEN, PER_TYPE_TOKENS, perTypeTokenEnv } from '../fake/backend.js';
 
 const TOKEN = ALL_TYPES_TOKEN.value;
@@ -124,9 +127,47 @@ describe('the build on worker threads', () => {
     expect(main!.partial.code).toBe(4);
     for (const k of ['plain', 'strict', 'partial'] as const) {
       expect(pool![k].code, k).toBe(main![k].code);
-      expect(pool![k].stderr.replaceAll(`${root}/t2`, 'OUT'), k).toBe(main![k].stderr.replaceAll(`${root}/t0`, 'OUT'));
+      // The one difference: the workers are named.
+      expect(pool![k].stderr, k).toContain('on the main thread and 2 worker threads');
+      expect(pool![k].stderr.replaceAll(`${root}/t2`, 'OUT').replace(' on the main thread and 2 worker threads', ''), k).toBe(main![k].stderr.replaceAll(`${root}/t0`, 'OUT'));
     }
     expect(pool!.files).toEqual(main!.files);
+  });
+
+  it('a replay of a large collection builds on workers by default, one per core but one, and writes what the main thread alone writes', async () => {
+    const root = tmpDir();
+    const dir = copyCollection(join(root, 'raw'));
+    // The recording's drives, repeated under new ids and names until the collection passes the size from which workers are the default.
+    const drives = JSON.parse(readFileSync(join(dir, 'api-drives.json'), 'utf8')) as Array<Record<string, unknown>>;
+    const many: Array<Record<string, unknown>> = [];
+    for (let i = 0, bytes = 0; bytes < AUTO_THREADS_FROM_BYTES; i++) {
+      const d = { ...drives[i % drives.length]!, id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, name: `drive-${i} ${'ü'.repeat(i % 7)}` };
+      bytes += JSON.stringify(d).length + 1;
+      many.push(d);
+    }
+    replaceBody(dir, 'api-drives.json', JSON.stringify(many));
+    const workers = defaultBuildThreads(true, AUTO_THREADS_FROM_BYTES, availableParallelism());
+    const auto = await runCli(['--replay', dir, '--out-dir', join(root, 'auto')]);
+    const main = await runCli(['--replay', dir, '--out-dir', join(root, 'main'), '--build-threads', '0']);
+    expect(auto.code).toBe(0);
+    expect(main.code).toBe(0);
+    if (workers > 0) expect(auto.stderr).toContain(`on the main thread and ${workers} worker thread${workers > 1 ? 's' : ''}`);
+    expect(main.stderr).not.toContain('worker thread');
+    expect(contents(join(root, 'auto'))).toEqual(contents(join(root, 'main')));
+    // A lib/ built without the worker: the default falls back to the main thread (only an explicit --build-threads is refused).
+    const repo = halfBuilt('build-worker.js');
+    const half = await runCli(['--replay', dir, '--out-dir', join(root, 'half')], { bin: join(repo, 'bin', 'svc-snapshot.js') });
+    expect(half.code).toBe(0);
+    expect(half.stderr).not.toContain('worker thread');
+    expect(contents(join(root, 'half'))).toEqual(contents(join(root, 'main')));
+  });
+
+  it('workers by default only for a replay of at least 32 MB: one per core but one, at most 3', () => {
+    expect(defaultBuildThreads(true, AUTO_THREADS_FROM_BYTES, 2)).toBe(1);
+    expect(defaultBuildThreads(true, AUTO_THREADS_FROM_BYTES - 1, 8)).toBe(0);
+    expect(defaultBuildThreads(true, 2 ** 30, 8)).toBe(3);
+    expect(defaultBuildThreads(true, 2 ** 30, 1)).toBe(0);
+    expect(defaultBuildThreads(false, 2 ** 30, 8)).toBe(0);
   });
 
   it('a bad --build-threads or SVC_BUILD_THREADS is a usage error (exit 2) before anything is read', async () => {

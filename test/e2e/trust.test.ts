@@ -572,11 +572,14 @@ describe('9. errors that blame the right thing', () => {
       // Leave room for a little less than one more snapshot.
       const free = Number(execFileSync('df', ['--output=avail', '-B1', mnt]).toString().trim().split('\n').pop());
       writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - 24 * 1024)));
-      const r = await runCli(['--replay', RECORDING, '--out-dir', 'out'], { cwd: mnt });
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/no space is left on the device \(ENOSPC\) while writing .*; nothing was published\. Free some space/);
-      expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
-      expect(readdirSync(mnt).sort()).toEqual(['filler', 'out']);
+      // On the main thread and on workers: the same message, nothing left behind.
+      for (const threads of ['0', '2']) {
+        const r = await runCli(['--replay', RECORDING, '--out-dir', 'out', '--build-threads', threads], { cwd: mnt });
+        expect(r.code, threads).toBe(1);
+        expect(r.stderr).toMatch(/no space is left on the device \(ENOSPC\) while writing .*; nothing was published\. Free some space/);
+        expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
+        expect(readdirSync(mnt).sort()).toEqual(['filler', 'out']);
+      }
       expect(Object.fromEntries(readdirSync(join(mnt, 'out')).map((f) => [f, readFileSync(join(mnt, 'out', f), 'utf8')]))).toEqual(before);
     } finally {
       execFileSync('umount', [mnt]);

@@ -1,18 +1,9 @@
-import { copyFileSync, cpSync, mkdirSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { NIGHTS, writeNight } from '../helpers/history-fixtures.js';
-
-/** A copy of the built tool whose lib/ lacks one of its files, with this checkout's node_modules. */
-function halfBuilt(missing: string): string {
-  const repo = realpathSync(tmpDir('svc-half-built-'));
-  for (const d of ['bin', 'lib']) cpSync(join(REPO_ROOT, d), join(repo, d), { recursive: true });
-  copyFileSync(join(REPO_ROOT, 'package.json'), join(repo, 'package.json'));
-  symlinkSync(join(REPO_ROOT, 'node_modules'), join(repo, 'node_modules'));
-  rmSync(join(repo, 'lib', missing));
-  return repo;
-}
+import { halfBuilt } from '../helpers/half-built.js';
 
 describe('a clone where lib/ was never built', () => {
   it('says what to run instead of a stack trace (exit 1)', async () => {
