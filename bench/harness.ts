@@ -13,7 +13,6 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { readOptions } from '../src/config/options.js';
-import { AUTO_THREADS_FROM_BYTES, defaultBuildThreads } from '../src/commands/snapshot.js';
 import { benchHistory } from './history.js';
 import { DIFF_CHANGED_SHARE, LATENCY_MS, MIN_RUNS, RELEASE, TARGETS, VARIETY, site, type Site } from './workload.js';
 
@@ -292,8 +291,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       node: [] as number[],
       replayMain: [] as number[],
       replayMainRss: [] as number[],
-      replayAlone: [] as number[],
-      replayAloneRss: [] as number[],
+      replayOne: [] as number[],
+      replayOneRss: [] as number[],
       liveWorkers: [] as number[],
       liveWorkersRss: [] as number[],
       // CPU time of the client and the server together (ms).
@@ -356,20 +355,20 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         rmSync(f, { recursive: true, force: true });
       }
       if (pooled) {
-        // The build on the main thread alone and with a worker per core: how the build scales with the cores, and the same bytes.
+        // The build on the main thread with one worker and with a worker per core beside it: how the build scales with the cores, and the same bytes.
         const p0 = join(workDir, `replay-workers-${r}`);
         const m0 = await run([BIN, '--replay', raw, '--out-dir', p0, '--quiet', '--build-threads', String(defaultThreads())], { rss: true, workDir });
         samples.replayMain.push(m0.ms);
         samples.replayMainRss.push(m0.maxRss!);
-        const p1 = join(workDir, `replay-alone-${r}`);
-        const m1 = await run([BIN, '--replay', raw, '--out-dir', p1, '--quiet', '--build-threads', '0'], { rss: true, workDir });
-        samples.replayAlone.push(m1.ms);
-        samples.replayAloneRss.push(m1.maxRss!);
+        const p1 = join(workDir, `replay-one-${r}`);
+        const m1 = await run([BIN, '--replay', raw, '--out-dir', p1, '--quiet', '--build-threads', '1'], { rss: true, workDir });
+        samples.replayOne.push(m1.ms);
+        samples.replayOneRss.push(m1.maxRss!);
         const s0 = join(workDir, `live-workers-${r}`);
         const l0 = await live(s0, ['--build-threads', String(defaultThreads())], true);
         samples.liveWorkers.push(l0.ms);
         samples.liveWorkersRss.push(l0.maxRss!);
-        // The default build against the main thread alone and each build on workers.
+        // The default build (the main thread alone) against each build with workers.
         const main = exportHashes(p);
         if (main.size === 0 || !sameHashes(main, exportHashes(p0)) || !sameHashes(main, exportHashes(p1)) || !sameHashes(main, exportHashes(s0))) sameAsMain = false;
         for (const d of [p0, p1, s0]) rmSync(d, { recursive: true, force: true });
@@ -395,13 +394,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       log(`[${elapsed()}] round ${r + 1}/${runs}: live ${l.ms.toFixed(0)} ms, critical path ${path.totalMs.toFixed(0)} ms, replay ${rp.ms.toFixed(0)} ms`);
     }
     notes.push(`Slowest route fetched alone: ${slowestRoute}.`);
-    const autoThreads = defaultBuildThreads(true, collectionBytes);
-    notes.push(`By default (no --build-threads) this collection's --replay builds on the main thread${autoThreads > 0 ? ` and ${autoThreads} worker thread${autoThreads > 1 ? 's' : ''}` : ' alone'} (${cpus().length} cores; workers from ${AUTO_THREADS_FROM_BYTES / 2 ** 20} MB).`);
     notes.push(identical ? 'Live and replay exports were byte-identical in every round.' : '**Live and replay exports differed in some round.**');
     if (pooled) {
       notes.push(
         sameAsMain
-          ? `The exports built by default, on the main thread alone and with ${defaultThreads()} workers (--build-threads, live and replay) were byte-identical in every round.`
+          ? `The exports built on the main thread alone (the default) and with 1 and ${defaultThreads()} workers beside it (--build-threads, live and replay) were byte-identical in every round.`
           : '**The exports built on the main thread and on workers differed in some round.**',
       );
       if (!sameAsMain) identical = false;
@@ -458,10 +455,10 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       // Judged like the default: a row whose files differ from the main thread's fails.
       const same = (x: Row): Row => (sameAsMain ? x : { ...x, figure: `${x.figure} (**files differ**)`, ratio: Number.POSITIVE_INFINITY, target: x.target ?? { op: '≤', value: 0 } });
       const r0 = stat(samples.replayMain);
-      const r1 = stat(samples.replayAlone);
+      const r1 = stat(samples.replayOne);
       const l0 = stat(samples.liveWorkers);
-      rows.push(same({ figure: '--replay, built on the main thread alone (--build-threads 0)', unit: 'ms', stat: r1, ratio: ratio(r1, base), ratioOf: '÷ baseline' }));
-      rows.push(same({ figure: `--replay, built on the main thread and ${defaultThreads()} workers (--build-threads ${defaultThreads()})`, unit: 'ms', stat: r0, ratio: ratio(r0, r1), ratioOf: '÷ main thread alone' }));
+      rows.push(same({ figure: '--replay, built on the main thread and 1 worker (--build-threads 1)', unit: 'ms', stat: r1, ratio: ratio(r1, rep), ratioOf: '÷ main thread alone' }));
+      rows.push(same({ figure: `--replay, built on the main thread and ${defaultThreads()} workers (--build-threads ${defaultThreads()})`, unit: 'ms', stat: r0, ratio: ratio(r0, rep), ratioOf: '÷ main thread alone' }));
       rows.push(same({ figure: `Live snapshot, built on ${defaultThreads()} workers beside the downloads (--build-threads ${defaultThreads()})`, unit: 'ms', stat: l0, ratio: ratio(l0, floor), ratioOf: '÷ transport floor' }));
     }
     rows.push({ figure: `Raw collection on disk (${one.name})`, unit: 'MB', stat: stat([coll1]) });
@@ -472,10 +469,10 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     if (pooled) {
       const l0 = stat(mb(samples.liveWorkersRss));
       const r0 = stat(mb(samples.replayMainRss));
-      const r1 = stat(mb(samples.replayAloneRss));
+      const r1 = stat(mb(samples.replayOneRss));
       rows.push({ figure: `Peak RSS, live snapshot on ${defaultThreads()} workers (${one.name})`, unit: 'MB', stat: l0, ratio: l0 && l0.median / coll1, ratioOf: '÷ collection' });
       rows.push({ figure: `Peak RSS, replay on the main thread and ${defaultThreads()} workers (${one.name})`, unit: 'MB', stat: r0, ratio: r0 && r0.median / coll1, ratioOf: '÷ collection' });
-      rows.push({ figure: `Peak RSS, replay on the main thread alone (${one.name})`, unit: 'MB', stat: r1, ratio: r1 && r1.median / coll1, ratioOf: '÷ collection' });
+      rows.push({ figure: `Peak RSS, replay on the main thread and 1 worker (${one.name})`, unit: 'MB', stat: r1, ratio: r1 && r1.median / coll1, ratioOf: '÷ collection' });
     }
     if (samples.sheetsRss.length > 0) {
       const shRss = stat(mb(samples.sheetsRss));

@@ -43,13 +43,8 @@ export interface ReadCollectionOptions {
    * collection costs about a tenth of a replay.
    */
   readonly checkBodies?: boolean;
-  /**
-   * Array bodies of at least this many bytes stay on disk until the build
-   * reads them (default LARGE_BODY_BYTES; tests pass less), or the size
-   * decided from the manifest (how the build will run depends on the
-   * collection's size).
-   */
-  readonly largeBodyBytes?: number | ((manifest: CollectionManifest) => number);
+  /** Array bodies of at least this many bytes stay on disk until the build reads them (default LARGE_BODY_BYTES; tests pass less). */
+  readonly largeBodyBytes?: number;
 }
 
 /**
@@ -82,7 +77,6 @@ export async function readCollection(dir: string, options: ReadCollectionOptions
     throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} is not a collection manifest (${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})`);
   }
   const manifest = parsed.data;
-  const large = typeof options.largeBodyBytes === 'function' ? options.largeBodyBytes(manifest) : (options.largeBodyBytes ?? LARGE_BODY_BYTES);
   const defs = routeDefsByLabel(manifest);
   const bodies = new Map<string, Body>();
   await Promise.all(
@@ -94,7 +88,7 @@ export async function readCollection(dir: string, options: ReadCollectionOptions
       const file = r.file;
       let read: { body: Body; sha: string };
       try {
-        read = await withFileInside(dir, file, (handle, size) => readBody(handle, size, new BodyFile(dir, file, size, r.sha256!), large));
+        read = await withFileInside(dir, file, (handle, size) => readBody(handle, size, new BodyFile(dir, file, size, r.sha256!), options.largeBodyBytes ?? LARGE_BODY_BYTES));
       } catch (err) {
         const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
         throw new FailedError(`${escapeControl(file)} is listed in ${COLLECTION_MANIFEST} but ${why}; refusing to build from ${escapeControl(dir)}`);

@@ -8,9 +8,7 @@ import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet 
 import type { RouteRecord } from '../api/route-record.js';
 import { build, type BuildSummary } from '../exports/build.js';
 import { leanSnapshotMemory, type MemoryPolicy } from '../exports/memory-policy.js';
-import { BuildPool, LiveParts, POOL_AVAILABLE, buildInWorkers, checkBuildWorker, poolSummary, workerBuilt, type PooledExport } from '../exports/build-pool.js';
-import { LARGE_BODY_BYTES } from '../collect/body-file.js';
-import { availableParallelism } from 'node:os';
+import { BuildPool, LiveParts, POOL_AVAILABLE, buildInWorkers, checkBuildWorker, poolSummary, type PooledExport } from '../exports/build-pool.js';
 import { rawNotWanted, writeExports, writeRawFirst } from '../publish/snapshot-files.js';
 import type { Staging } from '../publish/staging.js';
 import type { ManifestExport } from '../exports/manifest.js';
@@ -69,38 +67,15 @@ function failedRoutes(failed: readonly RouteRecord[]): FailedError {
 /** Array bodies of at least this many bytes stay on disk for a pooled build: each worker reads its own, the main thread holds none. */
 const POOLED_BODY_BYTES = 256 * 1024;
 
-/** Body bytes from which a replay builds on worker threads by default: below, a worker's start costs about what it saves. */
-export const AUTO_THREADS_FROM_BYTES = 32 * 1024 * 1024;
-
-/**
- * The workers a build gets unless --build-threads says: for a replay of a
- * large collection, one per core but the main thread's, at most 3 (the
- * build has a few large parts; each worker holds one); none for a small
- * one, and none live, where the server's answers need the cores while the
- * bodies arrive (README, Performance).
- */
-export function defaultBuildThreads(replay: boolean, bodyBytes: number, cores = availableParallelism()): number {
-  return replay && bodyBytes >= AUTO_THREADS_FROM_BYTES ? Math.max(0, Math.min(cores - 1, 3)) : 0;
-}
-
-/** The collection, and the worker threads its build gets (--build-threads, else defaultBuildThreads once the size is known). */
-async function obtainCollection(o: SnapshotOptions, deps: CommandDeps) {
-  const threadsFor = (replay: boolean, bytes: number) => (POOL_AVAILABLE ? (o.buildThreads ?? (workerBuilt() ? defaultBuildThreads(replay, bytes) : 0)) : 0);
+async function obtainCollection(o: SnapshotOptions, deps: CommandDeps, pooled: boolean) {
   if (o.replay !== undefined) {
     deps.reporter.info(`replaying ${o.replay}`);
-    let threads = 0;
     // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
-    const collection = await readCollection(resolveOutDir(deps.cwd, o.replay, o.replay), {
-      checkBodies: o.raw,
-      largeBodyBytes: (manifest) => {
-        threads = threadsFor(true, manifest.routes.reduce((n, r) => n + (r.bytes ?? 0), 0));
-        return threads > 0 ? POOLED_BODY_BYTES : LARGE_BODY_BYTES;
-      },
-    });
-    return { collection, secrets: [] as readonly string[], source: 'replay' as const, threads };
+    const collection = await readCollection(resolveOutDir(deps.cwd, o.replay, o.replay), { checkBodies: o.raw, ...(pooled ? { largeBodyBytes: POOLED_BODY_BYTES } : {}) });
+    return { collection, secrets: [] as readonly string[], source: 'replay' as const };
   }
   const settings = resolveConnection(o, deps.env);
-  return { collection: await collectLive(settings, deps), secrets: settings.tokens.secrets, source: 'live' as const, threads: threadsFor(false, 0) };
+  return { collection: await collectLive(settings, deps), secrets: settings.tokens.secrets, source: 'live' as const };
 }
 
 async function collectLive(settings: ConnectionSettings, deps: CommandDeps, extra: Pick<CollectDeps, 'now' | 'onRoute'> = {}): Promise<RawCollection> {
@@ -132,8 +107,10 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const formats = o.format;
   // A bad --history target is a usage error before any request, not a surprise after publishing.
   const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
-  // Asked for workers (--build-threads): a lib/ without the worker is said before anything is read. The same files either way.
-  if (POOL_AVAILABLE && o.buildThreads !== undefined && o.buildThreads > 0) checkBuildWorker();
+  // Workers only when asked for (--build-threads): made the default for a replay, they made it faster but the time
+  // spreadsheets add to it no longer fit their target, and they hold more memory (README, Performance). The same files either way.
+  const threads = POOL_AVAILABLE ? o.buildThreads : 0;
+  if (threads > 0) checkBuildWorker();
   /** Without --allow-partial, a collection with failed routes is refused: nothing is published. */
   const refuseFailed = (collection: RawCollection): void => {
     const failed = failedOf(collection);
@@ -165,8 +142,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
 
   let outDir: string;
   let built: Built;
-  const liveThreads = POOL_AVAILABLE ? (o.buildThreads ?? 0) : 0;
-  if (liveThreads > 0 && o.replay === undefined && !o.raw) {
+  if (threads > 0 && o.replay === undefined && !o.raw) {
     // Live, on workers, without raw/: each part is built as soon as its routes are in, beside the downloads still running.
     const settings = resolveConnection(o, deps.env);
     const started = (deps.now ?? (() => new Date()))();
@@ -174,7 +150,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${date}`);
     built = await withStaging(outDir, settings.tokens.secrets, async (staging) => {
       const memory = leanSnapshotMemory(rawNotWanted());
-      const pool = new BuildPool(liveThreads, memory.consumeBodies);
+      const pool = new BuildPool(threads, memory.consumeBodies);
       // The bodies wait for their part's worker on disk, not in memory; the directory is gone before publishing.
       const spoolDir = path.join(staging.dir, BODY_SPOOL);
       const parts = new LiveParts(pool, { dir: spoolDir, write: (name, bytes) => staging.writeFile(`${BODY_SPOOL}/${name}`, bytes) });
@@ -199,7 +175,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
       return finish(staging, collection, 'live', settings.tokens.secrets, memory, done);
     }, 'snapshot');
   } else {
-    const { collection, secrets, source, threads } = await obtainCollection(o, deps);
+    const { collection, secrets, source } = await obtainCollection(o, deps, threads > 0);
     refuseFailed(collection);
     outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
     deps.reporter.info(`building exports into ${outDir}${threads > 0 ? ` on the main thread and ${threads} worker thread${threads > 1 ? 's' : ''}` : ''}`);

@@ -54,11 +54,6 @@ export const POOL_AVAILABLE = !import.meta.url.endsWith('.ts');
  * together (npm run build): a lib/ without it is a broken build, said as such
  * before anything is read.
  */
-/** Whether lib/ holds the build worker (a half-built lib/ may not). */
-export function workerBuilt(): boolean {
-  return existsSync(fileURLToPath(WORKER_FILE));
-}
-
 export function checkBuildWorker(): string {
   const file = fileURLToPath(WORKER_FILE);
   if (!existsSync(file)) throw new FailedError(`${file} is missing: run npm run build, or pass --build-threads 0; nothing was published`);

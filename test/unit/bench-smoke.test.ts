@@ -41,7 +41,7 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     expect(msTotal).toBeLessThanOrEqual(r.wallSeconds * 1000);
     // Peak RSS is what a Node process reports for itself: more than an empty heap, less than the machine.
     const rss = r.rows.filter((row) => row.figure.startsWith('Peak RSS'));
-    // Five, and three more for the builds beside the default: the main thread alone, with a worker per core, live on workers.
+    // Five, and three more for the builds beside the default: with one worker, with a worker per core, live on workers.
     expect(rss).toHaveLength(8);
     for (const row of rss) for (const mb of row.stat!.samples) expect(mb > 10 && mb < totalmem() / 1e6, `${row.figure}: ${mb} MB`).toBe(true);
     // The collection sizes are the directories measured.
@@ -83,15 +83,15 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
       }
     }
     ratio(`Peak RSS, replay --format csv,xlsx (${one!.name})`, m(`Peak RSS, replay --format csv,xlsx (${one!.name})`) / m(`Raw collection on disk (${one!.name})`));
-    // The build on the main thread alone (against the baseline) and with a worker per core (against the main thread alone), and the same files.
+    // The build with one worker and with a worker per core beside the main thread, against the main thread alone (the default), and the same files.
     const n = Math.min(availableParallelism(), 4);
-    ratio('--replay, built on the main thread alone', m('--replay, built on the main thread alone') / m('Baseline: read + JSON.parse'));
-    ratio(`--replay, built on the main thread and ${n} workers`, m(`--replay, built on the main thread and ${n} workers`) / m('--replay, built on the main thread alone'));
+    ratio('--replay, built on the main thread and 1 worker', m('--replay, built on the main thread and 1 worker') / m('--replay of the collection'));
+    ratio(`--replay, built on the main thread and ${n} workers`, m(`--replay, built on the main thread and ${n} workers`) / m('--replay of the collection'));
     ratio(`Live snapshot, built on ${n} workers`, m(`Live snapshot, built on ${n} workers`) / m('Transport floor: every route received and dropped'));
-    for (const what of [`live snapshot on ${n} workers`, `replay on the main thread and ${n} workers`, 'replay on the main thread alone']) {
+    for (const what of [`live snapshot on ${n} workers`, `replay on the main thread and ${n} workers`, 'replay on the main thread and 1 worker']) {
       ratio(`Peak RSS, ${what} (${one!.name})`, m(`Peak RSS, ${what} (${one!.name})`) / m(`Raw collection on disk (${one!.name})`));
     }
-    expect(r.notes.join('\n')).toMatch(/built by default, on the main thread alone and with \d+ workers .* were byte-identical in every round/);
+    expect(r.notes.join('\n')).toMatch(/built on the main thread alone \(the default\) and with 1 and \d+ workers beside it .* were byte-identical in every round/);
     // No ratio goes unchecked, and every target has one to judge.
     expect(r.rows.filter((row) => row.ratio !== undefined).map((row) => row.figure).sort()).toEqual([...checked].sort());
     for (const row of r.rows.filter((x) => x.target)) expect(met(row), row.figure).toBeTypeOf('boolean');
