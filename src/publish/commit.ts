@@ -25,7 +25,7 @@ export async function commit(staging: Staging, targetDir: string, secrets: reado
   }
   try {
     const tree = await listTree(staging.dir);
-    await assertNoSecrets(staging.dir, tree, secretMatcher(secrets), await stillSearched(staging, secrets));
+    await assertNoSecrets(staging.dir, tree, secretMatcher(secrets), stillSearched(staging, secrets));
     // Explicit modes: the umask, or whoever wrote into the directory, must not matter.
     await chmod(staging.dir, DIR_MODE);
     for (const rel of tree.dirs) await chmod(path.join(staging.dir, rel), DIR_MODE);
@@ -46,7 +46,7 @@ export async function commit(staging: Staging, targetDir: string, secrets: reado
  * (written another way, changed since, other secrets) is read and searched
  * as before.
  */
-async function stillSearched(staging: Staging, secrets: readonly string[]): Promise<Set<string>> {
+function stillSearched(staging: Staging, secrets: readonly string[]): Set<string> {
   const same = staging.secrets.length === secrets.length && staging.secrets.every((s, i) => s === secrets[i]);
   const out = new Set<string>();
   if (!same) return out;

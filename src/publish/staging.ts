@@ -4,7 +4,7 @@ import { mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isLiveStaging, registerStaging, unregisterStaging } from './registry.js';
 import { describeFsError } from '../util/fs-error.js';
-import { SecretSearch, secretInFile, secretMatcher, type SecretMatcher } from './scan.js';
+import { SecretSearch, secretInFile, secretMatcher } from './scan.js';
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
@@ -35,7 +35,7 @@ export interface Staging {
   readonly searched: ReadonlyMap<string, string>;
 }
 
-/** What says a file is still the one written: its size and modification time (ns); '' for no plain file. */
+/** What says a file is still the one written: its size, modification time (ns) and inode; '' for no plain file. */
 export function fileIdentity(file: string): string {
   const st = lstatSync(file, { bigint: true, throwIfNoEntry: false });
   return st?.isFile() ? `${st.size}:${st.mtimeNs}:${st.ino}` : '';
@@ -109,9 +109,9 @@ function searched(t: WriteTarget, bytes: Uint8Array, onBytes?: (bytes: Uint8Arra
 }
 
 /** A file-system failure while writing becomes a FailedError that names the file, what happened and what to do. */
-async function explained<T>(write: Promise<T>, dir: string, relPath: string): Promise<T> {
+async function explained(write: Promise<void>, dir: string, relPath: string): Promise<void> {
   try {
-    return await write;
+    await write;
   } catch (err) {
     const message = describeFsError(err, path.join(dir, relPath));
     if (message) throw new FailedError(message, { cause: err });
