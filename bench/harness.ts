@@ -300,14 +300,19 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       collectCpu: [] as number[],
       liveCpu: [] as number[],
     };
-    /** A child run with the server's CPU time over the same span added to the child's own. */
-    const withServerCpu = async (go: () => Promise<ChildResult>): Promise<ChildResult & { totalCpuMs: number | undefined }> => {
+    /**
+     * A child run, and the CPU time of client and server over it into `into`:
+     * the child's own (`clientCpuMs` of its result) plus the server's over the
+     * same span (none where /proc cannot tell).
+     */
+    const withServerCpu = async (into: number[], go: () => Promise<ChildResult>, clientCpuMs = (res: ChildResult) => res.cpuMs): Promise<ChildResult> => {
       const before = server.cpuMs();
       const res = await go();
       const after = server.cpuMs();
-      return { ...res, totalCpuMs: before !== undefined && after !== undefined && res.cpuMs !== undefined ? res.cpuMs + after - before : undefined };
+      const client = clientCpuMs(res);
+      if (before !== undefined && after !== undefined && client !== undefined) into.push(client + after - before);
+      return res;
     };
-    const pushCpu = (xs: number[], v: number | undefined) => v !== undefined && xs.push(v);
     const pooled = buildThreadsSupported(BIN);
     let sameAsMain = true;
     let slowestRoute = '';
@@ -319,25 +324,21 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       slowestRoute = `${path.slowest.route} (${(path.slowest.bytes / 1e6).toFixed(1)} MB)`;
 
       const floor = (n: number) => run([join(BENCH, 'transport-floor.mjs'), server.url, server.caFile, server.token, String(n)], { workDir });
-      const before = server.cpuMs();
-      const f6 = JSON.parse((await floor(DEFAULTS.concurrency)).stdout) as { ms: number; cpuMs: number };
-      const after = server.cpuMs();
+      // The floor's own CPU time is over its measured span (its stdout); the server is idle while the process starts.
+      const floorOut = (res: ChildResult) => JSON.parse(res.stdout) as { ms: number; cpuMs: number };
+      const f6 = floorOut(await withServerCpu(samples.floorCpu, () => floor(DEFAULTS.concurrency), (res) => floorOut(res).cpuMs));
       samples.floor.push(f6.ms);
-      // The server is idle while the floor's process starts: its CPU time over the whole child is over the floor's span.
-      pushCpu(samples.floorCpu, before !== undefined && after !== undefined ? f6.cpuMs + after - before : undefined);
       samples.floorSequential.push((JSON.parse((await floor(1)).stdout) as { ms: number }).ms);
 
       const c = join(workDir, `collect-${r}`);
-      const cr = await withServerCpu(() => run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', c, '--quiet'], { env: { SVC_TOKEN: server.token }, rss: true, workDir }));
+      const cr = await withServerCpu(samples.collectCpu, () => run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', c, '--quiet'], { env: { SVC_TOKEN: server.token }, rss: true, workDir }));
       samples.collect.push(cr.ms);
-      pushCpu(samples.collectCpu, cr.totalCpuMs);
       rmSync(c, { recursive: true, force: true });
 
       const s = join(workDir, `live-${r}`);
-      const l = await withServerCpu(() => live(s, [], true));
+      const l = await withServerCpu(samples.liveCpu, () => live(s, [], true));
       samples.live.push(l.ms);
       samples.liveRss.push(l.maxRss!);
-      pushCpu(samples.liveCpu, l.totalCpuMs);
 
       const q = join(workDir, `seq-${r}`);
       samples.sequential.push((await live(q, ['--concurrency', '1'])).ms);

@@ -1,7 +1,7 @@
 import { resolveConnection, type ConnectionSettings } from '../config/settings.js';
 import { readOptions, type CommandOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
-import { collect, type CollectDeps } from '../collect/collect.js';
+import { collect, collectionDate, type CollectDeps } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { SNAPSHOT_MANIFEST, toManifestFile } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
@@ -13,7 +13,6 @@ import { rawNotWanted, writeExports, writeRawFirst } from '../publish/snapshot-f
 import type { Staging } from '../publish/staging.js';
 import type { ManifestExport } from '../exports/manifest.js';
 import type { RawCollection } from '../collect/types.js';
-import { format } from 'date-fns/format';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { snapshotManifest, type SnapshotManifest } from '../exports/manifest.js';
@@ -146,7 +145,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     // Live, on workers, without raw/: each part is built as soon as its routes are in, beside the downloads still running.
     const settings = resolveConnection(o, deps.env);
     const started = (deps.now ?? (() => new Date()))();
-    const date = format(started, 'yyyy-MM-dd');
+    const date = collectionDate(started);
     outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${date}`);
     built = await withStaging(outDir, settings.tokens.secrets, async (staging) => {
       const memory = leanSnapshotMemory(rawNotWanted());

@@ -167,8 +167,7 @@ export class BuildPool {
   }
 
   /** A part whose routes are all in: built as soon as a worker is free and the budget allows. */
-  submit(part: BuildPart, manifest: CollectionManifest, bodies: ReadonlyMap<string, Body>): void {
-    const bytes = bodyBytes(bodies);
+  submit(part: BuildPart, manifest: CollectionManifest, bodies: ReadonlyMap<string, Body>, bytes = bodyBytes(bodies)): void {
     this.seen += bytes;
     const at = this.ready.findIndex((r) => r.bytes < bytes);
     this.ready.splice(at < 0 ? this.ready.length : at, 0, { part, manifest, bodies, bytes });
@@ -330,7 +329,7 @@ export async function* buildInWorkers(collection: RawCollection, memory: MemoryP
       .map((p) => ({ ...p, bytes: bodyBytes(p.bodies) }))
       .sort((a, b) => b.bytes - a.bytes);
     const first = parts.shift();
-    for (const { part, bodies } of parts) pool.submit(part, collection.manifest, bodies);
+    for (const { part, bodies, bytes } of parts) pool.submit(part, collection.manifest, bodies, bytes);
     pool.close();
     for (let mine: { part: BuildPart; bodies: ReadonlyMap<string, Body> } | undefined = first; mine; mine = pool.takeLargest()) {
       const built = build({ manifest: collection.manifest, bodies: new Map(mine.bodies) }, memory, mine.part);

@@ -76,10 +76,11 @@ export async function createStaging(targetDir: string, secrets: readonly string[
   const searched = new Map<string, string>();
   /** Runs one write with a search of its bytes; the file counts as searched once the write is whole. */
   const write = async (relPath: string, run: (target: WriteTarget) => Promise<void>): Promise<void> => {
-    const rel = safeSegments(dir, relPath).join(path.sep);
+    const segments = safeSegments(dir, relPath);
+    const rel = segments.join(path.sep);
     searched.delete(rel);
     const search = matcher ? new SecretSearch(matcher) : undefined;
-    await explained(run({ dir, relPath, search, rel }), dir, relPath);
+    await explained(run({ dir, segments, search, rel }), dir, relPath);
     searched.set(rel, fileIdentity(path.join(dir, rel)));
   };
   return {
@@ -95,7 +96,8 @@ export async function createStaging(targetDir: string, secrets: readonly string[
 /** One file being written: where, and the search its bytes go through before they reach the disk. */
 interface WriteTarget {
   readonly dir: string;
-  readonly relPath: string;
+  /** The path inside `dir`, checked (safeSegments). */
+  readonly segments: readonly string[];
   /** The path as the pre-publish scan lists it (for its message). */
   readonly rel: string;
   readonly search: SecretSearch | undefined;
@@ -143,7 +145,7 @@ async function writeInto(t: WriteTarget, data: string | Uint8Array): Promise<voi
   // A long string is encoded piece by piece rather than into one buffer as large as the file.
   if (typeof data === 'string' && data.length > WRITE_BUFFER_BYTES / 3) return writeChunksInto(t, [data]);
   const bytes = searched(t, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
-  const file = await prepareFile(t.dir, t.relPath);
+  const file = await prepareFile(t.dir, t.segments);
   await writeFile(file, bytes, { mode: FILE_MODE });
 }
 
@@ -151,7 +153,7 @@ async function writeInto(t: WriteTarget, data: string | Uint8Array): Promise<voi
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 
 async function writeChunksInto(t: WriteTarget, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>, onBytes?: (bytes: Uint8Array) => void): Promise<void> {
-  const file = await prepareFile(t.dir, t.relPath);
+  const file = await prepareFile(t.dir, t.segments);
   const handle = await open(file, 'w', FILE_MODE);
   try {
     const buf = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
@@ -198,9 +200,8 @@ async function writeAll(handle: FileHandle, data: Uint8Array): Promise<void> {
   while (done < data.length) done += (await handle.write(data, done, data.length - done)).bytesWritten;
 }
 
-/** The absolute path for `relPath`, its directories created (0700), after checking the staging directory is still live. */
-async function prepareFile(dir: string, relPath: string): Promise<string> {
-  const segments = safeSegments(dir, relPath);
+/** The absolute path of `segments` (from safeSegments), its directories created (0700), after checking the staging directory is still live. */
+async function prepareFile(dir: string, segments: readonly string[]): Promise<string> {
   assertLive(dir);
   // One level at a time, never `recursive`: if the staging directory is
   // discarded while this write is in flight, mkdir fails instead of
