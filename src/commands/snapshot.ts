@@ -27,6 +27,7 @@ import type { SnapshotSummary } from '../cli/summaries.js';
 import { secretMatcher } from '../publish/scan.js';
 import { readExportRecords } from '../sheets/snapshot-dir.js';
 import { writeSpreadsheets, type WrittenSheetFile } from '../sheets/write.js';
+import { checkSheetWorker } from '../sheets/sheet-pool.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 import type { RunReport } from '../cron/metrics.js';
 import { escapeControl } from '../util/escape.js';
@@ -109,7 +110,10 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   // Workers only when asked for (--build-threads): made the default for a replay, they made it faster but the time
   // spreadsheets add to it no longer fit their target, and they hold more memory (README, Performance). The same files either way.
   const threads = POOL_AVAILABLE ? o.buildThreads : 0;
-  if (threads > 0) checkBuildWorker();
+  if (threads > 0) {
+    checkBuildWorker();
+    if (formats.length > 0) checkSheetWorker();
+  }
   /** Without --allow-partial, a collection with failed routes is refused: nothing is published. */
   const refuseFailed = (collection: RawCollection): void => {
     const failed = failedOf(collection);
@@ -133,6 +137,8 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
       spreadsheets = await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => staging.writeChunks(name, chunks), {
         secrets: secretMatcher(secrets),
         beforeRead: memory.beforeSheetRead,
+        // The build's workers' count: the build is over, the cores are the spreadsheets'.
+        ...(threads > 0 ? { helpers: { threads, dir: staging.dir, verify: false } } : {}),
       });
     }
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));

@@ -24,6 +24,7 @@ import type { CollectionManifest } from '../collect/manifest.js';
 import { build, buildParts, type BuildPart, type BuildSummary, type BuiltExport, type ExportHead } from './build.js';
 import type { PartBody, PartMessage, PartTask } from './build-worker.js';
 import { movable } from '../util/movable.js';
+import { Channel } from '../util/channel.js';
 import { CollectionReader, mergeLoadReports } from './load.js';
 import type { MemoryPolicy } from './memory-policy.js';
 import { backendRelease, type BackendRelease } from './release.js';
@@ -55,7 +56,12 @@ export const POOL_AVAILABLE = !import.meta.url.endsWith('.ts');
  * before anything is read.
  */
 export function checkBuildWorker(): string {
-  const file = fileURLToPath(WORKER_FILE);
+  return checkWorkerFile(WORKER_FILE);
+}
+
+/** A worker's file beside the bundle, or the failure that says the build is broken. */
+export function checkWorkerFile(url: URL): string {
+  const file = fileURLToPath(url);
   if (!existsSync(file)) throw new FailedError(`${file} is missing: run npm run build, or pass --build-threads 0; nothing was published`);
   return file;
 }
@@ -64,42 +70,6 @@ export function checkBuildWorker(): string {
 export interface PooledExport extends ExportHead {
   /** Iterate it to its end before asking for the next export. */
   readonly chunks: AsyncIterable<Uint8Array>;
-}
-
-/** A queue read by one async iteration; what is pushed before a reader waits is kept. */
-class Channel<T> implements AsyncIterable<T> {
-  private readonly items: T[] = [];
-  private ended = false;
-  private error: Error | undefined;
-  private wake: (() => void) | undefined;
-
-  push(v: T): void {
-    this.items.push(v);
-    this.wake?.();
-  }
-
-  end(): void {
-    this.ended = true;
-    this.wake?.();
-  }
-
-  fail(err: Error): void {
-    this.error ??= err;
-    this.wake?.();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<T> {
-    for (;;) {
-      if (this.error) throw this.error;
-      if (this.items.length > 0) {
-        yield this.items.shift()!;
-        continue;
-      }
-      if (this.ended) return;
-      await new Promise<void>((resolve) => (this.wake = resolve));
-      this.wake = undefined;
-    }
-  }
 }
 
 function bodyBytes(bodies: ReadonlyMap<string, Body>): number {

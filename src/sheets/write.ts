@@ -15,7 +15,8 @@ import { cellOf, sheetColumns, type Cell, type SheetColumn } from './columns.js'
 import { csvChunks } from './csv.js';
 import type { SheetManifest, SheetManifestExport } from './snapshot-dir.js';
 import { cellWidth, columnLetters, contentTypesXml, fitWidth, MAX_DATA_ROWS, ROOT_RELS_XML, sheetXml, STYLES_XML, workbookRelsXml, workbookXml, type SheetSpec } from './xlsx.js';
-import { ZipTooLargeError, ZipWriter } from './zip.js';
+import { deflateEntry, ZipTooLargeError, ZipWriter, type DeflatedEntry } from './zip.js';
+import { SheetHelpers, type SheetWorkerOptions } from './sheet-pool.js';
 import { bytesHoldSecret, type SecretMatcher } from '../publish/scan.js';
 
 export type { SheetFormat } from '../config/values.js';
@@ -47,6 +48,8 @@ export interface SheetOptions {
    * a large export's garbage can be collected before the next is parsed.
    */
   readonly beforeRead?: (previousRecords: number) => void;
+  /** Worker threads that take exports too (src/sheets/sheet-pool.ts), reading them from a directory; the main thread alone when absent. */
+  readonly helpers?: SheetWorkerOptions;
 }
 
 export function csvFileName(exportName: string, count: number, date: string): string {
@@ -103,89 +106,194 @@ function filterRange(columns: number, rows: number): string | undefined {
   return columns > 0 ? `$A$1:$${columnLetters(columns - 1)}$${rows + 1}` : undefined;
 }
 
+/** What writing one export's forms needs besides its records: the same on the main thread and on a worker. */
+export interface ExportFormsPlan {
+  readonly date: string;
+  readonly csv: boolean;
+  readonly xlsx: boolean;
+  readonly maxRows: number;
+  /** The workbook's number of the export's first sheet (xl/worksheets/sheetN.xml). */
+  readonly firstSheet: number;
+  /** Refuses a workbook block holding a secret (ZipWriter's and deflateEntry's inspector). */
+  readonly secrets: SecretMatcher | null;
+}
+
+/** One export's sheets, compressed apart from the workbook's stream (on a worker, or before their turn). */
+export interface DeflatedSheets {
+  /** The number of columns of the export's sheets (their autofilter ranges). */
+  readonly columns: number;
+  readonly pages: ReadonlyArray<{ readonly content: DeflatedEntry; readonly chunks: readonly Uint8Array[] }>;
+}
+
+/** Throws when a workbook block holds a secret in any spelling (the token scan, before compression hides it). */
+export function workbookInspector(matcher: SecretMatcher | null): { inspect: (block: Buffer) => void; overlap: number } {
+  return {
+    inspect: (block) => {
+      if (matcher && bytesHoldSecret(matcher, block)) throw new FailedError('a token was found in the workbook being written; nothing was published (this is a bug: tokens must never be written to output)');
+    },
+    overlap: matcher ? Math.max(0, matcher.longest - 1) : 0,
+  };
+}
+
+interface PreparedSheets {
+  readonly columns: number;
+  /** Each sheet's part name and content, made when asked for (its rows are read as the XML is written). */
+  readonly pages: ReadonlyArray<{ readonly name: string; readonly spec: () => SheetSpec }>;
+}
+
+/**
+ * One export's CSV file written through `writeCsv` (when asked for), and its
+ * sheets ready to be written: one pass over the records measures the widths
+ * of every page (a page of a long export is as wide as the first) and writes
+ * the CSV file.
+ */
+async function prepareForms(entry: SheetManifestExport, records: readonly ExportRecord[], plan: ExportFormsPlan, writeCsv: SheetSink): Promise<PreparedSheets> {
+  const columns = sheetColumns(entry.export, records);
+  let measured: number[] | undefined;
+  if (plan.csv) {
+    if (plan.xlsx) measured = columns.map((c) => c.header.length);
+    await writeCsv(csvFileName(entry.export, records.length, plan.date), csvChunks(columns, records, measured));
+  } else if (plan.xlsx) measured = measureWidths(columns, records);
+  if (!plan.xlsx) return { columns: columns.length, pages: [] };
+  const widths = measured!.map(fitWidth);
+  const count = Math.max(1, Math.ceil(records.length / plan.maxRows));
+  return {
+    columns: columns.length,
+    pages: Array.from({ length: count }, (_, p) => ({
+      name: `xl/worksheets/sheet${plan.firstSheet + p}.xml`,
+      spec: () => exportSheet(columns, records, p * plan.maxRows, Math.min(records.length, (p + 1) * plan.maxRows), widths),
+    })),
+  };
+}
+
+/** One export's forms with its sheets compressed and held (a few times smaller than their XML) until the workbook reaches them. */
+export async function deflateSheets(entry: SheetManifestExport, records: readonly ExportRecord[], plan: ExportFormsPlan, writeCsv: SheetSink): Promise<DeflatedSheets> {
+  const prepared = await prepareForms(entry, records, plan, writeCsv);
+  const { inspect, overlap } = workbookInspector(plan.secrets);
+  const pages: Array<DeflatedSheets['pages'][number]> = [];
+  for (const page of prepared.pages) {
+    const chunks: Uint8Array[] = [];
+    const content = deflateEntry(page.name, sheetXml(page.spec()), inspect, overlap);
+    let step = await content.next();
+    for (; !step.done; step = await content.next()) chunks.push(step.value);
+    pages.push({ content: step.value, chunks });
+  }
+  return { columns: prepared.columns, pages };
+}
+
 /**
  * Writes the asked-for forms of every export of `source` through `sink`;
  * returns the files written, CSV files in export order, then the workbook.
+ * With `opts.helpers`, worker threads take exports too (the largest first)
+ * while this thread takes them in the manifest's order; the files are the
+ * same bytes either way.
  */
 export async function writeSpreadsheets(source: SheetSource, formats: readonly SheetFormat[], sink: SheetSink, opts: SheetOptions = {}): Promise<WrittenSheetFile[]> {
   if (formats.length === 0) return [];
   const m = source.manifest;
   checkExports(m);
   const maxRows = opts.maxRows ?? MAX_DATA_ROWS;
-  const written: WrittenSheetFile[] = [];
+  const xlsx = formats.includes('xlsx');
+  const names = m.exports.map((e) => sheetNames(e.export, e.count, maxRows));
+  const firstSheet: number[] = [];
+  // Sheet 1 is the About sheet.
+  names.reduce((n, pages) => (firstSheet.push(n), n + pages.length), 2);
+  const plans = m.exports.map((_, i): ExportFormsPlan => ({ date: m.date, csv: formats.includes('csv'), xlsx, maxRows, firstSheet: firstSheet[i]!, secrets: opts.secrets ?? null }));
+  const csvFiles: Array<WrittenSheetFile | undefined> = [];
+  const csvSink = (i: number): SheetSink => async (file, chunks) => {
+    await sink(file, chunks);
+    csvFiles[i] = { format: 'csv', file, export: m.exports[i]!.export };
+  };
   let previous = 0;
-  const read = async (entry: SheetManifestExport): Promise<ExportRecord[]> => {
+  const read = async (i: number): Promise<ExportRecord[]> => {
     opts.beforeRead?.(previous);
-    const records = await source.records(entry);
+    const records = await source.records(m.exports[i]!);
     previous = records.length;
     return records;
   };
-  const writeCsv = async (entry: SheetManifestExport, columns: readonly SheetColumn[], records: readonly ExportRecord[], widths?: number[]) => {
-    const file = csvFileName(entry.export, records.length, m.date);
-    await sink(file, csvChunks(columns, records, widths));
-    written.push({ format: 'csv', file, export: entry.export });
-  };
-
-  if (!formats.includes('xlsx')) {
-    for (const entry of m.exports) {
-      const records = await read(entry);
-      await writeCsv(entry, sheetColumns(entry.export, records), records);
-    }
-    return written;
-  }
-
-  const withCsv = formats.includes('csv');
-  const pages = new Map(m.exports.map((e) => [e.export, sheetNames(e.export, e.count, maxRows)]));
-  const matcher = opts.secrets ?? null;
-  const overlap = matcher ? Math.max(0, matcher.longest - 1) : 0;
-  const zip = new ZipWriter(
-    new Date(m.time),
-    (block) => {
-      if (matcher && bytesHoldSecret(matcher, block)) throw new FailedError('a token was found in the workbook being written; nothing was published (this is a bug: tokens must never be written to output)');
-    },
-    overlap,
-  );
-  async function* workbook(): AsyncGenerator<Buffer> {
-    const sheets: Array<{ name: string; filter?: string }> = [{ name: ABOUT_SHEET }];
-    // The sheet list and its filter ranges are known from the manifest's counts and the catalog before any records are read.
-    for (const e of m.exports) for (const name of pages.get(e.export)!) sheets.push({ name });
-    yield* zip.entry('[Content_Types].xml', [contentTypesXml(sheets.length)]);
-    yield* zip.entry('_rels/.rels', [ROOT_RELS_XML]);
-    yield* zip.entry('xl/_rels/workbook.xml.rels', [workbookRelsXml(sheets.length)]);
-    yield* zip.entry('xl/styles.xml', [STYLES_XML]);
-    yield* zip.entry('xl/worksheets/sheet1.xml', sheetXml(aboutSheet(m, pages)));
-    let n = 1;
-    for (const entry of m.exports) {
-      const records = await read(entry);
-      const columns = sheetColumns(entry.export, records);
-      const names = pages.get(entry.export)!;
-      // One pass measures the widths of every page (and writes the CSV file, if asked): a page of a long export is as wide as the first.
-      let measured: number[];
-      if (withCsv) {
-        measured = columns.map((c) => c.header.length);
-        await writeCsv(entry, columns, records, measured);
-      } else measured = measureWidths(columns, records);
-      const widths = measured.map(fitWidth);
-      for (let p = 0; p < names.length; p++) {
-        const from = p * maxRows;
-        const to = Math.min(records.length, from + maxRows);
-        n++;
-        const filter = filterRange(columns.length, to - from);
-        if (filter !== undefined) sheets[n - 1]!.filter = filter;
-        yield* zip.entry(`xl/worksheets/sheet${n}.xml`, sheetXml(exportSheet(columns, records, from, to, widths)));
-      }
-    }
-    // Last, because the autofilter ranges depend on the columns found in the data (one per map key).
-    yield* zip.entry('xl/workbook.xml', [workbookXml(sheets)]);
-    yield zip.end();
-  }
-  const file = workbookFileName(m.date);
+  const helpers = opts.helpers && opts.helpers.threads > 0 && m.exports.length > 1 ? new SheetHelpers(opts.helpers, m.exports, plans, csvSink) : undefined;
+  // The main thread's first export is the largest; the workers take the next largest.
+  const first = helpers?.claimLargest();
+  helpers?.start();
+  const written: WrittenSheetFile[] = [];
   try {
-    await sink(file, workbook());
-  } catch (err) {
-    if (err instanceof ZipTooLargeError) throw new FailedError(`${file}: ${err.message}; write CSV only (--format csv)`);
-    throw err;
+    if (!xlsx) {
+      // CSV files alone: no order to keep.
+      const order = m.exports.map((_, i) => i).filter((i) => i !== first);
+      if (first !== undefined) order.unshift(first);
+      for (const i of order) if (i === first || !helpers || helpers.claim(i)) await prepareForms(m.exports[i]!, await read(i), plans[i]!, csvSink(i));
+      await helpers?.finished();
+    } else {
+      const file = workbookFileName(m.date);
+      try {
+        await sink(file, workbook(m, names, plans, opts.secrets ?? null, read, csvSink, helpers, first));
+      } catch (err) {
+        if (err instanceof ZipTooLargeError) throw new FailedError(`${file}: ${err.message}; write CSV only (--format csv)`);
+        throw err;
+      }
+      await helpers?.finished();
+      written.push({ format: 'xlsx', file });
+    }
+  } finally {
+    helpers?.stop();
   }
-  written.push({ format: 'xlsx', file });
-  return written;
+  return [...csvFiles.filter((f): f is WrittenSheetFile => f !== undefined), ...written];
+}
+
+/** The workbook's bytes: the sheets of every export in the manifest's order, wherever they were made. */
+async function* workbook(
+  m: SheetManifest,
+  names: readonly string[][],
+  plans: readonly ExportFormsPlan[],
+  secrets: SecretMatcher | null,
+  read: (i: number) => Promise<ExportRecord[]>,
+  csvSink: (i: number) => SheetSink,
+  helpers: SheetHelpers | undefined,
+  /** The export the main thread took before the workers started (the largest), made before its turn when another comes before it. */
+  first: number | undefined,
+): AsyncGenerator<Buffer> {
+  const { inspect, overlap } = workbookInspector(secrets);
+  const zip = new ZipWriter(new Date(m.time), inspect, overlap);
+  const sheets: Array<{ name: string; filter?: string }> = [{ name: ABOUT_SHEET }];
+  // The sheet list is known from the manifest's counts and the catalog before any records are read.
+  for (const pages of names) for (const name of pages) sheets.push({ name });
+  yield* zip.entry('[Content_Types].xml', [contentTypesXml(sheets.length)]);
+  yield* zip.entry('_rels/.rels', [ROOT_RELS_XML]);
+  yield* zip.entry('xl/_rels/workbook.xml.rels', [workbookRelsXml(sheets.length)]);
+  yield* zip.entry('xl/styles.xml', [STYLES_XML]);
+  yield* zip.entry('xl/worksheets/sheet1.xml', sheetXml(aboutSheet(m, new Map(m.exports.map((e, i) => [e.export, names[i]!])))));
+  const filters = (i: number, columns: number): void => {
+    const count = m.exports[i]!.count;
+    names[i]!.forEach((_, p) => {
+      const filter = filterRange(columns, Math.min(count, (p + 1) * plans[i]!.maxRows) - p * plans[i]!.maxRows);
+      if (filter !== undefined) sheets[plans[i]!.firstSheet + p - 1]!.filter = filter;
+    });
+  };
+  /** Exports this thread compressed before their turn, while a worker's export held the workbook back. */
+  const ahead = new Map<number, DeflatedSheets>();
+  /** The main thread's exports not made yet, before those nobody took. */
+  const mine = first !== undefined ? [first] : [];
+  for (let i = 0; i < m.exports.length; i++) {
+    if (mine[0] === i || !helpers || helpers.claim(i)) {
+      if (mine[0] === i) mine.shift();
+      // This thread's, and its turn: written as it is made.
+      const prepared = await prepareForms(m.exports[i]!, await read(i), plans[i]!, csvSink(i));
+      filters(i, prepared.columns);
+      for (const page of prepared.pages) yield* zip.entry(page.name, sheetXml(page.spec()));
+      continue;
+    }
+    // A worker's: until it is done, this thread makes the next exports nobody took.
+    while (!ahead.has(i) && !helpers.settled(i)) {
+      const j = mine.shift() ?? helpers.nextUnclaimed(i + 1);
+      if (j === undefined || (j !== first && !helpers.claim(j))) break;
+      ahead.set(j, await deflateSheets(m.exports[j]!, await read(j), plans[j]!, csvSink(j)));
+    }
+    const done = ahead.get(i) ?? (await helpers.result(i));
+    ahead.delete(i);
+    filters(i, done.columns);
+    for (let p = 0; p < done.pages.length; p++) yield* zip.deflated(`xl/worksheets/sheet${plans[i]!.firstSheet + p}.xml`, done.pages[p]!.content, done.pages[p]!.chunks);
+  }
+  // Last, because the autofilter ranges depend on the columns found in the data (one per map key).
+  yield* zip.entry('xl/workbook.xml', [workbookXml(sheets)]);
+  yield zip.end();
 }

@@ -39,6 +39,100 @@ function dosDateTime(time: Date): { date: number; time: number } {
   };
 }
 
+/** What the data descriptor of an entry says of its content. */
+export interface DeflatedEntry {
+  readonly crc: number;
+  readonly compressed: number;
+  readonly size: number;
+}
+
+/**
+ * An entry's content, compressed: the raw deflate stream of its text pieces,
+ * as buffers, and as the generator's value what its data descriptor says.
+ * Each block is compressed on libuv's thread pool while the next block's
+ * text is produced, so compression takes another core rather than adding to
+ * this thread. `inspect` sees every uncompressed block before it is
+ * compressed, with the last `overlap` bytes of the block before in front of
+ * it. The bytes depend only on the pieces' text, not on where this runs.
+ */
+export async function* deflateEntry(name: string, pieces: Iterable<string>, inspect: (block: Buffer) => void = () => {}, overlap = 0): AsyncGenerator<Buffer, DeflatedEntry> {
+  let crc = 0;
+  let size = 0;
+  let compressed = 0;
+  // Two blocks, filled in turn: one is compressed on the thread pool while
+  // the other is filled, so no block is copied or allocated per flush.
+  let block = Buffer.allocUnsafe(BLOCK_BYTES + overlap);
+  let spare = Buffer.allocUnsafe(BLOCK_BYTES + overlap);
+  let carried = 0;
+  let used = 0;
+  /** The block in compression; at most one, so memory stays two blocks. */
+  let pending: Promise<Buffer> | undefined;
+  async function* settle(): AsyncGenerator<Buffer> {
+    if (pending === undefined) return;
+    const out = await pending;
+    pending = undefined;
+    compressed += out.length;
+    yield out;
+  }
+  async function* flush(): AsyncGenerator<Buffer> {
+    if (used === carried) return;
+    inspect(block.subarray(0, used));
+    const data = block.subarray(carried, used);
+    crc = crc32(data, crc);
+    size += data.length;
+    if (size > MAX_32) throw new ZipTooLargeError(`${name} would exceed 4 GB uncompressed, the limit of a ZIP file without ZIP64`);
+    // The other block is free once its compression is settled.
+    yield* settle();
+    // A sync flush ends the piece on a byte boundary without a final
+    // block, so independent pieces concatenate into one deflate stream.
+    // One output buffer that holds the whole result (deflate's worst case
+    // adds about 1/8 for stored blocks): with zlib's default 16 kB chunks,
+    // each chunk is a round trip through this thread, which is busy
+    // producing the next block, so compression would wait for it instead of
+    // running beside it. The compressed bytes are the same either way
+    // (zlib's output does not depend on the output buffer's size; held by
+    // sheets-zip.test.ts, "compresses to the same bytes whatever the output
+    // chunk size").
+    pending = deflateRawAsync(data, { level: LEVEL, finishFlush: constants.Z_SYNC_FLUSH, chunkSize: data.length + (data.length >> 3) + 1024 });
+    // Settled (and any failure thrown) by the next flush or the end of the entry.
+    pending.catch(() => {});
+    // The next block starts with this one's tail, for the inspector's overlap; this one is not written to until it is compressed.
+    const keep = Math.min(overlap, used);
+    block.copy(spare, 0, used - keep, used);
+    [block, spare] = [spare, block];
+    carried = used = keep;
+  }
+  for (const piece of pieces) {
+    if (piece.length * 3 <= BLOCK_BYTES + overlap - used) {
+      // The common case: the piece fits whole, no slicing.
+      used += block.write(piece, used, 'utf8');
+      if (used - carried >= BLOCK_BYTES) yield* flush();
+      continue;
+    }
+    for (let i = 0; i < piece.length; ) {
+      // At most 3 bytes of UTF-8 per UTF-16 code unit; never split a surrogate pair.
+      let end = Math.min(piece.length, i + Math.floor((BLOCK_BYTES + overlap - used) / 3));
+      if (end < piece.length && end > i) {
+        const last = piece.charCodeAt(end - 1);
+        if (last >= 0xd800 && last <= 0xdbff) end--;
+      }
+      if (end <= i) {
+        yield* flush();
+        continue;
+      }
+      used += block.write(piece.slice(i, end), used, 'utf8');
+      i = end;
+      if (used - carried >= BLOCK_BYTES) yield* flush();
+    }
+  }
+  yield* flush();
+  yield* settle();
+  // The final, empty deflate block.
+  compressed += 2;
+  yield Buffer.from([0x03, 0x00]);
+  return { crc, compressed, size };
+}
+
 /**
  * Writes a ZIP file as a sequence of buffers: `entry()` for each file with
  * its content as text pieces, then `end()`. `inspect` sees every
@@ -65,15 +159,7 @@ export class ZipWriter {
     return buf;
   }
 
-  /**
-   * The bytes of one entry: header, compressed content, data descriptor.
-   * Each block is compressed on libuv's thread pool while the next block's
-   * text is produced, so compression takes the second core rather than
-   * adding to the first.
-   */
-  async *entry(name: string, pieces: Iterable<string>): AsyncGenerator<Buffer> {
-    const nameBuf = Buffer.from(name, 'utf8');
-    const entry: Entry = { name: nameBuf, offset: this.offset, crc: 0, compressed: 0, size: 0 };
+  private header(nameBuf: Buffer): Buffer {
     const header = Buffer.alloc(30);
     header.writeUInt32LE(0x04034b50, 0);
     header.writeUInt16LE(20, 4);
@@ -83,88 +169,37 @@ export class ZipWriter {
     header.writeUInt16LE(this.stamp.time, 10);
     header.writeUInt16LE(this.stamp.date, 12);
     header.writeUInt16LE(nameBuf.length, 26);
-    yield this.count(Buffer.concat([header, nameBuf]));
+    return Buffer.concat([header, nameBuf]);
+  }
 
-    // Two blocks, filled in turn: one is compressed on the thread pool while
-    // the other is filled, so no block is copied or allocated per flush.
-    let block = Buffer.allocUnsafe(BLOCK_BYTES + this.overlap);
-    let spare = Buffer.allocUnsafe(BLOCK_BYTES + this.overlap);
-    let carried = 0;
-    let used = 0;
-    const self = this;
-    /** The block in compression; at most one, so memory stays two blocks. */
-    let pending: Promise<Buffer> | undefined;
-    async function* settle(): AsyncGenerator<Buffer> {
-      if (pending === undefined) return;
-      const out = await pending;
-      pending = undefined;
-      entry.compressed += out.length;
-      yield self.count(out);
-    }
-    async function* flush(): AsyncGenerator<Buffer> {
-      if (used === carried) return;
-      self.inspect(block.subarray(0, used));
-      const data = block.subarray(carried, used);
-      entry.crc = crc32(data, entry.crc);
-      entry.size += data.length;
-      if (entry.size > MAX_32) throw new ZipTooLargeError(`${name} would exceed 4 GB uncompressed, the limit of a ZIP file without ZIP64`);
-      // The other block is free once its compression is settled.
-      yield* settle();
-      // A sync flush ends the piece on a byte boundary without a final
-      // block, so independent pieces concatenate into one deflate stream.
-      // One output buffer that holds the whole result (deflate's worst case
-      // adds about 1/8 for stored blocks): with zlib's default 16 kB chunks,
-      // each chunk is a round trip through this thread, which is busy
-      // producing the next block, so compression would wait for it instead of
-      // running beside it. The compressed bytes are the same either way
-      // (zlib's output does not depend on the output buffer's size; held by
-      // sheets-zip.test.ts, "compresses to the same bytes whatever the output
-      // chunk size").
-      pending = deflateRawAsync(data, { level: LEVEL, finishFlush: constants.Z_SYNC_FLUSH, chunkSize: data.length + (data.length >> 3) + 1024 });
-      // Settled (and any failure thrown) by the next flush or the end of the entry.
-      pending.catch(() => {});
-      // The next block starts with this one's tail, for the inspector's overlap; this one is not written to until it is compressed.
-      const keep = Math.min(self.overlap, used);
-      block.copy(spare, 0, used - keep, used);
-      [block, spare] = [spare, block];
-      carried = used = keep;
-    }
-    for (const piece of pieces) {
-      if (piece.length * 3 <= BLOCK_BYTES + this.overlap - used) {
-        // The common case: the piece fits whole, no slicing.
-        used += block.write(piece, used, 'utf8');
-        if (used - carried >= BLOCK_BYTES) yield* flush();
-        continue;
-      }
-      for (let i = 0; i < piece.length; ) {
-        // At most 3 bytes of UTF-8 per UTF-16 code unit; never split a surrogate pair.
-        let end = Math.min(piece.length, i + Math.floor((BLOCK_BYTES + this.overlap - used) / 3));
-        if (end < piece.length && end > i) {
-          const last = piece.charCodeAt(end - 1);
-          if (last >= 0xd800 && last <= 0xdbff) end--;
-        }
-        if (end <= i) {
-          yield* flush();
-          continue;
-        }
-        used += block.write(piece.slice(i, end), used, 'utf8');
-        i = end;
-        if (used - carried >= BLOCK_BYTES) yield* flush();
-      }
-    }
-    yield* flush();
-    yield* settle();
-    // The final, empty deflate block.
-    const last = Buffer.from([0x03, 0x00]);
-    entry.compressed += last.length;
-    yield this.count(last);
+  private descriptor(entry: Entry): Buffer {
     const descriptor = Buffer.alloc(16);
     descriptor.writeUInt32LE(0x08074b50, 0);
     descriptor.writeUInt32LE(entry.crc >>> 0, 4);
     descriptor.writeUInt32LE(entry.compressed, 8);
     descriptor.writeUInt32LE(entry.size, 12);
-    yield this.count(descriptor);
     this.entries.push(entry);
+    return this.count(descriptor);
+  }
+
+  /** The bytes of one entry: header, compressed content (deflateEntry), data descriptor. */
+  async *entry(name: string, pieces: Iterable<string>): AsyncGenerator<Buffer> {
+    const nameBuf = Buffer.from(name, 'utf8');
+    const offset = this.offset;
+    yield this.count(this.header(nameBuf));
+    const content = deflateEntry(name, pieces, this.inspect, this.overlap);
+    let step = await content.next();
+    for (; !step.done; step = await content.next()) yield this.count(step.value);
+    yield this.descriptor({ name: nameBuf, offset, ...step.value });
+  }
+
+  /** The bytes of one entry whose content was compressed elsewhere (deflateEntry, on a worker thread): the same bytes entry() writes. */
+  *deflated(name: string, content: DeflatedEntry, chunks: Iterable<Uint8Array>): Generator<Buffer> {
+    const nameBuf = Buffer.from(name, 'utf8');
+    const offset = this.offset;
+    yield this.count(this.header(nameBuf));
+    for (const c of chunks) yield this.count(Buffer.from(c.buffer, c.byteOffset, c.byteLength));
+    yield this.descriptor({ name: nameBuf, offset, ...content });
   }
 
   /** The central directory and its end record. */

@@ -27,6 +27,10 @@ function contents(dir: string): Record<string, string> {
   for (const f of readdirSync(dir).sort()) {
     // raw/ is the collection's bytes: the manifest lists each file's sha256.
     if (f === 'raw') continue;
+    if (f.endsWith('.xlsx')) {
+      out[f] = createHash('sha256').update(readFileSync(join(dir, f))).digest('hex');
+      continue;
+    }
     const text = readFileSync(join(dir, f), 'utf8');
     if (f === '_snapshot-manifest.json') {
       const m = JSON.parse(text) as Record<string, unknown>;
@@ -139,13 +143,32 @@ describe('the build on worker threads', () => {
     const many: Array<Record<string, unknown>> = [];
     for (let i = 0; i < 40_000; i++) many.push({ ...drives[i % drives.length]!, id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, name: `drive-${i} ${'ü'.repeat(i % 7)}` });
     replaceBody(dir, 'api-drives.json', JSON.stringify(many));
-    const pooled = await runCli(['--replay', dir, '--out-dir', join(root, 'pooled'), '--build-threads', '1']);
-    const main = await runCli(['--replay', dir, '--out-dir', join(root, 'main')]);
+    // With spreadsheets: the main thread takes the drives (the largest export), the worker the others, and the workbook waits for them in order.
+    const pooled = await runCli(['--replay', dir, '--out-dir', join(root, 'pooled'), '--build-threads', '1', '--format', 'csv,xlsx']);
+    const main = await runCli(['--replay', dir, '--out-dir', join(root, 'main'), '--format', 'csv,xlsx']);
     expect(pooled.code).toBe(0);
     expect(main.code).toBe(0);
     expect(pooled.stderr).toContain('on the main thread and 1 worker thread');
     expect(main.stderr).not.toContain('worker thread');
     expect(contents(join(root, 'pooled'))).toEqual(contents(join(root, 'main')));
+  });
+
+  it('the spreadsheets written with workers are the files the main thread alone writes (csv and xlsx, each alone and both)', async () => {
+    const root = tmpDir();
+    for (const format of ['csv,xlsx', 'csv', 'xlsx']) {
+      const got: Array<Record<string, string>> = [];
+      for (const n of ['0', '1', '3']) {
+        const out = join(root, `${format.replace(',', '-')}-${n}`);
+        const r = await runCli(['--replay', RECORDING, '--out-dir', out, '--quiet', '--build-threads', n, '--format', format, '--json']);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toBe('');
+        // The files are listed in the same order too: CSV files in export order, then the workbook.
+        got.push({ ...contents(out), summary: JSON.stringify((JSON.parse(r.stdout) as { spreadsheets: unknown }).spreadsheets) });
+      }
+      expect(Object.keys(got[0]!).filter((f) => f.endsWith('.csv'))).toHaveLength(format.includes('csv') ? 15 : 0);
+      expect(Object.keys(got[0]!).filter((f) => f.endsWith('.xlsx'))).toHaveLength(format.includes('xlsx') ? 1 : 0);
+      for (const g of got.slice(1)) expect(g, format).toEqual(got[0]);
+    }
   });
 
   it('a bad --build-threads or SVC_BUILD_THREADS is a usage error (exit 2) before anything is read', async () => {

@@ -39,4 +39,18 @@ describe('a clone where lib/ was never built', () => {
     const main = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', out, '--build-threads', '0', '--quiet'], { bin });
     expect(main.code).toBe(0);
   });
+
+  it('a lib/ built without the spreadsheet worker says so before anything is read when workers would write spreadsheets (exit 1)', async () => {
+    const repo = halfBuilt('sheet-worker.js');
+    const bin = join(repo, 'bin', 'svc-snapshot.js');
+    const out = join(repo, 'snap');
+    const r = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', out, '--build-threads', '1', '--format', 'csv'], { bin });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/lib\/sheet-worker\.js is missing: run npm run build, or pass --build-threads 0; nothing was published/);
+    expect(r.stderr).not.toMatch(/replaying/);
+    expect(readdirSync(repo).sort()).toEqual(['bin', 'lib', 'node_modules', 'package.json']);
+    // Without spreadsheets the workers are not needed.
+    const json = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', out, '--build-threads', '1', '--quiet'], { bin });
+    expect(json.code).toBe(0);
+  });
 });

@@ -1,0 +1,231 @@
+/**
+ * The spreadsheets on worker threads (`snapshot --format` with
+ * --build-threads): each worker (lib/sheet-worker.js beside the bundle)
+ * takes the largest export nobody has taken, reads its file from the
+ * staging directory, and sends back its CSV file's bytes as they are made
+ * (written here, through the same sink as the main thread's) and its sheets
+ * compressed; writeSpreadsheets puts them into the workbook in the
+ * manifest's order. Worker and main thread run the same code
+ * (deflateSheets), so the files are the same bytes.
+ */
+import { lstatSync } from 'node:fs';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { FailedError } from '../errors.js';
+import { checkWorkerFile } from '../exports/build-pool.js';
+import { Channel } from '../util/channel.js';
+import type { SheetManifestExport } from './snapshot-dir.js';
+import { csvFileName, type DeflatedSheets, type ExportFormsPlan, type SheetSink } from './write.js';
+import { ZipTooLargeError, type DeflatedEntry } from './zip.js';
+
+const WORKER_FILE = new URL('./sheet-worker.js', import.meta.url);
+
+/** The workers' file, there to be started (a lib/ without it is a broken build). */
+export function checkSheetWorker(): string {
+  return checkWorkerFile(WORKER_FILE);
+}
+
+/** Where the workers read the export files, and how. */
+export interface SheetWorkerOptions {
+  readonly threads: number;
+  /** The directory holding the export files (the staging directory). */
+  readonly dir: string;
+  /** Whether each file's sha256 is checked against the manifest (not for files this run has just written). */
+  readonly verify: boolean;
+}
+
+export interface SheetTask {
+  readonly id: number;
+  readonly dir: string;
+  readonly verify: boolean;
+  readonly entry: SheetManifestExport;
+  readonly plan: ExportFormsPlan;
+}
+
+export type SheetMessage =
+  | { readonly type: 'csv'; readonly id: number; readonly bytes: ArrayBuffer }
+  | { readonly type: 'done'; readonly id: number; readonly columns: number; readonly pages: ReadonlyArray<{ readonly content: DeflatedEntry; readonly chunks: readonly ArrayBuffer[] }> }
+  | { readonly type: 'error'; readonly id: number; readonly kind: 'failed' | 'too-large' | 'bug'; readonly message: string };
+
+interface Pending {
+  readonly promise: Promise<DeflatedSheets>;
+  readonly resolve: (v: DeflatedSheets) => void;
+  readonly reject: (e: Error) => void;
+  settled: boolean;
+}
+
+/**
+ * Worker threads taking exports for writeSpreadsheets: `claim` is the main
+ * thread's way of taking one (false when a worker has it), `result` a
+ * worker's export once done, `finished` the end of every worker's export and
+ * CSV write. The first failure (a worker's, a write's) stops them all and is
+ * thrown by whatever waits.
+ */
+export class SheetHelpers {
+  private readonly owner: Array<'main' | 'worker' | undefined>;
+  private readonly sizes: number[];
+  private readonly pending = new Map<number, Pending>();
+  private readonly csv = new Map<number, Channel<Uint8Array>>();
+  private readonly writes: Array<Promise<void>> = [];
+  private readonly workers = new Set<Worker>();
+  private readonly idle: Worker[] = [];
+  private failure: Error | undefined;
+
+  constructor(
+    private readonly o: SheetWorkerOptions,
+    private readonly exports: readonly SheetManifestExport[],
+    private readonly plans: readonly ExportFormsPlan[],
+    private readonly csvSink: (i: number) => SheetSink,
+  ) {
+    const file = checkSheetWorker();
+    this.owner = exports.map(() => undefined);
+    // Largest file first; the size only orders the work (the worker opens the file as the main thread would).
+    this.sizes = exports.map((e) => {
+      try {
+        return lstatSync(path.join(o.dir, e.file)).size;
+      } catch {
+        return 0;
+      }
+    });
+    for (let t = 0; t < Math.max(1, o.threads); t++) {
+      // V8's default young generation: with the build workers' 16 MB, the peak was some 130 MB higher (large site, 560 against 430 MB).
+      const w = new Worker(file);
+      this.workers.add(w);
+      w.on('message', (m: SheetMessage) => this.onMessage(w, m));
+      w.on('error', (err) => this.abort(new Error(`the spreadsheets stopped: ${err.message}`)));
+      w.on('exit', (code) => {
+        if (this.workers.has(w)) this.abort(new Error(`the spreadsheets stopped (exit ${code})`));
+      });
+      this.idle.push(w);
+    }
+  }
+
+  /** The workers start taking exports (after the main thread took its first). */
+  start(): void {
+    this.dispatchIdle();
+  }
+
+  /**
+   * Takes the largest export for the main thread: its heap has grown to the
+   * build's already, where a worker's would grow anew to hold it (the
+   * spreadsheets' peak memory).
+   */
+  claimLargest(): number | undefined {
+    const i = this.largestUnclaimed();
+    if (i !== undefined) this.owner[i] = 'main';
+    return i;
+  }
+
+  private largestUnclaimed(): number | undefined {
+    let best: number | undefined;
+    for (let i = 0; i < this.exports.length; i++) if (this.owner[i] === undefined && (best === undefined || this.sizes[i]! > this.sizes[best]!)) best = i;
+    return best;
+  }
+
+  /** Takes export `i` for the main thread; false when a worker has it (or the main thread already had it). */
+  claim(i: number): boolean {
+    if (this.owner[i] !== undefined) return false;
+    this.owner[i] = 'main';
+    return true;
+  }
+
+  /** The first export from `from` on that nobody has taken. */
+  nextUnclaimed(from: number): number | undefined {
+    for (let i = from; i < this.exports.length; i++) if (this.owner[i] === undefined) return i;
+    return undefined;
+  }
+
+  /** Whether a worker's export `i` is done (or failed): waiting for it would not wait. */
+  settled(i: number): boolean {
+    return this.failure !== undefined || this.pending.get(i)?.settled === true;
+  }
+
+  /** A worker's export `i`, compressed. */
+  result(i: number): Promise<DeflatedSheets> {
+    this.throwIfFailed();
+    const p = this.pending.get(i);
+    if (!p) throw new Error(`internal: export ${i} was not given to a sheet worker`);
+    return p.promise;
+  }
+
+  /** Every worker's export done and every CSV file written; throws the first failure. */
+  async finished(): Promise<void> {
+    await Promise.all([...this.pending.values()].map((p) => p.promise));
+    await Promise.all(this.writes);
+    this.throwIfFailed();
+  }
+
+  /** Stops every worker; a CSV file a worker was making is not finished (its write fails, and the run with it). */
+  stop(): void {
+    for (const w of this.workers) void w.terminate();
+    this.workers.clear();
+    for (const c of this.csv.values()) c.fail(this.failure ?? new Error('the spreadsheets were stopped'));
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure) throw this.failure;
+  }
+
+  private abort(err: Error): void {
+    this.failure ??= err;
+    for (const p of this.pending.values()) if (!p.settled) p.reject(this.failure);
+    for (const c of this.csv.values()) c.fail(this.failure);
+    this.stop();
+  }
+
+  private dispatchIdle(): void {
+    while (this.idle.length > 0 && !this.failure) {
+      const best = this.largestUnclaimed();
+      if (best === undefined) break;
+      this.dispatch(this.idle.pop()!, best);
+    }
+    // Nothing left to take: idle workers are not needed any more.
+    if (this.nextUnclaimed(0) === undefined) {
+      for (const w of this.idle.splice(0)) {
+        this.workers.delete(w);
+        void w.terminate();
+      }
+    }
+  }
+
+  private dispatch(w: Worker, i: number): void {
+    this.owner[i] = 'worker';
+    let resolve!: (v: DeflatedSheets) => void;
+    let reject!: (e: Error) => void;
+    const promise = new Promise<DeflatedSheets>((res, rej) => ((resolve = res), (reject = rej)));
+    // Thrown to whoever waits for it; a run stopped by another failure does not wait.
+    promise.catch(() => {});
+    const p: Pending = { promise, resolve: (v) => ((p.settled = true), resolve(v)), reject: (e) => ((p.settled = true), reject(e)), settled: false };
+    this.pending.set(i, p);
+    const entry = this.exports[i]!;
+    const plan = this.plans[i]!;
+    if (plan.csv) {
+      const chunks = new Channel<Uint8Array>();
+      this.csv.set(i, chunks);
+      const write = this.csvSink(i)(csvFileName(entry.export, entry.count, plan.date), chunks);
+      write.catch((err: unknown) => this.abort(err instanceof Error ? err : new Error(String(err))));
+      this.writes.push(write);
+    }
+    const task: SheetTask = { id: i, dir: this.o.dir, verify: this.o.verify, entry, plan };
+    w.postMessage(task);
+  }
+
+  private onMessage(w: Worker, m: SheetMessage): void {
+    if (this.failure) return;
+    switch (m.type) {
+      case 'csv':
+        this.csv.get(m.id)?.push(Buffer.from(m.bytes));
+        break;
+      case 'done':
+        this.csv.get(m.id)?.end();
+        this.csv.delete(m.id);
+        this.pending.get(m.id)?.resolve({ columns: m.columns, pages: m.pages.map((p) => ({ content: p.content, chunks: p.chunks.map((c) => Buffer.from(c)) })) });
+        this.idle.push(w);
+        this.dispatchIdle();
+        break;
+      case 'error':
+        this.abort(m.kind === 'failed' ? new FailedError(m.message) : m.kind === 'too-large' ? new ZipTooLargeError(m.message) : new Error(`the spreadsheets failed: ${m.message}`));
+        break;
+    }
+  }
+}
