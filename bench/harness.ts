@@ -205,10 +205,10 @@ export function dirBytes(dir: string): number {
 }
 
 /** sha256 of every export file (not the manifest, which holds times), by name. */
-export function exportHashes(dir: string): Map<string, string> {
+export function exportHashes(dir: string, endings: readonly string[] = ['.json']): Map<string, string> {
   const out = new Map<string, string>();
   for (const name of readdirSync(dir)) {
-    if (name.startsWith('_') || !name.endsWith('.json')) continue;
+    if (name.startsWith('_') || !endings.some((e) => name.endsWith(e))) continue;
     out.set(name, createHash('sha256').update(readFileSync(join(dir, name))).digest('hex'));
   }
   return out;
@@ -293,6 +293,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       replayMainRss: [] as number[],
       replayOne: [] as number[],
       replayOneRss: [] as number[],
+      sheetsOne: [] as number[],
+      sheetsOneRss: [] as number[],
       liveWorkers: [] as number[],
       liveWorkersRss: [] as number[],
       // CPU time of the client and the server together (ms).
@@ -353,8 +355,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         const fr = await run([BIN, '--replay', raw, '--out-dir', f, '--format', 'csv,xlsx', '--quiet'], { rss: true, workDir });
         samples.sheets.push(fr.ms);
         samples.sheetsRss.push(fr.maxRss!);
-        rmSync(f, { recursive: true, force: true });
       }
+      const sheetsDir = join(workDir, `sheets-${r}`);
       if (pooled) {
         // The build on the main thread with one worker and with a worker per core beside it: how the build scales with the cores, and the same bytes.
         const p0 = join(workDir, `replay-workers-${r}`);
@@ -365,6 +367,16 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         const m1 = await run([BIN, '--replay', raw, '--out-dir', p1, '--quiet', '--build-threads', '1'], { rss: true, workDir });
         samples.replayOne.push(m1.ms);
         samples.replayOneRss.push(m1.maxRss!);
+        if (formatsSupported(BIN)) {
+          // The spreadsheets made on the main thread and a worker too: the same files as the main thread's alone.
+          const f1 = join(workDir, `sheets-one-${r}`);
+          const s1 = await run([BIN, '--replay', raw, '--out-dir', f1, '--format', 'csv,xlsx', '--quiet', '--build-threads', '1'], { rss: true, workDir });
+          samples.sheetsOne.push(s1.ms);
+          samples.sheetsOneRss.push(s1.maxRss!);
+          const sheets = exportHashes(sheetsDir, ['.json', '.csv', '.xlsx']);
+          if (sheets.size === 0 || !sameHashes(sheets, exportHashes(f1, ['.json', '.csv', '.xlsx']))) sameAsMain = false;
+          rmSync(f1, { recursive: true, force: true });
+        }
         const s0 = join(workDir, `live-workers-${r}`);
         const l0 = await live(s0, ['--build-threads', String(defaultThreads())], true);
         samples.liveWorkers.push(l0.ms);
@@ -374,6 +386,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         if (main.size === 0 || !sameHashes(main, exportHashes(p0)) || !sameHashes(main, exportHashes(p1)) || !sameHashes(main, exportHashes(s0))) sameAsMain = false;
         for (const d of [p0, p1, s0]) rmSync(d, { recursive: true, force: true });
       }
+      rmSync(sheetsDir, { recursive: true, force: true });
       // Live and replay of the same site must write the same bytes.
       const liveHashes = exportHashes(s);
       const same = sameHashes(liveHashes, exportHashes(p));
@@ -399,7 +412,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     if (pooled) {
       notes.push(
         sameAsMain
-          ? `The exports built on the main thread alone (the default) and with 1 and ${defaultThreads()} workers beside it (--build-threads, live and replay) were byte-identical in every round.`
+          ? `The exports built on the main thread alone (the default) and with 1 and ${defaultThreads()} workers beside it (--build-threads, live and replay) were byte-identical in every round, and so were the spreadsheets (csv,xlsx) made on the main thread alone and with 1 worker.`
           : '**The exports built on the main thread and on workers differed in some round.**',
       );
       if (!sameAsMain) identical = false;
@@ -460,6 +473,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       const l0 = stat(samples.liveWorkers);
       rows.push(same({ figure: '--replay, built on the main thread and 1 worker (--build-threads 1)', unit: 'ms', stat: r1, ratio: ratio(r1, rep), ratioOf: '÷ main thread alone' }));
       rows.push(same({ figure: `--replay, built on the main thread and ${defaultThreads()} workers (--build-threads ${defaultThreads()})`, unit: 'ms', stat: r0, ratio: ratio(r0, rep), ratioOf: '÷ main thread alone' }));
+      const s1 = stat(samples.sheetsOne);
+      if (s1 && r1) rows.push(same({ figure: '--replay --format csv,xlsx --build-threads 1 (time added over --replay --build-threads 1)', unit: 'ms', stat: s1, ratio: (s1.median - r1.median) / r1.median, ratioOf: 'added ÷ --replay --build-threads 1' }));
       rows.push(same({ figure: `Live snapshot, built on ${defaultThreads()} workers beside the downloads (--build-threads ${defaultThreads()})`, unit: 'ms', stat: l0, ratio: ratio(l0, floor), ratioOf: '÷ transport floor' }));
     }
     rows.push({ figure: `Raw collection on disk (${one.name})`, unit: 'MB', stat: stat([coll1]) });
@@ -474,6 +489,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       rows.push({ figure: `Peak RSS, live snapshot on ${defaultThreads()} workers (${one.name})`, unit: 'MB', stat: l0, ratio: l0 && l0.median / coll1, ratioOf: '÷ collection' });
       rows.push({ figure: `Peak RSS, replay on the main thread and ${defaultThreads()} workers (${one.name})`, unit: 'MB', stat: r0, ratio: r0 && r0.median / coll1, ratioOf: '÷ collection' });
       rows.push({ figure: `Peak RSS, replay on the main thread and 1 worker (${one.name})`, unit: 'MB', stat: r1, ratio: r1 && r1.median / coll1, ratioOf: '÷ collection' });
+      const s1 = stat(mb(samples.sheetsOneRss));
+      if (s1) rows.push({ figure: `Peak RSS, replay --format csv,xlsx on the main thread and 1 worker (${one.name})`, unit: 'MB', stat: s1, ratio: s1.median / coll1, ratioOf: '÷ collection' });
     }
     if (samples.sheetsRss.length > 0) {
       const shRss = stat(mb(samples.sheetsRss));
