@@ -586,6 +586,33 @@ describe('9. errors that blame the right thing', () => {
     }
   });
 
+  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)('a disk that fills while the spreadsheets are written, on the main thread and with a worker: exit 1 with the path and what to do, nothing left behind', async () => {
+    const mnt = tmpDir();
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m,mode=0755', 'tmpfs', mnt]);
+    try {
+      const used = () => Number(execFileSync('df', ['--output=used', '-B1', mnt]).toString().trim().split('\n').pop());
+      const empty = used();
+      expect((await runCli(['--replay', RECORDING, '--out-dir', 'json', '--quiet'], { cwd: mnt })).code).toBe(0);
+      const json = used() - empty;
+      rmSync(join(mnt, 'json'), { recursive: true });
+      expect((await runCli(['--replay', RECORDING, '--out-dir', 'sheets', '--quiet', '--format', 'csv,xlsx'], { cwd: mnt })).code).toBe(0);
+      const sheets = used() - empty;
+      rmSync(join(mnt, 'sheets'), { recursive: true });
+      // Room for the JSON exports and half of the spreadsheets.
+      const free = Number(execFileSync('df', ['--output=avail', '-B1', mnt]).toString().trim().split('\n').pop());
+      writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - json - Math.floor((sheets - json) / 2))));
+      for (const threads of ['0', '1']) {
+        const r = await runCli(['--replay', RECORDING, '--out-dir', 'out', '--build-threads', threads, '--format', 'csv,xlsx'], { cwd: mnt });
+        expect(r.code, threads).toBe(1);
+        expect(r.stderr, threads).toMatch(/no space is left on the device \(ENOSPC\) while writing .*\.(csv|xlsx); nothing was published\. Free some space/);
+        expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
+        expect(readdirSync(mnt)).toEqual(['filler']);
+      }
+    } finally {
+      execFileSync('umount', [mnt]);
+    }
+  });
+
   it.runIf(process.platform === 'linux' && process.getuid?.() === 0)('a disk that fills while a live collect writes each body as it comes in: exit 1 with the path and what to do, nothing left behind', async () => {
     const mnt = tmpDir();
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=160k,mode=0755', 'tmpfs', mnt]);
