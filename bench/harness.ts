@@ -214,6 +214,18 @@ export function exportHashes(dir: string, endings: readonly string[] = ['.json']
   return out;
 }
 
+/** The largest body file of a raw collection. */
+function largestBody(raw: string): string {
+  let best = '';
+  let size = -1;
+  for (const name of readdirSync(raw)) {
+    if (name.startsWith('_') || !name.endsWith('.json')) continue;
+    const bytes = statSync(join(raw, name)).size;
+    if (bytes > size) [best, size] = [join(raw, name), bytes];
+  }
+  return best;
+}
+
 export function sameHashes(a: Map<string, string>, b: Map<string, string>): boolean {
   return a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
 }
@@ -294,6 +306,9 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       replayOne: [] as number[],
       replayOneRss: [] as number[],
       sheetsOne: [] as number[],
+      // The same CPU-bound work alone and two at once: what parallel work can get from the cores.
+      cpuAlone: [] as number[],
+      cpuPair: [] as number[],
       sheetsOneRss: [] as number[],
       liveWorkers: [] as number[],
       liveWorkersRss: [] as number[],
@@ -400,6 +415,12 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       samples.baseline.push((await run([join(BENCH, 'baseline-replay.mjs'), raw, b], { workDir })).ms);
       rmSync(b, { recursive: true, force: true });
 
+      const largest = largestBody(raw);
+      const cpuWork = async () => (JSON.parse((await run([join(BENCH, 'two-at-once.mjs'), largest], { workDir })).stdout) as { ms: number }).ms;
+      samples.cpuAlone.push(await cpuWork());
+      const pair = await Promise.all([cpuWork(), cpuWork()]);
+      samples.cpuPair.push((pair[0]! + pair[1]!) / 2);
+
       // Start-up is short and noisy: three of each per round.
       for (let i = 0; i < 3; i++) {
         samples.node.push((await run(['-e', '0'], { workDir })).ms);
@@ -451,6 +472,10 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     rows.push({ figure: 'Live snapshot, --concurrency 1', unit: 'ms', stat: seq, ratio: ratio(seq, liveStat), ratioOf: 'sequential ÷ default' });
     const base = stat(samples.baseline);
     rows.push({ figure: 'Baseline: read + JSON.parse + JSON.stringify + write every raw file', unit: 'ms', stat: base });
+    const alone = stat(samples.cpuAlone);
+    const pair = stat(samples.cpuPair);
+    rows.push({ figure: 'CPU-bound work alone: JSON.parse + JSON.stringify of the largest raw body, twice', unit: 'ms', stat: alone });
+    rows.push({ figure: 'The same work, two processes at once (each)', unit: 'ms', stat: pair, ratio: ratio(pair, alone), ratioOf: '÷ alone: 1 = two whole cores, 2 = one' });
     const rep = stat(samples.replay);
     rows.push({ figure: '--replay of the collection', unit: 'ms', stat: rep, ratio: pooled && !sameAsMain ? Number.POSITIVE_INFINITY : ratio(rep, base), ratioOf: '÷ baseline', target: { op: '≤', value: TARGETS.replayVsBaseline } });
     if (samples.sheets.length > 0) {

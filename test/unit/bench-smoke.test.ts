@@ -29,7 +29,7 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
       for (const x of s.samples) expect(Number.isFinite(x) && x > 0, `${row.figure}: ${x}`).toBe(true);
       expect(s.min <= s.median && s.median <= s.max, row.figure).toBe(true);
     }
-    for (const f of ['Live collect', 'Live snapshot', 'Live snapshot, --concurrency 1', '--replay of the collection', 'svc-snapshot diff of the two snapshots', 'history load, first night (SQLite)']) {
+    for (const f of ['Live collect', 'Live snapshot', 'Live snapshot, --concurrency 1', '--replay of the collection', 'CPU-bound work alone', 'The same work, two processes at once', 'svc-snapshot diff of the two snapshots', 'history load, first night (SQLite)']) {
       expect(get(f).stat.samples, f).toHaveLength(runs);
     }
     // Start-up is measured three times a round.
@@ -70,6 +70,7 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     // Collecting does more than receiving and dropping: more CPU time than the floor.
     expect(m('CPU time of client and server, live collect')).toBeGreaterThan(m('CPU time of client and server, transport floor'));
     ratio('--replay of the collection', m('--replay of the collection') / m('Baseline: read + JSON.parse'));
+    ratio('The same work, two processes at once', m('The same work, two processes at once') / m('CPU-bound work alone'));
     ratio('--replay --format csv,xlsx (time added over --replay)', (m('--replay --format csv,xlsx (time added over --replay)') - m('--replay of the collection')) / m('--replay of the collection'));
     ratio('--replay --format csv,xlsx --build-threads 1', (m('--replay --format csv,xlsx --build-threads 1') - m('--replay, built on the main thread and 1 worker')) / m('--replay, built on the main thread and 1 worker'));
     ratio('svc-snapshot --help', m('svc-snapshot --help') / m('node -e 0'));
