@@ -110,6 +110,8 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   // Workers only when asked for (--build-threads): made the default for a replay, they made it faster but the time
   // spreadsheets add to it no longer fit their target, and they hold more memory (README, Performance). The same files either way.
   const threads = POOL_AVAILABLE ? o.buildThreads : 0;
+  /** Said with what the workers do. */
+  const onThreads = threads > 0 ? ` on the main thread and ${threads} worker thread${threads > 1 ? 's' : ''}` : '';
   if (threads > 0) {
     checkBuildWorker();
     if (formats.length > 0) checkSheetWorker();
@@ -132,7 +134,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     const manifest = snapshotManifest(collection, built, source, o.raw, failed.length === 0);
     let spreadsheets: WrittenSheetFile[] | undefined;
     if (formats.length > 0) {
-      deps.reporter.info(`writing ${formats.join(' and ')}`);
+      deps.reporter.info(`writing ${formats.join(' and ')}${onThreads}`);
       // Read back from the files just written: the same path as `convert`, one export in memory at a time.
       spreadsheets = await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => staging.writeChunks(name, chunks), {
         secrets: secretMatcher(secrets),
@@ -183,7 +185,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     const { collection, secrets, source } = await obtainCollection(o, deps, threads > 0);
     refuseFailed(collection);
     outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
-    deps.reporter.info(`building exports into ${outDir}${threads > 0 ? ` on the main thread and ${threads} worker thread${threads > 1 ? 's' : ''}` : ''}`);
+    deps.reporter.info(`building exports into ${outDir}${onThreads}`);
     built = await withStaging(outDir, secrets, async (staging) => {
       // The build consumes the bodies; the policy that lets it exists only once raw/ is written.
       const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));

@@ -160,6 +160,7 @@ describe('the build on worker threads', () => {
     expect(pooled.code).toBe(0);
     expect(main.code).toBe(0);
     expect(pooled.stderr).toContain('on the main thread and 1 worker thread');
+    expect(pooled.stderr).toContain('writing csv and xlsx on the main thread and 1 worker thread');
     expect(main.stderr).not.toContain('worker thread');
     expect(contents(join(root, 'pooled'))).toEqual(contents(join(root, 'main')));
   });
