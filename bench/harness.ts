@@ -365,13 +365,13 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       const rp = await run([BIN, '--replay', raw, '--out-dir', p, '--quiet'], { rss: true, workDir });
       samples.replay.push(rp.ms);
       samples.replayRss.push(rp.maxRss!);
+      // Kept until the spreadsheets made with a worker are compared with it.
+      const sheetsDir = join(workDir, `sheets-${r}`);
       if (formatsSupported(BIN)) {
-        const f = join(workDir, `sheets-${r}`);
-        const fr = await run([BIN, '--replay', raw, '--out-dir', f, '--format', 'csv,xlsx', '--quiet'], { rss: true, workDir });
+        const fr = await run([BIN, '--replay', raw, '--out-dir', sheetsDir, '--format', 'csv,xlsx', '--quiet'], { rss: true, workDir });
         samples.sheets.push(fr.ms);
         samples.sheetsRss.push(fr.maxRss!);
       }
-      const sheetsDir = join(workDir, `sheets-${r}`);
       if (pooled) {
         // The build on the main thread with one worker and with a worker per core beside it: how the build scales with the cores, and the same bytes.
         const p0 = join(workDir, `replay-workers-${r}`);

@@ -525,6 +525,22 @@ describe('7 and 8. replay refuses what live refuses', () => {
   });
 });
 
+/** Runs `fn` on a fresh tmpfs of `size` (only root may mount one), unmounted after. */
+async function onTmpfs(size: string, fn: (mnt: string) => Promise<void>): Promise<void> {
+  const mnt = tmpDir();
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0755`, 'tmpfs', mnt]);
+  try {
+    await fn(mnt);
+  } finally {
+    execFileSync('umount', [mnt]);
+  }
+}
+
+/** Bytes available or used on the file system of `dir`, as df counts them. */
+function dfBytes(dir: string, field: 'avail' | 'used'): number {
+  return Number(execFileSync('df', [`--output=${field}`, '-B1', dir]).toString().trim().split('\n').pop());
+}
+
 describe('9. errors that blame the right thing', () => {
   it('a gzip body sent unasked: the route fails saying the server compressed it, no compressed bytes printed', async () => {
     const gz = await siteWith((url) => [
@@ -563,14 +579,12 @@ describe('9. errors that blame the right thing', () => {
 
   // A real full disk: a 160 KiB tmpfs, which only root may mount (CI runs as root, as .ci/run's apt-get needs).
   it.runIf(process.platform === 'linux' && process.getuid?.() === 0)('a full disk: the path, what happened and what to do (exit 1); the older snapshot stays whole and nothing is left half written', async () => {
-    const mnt = tmpDir();
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=160k,mode=0755', 'tmpfs', mnt]);
-    try {
+    await onTmpfs('160k', async (mnt) => {
       const first = await runCli(['--replay', RECORDING, '--out-dir', 'out', '--quiet'], { cwd: mnt });
       expect(first.code).toBe(0);
       const before = Object.fromEntries(readdirSync(join(mnt, 'out')).map((f) => [f, readFileSync(join(mnt, 'out', f), 'utf8')]));
       // Leave room for a little less than one more snapshot.
-      const free = Number(execFileSync('df', ['--output=avail', '-B1', mnt]).toString().trim().split('\n').pop());
+      const free = dfBytes(mnt, 'avail');
       writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - 24 * 1024)));
       // On the main thread and on workers: the same message, nothing left behind.
       for (const threads of ['0', '2']) {
@@ -581,16 +595,12 @@ describe('9. errors that blame the right thing', () => {
         expect(readdirSync(mnt).sort()).toEqual(['filler', 'out']);
       }
       expect(Object.fromEntries(readdirSync(join(mnt, 'out')).map((f) => [f, readFileSync(join(mnt, 'out', f), 'utf8')]))).toEqual(before);
-    } finally {
-      execFileSync('umount', [mnt]);
-    }
+    });
   });
 
   it.runIf(process.platform === 'linux' && process.getuid?.() === 0)('a disk that fills while the spreadsheets are written, on the main thread and with a worker: exit 1 with the path and what to do, nothing left behind', async () => {
-    const mnt = tmpDir();
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m,mode=0755', 'tmpfs', mnt]);
-    try {
-      const used = () => Number(execFileSync('df', ['--output=used', '-B1', mnt]).toString().trim().split('\n').pop());
+    await onTmpfs('1m', async (mnt) => {
+      const used = () => dfBytes(mnt, 'used');
       const empty = used();
       expect((await runCli(['--replay', RECORDING, '--out-dir', 'json', '--quiet'], { cwd: mnt })).code).toBe(0);
       const json = used() - empty;
@@ -599,7 +609,7 @@ describe('9. errors that blame the right thing', () => {
       const sheets = used() - empty;
       rmSync(join(mnt, 'sheets'), { recursive: true });
       // Room for the JSON exports and half of the spreadsheets.
-      const free = Number(execFileSync('df', ['--output=avail', '-B1', mnt]).toString().trim().split('\n').pop());
+      const free = dfBytes(mnt, 'avail');
       writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - json - Math.floor((sheets - json) / 2))));
       for (const threads of ['0', '1']) {
         const r = await runCli(['--replay', RECORDING, '--out-dir', 'out', '--build-threads', threads, '--format', 'csv,xlsx'], { cwd: mnt });
@@ -608,25 +618,19 @@ describe('9. errors that blame the right thing', () => {
         expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
         expect(readdirSync(mnt)).toEqual(['filler']);
       }
-    } finally {
-      execFileSync('umount', [mnt]);
-    }
+    });
   });
 
   it.runIf(process.platform === 'linux' && process.getuid?.() === 0)('a disk that fills while a live collect writes each body as it comes in: exit 1 with the path and what to do, nothing left behind', async () => {
-    const mnt = tmpDir();
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=160k,mode=0755', 'tmpfs', mnt]);
-    try {
-      const free = Number(execFileSync('df', ['--output=avail', '-B1', mnt]).toString().trim().split('\n').pop());
+    await onTmpfs('160k', async (mnt) => {
+      const free = dfBytes(mnt, 'avail');
       writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - 8 * 1024)));
       const r = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'raw'], { cwd: mnt, env: { SVC_TOKEN: TOKEN } });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/no space is left on the device \(ENOSPC\) while writing .*\.partial-.*; nothing was published\. Free some space/);
       expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
       expect(readdirSync(mnt)).toEqual(['filler']);
-    } finally {
-      execFileSync('umount', [mnt]);
-    }
+    });
   });
 
   it.runIf(process.platform === 'linux')('a directory that cannot be written (/sys): the path, what happened and what to do (exit 1)', async () => {
