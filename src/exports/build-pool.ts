@@ -23,6 +23,7 @@ import { BodyFile, type Body } from '../collect/body-file.js';
 import type { CollectionManifest } from '../collect/manifest.js';
 import { build, buildParts, type BuildPart, type BuildSummary, type BuiltExport, type ExportHead } from './build.js';
 import type { PartBody, PartMessage, PartTask } from './build-worker.js';
+import { FREE, OFFER_TASKS, TAKEN_BY_MAIN, TAKEN_BY_WORKER, type PartOffer } from './part-offer.js';
 import { movable } from '../util/movable.js';
 import { Channel } from '../util/channel.js';
 import { CollectionReader, mergeLoadReports } from './load.js';
@@ -116,6 +117,8 @@ export class BuildPool {
   private nextId = 0;
   private closed = false;
   private failure: Error | undefined;
+  /** Parts offered to every worker at once (`offer`), with the claims shared with them. */
+  private offered: { readonly parts: Array<ReadyPart | undefined>; readonly state: Int32Array; readonly done: Set<number> } | undefined;
 
   constructor(
     threads: number,
@@ -144,13 +147,74 @@ export class BuildPool {
     this.dispatchIdle();
   }
 
+  /**
+   * Every part at once, for the workers to claim one after another as they
+   * are free, without waiting for the main thread (which takes its own with
+   * takeLargest); the in-memory bodies are copied into memory they all
+   * share. Instead of submit and close, for a collection that is all there.
+   */
+  offer(parts: ReadonlyArray<{ part: BuildPart; bodies: ReadonlyMap<string, Body>; bytes: number }>, manifest: CollectionManifest): void {
+    const sorted = [...parts].sort((a, b) => b.bytes - a.bytes);
+    const state = new Int32Array(new SharedArrayBuffer(4 * (OFFER_TASKS + sorted.length)));
+    const ready: ReadyPart[] = [];
+    const tasks: Array<PartTask & { kb: number }> = [];
+    sorted.forEach(({ part, bodies, bytes }, id) => {
+      const shared = new Map<string, Body>();
+      const described: PartBody[] = [];
+      for (const [label, body] of bodies) {
+        if (Buffer.isBuffer(body)) {
+          const memory = new SharedArrayBuffer(body.byteLength);
+          const copy = Buffer.from(memory, 0, body.byteLength);
+          body.copy(copy);
+          shared.set(label, copy);
+          described.push({ label, shared: memory, length: body.byteLength });
+        } else {
+          shared.set(label, body);
+          described.push({ label, file: { dir: body.dir, name: body.name, size: body.size, sha256: body.sha256 } });
+        }
+      }
+      ready.push({ part, manifest, bodies: shared, bytes });
+      tasks.push({ id, manifest, part, bodies: described, kb: Math.ceil(bytes / 1024) });
+    });
+    this.offered = { parts: ready, state, done: new Set() };
+    this.closed = true;
+    const seenKb = tasks.reduce((sum, t) => sum + t.kb, 0);
+    const message: PartOffer = { type: 'offer', state: state.buffer as SharedArrayBuffer, budgetKb: Math.floor(IN_FLIGHT_SHARE * seenKb), tasks };
+    for (const w of this.workers) w.postMessage(message);
+    this.idle.length = 0;
+    // Nothing offered: nothing to wait for.
+    this.endOffered(this.offered);
+  }
+
   /** The largest part no worker has taken yet, for the main thread to build; undefined when none is left (or the build failed). */
   takeLargest(): ReadyPart | undefined {
     if (this.failure) return undefined;
+    if (this.offered) return this.takeOffered(this.offered);
     const r = this.ready.shift();
     // Taking the last part may be what ends the workers' exports.
     this.dispatchIdle();
     return r;
+  }
+
+  private takeOffered(o: NonNullable<BuildPool['offered']>): ReadyPart | undefined {
+    for (let i = 0; i < o.parts.length; i++) {
+      if (Atomics.compareExchange(o.state, OFFER_TASKS + i, FREE, TAKEN_BY_MAIN) !== FREE) continue;
+      const r = o.parts[i];
+      o.parts[i] = undefined;
+      return r;
+    }
+    this.endOffered(o);
+    return undefined;
+  }
+
+  /** Ends the workers' exports once every offered part is taken and each one a worker took is done. */
+  private endOffered(o: NonNullable<BuildPool['offered']>): void {
+    for (let i = 0; i < o.parts.length; i++) {
+      const claim = Atomics.load(o.state, OFFER_TASKS + i);
+      if (claim === FREE || (claim === TAKEN_BY_WORKER && !o.done.has(i))) return;
+    }
+    this.terminate();
+    this.queue.end();
   }
 
   /** Throws the failure that stopped the workers, if one did. */
@@ -190,7 +254,7 @@ export class BuildPool {
 
   /** Gives idle workers the largest ready parts that fit; ends the exports when every part is done. */
   private dispatchIdle(): void {
-    if (this.failure) return;
+    if (this.failure || this.offered) return;
     const budget = IN_FLIGHT_SHARE * this.seen;
     while (this.idle.length > 0) {
       const at = this.ready.findIndex((r) => this.flying === 0 || this.flying + r.bytes <= budget);
@@ -242,6 +306,13 @@ export class BuildPool {
         break;
       case 'done':
         this.reports.push(m.summary);
+        if (this.offered) {
+          this.offered.done.add(m.id);
+          // The main thread's copy of what a worker built is no longer needed.
+          this.offered.parts[m.id] = undefined;
+          this.endOffered(this.offered);
+          break;
+        }
         this.flying -= this.inFlight.get(w) ?? 0;
         this.inFlight.delete(w);
         this.idle.push(w);
@@ -299,8 +370,7 @@ export async function* buildInWorkers(collection: RawCollection, memory: MemoryP
       .map((p) => ({ ...p, bytes: bodyBytes(p.bodies) }))
       .sort((a, b) => b.bytes - a.bytes);
     const first = parts.shift();
-    for (const { part, bodies, bytes } of parts) pool.submit(part, collection.manifest, bodies, bytes);
-    pool.close();
+    pool.offer(parts, collection.manifest);
     for (let mine: { part: BuildPart; bodies: ReadonlyMap<string, Body> } | undefined = first; mine; mine = pool.takeLargest()) {
       const built = build({ manifest: collection.manifest, bodies: new Map(mine.bodies) }, memory, mine.part);
       let step = built.next();

@@ -14,10 +14,12 @@ import type { BackendRelease } from './release.js';
 import { OWNED_BODIES_MEMORY, collectGarbage } from './memory-policy.js';
 import { EXPORT_BATCH, serializeBatches } from './serialize.js';
 import type { NullField } from './types.js';
+import { claimNext, endClaim, type PartOffer } from './part-offer.js';
 
-/** A body moved to the worker: its bytes, or the file that holds them (read back, large). */
+/** A body moved to the worker: its bytes, bytes every builder shares (parts offered to all), or the file that holds them (read back, large). */
 export type PartBody =
   | { readonly label: string; readonly bytes: ArrayBuffer; readonly length: number }
+  | { readonly label: string; readonly shared: SharedArrayBuffer; readonly length: number }
   | { readonly label: string; readonly file: { readonly dir: string; readonly name: string; readonly size: number; readonly sha256: string } };
 
 export interface PartTask {
@@ -43,7 +45,20 @@ export type PartMessage =
 const CHUNK_CHARS = 1 << 20;
 
 function bodyOf(b: PartBody): Body {
-  return 'file' in b ? new BodyFile(b.file.dir, b.file.name, b.file.size, b.file.sha256) : Buffer.from(b.bytes, 0, b.length);
+  if ('file' in b) return new BodyFile(b.file.dir, b.file.name, b.file.size, b.file.sha256);
+  return 'shared' in b ? Buffer.from(b.shared, 0, b.length) : Buffer.from(b.bytes, 0, b.length);
+}
+
+function runOffer(offer: PartOffer, post: (m: PartMessage, transfer?: ArrayBuffer[]) => void): void {
+  const state = new Int32Array(offer.state);
+  for (let i = claimNext(offer, state); i !== undefined; i = claimNext(offer, state)) {
+    try {
+      runPart(offer.tasks[i]!, post);
+    } finally {
+      endClaim(state, offer.tasks[i]!.kb);
+    }
+    collectGarbage();
+  }
 }
 
 const RELEASES: readonly BackendRelease[] = ['3.14.1+', 'before 3.14.1', 'unknown'];
@@ -82,14 +97,17 @@ function runPart(task: PartTask, post: (m: PartMessage, transfer?: ArrayBuffer[]
   post({ type: 'done', id, summary: step.value });
 }
 
-parentPort?.on('message', (task: PartTask) => {
+parentPort?.on('message', (task: PartTask | PartOffer) => {
   const post = (m: PartMessage, transfer?: ArrayBuffer[]) => parentPort!.postMessage(m, transfer);
   try {
-    runPart(task, post);
-    // The part's garbage goes before the next part is parsed: the worker's heap stays one part's.
-    collectGarbage();
+    if ('type' in task) runOffer(task, post);
+    else {
+      runPart(task, post);
+      // The part's garbage goes before the next part is parsed: the worker's heap stays one part's.
+      collectGarbage();
+    }
   } catch (err) {
     // A domain failure (a body file changed since it was checked) keeps its message; anything else is a bug, said as one.
-    post({ type: 'error', id: task.id, failed: err instanceof FailedError, message: err instanceof Error ? err.message : String(err) });
+    post({ type: 'error', id: 'id' in task ? task.id : -1, failed: err instanceof FailedError, message: err instanceof Error ? err.message : String(err) });
   }
 });

@@ -1,0 +1,70 @@
+/**
+ * The claims of parts offered to every build worker at once
+ * (src/exports/part-offer.ts): each part is built once, by whoever claims it
+ * first; a worker takes the largest free part that fits the budget, and
+ * waits, without the main thread, while none fits. The pool with real
+ * workers is tested through the binary (test/e2e/snapshot-pool.test.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { claimNext, endClaim, FREE, OFFER_FLYING, OFFER_GENERATION, OFFER_TASKS, TAKEN_BY_MAIN, TAKEN_BY_WORKER } from '../../src/exports/part-offer.js';
+
+function offerOf(kbs: number[], budgetKb: number) {
+  const state = new Int32Array(new SharedArrayBuffer(4 * (OFFER_TASKS + kbs.length)));
+  return { offer: { budgetKb, tasks: kbs.map((kb) => ({ kb })) }, state };
+}
+
+const noWait = () => {
+  throw new Error('claimNext waited');
+};
+
+describe('parts offered to the workers', () => {
+  it('are claimed largest first (the order given), each once, and none is left after the last', () => {
+    const { offer, state } = offerOf([50, 30, 10], 1000);
+    expect(claimNext(offer, state, noWait)).toBe(0);
+    expect(claimNext(offer, state, noWait)).toBe(1);
+    expect(claimNext(offer, state, noWait)).toBe(2);
+    expect(claimNext(offer, state, noWait)).toBeUndefined();
+    expect([...state.subarray(OFFER_TASKS)]).toEqual([TAKEN_BY_WORKER, TAKEN_BY_WORKER, TAKEN_BY_WORKER]);
+    expect(state[OFFER_FLYING]).toBe(90);
+  });
+
+  it('skip what the main thread took', () => {
+    const { offer, state } = offerOf([50, 30, 10], 1000);
+    expect(Atomics.compareExchange(state, OFFER_TASKS, FREE, TAKEN_BY_MAIN)).toBe(FREE);
+    expect(claimNext(offer, state, noWait)).toBe(1);
+    // The main thread's part is not in the workers' budget.
+    expect(state[OFFER_FLYING]).toBe(30);
+    expect(Atomics.compareExchange(state, OFFER_TASKS + 2, FREE, TAKEN_BY_MAIN)).toBe(FREE);
+    expect(claimNext(offer, state, noWait)).toBeUndefined();
+  });
+
+  it('let one part through whatever its size, then only what fits the budget beside the parts being built', () => {
+    const { offer, state } = offerOf([50, 30, 10], 40);
+    expect(claimNext(offer, state, noWait)).toBe(0);
+    // 50 is being built: 30 and 10 do not fit beside it, so the next claim waits until it ends.
+    let waited = 0;
+    const next = claimNext(offer, state, (generation) => {
+      waited++;
+      expect(generation).toBe(state[OFFER_GENERATION]);
+      endClaim(state, 50);
+    });
+    expect(waited).toBe(1);
+    expect(next).toBe(1);
+    // 30 is being built; 10 fits beside it.
+    expect(claimNext(offer, state, noWait)).toBe(2);
+    expect(state[OFFER_FLYING]).toBe(40);
+    endClaim(state, 30);
+    endClaim(state, 10);
+    expect(state[OFFER_FLYING]).toBe(0);
+    expect(state[OFFER_GENERATION]).toBe(3);
+  });
+
+  it('take the largest part that fits when a larger one does not', () => {
+    const { offer, state } = offerOf([50, 30, 10], 45);
+    expect(claimNext(offer, state, noWait)).toBe(0);
+    endClaim(state, 50);
+    expect(claimNext(offer, state, noWait)).toBe(1);
+    // 30 in flight: nothing but 10 fits, and it is taken.
+    expect(claimNext(offer, state, noWait)).toBe(2);
+  });
+});
