@@ -23,7 +23,8 @@ import { BodyFile, type Body } from '../collect/body-file.js';
 import type { CollectionManifest } from '../collect/manifest.js';
 import { build, buildParts, type BuildPart, type BuildSummary, type BuiltExport, type ExportHead } from './build.js';
 import type { PartBody, PartMessage, PartTask } from './build-worker.js';
-import { FREE, OFFER_TASKS, TAKEN_BY_MAIN, TAKEN_BY_WORKER, type PartOffer } from './part-offer.js';
+import { OFFER_TASKS, type PartOffer } from './part-offer.js';
+import { claim, FREE, TAKEN_BY_MAIN, TAKEN_BY_WORKER } from '../util/claims.js';
 import { movable } from '../util/movable.js';
 import { Channel } from '../util/channel.js';
 import { CollectionReader, mergeLoadReports } from './load.js';
@@ -198,7 +199,7 @@ export class BuildPool {
 
   private takeOffered(o: NonNullable<BuildPool['offered']>): ReadyPart | undefined {
     for (let i = 0; i < o.parts.length; i++) {
-      if (Atomics.compareExchange(o.state, OFFER_TASKS + i, FREE, TAKEN_BY_MAIN) !== FREE) continue;
+      if (!claim(o.state, OFFER_TASKS + i, TAKEN_BY_MAIN)) continue;
       const r = o.parts[i];
       o.parts[i] = undefined;
       return r;
@@ -210,8 +211,8 @@ export class BuildPool {
   /** Ends the workers' exports once every offered part is taken and each one a worker took is done. */
   private endOffered(o: NonNullable<BuildPool['offered']>): void {
     for (let i = 0; i < o.parts.length; i++) {
-      const claim = Atomics.load(o.state, OFFER_TASKS + i);
-      if (claim === FREE || (claim === TAKEN_BY_WORKER && !o.done.has(i))) return;
+      const who = Atomics.load(o.state, OFFER_TASKS + i);
+      if (who === FREE || (who === TAKEN_BY_WORKER && !o.done.has(i))) return;
     }
     this.terminate();
     this.queue.end();

@@ -4,6 +4,7 @@
  * handler: the main bundle and the other workers import this).
  */
 import type { PartTask } from './build-worker.js';
+import { claim, isFree, TAKEN_BY_WORKER } from '../util/claims.js';
 
 /**
  * Parts offered to every worker at once (a whole collection): each worker
@@ -11,8 +12,8 @@ import type { PartTask } from './build-worker.js';
  * other workers, so that it never waits for the main thread to be free to
  * hand it work (a long parse there used to leave the worker idle). `state`:
  * OFFER_FLYING (KB of the parts being built on workers), OFFER_GENERATION
- * (one more each time a worker ends a part), then a word per task: FREE,
- * TAKEN_BY_WORKER or TAKEN_BY_MAIN.
+ * (one more each time a worker ends a part), then a word per task
+ * (src/util/claims.ts).
  */
 export interface PartOffer {
   readonly type: 'offer';
@@ -26,9 +27,6 @@ export interface PartOffer {
 export const OFFER_FLYING = 0;
 export const OFFER_GENERATION = 1;
 export const OFFER_TASKS = 2;
-export const FREE = 0;
-export const TAKEN_BY_WORKER = 1;
-export const TAKEN_BY_MAIN = 2;
 
 /**
  * The next task of the offer this worker may build (the largest free one
@@ -41,7 +39,7 @@ export function claimNext(offer: { readonly budgetKb: number; readonly tasks: Re
     let free = false;
     let raced = false;
     for (let i = 0; i < offer.tasks.length && !raced; i++) {
-      if (Atomics.load(state, OFFER_TASKS + i) !== FREE) continue;
+      if (!isFree(state, OFFER_TASKS + i)) continue;
       free = true;
       const kb = offer.tasks[i]!.kb;
       const flying = Atomics.load(state, OFFER_FLYING);
@@ -50,7 +48,7 @@ export function claimNext(offer: { readonly budgetKb: number; readonly tasks: Re
         raced = true;
         break;
       }
-      if (Atomics.compareExchange(state, OFFER_TASKS + i, FREE, TAKEN_BY_WORKER) === FREE) return i;
+      if (claim(state, OFFER_TASKS + i, TAKEN_BY_WORKER)) return i;
       Atomics.sub(state, OFFER_FLYING, kb);
       raced = true;
     }

@@ -14,6 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { FailedError } from '../errors.js';
 import { checkWorkerFile } from '../exports/build-pool.js';
 import { Channel } from '../util/channel.js';
+import { claim, claimLargestFree, isFree, TAKEN_BY_MAIN, TAKEN_BY_WORKER } from '../util/claims.js';
 import type { SheetManifestExport } from './snapshot-dir.js';
 import { csvFileName, type DeflatedSheets, type ExportFormsPlan, type SheetSink } from './write.js';
 import { ZipTooLargeError, type DeflatedEntry } from './zip.js';
@@ -42,9 +43,24 @@ export interface SheetTask {
   readonly plan: ExportFormsPlan;
 }
 
+/**
+ * Every export, offered to every worker at once: each worker claims the
+ * largest one nobody has taken in `state` (a word per export, shared with the
+ * main thread and the other workers: src/util/claims.ts), so that it never
+ * waits for the main thread, busy with its own export, to hand it the next.
+ */
+export interface SheetOffer {
+  readonly state: SharedArrayBuffer;
+  /** By export position: the file's size, which orders the claims. */
+  readonly sizes: readonly number[];
+  readonly tasks: readonly SheetTask[];
+}
+
 export type SheetMessage =
+  | { readonly type: 'claimed'; readonly id: number }
   | { readonly type: 'csv'; readonly id: number; readonly bytes: ArrayBuffer }
   | { readonly type: 'done'; readonly id: number; readonly columns: number; readonly pages: ReadonlyArray<{ readonly content: DeflatedEntry; readonly chunks: readonly ArrayBuffer[] }> }
+  | { readonly type: 'idle' }
   | { readonly type: 'error'; readonly id: number; readonly kind: 'failed' | 'too-large' | 'bug'; readonly message: string };
 
 interface Pending {
@@ -62,13 +78,13 @@ interface Pending {
  * thrown by whatever waits.
  */
 export class SheetHelpers {
-  private readonly owner: Array<'main' | 'worker' | undefined>;
+  /** Who has each export (src/util/claims.ts), shared with the workers. */
+  private readonly state: Int32Array;
   private readonly sizes: number[];
   private readonly pending = new Map<number, Pending>();
   private readonly csv = new Map<number, Channel<Uint8Array>>();
   private readonly writes: Array<Promise<void>> = [];
   private readonly workers = new Set<Worker>();
-  private readonly idle: Worker[] = [];
   private failure: Error | undefined;
 
   constructor(
@@ -78,7 +94,7 @@ export class SheetHelpers {
     private readonly csvSink: (i: number) => SheetSink,
   ) {
     const file = checkSheetWorker();
-    this.owner = exports.map(() => undefined);
+    this.state = new Int32Array(new SharedArrayBuffer(4 * exports.length));
     // Largest file first; the size only orders the work (the worker opens the file as the main thread would).
     this.sizes = exports.map((e) => {
       try {
@@ -96,13 +112,17 @@ export class SheetHelpers {
       w.on('exit', (code) => {
         if (this.workers.has(w)) this.abort(new Error(`the spreadsheets stopped (exit ${code})`));
       });
-      this.idle.push(w);
     }
   }
 
   /** The workers start taking exports (after the main thread took its first). */
   start(): void {
-    this.dispatchIdle();
+    const offer: SheetOffer = {
+      state: this.state.buffer as SharedArrayBuffer,
+      sizes: this.sizes,
+      tasks: this.exports.map((entry, id) => ({ id, dir: this.o.dir, verify: this.o.verify, entry, plan: this.plans[id]! })),
+    };
+    for (const w of this.workers) w.postMessage(offer);
   }
 
   /**
@@ -111,27 +131,17 @@ export class SheetHelpers {
    * spreadsheets' peak memory).
    */
   claimLargest(): number | undefined {
-    const i = this.largestUnclaimed();
-    if (i !== undefined) this.owner[i] = 'main';
-    return i;
-  }
-
-  private largestUnclaimed(): number | undefined {
-    let best: number | undefined;
-    for (let i = 0; i < this.exports.length; i++) if (this.owner[i] === undefined && (best === undefined || this.sizes[i]! > this.sizes[best]!)) best = i;
-    return best;
+    return claimLargestFree(this.state, this.sizes, TAKEN_BY_MAIN);
   }
 
   /** Takes export `i` for the main thread; false when a worker has it (or the main thread already had it). */
   claim(i: number): boolean {
-    if (this.owner[i] !== undefined) return false;
-    this.owner[i] = 'main';
-    return true;
+    return claim(this.state, i, TAKEN_BY_MAIN);
   }
 
   /** The first export from `from` on that nobody has taken. */
   nextUnclaimed(from: number): number | undefined {
-    for (let i = from; i < this.exports.length; i++) if (this.owner[i] === undefined) return i;
+    for (let i = from; i < this.exports.length; i++) if (isFree(this.state, i)) return i;
     return undefined;
   }
 
@@ -143,14 +153,16 @@ export class SheetHelpers {
   /** A worker's export `i`, compressed. */
   result(i: number): Promise<DeflatedSheets> {
     this.throwIfFailed();
-    const p = this.pending.get(i);
-    if (!p) throw new Error(`internal: export ${i} was not given to a sheet worker`);
-    return p.promise;
+    if (Atomics.load(this.state, i) !== TAKEN_BY_WORKER) throw new Error(`internal: export ${i} was not taken by a sheet worker`);
+    return this.pendingOf(i).promise;
   }
 
   /** Every worker's export done and every CSV file written; throws the first failure. */
   async finished(): Promise<void> {
-    await Promise.all([...this.pending.values()].map((p) => p.promise));
+    this.throwIfFailed();
+    const theirs = this.exports.flatMap((_, i) => (Atomics.load(this.state, i) === TAKEN_BY_WORKER ? [this.pendingOf(i).promise] : []));
+    await Promise.all(theirs);
+    // Every CSV write was started by then: a worker says it took an export before it sends anything of it.
     await Promise.all(this.writes);
     this.throwIfFailed();
   }
@@ -173,55 +185,54 @@ export class SheetHelpers {
     this.stop();
   }
 
-  private dispatchIdle(): void {
-    while (this.idle.length > 0 && !this.failure) {
-      const best = this.largestUnclaimed();
-      if (best === undefined) break;
-      this.dispatch(this.idle.pop()!, best);
+  /** Export `i`'s promise, made by whichever comes first: the worker's word, or the main thread asking for it. */
+  private pendingOf(i: number): Pending {
+    let p = this.pending.get(i);
+    if (!p) {
+      let resolve!: (v: DeflatedSheets) => void;
+      let reject!: (e: Error) => void;
+      const promise = new Promise<DeflatedSheets>((res, rej) => ((resolve = res), (reject = rej)));
+      // Thrown to whoever waits for it; a run stopped by another failure does not wait.
+      promise.catch(() => {});
+      const made: Pending = { promise, resolve: (v) => ((made.settled = true), resolve(v)), reject: (e) => ((made.settled = true), reject(e)), settled: false };
+      if (this.failure) made.reject(this.failure);
+      this.pending.set(i, made);
+      p = made;
     }
-    // Nothing left to take: idle workers are not needed any more.
-    if (this.nextUnclaimed(0) === undefined) {
-      for (const w of this.idle.splice(0)) {
-        this.workers.delete(w);
-        void w.terminate();
-      }
-    }
+    return p;
   }
 
-  private dispatch(w: Worker, i: number): void {
-    this.owner[i] = 'worker';
-    let resolve!: (v: DeflatedSheets) => void;
-    let reject!: (e: Error) => void;
-    const promise = new Promise<DeflatedSheets>((res, rej) => ((resolve = res), (reject = rej)));
-    // Thrown to whoever waits for it; a run stopped by another failure does not wait.
-    promise.catch(() => {});
-    const p: Pending = { promise, resolve: (v) => ((p.settled = true), resolve(v)), reject: (e) => ((p.settled = true), reject(e)), settled: false };
-    this.pending.set(i, p);
+  /** A worker took export `i`: its CSV file is opened here, to be written as its bytes arrive. */
+  private taken(i: number): void {
+    this.pendingOf(i);
     const entry = this.exports[i]!;
     const plan = this.plans[i]!;
-    if (plan.csv) {
-      const chunks = new Channel<Uint8Array>();
-      this.csv.set(i, chunks);
-      const write = this.csvSink(i)(csvFileName(entry.export, entry.count, plan.date), chunks);
-      write.catch((err: unknown) => this.abort(err instanceof Error ? err : new Error(String(err))));
-      this.writes.push(write);
-    }
-    const task: SheetTask = { id: i, dir: this.o.dir, verify: this.o.verify, entry, plan };
-    w.postMessage(task);
+    if (!plan.csv) return;
+    const chunks = new Channel<Uint8Array>();
+    this.csv.set(i, chunks);
+    const write = this.csvSink(i)(csvFileName(entry.export, entry.count, plan.date), chunks);
+    write.catch((err: unknown) => this.abort(err instanceof Error ? err : new Error(String(err))));
+    this.writes.push(write);
   }
 
   private onMessage(w: Worker, m: SheetMessage): void {
     if (this.failure) return;
     switch (m.type) {
+      case 'claimed':
+        this.taken(m.id);
+        break;
       case 'csv':
         this.csv.get(m.id)?.push(Buffer.from(m.bytes));
         break;
       case 'done':
         this.csv.get(m.id)?.end();
         this.csv.delete(m.id);
-        this.pending.get(m.id)?.resolve({ columns: m.columns, pages: m.pages.map((p) => ({ content: p.content, chunks: p.chunks.map((c) => Buffer.from(c)) })) });
-        this.idle.push(w);
-        this.dispatchIdle();
+        this.pendingOf(m.id).resolve({ columns: m.columns, pages: m.pages.map((p) => ({ content: p.content, chunks: p.chunks.map((c) => Buffer.from(c)) })) });
+        break;
+      case 'idle':
+        // Nothing left to take: its memory goes now, not with the others at the end.
+        this.workers.delete(w);
+        void w.terminate();
         break;
       case 'error':
         this.abort(m.kind === 'failed' ? new FailedError(m.message) : m.kind === 'too-large' ? new ZipTooLargeError(m.message) : new Error(`the spreadsheets failed: ${m.message}`));

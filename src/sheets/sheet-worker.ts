@@ -8,7 +8,8 @@ import { parentPort } from 'node:worker_threads';
 import { FailedError } from '../errors.js';
 import { collectGarbage } from '../exports/memory-policy.js';
 import { movable } from '../util/movable.js';
-import type { SheetMessage, SheetTask } from './sheet-pool.js';
+import type { SheetMessage, SheetOffer, SheetTask } from './sheet-pool.js';
+import { claimLargestFree, TAKEN_BY_WORKER } from '../util/claims.js';
 import { readExportRecords } from './snapshot-dir.js';
 import { deflateSheets } from './write.js';
 import { ZipTooLargeError } from './zip.js';
@@ -48,14 +49,25 @@ async function run(task: SheetTask, post: (m: SheetMessage, transfer?: ArrayBuff
   post({ type: 'done', id, columns: sheets.columns, pages }, transfer);
 }
 
-parentPort?.on('message', (task: SheetTask) => {
-  const post = (m: SheetMessage, transfer?: ArrayBuffer[]) => parentPort!.postMessage(m, transfer);
-  run(task, post)
-    .catch((err: unknown) => {
+/** Takes the largest export nobody has, makes it, and again, until none is left; then says it is idle. */
+async function runOffer(offer: SheetOffer, post: (m: SheetMessage, transfer?: ArrayBuffer[]) => void): Promise<void> {
+  const state = new Int32Array(offer.state);
+  for (let i = claimLargestFree(state, offer.sizes, TAKEN_BY_WORKER); i !== undefined; i = claimLargestFree(state, offer.sizes, TAKEN_BY_WORKER)) {
+    post({ type: 'claimed', id: i });
+    try {
+      await run(offer.tasks[i]!, post);
+    } catch (err) {
       // A domain failure (a damaged file, a token in a sheet) keeps its message; anything else is a bug, said as one.
       const kind = err instanceof FailedError ? 'failed' : err instanceof ZipTooLargeError ? 'too-large' : 'bug';
-      post({ type: 'error', id: task.id, kind, message: err instanceof Error ? err.message : String(err) });
-    })
+      post({ type: 'error', id: i, kind, message: err instanceof Error ? err.message : String(err) });
+      return;
+    }
     // The export's garbage goes before the next is read: the worker's heap stays one export's.
-    .finally(() => collectGarbage());
+    collectGarbage();
+  }
+  post({ type: 'idle' });
+}
+
+parentPort?.on('message', (offer: SheetOffer) => {
+  void runOffer(offer, (m, transfer) => parentPort!.postMessage(m, transfer));
 });

@@ -3,10 +3,13 @@
  * (src/exports/part-offer.ts): each part is built once, by whoever claims it
  * first; a worker takes the largest free part that fits the budget, and
  * waits, without the main thread, while none fits. The pool with real
- * workers is tested through the binary (test/e2e/snapshot-pool.test.ts).
+ * workers is tested through the binary (test/e2e/snapshot-pool.test.ts);
+ * so are the spreadsheets made on workers, whose exports are claimed the
+ * same way (src/util/claims.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { claimNext, endClaim, FREE, OFFER_FLYING, OFFER_GENERATION, OFFER_TASKS, TAKEN_BY_MAIN, TAKEN_BY_WORKER } from '../../src/exports/part-offer.js';
+import { claimNext, endClaim, OFFER_FLYING, OFFER_GENERATION, OFFER_TASKS } from '../../src/exports/part-offer.js';
+import { claim, claimLargestFree, isFree, TAKEN_BY_MAIN, TAKEN_BY_WORKER } from '../../src/util/claims.js';
 
 function offerOf(kbs: number[], budgetKb: number) {
   const state = new Int32Array(new SharedArrayBuffer(4 * (OFFER_TASKS + kbs.length)));
@@ -30,11 +33,11 @@ describe('parts offered to the workers', () => {
 
   it('skip what the main thread took', () => {
     const { offer, state } = offerOf([50, 30, 10], 1000);
-    expect(Atomics.compareExchange(state, OFFER_TASKS, FREE, TAKEN_BY_MAIN)).toBe(FREE);
+    expect(claim(state, OFFER_TASKS, TAKEN_BY_MAIN)).toBe(true);
     expect(claimNext(offer, state, noWait)).toBe(1);
     // The main thread's part is not in the workers' budget.
     expect(state[OFFER_FLYING]).toBe(30);
-    expect(Atomics.compareExchange(state, OFFER_TASKS + 2, FREE, TAKEN_BY_MAIN)).toBe(FREE);
+    expect(claim(state, OFFER_TASKS + 2, TAKEN_BY_MAIN)).toBe(true);
     expect(claimNext(offer, state, noWait)).toBeUndefined();
   });
 
@@ -66,5 +69,21 @@ describe('parts offered to the workers', () => {
     expect(claimNext(offer, state, noWait)).toBe(1);
     // 30 in flight: nothing but 10 fits, and it is taken.
     expect(claimNext(offer, state, noWait)).toBe(2);
+  });
+});
+
+describe('exports shared out to the sheet workers', () => {
+  it('go largest first (the first of equals), each to whoever claims it first, and none twice', () => {
+    const state = new Int32Array(new SharedArrayBuffer(4 * 4));
+    const sizes = [10, 70, 30, 70];
+    expect(claimLargestFree(state, sizes, TAKEN_BY_MAIN)).toBe(1);
+    expect(claim(state, 2, TAKEN_BY_MAIN)).toBe(true);
+    expect(claimLargestFree(state, sizes, TAKEN_BY_WORKER)).toBe(3);
+    // Taken already: the main thread cannot have it too.
+    expect(claim(state, 3, TAKEN_BY_MAIN)).toBe(false);
+    expect(isFree(state, 0)).toBe(true);
+    expect(claimLargestFree(state, sizes, TAKEN_BY_WORKER)).toBe(0);
+    expect(claimLargestFree(state, sizes, TAKEN_BY_WORKER)).toBeUndefined();
+    expect([...state]).toEqual([TAKEN_BY_WORKER, TAKEN_BY_MAIN, TAKEN_BY_MAIN, TAKEN_BY_WORKER]);
   });
 });

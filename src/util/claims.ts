@@ -1,0 +1,29 @@
+/**
+ * Work shared out between threads without a message: a word per item in
+ * shared memory (an Int32Array over a SharedArrayBuffer), claimed by
+ * compare-and-swap, so that a worker takes its next item itself instead of
+ * waiting for the main thread, busy with its own item, to hand it one.
+ */
+export const FREE = 0;
+export const TAKEN_BY_WORKER = 1;
+export const TAKEN_BY_MAIN = 2;
+export type Claimant = typeof TAKEN_BY_WORKER | typeof TAKEN_BY_MAIN;
+
+/** Takes item `i` (its word at `at`) for `who`: false when somebody has it. */
+export function claim(state: Int32Array, at: number, who: Claimant): boolean {
+  return Atomics.compareExchange(state, at, FREE, who) === FREE;
+}
+
+/** Whether nobody has taken the item whose word is at `at`. */
+export function isFree(state: Int32Array, at: number): boolean {
+  return Atomics.load(state, at) === FREE;
+}
+
+/** Takes for `who` the largest item nobody has (sizes by item, the first of equals; words from `state[0]`); undefined once none is free. */
+export function claimLargestFree(state: Int32Array, sizes: readonly number[], who: Claimant): number | undefined {
+  for (;;) {
+    let best: number | undefined;
+    for (let i = 0; i < sizes.length; i++) if (isFree(state, i) && (best === undefined || sizes[i]! > sizes[best]!)) best = i;
+    if (best === undefined || claim(state, best, who)) return best;
+  }
+}
