@@ -10,10 +10,11 @@ import { createHash, type Hash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { bufferReader, type ByteReader } from '../api/slices.js';
+import { bufferReader, opensArray, type ByteReader } from '../api/slices.js';
 import { FailedError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 import { SAFE_OPEN_FLAGS } from '../util/safe-read.js';
+import type { RawCollection } from './types.js';
 
 /**
  * Bodies of at least this many bytes stay on disk when a collection is read
@@ -140,5 +141,20 @@ class FileReader implements BodyReader {
   private close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+  }
+}
+
+/**
+ * Swaps each array body of at least `minBytes` that the manifest names a
+ * file and a sha256 for, for that file in `dir`, which holds the same bytes
+ * (raw/ of a live run, written from them): a pooled build's workers then
+ * read it there, and memory holds none of it. Checked as any BodyFile is,
+ * when it is read.
+ */
+export function bodiesOnDisk(collection: RawCollection, dir: string, minBytes: number): void {
+  for (const r of collection.manifest.routes) {
+    const body = collection.bodies.get(r.route);
+    if (!Buffer.isBuffer(body) || body.byteLength < minBytes || !r.file || !r.sha256 || !opensArray(bufferReader(body))) continue;
+    collection.bodies.set(r.route, new BodyFile(dir, r.file, body.byteLength, r.sha256));
   }
 }

@@ -5,6 +5,7 @@ import { collect, collectionDate, type CollectDeps } from '../collect/collect.js
 import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { SNAPSHOT_MANIFEST, toManifestFile } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
+import { bodiesOnDisk } from '../collect/body-file.js';
 import type { RouteRecord } from '../api/route-record.js';
 import { build, type BuildSummary } from '../exports/build.js';
 import { leanSnapshotMemory, type MemoryPolicy } from '../exports/memory-policy.js';
@@ -189,6 +190,8 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     built = await withStaging(outDir, secrets, async (staging) => {
       // The build consumes the bodies; the policy that lets it exists only once raw/ is written.
       const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
+      // Live with --raw on workers: the large bodies just written to raw/ are read there by whoever builds them, as a replay's are, not held in memory.
+      if (threads > 0 && source === 'live' && o.raw) bodiesOnDisk(collection, path.join(staging.dir, 'raw'), POOLED_BODY_BYTES);
       const exportsBuilt = threads > 0 ? buildInWorkers(collection, memory, threads) : build(collection, memory);
       return finish(staging, collection, source, secrets, memory, writeExports(staging, exportsBuilt, collection.manifest.date));
     }, 'snapshot');

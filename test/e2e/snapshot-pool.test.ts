@@ -5,7 +5,7 @@
  * damaged input. A lib/ without the worker: test/e2e/unbuilt.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { cpSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite, type FakeSiteOptions } from '../helpers/fake-site.js';
@@ -87,6 +87,8 @@ describe('the build on worker threads', () => {
     // With spreadsheets: made by the workers too, once the exports built beside the downloads are written.
     ['a 3.14.1 backend with two realms (--format csv,xlsx)', () => startFakeSite({ realms: [{ id: 'libvirt', driver: 'libvirt' }, { id: 'altvirt', driver: 'altvirt' }] }), ['--format', 'csv,xlsx'], { SVC_TOKEN: TOKEN }],
     ['a 3.13.8 backend with per-type tokens and --realms', () => startFakeSite({ release: '3.13.8', tokens: PER_TYPE_TOKENS, realms: [{ id: 'libvirt', driver: 'libvirt' }, { id: 'altvirt', driver: 'altvirt' }] } as FakeSiteOptions), ['--realms', 'libvirt,altvirt'], perTypeTokenEnv()],
+    // With raw/: built from the whole collection once it is in, its large lists read back from raw/ by whoever builds them.
+    ['a 3.14.1 backend with lists over 256 KB (--raw)', () => startFakeSite({ sizes: { drives: 3000, users: 3000 } }), ['--raw'], { SVC_TOKEN: TOKEN }],
     [
       'a backend whose teams route fails and whose realms list is unusable (--allow-partial)',
       async () => {
@@ -100,7 +102,7 @@ describe('the build on worker threads', () => {
     ],
   ];
 
-  it.each(LIVE_CASES)('a live snapshot of %s writes the same files on the main thread and on workers, built beside the downloads', async (_name, start, extra, env) => {
+  it.each(LIVE_CASES)('a live snapshot of %s writes the same files on the main thread and on workers (beside the downloads, or after them with --raw)', async (_name, start, extra, env) => {
     site = await start();
     const root = tmpDir();
     const got: Array<{ code: number | null; files: Record<string, string> }> = [];
@@ -112,6 +114,13 @@ describe('the build on worker threads', () => {
     }
     if (extra.includes('--format')) expect(Object.keys(got[0]!.files).filter((f) => f.endsWith('.csv') || f.endsWith('.xlsx'))).toHaveLength(16);
     expect(got[1]).toEqual(got[0]);
+    if (extra.includes('--raw')) {
+      // Large enough to be read back from raw/ (256 KB and more), and raw/ the same bytes either way.
+      expect(statSync(join(root, 't3', 'raw', 'api-drives.json')).size).toBeGreaterThan(256 * 1024);
+      // The collection manifest aside: it holds the times of each run.
+      const raw = (n: string) => Object.fromEntries(readdirSync(join(root, n, 'raw')).filter((f) => f !== '_collection-manifest.json').map((f) => [f, sha256(readFileSync(join(root, n, 'raw', f)))]));
+      expect(raw('t3')).toEqual(raw('t0'));
+    }
   });
 
   it('a damaged collection fails or warns the same way on the main thread and on workers', async () => {
