@@ -371,7 +371,8 @@ export async function* buildInWorkers(collection: RawCollection, memory: MemoryP
       .map((p) => ({ ...p, bytes: bodyBytes(p.bodies) }))
       .sort((a, b) => b.bytes - a.bytes);
     const first = parts.shift();
-    pool.offer(parts, collection.manifest);
+    // Handed over whole: what is in memory is then only the offer's shared copy.
+    pool.offer(parts.splice(0), collection.manifest);
     for (let mine: { part: BuildPart; bodies: ReadonlyMap<string, Body> } | undefined = first; mine; mine = pool.takeLargest()) {
       const built = build({ manifest: collection.manifest, bodies: new Map(mine.bodies) }, memory, mine.part);
       let step = built.next();
