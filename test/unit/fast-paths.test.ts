@@ -11,7 +11,7 @@ import { planRoute, planRoutes, REALMS_ROUTE } from '../../src/api/catalog.js';
 import { checkBody } from '../../src/api/decode.js';
 import { buildAll } from '../../src/exports/build.js';
 import { EXPORTS } from '../../src/exports/catalog.js';
-import { orderByUniqueStringKey } from '../../src/exports/fast/key-order.js';
+import { orderByUniqueStringKey, sortedIndexes } from '../../src/exports/fast/key-order.js';
 import { plainRecordMaker, recordMaker } from '../../src/exports/fast/record-maker.js';
 import { FAST_PATHS } from '../../src/exports/fast/switches.js';
 import { sortRecords } from '../../src/exports/order.js';
@@ -92,7 +92,8 @@ describe('the unique-string-key sort', () => {
       const width = 1 + Math.floor(next() * 2);
       const key = ['k0', 'k1'].slice(0, width);
       const names = [...key, 'v'];
-      const n = Math.floor(next() * 12);
+      // Mostly small sets, and some large enough for the radix sort's partitions (under 12 keys it sorts by insertion).
+      const n = round % 8 === 0 ? 12 + Math.floor(next() * 300) : Math.floor(next() * 12);
       const rows = Array.from({ length: n }, (_, i) => {
         // `v` breaks ties in sortRecords, against input order; `i` says which row is which.
         const row: Record<string, unknown> = { v: Math.floor(next() * 5), i };
@@ -115,6 +116,23 @@ describe('the unique-string-key sort', () => {
       }
     }
     expect(applied).toBeGreaterThan(50);
+  });
+
+  it('puts keys in the order of `<` (UTF-16 code units, a prefix first), equal keys side by side, whatever their prefixes and sizes', () => {
+    const next = rng(11);
+    const byLess = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    for (let round = 0; round < 200; round++) {
+      const n = Math.floor(next() * 600);
+      // Long shared prefixes, keys that are prefixes of others, surrogate pairs, U+0000 and repeats.
+      const prefix = 'team|'.repeat(Math.floor(next() * 3));
+      const keys = Array.from({ length: n }, () => prefix + Array.from({ length: Math.floor(next() * 6) }, () => PIECES[Math.floor(next() * PIECES.length)]).join(''));
+      const order = [...sortedIndexes(keys)];
+      expect([...order].sort((a, b) => a - b)).toEqual(keys.map((_, i) => i));
+      expect(order.map((i) => keys[i])).toEqual([...keys].sort(byLess));
+    }
+    // Random UUIDs, as most ids are.
+    const uuids = Array.from({ length: 5000 }, () => Array.from({ length: 36 }, (_, j) => ([8, 13, 18, 23].includes(j) ? '-' : '0123456789abcdef'[Math.floor(next() * 16)])).join(''));
+    expect([...sortedIndexes(uuids)].map((i) => uuids[i])).toEqual([...uuids].sort(byLess));
   });
 });
 
