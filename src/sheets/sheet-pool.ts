@@ -16,7 +16,7 @@ import { checkWorkerFile } from '../exports/build-pool.js';
 import { Channel } from '../util/channel.js';
 import { claim, claimLargestFree, isFree, TAKEN_BY_MAIN, TAKEN_BY_WORKER } from '../util/claims.js';
 import type { SheetManifestExport } from './snapshot-dir.js';
-import { csvFileName, type DeflatedSheets, type ExportFormsPlan, type SheetSink } from './write.js';
+import { type DeflatedSheets, type ExportFormsPlan, type SheetSink } from './write.js';
 import { ZipTooLargeError, type DeflatedEntry } from './zip.js';
 
 const WORKER_FILE = new URL('./sheet-worker.js', import.meta.url);
@@ -35,14 +35,6 @@ export interface SheetWorkerOptions {
   readonly verify: boolean;
 }
 
-export interface SheetTask {
-  readonly id: number;
-  readonly dir: string;
-  readonly verify: boolean;
-  readonly entry: SheetManifestExport;
-  readonly plan: ExportFormsPlan;
-}
-
 /**
  * Every export, offered to every worker at once: each worker claims the
  * largest one nobody has taken in `state` (a word per export, shared with the
@@ -51,13 +43,18 @@ export interface SheetTask {
  */
 export interface SheetOffer {
   readonly state: SharedArrayBuffer;
-  /** By export position: the file's size, which orders the claims. */
+  /** Where the export files are, and whether their sha256 is checked. */
+  readonly dir: string;
+  readonly verify: boolean;
+  /** By export position: the manifest's word on it, the file's size (which orders the claims) and what to make of it. */
+  readonly exports: readonly SheetManifestExport[];
   readonly sizes: readonly number[];
-  readonly tasks: readonly SheetTask[];
+  readonly plans: readonly ExportFormsPlan[];
 }
 
 export type SheetMessage =
-  | { readonly type: 'claimed'; readonly id: number }
+  /** The export's CSV file is begun, under this name (the same code names it on either thread); its bytes follow. */
+  | { readonly type: 'csv-file'; readonly id: number; readonly file: string }
   | { readonly type: 'csv'; readonly id: number; readonly bytes: ArrayBuffer }
   | { readonly type: 'done'; readonly id: number; readonly columns: number; readonly pages: ReadonlyArray<{ readonly content: DeflatedEntry; readonly chunks: readonly ArrayBuffer[] }> }
   | { readonly type: 'idle' }
@@ -117,11 +114,7 @@ export class SheetHelpers {
 
   /** The workers start taking exports (after the main thread took its first). */
   start(): void {
-    const offer: SheetOffer = {
-      state: this.state.buffer as SharedArrayBuffer,
-      sizes: this.sizes,
-      tasks: this.exports.map((entry, id) => ({ id, dir: this.o.dir, verify: this.o.verify, entry, plan: this.plans[id]! })),
-    };
+    const offer: SheetOffer = { state: this.state.buffer as SharedArrayBuffer, dir: this.o.dir, verify: this.o.verify, exports: this.exports, sizes: this.sizes, plans: this.plans };
     for (const w of this.workers) w.postMessage(offer);
   }
 
@@ -162,7 +155,7 @@ export class SheetHelpers {
     this.throwIfFailed();
     const theirs = this.exports.flatMap((_, i) => (Atomics.load(this.state, i) === TAKEN_BY_WORKER ? [this.pendingOf(i).promise] : []));
     await Promise.all(theirs);
-    // Every CSV write was started by then: a worker says it took an export before it sends anything of it.
+    // Every CSV write was started by then: a worker begins an export's CSV file before it says the export is done.
     await Promise.all(this.writes);
     this.throwIfFailed();
   }
@@ -202,15 +195,11 @@ export class SheetHelpers {
     return p;
   }
 
-  /** A worker took export `i`: its CSV file is opened here, to be written as its bytes arrive. */
-  private taken(i: number): void {
-    this.pendingOf(i);
-    const entry = this.exports[i]!;
-    const plan = this.plans[i]!;
-    if (!plan.csv) return;
+  /** A worker began export `i`'s CSV file: it is written here, through the same sink as the main thread's, as its bytes arrive. */
+  private csvBegun(i: number, file: string): void {
     const chunks = new Channel<Uint8Array>();
     this.csv.set(i, chunks);
-    const write = this.csvSink(i)(csvFileName(entry.export, entry.count, plan.date), chunks);
+    const write = this.csvSink(i)(file, chunks);
     write.catch((err: unknown) => this.abort(err instanceof Error ? err : new Error(String(err))));
     this.writes.push(write);
   }
@@ -218,8 +207,8 @@ export class SheetHelpers {
   private onMessage(w: Worker, m: SheetMessage): void {
     if (this.failure) return;
     switch (m.type) {
-      case 'claimed':
-        this.taken(m.id);
+      case 'csv-file':
+        this.csvBegun(m.id, m.file);
         break;
       case 'csv':
         this.csv.get(m.id)?.push(Buffer.from(m.bytes));

@@ -8,7 +8,7 @@ import { parentPort } from 'node:worker_threads';
 import { FailedError } from '../errors.js';
 import { collectGarbage } from '../exports/memory-policy.js';
 import { movable } from '../util/movable.js';
-import type { SheetMessage, SheetOffer, SheetTask } from './sheet-pool.js';
+import type { SheetMessage, SheetOffer } from './sheet-pool.js';
 import { claimLargestFree, TAKEN_BY_WORKER } from '../util/claims.js';
 import { readExportRecords } from './snapshot-dir.js';
 import { deflateSheets } from './write.js';
@@ -17,10 +17,11 @@ import { ZipTooLargeError } from './zip.js';
 /** CSV text per message: few messages, little waiting in the queue. */
 const CHUNK_CHARS = 1 << 20;
 
-async function run(task: SheetTask, post: (m: SheetMessage, transfer?: ArrayBuffer[]) => void): Promise<void> {
-  const { id } = task;
-  const records = await readExportRecords(task.dir, task.entry, { verify: task.verify });
-  const sheets = await deflateSheets(task.entry, records, task.plan, async (_file, chunks) => {
+async function run(offer: SheetOffer, id: number, post: (m: SheetMessage, transfer?: ArrayBuffer[]) => void): Promise<void> {
+  const entry = offer.exports[id]!;
+  const records = await readExportRecords(offer.dir, entry, { verify: offer.verify });
+  const sheets = await deflateSheets(entry, records, offer.plans[id]!, async (file, chunks) => {
+    post({ type: 'csv-file', id, file });
     let pieces: string[] = [];
     let chars = 0;
     const flush = () => {
@@ -53,9 +54,8 @@ async function run(task: SheetTask, post: (m: SheetMessage, transfer?: ArrayBuff
 async function runOffer(offer: SheetOffer, post: (m: SheetMessage, transfer?: ArrayBuffer[]) => void): Promise<void> {
   const state = new Int32Array(offer.state);
   for (let i = claimLargestFree(state, offer.sizes, TAKEN_BY_WORKER); i !== undefined; i = claimLargestFree(state, offer.sizes, TAKEN_BY_WORKER)) {
-    post({ type: 'claimed', id: i });
     try {
-      await run(offer.tasks[i]!, post);
+      await run(offer, i, post);
     } catch (err) {
       // A domain failure (a damaged file, a token in a sheet) keeps its message; anything else is a bug, said as one.
       const kind = err instanceof FailedError ? 'failed' : err instanceof ZipTooLargeError ? 'too-large' : 'bug';
