@@ -6,13 +6,14 @@
  * manifest's sha256 once it is read whole, so a file changed after
  * readCollection checked it is refused, not built from.
  */
-import { createHash, type Hash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { bufferReader, opensArray, type ByteReader } from '../api/slices.js';
 import { FailedError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
+import { HashedRange } from '../util/hashed-range.js';
 import { SAFE_OPEN_FLAGS } from '../util/safe-read.js';
 import type { RawCollection } from './types.js';
 
@@ -80,11 +81,9 @@ export function openBody(body: Body): BodyReader {
 class FileReader implements BodyReader {
   readonly size: number;
   private fd: number | undefined;
-  private readonly hash: Hash = createHash('sha256');
-  /** Bytes [0, hashed) have gone into the hash, in order. */
-  private hashed = 0;
+  private readonly range: HashedRange;
 
-  constructor(private readonly file: BodyFile) {
+  constructor(file: BodyFile) {
     try {
       this.fd = openSync(file.path, SAFE_OPEN_FLAGS);
     } catch (err) {
@@ -97,45 +96,21 @@ class FileReader implements BodyReader {
       this.close();
       throw file.changed();
     }
+    this.range = new HashedRange(this.fd, this.size, file.sha256, () => file.changed());
   }
 
   read(start: number, end: number): Buffer {
     if (this.fd === undefined) throw new Error('internal: read of a body file after done');
-    // The comma between two slices is never in either: hash such a small gap now rather than the whole rest at the end.
-    if (start > this.hashed && start - this.hashed <= 64) this.hashRange(this.hashed, start);
-    end = Math.min(end, this.size);
-    const buf = this.readRange(start, end);
-    if (start <= this.hashed && end > this.hashed) {
-      this.hash.update(buf.subarray(this.hashed - start));
-      this.hashed = end;
-    }
-    return buf;
+    return this.range.read(start, end);
   }
 
   done(): void {
     if (this.fd === undefined) return;
     try {
-      if (this.hashed < this.size) this.hashRange(this.hashed, this.size);
-      if (this.hash.digest('hex') !== this.file.sha256) throw this.file.changed();
+      this.range.finish();
     } finally {
       this.close();
     }
-  }
-
-  private hashRange(from: number, to: number): void {
-    for (let p = from; p < to; p += READ_BYTES) this.hash.update(this.readRange(p, Math.min(to, p + READ_BYTES)));
-    this.hashed = to;
-  }
-
-  private readRange(start: number, end: number): Buffer {
-    const buf = Buffer.allocUnsafe(Math.max(0, end - start));
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(this.fd!, buf, got, buf.length - got, start + got);
-      if (n === 0) throw this.file.changed();
-      got += n;
-    }
-    return buf;
   }
 
   private close(): void {

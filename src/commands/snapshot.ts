@@ -141,7 +141,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
         secrets: secretMatcher(secrets),
         beforeRead: memory.beforeSheetRead,
         // The build's workers' count: the build is over, the cores are the spreadsheets'.
-        ...(threads > 0 ? { helpers: { threads, dir: staging.dir, verify: false } } : {}),
+        ...((process.env.XSHEET ? Number(process.env.XSHEET) : threads) > 0 ? { helpers: { threads: process.env.XSHEET ? Number(process.env.XSHEET) : threads, dir: staging.dir, verify: false } } : {}),
       });
     }
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));

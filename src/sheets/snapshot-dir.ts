@@ -5,7 +5,6 @@
  * checked against the manifest's `sha256` where the manifest carries one.
  * Errors name the file, never quote its content.
  */
-import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { FailedError, UsageError } from '../errors.js';
@@ -13,8 +12,9 @@ import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 import type { ExportRecord } from '../exports/types.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema } from '../exports/manifest.js';
 import { escapeControl } from '../util/escape.js';
-import { arraySlices, bufferReader, opensArray, SliceJsonError, SliceTooLongError } from '../api/slices.js';
-import { readInside, UnreadableEntryError } from '../util/safe-read.js';
+import { arraySlices, opensArray, SliceJsonError, SliceTooLongError, type ByteReader } from '../api/slices.js';
+import { HashedRange } from '../util/hashed-range.js';
+import { readInside, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 
 /** What the spreadsheet forms read of `_snapshot-manifest.json` (CONTRACT section 5), from its one schema; other fields are ignored. */
 export const SheetManifestSchema = SnapshotManifestSchema.pick({
@@ -75,25 +75,16 @@ export async function readSheetManifest(dir: string): Promise<SheetManifest> {
   return parsed.data;
 }
 
-/** The file's text once its hash is checked; the bytes are not kept while the text is parsed (peak memory). */
-async function readCheckedBytes(dir: string, entry: SheetManifestExport, verify: boolean): Promise<Buffer> {
-  const bytes = await readRegularFile(dir, entry.file);
-  if (verify && entry.sha256 !== undefined && createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
-    throw new FailedError(`${quoted(entry.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`);
-  }
-  return bytes;
-}
-
 /**
- * The file's JSON array, parsed a slice at a time (src/api/slices.ts): the
- * whole text is never one string, which for a file with text outside
- * Latin-1 is twice its bytes beside the records. Undefined when the file is
- * not JSON; anything else that is JSON (not an array) as it parses.
+ * The file's JSON array, parsed a slice at a time (src/api/slices.ts) as
+ * the slices are read from the file: neither its whole text nor its whole
+ * bytes are ever held beside the records (for the largest export, its bytes
+ * were as large as its records). Undefined when the file is not JSON;
+ * anything else that is JSON (not an array) as it parses.
  */
-function parseList(bytes: Buffer): unknown {
-  const reader = bufferReader(bytes);
+function parseList(reader: ByteReader): unknown {
   try {
-    if (!opensArray(reader)) return JSON.parse(bytes.toString('utf8'));
+    if (!opensArray(reader)) return JSON.parse(reader.read(0, reader.size).toString('utf8'));
     const out: unknown[] = [];
     for (const list of arraySlices(reader)) for (const r of list) out.push(r);
     return out;
@@ -111,7 +102,24 @@ function parseList(bytes: Buffer): unknown {
  * skips the hash; `convert`, which reads a published snapshot, never does.
  */
 export async function readExportRecords(dir: string, entry: SheetManifestExport, opts: { verify?: boolean } = {}): Promise<ExportRecord[]> {
-  const json = parseList(await readCheckedBytes(dir, entry, opts.verify !== false));
+  const sha256 = opts.verify !== false ? entry.sha256 : undefined;
+  // Kept, so that it is what is thrown, however the file's reading wraps it.
+  let changedError: FailedError | undefined;
+  const changed = () => (changedError = new FailedError(`${quoted(entry.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`));
+  let json: unknown;
+  try {
+    json = await withFileInside(dir, entry.file, async (handle, size) => {
+      const reader = new HashedRange(handle.fd, size, sha256, changed);
+      const parsed = parseList(reader);
+      // Nothing of the file is used before all of it is checked: a file changed while it was read is refused whole.
+      reader.finish();
+      return parsed;
+    });
+  } catch (err) {
+    if (changedError) throw changedError;
+    if (err instanceof UnreadableEntryError) throw new FailedError(`${err.message}; the snapshot cannot be converted`, { cause: err });
+    throw err;
+  }
   if (json === undefined) throw new FailedError(`${quoted(entry.file)} in ${dir} is not valid JSON; the snapshot is damaged`);
   if (!Array.isArray(json)) throw new FailedError(`${quoted(entry.file)} in ${dir} is not a JSON array of records; the snapshot is damaged`);
   for (let i = 0; i < json.length; i++) {

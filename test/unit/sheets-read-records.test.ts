@@ -4,6 +4,7 @@
  * give what JSON.parse of the whole file gives, and refuse what it refuses,
  * with the same messages as before.
  */
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,11 +15,11 @@ function entry(file: string, count: number): SheetManifestExport {
   return { export: 'drives', file, count, available: true } as SheetManifestExport;
 }
 
-async function read(text: string, count: number): Promise<unknown> {
+async function read(text: string, count: number, sha256?: string): Promise<unknown> {
   const dir = tmpDir();
   writeFileSync(join(dir, 'x.json'), text);
   try {
-    return await readExportRecords(dir, entry('x.json', count), { verify: false });
+    return await readExportRecords(dir, { ...entry('x.json', count), ...(sha256 !== undefined ? { sha256 } : {}) }, { verify: sha256 !== undefined });
   } catch (e) {
     return `refused: ${(e as Error).message.replace(dir, 'DIR')}`;
   }
@@ -43,5 +44,24 @@ describe('reading an export file back', () => {
     expect(await read('[{"a":1},[2]]', 2)).toBe('refused: "x.json" in DIR: element 1 is not a record; the snapshot is damaged');
     expect(await read('[{"a":1},null]', 2)).toBe('refused: "x.json" in DIR: element 1 is not a record; the snapshot is damaged');
     expect(await read(big, 1999)).toBe('refused: "x.json" in DIR holds 2000 records where _snapshot-manifest.json says 1999; the snapshot is damaged');
+  });
+
+  it('checks the sha256 of every byte, read a slice at a time: a change of whitespace alone, anywhere, is refused', async () => {
+    const records = Array.from({ length: 4000 }, (_, i) => ({ id: `d${i}`, name: `drive ${i} é`, n: i }));
+    const text = `${JSON.stringify(records, null, 2)}\n`;
+    const sha = (t: string) => createHash('sha256').update(t).digest('hex');
+    expect(text.length).toBeGreaterThan(4 * 64 * 1024);
+    expect(await read(text, records.length, sha(text))).toEqual(records);
+    const changedText = 'refused: "x.json" in DIR does not match the sha256 in _snapshot-manifest.json; the file was changed after the snapshot was taken';
+    // The same records, other bytes: between two slices (the commas), inside one, and the very last byte.
+    const middle = text.indexOf('\n  },\n  {', text.length >> 1);
+    for (const changed of [text.replace(/\n {2}\},\n {2}\{/g, '\n  },\n \t{'), `${text.slice(0, middle)}\n \t},${text.slice(middle + 5)}`, `${text.slice(0, -1)} `]) {
+      expect(JSON.parse(changed)).toEqual(records);
+      expect(await read(changed, records.length, sha(text))).toBe(changedText);
+      // Not checked when the caller wrote the file itself (verify: false).
+      expect(await read(changed, records.length)).toEqual(records);
+    }
+    // A damaged file whose hash does not match either: the hash is what is said.
+    expect(await read(text.slice(0, -300), records.length, sha(text))).toBe(changedText);
   });
 });
