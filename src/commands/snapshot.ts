@@ -25,10 +25,11 @@ import { parseHistoryTarget } from '../history/target.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
-import { secretMatcher } from '../publish/scan.js';
+import { secretMatcher, type SecretMatcher } from '../publish/scan.js';
 import { readExportRecords } from '../sheets/snapshot-dir.js';
-import { writeSpreadsheets, type WrittenSheetFile } from '../sheets/write.js';
-import { checkSheetWorker } from '../sheets/sheet-pool.js';
+import { sheetPlan, writeSpreadsheets, type SheetFormat, type WrittenSheetFile } from '../sheets/write.js';
+import { checkSheetWorker, hasSheetWorker, SheetHelpers } from '../sheets/sheet-pool.js';
+import { EXPORTS } from '../exports/catalog.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 import type { RunReport } from '../cron/metrics.js';
 import { escapeControl } from '../util/escape.js';
@@ -100,6 +101,18 @@ interface Built {
   spreadsheets: WrittenSheetFile[] | undefined;
 }
 
+/**
+ * Worker threads for the spreadsheets: with --build-threads N, the same N
+ * (after the build); by default one, beside the build on the main thread
+ * (README, Performance), when the bundle has its file: without it they are
+ * made on the main thread, as the default asked for no worker.
+ */
+function spreadsheetWorkers(formats: readonly SheetFormat[], threads: number): number {
+  if (formats.length === 0 || !POOL_AVAILABLE) return 0;
+  if (threads > 0) return threads;
+  return hasSheetWorker() ? 1 : 0;
+}
+
 export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
   const o = readOptions('snapshot', flags, deps.env);
@@ -117,13 +130,33 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     checkBuildWorker();
     if (formats.length > 0) checkSheetWorker();
   }
+  const sheetThreads = spreadsheetWorkers(formats, threads);
+  /**
+   * The spreadsheet workers, started before the build so that it offers
+   * them each export as soon as its file is written: beside a build on the
+   * main thread, they take exports within a tenth of the collection's size
+   * at once while it goes on; beside build workers, none before it ends.
+   */
+  const startSheets = (staging: Staging, date: string, matcher: SecretMatcher | null, collectionBytes: number): SheetHelpers | undefined => {
+    if (sheetThreads === 0) return undefined;
+    const earlyKb = threads === 0 ? Math.floor(collectionBytes / 10 / 1024) : 0;
+    return new SheetHelpers({ threads: sheetThreads, dir: staging.dir, verify: false, earlyKb }, EXPORTS.length, sheetPlan(date, formats, { secrets: matcher }), (name, chunks) => staging.writeChunks(name, chunks));
+  };
   /** Without --allow-partial, a collection with failed routes is refused: nothing is published. */
   const refuseFailed = (collection: RawCollection): void => {
     const failed = failedOf(collection);
     if (failed.length > 0 && !o.allowPartial) throw failedRoutes(failed);
   };
   /** Everything written into the staging directory once the exports are on their way: the checks, the manifest, the spreadsheets. */
-  const finish = async (staging: Staging, collection: RawCollection, source: 'live' | 'replay', secrets: readonly string[], memory: MemoryPolicy, writing: Promise<BuildSummary & { exports: ManifestExport[] }>): Promise<Built> => {
+  const finish = async (
+    staging: Staging,
+    collection: RawCollection,
+    source: 'live' | 'replay',
+    matcher: SecretMatcher | null,
+    memory: MemoryPolicy,
+    writing: Promise<BuildSummary & { exports: ManifestExport[] }>,
+    sheets: SheetHelpers | undefined,
+  ): Promise<Built> => {
     const built = await writing;
     // A replayed body that a live run would have refused fails its route the same way.
     if (markBodyFailures(collection, built.bodyFailures).length > 0) refuseFailed(collection);
@@ -138,10 +171,9 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
       deps.reporter.info(`writing ${formats.join(' and ')}${onThreads}`);
       // Read back from the files just written: the same path as `convert`, one export in memory at a time.
       spreadsheets = await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => staging.writeChunks(name, chunks), {
-        secrets: secretMatcher(secrets),
+        secrets: matcher,
         beforeRead: memory.beforeSheetRead,
-        // The build's workers' count: the build is over, the cores are the spreadsheets'.
-        ...((process.env.XSHEET ? Number(process.env.XSHEET) : threads) > 0 ? { helpers: { threads: process.env.XSHEET ? Number(process.env.XSHEET) : threads, dir: staging.dir, verify: false } } : {}),
+        ...(sheets ? { helpers: sheets } : {}),
       });
     }
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));
@@ -167,7 +199,9 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
         const outcome = yield* pool.exports;
         return poolSummary(outcome, collection!);
       }
-      const writing = writeExports(staging, exportsBuilt(), date);
+      const matcher = secretMatcher(settings.tokens.secrets);
+      const sheets = startSheets(staging, date, matcher, 0);
+      const writing = writeExports(staging, exportsBuilt(), date, sheets && ((i, e, bytes) => sheets.offer(i, e, bytes)));
       // A write that fails (a full disk) stops the workers at once; the failure is thrown once the collection is in.
       writing.catch(() => pool.abort(new Error('the export files could not be written')));
       try {
@@ -177,10 +211,15 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
         await parts.finish(collection);
       } catch (err) {
         pool.abort(err instanceof Error ? err : new Error(String(err)));
+        sheets?.stop();
         throw err;
       }
       const done = writing.finally(() => rmSync(spoolDir, { recursive: true, force: true }));
-      return finish(staging, collection, 'live', settings.tokens.secrets, memory, done);
+      try {
+        return await finish(staging, collection, 'live', matcher, memory, done, sheets);
+      } finally {
+        sheets?.stop();
+      }
     }, 'snapshot');
   } else {
     const { collection, secrets, source } = await obtainCollection(o, deps, threads > 0);
@@ -192,8 +231,16 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
       const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
       // Live with --raw on workers: the large bodies just written to raw/ are read there by whoever builds them, as a replay's are, not held in memory.
       if (threads > 0 && source === 'live' && o.raw) bodiesOnDisk(collection, path.join(staging.dir, 'raw'), POOLED_BODY_BYTES);
-      const exportsBuilt = threads > 0 ? buildInWorkers(collection, memory, threads) : build(collection, memory);
-      return finish(staging, collection, source, secrets, memory, writeExports(staging, exportsBuilt, collection.manifest.date));
+      const matcher = secretMatcher(secrets);
+      const bytes = collection.manifest.routes.reduce((n, r) => n + (r.bytes ?? 0), 0);
+      const sheets = startSheets(staging, collection.manifest.date, matcher, bytes);
+      try {
+        const exportsBuilt = threads > 0 ? buildInWorkers(collection, memory, threads) : build(collection, memory);
+        const writing = writeExports(staging, exportsBuilt, collection.manifest.date, sheets && ((i, e, n) => sheets.offer(i, e, n)));
+        return await finish(staging, collection, source, matcher, memory, writing, sheets);
+      } finally {
+        sheets?.stop();
+      }
     }, 'snapshot');
   }
   const { result, manifest, spreadsheets } = built;

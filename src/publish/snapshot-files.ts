@@ -42,9 +42,11 @@ export async function writeExports(
   staging: Pick<Staging, 'writeChunks'>,
   built: Generator<BuiltExport, BuildSummary, void> | AsyncGenerator<PooledExport | BuiltExport, BuildSummary, void>,
   date: string,
+  /** Each export once its file is written (in the build's order): the spreadsheet workers may take it. */
+  onWritten?: (index: number, entry: ManifestExport, bytes: number) => void,
 ): Promise<BuildSummary & { exports: ManifestExport[] }> {
   try {
-    return await writeEach(staging, built, date);
+    return await writeEach(staging, built, date, onWritten);
   } catch (err) {
     // Ends the build where it stopped (a build on workers stops them rather than building parts no one will write); the write's failure is the one to report.
     await Promise.resolve(built.return(undefined as never)).catch(() => {});
@@ -56,6 +58,7 @@ async function writeEach(
   staging: Pick<Staging, 'writeChunks'>,
   built: Generator<BuiltExport, BuildSummary, void> | AsyncGenerator<PooledExport | BuiltExport, BuildSummary, void>,
   date: string,
+  onWritten: ((index: number, entry: ManifestExport, bytes: number) => void) | undefined,
 ): Promise<BuildSummary & { exports: ManifestExport[] }> {
   const exports: ManifestExport[] = new Array(EXPORTS.length);
   let step = await built.next();
@@ -63,10 +66,14 @@ async function writeEach(
     const e = step.value;
     const file = exportFileName(e.export, e.count, date);
     const hash = createHash('sha256');
+    let bytes = 0;
     // From the main thread's build, the records serialized here; from a build worker, the file's bytes as they arrive.
     // The digest is of the bytes as written: no reading the file back, no second UTF-8 encoding of its text.
-    await staging.writeChunks(file, 'batches' in e ? serializeBatches(e.batches(EXPORT_BATCH)) : e.chunks, (bytes) => hash.update(bytes));
-    exports[e.index] = {
+    await staging.writeChunks(file, 'batches' in e ? serializeBatches(e.batches(EXPORT_BATCH)) : e.chunks, (b) => {
+      hash.update(b);
+      bytes += b.byteLength;
+    });
+    const entry: ManifestExport = {
       export: e.export,
       file,
       count: e.count,
@@ -75,6 +82,8 @@ async function writeEach(
       ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}),
       sha256: hash.digest('hex'),
     };
+    exports[e.index] = entry;
+    onWritten?.(e.index, entry, bytes);
   }
   return { ...step.value, exports };
 }

@@ -16,7 +16,7 @@ import { checkWorkerFile } from '../exports/build-pool.js';
 import { Channel } from '../util/channel.js';
 import { claim, claimLargestFree, isFree, TAKEN_BY_MAIN, TAKEN_BY_WORKER } from '../util/claims.js';
 import type { SheetManifestExport } from './snapshot-dir.js';
-import { type DeflatedSheets, type ExportFormsPlan, type SheetSink } from './write.js';
+import { type DeflatedSheets, type SheetPlan, type SheetSink } from './write.js';
 import { ZipTooLargeError, type DeflatedEntry } from './zip.js';
 
 const WORKER_FILE = new URL('./sheet-worker.js', import.meta.url);
@@ -26,6 +26,16 @@ export function checkSheetWorker(): string {
   return checkWorkerFile(WORKER_FILE);
 }
 
+/** Whether the workers' file is there (checkSheetWorker without the error). */
+export function hasSheetWorker(): boolean {
+  try {
+    checkSheetWorker();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Where the workers read the export files, and how. */
 export interface SheetWorkerOptions {
   readonly threads: number;
@@ -33,24 +43,39 @@ export interface SheetWorkerOptions {
   readonly dir: string;
   /** Whether each file's sha256 is checked against the manifest (not for files this run has just written). */
   readonly verify: boolean;
+  /**
+   * KB of export files the workers may hold at once before `lift` (while the
+   * build still runs beside them, on the main thread); 0: they wait for the
+   * build to end. A larger export waits for `lift`.
+   */
+  readonly earlyKb: number;
+}
+
+/** Sent once to each worker: where the claims are, where the files are, what to make of them. */
+export interface SheetSetup {
+  readonly type: 'setup';
+  /** SHEET_FLYING (KB of the exports workers are making), SHEET_EXPORTS… (a word per export: src/util/claims.ts). */
+  readonly state: SharedArrayBuffer;
+  readonly dir: string;
+  readonly verify: boolean;
+  readonly earlyKb: number;
+  readonly plan: SheetPlan;
 }
 
 /**
- * Every export, offered to every worker at once: each worker claims the
- * largest one nobody has taken in `state` (a word per export, shared with the
- * main thread and the other workers: src/util/claims.ts), so that it never
- * waits for the main thread, busy with its own export, to hand it the next.
+ * To the workers: an export whose file is written (`offer`, from the build
+ * as it goes, or all at once), the build over (`lift`: every export was
+ * offered, no limit any more), another worker's export ended (`look`: room
+ * under the limit).
  */
-export interface SheetOffer {
-  readonly state: SharedArrayBuffer;
-  /** Where the export files are, and whether their sha256 is checked. */
-  readonly dir: string;
-  readonly verify: boolean;
-  /** By export position: the manifest's word on it, the file's size (which orders the claims) and what to make of it. */
-  readonly exports: readonly SheetManifestExport[];
-  readonly sizes: readonly number[];
-  readonly plans: readonly ExportFormsPlan[];
-}
+export type SheetCommand =
+  | SheetSetup
+  | { readonly type: 'offer'; readonly id: number; readonly entry: SheetManifestExport; readonly kb: number }
+  | { readonly type: 'lift' }
+  | { readonly type: 'look' };
+
+export const SHEET_FLYING = 0;
+export const SHEET_EXPORTS = 1;
 
 export type SheetMessage =
   /** The export's CSV file is begun, under this name (the same code names it on either thread); its bytes follow. */
@@ -68,38 +93,39 @@ interface Pending {
 }
 
 /**
- * Worker threads taking exports for writeSpreadsheets: `claim` is the main
- * thread's way of taking one (false when a worker has it), `result` a
- * worker's export once done, `finished` the end of every worker's export and
- * CSV write. The first failure (a worker's, a write's) stops them all and is
- * thrown by whatever waits.
+ * Worker threads making exports' spreadsheet forms for writeSpreadsheets.
+ * Started before the build: each export is offered (`offer`) as soon as its
+ * file is written, and a worker takes it while the build goes on, within
+ * `earlyKb`; `lift` (writeSpreadsheets, once the build is over) lets them
+ * take the rest. `claim` is the main thread's way of taking one (false when
+ * a worker has it), `result` a worker's export once done, `finished` the end
+ * of every worker's export and CSV write. The first failure (a worker's, a
+ * write's) stops them all and is thrown by whatever waits.
  */
 export class SheetHelpers {
-  /** Who has each export (src/util/claims.ts), shared with the workers. */
+  /** SHEET_FLYING, then who has each export (src/util/claims.ts), shared with the workers. */
   private readonly state: Int32Array;
   private readonly sizes: number[];
+  private readonly offered: boolean[];
   private readonly pending = new Map<number, Pending>();
   private readonly csv = new Map<number, Channel<Uint8Array>>();
+  private readonly csvFiles = new Map<number, string>();
   private readonly writes: Array<Promise<void>> = [];
   private readonly workers = new Set<Worker>();
   private failure: Error | undefined;
 
   constructor(
     private readonly o: SheetWorkerOptions,
-    private readonly exports: readonly SheetManifestExport[],
-    private readonly plans: readonly ExportFormsPlan[],
-    private readonly csvSink: (i: number) => SheetSink,
+    /** How many exports the manifest will list (their positions are the ids). */
+    count: number,
+    readonly plan: SheetPlan,
+    private readonly sink: SheetSink,
   ) {
     const file = checkSheetWorker();
-    this.state = new Int32Array(new SharedArrayBuffer(4 * exports.length));
-    // Largest file first; the size only orders the work (the worker opens the file as the main thread would).
-    this.sizes = exports.map((e) => {
-      try {
-        return lstatSync(path.join(o.dir, e.file)).size;
-      } catch {
-        return 0;
-      }
-    });
+    this.state = new Int32Array(new SharedArrayBuffer(4 * (SHEET_EXPORTS + count)));
+    this.sizes = new Array<number>(count).fill(0);
+    this.offered = new Array<boolean>(count).fill(false);
+    const setup: SheetSetup = { type: 'setup', state: this.state.buffer as SharedArrayBuffer, dir: o.dir, verify: o.verify, earlyKb: o.earlyKb, plan };
     for (let t = 0; t < Math.max(1, o.threads); t++) {
       // V8's default young generation: with the build workers' 16 MB, the peak was some 130 MB higher (large site, 560 against 430 MB).
       const w = new Worker(file);
@@ -109,32 +135,55 @@ export class SheetHelpers {
       w.on('exit', (code) => {
         if (this.workers.has(w)) this.abort(new Error(`the spreadsheets stopped (exit ${code})`));
       });
+      w.postMessage(setup);
     }
   }
 
-  /** The workers start taking exports (after the main thread took its first). */
-  start(): void {
-    const offer: SheetOffer = { state: this.state.buffer as SharedArrayBuffer, dir: this.o.dir, verify: this.o.verify, exports: this.exports, sizes: this.sizes, plans: this.plans };
-    for (const w of this.workers) w.postMessage(offer);
+  /** Export `i`'s file is written (`bytes` long): the workers may take it. */
+  offer(i: number, entry: SheetManifestExport, bytes: number): void {
+    if (this.offered[i] || this.failure) return;
+    this.offered[i] = true;
+    this.sizes[i] = bytes;
+    this.post({ type: 'offer', id: i, entry, kb: Math.ceil(bytes / 1024) });
+  }
+
+  /** Offers every export not offered yet, ordered by the size of its file in the directory. */
+  offerAll(exports: readonly SheetManifestExport[]): void {
+    exports.forEach((e, i) => {
+      if (this.offered[i]) return;
+      let bytes = 0;
+      try {
+        bytes = lstatSync(path.join(this.o.dir, e.file)).size;
+      } catch {
+        // The size only orders the work: the worker opens the file as the main thread would, and says what is wrong with it.
+      }
+      this.offer(i, e, bytes);
+    });
+  }
+
+  /** The build is over and every export offered: the workers take what is left, whatever its size. */
+  lift(): void {
+    this.post({ type: 'lift' });
   }
 
   /**
-   * Takes the largest export for the main thread: its heap has grown to the
-   * build's already, where a worker's would grow anew to hold it (the
-   * spreadsheets' peak memory).
+   * Takes the largest export nobody has for the main thread: its heap has
+   * grown to the build's already, where a worker's would grow anew to hold
+   * it (the spreadsheets' peak memory).
    */
   claimLargest(): number | undefined {
-    return claimLargestFree(this.state, this.sizes, TAKEN_BY_MAIN);
+    const i = claimLargestFree(this.state.subarray(SHEET_EXPORTS), this.sizes, TAKEN_BY_MAIN);
+    return i;
   }
 
   /** Takes export `i` for the main thread; false when a worker has it (or the main thread already had it). */
   claim(i: number): boolean {
-    return claim(this.state, i, TAKEN_BY_MAIN);
+    return claim(this.state, SHEET_EXPORTS + i, TAKEN_BY_MAIN);
   }
 
   /** The first export from `from` on that nobody has taken. */
   nextUnclaimed(from: number): number | undefined {
-    for (let i = from; i < this.exports.length; i++) if (isFree(this.state, i)) return i;
+    for (let i = from; i < this.sizes.length; i++) if (isFree(this.state, SHEET_EXPORTS + i)) return i;
     return undefined;
   }
 
@@ -146,14 +195,19 @@ export class SheetHelpers {
   /** A worker's export `i`, compressed. */
   result(i: number): Promise<DeflatedSheets> {
     this.throwIfFailed();
-    if (Atomics.load(this.state, i) !== TAKEN_BY_WORKER) throw new Error(`internal: export ${i} was not taken by a sheet worker`);
+    if (Atomics.load(this.state, SHEET_EXPORTS + i) !== TAKEN_BY_WORKER) throw new Error(`internal: export ${i} was not taken by a sheet worker`);
     return this.pendingOf(i).promise;
+  }
+
+  /** The CSV file a worker wrote of export `i`, if it did. */
+  csvFile(i: number): string | undefined {
+    return this.csvFiles.get(i);
   }
 
   /** Every worker's export done and every CSV file written; throws the first failure. */
   async finished(): Promise<void> {
     this.throwIfFailed();
-    const theirs = this.exports.flatMap((_, i) => (Atomics.load(this.state, i) === TAKEN_BY_WORKER ? [this.pendingOf(i).promise] : []));
+    const theirs = this.sizes.flatMap((_, i) => (Atomics.load(this.state, SHEET_EXPORTS + i) === TAKEN_BY_WORKER ? [this.pendingOf(i).promise] : []));
     await Promise.all(theirs);
     // Every CSV write was started by then: a worker begins an export's CSV file before it says the export is done.
     await Promise.all(this.writes);
@@ -165,6 +219,10 @@ export class SheetHelpers {
     for (const w of this.workers) void w.terminate();
     this.workers.clear();
     for (const c of this.csv.values()) c.fail(this.failure ?? new Error('the spreadsheets were stopped'));
+  }
+
+  private post(c: SheetCommand): void {
+    for (const w of this.workers) w.postMessage(c);
   }
 
   private throwIfFailed(): void {
@@ -199,7 +257,7 @@ export class SheetHelpers {
   private csvBegun(i: number, file: string): void {
     const chunks = new Channel<Uint8Array>();
     this.csv.set(i, chunks);
-    const write = this.csvSink(i)(file, chunks);
+    const write = this.sink(file, chunks).then(() => void this.csvFiles.set(i, file));
     write.catch((err: unknown) => this.abort(err instanceof Error ? err : new Error(String(err))));
     this.writes.push(write);
   }
@@ -217,6 +275,8 @@ export class SheetHelpers {
         this.csv.get(m.id)?.end();
         this.csv.delete(m.id);
         this.pendingOf(m.id).resolve({ columns: m.columns, pages: m.pages.map((p) => ({ content: p.content, chunks: p.chunks.map((c) => Buffer.from(c)) })) });
+        // Its KB left the limit: a worker waiting for room looks again.
+        for (const other of this.workers) if (other !== w) other.postMessage({ type: 'look' } satisfies SheetCommand);
         break;
       case 'idle':
         // Nothing left to take: its memory goes now, not with the others at the end.

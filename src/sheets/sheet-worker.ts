@@ -1,15 +1,18 @@
 /**
- * A worker thread of the spreadsheets (src/sheets/sheet-pool.ts): for each
- * export it is given, reads the export file, sends back its CSV file's bytes
- * as they are made and its sheets compressed (deflateSheets, as the main
- * thread makes them). Bundled as lib/sheet-worker.js.
+ * A worker thread of the spreadsheets (src/sheets/sheet-pool.ts): it takes
+ * the largest export offered that nobody has taken (within the limit while
+ * the build still runs), reads the export file, sends back its CSV file's
+ * bytes as they are made and its sheets compressed (deflateSheets, as the
+ * main thread makes them), and again, until the build is over and nothing
+ * is left. Bundled as lib/sheet-worker.js.
  */
 import { parentPort } from 'node:worker_threads';
 import { FailedError } from '../errors.js';
 import { collectGarbage } from '../exports/memory-policy.js';
 import { movable } from '../util/movable.js';
-import type { SheetMessage, SheetOffer } from './sheet-pool.js';
-import { claimLargestFree, TAKEN_BY_WORKER } from '../util/claims.js';
+import { SHEET_EXPORTS, SHEET_FLYING, type SheetCommand, type SheetMessage, type SheetSetup } from './sheet-pool.js';
+import { claim, isFree, TAKEN_BY_WORKER } from '../util/claims.js';
+import type { SheetManifestExport } from './snapshot-dir.js';
 import { readExportRecords } from './snapshot-dir.js';
 import { deflateSheets } from './write.js';
 import { ZipTooLargeError } from './zip.js';
@@ -17,10 +20,11 @@ import { ZipTooLargeError } from './zip.js';
 /** CSV text per message: few messages, little waiting in the queue. */
 const CHUNK_CHARS = 1 << 20;
 
-async function run(offer: SheetOffer, id: number, post: (m: SheetMessage, transfer?: ArrayBuffer[]) => void): Promise<void> {
-  const entry = offer.exports[id]!;
-  const records = await readExportRecords(offer.dir, entry, { verify: offer.verify });
-  const sheets = await deflateSheets(entry, records, offer.plans[id]!, async (file, chunks) => {
+type Post = (m: SheetMessage, transfer?: ArrayBuffer[]) => void;
+
+async function run(setup: SheetSetup, id: number, entry: SheetManifestExport, post: Post): Promise<void> {
+  const records = await readExportRecords(setup.dir, entry, { verify: setup.verify });
+  const sheets = await deflateSheets(entry, records, setup.plan, async (file, chunks) => {
     post({ type: 'csv-file', id, file });
     let pieces: string[] = [];
     let chars = 0;
@@ -50,24 +54,99 @@ async function run(offer: SheetOffer, id: number, post: (m: SheetMessage, transf
   post({ type: 'done', id, columns: sheets.columns, pages }, transfer);
 }
 
-/** Takes the largest export nobody has, makes it, and again, until none is left; then says it is idle. */
-async function runOffer(offer: SheetOffer, post: (m: SheetMessage, transfer?: ArrayBuffer[]) => void): Promise<void> {
-  const state = new Int32Array(offer.state);
-  for (let i = claimLargestFree(state, offer.sizes, TAKEN_BY_WORKER); i !== undefined; i = claimLargestFree(state, offer.sizes, TAKEN_BY_WORKER)) {
-    try {
-      await run(offer, i, post);
-    } catch (err) {
-      // A domain failure (a damaged file, a token in a sheet) keeps its message; anything else is a bug, said as one.
-      const kind = err instanceof FailedError ? 'failed' : err instanceof ZipTooLargeError ? 'too-large' : 'bug';
-      post({ type: 'error', id: i, kind, message: err instanceof Error ? err.message : String(err) });
-      return;
-    }
-    // The export's garbage goes before the next is read: the worker's heap stays one export's.
-    collectGarbage();
+/** What this worker knows of the exports, from the main thread's messages. */
+class Offers {
+  readonly entries = new Map<number, { entry: SheetManifestExport; kb: number }>();
+  lifted = false;
+  private busy = false;
+  private stopped = false;
+
+  constructor(
+    private readonly setup: SheetSetup,
+    private readonly post: Post,
+  ) {}
+
+  private get state(): Int32Array {
+    return new Int32Array(this.setup.state);
   }
-  post({ type: 'idle' });
+
+  /**
+   * The largest offered export nobody has, claimed with its KB counted in
+   * SHEET_FLYING: before `lift`, only one that keeps the workers within the
+   * limit. Undefined when none may be taken now.
+   */
+  private claimNext(): number | undefined {
+    const state = this.state;
+    for (;;) {
+      const flying = Atomics.load(state, SHEET_FLYING);
+      let best: number | undefined;
+      for (const [id, o] of this.entries) {
+        if (!isFree(state, SHEET_EXPORTS + id)) continue;
+        if (!this.lifted && flying + o.kb > this.setup.earlyKb) continue;
+        if (best === undefined || o.kb > this.entries.get(best)!.kb) best = id;
+      }
+      if (best === undefined) return undefined;
+      const kb = this.entries.get(best)!.kb;
+      // The limit's word first, then the export's: a race on either starts over.
+      if (Atomics.compareExchange(state, SHEET_FLYING, flying, flying + kb) !== flying) continue;
+      if (claim(state, SHEET_EXPORTS + best, TAKEN_BY_WORKER)) return best;
+      Atomics.sub(state, SHEET_FLYING, kb);
+    }
+  }
+
+  /** Whether every offered export is taken (once lifted, every export was offered). */
+  private allTaken(): boolean {
+    for (const id of this.entries.keys()) if (isFree(this.state, SHEET_EXPORTS + id)) return false;
+    return true;
+  }
+
+  /** Makes what may be taken now, one export after another; idle once the build is over and nothing is left. */
+  async pump(): Promise<void> {
+    if (this.busy || this.stopped) return;
+    this.busy = true;
+    try {
+      for (let id = this.claimNext(); id !== undefined; id = this.claimNext()) {
+        const { entry, kb } = this.entries.get(id)!;
+        try {
+          await run(this.setup, id, entry, this.post);
+        } catch (err) {
+          // A domain failure (a damaged file, a token in a sheet) keeps its message; anything else is a bug, said as one.
+          const kind = err instanceof FailedError ? 'failed' : err instanceof ZipTooLargeError ? 'too-large' : 'bug';
+          this.post({ type: 'error', id, kind, message: err instanceof Error ? err.message : String(err) });
+          this.stopped = true;
+          return;
+        } finally {
+          Atomics.sub(this.state, SHEET_FLYING, kb);
+        }
+        // The export's garbage goes before the next is read: the worker's heap stays one export's.
+        collectGarbage();
+      }
+      if (this.lifted && this.allTaken()) {
+        this.stopped = true;
+        this.post({ type: 'idle' });
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
 }
 
-parentPort?.on('message', (offer: SheetOffer) => {
-  void runOffer(offer, (m, transfer) => parentPort!.postMessage(m, transfer));
+let offers: Offers | undefined;
+
+parentPort?.on('message', (c: SheetCommand) => {
+  const post: Post = (m, transfer) => parentPort!.postMessage(m, transfer);
+  switch (c.type) {
+    case 'setup':
+      offers = new Offers(c, post);
+      return;
+    case 'offer':
+      offers?.entries.set(c.id, { entry: c.entry, kb: c.kb });
+      break;
+    case 'lift':
+      if (offers) offers.lifted = true;
+      break;
+    case 'look':
+      break;
+  }
+  void offers?.pump();
 });

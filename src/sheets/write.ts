@@ -16,7 +16,7 @@ import { csvChunks } from './csv.js';
 import type { SheetManifest, SheetManifestExport } from './snapshot-dir.js';
 import { cellWidth, columnLetters, contentTypesXml, fitWidth, MAX_DATA_ROWS, ROOT_RELS_XML, sheetXml, STYLES_XML, workbookRelsXml, workbookXml, type SheetSpec } from './xlsx.js';
 import { deflateEntry, ZipTooLargeError, ZipWriter, type DeflatedEntry } from './zip.js';
-import { SheetHelpers, type SheetWorkerOptions } from './sheet-pool.js';
+import type { SheetHelpers } from './sheet-pool.js';
 import { bytesHoldSecret, type SecretMatcher } from '../publish/scan.js';
 
 export type { SheetFormat } from '../config/values.js';
@@ -48,8 +48,13 @@ export interface SheetOptions {
    * a large export's garbage can be collected before the next is parsed.
    */
   readonly beforeRead?: (previousRecords: number) => void;
-  /** Worker threads that take exports too (src/sheets/sheet-pool.ts), reading them from a directory; the main thread alone when absent. */
-  readonly helpers?: SheetWorkerOptions;
+  /**
+   * Worker threads that take exports too (src/sheets/sheet-pool.ts), started
+   * by the caller (before the build, which offers them each export as it is
+   * written); the main thread alone when absent. Made with `sheetPlan` of the
+   * same date, formats and options.
+   */
+  readonly helpers?: SheetHelpers;
 }
 
 export function csvFileName(exportName: string, count: number, date: string): string {
@@ -106,16 +111,25 @@ function filterRange(columns: number, rows: number): string | undefined {
   return columns > 0 ? `$A$1:$${columnLetters(columns - 1)}$${rows + 1}` : undefined;
 }
 
-/** What writing one export's forms needs besides its records: the same on the main thread and on a worker. */
-export interface ExportFormsPlan {
+/** What writing one export's forms needs besides its records: the same on the main thread and on a worker, for every export. */
+export interface SheetPlan {
   readonly date: string;
   readonly csv: boolean;
   readonly xlsx: boolean;
   readonly maxRows: number;
-  /** The workbook's number of the export's first sheet (xl/worksheets/sheetN.xml). */
-  readonly firstSheet: number;
   /** Refuses a workbook block holding a secret (ZipWriter's and deflateEntry's inspector). */
   readonly secrets: SecretMatcher | null;
+}
+
+/** The plan of the spreadsheets of `formats` (writeSpreadsheets' own, and the one its helpers are started with). */
+export function sheetPlan(date: string, formats: readonly SheetFormat[], opts: Pick<SheetOptions, 'secrets' | 'maxRows'> = {}): SheetPlan {
+  return { date, csv: formats.includes('csv'), xlsx: formats.includes('xlsx'), maxRows: opts.maxRows ?? MAX_DATA_ROWS, secrets: opts.secrets ?? null };
+}
+
+/** One export's plan in the workbook: where its sheets go. */
+export interface ExportFormsPlan extends SheetPlan {
+  /** The workbook's number of the export's first sheet (xl/worksheets/sheetN.xml). */
+  readonly firstSheet: number;
 }
 
 /** One export's sheets, compressed apart from the workbook's stream (on a worker, or before their turn). */
@@ -137,8 +151,13 @@ export function workbookInspector(matcher: SecretMatcher | null): { inspect: (bl
 
 interface PreparedSheets {
   readonly columns: number;
-  /** Each sheet's part name and content, made when asked for (its rows are read as the XML is written). */
+  /** Each sheet's name and content, made when asked for (its rows are read as the XML is written). */
   readonly pages: ReadonlyArray<{ readonly name: string; readonly spec: () => SheetSpec }>;
+}
+
+/** The workbook part of an export's sheet `page`. */
+function sheetPart(plan: ExportFormsPlan, page: number): string {
+  return `xl/worksheets/sheet${plan.firstSheet + page}.xml`;
 }
 
 /**
@@ -147,7 +166,7 @@ interface PreparedSheets {
  * of every page (a page of a long export is as wide as the first) and writes
  * the CSV file.
  */
-async function prepareForms(entry: SheetManifestExport, records: readonly ExportRecord[], plan: ExportFormsPlan, writeCsv: SheetSink): Promise<PreparedSheets> {
+async function prepareForms(entry: SheetManifestExport, records: readonly ExportRecord[], plan: SheetPlan, writeCsv: SheetSink): Promise<PreparedSheets> {
   const columns = sheetColumns(entry.export, records);
   let measured: number[] | undefined;
   if (plan.csv) {
@@ -156,24 +175,24 @@ async function prepareForms(entry: SheetManifestExport, records: readonly Export
   } else if (plan.xlsx) measured = measureWidths(columns, records);
   if (!plan.xlsx) return { columns: columns.length, pages: [] };
   const widths = measured!.map(fitWidth);
-  const count = Math.max(1, Math.ceil(records.length / plan.maxRows));
   return {
     columns: columns.length,
-    pages: Array.from({ length: count }, (_, p) => ({
-      name: `xl/worksheets/sheet${plan.firstSheet + p}.xml`,
+    pages: sheetNames(entry.export, records.length, plan.maxRows).map((name, p) => ({
+      name,
       spec: () => exportSheet(columns, records, p * plan.maxRows, Math.min(records.length, (p + 1) * plan.maxRows), widths),
     })),
   };
 }
 
 /** One export's forms with its sheets compressed and held (a few times smaller than their XML) until the workbook reaches them. */
-export async function deflateSheets(entry: SheetManifestExport, records: readonly ExportRecord[], plan: ExportFormsPlan, writeCsv: SheetSink): Promise<DeflatedSheets> {
+export async function deflateSheets(entry: SheetManifestExport, records: readonly ExportRecord[], plan: SheetPlan, writeCsv: SheetSink): Promise<DeflatedSheets> {
   const prepared = await prepareForms(entry, records, plan, writeCsv);
   const { inspect, overlap } = workbookInspector(plan.secrets);
   const pages: Array<DeflatedSheets['pages'][number]> = [];
   for (const page of prepared.pages) {
     const chunks: Uint8Array[] = [];
-    const content = deflateEntry(page.name, sheetXml(page.spec()), inspect, overlap);
+    // Named by its sheet: its part in the workbook is given when it is put there.
+    const content = deflateEntry(`sheet ${JSON.stringify(page.name)}`, sheetXml(page.spec()), inspect, overlap);
     let step = await content.next();
     for (; !step.done; step = await content.next()) chunks.push(step.value);
     pages.push({ content: step.value, chunks });
@@ -192,13 +211,17 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
   if (formats.length === 0) return [];
   const m = source.manifest;
   checkExports(m);
-  const maxRows = opts.maxRows ?? MAX_DATA_ROWS;
-  const xlsx = formats.includes('xlsx');
+  const plan = sheetPlan(m.date, formats, opts);
+  const { maxRows, xlsx } = plan;
+  const helpers = opts.helpers;
+  if (helpers && (helpers.plan.date !== plan.date || helpers.plan.csv !== plan.csv || helpers.plan.xlsx !== plan.xlsx || helpers.plan.maxRows !== plan.maxRows)) {
+    throw new Error('internal: the spreadsheet workers were started with another plan');
+  }
   const names = m.exports.map((e) => sheetNames(e.export, e.count, maxRows));
   const firstSheet: number[] = [];
   // Sheet 1 is the About sheet.
   names.reduce((n, pages) => (firstSheet.push(n), n + pages.length), 2);
-  const plans = m.exports.map((_, i): ExportFormsPlan => ({ date: m.date, csv: formats.includes('csv'), xlsx, maxRows, firstSheet: firstSheet[i]!, secrets: opts.secrets ?? null }));
+  const plans = m.exports.map((_, i): ExportFormsPlan => ({ ...plan, firstSheet: firstSheet[i]! }));
   const csvFiles: Array<WrittenSheetFile | undefined> = [];
   const csvSink = (i: number): SheetSink => async (file, chunks) => {
     await sink(file, chunks);
@@ -211,10 +234,11 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
     previous = records.length;
     return records;
   };
-  const helpers = opts.helpers && opts.helpers.threads > 0 && m.exports.length > 1 ? new SheetHelpers(opts.helpers, m.exports, plans, csvSink) : undefined;
-  // The main thread's first export is the largest; the workers take the next largest.
+  // Whatever the build did not offer yet (all of it, for helpers started after it).
+  helpers?.offerAll(m.exports);
+  // The main thread's first export is the largest nobody took; then the workers take the rest, whatever its size.
   const first = helpers?.claimLargest();
-  helpers?.start();
+  helpers?.lift();
   const written: WrittenSheetFile[] = [];
   try {
     if (!xlsx) {
@@ -236,6 +260,12 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
     }
   } finally {
     helpers?.stop();
+  }
+  if (helpers && plan.csv) {
+    m.exports.forEach((e, i) => {
+      const file = helpers.csvFile(i);
+      if (file !== undefined) csvFiles[i] = { format: 'csv', file, export: e.export };
+    });
   }
   return [...csvFiles.filter((f): f is WrittenSheetFile => f !== undefined), ...written];
 }
@@ -279,7 +309,7 @@ async function* workbook(
       // This thread's, and its turn: written as it is made.
       const prepared = await prepareForms(m.exports[i]!, await read(i), plans[i]!, csvSink(i));
       filters(i, prepared.columns);
-      for (const page of prepared.pages) yield* zip.entry(page.name, sheetXml(page.spec()));
+      for (let p = 0; p < prepared.pages.length; p++) yield* zip.entry(sheetPart(plans[i]!, p), sheetXml(prepared.pages[p]!.spec()));
       continue;
     }
     // A worker's: until it is done, this thread makes the next exports nobody took.
@@ -291,7 +321,7 @@ async function* workbook(
     const done = ahead.get(i) ?? (await helpers.result(i));
     ahead.delete(i);
     filters(i, done.columns);
-    for (let p = 0; p < done.pages.length; p++) yield* zip.deflated(`xl/worksheets/sheet${plans[i]!.firstSheet + p}.xml`, done.pages[p]!.content, done.pages[p]!.chunks);
+    for (let p = 0; p < done.pages.length; p++) yield* zip.deflated(sheetPart(plans[i]!, p), done.pages[p]!.content, done.pages[p]!.chunks);
   }
   // Last, because the autofilter ranges depend on the columns found in the data (one per map key).
   yield* zip.entry('xl/workbook.xml', [workbookXml(sheets)]);

@@ -5,7 +5,8 @@
  * damaged input. A lib/ without the worker: test/e2e/unbuilt.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { cpSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { leftovers } from '../helpers/assert-output.js';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite, type FakeSiteOptions } from '../helpers/fake-site.js';
@@ -153,6 +154,13 @@ describe('the build on worker threads', () => {
       expect(pool![k].stderr.replaceAll(`${root}/t2`, 'OUT').replace(' on the main thread and 2 worker threads', ''), k).toBe(main![k].stderr.replaceAll(`${root}/t0`, 'OUT'));
     }
     expect(pool!.files).toEqual(main!.files);
+    // The spreadsheet worker has made some exports' forms while the build went on when --strict refuses its result: nothing is published, nothing left behind.
+    const sheets = await runCli(['--replay', dir, '--out-dir', join(root, 'sheets'), '--allow-partial', '--strict', '--format', 'csv,xlsx']);
+    expect(sheets.code).toBe(1);
+    expect(sheets.stderr).toMatch(/--strict: 1 schema problem/);
+    expect(sheets.stderr).not.toMatch(/unexpected failure|\n\s+at /);
+    expect(existsSync(join(root, 'sheets'))).toBe(false);
+    expect(leftovers(root)).toEqual([]);
   });
 
   it('a replay of a large collection on the main thread and a worker (the main thread builds the largest part) writes what the main thread alone writes', async () => {
@@ -164,6 +172,7 @@ describe('the build on worker threads', () => {
     for (let i = 0; i < 40_000; i++) many.push({ ...drives[i % drives.length]!, id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, name: `drive-${i} ${'ü'.repeat(i % 7)}` });
     replaceBody(dir, 'api-drives.json', JSON.stringify(many));
     // With spreadsheets: the main thread takes the drives (the largest export), the worker the others, and the workbook waits for them in order.
+    // By default the worker takes the small exports already while the build runs (each under a tenth of the collection); with a build worker, after it.
     const pooled = await runCli(['--replay', dir, '--out-dir', join(root, 'pooled'), '--build-threads', '1', '--format', 'csv,xlsx']);
     const main = await runCli(['--replay', dir, '--out-dir', join(root, 'main'), '--format', 'csv,xlsx']);
     expect(pooled.code).toBe(0);
@@ -172,6 +181,17 @@ describe('the build on worker threads', () => {
     expect(pooled.stderr).toContain('writing csv and xlsx on the main thread and 1 worker thread');
     expect(main.stderr).not.toContain('worker thread');
     expect(contents(join(root, 'pooled'))).toEqual(contents(join(root, 'main')));
+    // The worker did take exports while the build went on: a CSV file was done before the drives' export file, the build's last.
+    const mtime = (f: string) => statSync(join(root, 'main', f)).mtimeMs;
+    const files = readdirSync(join(root, 'main'));
+    const drivesFile = files.find((f) => f.endsWith('-drives (') || /^\d+-drives \(.*\.json$/.test(f))!;
+    expect(Math.min(...files.filter((f) => f.endsWith('.csv')).map(mtime))).toBeLessThan(mtime(drivesFile));
+    // And the main thread alone (convert) writes the same spreadsheets.
+    const c = await runCli(['convert', join(root, 'main'), '--out-dir', join(root, 'convert'), '--quiet']);
+    expect(c.code, c.stderr).toBe(0);
+    const made = contents(join(root, 'convert'));
+    expect(Object.keys(made)).toHaveLength(16);
+    for (const [f, v] of Object.entries(made)) expect(v, f).toBe(contents(join(root, 'main'))[f]);
   });
 
   it('the spreadsheets written with workers are the files the main thread alone writes (csv and xlsx, each alone and both)', async () => {
@@ -189,6 +209,13 @@ describe('the build on worker threads', () => {
       expect(Object.keys(got[0]!).filter((f) => f.endsWith('.csv'))).toHaveLength(format.includes('csv') ? 15 : 0);
       expect(Object.keys(got[0]!).filter((f) => f.endsWith('.xlsx'))).toHaveLength(format.includes('xlsx') ? 1 : 0);
       for (const g of got.slice(1)) expect(g, format).toEqual(got[0]);
+      // The default has a worker for the spreadsheets too: `convert`, the main thread alone, writes the same files of the same exports.
+      const converted = join(root, `${format.replace(',', '-')}-convert`);
+      const c = await runCli(['convert', join(root, `${format.replace(',', '-')}-0`), '--out-dir', converted, '--format', format, '--quiet']);
+      expect(c.code, c.stderr).toBe(0);
+      const made = contents(converted);
+      expect(Object.keys(made).sort()).toEqual(Object.keys(got[0]!).filter((f) => /\.(csv|xlsx)$/.test(f)).sort());
+      for (const [f, v] of Object.entries(made)) expect(v, f).toBe(got[0]![f]);
     }
   });
 

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
@@ -52,5 +52,14 @@ describe('a clone where lib/ was never built', () => {
     // Without spreadsheets the workers are not needed.
     const json = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', out, '--build-threads', '1', '--quiet'], { bin });
     expect(json.code).toBe(0);
+    // By default (no --build-threads) the spreadsheets' worker is not asked for: without its file, the main thread makes them, the same files.
+    const alone = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(repo, 'alone'), '--format', 'csv,xlsx', '--quiet'], { bin });
+    expect(alone.code, alone.stderr).toBe(0);
+    const full = join(tmpDir(), 'full');
+    expect((await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', full, '--format', 'csv,xlsx', '--quiet'])).code).toBe(0);
+    const sheets = (dir: string) => readdirSync(dir).filter((f) => /\.(csv|xlsx)$/.test(f)).sort();
+    expect(sheets(join(repo, 'alone'))).toHaveLength(16);
+    expect(sheets(join(repo, 'alone'))).toEqual(sheets(full));
+    for (const f of sheets(full)) expect(readFileSync(join(repo, 'alone', f)).equals(readFileSync(join(full, f))), f).toBe(true);
   });
 });
