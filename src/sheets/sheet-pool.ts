@@ -1,12 +1,14 @@
 /**
- * The spreadsheets on worker threads (`snapshot --format` with
- * --build-threads): each worker (lib/sheet-worker.js beside the bundle)
- * takes the largest export nobody has taken, reads its file from the
- * staging directory, and sends back its CSV file's bytes as they are made
- * (written here, through the same sink as the main thread's) and its sheets
- * compressed; writeSpreadsheets puts them into the workbook in the
- * manifest's order. Worker and main thread run the same code
- * (deflateSheets), so the files are the same bytes.
+ * The spreadsheets on worker threads (`snapshot --format`: one by default,
+ * N with --build-threads N): started before the build, which offers them
+ * each export as soon as its file is written. Each worker
+ * (lib/sheet-worker.js beside the bundle) takes the largest offered export
+ * nobody has taken (within a limit while the build still runs beside it),
+ * reads its file from the staging directory, and sends back its CSV file's
+ * bytes as they are made (written here, through the same sink as the main
+ * thread's) and its sheets compressed; writeSpreadsheets puts them into the
+ * workbook in the manifest's order. Worker and main thread run the same
+ * code (deflateSheets), so the files are the same bytes.
  */
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
@@ -172,8 +174,7 @@ export class SheetHelpers {
    * it (the spreadsheets' peak memory).
    */
   claimLargest(): number | undefined {
-    const i = claimLargestFree(this.state.subarray(SHEET_EXPORTS), this.sizes, TAKEN_BY_MAIN);
-    return i;
+    return claimLargestFree(this.state.subarray(SHEET_EXPORTS), this.sizes, TAKEN_BY_MAIN);
   }
 
   /** Takes export `i` for the main thread; false when a worker has it (or the main thread already had it). */

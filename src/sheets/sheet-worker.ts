@@ -11,7 +11,7 @@ import { FailedError } from '../errors.js';
 import { collectGarbage } from '../exports/memory-policy.js';
 import { movable } from '../util/movable.js';
 import { SHEET_EXPORTS, SHEET_FLYING, type SheetCommand, type SheetMessage, type SheetSetup } from './sheet-pool.js';
-import { claim, isFree, TAKEN_BY_WORKER } from '../util/claims.js';
+import { claimLargestWithin, isFree } from '../util/claims.js';
 import type { SheetManifestExport } from './snapshot-dir.js';
 import { readExportRecords } from './snapshot-dir.js';
 import { deflateSheets } from './write.js';
@@ -70,28 +70,9 @@ class Offers {
     return new Int32Array(this.setup.state);
   }
 
-  /**
-   * The largest offered export nobody has, claimed with its KB counted in
-   * SHEET_FLYING: before `lift`, only one that keeps the workers within the
-   * limit. Undefined when none may be taken now.
-   */
+  /** The largest offered export nobody has, its KB counted in SHEET_FLYING: before `lift`, only one that keeps the workers within the limit. */
   private claimNext(): number | undefined {
-    const state = this.state;
-    for (;;) {
-      const flying = Atomics.load(state, SHEET_FLYING);
-      let best: number | undefined;
-      for (const [id, o] of this.entries) {
-        if (!isFree(state, SHEET_EXPORTS + id)) continue;
-        if (!this.lifted && flying + o.kb > this.setup.earlyKb) continue;
-        if (best === undefined || o.kb > this.entries.get(best)!.kb) best = id;
-      }
-      if (best === undefined) return undefined;
-      const kb = this.entries.get(best)!.kb;
-      // The limit's word first, then the export's: a race on either starts over.
-      if (Atomics.compareExchange(state, SHEET_FLYING, flying, flying + kb) !== flying) continue;
-      if (claim(state, SHEET_EXPORTS + best, TAKEN_BY_WORKER)) return best;
-      Atomics.sub(state, SHEET_FLYING, kb);
-    }
+    return claimLargestWithin(this.state, SHEET_FLYING, SHEET_EXPORTS, this.entries, this.lifted ? undefined : this.setup.earlyKb);
   }
 
   /** Whether every offered export is taken (once lifted, every export was offered). */

@@ -27,3 +27,31 @@ export function claimLargestFree(state: Int32Array, sizes: readonly number[], wh
     if (best === undefined || claim(state, best, who)) return best;
   }
 }
+
+/**
+ * Takes for a worker the largest item of `offered` nobody has (words from
+ * `state[base]`, by id) such that the KB in flight, counted in
+ * `state[flyingAt]`, stay within `limitKb` (no limit when undefined), and
+ * counts its KB in; undefined when none may be taken now. The caller
+ * subtracts the KB once the item is done.
+ */
+export function claimLargestWithin(state: Int32Array, flyingAt: number, base: number, offered: ReadonlyMap<number, { readonly kb: number }>, limitKb: number | undefined): number | undefined {
+  for (;;) {
+    const flying = Atomics.load(state, flyingAt);
+    let best: number | undefined;
+    let bestKb = 0;
+    for (const [id, o] of offered) {
+      if (!isFree(state, base + id)) continue;
+      if (limitKb !== undefined && flying + o.kb > limitKb) continue;
+      if (best === undefined || o.kb > bestKb) {
+        best = id;
+        bestKb = o.kb;
+      }
+    }
+    if (best === undefined) return undefined;
+    // The count's word first, then the item's: a race on either starts over.
+    if (Atomics.compareExchange(state, flyingAt, flying, flying + bestKb) !== flying) continue;
+    if (claim(state, base + best, TAKEN_BY_WORKER)) return best;
+    Atomics.sub(state, flyingAt, bestKb);
+  }
+}
