@@ -12,8 +12,7 @@ import { collectGarbage } from '../exports/memory-policy.js';
 import { movable } from '../util/movable.js';
 import { SHEET_EXPORTS, SHEET_FLYING, type SheetCommand, type SheetMessage, type SheetSetup } from './sheet-pool.js';
 import { claimLargestWithin, isFree } from '../util/claims.js';
-import type { SheetManifestExport } from './snapshot-dir.js';
-import { readExportRecords } from './snapshot-dir.js';
+import { readExportRecords, type SheetManifestExport } from './snapshot-dir.js';
 import { deflateSheets } from './write.js';
 import { ZipTooLargeError } from './zip.js';
 
@@ -60,14 +59,14 @@ class Offers {
   lifted = false;
   private busy = false;
   private stopped = false;
+  /** SHEET_FLYING and a word per export, shared with the main thread and the other workers. */
+  private readonly state: Int32Array;
 
   constructor(
     private readonly setup: SheetSetup,
     private readonly post: Post,
-  ) {}
-
-  private get state(): Int32Array {
-    return new Int32Array(this.setup.state);
+  ) {
+    this.state = new Int32Array(setup.state);
   }
 
   /** The largest offered export nobody has, its KB counted in SHEET_FLYING: before `lift`, only one that keeps the workers within the limit. */
