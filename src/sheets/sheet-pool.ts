@@ -177,8 +177,13 @@ export class SheetHelpers {
     return claimLargestFree(this.state.subarray(SHEET_EXPORTS), this.sizes, TAKEN_BY_MAIN);
   }
 
-  /** Takes export `i` for the main thread; false when a worker has it (or the main thread already had it). */
+  /**
+   * Takes export `i` for the main thread; false when a worker has it (or the
+   * main thread already had it). Throws a worker's failure first: the main
+   * thread starts nothing more once the run has failed.
+   */
   claim(i: number): boolean {
+    this.throwIfFailed();
     return claim(this.state, SHEET_EXPORTS + i, TAKEN_BY_MAIN);
   }
 

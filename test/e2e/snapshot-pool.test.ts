@@ -186,12 +186,21 @@ describe('the build on worker threads', () => {
     const files = readdirSync(join(root, 'main'));
     const drivesFile = files.find((f) => f.endsWith('-drives (') || /^\d+-drives \(.*\.json$/.test(f))!;
     expect(Math.min(...files.filter((f) => f.endsWith('.csv')).map(mtime))).toBeLessThan(mtime(drivesFile));
-    // And the main thread alone (convert) writes the same spreadsheets.
+    // And convert (the main thread and its own worker) writes the same spreadsheets.
     const c = await runCli(['convert', join(root, 'main'), '--out-dir', join(root, 'convert'), '--quiet']);
     expect(c.code, c.stderr).toBe(0);
     const made = contents(join(root, 'convert'));
     expect(Object.keys(made)).toHaveLength(16);
     for (const [f, v] of Object.entries(made)) expect(v, f).toBe(contents(join(root, 'main'))[f]);
+    // The second largest export file changed after the snapshot: convert's main thread claims the largest, its worker the second largest, and
+    // reads it; its refusal is the run's, said as the main thread says it (exit 1), and the main thread starts nothing more.
+    const exportFiles = files.filter((x) => x.endsWith('.json') && !x.startsWith('_')).sort((a, b) => statSync(join(root, 'main', b)).size - statSync(join(root, 'main', a)).size);
+    writeFileSync(join(root, 'main', exportFiles[1]!), `${readFileSync(join(root, 'main', exportFiles[1]!), 'utf8')} `);
+    const bad = await runCli(['convert', join(root, 'main'), '--out-dir', join(root, 'bad')]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/does not match the sha256 in _snapshot-manifest\.json; the file was changed after the snapshot was taken/);
+    expect(bad.stderr).not.toMatch(/unexpected failure|\n\s+at /);
+    expect(leftovers(join(root, 'bad'))).toEqual([]);
   });
 
   it('the spreadsheets written with workers are the files the main thread alone writes (csv and xlsx, each alone and both)', async () => {

@@ -198,6 +198,17 @@ describe('svc-snapshot convert', () => {
     const res = await runCli(['convert', snap, '--out-dir', join(parent, 'bad')]);
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/does not match the sha256/);
+    // Every file changed but the largest (the main thread's first): whichever thread reads a changed one says the same (the worker's case, on a large export: snapshot-pool.test.ts).
+    const sizes = m.exports.map((e) => readFileSync(join(snap, e.file)).length);
+    const largest = m.exports[sizes.indexOf(Math.max(...sizes))]!.file;
+    writeFileSync(join(snap, largest), readFileSync(join(snap, largest), 'utf8').replace('"id" ', '"id"'));
+    for (const e of m.exports) if (e.file !== largest) writeFileSync(join(snap, e.file), `${readFileSync(join(snap, e.file), 'utf8')} `);
+    const worker = await runCli(['convert', snap, '--out-dir', join(parent, 'bad2')]);
+    expect(worker.code).toBe(1);
+    expect(worker.stderr).toMatch(/does not match the sha256 in _snapshot-manifest\.json; the file was changed after the snapshot was taken/);
+    expect(worker.stderr).not.toMatch(/unexpected failure|\n\s+at /);
+    // Nothing half written is left: CSV files made before the failure are whole, no temporary file stays.
+    expect(readdirSync(join(parent, 'bad2')).filter((f) => f.startsWith('.'))).toEqual([]);
   });
 
   it('says what is wrong with its arguments (exit 2)', async () => {

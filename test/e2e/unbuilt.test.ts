@@ -61,5 +61,10 @@ describe('a clone where lib/ was never built', () => {
     expect(sheets(join(repo, 'alone'))).toHaveLength(16);
     expect(sheets(join(repo, 'alone'))).toEqual(sheets(full));
     for (const f of sheets(full)) expect(readFileSync(join(repo, 'alone', f)).equals(readFileSync(join(full, f))), f).toBe(true);
+    // convert too: the main thread alone without the worker's file, the files the full build's worker and main thread write.
+    const converted = await runCli(['convert', full, '--out-dir', join(repo, 'converted'), '--quiet'], { bin });
+    expect(converted.code, converted.stderr).toBe(0);
+    expect(sheets(join(repo, 'converted'))).toEqual(sheets(full));
+    for (const f of sheets(full)) expect(readFileSync(join(repo, 'converted', f)).equals(readFileSync(join(full, f))), f).toBe(true);
   });
 });
