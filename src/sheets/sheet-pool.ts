@@ -16,6 +16,7 @@ import { Worker } from 'node:worker_threads';
 import { FailedError } from '../errors.js';
 import { checkWorkerFile } from '../exports/build-pool.js';
 import { Channel } from '../util/channel.js';
+import { isPlainFileName } from '../util/safe-read.js';
 import { claim, claimLargestFree, isFree, TAKEN_BY_MAIN, TAKEN_BY_WORKER } from '../util/claims.js';
 import type { SheetManifestExport } from './snapshot-dir.js';
 import { type DeflatedSheets, type SheetPlan, type SheetSink } from './write.js';
@@ -155,7 +156,8 @@ export class SheetHelpers {
       if (this.offered[i]) return;
       let bytes = 0;
       try {
-        bytes = lstatSync(path.join(this.o.dir, e.file)).size;
+        // A name from a manifest is looked at only as a plain name inside the directory (the reader refuses any other).
+        if (isPlainFileName(e.file)) bytes = lstatSync(path.join(this.o.dir, e.file)).size;
       } catch {
         // The size only orders the work: the worker opens the file as the main thread would, and says what is wrong with it.
       }
