@@ -201,7 +201,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
       }
       const matcher = secretMatcher(settings.tokens.secrets);
       const sheets = startSheets(staging, date, matcher, 0);
-      const writing = writeExports(staging, exportsBuilt(), date, sheets && ((i, e, bytes) => sheets.offer(i, e, bytes)));
+      const writing = writeExports(staging, exportsBuilt(), date, sheets?.offer);
       // A write that fails (a full disk) stops the workers at once; the failure is thrown once the collection is in.
       writing.catch(() => pool.abort(new Error('the export files could not be written')));
       try {
@@ -236,7 +236,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
       const sheets = startSheets(staging, collection.manifest.date, matcher, bytes);
       try {
         const exportsBuilt = threads > 0 ? buildInWorkers(collection, memory, threads) : build(collection, memory);
-        const writing = writeExports(staging, exportsBuilt, collection.manifest.date, sheets && ((i, e, n) => sheets.offer(i, e, n)));
+        const writing = writeExports(staging, exportsBuilt, collection.manifest.date, sheets?.offer);
         return await finish(staging, collection, source, matcher, memory, writing, sheets);
       } finally {
         sheets?.stop();

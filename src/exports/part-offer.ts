@@ -4,7 +4,7 @@
  * handler: the main bundle and the other workers import this).
  */
 import type { PartTask } from './build-worker.js';
-import { claim, isFree, TAKEN_BY_WORKER } from '../util/claims.js';
+import { claimLargestWithin, isFree } from '../util/claims.js';
 
 /**
  * Parts offered to every worker at once (a whole collection): each worker
@@ -36,24 +36,10 @@ export const OFFER_TASKS = 2;
 export function claimNext(offer: { readonly budgetKb: number; readonly tasks: ReadonlyArray<{ readonly kb: number }> }, state: Int32Array, wait = (generation: number) => void Atomics.wait(state, OFFER_GENERATION, generation, 1000)): number | undefined {
   for (;;) {
     const generation = Atomics.load(state, OFFER_GENERATION);
-    let free = false;
-    let raced = false;
-    for (let i = 0; i < offer.tasks.length && !raced; i++) {
-      if (!isFree(state, OFFER_TASKS + i)) continue;
-      free = true;
-      const kb = offer.tasks[i]!.kb;
-      const flying = Atomics.load(state, OFFER_FLYING);
-      if (flying !== 0 && flying + kb > offer.budgetKb) continue;
-      if (Atomics.compareExchange(state, OFFER_FLYING, flying, flying + kb) !== flying) {
-        raced = true;
-        break;
-      }
-      if (claim(state, OFFER_TASKS + i, TAKEN_BY_WORKER)) return i;
-      Atomics.sub(state, OFFER_FLYING, kb);
-      raced = true;
-    }
-    if (raced) continue;
-    if (!free) return undefined;
+    // The tasks come largest first, so the largest that fits is the first free one that fits; one part always goes through.
+    const i = claimLargestWithin(state, OFFER_FLYING, OFFER_TASKS, offer.tasks, offer.budgetKb, true);
+    if (i !== undefined) return i;
+    if (!offer.tasks.some((_, j) => isFree(state, OFFER_TASKS + j))) return undefined;
     // Every free part is over the budget: wait for a worker to end one (a part the main thread takes frees nothing).
     wait(generation);
   }

@@ -142,13 +142,13 @@ export class SheetHelpers {
     }
   }
 
-  /** Export `i`'s file is written (`bytes` long): the workers may take it. */
-  offer(i: number, entry: SheetManifestExport, bytes: number): void {
+  /** Export `i`'s file is written (`bytes` long): the workers may take it. Bound, to be handed to writeExports as is. */
+  readonly offer = (i: number, entry: SheetManifestExport, bytes: number): void => {
     if (this.offered[i] || this.failure) return;
     this.offered[i] = true;
     this.sizes[i] = bytes;
     this.post({ type: 'offer', id: i, entry, kb: Math.ceil(bytes / 1024) });
-  }
+  };
 
   /** Offers every export not offered yet, ordered by the size of its file in the directory. */
   offerAll(exports: readonly SheetManifestExport[]): void {

@@ -55,7 +55,8 @@ async function run(setup: SheetSetup, id: number, entry: SheetManifestExport, po
 
 /** What this worker knows of the exports, from the main thread's messages. */
 class Offers {
-  readonly entries = new Map<number, { entry: SheetManifestExport; kb: number }>();
+  /** By export position: what was offered. */
+  readonly entries: Array<{ entry: SheetManifestExport; kb: number } | undefined> = [];
   lifted = false;
   private busy = false;
   private stopped = false;
@@ -76,8 +77,7 @@ class Offers {
 
   /** Whether every offered export is taken (once lifted, every export was offered). */
   private allTaken(): boolean {
-    for (const id of this.entries.keys()) if (isFree(this.state, SHEET_EXPORTS + id)) return false;
-    return true;
+    return this.entries.every((o, id) => o === undefined || !isFree(this.state, SHEET_EXPORTS + id));
   }
 
   /** Makes what may be taken now, one export after another; idle once the build is over and nothing is left. */
@@ -86,7 +86,7 @@ class Offers {
     this.busy = true;
     try {
       for (let id = this.claimNext(); id !== undefined; id = this.claimNext()) {
-        const { entry, kb } = this.entries.get(id)!;
+        const { entry, kb } = this.entries[id]!;
         try {
           await run(this.setup, id, entry, this.post);
         } catch (err) {
@@ -120,7 +120,7 @@ parentPort?.on('message', (c: SheetCommand) => {
       offers = new Offers(c, post);
       return;
     case 'offer':
-      offers?.entries.set(c.id, { entry: c.entry, kb: c.kb });
+      if (offers) offers.entries[c.id] = { entry: c.entry, kb: c.kb };
       break;
     case 'lift':
       if (offers) offers.lifted = true;

@@ -29,20 +29,31 @@ export function claimLargestFree(state: Int32Array, sizes: readonly number[], wh
 }
 
 /**
- * Takes for a worker the largest item of `offered` nobody has (words from
- * `state[base]`, by id) such that the KB in flight, counted in
- * `state[flyingAt]`, stay within `limitKb` (no limit when undefined), and
- * counts its KB in; undefined when none may be taken now. The caller
- * subtracts the KB once the item is done.
+ * Takes for a worker the largest item of `offered` (by id; undefined: not
+ * offered yet) that nobody has (words from `state[base]`, by id) such that
+ * the KB in flight, counted in `state[flyingAt]`, stay within `limitKb` (no
+ * limit when undefined; with `oneAtLeast`, any item fits while nothing is in
+ * flight), and counts its KB in; the first of equals. Undefined when none
+ * may be taken now. The caller subtracts the KB once the item is done. The
+ * build's parts (src/exports/part-offer.ts) and the spreadsheets' exports
+ * (src/sheets/sheet-worker.ts) are claimed through it.
  */
-export function claimLargestWithin(state: Int32Array, flyingAt: number, base: number, offered: ReadonlyMap<number, { readonly kb: number }>, limitKb: number | undefined): number | undefined {
+export function claimLargestWithin(
+  state: Int32Array,
+  flyingAt: number,
+  base: number,
+  offered: ReadonlyArray<{ readonly kb: number } | undefined>,
+  limitKb: number | undefined,
+  oneAtLeast = false,
+): number | undefined {
   for (;;) {
     const flying = Atomics.load(state, flyingAt);
     let best: number | undefined;
     let bestKb = 0;
-    for (const [id, o] of offered) {
-      if (!isFree(state, base + id)) continue;
-      if (limitKb !== undefined && flying + o.kb > limitKb) continue;
+    for (let id = 0; id < offered.length; id++) {
+      const o = offered[id];
+      if (o === undefined || !isFree(state, base + id)) continue;
+      if (limitKb !== undefined && !(oneAtLeast && flying === 0) && flying + o.kb > limitKb) continue;
       if (best === undefined || o.kb > bestKb) {
         best = id;
         bestKb = o.kb;

@@ -90,15 +90,17 @@ describe('exports shared out to the sheet workers', () => {
   it('while the build goes on, only what keeps the workers within the limit, the largest that fits; after it, the largest left whatever its size', () => {
     // Word 0: KB in flight on the workers; then one word per export.
     const state = new Int32Array(new SharedArrayBuffer(4 * 6));
-    const offered = new Map<number, { kb: number }>();
+    const offered: Array<{ kb: number } | undefined> = [];
     const take = (limit: number | undefined) => claimLargestWithin(state, 0, 1, offered, limit);
     // Nothing offered yet: nothing to take.
     expect(take(100)).toBeUndefined();
-    offered.set(3, { kb: 500 }).set(1, { kb: 40 });
+    offered[3] = { kb: 500 };
+    offered[1] = { kb: 40 };
     // The drives-sized export is over the limit: the small one is taken and counted.
     expect(take(100)).toBe(1);
     expect(state[0]).toBe(40);
-    offered.set(0, { kb: 70 }).set(2, { kb: 50 });
+    offered[0] = { kb: 70 };
+    offered[2] = { kb: 50 };
     // 40 in flight: 70 would go over 100, 50 fits.
     expect(take(100)).toBe(2);
     expect(state[0]).toBe(90);
@@ -110,7 +112,7 @@ describe('exports shared out to the sheet workers', () => {
     expect(take(100)).toBe(0);
     expect(take(100)).toBeUndefined();
     // What the main thread took is skipped; after the build there is no limit.
-    offered.set(4, { kb: 900 });
+    offered[4] = { kb: 900 };
     expect(claim(state, 1 + 4, TAKEN_BY_MAIN)).toBe(true);
     expect(take(undefined)).toBe(3);
     expect(take(undefined)).toBeUndefined();
@@ -118,7 +120,7 @@ describe('exports shared out to the sheet workers', () => {
     expect(state[0]).toBe(70 + 500);
     // A limit of 0 (beside build workers): nothing before the build ends.
     const idle = new Int32Array(new SharedArrayBuffer(4 * 2));
-    expect(claimLargestWithin(idle, 0, 1, new Map([[0, { kb: 1 }]]), 0)).toBeUndefined();
+    expect(claimLargestWithin(idle, 0, 1, [{ kb: 1 }], 0)).toBeUndefined();
     expect(idle[1]).toBe(FREE);
   });
 });
