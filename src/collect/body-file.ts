@@ -119,17 +119,27 @@ class FileReader implements BodyReader {
   }
 }
 
-/**
- * Swaps each array body of at least `minBytes` that the manifest names a
- * file and a sha256 for, for that file in `dir`, which holds the same bytes
- * (raw/ of a live run, written from them): a pooled build's workers then
- * read it there, and memory holds none of it. Checked as any BodyFile is,
- * when it is read.
- */
-export function bodiesOnDisk(collection: RawCollection, dir: string, minBytes: number): void {
+/** The array bodies of at least `minBytes` held in memory that the manifest names a file and a sha256 for, with their route records. */
+export function* largeArrayBodies(collection: RawCollection, minBytes: number): Generator<{ route: string; file: string; sha256: string; body: Buffer }> {
   for (const r of collection.manifest.routes) {
     const body = collection.bodies.get(r.route);
     if (!Buffer.isBuffer(body) || body.byteLength < minBytes || !r.file || !r.sha256 || !opensArray(bufferReader(body))) continue;
-    collection.bodies.set(r.route, new BodyFile(dir, r.file, body.byteLength, r.sha256));
+    yield { route: r.route, file: r.file, sha256: r.sha256, body };
   }
+}
+
+/**
+ * Swaps each array body of at least `minBytes` that the manifest names a
+ * file and a sha256 for, for that file in `dir`, which holds the same bytes
+ * (raw/ of a live run, written from them): the build then reads it there a
+ * slice at a time, and memory holds none of it. Checked as any BodyFile is,
+ * when it is read. The bytes swapped out.
+ */
+export function bodiesOnDisk(collection: RawCollection, dir: string, minBytes: number): number {
+  let moved = 0;
+  for (const b of [...largeArrayBodies(collection, minBytes)]) {
+    collection.bodies.set(b.route, new BodyFile(dir, b.file, b.body.byteLength, b.sha256));
+    moved += b.body.byteLength;
+  }
+  return moved;
 }

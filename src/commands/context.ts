@@ -17,6 +17,8 @@ export interface CommandDeps {
   readonly now: () => Date;
   /** Answers the HTTP requests instead of a new undici Agent: tests run commands in-process against the fake's handlers. */
   readonly dispatcher?: Dispatcher;
+  /** Array bodies of at least this many bytes wait on disk for the build, not in memory (default LARGE_BODY_BYTES; tests pass less). */
+  readonly largeBodyBytes?: number;
 }
 
 export interface CommandResult {

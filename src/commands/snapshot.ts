@@ -5,12 +5,12 @@ import { collect, collectionDate, type CollectDeps } from '../collect/collect.js
 import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { SNAPSHOT_MANIFEST, toManifestFile } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
-import { bodiesOnDisk } from '../collect/body-file.js';
+import { LARGE_BODY_BYTES, bodiesOnDisk } from '../collect/body-file.js';
 import type { RouteRecord } from '../api/route-record.js';
 import { build, type BuildSummary } from '../exports/build.js';
 import { leanSnapshotMemory, type MemoryPolicy } from '../exports/memory-policy.js';
 import { BuildPool, LiveParts, POOL_AVAILABLE, buildInWorkers, checkBuildWorker, poolSummary, type PooledExport } from '../exports/build-pool.js';
-import { rawNotWanted, writeExports, writeRawFirst } from '../publish/snapshot-files.js';
+import { rawNotWanted, spoolLargeBodies, writeExports, writeRawFirst } from '../publish/snapshot-files.js';
 import type { Staging } from '../publish/staging.js';
 import type { ManifestExport } from '../exports/manifest.js';
 import type { RawCollection } from '../collect/types.js';
@@ -73,7 +73,7 @@ async function obtainCollection(o: SnapshotOptions, deps: CommandDeps, pooled: b
   if (o.replay !== undefined) {
     deps.reporter.info(`replaying ${o.replay}`);
     // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
-    const collection = await readCollection(resolveOutDir(deps.cwd, o.replay, o.replay), { checkBodies: o.raw, ...(pooled ? { largeBodyBytes: POOLED_BODY_BYTES } : {}) });
+    const collection = await readCollection(resolveOutDir(deps.cwd, o.replay, o.replay), { checkBodies: o.raw, largeBodyBytes: pooled ? POOLED_BODY_BYTES : deps.largeBodyBytes ?? LARGE_BODY_BYTES });
     return { collection, secrets: [] as readonly string[], source: 'replay' as const };
   }
   const settings = resolveConnection(o, deps.env);
@@ -92,7 +92,7 @@ async function collectLive(settings: ConnectionSettings, deps: CommandDeps, extr
   }
 }
 
-/** The staging directory's folder of bodies waiting for their build worker (a live run on workers). */
+/** The staging directory's folder of a live run's bodies waiting for their build (on workers; on the main thread, the large ones). */
 const BODY_SPOOL = '.bodies';
 
 interface Built {
@@ -229,14 +229,22 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     built = await withStaging(outDir, secrets, async (staging) => {
       // The build consumes the bodies; the policy that lets it exists only once raw/ is written.
       const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
-      // Live with --raw on workers: the large bodies just written to raw/ are read there by whoever builds them, as a replay's are, not held in memory.
-      if (threads > 0 && source === 'live' && o.raw) bodiesOnDisk(collection, path.join(staging.dir, 'raw'), POOLED_BODY_BYTES);
       const matcher = secretMatcher(secrets);
+      // A live run's large bodies are read from disk by whoever builds them, as a replay's are, not held in memory:
+      // with --raw those just written to raw/, otherwise copies spooled into the staging directory.
+      const spooled = source === 'live' && !o.raw;
+      if (source === 'live') {
+        const minBytes = threads > 0 ? POOLED_BODY_BYTES : deps.largeBodyBytes ?? LARGE_BODY_BYTES;
+        const moved = o.raw ? bodiesOnDisk(collection, path.join(staging.dir, 'raw'), minBytes) : await spoolLargeBodies(staging, collection, BODY_SPOOL, minBytes, matcher);
+        memory.afterRelease(moved);
+      }
       const bytes = collection.manifest.routes.reduce((n, r) => n + (r.bytes ?? 0), 0);
       const sheets = startSheets(staging, collection.manifest.date, matcher, bytes);
       try {
         const exportsBuilt = threads > 0 ? buildInWorkers(collection, memory, threads) : build(collection, memory);
-        const writing = writeExports(staging, exportsBuilt, collection.manifest.date, sheets?.offer);
+        const written = writeExports(staging, exportsBuilt, collection.manifest.date, sheets?.offer);
+        // The spooled bodies are read by the build only: gone before the manifest is written, never published.
+        const writing = spooled ? written.finally(() => rmSync(path.join(staging.dir, BODY_SPOOL), { recursive: true, force: true })) : written;
         return await finish(staging, collection, source, matcher, memory, writing, sheets);
       } finally {
         sheets?.stop();

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { HttpClient, isRetryableStatus, parseRetryAfter } from '../../src/http/client.js';
+import { constants as bufferConstants } from 'node:buffer';
+import { HttpClient, isRetryableStatus, parseRetryAfter, readBody } from '../../src/http/client.js';
 import { HttpError } from '../../src/http/errors.js';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
@@ -109,5 +110,34 @@ describe('retry rules', () => {
     expect(parseRetryAfter('Sat, 21 Nov 2026 01:00:00 GMT', now)).toBe(0);
     expect(parseRetryAfter('soon', now)).toBeUndefined();
     expect(parseRetryAfter(undefined, now)).toBeUndefined();
+  });
+});
+
+describe('readBody', () => {
+  async function* chunks(...parts: string[]): AsyncGenerator<Buffer> {
+    for (const p of parts) yield Buffer.from(p);
+  }
+
+  it('reads a body announced over 512 MB into the one buffer of its announced size, not chunks joined at the end', async () => {
+    // Only the bytes received touch memory: the rest of the 600 MB is never written.
+    const announced = 600 * 1024 * 1024;
+    const body = await readBody(chunks('[{"id"', ':1},', '{"id":2}]'), String(announced));
+    expect(body.toString()).toBe('[{"id":1},{"id":2}]');
+    expect(body.buffer.byteLength).toBe(announced);
+  });
+
+  it('keeps every byte of a body longer than announced, shorter than announced, or without a length', async () => {
+    expect((await readBody(chunks('abc', 'def', 'gh'), '5')).toString()).toBe('abcdefgh');
+    expect((await readBody(chunks('abc'), '10')).toString()).toBe('abc');
+    expect((await readBody(chunks('abc', 'def'), undefined)).toString()).toBe('abcdef');
+    expect((await readBody(chunks(), '0')).toString()).toBe('');
+  });
+
+  it('reads as chunks a length no buffer can hold, or one that is not a plain number', async () => {
+    for (const length of [String(bufferConstants.MAX_LENGTH + 1), '99999999999999999999999', '12abc', '-1', ['3', '3']]) {
+      const body = await readBody(chunks('abc', 'def'), length);
+      expect(body.toString(), String(length)).toBe('abcdef');
+      expect(body.buffer.byteLength, String(length)).toBeLessThan(1024 * 1024);
+    }
   });
 });

@@ -75,6 +75,26 @@ describe('runSnapshot in-process against the msw handlers', () => {
     expectNoSecrets([TOKEN], [out], [run.stdout(), run.stderr()]);
   });
 
+  it('builds from disk the large bodies of a live run, spooled or in raw/, the same bytes, and publishes no spool', async () => {
+    const cwd = tmpDir();
+    const replayed = join(cwd, 'replayed');
+    const bin = await runCli(['--replay', RECORDING, '--out-dir', replayed, '--quiet'], { cwd });
+    expect(bin.code, bin.stderr).toBe(0);
+    for (const raw of [false, true]) {
+      const run = inProcess(recordedSite().handlers, { env: { SVC_TOKEN: TOKEN }, cwd, now: NOW });
+      const out = join(cwd, raw ? 'with-raw' : 'spooled');
+      // Every array body counts as large here: each is read back from disk by the build.
+      const result = await runSnapshot({ baseUrl: BASE_URL, outDir: out, ...(raw ? { raw: true } : {}) }, { ...run.deps, largeBodyBytes: 1 });
+      expect(result.exitCode, run.stderr()).toBe(0);
+      const files = exportFiles(out);
+      expect(files).toEqual(exportFiles(replayed));
+      for (const f of files) expect(readFileSync(join(out, f)).equals(readFileSync(join(replayed, f))), f).toBe(true);
+      expect(readdirSync(out).sort()).toEqual([...files, '_snapshot-manifest.json', ...(raw ? ['raw'] : [])].sort());
+      expect(readdirSync(cwd).filter((n) => n.startsWith('.'))).toEqual([]);
+      expectNoSecrets([TOKEN], [out], [run.stdout(), run.stderr()]);
+    }
+  });
+
   it('turns a refused token into a TokenRejectedError, exit 3, and publishes nothing', async () => {
     const backend = recordedSite();
     const cwd = tmpDir();
