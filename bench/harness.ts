@@ -235,16 +235,6 @@ function formatsSupported(bin: string): boolean {
   return existsSync(join(dirname(dirname(bin)), 'dist', 'sheets', 'write.js'));
 }
 
-/** The workers the bench measures beside the main thread: one per core, at most 4. */
-function defaultThreads(): number {
-  return Math.min(availableParallelism(), 4);
-}
-
-/** Whether this build builds on worker threads (--build-threads): then the main-thread build and one worker are measured beside the default. */
-function buildThreadsSupported(bin: string): boolean {
-  return existsSync(join(dirname(dirname(bin)), 'lib', 'build-worker.js'));
-}
-
 /** Whether this build registers `svc-snapshot diff` (src/commands/diff.ts wired into src/cli/main.ts). */
 function diffRegistered(bin: string): boolean {
   const root = dirname(dirname(bin));
@@ -301,17 +291,9 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       baseline: [] as number[],
       help: [] as number[],
       node: [] as number[],
-      replayMain: [] as number[],
-      replayMainRss: [] as number[],
-      replayOne: [] as number[],
-      replayOneRss: [] as number[],
-      sheetsOne: [] as number[],
       // The same CPU-bound work alone and two at once: what parallel work can get from the cores.
       cpuAlone: [] as number[],
       cpuPair: [] as number[],
-      sheetsOneRss: [] as number[],
-      liveWorkers: [] as number[],
-      liveWorkersRss: [] as number[],
       // CPU time of the client and the server together (ms).
       floorCpu: [] as number[],
       collectCpu: [] as number[],
@@ -330,8 +312,6 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       if (before !== undefined && after !== undefined && client !== undefined) into.push(client + after - before);
       return res;
     };
-    const pooled = buildThreadsSupported(BIN);
-    let sameAsMain = true;
     let slowestRoute = '';
     let identical = true;
     for (let r = 0; r < runs; r++) {
@@ -365,49 +345,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       const rp = await run([BIN, '--replay', raw, '--out-dir', p, '--quiet'], { rss: true, workDir });
       samples.replay.push(rp.ms);
       samples.replayRss.push(rp.maxRss!);
-      // Kept until the spreadsheets made with a worker are compared with it.
       const sheetsDir = join(workDir, `sheets-${r}`);
       if (formatsSupported(BIN)) {
         const fr = await run([BIN, '--replay', raw, '--out-dir', sheetsDir, '--format', 'csv,xlsx', '--quiet'], { rss: true, workDir });
         samples.sheets.push(fr.ms);
         samples.sheetsRss.push(fr.maxRss!);
-      }
-      if (pooled) {
-        // The build on the main thread with one worker and with a worker per core beside it: how the build scales with the cores, and the same bytes.
-        const p0 = join(workDir, `replay-workers-${r}`);
-        const m0 = await run([BIN, '--replay', raw, '--out-dir', p0, '--quiet', '--build-threads', String(defaultThreads())], { rss: true, workDir });
-        samples.replayMain.push(m0.ms);
-        samples.replayMainRss.push(m0.maxRss!);
-        const p1 = join(workDir, `replay-one-${r}`);
-        const m1 = await run([BIN, '--replay', raw, '--out-dir', p1, '--quiet', '--build-threads', '1'], { rss: true, workDir });
-        samples.replayOne.push(m1.ms);
-        samples.replayOneRss.push(m1.maxRss!);
-        if (formatsSupported(BIN)) {
-          // The spreadsheets made on the main thread and a worker too: the same files as the main thread's alone.
-          const f1 = join(workDir, `sheets-one-${r}`);
-          const s1 = await run([BIN, '--replay', raw, '--out-dir', f1, '--format', 'csv,xlsx', '--quiet', '--build-threads', '1'], { rss: true, workDir });
-          samples.sheetsOne.push(s1.ms);
-          samples.sheetsOneRss.push(s1.maxRss!);
-          const sheets = exportHashes(sheetsDir, ['.json', '.csv', '.xlsx']);
-          if (sheets.size === 0 || !sameHashes(sheets, exportHashes(f1, ['.json', '.csv', '.xlsx']))) sameAsMain = false;
-          rmSync(f1, { recursive: true, force: true });
-          if (r === 0) {
-            // The default makes spreadsheets with a worker too: `convert` (the main thread alone) of the same exports must write the same files.
-            const c = join(workDir, `sheets-convert-${r}`);
-            await run([BIN, 'convert', sheetsDir, '--out-dir', c, '--quiet'], { workDir });
-            const alone = exportHashes(c, ['.csv', '.xlsx']);
-            if (alone.size === 0 || !sameHashes(alone, exportHashes(sheetsDir, ['.csv', '.xlsx']))) sameAsMain = false;
-            rmSync(c, { recursive: true, force: true });
-          }
-        }
-        const s0 = join(workDir, `live-workers-${r}`);
-        const l0 = await live(s0, ['--build-threads', String(defaultThreads())], true);
-        samples.liveWorkers.push(l0.ms);
-        samples.liveWorkersRss.push(l0.maxRss!);
-        // The default build (the main thread alone) against each build with workers.
-        const main = exportHashes(p);
-        if (main.size === 0 || !sameHashes(main, exportHashes(p0)) || !sameHashes(main, exportHashes(p1)) || !sameHashes(main, exportHashes(s0))) sameAsMain = false;
-        for (const d of [p0, p1, s0]) rmSync(d, { recursive: true, force: true });
       }
       rmSync(sheetsDir, { recursive: true, force: true });
       // Live and replay of the same site must write the same bytes.
@@ -438,15 +380,6 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     }
     notes.push(`Slowest route fetched alone: ${slowestRoute}.`);
     notes.push(identical ? 'Live and replay exports were byte-identical in every round.' : '**Live and replay exports differed in some round.**');
-    if (pooled) {
-      notes.push(
-        sameAsMain
-          ? `The exports built on the main thread alone (the default) and with 1 and ${defaultThreads()} workers beside it (--build-threads, live and replay) were byte-identical in every round, and so were the spreadsheets (csv,xlsx) made by default (one worker beside the build), with --build-threads 1 and, in the first round, by convert on the main thread alone.`
-          : '**The exports built on the main thread and on workers differed in some round.**',
-      );
-      if (!sameAsMain) identical = false;
-    }
-
     const critical = stat(samples.critical);
     const liveStat = stat(samples.live);
     const ratio = (a: Stat | undefined, b: Stat | undefined) => (a && b ? a.median / b.median : undefined);
@@ -485,7 +418,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     rows.push({ figure: 'CPU-bound work alone: JSON.parse + JSON.stringify of the largest raw body, twice', unit: 'ms', stat: alone });
     rows.push({ figure: 'The same work, two processes at once (each)', unit: 'ms', stat: pair, ratio: ratio(pair, alone), ratioOf: '÷ alone: 1 = two whole cores, 2 = one' });
     const rep = stat(samples.replay);
-    rows.push({ figure: '--replay of the collection', unit: 'ms', stat: rep, ratio: pooled && !sameAsMain ? Number.POSITIVE_INFINITY : ratio(rep, base), ratioOf: '÷ baseline', target: { op: '≤', value: TARGETS.replayVsBaseline } });
+    rows.push({ figure: '--replay of the collection', unit: 'ms', stat: rep, ratio: ratio(rep, base), ratioOf: '÷ baseline', target: { op: '≤', value: TARGETS.replayVsBaseline } });
     if (samples.sheets.length > 0) {
       // What the spreadsheets add, against what the JSON exports cost: both are replays of the same collection.
       const sh = stat(samples.sheets);
@@ -498,33 +431,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         target: { op: '≤', value: TARGETS.spreadsheetsVsJson },
       });
     } else notes.push('This build has no --format: the spreadsheet figures were not measured.');
-    if (pooled) {
-      // Judged like the default: a row whose files differ from the main thread's fails.
-      const same = (x: Row): Row => (sameAsMain ? x : { ...x, figure: `${x.figure} (**files differ**)`, ratio: Number.POSITIVE_INFINITY, target: x.target ?? { op: '≤', value: 0 } });
-      const r0 = stat(samples.replayMain);
-      const r1 = stat(samples.replayOne);
-      const l0 = stat(samples.liveWorkers);
-      rows.push(same({ figure: '--replay, built on the main thread and 1 worker (--build-threads 1)', unit: 'ms', stat: r1, ratio: ratio(r1, rep), ratioOf: '÷ main thread alone' }));
-      rows.push(same({ figure: `--replay, built on the main thread and ${defaultThreads()} workers (--build-threads ${defaultThreads()})`, unit: 'ms', stat: r0, ratio: ratio(r0, rep), ratioOf: '÷ main thread alone' }));
-      const s1 = stat(samples.sheetsOne);
-      if (s1 && r1) rows.push(same({ figure: '--replay --format csv,xlsx --build-threads 1 (time added over --replay --build-threads 1)', unit: 'ms', stat: s1, ratio: (s1.median - r1.median) / r1.median, ratioOf: 'added ÷ --replay --build-threads 1' }));
-      rows.push(same({ figure: `Live snapshot, built on ${defaultThreads()} workers beside the downloads (--build-threads ${defaultThreads()})`, unit: 'ms', stat: l0, ratio: ratio(l0, floor), ratioOf: '÷ transport floor' }));
-    }
     rows.push({ figure: `Raw collection on disk (${one.name})`, unit: 'MB', stat: stat([coll1]) });
     const liveRss1 = stat(mb(samples.liveRss));
     const repRss1 = stat(mb(samples.replayRss));
     rows.push({ figure: `Peak RSS, live snapshot (${one.name})`, unit: 'MB', stat: liveRss1, ratio: liveRss1 && liveRss1.median / coll1, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
     rows.push({ figure: `Peak RSS, replay (${one.name})`, unit: 'MB', stat: repRss1, ratio: repRss1 && repRss1.median / coll1, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
-    if (pooled) {
-      const l0 = stat(mb(samples.liveWorkersRss));
-      const r0 = stat(mb(samples.replayMainRss));
-      const r1 = stat(mb(samples.replayOneRss));
-      rows.push({ figure: `Peak RSS, live snapshot on ${defaultThreads()} workers (${one.name})`, unit: 'MB', stat: l0, ratio: l0 && l0.median / coll1, ratioOf: '÷ collection' });
-      rows.push({ figure: `Peak RSS, replay on the main thread and ${defaultThreads()} workers (${one.name})`, unit: 'MB', stat: r0, ratio: r0 && r0.median / coll1, ratioOf: '÷ collection' });
-      rows.push({ figure: `Peak RSS, replay on the main thread and 1 worker (${one.name})`, unit: 'MB', stat: r1, ratio: r1 && r1.median / coll1, ratioOf: '÷ collection' });
-      const s1 = stat(mb(samples.sheetsOneRss));
-      if (s1) rows.push({ figure: `Peak RSS, replay --format csv,xlsx on the main thread and 1 worker (${one.name})`, unit: 'MB', stat: s1, ratio: s1.median / coll1, ratioOf: '÷ collection' });
-    }
     if (samples.sheetsRss.length > 0) {
       const shRss = stat(mb(samples.sheetsRss));
       rows.push({ figure: `Peak RSS, replay --format csv,xlsx (${one.name})`, unit: 'MB', stat: shRss, ratio: shRss && shRss.median / coll1, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });

@@ -15,6 +15,7 @@ export function optionsFor(command: CommandName): Option[] {
     const shown = defaultShown(o);
     const extra = [o.env ? `env ${o.env}` : '', shown !== undefined ? `default ${shown}` : ''].filter(Boolean).join('; ');
     const option = new Option(o.flags, extra ? `${o.description} (${extra})` : o.description);
+    if (o.retired) option.hideHelp();
     return o.repeatable ? option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]) : option;
   });
 }

@@ -6,9 +6,7 @@ import { DIR_MODE } from '../publish/staging.js';
 import { CONVERT_MEMORY } from '../exports/memory-policy.js';
 import { renamingSink } from '../sheets/file-sink.js';
 import { readExportRecords, readSheetManifest } from '../sheets/snapshot-dir.js';
-import { sheetPlan, writeSpreadsheets, type WrittenSheetFile } from '../sheets/write.js';
-import { hasSheetWorker, SheetHelpers } from '../sheets/sheet-pool.js';
-import { POOL_AVAILABLE } from '../exports/build-pool.js';
+import { writeSpreadsheets } from '../sheets/write.js';
 import { readOptions } from '../config/options.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { whenInterrupted } from '../publish/registry.js';
@@ -17,8 +15,7 @@ import { whenInterrupted } from '../publish/registry.js';
  * `svc-snapshot convert <snapshot-dir>`: the spreadsheet forms of a published
  * snapshot, written beside its files (or into --out-dir) by temporary name
  * and rename; the snapshot's own files are only read, each checked against
- * its sha256 (by the main thread or the spreadsheets' worker, whichever
- * makes it).
+ * its sha256.
  */
 export async function runConvert(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
   const flags = readOptions('convert', rawFlags, deps.env);
@@ -46,17 +43,7 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   // Each file is written by a temporary name and renamed: a signal removes the one in progress.
   whenInterrupted(`the files converted before it stay in ${outDir}; the one being written was removed`);
   const sink = renamingSink(outDir);
-  // A worker thread takes exports beside the main thread (the largest left each time), when the bundle has its file; the same files either way.
-  const helpers = POOL_AVAILABLE && hasSheetWorker() ? new SheetHelpers({ threads: 1, dir, verify: true, earlyKb: 0 }, manifest.exports.length, sheetPlan(manifest.date, formats), sink) : undefined;
-  let files: WrittenSheetFile[];
-  try {
-    files = await writeSpreadsheets({ manifest, records: (entry) => readExportRecords(dir, entry) }, formats, sink, {
-      beforeRead: CONVERT_MEMORY.beforeSheetRead,
-      ...(helpers ? { helpers } : {}),
-    });
-  } finally {
-    helpers?.stop();
-  }
+  const files = await writeSpreadsheets({ manifest, records: (entry) => readExportRecords(dir, entry) }, formats, sink, { beforeRead: CONVERT_MEMORY.beforeSheetRead });
   deps.reporter.close();
   const summary: ConvertSummary = {
     command: 'convert',

@@ -1,7 +1,7 @@
 import { resolveConnection, type ConnectionSettings } from '../config/settings.js';
 import { readOptions, type CommandOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
-import { collect, collectionDate, type CollectDeps } from '../collect/collect.js';
+import { collect } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { SNAPSHOT_MANIFEST, toManifestFile } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
@@ -9,8 +9,7 @@ import { LARGE_BODY_BYTES, bodiesOnDisk } from '../collect/body-file.js';
 import type { RouteRecord } from '../api/route-record.js';
 import { build, type BuildSummary } from '../exports/build.js';
 import { leanSnapshotMemory, type MemoryPolicy } from '../exports/memory-policy.js';
-import { BuildPool, LiveParts, POOL_AVAILABLE, buildInWorkers, checkBuildWorker, poolSummary, type PooledExport } from '../exports/build-pool.js';
-import { rawNotWanted, spoolLargeBodies, writeExports, writeRawFirst } from '../publish/snapshot-files.js';
+import { spoolLargeBodies, writeExports, writeRawFirst } from '../publish/snapshot-files.js';
 import type { Staging } from '../publish/staging.js';
 import type { ManifestExport } from '../exports/manifest.js';
 import type { RawCollection } from '../collect/types.js';
@@ -27,9 +26,7 @@ import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
 import { secretMatcher, type SecretMatcher } from '../publish/scan.js';
 import { readExportRecords } from '../sheets/snapshot-dir.js';
-import { sheetPlan, writeSpreadsheets, type SheetFormat, type WrittenSheetFile } from '../sheets/write.js';
-import { checkSheetWorker, hasSheetWorker, SheetHelpers } from '../sheets/sheet-pool.js';
-import { EXPORTS } from '../exports/catalog.js';
+import { writeSpreadsheets, type WrittenSheetFile } from '../sheets/write.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 import type { RunReport } from '../cron/metrics.js';
 import { escapeControl } from '../util/escape.js';
@@ -66,51 +63,36 @@ function failedRoutes(failed: readonly RouteRecord[]): FailedError {
   );
 }
 
-/** Array bodies of at least this many bytes stay on disk for a pooled build: each worker reads its own, the main thread holds none. */
-const POOLED_BODY_BYTES = 256 * 1024;
-
-async function obtainCollection(o: SnapshotOptions, deps: CommandDeps, pooled: boolean) {
+async function obtainCollection(o: SnapshotOptions, deps: CommandDeps) {
   if (o.replay !== undefined) {
     deps.reporter.info(`replaying ${o.replay}`);
     // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
-    const collection = await readCollection(resolveOutDir(deps.cwd, o.replay, o.replay), { checkBodies: o.raw, largeBodyBytes: pooled ? POOLED_BODY_BYTES : deps.largeBodyBytes ?? LARGE_BODY_BYTES });
+    const collection = await readCollection(resolveOutDir(deps.cwd, o.replay, o.replay), { checkBodies: o.raw, largeBodyBytes: deps.largeBodyBytes ?? LARGE_BODY_BYTES });
     return { collection, secrets: [] as readonly string[], source: 'replay' as const };
   }
   const settings = resolveConnection(o, deps.env);
   return { collection: await collectLive(settings, deps), secrets: settings.tokens.secrets, source: 'live' as const };
 }
 
-async function collectLive(settings: ConnectionSettings, deps: CommandDeps, extra: Pick<CollectDeps, 'now' | 'onRoute'> = {}): Promise<RawCollection> {
+async function collectLive(settings: ConnectionSettings, deps: CommandDeps): Promise<RawCollection> {
   const abort = new AbortController();
   const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal }, deps.dispatcher);
   try {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
-    const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now, ...extra });
+    const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });
     return collection;
   } finally {
     await http.close().catch(() => {});
   }
 }
 
-/** The staging directory's folder of a live run's bodies waiting for their build (on workers; on the main thread, the large ones). */
+/** The staging directory's folder of a live run's large bodies waiting for the build. */
 const BODY_SPOOL = '.bodies';
 
 interface Built {
   result: BuildSummary & { exports: ManifestExport[] };
   manifest: SnapshotManifest;
   spreadsheets: WrittenSheetFile[] | undefined;
-}
-
-/**
- * Worker threads for the spreadsheets: with --build-threads N, the same N
- * (after the build); by default one, beside the build on the main thread
- * (README, Performance), when the bundle has its file: without it they are
- * made on the main thread, as the default asked for no worker.
- */
-function spreadsheetWorkers(formats: readonly SheetFormat[], threads: number): number {
-  if (formats.length === 0 || !POOL_AVAILABLE) return 0;
-  if (threads > 0) return threads;
-  return hasSheetWorker() ? 1 : 0;
 }
 
 export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
@@ -121,27 +103,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const formats = o.format;
   // A bad --history target is a usage error before any request, not a surprise after publishing.
   const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
-  // Workers only when asked for (--build-threads): made the default for a replay, they made it faster but the time
-  // spreadsheets add to it no longer fit their target, and they hold more memory (README, Performance). The same files either way.
-  const threads = POOL_AVAILABLE ? o.buildThreads : 0;
-  /** Said with what the workers do. */
-  const onThreads = threads > 0 ? ` on the main thread and ${threads} worker thread${threads > 1 ? 's' : ''}` : '';
-  if (threads > 0) {
-    checkBuildWorker();
-    if (formats.length > 0) checkSheetWorker();
-  }
-  const sheetThreads = spreadsheetWorkers(formats, threads);
-  /**
-   * The spreadsheet workers, started before the build so that it offers
-   * them each export as soon as its file is written: beside a build on the
-   * main thread, they take exports within a tenth of the collection's size
-   * at once while it goes on; beside build workers, none before it ends.
-   */
-  const startSheets = (staging: Staging, date: string, matcher: SecretMatcher | null, collectionBytes: number): SheetHelpers | undefined => {
-    if (sheetThreads === 0) return undefined;
-    const earlyKb = threads === 0 ? Math.floor(collectionBytes / 10 / 1024) : 0;
-    return new SheetHelpers({ threads: sheetThreads, dir: staging.dir, verify: false, earlyKb }, EXPORTS.length, sheetPlan(date, formats, { secrets: matcher }), (name, chunks) => staging.writeChunks(name, chunks));
-  };
+  if (o.sources.buildThreads !== undefined) deps.reporter.warn(`${o.sources.buildThreads} no longer does anything: the exports are built on the main thread; drop it`);
   /** Without --allow-partial, a collection with failed routes is refused: nothing is published. */
   const refuseFailed = (collection: RawCollection): void => {
     const failed = failedOf(collection);
@@ -155,7 +117,6 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     matcher: SecretMatcher | null,
     memory: MemoryPolicy,
     writing: Promise<BuildSummary & { exports: ManifestExport[] }>,
-    sheets: SheetHelpers | undefined,
   ): Promise<Built> => {
     const built = await writing;
     // A replayed body that a live run would have refused fails its route the same way.
@@ -168,89 +129,38 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     const manifest = snapshotManifest(collection, built, source, o.raw, failed.length === 0);
     let spreadsheets: WrittenSheetFile[] | undefined;
     if (formats.length > 0) {
-      deps.reporter.info(`writing ${formats.join(' and ')}${onThreads}`);
+      deps.reporter.info(`writing ${formats.join(' and ')}`);
       // Read back from the files just written: the same path as `convert`, one export in memory at a time.
       spreadsheets = await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => staging.writeChunks(name, chunks), {
         secrets: matcher,
         beforeRead: memory.beforeSheetRead,
-        ...(sheets ? { helpers: sheets } : {}),
       });
     }
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));
     return { result: built, manifest, spreadsheets };
   };
 
-  let outDir: string;
-  let built: Built;
-  if (threads > 0 && o.replay === undefined && !o.raw) {
-    // Live, on workers, without raw/: each part is built as soon as its routes are in, beside the downloads still running.
-    const settings = resolveConnection(o, deps.env);
-    const started = (deps.now ?? (() => new Date()))();
-    const date = collectionDate(started);
-    outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${date}`);
-    built = await withStaging(outDir, settings.tokens.secrets, async (staging) => {
-      const memory = leanSnapshotMemory(rawNotWanted());
-      const pool = new BuildPool(threads, memory.consumeBodies);
-      // The bodies wait for their part's worker on disk, not in memory; the directory is gone before publishing.
-      const spoolDir = path.join(staging.dir, BODY_SPOOL);
-      const parts = new LiveParts(pool, { dir: spoolDir, write: (name, bytes) => staging.writeFile(`${BODY_SPOOL}/${name}`, bytes) });
-      let collection: RawCollection | undefined;
-      async function* exportsBuilt(): AsyncGenerator<PooledExport, BuildSummary, void> {
-        const outcome = yield* pool.exports;
-        return poolSummary(outcome, collection!);
-      }
-      const matcher = secretMatcher(settings.tokens.secrets);
-      const sheets = startSheets(staging, date, matcher, 0);
-      const writing = writeExports(staging, exportsBuilt(), date, sheets?.offer);
-      // A write that fails (a full disk) stops the workers at once; the failure is thrown once the collection is in.
-      writing.catch(() => pool.abort(new Error('the export files could not be written')));
-      try {
-        collection = await collectLive(settings, deps, { now: () => started, onRoute: parts.onRoute });
-        refuseFailed(collection);
-        deps.reporter.info(`building exports into ${outDir}`);
-        await parts.finish(collection);
-      } catch (err) {
-        pool.abort(err instanceof Error ? err : new Error(String(err)));
-        sheets?.stop();
-        throw err;
-      }
-      const done = writing.finally(() => rmSync(spoolDir, { recursive: true, force: true }));
-      try {
-        return await finish(staging, collection, 'live', matcher, memory, done, sheets);
-      } finally {
-        sheets?.stop();
-      }
-    }, 'snapshot');
-  } else {
-    const { collection, secrets, source } = await obtainCollection(o, deps, threads > 0);
-    refuseFailed(collection);
-    outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
-    deps.reporter.info(`building exports into ${outDir}${onThreads}`);
-    built = await withStaging(outDir, secrets, async (staging) => {
-      // The build consumes the bodies; the policy that lets it exists only once raw/ is written.
-      const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
-      const matcher = secretMatcher(secrets);
-      // A live run's large bodies are read from disk by whoever builds them, as a replay's are, not held in memory:
-      // with --raw those just written to raw/, otherwise copies spooled into the staging directory.
-      const spooled = source === 'live' && !o.raw;
-      if (source === 'live') {
-        const minBytes = threads > 0 ? POOLED_BODY_BYTES : deps.largeBodyBytes ?? LARGE_BODY_BYTES;
-        const moved = o.raw ? bodiesOnDisk(collection, path.join(staging.dir, 'raw'), minBytes) : await spoolLargeBodies(staging, collection, BODY_SPOOL, minBytes, matcher);
-        memory.afterRelease(moved);
-      }
-      const bytes = collection.manifest.routes.reduce((n, r) => n + (r.bytes ?? 0), 0);
-      const sheets = startSheets(staging, collection.manifest.date, matcher, bytes);
-      try {
-        const exportsBuilt = threads > 0 ? buildInWorkers(collection, memory, threads) : build(collection, memory);
-        const written = writeExports(staging, exportsBuilt, collection.manifest.date, sheets?.offer);
-        // The spooled bodies are read by the build only: gone before the manifest is written, never published.
-        const writing = spooled ? written.finally(() => rmSync(path.join(staging.dir, BODY_SPOOL), { recursive: true, force: true })) : written;
-        return await finish(staging, collection, source, matcher, memory, writing, sheets);
-      } finally {
-        sheets?.stop();
-      }
-    }, 'snapshot');
-  }
+  const { collection, secrets, source } = await obtainCollection(o, deps);
+  refuseFailed(collection);
+  const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
+  deps.reporter.info(`building exports into ${outDir}`);
+  const built = await withStaging(outDir, secrets, async (staging) => {
+    // The build consumes the bodies; the policy that lets it exists only once raw/ is written.
+    const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
+    const matcher = secretMatcher(secrets);
+    // A live run's large bodies are read from disk by the build, as a replay's are, not held in memory:
+    // with --raw those just written to raw/, otherwise copies spooled into the staging directory.
+    const spooled = source === 'live' && !o.raw;
+    if (source === 'live') {
+      const minBytes = deps.largeBodyBytes ?? LARGE_BODY_BYTES;
+      const moved = o.raw ? bodiesOnDisk(collection, path.join(staging.dir, 'raw'), minBytes) : await spoolLargeBodies(staging, collection, BODY_SPOOL, minBytes, matcher);
+      memory.afterRelease(moved);
+    }
+    const written = writeExports(staging, build(collection, memory), collection.manifest.date);
+    // The spooled bodies are read by the build only: gone before the manifest is written, never published.
+    const writing = spooled ? written.finally(() => rmSync(path.join(staging.dir, BODY_SPOOL), { recursive: true, force: true })) : written;
+    return await finish(staging, collection, source, matcher, memory, writing);
+  }, 'snapshot');
   const { result, manifest, spreadsheets } = built;
   // From here on the snapshot is published: a signal leaves it in place.
   whenInterrupted(`the snapshot was published to ${outDir}${historyTarget ? `; a history load in progress is rolled back: load it later with svc-snapshot history load ${outDir}` : ''}`);

@@ -43,6 +43,8 @@ export interface OptionRecord {
   readonly repeatable?: boolean;
   /** Options this one cannot be combined with, and why: refused with exit 2 naming them. */
   readonly conflicts?: { readonly keys: readonly string[]; readonly why: string };
+  /** No longer does anything: still accepted (a job that sets it keeps running), with a warning from the command; help and the README do not show it. */
+  readonly retired?: boolean;
 }
 
 const LIVE = ['snapshot', 'collect', 'check'] as const;
@@ -79,7 +81,7 @@ const RECORDS = [
   { flags: '--raw', key: 'raw', description: 'also write the raw collection to <out-dir>/raw/', commands: ['snapshot'] },
   { flags: '--replay <dir>', key: 'replay', description: 'build the exports from a raw collection instead of the network', commands: ['snapshot'], conflicts: { keys: SERVER_OPTIONS, why: 'builds from files and talks to no server' } },
   { flags: '--allow-partial', key: 'allowPartial', description: 'publish even when routes failed (exit 4); history load: load partial snapshots too', commands: ['snapshot', 'history'] },
-  { flags: '--build-threads <n>', key: 'buildThreads', description: 'worker threads that build the exports beside the main thread (0-64); 0: the main thread alone', commands: ['snapshot'], env: 'SVC_BUILD_THREADS', default: 0, parse: (raw: string, from: string) => parseInteger(from, raw, 0, 64) },
+  { flags: '--build-threads <n>', key: 'buildThreads', description: 'no longer does anything', commands: ['snapshot'], env: 'SVC_BUILD_THREADS', retired: true },
   { flags: '--strict', key: 'strict', description: 'make any schema problem in a response fatal', commands: ['snapshot'] },
   { flags: '--diff-previous', key: 'diffPrevious', description: 'after publishing, diff against the newest older snapshot beside it', commands: ['snapshot'] },
   { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx', commands: ['snapshot', 'convert'], commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] }, defaultText: 'snapshot: json; convert: csv,xlsx', parse: parseFormats },

@@ -320,9 +320,9 @@ function missing3141(exp: ExportDef, group: RouteGroup, rows: readonly Row[], re
   return out;
 }
 
-function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], ctx: Context, release: BackendRelease = ctx.backend): NullField[] {
+function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], ctx: Context): NullField[] {
   const out: NullField[] = [];
-  const missing = missing3141(exp, group, rows, release);
+  const missing = missing3141(exp, group, rows, ctx.backend);
   for (const col of exp.columns) {
     const src = col.source;
     if (src.kind === 'unavailable') {
@@ -344,8 +344,8 @@ function routesRead(exp: ExportDef): Set<string> {
   return out;
 }
 
-/** What the manifest says of one built export, wherever it was built. */
-export interface ExportHead {
+/** One export, ready to be written: what the manifest says of it, and its records on demand. */
+export interface BuiltExport {
   /** Its position in the catalog (the build yields exports in another order). */
   readonly index: number;
   readonly export: string;
@@ -354,17 +354,7 @@ export interface ExportHead {
   readonly proposedRoute?: string;
   /** How many records it holds. */
   readonly count: number;
-}
-
-/** One export, ready to be written: what the manifest says of it, and its records on demand. */
-export interface BuiltExport extends ExportHead {
   readonly nullFields: NullField[];
-  /**
-   * What nullFields would be had the collection shown this release (the only
-   * thing of an export that depends on routes outside its own): a part built
-   * while other routes still download is told the release only at the end.
-   */
-  nullFieldsFor(release: BackendRelease): NullField[];
   /**
    * The records in file order, `size` at a time (the last batch may be
    * shorter); built as they are asked for, so only one batch need be alive.
@@ -377,7 +367,7 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
   const group = ctx.group(exp.route);
   if (group.bodies.length > 0 && group.missing.length === group.bodies.length) {
     const gap = derivationGap(group)!;
-    return { index, export: exp.name, available: false, ...gap, count: 0, nullFields: [], nullFieldsFor: () => [], batches: () => [] };
+    return { index, export: exp.name, available: false, ...gap, count: 0, nullFields: [], batches: () => [] };
   }
   const names = exp.columns.map((c) => c.name);
   const getters = exp.columns.map((c) => compileColumn(exp, c, ctx));
@@ -398,7 +388,6 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
     ...partial,
     count: rows.length,
     nullFields: nullFieldsOf(exp, group, rows, ctx),
-    nullFieldsFor: (release) => nullFieldsOf(exp, group, rows, ctx, release),
     *batches(size: number) {
       const ordered = FAST_PATHS.keyOrder ? orderByUniqueStringKey(rows, keyGetters) : undefined;
       if (ordered) {
@@ -419,21 +408,19 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
  * large route is parsed when most other bodies have been read and released.
  * Each route's records are released after the last export that reads them.
  */
-function* exportsOf(reader: CollectionReader, release: BackendRelease, afterRelease: (bytes: number) => void, part: BuildPart | undefined): Generator<BuiltExport> {
+function* exportsOf(reader: CollectionReader, release: BackendRelease, afterRelease: (bytes: number) => void): Generator<BuiltExport> {
   const ctx = new Context(reader, release);
   const reads = EXPORTS.map(routesRead);
   const read = new Set(reads.flatMap((r) => [...r]));
   let released = 0;
   for (const def of ROUTES) {
-    if (read.has(def.id) || (part && !part.routes.includes(def.id))) continue;
+    if (read.has(def.id)) continue;
     reader.group(def.id);
     ctx.release(def.id);
     released += reader.bytes(def.id);
   }
   const weight = reads.map((routes) => [...routes].reduce((sum, id) => sum + reader.bytes(id), 0));
-  const order = EXPORTS.map((_, i) => i)
-    .filter((i) => !part || part.exports.includes(i))
-    .sort((a, b) => weight[a]! - weight[b]! || a - b);
+  const order = EXPORTS.map((_, i) => i).sort((a, b) => weight[a]! - weight[b]! || a - b);
   const pending = new Set(order);
   for (const i of order) {
     if (released > 0) afterRelease(released);
@@ -462,56 +449,15 @@ export type BuildSummary = Omit<BuildResult, 'exports'>;
  * consumes the bodies and collects garbage. Byte for byte, the exports are
  * those of buildAll.
  */
-export function* build(collection: RawCollection, memory: MemoryPolicy = KEEP_EVERYTHING, part?: BuildPart): Generator<BuiltExport, BuildSummary, void> {
+export function* build(collection: RawCollection, memory: MemoryPolicy = KEEP_EVERYTHING): Generator<BuiltExport, BuildSummary, void> {
   const reader = new CollectionReader(collection, memory.consumeBodies);
   const nullFields: NullField[][] = new Array(EXPORTS.length);
-  for (const exp of exportsOf(reader, backendRelease(collection.manifest.routes), memory.afterRelease, part)) {
+  for (const exp of exportsOf(reader, backendRelease(collection.manifest.routes), memory.afterRelease)) {
     yield exp;
     nullFields[exp.index] = exp.nullFields;
   }
-  const report: LoadReport = reader.report(part && new Set(part.routes));
+  const report: LoadReport = reader.report();
   return { nullFields: nullFields.flat(), ...report };
-}
-
-/**
- * A part of the build that can be made apart from the rest: some exports and
- * every route they read (their own, their joins' and counts'), or one route no
- * export reads (validated all the same). No route is read by two parts.
- */
-export interface BuildPart {
-  /** Catalog positions. */
-  readonly exports: readonly number[];
-  /** Route ids, in catalog order. */
-  readonly routes: readonly string[];
-}
-
-/**
- * The catalog cut into parts (connected exports and routes), in catalog
- * order of their first route: `build(collection, memory, part)` of each,
- * merged (mergeLoadReports; nullFields by export position), is the whole
- * build, export files byte for byte.
- */
-export function buildParts(): BuildPart[] {
-  const reads = EXPORTS.map(routesRead);
-  const owner = new Map<string, number>();
-  const parent = EXPORTS.map((_, i) => i);
-  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
-  reads.forEach((routes, i) => {
-    for (const r of routes) {
-      const j = owner.get(r);
-      if (j === undefined) owner.set(r, i);
-      else parent[find(i)] = find(j);
-    }
-  });
-  const parts = new Map<string, { exports: number[]; routes: string[] }>();
-  for (const def of ROUTES) {
-    const i = owner.get(def.id);
-    const id = i === undefined ? `route ${def.id}` : `export ${find(i)}`;
-    let p = parts.get(id);
-    if (!p) parts.set(id, (p = { exports: i === undefined ? [] : EXPORTS.map((_, j) => j).filter((j) => find(j) === find(i)), routes: [] }));
-    p.routes.push(def.id);
-  }
-  return [...parts.values()];
 }
 
 /** Every export with all its records at once, in catalog order; the collection is not modified. */

@@ -12,7 +12,6 @@ import { opensArray } from '../api/slices.js';
 import { openBody } from '../collect/body-file.js';
 import type { RouteRecord } from '../api/route-record.js';
 import type { RawCollection } from '../collect/types.js';
-import type { BuildSummary } from './build.js';
 import { collectDrift, driftTree, type DriftNode } from './schema.js';
 import { compileFastCheck, type FastCheck } from './fast/record-check.js';
 import { FAST_PATHS } from './fast/switches.js';
@@ -318,26 +317,20 @@ export class CollectionReader {
   }
 
   /** The labels of a route's bodies (one per realm for a per-realm route). */
-  labelsOf(id: string): string[] {
+  private labelsOf(id: string): string[] {
     const def = ROUTES.find((r) => r.id === id);
     if (!def || (def.perRealm && this.noRealms)) return [];
     return this.plans(def).map((p) => p.label);
   }
 
-  /** Every body's label, in catalog order (the order reports are in). */
-  labels(): string[] {
-    return ROUTES.flatMap((def) => this.labelsOf(def.id));
-  }
-
   /**
-   * Reads every route (of `routes`, when given) not read yet (no export reads
+   * Reads every route not read yet (no export reads
    * GET /api/vms/{realm}/active, but its validation and drift are reported
    * too; consumed, it is released at once), then reports in catalog order.
    */
-  report(routes?: ReadonlySet<string>): LoadReport {
+  report(): LoadReport {
     const labels: string[] = [];
     for (const def of ROUTES) {
-      if (routes && !routes.has(def.id)) continue;
       if (!this.groups.has(def.id)) {
         this.group(def.id);
         if (this.consume) this.release(def.id);
@@ -346,21 +339,4 @@ export class CollectionReader {
     }
     return this.loader.report(labels);
   }
-}
-
-/**
- * The reports of builds that each read some of the routes, as one build of
- * them all would report them: everything in the order of `labels` (every
- * body's, in catalog order), and the first MAX_SAMPLES samples of that order.
- */
-export function mergeLoadReports(reports: ReadonlyArray<Pick<BuildSummary, keyof LoadReport>>, labels: readonly string[]): LoadReport {
-  const at = new Map(labels.map((l, i) => [l, i]));
-  const byLabel = <T extends { readonly route: string }>(items: T[]): T[] => items.sort((a, b) => at.get(a.route)! - at.get(b.route)!);
-  // Array.prototype.sort is stable: a body's samples keep their order.
-  const samples = byLabel(reports.flatMap((r) => r.validation.samples)).slice(0, MAX_SAMPLES);
-  return {
-    validation: { issues: reports.reduce((n, r) => n + r.validation.issues, 0), samples },
-    drift: byLabel(reports.flatMap((r) => r.drift)),
-    bodyFailures: byLabel(reports.flatMap((r) => r.bodyFailures)),
-  };
 }

@@ -62,19 +62,6 @@ export function leanSnapshotMemory(_proof: BodiesFree): MemoryPolicy {
   };
 }
 
-/**
- * A build worker's (src/exports/build-worker.ts): the bodies it is given were
- * moved to it and nothing else reads them, so it consumes them, and collects
- * garbage after large releases as the snapshot's policy does.
- */
-export const OWNED_BODIES_MEMORY: MemoryPolicy = {
-  consumeBodies: true,
-  afterRelease: (bytes) => {
-    if (bytes >= COLLECT_AFTER_BYTES) collectGarbage();
-  },
-  beforeSheetRead: nothing,
-};
-
 /** `convert`'s: no build, so only each large export's garbage is collected before the next is read. */
 export const CONVERT_MEMORY: MemoryPolicy = {
   consumeBodies: false,

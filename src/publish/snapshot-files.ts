@@ -9,7 +9,6 @@ import { BodyFile, largeArrayBodies } from '../collect/body-file.js';
 import { writeCollection } from '../collect/write.js';
 import type { RawCollection } from '../collect/types.js';
 import type { BuildSummary, BuiltExport } from '../exports/build.js';
-import type { PooledExport } from '../exports/build-pool.js';
 import { EXPORTS } from '../exports/catalog.js';
 import type { ManifestExport } from '../exports/manifest.js';
 import type { BodiesFree } from '../exports/memory-policy.js';
@@ -49,11 +48,6 @@ export async function spoolLargeBodies(staging: Staging, collection: RawCollecti
   return moved;
 }
 
-/** The proof for a run that writes no raw/ and builds as the bodies arrive (a live snapshot on workers, without --raw). */
-export function rawNotWanted(): BodiesFree {
-  return {} as BodiesFree;
-}
-
 /**
  * Writes each export into `staging` as the build yields it, a batch of
  * records at a time: the snapshot without ever holding every export, or
@@ -64,39 +58,35 @@ export function rawNotWanted(): BodiesFree {
  */
 export async function writeExports(
   staging: Pick<Staging, 'writeChunks'>,
-  built: Generator<BuiltExport, BuildSummary, void> | AsyncGenerator<PooledExport | BuiltExport, BuildSummary, void>,
+  built: Generator<BuiltExport, BuildSummary, void>,
   date: string,
-  /** Each export once its file is written (in the build's order): the spreadsheet workers may take it. */
-  onWritten?: (index: number, entry: ManifestExport, bytes: number) => void,
 ): Promise<BuildSummary & { exports: ManifestExport[] }> {
   try {
-    return await writeEach(staging, built, date, onWritten);
+    return await writeEach(staging, built, date);
   } catch (err) {
-    // Ends the build where it stopped (a build on workers stops them rather than building parts no one will write); the write's failure is the one to report.
-    await Promise.resolve(built.return(undefined as never)).catch(() => {});
+    // Ends the build where it stopped; the write's failure is the one to report.
+    try {
+      built.return(undefined as never);
+    } catch {
+      // The write's failure is the one reported.
+    }
     throw err;
   }
 }
 
 async function writeEach(
   staging: Pick<Staging, 'writeChunks'>,
-  built: Generator<BuiltExport, BuildSummary, void> | AsyncGenerator<PooledExport | BuiltExport, BuildSummary, void>,
+  built: Generator<BuiltExport, BuildSummary, void>,
   date: string,
-  onWritten: ((index: number, entry: ManifestExport, bytes: number) => void) | undefined,
 ): Promise<BuildSummary & { exports: ManifestExport[] }> {
   const exports: ManifestExport[] = new Array(EXPORTS.length);
-  let step = await built.next();
-  for (; !step.done; step = await built.next()) {
+  let step = built.next();
+  for (; !step.done; step = built.next()) {
     const e = step.value;
     const file = exportFileName(e.export, e.count, date);
     const hash = createHash('sha256');
-    let bytes = 0;
-    // From the main thread's build, the records serialized here; from a build worker, the file's bytes as they arrive.
     // The digest is of the bytes as written: no reading the file back, no second UTF-8 encoding of its text.
-    await staging.writeChunks(file, 'batches' in e ? serializeBatches(e.batches(EXPORT_BATCH)) : e.chunks, (b) => {
-      hash.update(b);
-      bytes += b.byteLength;
-    });
+    await staging.writeChunks(file, serializeBatches(e.batches(EXPORT_BATCH)), (b) => hash.update(b));
     const entry: ManifestExport = {
       export: e.export,
       file,
@@ -107,7 +97,6 @@ async function writeEach(
       sha256: hash.digest('hex'),
     };
     exports[e.index] = entry;
-    onWritten?.(e.index, entry, bytes);
   }
   return { ...step.value, exports };
 }

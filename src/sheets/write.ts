@@ -15,8 +15,7 @@ import { cellOf, sheetColumns, type Cell, type SheetColumn } from './columns.js'
 import { csvChunks } from './csv.js';
 import type { SheetManifest, SheetManifestExport } from './snapshot-dir.js';
 import { cellWidth, columnLetters, contentTypesXml, fitWidth, MAX_DATA_ROWS, ROOT_RELS_XML, sheetXml, STYLES_XML, workbookRelsXml, workbookXml, type SheetSpec } from './xlsx.js';
-import { deflateEntry, ZipTooLargeError, ZipWriter, type DeflatedEntry } from './zip.js';
-import type { SheetHelpers } from './sheet-pool.js';
+import { ZipTooLargeError, ZipWriter } from './zip.js';
 import { bytesHoldSecret, type SecretMatcher } from '../publish/scan.js';
 
 export type { SheetFormat } from '../config/values.js';
@@ -48,13 +47,6 @@ export interface SheetOptions {
    * a large export's garbage can be collected before the next is parsed.
    */
   readonly beforeRead?: (previousRecords: number) => void;
-  /**
-   * Worker threads that take exports too (src/sheets/sheet-pool.ts), started
-   * by the caller (before the build, which offers them each export as it is
-   * written); the main thread alone when absent. Made with `sheetPlan` of the
-   * same date, formats and options.
-   */
-  readonly helpers?: SheetHelpers;
 }
 
 export function csvFileName(exportName: string, count: number, date: string): string {
@@ -111,8 +103,8 @@ function filterRange(columns: number, rows: number): string | undefined {
   return columns > 0 ? `$A$1:$${columnLetters(columns - 1)}$${rows + 1}` : undefined;
 }
 
-/** What writing one export's forms needs besides its records: the same on the main thread and on a worker, for every export. */
-export interface SheetPlan {
+/** What writing one export's forms needs besides its records, the same for every export. */
+interface SheetPlan {
   readonly date: string;
   readonly csv: boolean;
   readonly xlsx: boolean;
@@ -121,22 +113,15 @@ export interface SheetPlan {
   readonly secrets: SecretMatcher | null;
 }
 
-/** The plan of the spreadsheets of `formats` (writeSpreadsheets' own, and the one its helpers are started with). */
-export function sheetPlan(date: string, formats: readonly SheetFormat[], opts: Pick<SheetOptions, 'secrets' | 'maxRows'> = {}): SheetPlan {
+/** The plan of the spreadsheets of `formats`. */
+function sheetPlan(date: string, formats: readonly SheetFormat[], opts: Pick<SheetOptions, 'secrets' | 'maxRows'> = {}): SheetPlan {
   return { date, csv: formats.includes('csv'), xlsx: formats.includes('xlsx'), maxRows: opts.maxRows ?? MAX_DATA_ROWS, secrets: opts.secrets ?? null };
 }
 
 /** One export's plan in the workbook: where its sheets go. */
-export interface ExportFormsPlan extends SheetPlan {
+interface ExportFormsPlan extends SheetPlan {
   /** The workbook's number of the export's first sheet (xl/worksheets/sheetN.xml). */
   readonly firstSheet: number;
-}
-
-/** One export's sheets, compressed apart from the workbook's stream (on a worker, or before their turn). */
-export interface DeflatedSheets {
-  /** The number of columns of the export's sheets (their autofilter ranges). */
-  readonly columns: number;
-  readonly pages: ReadonlyArray<{ readonly content: DeflatedEntry; readonly chunks: readonly Uint8Array[] }>;
 }
 
 /** Throws when a workbook block holds a secret in any spelling (the token scan, before compression hides it). */
@@ -184,28 +169,9 @@ async function prepareForms(entry: SheetManifestExport, records: readonly Export
   };
 }
 
-/** One export's forms with its sheets compressed and held (a few times smaller than their XML) until the workbook reaches them. */
-export async function deflateSheets(entry: SheetManifestExport, records: readonly ExportRecord[], plan: SheetPlan, writeCsv: SheetSink): Promise<DeflatedSheets> {
-  const prepared = await prepareForms(entry, records, plan, writeCsv);
-  const { inspect, overlap } = workbookInspector(plan.secrets);
-  const pages: Array<DeflatedSheets['pages'][number]> = [];
-  for (const page of prepared.pages) {
-    const chunks: Uint8Array[] = [];
-    // Named by its sheet: its part in the workbook is given when it is put there.
-    const content = deflateEntry(`sheet ${JSON.stringify(page.name)}`, sheetXml(page.spec()), inspect, overlap);
-    let step = await content.next();
-    for (; !step.done; step = await content.next()) chunks.push(step.value);
-    pages.push({ content: step.value, chunks });
-  }
-  return { columns: prepared.columns, pages };
-}
-
 /**
  * Writes the asked-for forms of every export of `source` through `sink`;
  * returns the files written, CSV files in export order, then the workbook.
- * With `opts.helpers`, worker threads take exports too (the largest first)
- * while this thread takes them in the manifest's order; the files are the
- * same bytes either way.
  */
 export async function writeSpreadsheets(source: SheetSource, formats: readonly SheetFormat[], sink: SheetSink, opts: SheetOptions = {}): Promise<WrittenSheetFile[]> {
   if (formats.length === 0) return [];
@@ -213,10 +179,6 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
   checkExports(m);
   const plan = sheetPlan(m.date, formats, opts);
   const { maxRows, xlsx } = plan;
-  const helpers = opts.helpers;
-  if (helpers && (helpers.plan.date !== plan.date || helpers.plan.csv !== plan.csv || helpers.plan.xlsx !== plan.xlsx || helpers.plan.maxRows !== plan.maxRows)) {
-    throw new Error('internal: the spreadsheet workers were started with another plan');
-  }
   const names = m.exports.map((e) => sheetNames(e.export, e.count, maxRows));
   const firstSheet: number[] = [];
   // Sheet 1 is the About sheet.
@@ -234,43 +196,22 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
     previous = records.length;
     return records;
   };
-  // Whatever the build did not offer yet (all of it, for helpers started after it).
-  helpers?.offerAll(m.exports);
-  // The main thread's first export is the largest nobody took; then the workers take the rest, whatever its size.
-  const first = helpers?.claimLargest();
-  helpers?.lift();
-  const written: WrittenSheetFile[] = [];
+  if (!xlsx) {
+    // CSV files alone.
+    for (let i = 0; i < m.exports.length; i++) await prepareForms(m.exports[i]!, await read(i), plans[i]!, csvSink(i));
+    return csvFiles.filter((f): f is WrittenSheetFile => f !== undefined);
+  }
+  const file = workbookFileName(m.date);
   try {
-    if (!xlsx) {
-      // CSV files alone: no order to keep.
-      const order = m.exports.map((_, i) => i).filter((i) => i !== first);
-      if (first !== undefined) order.unshift(first);
-      for (const i of order) if (i === first || !helpers || helpers.claim(i)) await prepareForms(m.exports[i]!, await read(i), plans[i]!, csvSink(i));
-      await helpers?.finished();
-    } else {
-      const file = workbookFileName(m.date);
-      try {
-        await sink(file, workbook(m, names, plans, opts.secrets ?? null, read, csvSink, helpers, first));
-      } catch (err) {
-        if (err instanceof ZipTooLargeError) throw new FailedError(`${file}: ${err.message}; write CSV only (--format csv)`);
-        throw err;
-      }
-      await helpers?.finished();
-      written.push({ format: 'xlsx', file });
-    }
-  } finally {
-    helpers?.stop();
+    await sink(file, workbook(m, names, plans, opts.secrets ?? null, read, csvSink));
+  } catch (err) {
+    if (err instanceof ZipTooLargeError) throw new FailedError(`${file}: ${err.message}; write CSV only (--format csv)`);
+    throw err;
   }
-  if (helpers && plan.csv) {
-    m.exports.forEach((e, i) => {
-      const file = helpers.csvFile(i);
-      if (file !== undefined) csvFiles[i] = { format: 'csv', file, export: e.export };
-    });
-  }
-  return [...csvFiles.filter((f): f is WrittenSheetFile => f !== undefined), ...written];
+  return [...csvFiles.filter((f): f is WrittenSheetFile => f !== undefined), { format: 'xlsx', file }];
 }
 
-/** The workbook's bytes: the sheets of every export in the manifest's order, wherever they were made. */
+/** The workbook's bytes: the sheets of every export in the manifest's order, each export read and written in its turn. */
 async function* workbook(
   m: SheetManifest,
   names: readonly string[][],
@@ -278,9 +219,6 @@ async function* workbook(
   secrets: SecretMatcher | null,
   read: (i: number) => Promise<ExportRecord[]>,
   csvSink: (i: number) => SheetSink,
-  helpers: SheetHelpers | undefined,
-  /** The export the main thread took before the workers started (the largest), made before its turn when another comes before it. */
-  first: number | undefined,
 ): AsyncGenerator<Buffer> {
   const { inspect, overlap } = workbookInspector(secrets);
   const zip = new ZipWriter(new Date(m.time), inspect, overlap);
@@ -299,29 +237,10 @@ async function* workbook(
       if (filter !== undefined) sheets[plans[i]!.firstSheet + p - 1]!.filter = filter;
     });
   };
-  /** Exports this thread compressed before their turn, while a worker's export held the workbook back. */
-  const ahead = new Map<number, DeflatedSheets>();
-  /** The main thread's exports not made yet, before those nobody took. */
-  const mine = first !== undefined ? [first] : [];
   for (let i = 0; i < m.exports.length; i++) {
-    if (mine[0] === i || !helpers || helpers.claim(i)) {
-      if (mine[0] === i) mine.shift();
-      // This thread's, and its turn: written as it is made.
-      const prepared = await prepareForms(m.exports[i]!, await read(i), plans[i]!, csvSink(i));
-      filters(i, prepared.columns);
-      for (let p = 0; p < prepared.pages.length; p++) yield* zip.entry(sheetPart(plans[i]!, p), sheetXml(prepared.pages[p]!.spec()));
-      continue;
-    }
-    // A worker's: until it is done, this thread makes the next exports nobody took.
-    while (!ahead.has(i) && !helpers.settled(i)) {
-      const j = mine.shift() ?? helpers.nextUnclaimed(i + 1);
-      if (j === undefined || (j !== first && !helpers.claim(j))) break;
-      ahead.set(j, await deflateSheets(m.exports[j]!, await read(j), plans[j]!, csvSink(j)));
-    }
-    const done = ahead.get(i) ?? (await helpers.result(i));
-    ahead.delete(i);
-    filters(i, done.columns);
-    for (let p = 0; p < done.pages.length; p++) yield* zip.deflated(sheetPart(plans[i]!, p), done.pages[p]!.content, done.pages[p]!.chunks);
+    const prepared = await prepareForms(m.exports[i]!, await read(i), plans[i]!, csvSink(i));
+    filters(i, prepared.columns);
+    for (let p = 0; p < prepared.pages.length; p++) yield* zip.entry(sheetPart(plans[i]!, p), sheetXml(prepared.pages[p]!.spec()));
   }
   // Last, because the autofilter ranges depend on the columns found in the data (one per map key).
   yield* zip.entry('xl/workbook.xml', [workbookXml(sheets)]);

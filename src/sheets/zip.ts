@@ -193,15 +193,6 @@ export class ZipWriter {
     yield this.descriptor({ name: nameBuf, offset, ...step.value });
   }
 
-  /** The bytes of one entry whose content was compressed elsewhere (deflateEntry, on a worker thread): the same bytes entry() writes. */
-  *deflated(name: string, content: DeflatedEntry, chunks: Iterable<Uint8Array>): Generator<Buffer> {
-    const nameBuf = Buffer.from(name, 'utf8');
-    const offset = this.offset;
-    yield this.count(this.header(nameBuf));
-    for (const c of chunks) yield this.count(Buffer.from(c.buffer, c.byteOffset, c.byteLength));
-    yield this.descriptor({ name: nameBuf, offset, ...content });
-  }
-
   /** The central directory and its end record. */
   end(): Buffer {
     const start = this.offset;

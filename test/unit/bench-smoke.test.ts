@@ -41,8 +41,8 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     expect(msTotal).toBeLessThanOrEqual(r.wallSeconds * 1000);
     // Peak RSS is what a Node process reports for itself: more than an empty heap, less than the machine.
     const rss = r.rows.filter((row) => row.figure.startsWith('Peak RSS'));
-    // Five, and four more for the builds beside the default: with one worker (with and without spreadsheets), with a worker per core, live on workers.
-    expect(rss).toHaveLength(9);
+    // Live and replay of both sites, and the replay with spreadsheets.
+    expect(rss).toHaveLength(5);
     for (const row of rss) for (const mb of row.stat!.samples) expect(mb > 10 && mb < totalmem() / 1e6, `${row.figure}: ${mb} MB`).toBe(true);
     // The collection sizes are the directories measured.
     expect(get(`Raw collection on disk (${one!.name})`).stat.median).toBe(one!.collectionBytes / 1e6);
@@ -72,7 +72,6 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     ratio('--replay of the collection', m('--replay of the collection') / m('Baseline: read + JSON.parse'));
     ratio('The same work, two processes at once', m('The same work, two processes at once') / m('CPU-bound work alone'));
     ratio('--replay --format csv,xlsx (time added over --replay)', (m('--replay --format csv,xlsx (time added over --replay)') - m('--replay of the collection')) / m('--replay of the collection'));
-    ratio('--replay --format csv,xlsx --build-threads 1', (m('--replay --format csv,xlsx --build-threads 1') - m('--replay, built on the main thread and 1 worker')) / m('--replay, built on the main thread and 1 worker'));
     ratio('svc-snapshot --help', m('svc-snapshot --help') / m('node -e 0'));
     ratio('svc-snapshot diff of the two snapshots', m('svc-snapshot diff of the two snapshots') / m('Baseline: JSON.parse of both snapshots'));
     ratio('history load, first night (SQLite)', m('history load, first night (SQLite)') / m('Baseline: --replay build of the first night'));
@@ -85,15 +84,6 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
       }
     }
     ratio(`Peak RSS, replay --format csv,xlsx (${one!.name})`, m(`Peak RSS, replay --format csv,xlsx (${one!.name})`) / m(`Raw collection on disk (${one!.name})`));
-    // The build with one worker and with a worker per core beside the main thread, against the main thread alone (the default), and the same files.
-    const n = Math.min(availableParallelism(), 4);
-    ratio('--replay, built on the main thread and 1 worker', m('--replay, built on the main thread and 1 worker') / m('--replay of the collection'));
-    ratio(`--replay, built on the main thread and ${n} workers`, m(`--replay, built on the main thread and ${n} workers`) / m('--replay of the collection'));
-    ratio(`Live snapshot, built on ${n} workers`, m(`Live snapshot, built on ${n} workers`) / m('Transport floor: every route received and dropped'));
-    for (const what of [`live snapshot on ${n} workers`, `replay on the main thread and ${n} workers`, 'replay on the main thread and 1 worker', 'replay --format csv,xlsx on the main thread and 1 worker']) {
-      ratio(`Peak RSS, ${what} (${one!.name})`, m(`Peak RSS, ${what} (${one!.name})`) / m(`Raw collection on disk (${one!.name})`));
-    }
-    expect(r.notes.join('\n')).toMatch(/built on the main thread alone \(the default\) and with 1 and \d+ workers beside it .* were byte-identical in every round, and so were the spreadsheets/);
     // No ratio goes unchecked, and every target has one to judge.
     expect(r.rows.filter((row) => row.ratio !== undefined).map((row) => row.figure).sort()).toEqual([...checked].sort());
     for (const row of r.rows.filter((x) => x.target)) expect(met(row), row.figure).toBeTypeOf('boolean');

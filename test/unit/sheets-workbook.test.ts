@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EXPORTS } from '../../src/exports/catalog.js';
 import { cellTypeOf, sheetColumns, splitEntry } from '../../src/sheets/columns.js';
 import type { SheetManifest } from '../../src/sheets/snapshot-dir.js';
-import { deflateSheets, sheetNames, writeSpreadsheets, type SheetSink } from '../../src/sheets/write.js';
+import { sheetNames, writeSpreadsheets, type SheetSink } from '../../src/sheets/write.js';
 import { inflateRawSync } from 'node:zlib';
 import { parseFormats } from '../../src/config/values.js';
 import { columnLetters, xmlText } from '../../src/sheets/xlsx.js';
@@ -132,29 +132,6 @@ describe('the workbook', () => {
     const run = (needle: string) => writeSpreadsheets({ manifest: m, records: async () => USERS }, ['xlsx'], sink, { secrets: secretMatcher([needle]) });
     await expect(run('Weiß')).rejects.toThrow(/a token was found in the workbook/);
     await expect(run('not-in-the-data')).resolves.toHaveLength(1);
-  });
-
-  it('makes an export apart from the workbook (deflateSheets, what a worker thread runs) as the same CSV file and sheets, pages included, and refuses a token the same way', async () => {
-    const m = manifest([{ export: 'users', count: 3 }]);
-    const { files } = await writeAll(m, { users: USERS }, ['csv', 'xlsx'], 2);
-    const inWorkbook = unzip(files.get('svc-snapshot-2026-11-21.xlsx')!);
-    const csv = new Map<string, Buffer>();
-    const sink: SheetSink = async (name, chunks) => {
-      const parts: Buffer[] = [];
-      for await (const c of chunks) parts.push(Buffer.from(c));
-      csv.set(name, Buffer.concat(parts));
-    };
-    const plan = { date: m.date, csv: true, xlsx: true, maxRows: 2, firstSheet: 2, secrets: null };
-    const apart = await deflateSheets(m.exports[0]!, USERS, plan, sink);
-    expect([...csv.keys()]).toEqual(['3-users (11-21-2026).csv']);
-    expect(csv.get('3-users (11-21-2026).csv')!.equals(files.get('3-users (11-21-2026).csv')!)).toBe(true);
-    expect(apart.pages).toHaveLength(2);
-    apart.pages.forEach((page, p) => {
-      const xml = inflateRawSync(Buffer.concat(page.chunks.map((c) => Buffer.from(c))));
-      expect(xml.length).toBe(page.content.size);
-      expect(xml.equals(inWorkbook.get(`xl/worksheets/sheet${2 + p}.xml`)!)).toBe(true);
-    });
-    await expect(deflateSheets(m.exports[0]!, USERS, { ...plan, csv: false, secrets: secretMatcher(['Weiß']) }, sink)).rejects.toThrow(/a token was found in the workbook/);
   });
 
   it('refuses a manifest that names an export this version does not know (names become file names)', async () => {
