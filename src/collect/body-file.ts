@@ -127,19 +127,3 @@ export function* largeArrayBodies(collection: RawCollection, minBytes: number): 
     yield { route: r.route, file: r.file, sha256: r.sha256, body };
   }
 }
-
-/**
- * Swaps each array body of at least `minBytes` that the manifest names a
- * file and a sha256 for, for that file in `dir`, which holds the same bytes
- * (raw/ of a live run, written from them): the build then reads it there a
- * slice at a time, and memory holds none of it. Checked as any BodyFile is,
- * when it is read. The bytes swapped out.
- */
-export function bodiesOnDisk(collection: RawCollection, dir: string, minBytes: number): number {
-  let moved = 0;
-  for (const b of [...largeArrayBodies(collection, minBytes)]) {
-    collection.bodies.set(b.route, new BodyFile(dir, b.file, b.body.byteLength, b.sha256));
-    moved += b.body.byteLength;
-  }
-  return moved;
-}

@@ -1,34 +1,31 @@
-import { resolveConnection, type ConnectionSettings } from '../config/settings.js';
+import { resolveConnection } from '../config/settings.js';
 import { readOptions, type CommandOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { SNAPSHOT_MANIFEST, toManifestFile } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot, formatChangeSet, type ChangeSet } from '../diff/index.js';
-import { LARGE_BODY_BYTES, bodiesOnDisk } from '../collect/body-file.js';
+import { LARGE_BODY_BYTES } from '../collect/body-file.js';
 import type { RouteRecord } from '../api/route-record.js';
 import { build, type BuildSummary } from '../exports/build.js';
-import { leanSnapshotMemory, type MemoryPolicy } from '../exports/memory-policy.js';
-import { spoolLargeBodies, writeExports, writeRawFirst } from '../publish/snapshot-files.js';
-import type { Staging } from '../publish/staging.js';
-import type { ManifestExport } from '../exports/manifest.js';
+import { leanSnapshotMemory } from '../exports/memory-policy.js';
+import { largeBodiesToDisk, writeExports, writeRawFirst } from '../publish/snapshot-files.js';
 import type { RawCollection } from '../collect/types.js';
-import { rmSync } from 'node:fs';
-import path from 'node:path';
 import { snapshotManifest, type SnapshotManifest } from '../exports/manifest.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT } from '../cli/errors.js';
-import { FailedError, UsageError } from '../errors.js';
+import { FailedError } from '../errors.js';
 import { TOOL } from '../version.js';
-import { parseHistoryTarget } from '../history/target.js';
+import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { summariseRoutes } from './collect.js';
 import type { SnapshotSummary } from '../cli/summaries.js';
-import { secretMatcher, type SecretMatcher } from '../publish/scan.js';
+import { secretMatcher } from '../publish/scan.js';
 import { readExportRecords } from '../sheets/snapshot-dir.js';
 import { writeSpreadsheets, type WrittenSheetFile } from '../sheets/write.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 import type { RunReport } from '../cron/metrics.js';
+import type { Reporter } from '../progress/reporter.js';
 import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
 
@@ -52,145 +49,59 @@ export interface SnapshotOutcome {
   pruned?: string[];
 }
 
-function failedOf(collection: RawCollection): RouteRecord[] {
-  return collection.manifest.routes.filter((r) => r.error !== undefined);
-}
-
-function failedRoutes(failed: readonly RouteRecord[]): FailedError {
-  return new FailedError(
-    `${failed.length} route${failed.length > 1 ? 's' : ''} failed, so the snapshot would be incomplete; nothing was published. ` +
-      `${failed.map((r) => `${r.route}: ${r.error}`).join('; ')}. Run again later, or pass --allow-partial to publish what was collected (exit 4).`,
-  );
-}
-
-async function obtainCollection(o: SnapshotOptions, deps: CommandDeps) {
-  if (o.replay !== undefined) {
-    deps.reporter.info(`replaying ${o.replay}`);
-    // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
-    const collection = await readCollection(resolveOutDir(deps.cwd, o.replay, o.replay), { checkBodies: o.raw, largeBodyBytes: deps.largeBodyBytes ?? LARGE_BODY_BYTES });
-    return { collection, secrets: [] as readonly string[], source: 'replay' as const };
-  }
-  const settings = resolveConnection(o, deps.env);
-  return { collection: await collectLive(settings, deps), secrets: settings.tokens.secrets, source: 'live' as const };
-}
-
-async function collectLive(settings: ConnectionSettings, deps: CommandDeps): Promise<RawCollection> {
-  const abort = new AbortController();
-  const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal }, deps.dispatcher);
-  try {
-    deps.reporter.info(`collecting from ${settings.baseUrl}`);
-    const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });
-    return collection;
-  } finally {
-    await http.close().catch(() => {});
-  }
-}
-
-/** The staging directory's folder of a live run's large bodies waiting for the build. */
-const BODY_SPOOL = '.bodies';
-
-interface Built {
-  result: BuildSummary & { exports: ManifestExport[] };
-  manifest: SnapshotManifest;
-  spreadsheets: WrittenSheetFile[] | undefined;
-}
-
+/**
+ * A snapshot, in order: the settings; the collection (from the network, or
+ * read back with --replay: a live snapshot is a collection followed by the
+ * same build a replay runs); failed routes refused; then, in the staging
+ * directory, raw/ when asked, the exports built and written, the strict
+ * check, the manifest, the spreadsheets and the manifest file; publishing;
+ * and after it the diff, the history load, the retention and the summary.
+ */
 export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
   const o = readOptions('snapshot', flags, deps.env);
   checkOutputOptions(deps.cwd, o, 'snapshot');
-  // A bad --format is a usage error before any request is made.
+  // A bad --format or --history target is a usage error before any request, not a surprise after publishing.
   const formats = o.format;
-  // A bad --history target is a usage error before any request, not a surprise after publishing.
   const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
   if (o.sources.buildThreads !== undefined) deps.reporter.warn(`${o.sources.buildThreads} no longer does anything: the exports are built on the main thread; drop it`);
-  /** Without --allow-partial, a collection with failed routes is refused: nothing is published. */
-  const refuseFailed = (collection: RawCollection): void => {
-    const failed = failedOf(collection);
-    if (failed.length > 0 && !o.allowPartial) throw failedRoutes(failed);
-  };
-  /** Everything written into the staging directory once the exports are on their way: the checks, the manifest, the spreadsheets. */
-  const finish = async (
-    staging: Staging,
-    collection: RawCollection,
-    source: 'live' | 'replay',
-    matcher: SecretMatcher | null,
-    memory: MemoryPolicy,
-    writing: Promise<BuildSummary & { exports: ManifestExport[] }>,
-  ): Promise<Built> => {
-    const built = await writing;
-    // A replayed body that a live run would have refused fails its route the same way.
-    if (markBodyFailures(collection, built.bodyFailures).length > 0) refuseFailed(collection);
-    const failed = failedOf(collection);
-    if (o.strict && built.validation.issues > 0) {
-      const samples = built.validation.samples.slice(0, 5).map((s) => `${s.route} record ${s.index} ${s.path}: ${s.message}`);
-      throw new FailedError(`--strict: ${built.validation.issues} schema problem${built.validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
-    }
-    const manifest = snapshotManifest(collection, built, source, o.raw, failed.length === 0);
-    let spreadsheets: WrittenSheetFile[] | undefined;
-    if (formats.length > 0) {
-      deps.reporter.info(`writing ${formats.join(' and ')}`);
-      // Read back from the files just written: the same path as `convert`, one export in memory at a time.
-      spreadsheets = await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => staging.writeChunks(name, chunks), {
-        secrets: matcher,
-        beforeRead: memory.beforeSheetRead,
-      });
-    }
-    await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));
-    return { result: built, manifest, spreadsheets };
-  };
+  /** Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are). */
+  const largeBodyBytes = deps.largeBodyBytes ?? LARGE_BODY_BYTES;
 
-  const { collection, secrets, source } = await obtainCollection(o, deps);
-  refuseFailed(collection);
+  const { collection, secrets, source } = await obtainCollection(o, deps, largeBodyBytes);
+  refuseFailed(collection, o.allowPartial);
   const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
   deps.reporter.info(`building exports into ${outDir}`);
-  const built = await withStaging(outDir, secrets, async (staging) => {
-    // The build consumes the bodies; the policy that lets it exists only once raw/ is written.
-    const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
+
+  const { built, manifest, spreadsheets } = await withStaging(outDir, secrets, async (staging) => {
     const matcher = secretMatcher(secrets);
-    // A live run's large bodies are read from disk by the build, as a replay's are, not held in memory:
-    // with --raw those just written to raw/, otherwise copies spooled into the staging directory.
-    const spooled = source === 'live' && !o.raw;
-    if (source === 'live') {
-      const minBytes = deps.largeBodyBytes ?? LARGE_BODY_BYTES;
-      const moved = o.raw ? bodiesOnDisk(collection, path.join(staging.dir, 'raw'), minBytes) : await spoolLargeBodies(staging, collection, BODY_SPOOL, minBytes, matcher);
-      memory.afterRelease(moved);
-    }
-    const written = writeExports(staging, build(collection, memory), collection.manifest.date);
+    // What the build may release and when: the bodies once read, which only a written raw/ (or none asked for) allows.
+    const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
+    // A live run's large bodies are read from disk by the build, as a replay's are: raw/'s files, or copies spooled into staging.
+    const onDisk = source === 'live' ? await largeBodiesToDisk(staging, collection, { raw: o.raw, minBytes: largeBodyBytes, matcher }) : undefined;
+    memory.afterRelease(onDisk?.bytes ?? 0);
+    const built = await writeExports(staging, build(collection, memory), collection.manifest.date);
     // The spooled bodies are read by the build only: gone before the manifest is written, never published.
-    const writing = spooled ? written.finally(() => rmSync(path.join(staging.dir, BODY_SPOOL), { recursive: true, force: true })) : written;
-    return await finish(staging, collection, source, matcher, memory, writing);
+    onDisk?.remove();
+    // A replayed body that a live run would have refused fails its route the same way.
+    if (markBodyFailures(collection, built.bodyFailures).length > 0) refuseFailed(collection, o.allowPartial);
+    refuseStrict(o.strict, built.validation);
+    const manifest = snapshotManifest(collection, built, source, o.raw, failedOf(collection).length === 0);
+    if (formats.length > 0) deps.reporter.info(`writing ${formats.join(' and ')}`);
+    // Read back from the files just written: the same path as `convert`, one export in memory at a time.
+    const spreadsheets =
+      formats.length > 0
+        ? await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => staging.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
+        : undefined;
+    await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));
+    return { built, manifest, spreadsheets };
   }, 'snapshot');
-  const { result, manifest, spreadsheets } = built;
+
   // From here on the snapshot is published: a signal leaves it in place.
   whenInterrupted(`the snapshot was published to ${outDir}${historyTarget ? `; a history load in progress is rolled back: load it later with svc-snapshot history load ${outDir}` : ''}`);
-  for (const d of result.drift) deps.reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);
-  if (result.validation.issues > 0) deps.reporter.warn(`${result.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
-  let previous: SnapshotOutcome['previous'];
-  if (o.diffPrevious) {
-    // The snapshot is published either way: a diff that cannot be made is reported, not fatal.
-    const dir = (await findPreviousSnapshot(outDir)) ?? null;
-    previous = { dir };
-    if (dir) {
-      try {
-        previous.changes = await diffDirectories(dir, outDir);
-      } catch (err) {
-        deps.reporter.warn(`--diff-previous: could not compare with ${dir}: ${(err as Error).message}`);
-      }
-    } else deps.reporter.warn(`--diff-previous: no older svc-snapshot-* directory beside ${outDir}`);
-  }
-  let history: SnapshotOutcome['history'];
-  if (historyTarget) {
-    // Published either way: a failed load is exit 1, and says the snapshot is there to load again.
-    try {
-      const status = await (await import('./history.js')).loadPublished(outDir, o, deps);
-      history = { target: historyTarget.label, status };
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      deps.reporter.error(`the snapshot was published to ${outDir}, but loading it into the history database failed: ${message}. Load it later with: svc-snapshot history load ${outDir}`);
-      history = { target: historyTarget.label, status: 'failed', error: message };
-    }
-  }
+  warnAboutResponses(built, deps.reporter);
+  const previous = o.diffPrevious ? await diffWithPrevious(outDir, deps.reporter) : undefined;
+  const history = historyTarget ? await loadIntoHistory(outDir, o, deps, historyTarget) : undefined;
   // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
   const pruned = applyKeep(o.keep, manifest.complete && history?.status !== 'failed', outDir, 'snapshot', deps.reporter);
   deps.reporter.close();
@@ -198,6 +109,79 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
   const exitCode = history?.status === 'failed' ? EXIT.failed : manifest.complete ? EXIT.ok : EXIT.incomplete;
   return { exitCode, report: snapshotReport(manifest) };
+}
+
+/** The raw collection: read back from --replay's directory, or collected from the server. */
+async function obtainCollection(o: SnapshotOptions, deps: CommandDeps, largeBodyBytes: number): Promise<{ collection: RawCollection; secrets: readonly string[]; source: 'live' | 'replay' }> {
+  if (o.replay !== undefined) {
+    deps.reporter.info(`replaying ${o.replay}`);
+    // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
+    const collection = await readCollection(resolveOutDir(deps.cwd, o.replay, o.replay), { checkBodies: o.raw, largeBodyBytes });
+    return { collection, secrets: [], source: 'replay' };
+  }
+  const settings = resolveConnection(o, deps.env);
+  const abort = new AbortController();
+  const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal }, deps.dispatcher);
+  try {
+    deps.reporter.info(`collecting from ${settings.baseUrl}`);
+    const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });
+    return { collection, secrets: settings.tokens.secrets, source: 'live' };
+  } finally {
+    await http.close().catch(() => {});
+  }
+}
+
+function failedOf(collection: RawCollection): RouteRecord[] {
+  return collection.manifest.routes.filter((r) => r.error !== undefined);
+}
+
+/** Without --allow-partial, a collection with failed routes is refused: nothing is published. */
+function refuseFailed(collection: RawCollection, allowPartial: boolean): void {
+  const failed = failedOf(collection);
+  if (failed.length === 0 || allowPartial) return;
+  throw new FailedError(
+    `${failed.length} route${failed.length > 1 ? 's' : ''} failed, so the snapshot would be incomplete; nothing was published. ` +
+      `${failed.map((r) => `${r.route}: ${r.error}`).join('; ')}. Run again later, or pass --allow-partial to publish what was collected (exit 4).`,
+  );
+}
+
+/** With --strict, any schema problem in the responses is fatal. */
+function refuseStrict(strict: boolean, validation: BuildSummary['validation']): void {
+  if (!strict || validation.issues === 0) return;
+  const samples = validation.samples.slice(0, 5).map((s) => `${s.route} record ${s.index} ${s.path}: ${s.message}`);
+  throw new FailedError(`--strict: ${validation.issues} schema problem${validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
+}
+
+function warnAboutResponses(built: BuildSummary, reporter: Reporter): void {
+  for (const d of built.drift) reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);
+  if (built.validation.issues > 0) reporter.warn(`${built.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
+}
+
+/** --diff-previous: the snapshot is published either way, so a diff that cannot be made is reported, not fatal. */
+async function diffWithPrevious(outDir: string, reporter: Reporter): Promise<NonNullable<SnapshotOutcome['previous']>> {
+  const dir = (await findPreviousSnapshot(outDir)) ?? null;
+  if (!dir) {
+    reporter.warn(`--diff-previous: no older svc-snapshot-* directory beside ${outDir}`);
+    return { dir };
+  }
+  try {
+    return { dir, changes: await diffDirectories(dir, outDir) };
+  } catch (err) {
+    reporter.warn(`--diff-previous: could not compare with ${dir}: ${(err as Error).message}`);
+    return { dir };
+  }
+}
+
+/** --history: published either way, a failed load is exit 1 and says the snapshot is there to load again. */
+async function loadIntoHistory(outDir: string, o: SnapshotOptions, deps: CommandDeps, target: HistoryTarget): Promise<NonNullable<SnapshotOutcome['history']>> {
+  try {
+    const status = await (await import('./history.js')).loadPublished(outDir, o, deps);
+    return { target: target.label, status };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    deps.reporter.error(`the snapshot was published to ${outDir}, but loading it into the history database failed: ${message}. Load it later with: svc-snapshot history load ${outDir}`);
+    return { target: target.label, status: 'failed', error: message };
+  }
 }
 
 /** The figures --metrics-file reports for a published snapshot. */

@@ -1,10 +1,10 @@
 /**
- * How a command keeps memory low, as one object it passes in: whether the
- * build may delete each body from the collection once read, and when a
- * garbage collection is worth its time (after large bodies are released, and
- * before the spreadsheets read the next export). The build and the
- * spreadsheet writer only call it back; which policy applies is the command's
- * choice, and nothing else in the command carries it.
+ * What the build may release and when, as one object the command passes in:
+ * whether the build may delete each body from the collection once read, and
+ * when a garbage collection is worth its time (after large bodies are
+ * released, and before the spreadsheets read the next export). The build and
+ * the spreadsheet writer only call it back; which policy applies is the
+ * command's choice, and nothing else in the command carries it.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -39,10 +39,8 @@ const COLLECT_AFTER_BYTES = 8_000_000;
 /** Records of an export after which a garbage collection is worth its time before the next is read for the spreadsheets. */
 const SHEET_GC_AFTER_RECORDS = 20_000;
 
-const nothing = (): void => {};
-
 /** Takes nothing away from the caller and never collects: diff, history and tests build from a collection they keep. */
-export const KEEP_EVERYTHING: MemoryPolicy = { consumeBodies: false, afterRelease: nothing, beforeSheetRead: nothing };
+export const KEEP_EVERYTHING: MemoryPolicy = { consumeBodies: false, afterRelease: () => {}, beforeSheetRead: () => {} };
 
 /**
  * The snapshot command's: bodies consumed as the build reads them, garbage
@@ -64,8 +62,7 @@ export function leanSnapshotMemory(_proof: BodiesFree): MemoryPolicy {
 
 /** `convert`'s: no build, so only each large export's garbage is collected before the next is read. */
 export const CONVERT_MEMORY: MemoryPolicy = {
-  consumeBodies: false,
-  afterRelease: nothing,
+  ...KEEP_EVERYTHING,
   beforeSheetRead: (previous) => {
     if (previous >= SHEET_GC_AFTER_RECORDS) collectGarbage();
   },
@@ -77,7 +74,7 @@ let gcFunction: (() => void) | null | undefined;
  * V8's own `gc()`, without starting node with --expose-gc: the flag, set now,
  * exposes it to contexts created afterwards. Null where that is refused.
  */
-export function collectGarbage(): void {
+function collectGarbage(): void {
   if (gcFunction === undefined) {
     try {
       setFlagsFromString('--expose-gc');

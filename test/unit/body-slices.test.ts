@@ -15,7 +15,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeBody } from '../../src/api/decode.js';
 import { SLICING, bufferReader, utf16Length } from '../../src/api/slices.js';
 import { BodyFile } from '../../src/collect/body-file.js';
-import { spoolLargeBodies } from '../../src/publish/snapshot-files.js';
+import { largeBodiesToDisk } from '../../src/publish/snapshot-files.js';
 import { createStaging } from '../../src/publish/staging.js';
 import { secretMatcher } from '../../src/publish/scan.js';
 import { readCollection } from '../../src/collect/replay.js';
@@ -316,7 +316,8 @@ describe('a live run\'s large bodies spooled into the staging directory', () => 
     const live = await readCollection(source);
     const staging = await createStaging(join(tmp, 'spool-out', 'snapshot'), [SECRET]);
     try {
-      const moved = await spoolLargeBodies(staging, live, '.bodies', 1, secretMatcher([SECRET]));
+      const spool = await largeBodiesToDisk(staging, live, { raw: false, minBytes: 1, matcher: secretMatcher([SECRET]) });
+      const moved = spool.bytes;
       const swapped = live.manifest.routes.filter((r) => live.bodies.get(r.route) instanceof BodyFile);
       // Every array body, and nothing else: the realm list is an object.
       expect(swapped.length).toBeGreaterThan(10);
@@ -325,6 +326,8 @@ describe('a live run\'s large bodies spooled into the staging directory', () => 
       for (const r of swapped) expect(readFileSync(join(staging.dir, '.bodies', r.file!)).equals(inMemory.bodies.get(r.route) as Buffer), r.file!).toBe(true);
       SLICING.bytes = 97;
       expect(builtOutput(live)).toEqual(builtOutput(inMemory));
+      spool.remove();
+      expect(readdirSync(staging.dir)).not.toContain('.bodies');
     } finally {
       staging.discard();
     }
@@ -337,7 +340,7 @@ describe('a live run\'s large bodies spooled into the staging directory', () => 
     live.bodies.set(users.route, echoed);
     const staging = await createStaging(join(tmp, 'spool-secret', 'snapshot'), [SECRET]);
     try {
-      await spoolLargeBodies(staging, live, '.bodies', 1, secretMatcher([SECRET]));
+      await largeBodiesToDisk(staging, live, { raw: false, minBytes: 1, matcher: secretMatcher([SECRET]) });
       expect(live.bodies.get(users.route)).toBe(echoed);
       expect(readdirSync(join(staging.dir, '.bodies'))).not.toContain(users.file);
       expect(live.bodies.get('GET /api/drives')).toBeInstanceOf(BodyFile);
