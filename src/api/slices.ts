@@ -1,4 +1,13 @@
 /**
+ * KEPT FOR MEMORY, FENCED: slicing. Equivalent to JSON.parse of the whole
+ * body (the same values in order; for a body that is not JSON, the same
+ * message, fault position included), with no string longer than a slice.
+ * Held by test/unit/body-slices.test.ts (every slice size from 1 byte, cut
+ * guesses on and off, against JSON.parse of the whole body; the build's
+ * bytes with slices of every size against the whole body). What it earns:
+ * bodies over V8's 512 MB string limit at all, and a replay's peak memory
+ * (bench --huge).
+ *
  * Array bodies parsed a slice at a time. A body is cut at top-level commas
  * into slices of about SLICE_BYTES, and each slice is parsed on its own, so
  * no string made from a body is longer than a slice: V8 refuses strings over

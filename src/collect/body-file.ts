@@ -1,4 +1,12 @@
 /**
+ * KEPT FOR MEMORY, FENCED: a body read from its file. Equivalent to the same
+ * bytes held in memory (the build writes the same files), and refused when
+ * the file no longer has the manifest's sha256. Held by
+ * test/unit/body-slices.test.ts ('a large body read back from a collection',
+ * and a live run's bodies spooled to disk) and
+ * test/unit/in-process-snapshot.test.ts (a live run with every array body
+ * counted large, spooled and in raw/, writes the recording's exports).
+ *
  * A large body of a raw collection left on disk: `--replay` (and diff and
  * history load of a collection) read such a file a slice at a time when the
  * build parses it, instead of holding its bytes beside the records made of

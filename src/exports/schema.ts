@@ -56,8 +56,9 @@ function ownersOf(s: Schema, key: string): Schema[] {
 export function isOpenObject(s: Schema): boolean {
   const u = unwrap(s);
   if (!(u instanceof z.ZodObject)) return false;
-  const catchall = (u._zod.def as { catchall?: Schema }).catchall;
-  return catchall !== undefined && unwrap(catchall) instanceof z.ZodUnknown;
+  // `def` is zod's public view of how a schema was made (zod 4: `.def`; `_zod` is its internals).
+  const catchall = u.def.catchall;
+  return catchall instanceof z.ZodType && unwrap(catchall) instanceof z.ZodUnknown;
 }
 
 export type SchemaKind = 'object' | 'array' | 'record' | 'scalar' | 'unknown';

@@ -4,9 +4,6 @@
  * (src/exports/build.ts); this is where its output meets the disk.
  */
 import { createHash } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import path from 'node:path';
-import { BodyFile, largeArrayBodies } from '../collect/body-file.js';
 import { writeCollection } from '../collect/write.js';
 import type { RawCollection } from '../collect/types.js';
 import type { BuildSummary, BuiltExport } from '../exports/build.js';
@@ -14,7 +11,6 @@ import { EXPORTS } from '../exports/catalog.js';
 import type { ManifestExport } from '../exports/manifest.js';
 import type { BodiesFree } from '../exports/memory-policy.js';
 import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/serialize.js';
-import { SecretSearch, type SecretMatcher } from './scan.js';
 import type { Staging } from './staging.js';
 
 /**
@@ -26,38 +22,6 @@ import type { Staging } from './staging.js';
 export async function writeRawFirst(staging: Staging, collection: RawCollection, withRaw: boolean): Promise<BodiesFree> {
   if (withRaw) await writeCollection(staging, collection, 'raw/');
   return {} as BodiesFree;
-}
-
-/** The staging directory's folder of a live run's large bodies waiting for the build; removed before the manifest is written. */
-const BODY_SPOOL = '.bodies';
-
-/**
- * A live run's array bodies of at least `minBytes`, swapped for files that
- * hold the same bytes, so that the build reads each a slice at a time, as a
- * replay reads a collection's large bodies, instead of holding its bytes
- * beside the records made of them (a live snapshot of an 830 MB drives list
- * peaked at 3.9× the body, the replay of it at 1.9×). With --raw, the files
- * just written to raw/; otherwise copies written to .bodies/ in the staging
- * directory, which `remove` deletes once the build is done. A body holding a
- * secret is not spooled: the staging directory would refuse it, and the
- * build may still make exports of it that hold none. `bytes`: what left memory.
- */
-export async function largeBodiesToDisk(
-  staging: Staging,
-  collection: RawCollection,
-  opts: { readonly raw: boolean; readonly minBytes: number; readonly matcher: SecretMatcher | null },
-): Promise<{ bytes: number; remove(): void }> {
-  let bytes = 0;
-  const dir = path.join(staging.dir, opts.raw ? 'raw' : BODY_SPOOL);
-  for (const b of [...largeArrayBodies(collection, opts.minBytes)]) {
-    if (!opts.raw) {
-      if (opts.matcher && new SecretSearch(opts.matcher).push(b.body)) continue;
-      await staging.writeFile(`${BODY_SPOOL}/${b.file}`, b.body);
-    }
-    collection.bodies.set(b.route, new BodyFile(dir, b.file, b.body.byteLength, b.sha256));
-    bytes += b.body.byteLength;
-  }
-  return { bytes, remove: () => (opts.raw ? undefined : rmSync(dir, { recursive: true, force: true })) };
 }
 
 /**

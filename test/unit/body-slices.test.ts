@@ -15,7 +15,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeBody } from '../../src/api/decode.js';
 import { SLICING, bufferReader, utf16Length } from '../../src/api/slices.js';
 import { BodyFile } from '../../src/collect/body-file.js';
-import { largeBodiesToDisk } from '../../src/publish/snapshot-files.js';
+import { largeBodiesToDisk } from '../../src/publish/spool.js';
 import { createStaging } from '../../src/publish/staging.js';
 import { secretMatcher } from '../../src/publish/scan.js';
 import { readCollection } from '../../src/collect/replay.js';
