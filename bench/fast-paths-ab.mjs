@@ -2,11 +2,11 @@
 // The in-process half of bench/fast-paths.ts, on the built dist/ files.
 import { createHash } from 'node:crypto';
 import { readCollection } from '../dist/collect/replay.js';
-import { checkBody } from '../dist/api/decode.js';
+import { checkBody } from '../dist/body/decode.js';
 import { planRoute, planRoutes, REALMS_ROUTE } from '../dist/api/catalog.js';
 import { build } from '../dist/exports/build.js';
 import { EXPORT_BATCH, serializeBatches } from '../dist/exports/serialize.js';
-import { FAST_PATHS } from '../dist/exports/fast/switches.js';
+import { FAST_PATHS } from '../dist/fast-paths.js';
 
 const [raw, roundsArg] = process.argv.slice(2);
 const rounds = Number(roundsArg ?? 5);

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EXPORTS } from '../dist/exports/index.js';
+import { EXPORTS } from '../dist/exports/catalog.js';
 
 const [src, dst, shareArg, time, date] = process.argv.slice(2);
 const every = Math.max(1, Math.round(1 / Number(shareArg)));

@@ -10,7 +10,7 @@ const dist = new URL('../dist/', import.meta.url);
 const { readCollection } = await import(new URL('collect/replay.js', dist));
 const { build } = await import(new URL('exports/build.js', dist));
 const { serializeBatches, EXPORT_BATCH } = await import(new URL('exports/serialize.js', dist));
-const { SLICING } = await import(new URL('api/slices.js', dist));
+const { SLICING } = await import(new URL('body/slices.js', dist));
 
 async function digests(wholeBody) {
   SLICING.wholeBody = wholeBody;

@@ -1,15 +1,15 @@
 /**
  * Writes the generated documents:
  *   docs/exports.md          from the export catalog (src/exports)
- *   docs/summary-schema.json from the --json summary schemas (src/cli/summaries.ts)
+ *   docs/summary-schema.json from the --json summary schemas (src/summaries/schemas.ts)
  *
  *   node --import tsx scripts/gen-docs.ts          # write the files
  *   node --import tsx scripts/gen-docs.ts --check  # exit 1 when a file is stale
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { renderExportsMarkdown } from '../src/exports/docs.js';
-import { renderSummarySchema } from '../src/cli/summaries.js';
+import { renderExportsMarkdown } from '../src/docs/exports.js';
+import { renderSummarySchema } from '../src/summaries/schemas.js';
 
 export { renderExportsMarkdown, renderSummarySchema };
 

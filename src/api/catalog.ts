@@ -7,7 +7,7 @@ export const TOKEN_TYPES = ['User', 'Team', 'Drive', 'VM', 'Project'] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
 
 /** Backend release that added a route; null for routes every supported release serves. */
-export type Release = '3.14.1' | null;
+type Release = '3.14.1' | null;
 
 export interface RouteDef {
   /** Stable identifier, used by the exports and the fake backend. */
@@ -54,8 +54,6 @@ export const ROUTES: readonly RouteDef[] = [
   route({ id: 'users-certifications', method: 'GET', path: '/api/users/certifications', tokenType: 'User', since: '3.14.1', perRealm: false, file: 'api-users-certifications.json', shape: 'array', item: m.UserCertificationInfo }),
   route({ id: 'users-managed-objects', method: 'GET', path: '/api/users/managed-objects', tokenType: 'User', since: '3.14.1', perRealm: false, file: 'api-users-managed-objects.json', shape: 'array', item: m.ManagedObjectInfo }),
 ];
-
-export type RouteId = string;
 
 function checkCatalog(routes: readonly RouteDef[]): void {
   const seen = new Set<string>();
@@ -122,7 +120,7 @@ function fitRealmComponent(realm: string, encoded: string): string {
  * encodeURIComponent leaves dots alone, so `.` and `..` would be dot segments
  * that URL parsers resolve away; encode them too.
  */
-export function encodePathSegment(value: string): string {
+function encodePathSegment(value: string): string {
   const encoded = encodeURIComponent(value);
   return /^\.+$/.test(encoded) ? encoded.replace(/\./g, '%2E') : encoded;
 }

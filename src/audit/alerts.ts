@@ -2,7 +2,7 @@ import type { AlertRecord, AlertTypeMap, Severity } from './models.js';
 
 export type SeverityOrUnknown = Severity | 'unknown';
 
-export interface AlertTypeCount {
+interface AlertTypeCount {
   readonly type: string;
   /** From the alert-type map; null when the type is not in it. */
   readonly name: string | null;

@@ -16,7 +16,7 @@ import { validateItems, type ValidationIssue } from './validate.js';
 
 export const AUDIT_MANIFEST = '_audit-manifest.json';
 
-export interface AuditQueryEntry {
+interface AuditQueryEntry {
   id: string;
   file: string;
   /** The body sent: parameter id → value. */
@@ -26,7 +26,7 @@ export interface AuditQueryEntry {
   rows: number;
 }
 
-export interface AuditReportEntry {
+interface AuditReportEntry {
   id: string;
   objectId: string | null;
   file: string;
@@ -34,7 +34,7 @@ export interface AuditReportEntry {
 }
 
 /** One `--objects` lookup: what was asked for and what was written. */
-export interface AuditObjectsEntry {
+interface AuditObjectsEntry {
   type: string;
   /** The ids sent, in order; empty: all objects of the type (the body was `[]`). */
   ids: string[];

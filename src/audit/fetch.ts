@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { BodyError, decodeBody } from '../api/decode.js';
+import { BodyError, decodeBody } from '../body/decode.js';
 import { FailedError, type TokenRejectedError } from '../errors.js';
 import { auditAuth, tokenRefused } from '../http/auth.js';
 import { bodyHint } from '../http/body-hint.js';

@@ -76,7 +76,7 @@ export const ReportDesc = z.object({
 });
 export type ReportDesc = z.infer<typeof ReportDesc>;
 
-export const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const;
+const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const;
 export const Severity = z.enum(SEVERITIES);
 export type Severity = z.infer<typeof Severity>;
 

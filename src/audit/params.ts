@@ -20,7 +20,7 @@ import { parseAuditDate } from './settings.js';
  * declared default (number, boolean, array of strings), and falls back to a
  * string.
  */
-export type ParamKind = 'string' | 'number' | 'integer' | 'boolean' | 'date' | 'list';
+type ParamKind = 'string' | 'number' | 'integer' | 'boolean' | 'date' | 'list';
 
 export interface ParamTypeInfo {
   readonly kind: ParamKind;
@@ -29,7 +29,7 @@ export interface ParamTypeInfo {
 }
 
 /** Parameters filled from --from and --to rather than --param (CONTRACT section 7). */
-export const DATE_PARAMS: Readonly<Record<string, '--from' | '--to'>> = { startDate: '--from', endDate: '--to' };
+const DATE_PARAMS: Readonly<Record<string, '--from' | '--to'>> = { startDate: '--from', endDate: '--to' };
 
 function scalarKind(type: string): Exclude<ParamKind, 'list'> | undefined {
   const t = type.trim().toLowerCase();

@@ -5,7 +5,7 @@
  * A name given twice gets `_2`, `_3`… appended; a value beyond the declared
  * names is keyed `_<index>`; a row shorter than the names gets `null`.
  */
-export function recordKeys(returnNames: readonly string[]): string[] {
+function recordKeys(returnNames: readonly string[]): string[] {
   const seen = new Map<string, number>();
   return returnNames.map((name) => {
     const n = (seen.get(name) ?? 0) + 1;

@@ -1,8 +1,8 @@
 import { SEVERITY_ORDER } from './alerts.js';
-import type { AuditSummary } from '../cli/summaries.js';
+import type { AuditSummary } from '../summaries/schemas.js';
 import type { AuditManifest } from './collect.js';
 
-/** What `svc-snapshot audit` prints on stdout; one JSON object with --json (schema in src/cli/summaries.ts). */
+/** What `svc-snapshot audit` prints on stdout; one JSON object with --json (schema in src/summaries/schemas.ts). */
 export type { AuditSummary };
 
 export function auditSummary(manifest: AuditManifest, outDir: string, files: number, durationMs: number): AuditSummary {

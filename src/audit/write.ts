@@ -2,7 +2,7 @@ import { redact } from '../util/redact.js';
 import type { Staging } from '../publish/index.js';
 import { AUDIT_MANIFEST, type AuditCollection } from './collect.js';
 
-export function toJsonFile(value: unknown): string {
+function toJsonFile(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 

@@ -1,5 +1,5 @@
 /** Every .xlsx is a zip archive, and a zip with entries starts with a local file header. */
-export const ZIP_SIGNATURE = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
+const ZIP_SIGNATURE = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 
 export function isSpreadsheet(body: Buffer): boolean {
   return body.length >= ZIP_SIGNATURE.length && body.subarray(0, ZIP_SIGNATURE.length).equals(ZIP_SIGNATURE);

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { EXIT, type ExitCode } from './errors.js';
+import { EXIT, type ExitCode } from '../exit-codes.js';
 import { DomainError, InterruptedError, TokenRejectedError, UsageError } from '../errors.js';
 import { optionsFor, type CommandName } from './options.js';
 // From its module, not publish/index.js: that one reaches zod, which --help must not load.

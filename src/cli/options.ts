@@ -1,7 +1,7 @@
 import { Option } from 'commander';
 import { OPTIONS, type CommandName, type OptionRecord } from '../config/options.js';
 
-export { OPTIONS, type CommandName, type OptionRecord } from '../config/options.js';
+export { OPTIONS, type CommandName } from '../config/options.js';
 
 /** How help shows a default: the record's text, else its value. */
 function defaultShown(o: OptionRecord): string | undefined {

@@ -18,7 +18,6 @@ import { decideRealms, firstRoute, planAfterRealms } from './plan.js';
 import { runRoutes } from './runner.js';
 import type { RawCollection } from './types.js';
 
-export { SKIP_REASON_3141 } from './fetch-route.js';
 
 export interface CollectDeps {
   readonly http: HttpClient;

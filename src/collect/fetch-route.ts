@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { REALMS_ROUTE, type PlannedRoute, type TokenType } from '../api/catalog.js';
-import { BodyError, checkBody } from '../api/decode.js';
+import { BodyError, checkBody } from '../body/decode.js';
 import type { RouteRecord } from '../api/route-record.js';
 import type { ConnectionSettings } from '../config/settings.js';
 import { tokenEnvName, tokenFlagName } from '../config/tokens.js';
@@ -14,7 +14,7 @@ import { managementAuth, tokenRefused } from '../http/auth.js';
 import type { HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 
-export const SKIP_REASON_3141 = 'route added in backend 3.14.1; not served here';
+const SKIP_REASON_3141 = 'route added in backend 3.14.1; not served here';
 
 export interface FetchedRoute {
   readonly record: RouteRecord;

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { stat, type FileHandle } from 'node:fs/promises';
 import { planRoute, planRoutes, REALMS_ROUTE, type RouteDef } from '../api/catalog.js';
-import { BodyError, checkBody, countSlices } from '../api/decode.js';
+import { BodyError, checkBody, countSlices } from '../body/decode.js';
 import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
 import { isPlainFileName, readInside, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
-import { bufferReader, opensArray } from '../api/slices.js';
-import { BodyFile, LARGE_BODY_BYTES, openBody, type Body } from './body-file.js';
+import { opensArray } from '../body/slices.js';
+import { bufferReader } from '../body/reader.js';
+import { BodyFile, LARGE_BODY_BYTES, openBody, type Body } from '../body/file.js';
 import { FailedError, UsageError } from '../errors.js';
 import type { RouteRecord } from '../api/route-record.js';
 import { CollectionManifestSchema, type CollectionManifest } from './manifest.js';

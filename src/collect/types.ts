@@ -1,4 +1,4 @@
-import type { Body } from './body-file.js';
+import type { Body } from '../body/file.js';
 import type { CollectionManifest } from './manifest.js';
 
 /**

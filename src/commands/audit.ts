@@ -3,7 +3,7 @@ import { resolveAuditSettings } from '../audit/settings.js';
 import { readOptions } from '../config/options.js';
 import { auditSummary, formatAuditSummary, type AuditSummary } from '../audit/summary.js';
 import { writeAudit } from '../audit/write.js';
-import { EXIT } from '../cli/errors.js';
+import { EXIT } from '../exit-codes.js';
 import { HttpClient } from '../http/client.js';
 import { withStaging } from '../publish/index.js';
 import { TOOL } from '../version.js';

@@ -5,12 +5,12 @@ import type { CommandOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import { describeTls, observeTls, tlsVerdict } from '../http/tls-observer.js';
-import { EXIT } from '../cli/errors.js';
+import { EXIT } from '../exit-codes.js';
 import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from './context.js';
-import type { CheckAuditSummary } from '../cli/summaries.js';
+import type { CheckAuditSummary } from '../summaries/schemas.js';
 
-export type AuditCheckReport = CheckAuditSummary;
+type AuditCheckReport = CheckAuditSummary;
 
 /** `check --audit`: GET /info without the token, then an information route with it. */
 export async function runCheckAudit(o: CommandOptions<'check'>, deps: CommandDeps): Promise<CommandResult> {

@@ -8,11 +8,11 @@ import { HttpClient, type Fetched } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import { describeTls, observeTls, tlsVerdict } from '../http/tls-observer.js';
 import { escapeControl } from '../util/escape.js';
-import { EXIT } from '../cli/errors.js';
+import { EXIT } from '../exit-codes.js';
 import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult, RawFlags } from './context.js';
 import { runCheckAudit } from './check-audit.js';
-import type { CheckSummary } from '../cli/summaries.js';
+import type { CheckSummary } from '../summaries/schemas.js';
 
 export type CheckReport = CheckSummary;
 

@@ -4,27 +4,15 @@ import { HttpClient } from '../http/client.js';
 import { collect, collectionDate } from '../collect/collect.js';
 import { BodyWrites, writeCollectionManifest } from '../collect/write.js';
 import { withStaging } from '../publish/index.js';
-import { EXIT } from '../cli/errors.js';
+import { EXIT } from '../exit-codes.js';
 import { FailedError } from '../errors.js';
 import { TOOL } from '../version.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
-import type { RouteRecord } from '../api/route-record.js';
-import type { CollectSummary } from '../cli/summaries.js';
+import type { CollectSummary } from '../summaries/schemas.js';
+import { summariseRoutes } from '../summaries/routes.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 
 export type { CollectSummary };
-
-export function summariseRoutes(routes: readonly RouteRecord[]) {
-  return {
-    counts: {
-      ok: routes.filter((r) => !r.skipped && !r.error).length,
-      skipped: routes.filter((r) => r.skipped).length,
-      failed: routes.filter((r) => r.error !== undefined).length,
-    },
-    skipped: routes.filter((r) => r.skipped).map((r) => ({ route: r.route, reason: r.reason ?? '' })),
-    failed: routes.filter((r) => r.error !== undefined).map((r) => ({ route: r.route, status: r.status, error: r.error ?? '' })),
-  };
-}
 
 export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('collect', flags, deps.env);

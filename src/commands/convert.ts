@@ -1,7 +1,7 @@
 import { mkdir, stat } from 'node:fs/promises';
-import { EXIT } from '../cli/errors.js';
+import { EXIT } from '../exit-codes.js';
 import { UsageError, FailedError } from '../errors.js';
-import type { ConvertSummary } from '../cli/summaries.js';
+import type { ConvertSummary } from '../summaries/schemas.js';
 import { DIR_MODE } from '../publish/staging.js';
 import { CONVERT_MEMORY } from '../exports/memory-policy.js';
 import { renamingSink } from '../sheets/file-sink.js';

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { EXIT } from '../cli/errors.js';
+import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
 import { diffDirectories, formatChangeSet } from '../diff/index.js';
 import { readOptions } from '../config/options.js';

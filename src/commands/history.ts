@@ -1,7 +1,7 @@
 import { isMatch } from 'date-fns/isMatch';
-import { EXIT } from '../cli/errors.js';
+import { EXIT } from '../exit-codes.js';
 import { DomainError, FailedError, UsageError } from '../errors.js';
-import type { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary } from '../cli/summaries.js';
+import type { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary } from '../summaries/schemas.js';
 import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 import { trustStore } from '../config/values.js';
 import { openHistory, type HistoryDb } from '../history/engine.js';
@@ -14,7 +14,8 @@ import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { withStaging } from '../publish/index.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { readOptions, type CommandOptions } from '../config/options.js';
-import { snapshotSummary, type SnapshotManifest } from './snapshot.js';
+import type { SnapshotManifest } from '../exports/manifest.js';
+import { snapshotSummary } from '../summaries/snapshot.js';
 import { whenInterrupted } from '../publish/registry.js';
 
 type HistoryOptions = CommandOptions<'history'>;

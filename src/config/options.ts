@@ -99,7 +99,6 @@ export const OPTIONS: readonly OptionRecord[] = RECORDS;
 
 
 type Records = (typeof RECORDS)[number];
-export type OptionKey = Records['key'];
 /** What commander gives: a list for a repeatable option, `true` for `[value]` given bare, text for `<value>`, else a switch. */
 type RawOf<R> = R extends { repeatable: true } ? string[] : R extends { flags: `${string}[${string}]` } ? string | true : R extends { flags: `${string}<${string}>` } ? string : boolean;
 type Parsed<R> = R extends { parse: (raw: string, from: string) => infer T } ? T : RawOf<R>;

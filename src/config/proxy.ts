@@ -3,7 +3,7 @@ import { escapeControl } from '../util/escape.js';
 import { withoutUserinfo } from './url.js';
 
 /** The proxy variables undici's EnvHttpProxyAgent reads, in the order it prefers them for https (lower case first, as undici). */
-export const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
+const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
 
 /** The proxy that requests of `protocol` go through, and the variable it came from; undefined when none is set. */
 export function httpsProxy(env: NodeJS.ProcessEnv, protocol: string = 'https:'): { variable: string; url: string } | undefined {

@@ -21,11 +21,6 @@ export interface ConnectionSettings {
   readonly ca: readonly string[] | undefined;
 }
 
-export interface OutputSettings {
-  readonly quiet: boolean;
-  readonly json: boolean;
-}
-
 /** The options a live run reads, as readOptions gives them (snapshot, collect and check all take them). */
 export type ConnectionOptions = Pick<CommandOptions<'collect'>, TokenKey | 'baseUrl' | 'realms' | 'timeout' | 'concurrency' | 'retries' | 'caFile' | 'sources'>;
 /** The transport options, shared with the audit service's client. */

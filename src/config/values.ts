@@ -52,7 +52,7 @@ export function parseCalendarDate(what: string, raw: string): string {
 
 /** The spreadsheet forms `--format` can add to the JSON exports. */
 export type SheetFormat = 'csv' | 'xlsx';
-export const FORMATS = ['json', 'csv', 'xlsx'] as const;
+const FORMATS = ['json', 'csv', 'xlsx'] as const;
 
 /**
  * `--format json,csv,xlsx` → the spreadsheet formats asked for (json is

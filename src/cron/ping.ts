@@ -27,7 +27,7 @@ export function pingUrl(base: string, event: PingEvent): string {
  * Where a warning may name the receiver: its host only, since the path of a
  * healthchecks URL is the check's secret key.
  */
-export function pingHost(base: string): string {
+function pingHost(base: string): string {
   return new URL(base).host;
 }
 

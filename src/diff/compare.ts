@@ -161,7 +161,7 @@ export function matchRecords(
   return matched;
 }
 
-export function diffExport(def: ExportDef, older: LoadedExport, newer: LoadedExport, ignored: ReadonlySet<string> | undefined): ExportDiff {
+function diffExport(def: ExportDef, older: LoadedExport, newer: LoadedExport, ignored: ReadonlySet<string> | undefined): ExportDiff {
   const availability = availabilityOf(older.available, newer.available);
   const columns = def.columns.map((c) => c.name);
   const unobtainableSet = new Set<string>();

@@ -25,7 +25,7 @@ export const VOLATILE_COLUMNS: readonly VolatileColumn[] = Object.freeze([
 ]);
 
 /** The `--ignore` value that drops the default list. */
-export const IGNORE_NONE = 'none';
+const IGNORE_NONE = 'none';
 
 export const DEFAULT_IGNORE: readonly string[] = Object.freeze(VOLATILE_COLUMNS.map((v) => v.name));
 

@@ -11,16 +11,14 @@ import { resolveIgnore } from './ignore.js';
 import { loadSide } from './read.js';
 import type { ChangeSet, DiffOptions } from './types.js';
 
-export { diffExport, diffSides, sameValue } from './compare.js';
-export { formatChangeSet, type FormatOptions } from './format.js';
-export { DEFAULT_IGNORE, IGNORE_NONE, VOLATILE_COLUMNS, resolveIgnore, type IgnoreRules, type VolatileColumn } from './ignore.js';
+export { sameValue } from './compare.js';
+export { formatChangeSet } from './format.js';
+export { DEFAULT_IGNORE, VOLATILE_COLUMNS, resolveIgnore } from './ignore.js';
 export { findPreviousSnapshot } from './previous.js';
-export { loadSide, readSnapshotManifest, SNAPSHOT_MANIFEST } from './read.js';
 export type * from './types.js';
-export { DIFF_SCHEMA_VERSION } from './types.js';
 
 /** The catalog exports named (in catalog order), or all; an unknown name is a usage error listing the valid ones. */
-export function selectExports(names: readonly string[] | undefined, catalog: readonly ExportDef[] = EXPORTS): ExportDef[] {
+function selectExports(names: readonly string[] | undefined, catalog: readonly ExportDef[] = EXPORTS): ExportDef[] {
   if (names === undefined || names.length === 0) return [...catalog];
   const unknown = names.filter((n) => !catalog.some((e) => e.name === n));
   if (unknown.length > 0) {

@@ -20,10 +20,9 @@ import { ReadableManifestExportSchema, SnapshotManifestSchema as FullManifestSch
 
 /** Same name as in commands/snapshot.ts; not imported from there, which will import this module. */
 
-export { SNAPSHOT_MANIFEST };
 
 /** What the diff reads of `_snapshot-manifest.json` (CONTRACT section 5), from its one schema; other fields are ignored. */
-export const SnapshotManifestSchema = FullManifestSchema.pick({ kind: true, baseUrl: true, time: true, date: true })
+const SnapshotManifestSchema = FullManifestSchema.pick({ kind: true, baseUrl: true, time: true, date: true })
   .partial({ baseUrl: true, time: true, date: true })
   .extend({
     exports: z.array(ReadableManifestExportSchema),

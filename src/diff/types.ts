@@ -22,7 +22,7 @@ export interface DiffSide {
 /** Whether an export was available on each side. */
 export type Availability = 'both' | 'older-only' | 'newer-only' | 'neither';
 
-export interface ExportSideInfo {
+interface ExportSideInfo {
   readonly available: boolean;
   /** Number of records on that side (0 when unavailable). */
   readonly count: number;

@@ -14,7 +14,7 @@ import { CollectionReader, type LoadReport, type Path, type RouteGroup, type Sou
 import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
 import { sortRecords } from './order.js';
 import { isPlainObject, locate, walk, type Getter, type Location, type Row } from './rows.js';
-import { FAST_PATHS } from './fast/switches.js';
+import { FAST_PATHS } from '../fast-paths.js';
 import { orderByUniqueStringKey } from './fast/key-order.js';
 import { plainRecordMaker, recordMaker } from './fast/record-maker.js';
 import { resolvePath } from './schema.js';

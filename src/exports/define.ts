@@ -17,7 +17,7 @@
 export type Representation = 'value' | 'entries' | 'count' | 'json';
 
 /** A scalar a default can take. */
-export type DefaultScalar = string | number | boolean;
+type DefaultScalar = string | number | boolean;
 
 /**
  * A default the API documents for an absent field, written instead of null.
@@ -43,14 +43,14 @@ export interface ColumnDefault {
 }
 
 /** A field of the export's own record, as a dotted path. */
-export interface FieldSource {
+interface FieldSource {
   readonly kind: 'field';
   readonly path: string;
   readonly as: Representation;
 }
 
 /** A field of the one record of another route whose `by` equals this row's `on` (a Map lookup). */
-export interface JoinSource {
+interface JoinSource {
   readonly kind: 'join';
   /** Route id (src/api/catalog.ts); a per-realm route is read in every realm. */
   readonly route: string;
@@ -61,7 +61,7 @@ export interface JoinSource {
 }
 
 /** The number of records of another route (every realm) whose `by` equals this row's `on`. */
-export interface CountSource {
+interface CountSource {
   readonly kind: 'count';
   readonly route: string;
   readonly on: string;
@@ -69,18 +69,18 @@ export interface CountSource {
 }
 
 /** The realm a per-realm record was read from. */
-export interface RealmSource {
+interface RealmSource {
   readonly kind: 'realm';
 }
 
 /** A column the API does not supply; written as null in every record and listed in nullFields. */
-export interface UnavailableSource {
+interface UnavailableSource {
   readonly kind: 'unavailable';
   readonly reason: string;
   readonly proposedRoute?: string;
 }
 
-export type ColumnSource = FieldSource | JoinSource | CountSource | RealmSource | UnavailableSource;
+type ColumnSource = FieldSource | JoinSource | CountSource | RealmSource | UnavailableSource;
 
 export interface ColumnDef {
   readonly name: string;

@@ -7,14 +7,14 @@
  */
 import type { z } from 'zod';
 import { REALMS_ROUTE, ROUTES, planRoute, type PlannedRoute, type RouteDef } from '../api/catalog.js';
-import { BodyError, decodeBody, decodeSlices } from '../api/decode.js';
-import { opensArray } from '../api/slices.js';
-import { openBody } from '../collect/body-file.js';
+import { BodyError, decodeBody, decodeSlices } from '../body/decode.js';
+import { opensArray } from '../body/slices.js';
+import { openBody } from '../body/file.js';
 import type { RouteRecord } from '../api/route-record.js';
 import type { RawCollection } from '../collect/types.js';
 import { collectDrift, driftTree, type DriftNode } from './schema.js';
 import { compileFastCheck, type FastCheck } from './fast/record-check.js';
-import { FAST_PATHS } from './fast/switches.js';
+import { FAST_PATHS } from '../fast-paths.js';
 import type { ValidationSample } from './types.js';
 
 export type Path = readonly (string | number)[];

@@ -8,14 +8,14 @@ import { exportFileName, serializeExport } from './serialize.js';
 import type { BuildResult } from './types.js';
 
 /** Lower-case hex SHA-256, as the collection manifest writes it too. */
-export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 
 /**
  * One `exports[]` entry of `_snapshot-manifest.json` (CONTRACT section 5).
  * `sha256` is of the file's bytes as written, so a reader (the history
  * database, an auditor) can verify a file without trusting its name.
  */
-export const ManifestExportSchema = z.object({
+const ManifestExportSchema = z.object({
   export: z.string(),
   file: z.string(),
   count: z.number().int().nonnegative(),
@@ -56,7 +56,7 @@ export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>;
 export const ReadableManifestExportSchema = ManifestExportSchema.extend({ sha256: Sha256.optional() });
 
 /** SHA-256 (hex) of an export file's content, as the manifest records it. */
-export function sha256Hex(content: string | Uint8Array): string {
+function sha256Hex(content: string | Uint8Array): string {
   return createHash('sha256').update(content).digest('hex');
 }
 
@@ -95,7 +95,7 @@ export function snapshotManifest(
   };
 }
 
-/** Pure: the manifest and the export files of one build (every export's text at once; see writeExports in src/publish/snapshot-files.ts for the lean way). */
+/** Pure: the manifest and the export files of one build (every export's text at once; see writeExports in src/snapshot/files.ts for the lean way). */
 export function snapshotFiles(collection: RawCollection, result: BuildResult, source: 'live' | 'replay', withRaw: boolean, complete: boolean) {
   const m = collection.manifest;
   const files = result.exports.map((e) => ({ name: exportFileName(e.export, e.records.length, m.date), content: serializeExport(e) }));

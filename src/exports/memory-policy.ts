@@ -27,7 +27,7 @@ declare const bodiesFree: unique symbol;
 
 /**
  * Proof that nothing after the build reads the collection's bodies: only
- * writeRawFirst (src/publish/snapshot-files.ts) gives one, once raw/ is
+ * writeRawFirst (src/snapshot/files.ts) gives one, once raw/ is
  * written or known not to be wanted. A consuming build can therefore not be
  * started before raw/ is written, whatever order a command's lines are in.
  */

@@ -19,7 +19,7 @@ export function unwrap(s: Schema): Schema {
   }
 }
 
-export function isOptional(s: Schema): boolean {
+function isOptional(s: Schema): boolean {
   return s instanceof z.ZodOptional;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Serializing built exports, and nothing else: the file's text (whole, or in
  * pieces that join to the same bytes) and its name. Writing is the
- * publishing side's (src/publish/snapshot-files.ts).
+ * publishing side's (src/snapshot/files.ts).
  */
 import { format } from 'date-fns/format';
 import { isMatch } from 'date-fns/isMatch';

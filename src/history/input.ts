@@ -37,7 +37,7 @@ export interface InputExport {
   readonly rows: (whole: boolean) => Promise<ExportRows>;
 }
 
-export interface ExportRows {
+interface ExportRows {
   /** texts[i] is record i as the export file holds it (src/history/texts.ts). */
   readonly texts: readonly string[];
   /** Record i, parsed when asked for. */

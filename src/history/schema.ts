@@ -11,7 +11,7 @@ import { recordTextsOf } from './texts.js';
  * an older tool could not read or would write wrongly; a database of a newer
  * schema is refused, naming the tool version that wrote it.
  */
-export const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 2;
 
 /** Versions rewritten per statement when a schema 1 database is brought to 2. */
 const MIGRATE_BATCH = 500;
@@ -58,7 +58,7 @@ async function migrateFrom1(db: HistoryDb, relations: Set<string>): Promise<void
 }
 
 /** Columns every versions table has before the export's own; no catalog column may take these names. */
-export const VERSION_COLUMNS = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record'] as const;
+const VERSION_COLUMNS = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record'] as const;
 
 export interface ExportTable {
   readonly def: ExportDef;

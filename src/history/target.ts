@@ -3,7 +3,6 @@ import { UsageError } from '../errors.js';
 import { DEFAULT_HISTORY_FILE } from '../config/options.js';
 
 /** `--history` given without a value (CONTRACT section 11); the option's record holds it. */
-export { DEFAULT_HISTORY_FILE };
 
 export type HistoryTarget =
   | { readonly engine: 'sqlite'; readonly path: string; readonly label: string }

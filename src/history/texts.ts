@@ -98,7 +98,7 @@ export function sameAsWritten(records: readonly ExportRecord[], texts: readonly 
 export type FileProblem = { readonly kind: 'layout' } | { readonly kind: 'order'; readonly record: number };
 
 /** The first pair of records out of the export order (by key, then by every column, as the writer sorts), as the later one's index. */
-export function firstOutOfOrder(records: readonly ExportRecord[], key: readonly string[], before?: ExportRecord): number | undefined {
+function firstOutOfOrder(records: readonly ExportRecord[], key: readonly string[], before?: ExportRecord): number | undefined {
   let a = before;
   // as-of sorts by the columns the records hold (an export holds the same columns in every record).
   const columns = Object.keys(before ?? records[0] ?? {});

@@ -4,6 +4,5 @@
  * rename it into place only when complete.
  */
 export { commit, withStaging } from './commit.js';
-export { cleanupAllSync, installSignalHandlers, type OnSignal, type Signal } from './registry.js';
+export { cleanupAllSync } from './registry.js';
 export { createStaging, type Staging } from './staging.js';
-export { assertReplaceable, assertSafeTarget, MANIFEST_OF, type OutputKind } from './target.js';

@@ -42,7 +42,7 @@ const AuditManifest = z.object({
 });
 
 /** What a directory holds, every entry checked, for deleting it without following a link. */
-export interface OwnedTree {
+interface OwnedTree {
   /** Relative paths, the manifest first. */
   readonly files: readonly string[];
   /** Relative paths of subdirectories, deepest first. */

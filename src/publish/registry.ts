@@ -65,7 +65,7 @@ export function cleanupAllSync(): void {
   }
 }
 
-export type Signal = 'SIGINT' | 'SIGTERM';
+type Signal = 'SIGINT' | 'SIGTERM';
 /** Returns the exit code to end with; anything else keeps the shell's 128 + signal number. */
 export type OnSignal = (signal: Signal, error: InterruptedError) => unknown;
 

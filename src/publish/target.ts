@@ -6,7 +6,7 @@ import { escapeControl } from '../util/escape.js';
 
 import { MANIFEST_OF, ownedOutput, type OutputKind } from './owned.js';
 
-export { MANIFEST_OF, type OutputKind };
+export { type OutputKind };
 
 function real(p: string): string {
   try {

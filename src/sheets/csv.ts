@@ -13,9 +13,6 @@ import type { ExportRecord } from '../exports/types.js';
 
 export const BOM = '\uFEFF';
 
-/** What a spreadsheet program takes as the start of a formula (or of a DDE payload): `=`, `+`, `-`, `@`, tab, CR. */
-export const FORMULA_START = /^[=+\-@\t\r]/;
-
 /** A text field, prefixed with `'` when it would start a formula. */
 export function guardText(text: string): string {
   const c = text.charCodeAt(0);

@@ -12,12 +12,13 @@ import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 import type { ExportRecord } from '../exports/types.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema } from '../exports/manifest.js';
 import { escapeControl } from '../util/escape.js';
-import { arraySlices, opensArray, SliceJsonError, SliceTooLongError, type ByteReader } from '../api/slices.js';
-import { HashedRange } from '../util/hashed-range.js';
+import { arraySlices, opensArray, SliceJsonError, SliceTooLongError } from '../body/slices.js';
+import { type ByteReader } from '../body/reader.js';
+import { HashedRange } from '../body/hashed-range.js';
 import { readInside, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 
 /** What the spreadsheet forms read of `_snapshot-manifest.json` (CONTRACT section 5), from its one schema; other fields are ignored. */
-export const SheetManifestSchema = SnapshotManifestSchema.pick({
+const SheetManifestSchema = SnapshotManifestSchema.pick({
   kind: true,
   source: true,
   tool: true,
@@ -41,7 +42,7 @@ function quoted(name: string): string {
  * (a regular file directly inside the directory, never through a link:
  * CONTRACT section 5); anything else fails the conversion (exit 1).
  */
-export async function readRegularFile(dir: string, name: string): Promise<Buffer> {
+async function readRegularFile(dir: string, name: string): Promise<Buffer> {
   try {
     return await readInside(dir, name);
   } catch (err) {
@@ -76,7 +77,7 @@ export async function readSheetManifest(dir: string): Promise<SheetManifest> {
 }
 
 /**
- * The file's JSON array, parsed a slice at a time (src/api/slices.ts) as
+ * The file's JSON array, parsed a slice at a time (src/body/slices.ts) as
  * the slices are read from the file: neither its whole text nor its whole
  * bytes are ever held beside the records (for the largest export, its bytes
  * were as large as its records). Undefined when the file is not JSON;

@@ -49,11 +49,11 @@ export interface SheetOptions {
   readonly beforeRead?: (previousRecords: number) => void;
 }
 
-export function csvFileName(exportName: string, count: number, date: string): string {
+function csvFileName(exportName: string, count: number, date: string): string {
   return exportFileName(exportName, count, date).replace(/\.json$/, '.csv');
 }
 
-export function workbookFileName(date: string): string {
+function workbookFileName(date: string): string {
   return `svc-snapshot-${date}.xlsx`;
 }
 
@@ -125,7 +125,7 @@ interface ExportFormsPlan extends SheetPlan {
 }
 
 /** Throws when a workbook block holds a secret in any spelling (the token scan, before compression hides it). */
-export function workbookInspector(matcher: SecretMatcher | null): { inspect: (block: Buffer) => void; overlap: number } {
+function workbookInspector(matcher: SecretMatcher | null): { inspect: (block: Buffer) => void; overlap: number } {
   return {
     inspect: (block) => {
       if (matcher && bytesHoldSecret(matcher, block)) throw new FailedError('a token was found in the workbook being written; nothing was published (this is a bug: tokens must never be written to output)');

@@ -10,7 +10,7 @@ import type { Cell } from './columns.js';
 /** Data rows a sheet holds under its header row (1,048,576 rows in all). */
 export const MAX_DATA_ROWS = 1_048_575;
 /** The longest text a cell holds. */
-export const MAX_CELL_TEXT = 32_767;
+const MAX_CELL_TEXT = 32_767;
 
 const NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
 const NS_R = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';

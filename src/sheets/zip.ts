@@ -40,7 +40,7 @@ function dosDateTime(time: Date): { date: number; time: number } {
 }
 
 /** What the data descriptor of an entry says of its content. */
-export interface DeflatedEntry {
+interface DeflatedEntry {
   readonly crc: number;
   readonly compressed: number;
   readonly size: number;
@@ -55,7 +55,7 @@ export interface DeflatedEntry {
  * compressed, with the last `overlap` bytes of the block before in front of
  * it. The bytes depend only on the pieces' text, not on where this runs.
  */
-export async function* deflateEntry(name: string, pieces: Iterable<string>, inspect: (block: Buffer) => void = () => {}, overlap = 0): AsyncGenerator<Buffer, DeflatedEntry> {
+async function* deflateEntry(name: string, pieces: Iterable<string>, inspect: (block: Buffer) => void = () => {}, overlap = 0): AsyncGenerator<Buffer, DeflatedEntry> {
   let crc = 0;
   let size = 0;
   let compressed = 0;

@@ -14,7 +14,7 @@ const ADVICE: Record<string, { what: string; todo: string }> = {
   EIO: { what: 'the device reported an input/output error', todo: 'check the disk and its logs' },
 };
 
-export function isFsError(err: unknown): err is NodeJS.ErrnoException {
+function isFsError(err: unknown): err is NodeJS.ErrnoException {
   return err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string' && typeof (err as NodeJS.ErrnoException).syscall === 'string';
 }
 

@@ -31,12 +31,6 @@ export function knownSecrets(): string[] {
   return [...secrets];
 }
 
-/** The literal forms of a secret (as is, and URL-encoded): for a cheap first look. */
-export function secretForms(value: string): string[] {
-  const forms = new Set([value, encodeURIComponent(value)]);
-  return [...forms];
-}
-
 function hexAlternatives(n: number, width: number): string {
   // Hex digits in either case: `%2f` and `\u002F` are both common.
   return [...n.toString(16).padStart(width, '0')].map((d) => (/[a-f]/i.test(d) ? `[${d.toLowerCase()}${d.toUpperCase()}]` : d)).join('');
@@ -55,7 +49,7 @@ const JSON_SHORT: Record<string, string> = { '"': '\\\\+"', '\\': '\\\\{2,}', '/
  * of its spellings. `bytes`: for text decoded as latin1 (one char per byte),
  * so a raw non-ASCII character is matched by its UTF-8 bytes.
  */
-export function secretPatternSource(secret: string, bytes = false): string {
+function secretPatternSource(secret: string, bytes = false): string {
   let out = '';
   for (const ch of secret) {
     const utf8 = [...Buffer.from(ch, 'utf8')];

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { RequestHandler } from 'msw';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditManifest } from '../../src/audit/collect.js';
-import { AuditSummary } from '../../src/cli/summaries.js';
+import { AuditSummary } from '../../src/summaries/schemas.js';
 import { createAuditBackend, FAKE_AUDIT_TOKEN, type AuditBackend } from '../fake/audit-backend.js';
 import { getTestCerts } from '../fake/certs.js';
 import { startFakeServer, type FakeServer } from '../fake/server.js';

@@ -6,7 +6,7 @@ import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { getTestCerts } from '../fake/certs.js';
 import { startFakeServer, type FakeServer } from '../fake/server.js';
 import { runCli, tmpDir } from '../helpers/run-cli.js';
-import { AuditSummary } from '../../src/cli/summaries.js';
+import { AuditSummary } from '../../src/summaries/schemas.js';
 
 // --keep on `audit` (CONTRACT section 12): the real binary against the fake audit service.
 const handlers: RequestHandler[] = [];

@@ -5,7 +5,7 @@ import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { runCli, tmpDir } from '../helpers/run-cli.js';
 import { expectNoSecrets, leftovers } from '../helpers/assert-output.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
-import { SnapshotSummary, CollectSummary } from '../../src/cli/summaries.js';
+import { SnapshotSummary, CollectSummary } from '../../src/summaries/schemas.js';
 
 // --keep end to end (CONTRACT section 12): the real binary against the HTTPS
 // fake, in a directory that mixes complete, partial and foreign outputs.

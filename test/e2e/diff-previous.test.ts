@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
-import { SnapshotSummary } from '../../src/cli/summaries.js';
+import { SnapshotSummary } from '../../src/summaries/schemas.js';
 
 let site: FakeSite;
 beforeAll(async () => {

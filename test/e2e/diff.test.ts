@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { runCli, tmpDir, REPO_ROOT } from '../helpers/run-cli.js';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
-import { exportFileName } from '../../src/exports/index.js';
+import { exportFileName } from '../../src/exports/serialize.js';
 import { rec, writeSnapshot, type Rec } from '../helpers/snapshot-dir.js';
 
 // Run `npm run build` first: these tests run bin/svc-snapshot.js, which loads lib/.

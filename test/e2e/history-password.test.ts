@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HistoryLoadSummary, HistoryRunsSummary } from '../../src/cli/summaries.js';
+import { HistoryLoadSummary, HistoryRunsSummary } from '../../src/summaries/schemas.js';
 import { NIGHTS, writeNight } from '../helpers/history-fixtures.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { runCli, tmpDir, type CliResult } from '../helpers/run-cli.js';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HistoryLoadSummary, HistoryRunsSummary, SnapshotSummary } from '../../src/cli/summaries.js';
+import { HistoryLoadSummary, HistoryRunsSummary, SnapshotSummary } from '../../src/summaries/schemas.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { REPO_ROOT, runCli, startCli, tmpDir } from '../helpers/run-cli.js';

@@ -7,7 +7,7 @@ import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { startFakeServer, type FakeServer } from '../fake/server.js';
 import { getTestCerts } from '../fake/certs.js';
-import { AuditSummary, CheckAuditSummary, CheckSummary, CollectSummary, SnapshotSummary, renderSummarySchema } from '../../src/cli/summaries.js';
+import { AuditSummary, CheckAuditSummary, CheckSummary, CollectSummary, SnapshotSummary, renderSummarySchema } from '../../src/summaries/schemas.js';
 
 let site: FakeSite;
 let audit: FakeServer;

@@ -6,7 +6,7 @@ import { startFakeSite, type FakeSite, type FakeSiteOptions } from '../helpers/f
 import { runCli, tmpDir } from '../helpers/run-cli.js';
 import { ALL_TYPES_TOKEN, PER_TYPE_TOKENS, perTypeTokenEnv } from '../fake/backend.js';
 import { SnapshotManifestSchema } from '../../src/exports/manifest.js';
-import { SnapshotSummary } from '../../src/cli/summaries.js';
+import { SnapshotSummary } from '../../src/summaries/schemas.js';
 
 let site: FakeSite | undefined;
 afterEach(async () => {

@@ -5,7 +5,7 @@ import { startFakeSite, type FakeSite, type FakeSiteOptions } from '../helpers/f
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { expectNoSecrets, expectPrivateModes, leftovers, listFiles } from '../helpers/assert-output.js';
 import { ALL_TYPES_TOKEN, PER_TYPE_TOKENS, perTypeTokenEnv } from '../fake/backend.js';
-import { EXPORTS } from '../../src/exports/index.js';
+import { EXPORTS } from '../../src/exports/catalog.js';
 
 const TOKEN = ALL_TYPES_TOKEN.value;
 const SECRETS = [TOKEN, ...PER_TYPE_TOKENS.map((t) => t.value)];

@@ -10,7 +10,7 @@ import { generateDataset } from '../fake/dataset.js';
 import { parseCsv } from '../helpers/csv-parse.js';
 import { sheetsViaLibreOffice } from '../helpers/libreoffice.js';
 import { expectedCell, expectedHeader, type Rec } from '../helpers/sheet-expectations.js';
-import { ConvertSummary, SnapshotSummary } from '../../src/cli/summaries.js';
+import { ConvertSummary, SnapshotSummary } from '../../src/summaries/schemas.js';
 
 const TOKEN = ALL_TYPES_TOKEN.value;
 const RECORDING = join(REPO_ROOT, 'recordings', 'platform-3.14.1');

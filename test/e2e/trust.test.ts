@@ -20,7 +20,7 @@ import { listFiles } from '../helpers/assert-output.js';
 import { ALL_TYPES_TOKEN, createFakeBackend, type FakeBackend } from '../fake/backend.js';
 import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { getTestCerts, getUntrustedCerts } from '../fake/certs.js';
-import { startFakeServer, type FakeServer } from '../fake/server.js';
+import { startFakeServer } from '../fake/server.js';
 
 const TOKEN = ALL_TYPES_TOKEN.value;
 const RECORDING = join(REPO_ROOT, 'recordings', 'platform-3.14.1');

@@ -58,7 +58,7 @@ interface AlertSpec {
   info: Json;
 }
 
-export interface AuditDataset {
+interface AuditDataset {
   info: { version: string; name: string };
   params: ParamSpec[];
   tags: Array<{ id: string; name: string; desc: string; cat: string; pri: number }>;
@@ -79,7 +79,7 @@ function alert(date: string, hour: number, type: string, info: Json): AlertSpec 
   return { date, timestamp: Date.UTC(y, m - 1, d, hour) / 1000, type, info };
 }
 
-export function auditDataset(): AuditDataset {
+function auditDataset(): AuditDataset {
   return {
     info: { version: '4.2.0-fake', name: 'Fake Audit Service' },
     params: [
@@ -203,7 +203,7 @@ export function auditDataset(): AuditDataset {
   };
 }
 
-export interface AuditFaults {
+interface AuditFaults {
   /** Report ids whose download answers 200 with a JSON error body instead of a spreadsheet. */
   reportAsJson?: readonly string[];
   /** Every route that needs a token answers this status, whatever token is sent. */
@@ -221,7 +221,7 @@ export interface AuditBackendOptions {
 }
 
 /** What the fake saw; whether a token came and matched, never its value. */
-export interface SeenAuditRequest {
+interface SeenAuditRequest {
   readonly method: string;
   readonly path: string;
   readonly token: 'none' | 'valid' | 'invalid';
@@ -234,7 +234,7 @@ export interface AuditBackend {
   readonly requests: SeenAuditRequest[];
 }
 
-export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 

@@ -17,7 +17,7 @@ const DOS_TIME = 0; // 00:00:00
 const DOS_DATE = (0 << 9) | (1 << 5) | 1; // 1980-01-01
 
 /** A zip archive of deflated entries (APPNOTE 4.3: local headers, central directory, end record). */
-export function zip(entries: readonly Entry[]): Buffer {
+function zip(entries: readonly Entry[]): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;

@@ -30,9 +30,9 @@ export function perTypeTokenEnv(tokens: readonly FakeToken[] = PER_TYPE_TOKENS):
   return Object.fromEntries(tokens.map((t) => [`SVC_TOKEN_${t.types[0]!.toUpperCase()}`, t.value]));
 }
 
-export type AuthMechanism = 'cookie' | 'url-param' | 'none';
+type AuthMechanism = 'cookie' | 'url-param' | 'none';
 
-export interface RequestRecord {
+interface RequestRecord {
   method: string;
   /** Path and query as received (still percent-encoded); a `token` parameter's value is replaced by `REDACTED`. */
   path: string;
@@ -57,7 +57,7 @@ export interface RequestRecord {
  * `delayMs` delays every request the fault answers (a fault with only
  * `delayMs` delays every request, or the first `times`).
  */
-export interface Fault {
+interface Fault {
   statuses?: number[];
   retryAfter?: string;
   delayMs?: number;
@@ -76,7 +76,7 @@ export interface Fault {
 }
 
 /** A catalog route id, optionally limited to one realm. `'vms-active'` or `{ route: 'vms-active', realm: 'libvirt' }`. */
-export type FaultMatch = string | { route: string; realm?: string };
+type FaultMatch = string | { route: string; realm?: string };
 
 export interface FakeBackendOptions extends DatasetOptions {
   /** Origin the handlers answer, e.g. `https://127.0.0.1:PORT` (a path prefix is allowed). */

@@ -49,7 +49,7 @@ export interface DatasetSizes {
 }
 
 /** The default: a handful of each, enough to exercise every branch. */
-export const SMALL_SITE: Readonly<DatasetSizes> = Object.freeze({
+const SMALL_SITE: Readonly<DatasetSizes> = Object.freeze({
   users: 12,
   teams: 3,
   membersPerTeam: 4,
@@ -86,7 +86,7 @@ export const LARGE_SITE: Readonly<DatasetSizes> = Object.freeze({
   activeVmsPerRealm: 2_000,
 });
 
-export const DEFAULT_REALMS: readonly RealmSpec[] = Object.freeze([{ id: 'libvirt', driver: 'libvirt' as const }]);
+const DEFAULT_REALMS: readonly RealmSpec[] = Object.freeze([{ id: 'libvirt', driver: 'libvirt' as const }]);
 
 /** `count` realms alternating the two drivers: `libvirt`, `altvirt`, `realm-03`, … */
 export function siteRealms(count: number): RealmSpec[] {

@@ -5,16 +5,16 @@
  * every generated record with the catalog's zod model.
  */
 
-export type Ts = number;
+type Ts = number;
 export type FakeRelease = '3.13.8' | '3.14.1';
-export type RealmDriver = 'libvirt' | 'altvirt';
+type RealmDriver = 'libvirt' | 'altvirt';
 
 export interface RealmSpec {
   id: string;
   driver: RealmDriver;
 }
 
-export interface RealmInfo {
+interface RealmInfo {
   id: string;
   name: string;
   driver: string;
@@ -236,7 +236,7 @@ export interface VMConfigInfo {
   slurmAccount?: string;
 }
 
-export interface HostAndPort {
+interface HostAndPort {
   host: string;
   port: number;
 }
@@ -269,7 +269,7 @@ export interface VirtualMachine {
   systemInfo?: Record<string, unknown>;
 }
 
-export interface LibvirtBrickConfig {
+interface LibvirtBrickConfig {
   image: { pool: string; volume: string };
   video?: 'vnc' | 'spice';
   pty?: boolean;
@@ -281,7 +281,7 @@ export interface LibvirtBrickConfig {
   deviceBusType?: string;
 }
 
-export interface AltvirtBrickConfig {
+interface AltvirtBrickConfig {
   imageID: string;
   timezone?: string;
   devices?: Record<string, number>;

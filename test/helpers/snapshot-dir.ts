@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EXPORTS, exportFileName } from '../../src/exports/index.js';
+import { EXPORTS } from '../../src/exports/catalog.js';
+import { exportFileName } from '../../src/exports/serialize.js';
 
 // Snapshot directories written as the snapshot command writes them, for the
 // diff's unit and end-to-end tests.

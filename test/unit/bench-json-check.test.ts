@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkJson } from '../../src/exports/fast/json-scan.js';
+import { checkJson } from '../../src/body/json-scan.js';
 import { createFakeBackend } from '../fake/backend.js';
 import { ROUTES } from '../../src/api/catalog.js';
 import { randomStream } from '../fake/prng.js';

@@ -1,5 +1,5 @@
 /**
- * Array bodies parsed a slice at a time (src/api/slices.ts) against the
+ * Array bodies parsed a slice at a time (src/body/slices.ts) against the
  * whole body parsed at once (SLICING.wholeBody, the way every body was read
  * before): the same values, the same refusals with the same messages
  * (positions, lines and columns of the whole body), and a build that writes
@@ -12,10 +12,11 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { decodeBody } from '../../src/api/decode.js';
-import { SLICING, bufferReader, utf16Length } from '../../src/api/slices.js';
-import { BodyFile } from '../../src/collect/body-file.js';
-import { largeBodiesToDisk } from '../../src/publish/spool.js';
+import { decodeBody } from '../../src/body/decode.js';
+import { SLICING, utf16Length } from '../../src/body/slices.js';
+import { bufferReader } from '../../src/body/reader.js';
+import { BodyFile } from '../../src/body/file.js';
+import { largeBodiesToDisk } from '../../src/snapshot/spool.js';
 import { createStaging } from '../../src/publish/staging.js';
 import { secretMatcher } from '../../src/publish/scan.js';
 import { readCollection } from '../../src/collect/replay.js';
@@ -23,7 +24,7 @@ import type { RawCollection } from '../../src/collect/types.js';
 import { writeCollection } from '../../src/collect/write.js';
 import { buildAll } from '../../src/exports/build.js';
 import { EXPORTS } from '../../src/exports/catalog.js';
-import { FAST_PATHS } from '../../src/exports/fast/switches.js';
+import { FAST_PATHS } from '../../src/fast-paths.js';
 import { FailedError } from '../../src/errors.js';
 import { REPO_ROOT } from '../helpers/run-cli.js';
 import { fakeSiteCollection } from '../helpers/hostile-site.js';

@@ -3,7 +3,9 @@ import { mkdirSync, readFileSync as readFileSyncText, rmSync, writeFileSync } fr
 import { join, relative } from 'node:path';
 import { REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
 import { CollectionBuilder, drive, member, team, user } from './collection-builder.js';
-import { EXPORTS, buildAll, exportFileName } from '../../src/exports/index.js';
+import { EXPORTS } from '../../src/exports/catalog.js';
+import { buildAll } from '../../src/exports/build.js';
+import { exportFileName } from '../../src/exports/serialize.js';
 import { snapshotFiles } from '../../src/exports/manifest.js';
 import { runDiff } from '../../src/commands/diff.js';
 import { FailedError, UsageError } from '../../src/errors.js';

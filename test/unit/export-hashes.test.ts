@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { SnapshotManifestSchema, snapshotFiles, snapshotManifest } from '../../src/exports/manifest.js';
 import { build, buildAll } from '../../src/exports/build.js';
 import { EXPORT_BATCH, serializeExport } from '../../src/exports/serialize.js';
-import { writeExports } from '../../src/publish/snapshot-files.js';
+import { writeExports } from '../../src/snapshot/files.js';
 import { createStaging } from '../../src/publish/index.js';
 import { readCollection } from '../../src/collect/replay.js';
 import type { RawCollection } from '../../src/collect/types.js';

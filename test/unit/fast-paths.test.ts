@@ -8,12 +8,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { planRoute, planRoutes, REALMS_ROUTE } from '../../src/api/catalog.js';
-import { checkBody } from '../../src/api/decode.js';
+import { checkBody } from '../../src/body/decode.js';
 import { buildAll } from '../../src/exports/build.js';
 import { EXPORTS } from '../../src/exports/catalog.js';
 import { orderByUniqueStringKey, sortedIndexes } from '../../src/exports/fast/key-order.js';
 import { plainRecordMaker, recordMaker } from '../../src/exports/fast/record-maker.js';
-import { FAST_PATHS } from '../../src/exports/fast/switches.js';
+import { FAST_PATHS } from '../../src/fast-paths.js';
 import { sortRecords } from '../../src/exports/order.js';
 import { builtOutput, RECORDING_COLLECTIONS, type NamedCollection } from '../helpers/build-output.js';
 import { hostileSite, ODD_VALUES } from '../helpers/hostile-site.js';

@@ -3,10 +3,10 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXIT } from '../../src/cli/errors.js';
+import { EXIT } from '../../src/exit-codes.js';
 import { exitCodeOf } from '../../src/cli/main.js';
 import { DomainError, UsageError } from '../../src/errors.js';
-import { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary, SnapshotSummary } from '../../src/cli/summaries.js';
+import { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary, SnapshotSummary } from '../../src/summaries/schemas.js';
 import { runHistory } from '../../src/commands/history.js';
 import { openHistory } from '../../src/history/engine.js';
 import { EXPORT_TABLES } from '../../src/history/schema.js';

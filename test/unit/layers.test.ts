@@ -22,12 +22,80 @@ function importedFolders(file: string, withTypes = false): string[] {
   return out;
 }
 
+/** Every module each module imports: static imports and re-exports, `import type` too, and `await import()`; paths relative to src/, as .ts. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sources(SRC)) {
+    const text = readFileSync(file, 'utf8');
+    const targets: string[] = [];
+    for (const m of text.matchAll(/^(?:import|export) [^;]*? from '(\.{1,2}\/[^']+)'|import\('(\.{1,2}\/[^']+)'\)/gm)) {
+      targets.push(relative(SRC, join(file, '..', (m[1] ?? m[2])!.replace(/\.js$/, '.ts'))));
+    }
+    graph.set(relative(SRC, file), targets);
+  }
+  return graph;
+}
+
+/** A module's folder under src/ ("." for src/errors.ts and the other files at the top). */
+function folderOf(path: string): string {
+  return path.includes('/') ? path.split('/')[0]! : '.';
+}
+
+/** The cycles of a directed graph: its strongly connected components of more than one node (Tarjan), each sorted. */
+function cycles(edges: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) out.push(component.sort());
+    }
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
 describe('the layers', () => {
-  it('below the command layer, no module imports from cli/ or commands/ (errors come from src/errors.ts, the snapshot manifest from exports/)', () => {
+  it('below the command layer, no module imports from cli/ or commands/, not even a type (errors come from src/errors.ts, exit codes from src/exit-codes.ts, summaries from summaries/)', () => {
     const offenders = sources(SRC)
       .filter((f) => !/^(cli|commands)\//.test(relative(SRC, f)))
-      .flatMap((f) => importedFolders(f).filter((d) => d === 'cli' || d === 'commands').map((d) => `${relative(SRC, f)} → ${d}/`));
+      .flatMap((f) => importedFolders(f, true).filter((d) => d === 'cli' || d === 'commands').map((d) => `${relative(SRC, f)} → ${d}/`));
     expect(offenders).toEqual([]);
+  });
+
+  it('no import cycle between modules, nor between folders (each folder only imports folders below it)', () => {
+    const graph = importGraph();
+    expect(cycles(graph)).toEqual([]);
+    const folders = new Map<string, string[]>();
+    for (const [file, targets] of graph) {
+      const from = folderOf(file);
+      folders.set(from, [...(folders.get(from) ?? []), ...targets.map(folderOf).filter((to) => to !== from)]);
+    }
+    expect(cycles(folders)).toEqual([]);
+  });
+
+  it('finds a cycle where there is one (the check itself)', () => {
+    expect(cycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual([['a', 'b', 'c']]);
+    expect(cycles(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
   });
 
   it('config/ and progress/ take the route record and auth mode from api/, reaching up into no pipeline stage', () => {

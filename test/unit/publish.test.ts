@@ -312,7 +312,8 @@ describe('the token-leak check as files are written', () => {
 
 describe('interruption', () => {
   const child = `
-import { createStaging, installSignalHandlers } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'src/publish/index.ts')).href)};
+import { createStaging } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'src/publish/staging.ts')).href)};
+import { installSignalHandlers } from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'src/publish/registry.ts')).href)};
 const staging = await createStaging(process.argv[2]);
 await staging.writeFile('partial/file.txt', 'not finished');
 installSignalHandlers((signal) => process.stderr.write('cleaning up after ' + signal + '\\n'));

@@ -3,7 +3,6 @@ import { EXPORTS } from '../../src/exports/catalog.js';
 import { cellTypeOf, sheetColumns, splitEntry } from '../../src/sheets/columns.js';
 import type { SheetManifest } from '../../src/sheets/snapshot-dir.js';
 import { sheetNames, writeSpreadsheets, type SheetSink } from '../../src/sheets/write.js';
-import { inflateRawSync } from 'node:zlib';
 import { parseFormats } from '../../src/config/values.js';
 import { columnLetters, xmlText } from '../../src/sheets/xlsx.js';
 import { MAP_COLUMNS, TIMESTAMP_COLUMNS } from '../helpers/sheet-expectations.js';

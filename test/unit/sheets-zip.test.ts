@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants, deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { deflateEntry, ZipWriter } from '../../src/sheets/zip.js';
+import { ZipWriter } from '../../src/sheets/zip.js';
 import { unzip } from '../helpers/unzip.js';
 
 async function zipOf(entries: Array<[string, string[]]>, inspect?: (b: Buffer) => void, overlap = 0): Promise<Buffer> {

@@ -1,10 +1,11 @@
-import type { RouteDef } from './catalog.js';
-import { checkJson } from '../exports/fast/json-scan.js';
-import { FAST_PATHS } from '../exports/fast/switches.js';
+import type { RouteDef } from '../api/catalog.js';
+import { checkJson } from './json-scan.js';
+import { FAST_PATHS } from '../fast-paths.js';
 import { escapeControl } from '../util/escape.js';
 import { redact } from '../util/redact.js';
 import { describeJsonError } from '../util/json-error.js';
-import { MAX_SLICE_BYTES, SliceJsonError, SliceTooLongError, arraySlices, bufferReader, opensArray, type ByteReader } from './slices.js';
+import { MAX_SLICE_BYTES, SliceJsonError, SliceTooLongError, arraySlices, opensArray } from './slices.js';
+import { bufferReader, type ByteReader } from './reader.js';
 
 /** A body that is not JSON of the route's shape; the message names the route and what arrived. */
 export class BodyError extends Error {

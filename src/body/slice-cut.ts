@@ -1,6 +1,6 @@
 /**
  * FAST PATH: where a slice of an array body ends, guessed. Stands in for
- * scanCut (src/api/slices.ts), which reads every byte of the slice in
+ * scanCut (src/body/slices.ts), which reads every byte of the slice in
  * JavaScript to track strings and nesting. Measured on an 89 MB drives body
  * (the bench's generator, 200,000 drives; median of 5, every slice parsed):
  * 634 ms with the guess, 865 ms with the scan (JSON.parse of the whole body
@@ -11,13 +11,13 @@
  *
  * A guess is only ever kept when the slice it ends parses: a slice that
  * starts where an element starts and parses to at least one element ends
- * before a top-level comma (src/api/slices.ts says why), and a wrong guess
+ * before a top-level comma (src/body/slices.ts says why), and a wrong guess
  * (inside a string, or in a nested list) does not parse, so the scan is
  * asked. Held by test/unit/body-slices.test.ts (every slice size from 1 byte,
  * guesses on and off, against JSON.parse of the whole body) and by
  * test/unit/fast-paths.test.ts; off: FAST_PATHS.sliceGuess.
  */
-import type { ByteReader } from '../../api/slices.js';
+import type { ByteReader } from './reader.js';
 
 /** How far past the target size a guess looks before leaving it to the scan. */
 const SEARCH_BYTES = 16 * 1024;

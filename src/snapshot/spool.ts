@@ -11,10 +11,12 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { BodyFile, largeArrayBodies } from '../collect/body-file.js';
+import { BodyFile } from '../body/file.js';
+import { opensArray } from '../body/slices.js';
+import { bufferReader } from '../body/reader.js';
 import type { RawCollection } from '../collect/types.js';
-import { SecretSearch, type SecretMatcher } from './scan.js';
-import type { Staging } from './staging.js';
+import { SecretSearch, type SecretMatcher } from '../publish/scan.js';
+import type { Staging } from '../publish/staging.js';
 
 /** The staging directory's folder of a live run's large bodies waiting for the build; removed before the manifest is written. */
 const BODY_SPOOL = '.bodies';
@@ -46,4 +48,13 @@ export async function largeBodiesToDisk(
     bytes += b.body.byteLength;
   }
   return { bytes, remove: () => (opts.raw ? undefined : rmSync(dir, { recursive: true, force: true })) };
+}
+
+/** The array bodies of at least `minBytes` held in memory that the manifest names a file and a sha256 for, with their route records. */
+function* largeArrayBodies(collection: RawCollection, minBytes: number): Generator<{ route: string; file: string; sha256: string; body: Buffer }> {
+  for (const r of collection.manifest.routes) {
+    const body = collection.bodies.get(r.route);
+    if (!Buffer.isBuffer(body) || body.byteLength < minBytes || !r.file || !r.sha256 || !opensArray(bufferReader(body))) continue;
+    yield { route: r.route, file: r.file, sha256: r.sha256, body };
+  }
 }

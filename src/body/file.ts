@@ -18,12 +18,11 @@ import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { bufferReader, opensArray, type ByteReader } from '../api/slices.js';
+import { bufferReader, type ByteReader } from './reader.js';
 import { FailedError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
-import { HashedRange } from '../util/hashed-range.js';
+import { HashedRange } from './hashed-range.js';
 import { SAFE_OPEN_FLAGS } from '../util/safe-read.js';
-import type { RawCollection } from './types.js';
 
 /**
  * Bodies of at least this many bytes stay on disk when a collection is read
@@ -124,14 +123,5 @@ class FileReader implements BodyReader {
   private close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
-  }
-}
-
-/** The array bodies of at least `minBytes` held in memory that the manifest names a file and a sha256 for, with their route records. */
-export function* largeArrayBodies(collection: RawCollection, minBytes: number): Generator<{ route: string; file: string; sha256: string; body: Buffer }> {
-  for (const r of collection.manifest.routes) {
-    const body = collection.bodies.get(r.route);
-    if (!Buffer.isBuffer(body) || body.byteLength < minBytes || !r.file || !r.sha256 || !opensArray(bufferReader(body))) continue;
-    yield { route: r.route, file: r.file, sha256: r.sha256, body };
   }
 }

@@ -1,13 +1,13 @@
 /**
  * A file's bytes by range, read synchronously from an open descriptor (the
  * page cache answers in a few ms), hashed on the way when a sha256 is
- * expected: the slices of an array (src/api/slices.ts) read it forward, and
+ * expected: the slices of an array (src/body/slices.ts) read it forward, and
  * `finish` hashes what no slice read and compares. The file is never held
  * whole, so its records are never beside all of its bytes.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { readSync } from 'node:fs';
-import type { ByteReader } from '../api/slices.js';
+import type { ByteReader } from './reader.js';
 
 /** Bytes per read when the rest of a file is hashed. */
 const READ_BYTES = 4 * 1024 * 1024;

@@ -11,7 +11,7 @@ import { EXPORTS } from '../exports/catalog.js';
 import type { ManifestExport } from '../exports/manifest.js';
 import type { BodiesFree } from '../exports/memory-policy.js';
 import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/serialize.js';
-import type { Staging } from './staging.js';
+import type { Staging } from '../publish/staging.js';
 
 /**
  * Writes raw/ when asked, and then gives the proof that the bodies are no

@@ -185,7 +185,7 @@ export const HistoryLogSummary = z.strictObject({
 export type HistoryLogSummary = z.infer<typeof HistoryLogSummary>;
 
 /** Every command's --json output, by command. */
-export const SUMMARIES = {
+const SUMMARIES = {
   snapshot: SnapshotSummary,
   collect: CollectSummary,
   audit: AuditSummary,

@@ -4,9 +4,9 @@
  * committed file equals this output.
  */
 import { routeById, type RouteDef } from '../api/catalog.js';
-import { EXPORTS } from './catalog.js';
-import type { ColumnDef, ExportDef } from './define.js';
-import { describeType, resolvePath } from './schema.js';
+import { EXPORTS } from '../exports/catalog.js';
+import type { ColumnDef, ExportDef } from '../exports/define.js';
+import { describeType, resolvePath } from '../exports/schema.js';
 import { cellTypeOf } from '../sheets/columns.js';
 
 const DECISIONS = `## Decisions

@@ -23,21 +23,10 @@
  * window that reads exactly like the whole body up to that fault (see
  * `describeFault`), so the message is the whole body's, position included.
  */
-import { elementSignature, guessCut } from '../exports/fast/slice-cut.js';
-import { FAST_PATHS } from '../exports/fast/switches.js';
+import type { ByteReader } from './reader.js';
+import { elementSignature, guessCut } from './slice-cut.js';
+import { FAST_PATHS } from '../fast-paths.js';
 import { describeJsonError, describeJsonFault } from '../util/json-error.js';
-
-/** A body's bytes, read by range: a Buffer in memory, or a file read back a slice at a time. */
-export interface ByteReader {
-  readonly size: number;
-  /** Bytes [start, min(end, size)). The slices read forward; describing a fault may read anywhere. */
-  read(start: number, end: number): Buffer;
-}
-
-export function bufferReader(body: Uint8Array): ByteReader {
-  const b = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  return { size: b.length, read: (start, end) => b.subarray(start, Math.min(end, b.length)) };
-}
 
 /**
  * A slice's target size. Small enough that its text is an ordinary young
@@ -47,7 +36,7 @@ export function bufferReader(body: Uint8Array): ByteReader {
  * slices the texts of a 650 MB body piled up as garbage (peak RSS 2.35× the
  * body against 1.87× with 64 KB, and 48 s against 31 s).
  */
-export const SLICE_BYTES = 64 * 1024;
+const SLICE_BYTES = 64 * 1024;
 
 /**
  * Longest slice: one element (a record) longer than this is refused. Half of
@@ -86,7 +75,7 @@ function isSpace(c: number | undefined): boolean {
 }
 
 /** Index of the first byte that is not JSON whitespace (size when there is none). */
-export function firstNonSpace(r: ByteReader): number {
+function firstNonSpace(r: ByteReader): number {
   for (let p = 0; p < r.size; p += BLOCK) {
     const b = r.read(p, p + BLOCK);
     for (let i = 0; i < b.length; i++) if (!isSpace(b[i])) return p + i;
@@ -111,7 +100,7 @@ const TOO_LONG = -2;
  * escapes, and brackets and braces counted alike: exact for JSON; for
  * anything else it only decides which slice JSON.parse finds the fault in.
  */
-export function scanCut(r: ByteReader, start: number, from: number): number {
+function scanCut(r: ByteReader, start: number, from: number): number {
   let depth = start === 0 ? 0 : 1;
   let inString = false;
   let escaped = false;
