@@ -10,7 +10,7 @@ import { buildAll as build } from '../exports/build.js';
 import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
 import { exportTable } from './schema.js';
-import { readRegularFile, shown } from './safe-read.js';
+import { checkRegularFile, readRegularFile, shown } from './safe-read.js';
 import { fileProblemAside } from './check-aside.js';
 import { recordTextsOf, sameAsWritten, splitRecordTexts } from './texts.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema, snapshotManifest } from '../exports/manifest.js';
@@ -20,7 +20,8 @@ const ManifestSchema = SnapshotManifestSchema.pick({ kind: true, source: true, d
   baseUrl: z.string().min(1),
   // as-of rebuilds file names and ranks runs from it: the form the tool writes, nothing looser.
   time: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/),
-  exports: z.array(ReadableManifestExportSchema),
+  // `bytes`, where a manifest gives a file's size, is checked with its sha256.
+  exports: z.array(ReadableManifestExportSchema.extend({ bytes: z.number().int().nonnegative().optional() })),
 });
 
 export interface InputExport {
@@ -158,6 +159,7 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
   }
   const m = parsed.data;
   const exports: InputExport[] = [];
+  const files: ExpectedFile[] = [];
   for (const e of m.exports) {
     const table = exportTable(e.export);
     if (!table) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} lists an export "${shown(e.export)}" that this version does not know; the snapshot was not loaded`);
@@ -168,14 +170,14 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
       );
     }
     const expected = e.sha256;
+    files.push({ file: e.file, sha256: expected, ...(e.bytes !== undefined ? { bytes: e.bytes } : {}) });
     const read = async () => {
       const data = await readRegularFile(dir, e.file);
       if (sha256(data) !== expected) throw new FailedError(`${shown(e.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed or damaged, and the snapshot was not loaded`);
       return data;
     };
-    // Each file is verified when its export is loaded, inside the snapshot's
-    // transaction: a file that fails rolls the whole snapshot back, and no
-    // file is read twice.
+    // Checked again when its export is loaded (a file changed since the check below is refused there too,
+    // inside the snapshot's transaction).
     exports.push({
       export: e.export,
       file: e.file,
@@ -185,7 +187,25 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
       rows: async (whole) => fileRows(dir, e.file, await read(), e.count, table.def.key, whole),
     });
   }
+  // Every export file, before anything of the snapshot is stored (CONTRACT section 11): also those whose hash equals
+  // the night before's, which the load then skips unread.
+  for (const f of files) await checkExportFile(dir, f);
   return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports };
+}
+
+interface ExpectedFile {
+  readonly file: string;
+  readonly sha256: string;
+  readonly bytes?: number;
+}
+
+/** `file` in `dir` has the manifest's size and sha256, read a piece at a time (never whole in memory); else exit 1 naming it. */
+async function checkExportFile(dir: string, f: ExpectedFile): Promise<void> {
+  const { size, sha256: actual } = await checkRegularFile(dir, f.file);
+  if (f.bytes !== undefined && size !== f.bytes) {
+    throw new FailedError(`${shown(f.file)} in ${dir} is ${size} bytes but ${SNAPSHOT_MANIFEST} says ${f.bytes}; the file was changed or damaged, and the snapshot was not loaded`);
+  }
+  if (actual !== f.sha256) throw new FailedError(`${shown(f.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed or damaged, and the snapshot was not loaded`);
 }
 
 /** The sha256 of the export file these records make, without making it as one string. */
