@@ -144,6 +144,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   };
   /** Without --allow-partial, a collection with failed routes is refused: nothing is published. */
   const refuseFailed = (collection: RawCollection): void => {
+    deps.facts?.collection(collection);
     const failed = failedOf(collection);
     if (failed.length > 0 && !o.allowPartial) throw failedRoutes(failed);
   };
@@ -158,6 +159,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     sheets: SheetHelpers | undefined,
   ): Promise<Built> => {
     const built = await writing;
+    deps.facts?.build(built);
     // A replayed body that a live run would have refused fails its route the same way.
     if (markBodyFailures(collection, built.bodyFailures).length > 0) refuseFailed(collection);
     const failed = failedOf(collection);
