@@ -12,11 +12,10 @@ import { build } from 'esbuild';
 rmSync('lib', { recursive: true, force: true });
 await build({
   // Flat names: cron/ping.ts finds its child process as ./ping-child.js beside
-  // it, history/check-aside.ts its worker as ./history-check.js,
-  // exports/build-pool.ts its workers as ./build-worker.js,
+  // it, exports/build-pool.ts its workers as ./build-worker.js,
   // sheets/sheet-pool.ts its workers as ./sheet-worker.js, and
   // version.ts reads ../package.json.
-  entryPoints: { main: 'dist/cli/main.js', 'ping-child': 'dist/cron/ping-child.js', 'history-check': 'dist/history/check-worker.js', 'build-worker': 'dist/exports/build-worker.js', 'sheet-worker': 'dist/sheets/sheet-worker.js' },
+  entryPoints: { main: 'dist/cli/main.js', 'ping-child': 'dist/cron/ping-child.js', 'build-worker': 'dist/exports/build-worker.js', 'sheet-worker': 'dist/sheets/sheet-worker.js' },
   bundle: true,
   splitting: true,
   format: 'esm',

@@ -11,8 +11,7 @@ import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/seria
 import type { ExportRecord } from '../exports/types.js';
 import { exportTable } from './schema.js';
 import { checkRegularFile, readRegularFile, shown } from './safe-read.js';
-import { fileProblemAside } from './check-aside.js';
-import { recordTextsOf, sameAsWritten, splitRecordTexts } from './texts.js';
+import { fileProblem, recordTextsOf, sameAsWritten, splitRecordTexts } from './texts.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema, snapshotManifest } from '../exports/manifest.js';
 
 /** What loading needs of `_snapshot-manifest.json`, from its one schema; the whole text is kept as it is. */
@@ -43,13 +42,6 @@ export interface ExportRows {
   readonly texts: readonly string[];
   /** Record i, parsed when asked for. */
   record(i: number): ExportRecord;
-  /**
-   * Settles once the file is known to come back byte for byte from as-of
-   * (its records in the export order and, when read `whole`, each laid out as
-   * the writer writes it); rejects with why not. The load awaits it before it
-   * commits.
-   */
-  readonly checked: Promise<void>;
   /**
    * Throws unless texts[which[j]] is exactly what the export writer makes of
    * records[j] (record which[j], already parsed), for each j; `which` ascending.
@@ -102,10 +94,10 @@ function unframed(dir: string, file: string, text: string): FailedError {
 /**
  * A verified export file's records, each with its text as the file holds it,
  * parsed when asked for: a night parses only the records whose text is new.
- * The checks that do not decide what is stored (the records' order and, with
- * `whole`, every record's layout) run on the second core meanwhile
- * (check-aside.ts); a night checks the layout of its new texts itself
- * (`checkTexts`).
+ * Before any is stored, the file is checked to come back byte for byte from
+ * as-of: its records in the export order and, with `whole` (a first load,
+ * which stores them all), every record laid out as the writer writes it; a
+ * night checks the layout of its new texts itself (`checkTexts`).
  */
 function fileRows(dir: string, file: string, data: Buffer, count: number, key: readonly string[], whole: boolean): ExportRows {
   // Bytes that are not UTF-8 would be read as U+FFFD and written back otherwise by as-of.
@@ -114,6 +106,11 @@ function fileRows(dir: string, file: string, data: Buffer, count: number, key: r
   const texts = splitRecordTexts(text);
   if (!texts) throw unframed(dir, file, text);
   if (texts.length !== count) throw new FailedError(`${shown(file)} in ${dir} holds ${texts.length} records but the manifest says ${count}; the snapshot was not loaded`);
+  const problem = fileProblem(data, key, whole);
+  if (problem?.kind === 'layout') throw notLaidOut(dir, file);
+  if (problem?.kind === 'order') {
+    throw new FailedError(`${shown(file)} in ${dir} is not sorted by its key (record ${problem.record + 1} sorts before the one above it); it is not an export as svc-snapshot writes it, so the snapshot was not loaded`);
+  }
   const record = (i: number): ExportRecord => {
     try {
       return JSON.parse(texts[i]!) as ExportRecord;
@@ -121,24 +118,9 @@ function fileRows(dir: string, file: string, data: Buffer, count: number, key: r
       throw new FailedError(`record ${i + 1} of ${shown(file)} in ${dir} is not valid JSON (${(e as Error).message}); the snapshot is damaged and was not loaded`);
     }
   };
-  // data is moved to the worker here: not used after this line.
-  const asked = Promise.resolve()
-    .then(() => fileProblemAside(data, key, whole))
-    .catch((err: unknown) => {
-      throw new FailedError(`the check of ${shown(file)} in ${dir} could not run (${err instanceof Error ? err.message : String(err)}); the snapshot was not loaded`, { cause: err });
-    });
-  const checked = asked.then((problem) => {
-    if (problem?.kind === 'layout') throw notLaidOut(dir, file);
-    if (problem?.kind === 'order') {
-      throw new FailedError(`${shown(file)} in ${dir} is not sorted by its key (record ${problem.record + 1} sorts before the one above it); it is not an export as svc-snapshot writes it, so the snapshot was not loaded`);
-    }
-  });
-  // Awaited by the load before it commits; a load that fails before then must not leave it unhandled.
-  checked.catch(() => {});
   return {
     texts,
     record,
-    checked,
     checkTexts(which, records) {
       if (!sameAsWritten(records, which.map((i) => texts[i]!), which.map((_, j) => j))) throw notLaidOut(dir, file);
     },
@@ -234,7 +216,7 @@ async function readCollectionDir(dir: string): Promise<SnapshotInput> {
     complete,
     manifestText: toJsonFile(manifest),
     // The texts are the writer's own: nothing to check.
-    exports: written.map((w) => ({ export: w.export, file: w.file, count: w.count, available: w.available, sha256: w.sha256, rows: async () => ({ texts: recordTextsOf(w.records), record: (i) => w.records[i]!, checked: Promise.resolve(), checkTexts() {} }) })),
+    exports: written.map((w) => ({ export: w.export, file: w.file, count: w.count, available: w.available, sha256: w.sha256, rows: async () => ({ texts: recordTextsOf(w.records), record: (i) => w.records[i]!, checkTexts() {} }) })),
   };
 }
 

@@ -74,7 +74,7 @@ describe('the history database through the real binary', () => {
     }
   });
 
-  it('refuses, from the checks beside the load, a record laid out otherwise on a first load and records out of order on a later night, loading nothing of either', async () => {
+  it('refuses, from the checks before anything is stored, a record laid out otherwise on a first load and records out of order on a later night, loading nothing of either', async () => {
     const dir = tmpDir();
     const history = join(dir, 'h.sqlite');
     const names = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`u${String(i).padStart(4, '0')}`, `Name ${i}`]));
