@@ -65,6 +65,10 @@ export function countRoutes(inner: Reporter, facts: RunFacts): Reporter {
       facts.routeDone(record);
       inner.routeDone(record, records);
     },
+    routeRefused: (route) => {
+      facts.routeDone({ error: 'token refused' });
+      inner.routeRefused?.(route);
+    },
     info: (m) => inner.info(m),
     warn: (m) => inner.warn(m),
     error: (m) => inner.error(m),

@@ -153,6 +153,9 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
  * URL, time and export hashes) changes nothing.
  */
 export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExport?: AfterExport): Promise<LoadResult> {
+  // Every export file, before anything of the snapshot is stored: also those whose hash equals the night before's,
+  // which the load then leaves unread.
+  await input.verify();
   return db.transaction(async () => {
     const existing = await db.all('SELECT export, sha256 FROM run_exports WHERE base_url = ? AND time = ?', [input.baseUrl, input.time]);
     const known = await db.all('SELECT 1 FROM runs WHERE base_url = ? AND time = ?', [input.baseUrl, input.time]);

@@ -97,8 +97,9 @@ describe('--metrics-file', () => {
     expect(value(samples, 'svc_snapshot_exit_code')).toBe(3);
     expect(value(samples, 'svc_snapshot_last_success_timestamp_seconds')).toBe(success);
     expect(value(samples, 'svc_snapshot_last_run_timestamp_seconds')!).toBeGreaterThanOrEqual(success);
-    // Nothing was built: no record counts that would look like an empty site.
+    // Nothing was built: no record counts that would look like an empty site. The refused route is counted as failed.
     expect(samples.some((s) => s.name === 'svc_snapshot_records')).toBe(false);
+    expect(value(samples, 'svc_snapshot_routes', { state: 'failed' })).toBeGreaterThanOrEqual(1);
 
     // A usage error found after the options were parsed (no base URL) is recorded too.
     const usage = await runCli(['snapshot', '--metrics-file', metrics, '--quiet'], { env: { SVC_TOKEN: TOKEN }, cwd: dir });

@@ -103,3 +103,22 @@ describe('pingUrl', () => {
     expect(pingUrl('https://hc.example.org/ping/abc', 'fail')).toBe('https://hc.example.org/ping/abc/fail');
   });
 });
+
+describe('RunFacts', () => {
+  it('counts routes as they end, lets the collection replace the count, adds the build, and counts a refused route as failed', async () => {
+    const { RunFacts, countRoutes } = await import('../../src/cron/facts.js');
+    const { silentReporter } = await import('../../src/progress/reporter.js');
+    const facts = new RunFacts();
+    const reporter = countRoutes(silentReporter, facts);
+    expect(facts.report()).toEqual({ routes: { read: 0, skipped: 0, failed: 0 } });
+    reporter.routeDone({ route: 'GET /api/users', status: 200 } as never);
+    reporter.routeDone({ route: 'GET /api/vms', skipped: true, reason: '3.14.1' } as never);
+    reporter.routeDone({ route: 'GET /api/drives', status: 500, error: 'HTTP 500' } as never);
+    reporter.routeRefused?.('GET /api/teams');
+    expect(facts.report()).toEqual({ routes: { read: 1, skipped: 1, failed: 2 } });
+    facts.collection({ manifest: { baseUrl: 'https://platform.example.org', routes: [{ route: 'GET /api/users', status: 200 }, { route: 'GET /api/drives', status: 200 }] as never } });
+    expect(facts.site).toBe('https://platform.example.org');
+    facts.build({ exports: [{ export: 'users', count: 3 }], validation: { issues: 2 }, drift: [{ unknownFields: ['a', 'b'] }] });
+    expect(facts.report()).toEqual({ routes: { read: 2, skipped: 0, failed: 0 }, records: [{ export: 'users', count: 3 }], validationIssues: 2, driftFields: 2 });
+  });
+});

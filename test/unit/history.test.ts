@@ -229,6 +229,14 @@ for (const engine of ENGINES) {
       const s = HistoryLoadSummary.parse(JSON.parse(c.out()));
       expect(s.snapshots.map((x) => x.status)).toEqual(['loaded', 'skipped']);
       expect(s.complete).toBe(false);
+      // A partial snapshot skipped is not read: a damaged file in it stores nothing either way. Loaded with
+      // --allow-partial, its files are checked like any other.
+      const users = join(partial, readdirSync(partial).find((n) => n.includes('-users '))!);
+      const published = readFileSync(users);
+      writeFileSync(users, published.toString('utf8').replace('"P"', '"Q"'));
+      expect((await runHistory({ history }, ['load', partial], captureDeps(work).deps)).exitCode).toBe(EXIT.incomplete);
+      await expectError(runHistory({ history, allowPartial: true }, ['load', partial], captureDeps(work).deps), EXIT.failed, /users \(11-4-2026\)\.json in .* does not match the sha256/);
+      writeFileSync(users, published);
       expect((await runHistory({ history, allowPartial: true }, ['load', partial], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
     });
 
