@@ -164,8 +164,8 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
       if (sha256(data) !== expected) throw new FailedError(`${shown(e.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed or damaged, and the snapshot was not loaded`);
       return data;
     };
-    // Checked again when its export is loaded (a file changed since the check below is refused there too,
-    // inside the snapshot's transaction).
+    // Checked again when its export is read for the load: a file changed since `verify` is refused there too,
+    // inside the snapshot's transaction.
     exports.push({
       export: e.export,
       file: e.file,
