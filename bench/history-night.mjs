@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { EXPORTS } from '../dist/exports/catalog.js';
 
 const [src, dst, shareArg, time, date] = process.argv.slice(2);
-const every = Math.max(1, Math.round(1 / Number(shareArg)));
+// A share of 0: no record changed (the files come out byte for byte as they were).
+const every = Number(shareArg) > 0 ? Math.max(1, Math.round(1 / Number(shareArg))) : Infinity;
 mkdirSync(dst, { recursive: true });
 const manifest = JSON.parse(readFileSync(join(src, '_snapshot-manifest.json'), 'utf8'));
 let changed = 0;
@@ -20,7 +21,7 @@ for (const e of manifest.exports) {
   const text = readFileSync(join(src, e.file), 'utf8');
   const records = JSON.parse(text);
   total += records.length;
-  for (let i = 0; i < records.length; i += every) {
+  for (let i = 0; every !== Infinity && i < records.length; i += every) {
     const r = records[i];
     const column = Object.keys(r).find((c) => !def.key.includes(c) && typeof r[c] === 'string');
     if (column === undefined) continue;

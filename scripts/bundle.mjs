@@ -12,9 +12,8 @@ import { build } from 'esbuild';
 rmSync('lib', { recursive: true, force: true });
 await build({
   // Flat names: cron/ping.ts finds its child process as ./ping-child.js beside
-  // it, history/check-aside.ts its worker as ./history-check.js, and
-  // version.ts reads ../package.json.
-  entryPoints: { main: 'dist/cli/main.js', 'ping-child': 'dist/cron/ping-child.js', 'history-check': 'dist/history/check-worker.js' },
+  // it, and version.ts reads ../package.json.
+  entryPoints: { main: 'dist/cli/main.js', 'ping-child': 'dist/cron/ping-child.js' },
   bundle: true,
   splitting: true,
   format: 'esm',

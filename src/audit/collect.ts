@@ -77,6 +77,8 @@ export interface AuditDeps {
   /** Cancels requests in flight when one fails or a token is refused. */
   readonly abort: AbortController;
   readonly now?: () => Date;
+  /** Told when a request ends, read or failed. */
+  readonly onRequestEnded?: (state: 'read' | 'failed') => void;
 }
 
 const SAMPLE_ISSUES = 20;
@@ -123,7 +125,7 @@ interface ReportPlan {
 export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Promise<AuditCollection> {
   const started = (deps.now ?? (() => new Date()))();
   const limit = pLimit(settings.concurrency);
-  const fetcher: AuditFetcherDeps = { http: deps.http, reporter: deps.reporter, auditUrl: settings.auditUrl, token: settings.token };
+  const fetcher: AuditFetcherDeps = { http: deps.http, reporter: deps.reporter, auditUrl: settings.auditUrl, token: settings.token, ...(deps.onRequestEnded ? { onEnded: deps.onRequestEnded } : {}) };
   const issues: ValidationIssue[] = [];
 
   async function all<T>(tasks: Array<() => Promise<T>>): Promise<T[]> {

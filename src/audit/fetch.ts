@@ -78,6 +78,8 @@ function rejected(route: string, status: 401 | 403, token: AuditToken): TokenRej
 
 export interface AuditFetcherDeps {
   readonly http: HttpClient;
+  /** Told when a request ends, read or failed (for the metrics of a failed run). */
+  readonly onEnded?: (state: 'read' | 'failed') => void;
   readonly reporter: Reporter;
   readonly auditUrl: string;
   readonly token: AuditToken;
@@ -89,6 +91,18 @@ export interface AuditFetcherDeps {
  * published from a partial audit collection).
  */
 export async function fetchAudit(deps: AuditFetcherDeps, p: PlannedAuditRoute, requestBody?: unknown): Promise<AuditResponse> {
+  try {
+    const res = await fetchAuditOnce(deps, p, requestBody);
+    deps.onEnded?.('read');
+    return res;
+  } catch (err) {
+    // A request cancelled because another failed (or the run was interrupted) did not fail itself.
+    if (!(err instanceof CancelledError)) deps.onEnded?.('failed');
+    throw err;
+  }
+}
+
+async function fetchAuditOnce(deps: AuditFetcherDeps, p: PlannedAuditRoute, requestBody?: unknown): Promise<AuditResponse> {
   const headers: Record<string, string> = {};
   if (p.def.auth === 'token') Object.assign(headers, auditAuth(deps.token.value));
   if (p.def.shape === 'xlsx') headers.accept = XLSX_ACCEPT;

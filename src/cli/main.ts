@@ -12,6 +12,7 @@ import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from '../commands/context.js';
 import type { RunReport } from '../cron/metrics.js';
 import type { CronCommand, CronRun } from '../cron/run.js';
+import type { RunFacts } from '../cron/facts.js';
 
 type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps) => Promise<CommandResult>;
 
@@ -102,13 +103,14 @@ const COMMANDS: CommandSpec[] = [
   },
 ];
 
-function makeDeps(reporter: Reporter): CommandDeps {
+function makeDeps(reporter: Reporter, facts?: RunFacts): CommandDeps {
   return {
     env: process.env,
     cwd: process.cwd(),
     stdout: (text) => process.stdout.write(forTerminal(text)),
     reporter,
     now: () => new Date(),
+    ...(facts ? { facts } : {}),
   };
 }
 
@@ -186,14 +188,18 @@ export async function main(argv: string[]): Promise<number> {
       reporter.warn('NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates and host names are always verified (for an internal CA, use --ca-file)');
     }
     const out = { warn: (m: string) => reporter.warn(m), error: (m: string) => reporter.error(m) };
+    let facts: RunFacts | undefined;
     if (flags.metricsFile !== undefined || flags.pingUrl !== undefined) {
-      const { CronRun } = await import('../cron/run.js');
+      const [{ CronRun }, { RunFacts: Facts, countRoutes }] = await Promise.all([import('../cron/run.js'), import('../cron/facts.js')]);
+      // What a failed or interrupted run knew, for its metrics: the routes counted as they end, the rest told by the command.
+      facts = new Facts();
+      reporter = countRoutes(reporter, facts);
       // Commander accepts these two flags only on the commands that take them.
-      cron = CronRun.open(spec.name as CronCommand, flags, process.cwd(), out);
+      cron = CronRun.open(spec.name as CronCommand, flags, process.cwd(), out, facts, process.env);
       await cron?.start(flags, process.env);
     }
     // Each command reads its options with readOptions (src/config/options.ts), which refuses conflicting ones first.
-    const result = await spec.run(flags, args, makeDeps(reporter));
+    const result = await spec.run(flags, args, makeDeps(reporter, facts));
     exitCode = result.exitCode;
     report = result.report;
   });

@@ -8,7 +8,7 @@ import { format } from 'date-fns/format';
 import type { PlannedRoute } from '../api/catalog.js';
 import type { RouteRecord } from '../api/route-record.js';
 import type { ConnectionSettings } from '../config/settings.js';
-import { FailedError } from '../errors.js';
+import { FailedError, TokenRejectedError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import type { Reporter } from '../progress/reporter.js';
 import { TOOL } from '../version.js';
@@ -49,7 +49,10 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
   const bodies = new Map<string, Buffer>();
   let decidedRealms: CollectionManifest['realms'] | undefined;
   const fetchOne = async (p: PlannedRoute): Promise<FetchedRoute> => {
-    const got = await fetchRoute(p, settings, deps.http, (label) => deps.reporter.routeStarted(label));
+    const got = await fetchRoute(p, settings, deps.http, (label) => deps.reporter.routeStarted(label)).catch((err: unknown) => {
+      if (err instanceof TokenRejectedError) deps.reporter.routeRefused?.(p.label);
+      throw err;
+    });
     deps.reporter.routeDone(got.record, got.count);
     // The realms route's record is final only once the realms are decided (below).
     const taken = decidedRealms !== undefined && deps.onRoute !== undefined && deps.onRoute(got.record, got.body, decidedRealms);

@@ -25,7 +25,8 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
   const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal });
   try {
     deps.reporter.info(`collecting from the audit service at ${settings.auditUrl} for ${settings.from} to ${settings.to}`);
-    const collection = await collectAudit(settings, { http, reporter: deps.reporter, abort, now: deps.now });
+    const facts = deps.facts;
+    const collection = await collectAudit(settings, { http, reporter: deps.reporter, abort, now: deps.now, ...(facts ? { onRequestEnded: (state: 'read' | 'failed') => facts.requestDone(state) } : {}) });
     const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-audit-${collection.manifest.date}`);
     deps.reporter.info(`publishing ${outDir}`);
     await withStaging(outDir, [settings.token.value], (staging) => writeAudit(staging, collection), 'audit');

@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { Dispatcher } from 'undici';
 import type { Reporter } from '../progress/reporter.js';
 import type { RunReport } from '../cron/metrics.js';
+import type { RunFacts } from '../cron/facts.js';
 import { assertReplaceable, assertSafeTarget, type OutputKind } from '../publish/target.js';
 import { checkKeepTarget } from '../cron/keep.js';
 
@@ -19,6 +20,8 @@ export interface CommandDeps {
   readonly dispatcher?: Dispatcher;
   /** Array bodies of at least this many bytes wait on disk for the build, not in memory (default LARGE_BODY_BYTES; tests pass less). */
   readonly largeBodyBytes?: number;
+  /** What the run has learnt so far (site, routes, the build's counts), for the metrics of a run that fails or is interrupted. */
+  readonly facts?: RunFacts;
 }
 
 export interface CommandResult {

@@ -53,6 +53,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const largeBodyBytes = deps.largeBodyBytes ?? LARGE_BODY_BYTES;
 
   const { collection, secrets, source } = await obtainCollection(o, deps, largeBodyBytes);
+  deps.facts?.collection(collection);
   refuseFailed(collection, o.allowPartial);
   const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
   deps.reporter.info(`building exports into ${outDir}`);
@@ -65,10 +66,14 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     const onDisk = source === 'live' ? await largeBodiesToDisk(staging, collection, { raw: o.raw, minBytes: largeBodyBytes, matcher }) : undefined;
     memory.afterRelease(onDisk?.bytes ?? 0);
     const built = await writeExports(staging, build(collection, memory), collection.manifest.date);
+    deps.facts?.build(built);
     // The spooled bodies are read by the build only: gone before the manifest is written, never published.
     onDisk?.remove();
     // A replayed body that a live run would have refused fails its route the same way.
-    if (markBodyFailures(collection, built.bodyFailures).length > 0) refuseFailed(collection, o.allowPartial);
+    if (markBodyFailures(collection, built.bodyFailures).length > 0) {
+      deps.facts?.collection(collection);
+      refuseFailed(collection, o.allowPartial);
+    }
     refuseStrict(o.strict, built.validation);
     const manifest = snapshotManifest(collection, built, source, o.raw, failedOf(collection).length === 0);
     if (formats.length > 0) deps.reporter.info(`writing ${formats.join(' and ')}`);

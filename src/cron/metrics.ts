@@ -13,6 +13,11 @@ export interface RunReport {
 
 export interface MetricsInput {
   readonly command: string;
+  /**
+   * The `site` label of every series: the base URL the run is about, so that
+   * two sites' files in one textfile directory never hold the same series.
+   */
+  readonly site: string;
   readonly exitCode: number;
   readonly endedAt: Date;
   readonly durationMs: number;
@@ -43,7 +48,7 @@ function seconds(ms: number): string {
 
 /** Pure: the file for node_exporter's textfile collector (Prometheus text format 0.0.4). */
 export function renderMetrics(m: MetricsInput): string {
-  const cmd = `command="${label(m.command)}"`;
+  const cmd = `command="${label(m.command)}",site="${label(m.site)}"`;
   const samples: Array<[string, string, string]> = [
     ['svc_snapshot_last_run_timestamp_seconds', cmd, seconds(m.endedAt.getTime())],
     ['svc_snapshot_last_success_timestamp_seconds', cmd, String(m.lastSuccess ?? 0)],
@@ -72,20 +77,52 @@ const PREVIOUS_MAX_BYTES = 1024 * 1024;
 /** Year 5138: anything later is garbage, not a time. */
 const MAX_TIMESTAMP = 1e11;
 
-/**
- * The last success recorded for `command` in the previous file, so that it
- * survives failed runs. The file may be missing, a link, huge, garbled or
- * hostile: anything but a well-formed sample for this command gives undefined.
- */
-export function readLastSuccess(file: string, command: string): number | undefined {
+/** The samples of `name` in a previous file (small, regular, not a link), each with its labels (values as written, escaped). */
+function previousSamples(file: string, name: string): Array<{ labels: Map<string, string>; value: string }> {
   const text = readSmallRegularFile(file);
-  if (text === undefined) return undefined;
-  const wanted = `command="${label(command)}"`;
+  if (text === undefined) return [];
+  const out: Array<{ labels: Map<string, string>; value: string }> = [];
   for (const line of text.split('\n')) {
-    const m = /^svc_snapshot_last_success_timestamp_seconds\{([^{}\n]*)\}[ \t]+([0-9.eE+]+)[ \t]*$/.exec(line.trimEnd());
-    if (!m || !m[1]!.split(',').includes(wanted)) continue;
-    const value = Number(m[2]);
+    const m = /^([a-z_]+)\{([^{}\n]*)\}[ \t]+([0-9.eE+]+)[ \t]*$/.exec(line.trimEnd());
+    if (!m || m[1] !== name) continue;
+    const pairs = [...m[2]!.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!] as const);
+    const labels = new Map(pairs);
+    // A label given twice is not a file this tool wrote.
+    if (labels.size !== pairs.length) continue;
+    out.push({ labels, value: m[3]! });
+  }
+  return out;
+}
+
+/**
+ * The last success recorded for `command` (and `site`, when known) in the
+ * previous file, so that it survives failed runs. The file may be missing, a
+ * link, huge, garbled or hostile: anything but a well-formed sample for this
+ * command gives undefined. A sample without a site label (a file written
+ * before it) counts as this site's.
+ */
+export function readLastSuccess(file: string, command: string, site?: string): number | undefined {
+  for (const s of previousSamples(file, 'svc_snapshot_last_success_timestamp_seconds')) {
+    if (s.labels.get('command') !== label(command)) continue;
+    if (site !== undefined && s.labels.has('site') && s.labels.get('site') !== label(site)) continue;
+    const value = Number(s.value);
     if (Number.isFinite(value) && value > 0 && value < MAX_TIMESTAMP) return value;
+  }
+  return undefined;
+}
+
+/**
+ * The site of the previous file's samples for `command`: a run that ends
+ * before it knows its site (a usage error) keeps the file's series (one file
+ * per command and site) rather than starting others.
+ */
+export function readPreviousSite(file: string, command: string): string | undefined {
+  for (const s of previousSamples(file, 'svc_snapshot_last_run_timestamp_seconds')) {
+    const site = s.labels.get('site');
+    if (s.labels.get('command') !== label(command) || site === undefined) continue;
+    // Unescaped as written by label(); a value that does not come back the same is not ours.
+    const raw = site.replace(/\\(["\\n])/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    if (label(raw) === site && raw.length <= 2048) return raw;
   }
   return undefined;
 }

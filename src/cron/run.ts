@@ -2,7 +2,8 @@ import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { trustStore } from '../config/values.js';
 import { readOptions } from '../config/options.js';
-import { readLastSuccess, renderMetrics, writeMetricsFile, type RunReport } from './metrics.js';
+import { readLastSuccess, readPreviousSite, renderMetrics, writeMetricsFile, type RunReport } from './metrics.js';
+import { RunFacts } from './facts.js';
 import { PING_TIMEOUT_MS, sendPing, sendPingSync, type PingTarget } from './ping.js';
 
 /** Where messages go: warnings are silent with --quiet, errors never. */
@@ -31,6 +32,8 @@ export class CronRun {
     private readonly command: CronCommand,
     private readonly metricsFile: string | undefined,
     private readonly out: CronOutput,
+    private readonly facts: RunFacts,
+    private readonly flagSite: string | undefined,
   ) {}
 
   private warn(message: string): void {
@@ -38,7 +41,7 @@ export class CronRun {
   }
 
   /** Undefined when neither option is given. The metrics path is taken as is, so that a usage error below is still recorded. */
-  static open(command: CronCommand, flags: CronFlags, cwd: string, out: CronOutput): CronRun | undefined {
+  static open(command: CronCommand, flags: CronFlags, cwd: string, out: CronOutput, facts = new RunFacts(), env: NodeJS.ProcessEnv = {}): CronRun | undefined {
     const o = readOptions(command, { metricsFile: flags.metricsFile, pingUrl: flags.pingUrl }, {});
     if (o.metricsFile === undefined && o.pingUrl === undefined) return undefined;
     let metricsFile: string | undefined;
@@ -48,7 +51,7 @@ export class CronRun {
       }
       metricsFile = path.resolve(cwd, o.metricsFile);
     }
-    return new CronRun(command, metricsFile, out);
+    return new CronRun(command, metricsFile, out, facts, siteOf(command, flags, env));
   }
 
   /**
@@ -71,7 +74,7 @@ export class CronRun {
   async finish(exitCode: number, report?: RunReport): Promise<void> {
     if (this.finished) return;
     this.finished = true;
-    this.writeMetrics(exitCode, report);
+    this.writeMetrics(exitCode, report ?? this.facts.report());
     if (this.ping) {
       const warning = await sendPing(this.ping, exitCode === 0 ? 'success' : 'fail');
       if (warning) this.warn(warning);
@@ -82,7 +85,7 @@ export class CronRun {
   finishSync(exitCode: number): void {
     if (this.finished) return;
     this.finished = true;
-    this.writeMetrics(exitCode, undefined);
+    this.writeMetrics(exitCode, this.facts.report());
     if (this.ping) {
       const warning = sendPingSync(this.ping, 'fail');
       if (warning) this.warn(warning);
@@ -93,16 +96,31 @@ export class CronRun {
     if (!this.metricsFile) return;
     const endedAt = new Date();
     // Only a complete run (exit 0) is a success: exit 4 published incomplete data.
-    const lastSuccess = exitCode === 0 ? Math.round(endedAt.getTime()) / 1000 : readLastSuccess(this.metricsFile, this.command);
+    // Before the run knows its site (a usage error with no base URL): the previous file's (one file per command and site),
+    // else the file's name, which keeps its series apart from other files' in the directory.
+    const known = this.facts.site ?? this.flagSite;
+    const site = known ?? readPreviousSite(this.metricsFile, this.command) ?? `unknown (${path.basename(this.metricsFile)})`;
+    const lastSuccess = exitCode === 0 ? Math.round(endedAt.getTime()) / 1000 : readLastSuccess(this.metricsFile, this.command, known);
     try {
       writeMetricsFile(
         this.metricsFile,
-        renderMetrics({ command: this.command, exitCode, endedAt, durationMs: endedAt.getTime() - this.started, lastSuccess, report }),
+        renderMetrics({ command: this.command, site, exitCode, endedAt, durationMs: endedAt.getTime() - this.started, lastSuccess, report }),
       );
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
       // An error, not a warning: --quiet must not hide that monitoring is blind.
       this.out.error(`could not write the metrics file ${this.metricsFile} (${code}); check that its directory exists and is writable by this user`);
     }
+  }
+}
+
+/** The site of the metrics' `site` label as the flags and environment give it (--base-url; audit: --audit-url), if valid. */
+function siteOf(command: CronCommand, flags: CronFlags, env: NodeJS.ProcessEnv): string | undefined {
+  try {
+    if (command === 'audit') return readOptions(command, { auditUrl: flags.auditUrl }, env).auditUrl;
+    return readOptions(command, { baseUrl: flags.baseUrl }, env).baseUrl;
+  } catch {
+    // Invalid: the command says so (a usage error); the metrics name the site by the file until a command knows it.
+    return undefined;
   }
 }

@@ -10,9 +10,8 @@ import { buildAll as build } from '../exports/build.js';
 import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
 import { exportTable } from './schema.js';
-import { readRegularFile, shown } from './safe-read.js';
-import { fileProblemAside } from './check-aside.js';
-import { recordTextsOf, sameAsWritten, splitRecordTexts } from './texts.js';
+import { checkRegularFile, readRegularFile, shown } from './safe-read.js';
+import { fileProblem, recordTextsOf, sameAsWritten, splitRecordTexts } from './texts.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema, snapshotManifest } from '../exports/manifest.js';
 
 /** What loading needs of `_snapshot-manifest.json`, from its one schema; the whole text is kept as it is. */
@@ -20,7 +19,8 @@ const ManifestSchema = SnapshotManifestSchema.pick({ kind: true, source: true, d
   baseUrl: z.string().min(1),
   // as-of rebuilds file names and ranks runs from it: the form the tool writes, nothing looser.
   time: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/),
-  exports: z.array(ReadableManifestExportSchema),
+  // `bytes`, where a manifest gives a file's size, is checked with its sha256.
+  exports: z.array(ReadableManifestExportSchema.extend({ bytes: z.number().int().nonnegative().optional() })),
 });
 
 export interface InputExport {
@@ -43,13 +43,6 @@ interface ExportRows {
   /** Record i, parsed when asked for. */
   record(i: number): ExportRecord;
   /**
-   * Settles once the file is known to come back byte for byte from as-of
-   * (its records in the export order and, when read `whole`, each laid out as
-   * the writer writes it); rejects with why not. The load awaits it before it
-   * commits.
-   */
-  readonly checked: Promise<void>;
-  /**
    * Throws unless texts[which[j]] is exactly what the export writer makes of
    * records[j] (record which[j], already parsed), for each j; `which` ascending.
    */
@@ -65,6 +58,12 @@ export interface SnapshotInput {
   readonly complete: boolean;
   readonly manifestText: string;
   readonly exports: readonly InputExport[];
+  /**
+   * Checks every export file against the manifest (size and sha256, read a
+   * piece at a time), also those the load will not read: the load calls it
+   * before it stores anything of the snapshot (CONTRACT section 11).
+   */
+  readonly verify: () => Promise<void>;
 }
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
@@ -101,10 +100,10 @@ function unframed(dir: string, file: string, text: string): FailedError {
 /**
  * A verified export file's records, each with its text as the file holds it,
  * parsed when asked for: a night parses only the records whose text is new.
- * The checks that do not decide what is stored (the records' order and, with
- * `whole`, every record's layout) run on the second core meanwhile
- * (check-aside.ts); a night checks the layout of its new texts itself
- * (`checkTexts`).
+ * Before any is stored, the file is checked to come back byte for byte from
+ * as-of: its records in the export order and, with `whole` (a first load,
+ * which stores them all), every record laid out as the writer writes it; a
+ * night checks the layout of its new texts itself (`checkTexts`).
  */
 function fileRows(dir: string, file: string, data: Buffer, count: number, key: readonly string[], whole: boolean): ExportRows {
   // Bytes that are not UTF-8 would be read as U+FFFD and written back otherwise by as-of.
@@ -113,6 +112,11 @@ function fileRows(dir: string, file: string, data: Buffer, count: number, key: r
   const texts = splitRecordTexts(text);
   if (!texts) throw unframed(dir, file, text);
   if (texts.length !== count) throw new FailedError(`${shown(file)} in ${dir} holds ${texts.length} records but the manifest says ${count}; the snapshot was not loaded`);
+  const problem = fileProblem(data, key, whole);
+  if (problem?.kind === 'layout') throw notLaidOut(dir, file);
+  if (problem?.kind === 'order') {
+    throw new FailedError(`${shown(file)} in ${dir} is not sorted by its key (record ${problem.record + 1} sorts before the one above it); it is not an export as svc-snapshot writes it, so the snapshot was not loaded`);
+  }
   const record = (i: number): ExportRecord => {
     try {
       return JSON.parse(texts[i]!) as ExportRecord;
@@ -120,24 +124,9 @@ function fileRows(dir: string, file: string, data: Buffer, count: number, key: r
       throw new FailedError(`record ${i + 1} of ${shown(file)} in ${dir} is not valid JSON (${(e as Error).message}); the snapshot is damaged and was not loaded`);
     }
   };
-  // data is moved to the worker here: not used after this line.
-  const asked = Promise.resolve()
-    .then(() => fileProblemAside(data, key, whole))
-    .catch((err: unknown) => {
-      throw new FailedError(`the check of ${shown(file)} in ${dir} could not run (${err instanceof Error ? err.message : String(err)}); the snapshot was not loaded`, { cause: err });
-    });
-  const checked = asked.then((problem) => {
-    if (problem?.kind === 'layout') throw notLaidOut(dir, file);
-    if (problem?.kind === 'order') {
-      throw new FailedError(`${shown(file)} in ${dir} is not sorted by its key (record ${problem.record + 1} sorts before the one above it); it is not an export as svc-snapshot writes it, so the snapshot was not loaded`);
-    }
-  });
-  // Awaited by the load before it commits; a load that fails before then must not leave it unhandled.
-  checked.catch(() => {});
   return {
     texts,
     record,
-    checked,
     checkTexts(which, records) {
       if (!sameAsWritten(records, which.map((i) => texts[i]!), which.map((_, j) => j))) throw notLaidOut(dir, file);
     },
@@ -158,6 +147,7 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
   }
   const m = parsed.data;
   const exports: InputExport[] = [];
+  const files: ExpectedFile[] = [];
   for (const e of m.exports) {
     const table = exportTable(e.export);
     if (!table) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} lists an export "${shown(e.export)}" that this version does not know; the snapshot was not loaded`);
@@ -168,14 +158,14 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
       );
     }
     const expected = e.sha256;
+    files.push({ file: e.file, sha256: expected, ...(e.bytes !== undefined ? { bytes: e.bytes } : {}) });
     const read = async () => {
       const data = await readRegularFile(dir, e.file);
       if (sha256(data) !== expected) throw new FailedError(`${shown(e.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed or damaged, and the snapshot was not loaded`);
       return data;
     };
-    // Each file is verified when its export is loaded, inside the snapshot's
-    // transaction: a file that fails rolls the whole snapshot back, and no
-    // file is read twice.
+    // Checked again when its export is read for the load: a file changed since `verify` is refused there too,
+    // inside the snapshot's transaction.
     exports.push({
       export: e.export,
       file: e.file,
@@ -185,7 +175,25 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
       rows: async (whole) => fileRows(dir, e.file, await read(), e.count, table.def.key, whole),
     });
   }
-  return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports };
+  const verify = async () => {
+    for (const f of files) await checkExportFile(dir, f);
+  };
+  return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports, verify };
+}
+
+interface ExpectedFile {
+  readonly file: string;
+  readonly sha256: string;
+  readonly bytes?: number;
+}
+
+/** `file` in `dir` has the manifest's size and sha256, read a piece at a time (never whole in memory); else exit 1 naming it. */
+async function checkExportFile(dir: string, f: ExpectedFile): Promise<void> {
+  const { size, sha256: actual } = await checkRegularFile(dir, f.file);
+  if (f.bytes !== undefined && size !== f.bytes) {
+    throw new FailedError(`${shown(f.file)} in ${dir} is ${size} bytes but ${SNAPSHOT_MANIFEST} says ${f.bytes}; the file was changed or damaged, and the snapshot was not loaded`);
+  }
+  if (actual !== f.sha256) throw new FailedError(`${shown(f.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed or damaged, and the snapshot was not loaded`);
 }
 
 /** The sha256 of the export file these records make, without making it as one string. */
@@ -214,7 +222,8 @@ async function readCollectionDir(dir: string): Promise<SnapshotInput> {
     complete,
     manifestText: toJsonFile(manifest),
     // The texts are the writer's own: nothing to check.
-    exports: written.map((w) => ({ export: w.export, file: w.file, count: w.count, available: w.available, sha256: w.sha256, rows: async () => ({ texts: recordTextsOf(w.records), record: (i) => w.records[i]!, checked: Promise.resolve(), checkTexts() {} }) })),
+    verify: async () => {},
+    exports: written.map((w) => ({ export: w.export, file: w.file, count: w.count, available: w.available, sha256: w.sha256, rows: async () => ({ texts: recordTextsOf(w.records), record: (i) => w.records[i]!, checkTexts() {} }) })),
   };
 }
 

@@ -115,8 +115,7 @@ function firstOutOfOrder(records: readonly ExportRecord[], key: readonly string[
  * the records it holds: framed as the writer frames it, its records in the
  * export order and, with `layout`, every record's text exactly what the
  * writer makes of that record. Decodes and parses a batch of records at a
- * time, so that only a batch is ever held beside the bytes: this runs in a
- * worker while the load stores the records (src/history/check-aside.ts).
+ * time, so that only a batch is ever held beside the bytes.
  */
 export function fileProblem(bytes: Buffer, key: readonly string[], layout: boolean): FileProblem | undefined {
   const spans = recordSpans(

@@ -5,6 +5,8 @@ import { forTerminal } from '../util/terminal.js';
 export interface Reporter {
   routeStarted(route: string): void;
   routeDone(record: RouteRecord, records?: number): void;
+  /** A route whose token was refused (401/403): it ends the run (exit 3) without a record of its own. */
+  routeRefused?(route: string): void;
   /** A phase or notable event, e.g. "publishing …". */
   info(message: string): void;
   /** Not an error: skipped 3.14.1 routes, drift. Silent with --quiet. */

@@ -2,7 +2,7 @@ import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { FailedError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
-import { secretPattern } from '../util/redact.js';
+import { MAX_BACKSLASHES, MAX_SPELLING_BYTES, secretPattern } from '../util/redact.js';
 
 /** Bytes searched per step; a secret spanning two steps is still found (see `SecretSearch`). */
 export const SCAN_CHUNK_BYTES = 1024 * 1024;
@@ -39,12 +39,16 @@ export async function listTree(root: string): Promise<Tree> {
 
 /**
  * What the scan looks for: every secret in every spelling it can take in a
- * file (raw, URL-encoded, JSON-escaped, mixed), matched on bytes read as
- * latin1 so that a match may straddle nothing but a chunk boundary.
+ * file (raw, URL-encoded, JSON-escaped any number of times, mixed), matched
+ * on bytes read as latin1 so that a match may straddle nothing but a chunk
+ * boundary. The bytes are matched after every run of backslashes longer than
+ * MAX_BACKSLASHES is cut to that length (BackslashRuns): the pattern accepts
+ * up to that many per character, so a spelling escaped more deeply is found
+ * too, and no match is longer than `longest`.
  */
 export interface SecretMatcher {
   readonly pattern: RegExp;
-  /** Longest text a match can span, in bytes. */
+  /** Longest text a match can span, in bytes (after the cut of backslash runs). */
   readonly longest: number;
 }
 
@@ -52,9 +56,9 @@ export interface SecretMatcher {
 export function secretMatcher(secrets: readonly string[]): SecretMatcher | null {
   const pattern = secretPattern(secrets, true);
   if (pattern === null) return null;
-  // The longest single spelling of one character is 12 bytes (`%F0%9F%98%80`,
-  // `\uD83D\uDE00`); twice that leaves room for doubly escaped forms (`\\u002d`).
-  const longest = Math.max(...secrets.map((s) => [...s].length * 24));
+  // Per UTF-16 unit at most MAX_SPELLING_BYTES (`\\…\\u00e9`); a raw (4 bytes) or URL-encoded character
+  // (`%F0%9F%98%80`, 12 bytes for two units) is shorter.
+  const longest = Math.max(...secrets.map((s) => s.length * MAX_SPELLING_BYTES));
   return { pattern, longest };
 }
 
@@ -63,9 +67,50 @@ function matches(m: SecretMatcher, text: string): boolean {
   return m.pattern.test(text);
 }
 
+const BACKSLASH = 0x5c;
+
+/**
+ * A stream of bytes with every run of backslashes cut to MAX_BACKSLASHES, a
+ * run being followed across the pieces pushed. A piece with no longer run
+ * comes back as it is (no copy).
+ */
+export class BackslashRuns {
+  /** Backslashes at the end of what was pushed so far. */
+  private run = 0;
+
+  cut(bytes: Uint8Array): Buffer {
+    const piece = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (piece.length === 0) return piece;
+    let out: Buffer | undefined;
+    let outLength = 0;
+    let copiedTo = 0;
+    let carried = this.run;
+    this.run = 0;
+    for (let i = piece.indexOf(BACKSLASH); i !== -1; i = piece.indexOf(BACKSLASH, i)) {
+      let j = i + 1;
+      while (j < piece.length && piece[j] === BACKSLASH) j++;
+      const before = i === 0 ? carried : 0;
+      const keep = Math.max(0, Math.min(j - i, MAX_BACKSLASHES - before));
+      if (keep < j - i) {
+        out ??= Buffer.allocUnsafe(piece.length);
+        piece.copy(out, outLength, copiedTo, i + keep);
+        outLength += i + keep - copiedTo;
+        copiedTo = j;
+      }
+      if (j === piece.length) this.run = before + (j - i);
+      carried = 0;
+      i = j;
+      if (i >= piece.length) break;
+    }
+    if (!out) return piece;
+    piece.copy(out, outLength, copiedTo, piece.length);
+    return out.subarray(0, outLength + piece.length - copiedTo);
+  }
+}
+
 /** Whether bytes about to be written (a block of a workbook before it is compressed) hold a secret in any spelling. */
 export function bytesHoldSecret(m: SecretMatcher, bytes: Buffer): boolean {
-  return matches(m, bytes.toString('latin1'));
+  return matches(m, new BackslashRuns().cut(bytes).toString('latin1'));
 }
 
 /**
@@ -90,27 +135,32 @@ export async function assertNoSecrets(root: string, tree: Tree, matcher: SecretM
 
 /**
  * A secret search over bytes given a piece at a time (a file being written,
- * or read back): each piece is searched together with the last (longest
- * match − 1) bytes before it, so a match that straddles two pieces lies whole
- * inside one window. Works on bytes, so a multi-byte character split between
- * pieces does not matter either; a long piece is searched a window of
- * SCAN_CHUNK_BYTES at a time (no string as long as a large body).
+ * or read back): the bytes, their backslash runs cut (BackslashRuns), are
+ * searched a window at a time, each window with the last (longest match − 1)
+ * bytes before it, so a match that straddles two windows lies whole inside
+ * one. Works on bytes, so a multi-byte character split between pieces does
+ * not matter either; a long piece is searched a window of `chunkBytes`
+ * (SCAN_CHUNK_BYTES) at a time (no string as long as a large body).
  */
 export class SecretSearch {
   private readonly overlap: number;
   private readonly window: Buffer;
+  private readonly runs = new BackslashRuns();
   private carried = 0;
   found = false;
 
-  constructor(private readonly matcher: SecretMatcher) {
+  constructor(
+    private readonly matcher: SecretMatcher,
+    private readonly chunkBytes = SCAN_CHUNK_BYTES,
+  ) {
     this.overlap = Math.max(0, matcher.longest - 1);
-    this.window = Buffer.allocUnsafe(SCAN_CHUNK_BYTES + this.overlap);
+    this.window = Buffer.allocUnsafe(chunkBytes + this.overlap);
   }
 
   /** Searches `bytes` (after every byte pushed before); true once a secret was found. */
   push(bytes: Uint8Array): boolean {
-    for (let at = 0; at < bytes.length && !this.found; at += SCAN_CHUNK_BYTES) {
-      const piece = bytes.subarray(at, at + SCAN_CHUNK_BYTES);
+    for (let at = 0; at < bytes.length && !this.found; at += this.chunkBytes) {
+      const piece = this.runs.cut(bytes.subarray(at, at + this.chunkBytes));
       this.window.set(piece, this.carried);
       const end = this.carried + piece.length;
       if (matches(this.matcher, this.window.toString('latin1', 0, end))) this.found = true;
@@ -126,14 +176,14 @@ export function secretInFile(rel: string): FailedError {
   return new FailedError(`a token was found in output file ${escapeControl(rel)}; nothing was published (this is a bug: tokens must never be written to output)`);
 }
 
-/** Whether the file holds a secret in any spelling: read SCAN_CHUNK_BYTES at a time and searched with SecretSearch. */
-export async function fileContains(file: string, matcher: SecretMatcher): Promise<boolean> {
-  const search = new SecretSearch(matcher);
-  const buf = Buffer.allocUnsafe(SCAN_CHUNK_BYTES);
+/** Whether the file holds a secret in any spelling: read `chunkBytes` (SCAN_CHUNK_BYTES) at a time and searched with SecretSearch. */
+export async function fileContains(file: string, matcher: SecretMatcher, chunkBytes = SCAN_CHUNK_BYTES): Promise<boolean> {
+  const search = new SecretSearch(matcher, chunkBytes);
+  const buf = Buffer.allocUnsafe(chunkBytes);
   const handle = await open(file, 'r');
   try {
     for (;;) {
-      const { bytesRead } = await handle.read(buf, 0, SCAN_CHUNK_BYTES, null);
+      const { bytesRead } = await handle.read(buf, 0, chunkBytes, null);
       if (bytesRead === 0) return false;
       if (search.push(buf.subarray(0, bytesRead))) return true;
     }

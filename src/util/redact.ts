@@ -40,9 +40,30 @@ function escapeRegExp(s: string): string {
   return s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
 }
 
+/**
+ * The most backslashes one spelling of a character takes in byte mode. A text
+ * JSON-escaped N times puts 2^N - 1 backslashes before an escaped character
+ * (2^N before a backslash): 64 covers six levels of nesting. The byte scan
+ * (src/publish/scan.ts) cuts every longer run of backslashes to this length
+ * before matching, so a deeper spelling is found all the same, and the longest
+ * match stays bounded: MAX_SPELLING_BYTES per UTF-16 unit of the secret.
+ */
+export const MAX_BACKSLASHES = 64;
+
+/** The longest spelling of one UTF-16 unit in byte mode: `\\…\\uD83D`, MAX_BACKSLASHES backslashes then `u` and 4 hex digits. */
+export const MAX_SPELLING_BYTES = MAX_BACKSLASHES + 5;
+
 // One or more backslashes: a token JSON-escaped twice (a JSON document quoted
-// inside another, as in a manifest's error text) is still the token.
-const JSON_SHORT: Record<string, string> = { '"': '\\\\+"', '\\': '\\\\{2,}', '/': '\\\\+/', '\b': '\\\\+b', '\f': '\\\\+f', '\n': '\\\\+n', '\r': '\\\\+r', '\t': '\\\\+t' };
+// inside another, as in a manifest's error text) is still the token. In text
+// mode (messages, whole in memory) any number; in byte mode at most MAX_BACKSLASHES.
+function jsonShort(ch: string, bytes: boolean): string | undefined {
+  const run = (min: number) => (bytes ? `\\\\{${min},${MAX_BACKSLASHES}}` : min === 1 ? '\\\\+' : `\\\\{${min},}`);
+  if (ch === '\\') return run(2);
+  const letter = JSON_SHORT[ch];
+  return letter === undefined ? undefined : `${run(1)}${letter}`;
+}
+
+const JSON_SHORT: Record<string, string> = { '"': '"', '/': '/', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't' };
 
 /**
  * Regular-expression source matching `secret` with each character in any
@@ -57,9 +78,10 @@ function secretPatternSource(secret: string, bytes = false): string {
     alts.add(escapeRegExp(bytes ? String.fromCharCode(...utf8) : ch));
     alts.add(utf8.map((b) => `%${hexAlternatives(b, 2)}`).join(''));
     let units = '';
-    for (let i = 0; i < ch.length; i++) units += `\\\\+u${hexAlternatives(ch.charCodeAt(i), 4)}`;
+    const backslashes = bytes ? `\\\\{1,${MAX_BACKSLASHES}}` : '\\\\+';
+    for (let i = 0; i < ch.length; i++) units += `${backslashes}u${hexAlternatives(ch.charCodeAt(i), 4)}`;
     alts.add(units);
-    const short = JSON_SHORT[ch];
+    const short = jsonShort(ch, bytes);
     if (short) alts.add(short);
     if (ch === ' ') alts.add('\\+');
     out += alts.size === 1 ? [...alts][0]! : `(?:${[...alts].join('|')})`;

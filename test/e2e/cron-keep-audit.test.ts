@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RequestHandler } from 'msw';
+import { http, HttpResponse, type RequestHandler } from 'msw';
 import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { getTestCerts } from '../fake/certs.js';
 import { startFakeServer, type FakeServer } from '../fake/server.js';
@@ -49,5 +49,27 @@ describe('--keep on audit', () => {
     const res = await audit(parent, 'svc-snapshot-audit-2026-02-01', ['--keep', '0']);
     expect(res.code).toBe(2);
     expect(readdirSync(parent)).toEqual([]);
+  });
+});
+
+describe('--metrics-file on audit', () => {
+  it('after a request that fails (HTTP 500 on the tags): exit 1, the requests by state with the failed one counted, labelled with the audit service as site', async () => {
+    const parent = tmpDir();
+    const metrics = join(parent, 'audit.prom');
+    const failing = http.get(/\/tags\/list$/, () => HttpResponse.json({ message: 'broken' }, { status: 500 }));
+    handlers.unshift(failing);
+    let res;
+    try {
+      res = await audit(parent, 'svc-snapshot-audit-2026-02-01', ['--metrics-file', metrics, '--quiet']);
+    } finally {
+      handlers.splice(handlers.indexOf(failing), 1);
+    }
+    expect([res.code, res.stderr]).toEqual([1, expect.stringMatching(/tags/)]);
+    const text = readFileSync(metrics, 'utf8');
+    const sample = (name: string, extra = '') => new RegExp(`^${name}\\{command="audit",site="${server.url.replace(/[.]/g, '\\.')}"${extra}\\} (\\d+)$`, 'm').exec(text)?.[1];
+    expect(sample('svc_snapshot_exit_code')).toBe('1');
+    expect(sample('svc_snapshot_routes', ',state="failed"')).toBe('1');
+    expect(Number(sample('svc_snapshot_routes', ',state="read"'))).toBeGreaterThanOrEqual(1);
+    expect(readdirSync(parent)).toEqual(['audit.prom']);
   });
 });

@@ -97,8 +97,9 @@ describe('--metrics-file', () => {
     expect(value(samples, 'svc_snapshot_exit_code')).toBe(3);
     expect(value(samples, 'svc_snapshot_last_success_timestamp_seconds')).toBe(success);
     expect(value(samples, 'svc_snapshot_last_run_timestamp_seconds')!).toBeGreaterThanOrEqual(success);
-    // Nothing was built: no record counts that would look like an empty site.
+    // Nothing was built: no record counts that would look like an empty site. The refused route is counted as failed.
     expect(samples.some((s) => s.name === 'svc_snapshot_records')).toBe(false);
+    expect(value(samples, 'svc_snapshot_routes', { state: 'failed' })).toBeGreaterThanOrEqual(1);
 
     // A usage error found after the options were parsed (no base URL) is recorded too.
     const usage = await runCli(['snapshot', '--metrics-file', metrics, '--quiet'], { env: { SVC_TOKEN: TOKEN }, cwd: dir });
@@ -106,6 +107,9 @@ describe('--metrics-file', () => {
     samples = readMetrics(metrics);
     expect(value(samples, 'svc_snapshot_exit_code')).toBe(2);
     expect(value(samples, 'svc_snapshot_last_success_timestamp_seconds')).toBe(success);
+    // It never learnt its site: the file keeps the site it was for, and says the routes (none) all the same.
+    for (const s of samples) expect(s.labels.site, s.name).toBe(site.url);
+    expect(value(samples, 'svc_snapshot_routes', { state: 'read' })).toBe(0);
 
     // --allow-partial publishes, but exit 4 is not a success.
     site.backend.setFault('drives', { statuses: [500], always: true });
@@ -118,6 +122,50 @@ describe('--metrics-file', () => {
     expect(value(samples, 'svc_snapshot_exit_code')).toBe(4);
     expect(value(samples, 'svc_snapshot_last_success_timestamp_seconds')).toBe(success);
     expect(value(samples, 'svc_snapshot_routes', { state: 'failed' })).toBe(1);
+  });
+
+  it('after a run that fails on /api/drives: the routes by state, the failed one counted, and no build figures (the build never ran)', async () => {
+    const dir = tmpDir();
+    const metrics = join(dir, 'svc.prom');
+    site.backend.setFault('drives', { statuses: [500], always: true });
+    let res: CliResult;
+    try {
+      res = await snapshot(dir, ['--metrics-file', metrics, '--out-dir', 'out']);
+    } finally {
+      site.backend.clearFaults();
+    }
+    expect(res.code).toBe(1);
+    const samples = readMetrics(metrics);
+    expect(value(samples, 'svc_snapshot_exit_code')).toBe(1);
+    expect(value(samples, 'svc_snapshot_routes', { state: 'failed' })).toBeGreaterThanOrEqual(1);
+    expect(value(samples, 'svc_snapshot_routes', { state: 'read' })).toBeGreaterThan(0);
+    expect(value(samples, 'svc_snapshot_routes', { state: 'skipped' })).toBeDefined();
+    expect(samples.some((s) => s.name === 'svc_snapshot_records')).toBe(false);
+    for (const s of samples) expect(s.labels.site, s.name).toBe(site.url);
+  });
+
+  it('after a run refused once built (--strict with a field of the wrong type): the routes, the records, validation and drift counts', async () => {
+    const dir = tmpDir();
+    const metrics = join(dir, 'svc.prom');
+    const users = JSON.parse(site.backend.responseBody('users')) as Array<Record<string, unknown>>;
+    users[0]!.firstName = 12345;
+    site.backend.setFault('users', { body: users });
+    let res: CliResult;
+    try {
+      res = await snapshot(dir, ['--metrics-file', metrics, '--out-dir', 'out', '--strict']);
+    } finally {
+      site.backend.clearFaults();
+    }
+    expect([res.code, res.stderr]).toEqual([1, expect.stringMatching(/--strict: 1 schema problem/)]);
+    expect(existsSync(join(dir, 'out'))).toBe(false);
+    const samples = readMetrics(metrics);
+    expect(value(samples, 'svc_snapshot_exit_code')).toBe(1);
+    expect(value(samples, 'svc_snapshot_routes', { state: 'failed' })).toBe(0);
+    expect(value(samples, 'svc_snapshot_routes', { state: 'read' })).toBeGreaterThan(0);
+    expect(value(samples, 'svc_snapshot_validation_issues')).toBe(1);
+    expect(value(samples, 'svc_snapshot_drift_fields')).toBe(0);
+    expect(value(samples, 'svc_snapshot_records', { export: 'users' })).toBe(users.length);
+    expect(samples.filter((s) => s.name === 'svc_snapshot_records')).toHaveLength(EXPORTS.length);
   });
 
   it('is not broken by a garbled, hostile, huge or linked previous file', async () => {
@@ -172,6 +220,11 @@ describe('--metrics-file', () => {
       expect(res.code).toBe(143);
       const samples = readMetrics(metrics);
       expect(value(samples, 'svc_snapshot_exit_code')).toBe(143);
+      // What it knew when stopped: the routes read so far (users among them), none failed, nothing built.
+      expect(value(samples, 'svc_snapshot_routes', { state: 'read' })).toBeGreaterThanOrEqual(1);
+      expect(value(samples, 'svc_snapshot_routes', { state: 'failed' })).toBe(0);
+      expect(samples.some((s) => s.name === 'svc_snapshot_records')).toBe(false);
+      expect(value(samples, 'svc_snapshot_exit_code', { site: site.url })).toBe(143);
       expect(value(samples, 'svc_snapshot_last_success_timestamp_seconds')).toBe(success);
       expect(existsSync(join(dir, 'second'))).toBe(false);
       expect(readdirSync(dir).sort()).toEqual(['first', 'svc.prom']);

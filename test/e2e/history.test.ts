@@ -74,7 +74,7 @@ describe('the history database through the real binary', () => {
     }
   });
 
-  it('refuses, from the checks beside the load, a record laid out otherwise on a first load and records out of order on a later night, loading nothing of either', async () => {
+  it('refuses, from the checks before anything is stored, a record laid out otherwise on a first load and records out of order on a later night, loading nothing of either', async () => {
     const dir = tmpDir();
     const history = join(dir, 'h.sqlite');
     const names = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`u${String(i).padStart(4, '0')}`, `Name ${i}`]));
@@ -91,6 +91,19 @@ describe('the history database through the real binary', () => {
     expect([later.code, later.stderr]).toEqual([1, expect.stringMatching(/swapped is not sorted by its key \(record 2002 sorts before the one above it\)/)]);
     const runs = await runCli(['history', 'runs', `--history=${history}`, '--json']);
     expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs.map((r) => r.date)).toEqual(['2026-11-05']);
+  });
+
+  it('refuses a night whose users export was edited after publishing, though its hash is the night before\'s: exit 1 naming the file, the night before stays', async () => {
+    const dir = tmpDir();
+    const history = join(dir, 'h.sqlite');
+    const first = writeNight(join(dir, 'n1'), NIGHTS[0]!);
+    const next = writeNight(join(dir, 'n2'), { ...NIGHTS[0]!, date: '2026-11-02' });
+    const users = readdirSync(next).find((n) => n.includes('-users '))!;
+    writeFileSync(join(next, users), readFileSync(join(next, users), 'utf8').replace('"Bob"', '"Rob"'));
+    const res = await runCli(['history', 'load', first, next, `--history=${history}`]);
+    expect([res.code, res.stderr]).toEqual([1, expect.stringMatching(/history load stopped at .*n2: 3-users \(11-2-2026\)\.json in .*n2 does not match the sha256 in _snapshot-manifest\.json.*the 1 snapshot\(s\) before it stay loaded/)]);
+    const runs = await runCli(['history', 'runs', `--history=${history}`, '--json']);
+    expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs.map((r) => r.date)).toEqual(['2026-11-01']);
   });
 
   it('waits for another writer between short tries: SIGTERM meanwhile ends it at once (exit 143), and a lock held too long is said as such', async () => {

@@ -76,6 +76,7 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     ratio('svc-snapshot diff of the two snapshots', m('svc-snapshot diff of the two snapshots') / m('Baseline: JSON.parse of both snapshots'));
     ratio('history load, first night (SQLite)', m('history load, first night (SQLite)') / m('Baseline: --replay build of the first night'));
     ratio('history load, a night with', m('history load, a night with') / m('history load, first night (SQLite)'));
+    ratio('history load, an unchanged night', m('history load, an unchanged night') / m('history load, first night (SQLite)'));
     ratio('SQLite file after 2 more nights', m('SQLite file after 2 more nights') / m('SQLite file after the first night'));
     ratio('history as-of (night 1 of 3)', m('history as-of (night 1 of 3)') / m('Baseline: --replay, beside the as-of runs'));
     for (const site of [one!, two!]) {

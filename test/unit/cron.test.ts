@@ -56,16 +56,20 @@ describe('renderMetrics', () => {
   it('writes HELP and TYPE once per metric, escapes label values, and leaves out what the run did not learn', () => {
     const text = renderMetrics({
       command: 'snapshot',
+      site: 'https://platform.example.org',
       exitCode: 1,
       endedAt: new Date(1_700_000_000_500),
       durationMs: 1234,
       lastSuccess: undefined,
       report: { records: [{ export: 'a"b\\c\nd', count: 3 }, { export: 'users', count: 2 }] },
     });
-    expect(text).toContain('svc_snapshot_last_run_timestamp_seconds{command="snapshot"} 1700000000.5\n');
-    expect(text).toContain('svc_snapshot_last_success_timestamp_seconds{command="snapshot"} 0\n');
-    expect(text).toContain('svc_snapshot_duration_seconds{command="snapshot"} 1.234\n');
-    expect(text).toContain('svc_snapshot_records{command="snapshot",export="a\\"b\\\\c\\nd"} 3\n');
+    const site = 'site="https://platform.example.org"';
+    expect(text).toContain(`svc_snapshot_last_run_timestamp_seconds{command="snapshot",${site}} 1700000000.5\n`);
+    expect(text).toContain(`svc_snapshot_last_success_timestamp_seconds{command="snapshot",${site}} 0\n`);
+    expect(text).toContain(`svc_snapshot_duration_seconds{command="snapshot",${site}} 1.234\n`);
+    expect(text).toContain(`svc_snapshot_records{command="snapshot",${site},export="a\\"b\\\\c\\nd"} 3\n`);
+    // Every sample carries the site.
+    for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))) expect(line).toContain(`,${site}`);
     expect(text.match(/# TYPE svc_snapshot_records gauge/g)).toHaveLength(1);
     expect(text).not.toContain('svc_snapshot_routes');
     expect(text).not.toContain('svc_snapshot_drift_fields');
@@ -83,6 +87,12 @@ describe('readLastSuccess', () => {
     expect(readLastSuccess(join(dir, 'missing.prom'), 'snapshot')).toBeUndefined();
     writeFileSync(file, 'svc_snapshot_last_success_timestamp_seconds{command="snapshot",command="x"} -5\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot"} 99999999999999\n');
     expect(readLastSuccess(file, 'snapshot')).toBeUndefined();
+    // Another site's success is not this one's; a file without the site label (written before it) is this site's.
+    writeFileSync(file, 'svc_snapshot_last_success_timestamp_seconds{command="snapshot",site="https://a.example.org"} 1700000000\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot",site="https://b.example.org"} 1700000100\n');
+    expect(readLastSuccess(file, 'snapshot', 'https://b.example.org')).toBe(1700000100);
+    expect(readLastSuccess(file, 'snapshot', 'https://c.example.org')).toBeUndefined();
+    writeFileSync(file, 'svc_snapshot_last_success_timestamp_seconds{command="snapshot"} 1700000000\n');
+    expect(readLastSuccess(file, 'snapshot', 'https://c.example.org')).toBe(1700000000);
   });
 });
 
@@ -91,5 +101,24 @@ describe('pingUrl', () => {
     expect(pingUrl('https://hc.example.org/ping/abc', 'start')).toBe('https://hc.example.org/ping/abc/start');
     expect(pingUrl('https://hc.example.org/ping/abc', 'success')).toBe('https://hc.example.org/ping/abc');
     expect(pingUrl('https://hc.example.org/ping/abc', 'fail')).toBe('https://hc.example.org/ping/abc/fail');
+  });
+});
+
+describe('RunFacts', () => {
+  it('counts routes as they end, lets the collection replace the count, adds the build, and counts a refused route as failed', async () => {
+    const { RunFacts, countRoutes } = await import('../../src/cron/facts.js');
+    const { silentReporter } = await import('../../src/progress/reporter.js');
+    const facts = new RunFacts();
+    const reporter = countRoutes(silentReporter, facts);
+    expect(facts.report()).toEqual({ routes: { read: 0, skipped: 0, failed: 0 } });
+    reporter.routeDone({ route: 'GET /api/users', status: 200 } as never);
+    reporter.routeDone({ route: 'GET /api/vms', skipped: true, reason: '3.14.1' } as never);
+    reporter.routeDone({ route: 'GET /api/drives', status: 500, error: 'HTTP 500' } as never);
+    reporter.routeRefused?.('GET /api/teams');
+    expect(facts.report()).toEqual({ routes: { read: 1, skipped: 1, failed: 2 } });
+    facts.collection({ manifest: { baseUrl: 'https://platform.example.org', routes: [{ route: 'GET /api/users', status: 200 }, { route: 'GET /api/drives', status: 200 }] as never } });
+    expect(facts.site).toBe('https://platform.example.org');
+    facts.build({ exports: [{ export: 'users', count: 3 }], validation: { issues: 2 }, drift: [{ unknownFields: ['a', 'b'] }] });
+    expect(facts.report()).toEqual({ routes: { read: 2, skipped: 0, failed: 0 }, records: [{ export: 'users', count: 3 }], validationIssues: 2, driftFields: 2 });
   });
 });

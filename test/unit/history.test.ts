@@ -229,6 +229,14 @@ for (const engine of ENGINES) {
       const s = HistoryLoadSummary.parse(JSON.parse(c.out()));
       expect(s.snapshots.map((x) => x.status)).toEqual(['loaded', 'skipped']);
       expect(s.complete).toBe(false);
+      // A partial snapshot skipped is not read: a damaged file in it stores nothing either way. Loaded with
+      // --allow-partial, its files are checked like any other.
+      const users = join(partial, readdirSync(partial).find((n) => n.includes('-users '))!);
+      const published = readFileSync(users);
+      writeFileSync(users, published.toString('utf8').replace('"P"', '"Q"'));
+      expect((await runHistory({ history }, ['load', partial], captureDeps(work).deps)).exitCode).toBe(EXIT.incomplete);
+      await expectError(runHistory({ history, allowPartial: true }, ['load', partial], captureDeps(work).deps), EXIT.failed, /users \(11-4-2026\)\.json in .* does not match the sha256/);
+      writeFileSync(users, published);
       expect((await runHistory({ history, allowPartial: true }, ['load', partial], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
     });
 
@@ -241,6 +249,37 @@ for (const engine of ENGINES) {
       const c = captureDeps(work);
       await runHistory({ history, json: true }, ['runs'], c.deps);
       expect(HistoryRunsSummary.parse(JSON.parse(c.out())).runs.map((r) => r.date)).toEqual(['2026-11-01']);
+    });
+
+    it('checks every export file before storing anything: an edited file is refused even when its hash is the night before\'s (so the load would skip it)', async () => {
+      const history = engine.name === 'SQLite' ? join(work, 'same-hash.sqlite') : await engine.target('samehash');
+      const first = writeNight(join(work, `same-a-${engine.name}`), NIGHTS[0]!);
+      // The next night: the same records (every export's hash the same as the night before), one user's name edited after publishing.
+      const next = writeNight(join(work, `same-b-${engine.name}`), { ...NIGHTS[0]!, date: '2026-11-02' });
+      const sameUsers = (dir: string) => readdirSync(dir).find((n) => n.includes('-users '))!;
+      expect(readFileSync(join(next, sameUsers(next))).equals(readFileSync(join(first, sameUsers(first))))).toBe(true);
+      const file = join(next, sameUsers(next));
+      const edited = readFileSync(file, 'utf8').replace('"Ann"', '"Anx"');
+      writeFileSync(file, edited);
+      expect((await runHistory({ history }, ['load', first], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+      await expectError(runHistory({ history }, ['load', next], captureDeps(work).deps), EXIT.failed, /3-users \(11-2-2026\)\.json in .*same-b-.* does not match the sha256/);
+      // With the size in the manifest too: a file of another length is named with both sizes.
+      const manifestFile = join(next, '_snapshot-manifest.json');
+      const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as { exports: Array<{ export: string; bytes?: number }> };
+      manifest.exports.find((e) => e.export === 'users')!.bytes = Buffer.byteLength(edited) + 1;
+      writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
+      await expectError(runHistory({ history }, ['load', next], captureDeps(work).deps), EXIT.failed, new RegExp(`3-users \\(11-2-2026\\)\\.json in .* is ${Buffer.byteLength(edited)} bytes but _snapshot-manifest\\.json says ${Buffer.byteLength(edited) + 1}`));
+      const c = captureDeps(work);
+      await runHistory({ history, json: true }, ['runs'], c.deps);
+      expect(HistoryRunsSummary.parse(JSON.parse(c.out())).runs.map((r) => r.date)).toEqual(['2026-11-01']);
+      // The file put back as published: the night loads, and nothing of the refused tries is in the database.
+      writeFileSync(file, edited.replace('"Anx"', '"Ann"'));
+      delete manifest.exports.find((e) => e.export === 'users')!.bytes;
+      writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
+      expect((await runHistory({ history }, ['load', next], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+      const out = join(work, `same-back-${engine.name}`);
+      expect((await runHistory({ history, outDir: out }, ['as-of', '2026-11-02'], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+      for (const n of readdirSync(next)) if (n !== '_snapshot-manifest.json') expect(readFileSync(join(out, n)).equals(readFileSync(join(next, n))), n).toBe(true);
     });
 
     it('refuses an export laid out otherwise than svc-snapshot writes it, anywhere in a large file, even with a matching hash', async () => {
