@@ -184,6 +184,33 @@ export const HistoryLogSummary = z.strictObject({
 });
 export type HistoryLogSummary = z.infer<typeof HistoryLogSummary>;
 
+const FileStates = z.enum(['ok', 'unhashed', 'not covered', 'missing', 'size mismatch', 'sha256 mismatch', 'symbolic link', 'not a regular file', 'unsafe name', 'unreadable', 'unexpected']);
+
+/**
+ * `verify --json` (CONTRACT section 13): per directory its kind (null when
+ * its manifest could not be read), whether everything matched, every file
+ * (the ones the manifest names, then those it does not cover) and the
+ * signature (`key`: the signing key's SHA256 fingerprint, when readable).
+ * `ok`, `unhashed` and `not covered` do not fail a directory.
+ */
+export const VerifySummary = z.strictObject({
+  dirs: z.array(
+    z.strictObject({
+      dir: z.string(),
+      kind: z.enum(['snapshot', 'collection', 'audit']).nullable(),
+      ok: z.boolean(),
+      error: z.string().optional(),
+      files: z.array(z.strictObject({ file: z.string(), state: FileStates, detail: z.string().optional() })),
+      signature: z.strictObject({
+        state: z.enum(['valid', 'unsigned', 'invalid', 'not allowed']),
+        key: z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/).nullable(),
+        reason: z.string().optional(),
+      }),
+    }),
+  ),
+});
+export type VerifySummary = z.infer<typeof VerifySummary>;
+
 /** Every command's --json output, by command. */
 export const SUMMARIES = {
   snapshot: SnapshotSummary,
@@ -196,6 +223,7 @@ export const SUMMARIES = {
   'history runs': HistoryRunsSummary,
   'history log': HistoryLogSummary,
   'history as-of': SnapshotSummary,
+  verify: VerifySummary,
 } as const;
 
 /** docs/summary-schema.json: JSON Schema (draft 2020-12) of every --json output. */

@@ -34,6 +34,9 @@ import { applyKeep, formatPruned } from '../cron/retention.js';
 import type { RunReport } from '../cron/metrics.js';
 import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
+import { COLLECTION_MANIFEST } from '../collect/write.js';
+import { listedFiles } from '../publish/listed-files.js';
+import { signManifest } from '../sign/manifest-signature.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
@@ -119,6 +122,8 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   checkOutputOptions(deps.cwd, o, 'snapshot');
   // A bad --format is a usage error before any request is made.
   const formats = o.format;
+  // A bad --sign-key is a usage error before any request too.
+  const signKey = o.signKey;
   // A bad --history target is a usage error before any request, not a surprise after publishing.
   const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
   // Workers only when asked for (--build-threads): made the default for a replay, they made it faster but the time
@@ -176,8 +181,12 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
         ...(sheets ? { helpers: sheets } : {}),
       });
     }
-    await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));
-    return { result: built, manifest, spreadsheets };
+    // The files besides the exports are listed with their hashes (verify covers them), and the manifest is signed as written.
+    const others = [...(spreadsheets ?? []).map((f) => f.file), ...(o.raw ? [`raw/${COLLECTION_MANIFEST}`] : [])];
+    const listed = others.length > 0 ? { ...manifest, files: await listedFiles(staging.dir, others) } : manifest;
+    await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
+    await signManifest(staging, SNAPSHOT_MANIFEST, signKey);
+    return { result: built, manifest: listed, spreadsheets };
   };
 
   let outDir: string;

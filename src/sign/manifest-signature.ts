@@ -57,5 +57,5 @@ export async function manifestSignature(dir: string, manifestName: string, manif
   if (allowed === undefined) return { state: 'valid', key: check.fingerprint };
   const signer = findSigner(allowed, check.publicBlob, SIGNATURE_NAMESPACE, now);
   if (!signer.ok) return { state: 'not allowed', key: check.fingerprint, reason: `${sigName} is a valid signature, but ${signer.reason}` };
-  return { state: 'valid', key: check.fingerprint, reason: `signed by ${escapeControl(signer.principals)} (line ${signer.line} of ${escapeControl(allowed.file)})` };
+  return { state: 'valid', key: check.fingerprint, reason: `allowed signer ${escapeControl(signer.principals)}, line ${signer.line} of ${escapeControl(allowed.file)}` };
 }
