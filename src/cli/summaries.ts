@@ -165,6 +165,8 @@ export const HistoryRunsSummary = z.strictObject({
       date: Date,
       source: z.enum(['live', 'replay']),
       counts: z.record(z.string(), count),
+      /** The SHA256 fingerprint of the key whose signature history load --allowed-signers verified; null when not checked. */
+      key: z.string().nullable(),
     }),
   ),
 });

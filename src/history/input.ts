@@ -65,6 +65,8 @@ export interface SnapshotInput {
   readonly complete: boolean;
   readonly manifestText: string;
   readonly exports: readonly InputExport[];
+  /** With --allowed-signers: the fingerprint of the key whose signature of the manifest was verified. */
+  readonly signingKey?: string;
 }
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
