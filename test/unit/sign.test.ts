@@ -6,7 +6,7 @@
  * unencrypted Ed25519 key readable by its owner alone, without showing it.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
@@ -124,8 +124,8 @@ describe.runIf(hasSshKeygen())('the signing key file', () => {
     throw new Error('the key was accepted');
   };
 
-  it.each([
-    ['a directory', () => mkdirSync(join(dir, 'adir'), { recursive: true }) ?? join(dir, 'adir'), /is a directory/],
+  it.each<[string, () => string, RegExp]>([
+    ['a directory', () => (mkdirSync(join(dir, 'adir'), { recursive: true }), join(dir, 'adir')), /is a directory/],
     ['empty', () => (writeFileSync(join(dir, 'empty'), '', { mode: 0o600 }), join(dir, 'empty')), /is empty/],
     ['missing', () => join(dir, 'nothing-here'), /does not exist/],
     ['a PEM RSA key', () => makeKey(dir, 'pem-rsa', 'rsa', { pem: true }), /holds a PEM "RSA PRIVATE KEY", not an OpenSSH private key/],
@@ -135,9 +135,11 @@ describe.runIf(hasSshKeygen())('the signing key file', () => {
     ['world-readable', () => (copyFileSync(key, join(dir, 'open')), chmodSync(join(dir, 'open'), 0o644), join(dir, 'open')), /mode 0644, a private key must be 0600 or stricter/],
     ['group-readable', () => (copyFileSync(key, join(dir, 'group')), chmodSync(join(dir, 'group'), 0o640), join(dir, 'group')), /mode 0640/],
     ['a symbolic link', () => (symlinkSync(key, join(dir, 'link')), join(dir, 'link')), /is a symbolic link/],
+    // Only root can give a file away; elsewhere the row is left out.
+    ...(process.getuid?.() === 0 ? [['owned by another user', () => (copyFileSync(key, join(dir, 'theirs')), chownSync(join(dir, 'theirs'), 1, 1), join(dir, 'theirs')), /is owned by user id 1, not by the user running svc-snapshot/] as [string, () => string, RegExp]] : []),
     ['a text file', () => (writeFileSync(join(dir, 'text'), 'hello\n', { mode: 0o600 }), join(dir, 'text')), /is not an OpenSSH private key/],
   ])('%s is a usage error naming the file, never its content', (_what, make, reason) => {
-    const file = make() as string;
+    const file = make();
     const message = refusal(file);
     expect(message).toMatch(reason);
     expect(message).toContain(file);
