@@ -49,6 +49,7 @@ export function loadSigningKey(file: string, from: string): SigningKey {
   const end = text.indexOf(END);
   if (begin < 0 || end < begin) {
     const other = /-----BEGIN ([A-Z0-9 ]{1,40})-----/.exec(text)?.[1];
+    if (/^(ssh-|ecdsa-|sk-)\S+ [A-Za-z0-9+/=]+/.test(text)) throw refused(file, from, 'is a public key; give the private key (the file without .pub)');
     if (other !== undefined) throw refused(file, from, `holds a PEM "${other}", not an OpenSSH private key ("OPENSSH PRIVATE KEY")`);
     throw refused(file, from, 'is not an OpenSSH private key');
   }

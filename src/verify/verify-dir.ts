@@ -7,7 +7,7 @@
  * works on a read-only copy.
  */
 import { createHash } from 'node:crypto';
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
@@ -60,9 +60,9 @@ const KINDS = Object.keys(MANIFEST_OF) as OutputKind[];
  * a usage error (exit 2) for a path that is no output of this tool at all.
  */
 export async function manifestsIn(dir: string): Promise<OutputKind[]> {
-  const info = await lstat(dir).catch((err: NodeJS.ErrnoException) => err);
+  // The directory named on the command line may be reached through a link (an archive's "latest"); nothing inside it is.
+  const info = await stat(dir).catch((err: NodeJS.ErrnoException) => err);
   if (info instanceof Error) throw new UsageError(`${escapeControl(dir)} ${info.code === 'ENOENT' ? 'does not exist' : `cannot be read (${info.code ?? 'error'})`}; give snapshot, raw collection or audit collection directories`);
-  if (info.isSymbolicLink()) throw new UsageError(`${escapeControl(dir)} is a symbolic link; give the directory itself`);
   if (!info.isDirectory()) throw new UsageError(`${escapeControl(dir)} is not a directory; give snapshot, raw collection or audit collection directories`);
   const kinds: OutputKind[] = [];
   for (const kind of KINDS) if ((await lstat(path.join(dir, MANIFEST_OF[kind])).catch(() => undefined)) !== undefined) kinds.push(kind);

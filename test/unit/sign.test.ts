@@ -137,6 +137,7 @@ describe.runIf(hasSshKeygen())('the signing key file', () => {
     ['a symbolic link', () => (symlinkSync(key, join(dir, 'link')), join(dir, 'link')), /is a symbolic link/],
     // Only root can give a file away; elsewhere the row is left out.
     ...(process.getuid?.() === 0 ? [['owned by another user', () => (copyFileSync(key, join(dir, 'theirs')), chownSync(join(dir, 'theirs'), 1, 1), join(dir, 'theirs')), /is owned by user id 1, not by the user running svc-snapshot/] as [string, () => string, RegExp]] : []),
+    ['the public key', () => (copyFileSync(`${key}.pub`, join(dir, 'pub')), chmodSync(join(dir, 'pub'), 0o600), join(dir, 'pub')), /is a public key; give the private key/],
     ['a text file', () => (writeFileSync(join(dir, 'text'), 'hello\n', { mode: 0o600 }), join(dir, 'text')), /is not an OpenSSH private key/],
   ])('%s is a usage error naming the file, never its content', (_what, make, reason) => {
     const file = make();
