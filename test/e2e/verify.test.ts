@@ -210,6 +210,19 @@ describe('bad input', () => {
     ]);
   });
 
+  it('has --help with examples; no directory, or a malformed --allowed-signers, is a usage error before anything is read', async () => {
+    const help = await runCli(['verify', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/--allowed-signers <file>[\s\S]*Examples:\n {2}\$ svc-snapshot verify/);
+    expect((await runCli(['verify'])).code).toBe(2);
+    const dir = tmpDir('svc-verify-signers-');
+    writeFileSync(join(dir, 'allowed'), '# comment\r\nops@site namespaces="svc-snapshot" ssh-ed25519\r\n');
+    const res = await runCli(['verify', RECORDING, '--allowed-signers', join(dir, 'allowed')]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/allowed line 2 is malformed: the key is not base64/);
+    expect(res.stdout).toBe('');
+  });
+
   it.runIf(hasSshKeygen())('a bad --sign-key stops the run before anything is written (exit 2), naming the file and never its content', async () => {
     const dir = tmpDir('svc-verify-key-');
     const open = join(dir, 'open-key');

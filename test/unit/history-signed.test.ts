@@ -4,7 +4,7 @@
  * another key or changed after signing loads nothing (exit 1); the key's
  * fingerprint is kept in `runs` and shown by `history runs`.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import { DomainError } from '../../src/errors.js';
 import { clearSigningSecrets, loadSigningKey } from '../../src/sign/key.js';
 import { signMessage } from '../../src/sign/sshsig.js';
 import { captureDeps, NIGHTS, writeNight } from '../helpers/history-fixtures.js';
+import { REPO_ROOT } from '../helpers/run-cli.js';
 import { allowedLine, hasSshKeygen, keyDir, makeKey, removeKeys } from '../helpers/ssh-keys.js';
 
 let work: string;
@@ -81,6 +82,19 @@ describe.runIf(hasSshKeygen())('history load --allowed-signers', () => {
     const text2 = captureDeps(work);
     await runHistory({ history }, ['runs'], text2.deps);
     expect(text2.out()).toContain(`signed ${fingerprint}`);
+  });
+
+  it('a raw collection is loaded when its collection manifest is signed by a listed key', async () => {
+    const raw = join(work, 'raw');
+    cpSync(join(REPO_ROOT, 'recordings', 'platform-3.14.1'), raw, { recursive: true });
+    const history = join(work, 'raw.sqlite');
+    expect((await failure(runHistory({ history, allowedSigners: allowed }, ['load', raw], captureDeps(work).deps))).message).toMatch(/_collection-manifest\.json is not signed/);
+    const manifest = join(raw, '_collection-manifest.json');
+    writeFileSync(`${manifest}.sig`, signMessage(readFileSync(manifest), loadSigningKey(key, '--sign-key')));
+    expect((await runHistory({ history, allowedSigners: allowed }, ['load', raw], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+    const runs = captureDeps(work);
+    await runHistory({ history, json: true }, ['runs'], runs.deps);
+    expect(HistoryRunsSummary.parse(JSON.parse(runs.out())).runs.map((r) => r.key)).toEqual([loadSigningKey(key, '--sign-key').fingerprint]);
   });
 
   it('without --allowed-signers, runs show no key; a malformed allowed_signers file is a usage error with its line', async () => {
