@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FILE_STATES, SIGNATURE_STATES } from '../verify/states.js';
 
 /**
  * The `--json` output of every command, as zod schemas: the single source of
@@ -186,7 +187,6 @@ export const HistoryLogSummary = z.strictObject({
 });
 export type HistoryLogSummary = z.infer<typeof HistoryLogSummary>;
 
-const FileStates = z.enum(['ok', 'unhashed', 'not covered', 'missing', 'size mismatch', 'sha256 mismatch', 'symbolic link', 'not a regular file', 'unsafe name', 'unreadable', 'unexpected']);
 
 /**
  * `verify --json` (CONTRACT section 13): per directory its kind (null when
@@ -202,9 +202,9 @@ export const VerifySummary = z.strictObject({
       kind: z.enum(['snapshot', 'collection', 'audit']).nullable(),
       ok: z.boolean(),
       error: z.string().optional(),
-      files: z.array(z.strictObject({ file: z.string(), state: FileStates, detail: z.string().optional() })),
+      files: z.array(z.strictObject({ file: z.string(), state: z.enum(FILE_STATES), detail: z.string().optional() })),
       signature: z.strictObject({
-        state: z.enum(['valid', 'unsigned', 'invalid', 'not allowed']),
+        state: z.enum(SIGNATURE_STATES),
         key: z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/).nullable(),
         reason: z.string().optional(),
       }),

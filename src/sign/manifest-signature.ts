@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Staging } from '../publish/staging.js';
 import { escapeControl } from '../util/escape.js';
+import type { SignatureStateName } from '../verify/states.js';
 import { UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { findSigner, type AllowedSigners } from './allowed-signers.js';
 import type { SigningKey } from './key.js';
@@ -25,7 +26,7 @@ export async function signManifest(staging: Staging, manifestName: string, key: 
 
 /** What `verify` reports of a signature; `key` is the signing key's fingerprint when the signature could be read. */
 export interface SignatureState {
-  readonly state: 'valid' | 'unsigned' | 'invalid' | 'not allowed';
+  readonly state: SignatureStateName;
   readonly key: string | null;
   /** Why it is not valid, or the principals that allow it. */
   readonly reason?: string;

@@ -16,23 +16,9 @@ import { SIGNATURE_SUFFIX, manifestSignature, type SignatureState } from '../sig
 import { escapeControl } from '../util/escape.js';
 import { UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { manifestContents, type Covered } from './covered.js';
+import { WARNING_STATES, type FileState } from './states.js';
 
-export const FILE_STATES = [
-  'ok',
-  'unhashed',
-  'not covered',
-  'missing',
-  'size mismatch',
-  'sha256 mismatch',
-  'symbolic link',
-  'not a regular file',
-  'unsafe name',
-  'unreadable',
-  'unexpected',
-] as const;
-export type FileState = (typeof FILE_STATES)[number];
-/** States that are reported but do not fail the directory. */
-export const WARNING_STATES: ReadonlySet<FileState> = new Set(['ok', 'unhashed', 'not covered']);
+export { FILE_STATES, WARNING_STATES, type FileState } from './states.js';
 
 export interface FileReport {
   readonly file: string;
