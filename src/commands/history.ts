@@ -17,6 +17,7 @@ import { readOptions, type CommandOptions } from '../config/options.js';
 import { snapshotSummary, type SnapshotManifest } from './snapshot.js';
 import { whenInterrupted } from '../publish/registry.js';
 import { requireSignatures, withSigningKey } from '../history/signed.js';
+import { withoutListedFiles } from '../publish/listed-files.js';
 
 type HistoryOptions = CommandOptions<'history'>;
 
@@ -90,7 +91,8 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
     const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${run.date}`);
     await withStaging(outDir, [], async (staging) => {
       for (const f of files) await staging.writeFile(f.name, f.content);
-      await staging.writeFile(SNAPSHOT_MANIFEST, run.manifestText);
+      // Without `files`: as-of writes the exports, not the spreadsheets or raw/ the snapshot also held.
+      await staging.writeFile(SNAPSHOT_MANIFEST, withoutListedFiles(run.manifestText));
     }, 'snapshot');
     const manifest = JSON.parse(run.manifestText) as SnapshotManifest;
     deps.reporter.close();

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { ListedFile } from '../exports/manifest.js';
+import { toJsonFile } from '../collect/write.js';
 
 const CHUNK = 1024 * 1024;
 
@@ -33,4 +34,16 @@ export async function listedFiles(dir: string, names: readonly string[]): Promis
     out.push({ name, bytes, sha256: hash.digest('hex') });
   }
   return out;
+}
+
+/**
+ * A snapshot manifest's text without its `files`, for an output that holds
+ * the exports alone (`history as-of`): what it lists is then all there is.
+ * A manifest without `files` is returned as it is, byte for byte.
+ */
+export function withoutListedFiles(manifestText: string): string {
+  const m = JSON.parse(manifestText) as Record<string, unknown>;
+  if (!('files' in m)) return manifestText;
+  delete m.files;
+  return toJsonFile(m);
 }

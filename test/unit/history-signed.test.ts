@@ -8,7 +8,9 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { EXIT } from '../../src/cli/errors.js';
+import { manifestsIn, verifyDir } from '../../src/verify/verify-dir.js';
 import { exitCodeOf } from '../../src/cli/main.js';
 import { HistoryRunsSummary } from '../../src/cli/summaries.js';
 import { runHistory } from '../../src/commands/history.js';
@@ -95,6 +97,23 @@ describe.runIf(hasSshKeygen())('history load --allowed-signers', () => {
     const runs = captureDeps(work);
     await runHistory({ history, json: true }, ['runs'], runs.deps);
     expect(HistoryRunsSummary.parse(JSON.parse(runs.out())).runs.map((r) => r.key)).toEqual([loadSigningKey(key, '--sign-key').fingerprint]);
+  });
+
+  it('history as-of of a snapshot whose manifest lists spreadsheets writes a manifest without them, which verify accepts', async () => {
+    const dir = writeNight(join(work, 'with-files'), NIGHTS[0]!);
+    const manifestFile = join(dir, '_snapshot-manifest.json');
+    const m = JSON.parse(readFileSync(manifestFile, 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(dir, 'users.csv'), 'id\n');
+    m.files = [{ name: 'users.csv', bytes: 3, sha256: createHash('sha256').update('id\n').digest('hex') }];
+    writeFileSync(manifestFile, `${JSON.stringify(m, null, 2)}\n`);
+    const history = join(work, 'files.sqlite');
+    await runHistory({ history }, ['load', dir], captureDeps(work).deps);
+    const out = join(work, 'as-of');
+    await runHistory({ history, outDir: out, quiet: true }, ['as-of', '2026-11-01'], captureDeps(work).deps);
+    expect(JSON.parse(readFileSync(join(out, '_snapshot-manifest.json'), 'utf8'))).not.toHaveProperty('files');
+    const report = await verifyDir(out, await manifestsIn(out), undefined, new Date());
+    expect(report.files.filter((f) => f.state !== 'ok')).toEqual([]);
+    expect(report.ok).toBe(true);
   });
 
   it('without --allowed-signers, runs show no key; a malformed allowed_signers file is a usage error with its line', async () => {
