@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { readOptions } from '../src/config/options.js';
 import { benchHistory } from './history.js';
+import { benchVerify } from './verify.js';
 import { DIFF_CHANGED_SHARE, LATENCY_MS, MIN_RUNS, RELEASE, TARGETS, VARIETY, site, type Site } from './workload.js';
 
 /** The client's defaults, from its option records. */
@@ -472,6 +473,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     } else {
       notes.push('svc-snapshot diff is not registered in this build: its figure was not measured.');
     }
+
+    // ---- verify against sha256sum over the same files
+    const verified = await benchVerify({ bin: BIN, workDir, runs, raw, run: (args, o) => run(args, o), stat, log });
+    rows.push(...verified.rows);
+    notes.push(...verified.notes);
 
     // ---- history database (SQLite): needs no server, only the collection
     const history = await benchHistory({ bin: BIN, benchDir: BENCH, workDir, runs, raw, run: (args, o) => run(args, o), stat, log, ...(opts.historyNights !== undefined ? { nightCount: opts.historyNights } : {}) });

@@ -101,6 +101,16 @@ const COMMANDS: CommandSpec[] = [
     ],
     run: async (flags, args, deps) => (await import('../commands/history.js')).runHistory(flags, args, deps),
   },
+  {
+    name: 'verify',
+    args: '<dir...>',
+    summary: 'check snapshots, raw collections and audit collections against their manifests and signatures; writes nothing',
+    examples: [
+      'svc-snapshot verify svc-snapshot-2026-11-21',
+      'svc-snapshot verify /archive/svc-snapshot-2026-* --allowed-signers /etc/svc-snapshot/allowed_signers --json',
+    ],
+    run: async (flags, args, deps) => (await import('../commands/verify.js')).runVerify(flags, args, deps),
+  },
 ];
 
 function makeDeps(reporter: Reporter, facts?: RunFacts): CommandDeps {

@@ -4,6 +4,8 @@ import { readOptions } from '../config/options.js';
 import { auditSummary, formatAuditSummary, type AuditSummary } from '../audit/summary.js';
 import { writeAudit } from '../audit/write.js';
 import { EXIT } from '../exit-codes.js';
+import { AUDIT_MANIFEST } from '../audit/collect.js';
+import { signManifest } from '../sign/manifest-signature.js';
 import { HttpClient } from '../http/client.js';
 import { withStaging } from '../publish/index.js';
 import { TOOL } from '../version.js';
@@ -20,6 +22,7 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
   const o = readOptions('audit', flags, deps.env);
   checkOutputOptions(deps.cwd, o, 'audit');
   const settings = resolveAuditSettings(o, deps.env);
+  const signKey = o.signKey;
   const t0 = performance.now();
   const abort = new AbortController();
   const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal });
@@ -29,7 +32,10 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
     const collection = await collectAudit(settings, { http, reporter: deps.reporter, abort, now: deps.now, ...(facts ? { onRequestEnded: (state: 'read' | 'failed') => facts.requestDone(state) } : {}) });
     const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-audit-${collection.manifest.date}`);
     deps.reporter.info(`publishing ${outDir}`);
-    await withStaging(outDir, [settings.token.value], (staging) => writeAudit(staging, collection), 'audit');
+    await withStaging(outDir, [settings.token.value], async (staging) => {
+      await writeAudit(staging, collection);
+      await signManifest(staging, AUDIT_MANIFEST, signKey);
+    }, 'audit');
     const pruned = applyKeep(o.keep, true, outDir, 'audit', deps.reporter);
     deps.reporter.close();
     const summary = { ...auditSummary(collection.manifest, outDir, collection.files.size + 1, Math.round(performance.now() - t0)), ...(pruned ? { pruned } : {}) };

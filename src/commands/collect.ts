@@ -2,7 +2,8 @@ import { resolveConnection } from '../config/settings.js';
 import { readOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
 import { collect, collectionDate } from '../collect/collect.js';
-import { BodyWrites, writeCollectionManifest } from '../collect/write.js';
+import { BodyWrites, COLLECTION_MANIFEST, writeCollectionManifest } from '../collect/write.js';
+import { signManifest } from '../sign/manifest-signature.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT } from '../exit-codes.js';
 import { FailedError } from '../errors.js';
@@ -18,6 +19,7 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
   const o = readOptions('collect', flags, deps.env);
   checkOutputOptions(deps.cwd, o, 'collection');
   const settings = resolveConnection(o, deps.env);
+  const signKey = o.signKey;
   const t0 = performance.now();
   const abort = new AbortController();
   const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal }, deps.dispatcher);
@@ -46,6 +48,7 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
           throw new FailedError(`no route could be collected from ${settings.baseUrl}; first error: ${failed[0]!.route}: ${failed[0]!.error}. Nothing was published.`);
         }
         await writeCollectionManifest(staging, collection.manifest);
+        await signManifest(staging, COLLECTION_MANIFEST, signKey);
         return result;
       },
       'collection',

@@ -17,6 +17,8 @@ import { readOptions, type CommandOptions } from '../config/options.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
 import { snapshotSummary } from '../summaries/snapshot.js';
 import { whenInterrupted } from '../publish/registry.js';
+import { requireSignatures, withSigningKey } from '../history/signed.js';
+import { withoutListedFiles } from '../publish/listed-files.js';
 
 type HistoryOptions = CommandOptions<'history'>;
 
@@ -55,7 +57,7 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
       if (flags.json) deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
       else if (summary.runs.length === 0) deps.stdout(`No snapshots in ${target.label}.\n`);
       else {
-        const lines = summary.runs.map((r) => `${r.time}  ${r.date}  ${r.source.padEnd(6)}  ${Object.values(r.counts).reduce((a, b) => a + b, 0)} records  ${shown(r.baseUrl)}`);
+        const lines = summary.runs.map((r) => `${r.time}  ${r.date}  ${r.source.padEnd(6)}  ${Object.values(r.counts).reduce((a, b) => a + b, 0)} records  ${shown(r.baseUrl)}${r.key ? `  signed ${r.key}` : ''}`);
         deps.stdout(`${lines.join('\n')}\n`);
       }
       return { exitCode: EXIT.ok };
@@ -90,7 +92,8 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
     const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${run.date}`);
     await withStaging(outDir, [], async (staging) => {
       for (const f of files) await staging.writeFile(f.name, f.content);
-      await staging.writeFile(SNAPSHOT_MANIFEST, run.manifestText);
+      // Without `files`: as-of writes the exports, not the spreadsheets or raw/ the snapshot also held.
+      await staging.writeFile(SNAPSHOT_MANIFEST, withoutListedFiles(run.manifestText));
     }, 'snapshot');
     const manifest = JSON.parse(run.manifestText) as SnapshotManifest;
     deps.reporter.close();
@@ -129,8 +132,11 @@ function formatLog(s: HistoryLogSummary): string {
 
 async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: CommandDeps, target: HistoryTarget, afterExport?: AfterExport): Promise<CommandResult> {
   if (dirs.length === 0) throw new UsageError('history load needs snapshot directories or raw collections: svc-snapshot history load <dir>... --history <target>');
+  const allowed = flags.allowedSigners;
   const heads = [];
   for (const d of dirs) heads.push(await peekInput(resolveOutDir(deps.cwd, d, d)));
+  // With --allowed-signers, every signature is checked before anything is loaded.
+  const signed = allowed ? await requireSignatures(heads.map((h) => h.dir), allowed, deps.now()) : undefined;
   if (flags.site !== undefined) {
     const site = normaliseSite(flags.site);
     const other = heads.find((h) => h.baseUrl !== site);
@@ -145,9 +151,10 @@ async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: Com
   let skipped = 0;
   try {
     for (const h of heads) {
-      const input = await readInput(h.dir).catch((err: unknown) => {
+      const read = await readInput(h.dir).catch((err: unknown) => {
         throw stopped(err, h.dir, loaded.length);
       });
+      const input = signed ? withSigningKey(read, signed.get(h.dir)!) : read;
       if (!input.complete && !flags.allowPartial) {
         deps.reporter.warn(`${h.dir} is a partial snapshot (complete: false); skipped. Pass --allow-partial to load it anyway`);
         loaded.push({ dir: h.dir, baseUrl: input.baseUrl, time: input.time, status: 'skipped', opened: 0, closed: 0 });

@@ -3,7 +3,7 @@ import { readOptions, type CommandOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
-import { SNAPSHOT_MANIFEST, toManifestFile } from '../collect/write.js';
+import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST, toManifestFile } from '../collect/write.js';
 import { diffDirectories, findPreviousSnapshot } from '../diff/index.js';
 import { LARGE_BODY_BYTES } from '../body/file.js';
 import type { RouteRecord } from '../api/route-record.js';
@@ -29,6 +29,8 @@ import type { RunReport } from '../cron/metrics.js';
 import type { Reporter } from '../progress/reporter.js';
 import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
+import { listedFiles } from '../publish/listed-files.js';
+import { signManifest } from '../sign/manifest-signature.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
@@ -47,6 +49,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   checkOutputOptions(deps.cwd, o, 'snapshot');
   // A bad --format or --history target is a usage error before any request, not a surprise after publishing.
   const formats = o.format;
+  const signKey = o.signKey;
   const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
   if (o.sources.buildThreads !== undefined) deps.reporter.warn(`${o.sources.buildThreads} no longer does anything: the exports are built on the main thread; drop it`);
   /** Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are). */
@@ -82,8 +85,12 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
       formats.length > 0
         ? await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => staging.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
         : undefined;
-    await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));
-    return { built, manifest, spreadsheets };
+    // The files besides the exports are listed with their hashes (verify covers them), and the manifest is signed as written.
+    const others = [...(spreadsheets ?? []).map((f) => f.file), ...(o.raw ? [`raw/${COLLECTION_MANIFEST}`] : [])];
+    const listed = others.length > 0 ? { ...manifest, files: await listedFiles(staging.dir, others) } : manifest;
+    await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
+    await signManifest(staging, SNAPSHOT_MANIFEST, signKey);
+    return { built, manifest: listed, spreadsheets };
   }, 'snapshot');
 
   // From here on the snapshot is published: a signal leaves it in place.

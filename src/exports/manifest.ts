@@ -26,6 +26,14 @@ const ManifestExportSchema = z.object({
 });
 export type ManifestExport = z.infer<typeof ManifestExportSchema>;
 
+/**
+ * One `files[]` entry (CONTRACT section 13): a file of the snapshot other
+ * than its exports (a spreadsheet; `raw/_collection-manifest.json` with
+ * --raw), its size and SHA-256, so that `verify` covers it.
+ */
+export const ListedFileSchema = z.object({ name: z.string(), bytes: z.number().int().nonnegative(), sha256: Sha256 });
+export type ListedFile = z.infer<typeof ListedFileSchema>;
+
 /** `_snapshot-manifest.json` as the snapshot command writes it; its TypeScript type is inferred from here. */
 export const SnapshotManifestSchema = z.object({
   kind: z.literal('snapshot'),
@@ -46,6 +54,8 @@ export const SnapshotManifestSchema = z.object({
   }),
   drift: z.array(z.object({ route: z.string(), unknownFields: z.array(z.string()) })),
   complete: z.boolean(),
+  /** With --format or --raw: the other files the snapshot holds. */
+  files: z.array(ListedFileSchema).optional(),
 });
 export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>;
 

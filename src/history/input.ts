@@ -64,6 +64,8 @@ export interface SnapshotInput {
    * before it stores anything of the snapshot (CONTRACT section 11).
    */
   readonly verify: () => Promise<void>;
+  /** With --allowed-signers: the fingerprint of the key whose signature of the manifest was verified. */
+  readonly signingKey?: string;
 }
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');

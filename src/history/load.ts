@@ -173,7 +173,7 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
           'Load older snapshots into a new database together with the newer ones (history load sorts them)',
       );
     }
-    await db.run('INSERT INTO runs (base_url, time, date, source, complete, tool_version, manifest) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+    await db.run('INSERT INTO runs (base_url, time, date, source, complete, tool_version, manifest, signing_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
       input.baseUrl,
       input.time,
       input.date,
@@ -181,6 +181,7 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
       input.complete ? 1 : 0,
       TOOL.version,
       input.manifestText,
+      input.signingKey ?? null,
     ]);
     await db.insertRows(
       'run_exports',

@@ -30,10 +30,14 @@ export interface RunRow {
   date: string;
   source: 'live' | 'replay';
   counts: Record<string, number>;
+  /** The fingerprint of the key that signed it, verified by history load --allowed-signers; null otherwise. */
+  key: string | null;
 }
 
 export async function listRuns(db: HistoryDb, site: string): Promise<RunRow[]> {
-  const runs = await db.all('SELECT base_url, time, date, source FROM runs WHERE base_url = ? ORDER BY time', [site]);
+  // A database no load of this version wrote to yet has no signing_key column: its runs were not checked.
+  const key = (await db.columns('runs')).has('signing_key') ? 'signing_key' : 'NULL';
+  const runs = await db.all(`SELECT base_url, time, date, source, ${key} FROM runs WHERE base_url = ? ORDER BY time`, [site]);
   const counts = await db.all('SELECT time, export, count FROM run_exports WHERE base_url = ? ORDER BY time', [site]);
   const byTime = new Map<string, Record<string, number>>();
   for (const [time, exp, count] of counts) {
@@ -42,12 +46,13 @@ export async function listRuns(db: HistoryDb, site: string): Promise<RunRow[]> {
     if (!c) byTime.set(key, (c = {}));
     c[String(exp)] = Number(count);
   }
-  return runs.map(([baseUrl, time, date, source]) => ({
+  return runs.map(([baseUrl, time, date, source, signingKey]) => ({
     baseUrl: String(baseUrl),
     time: String(time),
     date: String(date),
     source: String(source) === 'replay' ? 'replay' : 'live',
     counts: byTime.get(String(time)) ?? {},
+    key: signingKey == null ? null : String(signingKey),
   }));
 }
 

@@ -57,6 +57,9 @@ async function migrateFrom1(db: HistoryDb, relations: Set<string>): Promise<void
   await db.run("UPDATE history_meta SET value = ? WHERE name = 'written_by'", [TOOL.version]);
 }
 
+/** The column of `runs` that keeps the signing key's fingerprint (CONTRACT section 13). */
+export const SIGNING_KEY_COLUMN = 'signing_key';
+
 /** Columns every versions table has before the export's own; no catalog column may take these names. */
 const VERSION_COLUMNS = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record'] as const;
 
@@ -111,6 +114,7 @@ const BASE_SQL = [
   complete INTEGER NOT NULL,
   tool_version TEXT NOT NULL,
   manifest TEXT NOT NULL,
+  signing_key TEXT,
   PRIMARY KEY (base_url, time)
 )`,
   `CREATE TABLE run_exports (
@@ -164,6 +168,8 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
       // Read-only commands read schema 1 as it is (its records parse the same); the first load brings it to 2.
       await migrateFrom1(db, now);
     }
+    // The fingerprint of the key whose signature history load --allowed-signers verified (null: not checked); nullable, so older tools still read and write the table.
+    if (!(await db.columns('runs')).has(SIGNING_KEY_COLUMN)) await db.exec(`ALTER TABLE runs ADD COLUMN ${SIGNING_KEY_COLUMN} TEXT`);
     for (const t of EXPORT_TABLES) {
       if (!now.has(t.table)) {
         await db.exec(versionsTableSql(db, t));

@@ -25,6 +25,8 @@ const SnapshotManifest = z.object({
   date: Date,
   complete: z.boolean(),
   exports: z.array(z.object({ file: FileName })),
+  // Spreadsheets and raw/_collection-manifest.json (checked with raw/ itself).
+  files: z.array(z.object({ name: z.string() })).optional(),
 });
 
 const CollectionManifest = z.object({
@@ -128,19 +130,20 @@ function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): A
     if (rule.complete && !m.data.complete) return 'is a partial snapshot (published with --allow-partial)';
     // The spreadsheet forms of CONTRACT section 10 are the tool's files too.
     const files = m.data.exports.flatMap((e) => [e.file, e.file.replace(/\.json$/, '.csv')]);
-    files.push(`svc-snapshot-${m.data.date}.xlsx`);
+    files.push(`svc-snapshot-${m.data.date}.xlsx`, `${MANIFEST_OF.snapshot}.sig`);
+    for (const f of m.data.files ?? []) if (isPlainName(f.name)) files.push(f.name);
     return { files: new Set(files), subdirs: new Set(['raw']) };
   }
   if (kind === 'collection') {
     const m = CollectionManifest.safeParse(json);
     if (!m.success) return incomplete(json, 'collection');
     if (rule.complete && m.data.routes.some((r) => r.error !== undefined)) return 'is a collection with failed routes';
-    return { files: new Set(m.data.routes.flatMap((r) => (r.file ? [r.file] : []))), subdirs: new Set() };
+    return { files: new Set([...m.data.routes.flatMap((r) => (r.file ? [r.file] : [])), `${MANIFEST_OF.collection}.sig`]), subdirs: new Set() };
   }
   const m = AuditManifest.safeParse(json);
   if (!m.success) return incomplete(json, 'audit');
   if (rule.complete && m.data.routes.some((r) => r.error !== undefined || r.status < 200 || r.status > 299)) return 'is an audit collection with failed requests';
-  const files = [...m.data.routes, ...(m.data.queries ?? []), ...(m.data.reports ?? [])].map((r) => r.file);
+  const files = [...[...m.data.routes, ...(m.data.queries ?? []), ...(m.data.reports ?? [])].map((r) => r.file), `${MANIFEST_OF.audit}.sig`];
   return { files: new Set(files), subdirs: new Set() };
 }
 

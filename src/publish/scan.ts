@@ -3,6 +3,7 @@ import path from 'node:path';
 import { FailedError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 import { MAX_BACKSLASHES, MAX_SPELLING_BYTES, secretPattern } from '../util/redact.js';
+import { knownSigningSecrets } from '../sign/key.js';
 
 /** Bytes searched per step; a secret spanning two steps is still found (see `SecretSearch`). */
 export const SCAN_CHUNK_BYTES = 1024 * 1024;
@@ -53,7 +54,9 @@ export interface SecretMatcher {
 }
 
 /** Empty secrets are ignored; null when there is nothing to look for. */
-export function secretMatcher(secrets: readonly string[]): SecretMatcher | null {
+export function secretMatcher(tokens: readonly string[]): SecretMatcher | null {
+  // The signing key's secret (--sign-key) is looked for with the tokens.
+  const secrets = [...tokens, ...knownSigningSecrets()];
   const pattern = secretPattern(secrets, true);
   if (pattern === null) return null;
   // Per UTF-16 unit at most MAX_SPELLING_BYTES (`\\…\\u00e9`); a raw (4 bytes) or URL-encoded character

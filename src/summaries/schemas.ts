@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FILE_STATES, SIGNATURE_STATES } from '../verify/states.js';
 
 /**
  * The `--json` output of every command, as zod schemas: the single source of
@@ -165,6 +166,8 @@ export const HistoryRunsSummary = z.strictObject({
       date: Date,
       source: z.enum(['live', 'replay']),
       counts: z.record(z.string(), count),
+      /** The SHA256 fingerprint of the key whose signature history load --allowed-signers verified; null when not checked. */
+      key: z.string().nullable(),
     }),
   ),
 });
@@ -184,6 +187,32 @@ export const HistoryLogSummary = z.strictObject({
 });
 export type HistoryLogSummary = z.infer<typeof HistoryLogSummary>;
 
+
+/**
+ * `verify --json` (CONTRACT section 13): per directory its kind (null when
+ * its manifest could not be read), whether everything matched, every file
+ * (the ones the manifest names, then those it does not cover) and the
+ * signature (`key`: the signing key's SHA256 fingerprint, when readable).
+ * `ok`, `unhashed` and `not covered` do not fail a directory.
+ */
+export const VerifySummary = z.strictObject({
+  dirs: z.array(
+    z.strictObject({
+      dir: z.string(),
+      kind: z.enum(['snapshot', 'collection', 'audit']).nullable(),
+      ok: z.boolean(),
+      error: z.string().optional(),
+      files: z.array(z.strictObject({ file: z.string(), state: z.enum(FILE_STATES), detail: z.string().optional() })),
+      signature: z.strictObject({
+        state: z.enum(SIGNATURE_STATES),
+        key: z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/).nullable(),
+        reason: z.string().optional(),
+      }),
+    }),
+  ),
+});
+export type VerifySummary = z.infer<typeof VerifySummary>;
+
 /** Every command's --json output, by command. */
 const SUMMARIES = {
   snapshot: SnapshotSummary,
@@ -196,6 +225,7 @@ const SUMMARIES = {
   'history runs': HistoryRunsSummary,
   'history log': HistoryLogSummary,
   'history as-of': SnapshotSummary,
+  verify: VerifySummary,
 } as const;
 
 /** docs/summary-schema.json: JSON Schema (draft 2020-12) of every --json output. */

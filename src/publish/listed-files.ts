@@ -1,0 +1,49 @@
+/**
+ * The manifest's `files` (CONTRACT section 13): the files a snapshot holds
+ * besides its exports (spreadsheets, the raw collection's manifest), each
+ * with its size and sha256, so that `verify` covers them and a signature of
+ * the manifest vouches for them too. Hashed from the staging directory once
+ * written, a buffer at a time.
+ */
+import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import path from 'node:path';
+import type { ListedFile } from '../exports/manifest.js';
+import { toJsonFile } from '../collect/write.js';
+
+const CHUNK = 1024 * 1024;
+
+/** Size and sha256 of each of `names` (relative paths, `/`-separated) in `dir`, in the order given. */
+export async function listedFiles(dir: string, names: readonly string[]): Promise<ListedFile[]> {
+  const out: ListedFile[] = [];
+  for (const name of names) {
+    const hash = createHash('sha256');
+    const handle = await open(path.join(dir, ...name.split('/')), 'r');
+    let bytes = 0;
+    try {
+      const buf = Buffer.allocUnsafe(CHUNK);
+      for (;;) {
+        const { bytesRead } = await handle.read(buf, 0, CHUNK, null);
+        if (bytesRead === 0) break;
+        hash.update(buf.subarray(0, bytesRead));
+        bytes += bytesRead;
+      }
+    } finally {
+      await handle.close();
+    }
+    out.push({ name, bytes, sha256: hash.digest('hex') });
+  }
+  return out;
+}
+
+/**
+ * A snapshot manifest's text without its `files`, for an output that holds
+ * the exports alone (`history as-of`): what it lists is then all there is.
+ * A manifest without `files` is returned as it is, byte for byte.
+ */
+export function withoutListedFiles(manifestText: string): string {
+  const m = JSON.parse(manifestText) as Record<string, unknown>;
+  if (!('files' in m)) return manifestText;
+  delete m.files;
+  return toJsonFile(m);
+}

@@ -1,0 +1,25 @@
+/**
+ * What `verify` can say of a file and of a signature (CONTRACT section 13):
+ * one list each, read by the checks and by the --json schema
+ * (src/cli/summaries.ts), so the two cannot drift apart.
+ */
+export const FILE_STATES = [
+  'ok',
+  'unhashed',
+  'not covered',
+  'missing',
+  'size mismatch',
+  'sha256 mismatch',
+  'symbolic link',
+  'not a regular file',
+  'unsafe name',
+  'unreadable',
+  'unexpected',
+] as const;
+export type FileState = (typeof FILE_STATES)[number];
+
+/** States that are reported but do not fail the directory. */
+export const WARNING_STATES: ReadonlySet<FileState> = new Set(['ok', 'unhashed', 'not covered']);
+
+export const SIGNATURE_STATES = ['valid', 'unsigned', 'invalid', 'not allowed'] as const;
+export type SignatureStateName = (typeof SIGNATURE_STATES)[number];

@@ -1,0 +1,171 @@
+/**
+ * `svc-snapshot verify` of one directory (CONTRACT section 13): recognised
+ * by its manifest, every file the manifest names checked (a regular file
+ * inside the directory, never through a link; its size and sha256, read a
+ * buffer at a time), the files present that the manifest does not cover
+ * listed, and the signature checked. Reads only: nothing is written, so it
+ * works on a read-only copy.
+ */
+import { createHash } from 'node:crypto';
+import { lstat, readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { UsageError } from '../errors.js';
+import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
+import type { AllowedSigners } from '../sign/allowed-signers.js';
+import { SIGNATURE_SUFFIX, manifestSignature, type SignatureState } from '../sign/manifest-signature.js';
+import { escapeControl } from '../util/escape.js';
+import { UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import { manifestContents, type Covered } from './covered.js';
+import { WARNING_STATES, type FileState } from './states.js';
+
+export { FILE_STATES, WARNING_STATES, type FileState } from './states.js';
+
+export interface FileReport {
+  readonly file: string;
+  readonly state: FileState;
+  readonly detail?: string;
+}
+
+export interface DirReport {
+  readonly dir: string;
+  readonly kind: OutputKind | null;
+  readonly ok: boolean;
+  /** Why the directory could not be checked at all (a damaged or doubled manifest). */
+  readonly error?: string;
+  readonly files: readonly FileReport[];
+  readonly signature: SignatureState;
+}
+
+/** A manifest is a few MB at most; past this it is not one. */
+const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
+const HASH_CHUNK = 4 * 1024 * 1024;
+const KINDS = Object.keys(MANIFEST_OF) as OutputKind[];
+
+/**
+ * The manifests `dir` holds (by name, whatever their type): at least one, or
+ * a usage error (exit 2) for a path that is no output of this tool at all.
+ */
+export async function manifestsIn(dir: string): Promise<OutputKind[]> {
+  // The directory named on the command line may be reached through a link (an archive's "latest"); nothing inside it is.
+  const info = await stat(dir).catch((err: NodeJS.ErrnoException) => err);
+  if (info instanceof Error) throw new UsageError(`${escapeControl(dir)} ${info.code === 'ENOENT' ? 'does not exist' : `cannot be read (${info.code ?? 'error'})`}; give snapshot, raw collection or audit collection directories`);
+  if (!info.isDirectory()) throw new UsageError(`${escapeControl(dir)} is not a directory; give snapshot, raw collection or audit collection directories`);
+  const kinds: OutputKind[] = [];
+  for (const kind of KINDS) if ((await lstat(path.join(dir, MANIFEST_OF[kind])).catch(() => undefined)) !== undefined) kinds.push(kind);
+  if (kinds.length === 0) {
+    throw new UsageError(`${escapeControl(dir)} holds no manifest of svc-snapshot (${KINDS.map((k) => MANIFEST_OF[k]).join(', ')}): it is not a snapshot, raw collection or audit collection`);
+  }
+  return kinds;
+}
+
+export async function verifyDir(dir: string, kinds: readonly OutputKind[], allowed: AllowedSigners | undefined, now: Date): Promise<DirReport> {
+  const unsigned: SignatureState = { state: 'unsigned', key: null };
+  const failed = (kind: OutputKind | null, error: string): DirReport => ({ dir, kind, ok: false, error, files: [], signature: unsigned });
+  if (kinds.length > 1) return failed(null, `holds ${kinds.length} manifests (${kinds.map((k) => MANIFEST_OF[k]).join(', ')}); an output of svc-snapshot holds one, so this directory is not one as written`);
+  const kind = kinds[0]!;
+  const name = MANIFEST_OF[kind];
+  let manifest: Buffer;
+  try {
+    manifest = await withFileInside(dir, name, async (handle, size) => {
+      if (size > MANIFEST_MAX_BYTES) throw new UnreadableEntryError(dir, name, `is larger than ${MANIFEST_MAX_BYTES / 1024 / 1024} MiB, far larger than a manifest`);
+      return handle.readFile();
+    });
+  } catch (err) {
+    if (err instanceof UnreadableEntryError) return failed(kind, `${escapeControl(name)} ${err.problem}`);
+    throw err;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(manifest.toString('utf8'));
+  } catch (e) {
+    return failed(kind, `${name} is not valid JSON (${escapeControl((e as Error).message.slice(0, 200))})`);
+  }
+  const contents = manifestContents(kind, json);
+  if (typeof contents === 'string') return failed(kind, escapeControl(contents));
+  const files: FileReport[] = [];
+  for (const c of contents.covered) files.push(await checkCovered(dir, c));
+  files.push(...(await uncovered(dir, kind, contents.covered, contents.later)));
+  let signature = await manifestSignature(dir, name, manifest, allowed, now);
+  if (allowed !== undefined && signature.state === 'unsigned') {
+    signature = { ...signature, reason: `no signature (${name}${SIGNATURE_SUFFIX}); --allowed-signers requires one` };
+  }
+  const signatureOk = signature.state === 'valid' || (signature.state === 'unsigned' && allowed === undefined);
+  return { dir, kind, ok: signatureOk && files.every((f) => WARNING_STATES.has(f.state)), files, signature };
+}
+
+/** One file the manifest names: where it is, what it is, its size and hash. */
+async function checkCovered(dir: string, c: Covered): Promise<FileReport> {
+  const report = (state: FileState, detail?: string): FileReport => ({ file: c.file, state, ...(detail !== undefined ? { detail } : {}) });
+  if (c.segments === undefined) return report('unsafe name', 'the manifest names a path outside the directory or with a separator; it was not opened');
+  let parent = dir;
+  for (const segment of c.segments.slice(0, -1)) {
+    const info = await lstat(path.join(parent, segment)).catch(() => undefined);
+    if (info === undefined) return report('missing', `${segment}/ does not exist`);
+    if (info.isSymbolicLink()) return report('symbolic link', `${segment}/ is a symbolic link; it was not followed`);
+    if (!info.isDirectory()) return report('not a regular file', `${segment} is not a directory`);
+    parent = path.join(parent, segment);
+  }
+  const last = c.segments[c.segments.length - 1]!;
+  const info = await lstat(path.join(parent, last)).catch(() => undefined);
+  if (info === undefined) return report('missing');
+  if (info.isSymbolicLink()) return report('symbolic link', 'it was not followed');
+  if (!info.isFile()) return report('not a regular file', describeType(info));
+  try {
+    return await withFileInside(parent, last, async (handle, size) => {
+      if (c.bytes !== undefined && size !== c.bytes) return report('size mismatch', `${size} bytes; the manifest says ${c.bytes}`);
+      if (c.sha256 === undefined) return report('unhashed', 'the manifest records no sha256 for it, so its content was not checked');
+      const hash = createHash('sha256');
+      const buf = Buffer.allocUnsafe(Math.min(HASH_CHUNK, Math.max(size, 1)));
+      for (;;) {
+        const { bytesRead } = await handle.read(buf, 0, buf.length, null);
+        if (bytesRead === 0) break;
+        hash.update(buf.subarray(0, bytesRead));
+      }
+      if (hash.digest('hex') !== c.sha256) return report('sha256 mismatch', 'its content is not what the manifest recorded: changed or damaged since');
+      return report('ok', c.bytes === undefined ? 'sha256 matches; the manifest records no size for it' : undefined);
+    });
+  } catch (err) {
+    if (err instanceof UnreadableEntryError) return report('unreadable', err.problem);
+    throw err;
+  }
+}
+
+function describeType(info: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isBlockDevice(): boolean; isCharacterDevice(): boolean }): string {
+  if (info.isDirectory()) return 'a directory';
+  if (info.isFIFO()) return 'a FIFO';
+  if (info.isSocket()) return 'a socket';
+  if (info.isBlockDevice() || info.isCharacterDevice()) return 'a device';
+  return 'not a regular file';
+}
+
+/** The entries present that the manifest does not name: files the tool adds later ("not covered"), anything else unexpected. */
+async function uncovered(dir: string, kind: OutputKind, covered: readonly Covered[], later: ReadonlySet<string>): Promise<FileReport[]> {
+  const named = new Set(covered.map((c) => c.file));
+  const own = new Set([MANIFEST_OF[kind], `${MANIFEST_OF[kind]}${SIGNATURE_SUFFIX}`]);
+  const out: FileReport[] = [];
+  const walk = async (rel: string, abs: string): Promise<void> => {
+    const entries = await readdir(abs, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => err);
+    if (entries instanceof Error) {
+      out.push({ file: rel || '.', state: 'unreadable', detail: `cannot be listed (${entries.code ?? 'error'})` });
+      return;
+    }
+    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const file = rel ? `${rel}/${e.name}` : e.name;
+      if (rel === '' && own.has(e.name)) continue;
+      if (named.has(file)) continue;
+      // A snapshot's raw/ is walked when it is a real directory; what it holds is judged by the names above.
+      if (kind === 'snapshot' && file === 'raw' && e.isDirectory()) {
+        await walk(file, path.join(abs, e.name));
+        continue;
+      }
+      if (later.has(file) && e.isFile()) {
+        out.push({ file, state: 'not covered', detail: 'written by svc-snapshot after the manifest (convert, report, or an older --raw); not in the manifest, so not checked' });
+        continue;
+      }
+      const what = e.isSymbolicLink() ? 'a symbolic link' : e.isDirectory() ? 'a directory' : e.isFile() ? 'a file' : 'not a regular file';
+      out.push({ file, state: 'unexpected', detail: `${what} that svc-snapshot did not write here` });
+    }
+  };
+  await walk('', dir);
+  return out;
+}
