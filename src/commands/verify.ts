@@ -1,5 +1,5 @@
 import { EXIT } from '../exit-codes.js';
-import type { VerifySummary } from '../cli/summaries.js';
+import type { VerifySummary } from '../summaries/schemas.js';
 import { readOptions } from '../config/options.js';
 import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';

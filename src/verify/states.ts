@@ -1,7 +1,7 @@
 /**
  * What `verify` can say of a file and of a signature (CONTRACT section 13):
  * one list each, read by the checks and by the --json schema
- * (src/cli/summaries.ts), so the two cannot drift apart.
+ * (src/summaries/schemas.ts), so the two cannot drift apart.
  */
 export const FILE_STATES = [
   'ok',

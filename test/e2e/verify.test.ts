@@ -9,7 +9,7 @@ import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, renameSync, rm
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { VerifySummary } from '../../src/cli/summaries.js';
+import { VerifySummary } from '../../src/summaries/schemas.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { getTestCerts } from '../fake/certs.js';
