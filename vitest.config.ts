@@ -10,6 +10,8 @@ export default defineConfig({
     // End-to-end tests spawn the real binary; two cores, so keep the pool small.
     maxWorkers: 2,
     setupFiles: ['test/helpers/per-file.ts'],
+    // The run's own TMPDIR, which must be empty at the end (test/global/tmp-root.ts).
+    globalSetup: ['test/global/tmp-root.ts'],
     projects: [
       {
         extends: true,
