@@ -181,11 +181,10 @@ describe('the build on worker threads', () => {
     expect(pooled.stderr).toContain('writing csv and xlsx on the main thread and 1 worker thread');
     expect(main.stderr).not.toContain('worker thread');
     expect(contents(join(root, 'pooled'))).toEqual(contents(join(root, 'main')));
-    // The worker did take exports while the build went on: a CSV file was done before the drives' export file, the build's last.
-    const mtime = (f: string) => statSync(join(root, 'main', f)).mtimeMs;
+    // (Whether the worker finished a CSV file before the build's last export
+    // file is up to the scheduler: on a busy machine it may not have, so it
+    // is not asserted.)
     const files = readdirSync(join(root, 'main'));
-    const drivesFile = files.find((f) => f.endsWith('-drives (') || /^\d+-drives \(.*\.json$/.test(f))!;
-    expect(Math.min(...files.filter((f) => f.endsWith('.csv')).map(mtime))).toBeLessThan(mtime(drivesFile));
     // And convert (the main thread and its own worker) writes the same spreadsheets.
     const c = await runCli(['convert', join(root, 'main'), '--out-dir', join(root, 'convert'), '--quiet']);
     expect(c.code, c.stderr).toBe(0);

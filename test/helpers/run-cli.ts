@@ -13,7 +13,7 @@ export interface RunCliOptions {
   env?: Record<string, string | undefined>;
   /** Default: the repository root. */
   cwd?: string;
-  /** The child is killed (SIGKILL) after this; default 45 s. */
+  /** The child is killed (SIGKILL) after this, a guard against a hang; default 240 s (a busy machine is slow, not hung). */
   timeoutMs?: number;
   /** Another copy of the binary's script; default bin/svc-snapshot.js. */
   bin?: string;
@@ -56,7 +56,7 @@ export function startCli(args: readonly string[], opts: RunCliOptions = {}): { c
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill('SIGKILL');
-    }, opts.timeoutMs ?? 45_000);
+    }, opts.timeoutMs ?? 240_000);
     child.once('error', (err) => {
       clearTimeout(timer);
       reject(err);

@@ -24,7 +24,7 @@ describe('the CLI test helpers', () => {
 
   it('run the CLI in that environment and report its exit', async () => {
     process.env.SVC_TOKEN = 'fake-token-from-parent';
-    const result = await runCli(['--version'], { timeoutMs: 20_000 });
+    const result = await runCli(['--version']);
     expect(result).toMatchObject({ code: 0, signal: null, timedOut: false });
     expect(result.stdout).toContain('1.0.0');
   });
