@@ -9,6 +9,7 @@
 import { UsageError } from '../errors.js';
 import { normaliseServiceUrl } from './url.js';
 import { registerSecret } from '../util/redact.js';
+import { fromTokenFile, tokenFileVariable } from './token-file.js';
 import { parseAuditToken, parseCalendarDate, parseFormats, parseInteger, parseKeep, parsePositiveNumber, parseRealms, parseToken } from './values.js';
 
 /** The history database file when --history has no value (history/target.ts reads it from here). */
@@ -85,7 +86,7 @@ const RECORDS = [
   { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx', commands: ['snapshot', 'convert'], commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] }, defaultText: 'snapshot: json; convert: csv,xlsx', parse: parseFormats },
   { flags: '--keep <n>', key: 'keep', description: 'after a complete run, delete older complete output directories of the same kind beside the new one, keeping the newest n (the new one included)', commands: ['snapshot', 'collect', 'audit'], parse: parseKeep },
   { flags: '--metrics-file <path>', key: 'metricsFile', description: 'write Prometheus metrics for node_exporter\'s textfile collector to this file, on success and on failure', commands: ['snapshot', 'collect', 'audit'] },
-  { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'], parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false) },
+  { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'], env: 'SVC_PING_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false) },
   { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ALL },
   { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ALL },
   { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ALL },
@@ -149,6 +150,18 @@ export function readOptions<C extends CommandName>(command: C, flags: Readonly<R
     const flag = flags[rec.key];
     const variable = rec.env !== undefined && env[rec.env] !== '' ? env[rec.env] : undefined;
     if (rec.secret) for (const text of [flag, variable]) if (typeof text === 'string' && text !== '') registerSecret(text);
+    // A secret's file variable (SVC_TOKEN_FILE: src/config/token-file.ts) stands for its variable, read when the command reads the option.
+    const fileVariable = rec.secret && rec.env !== undefined ? tokenFileVariable(rec.env) : undefined;
+    const file = fileVariable !== undefined && env[fileVariable] !== '' ? env[fileVariable] : undefined;
+    if (file !== undefined) {
+      sources[rec.key] = fileVariable!;
+      let fromFile: { value: unknown } | undefined;
+      Object.defineProperty(options, rec.key, {
+        enumerable: true,
+        get: () => (fromFile ??= { value: fromTokenFile(rec.env!, file, variable !== undefined, rec.parse) }).value,
+      });
+      continue;
+    }
     const useVariable = variable !== undefined && (rec.envWins === true || flag === undefined);
     const raw = useVariable ? variable : flag;
     if (raw === undefined) {
