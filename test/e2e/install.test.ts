@@ -43,7 +43,9 @@ describe('installed with npm install -g', () => {
     const packed = JSON.parse(await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', work], REPO_ROOT)) as Array<{ filename: string; files: Array<{ path: string }> }>;
     const files = packed[0]!.files.map((f) => f.path);
     // What bin/ runs and nothing of the development tree.
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'bin/svc-snapshot.js', 'lib/main.js', 'lib/ping-child.js', 'lib/history-check.js', 'lib/build-worker.js', 'lib/sheet-worker.js', 'README.md']));
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'bin/svc-snapshot.js', 'lib/main.js', 'lib/ping-child.js', 'lib/history-check.js', 'lib/build-worker.js', 'lib/sheet-worker.js', 'README.md', 'docs/systemd/install.sh', 'docs/systemd/svc-snapshot.service']));
+    // The README's screenshots are for the repository's page; the package does without them.
+    expect(files.filter((f) => f.endsWith('.png'))).toEqual([]);
     expect(files.filter((f) => !/^(bin|lib|docs)\/|^(package\.json|README\.md)$/.test(f))).toEqual([]);
     expect(files.filter((f) => /^(src|test|dist|bench|recordings|scripts|node_modules)\//.test(f))).toEqual([]);
 
