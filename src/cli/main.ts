@@ -186,10 +186,10 @@ export async function main(argv: string[]): Promise<number> {
       reporter.warn('NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates and host names are always verified (for an internal CA, use --ca-file)');
     }
     const out = { warn: (m: string) => reporter.warn(m), error: (m: string) => reporter.error(m) };
-    if (flags.metricsFile !== undefined || flags.pingUrl !== undefined) {
+    if (flags.metricsFile !== undefined || flags.pingUrl !== undefined || process.env.SVC_PING_URL) {
       const { CronRun } = await import('../cron/run.js');
-      // Commander accepts these two flags only on the commands that take them.
-      cron = CronRun.open(spec.name as CronCommand, flags, process.cwd(), out);
+      // Commander accepts these two flags only on the commands that take them (and readOptions reads SVC_PING_URL only for those).
+      cron = CronRun.open(spec.name as CronCommand, flags, process.cwd(), out, process.env);
       await cron?.start(flags, process.env);
     }
     // Each command reads its options with readOptions (src/config/options.ts), which refuses conflicting ones first.

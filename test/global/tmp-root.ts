@@ -18,12 +18,17 @@ export default function setup(): () => void {
   // user, and the systemd test runs the binary as nobody.
   chmodSync(root, 0o1777);
   const previous = process.env.TMPDIR;
+  // The test certificates (test/fake/certs.ts), which each worker makes once and keeps to its end.
+  const certs = mkdtempSync(join(tmpdir(), 'svc-snapshot-run-certs-'));
   process.env.TMPDIR = root;
   process.env.SVC_SNAPSHOT_TEST_TMP = root;
+  process.env.SVC_SNAPSHOT_TEST_CERTS = certs;
   return () => {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
     delete process.env.SVC_SNAPSHOT_TEST_TMP;
+    delete process.env.SVC_SNAPSHOT_TEST_CERTS;
+    rmSync(certs, { recursive: true, force: true });
     const left = leftovers(root);
     rmSync(root, { recursive: true, force: true });
     if (left.length > 0) {
