@@ -54,7 +54,7 @@ const SERVER_OPTIONS = ['baseUrl', 'token', 'tokenUser', 'tokenTeam', 'tokenDriv
 
 const RECORDS = [
   { flags: '--base-url <url>', key: 'baseUrl', description: 'base URL of the platform; the API is at <url>/api', commands: LIVE, env: 'SVC_BASE_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, true) },
-  { flags: '--token <token>', key: 'token', description: 'API token for every type (SVC_TOKEN wins over it)', commands: LIVE, env: 'SVC_TOKEN', envWins: true, secret: true, parse: parseToken },
+  { flags: '--token <token>', key: 'token', description: 'API token for every type (SVC_TOKEN wins over it; SVC_TOKEN_FILE, SVC_TOKEN_<TYPE>_FILE and SVC_AUDIT_TOKEN_FILE name a file holding a token instead)', commands: LIVE, env: 'SVC_TOKEN', envWins: true, secret: true, parse: parseToken },
   { flags: '--token-user <token>', key: 'tokenUser', description: 'User token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_USER', envWins: true, secret: true, parse: parseToken },
   { flags: '--token-team <token>', key: 'tokenTeam', description: 'Team token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_TEAM', envWins: true, secret: true, parse: parseToken },
   { flags: '--token-drive <token>', key: 'tokenDrive', description: 'Drive token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_DRIVE', envWins: true, secret: true, parse: parseToken },
