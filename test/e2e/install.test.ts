@@ -4,28 +4,15 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { installGlobal, npmEnv, pack } from '../helpers/install-packed.js';
 
 // The README's install: `npm pack`, then `npm install -g` of the tarball (or
 // of the clone), after which `svc-snapshot` runs from any directory. Into a
-// temporary prefix, so nothing outside the test's directory changes. The
-// dependencies come from npm's cache where it has them (--prefer-offline):
-// after `npm ci` the tarballs are there; only the registry's metadata may
-// be asked for, once.
+// temporary prefix, so nothing outside the test's directory changes
+// (test/helpers/install-packed.ts: dependencies from npm's cache where it has them).
 const run = promisify(execFile);
 const RECORDING = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
 const PKG = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
-
-/** This process's environment without what `npm test` adds (npm_config_*, npm_package_*), which would steer the npm below. */
-function npmEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^npm_/i.test(k) && v !== undefined) env[k] = v;
-  return { ...env, ...extra };
-}
-
-async function npm(args: string[], cwd: string): Promise<string> {
-  const { stdout } = await run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, env: npmEnv(), maxBuffer: 16 * 1024 * 1024 });
-  return stdout;
-}
 
 /** `svc-snapshot` found on PATH, as a user types it, in `cwd`. */
 function installed(prefix: string, args: string[], cwd: string) {
@@ -40,8 +27,7 @@ describe('installed with npm install -g', () => {
     expect(existsSync(join(REPO_ROOT, 'lib', 'main.js')), 'lib/ is built (npm run build)').toBe(true);
     const work = realpathSync(tmpDir('svc-install-'));
     // lib/ is built already: no prepare script needed to pack it.
-    const packed = JSON.parse(await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', work], REPO_ROOT)) as Array<{ filename: string; files: Array<{ path: string }> }>;
-    const files = packed[0]!.files.map((f) => f.path);
+    const { tarball, files } = await pack(work);
     // What bin/ runs and nothing of the development tree.
     expect(files).toEqual(expect.arrayContaining(['package.json', 'bin/svc-snapshot.js', 'lib/main.js', 'lib/ping-child.js', 'lib/history-check.js', 'lib/build-worker.js', 'lib/sheet-worker.js', 'README.md', 'docs/systemd/install.sh', 'docs/systemd/svc-snapshot.service']));
     // The README's screenshots are for the repository's page; the package does without them.
@@ -50,7 +36,7 @@ describe('installed with npm install -g', () => {
     expect(files.filter((f) => /^(src|test|dist|bench|recordings|scripts|node_modules)\//.test(f))).toEqual([]);
 
     const prefix = join(work, 'prefix');
-    await npm(['install', '-g', '--prefix', prefix, '--prefer-offline', join(work, packed[0]!.filename)], work);
+    await installGlobal(prefix, tarball, work);
     const elsewhere = join(work, 'elsewhere');
     await run('mkdir', [elsewhere]);
 
@@ -80,7 +66,7 @@ describe('installed with npm install -g', () => {
   it('from the clone (npm install -g <path>): the command runs the clone from any directory', async () => {
     const work = realpathSync(tmpDir('svc-install-'));
     const prefix = join(work, 'prefix');
-    await npm(['install', '-g', '--prefix', prefix, '--prefer-offline', '--ignore-scripts', REPO_ROOT], work);
+    await installGlobal(prefix, REPO_ROOT, work, ['--ignore-scripts']);
     expect(realpathSync(join(prefix, 'lib', 'node_modules', PKG.name))).toBe(realpathSync(REPO_ROOT));
     const version = await installed(prefix, ['--version'], work);
     expect(version).toEqual({ code: 0, stdout: `${PKG.version}\n`, stderr: '' });

@@ -6,6 +6,7 @@ import { CLI_BIN, REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { startPingReceiver, type PingReceiver } from '../helpers/ping-receiver.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
+import { installGlobal, pack } from '../helpers/install-packed.js';
 
 // docs/systemd/install.sh into a temporary root, then the installed unit's
 // ExecStart line as written, run the way systemd would run it: as an
@@ -24,8 +25,22 @@ function id(flag: '-u' | '-g', user: string): number {
   return Number(spawnSync('id', [flag, user], { encoding: 'utf8' }).stdout.trim());
 }
 
+/**
+ * The binary the service user runs: the clone's, or, where the clone is out
+ * of that user's reach (in a home directory), the packed project installed
+ * into the test's directory.
+ */
+async function binForNobody(work: string): Promise<string> {
+  const r = spawnSync(SETPRIV, ['--reuid=nobody', `--regid=${id('-g', 'nobody')}`, '--clear-groups', '--', process.execPath, CLI_BIN, '--version'], { encoding: 'utf8', cwd: '/', env: { PATH: process.env.PATH } });
+  if (r.status === 0) return CLI_BIN;
+  const { tarball } = await pack(work);
+  return installGlobal(join(work, 'prefix'), tarball, work);
+}
+
+let bin = CLI_BIN;
+
 function install(root: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync('bash', [INSTALL, '--root', root, '--bin', CLI_BIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, TMPDIR: process.env.TMPDIR } });
+  const r = spawnSync('bash', [INSTALL, '--root', root, '--bin', bin, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, TMPDIR: process.env.TMPDIR } });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -139,6 +154,7 @@ describe.skipIf(!ROOT_USER || !existsSync(SETPRIV))('docs/systemd/install.sh and
     // The service user must reach the trial root, as it reaches / on a real system.
     work = tmpDir('svc-systemd-');
     chmodSync(work, 0o755);
+    bin = await binForNobody(work);
     tokenSource = join(work, 'token.txt');
     writeFileSync(tokenSource, `${ALL_TYPES_TOKEN.value}\n`, { mode: 0o600 });
   });
@@ -197,7 +213,7 @@ describe.skipIf(!ROOT_USER || !existsSync(SETPRIV))('docs/systemd/install.sh and
     expect(install(root, ['--base-url', site.url, '--token-file', tokenSource]).status).toBe(0);
     const dir = join(root, 'etc', 'systemd', 'system');
     const unit = readFileSync(join(dir, 'svc-snapshot.service'), 'utf8');
-    expect(unit).toContain(`ExecStart=${CLI_BIN} `);
+    expect(unit).toContain(`ExecStart=${bin} `);
     const res = spawnSync(ANALYZE!, ['verify', '--man=no', join(dir, 'svc-snapshot.service'), join(dir, 'svc-snapshot.timer')], {
       encoding: 'utf8',
       env: { PATH: process.env.PATH, SYSTEMD_LOG_COLOR: '0' },

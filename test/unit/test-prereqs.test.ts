@@ -1,16 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../helpers/run-cli.js';
+import { REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
 
 // scripts/test-prereqs.mjs: the first step of npm test.
 const SCRIPT = join(REPO_ROOT, 'scripts', 'test-prereqs.mjs');
 const asRoot = process.getuid?.() === 0;
 
 function prereqs(env: Record<string, string>, asNobody = false) {
-  const cmd = asNobody ? ['/usr/bin/setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', process.execPath, SCRIPT] : [process.execPath, SCRIPT];
-  const r = spawnSync(cmd[0]!, cmd.slice(1), { encoding: 'utf8', env, cwd: REPO_ROOT });
+  let script = SCRIPT;
+  if (asNobody) {
+    // A copy the other user can read wherever the clone is (the script imports nothing of it).
+    const dir = tmpDir('svc-prereqs-');
+    chmodSync(dir, 0o755);
+    script = join(dir, 'test-prereqs.mjs');
+    copyFileSync(SCRIPT, script);
+    chmodSync(script, 0o644);
+  }
+  const cmd = asNobody ? ['/usr/bin/setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', process.execPath, script] : [process.execPath, script];
+  const r = spawnSync(cmd[0]!, cmd.slice(1), { encoding: 'utf8', env, cwd: '/' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
