@@ -199,12 +199,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     const out = { warn: (m: string) => reporter.warn(m), error: (m: string) => reporter.error(m) };
     let facts: RunFacts | undefined;
-    if (flags.metricsFile !== undefined || flags.pingUrl !== undefined) {
+    if (flags.metricsFile !== undefined || flags.pingUrl !== undefined || process.env.SVC_PING_URL) {
       const [{ CronRun }, { RunFacts: Facts, countRoutes }] = await Promise.all([import('../cron/run.js'), import('../cron/facts.js')]);
       // What a failed or interrupted run knew, for its metrics: the routes counted as they end, the rest told by the command.
       facts = new Facts();
       reporter = countRoutes(reporter, facts);
-      // Commander accepts these two flags only on the commands that take them.
+      // Commander accepts these two flags only on the commands that take them (and readOptions reads SVC_PING_URL only for those).
       cron = CronRun.open(spec.name as CronCommand, flags, process.cwd(), out, facts, process.env);
       await cron?.start(flags, process.env);
     }

@@ -11,6 +11,7 @@ import { normaliseServiceUrl } from './url.js';
 import { registerSecret } from '../util/redact.js';
 import { loadSigningKey } from '../sign/key.js';
 import { readAllowedSigners } from '../sign/allowed-signers.js';
+import { fromTokenFile, tokenFileVariable } from './token-file.js';
 import { parseAuditToken, parseCalendarDate, parseFormats, parseInteger, parseKeep, parsePositiveNumber, parseRealms, parseToken } from './values.js';
 
 /** The history database file when --history has no value (history/target.ts reads it from here). */
@@ -57,7 +58,7 @@ const SERVER_OPTIONS = ['baseUrl', 'token', 'tokenUser', 'tokenTeam', 'tokenDriv
 
 const RECORDS = [
   { flags: '--base-url <url>', key: 'baseUrl', description: 'base URL of the platform; the API is at <url>/api', commands: LIVE, env: 'SVC_BASE_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, true) },
-  { flags: '--token <token>', key: 'token', description: 'API token for every type (SVC_TOKEN wins over it)', commands: LIVE, env: 'SVC_TOKEN', envWins: true, secret: true, parse: parseToken },
+  { flags: '--token <token>', key: 'token', description: 'API token for every type (SVC_TOKEN wins over it; SVC_TOKEN_FILE, SVC_TOKEN_<TYPE>_FILE and SVC_AUDIT_TOKEN_FILE name a file holding a token instead)', commands: LIVE, env: 'SVC_TOKEN', envWins: true, secret: true, parse: parseToken },
   { flags: '--token-user <token>', key: 'tokenUser', description: 'User token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_USER', envWins: true, secret: true, parse: parseToken },
   { flags: '--token-team <token>', key: 'tokenTeam', description: 'Team token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_TEAM', envWins: true, secret: true, parse: parseToken },
   { flags: '--token-drive <token>', key: 'tokenDrive', description: 'Drive token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_DRIVE', envWins: true, secret: true, parse: parseToken },
@@ -89,7 +90,7 @@ const RECORDS = [
   { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx', commands: ['snapshot', 'convert'], commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] }, defaultText: 'snapshot: json; convert: csv,xlsx', parse: parseFormats },
   { flags: '--keep <n>', key: 'keep', description: 'after a complete run, delete older complete output directories of the same kind beside the new one, keeping the newest n (the new one included)', commands: ['snapshot', 'collect', 'audit'], parse: parseKeep },
   { flags: '--metrics-file <path>', key: 'metricsFile', description: 'write Prometheus metrics for node_exporter\'s textfile collector to this file, on success and on failure', commands: ['snapshot', 'collect', 'audit'] },
-  { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'], parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false) },
+  { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'], env: 'SVC_PING_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false) },
   { flags: '--sign-key <file>', key: 'signKey', description: 'sign the manifest with this OpenSSH Ed25519 private key (unencrypted, mode 0600) into <manifest>.sig, published with the output', commands: ['snapshot', 'collect', 'audit'], env: 'SVC_SIGN_KEY', parse: loadSigningKey },
   { flags: '--allowed-signers <file>', key: 'allowedSigners', description: "OpenSSH allowed_signers file: a signature must verify and be made by a key it lists (history: only such snapshots are loaded)", commands: ['verify', 'history'], parse: (raw: string, from: string) => readAllowedSigners(raw, from) },
   { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ALL },
@@ -154,6 +155,18 @@ export function readOptions<C extends CommandName>(command: C, flags: Readonly<R
     const flag = flags[rec.key];
     const variable = rec.env !== undefined && env[rec.env] !== '' ? env[rec.env] : undefined;
     if (rec.secret) for (const text of [flag, variable]) if (typeof text === 'string' && text !== '') registerSecret(text);
+    // A secret's file variable (SVC_TOKEN_FILE: src/config/token-file.ts) stands for its variable, read when the command reads the option.
+    const fileVariable = rec.secret && rec.env !== undefined ? tokenFileVariable(rec.env) : undefined;
+    const file = fileVariable !== undefined && env[fileVariable] !== '' ? env[fileVariable] : undefined;
+    if (file !== undefined) {
+      sources[rec.key] = fileVariable!;
+      let fromFile: { value: unknown } | undefined;
+      Object.defineProperty(options, rec.key, {
+        enumerable: true,
+        get: () => (fromFile ??= { value: fromTokenFile(rec.env!, file, variable !== undefined, rec.parse) }).value,
+      });
+      continue;
+    }
     const useVariable = variable !== undefined && (rec.envWins === true || flag === undefined);
     const raw = useVariable ? variable : flag;
     if (raw === undefined) {

@@ -31,7 +31,7 @@ beforeAll(async () => {
   expect((await runCli(['snapshot', ...common, '--retries', '0', '--allow-partial', '--out-dir', partialSnapshot], { env: { SVC_TOKEN: TOKEN } })).code).toBe(4);
   expect((await runCli(['collect', ...common, '--retries', '0', '--out-dir', failedCollection], { env: { SVC_TOKEN: TOKEN } })).code).toBe(4);
   site.backend.clearFaults();
-}, 60_000);
+}, 300_000);
 afterAll(async () => {
   await site.close();
 });

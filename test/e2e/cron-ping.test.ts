@@ -151,8 +151,10 @@ describe('--ping-url', () => {
 
   it('gives up on a receiver that does not answer, warns, and finishes the run', async () => {
     receiver.delayMs = 60_000;
-    // The ping's timeout is 5 s, or --timeout when that is shorter.
-    const res = await run(['--ping-url', `${receiver.url}${CHECK}`, '--timeout', '1', '--json']);
+    // The ping's timeout is 5 s, or --timeout when that is shorter. Not a
+    // shorter --timeout here: it would hold the API requests to it as well,
+    // which a busy machine may not answer within a second.
+    const res = await run(['--ping-url', `${receiver.url}${CHECK}`, '--json']);
     expect(res.code).toBe(0);
     expect(JSON.parse(res.stdout).complete).toBe(true);
     expect(res.stderr).toMatch(/warning: ping "start" to 127\.0\.0\.1:\d+ failed \(/);
@@ -165,12 +167,42 @@ describe('--ping-url', () => {
     ['ftp://127.0.0.1/abc', /must start with https:\/\//],
     ['not a url', /is not a URL/],
   ])('refuses --ping-url %s as a usage error, before any request, without echoing a password', async (url, message) => {
-    const requests = await settledCount(() => site.backend.requests.length);
-    const res = await run(['--ping-url', url]);
+    // A site of its own: a delayed answer to an earlier test's killed run
+    // (drives held for 20 s) would be counted on the shared one.
+    const own = await startFakeSite();
+    try {
+      const dir = tmpDir();
+      const res = await runCli(['snapshot', '--base-url', own.url, '--ca-file', own.caFile, '--retries', '0', '--out-dir', join(dir, 'out'), '--ping-url', url], { env: { SVC_TOKEN: TOKEN }, cwd: dir });
+      expect(res.code).toBe(2);
+      expect(res.stderr).toMatch(message);
+      expect(res.stderr).not.toContain('s3cr3t-pw');
+      expect(own.backend.requests).toEqual([]);
+      expect(receiver.received).toEqual([]);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('takes the URL from SVC_PING_URL (no other cron option needed); an empty SVC_PING_URL is off, as an unset one', async () => {
+    const res = await run(['--quiet'], { SVC_TOKEN: TOKEN, SVC_PING_URL: `${receiver.url}${CHECK}` });
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(receiver.received.map((p) => p.path)).toEqual([`${CHECK}/start`, CHECK]);
+    expectClean(receiver.received);
+    receiver.received.length = 0;
+    const empty = await run(['--quiet'], { SVC_TOKEN: TOKEN, SVC_PING_URL: '' });
+    expect(empty).toMatchObject({ code: 0, stderr: '' });
+    expect(receiver.received).toEqual([]);
+    // The flag wins over the variable, as for every option that is not a secret.
+    const flag = await run(['--quiet', '--ping-url', `${receiver.url}${CHECK}/flag`], { SVC_TOKEN: TOKEN, SVC_PING_URL: 'not a url' });
+    expect(flag).toMatchObject({ code: 0, stderr: '' });
+    expect(receiver.received.map((p) => p.path)).toEqual([`${CHECK}/flag/start`, `${CHECK}/flag`]);
+  });
+
+  it('refuses a bad SVC_PING_URL as a usage error naming the variable', async () => {
+    const res = await run([], { SVC_TOKEN: TOKEN, SVC_PING_URL: 'ftp://127.0.0.1/abc' });
     expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(message);
-    expect(res.stderr).not.toContain('s3cr3t-pw');
-    expect(site.backend.requests.length).toBe(requests);
+    expect(res.stderr).toMatch(/SVC_PING_URL/);
     expect(receiver.received).toEqual([]);
   });
 });

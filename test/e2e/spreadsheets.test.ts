@@ -116,7 +116,7 @@ describe('spreadsheets of a live snapshot (--format csv,xlsx)', () => {
     expect(about[1]).toEqual(['Base URL', site.url, ...about[1]!.slice(2).map(() => '')]);
     expect(about.some((r) => r[0] === 'Timestamps' && /UTC/.test(r[1]!))).toBe(true);
     for (const e of m.exports) expect(about.some((r) => r[0] === e.export && r[1] === String(e.count) && r[2] === String(e.available).toUpperCase())).toBe(true);
-  }, 180_000);
+  }, 600_000);
 
   it('refuses an unknown --format before it makes a request (exit 2)', async () => {
     site = await startFakeSite();
@@ -152,7 +152,7 @@ describe('svc-snapshot convert', () => {
     expect(readdirSync(plain).filter((n) => n.startsWith('.'))).toEqual([]);
     checkCsvFiles(plain);
     checkWorkbook(plain);
-  }, 180_000);
+  }, 600_000);
 
   it('writes into --out-dir, and xlsx alone when asked', async () => {
     const parent = tmpDir();
@@ -165,7 +165,7 @@ describe('svc-snapshot convert', () => {
     expect(readdirSync(out)).toEqual([`svc-snapshot-${m.date}.xlsx`]);
     expect(readdirSync(snap).some((f) => f.endsWith('.xlsx') || f.endsWith('.csv'))).toBe(false);
     checkWorkbook(snap, out);
-  }, 120_000);
+  }, 600_000);
 
   it('reads export files only as regular files: a symbolic link is refused (exit 1) and nothing is written', async () => {
     const parent = tmpDir();

@@ -432,7 +432,7 @@ describe('6. files are read only as regular files inside the directory', () => {
     rmSync(join(fifoDir, 'api-teams.json'));
     execFileSync('mkfifo', [join(fifoDir, 'api-teams.json')]);
     // Opened non-blocking and refused: a FIFO nobody writes to must not hang the run.
-    const f = await runCli(['--replay', fifoDir, '--out-dir', 'snap'], { cwd: tmpDir(), timeoutMs: 20_000 });
+    const f = await runCli(['--replay', fifoDir, '--out-dir', 'snap'], { cwd: tmpDir() });
     expect(f.timedOut).toBe(false);
     expect(f.code).toBe(1);
     expect(f.stderr).toMatch(/api-teams\.json is listed in _collection-manifest\.json but is not a regular file/);

@@ -43,7 +43,10 @@ function removeAtEnd(dir: string): void {
 
 function certDir(): string {
   if (!baseDir) {
-    baseDir = mkdtempSync(join(tmpdir(), 'svc-snapshot-certs-'));
+    // Under vitest, in a directory the run's global setup removes at the end
+    // (test/global/tmp-root.ts): a worker's exit handler may run only after
+    // the run has looked for leftovers.
+    baseDir = mkdtempSync(join(process.env.SVC_SNAPSHOT_TEST_CERTS ?? tmpdir(), 'svc-snapshot-certs-'));
     removeAtEnd(baseDir);
   }
   return baseDir;

@@ -20,7 +20,7 @@ export function sheetsViaLibreOffice(xlsx: string, workDir: string): Map<string,
   execFileSync(
     SOFFICE,
     [`-env:UserInstallation=file://${profile}`, '--headless', '--norestore', '--convert-to', 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,true,false,false,-1', '--outdir', out, xlsx],
-    { stdio: 'pipe', timeout: 120_000 },
+    { stdio: 'pipe', timeout: 600_000 },
   );
   const base = basename(xlsx, '.xlsx');
   const sheets = new Map<string, string[][]>();

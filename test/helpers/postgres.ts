@@ -57,7 +57,7 @@ export async function startPostgres(opts: { tls?: { certPem: string; keyPem: str
   const asRoot = process.getuid?.() === 0;
   const run = (cmd: string, args: string[]) => {
     const argv = asRoot ? ['-u', 'postgres', '--', join(bin, cmd), ...args] : args;
-    const r = spawnSync(asRoot ? 'runuser' : join(bin, cmd), argv, { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(asRoot ? 'runuser' : join(bin, cmd), argv, { encoding: 'utf8', timeout: 600_000 });
     if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout}`);
   };
   if (asRoot) {
@@ -83,7 +83,7 @@ export async function startPostgres(opts: { tls?: { certPem: string; keyPem: str
     writeFileSync(join(data, 'pg_hba.conf'), `local all all trust\nhost all ${user} 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n`);
   }
   const port = await freePort();
-  run('pg_ctl', ['-D', data, '-w', '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${ssl}`, 'start']);
+  run('pg_ctl', ['-D', data, '-w', '-t', '300', '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${ssl}`, 'start']);
   let stopped = false;
   const stop = () => {
     if (stopped) return;

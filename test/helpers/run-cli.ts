@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll } from 'vitest';
 
 /** Repository root, from this file's location (test/helpers/). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -14,7 +13,7 @@ export interface RunCliOptions {
   env?: Record<string, string | undefined>;
   /** Default: the repository root. */
   cwd?: string;
-  /** The child is killed (SIGKILL) after this; default 45 s. */
+  /** The child is killed (SIGKILL) after this, a guard against a hang; default 240 s (a busy machine is slow, not hung). */
   timeoutMs?: number;
   /** Another copy of the binary's script; default bin/svc-snapshot.js. */
   bin?: string;
@@ -29,12 +28,13 @@ export interface CliResult {
 }
 
 /**
- * The environment the CLI runs with: PATH, HOME and TZ of this process and
+ * The environment the CLI runs with: PATH, HOME, TZ and TMPDIR of this process and
  * nothing else (no SVC_* variable, no NODE_OPTIONS, no NODE_EXTRA_CA_CERTS
  * leaks in from the developer's shell), plus `extra`.
  */
 export function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
-  const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: process.env.HOME, TZ: process.env.TZ, ...extra };
+  // TMPDIR: the run's own temporary directory (test/global/tmp-root.ts), so that what a child leaves there is found.
+  const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: process.env.HOME, TZ: process.env.TZ, TMPDIR: process.env.TMPDIR, ...extra };
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
   return out;
@@ -56,7 +56,7 @@ export function startCli(args: readonly string[], opts: RunCliOptions = {}): { c
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill('SIGKILL');
-    }, opts.timeoutMs ?? 45_000);
+    }, opts.timeoutMs ?? 240_000);
     child.once('error', (err) => {
       clearTimeout(timer);
       reject(err);
@@ -75,10 +75,16 @@ export function runCli(args: readonly string[], opts: RunCliOptions = {}): Promi
 }
 
 const dirs: string[] = [];
-// Registered when a test file imports this helper: the file's directories go after its last test.
-afterAll(() => {
+
+/**
+ * Removes the directories tmpDir made. Called after each test file by
+ * test/helpers/per-file.ts: a hook registered here, when the module is first
+ * imported, would run after the first file of a worker only (the files of a
+ * worker share this module: vitest.config.ts, isolate false).
+ */
+export function removeTmpDirs(): void {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+}
 
 /** A fresh temporary directory, removed after the test file. */
 export function tmpDir(prefix = 'svc-snapshot-test-'): string {

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveTokens as tokensOf } from '../../src/config/tokens.js';
 import { readOptions } from '../../src/config/options.js';
@@ -8,6 +7,7 @@ import { normaliseServiceUrl, isLoopbackHost } from '../../src/config/url.js';
 import { resolveConnection as connectionOf } from '../../src/config/settings.js';
 import { parseRealms } from '../../src/config/values.js';
 import { UsageError } from '../../src/errors.js';
+import { tmpDir } from '../helpers/run-cli.js';
 import { clearSecrets, redact } from '../../src/util/redact.js';
 
 afterEach(() => clearSecrets());
@@ -156,7 +156,7 @@ describe('connection settings', () => {
   });
 
   it('refuses a missing or non-PEM --ca-file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-ca-'));
+    const dir = tmpDir('svc-ca-');
     expect(() => resolveConnection({ caFile: join(dir, 'missing.pem') }, env)).toThrow(/cannot be read/);
     writeFileSync(join(dir, 'junk.pem'), 'not a certificate');
     expect(() => resolveConnection({ caFile: join(dir, 'junk.pem') }, env)).toThrow(/no PEM certificate/);

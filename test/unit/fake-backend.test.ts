@@ -617,7 +617,8 @@ describe('test/fake/serve.ts', () => {
     const tokens = JSON.stringify([{ value: 'fake-token-serve', types: ['User'] }]);
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/fake/serve.ts', '--release', '3.13.8', '--latency', '5', '--tokens-json', tokens], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      // TSX_DISABLE_CACHE: tsx would keep a cache in TMPDIR, which the run must leave empty.
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: process.env.TMPDIR ?? '/tmp', TSX_DISABLE_CACHE: '1' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {

@@ -13,7 +13,7 @@ import { EXPORT_TABLES } from '../../src/history/schema.js';
 import { parseHistoryTarget } from '../../src/history/target.js';
 import { TOOL } from '../../src/version.js';
 import { captureDeps, NIGHTS, swapWithNext, tamperExport, USERS, writeNight } from '../helpers/history-fixtures.js';
-import { REPO_ROOT } from '../helpers/run-cli.js';
+import { REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
 import { getTestCerts } from '../fake/certs.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
@@ -52,7 +52,7 @@ const ENGINES: Engine[] = [
     skip: null,
     async setup() {},
     async target(name) {
-      return join(mkdtempSync(join(tmpdir(), 'svc-hist-')), `${name}.sqlite`);
+      return join(tmpDir('svc-hist-'), `${name}.sqlite`);
     },
     teardown() {},
   },
@@ -519,7 +519,7 @@ describe('history targets', () => {
   });
 
   it('names a target that cannot be opened: a missing directory, a file that is not SQLite, an unreachable server', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-hist-bad-'));
+    const dir = tmpDir('svc-hist-bad-');
     const night = writeNight(join(dir, 'n1'), NIGHTS[0]!);
     await expectError(runHistory({ history: join(dir, 'no', 'such', 'h.sqlite') }, ['load', night], captureDeps(dir).deps), EXIT.failed, /no\/such.*does not exist/);
     const notDb = join(dir, 'not.sqlite');
@@ -527,7 +527,6 @@ describe('history targets', () => {
     await expectError(runHistory({ history: notDb }, ['load', night], captureDeps(dir).deps), EXIT.failed, /not\.sqlite/);
     await expectError(runHistory({ history: join(dir, 'absent.sqlite') }, ['runs'], captureDeps(dir).deps), EXIT.failed, /no history database at .*absent\.sqlite/);
     await expectError(runHistory({ history: 'postgres://svc@127.0.0.1:1/inv' }, ['runs'], captureDeps(dir).deps), EXIT.failed, /postgres:\/\/svc@127\.0\.0\.1:1\/inv cannot be opened/);
-    rmSync(dir, { recursive: true, force: true });
   });
 });
 

@@ -332,6 +332,8 @@ setInterval(() => {}, 1000);
       await writeFile(script, child);
       const proc = spawn(process.execPath, ['--import', 'tsx', script, target], {
         cwd: repoRoot,
+        // tsx would keep a cache in TMPDIR, which the run must leave empty.
+        env: { ...process.env, TSX_DISABLE_CACHE: '1' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stderr = '';

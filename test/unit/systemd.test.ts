@@ -66,16 +66,21 @@ describe('docs/systemd units', () => {
       expect(has(k, v), `${k}=${v}`).toBe(true);
     }
     expect(has('User')).toBe(true);
-    expect(d.some(([k]) => k === 'Environment')).toBe(false);
-    expect(service).not.toMatch(/--token|--audit-token/);
+    // The token reaches the run as a credential file, never as a value in the unit or on the command line.
+    expect(has('LoadCredential', 'token:/etc/svc-snapshot/token')).toBe(true);
+    expect(d.filter(([k]) => k === 'Environment')).toEqual([['Environment', 'SVC_TOKEN_FILE=%d/token']]);
+    expect(d.map(([, v]) => v).join('\n')).not.toMatch(/--token|--audit-token|--ca-file/);
     expect(directives(timer).some(([k, v]) => k === 'Persistent' && v === 'true')).toBe(true);
   });
 
-  it('starts the binary with options that exist for a snapshot, --keep, --metrics-file and --ping-url among them', () => {
+  it('starts the binary with options that exist for a snapshot, --keep and --metrics-file among them, and no variable (the optional ones are read from the environment)', () => {
     const exec = directives(service).find(([k]) => k === 'ExecStart')![1];
     const flags = exec.split(/\s+/).filter((w) => w.startsWith('--'));
     const known = new Set(OPTIONS.filter((o) => o.commands.includes('snapshot')).map((o) => o.flags.split(' ')[0]));
     for (const f of flags) expect(known.has(f), f).toBe(true);
-    expect(flags).toEqual(expect.arrayContaining(['--keep', '--metrics-file', '--ping-url', '--quiet']));
+    expect(flags).toEqual(expect.arrayContaining(['--keep', '--metrics-file', '--quiet']));
+    // An unset variable there would be an empty argument (--ping-url "" is a usage error): SVC_PING_URL is read by the tool itself.
+    expect(exec).not.toContain('$');
+    expect(OPTIONS.find((o) => o.key === 'pingUrl')?.env).toBe('SVC_PING_URL');
   });
 });

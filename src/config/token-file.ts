@@ -1,0 +1,70 @@
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { UsageError } from '../errors.js';
+
+/**
+ * Token files: `SVC_TOKEN_FILE`, `SVC_TOKEN_<TYPE>_FILE`, `SVC_AUDIT_TOKEN_FILE`
+ * name a file holding the token of the variable without `_FILE` (systemd's
+ * LoadCredential= hands a secret to a service this way, as a file in
+ * $CREDENTIALS_DIRECTORY). The file variable stands for its variable: it
+ * wins over the flag as the variable does, and setting both is a usage
+ * error (which one was meant cannot be known). An empty variable is unset.
+ */
+export function tokenFileVariable(variable: string): string {
+  return `${variable}_FILE`;
+}
+
+/** A token is a few hundred bytes at most; anything past this is not a token file. */
+const MAX_TOKEN_FILE_BYTES = 64 * 1024;
+
+/**
+ * The text of a token file: a regular file (no FIFO or device: opened
+ * without blocking), readable and writable by its owner only, not empty, at
+ * most 64 KiB, with one trailing line break removed. The text is then checked
+ * as the variable's value would be; messages name the variable and the path,
+ * never the contents.
+ */
+export function readTokenFile(fileVariable: string, path: string): string {
+  const fail = (what: string) => new UsageError(`${fileVariable}=${path}: ${what}`);
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? 'error';
+    throw fail(`the token file cannot be read (${code}); give the path of a file holding the token, readable by the user running svc-snapshot`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw fail('not a regular file; give the path of a file holding the token');
+    if ((st.mode & 0o077) !== 0) {
+      const mode = (st.mode & 0o777).toString(8).padStart(4, '0');
+      throw fail(`the token file is open to its group or others (mode ${mode}); make it its owner's alone: chmod 600 ${path}`);
+    }
+    if (st.size > MAX_TOKEN_FILE_BYTES) throw fail(`larger than ${MAX_TOKEN_FILE_BYTES / 1024} KiB, which no token file is`);
+    const buf = Buffer.alloc(st.size);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    const text = buf.subarray(0, got).toString('utf8').replace(/\r?\n$/, '');
+    if (text === '') throw fail('the token file is empty; write the token into it');
+    return text;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The value of a secret option given by its file variable: refused when the
+ * variable itself is set too; the file's text is parsed as the variable's
+ * would be, named by the file variable (a token's `source`).
+ */
+export function fromTokenFile(variable: string, path: string, variableAlsoSet: boolean, parse: ((raw: string, from: string) => unknown) | undefined): unknown {
+  const fileVariable = tokenFileVariable(variable);
+  if (variableAlsoSet) {
+    throw new UsageError(`both ${variable} and ${fileVariable} are set; set only one of them (an empty variable counts as unset)`);
+  }
+  const text = readTokenFile(fileVariable, path);
+  return parse === undefined ? text : parse(text, fileVariable);
+}
