@@ -52,7 +52,7 @@ const COMMANDS: CommandSpec[] = [
     examples: [
       'SVC_AUDIT_TOKEN=… svc-snapshot audit --audit-url https://audit.example.org --from 2026-11-01 --to 2026-11-21',
       'svc-snapshot audit --audit-url https://audit.example.org --query logins --param user=alice --report monthly',
-      'svc-snapshot audit --audit-url https://audit.example.org --objects user:alice,bob --objects vm',
+      'svc-snapshot audit --audit-url https://audit.example.org --objects User:alice,bob --objects Drive',
     ],
     run: async (flags, _args, deps) => (await import('../commands/audit.js')).runAudit(flags, deps),
   },
@@ -133,6 +133,8 @@ export function buildProgram(onRun: (spec: CommandSpec, flags: Record<string, un
       const args = command.args;
       await onRun(spec, command.opts(), args);
     });
+    // `svc-snapshot --help` is what a newcomer types first: it shows the default command's options too.
+    if (spec.isDefault) program.addHelpText('after', () => `\nWithout a command, svc-snapshot runs snapshot:\n\n${cmd.helpInformation()}`);
   }
   return program;
 }

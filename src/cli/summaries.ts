@@ -85,9 +85,14 @@ export type ConvertSummary = z.infer<typeof ConvertSummary>;
 
 const TokenType = z.enum(['User', 'Team', 'Drive', 'VM', 'Project']);
 
+/** `used: false` (and `ok: null`, no verdict) for http:// to a loopback host, where no TLS is spoken. */
+const CheckTls = z
+  .strictObject({ used: z.boolean(), ok: z.boolean().nullable(), error: z.string().optional() })
+  .describe('used: false and ok: null for http:// to a loopback host (no TLS); otherwise ok says whether the certificate chain and host name were verified');
+
 export const CheckSummary = z.strictObject({
   reachable: z.boolean(),
-  tls: z.strictObject({ ok: z.boolean(), error: z.string().optional() }),
+  tls: CheckTls,
   release: z.enum(['3.14.1+', 'before 3.14.1', 'unknown']),
   tokens: z.array(
     z.strictObject({
@@ -95,6 +100,8 @@ export const CheckSummary = z.strictObject({
       types: z.array(TokenType),
       reaches: z.array(TokenType),
       refused: z.array(TokenType),
+      /** The status each refused type was answered with: 401 refuses the token itself, 403 its type. */
+      refusedWith: z.array(z.strictObject({ type: TokenType, status: z.number().int() })).optional(),
       errors: z.array(z.string()).optional(),
     }),
   ),
@@ -105,7 +112,7 @@ export type CheckSummary = z.infer<typeof CheckSummary>;
 
 export const CheckAuditSummary = z.strictObject({
   reachable: z.boolean(),
-  tls: z.strictObject({ ok: z.boolean(), error: z.string().optional() }),
+  tls: CheckTls,
   service: z.strictObject({ name: z.string().optional(), version: z.string().optional() }).optional(),
   token: z.strictObject({ source: z.string(), accepted: z.boolean().nullable(), status: z.number().int().optional() }),
   ok: z.boolean(),
