@@ -191,6 +191,32 @@ export const HistoryLogSummary = z.strictObject({
 });
 export type HistoryLogSummary = z.infer<typeof HistoryLogSummary>;
 
+/**
+ * What every command prints with --json when it ends with an error instead
+ * of its summary (a usage error, a refused token, a failed or interrupted
+ * run): the exit code, the error's message, and what was and was not
+ * published. A command that finishes prints its own summary instead, also
+ * with a non-zero exit code (collect's 4, check's 3, diff's 5, a snapshot
+ * whose --history load failed).
+ */
+export const FailureSummary = z
+  .strictObject({
+    /** The command as typed: snapshot, collect, audit, check, diff, convert, history load, … */
+    command: z.string(),
+    ok: z.literal(false),
+    exitCode: z.number().int().min(1).max(255),
+    /** The message printed on stderr (secrets redacted). */
+    error: z.string(),
+    /** Output directories this run published before it failed (a snapshot whose later step failed). */
+    published: z.array(z.string()),
+    /** Output directories this run was given (--out-dir) or began, and did not publish (an older one of the same name is untouched). */
+    notPublished: z.array(z.string()),
+    /** What the run leaves behind, in words: "nothing was published", or what stays (snapshots loaded before, files converted before). */
+    outcome: z.string(),
+  })
+  .describe('Printed instead of the command\'s summary when it ends with an error (exit 1, 2, 3, 130, 143).');
+export type FailureSummary = z.infer<typeof FailureSummary>;
+
 /** Every command's --json output, by command. */
 export const SUMMARIES = {
   snapshot: SnapshotSummary,
@@ -203,6 +229,7 @@ export const SUMMARIES = {
   'history runs': HistoryRunsSummary,
   'history log': HistoryLogSummary,
   'history as-of': SnapshotSummary,
+  failure: FailureSummary,
 } as const;
 
 /** docs/summary-schema.json: JSON Schema (draft 2020-12) of every --json output. */
