@@ -44,6 +44,7 @@ let xlsx: string;
 let bytes: Buffer;
 let shown: Map<string, string[][]>;
 let fods: string;
+let csvFods: string;
 beforeAll(async () => {
   const dir = tmpDir('svc-workbook-');
   const parts: Buffer[] = [];
@@ -56,6 +57,14 @@ beforeAll(async () => {
   writeFileSync(xlsx, bytes);
   shown = sheetsViaLibreOffice(xlsx, dir);
   fods = fodsViaLibreOffice(xlsx, dir);
+  // The CSV form of the same records, opened as a user opens it: the default import (comma, quote, UTF-8).
+  const csvDir = tmpDir('svc-workbook-csv-');
+  await writeSpreadsheets({ manifest: manifest(), records: async () => USERS }, ['csv'], async (name, chunks) => {
+    const csvParts: Buffer[] = [];
+    for await (const c of chunks) csvParts.push(typeof c === 'string' ? Buffer.from(c) : Buffer.from(c));
+    writeFileSync(join(csvDir, name), Buffer.concat(csvParts));
+  });
+  csvFods = fodsViaLibreOffice(join(csvDir, '4-users (11-21-2026).csv'), csvDir, 'CSV:44,34,76,1');
 }, 240_000);
 
 const column = (name: string) => {
@@ -74,9 +83,14 @@ describe('the workbook in LibreOffice', () => {
     expect(column('ratio')).toEqual(['0.5', '1.25', '', '2']);
   });
 
-  it('keeps leading zeros and +49… texts exactly (a CSV opened with default import would not)', () => {
+  it('keeps leading zeros and +49… texts exactly, where the CSV file opened with default import does not', () => {
     expect(column('id')).toEqual(['007', 'u2', 'u3', 'u4']);
     expect(column('phone')).toEqual(['+49 30 123456', '0049 30 123456', '', '+4930']);
+    // What the README warns of: the same records' CSV file, imported with LibreOffice's defaults.
+    const csvCells = [...csvFods.matchAll(/<text:p>([^<]*)<\/text:p>/g)].map((m) => m[1]);
+    expect(csvCells).toContain('7');
+    expect(csvCells).not.toContain('007');
+    expect(csvCells).toContain('&apos;+49 30 123456');
   });
 
   it('gives back every carriage return as written: CR LF, a lone CR, CR LF beside a tab and markup', () => {

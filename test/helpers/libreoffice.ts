@@ -36,11 +36,12 @@ export function sheetsViaLibreOffice(xlsx: string, workDir: string): Map<string,
  * spreadsheet (one XML text): its document properties (office:meta), cell
  * styles (wrapping, number formats) and cell texts, as LibreOffice read them.
  */
-export function fodsViaLibreOffice(xlsx: string, workDir: string): string {
+export function fodsViaLibreOffice(file: string, workDir: string, importFilter?: string): string {
   if (!SOFFICE) throw new Error('LibreOffice (soffice) is not installed: .ci/run installs libreoffice-calc-nogui');
   const out = join(workDir, 'lo-fods');
   const profile = join(workDir, 'lo-profile-fods');
   mkdirSync(out, { recursive: true });
-  execFileSync(SOFFICE, [`-env:UserInstallation=file://${profile}`, '--headless', '--norestore', '--convert-to', 'fods', '--outdir', out, xlsx], { stdio: 'pipe', timeout: 120_000 });
-  return readFileSync(join(out, `${basename(xlsx, '.xlsx')}.fods`), 'utf8');
+  const filter = importFilter ? [`--infilter=${importFilter}`] : [];
+  execFileSync(SOFFICE, [`-env:UserInstallation=file://${profile}`, '--headless', '--norestore', ...filter, '--convert-to', 'fods', '--outdir', out, file], { stdio: 'pipe', timeout: 120_000 });
+  return readFileSync(join(out, `${basename(file).replace(/\.[^.]+$/, '')}.fods`), 'utf8');
 }
