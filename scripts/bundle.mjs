@@ -1,7 +1,7 @@
 // The second half of `npm run build`: bundles what tsc wrote to dist/ into
 // lib/, which bin/svc-snapshot.js runs. One file per command instead of some
 // 280 modules: the binary starts in about two thirds of the time (a tiny
-// replay 0.32 s -> 0.23 s; README, Performance). dist/ stays as tsc wrote it
+// replay 0.32 s -> 0.23 s; docs/performance.md). dist/ stays as tsc wrote it
 // for the benchmark's helpers; lib/ is rebuilt from it every time.
 //
 // Kept out of the bundle: undici (required lazily, only by commands that talk

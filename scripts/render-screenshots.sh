@@ -1,5 +1,5 @@
 #!/bin/sh
-# Renders the README's spreadsheet screenshots (docs/spreadsheet-about.png,
+# Renders the spreadsheet screenshots of the README and docs/spreadsheets.md (docs/spreadsheet-about.png,
 # docs/spreadsheet-export.png) from the shipped recording with LibreOffice
 # and poppler-utils:  sh scripts/render-screenshots.sh
 # The export page is the second page of team_memberships in the PDF

@@ -116,7 +116,7 @@ export function parseObjects(raw: readonly string[] | undefined): ObjectsRequest
     if (!OBJECT_TYPE_PATTERN.test(type)) {
       throw new UsageError(
         `--objects ${shown(r)}: the object type ${shown(type)} is not a plain name (a letter, then up to 63 letters, digits, "_" or "-"); ` +
-          'the audit service does not document its types, so use the name your audit front end shows, e.g. --objects user or --objects user:alice,bob',
+          'the audit service does not document its types, so use the name your audit front end shows, e.g. --objects User or --objects User:alice,bob',
       );
     }
     const ids = colon < 0 ? [] : r.slice(colon + 1).split(',');

@@ -3,7 +3,8 @@ import { EXIT, type ExitCode } from '../exit-codes.js';
 import { DomainError, InterruptedError, TokenRejectedError, UsageError } from '../errors.js';
 import { optionsFor, type CommandName } from './options.js';
 // From its module, not publish/index.js: that one reaches zod, which --help must not load.
-import { installSignalHandlers } from '../publish/registry.js';
+import { installSignalHandlers, resetPublishLedger } from '../publish/registry.js';
+import { commandOf, failureSummary } from './failure.js';
 import { plainReporter, type Reporter } from '../progress/reporter.js';
 import { ttyReporter } from '../progress/tty.js';
 import { forTerminal } from '../util/terminal.js';
@@ -53,7 +54,7 @@ const COMMANDS: CommandSpec[] = [
     examples: [
       'SVC_AUDIT_TOKEN=… svc-snapshot audit --audit-url https://audit.example.org --from 2026-11-01 --to 2026-11-21',
       'svc-snapshot audit --audit-url https://audit.example.org --query logins --param user=alice --report monthly',
-      'svc-snapshot audit --audit-url https://audit.example.org --objects user:alice,bob --objects vm',
+      'svc-snapshot audit --audit-url https://audit.example.org --objects User:alice,bob --objects Drive',
     ],
     run: async (flags, _args, deps) => (await import('../commands/audit.js')).runAudit(flags, deps),
   },
@@ -113,11 +114,17 @@ const COMMANDS: CommandSpec[] = [
   },
 ];
 
+/** Whether a command has printed on stdout: a failure's --json object is printed only when nothing was. */
+let stdoutUsed = false;
+
 function makeDeps(reporter: Reporter, facts?: RunFacts): CommandDeps {
   return {
     env: process.env,
     cwd: process.cwd(),
-    stdout: (text) => process.stdout.write(forTerminal(text)),
+    stdout: (text) => {
+      stdoutUsed = true;
+      return process.stdout.write(forTerminal(text));
+    },
     reporter,
     now: () => new Date(),
     ...(facts ? { facts } : {}),
@@ -145,6 +152,8 @@ export function buildProgram(onRun: (spec: CommandSpec, flags: Record<string, un
       const args = command.args;
       await onRun(spec, command.opts(), args);
     });
+    // `svc-snapshot --help` is what a newcomer types first: it shows the default command's options too.
+    if (spec.isDefault) program.addHelpText('after', () => `\nWithout a command, svc-snapshot runs snapshot:\n\n${cmd.helpInformation()}`);
   }
   return program;
 }
@@ -176,6 +185,17 @@ export async function main(argv: string[]): Promise<number> {
   }
   let exitCode: number = EXIT.ok;
   let debug = argv.includes('--debug');
+  // --json: a run that ends with an error prints one object too (src/cli/failure.ts).
+  let json = argv.includes('--json');
+  let command = commandOf(argv.slice(2));
+  let failureText = '';
+  stdoutUsed = false;
+  resetPublishLedger();
+  const printFailure = (code: number): void => {
+    if (!json || code === EXIT.ok || stdoutUsed) return;
+    stdoutUsed = true;
+    process.stdout.write(forTerminal(`${JSON.stringify(failureSummary(command, code, failureText), null, 2)}\n`));
+  };
   // Every TLS connection sets rejectUnauthorized itself; the variable is also
   // removed so that nothing in the process (and no Node warning) acts on it.
   const tlsOffIgnored = process.env.NODE_TLS_REJECT_UNAUTHORIZED === '0';
@@ -188,11 +208,15 @@ export async function main(argv: string[]): Promise<number> {
     const code = exitCodeOf(error);
     reporter.close();
     process.stderr.write(`svc-snapshot: ${forTerminal(error.message)}\n`);
+    failureText = error.message;
+    printFailure(code);
     cron?.finishSync(code);
     return code;
   });
   const program = buildProgram(async (spec, flags, args) => {
     debug = Boolean(flags.debug);
+    json = Boolean(flags.json);
+    command = spec.name === 'history' && typeof args[0] === 'string' ? `history ${args[0]}` : spec.name;
     reporter = makeReporter(Boolean(flags.quiet));
     if (tlsOffIgnored) {
       reporter.warn('NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates and host names are always verified (for an internal CA, use --ca-file)');
@@ -224,17 +248,21 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       // --help and --version end here too, with exit code 0.
       exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      failureText = err.message.replace(/^error: /, '');
     } else if (err instanceof DomainError) {
       reporter.error(err.message);
       exitCode = exitCodeOf(err);
+      failureText = err.message;
       if (exitCode === EXIT.usage) process.stderr.write('svc-snapshot: run with --help for usage\n');
     } else {
       const fsMessage = describeFsError(err);
       const message = err instanceof Error ? err.message : String(err);
-      reporter.error(fsMessage ?? `unexpected failure: ${message}; nothing was published`);
+      failureText = fsMessage ?? `unexpected failure: ${message}; nothing was published`;
+      reporter.error(failureText);
       if (debug && err instanceof Error && err.stack) process.stderr.write(`${forTerminal(err.stack)}\n`);
       exitCode = EXIT.failed;
     }
+    printFailure(exitCode);
   }
   try {
     await cron?.finish(exitCode, report);

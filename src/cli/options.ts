@@ -3,8 +3,10 @@ import { OPTIONS, type CommandName, type OptionRecord } from '../config/options.
 
 export { OPTIONS, type CommandName } from '../config/options.js';
 
-/** How help shows a default: the record's text, else its value. */
-function defaultShown(o: OptionRecord): string | undefined {
+/** How help shows a default: the command's text, the record's text, else its value. */
+function defaultShown(o: OptionRecord, command: CommandName): string | undefined {
+  const own = o.perCommand?.[command]?.defaultText;
+  if (own !== undefined) return own;
   if (o.defaultText !== undefined) return o.defaultText;
   if (o.default === undefined) return undefined;
   return Array.isArray(o.default) ? o.default.join(',') : String(o.default);
@@ -12,9 +14,10 @@ function defaultShown(o: OptionRecord): string | undefined {
 
 export function optionsFor(command: CommandName): Option[] {
   return OPTIONS.filter((o) => o.commands.includes(command)).map((o) => {
-    const shown = defaultShown(o);
+    const shown = defaultShown(o, command);
     const extra = [o.env ? `env ${o.env}` : '', shown !== undefined ? `default ${shown}` : ''].filter(Boolean).join('; ');
-    const option = new Option(o.flags, extra ? `${o.description} (${extra})` : o.description);
+    const description = o.perCommand?.[command]?.description ?? o.description;
+    const option = new Option(o.flags, extra ? `${description} (${extra})` : description);
     if (o.retired) option.hideHelp();
     return o.repeatable ? option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]) : option;
   });

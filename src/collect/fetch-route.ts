@@ -47,13 +47,17 @@ export async function fetchRoute(p: PlannedRoute, settings: ConnectionSettings, 
     const res = await http.get({ label: p.label, url: settings.baseUrl + p.urlPath, headers: managementAuth(token.value) });
     const base = { route: p.label, tokenType: type, status: res.status, attempts: res.attempts, durationMs: res.durationMs };
     if (res.status === 401 || res.status === 403) {
+      // A 401 refuses the token itself, whatever its types; only a 403 is about the type.
       throw tokenRefused({
         route: p.label,
         status: res.status,
-        token: `${type} token`,
+        token: res.status === 401 ? 'token' : `${type} token`,
         source: token.source,
-        why: { 401: 'it is missing, invalid or expired', 403: `it lacks type ${type} (or is not allowed this route)` },
-        advice: `The token needs type ${type}; on backends before 3.14.1, pass a ${type} token with ${tokenFlagName(type)} or ${tokenEnvName(type)}.`,
+        why: { 401: 'the server does not accept the token itself (it is missing, invalid or expired), whatever types it has', 403: `it lacks type ${type} (or is not allowed this route)` },
+        advice:
+          res.status === 401
+            ? `Check the token's value and that it has not expired or been revoked (svc-snapshot check shows what each token reaches).`
+            : `The token needs type ${type}; on backends before 3.14.1, pass a ${type} token with ${tokenFlagName(type)} or ${tokenEnvName(type)}.`,
       });
     }
     if (res.status === 404 && p.def.since !== null) return { record: { ...base, file: null, skipped: true, reason: SKIP_REASON_3141 } };

@@ -4,13 +4,13 @@ import { resolveTransport } from '../config/settings.js';
 import type { CommandOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
-import { describeTls, observeTls, tlsVerdict } from '../http/tls-observer.js';
+import { describeTls, observeTls, tlsForJson, tlsVerdict } from '../http/tls-observer.js';
 import { EXIT } from '../exit-codes.js';
 import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from './context.js';
 import type { CheckAuditSummary } from '../summaries/schemas.js';
 
-type AuditCheckReport = CheckAuditSummary;
+type AuditCheckReport = Omit<CheckAuditSummary, 'tls'> & { tls: { ok: boolean; error?: string } };
 
 /** `check --audit`: GET /info without the token, then an information route with it. */
 export async function runCheckAudit(o: CommandOptions<'check'>, deps: CommandDeps): Promise<CommandResult> {
@@ -41,7 +41,8 @@ export async function runCheckAudit(o: CommandOptions<'check'>, deps: CommandDep
     report.tls = tlsVerdict(auditUrl, observer.authorized(), report.tls, report.reachable);
     report.ok = report.reachable && report.tls.ok && report.token.accepted === true;
     deps.reporter.close();
-    deps.stdout(o.json ? `${JSON.stringify(report, null, 2)}\n` : formatAuditCheck(auditUrl, report));
+    const json: CheckAuditSummary = { ...report, tls: tlsForJson(auditUrl, report.tls) };
+    deps.stdout(o.json ? `${JSON.stringify(json, null, 2)}\n` : formatAuditCheck(auditUrl, report));
     if (report.ok) return { exitCode: EXIT.ok };
     if (report.token.status === 401 || report.token.status === 403) return { exitCode: EXIT.tokenRejected };
     return { exitCode: EXIT.failed };

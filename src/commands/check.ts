@@ -6,7 +6,7 @@ import { readOptions } from '../config/options.js';
 import type { ResolvedToken } from '../config/tokens.js';
 import { HttpClient, type Fetched } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
-import { describeTls, observeTls, tlsVerdict } from '../http/tls-observer.js';
+import { describeTls, observeTls, tlsForJson, tlsVerdict } from '../http/tls-observer.js';
 import { escapeControl } from '../util/escape.js';
 import { EXIT } from '../exit-codes.js';
 import { TOOL } from '../version.js';
@@ -14,7 +14,8 @@ import type { CommandDeps, CommandResult, RawFlags } from './context.js';
 import { runCheckAudit } from './check-audit.js';
 import type { CheckSummary } from '../summaries/schemas.js';
 
-export type CheckReport = CheckSummary;
+/** What check finds; --json prints it with TLS as tlsForJson says. */
+export type CheckReport = Omit<CheckSummary, 'tls'> & { tls: { ok: boolean; error?: string } };
 
 /**
  * The cheapest GET route of each type: a small 3.14.1 route where the backend
@@ -41,7 +42,8 @@ export async function runCheck(flags: RawFlags, deps: CommandDeps): Promise<Comm
     const tls = tlsVerdict(settings.baseUrl, observer.authorized(), checked.tls, checked.reachable);
     const report = tls === checked.tls ? checked : { ...checked, tls, tokens: tls.ok ? checked.tokens : [], ok: checked.ok && tls.ok };
     deps.reporter.close();
-    deps.stdout(o.json ? `${JSON.stringify(report, null, 2)}\n` : formatCheck(settings.baseUrl, report));
+    const json: CheckSummary = { ...report, tls: tlsForJson(settings.baseUrl, report.tls) };
+    deps.stdout(o.json ? `${JSON.stringify(json, null, 2)}\n` : formatCheck(settings.baseUrl, report));
     if (report.ok) return { exitCode: EXIT.ok };
     if (!report.reachable || !report.tls.ok) return { exitCode: EXIT.failed };
     return { exitCode: report.tokens.some((t) => t.refused.length > 0) ? EXIT.tokenRejected : EXIT.failed };
@@ -75,7 +77,7 @@ export async function check(settings: ConnectionSettings, http: HttpClient): Pro
   }
   let newerServed: boolean | undefined;
   for (const { token, types } of byToken.values()) {
-    const row = { source: token.source, types, reaches: [] as TokenType[], refused: [] as TokenType[], errors: [] as string[] };
+    const row = { source: token.source, types, reaches: [] as TokenType[], refused: [] as TokenType[], refusedWith: [] as Array<{ type: TokenType; status: number }>, errors: [] as string[] };
     for (const type of types) {
       let outcome = await probe(settings, http, routeById(PROBES[type].newer), token, settings.realms[0]);
       if (outcome.kind === 'error') {
@@ -98,14 +100,18 @@ export async function check(settings: ConnectionSettings, http: HttpClient): Pro
       }
       const status = outcome.res.status;
       if (status === 200) row.reaches.push(type);
-      else if (status === 401 || status === 403) row.refused.push(type);
+      else if (status === 401 || status === 403) {
+        row.refused.push(type);
+        row.refusedWith.push({ type, status });
+      }
       else row.errors.push(`${type}: HTTP ${status}`);
       if (type === 'VM' && status === 200 && newer.id === 'realms' && newerServed) {
         const parsed = RealmsResponse.safeParse(safeJson(outcome.res.body));
         if (parsed.success) report.realms = { source: 'GET /api/realms', ids: Object.values(parsed.data.realms).map((r) => r.id) };
       }
     }
-    report.tokens.push(row.errors.length ? row : { source: row.source, types: row.types, reaches: row.reaches, refused: row.refused });
+    const { errors, refusedWith, ...kept } = row;
+    report.tokens.push({ ...kept, ...(refusedWith.length ? { refusedWith } : {}), ...(errors.length ? { errors } : {}) });
   }
   report.release = newerServed === undefined ? 'unknown' : newerServed ? '3.14.1+' : 'before 3.14.1';
   report.ok = report.reachable && report.tls.ok && report.tokens.every((t) => t.refused.length === 0 && !t.errors);
@@ -127,7 +133,11 @@ function formatCheck(baseUrl: string, r: CheckReport): string {
   if (r.reachable && r.tls.ok) {
     lines.push(`  backend release: ${r.release}`);
     for (const t of r.tokens) {
-      lines.push(`  token from ${t.source}: reaches ${t.reaches.join(', ') || 'nothing'}${t.refused.length ? `; REFUSED for ${t.refused.join(', ')}` : ''}`);
+      const refused = t.refused.map((type) => {
+        const status = t.refusedWith?.find((r) => r.type === type)?.status;
+        return status === undefined ? type : `${type} (${status}${status === 401 ? ': the token itself is not accepted' : status === 403 ? ': type not granted' : ''})`;
+      });
+      lines.push(`  token from ${t.source}: reaches ${t.reaches.join(', ') || 'nothing'}${refused.length ? `; REFUSED for ${refused.join(', ')}` : ''}`);
       for (const e of t.errors ?? []) lines.push(`    error: ${e}`);
     }
     const covered = new Set(r.tokens.flatMap((t) => t.types));

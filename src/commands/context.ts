@@ -5,6 +5,7 @@ import type { RunReport } from '../cron/metrics.js';
 import type { RunFacts } from '../cron/facts.js';
 import { assertReplaceable, assertSafeTarget, type OutputKind } from '../publish/target.js';
 import { checkKeepTarget } from '../cron/keep.js';
+import { noteTarget } from '../publish/registry.js';
 
 /** What a command may touch of the outside world; tests pass their own. */
 /** The flags of a command as commander gives them; readOptions reads them with the environment. */
@@ -45,4 +46,6 @@ export function checkOutputOptions(cwd: string, o: { readonly outDir: string | u
   if (o.outDir === undefined) return;
   assertSafeTarget(o.outDir, cwd);
   assertReplaceable(resolveOutDir(cwd, o.outDir, o.outDir), kind);
+  // What a failed run's --json object names as not published (src/cli/failure.ts).
+  noteTarget(resolveOutDir(cwd, o.outDir, o.outDir));
 }

@@ -41,6 +41,8 @@ export interface OptionRecord {
   readonly commandDefaults?: Partial<Record<CommandName, unknown>>;
   /** How help shows the default when it is not the value itself. */
   readonly defaultText?: string;
+  /** Help text that differs by command: its description and how its default is shown there. */
+  readonly perCommand?: Partial<Record<CommandName, { readonly description?: string; readonly defaultText?: string }>>;
   /** Text (of the flag or the variable) → value; throws a UsageError naming `from`, the flag or variable (exit 2). */
   readonly parse?: (raw: string, from: string) => unknown;
   readonly repeatable?: boolean;
@@ -55,6 +57,21 @@ const NET = ['snapshot', 'collect', 'check', 'audit'] as const;
 const ALL = ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history', 'verify'] as const;
 /** What a live run needs and a replay does not take. */
 const SERVER_OPTIONS = ['baseUrl', 'token', 'tokenUser', 'tokenTeam', 'tokenDrive', 'tokenVm', 'tokenProject', 'realms'] as const;
+
+/** --out-dir's default, as help shows it for each command (the commands compute it; see their resolveOutDir calls). */
+const OUT_DIR_HELP = {
+  snapshot: { defaultText: './svc-snapshot-<YYYY-MM-DD>; --replay: the collection\'s date' },
+  collect: { defaultText: './svc-snapshot-raw-<YYYY-MM-DD>' },
+  audit: { defaultText: './svc-snapshot-audit-<YYYY-MM-DD>' },
+  convert: { description: 'directory for the spreadsheet files (created 0700 when missing)', defaultText: 'the snapshot directory itself' },
+  history: { description: 'as-of: the directory to write the exports to', defaultText: './svc-snapshot-<date of that snapshot>' },
+} as const;
+
+/** convert writes only the spreadsheet forms (json alone is refused there: the JSON files are the snapshot itself). */
+const FORMAT_HELP = {
+  snapshot: { defaultText: 'json' },
+  convert: { description: 'comma-separated spreadsheet formats: csv, xlsx (the JSON exports are the snapshot itself)', defaultText: 'csv,xlsx' },
+} as const;
 
 const RECORDS = [
   { flags: '--base-url <url>', key: 'baseUrl', description: 'base URL of the platform; the API is at <url>/api', commands: LIVE, env: 'SVC_BASE_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, true) },
@@ -80,14 +97,14 @@ const RECORDS = [
   { flags: '--concurrency <n>', key: 'concurrency', description: 'requests in flight at once (1-64)', commands: NET, default: 6, parse: (raw: string, from: string) => parseInteger(from, raw, 1, 64) },
   { flags: '--retries <n>', key: 'retries', description: 'retries of a request after a network error, timeout, 429 or 5xx (0-10)', commands: NET, default: 3, parse: (raw: string, from: string) => parseInteger(from, raw, 0, 10) },
   { flags: '--ca-file <path>', key: 'caFile', description: 'PEM file of extra trusted CA certificates (NODE_EXTRA_CA_CERTS is honoured too)', commands: [...NET, 'history'] },
-  { flags: '--out-dir <dir>', key: 'outDir', description: 'output directory', commands: ['snapshot', 'collect', 'audit', 'convert', 'history'] },
+  { flags: '--out-dir <dir>', key: 'outDir', description: 'output directory', commands: ['snapshot', 'collect', 'audit', 'convert', 'history'], perCommand: OUT_DIR_HELP },
   { flags: '--raw', key: 'raw', description: 'also write the raw collection to <out-dir>/raw/', commands: ['snapshot'] },
   { flags: '--replay <dir>', key: 'replay', description: 'build the exports from a raw collection instead of the network', commands: ['snapshot'], conflicts: { keys: SERVER_OPTIONS, why: 'builds from files and talks to no server' } },
-  { flags: '--allow-partial', key: 'allowPartial', description: 'publish even when routes failed (exit 4); history load: load partial snapshots too', commands: ['snapshot', 'history'] },
+  { flags: '--allow-partial', key: 'allowPartial', description: 'publish even when routes failed (exit 4)', commands: ['snapshot', 'history'], perCommand: { history: { description: 'history load: load partial snapshots too (without it they are skipped, exit 4)' } } },
   { flags: '--build-threads <n>', key: 'buildThreads', description: 'no longer does anything', commands: ['snapshot'], env: 'SVC_BUILD_THREADS', retired: true },
   { flags: '--strict', key: 'strict', description: 'make any schema problem in a response fatal', commands: ['snapshot'] },
   { flags: '--diff-previous', key: 'diffPrevious', description: 'after publishing, diff against the newest older snapshot beside it', commands: ['snapshot'] },
-  { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx', commands: ['snapshot', 'convert'], commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] }, defaultText: 'snapshot: json; convert: csv,xlsx', parse: parseFormats },
+  { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx', commands: ['snapshot', 'convert'], commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] }, defaultText: 'snapshot: json; convert: csv,xlsx', perCommand: FORMAT_HELP, parse: parseFormats },
   { flags: '--keep <n>', key: 'keep', description: 'after a complete run, delete older complete output directories of the same kind beside the new one, keeping the newest n (the new one included)', commands: ['snapshot', 'collect', 'audit'], parse: parseKeep },
   { flags: '--metrics-file <path>', key: 'metricsFile', description: 'write Prometheus metrics for node_exporter\'s textfile collector to this file, on success and on failure', commands: ['snapshot', 'collect', 'audit'] },
   { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'], env: 'SVC_PING_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false) },

@@ -23,7 +23,7 @@ const MAX_TOKEN_FILE_BYTES = 64 * 1024;
  * as the variable's value would be; messages name the variable and the path,
  * never the contents.
  */
-export function readTokenFile(fileVariable: string, path: string): string {
+function readTokenFile(fileVariable: string, path: string): string {
   const fail = (what: string) => new UsageError(`${fileVariable}=${path}: ${what}`);
   let fd: number;
   try {

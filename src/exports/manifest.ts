@@ -31,7 +31,7 @@ export type ManifestExport = z.infer<typeof ManifestExportSchema>;
  * than its exports (a spreadsheet; `raw/_collection-manifest.json` with
  * --raw), its size and SHA-256, so that `verify` covers it.
  */
-export const ListedFileSchema = z.object({ name: z.string(), bytes: z.number().int().nonnegative(), sha256: Sha256 });
+const ListedFileSchema = z.object({ name: z.string(), bytes: z.number().int().nonnegative(), sha256: Sha256 });
 export type ListedFile = z.infer<typeof ListedFileSchema>;
 
 /** `_snapshot-manifest.json` as the snapshot command writes it; its TypeScript type is inferred from here. */

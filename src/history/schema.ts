@@ -58,7 +58,7 @@ async function migrateFrom1(db: HistoryDb, relations: Set<string>): Promise<void
 }
 
 /** The column of `runs` that keeps the signing key's fingerprint (CONTRACT section 13). */
-export const SIGNING_KEY_COLUMN = 'signing_key';
+const SIGNING_KEY_COLUMN = 'signing_key';
 
 /** Columns every versions table has before the export's own; no catalog column may take these names. */
 const VERSION_COLUMNS = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record'] as const;

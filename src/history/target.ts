@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { DEFAULT_HISTORY_FILE } from '../config/options.js';
@@ -30,6 +31,7 @@ export function parseHistoryTarget(raw: string | boolean | undefined, cwd: strin
     throw new UsageError('--history takes a file path (SQLite) or a postgres://user@host:port/db URL; other URL schemes are not supported');
   }
   const path = isAbsolute(value) ? value : resolve(cwd, value);
+  refuseDirectory(value, path);
   return { engine: 'sqlite', path, label: path };
 }
 
@@ -65,4 +67,24 @@ function parsePostgres(value: string): HistoryTarget {
   }
   const label = `postgres://${encodeURIComponent(user)}@${url.host}/${encodeURIComponent(database)}`;
   return { engine: 'postgres', host, port, user, database, sslmode, label };
+}
+
+/**
+ * `--history [target]` takes the next argument as its value, so `history load
+ * --history svc-snapshot-2026-11-23 …` names a snapshot directory as the
+ * database; SQLite would only say it cannot open it. Said here, with the fix.
+ */
+function refuseDirectory(given: string, path: string): void {
+  let isDir = false;
+  try {
+    isDir = statSync(path).isDirectory();
+  } catch {
+    return;
+  }
+  if (!isDir) return;
+  const shown = JSON.stringify(given.slice(0, 120));
+  throw new UsageError(
+    `--history ${shown} is a directory, not a database: --history takes the argument after it as its target. ` +
+      `Write --history=<file> (e.g. --history=./${DEFAULT_HISTORY_FILE}) or a postgres:// URL the same way, and list the snapshot directories as arguments`,
+  );
 }

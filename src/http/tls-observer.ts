@@ -38,6 +38,16 @@ export function tlsVerdict(url: string, seen: boolean | undefined, current: { ok
   return { ok: false, error: seen === false ? 'a connection was made without a verified certificate chain and host name' : 'no verified TLS connection was made' };
 }
 
+/**
+ * How a check's --json reports TLS, as its text does: `used: false` (and no
+ * verdict, `ok: null`) for http:// to a loopback host, where no TLS is
+ * spoken; otherwise whether the connection was verified.
+ */
+export function tlsForJson(url: string, tls: { ok: boolean; error?: string }): { used: boolean; ok: boolean | null; error?: string } {
+  if (tls.ok && !url.startsWith('https:')) return { used: false, ok: null };
+  return { used: true, ...tls };
+}
+
 /** How a check prints TLS. */
 export function describeTls(url: string, tls: { ok: boolean; error?: string }): string {
   if (!tls.ok) return `FAILED: ${tls.error ?? ''}`;

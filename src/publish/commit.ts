@@ -4,7 +4,7 @@ import { chmod } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError, FailedError } from '../errors.js';
 import { describeFsError } from '../util/fs-error.js';
-import { isLiveStaging, registerBackup, unregisterBackup, unregisterStaging } from './registry.js';
+import { isLiveStaging, notePublished, registerBackup, unregisterBackup, unregisterStaging } from './registry.js';
 import { assertNoSecrets, listTree, secretMatcher } from './scan.js';
 import { createStaging, DIR_MODE, FILE_MODE, fileIdentity, targetParts, type Staging } from './staging.js';
 import { assertReplaceable, assertSafeTarget, type OutputKind } from './target.js';
@@ -64,6 +64,7 @@ function publishSync(staging: Staging, target: string, parent: string, base: str
     if (!existing) {
       renameSync(staging.dir, target);
       unregisterStaging(staging.dir);
+      notePublished(target);
       return;
     }
   } catch (err) {
@@ -83,6 +84,7 @@ function publishSync(staging: Staging, target: string, parent: string, base: str
   try {
     renameSync(staging.dir, target);
     unregisterStaging(staging.dir);
+    notePublished(target);
   } catch (err) {
     try {
       renameSync(backup, target);

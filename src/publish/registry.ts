@@ -65,6 +65,38 @@ export function cleanupAllSync(): void {
   }
 }
 
+/**
+ * The output directories this run set out to publish (a staging directory was
+ * made for each) and those it did publish: what a failed run's --json object
+ * says was and was not published.
+ */
+const ledger = { targets: [] as string[], published: [] as string[] };
+
+export function noteTarget(target: string): void {
+  if (!ledger.targets.includes(target)) ledger.targets.push(target);
+}
+
+export function notePublished(target: string): void {
+  noteTarget(target);
+  if (!ledger.published.includes(target)) ledger.published.push(target);
+}
+
+/** What was published and what was not, by output directory, in the order the run began them. */
+export function publishLedger(): { published: string[]; notPublished: string[] } {
+  return { published: [...ledger.published], notPublished: ledger.targets.filter((t) => !ledger.published.includes(t)) };
+}
+
+/** A new run (main) starts a new ledger. */
+export function resetPublishLedger(): void {
+  ledger.targets.length = 0;
+  ledger.published.length = 0;
+}
+
+/** What an interruption would leave behind now, when it is not "nothing was published" (whenInterrupted's text). */
+export function currentOutcome(): string | undefined {
+  return outcome;
+}
+
 type Signal = 'SIGINT' | 'SIGTERM';
 /** Returns the exit code to end with; anything else keeps the shell's 128 + signal number. */
 export type OnSignal = (signal: Signal, error: InterruptedError) => unknown;

@@ -2,7 +2,7 @@ import { FailedError } from '../errors.js';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { isLiveStaging, registerStaging, unregisterStaging } from './registry.js';
+import { isLiveStaging, noteTarget, registerStaging, unregisterStaging } from './registry.js';
 import { describeFsError } from '../util/fs-error.js';
 import { SecretSearch, secretInFile, secretMatcher } from './scan.js';
 
@@ -56,7 +56,8 @@ export function targetParts(targetDir: string): { target: string; parent: string
  * signal can arrive between the two.
  */
 export async function createStaging(targetDir: string, secrets: readonly string[] = []): Promise<Staging> {
-  const { parent, base } = targetParts(targetDir);
+  const { target, parent, base } = targetParts(targetDir);
+  noteTarget(target);
   let dir: string;
   try {
     ensureDirSync(parent);

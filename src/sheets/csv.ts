@@ -91,7 +91,7 @@ export function* csvChunks(columns: readonly SheetColumn[], records: readonly Ex
     let line = '';
     for (let j = 0; j < columns.length; j++) {
       const cell = cellOf(columns[j]!, r);
-      // csvCell and cellWidth in one: a number's text is its width.
+      // csvCell and cellWidth in one.
       let text: string;
       let width: number;
       if (cell === null) {
@@ -102,7 +102,8 @@ export function* csvChunks(columns: readonly SheetColumn[], records: readonly Ex
         width = cell.length;
       } else if (typeof cell === 'number') {
         text = String(cell);
-        width = text.length;
+        // The workbook shows whole numbers with thousands separators (cellWidth).
+        width = Number.isInteger(cell) ? cellWidth(cell) : text.length;
       } else if (typeof cell === 'boolean') {
         text = cell ? 'true' : 'false';
         width = cellWidth(cell);

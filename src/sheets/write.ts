@@ -14,7 +14,7 @@ import { aboutSheet, ABOUT_SHEET } from './about.js';
 import { cellOf, sheetColumns, type Cell, type SheetColumn } from './columns.js';
 import { csvChunks } from './csv.js';
 import type { SheetManifest, SheetManifestExport } from './snapshot-dir.js';
-import { cellWidth, columnLetters, contentTypesXml, fitWidth, MAX_DATA_ROWS, ROOT_RELS_XML, sheetXml, STYLES_XML, workbookRelsXml, workbookXml, type SheetSpec } from './xlsx.js';
+import { cellWidth, columnLetters, contentTypesXml, corePropsXml, fitWidth, MAX_DATA_ROWS, ROOT_RELS_XML, sheetXml, STYLES_XML, workbookRelsXml, workbookXml, type SheetSpec } from './xlsx.js';
 import { ZipTooLargeError, ZipWriter } from './zip.js';
 import { bytesHoldSecret, type SecretMatcher } from '../publish/scan.js';
 
@@ -229,6 +229,7 @@ async function* workbook(
   yield* zip.entry('_rels/.rels', [ROOT_RELS_XML]);
   yield* zip.entry('xl/_rels/workbook.xml.rels', [workbookRelsXml(sheets.length)]);
   yield* zip.entry('xl/styles.xml', [STYLES_XML]);
+  yield* zip.entry('docProps/core.xml', [corePropsXml({ title: `svc-snapshot of ${m.baseUrl}, ${m.date}`, creator: `${m.tool.name} ${m.tool.version}`, time: m.time, description: `Snapshot of ${m.baseUrl} taken ${m.time} (${m.source}); times in UTC` })]);
   yield* zip.entry('xl/worksheets/sheet1.xml', sheetXml(aboutSheet(m, new Map(m.exports.map((e, i) => [e.export, names[i]!])))));
   const filters = (i: number, columns: number): void => {
     const count = m.exports[i]!.count;

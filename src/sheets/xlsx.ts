@@ -10,14 +10,20 @@ import type { Cell } from './columns.js';
 /** Data rows a sheet holds under its header row (1,048,576 rows in all). */
 export const MAX_DATA_ROWS = 1_048_575;
 /** The longest text a cell holds. */
-const MAX_CELL_TEXT = 32_767;
+export const MAX_CELL_TEXT = 32_767;
 
 const NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
 const NS_R = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
 const XML_HEAD = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n';
 
-/** Style indexes of styles.xml's cellXfs. */
-const STYLE = { plain: 0, bold: 1, dateTime: 2 } as const;
+/**
+ * Style indexes of styles.xml's cellXfs: booleans carry a boolean number
+ * format (so that every reader shows TRUE/FALSE, also where it would show a
+ * boolean cell's 0/1), whole numbers (bytes, counts, cores) thousands
+ * separators, and a text with a line break wraps within its cell instead of
+ * running into the rows below.
+ */
+const STYLE = { plain: 0, bold: 1, dateTime: 2, boolean: 3, wholeNumber: 4, wrapped: 5, boldWrapped: 6 } as const;
 
 /** Days between the spreadsheet epoch (1899-12-30) and the Unix epoch. */
 const EPOCH_DAYS = 25_569;
@@ -85,17 +91,50 @@ function cellOpen(ref: string | undefined): string {
   return ref === undefined ? '<c' : `<c r="${ref}"`;
 }
 
+/**
+ * A text cut to what a cell holds, on a character boundary: a cut between
+ * the two halves of a surrogate pair (an emoji, a character outside the BMP)
+ * would leave half a character, which no UTF-8 file can hold (it became
+ * U+FFFD).
+ */
+export function cellText(text: string): string {
+  if (text.length <= MAX_CELL_TEXT) return text;
+  const high = text.charCodeAt(MAX_CELL_TEXT - 1);
+  return text.slice(0, high >= 0xd800 && high <= 0xdbff ? MAX_CELL_TEXT - 1 : MAX_CELL_TEXT);
+}
+
+/** Characters a `<v>` value cannot carry: those that need an `_xHHHH_` escape (which a reader does not decode in `<v>`), and whitespace at either end (which LibreOffice trims there). */
+const NOT_FOR_VALUE = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|_x[0-9A-Fa-f]{4}_|^\s|\s$/;
+
+/**
+ * A text with a carriage return and a line feed: LibreOffice reads an inline
+ * string's line breaks as paragraphs, and a CR among them comes back as a
+ * line feed whichever way it is written (`_x000D_`, `&#13;`). A string value
+ * (`t="str"`: a text, not a formula; there is no `<f>`) with `&#13;` keeps
+ * every CR, in LibreOffice as in Excel. Only where the text fits a value;
+ * otherwise it stays an inline string (a lone CR, without line feeds, comes
+ * back from one as a CR).
+ */
+function asStringValue(t: string): boolean {
+  return t.includes('\r') && t.includes('\n') && !NOT_FOR_VALUE.test(t);
+}
+
 function textCell(ref: string | undefined, text: string, style: number): string {
-  const t = text.length > MAX_CELL_TEXT ? text.slice(0, MAX_CELL_TEXT) : text;
+  const t = cellText(text);
+  // Multi-line texts wrap within their cell.
+  const s = t.includes('\n') || t.includes('\r') ? (style === STYLE.bold ? STYLE.boldWrapped : STYLE.wrapped) : style;
+  if (asStringValue(t)) {
+    return `${cellOpen(ref)} s="${s}" t="str"><v>${t.replace(/[&<>\r]/g, (c) => (c === '\r' ? '&#13;' : c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'))}</v></c>`;
+  }
   // The attribute only where it matters: it is most of a short cell's bytes.
   const open = LOOSE_SPACE.test(t) ? '<t xml:space="preserve">' : '<t>';
-  return `${cellOpen(ref)}${style ? ` s="${style}"` : ''} t="inlineStr"><is>${open}${xmlText(t)}</t></is></c>`;
+  return `${cellOpen(ref)}${s ? ` s="${s}"` : ''} t="inlineStr"><is>${open}${xmlText(t)}</t></is></c>`;
 }
 
 function cellXml(ref: string | undefined, cell: Cell): string {
   if (cell === null) return '';
-  if (typeof cell === 'number') return `${cellOpen(ref)}><v>${cell}</v></c>`;
-  if (typeof cell === 'boolean') return `${cellOpen(ref)} t="b"><v>${cell ? 1 : 0}</v></c>`;
+  if (typeof cell === 'number') return `${cellOpen(ref)}${Number.isInteger(cell) ? ` s="${STYLE.wholeNumber}"` : ''}><v>${cell}</v></c>`;
+  if (typeof cell === 'boolean') return `${cellOpen(ref)} s="${STYLE.boolean}" t="b"><v>${cell ? 1 : 0}</v></c>`;
   if (typeof cell === 'string') return textCell(ref, cell, STYLE.plain);
   return `${cellOpen(ref)} s="${STYLE.dateTime}"><v>${cell.ms / 86_400_000 + EPOCH_DAYS}</v></c>`;
 }
@@ -105,7 +144,11 @@ export function cellWidth(cell: Cell): number {
   if (cell === null) return 0;
   if (typeof cell === 'string') return cell.length;
   if (typeof cell === 'boolean') return 5;
-  if (typeof cell === 'number') return String(cell).length;
+  if (typeof cell === 'number') {
+    const plain = String(cell).length;
+    // Whole numbers are shown with thousands separators.
+    return Number.isInteger(cell) ? plain + Math.floor((String(Math.abs(cell)).length - 1) / 3) : plain;
+  }
   return 23;
 }
 
@@ -179,6 +222,23 @@ export function* sheetXml(sheet: SheetSpec): Generator<string> {
   yield `${tail}<pageMargins left="0.5" right="0.5" top="0.5" bottom="0.5" header="0.3" footer="0.3"/><pageSetup orientation="landscape"${fit}/></worksheet>`;
 }
 
+/**
+ * docProps/core.xml: the document properties Excel and file managers show.
+ * Its times are the snapshot's, not the time the file was made, so that the
+ * same snapshot always gives the same bytes.
+ */
+export function corePropsXml(p: { title: string; creator: string; time: string; description: string }): string {
+  // W3CDTF without milliseconds, as Excel writes it.
+  const when = p.time.replace(/\.\d+Z$/, 'Z');
+  return (
+    `${XML_HEAD}<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/" ` +
+    'xmlns:dcterms="http://purl.org/dc/terms/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">' +
+    `<dc:title>${attr(p.title)}</dc:title><dc:creator>${attr(p.creator)}</dc:creator><dc:description>${attr(p.description)}</dc:description>` +
+    `<dcterms:created xsi:type="dcterms:W3CDTF">${when}</dcterms:created><dcterms:modified xsi:type="dcterms:W3CDTF">${when}</dcterms:modified>` +
+    '</cp:coreProperties>'
+  );
+}
+
 export function contentTypesXml(sheetCount: number): string {
   const sheets = Array.from({ length: sheetCount }, (_, i) => `<Override PartName="/xl/worksheets/sheet${i + 1}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`).join('');
   return (
@@ -187,13 +247,15 @@ export function contentTypesXml(sheetCount: number): string {
     '<Default Extension="xml" ContentType="application/xml"/>' +
     '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>' +
     '<Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>' +
+    '<Override PartName="/docProps/core.xml" ContentType="application/vnd.openxmlformats-package.core-properties+xml"/>' +
     `${sheets}</Types>`
   );
 }
 
 export const ROOT_RELS_XML =
   `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` +
-  '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>';
+  '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/>' +
+  '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" Target="docProps/core.xml"/></Relationships>';
 
 /** Sheet names in order, each with the range of its autofilter if it has one. */
 export function workbookXml(sheets: ReadonlyArray<{ name: string; filter?: string }>): string {
@@ -218,13 +280,18 @@ export function workbookRelsXml(sheetCount: number): string {
 
 export const STYLES_XML =
   `${XML_HEAD}<styleSheet xmlns="${NS}">` +
-  '<numFmts count="1"><numFmt numFmtId="164" formatCode="yyyy\\-mm\\-dd hh:mm:ss.000"/></numFmts>' +
+  '<numFmts count="2"><numFmt numFmtId="164" formatCode="yyyy\\-mm\\-dd hh:mm:ss.000"/><numFmt numFmtId="165" formatCode="&quot;TRUE&quot;;&quot;TRUE&quot;;&quot;FALSE&quot;"/></numFmts>' +
   '<fonts count="2"><font><sz val="11"/><name val="Calibri"/></font><font><b/><sz val="11"/><name val="Calibri"/></font></fonts>' +
   '<fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills>' +
   '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>' +
   '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>' +
-  '<cellXfs count="3"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>' +
+  '<cellXfs count="7"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>' +
   '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1"/>' +
-  '<xf numFmtId="164" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/></cellXfs>' +
+  '<xf numFmtId="164" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>' +
+  '<xf numFmtId="165" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>' +
+  // 3: the built-in #,##0.
+  '<xf numFmtId="3" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>' +
+  '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0" applyAlignment="1"><alignment vertical="top" wrapText="1"/></xf>' +
+  '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1" applyAlignment="1"><alignment vertical="top" wrapText="1"/></xf></cellXfs>' +
   '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles>' +
   '</styleSheet>';

@@ -155,7 +155,7 @@ function parseOptions(field: string): Options | string {
 }
 
 /** `YYYYMMDD[HHMM[SS]]`, local time, or UTC with a trailing `Z` (ssh-keygen(1)). */
-export function parseTimestamp(value: string): Date | undefined {
+function parseTimestamp(value: string): Date | undefined {
   const m = /^(\d{4})(\d{2})(\d{2})(?:(\d{2})(\d{2})(\d{2})?)?(Z)?$/.exec(value);
   if (!m) return undefined;
   const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
@@ -165,7 +165,7 @@ export function parseTimestamp(value: string): Date | undefined {
 }
 
 /** OpenSSH's match_pattern_list: `*` and `?` wildcards, `!` negates; a negated match wins. */
-export function matchPatternList(value: string, list: string): boolean {
+function matchPatternList(value: string, list: string): boolean {
   let matched = false;
   for (const raw of list.split(',')) {
     const negated = raw.startsWith('!');

@@ -171,7 +171,7 @@ function registerSigningSecrets(forms: readonly string[]): void {
  * followed by the public key), and the runs of the key file's own base64
  * text that encode nothing but seed bytes, line by line.
  */
-export function signingSecretForms(seed: Buffer, fileBody: string, seedAt: number): string[] {
+function signingSecretForms(seed: Buffer, fileBody: string, seedAt: number): string[] {
   const forms = new Set<string>([seed.toString('hex'), seed.toString('base64').slice(0, 40), seed.toString('base64url').slice(0, 40)]);
   const lines = fileBody.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
   const first = Math.ceil(seedAt / 3) * 4;

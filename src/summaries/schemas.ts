@@ -86,9 +86,14 @@ export type ConvertSummary = z.infer<typeof ConvertSummary>;
 
 const TokenType = z.enum(['User', 'Team', 'Drive', 'VM', 'Project']);
 
+/** `used: false` (and `ok: null`, no verdict) for http:// to a loopback host, where no TLS is spoken. */
+const CheckTls = z
+  .strictObject({ used: z.boolean(), ok: z.boolean().nullable(), error: z.string().optional() })
+  .describe('used: false and ok: null for http:// to a loopback host (no TLS); otherwise ok says whether the certificate chain and host name were verified');
+
 export const CheckSummary = z.strictObject({
   reachable: z.boolean(),
-  tls: z.strictObject({ ok: z.boolean(), error: z.string().optional() }),
+  tls: CheckTls,
   release: z.enum(['3.14.1+', 'before 3.14.1', 'unknown']),
   tokens: z.array(
     z.strictObject({
@@ -96,6 +101,8 @@ export const CheckSummary = z.strictObject({
       types: z.array(TokenType),
       reaches: z.array(TokenType),
       refused: z.array(TokenType),
+      /** The status each refused type was answered with: 401 refuses the token itself, 403 its type. */
+      refusedWith: z.array(z.strictObject({ type: TokenType, status: z.number().int() })).optional(),
       errors: z.array(z.string()).optional(),
     }),
   ),
@@ -106,7 +113,7 @@ export type CheckSummary = z.infer<typeof CheckSummary>;
 
 export const CheckAuditSummary = z.strictObject({
   reachable: z.boolean(),
-  tls: z.strictObject({ ok: z.boolean(), error: z.string().optional() }),
+  tls: CheckTls,
   service: z.strictObject({ name: z.string().optional(), version: z.string().optional() }).optional(),
   token: z.strictObject({ source: z.string(), accepted: z.boolean().nullable(), status: z.number().int().optional() }),
   ok: z.boolean(),
@@ -213,6 +220,32 @@ export const VerifySummary = z.strictObject({
 });
 export type VerifySummary = z.infer<typeof VerifySummary>;
 
+/**
+ * What every command prints with --json when it ends with an error instead
+ * of its summary (a usage error, a refused token, a failed or interrupted
+ * run): the exit code, the error's message, and what was and was not
+ * published. A command that finishes prints its own summary instead, also
+ * with a non-zero exit code (collect's 4, check's 3, diff's 5, a snapshot
+ * whose --history load failed).
+ */
+export const FailureSummary = z
+  .strictObject({
+    /** The command as typed: snapshot, collect, audit, check, diff, convert, history load, … */
+    command: z.string(),
+    ok: z.literal(false),
+    exitCode: z.number().int().min(1).max(255),
+    /** The message printed on stderr (secrets redacted). */
+    error: z.string(),
+    /** Output directories this run published before it failed (a snapshot whose later step failed). */
+    published: z.array(z.string()),
+    /** Output directories this run was given (--out-dir) or began, and did not publish (an older one of the same name is untouched). */
+    notPublished: z.array(z.string()),
+    /** What the run leaves behind, in words: "nothing was published", or what stays (snapshots loaded before, files converted before). */
+    outcome: z.string(),
+  })
+  .describe('Printed instead of the command\'s summary when it ends with an error (exit 1, 2, 3, 130, 143).');
+export type FailureSummary = z.infer<typeof FailureSummary>;
+
 /** Every command's --json output, by command. */
 const SUMMARIES = {
   snapshot: SnapshotSummary,
@@ -226,6 +259,8 @@ const SUMMARIES = {
   'history log': HistoryLogSummary,
   'history as-of': SnapshotSummary,
   verify: VerifySummary,
+
+  failure: FailureSummary,
 } as const;
 
 /** docs/summary-schema.json: JSON Schema (draft 2020-12) of every --json output. */

@@ -18,9 +18,9 @@ import { UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { manifestContents, type Covered } from './covered.js';
 import { WARNING_STATES, type FileState } from './states.js';
 
-export { FILE_STATES, WARNING_STATES, type FileState } from './states.js';
+export { WARNING_STATES } from './states.js';
 
-export interface FileReport {
+interface FileReport {
   readonly file: string;
   readonly state: FileState;
   readonly detail?: string;

@@ -30,7 +30,7 @@ describe('svc-snapshot check', () => {
     expect(res.code).toBe(0);
     expect(res.report).toEqual({
       reachable: true,
-      tls: { ok: true },
+      tls: { used: true, ok: true },
       release: '3.14.1+',
       tokens: [{ source: 'SVC_TOKEN', types: ['User', 'Team', 'Drive', 'VM', 'Project'], reaches: ['User', 'Team', 'Drive', 'VM', 'Project'], refused: [] }],
       realms: { source: 'GET /api/realms', ids: ['libvirt', 'alt'] },

@@ -137,7 +137,8 @@ describe('svc-snapshot collect when things go wrong', () => {
     const out = join(tmpDir(), 'raw');
     const res = await collect(s, out, [], { SVC_TOKEN: 'fake-token-unknown' });
     expect(res.code).toBe(3);
-    expect(res.stderr).toMatch(/401 on GET \/api\/realms: the VM token \(from SVC_TOKEN\) was refused/);
+    expect(res.stderr).toMatch(/401 on GET \/api\/realms: the token \(from SVC_TOKEN\) was refused: the server does not accept the token itself \(it is missing, invalid or expired\)/);
+    expect(res.stderr).not.toMatch(/needs type|--token-vm|SVC_TOKEN_VM/);
     expect(existsSync(out)).toBe(false);
   });
 

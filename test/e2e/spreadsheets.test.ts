@@ -90,6 +90,8 @@ describe('spreadsheets of a live snapshot (--format csv,xlsx)', () => {
       u.lastName = HOSTILE[(i + 5) % HOSTILE.length]!;
     });
     dataset.projects.forEach((p, i) => (p.desc = HOSTILE[(i + 7) % HOSTILE.length]!));
+    // Texts a CSV opened with default import changes (leading zeros, +49…) and a CR LF: the workbook keeps each exactly.
+    ['two\r\nlines', '+49 30 123456', '007'].forEach((t, i) => (dataset.users[i]!.lastName = t));
     site = await startFakeSite({ dataset });
     const parent = tmpDir();
     const out = join(parent, 'snap');
@@ -115,7 +117,7 @@ describe('spreadsheets of a live snapshot (--format csv,xlsx)', () => {
     const about = sheets.get('About')!;
     expect(about[1]).toEqual(['Base URL', site.url, ...about[1]!.slice(2).map(() => '')]);
     expect(about.some((r) => r[0] === 'Timestamps' && /UTC/.test(r[1]!))).toBe(true);
-    for (const e of m.exports) expect(about.some((r) => r[0] === e.export && r[1] === String(e.count) && r[2] === String(e.available).toUpperCase())).toBe(true);
+    for (const e of m.exports) expect(about.some((r) => r[0] === e.export && r[1] === e.count.toLocaleString('en-US') && r[2] === String(e.available).toUpperCase())).toBe(true);
   }, 600_000);
 
   it('refuses an unknown --format before it makes a request (exit 2)', async () => {

@@ -199,6 +199,17 @@ function auditDataset(): AuditDataset {
         { id: 'vm-03', owner: 'carol', cores: 8 },
         { id: 'vm-04', owner: 'system', cores: 1 },
       ],
+      // The types a real audit service answers to (the help's examples use them); the lowercase ones above predate them.
+      User: [
+        { id: 'alice', name: 'Alice Example', role: 'manager' },
+        { id: 'bob', name: 'Bob Example', role: 'user' },
+      ],
+      Team: [{ id: 'team-7', name: 'Research' }],
+      Drive: [
+        { id: 'drive-01', owner: 'alice', capacity: 107374182400 },
+        { id: 'drive-02', owner: 'bob', capacity: 53687091200 },
+      ],
+      Project: [{ id: 'p-1', name: 'Genomics' }],
     },
   };
 }

@@ -30,3 +30,18 @@ export function sheetsViaLibreOffice(xlsx: string, workDir: string): Map<string,
   }
   return sheets;
 }
+
+/**
+ * The workbook as LibreOffice holds it, saved as a flat OpenDocument
+ * spreadsheet (one XML text): its document properties (office:meta), cell
+ * styles (wrapping, number formats) and cell texts, as LibreOffice read them.
+ */
+export function fodsViaLibreOffice(file: string, workDir: string, importFilter?: string): string {
+  if (!SOFFICE) throw new Error('LibreOffice (soffice) is not installed: .ci/run installs libreoffice-calc-nogui');
+  const out = join(workDir, 'lo-fods');
+  const profile = join(workDir, 'lo-profile-fods');
+  mkdirSync(out, { recursive: true });
+  const filter = importFilter ? [`--infilter=${importFilter}`] : [];
+  execFileSync(SOFFICE, [`-env:UserInstallation=file://${profile}`, '--headless', '--norestore', ...filter, '--convert-to', 'fods', '--outdir', out, file], { stdio: 'pipe', timeout: 120_000 });
+  return readFileSync(join(out, `${basename(file).replace(/\.[^.]+$/, '')}.fods`), 'utf8');
+}

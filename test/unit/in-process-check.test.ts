@@ -40,7 +40,8 @@ describe('runCheck in-process against the msw handlers', () => {
     expect(exitCode).toBe(0);
     expect(report).toEqual({
       reachable: true,
-      tls: { ok: true },
+      // http:// to a loopback host: TLS not used, so no verdict (the text says "not used" too).
+      tls: { used: false, ok: null },
       release: '3.14.1+',
       tokens: [{ source: 'SVC_TOKEN', types: ['User', 'Team', 'Drive', 'VM', 'Project'], reaches: ['User', 'Team', 'Drive', 'VM', 'Project'], refused: [] }],
       realms: { source: 'GET /api/realms', ids: ['libvirt', 'alt'] },
@@ -54,7 +55,7 @@ describe('runCheck in-process against the msw handlers', () => {
     const backend = site({ tokens: [{ value: 'fake-token-no-vm', types: ['User', 'Team', 'Drive', 'Project'] }] });
     const { exitCode, report } = await check(backend, { SVC_TOKEN: 'fake-token-no-vm' });
     expect(exitCode).toBe(3);
-    expect(report.tokens).toEqual([{ source: 'SVC_TOKEN', types: ['User', 'Team', 'Drive', 'VM', 'Project'], reaches: ['User', 'Team', 'Drive', 'Project'], refused: ['VM'] }]);
+    expect(report.tokens).toEqual([{ source: 'SVC_TOKEN', types: ['User', 'Team', 'Drive', 'VM', 'Project'], reaches: ['User', 'Team', 'Drive', 'Project'], refused: ['VM'], refusedWith: [{ type: 'VM', status: 403 }] }]);
     expect(report.ok).toBe(false);
   });
 
@@ -62,6 +63,18 @@ describe('runCheck in-process against the msw handlers', () => {
     const { exitCode, report } = await check(site(), { SVC_TOKEN: 'fake-token-unknown' });
     expect(exitCode).toBe(3);
     expect(report.tokens[0]).toMatchObject({ reaches: [], refused: ['User', 'Team', 'Drive', 'VM', 'Project'] });
+    expect(report.tokens[0].refusedWith.map((r: { status: number }) => r.status)).toEqual([401, 401, 401, 401, 401]);
+  });
+
+  it('says in its text output which status refused each type: 401 the token itself, 403 its type', async () => {
+    const backend = site({ tokens: [{ value: 'fake-token-no-vm', types: ['User', 'Team', 'Drive', 'Project'] }] });
+    const run = inProcess(backend.handlers, { env: { SVC_TOKEN: 'fake-token-no-vm' }, cwd: tmpDir() });
+    expect((await runCheck({ baseUrl: LOOPBACK, retries: '0' }, run.deps)).exitCode).toBe(3);
+    expect(run.stdout()).toContain('token from SVC_TOKEN: reaches User, Team, Drive, Project; REFUSED for VM (403: type not granted)\n');
+    expect(run.stdout()).toContain('  TLS: not used (http:// to a loopback host)\n');
+    const unknown = inProcess(site().handlers, { env: { SVC_TOKEN: 'fake-token-unknown' }, cwd: tmpDir() });
+    expect((await runCheck({ baseUrl: LOOPBACK, retries: '0' }, unknown.deps)).exitCode).toBe(3);
+    expect(unknown.stdout()).toContain('REFUSED for User (401: the token itself is not accepted), Team (401');
   });
 
   it('recognises a 3.13.8 backend, falls back to the older probe routes, and checks per-type tokens (exit 0)', async () => {
@@ -99,7 +112,7 @@ describe('runCheck in-process against the msw handlers', () => {
     const url = 'https://platform.example.org';
     const { exitCode, report } = await check(site({}, url), { SVC_TOKEN: TOKEN }, {}, url);
     expect(exitCode).toBe(1);
-    expect(report.tls).toEqual({ ok: false, error: 'no verified TLS connection was made' });
+    expect(report.tls).toEqual({ used: true, ok: false, error: 'no verified TLS connection was made' });
     expect(report.ok).toBe(false);
   });
 });

@@ -79,7 +79,8 @@ describe('collect() in-process against the msw handlers', () => {
     const backend = site();
     const err = await collectFrom(backend, { SVC_TOKEN: 'fake-token-unknown' }).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(TokenRejectedError);
-    expect((err as Error).message).toMatch(/^401 on GET \/api\/realms: the VM token \(from SVC_TOKEN\) was refused/);
+    expect((err as Error).message).toMatch(/^401 on GET \/api\/realms: the token \(from SVC_TOKEN\) was refused: the server does not accept the token itself/);
+    expect((err as Error).message).not.toMatch(/needs type|--token-vm/);
     expect((err as Error).message).not.toContain('fake-token-unknown');
     expect(exitCodeOf(err as TokenRejectedError)).toBe(3);
     // Realms come first, so nothing after the refusal was asked.

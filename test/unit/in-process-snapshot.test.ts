@@ -105,7 +105,7 @@ describe('runSnapshot in-process against the msw handlers', () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(TokenRejectedError);
-    expect((err as Error).message).toMatch(/^401 on GET \/api\/\S+: the \w+ token \(from SVC_TOKEN\) was refused/);
+    expect((err as Error).message).toMatch(/^401 on GET \/api\/\S+: the token \(from SVC_TOKEN\) was refused: the server does not accept the token itself/);
     expect(exitCodeOf(err as TokenRejectedError)).toBe(3);
     expect(backend.requests.some((r) => r.status === 401)).toBe(true);
     expect(existsSync(out)).toBe(false);

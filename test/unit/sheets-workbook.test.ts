@@ -154,3 +154,14 @@ describe('helpers', () => {
     expect(() => parseFormats('csv,pdf')).toThrow(/"pdf" is not one of them/);
   });
 });
+
+describe('a text cell', () => {
+  it('is cut at the cell limit on a character boundary, never between the halves of a surrogate pair', async () => {
+    const { cellText, MAX_CELL_TEXT } = await import('../../src/sheets/xlsx.js');
+    const emoji = '\u{1F600}';
+    expect(cellText('x'.repeat(MAX_CELL_TEXT - 1) + emoji)).toBe('x'.repeat(MAX_CELL_TEXT - 1));
+    expect(cellText('x'.repeat(MAX_CELL_TEXT - 2) + emoji + 'y')).toBe('x'.repeat(MAX_CELL_TEXT - 2) + emoji);
+    expect(cellText('x'.repeat(MAX_CELL_TEXT + 5))).toHaveLength(MAX_CELL_TEXT);
+    expect(cellText('short')).toBe('short');
+  });
+});

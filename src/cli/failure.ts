@@ -1,0 +1,26 @@
+/**
+ * The --json object of a run that ends with an error (docs/summary-schema.json,
+ * `$defs.failure`): printed by the top-level catch and by the signal handler,
+ * so that a script reading stdout gets one object whatever happened.
+ */
+import type { FailureSummary } from '../summaries/schemas.js';
+import { currentOutcome, publishLedger } from '../publish/registry.js';
+
+const COMMANDS = ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history'];
+const HISTORY_ACTIONS = ['load', 'runs', 'log', 'as-of'];
+
+/** The command as typed, from the arguments alone (a parse error comes before any command runs): snapshot when none is named. */
+export function commandOf(args: readonly string[]): string {
+  const words = args.filter((a) => !a.startsWith('-'));
+  const first = args.find((a) => !a.startsWith('-'));
+  if (first === undefined || !COMMANDS.includes(first)) return 'snapshot';
+  if (first !== 'history') return first;
+  const action = words[1];
+  return action !== undefined && HISTORY_ACTIONS.includes(action) ? `history ${action}` : 'history';
+}
+
+export function failureSummary(command: string, exitCode: number, error: string): FailureSummary {
+  const { published, notPublished } = publishLedger();
+  const outcome = currentOutcome() ?? (published.length > 0 ? `published ${published.join(', ')}` : 'nothing was published');
+  return { command, ok: false, exitCode, error, published, notPublished, outcome };
+}

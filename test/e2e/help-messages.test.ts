@@ -1,0 +1,118 @@
+/**
+ * What a newcomer reads first: `--help` of the program and of each command,
+ * and the messages of the mistakes a first trial makes. Each runs the built
+ * binary.
+ */
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, tmpDir } from '../helpers/run-cli.js';
+import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
+import { startFakeServer, type FakeServer } from '../fake/server.js';
+import { getTestCerts } from '../fake/certs.js';
+
+/** This file's temporary directories, removed after its last test whichever file the shared helper registered its own cleanup in. */
+const made: string[] = [];
+const tmp = (prefix?: string): string => {
+  const dir = tmpDir(prefix);
+  made.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+
+/** Help text with commander's line wrapping undone. */
+const flat = (text: string) => text.replace(/\s+/g, ' ');
+
+describe('--help', () => {
+  it('of the program shows the default command\'s options, not only the command list', async () => {
+    const res = await runCli(['--help']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/Commands:\n/);
+    expect(res.stdout).toContain('Without a command, svc-snapshot runs snapshot');
+    for (const flag of ['--base-url <url>', '--replay <dir>', '--out-dir <dir>', '--format <list>', '--allow-partial', '--json']) expect(res.stdout, flag).toContain(flag);
+  });
+
+  it('of convert offers only the formats convert writes, and --format json alone is refused as help says', async () => {
+    const help = flat((await runCli(['convert', '--help'])).stdout);
+    const line = /--format <list> ([^\n]*?)\(default ([^)]*)\)/.exec(help);
+    expect(line, help).not.toBeNull();
+    expect(line![1]).not.toMatch(/json \(always written\)|json,|json \|/);
+    expect(line![1]).toMatch(/csv, xlsx/);
+    expect(line![2]).toBe('csv,xlsx');
+    const dir = tmp();
+    const res = await runCli(['convert', dir, '--format', 'json']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/convert writes csv and xlsx \(json is the snapshot itself\)/);
+  });
+
+  it('of history says what --allow-partial does there (loading, not publishing)', async () => {
+    const history = flat((await runCli(['history', '--help'])).stdout);
+    expect(history).toMatch(/--allow-partial\s+history load: load partial snapshots too/);
+    expect(history).not.toMatch(/publish even when routes failed/);
+    const snapshot = flat((await runCli(['snapshot', '--help'])).stdout);
+    expect(snapshot).toMatch(/--allow-partial\s+publish even when routes failed \(exit 4\)/);
+  });
+
+  it.each([
+    ['snapshot', './svc-snapshot-<YYYY-MM-DD>'],
+    ['collect', './svc-snapshot-raw-<YYYY-MM-DD>'],
+    ['audit', './svc-snapshot-audit-<YYYY-MM-DD>'],
+    ['convert', 'the snapshot directory itself'],
+    ['history', './svc-snapshot-<date of that snapshot>'],
+  ])('of %s shows the --out-dir default', async (command, shown) => {
+    const help = flat((await runCli([command, '--help'])).stdout);
+    expect(help).toMatch(new RegExp(`--out-dir <dir> [^\\n]*?\\(default ${shown.replace(/[.*+?^${}()|[\]\\<>]/g, '\\$&')}`));
+  });
+});
+
+describe('the audit help\'s --objects example', () => {
+  let server: FakeServer;
+  beforeAll(async () => {
+    server = await startFakeServer(createAuditBackend().handlers, { tls: true });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('names types the audit service has (User, Team, Drive, Project), and runs as written', async () => {
+    const help = (await runCli(['audit', '--help'])).stdout;
+    const example = help.split("\n").find((l) => l.includes("$ ") && l.includes("--objects"));
+    expect(example, help).toBeDefined();
+    const values = [...example!.matchAll(/--objects (\S+)/g)].map((m) => m[1]!);
+    expect(values.length).toBeGreaterThan(0);
+    for (const v of values) expect(['User', 'Team', 'Drive', 'Project'], v).toContain(v.split(':')[0]);
+    const out = join(tmp(), 'a');
+    const res = await runCli(['audit', '--audit-url', server.url, '--ca-file', getTestCerts().caFile, '--out-dir', out, '--quiet', ...values.flatMap((v) => ['--objects', v])], {
+      env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN },
+    });
+    expect(res.code, res.stderr).toBe(0);
+    expect(readdirSync(out).filter((f) => f.startsWith('objects-')).sort()).toEqual(values.map((v) => `objects-${v.split(':')[0]}-2037-12-31.json`).sort());
+  });
+});
+
+describe('history --history <directory>', () => {
+  it('says the directory was taken as the database and suggests --history=<target>, exit 2, creating nothing', async () => {
+    const cwd = tmp();
+    mkdirSync(join(cwd, 'svc-snapshot-2026-11-23'));
+    mkdirSync(join(cwd, 'svc-snapshot-2026-11-24'));
+    const res = await runCli(['history', 'load', '--history', 'svc-snapshot-2026-11-23', 'svc-snapshot-2026-11-24'], { cwd });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/--history "svc-snapshot-2026-11-23" is a directory, not a database: --history takes the argument after it as its target/);
+    expect(res.stderr).toMatch(/--history=<file>/);
+    expect(res.stderr).not.toMatch(/ConnectionFailed|SQLITE|\n\s+at /);
+    expect(readdirSync(cwd).sort()).toEqual(['svc-snapshot-2026-11-23', 'svc-snapshot-2026-11-24']);
+    expect(readdirSync(join(cwd, 'svc-snapshot-2026-11-23'))).toEqual([]);
+  });
+
+  it('on a snapshot, is refused before anything is read or published', async () => {
+    const cwd = tmp();
+    mkdirSync(join(cwd, 'taken'));
+    const res = await runCli(['--replay', 'recordings-that-do-not-exist', '--history', 'taken'], { cwd });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/--history "taken" is a directory, not a database/);
+    expect(readdirSync(cwd)).toEqual(['taken']);
+  });
+});
