@@ -18,7 +18,7 @@ import type { SnapshotManifest } from '../exports/manifest.js';
 import { snapshotSummary } from '../summaries/snapshot.js';
 import { whenInterrupted } from '../publish/registry.js';
 import { requireSignatures, withSigningKey } from '../history/signed.js';
-import { withoutListedFiles } from '../publish/listed-files.js';
+import { withoutListedFiles } from '../snapshot/listed-files.js';
 
 type HistoryOptions = CommandOptions<'history'>;
 

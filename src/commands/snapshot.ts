@@ -29,7 +29,7 @@ import type { RunReport } from '../cron/metrics.js';
 import type { Reporter } from '../progress/reporter.js';
 import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
-import { listedFiles } from '../publish/listed-files.js';
+import { listedFiles } from '../snapshot/listed-files.js';
 import { signManifest } from '../sign/manifest-signature.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;

@@ -7,9 +7,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Staging } from '../publish/staging.js';
 import { escapeControl } from '../util/escape.js';
-import type { SignatureStateName } from '../verify/states.js';
+import type { SignatureStateName } from './states.js';
+
+/** Where the manifest was written: the staging directory (publish/staging.ts), seen through what signing needs of it. */
+interface Staging {
+  readonly dir: string;
+  writeFile(relPath: string, data: string | Uint8Array): Promise<void>;
+}
 import { UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { findSigner, type AllowedSigners } from './allowed-signers.js';
 import type { SigningKey } from './key.js';

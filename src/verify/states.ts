@@ -21,5 +21,4 @@ export type FileState = (typeof FILE_STATES)[number];
 /** States that are reported but do not fail the directory. */
 export const WARNING_STATES: ReadonlySet<FileState> = new Set(['ok', 'unhashed', 'not covered']);
 
-export const SIGNATURE_STATES = ['valid', 'unsigned', 'invalid', 'not allowed'] as const;
-export type SignatureStateName = (typeof SIGNATURE_STATES)[number];
+export { SIGNATURE_STATES } from '../sign/states.js';
