@@ -29,6 +29,7 @@ import type { RunReport } from '../cron/metrics.js';
 import type { Reporter } from '../progress/reporter.js';
 import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
+import { checkFindingsOptions, failOnMessage, findingsLine, writeFindingsFile } from '../findings/index.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
@@ -62,6 +63,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const t0 = performance.now();
   const o = readOptions('snapshot', flags, deps.env);
   checkOutputOptions(deps.cwd, o, 'snapshot');
+  checkFindingsOptions(o);
   // A bad --format or --history target is a usage error before any request, not a surprise after publishing.
   const formats = o.format;
   const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
@@ -74,7 +76,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
   deps.reporter.info(`building exports into ${outDir}`);
 
-  const { built, manifest, spreadsheets } = await withStaging(outDir, secrets, async (staging) => {
+  const { built, manifest, spreadsheets, findings } = await withStaging(outDir, secrets, async (staging) => {
     const matcher = secretMatcher(secrets);
     // What the build may release and when: the bodies once read, which only a written raw/ (or none asked for) allows.
     const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
@@ -94,8 +96,10 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
       formats.length > 0
         ? await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => staging.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
         : undefined;
+    // --findings: over the export files just written, before the manifest (which is to list _findings.json in its files).
+    const findings = o.findings ? await writeFindingsFile(staging, manifest, o.expiringDays) : undefined;
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(manifest));
-    return { built, manifest, spreadsheets };
+    return { built, manifest, spreadsheets, findings };
   }, 'snapshot');
 
   // From here on the snapshot is published: a signal leaves it in place.
@@ -104,11 +108,13 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const previous = o.diffPrevious ? await diffWithPrevious(outDir, deps.reporter) : undefined;
   const history = historyTarget ? await loadIntoHistory(outDir, o, deps, historyTarget) : undefined;
   // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
+  const findingsFailed = findings ? (deps.reporter.info(findingsLine(findings)), failOnMessage(findings, o.failOn)) : undefined;
+  if (findingsFailed) deps.reporter.warn(findingsFailed);
   const pruned = applyKeep(o.keep, manifest.complete && history?.status !== 'failed', outDir, 'snapshot', deps.reporter);
   deps.reporter.close();
   const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned, ...(spreadsheets ? { spreadsheets } : {}), ...(history ? { history } : {}) };
   deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
-  const exitCode = history?.status === 'failed' ? EXIT.failed : manifest.complete ? EXIT.ok : EXIT.incomplete;
+  const exitCode = history?.status === 'failed' ? EXIT.failed : findingsFailed ? EXIT.findings : manifest.complete ? EXIT.ok : EXIT.incomplete;
   return { exitCode, report: snapshotReport(manifest) };
 }
 

@@ -9,12 +9,13 @@
 import { UsageError } from '../errors.js';
 import { normaliseServiceUrl } from './url.js';
 import { registerSecret } from '../util/redact.js';
+import { parseSeverity } from '../findings/severity.js';
 import { parseAuditToken, parseCalendarDate, parseFormats, parseInteger, parseKeep, parsePositiveNumber, parseRealms, parseToken } from './values.js';
 
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
 
-export type CommandName = 'snapshot' | 'collect' | 'audit' | 'check' | 'diff' | 'convert' | 'history';
+export type CommandName = 'snapshot' | 'collect' | 'audit' | 'check' | 'diff' | 'convert' | 'history' | 'findings';
 
 /**
  * Every option of every command, as data (one list drives commander, the help
@@ -49,7 +50,7 @@ export interface OptionRecord {
 
 const LIVE = ['snapshot', 'collect', 'check'] as const;
 const NET = ['snapshot', 'collect', 'check', 'audit'] as const;
-const ALL = ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history'] as const;
+const ALL = ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history', 'findings'] as const;
 /** What a live run needs and a replay does not take. */
 const SERVER_OPTIONS = ['baseUrl', 'token', 'tokenUser', 'tokenTeam', 'tokenDrive', 'tokenVm', 'tokenProject', 'realms'] as const;
 
@@ -88,6 +89,9 @@ const RECORDS = [
   { flags: '--keep <n>', key: 'keep', description: 'after a complete run, delete older complete output directories of the same kind beside the new one, keeping the newest n (the new one included)', commands: ['snapshot', 'collect', 'audit'], parse: parseKeep },
   { flags: '--metrics-file <path>', key: 'metricsFile', description: 'write Prometheus metrics for node_exporter\'s textfile collector to this file, on success and on failure', commands: ['snapshot', 'collect', 'audit'] },
   { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'], parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false) },
+  { flags: '--findings', key: 'findings', description: 'evaluate the findings rules (docs/findings.md) and write _findings.json into the snapshot', commands: ['snapshot'] },
+  { flags: '--fail-on <severity>', key: 'failOn', description: 'exit 6 when a finding of this severity or higher exists (info, low, medium, high, critical); the snapshot is published either way', commands: ['snapshot', 'findings'], parse: parseSeverity },
+  { flags: '--expiring-days <n>', key: 'expiringDays', description: 'certification-expiring: days ahead of the snapshot\'s time (0-3650)', commands: ['snapshot', 'findings'], default: 30, parse: (raw: string, from: string) => parseInteger(from, raw, 0, 3650) },
   { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ALL },
   { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ALL },
   { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ALL },

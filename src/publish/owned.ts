@@ -129,6 +129,8 @@ function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): A
     // The spreadsheet forms of CONTRACT section 10 are the tool's files too.
     const files = m.data.exports.flatMap((e) => [e.file, e.file.replace(/\.json$/, '.csv')]);
     files.push(`svc-snapshot-${m.data.date}.xlsx`);
+    // `--findings` (CONTRACT section 17).
+    files.push('_findings.json');
     return { files: new Set(files), subdirs: new Set(['raw']) };
   }
   if (kind === 'collection') {
