@@ -19,7 +19,8 @@ export function formatFindings(report: FindingsReport, dir: string): string {
     lines.push(r.evaluated ? `${head}  ${String(r.count).padStart(6)}` : `${head}  not evaluated: ${escapeControl(r.reason ?? '')}`);
   }
   if (report.findings.length === 0) {
-    lines.push('', report.rules.some((r) => !r.evaluated) ? 'No findings from the rules evaluated.' : 'No findings.');
+    const evaluated = report.rules.filter((r) => r.evaluated).length;
+    lines.push('', evaluated === 0 ? 'No rule could be evaluated on this snapshot: no findings can be told (not that there are none).' : evaluated < report.rules.length ? 'No findings from the rules evaluated.' : 'No findings.');
     return `${lines.join('\n')}\n`;
   }
   lines.push('');
