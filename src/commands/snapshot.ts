@@ -114,7 +114,8 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   deps.reporter.close();
   const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned, ...(spreadsheets ? { spreadsheets } : {}), ...(history ? { history } : {}) };
   deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
-  const exitCode = history?.status === 'failed' ? EXIT.failed : findingsFailed ? EXIT.findings : manifest.complete ? EXIT.ok : EXIT.incomplete;
+  // 6 only for a complete snapshot: an incomplete one is 4 whatever its findings.
+  const exitCode = history?.status === 'failed' ? EXIT.failed : !manifest.complete ? EXIT.incomplete : findingsFailed ? EXIT.findings : EXIT.ok;
   return { exitCode, report: snapshotReport(manifest) };
 }
 

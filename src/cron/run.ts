@@ -92,8 +92,8 @@ export class CronRun {
   private writeMetrics(exitCode: number, report: RunReport | undefined): void {
     if (!this.metricsFile) return;
     const endedAt = new Date();
-    // Only a complete run (exit 0) is a success: exit 4 published incomplete data.
-    const lastSuccess = exitCode === 0 ? Math.round(endedAt.getTime()) / 1000 : readLastSuccess(this.metricsFile, this.command);
+    // Only a complete run is a success: exit 4 published incomplete data; exit 6 (--fail-on) published a complete snapshot with findings.
+    const lastSuccess = exitCode === 0 || exitCode === 6 ? Math.round(endedAt.getTime()) / 1000 : readLastSuccess(this.metricsFile, this.command);
     try {
       writeMetricsFile(
         this.metricsFile,

@@ -14,7 +14,7 @@
  *   (`UserCertificationInfo.requirementID`), whatever its `type`.
  */
 import type { ExportRecord } from '../exports/types.js';
-import { keyText, ts, type RowRef, type RuleContext, type RuleInput, type SpecCitation } from './define.js';
+import { keyText, ts, type FindingDraft, type RowRef, type RuleContext, type RuleInput, type SpecCitation } from './define.js';
 
 export const CERTIFICATION_READS: readonly RuleInput[] = [
   { export: 'projects', columns: ['id', 'name', 'securityLevel'] },
@@ -25,14 +25,22 @@ export const CERTIFICATION_READS: readonly RuleInput[] = [
 ];
 
 export interface RequiredCertification {
-  readonly membership: RowRef;
+  /** The first row of the user and project in key order. */
+  readonly membership: ExportRecord;
   readonly userID: string;
   readonly project: ExportRecord;
   readonly level: ExportRecord;
   readonly requirement: ExportRecord;
   /** The user's best certification for the requirement; undefined: none. */
   readonly best: ExportRecord | undefined;
-  readonly related: readonly RowRef[];
+}
+
+/** The finding of a required certification: the membership, and the project, level, requirement and certification behind it (made only for a finding: the join has one entry per member and requirement). */
+export function certificationFinding(r: RequiredCertification, detail: string): FindingDraft {
+  const m = r.membership;
+  const related = [ref('projects', r.project.id), ref('security_levels', r.level.id), ref('security_requirements', r.requirement.id)];
+  if (r.best) related.push(ref('user_certifications', r.best.userID, r.best.requirementID, r.best.id));
+  return { subject: ref('project_memberships', m.projectID, m.userID, m.id), related, detail: `${requiredText(r)}, ${detail}` };
 }
 
 export const ref = (exportName: string, ...key: unknown[]): RowRef => ({ export: exportName, key: key.map(keyText) });
@@ -73,7 +81,20 @@ export function membershipPairs(records: readonly ExportRecord[]): Array<{ first
   return [...pairs.values()];
 }
 
-export function* requiredCertifications(ctx: RuleContext): Generator<RequiredCertification> {
+/**
+ * The join, made once for the three rules that share it: they read the same
+ * columns, so the evaluation gives them the same projected memberships array.
+ */
+const joined = new WeakMap<readonly ExportRecord[], readonly RequiredCertification[]>();
+
+export function requiredCertifications(ctx: RuleContext): readonly RequiredCertification[] {
+  const key = ctx.records('project_memberships');
+  let out = joined.get(key);
+  if (!out) joined.set(key, (out = [...joinRequired(ctx)]));
+  return out;
+}
+
+function* joinRequired(ctx: RuleContext): Generator<RequiredCertification> {
   const projects = byId(ctx.records('projects'));
   const levels = byId(ctx.records('security_levels'));
   const requirements = byId(ctx.records('security_requirements'));
@@ -89,14 +110,10 @@ export function* requiredCertifications(ctx: RuleContext): Generator<RequiredCer
     const level = project && typeof project.securityLevel === 'string' ? levels.get(project.securityLevel) : undefined;
     if (!project || !level) continue;
     const userID = first.userID as string;
-    const membership = ref('project_memberships', first.projectID, userID, first.id);
     for (const reqID of new Set(strings(level.requirements))) {
       const requirement = requirements.get(reqID);
       if (!requirement) continue;
-      const cert = best.get(`${userID}\u0000${reqID}`);
-      const related = [ref('projects', project.id), ref('security_levels', level.id), ref('security_requirements', reqID)];
-      if (cert) related.push(ref('user_certifications', cert.userID, cert.requirementID, cert.id));
-      yield { membership, userID, project, level, requirement, best: cert, related };
+      yield { membership: first, userID, project, level, requirement, best: best.get(`${userID}\u0000${reqID}`) };
     }
   }
 }

@@ -65,7 +65,8 @@ A row is named by its export and the values of the export's key columns, in
 the order docs/exports.md lists them, as text. Rules are sorted by severity
 (highest first) and id; findings by severity, rule and subject key (then the
 related rows and the detail), comparing UTF-16 code units, so the bytes depend
-on the snapshot alone. Values from the data are kept exactly in the JSON and
+on the snapshot alone. In the file, each rule and each finding is one line of
+compact JSON (a night's file compares with another's line by line). Values from the data are kept exactly in the JSON and
 escaped on the terminal.
 `;
 

@@ -124,3 +124,15 @@ describe('svc-snapshot findings <dir>', () => {
     expect(none.code).toBe(2);
   });
 });
+
+describe('--fail-on in a nightly job', () => {
+  it('exit 6 is a complete snapshot: the metrics file keeps it as the last success and says exit code 6', async () => {
+    const base = tmpDir();
+    const metrics = join(base, 'svc.prom');
+    const res = await runCli(['--replay', R3141, '--out-dir', join(base, 'snap'), '--findings', '--fail-on', 'high', '--metrics-file', metrics, '--quiet']);
+    expect(res.code).toBe(6);
+    const text = readFileSync(metrics, 'utf8');
+    expect(text).toMatch(/^svc_snapshot_exit_code\{[^}]*\} 6$/m);
+    expect(text).not.toMatch(/^svc_snapshot_last_success_timestamp_seconds\{[^}]*\} 0$/m);
+  });
+});

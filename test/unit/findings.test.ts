@@ -278,7 +278,7 @@ describe('the report', () => {
       expect(ruleOf(r, id)).toEqual({ id, severity: ruleOf(r, id).severity, evaluated: false, reason: 'project_memberships is unavailable: GET /api/projects/memberships failed: 500', count: null });
     }
     expect(ruleOf(r, 'quota-exceeded').evaluated).toBe(true);
-    expect(serializeFindings(r)).toContain('"count": null');
+    expect(serializeFindings(r)).toContain('"count":null');
     expect(findingCounts(r).map((c) => c.rule)).not.toContain('membership-expired');
   });
 

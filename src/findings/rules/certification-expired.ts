@@ -1,5 +1,5 @@
 import { defineRule, iso, ts } from '../define.js';
-import { CERTIFICATION_READS, CERTIFICATION_SCOPE, CERTIFICATION_SPEC, requiredCertifications, requiredText } from '../certifications.js';
+import { CERTIFICATION_READS, CERTIFICATION_SCOPE, CERTIFICATION_SPEC, certificationFinding, requiredCertifications } from '../certifications.js';
 
 export default defineRule({
   id: 'certification-expired',
@@ -15,7 +15,7 @@ export default defineRule({
     for (const r of requiredCertifications(ctx)) {
       const expires = r.best ? ts(r.best.expires) : undefined;
       if (expires === undefined || expires >= ctx.now) continue;
-      yield { subject: r.membership, related: r.related, detail: `${requiredText(r)}, holds a certification for it that expired ${iso(expires)}` };
+      yield certificationFinding(r, `holds a certification for it that expired ${iso(expires)}`);
     }
   },
 });

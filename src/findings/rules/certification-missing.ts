@@ -1,5 +1,5 @@
 import { defineRule } from '../define.js';
-import { CERTIFICATION_READS, CERTIFICATION_SCOPE, CERTIFICATION_SPEC, requiredCertifications, requiredText } from '../certifications.js';
+import { CERTIFICATION_READS, CERTIFICATION_SCOPE, CERTIFICATION_SPEC, certificationFinding, requiredCertifications } from '../certifications.js';
 
 export default defineRule({
   id: 'certification-missing',
@@ -13,7 +13,7 @@ export default defineRule({
   *check(ctx) {
     for (const r of requiredCertifications(ctx)) {
       if (r.best) continue;
-      yield { subject: r.membership, related: r.related, detail: `${requiredText(r)}, holds no certification for it` };
+      yield certificationFinding(r, 'holds no certification for it');
     }
   },
 });
