@@ -107,9 +107,10 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   warnAboutResponses(built, deps.reporter);
   const previous = o.diffPrevious ? await diffWithPrevious(outDir, deps.reporter) : undefined;
   const history = historyTarget ? await loadIntoHistory(outDir, o, deps, historyTarget) : undefined;
-  // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
-  const findingsFailed = findings ? (deps.reporter.info(findingsLine(findings)), failOnMessage(findings, o.failOn)) : undefined;
+  if (findings) deps.reporter.info(findingsLine(findings));
+  const findingsFailed = findings ? failOnMessage(findings, o.failOn) : undefined;
   if (findingsFailed) deps.reporter.warn(findingsFailed);
+  // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
   const pruned = applyKeep(o.keep, manifest.complete && history?.status !== 'failed', outDir, 'snapshot', deps.reporter);
   deps.reporter.close();
   const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned, ...(spreadsheets ? { spreadsheets } : {}), ...(history ? { history } : {}) };
