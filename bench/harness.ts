@@ -243,6 +243,11 @@ function diffRegistered(bin: string): boolean {
   return existsSync(join(root, 'dist', 'commands', 'diff.js')) && existsSync(main) && /\bname: 'diff'/.test(readFileSync(main, 'utf8'));
 }
 
+/** Whether this build has `--findings` (src/findings). */
+function findingsSupported(bin: string): boolean {
+  return existsSync(join(dirname(dirname(bin)), 'dist', 'findings', 'index.js'));
+}
+
 // ---------------------------------------------------------------- the run
 
 export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
@@ -289,6 +294,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       replayRss: [] as number[],
       sheets: [] as number[],
       sheetsRss: [] as number[],
+      findings: [] as number[],
       baseline: [] as number[],
       help: [] as number[],
       node: [] as number[],
@@ -353,6 +359,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         samples.sheetsRss.push(fr.maxRss!);
       }
       rmSync(sheetsDir, { recursive: true, force: true });
+      if (findingsSupported(BIN)) {
+        const findingsDir = join(workDir, `findings-${r}`);
+        samples.findings.push((await run([BIN, '--replay', raw, '--out-dir', findingsDir, '--findings', '--quiet'], { workDir })).ms);
+        rmSync(findingsDir, { recursive: true, force: true });
+      }
       // Live and replay of the same site must write the same bytes.
       const liveHashes = exportHashes(s);
       const same = sameHashes(liveHashes, exportHashes(p));
@@ -432,6 +443,18 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         target: { op: '≤', value: TARGETS.spreadsheetsVsJson },
       });
     } else notes.push('This build has no --format: the spreadsheet figures were not measured.');
+    if (samples.findings.length > 0) {
+      // What the rules add (reading back the exports they need and evaluating), against the replay that built them.
+      const fi = stat(samples.findings);
+      rows.push({
+        figure: '--replay --findings (time added over --replay)',
+        unit: 'ms',
+        stat: fi,
+        ratio: fi && rep ? (fi.median - rep.median) / rep.median : undefined,
+        ratioOf: 'added ÷ --replay',
+        target: { op: '≤', value: TARGETS.findingsVsReplay },
+      });
+    } else notes.push('This build has no --findings: the findings figure was not measured.');
     rows.push({ figure: `Raw collection on disk (${one.name})`, unit: 'MB', stat: stat([coll1]) });
     const liveRss1 = stat(mb(samples.liveRss));
     const repRss1 = stat(mb(samples.replayRss));

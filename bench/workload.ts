@@ -70,6 +70,8 @@ export const TARGETS = {
   helpVsNode: 3,
   /** diff of two snapshots ≤ this × JSON.parse of both snapshots' files. */
   diffVsParse: 2,
+  /** Time that `--findings` adds to a replay ≤ this × the replay itself (issue 36). */
+  findingsVsReplay: 0.2,
 } as const;
 
 /**

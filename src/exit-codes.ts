@@ -11,6 +11,8 @@ export const EXIT = {
   tokenRejected: 3,
   incomplete: 4,
   changed: 5,
+  /** --fail-on: a finding of that severity or higher (the snapshot published either way). */
+  findings: 6,
   sigint: 130,
   sigterm: 143,
 } as const;

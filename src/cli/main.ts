@@ -90,6 +90,17 @@ const COMMANDS: CommandSpec[] = [
     run: async (flags, args, deps) => (await import('../commands/convert.js')).runConvert(flags, args, deps),
   },
   {
+    name: 'findings',
+    args: '<snapshot-dir>',
+    summary: 'what an auditor must act on in an existing snapshot: certification gaps, expired access, quotas (docs/findings.md); writes nothing',
+    examples: [
+      'svc-snapshot findings svc-snapshot-2026-11-21',
+      'svc-snapshot findings svc-snapshot-2026-11-21 --json --expiring-days 60',
+      'svc-snapshot findings svc-snapshot-2026-11-21 --fail-on high   # exit 6 when a high or critical finding exists',
+    ],
+    run: async (flags, args, deps) => (await import('../commands/findings.js')).runFindings(flags, args, deps),
+  },
+  {
     name: 'history',
     args: '<action> [args...]',
     summary: 'the history database: load <dir>..., runs, log <export> <key>..., as-of <YYYY-MM-DD> (docs/history.md)',

@@ -31,6 +31,7 @@ import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
 import { listedFiles } from '../snapshot/listed-files.js';
 import { signManifest } from '../sign/manifest-signature.js';
+import { FINDINGS_FILE, checkFindingsOptions, failOnMessage, findingsLine, writeFindingsFile } from '../findings/index.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
@@ -47,6 +48,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const t0 = performance.now();
   const o = readOptions('snapshot', flags, deps.env);
   checkOutputOptions(deps.cwd, o, 'snapshot');
+  checkFindingsOptions(o);
   // A bad --format or --history target is a usage error before any request, not a surprise after publishing.
   const formats = o.format;
   const signKey = o.signKey;
@@ -61,7 +63,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
   deps.reporter.info(`building exports into ${outDir}`);
 
-  const { built, manifest, spreadsheets } = await withStaging(outDir, secrets, async (staging) => {
+  const { built, manifest, spreadsheets, findings } = await withStaging(outDir, secrets, async (staging) => {
     const matcher = secretMatcher(secrets);
     // What the build may release and when: the bodies once read, which only a written raw/ (or none asked for) allows.
     const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
@@ -85,12 +87,14 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
       formats.length > 0
         ? await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => staging.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
         : undefined;
+    // --findings: over the export files just written, before the manifest, which lists _findings.json in its files.
+    const findings = o.findings ? await writeFindingsFile(staging, manifest, o.expiringDays) : undefined;
     // The files besides the exports are listed with their hashes (verify covers them), and the manifest is signed as written.
-    const others = [...(spreadsheets ?? []).map((f) => f.file), ...(o.raw ? [`raw/${COLLECTION_MANIFEST}`] : [])];
+    const others = [...(spreadsheets ?? []).map((f) => f.file), ...(findings ? [FINDINGS_FILE] : []), ...(o.raw ? [`raw/${COLLECTION_MANIFEST}`] : [])];
     const listed = others.length > 0 ? { ...manifest, files: await listedFiles(staging.dir, others) } : manifest;
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
     await signManifest(staging, SNAPSHOT_MANIFEST, signKey);
-    return { built, manifest: listed, spreadsheets };
+    return { built, manifest: listed, spreadsheets, findings };
   }, 'snapshot');
 
   // From here on the snapshot is published: a signal leaves it in place.
@@ -98,12 +102,16 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   warnAboutResponses(built, deps.reporter);
   const previous = o.diffPrevious ? await diffWithPrevious(outDir, deps.reporter) : undefined;
   const history = historyTarget ? await loadIntoHistory(outDir, o, deps, historyTarget) : undefined;
+  if (findings) deps.reporter.info(findingsLine(findings));
+  const findingsFailed = findings ? failOnMessage(findings, o.failOn) : undefined;
+  if (findingsFailed) deps.reporter.warn(findingsFailed);
   // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
   const pruned = applyKeep(o.keep, manifest.complete && history?.status !== 'failed', outDir, 'snapshot', deps.reporter);
   deps.reporter.close();
   const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned, ...(spreadsheets ? { spreadsheets } : {}), ...(history ? { history } : {}) };
   deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
-  const exitCode = history?.status === 'failed' ? EXIT.failed : manifest.complete ? EXIT.ok : EXIT.incomplete;
+  // 6 only for a complete snapshot: an incomplete one is 4 whatever its findings.
+  const exitCode = history?.status === 'failed' ? EXIT.failed : !manifest.complete ? EXIT.incomplete : findingsFailed ? EXIT.findings : EXIT.ok;
   return { exitCode, report: snapshotReport(manifest) };
 }
 

@@ -12,12 +12,13 @@ import { registerSecret } from '../util/redact.js';
 import { loadSigningKey } from '../sign/key.js';
 import { readAllowedSigners } from '../sign/allowed-signers.js';
 import { fromTokenFile, tokenFileVariable } from './token-file.js';
+import { parseSeverity } from '../findings/severity.js';
 import { parseAuditToken, parseCalendarDate, parseFormats, parseInteger, parseKeep, parsePositiveNumber, parseRealms, parseToken } from './values.js';
 
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
 
-export type CommandName = 'snapshot' | 'collect' | 'audit' | 'check' | 'diff' | 'convert' | 'history' | 'verify';
+export type CommandName = 'snapshot' | 'collect' | 'audit' | 'check' | 'diff' | 'convert' | 'history' | 'verify' | 'findings';
 
 /**
  * Every option of every command, as data (one list drives commander, the help
@@ -54,7 +55,7 @@ export interface OptionRecord {
 
 const LIVE = ['snapshot', 'collect', 'check'] as const;
 const NET = ['snapshot', 'collect', 'check', 'audit'] as const;
-const ALL = ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history', 'verify'] as const;
+const ALL = ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history', 'verify', 'findings'] as const;
 /** What a live run needs and a replay does not take. */
 const SERVER_OPTIONS = ['baseUrl', 'token', 'tokenUser', 'tokenTeam', 'tokenDrive', 'tokenVm', 'tokenProject', 'realms'] as const;
 
@@ -110,6 +111,9 @@ const RECORDS = [
   { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'], env: 'SVC_PING_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false) },
   { flags: '--sign-key <file>', key: 'signKey', description: 'sign the manifest with this OpenSSH Ed25519 private key (unencrypted, mode 0600) into <manifest>.sig, published with the output', commands: ['snapshot', 'collect', 'audit'], env: 'SVC_SIGN_KEY', parse: loadSigningKey },
   { flags: '--allowed-signers <file>', key: 'allowedSigners', description: "OpenSSH allowed_signers file: a signature must verify and be made by a key it lists (history: only such snapshots are loaded)", commands: ['verify', 'history'], parse: (raw: string, from: string) => readAllowedSigners(raw, from) },
+  { flags: '--findings', key: 'findings', description: 'evaluate the findings rules (docs/findings.md) and write _findings.json into the snapshot', commands: ['snapshot'] },
+  { flags: '--fail-on <severity>', key: 'failOn', description: 'exit 6 when a finding of this severity or higher exists (info, low, medium, high, critical); the snapshot is published either way', commands: ['snapshot', 'findings'], parse: parseSeverity },
+  { flags: '--expiring-days <n>', key: 'expiringDays', description: 'certification-expiring: days ahead of the snapshot\'s time (0-3650)', commands: ['snapshot', 'findings'], default: 30, parse: (raw: string, from: string) => parseInteger(from, raw, 0, 3650) },
   { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ALL },
   { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ALL },
   { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ALL },

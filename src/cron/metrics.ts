@@ -28,8 +28,8 @@ export interface MetricsInput {
 
 const HELP: Record<string, string> = {
   svc_snapshot_last_run_timestamp_seconds: 'When the last run ended, in Unix seconds, whatever its outcome.',
-  svc_snapshot_last_success_timestamp_seconds: 'When the last run that exited 0 ended, in Unix seconds (0: none known).',
-  svc_snapshot_exit_code: 'Exit code of the last run (0 complete, 1 failed, 2 usage, 3 token rejected, 4 incomplete, 130/143 interrupted).',
+  svc_snapshot_last_success_timestamp_seconds: 'When the last run that exited 0 (or 6: complete, with findings at --fail-on) ended, in Unix seconds (0: none known).',
+  svc_snapshot_exit_code: 'Exit code of the last run (0 complete, 1 failed, 2 usage, 3 token rejected, 4 incomplete, 6 findings at --fail-on, 130/143 interrupted).',
   svc_snapshot_duration_seconds: 'Wall-clock duration of the last run.',
   svc_snapshot_records: 'Records written per export by the last run.',
   svc_snapshot_routes: 'Routes or requests of the last run by state.',

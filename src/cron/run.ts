@@ -95,12 +95,12 @@ export class CronRun {
   private writeMetrics(exitCode: number, report: RunReport | undefined): void {
     if (!this.metricsFile) return;
     const endedAt = new Date();
-    // Only a complete run (exit 0) is a success: exit 4 published incomplete data.
+    // Only a complete run is a success: exit 4 published incomplete data; exit 6 (--fail-on) published a complete snapshot with findings.
     // Before the run knows its site (a usage error with no base URL): the previous file's (one file per command and site),
     // else the file's name, which keeps its series apart from other files' in the directory.
     const known = this.facts.site ?? this.flagSite;
     const site = known ?? readPreviousSite(this.metricsFile, this.command) ?? `unknown (${path.basename(this.metricsFile)})`;
-    const lastSuccess = exitCode === 0 ? Math.round(endedAt.getTime()) / 1000 : readLastSuccess(this.metricsFile, this.command, known);
+    const lastSuccess = exitCode === 0 || exitCode === 6 ? Math.round(endedAt.getTime()) / 1000 : readLastSuccess(this.metricsFile, this.command, known);
     try {
       writeMetricsFile(
         this.metricsFile,

@@ -132,6 +132,8 @@ function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): A
     const files = m.data.exports.flatMap((e) => [e.file, e.file.replace(/\.json$/, '.csv')]);
     files.push(`svc-snapshot-${m.data.date}.xlsx`, `${MANIFEST_OF.snapshot}.sig`);
     for (const f of m.data.files ?? []) if (isPlainName(f.name)) files.push(f.name);
+    // `--findings` (CONTRACT section 17).
+    files.push('_findings.json');
     return { files: new Set(files), subdirs: new Set(['raw']) };
   }
   if (kind === 'collection') {

@@ -1,0 +1,138 @@
+/**
+ * The join the three certification rules share: every member of a project
+ * whose own security level is known, once per user and project, against each
+ * known requirement of that level, with the user's best certification for it
+ * (one without `expires` first, else the one expiring last).
+ *
+ * Decisions the spec leaves open, stated in each rule's meaning:
+ * - a project's level is its own `securityLevel` only: a child project does
+ *   not take its parent's (the spec says nothing of inheriting a level);
+ * - a level naming a requirement that security_requirements does not list,
+ *   and a project naming a level that security_levels does not list, are
+ *   skipped here and reported by `security-reference-unknown`;
+ * - every requirement is taken as held through a certification
+ *   (`UserCertificationInfo.requirementID`), whatever its `type`.
+ */
+import type { ExportRecord } from '../exports/types.js';
+import { keyText, ts, type FindingDraft, type RowRef, type RuleContext, type RuleInput, type SpecCitation } from './define.js';
+
+export const CERTIFICATION_READS: readonly RuleInput[] = [
+  { export: 'projects', columns: ['id', 'name', 'securityLevel'] },
+  { export: 'project_memberships', columns: ['projectID', 'userID', 'id'] },
+  { export: 'security_levels', columns: ['id', 'name', 'requirements'] },
+  { export: 'security_requirements', columns: ['id', 'name'] },
+  { export: 'user_certifications', columns: ['userID', 'requirementID', 'id', 'expires'] },
+];
+
+export interface RequiredCertification {
+  /** The first row of the user and project in key order. */
+  readonly membership: ExportRecord;
+  readonly userID: string;
+  readonly project: ExportRecord;
+  readonly level: ExportRecord;
+  readonly requirement: ExportRecord;
+  /** The user's best certification for the requirement; undefined: none. */
+  readonly best: ExportRecord | undefined;
+}
+
+/** The finding of a required certification: the membership, and the project, level, requirement and certification behind it (made only for a finding: the join has one entry per member and requirement). */
+export function certificationFinding(r: RequiredCertification, detail: string): FindingDraft {
+  const m = r.membership;
+  const related = [ref('projects', r.project.id), ref('security_levels', r.level.id), ref('security_requirements', r.requirement.id)];
+  if (r.best) related.push(ref('user_certifications', r.best.userID, r.best.requirementID, r.best.id));
+  return { subject: ref('project_memberships', m.projectID, m.userID, m.id), related, detail: `${requiredText(r)}, ${detail}` };
+}
+
+export const ref = (exportName: string, ...key: unknown[]): RowRef => ({ export: exportName, key: key.map(keyText) });
+
+/** The string elements of an array column; anything else as none. */
+export function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+export function byId(records: readonly ExportRecord[]): Map<string, ExportRecord> {
+  const out = new Map<string, ExportRecord>();
+  for (const r of records) if (typeof r.id === 'string' && !out.has(r.id)) out.set(r.id, r);
+  return out;
+}
+
+/** Better: no expiry beats any; a later expiry beats an earlier; the first in key order wins a tie. */
+function better(a: ExportRecord, b: ExportRecord): boolean {
+  const ea = ts(a.expires);
+  const eb = ts(b.expires);
+  if (ea === undefined) return eb !== undefined;
+  return eb !== undefined && ea > eb;
+}
+
+/**
+ * Project memberships once per user and project (an inherited membership,
+ * `duplicate`, may be listed beside the direct one): the first row in key
+ * order, and every row of the pair.
+ */
+export function membershipPairs(records: readonly ExportRecord[]): Array<{ first: ExportRecord; rows: ExportRecord[] }> {
+  const pairs = new Map<string, { first: ExportRecord; rows: ExportRecord[] }>();
+  for (const m of records) {
+    if (typeof m.projectID !== 'string' || typeof m.userID !== 'string') continue;
+    const k = `${m.projectID}\u0000${m.userID}`;
+    const pair = pairs.get(k);
+    if (pair) pair.rows.push(m);
+    else pairs.set(k, { first: m, rows: [m] });
+  }
+  return [...pairs.values()];
+}
+
+/**
+ * The join, made once for the three rules that share it: they read the same
+ * columns, so the evaluation gives them the same projected memberships array.
+ */
+const joined = new WeakMap<readonly ExportRecord[], readonly RequiredCertification[]>();
+
+export function requiredCertifications(ctx: RuleContext): readonly RequiredCertification[] {
+  const key = ctx.records('project_memberships');
+  let out = joined.get(key);
+  if (!out) joined.set(key, (out = [...joinRequired(ctx)]));
+  return out;
+}
+
+function* joinRequired(ctx: RuleContext): Generator<RequiredCertification> {
+  const projects = byId(ctx.records('projects'));
+  const levels = byId(ctx.records('security_levels'));
+  const requirements = byId(ctx.records('security_requirements'));
+  const best = new Map<string, ExportRecord>();
+  for (const c of ctx.records('user_certifications')) {
+    if (typeof c.userID !== 'string' || typeof c.requirementID !== 'string') continue;
+    const k = `${c.userID}\u0000${c.requirementID}`;
+    const held = best.get(k);
+    if (!held || better(c, held)) best.set(k, c);
+  }
+  for (const { first } of membershipPairs(ctx.records('project_memberships'))) {
+    const project = projects.get(first.projectID as string);
+    const level = project && typeof project.securityLevel === 'string' ? levels.get(project.securityLevel) : undefined;
+    if (!project || !level) continue;
+    const userID = first.userID as string;
+    for (const reqID of new Set(strings(level.requirements))) {
+      const requirement = requirements.get(reqID);
+      if (!requirement) continue;
+      yield { membership: first, userID, project, level, requirement, best: best.get(`${userID}\u0000${reqID}`) };
+    }
+  }
+}
+
+/** "user U, member of project "P" (id), whose security level "L" requires "R" (id)". */
+function requiredText(r: RequiredCertification): string {
+  return `user ${r.userID}, member of project "${keyText(r.project.name)}" (${keyText(r.project.id)}), whose security level "${keyText(r.level.name)}" requires "${keyText(r.requirement.name)}" (${keyText(r.requirement.id)})`;
+}
+
+export const CERTIFICATION_SPEC: readonly SpecCitation[] = [
+  { where: 'management-api.md §2 ProjectInfo', text: '`securityLevel?` string (id of the required security level, if set); `parent?` string (parent project id)' },
+  { where: 'management-api.md §2 SecurityLevelInfo', text: '`requirements` string[] (requirement ids making up the level). `ProjectInfo.securityLevel` holds one of these ids.' },
+  { where: 'management-api.md §2 ProjectMembershipInfo', text: '`projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited); `expires?` ts.' },
+  { where: 'management-api.md §2 UserCertificationInfo', text: '`requirementID` (`sreq|<uuid>`); `userID`; `expires?` ts (absent = no expiry)' },
+  { where: 'management-api.md §2 SecurityRequirementInfo', text: '`type` string (e.g. `UserCert`)' },
+];
+
+export const CERTIFICATION_SCOPE =
+  'A project is held to its own `securityLevel` only: the spec does not say that a child project takes its parent\'s level, so a member of a child project without a level is not checked against the parent\'s (and a child with its own level is checked against that one alone). ' +
+  'Every requirement is taken as held through a certification, whatever its `type` (the spec names only `UserCert`, as an example). ' +
+  'A project naming a level security_levels does not list, and a level naming a requirement security_requirements does not list, are skipped here and reported by `security-reference-unknown`. ' +
+  'Only the memberships the API lists are seen: whether inherited memberships are listed is not documented.';

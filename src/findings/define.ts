@@ -1,0 +1,90 @@
+/**
+ * The vocabulary of the findings (CONTRACT section 17). A rule is data: an
+ * id, a severity, a one-line description, its exact meaning, the spec lines
+ * it rests on, the export columns it reads, and the check, a function over
+ * those columns of the export records. The evaluation (evaluate.ts), the
+ * "not evaluated" reasons and docs/findings.md are all computed from these
+ * declarations; a check sees only the columns its rule declares.
+ */
+import type { ExportRecord } from '../exports/types.js';
+
+export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** Higher is more severe: critical 4 … info 0. */
+export function severityRank(s: Severity): number {
+  return SEVERITIES.length - 1 - SEVERITIES.indexOf(s);
+}
+
+/** A row of an export, named by the values of the export's key columns (docs/exports.md), in key order. */
+export interface RowRef {
+  readonly export: string;
+  readonly key: readonly string[];
+}
+
+/** What a check reports: the row that must be acted on, the rows that show why, and one sentence. */
+export interface FindingDraft {
+  readonly subject: RowRef;
+  readonly related: readonly RowRef[];
+  readonly detail: string;
+}
+
+/** The columns of one export a rule reads. */
+export interface RuleInput {
+  readonly export: string;
+  readonly columns: readonly string[];
+}
+
+/** A passage of the spec a rule rests on: where, and the words. */
+export interface SpecCitation {
+  readonly where: string;
+  readonly text: string;
+}
+
+export interface RuleContext {
+  /** The snapshot's time (its manifest's `time`), epoch milliseconds: what "passed" and "within" compare with. */
+  readonly now: number;
+  /** `--expiring-days` (default 30). */
+  readonly expiringDays: number;
+  /** The records of a declared export, each holding only the declared columns. */
+  records(exportName: string): readonly ExportRecord[];
+}
+
+export interface RuleDef {
+  readonly id: string;
+  readonly severity: Severity;
+  /** One line. */
+  readonly description: string;
+  /** The exact meaning, markdown, for docs/findings.md: what is compared, what is skipped, what the spec leaves unknown. */
+  readonly meaning: string;
+  readonly spec: readonly SpecCitation[];
+  readonly reads: readonly RuleInput[];
+  readonly check: (ctx: RuleContext) => Iterable<FindingDraft>;
+}
+
+/** Declares a rule. The catalog checks every declaration against the export catalog at load. */
+export function defineRule(input: RuleDef): RuleDef {
+  return Object.freeze({
+    ...input,
+    spec: Object.freeze(input.spec.map((s) => Object.freeze({ ...s }))),
+    reads: Object.freeze(input.reads.map((r) => Object.freeze({ export: r.export, columns: Object.freeze([...r.columns]) }))),
+  });
+}
+
+/** A cell as the key text of a row reference: strings as they are, other scalars as JSON, null as ''. */
+export function keyText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === null || value === undefined) return '';
+  return JSON.stringify(value);
+}
+
+/** A timestamp column (epoch milliseconds) as a number, or undefined when absent or not a finite number. */
+export function ts(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+/** Epoch milliseconds as an ISO date-time, for details. */
+export function iso(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
+}

@@ -1,0 +1,96 @@
+/**
+ * docs/findings.md, generated from the rule declarations
+ * (`node --import tsx scripts/gen-docs.ts`). A unit test checks that the
+ * committed file equals this output.
+ */
+import { RULES } from './catalog.js';
+import { SEVERITIES, severityRank, type RuleDef } from './define.js';
+import { DEFAULT_EXPIRING_DAYS } from './evaluate.js';
+
+const INTRO = `# Findings
+
+<!-- Generated from src/findings/rules/ by scripts/gen-docs.ts; do not edit by hand. -->
+
+Rules over a snapshot's exports that name what an auditor or an administrator
+must act on (CONTRACT section 17). Each rule is declared as data in
+\`src/findings/rules/\`: its id, severity, description, exact meaning, the spec
+lines it rests on, the export columns it reads, and the check, a function over
+those columns of the export records (never over the raw responses).
+
+- \`svc-snapshot --findings\` (live or \`--replay\`) evaluates the rules over the
+  export files just written and adds \`_findings.json\` to the snapshot.
+- \`svc-snapshot findings <snapshot-dir>\` evaluates an existing snapshot and
+  writes nothing: a text table, or with \`--json\` the object \`_findings.json\`
+  holds. Every export file of the directory is checked against the manifest's
+  \`sha256\` first: a snapshot whose exports were edited is refused (exit 1).
+- \`--fail-on <severity>\` (both) exits 6 when a finding of that severity or
+  higher exists; the snapshot is published either way. Severities, highest
+  first: ${SEVERITIES.map((s) => `\`${s}\``).join(', ')}.
+- \`--expiring-days <n>\` (both, default ${DEFAULT_EXPIRING_DAYS}): the window of \`certification-expiring\`.
+
+**Time.** Every rule compares with the snapshot's time (the manifest's
+\`time\`, when the collection was taken), never the clock of the run: a replay
+of a collection gives the findings of the live run, and \`svc-snapshot
+findings\` run a year later gives the same ones. "Passed" means strictly before
+that time. Timestamps are epoch milliseconds (spec, section 2).
+
+**Not evaluated.** A rule is evaluated only when every export it reads is
+available and no column it reads is listed in the manifest's \`nullFields\`.
+Otherwise it is listed with \`"evaluated": false\`, the reason (the export's or
+the column's, as the manifest gives it) and \`"count": null\`: never as zero
+findings. A 3.13.8 backend serves no security levels, requirements,
+certifications or project memberships and no team usage, so there no rule is
+evaluated (each says which export or column it lacks); a route that failed under \`--allow-partial\` makes
+the rules that read its export not evaluated.
+
+**Inherited memberships.** A project membership may be listed more than once
+for a user and project (\`duplicate\`: the membership is also inherited); every
+rule that reads project_memberships takes each user and project once.
+
+## _findings.json
+
+\`\`\`json
+{
+  "time": "2026-11-21T02:00:00.000Z",
+  "rules": [ { "id": "certification-missing", "severity": "high", "evaluated": true, "count": 7 },
+             { "id": "quota-exceeded", "severity": "medium", "evaluated": false, "reason": "teams.usage_vms_cores is null in this snapshot: …", "count": null } ],
+  "findings": [ { "rule": "certification-missing", "severity": "high",
+                  "subject": { "export": "project_memberships", "key": ["proj|…", "<user id>", "<membership id>"] },
+                  "related": [ { "export": "projects", "key": ["proj|…"] } ],
+                  "detail": "user …, member of project \\"Project 1\\" …, holds no certification for it" } ]
+}
+\`\`\`
+
+A row is named by its export and the values of the export's key columns, in
+the order docs/exports.md lists them, as text. Rules are sorted by severity
+(highest first) and id; findings by severity, rule and subject key (then the
+related rows and the detail), comparing UTF-16 code units, so the bytes depend
+on the snapshot alone. In the file, each rule and each finding is one line of
+compact JSON (a night's file compares with another's line by line). Values from the data are kept exactly in the JSON and
+escaped on the terminal.
+`;
+
+function renderRule(rule: RuleDef): string {
+  const reads = rule.reads.map((r) => `- ${r.export}: ${r.columns.map((c) => `\`${c}\``).join(', ')}`).join('\n');
+  const spec = rule.spec.map((s) => `- ${s.where}: ${s.text}`).join('\n');
+  return `## ${rule.id}
+
+Severity: **${rule.severity}**. ${rule.description}
+
+${rule.meaning}
+
+Reads:
+
+${reads}
+
+Rests on:
+
+${spec}
+`;
+}
+
+export function renderFindingsMarkdown(): string {
+  const rules = [...RULES].sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const table = ['| rule | severity | what it names |', '|---|---|---|', ...rules.map((r) => `| [\`${r.id}\`](#${r.id}) | ${r.severity} | ${r.description.replace(/\|/g, '\\|')} |`)].join('\n');
+  return `${INTRO}\n## The rules\n\n${table}\n\n${rules.map(renderRule).join('\n')}`;
+}

@@ -1,0 +1,138 @@
+/**
+ * Findings through the binary: `--findings` on a replay of the shipped
+ * recordings (3.14.1 shows findings, 3.13.8 shows every rule not evaluated),
+ * `svc-snapshot findings` over the published directory giving the same
+ * bytes, --fail-on's exit 6, hostile values, and an edited snapshot refused.
+ */
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { writeSnapshot } from '../helpers/snapshot-dir.js';
+
+const R3141 = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
+const R3138 = join(REPO_ROOT, 'recordings', 'platform-3.13.8');
+
+interface Report {
+  time: string;
+  rules: Array<{ id: string; severity: string; evaluated: boolean; reason?: string; count: number | null }>;
+  findings: Array<{ rule: string; severity: string; subject: { export: string; key: string[] }; related: Array<{ export: string; key: string[] }>; detail: string }>;
+}
+
+describe('snapshot --findings over the shipped 3.14.1 recording', () => {
+  it('writes _findings.json before the manifest; findings <dir> --json gives the same bytes; a second run replaces the directory', async () => {
+    const out = join(tmpDir(), 'snap');
+    const res = await runCli(['--replay', R3141, '--out-dir', out, '--findings']);
+    expect(res.stderr).toContain('findings (_findings.json): 8 high');
+    expect(res.code).toBe(0);
+    const bytes = readFileSync(join(out, '_findings.json'), 'utf8');
+    const report = JSON.parse(bytes) as Report;
+    expect(report.time).toBe('2026-11-21T02:00:00.000Z');
+    expect(report.rules.every((r) => r.evaluated)).toBe(true);
+    const counts = Object.fromEntries(report.rules.map((r) => [r.id, r.count]));
+    expect(counts).toMatchObject({ 'certification-missing': 7, 'certification-expired': 1, 'certification-expiring': 0, 'membership-expired': 0, 'user-expired-with-access': 0, 'quota-exceeded': 0, 'team-ended-with-resources': 0 });
+    // The certification of "Requirement 2: NDA" that expired in April 2026, held by a member of Project 1.
+    const expired = report.findings.find((f) => f.rule === 'certification-expired')!;
+    expect(expired.subject).toEqual({ export: 'project_memberships', key: ['proj|fa021be1-8de6-4dff-901d-da077a51f0bb', '996f25a8-3527-42e3-a038-541dc1ba6043', 'cG06MDoxMA=='] });
+    expect(expired.detail).toContain('expired 2026-04-16T03:40:31.422Z');
+    // Project 4 (Level 2: requirement 1) is a child of Project 2 (no level): its member 77919497 holds requirement 1 without expiry, e434d7d2 holds nothing.
+    expect(report.findings.filter((f) => f.subject.key[0] === 'proj|453b718e-909b-4fbc-bbf5-7d8c569a2289').map((f) => f.subject.key[1])).toEqual(['e434d7d2-c4e3-4a41-aea1-feea6aaec34a']);
+    // Project 2 has no level of its own: none of its members is held to Project 1's.
+    expect(report.findings.some((f) => f.subject.key[0] === 'proj|580bfea5-bd8e-4a2e-855c-ff02699c0a36')).toBe(false);
+
+    const again = await runCli(['findings', out, '--json']);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe(bytes);
+
+    const replaced = await runCli(['--replay', R3141, '--out-dir', out, '--findings', '--quiet']);
+    expect(replaced.code).toBe(0);
+    expect(readFileSync(join(out, '_findings.json'), 'utf8')).toBe(bytes);
+    expect(readdirSync(join(out, '..')).filter((n) => n.includes('.partial-'))).toEqual([]);
+  });
+
+  it('--fail-on high exits 6 with the snapshot published; --fail-on critical exits 0; --fail-on without --findings is a usage error', async () => {
+    const base = tmpDir();
+    const six = await runCli(['--replay', R3141, '--out-dir', join(base, 'a'), '--findings', '--fail-on', 'high']);
+    expect(six.code).toBe(6);
+    expect(six.stderr).toContain('--fail-on high: 8 finding(s) of severity high or higher (exit 6)');
+    expect(existsSync(join(base, 'a', '_snapshot-manifest.json'))).toBe(true);
+    expect(existsSync(join(base, 'a', '_findings.json'))).toBe(true);
+    const zero = await runCli(['--replay', R3141, '--out-dir', join(base, 'b'), '--findings', '--fail-on', 'critical', '--quiet']);
+    expect(zero.code).toBe(0);
+    const usage = await runCli(['--replay', R3141, '--out-dir', join(base, 'c'), '--fail-on', 'high']);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('--fail-on needs --findings');
+    expect(existsSync(join(base, 'c'))).toBe(false);
+    const bad = await runCli(['findings', join(base, 'a'), '--fail-on', 'urgent']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--fail-on must be one of critical, high, medium, low, info');
+    const cmd = await runCli(['findings', join(base, 'a'), '--fail-on', 'medium', '--quiet']);
+    expect(cmd.code).toBe(6);
+  });
+});
+
+describe('the 3.13.8 recording', () => {
+  it('lists every rule as not evaluated with the reason, never as zero findings', async () => {
+    const out = join(tmpDir(), 'snap');
+    const res = await runCli(['--replay', R3138, '--out-dir', out, '--findings', '--fail-on', 'info', '--quiet']);
+    expect(res.code).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as Report;
+    expect(report.findings).toEqual([]);
+    for (const r of report.rules) {
+      expect(r.evaluated, r.id).toBe(false);
+      expect(r.count, r.id).toBeNull();
+      expect(r.reason, r.id).toMatch(/route added in backend 3\.14\.1; not served here$/);
+    }
+    const text = await runCli(['findings', out]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('membership-expired          medium    not evaluated: project_memberships is unavailable: GET /api/projects/memberships was skipped');
+    expect(text.stdout).toContain('No rule could be evaluated on this snapshot');
+    expect(text.stdout).not.toMatch(/ 0\n/);
+  });
+});
+
+describe('svc-snapshot findings <dir>', () => {
+  it('hostile ids and names: escaped on the terminal, exact in --json', async () => {
+    const id = 'team|\u001b[31mred\u202e';
+    const dir = writeSnapshot(join(tmpDir(), 'snap'), {
+      records: { teams: [{ id, name: 'bell\u0007\r\nname', teamQuotas_memory: 1, usage_vms_mem: 2, usage_vms_cores: 0, usage_vms_cnt: 1, usage_drives_cnt: 0, endDate: null }] },
+    });
+    const text = await runCli(['findings', dir]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).not.toMatch(/[\u0007\u001b\u202e\r]/);
+    expect(text.stdout).toContain('teams team|\\u001b[31mred\\u202e');
+    const json = await runCli(['findings', dir, '--json']);
+    const report = JSON.parse(json.stdout) as Report;
+    expect(report.findings).toHaveLength(1);
+    expect(report.findings[0]!.subject).toEqual({ export: 'teams', key: [id] });
+    expect(report.findings[0]!.detail).toContain('"bell\u0007\r\nname"');
+  });
+
+  it('refuses a snapshot whose exports were edited, a file the rules read or not (exit 1), and a directory that is not a snapshot (exit 2)', async () => {
+    for (const victim of ['teams', 'drives']) {
+      const dir = writeSnapshot(join(tmpDir(), `snap-${victim}`), { records: { drives: [{ id: 'd1', name: 'x' }], teams: [{ id: 't1', name: 'T' }] } });
+      const file = readdirSync(dir).find((n) => n.startsWith(`1-${victim} `))!;
+      writeFileSync(join(dir, file), readFileSync(join(dir, file), 'utf8').replace(/"T"|"x"/, '"Y"'));
+      const res = await runCli(['findings', dir]);
+      expect(res.code, victim).toBe(1);
+      expect(res.stderr).toContain('does not match the sha256 in _snapshot-manifest.json');
+      expect(res.stdout).toBe('');
+    }
+    const empty = await runCli(['findings', tmpDir()]);
+    expect(empty.code).toBe(2);
+    const none = await runCli(['findings']);
+    expect(none.code).toBe(2);
+  });
+});
+
+describe('--fail-on in a nightly job', () => {
+  it('exit 6 is a complete snapshot: the metrics file keeps it as the last success and says exit code 6', async () => {
+    const base = tmpDir();
+    const metrics = join(base, 'svc.prom');
+    const res = await runCli(['--replay', R3141, '--out-dir', join(base, 'snap'), '--findings', '--fail-on', 'high', '--metrics-file', metrics, '--quiet']);
+    expect(res.code).toBe(6);
+    const text = readFileSync(metrics, 'utf8');
+    expect(text).toMatch(/^svc_snapshot_exit_code\{[^}]*\} 6$/m);
+    expect(text).not.toMatch(/^svc_snapshot_last_success_timestamp_seconds\{[^}]*\} 0$/m);
+  });
+});

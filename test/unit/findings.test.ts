@@ -1,0 +1,324 @@
+/**
+ * Each rule of src/findings/rules/ over export records, positive and
+ * negative, through the one evaluator (evaluateFindings) a snapshot and
+ * `svc-snapshot findings` use; the declarations checked against the export
+ * catalog; docs/findings.md current with them.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { EXPORTS } from '../../src/exports/catalog.js';
+import { RULES, checkRules } from '../../src/findings/catalog.js';
+import { defineRule } from '../../src/findings/define.js';
+import { evaluateFindings, failsOn, findingCounts, serializeFindings, type FindingsReport } from '../../src/findings/evaluate.js';
+import { formatFindings } from '../../src/findings/format.js';
+import { renderFindingsMarkdown } from '../../src/findings/docs.js';
+import { parseSeverity } from '../../src/findings/severity.js';
+import { UsageError } from '../../src/errors.js';
+import { rec, type Rec } from '../helpers/snapshot-dir.js';
+
+const TIME = '2026-11-21T02:00:00.000Z';
+const NOW = Date.parse(TIME);
+const DAY = 86_400_000;
+
+interface RunOptions {
+  unavailable?: Record<string, string>;
+  nullFields?: Array<[string, string]>;
+  expiringDays?: number;
+  time?: string;
+}
+
+function evaluate(records: Record<string, Rec[]>, opts: RunOptions = {}): Promise<FindingsReport> {
+  const manifest = {
+    time: opts.time ?? TIME,
+    exports: EXPORTS.map((d) => ({ export: d.name, available: opts.unavailable?.[d.name] === undefined, ...(opts.unavailable?.[d.name] !== undefined ? { reason: opts.unavailable[d.name]! } : {}) })),
+    nullFields: (opts.nullFields ?? []).map(([e, f]) => ({ export: e, field: f, reason: 'test: the route failed' })),
+  };
+  const built = Object.fromEntries(Object.entries(records).map(([name, rows]) => [name, rows.map((r) => rec(name, r))]));
+  return evaluateFindings(manifest, async (name) => built[name] ?? [], { expiringDays: opts.expiringDays ?? 30 });
+}
+
+const of = (report: FindingsReport, rule: string) => report.findings.filter((f) => f.rule === rule);
+const ruleOf = (report: FindingsReport, rule: string) => report.rules.find((r) => r.id === rule)!;
+
+/** A project P1 with level L1 requiring R1 and R2; P2, a child of P1, without a level; P3 with level L2 requiring R1. */
+function securitySite(): Record<string, Rec[]> {
+  return {
+    projects: [
+      { id: 'proj|1', name: 'Clinical', securityLevel: 'slvl|1', parent: null },
+      { id: 'proj|2', name: 'Child', securityLevel: null, parent: 'proj|1' },
+      { id: 'proj|3', name: 'Own level', securityLevel: 'slvl|2', parent: 'proj|1' },
+    ],
+    security_levels: [
+      { id: 'slvl|1', name: 'Level 1', requirements: ['sreq|1', 'sreq|2'] },
+      { id: 'slvl|2', name: 'Level 2', requirements: ['sreq|1'] },
+    ],
+    security_requirements: [
+      { id: 'sreq|1', name: 'Course' },
+      { id: 'sreq|2', name: 'NDA' },
+    ],
+    project_memberships: [],
+    user_certifications: [],
+  };
+}
+
+function member(projectID: string, userID: string, extra: Rec = {}): Rec {
+  return { id: `m-${projectID}-${userID}`, projectID, userID, duplicate: false, canManage: false, ...extra };
+}
+
+function cert(userID: string, requirementID: string, expires: number | null, id = `c-${userID}-${requirementID}`): Rec {
+  return { id, userID, requirementID, expires };
+}
+
+describe('the rule declarations', () => {
+  it('every rule reads columns the export catalog has, has a one-line description, its meaning and the spec it rests on', () => {
+    expect(RULES.map((r) => r.id)).toEqual(expect.arrayContaining(['certification-missing', 'certification-expired', 'certification-expiring', 'membership-expired', 'user-expired-with-access', 'team-ended-with-resources', 'quota-exceeded']));
+    for (const r of RULES) {
+      expect(r.description).not.toContain('\n');
+      expect(r.meaning.length).toBeGreaterThan(40);
+      expect(r.spec.length).toBeGreaterThan(0);
+    }
+    expect(RULES.find((r) => r.id === 'user-expired-with-access')!.meaning).toContain('Not evaluated for VMs');
+  });
+
+  it('refuses a rule reading a column or an export the catalog does not have', () => {
+    const bad = (reads: Array<{ export: string; columns: string[] }>) => defineRule({ id: 'x', severity: 'low', description: 'x', meaning: 'x', spec: [], reads, *check() {} });
+    expect(() => checkRules([bad([{ export: 'teams', columns: ['nope'] }])])).toThrow(/teams\.nope/);
+    expect(() => checkRules([bad([{ export: 'vms', columns: ['id'] }])])).toThrow(/export vms/);
+  });
+
+  it('gives a check only the columns its rule declares, and refuses an export it does not declare', async () => {
+    const seen: string[][] = [];
+    const spy = defineRule({
+      id: 'spy',
+      severity: 'info',
+      description: 'x',
+      meaning: 'x',
+      spec: [],
+      reads: [{ export: 'teams', columns: ['id'] }],
+      *check(ctx) {
+        for (const t of ctx.records('teams')) seen.push(Object.keys(t));
+        expect(() => ctx.records('users')).toThrow(/does not declare/);
+      },
+    });
+    const manifest = { time: TIME, exports: EXPORTS.map((d) => ({ export: d.name, available: true })), nullFields: [] };
+    await evaluateFindings(manifest, async () => [rec('teams', { id: 't', name: 'n', endDate: 1 })], { rules: [spy] });
+    expect(seen).toEqual([['id']]);
+  });
+
+  it('docs/findings.md is current with the declarations (regenerate with node --import tsx scripts/gen-docs.ts)', () => {
+    const committed = readFileSync(fileURLToPath(new URL('../../docs/findings.md', import.meta.url)), 'utf8');
+    expect(committed).toBe(renderFindingsMarkdown());
+    for (const r of RULES) expect(committed).toContain(`## ${r.id}\n`);
+    expect(committed).toContain('does not say that a child project takes its parent\'s level');
+  });
+
+  it('--fail-on takes the five severities only', () => {
+    expect(parseSeverity('High', '--fail-on')).toBe('high');
+    expect(() => parseSeverity('urgent', '--fail-on')).toThrow(UsageError);
+  });
+});
+
+describe('certification rules', () => {
+  it('certification-missing: a member without a certification for a required requirement, once per requirement', async () => {
+    const site = securitySite();
+    site.project_memberships = [member('proj|1', 'u1'), member('proj|1', 'u2')];
+    site.user_certifications = [cert('u2', 'sreq|1', null), cert('u2', 'sreq|2', null), cert('u1', 'sreq|1', null)];
+    const r = await evaluate(site);
+    const missing = of(r, 'certification-missing');
+    expect(missing).toHaveLength(1);
+    expect(missing[0]!.subject).toEqual({ export: 'project_memberships', key: ['proj|1', 'u1', 'm-proj|1-u1'] });
+    expect(missing[0]!.related).toContainEqual({ export: 'security_requirements', key: ['sreq|2'] });
+    expect(missing[0]!.detail).toContain('"NDA"');
+    expect(ruleOf(r, 'certification-missing')).toEqual({ id: 'certification-missing', severity: 'high', evaluated: true, count: 1 });
+  });
+
+  it('the level is not inherited: a member of a child project without a level is not checked against the parent\'s; a child with its own level is checked against it alone', async () => {
+    const site = securitySite();
+    site.project_memberships = [member('proj|2', 'child-only'), member('proj|3', 'own-level')];
+    site.user_certifications = [cert('own-level', 'sreq|1', null)];
+    const r = await evaluate(site);
+    expect(of(r, 'certification-missing')).toEqual([]);
+    site.user_certifications = [];
+    const r2 = await evaluate(site);
+    expect(of(r2, 'certification-missing').map((f) => [f.subject.key[1], f.related.find((x) => x.export === 'security_requirements')!.key[0]])).toEqual([['own-level', 'sreq|1']]);
+  });
+
+  it('an inherited membership listed beside the direct one (duplicate) is evaluated once per user and project', async () => {
+    const site = securitySite();
+    site.project_memberships = [member('proj|1', 'u1', { id: 'a' }), member('proj|1', 'u1', { id: 'b', duplicate: true })];
+    const r = await evaluate(site);
+    expect(of(r, 'certification-missing')).toHaveLength(2); // R1 and R2, not four
+    expect(of(r, 'certification-missing').every((f) => f.subject.key[2] === 'a')).toBe(true);
+  });
+
+  it('certification-expired / -expiring: before the snapshot\'s time is expired; later the same day is expiring; no expires never expires; the best certification counts', async () => {
+    const site = securitySite();
+    site.project_memberships = [member('proj|3', 'old'), member('proj|3', 'today'), member('proj|3', 'never'), member('proj|3', 'renewed'), member('proj|3', 'far'), member('proj|3', 'exact')];
+    site.user_certifications = [
+      cert('old', 'sreq|1', NOW - DAY),
+      cert('today', 'sreq|1', NOW + 3_600_000),
+      cert('never', 'sreq|1', null),
+      cert('renewed', 'sreq|1', NOW - 100 * DAY, 'c1'),
+      cert('renewed', 'sreq|1', NOW + 300 * DAY, 'c2'),
+      cert('far', 'sreq|1', NOW + 31 * DAY),
+      cert('exact', 'sreq|1', NOW),
+    ];
+    const r = await evaluate(site);
+    expect(of(r, 'certification-expired').map((f) => f.subject.key[1])).toEqual(['old']);
+    expect(of(r, 'certification-expired')[0]!.detail).toContain('expired 2026-11-20T02:00:00.000Z');
+    expect(of(r, 'certification-expiring').map((f) => f.subject.key[1])).toEqual(['exact', 'today']);
+    expect(of(r, 'certification-missing')).toEqual([]);
+    const wider = await evaluate(site, { expiringDays: 31 });
+    expect(of(wider, 'certification-expiring').map((f) => f.subject.key[1])).toEqual(['exact', 'far', 'today']);
+  });
+
+  it('a level naming a requirement that does not exist, and a project naming a level that does not exist: skipped by the certification rules, reported by security-reference-unknown', async () => {
+    const site = securitySite();
+    site.security_levels = [{ id: 'slvl|1', name: 'Level 1', requirements: ['sreq|1', 'sreq|ghost', 'sreq|ghost'] }];
+    site.projects!.push({ id: 'proj|4', name: 'Dangling', securityLevel: 'slvl|ghost', parent: null });
+    site.project_memberships = [member('proj|1', 'u1'), member('proj|4', 'u1')];
+    const r = await evaluate(site);
+    expect(of(r, 'certification-missing').map((f) => f.related.find((x) => x.export === 'security_requirements')!.key[0])).toEqual(['sreq|1']);
+    expect(of(r, 'security-reference-unknown').map((f) => f.subject)).toEqual([
+      { export: 'projects', key: ['proj|3'] },
+      { export: 'projects', key: ['proj|4'] },
+      { export: 'security_levels', key: ['slvl|1'] },
+    ]);
+  });
+
+  it('a level whose requirements are not a list (exported as null) is no crash', async () => {
+    const site = securitySite();
+    site.security_levels = [{ id: 'slvl|1', name: 'Level 1', requirements: null }, { id: 'slvl|2', name: 'L2', requirements: ['sreq|1', 7] }];
+    site.project_memberships = [member('proj|1', 'u1'), member('proj|3', 'u1')];
+    const r = await evaluate(site);
+    expect(of(r, 'certification-missing').map((f) => f.subject.key[0])).toEqual(['proj|3']);
+  });
+});
+
+describe('membership and user rules', () => {
+  it('membership-expired: every row of the pair expired; a pair with a row still valid or without expiry is not', async () => {
+    const r = await evaluate({
+      project_memberships: [
+        member('p', 'gone', { expires: NOW - 1 }),
+        member('p', 'kept', { id: 'k1', expires: NOW - DAY }),
+        member('p', 'kept', { id: 'k2', expires: null, duplicate: true }),
+        member('p', 'later', { expires: NOW + 1 }),
+        member('p', 'open', { expires: null }),
+      ],
+    });
+    expect(of(r, 'membership-expired').map((f) => f.subject.key)).toEqual([['p', 'gone', 'm-p-gone']]);
+  });
+
+  it('user-expired-with-access: expired or deactivated users who are still members; a deactivation that ended, or a lapsed user who is a member of nothing, is not', async () => {
+    const r = await evaluate({
+      user_profiles: [
+        { id: 'expired', expiration: NOW - 1 },
+        { id: 'deactivated', deactivationType: 'Admin' },
+        { id: 'until-later', deactivationType: 'Timeout', deactivatedUntil: NOW + DAY },
+        { id: 'until-passed', deactivationType: 'Timeout', deactivatedUntil: NOW - DAY },
+        { id: 'active', expiration: NOW + DAY },
+        { id: 'lapsed-alone', deactivationType: 'XSS' },
+      ],
+      team_memberships: [
+        { teamID: 't1', memberID: 'deactivated' },
+        { teamID: 't1', memberID: 'until-passed' },
+        { teamID: 't1', memberID: 'active' },
+        { teamID: 't2', memberID: 'until-later' },
+      ],
+      project_memberships: [member('p', 'expired'), member('p', 'expired', { id: 'dup', duplicate: true }), member('p', 'deactivated')],
+    });
+    const found = of(r, 'user-expired-with-access');
+    expect(found.map((f) => f.subject.key[0])).toEqual(['deactivated', 'expired', 'until-later']);
+    expect(found.find((f) => f.subject.key[0] === 'expired')!.related).toEqual([{ export: 'project_memberships', key: ['p', 'expired', 'm-p-expired'] }]);
+    expect(found.find((f) => f.subject.key[0] === 'deactivated')!.detail).toContain('still a member of 1 team(s) and 1 project(s)');
+  });
+});
+
+describe('team rules', () => {
+  const teams: Rec[] = [
+    { id: 'over-mem', name: 'A', teamQuotas_memory: 100, usage_vms_mem: 101, usage_vms_cores: 4 },
+    { id: 'at-mem', name: 'B', teamQuotas_memory: 100, usage_vms_mem: 100 },
+    { id: 'over-both', name: 'C', teamQuotas_cores: 8, teamQuotas_memory: 1, usage_vms_cores: 9, usage_vms_mem: 2 },
+    { id: 'no-quota', name: 'D', usage_vms_cores: 1000, usage_vms_mem: 1e15 },
+    { id: 'ended', name: 'E', endDate: NOW - 1, usage_vms_cnt: 0, usage_drives_cnt: 2 },
+    { id: 'ended-empty', name: 'F', endDate: NOW - 1, usage_vms_cnt: 0, usage_drives_cnt: 0 },
+    { id: 'ends-later', name: 'G', endDate: NOW + 1, usage_vms_cnt: 3, usage_drives_cnt: 3 },
+  ];
+
+  it('quota-exceeded: usage above the cores or memory quota, one finding per quota; at the quota or without one is not', async () => {
+    const r = await evaluate({ teams });
+    expect(of(r, 'quota-exceeded').map((f) => [f.subject.key[0], /cores/.test(f.detail) ? 'cores' : 'memory'])).toEqual([
+      ['over-both', 'memory'], // same subject: ordered by the detail ("uses 2 bytes" before "uses 9 cores")
+      ['over-both', 'cores'],
+      ['over-mem', 'memory'],
+    ]);
+  });
+
+  it('team-ended-with-resources: an ended team still holding VMs or drives', async () => {
+    const r = await evaluate({ teams });
+    expect(of(r, 'team-ended-with-resources').map((f) => f.subject.key[0])).toEqual(['ended']);
+  });
+
+  it('not evaluated when the usage columns are null in the snapshot (team usage not read): never zero findings', async () => {
+    const r = await evaluate({ teams }, { nullFields: [['teams', 'usage_vms_cores'], ['teams', 'usage_vms_mem'], ['teams', 'usage_vms_cnt'], ['teams', 'usage_drives_cnt']] });
+    for (const id of ['quota-exceeded', 'team-ended-with-resources']) {
+      expect(ruleOf(r, id).evaluated).toBe(false);
+      expect(ruleOf(r, id).count).toBeNull();
+      expect(ruleOf(r, id).reason).toMatch(/^teams\.usage_vms_\w+ is null in this snapshot: test: the route failed$/);
+      expect(of(r, id)).toEqual([]);
+    }
+  });
+});
+
+describe('the report', () => {
+  it('an unavailable export makes every rule reading it not evaluated, with the manifest\'s reason', async () => {
+    const r = await evaluate(securitySite(), { unavailable: { project_memberships: 'GET /api/projects/memberships failed: 500' } });
+    for (const id of ['certification-missing', 'certification-expired', 'certification-expiring', 'membership-expired', 'user-expired-with-access']) {
+      expect(ruleOf(r, id)).toEqual({ id, severity: ruleOf(r, id).severity, evaluated: false, reason: 'project_memberships is unavailable: GET /api/projects/memberships failed: 500', count: null });
+    }
+    expect(ruleOf(r, 'quota-exceeded').evaluated).toBe(true);
+    expect(serializeFindings(r)).toContain('"count":null');
+    expect(findingCounts(r).map((c) => c.rule)).not.toContain('membership-expired');
+  });
+
+  it('sorted by severity, rule and key, in the same bytes whatever the order of the records; the time is the manifest\'s', async () => {
+    const site = securitySite();
+    site.project_memberships = [member('proj|1', 'b'), member('proj|1', 'a'), member('p', 'z', { expires: 1 })];
+    const one = serializeFindings(await evaluate(site));
+    site.project_memberships.reverse();
+    expect(serializeFindings(await evaluate(site))).toBe(one);
+    const parsed = JSON.parse(one) as { time: string; findings: Array<{ rule: string; severity: string }>; rules: Array<{ id: string }> };
+    expect(parsed.time).toBe(TIME);
+    expect(parsed.findings.map((f) => f.rule)).toEqual(['certification-missing', 'certification-missing', 'certification-missing', 'certification-missing', 'membership-expired']);
+    expect(Object.keys(parsed)).toEqual(['time', 'rules', 'findings']);
+  });
+
+  it('a manifest whose time is not a date is refused, not compared with', async () => {
+    await expect(evaluate({}, { time: 'yesterday' })).rejects.toThrow(/is not a date/);
+  });
+
+  it('hostile ids and names: exact in the JSON, escaped on the terminal', async () => {
+    const id = 'proj|\u001b[2J\u202eevil';
+    const site = securitySite();
+    site.projects!.push({ id, name: 'x\u0007\r\nname', securityLevel: 'slvl|1', parent: null });
+    site.project_memberships = [member(id, 'user\u001b]0;t\u0007')];
+    site.user_certifications = [cert('user\u001b]0;t\u0007', 'sreq|1', null)];
+    const r = await evaluate(site);
+    const json = JSON.parse(serializeFindings(r)) as { findings: Array<{ subject: { key: string[] }; detail: string }> };
+    expect(json.findings[0]!.subject.key.slice(0, 2)).toEqual([id, 'user\u001b]0;t\u0007']);
+    expect(json.findings[0]!.detail).toContain('"x\u0007\r\nname"');
+    const text = formatFindings(r, '/tmp/x');
+    expect(text).not.toMatch(/[\u0007\u001b\u202e\r]/);
+    expect(text).toContain('\\u001b[2J\\u202eevil');
+    expect(text.split('\n').filter((l) => l.includes('name')).length).toBe(1);
+  });
+
+  it('--fail-on: a finding of that severity or higher', async () => {
+    const r = await evaluate({ teams: [{ id: 't', name: 'T', teamQuotas_cores: 1, usage_vms_cores: 2 }] });
+    expect(failsOn(r, 'medium')).toBe(true);
+    expect(failsOn(r, 'low')).toBe(true);
+    expect(failsOn(r, 'high')).toBe(false);
+    expect(failsOn(r, undefined)).toBe(false);
+  });
+});
