@@ -31,7 +31,7 @@ import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
 import { listedFiles } from '../snapshot/listed-files.js';
 import { signManifest } from '../sign/manifest-signature.js';
-import { FINDINGS_FILE, checkFindingsOptions, failOnMessage, findingsLine, writeFindingsFile } from '../findings/index.js';
+import { FINDINGS_FILE, checkFindingsOptions, failOnMessage, findingCounts, findingsLine, writeFindingsFile } from '../findings/index.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
@@ -112,7 +112,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
   // 6 only for a complete snapshot: an incomplete one is 4 whatever its findings.
   const exitCode = history?.status === 'failed' ? EXIT.failed : !manifest.complete ? EXIT.incomplete : findingsFailed ? EXIT.findings : EXIT.ok;
-  return { exitCode, report: snapshotReport(manifest) };
+  return { exitCode, report: { ...snapshotReport(manifest), ...(findings ? { findings: findingCounts(findings) } : {}) } };
 }
 
 /** The raw collection: read back from --replay's directory, or collected from the server. */

@@ -9,6 +9,8 @@ export interface RunReport {
   readonly routes?: { read: number; skipped: number; failed: number };
   readonly validationIssues?: number;
   readonly driftFields?: number;
+  /** Findings per evaluated rule (snapshot with --findings); a rule that was not evaluated has no series. */
+  readonly findings?: ReadonlyArray<{ rule: string; severity: string; count: number }>;
 }
 
 export interface MetricsInput {
@@ -35,6 +37,7 @@ const HELP: Record<string, string> = {
   svc_snapshot_routes: 'Routes or requests of the last run by state.',
   svc_snapshot_validation_issues: 'Fields of the wrong type found by the last run.',
   svc_snapshot_drift_fields: 'Field names the backend returned that the models do not know, in the last run.',
+  svc_snapshot_findings: 'Findings of the last run per evaluated rule and severity (snapshot --findings; docs/findings.md).',
 };
 
 /** Label values escaped as the text exposition format requires. */
@@ -62,6 +65,7 @@ export function renderMetrics(m: MetricsInput): string {
   }
   if (r?.validationIssues !== undefined) samples.push(['svc_snapshot_validation_issues', cmd, String(r.validationIssues)]);
   if (r?.driftFields !== undefined) samples.push(['svc_snapshot_drift_fields', cmd, String(r.driftFields)]);
+  for (const f of r?.findings ?? []) samples.push(['svc_snapshot_findings', `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`, String(f.count)]);
   const lines: string[] = [];
   let previous = '';
   for (const [name, labels, value] of samples) {

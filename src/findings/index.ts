@@ -9,7 +9,7 @@ import { readExportRecords } from '../sheets/snapshot-dir.js';
 import { SEVERITIES, type Severity } from './define.js';
 import { evaluateFindings, failsOn, serializeFindings, type FindingsReport } from './evaluate.js';
 
-export { serializeFindings, type FindingsReport } from './evaluate.js';
+export { findingCounts, serializeFindings, type FindingsReport } from './evaluate.js';
 export { findingsOfDirectory } from './read.js';
 export { formatFindings } from './format.js';
 

@@ -4,6 +4,7 @@
  * `svc-snapshot findings` over the published directory giving the same
  * bytes, --fail-on's exit 6, hostile values, and an edited snapshot refused.
  */
+import { prometheusToolsUnavailable, promtoolCheck } from '../helpers/prometheus.js';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -134,5 +135,14 @@ describe('--fail-on in a nightly job', () => {
     const text = readFileSync(metrics, 'utf8');
     expect(text).toMatch(/^svc_snapshot_exit_code\{[^}]*\} 6$/m);
     expect(text).not.toMatch(/^svc_snapshot_last_success_timestamp_seconds\{[^}]*\} 0$/m);
+    // The findings by rule and severity, with the site label, as _findings.json counts them; rules not evaluated have no series.
+    const file = JSON.parse(readFileSync(join(base, 'snap', '_findings.json'), 'utf8')) as { rules: Array<{ id: string; severity: string; evaluated: boolean; count: number | null }> };
+    for (const r of file.rules) {
+      const series = new RegExp(`^svc_snapshot_findings\\{command="snapshot",site="[^"]+",rule="${r.id}",severity="${r.severity}"\\} (\\d+)$`, 'm').exec(text);
+      if (r.evaluated) expect(Number(series?.[1]), r.id).toBe(r.count);
+      else expect(series, r.id).toBeNull();
+    }
+    expect(text).toMatch(/^svc_snapshot_findings\{[^}]*rule="certification-missing",severity="high"\} 7$/m);
+    if (!prometheusToolsUnavailable()) expect(promtoolCheck(text).code).toBe(0);
   });
 });
