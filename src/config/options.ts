@@ -12,8 +12,7 @@ import { registerSecret } from '../util/redact.js';
 import { loadSigningKey } from '../sign/key.js';
 import { readAllowedSigners } from '../sign/allowed-signers.js';
 import { fromTokenFile, tokenFileVariable } from './token-file.js';
-import { parseSeverity } from '../findings/severity.js';
-import { parseAuditToken, parseCalendarDate, parseFormats, parseInteger, parseKeep, parsePositiveNumber, parseRealms, parseToken } from './values.js';
+import { parseAuditToken, parseCalendarDate, parseFormats, parseInteger, parseKeep, parsePositiveNumber, parseRealms, parseSeverity, parseToken } from './values.js';
 
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';

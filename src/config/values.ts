@@ -167,3 +167,14 @@ function safeReadPem(path: string): string[] {
     return []; // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS.
   }
 }
+
+/** A finding's severity, most severe first (CONTRACT section 17; src/findings/define.ts). */
+export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** `--fail-on <severity>`, parsed without loading the rules (option records are read before any command runs). */
+export function parseSeverity(raw: string, from: string): Severity {
+  const s = raw.trim().toLowerCase();
+  if ((SEVERITIES as readonly string[]).includes(s)) return s as Severity;
+  throw new UsageError(`${from} must be one of ${SEVERITIES.join(', ')}; got "${raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`);
+}

@@ -8,8 +8,9 @@
  */
 import type { ExportRecord } from '../exports/types.js';
 
-export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
-export type Severity = (typeof SEVERITIES)[number];
+// The severities are declared with the option that names them (--fail-on), below the rules.
+import { SEVERITIES, type Severity } from '../config/values.js';
+export { SEVERITIES, type Severity };
 
 /** Higher is more severe: critical 4 … info 0. */
 export function severityRank(s: Severity): number {

@@ -13,7 +13,7 @@ import { defineRule } from '../../src/findings/define.js';
 import { evaluateFindings, failsOn, findingCounts, serializeFindings, type FindingsReport } from '../../src/findings/evaluate.js';
 import { formatFindings } from '../../src/findings/format.js';
 import { renderFindingsMarkdown } from '../../src/findings/docs.js';
-import { parseSeverity } from '../../src/findings/severity.js';
+import { parseSeverity } from '../../src/config/values.js';
 import { UsageError } from '../../src/errors.js';
 import { rec, type Rec } from '../helpers/snapshot-dir.js';
 
