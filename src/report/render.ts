@@ -36,7 +36,7 @@ function table(head: readonly string[], rows: readonly string[], cls = ''): stri
 }
 
 function notShown(n: number, what: string): string {
-  return n > 0 ? `<p class="more">${plural(n, 'more')} ${what} not shown.</p>\n` : '';
+  return n > 0 ? `<p class="more">${n} more ${what} not shown.</p>\n` : '';
 }
 
 /** A key as `column=value` pairs (a finding's key is a list of values in key order). */
@@ -69,7 +69,7 @@ function findingsSection(f: ReportModel['findings']): string {
   if ('problem' in f) return section('findings', 'Findings', `<p>The findings could not be evaluated: ${text(f.problem)}</p>\n`);
   const r: FindingsReport = f.report;
   const counts = SEVERITIES.map((s) => [s, r.findings.filter((x) => x.severity === s).length] as const);
-  let body = `<p class="counts">${counts.map(([s, n]) => `<span class="sev sev-${s}">${s}: ${n}</span>`).join(' ')}</p>\n`;
+  let body = `<p class="counts">${counts.map(([s, n]) => `<span class="sev${n > 0 ? ` sev-${s}` : ''}">${s}: ${n}</span>`).join(' ')}</p>\n`;
   if (r.findings.length === 0) body += '<p>No finding.</p>\n';
   for (const [severity, n] of counts) {
     if (n === 0) continue;
