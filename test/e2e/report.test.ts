@@ -91,7 +91,7 @@ describe('svc-snapshot report', () => {
         expect(body).toContain('\\u202egnp.exe');
         expect(body).toContain(`long-${'x'.repeat(195)}… (49805 more characters)`);
         // The counts and the changes are the snapshot's and the diff's.
-        const rows = await page.locator('table.exports tbody tr').evaluateAll((trs) => trs.map((tr) => Array.from(tr.children, (c) => (c.textContent ?? '').trim())));
+        const rows = await page.locator('table.exports tbody tr').evaluateAll((trs) => trs.map((tr) => Array.from(tr.children as ArrayLike<{ textContent: string | null }>, (c) => (c.textContent ?? '').trim())));
         expect(rows.map((r) => [r[0], Number(r[1])])).toEqual(manifest.exports.map((e) => [e.export, e.count]));
         for (const d of diff.exports) {
           const row = rows.find((r) => r[0] === d.export)!;
@@ -122,7 +122,8 @@ describe('svc-snapshot report', () => {
     for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       const opened = await openFile(browser, out, { width, height });
       try {
-        const { scroll, client } = await opened.page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+        // An expression, not a function: the tests compile without the DOM's types.
+        const { scroll, client } = await opened.page.evaluate<{ scroll: number; client: number }>('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })');
         expect(scroll).toBeLessThanOrEqual(client);
       } finally {
         await opened.close();
