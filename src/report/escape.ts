@@ -24,12 +24,16 @@ export function esc(text: string): string {
   return text.replace(HTML_SPECIAL, (c) => ENTITY[c]!);
 }
 
-/** A value from the site as it is displayed: control characters spelled out, cut past MAX_SHOWN characters (by code point). */
-export function shown(text: string): string {
+/** A sentence that quotes values (a finding's detail, a reason) is shown whole up to this many characters. */
+export const MAX_SENTENCE = 1000;
+
+/** A value from the site as it is displayed: control characters spelled out, cut past `max` characters (by code point). */
+export function shown(text: string, max = MAX_SHOWN): string {
   const spelled = escapeControl(text);
+  if (spelled.length <= max) return spelled;
   const points = Array.from(spelled);
-  if (points.length <= MAX_SHOWN) return spelled;
-  return `${points.slice(0, MAX_SHOWN).join('')}… (${points.length - MAX_SHOWN} more characters)`;
+  if (points.length <= max) return spelled;
+  return `${points.slice(0, max).join('')}… (${points.length - max} more characters)`;
 }
 
 /** Any export value (string, number, boolean, null, array) as displayed, escaped for the page. */
@@ -39,7 +43,12 @@ export function value(v: unknown): string {
   return esc(shown(text));
 }
 
-/** A value from the site as escaped display text (the usual case: names, reasons, details). */
+/** A value from the site as escaped display text (names, ids, routes). */
 export function text(v: string): string {
   return esc(shown(v));
+}
+
+/** A sentence from the rules or the site (a finding's detail, a reason, a validation message) as escaped display text. */
+export function sentence(v: string): string {
+  return esc(shown(v, MAX_SENTENCE));
 }

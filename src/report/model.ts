@@ -20,7 +20,7 @@ export interface ReportManifest {
   readonly drift: ReadonlyArray<{ readonly route: string; readonly unknownFields: readonly string[] }>;
 }
 
-export interface ReportSignature {
+interface ReportSignature {
   /** valid, unsigned, invalid, not allowed; or `signed` for a snapshot that signs its manifest after the page is written. */
   readonly state: string;
   readonly key: string | null;

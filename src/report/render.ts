@@ -8,7 +8,7 @@
 import { SEVERITIES } from '../findings/define.js';
 import type { ChangeSet, ExportDiff } from '../diff/types.js';
 import type { FindingsReport } from '../findings/evaluate.js';
-import { esc, text, value } from './escape.js';
+import { esc, sentence, text, value } from './escape.js';
 import type { ReportModel, TrendNight, VmStates } from './model.js';
 import { STYLE } from './style.js';
 import { countChart } from './svg.js';
@@ -16,13 +16,15 @@ import { countChart } from './svg.js';
 /** Changed records shown per export; the rest are counted. */
 export const CHANGES_SHOWN = 50;
 /** Findings shown per severity; the rest are counted. */
-export const FINDINGS_SHOWN = 200;
+const FINDINGS_SHOWN = 200;
 /** Null columns, validation samples and drifting routes shown; the rest are counted. */
 const LIST_SHOWN = 200;
 
 /** `default-src 'none'`: no script, frame, font, fetch or form target; inline styles and data: images only. */
 export const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 
+/** `2026-11-21T02:00:00.000Z` → `2026-11-21 02:00:00 UTC`. */
+const humanTime = (iso: string) => iso.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC');
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -56,7 +58,7 @@ function header(m: ReportModel): string {
   const complete = man.complete ? '<strong>complete</strong>: every route was read' : '<strong class="bad">partial</strong>: some routes failed (published with --allow-partial)';
   const rows = [
     ['Site', `<bdi>${text(man.baseUrl)}</bdi>`],
-    ['Time', `<time datetime="${esc(man.time)}">${esc(man.time.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC'))}</time>`],
+    ['Time', `<time datetime="${esc(man.time)}">${esc(humanTime(man.time))}</time>`],
     ['Source', man.source === 'live' ? 'live: collected from the server' : 'replay: built from a raw collection'],
     ['Tool', `${text(man.tool.name)} ${text(man.tool.version)}`],
     ['Completeness', complete],
@@ -66,7 +68,7 @@ function header(m: ReportModel): string {
 }
 
 function findingsSection(f: ReportModel['findings']): string {
-  if ('problem' in f) return section('findings', 'Findings', `<p>The findings could not be evaluated: ${text(f.problem)}</p>\n`);
+  if ('problem' in f) return section('findings', 'Findings', `<p>The findings could not be evaluated: ${sentence(f.problem)}</p>\n`);
   const r: FindingsReport = f.report;
   const counts = SEVERITIES.map((s) => [s, r.findings.filter((x) => x.severity === s).length] as const);
   let body = `<p class="counts">${counts.map(([s, n]) => `<span class="sev${n > 0 ? ` sev-${s}` : ''}">${s}: ${n}</span>`).join(' ')}</p>\n`;
@@ -75,13 +77,13 @@ function findingsSection(f: ReportModel['findings']): string {
     if (n === 0) continue;
     const list = r.findings.filter((x) => x.severity === severity);
     const rows = list.slice(0, FINDINGS_SHOWN).map(
-      (x) => `<tr><td class="nw sev-${severity}">${severity}</td><td class="nw"><code>${text(x.rule)}</code></td><td>${text(x.subject.export)} <bdi>${x.subject.key.map((k) => value(k)).join(', ')}</bdi></td><td>${text(x.detail)}</td></tr>`,
+      (x) => `<tr><td class="nw sev-${severity}">${severity}</td><td class="nw"><code>${text(x.rule)}</code></td><td>${text(x.subject.export)} <bdi>${x.subject.key.map((k) => value(k)).join(', ')}</bdi></td><td>${sentence(x.detail)}</td></tr>`,
     );
-    body += `<details${severity === 'critical' || severity === 'high' ? ' open' : ''}><summary>${esc(severity)}: ${plural(n, 'finding')}</summary>\n${table(['Severity', 'Rule', 'Subject', 'Detail'], rows)}${notShown(n - rows.length, `${severity} findings`)}</details>\n`;
+    body += `<details open><summary>${esc(severity)}: ${plural(n, 'finding')}</summary>\n${table(['Severity', 'Rule', 'Subject', 'Detail'], rows)}${notShown(n - rows.length, `${severity} findings`)}</details>\n`;
   }
   const skipped = r.rules.filter((x) => !x.evaluated);
   if (skipped.length > 0) {
-    body += `<h3>Rules not evaluated</h3>\n<ul>${skipped.map((x) => `<li><code>${text(x.id)}</code>: ${text(x.reason ?? 'no reason given')}</li>`).join('')}</ul>\n`;
+    body += `<h3>Rules not evaluated</h3>\n<ul>${skipped.map((x) => `<li><code>${text(x.id)}</code>: ${sentence(x.reason ?? 'no reason given')}</li>`).join('')}</ul>\n`;
   }
   return section('findings', 'Findings', body);
 }
@@ -94,13 +96,13 @@ function exportsSection(m: ReportModel): string {
   const changes = 'changes' in m.previous ? m.previous.changes : undefined;
   const rows = m.manifest.exports.map((e) => {
     const d = changes?.exports.find((x) => x.export === e.export);
-    const avail = e.available ? 'available' : `<span class="bad">unavailable</span>: ${text(e.reason ?? 'no reason given')}`;
+    const avail = e.available ? 'available' : `<span class="bad">unavailable</span>: ${sentence(e.reason ?? 'no reason given')}`;
     const diff = d ? `${change(d.counts.added, '+', 'added')}${change(d.counts.removed, '−', 'removed')}${change(d.counts.changed, '~', 'changed')}` : '<td class="num">–</td><td class="num">–</td><td class="num">–</td>';
     return `<tr><th scope="row">${text(e.export)}</th><td class="num">${e.count}</td>${diff}<td>${avail}</td></tr>`;
   });
   const since = changes
-    ? `<p>Since the previous snapshot, ${previousName(m)} of ${esc(changes.older.time ?? 'unknown time')}: ${changes.totals.added} added, ${changes.totals.removed} removed, ${changes.totals.changed} changed, in ${plural(changes.totals.exportsChanged, 'export')}.</p>\n`
-    : `<p>No comparison: ${text('problem' in m.previous ? m.previous.problem : '')}</p>\n`;
+    ? `<p>Since the previous snapshot, ${previousName(m)} of ${esc(changes.older.time ? humanTime(changes.older.time) : 'unknown time')}: ${changes.totals.added} added, ${changes.totals.removed} removed, ${changes.totals.changed} changed, in ${plural(changes.totals.exportsChanged, 'export')}.</p>\n`
+    : `<p>No comparison: ${sentence('problem' in m.previous ? m.previous.problem : '')}</p>\n`;
   return section('exports', 'Exports', since + table(['Export', 'Records', 'Added', 'Removed', 'Changed', 'Availability'], rows, 'exports'));
 }
 
@@ -140,7 +142,7 @@ function changesSection(m: ReportModel): string {
 function availabilitySection(m: ReportModel): string {
   const man = m.manifest;
   const unavailable = man.exports.filter((e) => !e.available);
-  let body = unavailable.length === 0 ? '<p>Every export is available.</p>\n' : table(['Export', 'Reason', 'Proposed route'], unavailable.map((e) => `<tr><th scope="row">${text(e.export)}</th><td>${text(e.reason ?? 'no reason given')}</td><td>${e.proposedRoute ? `<code>${text(e.proposedRoute)}</code>` : ''}</td></tr>`));
+  let body = unavailable.length === 0 ? '<p>Every export is available.</p>\n' : table(['Export', 'Reason', 'Proposed route'], unavailable.map((e) => `<tr><th scope="row">${text(e.export)}</th><td>${sentence(e.reason ?? 'no reason given')}</td><td>${e.proposedRoute ? `<code>${text(e.proposedRoute)}</code>` : ''}</td></tr>`));
   const nulls = [...man.nullFields].sort((a, b) => byText(a.export, b.export) || byText(a.field, b.field));
   body += `<h3>Null columns</h3>\n`;
   body +=
@@ -148,7 +150,7 @@ function availabilitySection(m: ReportModel): string {
       ? '<p>No column is null for want of a route.</p>\n'
       : `<details><summary>${plural(nulls.length, 'column')} always null, with the reason</summary>\n${table(
           ['Export', 'Column', 'Reason', 'Proposed route'],
-          nulls.slice(0, LIST_SHOWN).map((n) => `<tr><td>${text(n.export)}</td><td><code>${text(n.field)}</code></td><td>${text(n.reason)}</td><td>${n.proposedRoute ? `<code>${text(n.proposedRoute)}</code>` : ''}</td></tr>`),
+          nulls.slice(0, LIST_SHOWN).map((n) => `<tr><td>${text(n.export)}</td><td><code>${text(n.field)}</code></td><td>${sentence(n.reason)}</td><td>${n.proposedRoute ? `<code>${text(n.proposedRoute)}</code>` : ''}</td></tr>`),
         )}${notShown(nulls.length - LIST_SHOWN, 'null columns')}</details>\n`;
   return section('availability', 'Availability and null columns', body);
 }
@@ -156,7 +158,7 @@ function availabilitySection(m: ReportModel): string {
 function validationSection(m: ReportModel): string {
   const v = m.manifest.validation;
   if (v.issues === 0) return section('validation', 'Validation issues', '<p>No field of the wrong type.</p>\n');
-  const rows = v.samples.slice(0, LIST_SHOWN).map((s) => `<tr><td><code>${text(s.route)}</code></td><td class="num">${s.index}</td><td><code>${text(s.path)}</code></td><td>${text(s.message)}</td></tr>`);
+  const rows = v.samples.slice(0, LIST_SHOWN).map((s) => `<tr><td><code>${text(s.route)}</code></td><td class="num">${s.index}</td><td><code>${text(s.path)}</code></td><td>${sentence(s.message)}</td></tr>`);
   return section('validation', 'Validation issues', `<p>${plural(v.issues, 'field')} of the wrong type, exported as null; the samples the manifest keeps:</p>\n${table(['Route', 'Record', 'Field', 'Problem'], rows)}`);
 }
 
@@ -170,7 +172,7 @@ function driftSection(m: ReportModel): string {
 function trendsSection(m: ReportModel): string {
   const h = m.history;
   if (!h) return '';
-  if ('problem' in h) return section('trends', 'Trends', `<p>The history database ${text(h.label)} could not be read: ${text(h.problem)}</p>\n`);
+  if ('problem' in h) return section('trends', 'Trends', `<p>The history database ${text(h.label)} could not be read: ${sentence(h.problem)}</p>\n`);
   const nights: readonly TrendNight[] = h.nights;
   const names = m.manifest.exports.map((e) => e.export);
   for (const n of nights) for (const k of Object.keys(n.counts).sort(byText)) if (!names.includes(k)) names.push(k);
@@ -217,7 +219,7 @@ export function renderReport(m: ReportModel): string {
     trendsSection(m),
     vmsSection(m.vms),
     '</main>\n',
-    `<footer><p>Written by ${text(m.manifest.tool.name)} ${text(m.manifest.tool.version)} from the snapshot of ${esc(m.manifest.time)}.</p></footer>\n`,
+    `<footer><p>Written by ${text(m.manifest.tool.name)} ${text(m.manifest.tool.version)} from the snapshot of ${esc(humanTime(m.manifest.time))}.</p></footer>\n`,
     '</body>\n</html>\n',
   ].join('');
 }

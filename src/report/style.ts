@@ -15,8 +15,8 @@ nav ul{list-style:none;padding:0;margin:.8rem 0;display:flex;flex-wrap:wrap;gap:
 table{border-collapse:collapse;margin:.4rem 0;min-width:50%}th,td{border:1px solid var(--line);padding:.25rem .5rem;text-align:left;vertical-align:top}thead th{background:var(--soft)}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 td.nw{white-space:nowrap}td.wide{min-width:12rem}
-.added{color:var(--add)}.removed{color:var(--del)}.changed{color:var(--chg)}
-tr.added td:first-child,tr.removed td:first-child,tr.changed td:first-child{font-weight:600}
+td.added,tr.added>td:first-child{color:var(--add)}td.removed,tr.removed>td:first-child{color:var(--del)}td.changed,tr.changed>td:first-child{color:var(--chg)}
+tr.added>td:first-child,tr.removed>td:first-child,tr.changed>td:first-child{font-weight:600}
 .old{text-decoration:line-through;color:var(--del)}.new{color:var(--add)}
 .bad{color:var(--del)}.null{color:var(--muted);font-style:italic}.k{color:var(--muted)}
 .more,.note{color:var(--muted);font-style:italic}

@@ -40,7 +40,7 @@ export function countChart(id: string, name: string, points: ReadonlyArray<{ rea
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${id}"><title id="${id}">${label}</title>` +
     `<line x1="${PAD.left}" y1="${H - PAD.bottom}" x2="${W - PAD.right}" y2="${H - PAD.bottom}" stroke="#d0d7de"/>` +
     `<g fill="none" stroke="#0969da" stroke-width="2">${lines.replace(/<circle /g, '<circle fill="#0969da" ')}</g>` +
-    `<text x="${PAD.left}" y="10" font-size="9" fill="#57606a">max ${max}</text><text x="${W - PAD.right}" y="10" font-size="9" fill="#57606a" text-anchor="end">min ${min}</text>` +
+    `<text x="${PAD.left}" y="10" font-size="9" fill="#57606a">${counts.length > 0 ? `min ${min}, max ${max}` : 'no counts'}</text><text x="${W - PAD.right}" y="10" font-size="9" fill="#57606a" text-anchor="end">${last?.count !== undefined ? `last ${last.count}` : ''}</text>` +
     `<text x="${PAD.left}" y="${H - 3}" font-size="9" fill="#57606a">${esc(first)}</text><text x="${W - PAD.right}" y="${H - 3}" font-size="9" fill="#57606a" text-anchor="end">${esc(last?.date ?? '')}</text>` +
     `</svg>`
   );
