@@ -25,7 +25,7 @@ export function esc(text: string): string {
 }
 
 /** A sentence that quotes values (a finding's detail, a reason) is shown whole up to this many characters. */
-export const MAX_SENTENCE = 1000;
+const MAX_SENTENCE = 1000;
 
 /** A value from the site as it is displayed: control characters spelled out, cut past `max` characters (by code point). */
 export function shown(text: string, max = MAX_SHOWN): string {
