@@ -15,6 +15,8 @@ import { countChart } from './svg.js';
 
 /** Changed records shown per export; the rest are counted. */
 export const CHANGES_SHOWN = 50;
+/** Changed columns shown per changed record (with a value cut at 200 characters, a page stays small whatever the site). */
+const COLUMNS_SHOWN = 30;
 /** Findings shown per severity; the rest are counted. */
 const FINDINGS_SHOWN = 200;
 /** Null columns, validation samples and drifting routes shown; the rest are counted. */
@@ -117,8 +119,9 @@ function exportChanges(d: ExportDiff): string {
   for (const r of d.added) rows.push(`<tr class="added"><td class="nw">added</td><td>${keyText(keyOf(r))}</td><td></td></tr>`);
   for (const r of d.removed) rows.push(`<tr class="removed"><td class="nw">removed</td><td>${keyText(keyOf(r))}</td><td></td></tr>`);
   for (const r of d.changed) {
-    const cols = r.changes.map((c) => `<li><span class="k">${text(c.column)}</span>: <bdi class="old">${value(c.old)}</bdi> → <bdi class="new">${value(c.new)}</bdi></li>`).join('');
-    rows.push(`<tr class="changed"><td class="nw">changed</td><td>${keyText(r.key)}</td><td class="wide"><ul class="cols">${cols}</ul></td></tr>`);
+    const more = r.changes.length > COLUMNS_SHOWN ? `<li class="more">${r.changes.length - COLUMNS_SHOWN} more changed columns not shown</li>` : '';
+    const cols = r.changes.slice(0, COLUMNS_SHOWN).map((c) => `<li><span class="k">${text(c.column)}</span>: <bdi class="old">${value(c.old)}</bdi> → <bdi class="new">${value(c.new)}</bdi></li>`).join('');
+    rows.push(`<tr class="changed"><td class="nw">changed</td><td>${keyText(r.key)}</td><td class="wide"><ul class="cols">${cols}${more}</ul></td></tr>`);
   }
   const total = d.counts.added + d.counts.removed + d.counts.changed;
   const kept = rows.slice(0, CHANGES_SHOWN);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -7,6 +8,7 @@ import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { rec, writeSnapshot, type Rec } from '../helpers/snapshot-dir.js';
 import { HOSTILE_NAMES } from '../helpers/hostile-names.js';
 import { launchChromium, openFile, type OpenedPage } from '../helpers/browser.js';
+import { hasSshKeygen, keyDir, makeKey, removeKeys } from '../helpers/ssh-keys.js';
 import type { ChangeSet } from '../../src/diff/types.js';
 
 const SITE = 'https://platform.example.org';
@@ -201,5 +203,30 @@ describe('snapshot --format html', () => {
       pages.push(page);
     }
     expect(pages[0]!.equals(pages[1]!)).toBe(true);
+  });
+
+  it.runIf(hasSshKeygen())('with --history and --sign-key, shows the nights loaded before this one and says the manifest is signed, by which key', async () => {
+    const keys = keyDir();
+    try {
+      const key = makeKey(keys, 'night');
+      const parent = tmpDir();
+      const older = await replayInto(join(parent, 'svc-snapshot-2026-11-20'), 'platform-3.13.8', '2026-11-20T02:00:00.000Z');
+      const db = join(parent, 'history.sqlite');
+      expect((await runCli(['history', 'load', older, `--history=${db}`, '--quiet'])).code).toBe(0);
+      const dir = join(parent, 'svc-snapshot-2026-11-21');
+      const res = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', dir, '--format', 'html', `--history=${db}`, '--sign-key', key, '--quiet']);
+      expect(res.code).toBe(0);
+      const page = readFileSync(join(dir, 'svc-snapshot-2026-11-21.html'), 'utf8');
+      const fingerprint = /^256 (SHA256:\S+)/.exec(execFileSync('ssh-keygen', ['-l', '-f', `${key}.pub`], { encoding: 'utf8' }))![1]!;
+      expect(page).toContain(`<dt>Signature</dt><dd>signed (key <code>${fingerprint}</code>)`);
+      expect(page).toContain('over 2 nights');
+      // Read back later, the signature is checked: valid, by the same key.
+      const again = join(parent, 'again.html');
+      expect((await runCli(['report', dir, '--out', again])).code).toBe(0);
+      expect(readFileSync(again, 'utf8')).toContain(`<dt>Signature</dt><dd>valid (key <code>${fingerprint}</code>)`);
+      expect((await runCli(['verify', dir])).code).toBe(0);
+    } finally {
+      removeKeys(keys);
+    }
   });
 });
