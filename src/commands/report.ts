@@ -5,6 +5,7 @@ import { readOptions } from '../config/options.js';
 import { trustStore } from '../config/values.js';
 import { parseHistoryTarget } from '../history/target.js';
 import { modelOfDirectory, renderReport, reportFileName, writeFileAtomically, type HistorySource } from '../report/index.js';
+import type { ReportSummary } from '../summaries/schemas.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
 /**
@@ -34,7 +35,7 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
     throw new FailedError(`cannot write ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'}); choose another --out`, { cause: err });
   }
   deps.reporter.close();
-  const summary = { command: 'report', snapshot: dir, file, bytes: Buffer.byteLength(page) };
+  const summary: ReportSummary = { command: 'report', snapshot: dir, file, bytes: Buffer.byteLength(page) };
   deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : `Report of ${dir} written to ${file}\n`);
   return { exitCode: EXIT.ok };
 }

@@ -10,6 +10,7 @@ import { HOSTILE_NAMES } from '../helpers/hostile-names.js';
 import { launchChromium, openFile, type OpenedPage } from '../helpers/browser.js';
 import { hasSshKeygen, keyDir, makeKey, removeKeys } from '../helpers/ssh-keys.js';
 import type { ChangeSet } from '../../src/diff/types.js';
+import { ReportSummary } from '../../src/summaries/schemas.js';
 
 const SITE = 'https://platform.example.org';
 const MANIFEST = '_snapshot-manifest.json';
@@ -75,7 +76,7 @@ describe('svc-snapshot report', () => {
     expect(res.stderr).not.toMatch(/error/i);
     expect(res.code).toBe(0);
     const file = join(newer, 'svc-snapshot-2026-11-21.html');
-    expect(JSON.parse(res.stdout)).toMatchObject({ command: 'report', file });
+    expect(ReportSummary.parse(JSON.parse(res.stdout))).toMatchObject({ command: 'report', file });
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readdirSync(newer).filter((n) => n.startsWith('.'))).toEqual([]);
     // verify still passes: the page is a file the manifest does not cover.
