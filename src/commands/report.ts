@@ -1,10 +1,13 @@
 import { stat } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { EXIT } from '../exit-codes.js';
-import { FailedError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { readOptions } from '../config/options.js';
 import { trustStore } from '../config/values.js';
 import { parseHistoryTarget } from '../history/target.js';
-import { modelOfDirectory, renderReport, reportFileName, writeFileAtomically, type HistorySource } from '../report/index.js';
+import { modelOfDirectory, renderReport, reportFileName, type HistorySource } from '../report/index.js';
+import { renamingSink } from '../sheets/file-sink.js';
+import { whenInterrupted } from '../publish/registry.js';
 import type { ReportSummary } from '../summaries/schemas.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
@@ -29,11 +32,9 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
   const model = await modelOfDirectory(dir, { ...(o.previous !== undefined ? { previous: resolveOutDir(deps.cwd, o.previous, o.previous) } : {}), ...(history ? { history } : {}) });
   const file = outFile ?? resolveOutDir(dir, reportFileName(model.manifest.date), '');
   const page = renderReport(model);
-  try {
-    await writeFileAtomically(file, page);
-  } catch (err) {
-    throw new FailedError(`cannot write ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'}); choose another --out`, { cause: err });
-  }
+  // As convert writes into a published snapshot: a temporary name (0600, removed by a signal), then a rename.
+  whenInterrupted(`${file} was not written`);
+  await renamingSink(dirname(file))(basename(file), [page]);
   deps.reporter.close();
   const summary: ReportSummary = { command: 'report', snapshot: dir, file, bytes: Buffer.byteLength(page) };
   deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : `Report of ${dir} written to ${file}\n`);
