@@ -19,7 +19,6 @@ const postgresServer = () => {
 /**
  * One entry per tool: what the tests use it for, how to find it, and the
  * Debian packages that provide it (the first one apt knows is installed).
- * A browser for the report's tests would be one more line here.
  */
 const NEEDS = [
   { what: 'openssl', why: 'the fake servers\' test certificates', present: () => onPath('openssl'), packages: ['openssl'] },
@@ -29,6 +28,7 @@ const NEEDS = [
   { what: 'systemd-analyze', why: 'verifying the systemd units', present: anyOf('/usr/bin/systemd-analyze', '/bin/systemd-analyze'), packages: ['systemd'] },
   { what: 'setpriv', why: 'running the systemd unit\'s command as another user', present: () => onPath('setpriv') || existsSync('/usr/bin/setpriv'), packages: ['util-linux'] },
   { what: 'prometheus-node-exporter', why: 'reading the metrics files', present: anyOf('/usr/bin/prometheus-node-exporter'), packages: ['prometheus-node-exporter'] },
+  { what: 'chromium', why: 'opening the report page (driven by playwright-core, which downloads no browser)', present: anyOf('/usr/bin/chromium'), packages: ['chromium'] },
   { what: 'promtool', why: 'checking the metrics files', present: () => onPath('promtool') || existsSync('/usr/bin/promtool'), packages: ['prometheus'] },
 ];
 

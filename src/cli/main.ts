@@ -114,6 +114,16 @@ const COMMANDS: CommandSpec[] = [
     run: async (flags, args, deps) => (await import('../commands/history.js')).runHistory(flags, args, deps),
   },
   {
+    name: 'report',
+    args: '<snapshot-dir>',
+    summary: 'write the report page of an existing snapshot: findings, changes since the previous one, trends (one self-contained HTML file)',
+    examples: [
+      'svc-snapshot report svc-snapshot-2026-11-21                # svc-snapshot-2026-11-21.html in that directory',
+      'svc-snapshot report svc-snapshot-2026-11-21 --previous svc-snapshot-2026-11-14 --history=/var/lib/svc/history.sqlite --out /srv/share/last-night.html',
+    ],
+    run: async (flags, args, deps) => (await import('../commands/report.js')).runReport(flags, args, deps),
+  },
+  {
     name: 'verify',
     args: '<dir...>',
     summary: 'check snapshots, raw collections and audit collections against their manifests and signatures; writes nothing',

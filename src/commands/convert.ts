@@ -22,7 +22,8 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   const t0 = performance.now();
   const [given] = args;
   if (given === undefined || given === '') throw new UsageError('convert needs the snapshot directory: svc-snapshot convert <snapshot-dir> --format csv,xlsx');
-  const formats = flags.format;
+  if ((flags.format as readonly string[]).includes('html')) throw new UsageError('convert writes the spreadsheet forms (csv, xlsx); the report page is written by: svc-snapshot report <snapshot-dir>');
+  const formats = flags.format.filter((f) => f !== 'html');
   if (formats.length === 0) throw new UsageError('convert writes csv and xlsx (json is the snapshot itself): give --format csv, xlsx or csv,xlsx');
   if (flags.outDir === '') throw new UsageError('--out-dir is empty (an unset variable?); give a directory, or leave it out to write into the snapshot');
   const dir = resolveOutDir(deps.cwd, given, given);

@@ -32,6 +32,8 @@ import { whenInterrupted } from '../publish/registry.js';
 import { listedFiles } from '../snapshot/listed-files.js';
 import { signManifest } from '../sign/manifest-signature.js';
 import { FINDINGS_FILE, checkFindingsOptions, failOnMessage, findingCounts, findingsLine, writeFindingsFile } from '../findings/index.js';
+import { writeStagingReport } from '../report/index.js';
+import { trustStore } from '../config/values.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
@@ -50,7 +52,8 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   checkOutputOptions(deps.cwd, o, 'snapshot');
   checkFindingsOptions(o);
   // A bad --format or --history target is a usage error before any request, not a surprise after publishing.
-  const formats = o.format;
+  const formats = o.format.filter((f) => f !== 'html');
+  const html = (o.format as readonly string[]).includes('html');
   const signKey = o.signKey;
   const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
   if (o.sources.buildThreads !== undefined) deps.reporter.warn(`${o.sources.buildThreads} no longer does anything: the exports are built on the main thread; drop it`);
@@ -89,8 +92,10 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
         : undefined;
     // --findings: over the export files just written, before the manifest, which lists _findings.json in its files.
     const findings = o.findings ? await writeFindingsFile(staging, manifest, o.expiringDays) : undefined;
+    // --format html: the report page (src/report), after the files it reads and before the manifest that lists it.
+    const report = html ? await writeStagingReport(staging, manifest, { outDir, ...(findings ? { findings } : {}), ...(signKey ? { signKey } : {}), ...(historyTarget ? { history: { target: historyTarget, ...(historyTarget.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) } } : {}) }) : undefined;
     // The files besides the exports are listed with their hashes (verify covers them), and the manifest is signed as written.
-    const others = [...(spreadsheets ?? []).map((f) => f.file), ...(findings ? [FINDINGS_FILE] : []), ...(o.raw ? [`raw/${COLLECTION_MANIFEST}`] : [])];
+    const others = [...(spreadsheets ?? []).map((f) => f.file), ...(findings ? [FINDINGS_FILE] : []), ...(report ? [report] : []), ...(o.raw ? [`raw/${COLLECTION_MANIFEST}`] : [])];
     const listed = others.length > 0 ? { ...manifest, files: await listedFiles(staging.dir, others) } : manifest;
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
     await signManifest(staging, SNAPSHOT_MANIFEST, signKey);

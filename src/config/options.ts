@@ -17,7 +17,7 @@ import { parseAuditToken, parseCalendarDate, parseFormats, parseInteger, parseKe
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
 
-export type CommandName = 'snapshot' | 'collect' | 'audit' | 'check' | 'diff' | 'convert' | 'history' | 'verify' | 'findings';
+export type CommandName = 'snapshot' | 'collect' | 'audit' | 'check' | 'diff' | 'convert' | 'history' | 'verify' | 'findings' | 'report';
 
 /**
  * Every option of every command, as data (one list drives commander, the help
@@ -54,7 +54,7 @@ export interface OptionRecord {
 
 const LIVE = ['snapshot', 'collect', 'check'] as const;
 const NET = ['snapshot', 'collect', 'check', 'audit'] as const;
-const ALL = ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history', 'verify', 'findings'] as const;
+const ALL = ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history', 'verify', 'findings', 'report'] as const;
 /** What a live run needs and a replay does not take. */
 const SERVER_OPTIONS = ['baseUrl', 'token', 'tokenUser', 'tokenTeam', 'tokenDrive', 'tokenVm', 'tokenProject', 'realms'] as const;
 
@@ -96,7 +96,7 @@ const RECORDS = [
   { flags: '--timeout <seconds>', key: 'timeout', description: 'seconds allowed for each request, headers and body', commands: NET, default: 30, parse: (raw: string, from: string) => parsePositiveNumber(from, raw, 3600) },
   { flags: '--concurrency <n>', key: 'concurrency', description: 'requests in flight at once (1-64)', commands: NET, default: 6, parse: (raw: string, from: string) => parseInteger(from, raw, 1, 64) },
   { flags: '--retries <n>', key: 'retries', description: 'retries of a request after a network error, timeout, 429 or 5xx (0-10)', commands: NET, default: 3, parse: (raw: string, from: string) => parseInteger(from, raw, 0, 10) },
-  { flags: '--ca-file <path>', key: 'caFile', description: 'PEM file of extra trusted CA certificates (NODE_EXTRA_CA_CERTS is honoured too)', commands: [...NET, 'history'] },
+  { flags: '--ca-file <path>', key: 'caFile', description: 'PEM file of extra trusted CA certificates (NODE_EXTRA_CA_CERTS is honoured too)', commands: [...NET, 'history', 'report'] },
   { flags: '--out-dir <dir>', key: 'outDir', description: 'output directory', commands: ['snapshot', 'collect', 'audit', 'convert', 'history'], perCommand: OUT_DIR_HELP },
   { flags: '--raw', key: 'raw', description: 'also write the raw collection to <out-dir>/raw/', commands: ['snapshot'] },
   { flags: '--replay <dir>', key: 'replay', description: 'build the exports from a raw collection instead of the network', commands: ['snapshot'], conflicts: { keys: SERVER_OPTIONS, why: 'builds from files and talks to no server' } },
@@ -104,7 +104,7 @@ const RECORDS = [
   { flags: '--build-threads <n>', key: 'buildThreads', description: 'no longer does anything', commands: ['snapshot'], env: 'SVC_BUILD_THREADS', retired: true },
   { flags: '--strict', key: 'strict', description: 'make any schema problem in a response fatal', commands: ['snapshot'] },
   { flags: '--diff-previous', key: 'diffPrevious', description: 'after publishing, diff against the newest older snapshot beside it', commands: ['snapshot'] },
-  { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx', commands: ['snapshot', 'convert'], commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] }, defaultText: 'snapshot: json; convert: csv,xlsx', perCommand: FORMAT_HELP, parse: parseFormats },
+  { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx, html (the report)', commands: ['snapshot', 'convert'], commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] }, defaultText: 'snapshot: json; convert: csv,xlsx', perCommand: FORMAT_HELP, parse: parseFormats },
   { flags: '--keep <n>', key: 'keep', description: 'after a complete run, delete older complete output directories of the same kind beside the new one, keeping the newest n (the new one included)', commands: ['snapshot', 'collect', 'audit'], parse: parseKeep },
   { flags: '--metrics-file <path>', key: 'metricsFile', description: 'write Prometheus metrics for node_exporter\'s textfile collector to this file, on success and on failure', commands: ['snapshot', 'collect', 'audit'] },
   { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'], env: 'SVC_PING_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false) },
@@ -116,7 +116,9 @@ const RECORDS = [
   { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ALL },
   { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ALL },
   { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ALL },
-  { flags: '--history [target]', key: 'history', description: 'history database: a SQLite file or postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass); snapshot: load the new snapshot into it after publishing', commands: ['snapshot', 'history'], defaultText: `./${DEFAULT_HISTORY_FILE}` },
+  { flags: '--history [target]', key: 'history', description: 'history database: a SQLite file or postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass); snapshot: load the new snapshot into it after publishing (and --format html: the report\'s trends); report: the trends', commands: ['snapshot', 'history', 'report'], defaultText: `./${DEFAULT_HISTORY_FILE}` },
+  { flags: '--previous <dir>', key: 'previous', description: 'the snapshot to show the changes since', commands: ['report'], defaultText: 'the newest older snapshot beside it' },
+  { flags: '--out <file>', key: 'out', description: 'the file to write the page to', commands: ['report'], defaultText: '<snapshot-dir>/svc-snapshot-<YYYY-MM-DD>.html' },
   { flags: '--site <base-url>', key: 'site', description: 'the site (base URL) to read or load, required when the history database holds several', commands: ['history'] },
 ] as const satisfies readonly OptionRecord[];
 

@@ -52,20 +52,22 @@ export function parseCalendarDate(what: string, raw: string): string {
 
 /** The spreadsheet forms `--format` can add to the JSON exports. */
 export type SheetFormat = 'csv' | 'xlsx';
-const FORMATS = ['json', 'csv', 'xlsx'] as const;
+/** What `--format` can add: the spreadsheets, and on a snapshot the report page (convert refuses html). */
+type OutputFormat = SheetFormat | 'html';
+const FORMATS = ['json', 'csv', 'xlsx', 'html'] as const;
 
 /**
- * `--format json,csv,xlsx` → the spreadsheet formats asked for (json is
- * always written). Unknown or empty entries are a usage error.
+ * `--format json,csv,xlsx,html` → the formats asked for besides json (which
+ * is always written). Unknown or empty entries are a usage error.
  */
-export function parseFormats(value: string): SheetFormat[] {
+export function parseFormats(value: string): OutputFormat[] {
   const items = value.split(',').map((s) => s.trim().toLowerCase());
   const bad = items.filter((s) => !(FORMATS as readonly string[]).includes(s));
   if (bad.length > 0 || items.length === 0) {
     const shown = bad.map((b) => JSON.stringify(b.slice(0, 20))).join(', ');
     throw new UsageError(`--format takes a comma-separated list of ${FORMATS.join(', ')}${shown ? `; ${shown} is not one of them` : ''}`);
   }
-  return (['csv', 'xlsx'] as const).filter((f) => items.includes(f));
+  return (['csv', 'xlsx', 'html'] as const).filter((f) => items.includes(f));
 }
 
 /** A secret and where it came from (`SVC_TOKEN_VM`, `--token`, …: safe to print). */

@@ -8,7 +8,7 @@ import { EXPORTS } from '../exports/catalog.js';
 import type { ExportDef } from '../exports/define.js';
 import { diffSides } from './compare.js';
 import { resolveIgnore } from './ignore.js';
-import { loadSide } from './read.js';
+import { loadSide, loadSnapshot, type SnapshotManifestView } from './read.js';
 import type { ChangeSet, DiffOptions } from './types.js';
 
 export { sameValue } from './compare.js';
@@ -37,5 +37,17 @@ export async function diffDirectories(older: string, newer: string, opts: DiffOp
   const exports = selectExports(opts.exports);
   const ignore = resolveIgnore(opts.ignore, EXPORTS);
   const [a, b] = await Promise.all([loadSide(resolve(older), exports), loadSide(resolve(newer), exports)]);
+  return diffSides(a, b, exports, ignore);
+}
+
+/**
+ * The change set between `older` and a snapshot whose manifest is not yet
+ * written (its staging directory and the manifest about to be): what
+ * `--format html` puts in the report before the manifest lists it.
+ */
+export async function diffWithUnwritten(older: string, newer: { readonly dir: string; readonly manifest: SnapshotManifestView }, opts: DiffOptions = {}): Promise<ChangeSet> {
+  const exports = selectExports(opts.exports);
+  const ignore = resolveIgnore(opts.ignore, EXPORTS);
+  const [a, b] = await Promise.all([loadSide(resolve(older), exports), loadSnapshot(newer.dir, exports, newer.manifest)]);
   return diffSides(a, b, exports, ignore);
 }

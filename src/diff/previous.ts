@@ -45,11 +45,12 @@ async function isDirectory(path: string): Promise<boolean> {
  * and directories without a valid `_snapshot-manifest.json`. When the time of
  * `outDir` cannot be told, every candidate counts as older.
  */
-export async function findPreviousSnapshot(outDir: string): Promise<string | undefined> {
+export async function findPreviousSnapshot(outDir: string, ownTime?: string): Promise<string | undefined> {
   const target = resolve(outDir);
   const parent = dirname(target);
   const self = basename(target);
-  const own = await readSnapshotManifest(target);
+  // A snapshot still in staging (its report) gives its time: outDir is not written yet.
+  const own = ownTime !== undefined ? { ok: true as const, manifest: { time: ownTime } as SnapshotManifestView } : await readSnapshotManifest(target);
   const reference = snapshotTime(self, own.ok ? own.manifest : undefined) ?? Infinity;
   let entries: string[];
   try {

@@ -94,8 +94,9 @@ async function readExportFile(dir: string, name: string, file: string): Promise<
   return json as ExportRecord[];
 }
 
-async function loadSnapshot(dir: string, wanted: readonly ExportDef[]): Promise<LoadedSide> {
-  const read = await readSnapshotManifest(dir);
+/** A snapshot directory's side; `given` is its manifest when not yet written (a snapshot's staging directory, for its report). */
+export async function loadSnapshot(dir: string, wanted: readonly ExportDef[], given?: SnapshotManifestView): Promise<LoadedSide> {
+  const read = given ? { ok: true as const, manifest: given } : await readSnapshotManifest(dir);
   if (!read.ok) throw new UsageError(`${dir} ${read.problem}; give a snapshot directory or a raw collection`);
   const m = read.manifest;
   const nulls = nullColumnsByExport(m.nullFields);

@@ -84,6 +84,15 @@ export const ConvertSummary = z.strictObject({
 });
 export type ConvertSummary = z.infer<typeof ConvertSummary>;
 
+export const ReportSummary = z.strictObject({
+  command: z.literal('report'),
+  snapshot: z.string(),
+  /** The page written. */
+  file: z.string(),
+  bytes: count,
+});
+export type ReportSummary = z.infer<typeof ReportSummary>;
+
 const TokenType = z.enum(['User', 'Team', 'Drive', 'VM', 'Project']);
 
 /** `used: false` (and `ok: null`, no verdict) for http:// to a loopback host, where no TLS is spoken. */
@@ -259,6 +268,7 @@ const SUMMARIES = {
   'history log': HistoryLogSummary,
   'history as-of': SnapshotSummary,
   verify: VerifySummary,
+  report: ReportSummary,
 
   failure: FailureSummary,
 } as const;

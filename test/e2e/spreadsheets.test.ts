@@ -125,7 +125,7 @@ describe('spreadsheets of a live snapshot (--format csv,xlsx)', () => {
     const out = join(tmpDir(), 'snap');
     const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', out, '--format', 'csv,ods'], { env: { SVC_TOKEN: TOKEN } });
     expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(/--format takes a comma-separated list of json, csv, xlsx; "ods" is not one of them/);
+    expect(res.stderr).toMatch(/--format takes a comma-separated list of json, csv, xlsx, html; "ods" is not one of them/);
     expect(site.backend.requests).toHaveLength(0);
   });
 });

@@ -1,0 +1,42 @@
+import { stat } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { EXIT } from '../exit-codes.js';
+import { UsageError } from '../errors.js';
+import { readOptions } from '../config/options.js';
+import { trustStore } from '../config/values.js';
+import { parseHistoryTarget } from '../history/target.js';
+import { modelOfDirectory, renderReport, reportFileName, type HistorySource } from '../report/index.js';
+import { renamingSink } from '../sheets/file-sink.js';
+import { whenInterrupted } from '../publish/registry.js';
+import type { ReportSummary } from '../summaries/schemas.js';
+import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
+
+/**
+ * `svc-snapshot report <snapshot-dir>`: the report page (CONTRACT section 16)
+ * of a published snapshot, whose files are only read (each export checked
+ * against the manifest's sha256). Written into the snapshot directory, or to
+ * --out, under a temporary name and renamed; mode 0600.
+ */
+export async function runReport(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
+  const o = readOptions('report', rawFlags, deps.env);
+  const [given] = args;
+  if (given === undefined || given === '') throw new UsageError('report needs the snapshot directory: svc-snapshot report <snapshot-dir> [--previous <dir>] [--history [target]] [--out <file>]');
+  if (o.out === '') throw new UsageError('--out is empty (an unset variable?); give a file name, or leave it out to write into the snapshot');
+  if (o.previous === '') throw new UsageError('--previous is empty (an unset variable?); give a snapshot directory, or leave it out to use the newest older one beside the snapshot');
+  const dir = resolveOutDir(deps.cwd, given, given);
+  const target = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
+  const history: HistorySource | undefined = target ? { target, ...(target.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) } : undefined;
+  const outFile = o.out !== undefined ? resolveOutDir(deps.cwd, o.out, o.out) : undefined;
+  if (outFile !== undefined && (await stat(outFile).catch(() => undefined))?.isDirectory()) throw new UsageError(`--out ${outFile} is a directory; give the file to write`);
+  deps.reporter.info(`reading ${dir}`);
+  const model = await modelOfDirectory(dir, { ...(o.previous !== undefined ? { previous: resolveOutDir(deps.cwd, o.previous, o.previous) } : {}), ...(history ? { history } : {}) });
+  const file = outFile ?? resolveOutDir(dir, reportFileName(model.manifest.date), '');
+  const page = renderReport(model);
+  // As convert writes into a published snapshot: a temporary name (0600, removed by a signal), then a rename.
+  whenInterrupted(`${file} was not written`);
+  await renamingSink(dirname(file))(basename(file), [page]);
+  deps.reporter.close();
+  const summary: ReportSummary = { command: 'report', snapshot: dir, file, bytes: Buffer.byteLength(page) };
+  deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : `Report of ${dir} written to ${file}\n`);
+  return { exitCode: EXIT.ok };
+}

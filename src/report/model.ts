@@ -1,0 +1,55 @@
+/**
+ * What the report shows (CONTRACT section 16), as data gathered from the
+ * snapshot and its neighbours. render.ts turns it into the page with no I/O,
+ * so the same model gives the same bytes.
+ */
+import type { ChangeSet } from '../diff/types.js';
+import type { FindingsReport } from '../findings/evaluate.js';
+
+/** What the report reads of `_snapshot-manifest.json`: the fields every snapshot manifest has. */
+export interface ReportManifest {
+  readonly baseUrl: string;
+  readonly time: string;
+  readonly date: string;
+  readonly source: 'live' | 'replay';
+  readonly tool: { readonly name: string; readonly version: string };
+  readonly complete: boolean;
+  readonly exports: ReadonlyArray<{ readonly export: string; readonly count: number; readonly available: boolean; readonly reason?: string; readonly proposedRoute?: string }>;
+  readonly nullFields: ReadonlyArray<{ readonly export: string; readonly field: string; readonly reason: string; readonly proposedRoute?: string }>;
+  readonly validation: { readonly issues: number; readonly samples: ReadonlyArray<{ readonly route: string; readonly index: number; readonly path: string; readonly message: string }> };
+  readonly drift: ReadonlyArray<{ readonly route: string; readonly unknownFields: readonly string[] }>;
+}
+
+interface ReportSignature {
+  /** valid, unsigned, invalid, not allowed; or `signed` for a snapshot that signs its manifest after the page is written. */
+  readonly state: string;
+  readonly key: string | null;
+  readonly reason?: string;
+}
+
+/** One night of the history database: its time and the records per export. */
+export interface TrendNight {
+  readonly time: string;
+  readonly date: string;
+  readonly counts: Readonly<Record<string, number>>;
+}
+
+/** The VMs' states: per export holding VMs, the records per value of its state column. */
+export interface VmStates {
+  readonly export: string;
+  readonly column: string;
+  readonly counts: ReadonlyArray<readonly [string, number]>;
+}
+
+export interface ReportModel {
+  readonly manifest: ReportManifest;
+  readonly signature: ReportSignature;
+  /** The findings, or why they could not be evaluated. */
+  readonly findings: { readonly report: FindingsReport } | { readonly problem: string };
+  /** The previous snapshot: its name and the change set, or why there is none. */
+  readonly previous: { readonly name: string; readonly changes: ChangeSet } | { readonly problem: string };
+  /** With a history database: the nights loaded (oldest first), or why they could not be read. */
+  readonly history?: { readonly label: string; readonly nights: readonly TrendNight[] } | { readonly label: string; readonly problem: string };
+  /** Only when the snapshot has a VM export (`--include vms`). */
+  readonly vms?: readonly VmStates[];
+}

@@ -1,0 +1,232 @@
+/**
+ * The report page (CONTRACT section 16): one HTML file, no script, no
+ * request to anything outside it (the Content-Security-Policy forbids them),
+ * readable with JavaScript off and printable. Pure: the model in, the bytes
+ * out; every list is sorted, and the only time on the page is the snapshot's.
+ * Every value from the site goes through escape.ts.
+ */
+import { SEVERITIES } from '../findings/define.js';
+import type { ChangeSet, ExportDiff } from '../diff/types.js';
+import type { FindingsReport } from '../findings/evaluate.js';
+import { esc, sentence, text, value } from './escape.js';
+import type { ReportModel, TrendNight, VmStates } from './model.js';
+import { STYLE } from './style.js';
+import { countChart } from './svg.js';
+
+/** Changed records shown per export; the rest are counted. */
+export const CHANGES_SHOWN = 50;
+/** Changed columns shown per changed record (with a value cut at 200 characters, a page stays small whatever the site). */
+const COLUMNS_SHOWN = 30;
+/** Findings shown per severity; the rest are counted. */
+const FINDINGS_SHOWN = 200;
+/** Null columns, validation samples and drifting routes shown; the rest are counted. */
+const LIST_SHOWN = 200;
+
+/** `default-src 'none'`: no script, frame, font, fetch or form target; inline styles and data: images only. */
+export const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+
+/** `2026-11-21T02:00:00.000Z` → `2026-11-21 02:00:00 UTC`. */
+const humanTime = (iso: string) => iso.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC');
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function section(id: string, title: string, body: string): string {
+  return `<section id="${id}" aria-labelledby="${id}-h"><h2 id="${id}-h">${title}</h2>\n${body}</section>\n`;
+}
+
+function table(head: readonly string[], rows: readonly string[], cls = ''): string {
+  const th = head.map((h) => `<th scope="col">${h}</th>`).join('');
+  return `<div class="scroll"><table${cls ? ` class="${cls}"` : ''}><thead><tr>${th}</tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>\n`;
+}
+
+function notShown(n: number, what: string): string {
+  return n > 0 ? `<p class="more">${n} more ${what} not shown.</p>\n` : '';
+}
+
+/** A key as `column=value` pairs (a finding's key is a list of values in key order). */
+function keyText(key: Readonly<Record<string, unknown>>): string {
+  return Object.entries(key)
+    .map(([k, v]) => `<span class="k">${text(k)}</span>=<bdi>${value(v)}</bdi>`)
+    .join(' ');
+}
+
+function header(m: ReportModel): string {
+  const man = m.manifest;
+  const sig = m.signature;
+  const sigText =
+    sig.state === 'unsigned'
+      ? 'unsigned (no signature beside the manifest)'
+      : `${esc(sig.state)}${sig.key ? ` (key <code>${text(sig.key)}</code>)` : ''}${sig.reason ? `: ${text(sig.reason)}` : ''}`;
+  const complete = man.complete ? '<strong>complete</strong>: every route was read' : '<strong class="bad">partial</strong>: some routes failed (published with --allow-partial)';
+  const rows = [
+    ['Site', `<bdi>${text(man.baseUrl)}</bdi>`],
+    ['Time', `<time datetime="${esc(man.time)}">${esc(humanTime(man.time))}</time>`],
+    ['Source', man.source === 'live' ? 'live: collected from the server' : 'replay: built from a raw collection'],
+    ['Tool', `${text(man.tool.name)} ${text(man.tool.version)}`],
+    ['Completeness', complete],
+    ['Signature', sigText],
+  ];
+  return `<header><h1>Snapshot of <bdi>${text(man.baseUrl)}</bdi>, ${esc(man.date)}</h1>\n<dl class="facts">${rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl></header>\n`;
+}
+
+function findingsSection(f: ReportModel['findings']): string {
+  if ('problem' in f) return section('findings', 'Findings', `<p>The findings could not be evaluated: ${sentence(f.problem)}</p>\n`);
+  const r: FindingsReport = f.report;
+  const counts = SEVERITIES.map((s) => [s, r.findings.filter((x) => x.severity === s).length] as const);
+  let body = `<p class="counts">${counts.map(([s, n]) => `<span class="sev${n > 0 ? ` sev-${s}` : ''}">${s}: ${n}</span>`).join(' ')}</p>\n`;
+  if (r.findings.length === 0) body += '<p>No finding.</p>\n';
+  for (const [severity, n] of counts) {
+    if (n === 0) continue;
+    const list = r.findings.filter((x) => x.severity === severity);
+    const rows = list.slice(0, FINDINGS_SHOWN).map(
+      (x) => `<tr><td class="nw sev-${severity}">${severity}</td><td class="nw"><code>${text(x.rule)}</code></td><td>${text(x.subject.export)} <bdi>${x.subject.key.map((k) => value(k)).join(', ')}</bdi></td><td>${sentence(x.detail)}</td></tr>`,
+    );
+    body += `<details open><summary>${esc(severity)}: ${plural(n, 'finding')}</summary>\n${table(['Severity', 'Rule', 'Subject', 'Detail'], rows)}${notShown(n - rows.length, `${severity} findings`)}</details>\n`;
+  }
+  const skipped = r.rules.filter((x) => !x.evaluated);
+  if (skipped.length > 0) {
+    body += `<h3>Rules not evaluated</h3>\n<ul>${skipped.map((x) => `<li><code>${text(x.id)}</code>: ${sentence(x.reason ?? 'no reason given')}</li>`).join('')}</ul>\n`;
+  }
+  return section('findings', 'Findings', body);
+}
+
+function change(n: number, sign: string, what: string): string {
+  return n === 0 ? '<td class="num">0</td>' : `<td class="num ${what}">${sign}${n}<span class="vh"> ${what}</span></td>`;
+}
+
+function exportsSection(m: ReportModel): string {
+  const changes = 'changes' in m.previous ? m.previous.changes : undefined;
+  const rows = m.manifest.exports.map((e) => {
+    const d = changes?.exports.find((x) => x.export === e.export);
+    const avail = e.available ? 'available' : `<span class="bad">unavailable</span>: ${sentence(e.reason ?? 'no reason given')}`;
+    const diff = d ? `${change(d.counts.added, '+', 'added')}${change(d.counts.removed, '−', 'removed')}${change(d.counts.changed, '~', 'changed')}` : '<td class="num">–</td><td class="num">–</td><td class="num">–</td>';
+    return `<tr><th scope="row">${text(e.export)}</th><td class="num">${e.count}</td>${diff}<td>${avail}</td></tr>`;
+  });
+  const since = changes
+    ? `<p>Since the previous snapshot, ${previousName(m)} of ${esc(changes.older.time ? humanTime(changes.older.time) : 'unknown time')}: ${changes.totals.added} added, ${changes.totals.removed} removed, ${changes.totals.changed} changed, in ${plural(changes.totals.exportsChanged, 'export')}.</p>\n`
+    : `<p>No comparison: ${sentence('problem' in m.previous ? m.previous.problem : '')}</p>\n`;
+  return section('exports', 'Exports', since + table(['Export', 'Records', 'Added', 'Removed', 'Changed', 'Availability'], rows, 'exports'));
+}
+
+function previousName(m: ReportModel): string {
+  return 'name' in m.previous ? `<bdi>${text(m.previous.name)}</bdi>` : '';
+}
+
+/** One export's changes: added and removed by key, changed with each column old → new; at most CHANGES_SHOWN records. */
+function exportChanges(d: ExportDiff): string {
+  const rows: string[] = [];
+  const keyOf = (r: Readonly<Record<string, unknown>>) => Object.fromEntries(d.key.map((k) => [k, r[k]]));
+  for (const r of d.added) rows.push(`<tr class="added"><td class="nw">added</td><td>${keyText(keyOf(r))}</td><td></td></tr>`);
+  for (const r of d.removed) rows.push(`<tr class="removed"><td class="nw">removed</td><td>${keyText(keyOf(r))}</td><td></td></tr>`);
+  for (const r of d.changed) {
+    const more = r.changes.length > COLUMNS_SHOWN ? `<li class="more">${r.changes.length - COLUMNS_SHOWN} more changed columns not shown</li>` : '';
+    const cols = r.changes.slice(0, COLUMNS_SHOWN).map((c) => `<li><span class="k">${text(c.column)}</span>: <bdi class="old">${value(c.old)}</bdi> → <bdi class="new">${value(c.new)}</bdi></li>`).join('');
+    rows.push(`<tr class="changed"><td class="nw">changed</td><td>${keyText(r.key)}</td><td class="wide"><ul class="cols">${cols}${more}</ul></td></tr>`);
+  }
+  const total = d.counts.added + d.counts.removed + d.counts.changed;
+  const kept = rows.slice(0, CHANGES_SHOWN);
+  const counts = `${d.counts.added} added, ${d.counts.removed} removed, ${d.counts.changed} changed`;
+  const avail = d.availability === 'both' ? '' : ` (availability: ${esc(d.availability)})`;
+  return `<details class="export" open><summary><h3>${text(d.export)}</h3> ${counts}${avail}</summary>\n${kept.length > 0 ? table(['Change', 'Key', 'Columns, old → new'], kept, 'changes') : ''}${notShown(total - kept.length, 'changed records')}</details>\n`;
+}
+
+function changesSection(m: ReportModel): string {
+  if (!('changes' in m.previous)) return '';
+  const c: ChangeSet = m.previous.changes;
+  const changed = c.exports.filter((d) => d.hasChanges);
+  if (changed.length === 0) return section('changes', 'Changes', '<p>Nothing changed.</p>\n');
+  // A filter without script: radio buttons and CSS (style.ts) hide the rows of the other kinds.
+  const kinds = ['all', 'added', 'removed', 'changed'];
+  const filter = `<fieldset class="filter"><legend>Show</legend>${kinds.map((k) => `<input type="radio" name="kind" id="show-${k}"${k === 'all' ? ' checked' : ''}><label for="show-${k}">${k}</label>`).join(' ')}</fieldset>\n`;
+  const ignored = c.ignore.length > 0 ? `<p class="note">Columns not compared (volatile): ${c.ignore.map((i) => `<code>${text(i)}</code>`).join(', ')}.</p>\n` : '';
+  return section('changes', 'Changes', `${ignored}${filter}<div class="change-list">\n${changed.map(exportChanges).join('')}</div>\n`);
+}
+
+function availabilitySection(m: ReportModel): string {
+  const man = m.manifest;
+  const unavailable = man.exports.filter((e) => !e.available);
+  let body = unavailable.length === 0 ? '<p>Every export is available.</p>\n' : table(['Export', 'Reason', 'Proposed route'], unavailable.map((e) => `<tr><th scope="row">${text(e.export)}</th><td>${sentence(e.reason ?? 'no reason given')}</td><td>${e.proposedRoute ? `<code>${text(e.proposedRoute)}</code>` : ''}</td></tr>`));
+  const nulls = [...man.nullFields].sort((a, b) => byText(a.export, b.export) || byText(a.field, b.field));
+  body += `<h3>Null columns</h3>\n`;
+  body +=
+    nulls.length === 0
+      ? '<p>No column is null for want of a route.</p>\n'
+      : `<details><summary>${plural(nulls.length, 'column')} always null, with the reason</summary>\n${table(
+          ['Export', 'Column', 'Reason', 'Proposed route'],
+          nulls.slice(0, LIST_SHOWN).map((n) => `<tr><td>${text(n.export)}</td><td><code>${text(n.field)}</code></td><td>${sentence(n.reason)}</td><td>${n.proposedRoute ? `<code>${text(n.proposedRoute)}</code>` : ''}</td></tr>`),
+        )}${notShown(nulls.length - LIST_SHOWN, 'null columns')}</details>\n`;
+  return section('availability', 'Availability and null columns', body);
+}
+
+function validationSection(m: ReportModel): string {
+  const v = m.manifest.validation;
+  if (v.issues === 0) return section('validation', 'Validation issues', '<p>No field of the wrong type.</p>\n');
+  const rows = v.samples.slice(0, LIST_SHOWN).map((s) => `<tr><td><code>${text(s.route)}</code></td><td class="num">${s.index}</td><td><code>${text(s.path)}</code></td><td>${sentence(s.message)}</td></tr>`);
+  return section('validation', 'Validation issues', `<p>${plural(v.issues, 'field')} of the wrong type, exported as null; the samples the manifest keeps:</p>\n${table(['Route', 'Record', 'Field', 'Problem'], rows)}`);
+}
+
+function driftSection(m: ReportModel): string {
+  const drift = [...m.manifest.drift].sort((a, b) => byText(a.route, b.route));
+  if (drift.length === 0) return section('drift', 'Drift', '<p>No route returned fields the models do not know.</p>\n');
+  const rows = drift.slice(0, LIST_SHOWN).map((d) => `<tr><td><code>${text(d.route)}</code></td><td>${[...d.unknownFields].sort(byText).map((f) => `<code>${text(f)}</code>`).join(', ')}</td></tr>`);
+  return section('drift', 'Drift', `<p>Routes that returned fields the models do not know:</p>\n${table(['Route', 'Unknown fields'], rows)}${notShown(drift.length - rows.length, 'routes')}`);
+}
+
+function trendsSection(m: ReportModel): string {
+  const h = m.history;
+  if (!h) return '';
+  if ('problem' in h) return section('trends', 'Trends', `<p>The history database ${text(h.label)} could not be read: ${sentence(h.problem)}</p>\n`);
+  const nights: readonly TrendNight[] = h.nights;
+  const names = m.manifest.exports.map((e) => e.export);
+  for (const n of nights) for (const k of Object.keys(n.counts).sort(byText)) if (!names.includes(k)) names.push(k);
+  const charts = names.map((name, i) => {
+    const points = nights.map((n) => ({ date: n.date, count: n.counts[name] }));
+    const rows = points.map((p) => `<tr><td>${esc(p.date)}</td><td class="num">${p.count ?? '–'}</td></tr>`);
+    return `<figure class="trend">${countChart(`trend-${i}`, name, points)}<figcaption>${text(name)}</figcaption><details class="numbers"><summary>the numbers</summary>${table(['Night', 'Records'], rows)}</details></figure>`;
+  });
+  return section('trends', 'Trends', `<p>Records per export over ${plural(nights.length, 'night')} (${text(h.label)}).</p>\n<div class="trends">\n${charts.join('\n')}\n</div>\n`);
+}
+
+function vmsSection(vms: readonly VmStates[] | undefined): string {
+  if (!vms || vms.length === 0) return '';
+  const parts = vms.map((v) => `<h3>${text(v.export)}: by <code>${text(v.column)}</code></h3>\n${table(['State', 'VMs'], v.counts.map(([s, n]) => `<tr><td><bdi>${text(s)}</bdi></td><td class="num">${n}</td></tr>`))}`);
+  return section('vms', 'VMs\u2019 states', parts.join(''));
+}
+
+function nav(m: ReportModel): string {
+  const links: Array<[string, string]> = [['findings', 'Findings'], ['exports', 'Exports']];
+  if ('changes' in m.previous) links.push(['changes', 'Changes']);
+  links.push(['availability', 'Availability'], ['validation', 'Validation'], ['drift', 'Drift']);
+  if (m.history) links.push(['trends', 'Trends']);
+  if (m.vms && m.vms.length > 0) links.push(['vms', 'VMs']);
+  return `<nav aria-label="Sections"><ul>${links.map(([id, t]) => `<li><a href="#${id}">${t}</a></li>`).join('')}</ul></nav>\n`;
+}
+
+/** The page, as UTF-8 text. */
+export function renderReport(m: ReportModel): string {
+  const title = `svc-snapshot report: ${shownTitle(m.manifest.baseUrl)}, ${m.manifest.date}`;
+  return [
+    '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
+    `<meta http-equiv="Content-Security-Policy" content="${CSP}">\n`,
+    '<meta name="viewport" content="width=device-width, initial-scale=1">\n<meta name="referrer" content="no-referrer">\n',
+    `<title>${title}</title>\n<style>${STYLE}</style>\n</head>\n<body>\n`,
+    header(m),
+    nav(m),
+    '<main>\n',
+    findingsSection(m.findings),
+    exportsSection(m),
+    changesSection(m),
+    availabilitySection(m),
+    validationSection(m),
+    driftSection(m),
+    trendsSection(m),
+    vmsSection(m.vms),
+    '</main>\n',
+    `<footer><p>Written by ${text(m.manifest.tool.name)} ${text(m.manifest.tool.version)} from the snapshot of ${esc(humanTime(m.manifest.time))}.</p></footer>\n`,
+    '</body>\n</html>\n',
+  ].join('');
+}
+
+function shownTitle(site: string): string {
+  return text(site);
+}

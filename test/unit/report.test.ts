@@ -1,0 +1,173 @@
+import { describe, expect, it } from 'vitest';
+import { esc, shown, MAX_SHOWN } from '../../src/report/escape.js';
+import { CHANGES_SHOWN, CSP, renderReport } from '../../src/report/render.js';
+import { countChart } from '../../src/report/svg.js';
+import type { ReportModel } from '../../src/report/model.js';
+import type { ChangeSet, ExportDiff } from '../../src/diff/types.js';
+import { HOSTILE_NAMES } from '../helpers/hostile-names.js';
+
+/** Every tag and attribute name of the page: no `<` from the data survives escaping, so each `<` opens one of the page's own tags. */
+function markup(html: string): { tags: Set<string>; attributes: Set<string> } {
+  const tags = new Set<string>();
+  const attributes = new Set<string>();
+  for (const m of html.matchAll(/<\/?([a-zA-Z][a-zA-Z0-9-]*)([^>]*)>/g)) {
+    tags.add(m[1]!.toLowerCase());
+    for (const a of m[2]!.replace(/"[^"]*"/g, '""').matchAll(/([a-zA-Z-:]+)=/g)) attributes.add(a[1]!.toLowerCase());
+  }
+  return { tags, attributes };
+}
+
+const PAGE_TAGS = ['!doctype', 'html', 'head', 'meta', 'title', 'style', 'body', 'header', 'h1', 'h2', 'h3', 'dl', 'dt', 'dd', 'time', 'bdi', 'nav', 'ul', 'li', 'a', 'main', 'section', 'p', 'span', 'strong', 'code', 'details', 'summary', 'div', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'fieldset', 'legend', 'input', 'label', 'figure', 'figcaption', 'svg', 'title', 'line', 'g', 'polyline', 'circle', 'text', 'footer'];
+const PAGE_ATTRIBUTES = ['lang', 'charset', 'http-equiv', 'content', 'name', 'id', 'aria-labelledby', 'aria-label', 'class', 'datetime', 'href', 'scope', 'type', 'for', 'xmlns', 'viewbox', 'role', 'x1', 'y1', 'x2', 'y2', 'stroke', 'fill', 'stroke-width', 'points', 'cx', 'cy', 'r', 'x', 'y', 'font-size', 'text-anchor'];
+
+function diffOf(exportName: string, n: number, value: string): ExportDiff {
+  return {
+    export: exportName,
+    key: ['id'],
+    availability: 'both',
+    older: { available: true, count: n },
+    newer: { available: true, count: n + 1 },
+    hasChanges: true,
+    unobtainable: [],
+    ignored: [],
+    counts: { added: 1, removed: 1, changed: n, unchanged: 0 },
+    added: [{ id: value, name: value }],
+    removed: [{ id: `${value}-gone`, name: value }],
+    changed: Array.from({ length: n }, (_, i) => ({ key: { id: `${value}-${i}` }, changes: [{ column: 'name', old: value, new: `${value}!` }] })),
+  };
+}
+
+function modelWith(value: string, changed = 2): ReportModel {
+  const changes: ChangeSet = {
+    command: 'diff',
+    schemaVersion: 1,
+    older: { dir: '/x/older', kind: 'snapshot', baseUrl: value, time: '2026-11-20T02:00:00.000Z', date: '2026-11-20' },
+    newer: { dir: '/x/newer', kind: 'snapshot', baseUrl: value, time: '2026-11-21T02:00:00.000Z', date: '2026-11-21' },
+    hasChanges: true,
+    ignore: ['lastLogin'],
+    totals: { added: 1, removed: 1, changed, exportsChanged: 1 },
+    exports: [diffOf('users', changed, value)],
+  };
+  return {
+    manifest: {
+      baseUrl: value,
+      time: '2026-11-21T02:00:00.000Z',
+      date: '2026-11-21',
+      source: 'live',
+      tool: { name: 'svc-snapshot', version: '1.0.0' },
+      complete: false,
+      exports: [
+        { export: 'users', count: changed + 1, available: true },
+        { export: 'teams', count: 0, available: false, reason: value, proposedRoute: value },
+      ],
+      nullFields: [{ export: 'users', field: value, reason: value, proposedRoute: value }],
+      validation: { issues: 1, samples: [{ route: value, index: 0, path: value, message: value }] },
+      drift: [{ route: value, unknownFields: [value] }],
+    },
+    signature: { state: 'invalid', key: value, reason: value },
+    findings: {
+      report: {
+        time: '2026-11-21T02:00:00.000Z',
+        rules: [
+          { id: 'certification-missing', severity: 'high', evaluated: true, count: 1 },
+          { id: 'quota', severity: 'low', evaluated: false, reason: value, count: null },
+        ],
+        findings: [{ rule: 'certification-missing', severity: 'high', subject: { export: 'users', key: [value] }, related: [], detail: value }],
+      },
+    },
+    previous: { name: value, changes },
+    history: { label: value, nights: [{ time: '2026-11-20T02:00:00.000Z', date: '2026-11-20', counts: { users: 2, [value]: 3 } }, { time: '2026-11-21T02:00:00.000Z', date: '2026-11-21', counts: { users: 3 } }] },
+    vms: [{ export: 'active_vms', column: 'state', counts: [[value, 2], ['running', 1]] }],
+  };
+}
+
+describe('the report page escapes every value from the site', () => {
+  it('escapes the five characters that could close text or an attribute', () => {
+    expect(esc(`<a href="x" title='y'>&</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;');
+  });
+
+  it('spells bidi overrides and other controls, and cuts a 50,000-character name saying how much is not shown', () => {
+    expect(shown('\u202Egnp.exe')).toBe('\\u202egnp.exe');
+    expect(shown('a\nb')).toBe('a\\u000ab');
+    const long = shown('y'.repeat(50_000));
+    expect(long).toBe(`${'y'.repeat(MAX_SHOWN)}… (${50_000 - MAX_SHOWN} more characters)`);
+  });
+
+  for (const value of HOSTILE_NAMES) {
+    it(`shows ${JSON.stringify(value.slice(0, 40))} in every place as text, never as a tag or an attribute`, () => {
+      const html = renderReport(modelWith(value));
+      const { tags, attributes } = markup(html);
+      expect([...tags].filter((t) => !PAGE_TAGS.includes(t))).toEqual([]);
+      expect([...attributes].filter((a) => !PAGE_ATTRIBUTES.includes(a))).toEqual([]);
+      expect(html).not.toMatch(/<script|<img|<iframe|<svg on/i);
+      // Links only to the page's own sections.
+      for (const m of html.matchAll(/href="([^"]*)"/g)) expect(m[1]).toMatch(/^#[a-z]+$/);
+      expect(html).not.toContain('\u202E');
+      expect(html.length).toBeLessThan(60_000);
+      expect(html).toContain(esc(shown(value)));
+    });
+  }
+});
+
+describe('the report page', () => {
+  it('carries a Content-Security-Policy that forbids every request and allows no script', () => {
+    const html = renderReport(modelWith('alice'));
+    expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="${CSP}">`);
+    expect(CSP).toMatch(/^default-src 'none';/);
+    expect(CSP).not.toMatch(/script-src/);
+    expect(html).toMatch(/@media print\{/);
+  });
+
+  it('is the same bytes for the same model', () => {
+    expect(renderReport(modelWith('alice', 7))).toBe(renderReport(modelWith('alice', 7)));
+  });
+
+  it('shows the site, time, completeness and signature first, then the findings before the exports', () => {
+    const html = renderReport(modelWith('https://platform.example.org'));
+    const order = ['<h1>Snapshot of <bdi>https://platform.example.org</bdi>, 2026-11-21</h1>', '2026-11-21 02:00:00 UTC', 'partial', 'invalid', 'id="findings"', 'id="exports"', 'id="changes"', 'id="availability"', 'id="validation"', 'id="drift"', 'id="trends"', 'id="vms"'];
+    const at = order.map((s) => html.indexOf(s));
+    expect(at.every((i) => i >= 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+
+  it(`shows at most ${CHANGES_SHOWN} changed records of an export and says how many more there are`, () => {
+    const html = renderReport(modelWith('u', 120));
+    expect(html.match(/<tr class="(added|removed|changed)">/g)).toHaveLength(CHANGES_SHOWN);
+    expect(html).toContain(`<p class="more">${122 - CHANGES_SHOWN} more changed records not shown.</p>`);
+    expect(html).toContain('1 added, 1 removed, 120 changed');
+  });
+
+  it('says added, removed and changed in words, not only in colour', () => {
+    const html = renderReport(modelWith('u'));
+    expect(html).toContain('<td class="num added">+1<span class="vh"> added</span></td>');
+    expect(html).toContain('<tr class="removed"><td class="nw">removed</td>');
+  });
+
+  it('leaves out the VMs and the trends when the snapshot has no VM export and no history was given', () => {
+    const { history: _h, vms: _v, ...rest } = modelWith('u');
+    const html = renderReport(rest);
+    expect(html).not.toContain('id="vms"');
+    expect(html).not.toContain('id="trends"');
+    expect(html).not.toContain('<svg');
+  });
+});
+
+describe('the trend chart', () => {
+  it('draws a line per run of nights with a count, a dot for a lone night, and names the export only as escaped text', () => {
+    const svg = countChart('c1', '<b>x</b>', [
+      { date: '2026-11-01', count: 3 },
+      { date: '2026-11-02', count: 5 },
+      { date: '2026-11-03', count: undefined },
+      { date: '2026-11-04', count: 4 },
+    ]);
+    expect(svg.match(/<polyline /g)).toHaveLength(1);
+    expect(svg.match(/<circle /g)).toHaveLength(1);
+    expect(svg).toContain('<title id="c1">&lt;b&gt;x&lt;/b&gt;: 3 to 5 records over 4 nights, 4 on 2026-11-04</title>');
+    expect(svg).not.toContain('<b>');
+  });
+
+  it('draws a flat series in the middle and an empty one without points', () => {
+    expect(countChart('c', 'e', [{ date: 'd', count: 2 }, { date: 'e', count: 2 }])).toContain('points="6,36 234,36"');
+    expect(countChart('c', 'e', [])).not.toMatch(/<polyline|<circle/);
+  });
+});
