@@ -4,6 +4,7 @@ import { RouteRecordSchema } from '../api/route-record.js';
 import { CollectionManifestSchema } from '../collect/manifest.js';
 import type { RawCollection } from '../collect/types.js';
 import { TOOL } from '../version.js';
+import { INCLUDES, type Include } from '../includes.js';
 import { exportFileName, serializeExport } from './serialize.js';
 import type { BuildResult } from './types.js';
 
@@ -45,6 +46,8 @@ export const SnapshotManifestSchema = z.object({
   date: CollectionManifestSchema.shape.date,
   authMode: CollectionManifestSchema.shape.authMode,
   realms: CollectionManifestSchema.shape.realms,
+  /** With --include: the export groups written after the 15 (absent without, so that such a manifest is as before). */
+  include: z.array(z.enum(INCLUDES)).optional(),
   exports: z.array(ManifestExportSchema),
   nullFields: z.array(z.object({ export: z.string(), field: z.string(), reason: z.string(), proposedRoute: z.string().optional() })),
   routes: z.array(RouteRecordSchema),
@@ -77,6 +80,7 @@ export function snapshotManifest(
   source: 'live' | 'replay',
   withRaw: boolean,
   complete: boolean,
+  include: readonly Include[] = [],
 ): SnapshotManifest {
   const m = collection.manifest;
   return {
@@ -88,6 +92,7 @@ export function snapshotManifest(
     date: m.date,
     authMode: m.authMode,
     realms: m.realms,
+    ...(include.length > 0 ? { include: [...include] } : {}),
     exports: result.exports.map((e) => ({
       export: e.export,
       file: e.file,
