@@ -36,6 +36,9 @@ function selectExports(names: readonly string[] | undefined, catalog: readonly E
 export async function diffDirectories(older: string, newer: string, opts: DiffOptions = {}): Promise<ChangeSet> {
   const exports = selectExports(opts.exports);
   const ignore = resolveIgnore(opts.ignore, EXPORTS);
-  const [a, b] = await Promise.all([loadSide(resolve(older), exports), loadSide(resolve(newer), exports)]);
-  return diffSides(a, b, exports, ignore);
+  const include = opts.include ?? [];
+  const [a, b] = await Promise.all([loadSide(resolve(older), exports, include), loadSide(resolve(newer), exports, include)]);
+  // An export of an --include group is compared where a side holds it, or where it was asked for: two snapshots of the 15 diff as before.
+  const compared = exports.filter((d) => d.include === undefined || include.includes(d.include) || opts.exports?.includes(d.name) || a.exports.has(d.name) || b.exports.has(d.name));
+  return diffSides(a, b, compared, ignore);
 }
