@@ -6,7 +6,7 @@ import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 import { trustStore } from '../config/values.js';
 import { openHistory, type HistoryDb } from '../history/engine.js';
 import { peekInput, readInput, type SnapshotInput } from '../history/input.js';
-import { EXPORTS } from '../exports/catalog.js';
+import { CATALOG } from '../exports/catalog.js';
 import type { Include } from '../includes.js';
 import { loadSnapshot, type AfterExport, type LoadStatus } from '../history/load.js';
 import { chooseSite, exportsAsOf, listRuns, normaliseSite, recordLog, runAsOf } from '../history/query.js';
@@ -203,7 +203,7 @@ function stopped(err: unknown, dir: string, before: number): unknown {
  * export unavailable that night), which a warning says.
  */
 function warnNotHeld(input: SnapshotInput, include: readonly Include[], deps: CommandDeps): void {
-  const absent = include.filter((i) => EXPORTS.some((e) => e.include === i && !input.exports.some((x) => x.export === e.name)));
+  const absent = include.filter((i) => CATALOG.some((e) => e.include === i && !input.exports.some((x) => x.export === e.name)));
   if (absent.length > 0) deps.reporter.warn(`${input.dir} was taken without --include ${absent.join(',')}: its records of those exports are left as they were`);
 }
 

@@ -4,7 +4,7 @@
  * committed file equals this output.
  */
 import { routeById, type RouteDef } from '../api/catalog.js';
-import { EXPORTS } from '../exports/catalog.js';
+import { CATALOG } from '../exports/catalog.js';
 import type { ColumnDef, ExportDef } from '../exports/define.js';
 import { describeType, resolvePath } from '../exports/schema.js';
 import { cellTypeOf } from '../sheets/columns.js';
@@ -193,7 +193,7 @@ function exportSection(exp: ExportDef): string {
 
 /** The full text of docs/exports.md. */
 export function renderExportsMarkdown(): string {
-  const index = EXPORTS.map((e) => `| \`${e.name}\` | ${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
+  const index = CATALOG.map((e) => `| \`${e.name}\` | ${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
   return [
     '# Exports',
     '',
@@ -222,6 +222,6 @@ export function renderExportsMarkdown(): string {
     ...index,
     '',
     DECISIONS,
-    ...EXPORTS.map((e) => `${exportSection(e)}\n`),
+    ...CATALOG.map((e) => `${exportSection(e)}\n`),
   ].join('\n');
 }

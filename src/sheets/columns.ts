@@ -9,7 +9,7 @@
 import { routeById } from '../api/catalog.js';
 import { TIMESTAMPS } from '../api/models.js';
 import type { ColumnDef, ExportDef } from '../exports/define.js';
-import { exportByName, EXPORTS } from '../exports/catalog.js';
+import { CATALOG, exportByName } from '../exports/catalog.js';
 import { resolvePath, unwrap } from '../exports/schema.js';
 import type { ExportRecord } from '../exports/types.js';
 
@@ -32,7 +32,7 @@ export function cellTypeOf(exp: ExportDef, col: ColumnDef): CellType {
 
 /** Column name → cell type, per export, resolved once. */
 const CELL_TYPES: ReadonlyMap<string, ReadonlyMap<string, CellType>> = new Map(
-  EXPORTS.map((exp) => [exp.name, new Map(exp.columns.map((c) => [c.name, cellTypeOf(exp, c)]))]),
+  CATALOG.map((exp) => [exp.name, new Map(exp.columns.map((c) => [c.name, cellTypeOf(exp, c)]))]),
 );
 
 /** One column of a sheet or CSV file. */
@@ -61,7 +61,7 @@ function columnNames(name: string, records: readonly ExportRecord[]): string[] {
   // The catalog's order for an empty export; otherwise the file's own
   // columns (a snapshot of another version keeps its columns), in order of
   // first appearance.
-  if (records.length === 0) return EXPORTS.some((e) => e.name === name) ? exportByName(name).columns.map((c) => c.name) : [];
+  if (records.length === 0) return CATALOG.some((e) => e.name === name) ? exportByName(name).columns.map((c) => c.name) : [];
   const seen = new Set<string>();
   const out: string[] = [];
   for (const r of records) {
