@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
-import { runCli, tmpDir } from '../helpers/run-cli.js';
+import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { ALL_TYPES_TOKEN, PER_TYPE_TOKENS, perTypeTokenEnv } from '../fake/backend.js';
 import { generateDataset } from '../fake/dataset.js';
 import type { Dataset } from '../fake/types.js';
@@ -195,6 +195,19 @@ describe('--include vms', () => {
     const log = await runCli(['history', 'log', 'vm_configs', 'altvirt', repeated, '--history', db, '--json']);
     expect(log.code).toBe(0);
     expect(JSON.parse(log.stdout).versions[0].record).toMatchObject({ realmID: 'altvirt', id: repeated });
+  });
+
+  it('history load --include vms of a snapshot taken without it loads what it holds and says so', async () => {
+    const parent = tmpDir();
+    const snap = join(parent, 'snap');
+    expect((await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', snap, '--quiet'])).code).toBe(0);
+    const db = join(parent, 'h.sqlite');
+    const load = await runCli(['history', 'load', snap, '--include', 'vms', '--history', db]);
+    expect(load.code).toBe(0);
+    expect(load.stderr).toMatch(/was taken without --include vms: its records of those exports are left as they were/);
+    const asOf = join(parent, 'asof');
+    expect((await runCli(['history', 'as-of', '2099-01-01', '--history', db, '--out-dir', asOf, '--quiet'])).code).toBe(0);
+    expect(files(asOf)).toEqual(files(snap));
   });
 
   it('refuses an unknown group with exit 2, naming the valid ones, before any request', async () => {
