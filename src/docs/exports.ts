@@ -6,7 +6,7 @@
 import { routeById, type RouteDef } from '../api/catalog.js';
 import { CATALOG } from '../exports/catalog.js';
 import type { ColumnDef, ExportDef } from '../exports/define.js';
-import { describeType, resolvePath } from '../exports/schema.js';
+import { describeType, kindOf, resolvePath } from '../exports/schema.js';
 import { cellTypeOf } from '../sheets/columns.js';
 
 const DECISIONS = `## Decisions
@@ -175,7 +175,7 @@ function derivedRoutes(exp: ExportDef): RouteDef[] {
 function exportSection(exp: ExportDef): string {
   const def = routeById(exp.route);
   const lines = [`## ${exp.name}`, '', exp.description, ''];
-  lines.push(`- Source: ${routeName(def)}${def.perRealm ? ', every realm' : ''}${exp.each ? `, one row per element of \`${exp.each}\`` : ''}`);
+  lines.push(`- Source: ${routeName(def)}${def.perRealm ? ', every realm' : ''}${exp.each ? `, one row per ${kindOf(resolvePath(def.item, exp.each).schema) === 'record' ? 'value of the map' : 'element of'} \`${exp.each}\`` : ''}`);
   if (exp.include) lines.push(`- Written only with \`--include ${exp.include}\`, after the 15 exports`);
   if (exp.realmListFallback) lines.push(`- When ${routeName(def)} is skipped (a backend before 3.14.1, or no token of its type): one row per \`--realms\` id in \`${exp.realmListFallback}\`, every other column null and listed in \`nullFields\` with the route's reason`);
   const joined = derivedRoutes(exp);
@@ -193,7 +193,7 @@ function exportSection(exp: ExportDef): string {
 
 /** The full text of docs/exports.md. */
 export function renderExportsMarkdown(): string {
-  const index = CATALOG.map((e) => `| \`${e.name}\` | ${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
+  const index = CATALOG.map((e) => `| \`${e.name}\`${e.include ? ` (\`--include ${e.include}\`)` : ''} | ${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
   return [
     '# Exports',
     '',
