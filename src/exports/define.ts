@@ -98,6 +98,12 @@ export interface ColumnDef {
   readonly default?: ColumnDefault;
   /** Optional remark for docs/exports.md. */
   readonly note?: string;
+  /**
+   * A map written `as: 'entries'` whose keys are ids (a config's drive
+   * slots, keyed by drive id): the spreadsheets write it as one text column,
+   * not one column per key, which would be one column per drive of the site.
+   */
+  readonly sheetAsList?: true;
 }
 
 export interface ExportDef {
@@ -170,6 +176,7 @@ interface ColumnOptions {
   as?: Representation;
   note?: string;
   default?: ColumnDefault;
+  sheetAsList?: true;
 }
 
 /** A column read from the record's field at `path`. */
@@ -179,6 +186,7 @@ export function field(path: string, opts: ColumnOptions = {}): ColumnDef {
     source: { kind: 'field', path, as: opts.as ?? 'value' },
     ...(opts.default !== undefined ? { default: opts.default } : {}),
     ...(opts.note !== undefined ? { note: opts.note } : {}),
+    ...(opts.sheetAsList ? { sheetAsList: true as const } : {}),
   };
 }
 

@@ -19,7 +19,7 @@ export type CellType = 'timestamp' | 'entries' | 'value';
 /** The cell type the catalog declares for a column. */
 export function cellTypeOf(exp: ExportDef, col: ColumnDef): CellType {
   const src = col.source;
-  if ((src.kind === 'field' || src.kind === 'join') && src.as === 'entries') return 'entries';
+  if ((src.kind === 'field' || src.kind === 'join') && src.as === 'entries') return col.sheetAsList ? 'value' : 'entries';
   if (src.kind === 'field' && src.as === 'value') {
     const schema = resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema;
     return TIMESTAMPS.has(unwrap(schema)) ? 'timestamp' : 'value';
@@ -34,6 +34,13 @@ export function cellTypeOf(exp: ExportDef, col: ColumnDef): CellType {
 const CELL_TYPES: ReadonlyMap<string, ReadonlyMap<string, CellType>> = new Map(
   CATALOG.map((exp) => [exp.name, new Map(exp.columns.map((c) => [c.name, cellTypeOf(exp, c)]))]),
 );
+
+/**
+ * Most columns one map column may become. The maps the catalog splits have
+ * a handful of keys (storage and device types); one that a backend fills
+ * with more is written as a list instead, as a file of another version is.
+ */
+export const MAX_KEY_COLUMNS = 256;
 
 /** One column of a sheet or CSV file. */
 export interface SheetColumn {
@@ -108,7 +115,8 @@ export function sheetColumns(exportName: string, records: readonly ExportRecord[
       continue;
     }
     const keys = mapKeys(records, column);
-    if (keys === undefined) out.push({ header: column, column, type: 'value' });
+    // More keys than a sheet should have columns for (a workbook holds 16,384): the map stays one list column.
+    if (keys === undefined || keys.length > MAX_KEY_COLUMNS) out.push({ header: column, column, type: 'value' });
     else if (keys.length === 0) out.push({ header: column, column, type: 'entries' });
     else for (const key of keys) out.push({ header: `${column}.${key}`, column, type: 'entries', key });
   }

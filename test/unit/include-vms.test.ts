@@ -5,6 +5,7 @@ import { serializeExport } from '../../src/exports/serialize.js';
 import { snapshotFiles } from '../../src/exports/manifest.js';
 import { parseInclude } from '../../src/config/values.js';
 import { UsageError } from '../../src/errors.js';
+import { cellOf, MAX_KEY_COLUMNS, sheetColumns } from '../../src/sheets/columns.js';
 import type { BuildResult, ExportResult } from '../../src/exports/types.js';
 import { CollectionBuilder, SKIP_3141, config } from './collection-builder.js';
 
@@ -126,5 +127,22 @@ describe('a build with --include vms', () => {
   it('when GET /api/realms failed, realms is unavailable with its reason (no realm list to fall back on)', () => {
     const r = buildAll(new CollectionBuilder().fail('realms', 'HTTP 502').build(), ['vms']);
     expect(exportOf(r, 'realms')).toMatchObject({ available: false, records: [], reason: 'GET /api/realms failed: HTTP 502' });
+  });
+});
+
+describe('the VM maps in the spreadsheets', () => {
+  it("writes a config's driveSlots (keyed by drive id) as one text column, a VM's drives one column per device", () => {
+    const configs = [{ realmID: 'r', id: 'c', driveSlots: ['d1=0', 'd2=1'] }];
+    const cols = sheetColumns('vm_configs', configs);
+    expect(cols.filter((c) => c.column === 'driveSlots')).toEqual([{ header: 'driveSlots', column: 'driveSlots', type: 'value' }]);
+    expect(cellOf(cols.find((c) => c.column === 'driveSlots')!, configs[0]!)).toBe('d1=0; d2=1');
+    const vms = [{ realmID: 'r', id: 'v', drives: ['vda=d1', 'vdb=d2'] }];
+    expect(sheetColumns('active_vms', vms).filter((c) => c.column === 'drives').map((c) => c.header)).toEqual(['drives.vda', 'drives.vdb']);
+  });
+
+  it('keeps a map with more keys than a sheet should have columns as one list column', () => {
+    const many = Array.from({ length: MAX_KEY_COLUMNS + 1 }, (_, i) => `dev${i}=1`);
+    expect(sheetColumns('active_vms', [{ resources_devices: many }]).filter((c) => c.column === 'resources_devices')).toEqual([{ header: 'resources_devices', column: 'resources_devices', type: 'value' }]);
+    expect(sheetColumns('active_vms', [{ resources_devices: many.slice(1) }]).filter((c) => c.column === 'resources_devices')).toHaveLength(MAX_KEY_COLUMNS);
   });
 });

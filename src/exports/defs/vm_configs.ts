@@ -19,7 +19,7 @@ export default defineExport({
     field('project'),
     field('rwDrives', { note: 'read-write drive ids' }),
     field('roDrives', { note: 'read-only drive ids' }),
-    field('driveSlots', { as: 'entries', note: 'drive id = slot number' }),
+    field('driveSlots', { as: 'entries', sheetAsList: true, note: 'drive id = slot number' }),
     field('mac'),
     field('macOptions'),
     field('host', { note: 'pinned host; null: not pinned' }),
