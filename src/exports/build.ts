@@ -1,5 +1,6 @@
 /**
- * build(collection, memory): the 15 exports, one at a time, then the nulls
+ * build(collection, memory, include): the 15 exports (and those of the
+ * groups --include names), one at a time, then the nulls
  * manifest, validation and drift, from a raw collection. No I/O, no clock:
  * a live run and a replay of its collection call this same function on the
  * same bytes, so their export files are identical by construction. The one
