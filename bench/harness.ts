@@ -243,6 +243,11 @@ function diffRegistered(bin: string): boolean {
   return existsSync(join(root, 'dist', 'commands', 'diff.js')) && existsSync(main) && /\bname: 'diff'/.test(readFileSync(main, 'utf8'));
 }
 
+/** Whether this build has `--include` (src/includes.ts). */
+function includeSupported(bin: string): boolean {
+  return existsSync(join(dirname(dirname(bin)), 'dist', 'includes.js'));
+}
+
 /** Whether this build has `--findings` (src/findings). */
 function findingsSupported(bin: string): boolean {
   return existsSync(join(dirname(dirname(bin)), 'dist', 'findings', 'index.js'));
@@ -295,6 +300,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       sheets: [] as number[],
       sheetsRss: [] as number[],
       findings: [] as number[],
+      includeVms: [] as number[],
       baseline: [] as number[],
       help: [] as number[],
       node: [] as number[],
@@ -363,6 +369,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         const findingsDir = join(workDir, `findings-${r}`);
         samples.findings.push((await run([BIN, '--replay', raw, '--out-dir', findingsDir, '--findings', '--quiet'], { workDir })).ms);
         rmSync(findingsDir, { recursive: true, force: true });
+      }
+      if (includeSupported(BIN)) {
+        const vmsDir = join(workDir, `include-vms-${r}`);
+        samples.includeVms.push((await run([BIN, '--replay', raw, '--out-dir', vmsDir, '--include', 'vms', '--quiet'], { workDir })).ms);
+        rmSync(vmsDir, { recursive: true, force: true });
       }
       // Live and replay of the same site must write the same bytes.
       const liveHashes = exportHashes(s);
@@ -455,6 +466,18 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         target: { op: '≤', value: TARGETS.findingsVsReplay },
       });
     } else notes.push('This build has no --findings: the findings figure was not measured.');
+    if (samples.includeVms.length > 0) {
+      // What the VM inventory adds (every VM config and running VM of every realm, the realms) to the replay of the same collection.
+      const iv = stat(samples.includeVms);
+      rows.push({
+        figure: '--replay --include vms (time added over --replay)',
+        unit: 'ms',
+        stat: iv,
+        ratio: iv && rep ? (iv.median - rep.median) / rep.median : undefined,
+        ratioOf: 'added ÷ --replay',
+        target: { op: '≤', value: TARGETS.includeVmsVsReplay },
+      });
+    } else notes.push('This build has no --include: the VM inventory figure was not measured.');
     rows.push({ figure: `Raw collection on disk (${one.name})`, unit: 'MB', stat: stat([coll1]) });
     const liveRss1 = stat(mb(samples.liveRss));
     const repRss1 = stat(mb(samples.replayRss));

@@ -5,7 +5,9 @@ import type { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary } from '
 import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 import { trustStore } from '../config/values.js';
 import { openHistory, type HistoryDb } from '../history/engine.js';
-import { peekInput, readInput } from '../history/input.js';
+import { peekInput, readInput, type SnapshotInput } from '../history/input.js';
+import { CATALOG } from '../exports/catalog.js';
+import type { Include } from '../includes.js';
 import { loadSnapshot, type AfterExport, type LoadStatus } from '../history/load.js';
 import { chooseSite, exportsAsOf, listRuns, normaliseSite, recordLog, runAsOf } from '../history/query.js';
 import { shown } from '../history/safe-read.js';
@@ -133,6 +135,7 @@ function formatLog(s: HistoryLogSummary): string {
 async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: CommandDeps, target: HistoryTarget, afterExport?: AfterExport): Promise<CommandResult> {
   if (dirs.length === 0) throw new UsageError('history load needs snapshot directories or raw collections: svc-snapshot history load <dir>... --history <target>');
   const allowed = flags.allowedSigners;
+  const include = flags.include;
   const heads = [];
   for (const d of dirs) heads.push(await peekInput(resolveOutDir(deps.cwd, d, d)));
   // With --allowed-signers, every signature is checked before anything is loaded.
@@ -151,9 +154,10 @@ async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: Com
   let skipped = 0;
   try {
     for (const h of heads) {
-      const read = await readInput(h.dir).catch((err: unknown) => {
+      const read = await readInput(h.dir, include).catch((err: unknown) => {
         throw stopped(err, h.dir, loaded.length);
       });
+      warnNotHeld(read, include, deps);
       const input = signed ? withSigningKey(read, signed.get(h.dir)!) : read;
       if (!input.complete && !flags.allowPartial) {
         deps.reporter.warn(`${h.dir} is a partial snapshot (complete: false); skipped. Pass --allow-partial to load it anyway`);
@@ -191,6 +195,16 @@ function stopped(err: unknown, dir: string, before: number): unknown {
   // A database error (a lost connection, a full disk) rolled the snapshot back: say so, without a stack.
   const what = err instanceof FailedError ? err.message : `the history database failed (${err instanceof Error ? err.message : String(err)}); nothing of this snapshot was loaded`;
   return new FailedError(`history load stopped at ${dir}: ${what}${note}`, { cause: err });
+}
+
+/**
+ * A snapshot directory is loaded as it holds its exports: one taken without
+ * --include vms leaves the VM records of the database as they were (like an
+ * export unavailable that night), which a warning says.
+ */
+function warnNotHeld(input: SnapshotInput, include: readonly Include[], deps: CommandDeps): void {
+  const absent = include.filter((i) => CATALOG.some((e) => e.include === i && !input.exports.some((x) => x.export === e.name)));
+  if (absent.length > 0) deps.reporter.warn(`${input.dir} was taken without --include ${absent.join(',')}: its records of those exports are left as they were`);
 }
 
 /** `snapshot --history`: loads the snapshot just published. */

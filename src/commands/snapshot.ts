@@ -51,9 +51,10 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const o = readOptions('snapshot', flags, deps.env);
   checkOutputOptions(deps.cwd, o, 'snapshot');
   checkFindingsOptions(o);
-  // A bad --format or --history target is a usage error before any request, not a surprise after publishing.
+  // A bad --format, --include or --history target is a usage error before any request, not a surprise after publishing.
   const formats = o.format.filter((f) => f !== 'html');
   const html = (o.format as readonly string[]).includes('html');
+  const include = o.include;
   const signKey = o.signKey;
   const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
   if (o.sources.buildThreads !== undefined) deps.reporter.warn(`${o.sources.buildThreads} no longer does anything: the exports are built on the main thread; drop it`);
@@ -73,7 +74,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     // A live run's large bodies are read from disk by the build, as a replay's are: raw/'s files, or copies spooled into staging.
     const onDisk = source === 'live' ? await largeBodiesToDisk(staging, collection, { raw: o.raw, minBytes: largeBodyBytes, matcher }) : undefined;
     memory.afterRelease(onDisk?.bytes ?? 0);
-    const built = await writeExports(staging, build(collection, memory), collection.manifest.date);
+    const built = await writeExports(staging, build(collection, memory, include), collection.manifest.date);
     deps.facts?.build(built);
     // The spooled bodies are read by the build only: gone before the manifest is written, never published.
     onDisk?.remove();
@@ -83,7 +84,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
       refuseFailed(collection, o.allowPartial);
     }
     refuseStrict(o.strict, built.validation);
-    const manifest = snapshotManifest(collection, built, source, o.raw, failedOf(collection).length === 0);
+    const manifest = snapshotManifest(collection, built, source, o.raw, failedOf(collection).length === 0, include);
     if (formats.length > 0) deps.reporter.info(`writing ${formats.join(' and ')}`);
     // Read back from the files just written: the same path as `convert`, one export in memory at a time.
     const spreadsheets =

@@ -12,7 +12,7 @@ import { registerSecret } from '../util/redact.js';
 import { loadSigningKey } from '../sign/key.js';
 import { readAllowedSigners } from '../sign/allowed-signers.js';
 import { fromTokenFile, tokenFileVariable } from './token-file.js';
-import { parseAuditToken, parseCalendarDate, parseFormats, parseInteger, parseKeep, parsePositiveNumber, parseRealms, parseSeverity, parseToken } from './values.js';
+import { parseAuditToken, parseCalendarDate, parseFormats, parseInclude, parseInteger, parseKeep, parsePositiveNumber, parseRealms, parseSeverity, parseToken } from './values.js';
 
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
@@ -105,6 +105,7 @@ const RECORDS = [
   { flags: '--strict', key: 'strict', description: 'make any schema problem in a response fatal', commands: ['snapshot'] },
   { flags: '--diff-previous', key: 'diffPrevious', description: 'after publishing, diff against the newest older snapshot beside it', commands: ['snapshot'] },
   { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx, html (the report)', commands: ['snapshot', 'convert'], commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] }, defaultText: 'snapshot: json; convert: csv,xlsx', perCommand: FORMAT_HELP, parse: parseFormats },
+  { flags: '--include <list>', key: 'include', description: 'add export groups after the 15 exports: vms (vm_configs, active_vms, realms); diff and history load build them from a raw collection, and read a snapshot as it holds its exports; convert: the snapshot must hold them', commands: ['snapshot', 'convert', 'history', 'diff'], default: [], defaultText: 'none', parse: parseInclude },
   { flags: '--keep <n>', key: 'keep', description: 'after a complete run, delete older complete output directories of the same kind beside the new one, keeping the newest n (the new one included)', commands: ['snapshot', 'collect', 'audit'], parse: parseKeep },
   { flags: '--metrics-file <path>', key: 'metricsFile', description: 'write Prometheus metrics for node_exporter\'s textfile collector to this file, on success and on failure', commands: ['snapshot', 'collect', 'audit'] },
   { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'], env: 'SVC_PING_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false) },

@@ -2,6 +2,7 @@ import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { UsageError } from '../errors.js';
 import { SHORTEST_SECRET, registerSecret } from '../util/redact.js';
+import { INCLUDES, type Include } from '../includes.js';
 
 export function parsePositiveNumber(flag: string, raw: string, max: number): number {
   const n = Number(raw);
@@ -68,6 +69,21 @@ export function parseFormats(value: string): OutputFormat[] {
     throw new UsageError(`--format takes a comma-separated list of ${FORMATS.join(', ')}${shown ? `; ${shown} is not one of them` : ''}`);
   }
   return (['csv', 'xlsx', 'html'] as const).filter((f) => items.includes(f));
+}
+
+/**
+ * `--include vms`: the export groups to add after the 15, once each, in the
+ * order of INCLUDES. An unknown or empty entry is a usage error naming the
+ * valid values.
+ */
+export function parseInclude(raw: string, from: string): Include[] {
+  const items = raw.split(',').map((s) => s.trim().toLowerCase());
+  const bad = items.filter((s) => !(INCLUDES as readonly string[]).includes(s));
+  if (bad.length > 0) {
+    const shown = bad.map((b) => JSON.stringify(b.slice(0, 20))).join(', ');
+    throw new UsageError(`${from} takes a comma-separated list of ${INCLUDES.join(', ')}; ${shown} is not one of them`);
+  }
+  return INCLUDES.filter((i) => items.includes(i));
 }
 
 /** A secret and where it came from (`SVC_TOKEN_VM`, `--token`, …: safe to print). */

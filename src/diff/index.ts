@@ -4,7 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { EXPORTS } from '../exports/catalog.js';
+import { CATALOG } from '../exports/catalog.js';
 import type { ExportDef } from '../exports/define.js';
 import { diffSides } from './compare.js';
 import { resolveIgnore } from './ignore.js';
@@ -18,7 +18,7 @@ export { findPreviousSnapshot } from './previous.js';
 export type * from './types.js';
 
 /** The catalog exports named (in catalog order), or all; an unknown name is a usage error listing the valid ones. */
-function selectExports(names: readonly string[] | undefined, catalog: readonly ExportDef[] = EXPORTS): ExportDef[] {
+function selectExports(names: readonly string[] | undefined, catalog: readonly ExportDef[] = CATALOG): ExportDef[] {
   if (names === undefined || names.length === 0) return [...catalog];
   const unknown = names.filter((n) => !catalog.some((e) => e.name === n));
   if (unknown.length > 0) {
@@ -35,9 +35,15 @@ function selectExports(names: readonly string[] | undefined, catalog: readonly E
  */
 export async function diffDirectories(older: string, newer: string, opts: DiffOptions = {}): Promise<ChangeSet> {
   const exports = selectExports(opts.exports);
-  const ignore = resolveIgnore(opts.ignore, EXPORTS);
-  const [a, b] = await Promise.all([loadSide(resolve(older), exports), loadSide(resolve(newer), exports)]);
-  return diffSides(a, b, exports, ignore);
+  const ignore = resolveIgnore(opts.ignore, CATALOG);
+  const include = opts.include ?? [];
+  const [a, b] = await Promise.all([loadSide(resolve(older), exports, include), loadSide(resolve(newer), exports, include)]);
+  return diffSides(a, b, compared(exports, include, opts, a, b), ignore);
+}
+
+/** An export of an --include group is compared where a side holds it, or where it was asked for: two snapshots of the 15 diff as before. */
+function compared(exports: readonly ExportDef[], include: readonly string[], opts: DiffOptions, a: { exports: ReadonlyMap<string, unknown> }, b: { exports: ReadonlyMap<string, unknown> }): ExportDef[] {
+  return exports.filter((d) => d.include === undefined || include.includes(d.include) || opts.exports?.includes(d.name) || a.exports.has(d.name) || b.exports.has(d.name));
 }
 
 /**
@@ -47,7 +53,8 @@ export async function diffDirectories(older: string, newer: string, opts: DiffOp
  */
 export async function diffWithUnwritten(older: string, newer: { readonly dir: string; readonly manifest: SnapshotManifestView }, opts: DiffOptions = {}): Promise<ChangeSet> {
   const exports = selectExports(opts.exports);
-  const ignore = resolveIgnore(opts.ignore, EXPORTS);
-  const [a, b] = await Promise.all([loadSide(resolve(older), exports), loadSnapshot(newer.dir, exports, newer.manifest)]);
-  return diffSides(a, b, exports, ignore);
+  const ignore = resolveIgnore(opts.ignore, CATALOG);
+  const include = opts.include ?? [];
+  const [a, b] = await Promise.all([loadSide(resolve(older), exports, include), loadSnapshot(newer.dir, exports, newer.manifest)]);
+  return diffSides(a, b, compared(exports, include, opts, a, b), ignore);
 }

@@ -11,6 +11,7 @@ import { readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST } from '../collect/write.js';
 import { buildAll } from '../exports/build.js';
 import type { ExportDef } from '../exports/define.js';
+import type { Include } from '../includes.js';
 import type { ExportRecord, NullField } from '../exports/types.js';
 import type { LoadedExport, LoadedSide } from './types.js';
 import { escapeControl } from '../util/escape.js';
@@ -120,9 +121,9 @@ export async function loadSnapshot(dir: string, wanted: readonly ExportDef[], gi
   };
 }
 
-async function loadCollection(dir: string): Promise<LoadedSide> {
+async function loadCollection(dir: string, include: readonly Include[]): Promise<LoadedSide> {
   const collection = await readCollection(dir);
-  const result = buildAll(collection);
+  const result = buildAll(collection, include);
   const nulls = nullColumnsByExport(result.nullFields);
   const exports = new Map<string, LoadedExport>();
   for (const e of result.exports) {
@@ -143,11 +144,11 @@ async function loadCollection(dir: string): Promise<LoadedSide> {
  * not looked at: its exports are what the snapshot published. Only the
  * export files of `wanted` are read.
  */
-export async function loadSide(dir: string, wanted: readonly ExportDef[]): Promise<LoadedSide> {
+export async function loadSide(dir: string, wanted: readonly ExportDef[], include: readonly Include[] = []): Promise<LoadedSide> {
   const info = await stat(dir).catch(() => undefined);
   if (!info) throw new UsageError(`${dir} does not exist; give a snapshot directory or a raw collection`);
   if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory; give a snapshot directory or a raw collection`);
   if (await exists(join(dir, SNAPSHOT_MANIFEST))) return loadSnapshot(dir, wanted);
-  if (await exists(join(dir, COLLECTION_MANIFEST))) return loadCollection(dir);
+  if (await exists(join(dir, COLLECTION_MANIFEST))) return loadCollection(dir, include);
   throw new UsageError(`${dir} holds neither ${SNAPSHOT_MANIFEST} nor ${COLLECTION_MANIFEST}; give a snapshot directory or a raw collection`);
 }

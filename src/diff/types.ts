@@ -4,6 +4,7 @@
  * explains it. Change one only together with the other two.
  */
 import type { ExportRecord } from '../exports/types.js';
+import type { Include } from '../includes.js';
 
 export const DIFF_SCHEMA_VERSION = 1;
 
@@ -100,4 +101,6 @@ export interface DiffOptions {
   readonly exports?: readonly string[];
   /** `--ignore` values; undefined or empty: the default volatile list. `none` drops the defaults. */
   readonly ignore?: readonly string[];
+  /** `--include`: the export groups to build from a raw collection, and to compare even where no side holds them. */
+  readonly include?: readonly Include[];
 }

@@ -4,9 +4,9 @@
  * committed file equals this output.
  */
 import { routeById, type RouteDef } from '../api/catalog.js';
-import { EXPORTS } from '../exports/catalog.js';
+import { CATALOG } from '../exports/catalog.js';
 import type { ColumnDef, ExportDef } from '../exports/define.js';
-import { describeType, resolvePath } from '../exports/schema.js';
+import { describeType, kindOf, resolvePath } from '../exports/schema.js';
 import { cellTypeOf } from '../sheets/columns.js';
 
 const DECISIONS = `## Decisions
@@ -77,12 +77,16 @@ const DECISIONS = `## Decisions
   takes a team's row of GET /api/teams/usage by team id, so the \`no-team\` row
   and rows of deleted teams never become teams; \`resources_by_project\` keeps
   every usage row.
-- **Routes read but not exported as rows.** GET /api/vms/{realm}/active
-  (running VMs) and GET /api/vms/{realm}/configs have no export among the 15
-  the contract names; configs are counted per brick (\`vmConfigCount\`), and
-  both are kept byte for byte in \`raw/\` (\`--raw\`, \`collect\`). GET
-  /api/realms gives the realm ids (\`vm_images.realmID\`, the manifest's
-  \`realms\`); a realm's display name and driver are in \`raw/\` only.
+- **The VM inventory (\`--include vms\`).** GET /api/vms/{realm}/configs,
+  GET /api/vms/{realm}/active and GET /api/realms have no export among the
+  15 the contract names (configs are counted per brick, \`vmConfigCount\`).
+  With \`--include vms\` they are written after the 15 as \`vm_configs\`,
+  \`active_vms\` and \`realms\`, by the same rules; without it they are kept
+  byte for byte in \`raw/\` only (\`--raw\`, \`collect\`), and the manifest's
+  \`include\` (absent without \`--include\`) says which groups a snapshot holds.
+  Before 3.14.1 (no GET /api/realms), \`realms\` lists the \`--realms\` ids
+  with every other column null and listed in \`nullFields\`. A config whose
+  id repeats in two realms is two rows (the key is realm and id).
 - **Proposed routes.** \`proposedRoute\` names only GET routes the API
   documents; a column no documented GET route supplies (a brick's
   \`externalServers\` and \`vmType\`) has none, and its reason says what would.
@@ -132,6 +136,10 @@ function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): st
       type = 'string';
       source = `derived: the realm the record was read from (\`{realm}\` of ${routeName(def)})`;
       break;
+    case 'equals':
+      type = 'boolean';
+      source = `derived: whether \`${src.path}\` equals the record's \`${src.other}\` (null when either is absent)`;
+      break;
     case 'unavailable':
       type = 'null';
       source = `**unavailable**: ${src.reason}${src.proposedRoute ? `; proposed route: \`${src.proposedRoute}\`` : ''}`;
@@ -167,7 +175,9 @@ function derivedRoutes(exp: ExportDef): RouteDef[] {
 function exportSection(exp: ExportDef): string {
   const def = routeById(exp.route);
   const lines = [`## ${exp.name}`, '', exp.description, ''];
-  lines.push(`- Source: ${routeName(def)}${def.perRealm ? ', every realm' : ''}${exp.each ? `, one row per element of \`${exp.each}\`` : ''}`);
+  lines.push(`- Source: ${routeName(def)}${def.perRealm ? ', every realm' : ''}${exp.each ? `, one row per ${kindOf(resolvePath(def.item, exp.each).schema) === 'record' ? 'value of the map' : 'element of'} \`${exp.each}\`` : ''}`);
+  if (exp.include) lines.push(`- Written only with \`--include ${exp.include}\`, after the 15 exports`);
+  if (exp.realmListFallback) lines.push(`- When ${routeName(def)} is skipped (a backend before 3.14.1, or no token of its type): one row per \`--realms\` id in \`${exp.realmListFallback}\`, every other column null and listed in \`nullFields\` with the route's reason`);
   const joined = derivedRoutes(exp);
   if (joined.length > 0) lines.push(`- Derived from: ${joined.map(routeName).join(', ')}`);
   lines.push(`- Key (sort order): ${exp.key.map((k) => `\`${k}\``).join(', ')}`);
@@ -183,13 +193,14 @@ function exportSection(exp: ExportDef): string {
 
 /** The full text of docs/exports.md. */
 export function renderExportsMarkdown(): string {
-  const index = EXPORTS.map((e) => `| \`${e.name}\` | ${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
+  const index = CATALOG.map((e) => `| \`${e.name}\`${e.include ? ` (\`--include ${e.include}\`)` : ''} | ${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
   return [
     '# Exports',
     '',
     '<!-- Generated from src/exports/defs/ by `node --import tsx scripts/gen-docs.ts`; do not edit by hand. -->',
     '',
-    'A snapshot writes these 15 exports on every run, as `<count>-<export> (<M>-<D>-<YYYY>).json`.',
+    'A snapshot writes the first 15 of these exports on every run, as `<count>-<export> (<M>-<D>-<YYYY>).json`;',
+    'with `--include vms` it writes `vm_configs`, `active_vms` and `realms` after them.',
     'Each is a JSON array of flat records (2-space indented): every record has the columns below, in this order,',
     'sorted by the key. Values are strings, numbers, booleans, arrays of those, or `null`.',
     'Timestamps are epoch milliseconds, written as received: the models type every timestamp, and nothing else, as',
@@ -211,6 +222,6 @@ export function renderExportsMarkdown(): string {
     ...index,
     '',
     DECISIONS,
-    ...EXPORTS.map((e) => `${exportSection(e)}\n`),
+    ...CATALOG.map((e) => `${exportSection(e)}\n`),
   ].join('\n');
 }

@@ -1,5 +1,6 @@
 /**
- * build(collection, memory): the 15 exports, one at a time, then the nulls
+ * build(collection, memory, include): the 15 exports (and those of the
+ * groups --include names), one at a time, then the nulls
  * manifest, validation and drift, from a raw collection. No I/O, no clock:
  * a live run and a replay of its collection call this same function on the
  * same bytes, so their export files are identical by construction. The one
@@ -8,7 +9,9 @@
  */
 import { ROUTES, type RouteDef } from '../api/catalog.js';
 import type { RawCollection } from '../collect/types.js';
-import { EXPORTS } from './catalog.js';
+import { exportsFor } from './catalog.js';
+import type { RealmsRecord } from '../api/route-record.js';
+import type { Include } from '../includes.js';
 import type { ColumnDef, ColumnDefault, ExportDef, Representation } from './define.js';
 import { CollectionReader, type LoadReport, type Path, type RouteGroup, type SourceRecord } from './load.js';
 import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
@@ -168,6 +171,8 @@ class Context {
     private readonly reader: CollectionReader,
     /** The backend's release as its 3.14.1 routes showed it. */
     readonly backend: BackendRelease,
+    /** The collection's realm list and where it came from (GET /api/realms or --realms). */
+    readonly realms: RealmsRecord,
   ) {}
 
   group(id: string): RouteGroup {
@@ -234,6 +239,15 @@ function compileColumn(exp: ExportDef, col: ColumnDef, ctx: Context): Getter {
       return (row) => row.rec.realm ?? null;
     case 'unavailable':
       return NULL_GETTER;
+    case 'equals': {
+      const a = fieldGetter(src.path, 'value', exp.each);
+      const b = fieldGetter(src.other, 'value', undefined);
+      return (row) => {
+        const x = a(row);
+        const y = b(row);
+        return x === null || y === null ? null : x === y;
+      };
+    }
     case 'join': {
       if (derivationGap(ctx.group(src.route))) return NULL_GETTER;
       const on = fieldGetter(src.on, 'value', exp.each);
@@ -268,10 +282,12 @@ function rowsOf(exp: ExportDef, group: RouteGroup): Row[] {
   const segs = exp.each.split('.');
   for (const rec of group.records) {
     const list = walk(rec.value, segs);
-    if (!Array.isArray(list)) continue;
+    if (!Array.isArray(list) && !isPlainObject(list)) continue;
     // An issue at the array itself (not inside one element) leaves no members to list.
     if (rec.rejected && isRejected(rec.rejected, segs, false)) continue;
-    for (let j = 0; j < list.length; j++) rows.push({ rec, elem: j, elemValue: list[j] });
+    if (Array.isArray(list)) for (let j = 0; j < list.length; j++) rows.push({ rec, elem: j, elemValue: list[j] });
+    // A map of objects (the realms of GET /api/realms): one row per value.
+    else for (const k of Object.keys(list)) rows.push({ rec, elem: k, elemValue: list[k] });
   }
   return rows;
 }
@@ -363,10 +379,36 @@ export interface BuiltExport {
   batches(size: number): Iterable<ExportRecord[]>;
 }
 
+/**
+ * An export declared with realmListFallback whose route was skipped (a
+ * backend before 3.14.1, or no token of its type): one row per realm of the
+ * collection's `--realms` list, the fallback column holding the realm id and
+ * every other column null, listed in nullFields with the route's reason.
+ */
+function realmListExport(index: number, exp: ExportDef, column: string, ctx: Context, gap: { reason: string; proposedRoute?: string }): BuiltExport {
+  const names = exp.columns.map((c) => c.name);
+  const make = plainRecordMaker(names);
+  const records = ctx.realms.ids.map((id) => make(names.map((n) => (n === column ? id : null))));
+  sortRecords(records, exp.key, names);
+  return {
+    index,
+    export: exp.name,
+    available: true,
+    count: records.length,
+    nullFields: names.filter((n) => n !== column).map((field) => ({ export: exp.name, field, ...gap })),
+    *batches(size: number) {
+      for (let i = 0; i < records.length; i += size) yield records.slice(i, i + size);
+    },
+  };
+}
+
 function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport {
   const group = ctx.group(exp.route);
   if (group.bodies.length > 0 && group.missing.length === group.bodies.length) {
     const gap = derivationGap(group)!;
+    if (exp.realmListFallback !== undefined && group.missing.every((m) => m.skipped) && ctx.realms.source !== group.bodies[0]!.label) {
+      return realmListExport(index, exp, exp.realmListFallback, ctx, gap);
+    }
     return { index, export: exp.name, available: false, ...gap, count: 0, nullFields: [], batches: () => [] };
   }
   const names = exp.columns.map((c) => c.name);
@@ -402,15 +444,14 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
 }
 
 /**
- * The 15 exports, each with its position in the catalog, built in the order
+ * The exports (the 15, and those --include asks for), each with its position in the catalog, built in the order
  * that keeps memory lowest: routes no export reads first (they are validated
  * all the same), then the exports reading the fewest bytes first, so that a
  * large route is parsed when most other bodies have been read and released.
  * Each route's records are released after the last export that reads them.
  */
-function* exportsOf(reader: CollectionReader, release: BackendRelease, afterRelease: (bytes: number) => void): Generator<BuiltExport> {
-  const ctx = new Context(reader, release);
-  const reads = EXPORTS.map(routesRead);
+function* exportsOf(reader: CollectionReader, ctx: Context, defs: readonly ExportDef[], afterRelease: (bytes: number) => void): Generator<BuiltExport> {
+  const reads = defs.map(routesRead);
   const read = new Set(reads.flatMap((r) => [...r]));
   let released = 0;
   for (const def of ROUTES) {
@@ -420,12 +461,12 @@ function* exportsOf(reader: CollectionReader, release: BackendRelease, afterRele
     released += reader.bytes(def.id);
   }
   const weight = reads.map((routes) => [...routes].reduce((sum, id) => sum + reader.bytes(id), 0));
-  const order = EXPORTS.map((_, i) => i).sort((a, b) => weight[a]! - weight[b]! || a - b);
+  const order = defs.map((_, i) => i).sort((a, b) => weight[a]! - weight[b]! || a - b);
   const pending = new Set(order);
   for (const i of order) {
     if (released > 0) afterRelease(released);
     released = 0;
-    yield prepareExport(i, EXPORTS[i]!, ctx);
+    yield prepareExport(i, defs[i]!, ctx);
     pending.delete(i);
     for (const route of reads[i]!) {
       if ([...pending].some((j) => reads[j]!.has(route))) continue;
@@ -449,10 +490,12 @@ export type BuildSummary = Omit<BuildResult, 'exports'>;
  * consumes the bodies and collects garbage. Byte for byte, the exports are
  * those of buildAll.
  */
-export function* build(collection: RawCollection, memory: MemoryPolicy = KEEP_EVERYTHING): Generator<BuiltExport, BuildSummary, void> {
+export function* build(collection: RawCollection, memory: MemoryPolicy = KEEP_EVERYTHING, include: readonly Include[] = []): Generator<BuiltExport, BuildSummary, void> {
   const reader = new CollectionReader(collection, memory.consumeBodies);
-  const nullFields: NullField[][] = new Array(EXPORTS.length);
-  for (const exp of exportsOf(reader, backendRelease(collection.manifest.routes), memory.afterRelease)) {
+  const defs = exportsFor(include);
+  const nullFields: NullField[][] = new Array(defs.length);
+  const ctx = new Context(reader, backendRelease(collection.manifest.routes), collection.manifest.realms);
+  for (const exp of exportsOf(reader, ctx, defs, memory.afterRelease)) {
     yield exp;
     nullFields[exp.index] = exp.nullFields;
   }
@@ -461,9 +504,9 @@ export function* build(collection: RawCollection, memory: MemoryPolicy = KEEP_EV
 }
 
 /** Every export with all its records at once, in catalog order; the collection is not modified. */
-export function buildAll(collection: RawCollection): BuildResult {
-  const exports: ExportResult[] = new Array(EXPORTS.length);
-  const built = build(collection);
+export function buildAll(collection: RawCollection, include: readonly Include[] = []): BuildResult {
+  const exports: ExportResult[] = new Array(exportsFor(include).length);
+  const built = build(collection, KEEP_EVERYTHING, include);
   let step = built.next();
   for (; !step.done; step = built.next()) {
     const e = step.value;

@@ -1,5 +1,6 @@
 /**
- * The 15 exports in file-manifest order (CONTRACT section 5), checked against
+ * The 15 exports in file-manifest order (CONTRACT section 5), then those
+ * `--include` adds (section 14), checked against
  * the route catalog and the zod models when this module loads: a typo in a
  * path, a duplicate name, or a model field that is neither exported nor
  * deliberately omitted fails at import, not in a nightly run.
@@ -22,8 +23,13 @@ import subAdminManagedObjects from './defs/sub-admin_managed_objects.js';
 import vmImages from './defs/vm_images.js';
 import vmHardwareSetups from './defs/vm_hardware_setups.js';
 import licensingServers from './defs/licensing_servers.js';
+import vmConfigs from './defs/vm_configs.js';
+import activeVms from './defs/active_vms.js';
+import realms from './defs/realms.js';
+import type { Include } from '../includes.js';
 
-export const EXPORTS: readonly ExportDef[] = Object.freeze([
+/** Every export declared: the 15, then the groups `--include` adds, in file-manifest order. */
+export const CATALOG: readonly ExportDef[] = Object.freeze([
   users,
   teams,
   teamMemberships,
@@ -39,10 +45,22 @@ export const EXPORTS: readonly ExportDef[] = Object.freeze([
   vmImages,
   vmHardwareSetups,
   licensingServers,
+  // --include vms
+  vmConfigs,
+  activeVms,
+  realms,
 ]);
 
+/** The 15 exports every snapshot writes (CONTRACT section 5). */
+export const EXPORTS: readonly ExportDef[] = Object.freeze(CATALOG.filter((e) => e.include === undefined));
+
+/** The exports a build writes: the 15, then those of each group asked for with --include, in catalog order. */
+export function exportsFor(include: readonly Include[]): ExportDef[] {
+  return CATALOG.filter((e) => e.include === undefined || include.includes(e.include));
+}
+
 export function exportByName(name: string): ExportDef {
-  const def = EXPORTS.find((e) => e.name === name);
+  const def = CATALOG.find((e) => e.name === name);
   if (!def) throw new Error(`unknown export ${name}`);
   return def;
 }
@@ -120,6 +138,10 @@ function checkColumn(exp: ExportDef, route: RouteDef, col: ColumnDef): void {
       scalarPath(where, route.item, src.on, through);
       scalarPath(where, routeById(src.route).item, src.by);
       return;
+    case 'equals':
+      scalarPath(where, route.item, src.path, through);
+      scalarPath(where, route.item, src.other);
+      return;
     case 'realm':
       if (!route.perRealm) throw new Error(`${where}: a realm column needs a per-realm route, and ${route.id} is not one`);
       return;
@@ -138,7 +160,7 @@ function checkColumn(exp: ExportDef, route: RouteDef, col: ColumnDef): void {
  * "every field a user would want" true when the models grow.
  */
 function checkCoverage(exp: ExportDef, route: RouteDef): void {
-  const used = exp.columns.flatMap((c) => (c.source.kind === 'field' ? [c.source.path] : []));
+  const used = exp.columns.flatMap((c) => (c.source.kind === 'field' ? [c.source.path] : c.source.kind === 'equals' ? [c.source.path, c.source.other] : []));
   const omitted = Object.keys(exp.omit);
   for (const o of omitted) {
     if (o.endsWith('.*')) {
@@ -168,7 +190,7 @@ function checkCoverage(exp: ExportDef, route: RouteDef): void {
       const p = prefix + k;
       if (used.includes(p) || omitted.includes(p)) continue;
       if (used.some((u) => u.startsWith(`${p}.`))) {
-        const inner = (p === exp.each ? elementOf(child) : child) as Schema;
+        const inner = (p === exp.each ? (elementOf(child) ?? recordValueOf(child)) : child) as Schema;
         if (isOpenObject(inner) && !omitted.includes(`${p}.*`)) throw new Error(`export ${exp.name}: the other keys of open object "${p}" are neither exported nor omitted ("${p}.*") with a reason`);
         visit(inner, `${p}.`);
         continue;
@@ -185,10 +207,18 @@ export function checkExportCatalog(exports: readonly ExportDef[]): void {
     if (names.has(exp.name)) throw new Error(`export catalog: duplicate export ${exp.name}`);
     names.add(exp.name);
     const route = routeById(exp.route);
-    if (route.shape !== 'array') throw new Error(`export ${exp.name}: route ${route.id} does not return a list`);
+    if (route.shape !== 'array' && exp.each === undefined) throw new Error(`export ${exp.name}: route ${route.id} does not return a list`);
     if (exp.each !== undefined) {
       const s = resolvePath(route.item, exp.each).schema;
-      if (kindOf(s) !== 'array' || kindOf(elementOf(s)!) !== 'object') throw new Error(`export ${exp.name}: each "${exp.each}" is not an array of objects`);
+      const inner = kindOf(s) === 'array' ? elementOf(s)! : kindOf(s) === 'record' ? recordValueOf(s)! : undefined;
+      if (!inner || kindOf(inner) !== 'object') throw new Error(`export ${exp.name}: each "${exp.each}" is not an array or a map of objects`);
+    }
+    if (exp.realmListFallback !== undefined) {
+      const c = exp.columns.find((x) => x.name === exp.realmListFallback);
+      if (!c || c.source.kind !== 'field' || c.source.as !== 'value') throw new Error(`export ${exp.name}: realmListFallback "${exp.realmListFallback}" is not a field column`);
+    }
+    if (exp.include !== undefined && exports.some((e, i) => e.include === undefined && i > exports.indexOf(exp))) {
+      throw new Error(`export ${exp.name}: an export of an --include group must come after the 15`);
     }
     const cols = new Map<string, ColumnDef>();
     for (const col of exp.columns) {
@@ -215,4 +245,4 @@ export function checkExportCatalog(exports: readonly ExportDef[]): void {
   }
 }
 
-checkExportCatalog(EXPORTS);
+checkExportCatalog(CATALOG);

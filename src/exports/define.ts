@@ -5,6 +5,7 @@
  * `unavailable` with a reason). The build, the nulls manifest and
  * docs/exports.md are all computed from these declarations.
  */
+import type { Include } from '../includes.js';
 
 /**
  * How a field's value is written:
@@ -80,7 +81,15 @@ interface UnavailableSource {
   readonly proposedRoute?: string;
 }
 
-type ColumnSource = FieldSource | JoinSource | CountSource | RealmSource | UnavailableSource;
+/** Whether the field at `path` (of the row) equals the field at `other` (of the record): a realm that is the default realm. */
+interface EqualsSource {
+  readonly kind: 'equals';
+  readonly path: string;
+  /** A scalar field of the record itself (not of the `each` element). */
+  readonly other: string;
+}
+
+type ColumnSource = FieldSource | JoinSource | CountSource | RealmSource | UnavailableSource | EqualsSource;
 
 export interface ColumnDef {
   readonly name: string;
@@ -89,6 +98,12 @@ export interface ColumnDef {
   readonly default?: ColumnDefault;
   /** Optional remark for docs/exports.md. */
   readonly note?: string;
+  /**
+   * A map written `as: 'entries'` whose keys are ids (a config's drive
+   * slots, keyed by drive id): the spreadsheets write it as one text column,
+   * not one column per key, which would be one column per drive of the site.
+   */
+  readonly sheetAsList?: true;
 }
 
 export interface ExportDef {
@@ -97,8 +112,21 @@ export interface ExportDef {
   readonly description: string;
   /** Route id of the records behind the rows. */
   readonly route: string;
-  /** An array field of the route's record: one row per element (paths under it read the element). */
+  /**
+   * An array field of the route's record: one row per element (paths under
+   * it read the element); or a map of objects (one row per value, in key
+   * order; for the realms of GET /api/realms).
+   */
   readonly each?: string;
+  /** Written only with `--include <include>`, after the 15 exports (CONTRACT section 14). */
+  readonly include?: Include;
+  /**
+   * When the route is skipped (not served before 3.14.1, or no token), one
+   * row per realm of the collection's realm list (`--realms`): this column
+   * holds the realm id, every other column is null and listed in nullFields
+   * with the route's reason.
+   */
+  readonly realmListFallback?: string;
   /** Column names, most significant first: the sort order and the identity of a row for diff. */
   readonly key: readonly string[];
   readonly columns: readonly ColumnDef[];
@@ -115,6 +143,8 @@ export interface ExportInput {
   description: string;
   route: string;
   each?: string;
+  include?: Include;
+  realmListFallback?: string;
   key: readonly string[];
   columns: readonly ColumnDef[];
   omit?: Readonly<Record<string, string>>;
@@ -127,6 +157,8 @@ export function defineExport(input: ExportInput): ExportDef {
     description: input.description,
     route: input.route,
     ...(input.each !== undefined ? { each: input.each } : {}),
+    ...(input.include !== undefined ? { include: input.include } : {}),
+    ...(input.realmListFallback !== undefined ? { realmListFallback: input.realmListFallback } : {}),
     key: Object.freeze([...input.key]),
     columns: Object.freeze(input.columns.map((c) => Object.freeze(c))),
     omit: Object.freeze({ ...(input.omit ?? {}) }),
@@ -144,6 +176,7 @@ interface ColumnOptions {
   as?: Representation;
   note?: string;
   default?: ColumnDefault;
+  sheetAsList?: true;
 }
 
 /** A column read from the record's field at `path`. */
@@ -153,6 +186,7 @@ export function field(path: string, opts: ColumnOptions = {}): ColumnDef {
     source: { kind: 'field', path, as: opts.as ?? 'value' },
     ...(opts.default !== undefined ? { default: opts.default } : {}),
     ...(opts.note !== undefined ? { note: opts.note } : {}),
+    ...(opts.sheetAsList ? { sheetAsList: true as const } : {}),
   };
 }
 
@@ -186,4 +220,9 @@ export function realm(name: string, note?: string): ColumnDef {
 /** A column the API cannot supply. `proposedRoute`, when given, must be a GET route the API documents. */
 export function unavailable(name: string, reason: string, proposedRoute?: string): ColumnDef {
   return { name, source: { kind: 'unavailable', reason, ...(proposedRoute !== undefined ? { proposedRoute } : {}) } };
+}
+
+/** A boolean column: whether the row's field `path` equals the record's scalar field `other` (null when either is absent). */
+export function equals(name: string, spec: { path: string; other: string; note?: string }): ColumnDef {
+  return { name, source: { kind: 'equals', path: spec.path, other: spec.other }, ...(spec.note !== undefined ? { note: spec.note } : {}) };
 }

@@ -4,6 +4,7 @@ import { RouteRecordSchema } from '../api/route-record.js';
 import { CollectionManifestSchema } from '../collect/manifest.js';
 import type { RawCollection } from '../collect/types.js';
 import { TOOL } from '../version.js';
+import { INCLUDES, type Include } from '../includes.js';
 import { exportFileName, serializeExport } from './serialize.js';
 import type { BuildResult } from './types.js';
 
@@ -45,6 +46,8 @@ export const SnapshotManifestSchema = z.object({
   date: CollectionManifestSchema.shape.date,
   authMode: CollectionManifestSchema.shape.authMode,
   realms: CollectionManifestSchema.shape.realms,
+  /** With --include: the export groups written after the 15 (absent without, so that such a manifest is as before). */
+  include: z.array(z.enum(INCLUDES)).optional(),
   exports: z.array(ManifestExportSchema),
   nullFields: z.array(z.object({ export: z.string(), field: z.string(), reason: z.string(), proposedRoute: z.string().optional() })),
   routes: z.array(RouteRecordSchema),
@@ -77,6 +80,7 @@ export function snapshotManifest(
   source: 'live' | 'replay',
   withRaw: boolean,
   complete: boolean,
+  include: readonly Include[] = [],
 ): SnapshotManifest {
   const m = collection.manifest;
   return {
@@ -88,6 +92,7 @@ export function snapshotManifest(
     date: m.date,
     authMode: m.authMode,
     realms: m.realms,
+    ...(include.length > 0 ? { include: [...include] } : {}),
     exports: result.exports.map((e) => ({
       export: e.export,
       file: e.file,
@@ -106,9 +111,9 @@ export function snapshotManifest(
 }
 
 /** Pure: the manifest and the export files of one build (every export's text at once; see writeExports in src/snapshot/files.ts for the lean way). */
-export function snapshotFiles(collection: RawCollection, result: BuildResult, source: 'live' | 'replay', withRaw: boolean, complete: boolean) {
+export function snapshotFiles(collection: RawCollection, result: BuildResult, source: 'live' | 'replay', withRaw: boolean, complete: boolean, include: readonly Include[] = []) {
   const m = collection.manifest;
   const files = result.exports.map((e) => ({ name: exportFileName(e.export, e.records.length, m.date), content: serializeExport(e) }));
   const exports = result.exports.map((e, i) => ({ ...e, file: files[i]!.name, count: e.records.length, sha256: sha256Hex(files[i]!.content) }));
-  return { files, manifest: snapshotManifest(collection, { ...result, exports }, source, withRaw, complete) };
+  return { files, manifest: snapshotManifest(collection, { ...result, exports }, source, withRaw, complete, include) };
 }

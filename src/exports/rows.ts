@@ -8,8 +8,8 @@ import type { SourceRecord } from './load.js';
 /** A row before it becomes a record: a source record, or one element of its `each` array. */
 export interface Row {
   readonly rec: SourceRecord;
-  /** Index in the `each` array; -1 for a row that is the record itself. */
-  readonly elem: number;
+  /** Index in the `each` array (key in an `each` map); -1 for a row that is the record itself. */
+  readonly elem: number | string;
   readonly elemValue: unknown;
 }
 

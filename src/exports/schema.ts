@@ -139,8 +139,9 @@ export function resolvePath(root: Schema, path: string, through: readonly string
     walked = walked ? `${walked}.${seg}` : seg;
     cur = next;
     if (through.includes(walked)) {
-      const el = elementOf(cur);
-      if (!el) throw new Error(`"${walked}" is not an array`);
+      // An array's element, or (for a map of objects) a map's value.
+      const el = elementOf(cur) ?? recordValueOf(cur);
+      if (!el) throw new Error(`"${walked}" is not an array or a map`);
       cur = el;
     }
   }

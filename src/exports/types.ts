@@ -26,7 +26,7 @@ export interface ValidationSample {
 }
 
 export interface BuildResult {
-  /** All 15, in catalog order. */
+  /** The 15, then those of the --include groups, in catalog order. */
   readonly exports: ExportResult[];
   readonly nullFields: NullField[];
   readonly validation: { readonly issues: number; readonly samples: ValidationSample[] };

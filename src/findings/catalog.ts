@@ -3,7 +3,7 @@
  * checked against the export catalog at load: an export or a column a rule
  * reads that the exports do not have is a mistake in the declarations.
  */
-import { EXPORTS } from '../exports/catalog.js';
+import { CATALOG } from '../exports/catalog.js';
 import type { RuleDef } from './define.js';
 import certificationMissing from './rules/certification-missing.js';
 import certificationExpired from './rules/certification-expired.js';
@@ -33,7 +33,7 @@ export function checkRules(rules: readonly RuleDef[]): readonly RuleDef[] {
     ids.add(rule.id);
     if (rule.reads.length === 0) throw new Error(`finding rule ${rule.id} reads no export`);
     for (const input of rule.reads) {
-      const def = EXPORTS.find((e) => e.name === input.export);
+      const def = CATALOG.find((e) => e.name === input.export);
       if (!def) throw new Error(`finding rule ${rule.id} reads export ${input.export}, which the catalog does not have`);
       for (const c of input.columns) if (!def.columns.some((col) => col.name === c)) throw new Error(`finding rule ${rule.id} reads ${input.export}.${c}, which that export does not have`);
     }

@@ -10,6 +10,7 @@ import { buildAll as build } from '../exports/build.js';
 import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
 import { exportTable } from './schema.js';
+import type { Include } from '../includes.js';
 import { checkRegularFile, readRegularFile, shown } from './safe-read.js';
 import { fileProblem, recordTextsOf, sameAsWritten, splitRecordTexts } from './texts.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema, snapshotManifest } from '../exports/manifest.js';
@@ -206,15 +207,15 @@ function exportSha256(records: readonly ExportRecord[]): string {
 }
 
 /** A raw collection is built first, as --replay builds it; its manifest is the one that build would publish. */
-async function readCollectionDir(dir: string): Promise<SnapshotInput> {
+async function readCollectionDir(dir: string, include: readonly Include[]): Promise<SnapshotInput> {
   const collection = await readCollection(dir);
   const complete = collection.manifest.routes.every((r) => r.error === undefined);
-  const result = build(collection);
+  const result = build(collection, include);
   const date = collection.manifest.date;
   const written = result.exports.map((e) => {
     return { export: e.export, file: exportFileName(e.export, e.records.length, date), count: e.records.length, available: e.available, reason: e.reason, proposedRoute: e.proposedRoute, sha256: exportSha256(e.records), records: e.records };
   });
-  const manifest = snapshotManifest(collection, { ...result, exports: written.map(({ records: _r, ...rest }) => rest) }, 'replay', false, complete);
+  const manifest = snapshotManifest(collection, { ...result, exports: written.map(({ records: _r, ...rest }) => rest) }, 'replay', false, complete, include);
   return {
     dir,
     baseUrl: manifest.baseUrl,
@@ -229,14 +230,14 @@ async function readCollectionDir(dir: string): Promise<SnapshotInput> {
   };
 }
 
-/** A snapshot directory, or a raw collection (built first). */
-export async function readInput(dir: string): Promise<SnapshotInput> {
+/** A snapshot directory (its exports as it holds them), or a raw collection (built first, with the --include groups). */
+export async function readInput(dir: string, include: readonly Include[] = []): Promise<SnapshotInput> {
   const info = await stat(dir).catch(() => undefined);
   if (!info) throw new UsageError(`${dir} does not exist; give snapshot directories or raw collections`);
   if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory; give snapshot directories or raw collections`);
   const has = async (name: string) => (await lstat(join(dir, name)).catch(() => undefined)) !== undefined;
   if (await has(SNAPSHOT_MANIFEST)) return readSnapshotDir(dir);
-  if (await has(COLLECTION_MANIFEST)) return readCollectionDir(dir);
+  if (await has(COLLECTION_MANIFEST)) return readCollectionDir(dir, include);
   throw new UsageError(`${dir} holds neither ${SNAPSHOT_MANIFEST} nor ${COLLECTION_MANIFEST}; give snapshot directories or raw collections`);
 }
 

@@ -1,5 +1,5 @@
 import { FailedError } from '../errors.js';
-import { EXPORTS } from '../exports/catalog.js';
+import { CATALOG } from '../exports/catalog.js';
 import type { ExportDef } from '../exports/define.js';
 import { TOOL } from '../version.js';
 import type { ExportRecord } from '../exports/types.js';
@@ -73,7 +73,7 @@ export interface ExportTable {
 
 const ident = (name: string) => name.toLowerCase().replace(/[^a-z0-9_]/g, '_');
 
-export const EXPORT_TABLES: readonly ExportTable[] = EXPORTS.map((def) => {
+export const EXPORT_TABLES: readonly ExportTable[] = CATALOG.map((def) => {
   const view = ident(def.name);
   const columns = def.columns.map((c) => c.name);
   for (const c of columns) {

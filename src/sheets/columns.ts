@@ -9,7 +9,7 @@
 import { routeById } from '../api/catalog.js';
 import { TIMESTAMPS } from '../api/models.js';
 import type { ColumnDef, ExportDef } from '../exports/define.js';
-import { exportByName, EXPORTS } from '../exports/catalog.js';
+import { CATALOG, exportByName } from '../exports/catalog.js';
 import { resolvePath, unwrap } from '../exports/schema.js';
 import type { ExportRecord } from '../exports/types.js';
 
@@ -19,7 +19,7 @@ export type CellType = 'timestamp' | 'entries' | 'value';
 /** The cell type the catalog declares for a column. */
 export function cellTypeOf(exp: ExportDef, col: ColumnDef): CellType {
   const src = col.source;
-  if ((src.kind === 'field' || src.kind === 'join') && src.as === 'entries') return 'entries';
+  if ((src.kind === 'field' || src.kind === 'join') && src.as === 'entries') return col.sheetAsList ? 'value' : 'entries';
   if (src.kind === 'field' && src.as === 'value') {
     const schema = resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema;
     return TIMESTAMPS.has(unwrap(schema)) ? 'timestamp' : 'value';
@@ -32,8 +32,15 @@ export function cellTypeOf(exp: ExportDef, col: ColumnDef): CellType {
 
 /** Column name → cell type, per export, resolved once. */
 const CELL_TYPES: ReadonlyMap<string, ReadonlyMap<string, CellType>> = new Map(
-  EXPORTS.map((exp) => [exp.name, new Map(exp.columns.map((c) => [c.name, cellTypeOf(exp, c)]))]),
+  CATALOG.map((exp) => [exp.name, new Map(exp.columns.map((c) => [c.name, cellTypeOf(exp, c)]))]),
 );
+
+/**
+ * Most columns one map column may become. The maps the catalog splits have
+ * a handful of keys (storage and device types); one that a backend fills
+ * with more is written as a list instead, as a file of another version is.
+ */
+export const MAX_KEY_COLUMNS = 256;
 
 /** One column of a sheet or CSV file. */
 export interface SheetColumn {
@@ -61,7 +68,7 @@ function columnNames(name: string, records: readonly ExportRecord[]): string[] {
   // The catalog's order for an empty export; otherwise the file's own
   // columns (a snapshot of another version keeps its columns), in order of
   // first appearance.
-  if (records.length === 0) return EXPORTS.some((e) => e.name === name) ? exportByName(name).columns.map((c) => c.name) : [];
+  if (records.length === 0) return CATALOG.some((e) => e.name === name) ? exportByName(name).columns.map((c) => c.name) : [];
   const seen = new Set<string>();
   const out: string[] = [];
   for (const r of records) {
@@ -108,7 +115,8 @@ export function sheetColumns(exportName: string, records: readonly ExportRecord[
       continue;
     }
     const keys = mapKeys(records, column);
-    if (keys === undefined) out.push({ header: column, column, type: 'value' });
+    // More keys than a sheet should have columns for (a workbook holds 16,384): the map stays one list column.
+    if (keys === undefined || keys.length > MAX_KEY_COLUMNS) out.push({ header: column, column, type: 'value' });
     else if (keys.length === 0) out.push({ header: column, column, type: 'entries' });
     else for (const key of keys) out.push({ header: `${column}.${key}`, column, type: 'entries', key });
   }

@@ -29,6 +29,7 @@ const SheetManifestSchema = SnapshotManifestSchema.pick({
   validation: true,
   drift: true,
   complete: true,
+  include: true,
 }).extend({ exports: z.array(ReadableManifestExportSchema) });
 export type SheetManifest = z.infer<typeof SheetManifestSchema>;
 export type SheetManifestExport = SheetManifest['exports'][number];

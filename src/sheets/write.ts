@@ -7,7 +7,7 @@
  */
 import { FailedError } from '../errors.js';
 import type { SheetFormat } from '../config/values.js';
-import { EXPORTS } from '../exports/catalog.js';
+import { CATALOG } from '../exports/catalog.js';
 import { exportFileName } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
 import { aboutSheet, ABOUT_SHEET } from './about.js';
@@ -65,7 +65,7 @@ export function sheetNames(exportName: string, count: number, maxRows: number): 
 
 /** A manifest from disk names only the exports this version knows, each once: names become file and sheet names. */
 function checkExports(m: SheetManifest): void {
-  const known = new Set(EXPORTS.map((e) => e.name));
+  const known = new Set(CATALOG.map((e) => e.name));
   const seen = new Set<string>();
   for (const e of m.exports) {
     if (!known.has(e.export)) throw new FailedError(`the snapshot manifest lists an export ${JSON.stringify(e.export.slice(0, 60))} that this version does not know; convert it with the version that wrote it`);

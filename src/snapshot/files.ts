@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import { writeCollection } from '../collect/write.js';
 import type { RawCollection } from '../collect/types.js';
 import type { BuildSummary, BuiltExport } from '../exports/build.js';
-import { EXPORTS } from '../exports/catalog.js';
 import type { ManifestExport } from '../exports/manifest.js';
 import type { BodiesFree } from '../exports/memory-policy.js';
 import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/serialize.js';
@@ -55,7 +54,8 @@ async function writeEach(
   built: Generator<BuiltExport, BuildSummary, void>,
   date: string,
 ): Promise<BuildSummary & { exports: ManifestExport[] }> {
-  const exports: ManifestExport[] = new Array(EXPORTS.length);
+  // Filled by catalog position: every position of the exports built, so no gap is left.
+  const exports: ManifestExport[] = [];
   let step = built.next();
   for (; !step.done; step = built.next()) {
     const e = step.value;

@@ -1,6 +1,8 @@
 /**
  * What the differential build tests compare: every export file's bytes, and
  * the rest of the build (validation, drift, nulls) without the records.
+ * The VM exports (--include vms) are built too, so that they are compared
+ * with the rest.
  */
 import { join } from 'node:path';
 import { readCollection } from '../../src/collect/replay.js';
@@ -10,7 +12,7 @@ import { serializeExport } from '../../src/exports/serialize.js';
 import { REPO_ROOT } from './run-cli.js';
 
 export function builtOutput(c: RawCollection): { files: string[]; rest: string } {
-  const r = buildAll(c);
+  const r = buildAll(c, ['vms']);
   return { files: r.exports.map(serializeExport), rest: JSON.stringify({ ...r, exports: r.exports.map((e) => ({ ...e, records: undefined })) }) };
 }
 

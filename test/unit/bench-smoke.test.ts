@@ -73,6 +73,7 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     ratio('The same work, two processes at once', m('The same work, two processes at once') / m('CPU-bound work alone'));
     ratio('--replay --format csv,xlsx (time added over --replay)', (m('--replay --format csv,xlsx (time added over --replay)') - m('--replay of the collection')) / m('--replay of the collection'));
     ratio('--replay --findings (time added over --replay)', (m('--replay --findings (time added over --replay)') - m('--replay of the collection')) / m('--replay of the collection'));
+    ratio('--replay --include vms (time added over --replay)', (m('--replay --include vms (time added over --replay)') - m('--replay of the collection')) / m('--replay of the collection'));
     ratio('svc-snapshot --help', m('svc-snapshot --help') / m('node -e 0'));
     ratio('svc-snapshot diff of the two snapshots', m('svc-snapshot diff of the two snapshots') / m('Baseline: JSON.parse of both snapshots'));
     ratio('svc-snapshot verify of the same snapshot', m('svc-snapshot verify of the same snapshot') / m("Baseline: sha256sum of the snapshot's"));

@@ -23,7 +23,7 @@ import { readCollection } from '../../src/collect/replay.js';
 import type { RawCollection } from '../../src/collect/types.js';
 import { writeCollection } from '../../src/collect/write.js';
 import { buildAll } from '../../src/exports/build.js';
-import { EXPORTS } from '../../src/exports/catalog.js';
+import { CATALOG } from '../../src/exports/catalog.js';
 import { FAST_PATHS } from '../../src/fast-paths.js';
 import { FailedError } from '../../src/errors.js';
 import { REPO_ROOT } from '../helpers/run-cli.js';
@@ -227,7 +227,7 @@ describe.each(COLLECTIONS)('the build over %s', (_name, load) => {
       FAST_PATHS.sliceGuess = way.guess;
       const got = builtOutput(c);
       expect(got.rest, JSON.stringify(way)).toBe(expected.rest);
-      got.files.forEach((f, i) => expect(f, `${EXPORTS[i]!.name} ${JSON.stringify(way)}`).toBe(expected.files[i]));
+      got.files.forEach((f, i) => expect(f, `${CATALOG[i]!.name} ${JSON.stringify(way)}`).toBe(expected.files[i]));
     }
   });
 });

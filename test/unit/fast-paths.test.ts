@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { planRoute, planRoutes, REALMS_ROUTE } from '../../src/api/catalog.js';
 import { checkBody } from '../../src/body/decode.js';
 import { buildAll } from '../../src/exports/build.js';
-import { EXPORTS } from '../../src/exports/catalog.js';
+import { CATALOG, EXPORTS } from '../../src/exports/catalog.js';
 import { orderByUniqueStringKey, sortedIndexes } from '../../src/exports/fast/key-order.js';
 import { plainRecordMaker, recordMaker } from '../../src/exports/fast/record-maker.js';
 import { FAST_PATHS } from '../../src/fast-paths.js';
@@ -43,7 +43,7 @@ describe.each(COLLECTIONS)('the build over %s', (_name, load) => {
       for (const s of off) FAST_PATHS[s] = false;
       const got = builtOutput(c);
       expect(got.rest, `off: ${off.join(', ')}`).toBe(expected.rest);
-      got.files.forEach((f, i) => expect(f, `${EXPORTS[i]!.name} with ${off.join(', ')} off`).toBe(expected.files[i]));
+      got.files.forEach((f, i) => expect(f, `${CATALOG[i]!.name} with ${off.join(', ')} off`).toBe(expected.files[i]));
     }
   });
 });
