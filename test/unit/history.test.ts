@@ -11,7 +11,7 @@ import { runHistory } from '../../src/commands/history.js';
 import { openHistory } from '../../src/history/engine.js';
 import { parseHistoryTarget } from '../../src/history/target.js';
 import { captureDeps, NIGHTS, swapWithNext, tamperExport, USERS, writeNight } from '../helpers/history-fixtures.js';
-import { REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
+import { tmpDir } from '../helpers/run-cli.js';
 import { getTestCerts } from '../fake/certs.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
@@ -389,33 +389,6 @@ for (const engine of ENGINES) {
       expect(HistoryRunsSummary.parse(JSON.parse(c.out())).runs.map((r) => r.baseUrl)).toEqual(['https://other.example.org']);
       await expectError(runHistory({ history, site: 'https://platform.example.org' }, ['load', other], captureDeps(work).deps), EXIT.usage, /is a snapshot of https:\/\/other\.example\.org, not of --site/);
       await expectError(runHistory({ history, site: 'https://third.example.org' }, ['runs'], captureDeps(work).deps), EXIT.usage, /has no snapshots/);
-    });
-
-    it('runs the example queries of docs/history.md as written', async () => {
-      const history = await engine.target('docs');
-      await runHistory({ history }, ['load', ...dirs], captureDeps(work).deps);
-      const doc = readFileSync(join(REPO_ROOT, 'docs', 'history.md'), 'utf8');
-      const queries = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
-      expect(queries).toHaveLength(4);
-      const db = await openHistory(parseHistoryTarget(history, work), { mustExist: true });
-      try {
-        const [deactivated, since, growth, current] = await Promise.all(queries.map((q) => db.all(q)));
-        expect(deactivated).toEqual([['2026-11-02T02:00:00.000Z', '2026-11-01T02:00:00.000Z', 'left']]);
-        expect(since).toEqual([['2026-11-02T02:00:00.000Z']]);
-        expect(growth).toEqual([
-          ['2026-11-01', 'one', 100],
-          ['2026-11-02', 'one', 150],
-          ['2026-11-03', 'one', 150],
-          ['2026-11-02', 'two', 7],
-          ['2026-11-03', 'two', 9.25],
-        ]);
-        expect(current).toEqual([
-          ['u1', 'DEACTIVATED', null],
-          ['u2', 'ACTIVE', null],
-        ]);
-      } finally {
-        await db.close();
-      }
     });
 
     it('refuses a database written by a newer version of the tool, naming it', async () => {
