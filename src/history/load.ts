@@ -4,6 +4,7 @@ import type { ExportRecord } from '../exports/types.js';
 import { TOOL } from '../version.js';
 import { quoteIdent, type HistoryDb } from './engine.js';
 import { exportTable, type ExportTable } from './schema.js';
+import { keyText, rowFunction, storedKeyText } from './columns.js';
 import type { InputExport, SnapshotInput } from './input.js';
 
 export type LoadStatus = 'loaded' | 'already loaded';
@@ -18,37 +19,8 @@ export interface LoadResult {
 /** Test seam: called inside the transaction after each export; a throw must leave nothing of the snapshot behind. */
 export type AfterExport = (exportName: string) => Promise<void> | void;
 
-/** A column's value as the versions table shows it: text in both engines (the exact value is in `record`). */
-export function displayValue(v: unknown): string | null {
-  if (v === null || v === undefined) return null;
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return JSON.stringify(v);
-}
-
 const CLOSE_BATCH = 500;
 const FIRST_LOAD_SLICE = 5000;
-
-type RowFunction = (id: number, baseUrl: string, time: string, text: string, r: ExportRecord) => unknown[];
-const rowFunctions = new Map<string, RowFunction>();
-
-/**
- * A versions-table row from a record: [version_id, base_url, seen_from,
- * seen_to, record, ...catalog columns]. Generated per export, because reading
- * `r["name"]` with a constant name is several times faster than `r[column]`
- * with a varying one, and this runs for every column of every record of a
- * first load. Names come from the catalog and are JSON-quoted besides.
- */
-function rowFunction(columns: readonly string[]): RowFunction {
-  const cacheKey = JSON.stringify(columns);
-  let f = rowFunctions.get(cacheKey);
-  if (!f) {
-    const values = columns.map((c) => `display(r[${JSON.stringify(c)}])`).join(', ');
-    f = new Function('display', `return function row(id, baseUrl, time, text, r) {\nreturn [id, baseUrl, time, null, text, ${values}];\n};`)(displayValue) as RowFunction;
-    rowFunctions.set(cacheKey, f);
-  }
-  return f;
-}
 
 async function closeVersions(db: HistoryDb, t: ExportTable, ids: number[], time: string): Promise<void> {
   for (let i = 0; i < ids.length; i += CLOSE_BATCH) {
@@ -61,15 +33,15 @@ const INDEX = Symbol('record index');
 type KeyView = Record<string, string | null> & { [INDEX]: number };
 
 /**
- * A record's key columns as the versions table shows them (text), with the
- * record's position. Both sides are matched on these views, so the stored
- * records need not be parsed: a key whose type changed (1 and "1") pairs two
- * records whose texts then differ, which closes one version and opens
- * another, exactly as if they had not been paired.
+ * A record's key columns as text (src/history/columns.ts), with the record's
+ * position. Both sides are matched on these views, so the stored records need
+ * not be parsed: a key whose type changed (1 and "1") pairs two records whose
+ * texts then differ, which closes one version and opens another, exactly as
+ * if they had not been paired.
  */
-function keyView(key: readonly string[], values: readonly unknown[], index: number): KeyView {
+function keyView(key: readonly string[], texts: readonly (string | null)[], index: number): KeyView {
   const view = { [INDEX]: index } as KeyView;
-  for (let i = 0; i < key.length; i++) view[key[i]!] = displayValue(values[i]);
+  for (let i = 0; i < key.length; i++) view[key[i]!] = texts[i]!;
   return view;
 }
 
@@ -85,7 +57,8 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
   const [maxRow] = await db.all(`SELECT MAX(version_id) FROM ${quoteIdent(t.table)}`);
   let nextId = Number(maxRow?.[0] ?? 0) + 1;
   const columns = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...t.columns];
-  const toRow = rowFunction(t.columns);
+  const toRow = rowFunction(t.typed);
+  const keyTypes = key.map((k) => t.typed.find((c) => c.name === k)!.type);
   if (first) {
     // Nothing of this site open yet (its first night, or an export new to it): every record opens a version, no matching
     // needed; stored a slice at a time, so that the rows of a large export are garbage before they grow old.
@@ -126,8 +99,8 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
   const insert = (i: number) => {
     rows.push(toRow(nextId++, baseUrl, time, texts[i]!, records.get(i)!));
   };
-  const older: ExportRecord[] = rest.map((o) => keyView(key, open[o]!.slice(2), o));
-  const newer: ExportRecord[] = fresh.map((i) => keyView(key, key.map((k) => records.get(i)![k]), i));
+  const older: ExportRecord[] = rest.map((o) => keyView(key, keyTypes.map((type, k) => storedKeyText(type, open[o]![2 + k])), o));
+  const newer: ExportRecord[] = fresh.map((i) => keyView(key, keyTypes.map((type, k) => keyText(type, records.get(i)![key[k]!])), i));
   const matched = matchRecords(
     key,
     older,
@@ -173,16 +146,17 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
           'Load older snapshots into a new database together with the newer ones (history load sorts them)',
       );
     }
-    await db.run('INSERT INTO runs (base_url, time, date, source, complete, tool_version, manifest, signing_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+    await db.run('INSERT INTO runs (base_url, time, date, source, complete, tool_version, signing_key) VALUES (?, ?, ?, ?, ?, ?, ?)', [
       input.baseUrl,
       input.time,
       input.date,
       input.source,
       input.complete ? 1 : 0,
       TOOL.version,
-      input.manifestText,
       input.signingKey ?? null,
     ]);
+    // The manifest as it was, for as-of: beside runs, so that a look at runs is a look at its columns.
+    await db.run('INSERT INTO run_manifests (base_url, time, manifest) VALUES (?, ?, ?)', [input.baseUrl, input.time, input.manifestText]);
     await db.insertRows(
       'run_exports',
       ['base_url', 'time', 'export', 'file', 'count', 'available', 'sha256'],

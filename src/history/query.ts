@@ -5,6 +5,7 @@ import { serializeExport } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
 import { quoteIdent, type HistoryDb } from './engine.js';
 import { EXPORT_TABLES, exportTable } from './schema.js';
+import { keyParameter } from './columns.js';
 import { isPlainFileName } from './safe-read.js';
 
 /** A base URL as the tool writes it in manifests: no trailing `/` or `/api`. */
@@ -35,9 +36,7 @@ export interface RunRow {
 }
 
 export async function listRuns(db: HistoryDb, site: string): Promise<RunRow[]> {
-  // A database no load of this version wrote to yet has no signing_key column: its runs were not checked.
-  const key = (await db.columns('runs')).has('signing_key') ? 'signing_key' : 'NULL';
-  const runs = await db.all(`SELECT base_url, time, date, source, ${key} FROM runs WHERE base_url = ? ORDER BY time`, [site]);
+  const runs = await db.all('SELECT base_url, time, date, source, signing_key FROM runs WHERE base_url = ? ORDER BY time', [site]);
   const counts = await db.all('SELECT time, export, count FROM run_exports WHERE base_url = ? ORDER BY time', [site]);
   const byTime = new Map<string, Record<string, number>>();
   for (const [time, exp, count] of counts) {
@@ -76,7 +75,11 @@ export async function recordLog(db: HistoryDb, site: string, exportName: string,
     throw new UsageError(`${t.def.name} is keyed by ${t.def.key.join(', ')}: give ${t.def.key.length} value${t.def.key.length > 1 ? 's' : ''} after the export name, in that order`);
   }
   const where = t.def.key.map((k) => `${quoteIdent(k)} = ?`).join(' AND ');
-  const rows = await db.all(`SELECT seen_from, seen_to, record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND ${where} ORDER BY seen_from, version_id`, [site, ...key]);
+  // Each value as its column's type reads it; one that no value of the type reads so matches no version.
+  const params = t.def.key.map((k, i) => keyParameter(t.typed.find((c) => c.name === k)!.type, key[i]!));
+  const rows = params.includes(undefined)
+    ? []
+    : await db.all(`SELECT seen_from, seen_to, record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND ${where} ORDER BY seen_from, version_id`, [site, ...params]);
   const versions: Version[] = [];
   for (const [from, to, text] of rows) {
     const record = JSON.parse(String(text)) as ExportRecord;
@@ -93,7 +96,10 @@ export interface AsOfFile {
 
 /** The run that stood after `date`: the last snapshot of that day or, failing one, the last before it. */
 export async function runAsOf(db: HistoryDb, site: string, date: string): Promise<{ time: string; date: string; manifestText: string }> {
-  const [row] = await db.all('SELECT time, date, manifest FROM runs WHERE base_url = ? AND date <= ? ORDER BY time DESC LIMIT 1', [site, date]);
+  const [row] = await db.all(
+    'SELECT r.time, r.date, m.manifest FROM runs r JOIN run_manifests m ON m.base_url = r.base_url AND m.time = r.time WHERE r.base_url = ? AND r.date <= ? ORDER BY r.time DESC LIMIT 1',
+    [site, date],
+  );
   if (!row) {
     const [first] = await db.all('SELECT MIN(date) FROM runs WHERE base_url = ?', [site]);
     throw new UsageError(`${db.label} holds no snapshot of ${site} on or before ${date}${first?.[0] != null ? `; the first is of ${String(first[0])}` : ''}`);

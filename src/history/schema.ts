@@ -5,13 +5,14 @@ import { TOOL } from '../version.js';
 import type { ExportRecord } from '../exports/types.js';
 import { quoteIdent, type HistoryDb } from './engine.js';
 import { recordTextsOf } from './texts.js';
+import { rowFunction, sqlType, typedColumn, utcExpression, type TypedColumn } from './columns.js';
 
 /**
  * The history schema (docs/history.md). Raise SCHEMA_VERSION with any change
  * an older tool could not read or would write wrongly; a database of a newer
  * schema is refused, naming the tool version that wrote it.
  */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /** Versions rewritten per statement when a schema 1 database is brought to 2. */
 const MIGRATE_BATCH = 500;
@@ -40,7 +41,7 @@ async function migrateFrom1(db: HistoryDb, relations: Set<string>): Promise<void
             // Said below.
           }
           throw new FailedError(
-            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not upgraded to history schema 2 (nothing was changed). Restore it from a backup, or load the snapshots into a new database`,
+            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load the snapshots into a new database`,
           );
         }),
       );
@@ -53,8 +54,8 @@ async function migrateFrom1(db: HistoryDb, relations: Set<string>): Promise<void
       after = Number(rows[rows.length - 1]![0]);
     }
   }
-  await db.run("UPDATE history_meta SET value = ? WHERE name = 'schema_version'", [String(SCHEMA_VERSION)]);
-  await db.run("UPDATE history_meta SET value = ? WHERE name = 'written_by'", [TOOL.version]);
+  // Schema 3 follows in the same transaction (migrateFrom2).
+  await db.run("UPDATE history_meta SET value = '2' WHERE name = 'schema_version'");
 }
 
 /** The column of `runs` that keeps the signing key's fingerprint (CONTRACT section 13). */
@@ -69,28 +70,32 @@ export interface ExportTable {
   readonly view: string;
   readonly table: string;
   readonly columns: readonly string[];
+  /** The columns with their types, in catalog order. */
+  readonly typed: readonly TypedColumn[];
 }
 
 const ident = (name: string) => name.toLowerCase().replace(/[^a-z0-9_]/g, '_');
 
 export const EXPORT_TABLES: readonly ExportTable[] = CATALOG.map((def) => {
   const view = ident(def.name);
-  const columns = def.columns.map((c) => c.name);
-  for (const c of columns) {
-    if ((VERSION_COLUMNS as readonly string[]).includes(c)) throw new Error(`export ${def.name}: column ${c} clashes with a history column`);
+  const typed = def.columns.map((c) => typedColumn(def, c));
+  const columns = typed.map((c) => c.name);
+  for (const c of typed) {
+    if ((VERSION_COLUMNS as readonly string[]).includes(c.name)) throw new Error(`export ${def.name}: column ${c.name} clashes with a history column`);
+    if (c.timestamp && columns.includes(`${c.name}_utc`)) throw new Error(`export ${def.name}: column ${c.name}_utc clashes with the view's UTC time of ${c.name}`);
   }
-  return { def, view, table: `${view}_versions`, columns };
+  return { def, view, table: `${view}_versions`, columns, typed };
 });
 
 export function exportTable(name: string): ExportTable | undefined {
   return EXPORT_TABLES.find((t) => t.def.name === name);
 }
 
-function versionsTableSql(db: HistoryDb, t: ExportTable): string {
+function versionsTableSql(db: HistoryDb, t: ExportTable, name: string, extra: readonly string[]): string {
   // SQLite's INTEGER PRIMARY KEY is the row id itself; PostgreSQL needs 64 bits for the same range.
   const id = db.engine === 'sqlite' ? 'version_id INTEGER PRIMARY KEY' : 'version_id BIGINT PRIMARY KEY';
-  const cols = t.columns.map((c) => `  ${quoteIdent(c)} TEXT`).join(',\n');
-  return `CREATE TABLE ${quoteIdent(t.table)} (
+  const cols = [...t.typed.map((c) => `  ${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`), ...extra.map((c) => `  ${quoteIdent(c)} TEXT`)].join(',\n');
+  return `CREATE TABLE ${quoteIdent(name)} (
   ${id},
   base_url TEXT NOT NULL,
   seen_from TEXT NOT NULL,
@@ -100,9 +105,88 @@ ${cols}
 )`;
 }
 
-function viewSql(t: ExportTable, columns: readonly string[]): string {
-  return `CREATE VIEW ${quoteIdent(t.view)} AS SELECT base_url, seen_from, ${columns.map(quoteIdent).join(', ')} FROM ${quoteIdent(t.table)} WHERE seen_to IS NULL`;
+/** The view of current records: the catalog's columns, each timestamp followed by its `<column>_utc`, then columns an older catalog had. */
+function viewSql(db: HistoryDb, t: ExportTable, extra: readonly string[]): string {
+  const cols = [
+    ...t.typed.flatMap((c) => (c.timestamp ? [quoteIdent(c.name), `${utcExpression(db.engine, quoteIdent(c.name))} AS ${quoteIdent(`${c.name}_utc`)}`] : [quoteIdent(c.name)])),
+    ...extra.map(quoteIdent),
+  ];
+  return `CREATE VIEW ${quoteIdent(t.view)} AS SELECT base_url, seen_from, ${cols.join(', ')} FROM ${quoteIdent(t.table)} WHERE seen_to IS NULL`;
 }
+
+async function createExportTable(db: HistoryDb, t: ExportTable, extra: readonly string[]): Promise<void> {
+  await db.exec(`CREATE INDEX ${quoteIdent(`${t.table}_open`)} ON ${quoteIdent(t.table)} (base_url) WHERE seen_to IS NULL`);
+  await db.exec(`CREATE INDEX ${quoteIdent(`${t.table}_key`)} ON ${quoteIdent(t.table)} (base_url, ${t.def.key.map(quoteIdent).join(', ')})`);
+  await db.exec(viewSql(db, t, extra));
+}
+
+/** The columns of a versions table that the catalog no longer declares (kept, as text). */
+async function extraColumns(db: HistoryDb, t: ExportTable): Promise<string[]> {
+  const have = await db.columns(t.table);
+  return [...have].filter((c) => !(VERSION_COLUMNS as readonly string[]).includes(c) && !t.columns.includes(c)).sort();
+}
+
+/**
+ * Schema 2 kept every export column as text and each run's manifest in
+ * `runs`; schema 3 types the columns (src/history/columns.ts) and keeps the
+ * manifests in `run_manifests`. Each versions table is made anew, its typed
+ * values taken from the records (the exact values, which stay as they are),
+ * in the transaction that brings the database to schema 3.
+ */
+async function migrateFrom2(db: HistoryDb, relations: Set<string>): Promise<void> {
+  await db.exec(RUN_MANIFESTS_SQL);
+  await db.exec('INSERT INTO run_manifests (base_url, time, manifest) SELECT base_url, time, manifest FROM runs');
+  await db.exec('ALTER TABLE runs DROP COLUMN manifest');
+  for (const t of EXPORT_TABLES) {
+    if (!relations.has(t.table)) continue;
+    const extra = await extraColumns(db, t);
+    const next = `${t.table}_v3`;
+    await db.exec(versionsTableSql(db, t, next, extra));
+    const toRow = rowFunction(t.typed);
+    const columns = [...VERSION_COLUMNS, ...t.columns, ...extra];
+    const table = quoteIdent(t.table);
+    const select = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...extra].map(quoteIdent).join(', ');
+    let after = -1;
+    for (;;) {
+      const rows = await db.all(`SELECT ${select} FROM ${table} WHERE version_id > ? ORDER BY version_id LIMIT ${MIGRATE_BATCH}`, [after]);
+      if (rows.length === 0) break;
+      await db.insertRows(
+        next,
+        columns,
+        rows.map((r) => {
+          let record: unknown;
+          try {
+            record = JSON.parse(String(r[4]));
+          } catch {
+            // Said below.
+          }
+          if (record === null || typeof record !== 'object' || Array.isArray(record)) {
+            throw new FailedError(
+              `the history database ${db.label} holds a version whose record is not an export record (${t.table}, version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load the snapshots into a new database`,
+            );
+          }
+          const row = toRow(Number(r[0]), String(r[1]), String(r[2]), String(r[4]), record as ExportRecord);
+          row[3] = r[3];
+          return [...row, ...r.slice(5)];
+        }),
+      );
+      after = Number(rows[rows.length - 1]![0]);
+    }
+    await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(t.view)}`);
+    await db.exec(`DROP TABLE ${table}`);
+    await db.exec(`ALTER TABLE ${quoteIdent(next)} RENAME TO ${table}`);
+    await createExportTable(db, t, extra);
+  }
+  await db.run("UPDATE history_meta SET value = ? WHERE name = 'schema_version'", [String(SCHEMA_VERSION)]);
+  await db.run("UPDATE history_meta SET value = ? WHERE name = 'written_by'", [TOOL.version]);
+}
+
+const RUN_MANIFESTS_SQL = `CREATE TABLE run_manifests (
+  base_url TEXT NOT NULL,
+  time TEXT NOT NULL,
+  manifest TEXT NOT NULL,
+  PRIMARY KEY (base_url, time)
+)`;
 
 const BASE_SQL = [
   `CREATE TABLE history_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)`,
@@ -113,10 +197,10 @@ const BASE_SQL = [
   source TEXT NOT NULL,
   complete INTEGER NOT NULL,
   tool_version TEXT NOT NULL,
-  manifest TEXT NOT NULL,
   signing_key TEXT,
   PRIMARY KEY (base_url, time)
 )`,
+  RUN_MANIFESTS_SQL,
   `CREATE TABLE run_exports (
   base_url TEXT NOT NULL,
   time TEXT NOT NULL,
@@ -158,34 +242,49 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
   } else if (!write) {
     return false;
   }
-  if (!write) return true;
-  await db.transaction(async () => {
+  // An older schema is brought to this one on its first open by this version, read-only commands included: nothing reads the old forms.
+  if (!write && version === SCHEMA_VERSION) return true;
+  await upgrading(db, write, () => db.transaction(async () => {
     const now = await db.relations();
     if (!now.has('history_meta')) {
       for (const sql of BASE_SQL) await db.exec(sql);
       await db.run('INSERT INTO history_meta (name, value) VALUES (?, ?), (?, ?)', ['schema_version', String(SCHEMA_VERSION), 'written_by', TOOL.version]);
-    } else if (version === 1) {
-      // Read-only commands read schema 1 as it is (its records parse the same); the first load brings it to 2.
-      await migrateFrom1(db, now);
+    } else {
+      // Read again inside the transaction: another process may have upgraded it meanwhile.
+      const [row] = await db.all("SELECT value FROM history_meta WHERE name = 'schema_version'");
+      const current = Number(row?.[0]);
+      if (current === 1) await migrateFrom1(db, now);
+      // The fingerprint of the key whose signature history load --allowed-signers verified (null: not checked); a schema 2 database written before it lacks it.
+      if (!(await db.columns('runs')).has(SIGNING_KEY_COLUMN)) await db.exec(`ALTER TABLE runs ADD COLUMN ${SIGNING_KEY_COLUMN} TEXT`);
+      if (current < SCHEMA_VERSION) await migrateFrom2(db, now);
     }
-    // The fingerprint of the key whose signature history load --allowed-signers verified (null: not checked); nullable, so older tools still read and write the table.
-    if (!(await db.columns('runs')).has(SIGNING_KEY_COLUMN)) await db.exec(`ALTER TABLE runs ADD COLUMN ${SIGNING_KEY_COLUMN} TEXT`);
+    if (!write) return;
     for (const t of EXPORT_TABLES) {
       if (!now.has(t.table)) {
-        await db.exec(versionsTableSql(db, t));
-        await db.exec(`CREATE INDEX ${quoteIdent(`${t.table}_open`)} ON ${quoteIdent(t.table)} (base_url) WHERE seen_to IS NULL`);
-        await db.exec(`CREATE INDEX ${quoteIdent(`${t.table}_key`)} ON ${quoteIdent(t.table)} (base_url, ${t.def.key.map(quoteIdent).join(', ')})`);
-        await db.exec(viewSql(t, t.columns));
+        await db.exec(versionsTableSql(db, t, t.table, []));
+        await createExportTable(db, t, []);
         continue;
       }
       const have = await db.columns(t.table);
-      const missing = t.columns.filter((c) => !have.has(c));
+      const missing = t.typed.filter((c) => !have.has(c.name));
       if (missing.length === 0) continue;
-      for (const c of missing) await db.exec(`ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${quoteIdent(c)} TEXT`);
-      const all = [...t.columns, ...[...have].filter((c) => !(VERSION_COLUMNS as readonly string[]).includes(c) && !t.columns.includes(c))];
+      for (const c of missing) await db.exec(`ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`);
       await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(t.view)}`);
-      await db.exec(viewSql(t, all));
+      await db.exec(viewSql(db, t, await extraColumns(db, t)));
     }
-  });
+  }));
   return true;
+}
+
+/** A read-only command that finds an older schema upgrades it, and says so when it cannot write (a read-only file or role). */
+async function upgrading(db: HistoryDb, write: boolean, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (err) {
+    if (write || err instanceof FailedError) throw err;
+    throw new FailedError(
+      `the history database ${db.label} was written by an earlier version of svc-snapshot and must be upgraded to history schema ${SCHEMA_VERSION} on its first open by this one, which failed: ${(err as Error).message}. Run this once with write access to it (nothing was changed)`,
+      { cause: err },
+    );
+  }
 }

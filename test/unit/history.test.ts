@@ -9,11 +9,9 @@ import { DomainError, UsageError } from '../../src/errors.js';
 import { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary, SnapshotSummary } from '../../src/summaries/schemas.js';
 import { runHistory } from '../../src/commands/history.js';
 import { openHistory } from '../../src/history/engine.js';
-import { EXPORT_TABLES } from '../../src/history/schema.js';
 import { parseHistoryTarget } from '../../src/history/target.js';
-import { TOOL } from '../../src/version.js';
 import { captureDeps, NIGHTS, swapWithNext, tamperExport, USERS, writeNight } from '../helpers/history-fixtures.js';
-import { REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
+import { tmpDir } from '../helpers/run-cli.js';
 import { getTestCerts } from '../fake/certs.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
@@ -333,57 +331,6 @@ for (const engine of ENGINES) {
       sameDirectories(good, out);
     });
 
-    it('brings a schema 1 database (records as compact JSON) to schema 2 at its next load; reading it needs no upgrade', async () => {
-      const history = await engine.target('schema1');
-      await runHistory({ history }, ['load', dirs[0]!, dirs[1]!], captureDeps(work).deps);
-      // Schema 1 differs from 2 only in the record column's text: made so from a database this version wrote.
-      const open = () => openHistory(parseHistoryTarget(history, work), { mustExist: true });
-      const meta = async () => {
-        const db = await open();
-        try {
-          return Object.fromEntries((await db.all('SELECT name, value FROM history_meta')).map((r) => [String(r[0]), String(r[1])]));
-        } finally {
-          await db.close();
-        }
-      };
-      let db = await open();
-      let rewritten = 0;
-      for (const t of EXPORT_TABLES) {
-        for (const [id, text] of await db.all(`SELECT version_id, record FROM ${t.table}`)) {
-          await db.run(`UPDATE ${t.table} SET record = ? WHERE version_id = ?`, [JSON.stringify(JSON.parse(String(text))), Number(id)]);
-          rewritten++;
-        }
-      }
-      await db.run("UPDATE history_meta SET value = '1' WHERE name = 'schema_version'");
-      await db.run("UPDATE history_meta SET value = '1.0.0' WHERE name = 'written_by'");
-      await db.close();
-      expect(rewritten).toBeGreaterThan(10);
-      const before = join(work, `schema1-asof-${engine.name}`);
-      expect((await runHistory({ history, outDir: before }, ['as-of', NIGHTS[1]!.date], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
-      sameDirectories(dirs[1]!, before);
-      expect(await meta()).toMatchObject({ schema_version: '1', written_by: '1.0.0' });
-      // The next load rewrites every version, then loads the night as on a database that was always schema 2.
-      const c = captureDeps(work);
-      expect((await runHistory({ history, json: true }, ['load', dirs[2]!], c.deps)).exitCode).toBe(EXIT.ok);
-      const fresh = captureDeps(work);
-      await runHistory({ history: await engine.target('schema2'), json: true }, ['load', ...dirs], fresh.deps);
-      expect(HistoryLoadSummary.parse(JSON.parse(c.out())).snapshots[0]).toEqual(HistoryLoadSummary.parse(JSON.parse(fresh.out())).snapshots[2]);
-      expect(await meta()).toMatchObject({ schema_version: '2', written_by: TOOL.version });
-      db = await open();
-      try {
-        const texts = (await db.all('SELECT record FROM users_versions')).map((r) => String(r[0]));
-        expect(texts.length).toBeGreaterThan(3);
-        for (const text of texts) expect(text).toMatch(/^\{\n {4}"id": /);
-      } finally {
-        await db.close();
-      }
-      for (const [i, n] of NIGHTS.entries()) {
-        const out = join(work, `schema2-asof-${engine.name}-${i}`);
-        expect((await runHistory({ history, outDir: out }, ['as-of', n.date], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
-        sameDirectories(dirs[i]!, out);
-      }
-    });
-
     it('refuses an export file whose bytes are not UTF-8, even with a matching hash (as-of would write them back otherwise)', async () => {
       const dir = writeNight(join(work, `latin1-${engine.name}`), NIGHTS[0]!);
       const file = readdirSync(dir).find((n) => n.includes('-users '))!;
@@ -394,23 +341,6 @@ for (const engine of ENGINES) {
       manifest.exports.find((e) => e.export === 'users')!.sha256 = createHash('sha256').update(bytes).digest('hex');
       writeFileSync(join(dir, '_snapshot-manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
       await expectError(runHistory({ history: await engine.target('latin1') }, ['load', dir], captureDeps(work).deps), EXIT.failed, /users \(11-1-2026\)\.json in .* is not UTF-8 text/);
-    });
-
-    it('refuses to upgrade a schema 1 database holding a record that is not one, changing nothing', async () => {
-      const history = await engine.target('schema1bad');
-      await runHistory({ history }, ['load', dirs[0]!], captureDeps(work).deps);
-      let db = await openHistory(parseHistoryTarget(history, work), { mustExist: true });
-      await db.run("UPDATE history_meta SET value = '1' WHERE name = 'schema_version'");
-      await db.run("UPDATE users_versions SET record = 'not json' WHERE version_id = (SELECT MIN(version_id) FROM users_versions)");
-      await db.close();
-      await expectError(runHistory({ history }, ['load', dirs[1]!], captureDeps(work).deps), EXIT.failed, /holds a version whose record is not an export record \(users_versions, version_id \d+\).*not upgraded to history schema 2 \(nothing was changed\)/);
-      db = await openHistory(parseHistoryTarget(history, work), { mustExist: true });
-      try {
-        expect((await db.all("SELECT value FROM history_meta WHERE name = 'schema_version'"))[0]).toEqual(['1']);
-        expect((await db.all('SELECT COUNT(*) FROM runs'))[0]!.map(Number)).toEqual([1]);
-      } finally {
-        await db.close();
-      }
     });
 
     it('refuses an export file reached through a symbolic link', async () => {
@@ -459,33 +389,6 @@ for (const engine of ENGINES) {
       expect(HistoryRunsSummary.parse(JSON.parse(c.out())).runs.map((r) => r.baseUrl)).toEqual(['https://other.example.org']);
       await expectError(runHistory({ history, site: 'https://platform.example.org' }, ['load', other], captureDeps(work).deps), EXIT.usage, /is a snapshot of https:\/\/other\.example\.org, not of --site/);
       await expectError(runHistory({ history, site: 'https://third.example.org' }, ['runs'], captureDeps(work).deps), EXIT.usage, /has no snapshots/);
-    });
-
-    it('runs the example queries of docs/history.md as written', async () => {
-      const history = await engine.target('docs');
-      await runHistory({ history }, ['load', ...dirs], captureDeps(work).deps);
-      const doc = readFileSync(join(REPO_ROOT, 'docs', 'history.md'), 'utf8');
-      const queries = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
-      expect(queries).toHaveLength(4);
-      const db = await openHistory(parseHistoryTarget(history, work), { mustExist: true });
-      try {
-        const [deactivated, since, growth, current] = await Promise.all(queries.map((q) => db.all(q)));
-        expect(deactivated).toEqual([['2026-11-02T02:00:00.000Z', '2026-11-01T02:00:00.000Z', 'left']]);
-        expect(since).toEqual([['2026-11-02T02:00:00.000Z']]);
-        expect(growth).toEqual([
-          ['2026-11-01', 'one', 100],
-          ['2026-11-02', 'one', 150],
-          ['2026-11-03', 'one', 150],
-          ['2026-11-02', 'two', 7],
-          ['2026-11-03', 'two', 9.25],
-        ]);
-        expect(current).toEqual([
-          ['u1', 'DEACTIVATED', null],
-          ['u2', 'ACTIVE', null],
-        ]);
-      } finally {
-        await db.close();
-      }
     });
 
     it('refuses a database written by a newer version of the tool, naming it', async () => {

@@ -1,0 +1,157 @@
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/exit-codes.js';
+import { exitCodeOf } from '../../src/cli/main.js';
+import { DomainError } from '../../src/errors.js';
+import { HistoryLogSummary, HistoryRunsSummary } from '../../src/summaries/schemas.js';
+import { runHistory } from '../../src/commands/history.js';
+import { openHistory, type HistoryDb } from '../../src/history/engine.js';
+import { EXPORT_TABLES } from '../../src/history/schema.js';
+import { parseHistoryTarget } from '../../src/history/target.js';
+import { TOOL } from '../../src/version.js';
+import { captureDeps } from '../helpers/history-fixtures.js';
+import { copyHistoryV2, RECORDED_NIGHTS, replayHistoryV2 } from '../helpers/history-v2.js';
+import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+
+// The drive the second night grew to twice its capacity (scripts/record-platform.ts).
+const GROWN_DRIVE = 'e2169453-48cb-47af-9b62-4d8311462d28';
+
+function sameDirectories(a: string, b: string): void {
+  const names = readdirSync(a).sort();
+  expect(names.length).toBeGreaterThan(15);
+  expect(readdirSync(b).sort()).toEqual(names);
+  for (const n of names) expect(readFileSync(join(b, n)).equals(readFileSync(join(a, n))), n).toBe(true);
+}
+
+let pg: TestPostgres | undefined;
+const ENGINES = [
+  { name: 'SQLite', skip: null as string | null },
+  { name: 'PostgreSQL', skip: postgresUnavailable() },
+];
+
+for (const engine of ENGINES) {
+  describe.skipIf(engine.skip !== null)(`history schema 2 → 3 on ${engine.name}`, () => {
+    let work: string;
+    let fresh: string;
+    let n = 0;
+    /** The committed schema 2 database, as a new target of this engine. */
+    const v2 = async (): Promise<string> => {
+      const name = `v2_${++n}`;
+      if (engine.name === 'SQLite') return copyHistoryV2(join(work, `${name}.sqlite`));
+      const url = await pg!.createDatabase(name);
+      await replayHistoryV2(url, work);
+      return url;
+    };
+    const open = (history: string) => openHistory(parseHistoryTarget(history, work), { mustExist: true });
+    const withDb = async <T>(history: string, fn: (db: HistoryDb) => Promise<T>): Promise<T> => {
+      const db = await open(history);
+      try {
+        return await fn(db);
+      } finally {
+        await db.close();
+      }
+    };
+    /** Every row of the history's tables, in a fixed order: what a migrated database must share with a fresh load. */
+    const contents = (history: string) =>
+      withDb(history, async (db) => {
+        const out: Record<string, unknown[][]> = {};
+        for (const t of EXPORT_TABLES) out[t.table] = await db.all(`SELECT * FROM ${t.table} ORDER BY version_id`);
+        for (const t of EXPORT_TABLES) out[t.view] = await db.all(`SELECT * FROM ${t.view} ORDER BY 1, 2, 3, 4`);
+        out.runs = await db.all('SELECT * FROM runs ORDER BY time');
+        out.run_manifests = await db.all('SELECT * FROM run_manifests ORDER BY time');
+        out.run_exports = await db.all('SELECT * FROM run_exports ORDER BY time, export');
+        out.history_meta = await db.all('SELECT * FROM history_meta ORDER BY name');
+        return out;
+      });
+    const meta = (history: string) => withDb(history, async (db) => Object.fromEntries((await db.all('SELECT name, value FROM history_meta')).map((r) => [String(r[0]), String(r[1])])));
+
+    beforeAll(async () => {
+      if (engine.name === 'PostgreSQL') pg = await startPostgres();
+      work = mkdtempSync(join(tmpdir(), 'svc-hist-migrate-'));
+      fresh = engine.name === 'SQLite' ? join(work, 'fresh.sqlite') : await pg!.createDatabase('fresh');
+      await runHistory({ history: fresh }, ['load', ...RECORDED_NIGHTS], captureDeps(work).deps);
+    });
+    afterAll(() => {
+      pg?.stop();
+      pg = undefined;
+      rmSync(work, { recursive: true, force: true });
+    });
+
+    it('migrates a database of the release before on its first open, in one transaction, to what loading the same snapshots now makes', async () => {
+      const history = await v2();
+      expect(await meta(history)).toEqual({ schema_version: '2', written_by: '1.0.0' });
+      // A read-only command opens it first: the upgrade is not left to the next load.
+      const runs = captureDeps(work);
+      expect((await runHistory({ history, json: true }, ['runs'], runs.deps)).exitCode).toBe(EXIT.ok);
+      expect(HistoryRunsSummary.parse(JSON.parse(runs.out())).runs.map((r) => [r.date, r.source, r.key])).toEqual([
+        ['2026-11-21', 'replay', null],
+        ['2026-11-22', 'replay', null],
+      ]);
+      expect(await meta(history)).toEqual({ schema_version: '3', written_by: TOOL.version });
+      expect(await contents(history)).toEqual(await contents(fresh));
+      // as-of gives back every night byte for byte (checked against the hashes the release before recorded), as a fresh load does.
+      for (const date of ['2026-11-21', '2026-11-22']) {
+        const migrated = join(work, `asof-${n}-${date}`);
+        const loaded = join(work, `asof-fresh-${n}-${date}`);
+        expect((await runHistory({ history, outDir: migrated }, ['as-of', date], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+        expect((await runHistory({ history: fresh, outDir: loaded }, ['as-of', date], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+        sameDirectories(loaded, migrated);
+      }
+      const log = captureDeps(work);
+      expect((await runHistory({ history, json: true }, ['log', 'drives', GROWN_DRIVE], log.deps)).exitCode).toBe(EXIT.ok);
+      const versions = HistoryLogSummary.parse(JSON.parse(log.out())).versions;
+      expect(versions.map((v) => v.changed.includes('capacity'))).toEqual([false, true]);
+      expect(versions.map((v) => v.record.capacity)).toEqual([4294967296000, 8589934592000]);
+      // The columns are typed: numbers compare as numbers, timestamps have their UTC time in the view.
+      await withDb(history, async (db) => {
+        const [row] = await db.all('SELECT capacity, capacity > 5000000000000, "changed_utc", "hasSnapshot" FROM drives WHERE id = ?', [GROWN_DRIVE]);
+        expect(Number(row![0])).toBe(8589934592000);
+        expect([true, 1]).toContain(row![1]);
+        expect(new Date(row![2] as string | Date).toISOString()).toBe('2026-11-22T02:00:00.000Z');
+        expect([false, true, 0, 1]).toContain(row![3]);
+        expect(await db.columns('runs')).not.toContain('manifest');
+      });
+      // A second open changes nothing more.
+      const before = await contents(history);
+      await runHistory({ history }, ['load', ...RECORDED_NIGHTS], captureDeps(work).deps);
+      expect(await contents(history)).toEqual(before);
+    });
+
+    it('brings a schema 1 database (records as compact JSON) through 2 to 3 in the same transaction', async () => {
+      const history = await v2();
+      await withDb(history, async (db) => {
+        for (const t of EXPORT_TABLES) {
+          for (const [id, text] of await db.all(`SELECT version_id, record FROM ${t.table}`)) {
+            await db.run(`UPDATE ${t.table} SET record = ? WHERE version_id = ?`, [JSON.stringify(JSON.parse(String(text))), Number(id)]);
+          }
+        }
+        await db.run("UPDATE history_meta SET value = '1' WHERE name = 'schema_version'");
+      });
+      const out = join(work, `asof-schema1-${n}`);
+      expect((await runHistory({ history, outDir: out }, ['as-of', '2026-11-22'], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+      expect(await meta(history)).toEqual({ schema_version: '3', written_by: TOOL.version });
+      expect(await contents(history)).toEqual(await contents(fresh));
+    });
+
+    it('leaves a database it cannot migrate as it was, and says why', async () => {
+      const history = await v2();
+      await withDb(history, (db) => db.run("UPDATE drives_versions SET record = 'not json' WHERE version_id = (SELECT MAX(version_id) FROM drives_versions)"));
+      const before = await withDb(history, async (db) => ({ runs: await db.all('SELECT * FROM runs ORDER BY time'), users: await db.all('SELECT * FROM users_versions ORDER BY version_id') }));
+      const err = await runHistory({ history }, ['runs'], captureDeps(work).deps).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(DomainError);
+      expect(exitCodeOf(err as DomainError)).toBe(EXIT.failed);
+      expect((err as DomainError).message).toMatch(/holds a version whose record is not an export record \(drives_versions, version_id \d+\).*not upgraded to history schema 3 \(nothing was changed\)/);
+      expect(await meta(history)).toEqual({ schema_version: '2', written_by: '1.0.0' });
+      await withDb(history, async (db) => {
+        expect(await db.columns('runs')).toContain('manifest');
+        expect(await db.relations()).not.toContain('run_manifests');
+        expect({ runs: await db.all('SELECT * FROM runs ORDER BY time'), users: await db.all('SELECT * FROM users_versions ORDER BY version_id') }).toEqual(before);
+      });
+    });
+  });
+}
