@@ -246,6 +246,7 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
   if (!write && version === SCHEMA_VERSION) return true;
   await upgrading(db, write, () => db.transaction(async () => {
     const now = await db.relations();
+    let migrated = false;
     if (!now.has('history_meta')) {
       for (const sql of BASE_SQL) await db.exec(sql);
       await db.run('INSERT INTO history_meta (name, value) VALUES (?, ?), (?, ?)', ['schema_version', String(SCHEMA_VERSION), 'written_by', TOOL.version]);
@@ -257,8 +258,11 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
       // The fingerprint of the key whose signature history load --allowed-signers verified (null: not checked); a schema 2 database written before it lacks it.
       if (!(await db.columns('runs')).has(SIGNING_KEY_COLUMN)) await db.exec(`ALTER TABLE runs ADD COLUMN ${SIGNING_KEY_COLUMN} TEXT`);
       if (current < SCHEMA_VERSION) await migrateFrom2(db, now);
+      migrated = current < SCHEMA_VERSION;
     }
-    if (!write) return;
+    // A database brought to this schema gets every export's table too (an --include export's, whoever opened it), so that it
+    // looks as one this version made; a read-only open of a current one changes nothing.
+    if (!write && !migrated) return;
     for (const t of EXPORT_TABLES) {
       if (!now.has(t.table)) {
         await db.exec(versionsTableSql(db, t, t.table, []));

@@ -122,7 +122,9 @@ for (const engine of ENGINES) {
     it('brings a schema 1 database (records as compact JSON) through 2 to 3 in the same transaction', async () => {
       const history = await v2();
       await withDb(history, async (db) => {
-        for (const t of EXPORT_TABLES) {
+        // The release before has no tables for the --include exports; this one adds them when it migrates.
+        const relations = await db.relations();
+        for (const t of EXPORT_TABLES.filter((e) => relations.has(e.table))) {
           for (const [id, text] of await db.all(`SELECT version_id, record FROM ${t.table}`)) {
             await db.run(`UPDATE ${t.table} SET record = ? WHERE version_id = ?`, [JSON.stringify(JSON.parse(String(text))), Number(id)]);
           }
