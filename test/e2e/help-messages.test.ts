@@ -3,7 +3,7 @@
  * and the messages of the mistakes a first trial makes. Each runs the built
  * binary.
  */
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, tmpDir } from '../helpers/run-cli.js';
@@ -11,16 +11,6 @@ import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { startFakeServer, type FakeServer } from '../fake/server.js';
 import { getTestCerts } from '../fake/certs.js';
 
-/** This file's temporary directories, removed after its last test whichever file the shared helper registered its own cleanup in. */
-const made: string[] = [];
-const tmp = (prefix?: string): string => {
-  const dir = tmpDir(prefix);
-  made.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
 
 
 /** Help text with commander's line wrapping undone. */
@@ -42,7 +32,7 @@ describe('--help', () => {
     expect(line![1]).not.toMatch(/json \(always written\)|json,|json \|/);
     expect(line![1]).toMatch(/csv, xlsx/);
     expect(line![2]).toBe('csv,xlsx');
-    const dir = tmp();
+    const dir = tmpDir();
     const res = await runCli(['convert', dir, '--format', 'json']);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/convert writes csv and xlsx \(json is the snapshot itself\)/);
@@ -84,7 +74,7 @@ describe('the audit help\'s --objects example', () => {
     const values = [...example!.matchAll(/--objects (\S+)/g)].map((m) => m[1]!);
     expect(values.length).toBeGreaterThan(0);
     for (const v of values) expect(['User', 'Team', 'Drive', 'Project'], v).toContain(v.split(':')[0]);
-    const out = join(tmp(), 'a');
+    const out = join(tmpDir(), 'a');
     const res = await runCli(['audit', '--audit-url', server.url, '--ca-file', getTestCerts().caFile, '--out-dir', out, '--quiet', ...values.flatMap((v) => ['--objects', v])], {
       env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN },
     });
@@ -95,7 +85,7 @@ describe('the audit help\'s --objects example', () => {
 
 describe('history --history <directory>', () => {
   it('says the directory was taken as the database and suggests --history=<target>, exit 2, creating nothing', async () => {
-    const cwd = tmp();
+    const cwd = tmpDir();
     mkdirSync(join(cwd, 'svc-snapshot-2026-11-23'));
     mkdirSync(join(cwd, 'svc-snapshot-2026-11-24'));
     const res = await runCli(['history', 'load', '--history', 'svc-snapshot-2026-11-23', 'svc-snapshot-2026-11-24'], { cwd });
@@ -108,7 +98,7 @@ describe('history --history <directory>', () => {
   });
 
   it('on a snapshot, is refused before anything is read or published', async () => {
-    const cwd = tmp();
+    const cwd = tmpDir();
     mkdirSync(join(cwd, 'taken'));
     const res = await runCli(['--replay', 'recordings-that-do-not-exist', '--history', 'taken'], { cwd });
     expect(res.code).toBe(2);

@@ -4,7 +4,7 @@
  * JSON Schema validator against the committed schema document itself, not
  * against the zod schemas it is generated from.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -12,16 +12,6 @@ import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { REPO_ROOT, runCli, startCli, stderrSeen, tmpDir } from '../helpers/run-cli.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 
-/** This file's temporary directories, removed after its last test whichever file the shared helper registered its own cleanup in. */
-const made: string[] = [];
-const tmp = (prefix?: string): string => {
-  const dir = tmpDir(prefix);
-  made.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
 
 
 const SCHEMA = JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'summary-schema.json'), 'utf8')) as Record<string, unknown>;
@@ -48,7 +38,7 @@ afterAll(async () => {
 
 describe('--json on a failed run prints one object', () => {
   it('snapshot with a failed route (exit 1): the error, and the output directory it did not publish', async () => {
-    const cwd = tmp();
+    const cwd = tmpDir();
     site.backend.setFault('teams', { statuses: [500], always: true });
     try {
       const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap', '--retries', '0', '--json'], { env: { SVC_TOKEN: TOKEN }, cwd });
@@ -64,7 +54,7 @@ describe('--json on a failed run prints one object', () => {
   });
 
   it('snapshot with a refused token (exit 3)', async () => {
-    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmp(), 's'), '--json'], { env: { SVC_TOKEN: 'fake-token-unknown' } });
+    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 's'), '--json'], { env: { SVC_TOKEN: 'fake-token-unknown' } });
     expect(res.code).toBe(3);
     const out = validOutput('failure', res.stdout);
     expect(out).toMatchObject({ command: 'snapshot', exitCode: 3, published: [] });
@@ -85,7 +75,7 @@ describe('--json on a failed run prints one object', () => {
     expect(unknown.code).toBe(2);
     expect(validOutput('failure', unknown.stdout)).toMatchObject({ command: 'collect', exitCode: 2, error: "unknown option '--no-such-flag'" });
 
-    const cwd = tmp();
+    const cwd = tmpDir();
     mkdirSync(join(cwd, 'not-a-snapshot'));
     writeFileSync(join(cwd, 'not-a-snapshot', 'notes.txt'), 'hello');
     const load = await runCli(['history', 'load', 'not-a-snapshot', '--history=h.sqlite', '--json'], { cwd });
@@ -94,7 +84,7 @@ describe('--json on a failed run prints one object', () => {
   });
 
   it('SIGTERM during a snapshot (exit 143): one object saying nothing was published', async () => {
-    const cwd = tmp();
+    const cwd = tmpDir();
     site.backend.setFault('drives', { delayMs: 20_000 });
     try {
       const { child, result } = startCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap', '--json'], { env: { SVC_TOKEN: TOKEN }, cwd });
@@ -112,7 +102,7 @@ describe('--json on a failed run prints one object', () => {
   it('is not printed when the command printed its own summary (collect with failed routes, exit 4)', async () => {
     site.backend.setFault('teams', { statuses: [500], always: true });
     try {
-      const res = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmp(), 'c'), '--retries', '0', '--json'], { env: { SVC_TOKEN: TOKEN } });
+      const res = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 'c'), '--retries', '0', '--json'], { env: { SVC_TOKEN: TOKEN } });
       expect(res.code).toBe(4);
       expect(validOutput('collect', res.stdout)).toMatchObject({ command: 'collect', complete: false });
     } finally {
@@ -123,7 +113,7 @@ describe('--json on a failed run prints one object', () => {
 
 describe('docs/summary-schema.json, read by a JSON Schema validator', () => {
   it('accepts the summaries of runs that finish', async () => {
-    const replay = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(tmp(), 's'), '--json']);
+    const replay = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(tmpDir(), 's'), '--json']);
     expect(replay.code).toBe(0);
     validOutput('snapshot', replay.stdout);
     const check = await runCli(['check', '--base-url', site.url, '--ca-file', site.caFile, '--json'], { env: { SVC_TOKEN: TOKEN } });

@@ -5,25 +5,15 @@
  * cells (CSV of the values as shown) and as it holds the document (flat ODS:
  * properties, styles).
  */
-import { readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { SheetManifest } from '../../src/sheets/snapshot-dir.js';
 import { writeSpreadsheets, type SheetSink } from '../../src/sheets/write.js';
 import { fodsViaLibreOffice, sheetsViaLibreOffice } from '../helpers/libreoffice.js';
 import { tmpDir } from '../helpers/run-cli.js';
 import { unzip } from '../helpers/unzip.js';
 
-/** This file's temporary directories, removed after its last test whichever file the shared helper registered its own cleanup in. */
-const made: string[] = [];
-const tmp = (prefix?: string): string => {
-  const dir = tmpDir(prefix);
-  made.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
 
 
 const TIME = '2026-11-21T02:00:00.000Z';
@@ -58,7 +48,7 @@ let shown: Map<string, string[][]>;
 let fods: string;
 let csvFods: string;
 beforeAll(async () => {
-  const dir = tmp('svc-workbook-');
+  const dir = tmpDir('svc-workbook-');
   const parts: Buffer[] = [];
   const sink: SheetSink = async (_name, chunks) => {
     for await (const c of chunks) parts.push(typeof c === 'string' ? Buffer.from(c) : Buffer.from(c));
@@ -70,7 +60,7 @@ beforeAll(async () => {
   shown = sheetsViaLibreOffice(xlsx, dir);
   fods = fodsViaLibreOffice(xlsx, dir);
   // The CSV form of the same records, opened as a user opens it: the default import (comma, quote, UTF-8).
-  const csvDir = tmp('svc-workbook-csv-');
+  const csvDir = tmpDir('svc-workbook-csv-');
   await writeSpreadsheets({ manifest: manifest(), records: async () => USERS }, ['csv'], async (name, chunks) => {
     const csvParts: Buffer[] = [];
     for await (const c of chunks) csvParts.push(typeof c === 'string' ? Buffer.from(c) : Buffer.from(c));
