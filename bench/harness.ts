@@ -526,7 +526,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     notes.push(...verified.notes);
 
     // ---- history database (SQLite): needs no server, only the collection
-    const history = await benchHistory({ bin: BIN, benchDir: BENCH, workDir, runs, raw, run: (args, o) => run(args, o), stat, log, ...(opts.historyNights !== undefined ? { nightCount: opts.historyNights } : {}) });
+    const history = await benchHistory({ bin: BIN, benchDir: BENCH, workDir, runs, raw, run: (args, o) => run(args, o), stat, log, includeVms: includeSupported(BIN), ...(opts.historyNights !== undefined ? { nightCount: opts.historyNights } : {}) });
     rows.push(...history.rows);
     notes.push(...history.notes);
     log(`[${elapsed()}] history measured`);

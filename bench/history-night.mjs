@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EXPORTS } from '../dist/exports/catalog.js';
+import { CATALOG } from '../dist/exports/catalog.js';
 
 const [src, dst, shareArg, time, date] = process.argv.slice(2);
 // A share of 0: no record changed (the files come out byte for byte as they were).
@@ -17,7 +17,7 @@ const manifest = JSON.parse(readFileSync(join(src, '_snapshot-manifest.json'), '
 let changed = 0;
 let total = 0;
 for (const e of manifest.exports) {
-  const def = EXPORTS.find((d) => d.name === e.export);
+  const def = CATALOG.find((d) => d.name === e.export);
   const text = readFileSync(join(src, e.file), 'utf8');
   const records = JSON.parse(text);
   total += records.length;

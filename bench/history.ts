@@ -2,8 +2,10 @@
  * The history database's figures (CONTRACT section 11) on SQLite: a first
  * load against the snapshot's build, a night with 1 % of the records changed
  * against a first load, the file after 30 such nights against the file after
- * the first, and `history as-of` against a replay. Every ratio is of medians,
- * and each baseline is measured in the same rounds as the figure it divides.
+ * the first, and `history as-of` against a replay; with `includeVms`, the
+ * two loads again on the same nights built with `--include vms`, against that
+ * build. Every ratio is of medians, and each baseline is measured in the same
+ * rounds as the figure it divides.
  */
 import { copyFileSync, existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,6 +41,8 @@ export interface HistoryBenchContext {
   log: (line: string) => void;
   /** Nights loaded after the first; default HISTORY_NIGHTS. The smoke test takes 2: it checks the code path, not the figure. */
   nightCount?: number;
+  /** Also the first night and a night with 1 % changes built and loaded with --include vms (a build that has it). */
+  includeVms?: boolean;
 }
 
 
@@ -80,6 +84,14 @@ export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Ro
   const unchanged = join(workDir, 'history-night-unchanged');
   const day1 = addDays(start, 1);
   await run([join(ctx.benchDir, 'history-night.mjs'), night0, unchanged, '0', day1.toISOString(), formatISO(day1, { representation: 'date' })], { workDir });
+  // The same first night and next night with the VM inventory (--include vms): VM configs and running VMs change like the rest.
+  const vms = ['--include', 'vms'];
+  const night0Vms = join(workDir, 'history-night-0-vms');
+  const night1Vms = join(workDir, 'history-night-1-vms');
+  if (ctx.includeVms) {
+    await run([bin, '--replay', ctx.raw, '--out-dir', night0Vms, ...vms, '--quiet'], { workDir });
+    await run([join(ctx.benchDir, 'history-night.mjs'), night0Vms, night1Vms, String(HISTORY_CHANGED_SHARE), day1.toISOString(), formatISO(day1, { representation: 'date' })], { workDir });
+  }
 
   // The build baseline is measured in the same rounds as the loads, so that both see the same load on the machine.
   const build: number[] = [];
@@ -87,6 +99,9 @@ export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Ro
   const second: number[] = [];
   const same: number[] = [];
   const asOf: number[] = [];
+  const buildVms: number[] = [];
+  const firstVms: number[] = [];
+  const secondVms: number[] = [];
   const firstDb = join(workDir, 'history-first.sqlite');
   for (let r = 0; r < ctx.runs; r++) {
     const rebuilt = join(workDir, `history-build-${r}`);
@@ -100,6 +115,15 @@ export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Ro
     second.push((await run([bin, 'history', 'load', nights[1]!, `--history=${db}`, '--quiet'], { workDir })).ms);
     same.push((await run([bin, 'history', 'load', unchanged, `--history=${other}`, '--quiet'], { workDir })).ms);
     for (const f of [db, other]) for (const extra of ['', '-wal', '-shm']) rmSync(`${f}${extra}`, { force: true });
+    if (ctx.includeVms) {
+      const rebuiltVms = join(workDir, `history-build-vms-${r}`);
+      buildVms.push((await run([bin, '--replay', ctx.raw, '--out-dir', rebuiltVms, ...vms, '--quiet'], { workDir })).ms);
+      rmSync(rebuiltVms, { recursive: true, force: true });
+      const dbVms = join(workDir, `history-vms-${r}.sqlite`);
+      firstVms.push((await run([bin, 'history', 'load', night0Vms, ...vms, `--history=${dbVms}`, '--quiet'], { workDir })).ms);
+      secondVms.push((await run([bin, 'history', 'load', night1Vms, ...vms, `--history=${dbVms}`, '--quiet'], { workDir })).ms);
+      for (const extra of ['', '-wal', '-shm']) rmSync(`${dbVms}${extra}`, { force: true });
+    }
   }
   const firstBytes = sqliteBytes(firstDb);
   const all = join(workDir, `history-${nightCount}.sqlite`);
@@ -136,6 +160,21 @@ export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Ro
     ratioOf: '÷ first night',
     target: { op: '≤', value: HISTORY_TARGETS.thirtyNightsVsFirst },
   });
+  if (ctx.includeVms) {
+    const bv = ctx.stat(buildVms);
+    const fv = ctx.stat(firstVms);
+    const sv = ctx.stat(secondVms);
+    rows.push({ figure: 'Baseline: --replay --include vms build of the first night, beside the loads', unit: 'ms', stat: bv });
+    rows.push({ figure: 'history load --include vms, first night (SQLite)', unit: 'ms', stat: fv, ratio: ratio(fv, bv), ratioOf: '÷ --replay --include vms build', target: { op: '≤', value: HISTORY_TARGETS.firstLoadVsBuild } });
+    rows.push({
+      figure: `history load --include vms, a night with ${HISTORY_CHANGED_SHARE * 100} % changes, every file checked`,
+      unit: 'ms',
+      stat: sv,
+      ratio: ratio(sv, fv),
+      ratioOf: '÷ first load --include vms',
+      target: { op: '≤', value: HISTORY_TARGETS.nightVsFirstLoad },
+    });
+  }
   rows.push({ figure: 'Baseline: --replay, beside the as-of runs', unit: 'ms', stat: rb });
   rows.push({ figure: `history as-of (night ${nightCount / 2} of ${nightCount + 1})`, unit: 'ms', stat: a, ratio: ratio(a, rb), ratioOf: '÷ --replay', target: { op: '≤', value: HISTORY_TARGETS.asOfVsReplay } });
   notes.push(`history: ${changed} of ${total} records changed each night (${((changed / total) * 100).toFixed(2)}%); the ${nightCount}-night file is measured once.`);

@@ -29,7 +29,7 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
       for (const x of s.samples) expect(Number.isFinite(x) && x > 0, `${row.figure}: ${x}`).toBe(true);
       expect(s.min <= s.median && s.median <= s.max, row.figure).toBe(true);
     }
-    for (const f of ['Live collect', 'Live snapshot', 'Live snapshot, --concurrency 1', '--replay of the collection', 'CPU-bound work alone', 'The same work, two processes at once', 'svc-snapshot diff of the two snapshots', 'svc-snapshot verify of the same snapshot', 'history load, first night (SQLite)']) {
+    for (const f of ['Live collect', 'Live snapshot', 'Live snapshot, --concurrency 1', '--replay of the collection', 'CPU-bound work alone', 'The same work, two processes at once', 'svc-snapshot diff of the two snapshots', 'svc-snapshot verify of the same snapshot', 'history load, first night (SQLite)', 'history load --include vms, first night (SQLite)']) {
       expect(get(f).stat.samples, f).toHaveLength(runs);
     }
     // Start-up is measured three times a round.
@@ -79,6 +79,8 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     ratio('svc-snapshot verify of the same snapshot', m('svc-snapshot verify of the same snapshot') / m("Baseline: sha256sum of the snapshot's"));
     ratio('history load, first night (SQLite)', m('history load, first night (SQLite)') / m('Baseline: --replay build of the first night'));
     ratio('history load, a night with', m('history load, a night with') / m('history load, first night (SQLite)'));
+    ratio('history load --include vms, first night (SQLite)', m('history load --include vms, first night (SQLite)') / m('Baseline: --replay --include vms build of the first night'));
+    ratio('history load --include vms, a night with', m('history load --include vms, a night with') / m('history load --include vms, first night (SQLite)'));
     ratio('history load, an unchanged night', m('history load, an unchanged night') / m('history load, first night (SQLite)'));
     ratio('SQLite file after 2 more nights', m('SQLite file after 2 more nights') / m('SQLite file after the first night'));
     ratio('history as-of (night 1 of 3)', m('history as-of (night 1 of 3)') / m('Baseline: --replay, beside the as-of runs'));
