@@ -12,9 +12,12 @@
  * NIGHT2_CHANGES makes (a user moved to another team, a drive grown, one
  * added and one deleted, a user deactivated, a VM config added), so that the
  * history has something to show between two nights (docs/history.md).
+ * recordings/platform-3.14.1-night3/ (clock 2026-11-23 02:00) is night 2's
+ * site with NIGHT3_CHANGES: a positive case of every findings rule the first
+ * night lacks, each beside a negative one (test/e2e/findings.test.ts).
  * Name recordings to make only those:
  *
- *   node --import tsx scripts/record-platform.ts platform-3.14.1-night2
+ *   node --import tsx scripts/record-platform.ts platform-3.14.1-night3
  * Two manifest fields that change on every run are normalised afterwards, and
  * only those: `baseUrl` (the fake listens on a random port) becomes
  * https://platform.example.org, and `durationMs` becomes 0. Every body file is
@@ -78,6 +81,80 @@ function NIGHT2_CHANGES(d: Dataset): Dataset {
   return d;
 }
 
+const NIGHT3 = new Date(2026, 10, 23, 2, 0, 0);
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/**
+ * The third night: the second night's site with a positive case of every
+ * findings rule the first night lacks, each beside a negative one (the
+ * certification expiring in 60 days, the membership expiring tomorrow, the
+ * quota equal to the usage, the ended team that holds nothing...).
+ */
+function NIGHT3_CHANGES(d: Dataset): Dataset {
+  const at = NIGHT3.getTime();
+  const fail = (what: string): never => {
+    throw new Error(`record-platform: the 3.14.1 site has no ${what} for NIGHT3_CHANGES`);
+  };
+  const levels = new Map(d.securityLevels.map((l) => [l.id, l]));
+  const requirementIds = new Set(d.securityRequirements.map((r) => r.id));
+  const held = new Set(d.userCertifications.map((c) => `${c.userID} ${c.requirementID}`));
+  const levelled = new Set(d.projects.filter((p) => p.securityLevel !== undefined).map((p) => p.id));
+  // Certifications for four required (user, requirement) pairs that hold none: expiring in 10 days,
+  // later on the snapshot's day, exactly at its time (all three expiring), and in 60 days (not expiring).
+  const missing: Array<{ userID: string; requirementID: string }> = [];
+  for (const m of d.projectMemberships) {
+    const level = levels.get(d.projects.find((p) => p.id === m.projectID)?.securityLevel ?? '');
+    for (const requirementID of level?.requirements ?? []) {
+      const k = `${m.userID} ${requirementID}`;
+      if (!requirementIds.has(requirementID) || held.has(k)) continue;
+      held.add(k);
+      missing.push({ userID: m.userID, requirementID });
+    }
+  }
+  const expiries = [at + 10 * DAY, at + 5 * HOUR, at, at + 60 * DAY];
+  if (missing.length < expiries.length) fail('four members missing a certification');
+  expiries.forEach((expires, i) => {
+    const { userID, requirementID } = missing[i]!;
+    d.userCertifications.push({ id: Buffer.from(`uc:night3:${i}`).toString('base64'), requirementID, userID, expires, created: at - DAY, modified: at - DAY, modifiedBy: userID });
+  });
+  // Memberships of projects without a level, each alone for its pair: one expired yesterday, one expires tomorrow.
+  const pairCount = new Map<string, number>();
+  for (const m of d.projectMemberships) pairCount.set(`${m.projectID} ${m.userID}`, (pairCount.get(`${m.projectID} ${m.userID}`) ?? 0) + 1);
+  const plain = d.projectMemberships.filter((m) => !levelled.has(m.projectID) && pairCount.get(`${m.projectID} ${m.userID}`) === 1 && m.expires === undefined);
+  if (plain.length < 2) fail('two memberships of projects without a level');
+  plain[0]!.expires = at - DAY;
+  plain[1]!.expires = at + DAY;
+  // Users who are team members, with neither expiration nor deactivation: one expired yesterday (lapsed),
+  // one expires tomorrow, one whose temporary deactivation ended yesterday (neither lapsed).
+  const teamMembers = new Set(d.teams.flatMap((t) => t.members.map((m) => m.id)));
+  const clean = d.users.filter((u) => teamMembers.has(u.id) && u.expiration === undefined && u.deactivationType === undefined);
+  if (clean.length < 3) fail('three team members in good standing');
+  clean[0]!.expiration = at - DAY;
+  clean[1]!.expiration = at + DAY;
+  clean[2]!.deactivationType = 'Timeout';
+  clean[2]!.deactivatedUntil = at - DAY;
+  // The site's teams by their usage rows: the first running VMs ends yesterday (ended with resources) and
+  // gets a memory quota equal to its usage (not exceeded); the second ends tomorrow (not ended) and gets a
+  // core quota one under its usage (exceeded); the team holding nothing ended yesterday (not reported).
+  const usage = new Map(d.teamUsage.map((u) => [u.id, u]));
+  const holds = (id: string) => (usage.get(id)?.vms?.cnt ?? 0) > 0 || (usage.get(id)?.drives?.cnt ?? 0) > 0;
+  const withVms = d.teams.filter((t) => (usage.get(t.id)?.vms?.cores ?? 0) > 1 && (usage.get(t.id)?.vms?.mem ?? 0) > 0);
+  const empty = d.teams.filter((t) => !holds(t.id));
+  if (withVms.length < 2 || empty.length < 1) fail('two teams running VMs and one holding nothing');
+  const [ended, over] = [withVms[0]!, withVms[1]!];
+  ended.endDate = at - DAY;
+  ended.teamQuotas = { ...ended.teamQuotas, memory: usage.get(ended.id)!.vms!.mem };
+  delete ended.teamQuotas.cores;
+  over.endDate = at + DAY;
+  over.teamQuotas = { ...over.teamQuotas, cores: usage.get(over.id)!.vms!.cores - 1 };
+  empty[0]!.endDate = at - DAY;
+  // The last project without a level names one the site does not list (its members are held to nothing).
+  const bare = d.projects.filter((p) => p.securityLevel === undefined).pop() ?? fail('project without a level');
+  bare.securityLevel = 'slvl|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b5a';
+  return d;
+}
+
 const RECORDINGS: Recording[] = [
   {
     name: 'platform-3.14.1',
@@ -89,6 +166,13 @@ const RECORDINGS: Recording[] = [
     name: 'platform-3.14.1-night2',
     site: { ...SITE_3_14_1, dataset: NIGHT2_CHANGES(generateDataset(SITE_3_14_1)) },
     now: NIGHT2,
+    env: { SVC_TOKEN: 'fake-token-all-types' },
+    flags: {},
+  },
+  {
+    name: 'platform-3.14.1-night3',
+    site: { ...SITE_3_14_1, dataset: NIGHT3_CHANGES(NIGHT2_CHANGES(generateDataset(SITE_3_14_1))) },
+    now: NIGHT3,
     env: { SVC_TOKEN: 'fake-token-all-types' },
     flags: {},
   },

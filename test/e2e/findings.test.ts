@@ -13,6 +13,7 @@ import { writeSnapshot } from '../helpers/snapshot-dir.js';
 
 const R3141 = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
 const R3138 = join(REPO_ROOT, 'recordings', 'platform-3.13.8');
+const NIGHT3 = join(REPO_ROOT, 'recordings', 'platform-3.14.1-night3');
 
 interface Report {
   time: string;
@@ -69,6 +70,53 @@ describe('snapshot --findings over the shipped 3.14.1 recording', () => {
     expect(bad.stderr).toContain('--fail-on must be one of critical, high, medium, low, info');
     const cmd = await runCli(['findings', join(base, 'a'), '--fail-on', 'medium', '--quiet']);
     expect(cmd.code).toBe(6);
+  });
+});
+
+describe('snapshot --findings over the third night (scripts/record-platform.ts NIGHT3_CHANGES)', () => {
+  it('reports the positive case of every rule and none of the negatives beside it', async () => {
+    const out = join(tmpDir(), 'snap');
+    const res = await runCli(['--replay', NIGHT3, '--out-dir', out, '--findings', '--quiet']);
+    expect(res.code).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as Report;
+    expect(report.time).toBe('2026-11-23T02:00:00.000Z');
+    const counts = Object.fromEntries(report.rules.map((r) => [r.id, r.count]));
+    expect(counts).toEqual({
+      'certification-missing': 3,
+      'certification-expired': 1,
+      'certification-expiring': 3,
+      'membership-expired': 1,
+      'user-expired-with-access': 2,
+      'team-ended-with-resources': 1,
+      'quota-exceeded': 1,
+      'security-reference-unknown': 1,
+    });
+    const details = (rule: string) => report.findings.filter((f) => f.rule === rule).map((f) => f.detail);
+    // Expiring: in 10 days, later on the snapshot's day, exactly at its time; the one expiring in 60 days is not reported.
+    const expiring = details('certification-expiring').join('\n');
+    for (const when of ['2026-12-03T02:00:00.000Z', '2026-11-23T07:00:00.000Z', '2026-11-23T02:00:00.000Z']) expect(expiring).toContain(`expires ${when}`);
+    expect(report.findings.some((f) => f.detail.includes('2027-01-22T02:00:00.000Z'))).toBe(false);
+    // The membership expired yesterday is reported; the one expiring tomorrow is not.
+    expect(details('membership-expired')).toEqual([expect.stringContaining('a membership that expired 2026-11-22T02:00:00.000Z')]);
+    // The user expired yesterday and the one deactivated on night 2; not the one expiring tomorrow nor the one whose deactivation ended.
+    expect(details('user-expired-with-access').map((d) => d.replace(/^user [^:]+: /, ''))).toEqual([
+      'account expired 2026-11-22T02:00:00.000Z, still a member of 1 team(s) and 1 project(s)',
+      'deactivated (Admin), still a member of 1 team(s) and 1 project(s)',
+    ]);
+    expect(report.findings.some((f) => f.detail.includes('Timeout'))).toBe(false);
+    // Team 1 ended yesterday holding a VM; Team 3 ended too but holds nothing, Team 2 ends tomorrow.
+    expect(details('team-ended-with-resources')).toEqual([expect.stringContaining('team "Team 1 IT"')]);
+    // Team 2 runs 40 cores over a quota of 39; Team 1's memory quota equals its usage, which is not above it.
+    expect(details('quota-exceeded')).toEqual([expect.stringContaining('team "Team 2 Imaging" (team|cf57d6b4-dc48-4249-96e2-24cfc8c1dbeb) uses 40 cores, above its team quota of 39')]);
+    // The negatives are in the recording: the absence above is the rules' doing.
+    const body = (file: string) => readFileSync(join(NIGHT3, file), 'utf8');
+    const tomorrow = Date.UTC(2026, 10, 24, 2);
+    expect(body('api-users-certifications.json')).toContain(`"expires":${Date.UTC(2027, 0, 22, 2)}`);
+    expect(body('api-projects-memberships.json')).toContain(`"expires":${tomorrow}`);
+    expect(body('api-users.json')).toContain(`"expiration":${tomorrow}`);
+    expect(body('api-users.json')).toContain(`"deactivatedUntil":${Date.UTC(2026, 10, 22, 2)}`);
+    expect(body('api-teams.json').match(/"endDate":\d+/g)).toEqual([`"endDate":${Date.UTC(2026, 10, 22, 2)}`, `"endDate":${tomorrow}`, `"endDate":${Date.UTC(2026, 10, 22, 2)}`]);
+    expect(details('security-reference-unknown')).toEqual([expect.stringContaining('requires security level slvl|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b5a')]);
   });
 });
 

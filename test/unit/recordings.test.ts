@@ -27,7 +27,7 @@ function expectSortedByKey(rows: Record<string, unknown>[], key: readonly string
   }
 }
 
-describe.each(['platform-3.14.1', 'platform-3.14.1-night2', 'platform-3.13.8'])('the shipped recording %s', (name) => {
+describe.each(['platform-3.14.1', 'platform-3.14.1-night2', 'platform-3.14.1-night3', 'platform-3.13.8'])('the shipped recording %s', (name) => {
   it('is a valid collection whose files match their sha256', async () => {
     const c = await readCollection(dir(name));
     expect(c.manifest.kind).toBe('collection');
