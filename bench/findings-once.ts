@@ -4,22 +4,13 @@
  *
  *   npm run build && node --import tsx bench/findings-once.ts [runs] [factor]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT, run, startServer, stat } from './harness.js';
-import { site } from './workload.js';
+import { run, stat, withCollectedSite } from './harness.js';
 
 const runs = Number(process.argv[2] ?? 3);
 const factor = Number(process.argv[3] ?? 1);
-const BIN = join(REPO_ROOT, 'bin', 'svc-snapshot.js');
-const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-findings-'));
-const log = (l: string) => process.stderr.write(`bench: ${l}\n`);
-const server = await startServer(site('large', factor), 0, log);
-try {
-  const raw = join(workDir, 'raw');
-  await run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', raw, '--quiet'], { env: { SVC_TOKEN: server.token }, workDir });
-  await server.stop();
+await withCollectedSite('findings', factor, async ({ raw, workDir, bin: BIN, log }) => {
   const replay: number[] = [];
   const findings: number[] = [];
   for (let r = 0; r < runs; r++) {
@@ -35,7 +26,4 @@ try {
   const rp = stat(replay)!.median;
   const fi = stat(findings)!.median;
   process.stdout.write(`${JSON.stringify({ factor, runs, replayMs: rp, findingsMs: fi, addedRatio: (fi - rp) / rp })}\n`);
-} finally {
-  await server.stop().catch(() => {});
-  rmSync(workDir, { recursive: true, force: true });
-}
+});

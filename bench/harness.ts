@@ -255,6 +255,36 @@ function findingsSupported(bin: string): boolean {
 
 // ---------------------------------------------------------------- the run
 
+/** What a bench/*-once.ts script measures with: the large site's raw collection, a directory for its outputs, the binary and a log. */
+export interface CollectedSite {
+  readonly raw: string;
+  readonly workDir: string;
+  readonly bin: string;
+  readonly log: (line: string) => void;
+}
+
+/**
+ * For the bench/*-once.ts scripts, which measure one row alone: the large
+ * site at `factor` served and collected once (the server stopped before
+ * anything is timed), `measure` run over the collection, everything removed
+ * after.
+ */
+export async function withCollectedSite<T>(name: string, factor: number, measure: (site: CollectedSite) => Promise<T>): Promise<T> {
+  const bin = join(REPO_ROOT, 'bin', 'svc-snapshot.js');
+  const workDir = mkdtempSync(join(tmpdir(), `svc-bench-${name}-`));
+  const log = (l: string) => process.stderr.write(`bench: ${l}\n`);
+  const server = await startServer(site('large', factor), 0, log);
+  try {
+    const raw = join(workDir, 'raw');
+    await run([bin, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', raw, '--quiet'], { env: { SVC_TOKEN: server.token }, workDir });
+    await server.stop();
+    return await measure({ raw, workDir, bin, log });
+  } finally {
+    await server.stop().catch(() => {});
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
 export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
   const started = performance.now();
   const runs = opts.runs ?? MIN_RUNS;

@@ -6,24 +6,15 @@
  *
  *   npm run build && node --import tsx bench/history-once.ts [runs] [factor] [nights]
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT, run, startServer, stat } from './harness.js';
+import { REPO_ROOT, run, stat, withCollectedSite } from './harness.js';
 import { benchHistory } from './history.js';
-import { site } from './workload.js';
 
 const runs = Number(process.argv[2] ?? 3);
 const factor = Number(process.argv[3] ?? 1);
 const nights = process.argv[4] !== undefined ? Number(process.argv[4]) : undefined;
-const BIN = join(REPO_ROOT, 'bin', 'svc-snapshot.js');
-const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-history-'));
-const log = (l: string) => process.stderr.write(`bench: ${l}\n`);
-const server = await startServer(site('large', factor), 0, log);
-try {
-  const raw = join(workDir, 'raw');
-  await run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', raw, '--quiet'], { env: { SVC_TOKEN: server.token }, workDir });
-  await server.stop();
+await withCollectedSite('history', factor, async ({ raw, workDir, bin: BIN, log }) => {
   const includeVms = existsSync(join(REPO_ROOT, 'dist', 'includes.js'));
   const r = await benchHistory({ bin: BIN, benchDir: join(REPO_ROOT, 'bench'), workDir, runs, raw, run: (args, o) => run(args, o), stat, log, includeVms, ...(nights !== undefined ? { nightCount: nights } : {}) });
   for (const row of r.rows) {
@@ -31,7 +22,4 @@ try {
     process.stdout.write(`${JSON.stringify({ figure: row.figure, median: s?.median, min: s?.min, max: s?.max, samples: s?.samples, ratio: row.ratio, target: row.target && `${row.target.op} ${row.target.value}` })}\n`);
   }
   for (const n of r.notes) log(n);
-} finally {
-  await server.stop().catch(() => {});
-  rmSync(workDir, { recursive: true, force: true });
-}
+});

@@ -7,23 +7,14 @@
  *
  *   npm run build && node --import tsx bench/include-once.ts [runs] [factor] [baseline-bin]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { REPO_ROOT, run, startServer, stat } from './harness.js';
-import { site } from './workload.js';
+import { run, stat, withCollectedSite } from './harness.js';
 
 const runs = Number(process.argv[2] ?? 3);
 const factor = Number(process.argv[3] ?? 1);
 const baseline = process.argv[4] ? resolve(process.argv[4]) : undefined;
-const BIN = join(REPO_ROOT, 'bin', 'svc-snapshot.js');
-const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-include-'));
-const log = (l: string) => process.stderr.write(`bench: ${l}\n`);
-const server = await startServer(site('large', factor), 0, log);
-try {
-  const raw = join(workDir, 'raw');
-  await run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', raw, '--quiet'], { env: { SVC_TOKEN: server.token }, workDir });
-  await server.stop();
+await withCollectedSite('include', factor, async ({ raw, workDir, bin: BIN, log }) => {
   const timed = async (bin: string, extra: string[]) => {
     const out = join(workDir, 'out');
     const ms = (await run([bin, '--replay', raw, '--out-dir', out, '--quiet', ...extra], { workDir })).ms;
@@ -43,7 +34,4 @@ try {
   const iv = stat(vms)!.median;
   const bl = baseline ? stat(before)!.median : undefined;
   process.stdout.write(`${JSON.stringify({ factor, runs, replayMs: rp, includeVmsMs: iv, addedRatio: (iv - rp) / rp, ...(bl !== undefined ? { baselineReplayMs: bl, replayVsBaseline: rp / bl } : {}) })}\n`);
-} finally {
-  await server.stop().catch(() => {});
-  rmSync(workDir, { recursive: true, force: true });
-}
+});

@@ -8,22 +8,12 @@
  *   npm run build && node --import tsx bench/report-once.ts [runs] [factor]
  */
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, run, startServer, stat } from './harness.js';
-import { site } from './workload.js';
+import { run, stat, withCollectedSite } from './harness.js';
 
 const runs = Number(process.argv[2] ?? 3);
 const factor = Number(process.argv[3] ?? 1);
-const BIN = join(REPO_ROOT, 'bin', 'svc-snapshot.js');
-const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-report-'));
-const log = (l: string) => process.stderr.write(`bench: ${l}\n`);
-const server = await startServer(site('large', factor), 0, log);
-try {
-  const raw = join(workDir, 'raw');
-  await run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', raw, '--quiet'], { env: { SVC_TOKEN: server.token }, workDir });
-  await server.stop();
+await withCollectedSite('report', factor, async ({ raw, workDir, bin: BIN, log }) => {
   const nights = join(workDir, 'nights');
   mkdirSync(nights);
   // The night before: the same collection, said to be a day older (the diff then compares every record).
@@ -49,7 +39,4 @@ try {
   const rp = stat(replay)!.median;
   const h = stat(html)!.median;
   process.stdout.write(`${JSON.stringify({ factor, runs, replayMs: rp, htmlMs: h, addedRatio: (h - rp) / rp, pageBytes })}\n`);
-} finally {
-  await server.stop().catch(() => {});
-  rmSync(workDir, { recursive: true, force: true });
-}
+});
