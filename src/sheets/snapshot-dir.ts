@@ -47,7 +47,7 @@ async function readRegularFile(dir: string, name: string): Promise<Buffer> {
   try {
     return await readInside(dir, name);
   } catch (err) {
-    if (err instanceof UnreadableEntryError) throw new FailedError(`${err.message}; the snapshot cannot be converted`, { cause: err });
+    if (err instanceof UnreadableEntryError) throw new FailedError(`${err.message}; the snapshot cannot be read`, { cause: err });
     throw err;
   }
 }
@@ -119,7 +119,7 @@ export async function readExportRecords(dir: string, entry: SheetManifestExport,
     });
   } catch (err) {
     if (changedError) throw changedError;
-    if (err instanceof UnreadableEntryError) throw new FailedError(`${err.message}; the snapshot cannot be converted`, { cause: err });
+    if (err instanceof UnreadableEntryError) throw new FailedError(`${err.message}; the snapshot cannot be read`, { cause: err });
     throw err;
   }
   if (json === undefined) throw new FailedError(`${quoted(entry.file)} in ${dir} is not valid JSON; the snapshot is damaged`);

@@ -77,6 +77,7 @@ export function loadSigningKey(file: string, from: string): SigningKey {
 }
 
 function readKeyFile(file: string, from: string): Buffer {
+  if (file === '') throw new UsageError(`${from} is empty; give the path of an unencrypted OpenSSH Ed25519 private key`);
   let info;
   try {
     info = lstatSync(file);

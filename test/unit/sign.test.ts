@@ -147,6 +147,10 @@ describe.runIf(hasSshKeygen())('the signing key file', () => {
     expect(message).not.toMatch(/[A-Za-z0-9+/]{40,}/);
   });
 
+  it('an empty --sign-key is a usage error saying so, not a file that does not exist', () => {
+    expect(refusal('')).toMatch(/^--sign-key is empty; give the path of an unencrypted OpenSSH Ed25519 private key/);
+  });
+
   it('0400 is accepted, and the key text, its seed in hex and base64 are secrets: redacted and found by the pre-publish scan', async () => {
     const strict = join(dir, 'strict');
     copyFileSync(key, strict);
