@@ -1,10 +1,11 @@
+import path from 'node:path';
 import { resolveConnection } from '../config/settings.js';
 import { readOptions, type CommandOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST, toManifestFile } from '../collect/write.js';
-import { diffDirectories, findPreviousSnapshot } from '../diff/index.js';
+import { diffDirectories, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
 import { LARGE_BODY_BYTES } from '../body/file.js';
 import type { RouteRecord } from '../api/route-record.js';
 import { build, type BuildSummary } from '../exports/build.js';
@@ -67,7 +68,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
   deps.reporter.info(`building exports into ${outDir}`);
 
-  const { built, manifest, spreadsheets, findings } = await withStaging(outDir, secrets, async (staging) => {
+  const { built, manifest, spreadsheets, findings, report } = await withStaging(outDir, secrets, async (staging) => {
     const matcher = secretMatcher(secrets);
     // What the build may release and when: the bodies once read, which only a written raw/ (or none asked for) allows.
     const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
@@ -96,17 +97,17 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     // --format html: the report page (src/report), after the files it reads and before the manifest that lists it.
     const report = html ? await writeStagingReport(staging, manifest, { outDir, ...(findings ? { findings } : {}), ...(signKey ? { signKey } : {}), ...(historyTarget ? { history: { target: historyTarget, ...(historyTarget.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) } } : {}) }) : undefined;
     // The files besides the exports are listed with their hashes (verify covers them), and the manifest is signed as written.
-    const others = [...(spreadsheets ?? []).map((f) => f.file), ...(findings ? [FINDINGS_FILE] : []), ...(report ? [report] : []), ...(o.raw ? [`raw/${COLLECTION_MANIFEST}`] : [])];
+    const others = [...(spreadsheets ?? []).map((f) => f.file), ...(findings ? [FINDINGS_FILE] : []), ...(report ? [report.name] : []), ...(o.raw ? [`raw/${COLLECTION_MANIFEST}`] : [])];
     const listed = others.length > 0 ? { ...manifest, files: await listedFiles(staging.dir, others) } : manifest;
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
     await signManifest(staging, SNAPSHOT_MANIFEST, signKey);
-    return { built, manifest: listed, spreadsheets, findings };
+    return { built, manifest: listed, spreadsheets, findings, report };
   }, 'snapshot');
 
   // From here on the snapshot is published: a signal leaves it in place.
   whenInterrupted(`the snapshot was published to ${outDir}${historyTarget ? `; a history load in progress is rolled back: load it later with svc-snapshot history load ${outDir}` : ''}`);
   warnAboutResponses(built, deps.reporter);
-  const previous = o.diffPrevious ? await diffWithPrevious(outDir, deps.reporter) : undefined;
+  const previous = o.diffPrevious ? await diffWithPrevious(outDir, deps.reporter, report?.previous) : undefined;
   const history = historyTarget ? await loadIntoHistory(outDir, o, deps, historyTarget) : undefined;
   if (findings) deps.reporter.info(findingsLine(findings));
   const findingsFailed = findings ? failOnMessage(findings, o.failOn) : undefined;
@@ -168,12 +169,14 @@ function warnAboutResponses(built: BuildSummary, reporter: Reporter): void {
 }
 
 /** --diff-previous: the snapshot is published either way, so a diff that cannot be made is reported, not fatal. */
-async function diffWithPrevious(outDir: string, reporter: Reporter): Promise<NonNullable<SnapshotOutcome['previous']>> {
+async function diffWithPrevious(outDir: string, reporter: Reporter, shown?: { dir: string; changes: ChangeSet }): Promise<NonNullable<SnapshotOutcome['previous']>> {
   const dir = (await findPreviousSnapshot(outDir)) ?? null;
   if (!dir) {
     reporter.warn(`--diff-previous: no older svc-snapshot-* directory beside ${outDir}`);
     return { dir };
   }
+  // --format html compared the same two snapshots for its page (the same options): not again.
+  if (shown && path.resolve(shown.dir) === path.resolve(dir)) return { dir, changes: shown.changes };
   try {
     return { dir, changes: await diffDirectories(dir, outDir) };
   } catch (err) {

@@ -3,6 +3,8 @@
  * into the staging directory before the manifest, which lists it in its
  * `files`; `svc-snapshot report` writes it for a published snapshot.
  */
+import path from 'node:path';
+import type { ChangeSet } from '../diff/index.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
 import { modelOfStaging, type StagingOptions } from './gather.js';
 import { renderReport } from './render.js';
@@ -20,9 +22,16 @@ interface ReportStaging {
   writeFile(relPath: string, data: string | Uint8Array): Promise<void>;
 }
 
-/** `--format html`: the page written into the staging directory; returns its file name, for the manifest's `files`. */
-export async function writeStagingReport(staging: ReportStaging, manifest: SnapshotManifest, opts: StagingOptions): Promise<string> {
+/**
+ * `--format html`: the page written into the staging directory. Returns its
+ * file name, for the manifest's `files`, and the comparison with the previous
+ * snapshot the page shows, so that --diff-previous need not make it again.
+ */
+export async function writeStagingReport(staging: ReportStaging, manifest: SnapshotManifest, opts: StagingOptions): Promise<{ name: string; previous?: { dir: string; changes: ChangeSet } }> {
   const name = reportFileName(manifest.date);
-  await staging.writeFile(name, renderReport(await modelOfStaging(staging.dir, manifest, opts)));
-  return name;
+  const model = await modelOfStaging(staging.dir, manifest, opts);
+  await staging.writeFile(name, renderReport(model));
+  // The previous snapshot is found beside the output directory (findPreviousSnapshot).
+  const previous = 'changes' in model.previous ? { dir: path.join(path.dirname(opts.outDir), model.previous.name), changes: model.previous.changes } : undefined;
+  return { name, ...(previous ? { previous } : {}) };
 }

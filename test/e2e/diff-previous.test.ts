@@ -39,6 +39,21 @@ describe('snapshot --diff-previous', () => {
     expect(summary.diffPrevious?.exports.length).toBeGreaterThan(0);
   });
 
+  it('with --format html, says the same changes as without it (the comparison the page shows is the one --diff-previous reports)', async () => {
+    const summaries: Array<SnapshotSummary["diffPrevious"]> = [];
+    for (const extra of [[], ['--format', 'html']]) {
+      const parent = tmpDir();
+      await replayInto(join(parent, 'svc-snapshot-2026-11-21'), 'platform-3.14.1');
+      const res = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1-night2'), '--out-dir', join(parent, 'svc-snapshot-2026-11-22'), '--diff-previous', '--json', ...extra]);
+      expect(res.code, res.stderr).toBe(0);
+      const summary = SnapshotSummary.parse(JSON.parse(res.stdout));
+      expect(summary.diffPrevious?.previous).toBe(join(parent, 'svc-snapshot-2026-11-21'));
+      summaries.push(summary.diffPrevious);
+    }
+    expect(summaries[0]?.changed).toBe(true);
+    expect({ ...summaries[1], previous: '' }).toEqual({ ...summaries[0], previous: '' });
+  });
+
   it('says so when there is no older snapshot', async () => {
     const parent = tmpDir();
     const res = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(parent, 'svc-snapshot-2026-11-21'), '--diff-previous']);
