@@ -4,12 +4,11 @@
  * before the manifest; `svc-snapshot findings` evaluates an existing snapshot.
  */
 import { UsageError } from '../errors.js';
-import type { SnapshotManifest } from '../exports/manifest.js';
-import { readExportRecords } from '../sheets/snapshot-dir.js';
 import { SEVERITIES, type Severity } from './define.js';
-import { evaluateFindings, failsOn, serializeFindings, type FindingsReport } from './evaluate.js';
+import { failsOn, serializeFindings, type FindingsReport } from './evaluate.js';
 
-export { findingCounts, serializeFindings, type FindingsReport } from './evaluate.js';
+export { evaluateFindings, findingCounts, serializeFindings, type FindingsReport } from './evaluate.js';
+export { keepFindingInputs } from './tap.js';
 export { findingsOfDirectory } from './read.js';
 export { formatFindings } from './format.js';
 
@@ -27,28 +26,12 @@ export function checkFindingsOptions(o: { readonly findings: boolean; readonly s
 }
 
 interface FindingsStaging {
-  readonly dir: string;
   writeFile(relPath: string, data: string | Uint8Array): Promise<void>;
 }
 
-/**
- * `--findings`: evaluates the rules over the export files just written into
- * the staging directory (read back as the spreadsheets read them, their
- * hashes computed while writing) and writes FINDINGS_FILE there, before the
- * manifest is written. The time compared with is the manifest's, so a replay
- * gives the live run's findings.
- */
-export async function writeFindingsFile(staging: FindingsStaging, manifest: SnapshotManifest, expiringDays: number): Promise<FindingsReport> {
-  const report = await evaluateFindings(
-    manifest,
-    (name) => {
-      const entry = manifest.exports.find((e) => e.export === name)!;
-      return readExportRecords(staging.dir, entry, { verify: false });
-    },
-    { expiringDays },
-  );
+/** `--findings`: FINDINGS_FILE written into the staging directory, before the manifest that lists it. */
+export async function writeFindingsFile(staging: FindingsStaging, report: FindingsReport): Promise<void> {
   await staging.writeFile(FINDINGS_FILE, serializeFindings(report));
-  return report;
 }
 
 /** The warning a run prints when --fail-on is met (exit 6). */

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 import { diffDirectories, diffWithUnwritten, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
-import { evaluateFindings, type FindingsReport } from '../findings/evaluate.js';
+import type { FindingsReport } from '../findings/evaluate.js';
 import { findingsOfDirectory } from '../findings/read.js';
 import { openHistory } from '../history/engine.js';
 import { listRuns, normaliseSite } from '../history/query.js';
@@ -118,8 +118,8 @@ async function besidePrevious(dir: string, ownTime: string | undefined, diff: (o
 export interface StagingOptions {
   /** Where the snapshot is being published: its neighbours hold the previous snapshot. */
   readonly outDir: string;
-  /** --findings' report, when the snapshot evaluated it. */
-  readonly findings?: FindingsReport;
+  /** The findings, evaluated over the build's records (src/findings/tap.ts). */
+  readonly findings: FindingsReport;
   readonly signKey?: SigningKey;
   readonly history?: HistorySource;
 }
@@ -128,9 +128,7 @@ export interface StagingOptions {
 export async function modelOfStaging(stagingDir: string, manifest: SnapshotManifest, opts: StagingOptions): Promise<ReportModel> {
   const read = (e: SheetManifestExport) => readExportRecords(stagingDir, e, { verify: false });
   const sheetManifest: SheetManifest = manifest;
-  const report =
-    opts.findings ??
-    (await evaluateFindings(manifest, (name) => read(manifest.exports.find((e) => e.export === name)!)));
+  const report = opts.findings;
   const signature = opts.signKey ? { state: 'signed', key: opts.signKey.fingerprint, reason: 'the manifest is signed as it is written, after this page' } : { state: 'unsigned', key: null };
   const previous = await besidePrevious(opts.outDir, manifest.time, (older) => diffWithUnwritten(older, { dir: stagingDir, manifest }));
   const vms = await vmStates(sheetManifest.exports, read);
