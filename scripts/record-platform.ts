@@ -149,6 +149,21 @@ function NIGHT3_CHANGES(d: Dataset): Dataset {
   over.endDate = at + DAY;
   over.teamQuotas = { ...over.teamQuotas, cores: usage.get(over.id)!.vms!.cores - 1 };
   empty[0]!.endDate = at - DAY;
+  // Two new users, members of nothing: one deactivated who still owns a running VM (lapsed with access, seen
+  // with --include vms), one expiring tomorrow among that VM's authorized users (not lapsed).
+  const vm = [...d.perRealm.values()].flatMap((r) => r.activeVms)[0] ?? fail('running VM');
+  const template = d.users[0] ?? fail('user');
+  const loner = (n: number, extra: Partial<typeof template>) => {
+    const id = `0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b6${n}`;
+    const u = { ...structuredClone(template), id, firstName: 'Night3', lastName: `Loner ${n}`, email: `night3-loner-${n}@example.test`, ...extra };
+    d.users.push(u);
+    return u;
+  };
+  const owner = loner(1, { deactivationType: 'Admin', expiration: undefined });
+  const authed = loner(2, { expiration: at + DAY, deactivationType: undefined });
+  vm.owner = owner.id;
+  vm.ownerType = 'User';
+  vm.authedUsers = [...vm.authedUsers, authed.id];
   // The last project without a level names one the site does not list (its members are held to nothing).
   const bare = d.projects.filter((p) => p.securityLevel === undefined).pop() ?? fail('project without a level');
   bare.securityLevel = 'slvl|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b5a';

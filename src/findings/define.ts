@@ -34,6 +34,13 @@ export interface FindingDraft {
 export interface RuleInput {
   readonly export: string;
   readonly columns: readonly string[];
+  /**
+   * What the rule leaves out when this export is missing or unusable (an
+   * export of an `--include` group the snapshot was not taken with): the rule
+   * is evaluated without it and says so in its reason, instead of not being
+   * evaluated at all.
+   */
+  readonly optional?: string;
 }
 
 /** A passage of the spec a rule rests on: where, and the words. */
@@ -49,6 +56,8 @@ export interface RuleContext {
   readonly expiringDays: number;
   /** The records of a declared export, each holding only the declared columns. */
   records(exportName: string): readonly ExportRecord[];
+  /** Whether a declared optional export can be read (records() of one that cannot throws). */
+  has(exportName: string): boolean;
 }
 
 export interface RuleDef {
@@ -68,7 +77,7 @@ export function defineRule(input: RuleDef): RuleDef {
   return Object.freeze({
     ...input,
     spec: Object.freeze(input.spec.map((s) => Object.freeze({ ...s }))),
-    reads: Object.freeze(input.reads.map((r) => Object.freeze({ export: r.export, columns: Object.freeze([...r.columns]) }))),
+    reads: Object.freeze(input.reads.map((r) => Object.freeze({ export: r.export, columns: Object.freeze([...r.columns]), ...(r.optional !== undefined ? { optional: r.optional } : {}) }))),
   });
 }
 

@@ -18,7 +18,8 @@ lines it rests on, the export columns it reads, and the check, a function over
 those columns of the export records (never over the raw responses).
 
 - \`svc-snapshot --findings\` (live or \`--replay\`) evaluates the rules over the
-  export files just written and adds \`_findings.json\` to the snapshot.
+  records the build wrote into the export files (the columns the rules read,
+  kept as each export is written) and adds \`_findings.json\` to the snapshot.
 - \`svc-snapshot findings <snapshot-dir>\` evaluates an existing snapshot and
   writes nothing: a text table, or with \`--json\` the object \`_findings.json\`
   holds. Every export file of the directory is checked against the manifest's
@@ -41,7 +42,10 @@ the column's, as the manifest gives it) and \`"count": null\`: never as zero
 findings. A 3.13.8 backend serves no security levels, requirements,
 certifications or project memberships and no team usage, so there no rule is
 evaluated (each says which export or column it lacks); a route that failed under \`--allow-partial\` makes
-the rules that read its export not evaluated.
+the rules that read its export not evaluated. An export a rule reads as
+*optional* (marked so below: the running VMs, written with \`--include vms\`)
+does not stop the rule: without it the rule is evaluated over the rest, and its
+\`reason\` says what was left out and why (\`"evaluated": true\` with a reason).
 
 **Inherited memberships.** A project membership may be listed more than once
 for a user and project (\`duplicate\`: the membership is also inherited); every
@@ -71,7 +75,7 @@ escaped on the terminal.
 `;
 
 function renderRule(rule: RuleDef): string {
-  const reads = rule.reads.map((r) => `- ${r.export}: ${r.columns.map((c) => `\`${c}\``).join(', ')}`).join('\n');
+  const reads = rule.reads.map((r) => `- ${r.export}: ${r.columns.map((c) => `\`${c}\``).join(', ')}${r.optional !== undefined ? ` (optional: ${r.optional}, not evaluated without it)` : ''}`).join('\n');
   const spec = rule.spec.map((s) => `- ${s.where}: ${s.text}`).join('\n');
   return `## ${rule.id}
 

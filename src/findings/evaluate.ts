@@ -6,9 +6,10 @@
  * snapshot alone (CONTRACT section 17).
  */
 import { FailedError } from '../errors.js';
+import { CATALOG } from '../exports/catalog.js';
 import type { ExportRecord } from '../exports/types.js';
 import { RULES, exportsRead } from './catalog.js';
-import { severityRank, type RowRef, type RuleContext, type RuleDef, type Severity } from './define.js';
+import { severityRank, type RowRef, type RuleContext, type RuleDef, type RuleInput, type Severity } from './define.js';
 
 /** The default of `--expiring-days`. */
 export const DEFAULT_EXPIRING_DAYS = 30;
@@ -17,7 +18,7 @@ interface RuleResult {
   readonly id: string;
   readonly severity: Severity;
   readonly evaluated: boolean;
-  /** Why the rule was not evaluated. */
+  /** Why the rule was not evaluated; for an evaluated one, what it left out (an optional export it could not read). */
   readonly reason?: string;
   /** Findings of the rule; null when it was not evaluated (never 0 for "could not look"). */
   readonly count: number | null;
@@ -50,18 +51,38 @@ export interface EvaluateOptions {
   readonly rules?: readonly RuleDef[];
 }
 
-/** Why a rule cannot be evaluated on this snapshot, or undefined when it can. */
-function notEvaluatedReason(rule: RuleDef, manifest: FindingsManifest): string | undefined {
-  for (const input of rule.reads) {
-    const entry = manifest.exports.find((e) => e.export === input.export);
-    if (!entry) return `the snapshot has no ${input.export} export`;
-    if (!entry.available) return `${input.export} is unavailable: ${entry.reason ?? 'no reason given'}`;
-    for (const column of input.columns) {
-      const nul = manifest.nullFields.find((n) => n.export === input.export && n.field === column);
-      if (nul) return `${input.export}.${column} is null in this snapshot: ${nul.reason}`;
-    }
+/** Why an export a rule reads cannot be read on this snapshot, or undefined when it can. */
+function unusable(input: RuleInput, manifest: FindingsManifest): string | undefined {
+  const entry = manifest.exports.find((e) => e.export === input.export);
+  if (!entry) {
+    const group = CATALOG.find((d) => d.name === input.export)?.include;
+    return `the snapshot has no ${input.export} export${group !== undefined ? ` (it is written with --include ${group})` : ''}`;
+  }
+  if (!entry.available) return `${input.export} is unavailable: ${entry.reason ?? 'no reason given'}`;
+  for (const column of input.columns) {
+    const nul = manifest.nullFields.find((n) => n.export === input.export && n.field === column);
+    if (nul) return `${input.export}.${column} is null in this snapshot: ${nul.reason}`;
   }
   return undefined;
+}
+
+/** Why a rule cannot be evaluated on this snapshot (an export it needs cannot be read), or undefined when it can. */
+function notEvaluatedReason(rule: RuleDef, manifest: FindingsManifest): string | undefined {
+  for (const input of rule.reads) {
+    const why = input.optional === undefined ? unusable(input, manifest) : undefined;
+    if (why !== undefined) return why;
+  }
+  return undefined;
+}
+
+/** What an evaluated rule left out, each optional export it could not read said with the reason. */
+function leftOut(rule: RuleDef, manifest: FindingsManifest): string | undefined {
+  const parts: string[] = [];
+  for (const input of rule.reads) {
+    const why = input.optional !== undefined ? unusable(input, manifest) : undefined;
+    if (why !== undefined) parts.push(`${input.optional} (${input.export}) not evaluated: ${why}`);
+  }
+  return parts.length > 0 ? parts.join('; ') : undefined;
 }
 
 function compareText(a: string, b: string): number {
@@ -102,8 +123,10 @@ export async function evaluateFindings(manifest: FindingsManifest, load: (export
   const expiringDays = opts.expiringDays ?? DEFAULT_EXPIRING_DAYS;
   const reasons = new Map(rules.map((r) => [r.id, notEvaluatedReason(r, manifest)]));
   const evaluable = rules.filter((r) => reasons.get(r.id) === undefined);
+  // The exports the evaluated rules read, less the optional ones this snapshot cannot give.
+  const usable = evaluable.map((r) => ({ ...r, reads: r.reads.filter((i) => i.optional === undefined || unusable(i, manifest) === undefined) }));
   const loaded = new Map<string, readonly ExportRecord[]>();
-  for (const name of exportsRead(evaluable).keys()) loaded.set(name, await load(name));
+  for (const name of exportsRead(usable).keys()) loaded.set(name, await load(name));
 
   const projected = new Map<string, readonly ExportRecord[]>();
   const results: RuleResult[] = [];
@@ -117,9 +140,11 @@ export async function evaluateFindings(manifest: FindingsManifest, load: (export
     const ctx: RuleContext = {
       now,
       expiringDays,
+      has: (name) => rule.reads.some((r) => r.export === name) && loaded.has(name),
       records(name) {
         const input = rule.reads.find((r) => r.export === name);
         if (!input) throw new Error(`finding rule ${rule.id} reads ${name}, which it does not declare`);
+        if (!loaded.has(name)) throw new Error(`finding rule ${rule.id} reads ${name}, which this snapshot cannot give: ask has() first`);
         const cacheKey = `${name}\u0000${input.columns.join('\u0000')}`;
         let out = projected.get(cacheKey);
         if (!out) {
@@ -139,7 +164,8 @@ export async function evaluateFindings(manifest: FindingsManifest, load: (export
       findings.push({ rule: rule.id, severity: rule.severity, subject: draft.subject, related: draft.related, detail: draft.detail });
       count++;
     }
-    results.push({ id: rule.id, severity: rule.severity, evaluated: true, count });
+    const partly = leftOut(rule, manifest);
+    results.push({ id: rule.id, severity: rule.severity, evaluated: true, ...(partly !== undefined ? { reason: partly } : {}), count });
   }
   results.sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || compareText(a.id, b.id));
   return { time: manifest.time, rules: results, findings: sortFindings(findings) };

@@ -117,6 +117,27 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
     expect(body('api-users.json')).toContain(`"deactivatedUntil":${Date.UTC(2026, 10, 22, 2)}`);
     expect(body('api-teams.json').match(/"endDate":\d+/g)).toEqual([`"endDate":${Date.UTC(2026, 10, 22, 2)}`, `"endDate":${tomorrow}`, `"endDate":${Date.UTC(2026, 10, 22, 2)}`]);
     expect(details('security-reference-unknown')).toEqual([expect.stringContaining('requires security level slvl|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b5a')]);
+    // Taken without --include vms: the running VMs are left out, and the rule says so.
+    expect(report.rules.find((r) => r.id === 'user-expired-with-access')).toMatchObject({ evaluated: true, reason: expect.stringContaining('the running VMs (active_vms) not evaluated') });
+  });
+
+  it('with --include vms: a deactivated user who is a member of nothing but owns a running VM; the VM\'s authorized user who expires tomorrow is not reported', async () => {
+    const out = join(tmpDir(), 'vms');
+    const res = await runCli(['--replay', NIGHT3, '--out-dir', out, '--findings', '--include', 'vms', '--quiet']);
+    expect(res.code).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as Report & { rules: Array<{ id: string; reason?: string }> };
+    const rule = report.rules.find((r) => r.id === 'user-expired-with-access')!;
+    expect(rule).toEqual({ id: 'user-expired-with-access', severity: 'high', evaluated: true, count: 3 });
+    const owner = report.findings.find((f) => f.subject.key[0] === '0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b61')!;
+    expect(owner.detail).toBe('user 0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b61: deactivated (Admin), still a member of 0 team(s) and 0 project(s), owns 1 running VM(s) and is authorized on 0 other(s)');
+    expect(owner.related).toEqual([{ export: 'active_vms', key: ['libvirt', expect.any(String)] }]);
+    // The negative beside it: in the VM's authedUsers, expiring tomorrow.
+    const active = readFileSync(join(NIGHT3, 'api-vms-libvirt-active.json'), 'utf8');
+    expect(active).toContain('0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b62');
+    expect(report.findings.some((f) => f.subject.key[0] === '0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b62')).toBe(false);
+    // The same findings from the published directory.
+    const again = await runCli(['findings', out, '--json']);
+    expect(again.stdout).toBe(readFileSync(join(out, '_findings.json'), 'utf8'));
   });
 });
 

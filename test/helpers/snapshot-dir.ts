@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EXPORTS } from '../../src/exports/catalog.js';
+import { CATALOG, EXPORTS } from '../../src/exports/catalog.js';
 import { exportFileName } from '../../src/exports/serialize.js';
 
 // Snapshot directories written as the snapshot command writes them, for the
@@ -11,7 +11,7 @@ export type Rec = Record<string, unknown>;
 
 /** A record of `exportName` with every catalog column in order: null unless given. */
 export function rec(exportName: string, values: Rec): Rec {
-  const def = EXPORTS.find((e) => e.name === exportName);
+  const def = CATALOG.find((e) => e.name === exportName);
   if (!def) throw new Error(`no export ${exportName}`);
   for (const k of Object.keys(values)) if (!def.columns.some((c) => c.name === k)) throw new Error(`export ${exportName} has no column ${k}`);
   const out: Rec = {};

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { EXPORTS } from '../../src/exports/catalog.js';
+import { EXPORTS, exportsFor } from '../../src/exports/catalog.js';
 import { RULES, checkRules } from '../../src/findings/catalog.js';
 import { defineRule } from '../../src/findings/define.js';
 import { evaluateFindings, failsOn, findingCounts, serializeFindings, type FindingsReport } from '../../src/findings/evaluate.js';
@@ -26,12 +26,14 @@ interface RunOptions {
   nullFields?: Array<[string, string]>;
   expiringDays?: number;
   time?: string;
+  /** The snapshot was taken with --include vms. */
+  vms?: boolean;
 }
 
 function evaluate(records: Record<string, Rec[]>, opts: RunOptions = {}): Promise<FindingsReport> {
   const manifest = {
     time: opts.time ?? TIME,
-    exports: EXPORTS.map((d) => ({ export: d.name, available: opts.unavailable?.[d.name] === undefined, ...(opts.unavailable?.[d.name] !== undefined ? { reason: opts.unavailable[d.name]! } : {}) })),
+    exports: (opts.vms ? exportsFor(['vms']) : EXPORTS).map((d) => ({ export: d.name, available: opts.unavailable?.[d.name] === undefined, ...(opts.unavailable?.[d.name] !== undefined ? { reason: opts.unavailable[d.name]! } : {}) })),
     nullFields: (opts.nullFields ?? []).map(([e, f]) => ({ export: e, field: f, reason: 'test: the route failed' })),
   };
   const built = Object.fromEntries(Object.entries(records).map(([name, rows]) => [name, rows.map((r) => rec(name, r))]));
@@ -78,7 +80,7 @@ describe('the rule declarations', () => {
       expect(r.meaning.length).toBeGreaterThan(40);
       expect(r.spec.length).toBeGreaterThan(0);
     }
-    expect(RULES.find((r) => r.id === 'user-expired-with-access')!.meaning).toContain('Not evaluated for VMs');
+    expect(RULES.find((r) => r.id === 'user-expired-with-access')!.meaning).toContain('the VMs were not evaluated');
   });
 
   it('refuses a rule reading a column or an export the catalog does not have', () => {
@@ -232,6 +234,29 @@ describe('membership and user rules', () => {
     expect(found.map((f) => f.subject.key[0])).toEqual(['deactivated', 'expired', 'until-later']);
     expect(found.find((f) => f.subject.key[0] === 'expired')!.related).toEqual([{ export: 'project_memberships', key: ['p', 'expired', 'm-p-expired'] }]);
     expect(found.find((f) => f.subject.key[0] === 'deactivated')!.detail).toContain('still a member of 1 team(s) and 1 project(s)');
+    // Without --include vms the rule is evaluated over the memberships, and says the VMs were not.
+    expect(ruleOf(r, 'user-expired-with-access')).toMatchObject({ evaluated: true, count: 3, reason: 'the running VMs (active_vms) not evaluated: the snapshot has no active_vms export (it is written with --include vms)' });
+  });
+
+  it('user-expired-with-access with --include vms: a lapsed user who owns a running VM or is among its authedUsers, a member of nothing; a VM owned by a VM, an active user, are not', async () => {
+    const profiles = [{ id: 'owner', deactivationType: 'Admin' }, { id: 'authed', expiration: NOW - DAY }, { id: 'vm-1', deactivationType: 'Admin' }, { id: 'active' }, { id: 'idle', deactivationType: 'XSS' }];
+    const vms = [
+      { realmID: 'r1', id: 'vm-1', owner: 'owner', ownerType: 'User', authedUsers: ['authed', 'active', 'authed'] },
+      { realmID: 'r1', id: 'vm-2', owner: 'vm-1', ownerType: 'VM', authedUsers: [] },
+      { realmID: 'r2', id: 'vm-3', owner: 'active', authedUsers: null },
+    ];
+    const r = await evaluate({ user_profiles: profiles, team_memberships: [{ teamID: 't', memberID: 'owner' }], project_memberships: [], active_vms: vms }, { vms: true });
+    const found = of(r, 'user-expired-with-access');
+    expect(found.map((f) => f.subject.key[0])).toEqual(['authed', 'owner']);
+    const owner = found.find((f) => f.subject.key[0] === 'owner')!;
+    expect(owner.related).toEqual([{ export: 'team_memberships', key: ['t', 'owner'] }, { export: 'active_vms', key: ['r1', 'vm-1'] }]);
+    expect(owner.detail).toBe('user owner: deactivated (Admin), still a member of 1 team(s) and 0 project(s), owns 1 running VM(s) and is authorized on 0 other(s)');
+    expect(found.find((f) => f.subject.key[0] === 'authed')!.related).toEqual([{ export: 'active_vms', key: ['r1', 'vm-1'] }]);
+    expect(ruleOf(r, 'user-expired-with-access')).toEqual({ id: 'user-expired-with-access', severity: 'high', evaluated: true, count: 2 });
+    // active_vms taken, but its authedUsers column null in this snapshot: the VMs are left out, with the reason.
+    const nulled = await evaluate({ user_profiles: profiles, team_memberships: [{ teamID: 't', memberID: 'owner' }], active_vms: vms }, { vms: true, nullFields: [['active_vms', 'authedUsers']] });
+    expect(of(nulled, 'user-expired-with-access').map((f) => f.subject.key[0])).toEqual(['owner']);
+    expect(ruleOf(nulled, 'user-expired-with-access').reason).toMatch(/^the running VMs .* not evaluated: active_vms\.authedUsers is null in this snapshot/);
   });
 });
 

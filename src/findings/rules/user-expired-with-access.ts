@@ -1,5 +1,12 @@
 import { defineRule, iso, keyText, ts, type RowRef } from '../define.js';
-import { membershipPairs, ref } from '../certifications.js';
+
+interface Access {
+  readonly teams: RowRef[];
+  readonly projects: RowRef[];
+  readonly owned: RowRef[];
+  readonly authed: RowRef[];
+}
+import { membershipPairs, ref, strings } from '../certifications.js';
 import type { ExportRecord } from '../../exports/types.js';
 
 /** Why a user counts as expired or deactivated at `now`, or undefined. */
@@ -18,12 +25,12 @@ function lapsed(u: ExportRecord, now: number): string | undefined {
 export default defineRule({
   id: 'user-expired-with-access',
   severity: 'high',
-  description: 'A user whose `expiration` has passed, or who is deactivated, is still a team or project member.',
+  description: 'A user whose `expiration` has passed, or who is deactivated, is still a team or project member, owns a running VM or is among its `authedUsers`.',
   meaning:
     'A user of user_profiles is lapsed when its `expiration` is strictly before the snapshot\'s time, or when it has a `deactivationType` and either no `deactivatedUntil` or a `deactivatedUntil` at or after that time ' +
     '(a `deactivatedUntil` already passed ends a temporary deactivation). `state` is not read: its values are not documented, so "deactivated" is read from `deactivationType` and `deactivatedUntil` only. ' +
-    'One finding per lapsed user that is a member of a team (team_memberships) or of a project (project_memberships, once per project however many rows), every such membership related. ' +
-    'Not evaluated for VMs: the owners and `authedUsers` of running VMs (GET /api/vms/<realm>/active) are in none of the 15 exports, so a lapsed user who owns or is authorised on a running VM and is a member of nothing is not reported.',
+    'One finding per lapsed user that is a member of a team (team_memberships) or of a project (project_memberships, once per project however many rows), owns a running VM (active_vms `owner`, unless `ownerType` is `VM`: then the owner is a VM) or is among a running VM\'s `authedUsers`; every such membership and VM is related. ' +
+    'The running VMs are read from active_vms, written with `--include vms`: a snapshot taken without it has the rule evaluated over the memberships alone, and its reason says that the VMs were not evaluated.',
   spec: [
     { where: 'management-api.md §2 UserInfo', text: '`state` string (account state); `deactivationType?` DeactivationType; `expiration?` ts (account expiration); `deactivatedUntil?` ts (temporary deactivation end). Allowed values of `role` and `state` and the permission codes: not shown.' },
     { where: 'management-api.md §2 UserInfo', text: 'DeactivationType values: `Admin`, `FailedPassword` (consecutive failed passwords), `Timeout` (inactivity), `XSS` (detected attack attempt), `Registration` (pending activation).' },
@@ -35,28 +42,41 @@ export default defineRule({
     { export: 'user_profiles', columns: ['id', 'expiration', 'deactivationType', 'deactivatedUntil'] },
     { export: 'team_memberships', columns: ['teamID', 'memberID'] },
     { export: 'project_memberships', columns: ['projectID', 'userID', 'id'] },
+    { export: 'active_vms', columns: ['realmID', 'id', 'owner', 'ownerType', 'authedUsers'], optional: 'the running VMs' },
   ],
   *check(ctx) {
-    const access = new Map<string, RowRef[]>();
-    const add = (user: unknown, r: RowRef) => {
-      if (typeof user !== 'string') return;
-      const list = access.get(user);
-      if (list) list.push(r);
-      else access.set(user, [r]);
-    };
-    for (const m of ctx.records('team_memberships')) add(m.memberID, ref('team_memberships', m.teamID, m.memberID));
-    for (const { first } of membershipPairs(ctx.records('project_memberships'))) add(first.userID, ref('project_memberships', first.projectID, first.userID, first.id));
+    // The lapsed users first: only their memberships and VMs are gathered.
+    const lapsedUsers = new Map<string, string>();
     for (const u of ctx.records('user_profiles')) {
-      if (typeof u.id !== 'string') continue;
-      const memberships = access.get(u.id);
-      const why = memberships ? lapsed(u, ctx.now) : undefined;
-      if (!memberships || !why) continue;
-      const teams = memberships.filter((m) => m.export === 'team_memberships').length;
-      const projects = memberships.length - teams;
+      if (typeof u.id !== 'string' || lapsedUsers.has(u.id)) continue;
+      const why = lapsed(u, ctx.now);
+      if (why) lapsedUsers.set(u.id, why);
+    }
+    if (lapsedUsers.size === 0) return;
+    const access = new Map<string, Access>();
+    const of = (user: unknown): Access | undefined => {
+      if (typeof user !== 'string' || !lapsedUsers.has(user)) return undefined;
+      let a = access.get(user);
+      if (!a) access.set(user, (a = { teams: [], projects: [], owned: [], authed: [] }));
+      return a;
+    };
+    for (const m of ctx.records('team_memberships')) of(m.memberID)?.teams.push(ref('team_memberships', m.teamID, m.memberID));
+    for (const { first } of membershipPairs(ctx.records('project_memberships'))) of(first.userID)?.projects.push(ref('project_memberships', first.projectID, first.userID, first.id));
+    if (ctx.has('active_vms')) {
+      for (const vm of ctx.records('active_vms')) {
+        const row = () => ref('active_vms', vm.realmID, vm.id);
+        if (vm.ownerType !== 'VM') of(vm.owner)?.owned.push(row());
+        for (const user of new Set(strings(vm.authedUsers))) if (user !== vm.owner) of(user)?.authed.push(row());
+      }
+    }
+    for (const [user, why] of lapsedUsers) {
+      const a = access.get(user);
+      if (!a) continue;
+      const vms = ctx.has('active_vms') ? `, owns ${a.owned.length} running VM(s) and is authorized on ${a.authed.length} other(s)` : '';
       yield {
-        subject: ref('user_profiles', u.id),
-        related: memberships,
-        detail: `user ${keyText(u.id)}: ${why}, still a member of ${teams} team(s) and ${projects} project(s)`,
+        subject: ref('user_profiles', user),
+        related: [...a.teams, ...a.projects, ...a.owned, ...a.authed],
+        detail: `user ${keyText(user)}: ${why}, still a member of ${a.teams.length} team(s) and ${a.projects.length} project(s)${vms}`,
       };
     }
   },
