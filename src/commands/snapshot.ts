@@ -32,7 +32,7 @@ import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
 import { listedFiles } from '../snapshot/listed-files.js';
 import { signManifest } from '../sign/manifest-signature.js';
-import { FINDINGS_FILE, checkFindingsOptions, evaluateFindings, failOnMessage, findingCounts, findingsLine, keepFindingInputs, writeFindingsFile } from '../findings/index.js';
+import { FINDINGS_FILE, checkFindingsOptions, failOnMessage, findingCounts, findingsLine, findingsOfStaging, writeFindingsFile } from '../findings/index.js';
 import { writeStagingReport } from '../report/index.js';
 import { trustStore } from '../config/values.js';
 
@@ -75,10 +75,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     // A live run's large bodies are read from disk by the build, as a replay's are: raw/'s files, or copies spooled into staging.
     const onDisk = source === 'live' ? await largeBodiesToDisk(staging, collection, { raw: o.raw, minBytes: largeBodyBytes, matcher }) : undefined;
     memory.afterRelease(onDisk?.bytes ?? 0);
-    // --findings and --format html: the columns the rules read are kept as the build yields them (src/findings/tap.ts).
-    const building = build(collection, memory, include);
-    const inputs = o.findings || html ? keepFindingInputs(building) : undefined;
-    const built = await writeExports(staging, inputs?.built ?? building, collection.manifest.date);
+    const built = await writeExports(staging, build(collection, memory, include), collection.manifest.date);
     deps.facts?.build(built);
     // The spooled bodies are read by the build only: gone before the manifest is written, never published.
     onDisk?.remove();
@@ -95,8 +92,8 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
       formats.length > 0
         ? await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => staging.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
         : undefined;
-    // The rules over the build's records, at the manifest's time (a replay gives the live run's findings).
-    const evaluated = inputs ? await evaluateFindings(manifest, (name) => inputs.records(name), { expiringDays: o.expiringDays }) : undefined;
+    // --findings and --format html: the rules over the export files just written, at the manifest's time.
+    const evaluated = o.findings || html ? await findingsOfStaging(staging.dir, manifest, o.expiringDays) : undefined;
     // --findings: written before the manifest, which lists _findings.json in its files.
     const findings = o.findings ? evaluated : undefined;
     if (findings) await writeFindingsFile(staging, findings);

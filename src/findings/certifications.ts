@@ -69,17 +69,31 @@ function better(a: ExportRecord, b: ExportRecord): boolean {
  * `duplicate`, may be listed beside the direct one): the first row in key
  * order, and every row of the pair.
  */
-export function membershipPairs(records: readonly ExportRecord[]): Array<{ first: ExportRecord; rows: ExportRecord[] }> {
-  const pairs = new Map<string, { first: ExportRecord; rows: ExportRecord[] }>();
+export function membershipPairs(records: readonly ExportRecord[]): ReadonlyArray<{ first: ExportRecord; rows: ExportRecord[] }> {
+  let out = pairsOf.get(records);
+  if (out) return out;
+  // By project, then user: no joined string key made and hashed for each of the site's memberships.
+  const byProject = new Map<string, Map<string, { first: ExportRecord; rows: ExportRecord[] }>>();
+  const pairs: Array<{ first: ExportRecord; rows: ExportRecord[] }> = [];
   for (const m of records) {
-    if (typeof m.projectID !== 'string' || typeof m.userID !== 'string') continue;
-    const k = `${m.projectID}\u0000${m.userID}`;
-    const pair = pairs.get(k);
+    const { projectID, userID } = m;
+    if (typeof projectID !== 'string' || typeof userID !== 'string') continue;
+    let users = byProject.get(projectID);
+    if (!users) byProject.set(projectID, (users = new Map()));
+    const pair = users.get(userID);
     if (pair) pair.rows.push(m);
-    else pairs.set(k, { first: m, rows: [m] });
+    else {
+      const made = { first: m, rows: [m] };
+      users.set(userID, made);
+      pairs.push(made);
+    }
   }
-  return [...pairs.values()];
+  pairsOf.set(records, (out = pairs));
+  return out;
 }
+
+/** The pairs of a records array, made once: the rules reading the same projected memberships share them. */
+const pairsOf = new WeakMap<readonly ExportRecord[], ReadonlyArray<{ first: ExportRecord; rows: ExportRecord[] }>>();
 
 /**
  * The join, made once for the three rules that share it: they read the same

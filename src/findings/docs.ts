@@ -18,8 +18,7 @@ lines it rests on, the export columns it reads, and the check, a function over
 those columns of the export records (never over the raw responses).
 
 - \`svc-snapshot --findings\` (live or \`--replay\`) evaluates the rules over the
-  records the build wrote into the export files (the columns the rules read,
-  kept as each export is written) and adds \`_findings.json\` to the snapshot.
+  export files just written and adds \`_findings.json\` to the snapshot.
 - \`svc-snapshot findings <snapshot-dir>\` evaluates an existing snapshot and
   writes nothing: a text table, or with \`--json\` the object \`_findings.json\`
   holds. Every export file of the directory is checked against the manifest's

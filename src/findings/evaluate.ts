@@ -8,6 +8,8 @@
 import { FailedError } from '../errors.js';
 import { CATALOG } from '../exports/catalog.js';
 import type { ExportRecord } from '../exports/types.js';
+import { plainRecordMaker, recordMaker } from '../exports/fast/record-maker.js';
+import { FAST_PATHS } from '../fast-paths.js';
 import { RULES, exportsRead } from './catalog.js';
 import { severityRank, type RowRef, type RuleContext, type RuleDef, type RuleInput, type Severity } from './define.js';
 
@@ -106,6 +108,16 @@ function sortFindings(findings: readonly Finding[]): Finding[] {
   return decorated.map((d) => d.f);
 }
 
+/** Each record with only `columns`, in order, a missing one null. */
+function project(records: readonly ExportRecord[], columns: readonly string[]): ExportRecord[] {
+  const make = FAST_PATHS.recordMaker ? recordMaker(columns) : plainRecordMaker(columns);
+  const values: unknown[] = new Array(columns.length);
+  return records.map((r) => {
+    for (let i = 0; i < columns.length; i++) values[i] = r[columns[i]!] ?? null;
+    return make(values);
+  });
+}
+
 /** The snapshot's time as epoch milliseconds; a manifest whose time is not a date is refused. */
 function snapshotTime(time: string): number {
   const ms = Date.parse(time);
@@ -148,12 +160,7 @@ export async function evaluateFindings(manifest: FindingsManifest, load: (export
         const cacheKey = `${name}\u0000${input.columns.join('\u0000')}`;
         let out = projected.get(cacheKey);
         if (!out) {
-          const columns = input.columns;
-          out = loaded.get(name)!.map((r) => {
-            const o: ExportRecord = {};
-            for (const c of columns) o[c] = r[c] ?? null;
-            return o;
-          });
+          out = project(loaded.get(name)!, input.columns);
           projected.set(cacheKey, out);
         }
         return out;
