@@ -14,8 +14,9 @@ import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { readOptions } from '../src/config/options.js';
 import { benchHistory } from './history.js';
+import { benchReportHistory, nightBefore, pageSizeRow, reportPage, reportSupported, type ReportContext } from './report.js';
 import { benchVerify } from './verify.js';
-import { DIFF_CHANGED_SHARE, LATENCY_MS, MIN_RUNS, RELEASE, TARGETS, VARIETY, site, type Site } from './workload.js';
+import { DIFF_CHANGED_SHARE, LATENCY_MS, MIN_RUNS, RELEASE, REPORT_HISTORY_NIGHTS, TARGETS, VARIETY, site, type Site } from './workload.js';
 
 /** The client's defaults, from its option records. */
 const DEFAULTS = { concurrency: readOptions('collect', {}, {}).concurrency };
@@ -41,6 +42,8 @@ export interface BenchOptions {
   bin?: string;
   /** Nights loaded into the history database after the first; default HISTORY_NIGHTS. */
   historyNights?: number;
+  /** Nights in the history database of the report's figure with a history; default REPORT_HISTORY_NIGHTS. */
+  reportHistoryNights?: number;
 }
 
 export interface Stat {
@@ -317,6 +320,15 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     rmSync(join(workDir, 'warm'), { recursive: true, force: true });
     log(`[${elapsed()}] warmed up; raw collection ${(collectionBytes / 1e6).toFixed(1)} MB`);
 
+    // The second collection of the same site, DIFF_CHANGED_SHARE of its records changed: the newer snapshot of the
+    // diff, and the night before of the report's pages (bench/report.ts).
+    const mutated = join(workDir, 'raw-1x-changed');
+    let mutation: { changed: number; total: number } | undefined;
+    if (diffRegistered(BIN) || reportSupported(BIN)) {
+      mutation = JSON.parse((await run([join(BENCH, 'mutate.mjs'), raw, mutated, String(DIFF_CHANGED_SHARE)], { workDir })).stdout) as { changed: number; total: number };
+    }
+    const report: ReportContext | undefined = reportSupported(BIN) ? await nightBefore(BIN, mutated, raw, join(workDir, 'report-nights'), workDir, run) : undefined;
+
     const samples = {
       critical: [] as number[],
       floor: [] as number[],
@@ -331,6 +343,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       sheetsRss: [] as number[],
       findings: [] as number[],
       includeVms: [] as number[],
+      report: [] as number[],
+      reportBytes: [] as number[],
       baseline: [] as number[],
       help: [] as number[],
       node: [] as number[],
@@ -404,6 +418,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         const vmsDir = join(workDir, `include-vms-${r}`);
         samples.includeVms.push((await run([BIN, '--replay', raw, '--out-dir', vmsDir, '--include', 'vms', '--quiet'], { workDir })).ms);
         rmSync(vmsDir, { recursive: true, force: true });
+      }
+      if (report) {
+        const page = await reportPage(report, `round-${r}`);
+        samples.report.push(page.ms);
+        samples.reportBytes.push(page.pageBytes);
       }
       // Live and replay of the same site must write the same bytes.
       const liveHashes = exportHashes(s);
@@ -508,6 +527,20 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         target: { op: '≤', value: TARGETS.includeVmsVsReplay },
       });
     } else notes.push('This build has no --include: the VM inventory figure was not measured.');
+    if (samples.report.length > 0) {
+      // What the page adds (the findings, the comparison with the night before, the page) to the replay of the same collection.
+      const hs = stat(samples.report);
+      rows.push({
+        figure: '--replay --format html beside the night before (time added over --replay)',
+        unit: 'ms',
+        stat: hs,
+        ratio: hs && rep ? (hs.median - rep.median) / rep.median : undefined,
+        ratioOf: 'added ÷ --replay',
+        target: { op: '≤', value: TARGETS.reportVsReplay },
+      });
+      rows.push(pageSizeRow('Report page size, beside the night before', samples.reportBytes, stat));
+      if (mutation) notes.push(`report: the night before is a replay of the same site with ${mutation.changed} of ${mutation.total} raw records changed (bench/mutate.mjs), its manifest's time a day earlier; every page is written beside it.`);
+    } else notes.push('This build has no --format html: the report figures were not measured.');
     rows.push({ figure: `Raw collection on disk (${one.name})`, unit: 'MB', stat: stat([coll1]) });
     const liveRss1 = stat(mb(samples.liveRss));
     const repRss1 = stat(mb(samples.replayRss));
@@ -524,9 +557,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
 
     // ---- diff
     if (diffRegistered(BIN)) {
-      const mutated = join(workDir, 'raw-1x-changed');
-      const m = await run([join(BENCH, 'mutate.mjs'), raw, mutated, String(DIFF_CHANGED_SHARE)], { workDir });
-      const { changed, total } = JSON.parse(m.stdout) as { changed: number; total: number };
+      const { changed, total } = mutation!;
       const older = join(workDir, 'snap-a');
       const newer = join(workDir, 'snap-b');
       await run([BIN, '--replay', raw, '--out-dir', older, '--quiet'], { workDir });
@@ -556,10 +587,28 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     notes.push(...verified.notes);
 
     // ---- history database (SQLite): needs no server, only the collection
-    const history = await benchHistory({ bin: BIN, benchDir: BENCH, workDir, runs, raw, run: (args, o) => run(args, o), stat, log, includeVms: includeSupported(BIN), ...(opts.historyNights !== undefined ? { nightCount: opts.historyNights } : {}) });
+    const reportNights = opts.reportHistoryNights ?? REPORT_HISTORY_NIGHTS;
+    const history = await benchHistory({
+      bin: BIN,
+      benchDir: BENCH,
+      workDir,
+      runs,
+      raw,
+      run: (args, o) => run(args, o),
+      stat,
+      log,
+      includeVms: includeSupported(BIN),
+      ...(opts.historyNights !== undefined ? { nightCount: opts.historyNights } : {}),
+      ...(report ? { reportNights } : {}),
+    });
     rows.push(...history.rows);
     notes.push(...history.notes);
     log(`[${elapsed()}] history measured`);
+    // ---- the report with a history database of that many nights (its first night the replay the pages are made of)
+    if (report && history.reportDb) {
+      rows.push(...(await benchReportHistory({ ...report, db: history.reportDb, nights: reportNights, runs, stat })));
+      log(`[${elapsed()}] report with a history measured`);
+    }
     await server.stop();
     servers.pop();
 

@@ -43,6 +43,13 @@ export interface HistoryBenchContext {
   nightCount?: number;
   /** Also the first night and a night with 1 % changes built and loaded with --include vms (a build that has it). */
   includeVms?: boolean;
+  /**
+   * Also a database of this many nights for the report's figure with a
+   * history (bench/report.ts), returned as `reportDb`: the first night and
+   * the nights after it as above, more made on from the last when the nights
+   * above are too few.
+   */
+  reportNights?: number;
 }
 
 
@@ -58,7 +65,7 @@ function copyDb(from: string, to: string): void {
   if (existsSync(`${from}-wal`)) copyFileSync(`${from}-wal`, `${to}-wal`);
 }
 
-export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Row[]; notes: string[] }> {
+export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Row[]; notes: string[]; reportDb?: string }> {
   const { bin, workDir, run } = ctx;
   const nightCount = ctx.nightCount ?? HISTORY_NIGHTS;
   // as-of is measured at the middle night.
@@ -178,5 +185,43 @@ export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Ro
   rows.push({ figure: 'Baseline: --replay, beside the as-of runs', unit: 'ms', stat: rb });
   rows.push({ figure: `history as-of (night ${nightCount / 2} of ${nightCount + 1})`, unit: 'ms', stat: a, ratio: ratio(a, rb), ratioOf: '÷ --replay', target: { op: '≤', value: HISTORY_TARGETS.asOfVsReplay } });
   notes.push(`history: ${changed} of ${total} records changed each night (${((changed / total) * 100).toFixed(2)}%); the ${nightCount}-night file is measured once.`);
-  return { rows, notes };
+  if (ctx.reportNights === undefined) return { rows, notes };
+  const reportDb = await reportDatabase(ctx, ctx.reportNights, { start, nights, firstDb, all });
+  notes.push(
+    nights.length >= ctx.reportNights
+      ? `report: the ${ctx.reportNights}-night history database is the first ${ctx.reportNights} of the nights above, loaded into a copy of the first night's file.`
+      : `report: the ${ctx.reportNights}-night history database is the ${nights.length}-night file above with ${ctx.reportNights - nights.length} more nights ` +
+          `(${HISTORY_CHANGED_SHARE * 100} % changes each, made on from the last by bench/history-night.mjs) loaded into a copy of it; the replay the pages are made of is its first night.`,
+  );
+  return { rows, notes, reportDb };
+}
+
+/**
+ * A database of `count` nights: the first `count` of `made.nights` loaded into
+ * a copy of the first night's file, or, when they are fewer, the file of them
+ * all (`made.all`) copied and the missing nights made on from the last, loaded
+ * and removed.
+ */
+async function reportDatabase(ctx: HistoryBenchContext, count: number, made: { start: Date; nights: readonly string[]; firstDb: string; all: string }): Promise<string> {
+  const { bin, workDir, run } = ctx;
+  if (!Number.isInteger(count) || count < 2) throw new Error(`report history nights: a whole number of at least 2, not ${count}`);
+  const db = join(workDir, `history-report-${count}.sqlite`);
+  if (made.nights.length >= count) {
+    copyDb(made.firstDb, db);
+    await run([bin, 'history', 'load', ...made.nights.slice(1, count), `--history=${db}`, '--quiet'], { workDir });
+    return db;
+  }
+  copyDb(made.all, db);
+  const more: string[] = [];
+  let last = made.nights[made.nights.length - 1]!;
+  for (let n = made.nights.length; n < count; n++) {
+    const day = addDays(made.start, n);
+    const dir = join(workDir, `history-report-night-${n}`);
+    await run([join(ctx.benchDir, 'history-night.mjs'), last, dir, String(HISTORY_CHANGED_SHARE), day.toISOString(), formatISO(day, { representation: 'date' })], { workDir });
+    more.push((last = dir));
+  }
+  await run([bin, 'history', 'load', ...more, `--history=${db}`, '--quiet'], { workDir });
+  for (const dir of more) rmSync(dir, { recursive: true, force: true });
+  ctx.log(`history: ${count}-night database for the report made`);
+  return db;
 }

@@ -74,7 +74,16 @@ export const TARGETS = {
   findingsVsReplay: 0.2,
   /** Time that `--include vms` (50,000 VM configs, 20,000 running VMs on the large site) adds to a replay ≤ this × the replay itself (issue 35). */
   includeVmsVsReplay: 0.35,
+  /** Time that `--format html` (the report, beside the night before, whose changes it shows) adds to a replay ≤ this × the replay itself (issue 37). */
+  reportVsReplay: 0.3,
+  /** The report page ≤ this many MB (10^6 bytes), whatever the site's size (issue 37): a row's ratio is its size ÷ this, ≤ 1. */
+  reportPageMB: 5,
+  /** Time that `--format html` with a history database of REPORT_HISTORY_NIGHTS nights adds to a replay ≤ this × the replay itself (issue 37). */
+  reportWithHistoryVsReplay: 0.5,
 } as const;
+
+/** Nights in the history database the report's figure with a history reads (issue 37). */
+export const REPORT_HISTORY_NIGHTS = 60;
 
 /**
  * `--huge`: drives of the large site's kind, as many as make a `GET

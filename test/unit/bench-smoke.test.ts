@@ -9,7 +9,7 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
   it('measures every figure from real runs, forms each ratio from the rows it names, and checks live against replay by hash', async () => {
     const lines: string[] = [];
     const runs = 1;
-    const r = await runBench({ factor: 0.002, realmCount: 2, runs, latencyMs: 5, historyNights: 2, log: (l) => lines.push(l) });
+    const r = await runBench({ factor: 0.002, realmCount: 2, runs, latencyMs: 5, historyNights: 2, reportHistoryNights: 4, log: (l) => lines.push(l) });
     const rows = new Map(r.rows.map((row) => [row.figure, row]));
     expect(rows.size, 'figures are unique').toBe(r.rows.length);
     const get = (figure: string): Row & { stat: NonNullable<Row['stat']> } => {
@@ -29,7 +29,7 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
       for (const x of s.samples) expect(Number.isFinite(x) && x > 0, `${row.figure}: ${x}`).toBe(true);
       expect(s.min <= s.median && s.median <= s.max, row.figure).toBe(true);
     }
-    for (const f of ['Live collect', 'Live snapshot', 'Live snapshot, --concurrency 1', '--replay of the collection', 'CPU-bound work alone', 'The same work, two processes at once', 'svc-snapshot diff of the two snapshots', 'svc-snapshot verify of the same snapshot', 'history load, first night (SQLite)', 'history load --include vms, first night (SQLite)']) {
+    for (const f of ['Live collect', 'Live snapshot', 'Live snapshot, --concurrency 1', '--replay of the collection', 'CPU-bound work alone', 'The same work, two processes at once', 'svc-snapshot diff of the two snapshots', 'svc-snapshot verify of the same snapshot', 'history load, first night (SQLite)', 'history load --include vms, first night (SQLite)', '--replay --format html beside the night before', '--replay --format html --history <db> with 4 nights', 'Report page size, beside the night before']) {
       expect(get(f).stat.samples, f).toHaveLength(runs);
     }
     // Start-up is measured three times a round.
@@ -74,6 +74,14 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     ratio('--replay --format csv,xlsx (time added over --replay)', (m('--replay --format csv,xlsx (time added over --replay)') - m('--replay of the collection')) / m('--replay of the collection'));
     ratio('--replay --findings (time added over --replay)', (m('--replay --findings (time added over --replay)') - m('--replay of the collection')) / m('--replay of the collection'));
     ratio('--replay --include vms (time added over --replay)', (m('--replay --include vms (time added over --replay)') - m('--replay of the collection')) / m('--replay of the collection'));
+    ratio('--replay --format html beside the night before (time added over --replay)', (m('--replay --format html beside the night before') - m('--replay of the collection')) / m('--replay of the collection'));
+    // The report with a 4-night history: 2 nights after the first made by the history rows, 1 more made on from them.
+    ratio(
+      '--replay --format html --history <db> with 4 nights',
+      (m('--replay --format html --history <db> with 4 nights') - m('--replay --history <db> of 4 nights')) / m('Baseline: --replay, beside the report runs with a history'),
+    );
+    for (const page of ['Report page size, beside the night before', 'Report page size, with 4 nights of history']) ratio(page, m(page) / TARGETS.reportPageMB);
+    expect(r.notes.join('\n')).toContain('4-night history database is the 3-night file above with 1 more nights');
     ratio('svc-snapshot --help', m('svc-snapshot --help') / m('node -e 0'));
     ratio('svc-snapshot diff of the two snapshots', m('svc-snapshot diff of the two snapshots') / m('Baseline: JSON.parse of both snapshots'));
     ratio('svc-snapshot verify of the same snapshot', m('svc-snapshot verify of the same snapshot') / m("Baseline: sha256sum of the snapshot's"));
