@@ -101,11 +101,32 @@ function compareRef(a: RowRef, b: RowRef): number {
   return a.key.length - b.key.length;
 }
 
-/** Severity (critical first), rule, subject key, then the related rows and the detail (no two orders possible), each finding's related rows spelled once rather than at every comparison. */
+/** A finding as its line of `_findings.json`: compact JSON, keys in a fixed order. */
+function findingLine(f: Finding): string {
+  return JSON.stringify({
+    rule: f.rule,
+    severity: f.severity,
+    subject: { export: f.subject.export, key: f.subject.key },
+    related: f.related.map((r) => ({ export: r.export, key: r.key })),
+    detail: f.detail,
+  });
+}
+
+/** Each sorted finding's line, made once for the sort and kept for serializeFindings. */
+const LINES = new WeakMap<Finding, string>();
+
+/**
+ * Severity (critical first), rule, subject key, then the rest of the line
+ * (the related rows, then the detail, as JSON): no two orders possible. Each
+ * finding is spelled once, for this comparison and for the file.
+ */
 function sortFindings(findings: readonly Finding[]): Finding[] {
-  const decorated = findings.map((f) => ({ f, rank: severityRank(f.severity), related: JSON.stringify(f.related) }));
-  decorated.sort((a, b) => b.rank - a.rank || compareText(a.f.rule, b.f.rule) || compareRef(a.f.subject, b.f.subject) || compareText(a.related, b.related) || compareText(a.f.detail, b.f.detail));
-  return decorated.map((d) => d.f);
+  const decorated = findings.map((f) => ({ f, rank: severityRank(f.severity), line: findingLine(f) }));
+  decorated.sort((a, b) => b.rank - a.rank || compareText(a.f.rule, b.f.rule) || compareRef(a.f.subject, b.f.subject) || compareText(a.line, b.line));
+  return decorated.map((d) => {
+    LINES.set(d.f, d.line);
+    return d.f;
+  });
 }
 
 /** Each record with only `columns`, in order, a missing one null. */
@@ -187,15 +208,7 @@ export async function evaluateFindings(manifest: FindingsManifest, load: (export
  */
 export function serializeFindings(report: FindingsReport): string {
   const rules = report.rules.map((r) => JSON.stringify({ id: r.id, severity: r.severity, evaluated: r.evaluated, ...(r.reason !== undefined ? { reason: r.reason } : {}), count: r.count }));
-  const findings = report.findings.map((f) =>
-    JSON.stringify({
-      rule: f.rule,
-      severity: f.severity,
-      subject: { export: f.subject.export, key: f.subject.key },
-      related: f.related.map((r) => ({ export: r.export, key: r.key })),
-      detail: f.detail,
-    }),
-  );
+  const findings = report.findings.map((f) => LINES.get(f) ?? findingLine(f));
   const list = (lines: string[]) => (lines.length === 0 ? '[]' : `[\n    ${lines.join(',\n    ')}\n  ]`);
   return `{\n  "time": ${JSON.stringify(report.time)},\n  "rules": ${list(rules)},\n  "findings": ${list(findings)}\n}\n`;
 }
