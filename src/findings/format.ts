@@ -16,7 +16,7 @@ export function formatFindings(report: FindingsReport, dir: string): string {
   const idWidth = Math.max(...report.rules.map((r) => r.id.length));
   for (const r of report.rules) {
     const head = `  ${r.id.padEnd(idWidth)}  ${r.severity.padEnd(8)}`;
-    lines.push(r.evaluated ? `${head}  ${String(r.count).padStart(6)}` : `${head}  not evaluated: ${escapeControl(r.reason ?? '')}`);
+    lines.push(r.evaluated ? `${head}  ${String(r.count).padStart(6)}${r.reason !== undefined ? `  (${escapeControl(r.reason)})` : ''}` : `${head}  not evaluated: ${escapeControl(r.reason ?? '')}`);
   }
   if (report.findings.length === 0) {
     const evaluated = report.rules.filter((r) => r.evaluated).length;

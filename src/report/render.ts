@@ -87,6 +87,11 @@ function findingsSection(f: ReportModel['findings']): string {
   if (skipped.length > 0) {
     body += `<h3>Rules not evaluated</h3>\n<ul>${skipped.map((x) => `<li><code>${text(x.id)}</code>: ${sentence(x.reason ?? 'no reason given')}</li>`).join('')}</ul>\n`;
   }
+  // Evaluated without an optional export (the running VMs without --include vms): what was left out.
+  const partial = r.rules.filter((x) => x.evaluated && x.reason !== undefined);
+  if (partial.length > 0) {
+    body += `<h3>Rules evaluated in part</h3>\n<ul>${partial.map((x) => `<li><code>${text(x.id)}</code>: ${sentence(x.reason!)}</li>`).join('')}</ul>\n`;
+  }
   return section('findings', 'Findings', body);
 }
 

@@ -119,6 +119,12 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
     expect(details('security-reference-unknown')).toEqual([expect.stringContaining('requires security level slvl|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b5a')]);
     // Taken without --include vms: the running VMs are left out, and the rule says so.
     expect(report.rules.find((r) => r.id === 'user-expired-with-access')).toMatchObject({ evaluated: true, reason: expect.stringContaining('the running VMs (active_vms) not evaluated') });
+    // Said on the terminal and on the report's page too.
+    const text = await runCli(['findings', out]);
+    expect(text.stdout).toMatch(/user-expired-with-access +high +2 {2}\(the running VMs \(active_vms\) not evaluated: the snapshot has no active_vms export \(it is written with --include vms\)\)/);
+    const page = join(tmpDir(), 'page.html');
+    expect((await runCli(['report', out, '--out', page])).code).toBe(0);
+    expect(readFileSync(page, 'utf8')).toContain('<h3>Rules evaluated in part</h3>\n<ul><li><code>user-expired-with-access</code>: the running VMs (active_vms) not evaluated');
   });
 
   it('with --include vms: a deactivated user who is a member of nothing but owns a running VM; the VM\'s authorized user who expires tomorrow is not reported', async () => {
