@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FILE_STATES, SIGNATURE_STATES } from '../verify/states.js';
+import { SEVERITIES } from '../config/values.js';
 
 /**
  * The `--json` output of every command, as zod schemas: the single source of
@@ -229,6 +230,27 @@ export const VerifySummary = z.strictObject({
 });
 export type VerifySummary = z.infer<typeof VerifySummary>;
 
+const FindingSeverity = z.enum(SEVERITIES);
+const RowRef = z.strictObject({ export: z.string(), key: z.array(z.string()) });
+
+/** `svc-snapshot findings --json`, and the content of `_findings.json` (CONTRACT section 17; docs/findings.md). */
+export const FindingsSummary = z.strictObject({
+  /** The snapshot's time, which every rule compares with. */
+  time: z.string(),
+  rules: z.array(
+    z.strictObject({
+      id: z.string(),
+      severity: FindingSeverity,
+      evaluated: z.boolean(),
+      /** Not evaluated: why. Evaluated: what was left out (an optional export the snapshot lacks), when anything was. */
+      reason: z.string().optional(),
+      /** null when not evaluated: never 0 for "could not look". */
+      count: count.nullable(),
+    }),
+  ),
+  findings: z.array(z.strictObject({ rule: z.string(), severity: FindingSeverity, subject: RowRef, related: z.array(RowRef), detail: z.string() })),
+});
+
 /**
  * What every command prints with --json when it ends with an error instead
  * of its summary (a usage error, a refused token, a failed or interrupted
@@ -269,6 +291,7 @@ const SUMMARIES = {
   'history as-of': SnapshotSummary,
   verify: VerifySummary,
   report: ReportSummary,
+  findings: FindingsSummary,
 
   failure: FailureSummary,
 } as const;

@@ -10,6 +10,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { writeSnapshot } from '../helpers/snapshot-dir.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+
+/** `$defs.findings` of the committed docs/summary-schema.json, checked by a JSON Schema validator (not the zod schema it is made from). */
+const findingsSchema = (() => {
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  ajv.addSchema(JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'summary-schema.json'), 'utf8')) as object, 'summary');
+  return ajv.getSchema('summary#/$defs/findings')!;
+})();
 
 const R3141 = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
 const R3138 = join(REPO_ROOT, 'recordings', 'platform-3.13.8');
@@ -141,9 +149,10 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
     const active = readFileSync(join(NIGHT3, 'api-vms-libvirt-active.json'), 'utf8');
     expect(active).toContain('0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b62');
     expect(report.findings.some((f) => f.subject.key[0] === '0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b62')).toBe(false);
-    // The same findings from the published directory.
+    // The same findings from the published directory, as docs/summary-schema.json publishes them.
     const again = await runCli(['findings', out, '--json']);
     expect(again.stdout).toBe(readFileSync(join(out, '_findings.json'), 'utf8'));
+    expect(findingsSchema(JSON.parse(again.stdout)), JSON.stringify(findingsSchema.errors)).toBe(true);
   });
 });
 
@@ -153,6 +162,10 @@ describe('the 3.13.8 recording', () => {
     const res = await runCli(['--replay', R3138, '--out-dir', out, '--findings', '--fail-on', 'info', '--quiet']);
     expect(res.code).toBe(0);
     const report = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as Report;
+    expect(findingsSchema(report), JSON.stringify(findingsSchema.errors)).toBe(true);
+    // The schema holds: a count that is not a whole number, or a severity of its own, is refused.
+    expect(findingsSchema({ ...report, rules: [{ ...report.rules[0]!, count: 0.5 }] })).toBe(false);
+    expect(findingsSchema({ ...report, rules: [{ ...report.rules[0]!, severity: 'unknown' }] })).toBe(false);
     expect(report.findings).toEqual([]);
     for (const r of report.rules) {
       expect(r.evaluated, r.id).toBe(false);
