@@ -234,7 +234,7 @@ const FindingSeverity = z.enum(SEVERITIES);
 const RowRef = z.strictObject({ export: z.string(), key: z.array(z.string()) });
 
 /** `svc-snapshot findings --json`, and the content of `_findings.json` (CONTRACT section 17; docs/findings.md). */
-export const FindingsSummary = z.strictObject({
+const FindingsSummary = z.strictObject({
   /** The snapshot's time, which every rule compares with. */
   time: z.string(),
   rules: z.array(
