@@ -164,6 +164,9 @@ function NIGHT3_CHANGES(d: Dataset): Dataset {
   vm.owner = owner.id;
   vm.ownerType = 'User';
   vm.authedUsers = [...vm.authedUsers, authed.id];
+  // A level in use names a requirement the site does not list: reported, and skipped by the certification rules.
+  const usedLevel = d.securityLevels.find((l) => d.projects.some((p) => p.securityLevel === l.id)) ?? fail('security level in use');
+  usedLevel.requirements = [...usedLevel.requirements, 'sreq|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b70'];
   // The last project without a level names one the site does not list (its members are held to nothing).
   const bare = d.projects.filter((p) => p.securityLevel === undefined).pop() ?? fail('project without a level');
   bare.securityLevel = 'slvl|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b5a';

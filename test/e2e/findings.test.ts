@@ -97,7 +97,7 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
       'user-expired-with-access': 2,
       'team-ended-with-resources': 1,
       'quota-exceeded': 1,
-      'security-reference-unknown': 1,
+      'security-reference-unknown': 2,
     });
     const details = (rule: string) => report.findings.filter((f) => f.rule === rule).map((f) => f.detail);
     // Expiring: in 10 days, later on the snapshot's day, exactly at its time; the one expiring in 60 days is not reported.
@@ -124,7 +124,11 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
     expect(body('api-users.json')).toContain(`"expiration":${tomorrow}`);
     expect(body('api-users.json')).toContain(`"deactivatedUntil":${Date.UTC(2026, 10, 22, 2)}`);
     expect(body('api-teams.json').match(/"endDate":\d+/g)).toEqual([`"endDate":${Date.UTC(2026, 10, 22, 2)}`, `"endDate":${tomorrow}`, `"endDate":${Date.UTC(2026, 10, 22, 2)}`]);
-    expect(details('security-reference-unknown')).toEqual([expect.stringContaining('requires security level slvl|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b5a')]);
+    // A project naming a level, and a level naming a requirement, that the site does not list.
+    expect(details('security-reference-unknown')).toEqual([
+      expect.stringContaining('requires security level slvl|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b5a'),
+      expect.stringContaining('names requirement sreq|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b70, which security_requirements does not list'),
+    ]);
     // Taken without --include vms: the running VMs are left out, and the rule says so.
     expect(report.rules.find((r) => r.id === 'user-expired-with-access')).toMatchObject({ evaluated: true, reason: expect.stringContaining('the running VMs (active_vms) not evaluated') });
     // Said on the terminal and on the report's page too.
