@@ -71,16 +71,22 @@ function nullColumnsByExport(nullFields: readonly Pick<NullField, 'export' | 'fi
   return out;
 }
 
-async function readExportFile(dir: string, name: string, file: string): Promise<ExportRecord[]> {
+/** An export file's bytes, as the manifest names it. */
+async function readExportBytes(dir: string, name: string, file: string): Promise<Buffer> {
   const shown = escapeControl(file);
   if (!isPlainFileName(file)) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${escapeControl(dir)} names "${shown}" as the file of ${name}, which is not a file name; the snapshot is damaged`);
-  let text: string;
   try {
-    text = (await readInside(dir, file)).toString('utf8');
+    return await readInside(dir, file);
   } catch (err) {
     const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
     throw new FailedError(`${shown} is listed in ${SNAPSHOT_MANIFEST} but ${why}; refusing to read ${escapeControl(dir)}`);
   }
+}
+
+/** An export file's records: its bytes parsed whole, or FailedError saying how the file is damaged. */
+function parseExportBytes(dir: string, file: string, bytes: Buffer): ExportRecord[] {
+  const shown = escapeControl(file);
+  const text = bytes.toString('utf8');
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -95,29 +101,31 @@ async function readExportFile(dir: string, name: string, file: string): Promise<
   return json as ExportRecord[];
 }
 
-/** A snapshot directory's side; `given` is its manifest when not yet written (a snapshot's staging directory, for its report). */
+const UNLISTED: LoadedExport = { available: false, reason: 'not listed in the manifest', records: [], nullColumns: new Set() };
+
+/**
+ * A snapshot directory's side; `given` is its manifest when not yet written
+ * (a snapshot's staging directory, for its report). The manifest is read
+ * now, an export file only when its export is loaded.
+ */
 export async function loadSnapshot(dir: string, wanted: readonly ExportDef[], given?: SnapshotManifestView): Promise<LoadedSide> {
   const read = given ? { ok: true as const, manifest: given } : await readSnapshotManifest(dir);
   if (!read.ok) throw new UsageError(`${dir} ${read.problem}; give a snapshot directory or a raw collection`);
   const m = read.manifest;
   const nulls = nullColumnsByExport(m.nullFields);
-  const exports = new Map<string, LoadedExport>();
-  await Promise.all(
-    wanted.map(async (def) => {
-      const entry = m.exports.find((e) => e.export === def.name);
-      if (!entry) return;
-      const records = entry.available ? await readExportFile(dir, def.name, entry.file) : [];
-      exports.set(def.name, {
-        available: entry.available,
-        ...(entry.reason !== undefined ? { reason: entry.reason } : {}),
-        records,
-        nullColumns: nulls.get(def.name) ?? new Set(),
-      });
-    }),
-  );
+  const listed = new Set(wanted.filter((def) => m.exports.some((e) => e.export === def.name)).map((def) => def.name));
   return {
     info: { dir, kind: 'snapshot', baseUrl: m.baseUrl ?? null, time: m.time ?? null, date: m.date ?? null },
-    exports,
+    listed,
+    load: async (name) => {
+      const entry = listed.has(name) ? m.exports.find((e) => e.export === name) : undefined;
+      if (!entry) return UNLISTED;
+      const nullColumns = nulls.get(name) ?? new Set<string>();
+      const reason = entry.reason !== undefined ? { reason: entry.reason } : {};
+      if (!entry.available) return { available: false, ...reason, records: [], nullColumns };
+      const bytes = await readExportBytes(dir, name, entry.file);
+      return { available: true, ...reason, records: [], file: { bytes, count: entry.count, parse: () => parseExportBytes(dir, entry.file, bytes) }, nullColumns };
+    },
   };
 }
 
@@ -135,7 +143,7 @@ async function loadCollection(dir: string, include: readonly Include[]): Promise
     });
   }
   const m = collection.manifest;
-  return { info: { dir, kind: 'collection', baseUrl: m.baseUrl, time: m.time, date: m.date }, exports };
+  return { info: { dir, kind: 'collection', baseUrl: m.baseUrl, time: m.time, date: m.date }, listed: new Set(exports.keys()), load: async (name) => exports.get(name) ?? UNLISTED };
 }
 
 /**
