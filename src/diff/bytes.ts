@@ -6,43 +6,53 @@
  * that differ (compare.ts). Every function here gives up (undefined) where
  * the bytes are not in that layout; the caller then parses the whole file.
  */
-import { keyOfValues } from './match.js';
+import { emitPartners, keyOfValues, matchKeys, mergePartners } from './match.js';
 
 /** Where each record of a file lies: bytes `starts[i]` (its `{`) to `ends[i]` (after its `}`). */
 export interface RecordRanges {
-  readonly starts: readonly number[];
-  readonly ends: readonly number[];
+  readonly starts: Float64Array;
+  readonly ends: Float64Array;
 }
 
 const EMPTY = Buffer.from('[]\n');
 /** The file's start up to its first record's `{`. */
 const HEAD = Buffer.from('[\n  {');
-/** Between two records: a record's `}` to the next one's `{` and its newline. Records are indented by 2, their fields by 4 and anything nested deeper, and no JSON string holds a raw newline: this occurs nowhere else. */
-const SEP = Buffer.from('\n  },\n  {\n');
+/**
+ * Between two records: `\n  },\n  {\n`. Records are indented by 2, their
+ * fields by 4 and anything nested deeper, and no JSON string holds a raw
+ * newline: `},\n  {` occurs nowhere else. It is searched for (its first
+ * byte, rarer than a newline, makes the search fast) and the rest checked.
+ */
+const BETWEEN = Buffer.from('},\n  {');
 /** The file's end from its last record's last line. */
 const TAIL = Buffer.from('\n  }\n]\n');
 
 /** The ranges of the file's records, when it has the serializer's layout and exactly `count` of them. */
 export function splitRecords(bytes: Buffer, count: number): RecordRanges | undefined {
-  const starts: number[] = [];
-  const ends: number[] = [];
-  if (bytes.equals(EMPTY)) return count === 0 ? { starts, ends } : undefined;
+  if (bytes.equals(EMPTY)) return count === 0 ? { starts: new Float64Array(0), ends: new Float64Array(0) } : undefined;
   const len = bytes.length;
-  if (len < HEAD.length + TAIL.length || bytes.compare(HEAD, 0, HEAD.length, 0, HEAD.length) !== 0 || bytes.compare(TAIL, 0, TAIL.length, len - TAIL.length) !== 0) return undefined;
+  // A record takes at least 5 bytes (`{\n  }`) and one more to the next.
+  if (count < 1 || count > len / 6 || len < HEAD.length + TAIL.length) return undefined;
+  if (bytes.compare(HEAD, 0, HEAD.length, 0, HEAD.length) !== 0 || bytes.compare(TAIL, 0, TAIL.length, len - TAIL.length) !== 0) return undefined;
+  const starts = new Float64Array(count);
+  const ends = new Float64Array(count);
   const last = len - TAIL.length + 4;
   let start = HEAD.length - 1;
+  let n = 0;
   for (;;) {
-    if (starts.length >= count) return undefined;
-    const i = bytes.indexOf(SEP, start + 1);
-    if (i < 0 || i + 4 > last) break;
-    starts.push(start);
-    ends.push(i + 4);
-    start = i + 8;
+    const i = bytes.indexOf(BETWEEN, start + 1);
+    if (i < 0 || i >= last) break;
+    // The whole separator, and a record of at least `{\n  }` before it.
+    if (bytes[i - 1] !== 0x20 || bytes[i - 2] !== 0x20 || bytes[i - 3] !== 0x0a || bytes[i + 6] !== 0x0a || i - 3 <= start || n === count - 1) return undefined;
+    starts[n] = start;
+    ends[n] = i + 1;
+    n++;
+    start = i + 5;
   }
-  if (start >= last - 1) return undefined;
-  starts.push(start);
-  ends.push(last);
-  return starts.length === count ? { starts, ends } : undefined;
+  if (n !== count - 1 || start >= last - 1) return undefined;
+  starts[n] = start;
+  ends[n] = last;
+  return { starts, ends };
 }
 
 /** Record `i` parsed, or undefined when its bytes are not one JSON value. */
@@ -65,7 +75,7 @@ export function sameBytes(a: Buffer, ra: RecordRanges, i: number, b: Buffer, rb:
 
 const FAIL: unique symbol = Symbol('not one JSON value');
 
-/** The JSON value of bytes `from` to `to`: a string without escapes directly (ids, mostly), anything else through JSON.parse. */
+/** The JSON value of bytes `from` to `to`: a string without escapes directly, anything else through JSON.parse. */
 function valueAt(bytes: Buffer, from: number, to: number): unknown {
   if (to - from >= 2 && bytes[from] === 0x22 && bytes[to - 1] === 0x22) {
     let plain = true;
@@ -85,53 +95,159 @@ function valueAt(bytes: Buffer, from: number, to: number): unknown {
   }
 }
 
+/** What a record's top-level field line holds before the field's name. */
+const LINE_START = Buffer.from('\n    "');
+
 /**
- * The values of column `column` in each record, as `record[column]` of the
- * parsed record gives them: from the record's top-level line
- * `\n    "<column>": <value>` (its last one, as JSON.parse keeps the last of
- * duplicate names), the value to the line's end without a trailing comma.
- * One pass over the file: each occurrence is given to the record it lies in.
+ * Where each record's value of one column lies: bytes `from[r]` to `to[r]`
+ * (without a trailing comma), or -1 when the record has no such field.
+ * `ascii`: every record has it, a string of printable ASCII without escapes
+ * (ids), so that its bytes between the quotes are exactly its characters.
  */
-function columnValues(bytes: Buffer, ranges: RecordRanges, column: string): unknown[] | undefined {
+interface Spans {
+  readonly from: Float64Array;
+  readonly to: Float64Array;
+  readonly ascii: boolean;
+}
+
+/**
+ * The spans of column `column` in each record: the record's top-level line
+ * `\n    "<column>": <value>` (its last one, as JSON.parse keeps the last
+ * of duplicate names), the value to the line's end without a trailing
+ * comma. One pass over the file: each line found is given to the record it
+ * lies in.
+ */
+function columnSpans(bytes: Buffer, ranges: RecordRanges, column: string): Spans | undefined {
   const n = ranges.starts.length;
-  const absent = ({} as Record<string, unknown>)[column];
-  const values = new Array<unknown>(n).fill(absent);
-  if (n === 0) return values;
-  const pattern = Buffer.from(`\n    ${JSON.stringify(column)}: `);
+  const from = new Float64Array(n).fill(-1);
+  const to = new Float64Array(n).fill(-1);
+  if (n === 0) return { from, to, ascii: true };
+  const name = Buffer.from(`${JSON.stringify(column)}: `);
+  // A needle shorter than 7 bytes is searched for by its first byte (memchr),
+  // a longer one by skipping: a short name is searched for without the line's
+  // start (its spaces and quote would slow either search), which is then checked.
+  const short = name.length - 1 < 7;
+  const needle = short ? name.subarray(1) : Buffer.concat([LINE_START, name.subarray(1)]);
+  const back = short ? LINE_START.length : 0;
   const { starts, ends } = ranges;
   const limit = ends[n - 1]!;
   let r = 0;
-  let pos = starts[0]!;
+  let pos = starts[0]! + back;
   for (;;) {
-    const i = bytes.indexOf(pattern, pos);
-    if (i < 0 || i >= limit) return values;
+    const found = bytes.indexOf(needle, pos);
+    if (found < 0 || found >= limit) break;
+    const i = found - back;
+    const at = found + needle.length;
+    pos = at;
+    if (short && bytes.compare(LINE_START, 0, back, i, found) !== 0) continue;
     while (ends[r]! <= i) r++;
     if (i < starts[r]!) return undefined;
-    const from = i + pattern.length;
-    let to = bytes.indexOf(0x0a, from);
-    if (to < 0 || to >= ends[r]!) return undefined;
-    pos = to;
-    if (bytes[to - 1] === 0x2c) to--;
-    const v = valueAt(bytes, from, to);
-    if (v === FAIL) return undefined;
-    values[r] = v;
+    let end = at;
+    while (end < limit && bytes[end] !== 0x0a) end++;
+    if (end >= ends[r]!) return undefined;
+    from[r] = at;
+    to[r] = bytes[end - 1] === 0x2c ? end - 1 : end;
+    pos = end;
   }
+  let ascii = true;
+  for (let k = 0; k < n && ascii; k++) {
+    const f = from[k]!;
+    const t = to[k]! - 1;
+    if (f < 0 || t <= f || bytes[f] !== 0x22 || bytes[t] !== 0x22) ascii = false;
+    for (let p = f + 1; p < t && ascii; p++) {
+      const c = bytes[p]!;
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) ascii = false;
+    }
+  }
+  return { from, to, ascii };
 }
 
-/** Each record's key (match.ts) for the key columns `key`, read from its bytes; undefined where the layout is not the serializer's. */
-export function recordKeys(bytes: Buffer, ranges: RecordRanges, key: readonly string[]): string[] | undefined {
-  const columns: unknown[][] = [];
+/** The key columns of a file's records, read from their bytes. */
+export interface RecordKeys {
+  readonly bytes: Buffer;
+  readonly spans: readonly Spans[];
+  /** Every key column `ascii`. */
+  readonly ascii: boolean;
+  /** What `record[column]` gives for each key column a record lacks. */
+  readonly absent: readonly unknown[];
+}
+
+/** The key columns `key` of each record, found in its bytes; undefined where the layout is not the serializer's. */
+export function readKeys(bytes: Buffer, ranges: RecordRanges, key: readonly string[]): RecordKeys | undefined {
+  const spans: Spans[] = [];
   for (const k of key) {
-    const values = columnValues(bytes, ranges, k);
-    if (!values) return undefined;
-    columns.push(values);
+    const s = columnSpans(bytes, ranges, k);
+    if (!s) return undefined;
+    spans.push(s);
   }
-  const n = ranges.starts.length;
-  const keys = new Array<string>(n);
-  const one = new Array<unknown>(key.length);
-  for (let r = 0; r < n; r++) {
-    for (let c = 0; c < columns.length; c++) one[c] = columns[c]![r];
-    keys[r] = keyOfValues(one);
+  return { bytes, spans, ascii: spans.every((s) => s.ascii), absent: key.map((k) => ({} as Record<string, unknown>)[k]) };
+}
+
+/** Record r's key (match.ts), or undefined when a key value does not parse. */
+export function keyAt(keys: RecordKeys, r: number): string | undefined {
+  const values: unknown[] = [];
+  for (let c = 0; c < keys.spans.length; c++) {
+    const s = keys.spans[c]!;
+    const f = s.from[r]!;
+    const v = f < 0 ? keys.absent[c] : valueAt(keys.bytes, f, s.to[r]!);
+    if (v === FAIL) return undefined;
+    values.push(v);
   }
-  return keys;
+  return keyOfValues(values);
+}
+
+/** Every record's key, or undefined when a key value does not parse. */
+function allKeys(keys: RecordKeys, count: number): string[] | undefined {
+  const out = new Array<string>(count);
+  for (let r = 0; r < count; r++) {
+    const k = keyAt(keys, r);
+    if (k === undefined) return undefined;
+    out[r] = k;
+  }
+  return out;
+}
+
+/** Bytes `xf`..`xt` of x against `yf`..`yt` of y: negative, 0 or positive, as bytes (and then length) order them. */
+function compareBytes(x: Buffer, xf: number, xt: number, y: Buffer, yf: number, yt: number): number {
+  const n = Math.min(xt - xf, yt - yf);
+  for (let k = 0; k < n; k++) {
+    const d = x[xf + k]! - y[yf + k]!;
+    if (d !== 0) return d;
+  }
+  return xt - xf - (yt - yf);
+}
+
+/** Record i of a against record j of b, by their key values' bytes (ascii keys: equal bytes are equal keys). */
+function compareKeys(a: RecordKeys, i: number, b: RecordKeys, j: number): number {
+  for (let c = 0; c < a.spans.length; c++) {
+    const sa = a.spans[c]!;
+    const sb = b.spans[c]!;
+    const d = compareBytes(a.bytes, sa.from[i]! + 1, sa.to[i]! - 1, b.bytes, sb.from[j]! + 1, sb.to[j]! - 1);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/**
+ * matchKeys (match.ts) of two files' records by their keys: when every key
+ * is ascii and each side ascends, by a merge of their bytes, without making
+ * a string of any; else by their keys as strings. Undefined when a key value
+ * does not parse.
+ */
+export function matchRecordKeys(
+  a: RecordKeys,
+  aCount: number,
+  b: RecordKeys,
+  bCount: number,
+  onMatch: (olderIndex: number, newerIndex: number) => void,
+  onAdded: (newerIndex: number) => void,
+): Uint8Array | undefined {
+  if (a.ascii && b.ascii) {
+    const partners = mergePartners(aCount, bCount, (i, j) => compareKeys(a, i, b, j), (i) => compareKeys(a, i - 1, a, i) < 0, (j) => compareKeys(b, j - 1, b, j) < 0);
+    if (partners) return emitPartners(partners, aCount, onMatch, onAdded);
+  }
+  const ka = allKeys(a, aCount);
+  const kb = ka && allKeys(b, bCount);
+  if (!ka || !kb) return undefined;
+  return matchKeys(ka, kb, onMatch, onAdded);
 }

@@ -10,7 +10,7 @@ import type { Availability, ChangedRecord, ChangeSet, ColumnChange, DiffSide, Ex
 import { DIFF_SCHEMA_VERSION } from './types.js';
 import type { IgnoreRules } from './ignore.js';
 import { keyFunction, matchKeys } from './match.js';
-import { parseRecord, recordKeys, sameBytes, splitRecords, type RecordRanges } from './bytes.js';
+import { keyAt, matchRecordKeys, parseRecord, readKeys, sameBytes, splitRecords, type RecordKeys, type RecordRanges } from './bytes.js';
 
 /** Exact deep equality of export values: scalars, arrays of scalars (and, defensively, anything JSON). A missing value equals null. */
 export function sameValue(a: unknown, b: unknown): boolean {
@@ -192,14 +192,14 @@ function diffFiles(def: ExportDef, older: LoadedExport, a: ExportFile, newer: Lo
   const { base, compared } = exportHeader(def, older, newer, { count: a.count, first: firstA }, { count: b.count, first: firstB }, ignored);
   // The same bytes: each record is matched with itself.
   if (same) return withRecords(base, [], [], [], a.count);
-  const keysA = recordKeys(a.bytes, ra, def.key);
-  const keysB = keysA && recordKeys(b.bytes, rb, def.key);
+  const keysA = readKeys(a.bytes, ra, def.key);
+  const keysB = keysA && readKeys(b.bytes, rb, def.key);
   if (!keysA || !keysB) return undefined;
   const keyOf = keyFunction(def.key);
   let ok = true;
-  const parsed = (bytes: Buffer, ranges: RecordRanges, keys: readonly string[], i: number): ExportRecord | undefined => {
-    const r = parseRecord<ExportRecord>(bytes, ranges, i);
-    if (r !== undefined && keyOf(r) === keys[i]) return r;
+  const parsed = (keys: RecordKeys, ranges: RecordRanges, i: number): ExportRecord | undefined => {
+    const r = parseRecord<ExportRecord>(keys.bytes, ranges, i);
+    if (r !== undefined && keyOf(r) === keyAt(keys, i)) return r;
     ok = false;
     return undefined;
   };
@@ -207,26 +207,27 @@ function diffFiles(def: ExportDef, older: LoadedExport, a: ExportFile, newer: Lo
   const added: ExportRecord[] = [];
   const changed: ChangedRecord[] = [];
   let unchanged = 0;
-  const matched = matchKeys(keysA, keysB, (i, j) => {
+  const matched = matchRecordKeys(keysA, a.count, keysB, b.count, (i, j) => {
     if (!ok) return;
     if (sameBytes(a.bytes, ra, i, b.bytes, rb, j)) {
       unchanged++;
       return;
     }
-    const o = parsed(a.bytes, ra, keysA, i);
-    const n = parsed(b.bytes, rb, keysB, j);
+    const o = parsed(keysA, ra, i);
+    const n = parsed(keysB, rb, j);
     if (o === undefined || n === undefined) return;
     const c = changeOf(def.key, compared, compare, o, n);
     if (c) changed.push(c);
     else unchanged++;
   }, (j) => {
-    const n = ok ? parsed(b.bytes, rb, keysB, j) : undefined;
+    const n = ok ? parsed(keysB, rb, j) : undefined;
     if (n !== undefined) added.push(n);
   });
+  if (!matched) return undefined;
   const removed: ExportRecord[] = [];
-  for (let i = 0; ok && i < keysA.length; i++) {
+  for (let i = 0; ok && i < a.count; i++) {
     if (matched[i] !== 0) continue;
-    const o = parsed(a.bytes, ra, keysA, i);
+    const o = parsed(keysA, ra, i);
     if (o !== undefined) removed.push(o);
   }
   return ok ? withRecords(base, added, removed, changed, unchanged) : undefined;

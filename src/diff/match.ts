@@ -67,6 +67,55 @@ function indexKeys(keys: readonly string[]): Map<string, number> {
 }
 
 /**
+ * For each newer record, the index of the older one with the same key, or
+ * -1, by a merge of the two sides (cheaper than a Map of older) when both
+ * are strictly increasing under `compare` (export files are sorted by key):
+ * then no key occurs twice, and the merge matches as matchKeys would.
+ * Undefined otherwise. `compare(i, j)` orders older record i and newer
+ * record j, `olderAscends(i)` says older i-1 comes before older i, and
+ * `newerAscends(j)` likewise for newer; equal under `compare` must mean
+ * equal keys.
+ */
+export function mergePartners(
+  olderLength: number,
+  newerLength: number,
+  compare: (i: number, j: number) => number,
+  olderAscends: (i: number) => boolean,
+  newerAscends: (j: number) => boolean,
+): Int32Array | undefined {
+  for (let i = 1; i < olderLength; i++) if (!olderAscends(i)) return undefined;
+  for (let j = 1; j < newerLength; j++) if (!newerAscends(j)) return undefined;
+  const partners = new Int32Array(newerLength);
+  let i = 0;
+  for (let j = 0; j < newerLength; j++) {
+    let c = -1;
+    while (i < olderLength && (c = compare(i, j)) < 0) i++;
+    partners[j] = i < olderLength && c === 0 ? i++ : -1;
+  }
+  return partners;
+}
+
+/** Calls matchKeys' callbacks for the partners mergePartners found, and returns its flags. */
+export function emitPartners(
+  partners: Int32Array,
+  olderLength: number,
+  onMatch: (olderIndex: number, newerIndex: number) => void,
+  onAdded: (newerIndex: number) => void,
+): Uint8Array {
+  const matched = new Uint8Array(olderLength);
+  for (let j = 0; j < partners.length; j++) {
+    const i = partners[j]!;
+    if (i < 0) {
+      onAdded(j);
+      continue;
+    }
+    matched[i] = 1;
+    onMatch(i, j);
+  }
+  return matched;
+}
+
+/**
  * Calls `onMatch` with the older and the newer index of each newer record
  * that has a partner (in newer's order), `onAdded` with the index of each
  * other one, and returns one flag per older record (1 = matched; 0 =
@@ -79,9 +128,18 @@ export function matchKeys(
   onMatch: (olderIndex: number, newerIndex: number) => void,
   onAdded: (newerIndex: number) => void,
 ): Uint8Array {
+  // Plain string keys sort as their strings.
+  const partners = mergePartners(
+    older.length,
+    newer.length,
+    (i, j) => (older[i]! < newer[j]! ? -1 : older[i] === newer[j] ? 0 : 1),
+    (i) => older[i - 1]! < older[i]!,
+    (j) => newer[j - 1]! < newer[j]!,
+  );
+  if (partners) return emitPartners(partners, older.length, onMatch, onAdded);
   // Only older is indexed: newer is walked once, and a flag per older record says it was matched.
-  const olderIndex = indexKeys(older);
   const matched = new Uint8Array(older.length);
+  const olderIndex = indexKeys(older);
   let newerDups: Map<string, number> | undefined;
   for (let j = 0; j < newer.length; j++) {
     const k = newer[j]!;
