@@ -6,12 +6,12 @@
  * that differ (compare.ts). Every function here gives up (undefined) where
  * the bytes are not in that layout; the caller then parses the whole file.
  */
-import { emitPartners, keyOfValues, matchKeys, mergePartners } from './match.js';
+import { keyOfValues, matchKeys } from './match.js';
 
 /** Where each record of a file lies: bytes `starts[i]` (its `{`) to `ends[i]` (after its `}`). */
 export interface RecordRanges {
-  readonly starts: Float64Array;
-  readonly ends: Float64Array;
+  readonly starts: Int32Array;
+  readonly ends: Int32Array;
 }
 
 const EMPTY = Buffer.from('[]\n');
@@ -29,13 +29,13 @@ const TAIL = Buffer.from('\n  }\n]\n');
 
 /** The ranges of the file's records, when it has the serializer's layout and exactly `count` of them. */
 export function splitRecords(bytes: Buffer, count: number): RecordRanges | undefined {
-  if (bytes.equals(EMPTY)) return count === 0 ? { starts: new Float64Array(0), ends: new Float64Array(0) } : undefined;
+  if (bytes.equals(EMPTY)) return count === 0 ? { starts: new Int32Array(0), ends: new Int32Array(0) } : undefined;
   const len = bytes.length;
   // A record takes at least 5 bytes (`{\n  }`) and one more to the next.
   if (count < 1 || count > len / 6 || len < HEAD.length + TAIL.length) return undefined;
   if (bytes.compare(HEAD, 0, HEAD.length, 0, HEAD.length) !== 0 || bytes.compare(TAIL, 0, TAIL.length, len - TAIL.length) !== 0) return undefined;
-  const starts = new Float64Array(count);
-  const ends = new Float64Array(count);
+  const starts = new Int32Array(count);
+  const ends = new Int32Array(count);
   const last = len - TAIL.length + 4;
   let start = HEAD.length - 1;
   let n = 0;
@@ -105,8 +105,10 @@ const LINE_START = Buffer.from('\n    "');
  * (ids), so that its bytes between the quotes are exactly its characters.
  */
 interface Spans {
-  readonly from: Float64Array;
-  readonly to: Float64Array;
+  readonly from: Int32Array;
+  readonly to: Int32Array;
+  /** Where `ascii`: the string's first 6 bytes (0 past its end) as one number, which orders two strings unless it is equal. */
+  readonly head: Float64Array;
   readonly ascii: boolean;
 }
 
@@ -119,9 +121,12 @@ interface Spans {
  */
 function columnSpans(bytes: Buffer, ranges: RecordRanges, column: string): Spans | undefined {
   const n = ranges.starts.length;
-  const from = new Float64Array(n).fill(-1);
-  const to = new Float64Array(n).fill(-1);
-  if (n === 0) return { from, to, ascii: true };
+  const from = new Int32Array(n).fill(-1);
+  const to = new Int32Array(n).fill(-1);
+  const head = new Float64Array(n);
+  /** 1: the record's value is a string of plain ASCII. */
+  const plain = new Uint8Array(n);
+  if (n === 0) return { from, to, head, ascii: true };
   const name = Buffer.from(`${JSON.stringify(column)}: `);
   // A needle shorter than 7 bytes is searched for by its first byte (memchr),
   // a longer one by skipping: a short name is searched for without the line's
@@ -134,33 +139,43 @@ function columnSpans(bytes: Buffer, ranges: RecordRanges, column: string): Spans
   let r = 0;
   let pos = starts[0]! + back;
   for (;;) {
-    const found = bytes.indexOf(needle, pos);
-    if (found < 0 || found >= limit) break;
-    const i = found - back;
-    const at = found + needle.length;
-    pos = at;
-    if (short && bytes.compare(LINE_START, 0, back, i, found) !== 0) continue;
+    const at = bytes.indexOf(needle, pos);
+    if (at < 0 || at >= limit) break;
+    const i = at - back;
+    const value = at + needle.length;
+    pos = value;
+    // 10 32 32 32 32 34: LINE_START
+    if (short && (bytes[i] !== 10 || bytes[i + 1] !== 32 || bytes[i + 2] !== 32 || bytes[i + 3] !== 32 || bytes[i + 4] !== 32 || bytes[i + 5] !== 34)) continue;
     while (ends[r]! <= i) r++;
     if (i < starts[r]!) return undefined;
-    let end = at;
+    let end = value;
+    let isPlain = 0;
+    if (bytes[value] === 0x22) {
+      // A string: its closing quote ends the line (or precedes its comma) if all it holds is plain ASCII.
+      end++;
+      while (PLAIN[bytes[end]!] === 1) end++;
+      if (bytes[end] === 0x22 && (bytes[end + 1] === 0x0a || (bytes[end + 1] === 0x2c && bytes[end + 2] === 0x0a))) {
+        isPlain = 1;
+        let h = 0;
+        for (let p = value + 1; p < value + 7; p++) h = h * 256 + (p < end ? bytes[p]! : 0);
+        head[r] = h;
+      }
+    }
     while (end < limit && bytes[end] !== 0x0a) end++;
     if (end >= ends[r]!) return undefined;
-    from[r] = at;
+    from[r] = value;
     to[r] = bytes[end - 1] === 0x2c ? end - 1 : end;
+    plain[r] = isPlain;
     pos = end;
   }
   let ascii = true;
-  for (let k = 0; k < n && ascii; k++) {
-    const f = from[k]!;
-    const t = to[k]! - 1;
-    if (f < 0 || t <= f || bytes[f] !== 0x22 || bytes[t] !== 0x22) ascii = false;
-    for (let p = f + 1; p < t && ascii; p++) {
-      const c = bytes[p]!;
-      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) ascii = false;
-    }
-  }
-  return { from, to, ascii };
+  for (let k = 0; k < n && ascii; k++) if (plain[k] === 0) ascii = false;
+  return { from, to, head, ascii };
 }
+
+/** 1 for the bytes a string of plain ASCII holds: printable, no quote, no backslash. */
+const PLAIN = new Uint8Array(256);
+for (let c = 0x20; c <= 0x7e; c++) if (c !== 0x22 && c !== 0x5c) PLAIN[c] = 1;
 
 /** The key columns of a file's records, read from their bytes. */
 export interface RecordKeys {
@@ -219,6 +234,9 @@ function compareBytes(x: Buffer, xf: number, xt: number, y: Buffer, yf: number, 
 
 /** Record i of a against record j of b, by their key values' bytes (ascii keys: equal bytes are equal keys). */
 function compareKeys(a: RecordKeys, i: number, b: RecordKeys, j: number): number {
+  const ha = a.spans[0]!.head[i]!;
+  const hb = b.spans[0]!.head[j]!;
+  if (ha !== hb) return ha < hb ? -1 : 1;
   for (let c = 0; c < a.spans.length; c++) {
     const sa = a.spans[c]!;
     const sb = b.spans[c]!;
@@ -231,8 +249,9 @@ function compareKeys(a: RecordKeys, i: number, b: RecordKeys, j: number): number
 /**
  * matchKeys (match.ts) of two files' records by their keys: when every key
  * is ascii and each side ascends, by a merge of their bytes, without making
- * a string of any; else by their keys as strings. Undefined when a key value
- * does not parse.
+ * a string of any (then no key occurs twice, and the merge matches as
+ * matchKeys would); else by their keys as strings. Undefined when a key
+ * value does not parse.
  */
 export function matchRecordKeys(
   a: RecordKeys,
@@ -242,12 +261,26 @@ export function matchRecordKeys(
   onMatch: (olderIndex: number, newerIndex: number) => void,
   onAdded: (newerIndex: number) => void,
 ): Uint8Array | undefined {
-  if (a.ascii && b.ascii) {
-    const partners = mergePartners(aCount, bCount, (i, j) => compareKeys(a, i, b, j), (i) => compareKeys(a, i - 1, a, i) < 0, (j) => compareKeys(b, j - 1, b, j) < 0);
-    if (partners) return emitPartners(partners, aCount, onMatch, onAdded);
+  if (a.ascii && b.ascii && ascends(a, aCount) && ascends(b, bCount)) {
+    const matched = new Uint8Array(aCount);
+    let i = 0;
+    for (let j = 0; j < bCount; j++) {
+      let c = -1;
+      while (i < aCount && (c = compareKeys(a, i, b, j)) < 0) i++;
+      if (i < aCount && c === 0) {
+        matched[i] = 1;
+        onMatch(i++, j);
+      } else onAdded(j);
+    }
+    return matched;
   }
   const ka = allKeys(a, aCount);
   const kb = ka && allKeys(b, bCount);
   if (!ka || !kb) return undefined;
   return matchKeys(ka, kb, onMatch, onAdded);
+}
+
+function ascends(k: RecordKeys, count: number): boolean {
+  for (let i = 1; i < count; i++) if (compareKeys(k, i - 1, k, i) >= 0) return false;
+  return true;
 }

@@ -67,52 +67,23 @@ function indexKeys(keys: readonly string[]): Map<string, number> {
 }
 
 /**
- * For each newer record, the index of the older one with the same key, or
- * -1, by a merge of the two sides (cheaper than a Map of older) when both
- * are strictly increasing under `compare` (export files are sorted by key):
- * then no key occurs twice, and the merge matches as matchKeys would.
- * Undefined otherwise. `compare(i, j)` orders older record i and newer
- * record j, `olderAscends(i)` says older i-1 comes before older i, and
- * `newerAscends(j)` likewise for newer; equal under `compare` must mean
- * equal keys.
+ * For each newer key, the index of the older one equal to it, or -1, when
+ * both sides' keys are strictly increasing (export files are sorted by key,
+ * and plain string keys sort as their strings): then no key occurs twice,
+ * and a merge of the two sides, cheaper than a Map of older, matches as the
+ * Map would. Undefined otherwise.
  */
-export function mergePartners(
-  olderLength: number,
-  newerLength: number,
-  compare: (i: number, j: number) => number,
-  olderAscends: (i: number) => boolean,
-  newerAscends: (j: number) => boolean,
-): Int32Array | undefined {
-  for (let i = 1; i < olderLength; i++) if (!olderAscends(i)) return undefined;
-  for (let j = 1; j < newerLength; j++) if (!newerAscends(j)) return undefined;
-  const partners = new Int32Array(newerLength);
+function mergePartners(older: readonly string[], newer: readonly string[]): Int32Array | undefined {
+  for (let i = 1; i < older.length; i++) if (!(older[i - 1]! < older[i]!)) return undefined;
+  for (let j = 1; j < newer.length; j++) if (!(newer[j - 1]! < newer[j]!)) return undefined;
+  const partners = new Int32Array(newer.length);
   let i = 0;
-  for (let j = 0; j < newerLength; j++) {
-    let c = -1;
-    while (i < olderLength && (c = compare(i, j)) < 0) i++;
-    partners[j] = i < olderLength && c === 0 ? i++ : -1;
+  for (let j = 0; j < newer.length; j++) {
+    const k = newer[j]!;
+    while (i < older.length && older[i]! < k) i++;
+    partners[j] = i < older.length && older[i] === k ? i++ : -1;
   }
   return partners;
-}
-
-/** Calls matchKeys' callbacks for the partners mergePartners found, and returns its flags. */
-export function emitPartners(
-  partners: Int32Array,
-  olderLength: number,
-  onMatch: (olderIndex: number, newerIndex: number) => void,
-  onAdded: (newerIndex: number) => void,
-): Uint8Array {
-  const matched = new Uint8Array(olderLength);
-  for (let j = 0; j < partners.length; j++) {
-    const i = partners[j]!;
-    if (i < 0) {
-      onAdded(j);
-      continue;
-    }
-    matched[i] = 1;
-    onMatch(i, j);
-  }
-  return matched;
 }
 
 /**
@@ -128,17 +99,21 @@ export function matchKeys(
   onMatch: (olderIndex: number, newerIndex: number) => void,
   onAdded: (newerIndex: number) => void,
 ): Uint8Array {
-  // Plain string keys sort as their strings.
-  const partners = mergePartners(
-    older.length,
-    newer.length,
-    (i, j) => (older[i]! < newer[j]! ? -1 : older[i] === newer[j] ? 0 : 1),
-    (i) => older[i - 1]! < older[i]!,
-    (j) => newer[j - 1]! < newer[j]!,
-  );
-  if (partners) return emitPartners(partners, older.length, onMatch, onAdded);
-  // Only older is indexed: newer is walked once, and a flag per older record says it was matched.
   const matched = new Uint8Array(older.length);
+  const partners = mergePartners(older, newer);
+  if (partners) {
+    for (let j = 0; j < newer.length; j++) {
+      const i = partners[j]!;
+      if (i < 0) {
+        onAdded(j);
+        continue;
+      }
+      matched[i] = 1;
+      onMatch(i, j);
+    }
+    return matched;
+  }
+  // Only older is indexed: newer is walked once, and a flag per older record says it was matched.
   const olderIndex = indexKeys(older);
   let newerDups: Map<string, number> | undefined;
   for (let j = 0; j < newer.length; j++) {
