@@ -49,20 +49,13 @@ function compared(exports: readonly ExportDef[], include: readonly string[], opt
 
 /**
  * The change set of two sides, for the given exports (catalog order): one
- * export at a time, so that a snapshot's export files are held no more than
- * two exports at a time (the next export's are read meanwhile).
+ * export at a time, so that a snapshot side holds one export file at a time
+ * (in one buffer: an export's bytes are valid until the side's next load).
  */
 async function diffSides(older: LoadedSide, newer: LoadedSide, exports: readonly ExportDef[], ignore: IgnoreRules): Promise<ChangeSet> {
   const diffs: ExportDiff[] = [];
-  const load = (def: ExportDef) => Promise.all([older.load(def.name), newer.load(def.name)]);
-  // The next export's files are read while this one is compared (an error is thrown when its turn comes).
-  let next = exports.length > 0 ? load(exports[0]!) : undefined;
-  for (let i = 0; i < exports.length; i++) {
-    const def = exports[i]!;
-    const loaded = next!;
-    next = i + 1 < exports.length ? load(exports[i + 1]!) : undefined;
-    next?.catch(() => undefined);
-    const [a, b] = await loaded;
+  for (const def of exports) {
+    const [a, b] = await Promise.all([older.load(def.name), newer.load(def.name)]);
     diffs.push(diffExport(def, a, b, ignore.byExport.get(def.name)));
   }
   return changeSetOf(older.info, newer.info, diffs, ignore);

@@ -3,7 +3,7 @@
  * export files it names), or a raw collection, built first exactly as
  * `--replay` would build it.
  */
-import { lstat, stat } from 'node:fs/promises';
+import { lstat, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { FailedError, UsageError } from '../errors.js';
@@ -16,7 +16,7 @@ import type { ExportRecord, NullField } from '../exports/types.js';
 import type { LoadedExport, LoadedSide } from './types.js';
 import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
-import { isPlainFileName, readInside, UnreadableEntryError } from '../util/safe-read.js';
+import { isPlainFileName, readInside, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema as FullManifestSchema } from '../exports/manifest.js';
 
 /** Same name as in commands/snapshot.ts; not imported from there, which will import this module. */
@@ -71,15 +71,44 @@ function nullColumnsByExport(nullFields: readonly Pick<NullField, 'export' | 'fi
   return out;
 }
 
-/** An export file's bytes, as the manifest names it. */
-async function readExportBytes(dir: string, name: string, file: string): Promise<Buffer> {
-  const shown = escapeControl(file);
-  if (!isPlainFileName(file)) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${escapeControl(dir)} names "${shown}" as the file of ${name}, which is not a file name; the snapshot is damaged`);
-  try {
-    return await readInside(dir, file);
-  } catch (err) {
-    const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
-    throw new FailedError(`${shown} is listed in ${SNAPSHOT_MANIFEST} but ${why}; refusing to read ${escapeControl(dir)}`);
+/**
+ * Reads a side's export files, one after another, into one buffer grown to
+ * the largest: each file's bytes are valid until the next is read. Reading
+ * into pages already touched takes a third of the time of reading into a
+ * new buffer of the same size.
+ */
+class ExportReader {
+  private buffer = Buffer.alloc(0);
+
+  /** A file's bytes, as the manifest names it. */
+  async read(dir: string, name: string, file: string): Promise<Buffer> {
+    const shown = escapeControl(file);
+    if (!isPlainFileName(file)) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${escapeControl(dir)} names "${shown}" as the file of ${name}, which is not a file name; the snapshot is damaged`);
+    try {
+      return await withFileInside(dir, file, (handle, size) => this.readAll(handle, size));
+    } catch (err) {
+      const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
+      throw new FailedError(`${shown} is listed in ${SNAPSHOT_MANIFEST} but ${why}; refusing to read ${escapeControl(dir)}`);
+    }
+  }
+
+  /** To the file's end, as readFile would (which also says when a file is too large for a buffer). */
+  private async readAll(handle: FileHandle, size: number): Promise<Buffer> {
+    if (size >= 2 ** 31 - 1) return handle.readFile();
+    // One byte more than the size: the read that finds the end needs no growing.
+    if (this.buffer.length < size + 1) this.buffer = Buffer.allocUnsafeSlow(size + 1);
+    let length = 0;
+    for (;;) {
+      if (length === this.buffer.length) {
+        // The file grew since its size was read.
+        const bigger = Buffer.allocUnsafeSlow(Math.min(2 * length, 2 ** 31 - 1));
+        this.buffer.copy(bigger, 0, 0, length);
+        this.buffer = bigger;
+      }
+      const { bytesRead } = await handle.read(this.buffer, length, this.buffer.length - length, length);
+      if (bytesRead === 0) return this.buffer.subarray(0, length);
+      length += bytesRead;
+    }
   }
 }
 
@@ -106,7 +135,8 @@ const UNLISTED: LoadedExport = { available: false, reason: 'not listed in the ma
 /**
  * A snapshot directory's side; `given` is its manifest when not yet written
  * (a snapshot's staging directory, for its report). The manifest is read
- * now, an export file only when its export is loaded.
+ * now, an export file only when its export is loaded; its bytes are valid
+ * until the next export is loaded.
  */
 export async function loadSnapshot(dir: string, wanted: readonly ExportDef[], given?: SnapshotManifestView): Promise<LoadedSide> {
   const read = given ? { ok: true as const, manifest: given } : await readSnapshotManifest(dir);
@@ -114,6 +144,7 @@ export async function loadSnapshot(dir: string, wanted: readonly ExportDef[], gi
   const m = read.manifest;
   const nulls = nullColumnsByExport(m.nullFields);
   const listed = new Set(wanted.filter((def) => m.exports.some((e) => e.export === def.name)).map((def) => def.name));
+  const reader = new ExportReader();
   return {
     info: { dir, kind: 'snapshot', baseUrl: m.baseUrl ?? null, time: m.time ?? null, date: m.date ?? null },
     listed,
@@ -123,7 +154,7 @@ export async function loadSnapshot(dir: string, wanted: readonly ExportDef[], gi
       const nullColumns = nulls.get(name) ?? new Set<string>();
       const reason = entry.reason !== undefined ? { reason: entry.reason } : {};
       if (!entry.available) return { available: false, ...reason, records: [], nullColumns };
-      const bytes = await readExportBytes(dir, name, entry.file);
+      const bytes = await reader.read(dir, name, entry.file);
       return { available: true, ...reason, records: [], file: { bytes, count: entry.count, parse: () => parseExportBytes(dir, entry.file, bytes) }, nullColumns };
     },
   };
