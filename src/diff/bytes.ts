@@ -95,6 +95,10 @@ function valueAt(bytes: Buffer, from: number, to: number): unknown {
   }
 }
 
+/** 1 for the bytes a string of plain ASCII holds: printable, no quote, no backslash. */
+const PLAIN = new Uint8Array(256);
+for (let c = 0x20; c <= 0x7e; c++) if (c !== 0x22 && c !== 0x5c) PLAIN[c] = 1;
+
 /** What a record's top-level field line holds before the field's name. */
 const LINE_START = Buffer.from('\n    "');
 
@@ -172,10 +176,6 @@ function columnSpans(bytes: Buffer, ranges: RecordRanges, column: string): Spans
   for (let k = 0; k < n && ascii; k++) if (plain[k] === 0) ascii = false;
   return { from, to, head, ascii };
 }
-
-/** 1 for the bytes a string of plain ASCII holds: printable, no quote, no backslash. */
-const PLAIN = new Uint8Array(256);
-for (let c = 0x20; c <= 0x7e; c++) if (c !== 0x22 && c !== 0x5c) PLAIN[c] = 1;
 
 /** The key columns of a file's records, read from their bytes. */
 export interface RecordKeys {

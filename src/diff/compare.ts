@@ -1,8 +1,10 @@
 /**
- * The comparison itself: pure, no I/O. Records are matched through a Map
- * keyed by one string per record (the export's key columns, encoded so that
- * no two keys collide), and matched records are compared column by column
- * with `===` first, so that the cost stays close to one pass over each side.
+ * The comparison itself: pure, no I/O. Records are matched by one string per
+ * record (the export's key columns, encoded so that no two keys collide; see
+ * match.ts), and matched records are compared column by column with `===`
+ * first, so that the cost stays close to one pass over each side. Two
+ * snapshot export files are compared from their bytes (bytes.ts): only the
+ * records that differ are parsed.
  */
 import type { ExportDef } from '../exports/define.js';
 import type { ExportRecord } from '../exports/types.js';
