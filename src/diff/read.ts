@@ -101,6 +101,7 @@ class ExportReader {
     for (;;) {
       if (length === this.buffer.length) {
         // The file grew since its size was read.
+        if (length >= 2 ** 31 - 1) return handle.readFile();
         const bigger = Buffer.allocUnsafeSlow(Math.min(2 * length, 2 ** 31 - 1));
         this.buffer.copy(bigger, 0, 0, length);
         this.buffer = bigger;
