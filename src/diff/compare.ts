@@ -1,68 +1,18 @@
 /**
- * The comparison itself: pure, no I/O. Records are matched through a Map
- * keyed by one string per record (the export's key columns, encoded so that
- * no two keys collide), and matched records are compared column by column
- * with `===` first, so that the cost stays close to one pass over each side.
+ * The comparison itself: pure, no I/O. Records are matched by one string per
+ * record (the export's key columns, encoded so that no two keys collide; see
+ * match.ts), and matched records are compared column by column with `===`
+ * first, so that the cost stays close to one pass over each side. Two
+ * snapshot export files are compared from their bytes (bytes.ts): only the
+ * records that differ are parsed.
  */
 import type { ExportDef } from '../exports/define.js';
 import type { ExportRecord } from '../exports/types.js';
-import type { Availability, ChangedRecord, ChangeSet, ColumnChange, ExportDiff, LoadedExport, LoadedSide } from './types.js';
+import type { Availability, ChangedRecord, ChangeSet, ColumnChange, DiffSide, ExportDiff, ExportFile, LoadedExport } from './types.js';
 import { DIFF_SCHEMA_VERSION } from './types.js';
 import type { IgnoreRules } from './ignore.js';
-
-/**
- * One key part as a string without NUL: plain strings as they are (the
- * common case: ids), anything else tagged. A string is plain when it holds
- * no NUL and does not start with one of the tags \u0001 and \u0002.
- */
-function keyPart(v: unknown): string {
-  if (typeof v === 'string') {
-    const c = v.charCodeAt(0);
-    if (c > 2 && !v.includes('\u0000')) return v;
-    return `\u0002${JSON.stringify(v)}`;
-  }
-  return `\u0001${JSON.stringify(v === undefined ? null : v)}`;
-}
-
-type KeyOf = (r: ExportRecord) => string;
-
-function keyFunction(key: readonly string[]): KeyOf {
-  if (key.length === 1) {
-    const k = key[0]!;
-    return (r) => keyPart(r[k]);
-  }
-  return (r) => {
-    let s = keyPart(r[key[0]!]);
-    for (let i = 1; i < key.length; i++) s += `\u0000${keyPart(r[key[i]!])}`;
-    return s;
-  };
-}
-
-/** The n-th (n ≥ 2) record with key `k` on one side: one more key part, which no plain key has. */
-const nth = (k: string, n: number) => `${k}\u0000#${n}`;
-
-/**
- * Older's records by key, as indexes into `records`. A duplicate key (a
- * backend listing one id twice) gets its occurrence number as one more key
- * part, so that the n-th duplicate on one side is matched with the n-th on
- * the other.
- */
-function indexRecords(records: readonly ExportRecord[], keyOf: KeyOf): Map<string, number> {
-  const map = new Map<string, number>();
-  let dups: Map<string, number> | undefined;
-  for (let i = 0; i < records.length; i++) {
-    const k = keyOf(records[i]!);
-    if (!map.has(k)) {
-      map.set(k, i);
-      continue;
-    }
-    dups ??= new Map();
-    const n = (dups.get(k) ?? 1) + 1;
-    dups.set(k, n);
-    map.set(nth(k, n), i);
-  }
-  return map;
-}
+import { keyFunction, matchKeys } from './match.js';
+import { keyAt, matchRecordKeys, parseRecord, readKeys, sameBytes, splitRecords, type RecordKeys, type RecordRanges } from './bytes.js';
 
 /** Exact deep equality of export values: scalars, arrays of scalars (and, defensively, anything JSON). A missing value equals null. */
 export function sameValue(a: unknown, b: unknown): boolean {
@@ -110,15 +60,20 @@ function availabilityOf(o: boolean, n: boolean): Availability {
   return o ? (n ? 'both' : 'older-only') : n ? 'newer-only' : 'neither';
 }
 
-const UNLISTED: LoadedExport = { available: false, reason: 'not listed in the manifest', records: [], nullColumns: new Set() };
+/** What an export diff says of one side: its records' count and its first record (unobtainable columns are judged by it). */
+interface SideView {
+  readonly count: number;
+  readonly first: ExportRecord | undefined;
+}
 
-function sideInfo(e: LoadedExport) {
-  return { available: e.available, count: e.records.length, ...(e.reason !== undefined ? { reason: e.reason } : {}) };
+const viewOf = (records: readonly ExportRecord[]): SideView => ({ count: records.length, first: records[0] });
+
+function sideInfo(e: LoadedExport, view: SideView) {
+  return { available: e.available, count: view.count, ...(e.reason !== undefined ? { reason: e.reason } : {}) };
 }
 
 /** Columns a side's file does not hold at all (written by another version of the tool): judged by its first record. */
-function absentColumns(records: readonly ExportRecord[], columns: readonly string[]): string[] {
-  const first = records[0];
+function absentColumns(first: ExportRecord | undefined, columns: readonly string[]): string[] {
   return first ? columns.filter((c) => !Object.hasOwn(first, c)) : [];
 }
 
@@ -137,37 +92,22 @@ export function matchRecords(
   onAdded: (n: ExportRecord) => void,
 ): Uint8Array {
   const keyOf = keyFunction(key);
-  // Only older is indexed: newer is walked once, and a flag per older record says it was matched.
-  const olderIndex = indexRecords(older, keyOf);
-  const matched = new Uint8Array(older.length);
-  let newerDups: Map<string, number> | undefined;
-  for (const n of newer) {
-    const k = keyOf(n);
-    let i = olderIndex.get(k);
-    if (i !== undefined && matched[i] === 1) {
-      // The key occurred before in newer: this is its n-th occurrence.
-      newerDups ??= new Map();
-      const count = (newerDups.get(k) ?? 1) + 1;
-      newerDups.set(k, count);
-      i = olderIndex.get(nth(k, count));
-    }
-    if (i === undefined) {
-      onAdded(n);
-      continue;
-    }
-    matched[i] = 1;
-    onMatch(i, n);
-  }
-  return matched;
+  return matchKeys(
+    older.map(keyOf),
+    newer.map(keyOf),
+    (i, j) => onMatch(i, newer[j]!),
+    (j) => onAdded(newer[j]!),
+  );
 }
 
-function diffExport(def: ExportDef, older: LoadedExport, newer: LoadedExport, ignored: ReadonlySet<string> | undefined): ExportDiff {
+/** An export diff without its records: availability, counts of each side, and the columns compared. */
+function exportHeader(def: ExportDef, older: LoadedExport, newer: LoadedExport, olderView: SideView, newerView: SideView, ignored: ReadonlySet<string> | undefined) {
   const availability = availabilityOf(older.available, newer.available);
   const columns = def.columns.map((c) => c.name);
   const unobtainableSet = new Set<string>();
   const ignoredList: string[] = [];
   if (availability === 'both') {
-    const absent = new Set([...absentColumns(older.records, columns), ...absentColumns(newer.records, columns)]);
+    const absent = new Set([...absentColumns(olderView.first, columns), ...absentColumns(newerView.first, columns)]);
     for (const c of columns) {
       if (def.key.includes(c)) continue;
       if (older.nullColumns.has(c) || newer.nullColumns.has(c) || absent.has(c)) unobtainableSet.add(c);
@@ -178,43 +118,18 @@ function diffExport(def: ExportDef, older: LoadedExport, newer: LoadedExport, ig
     export: def.name,
     key: [...def.key],
     availability,
-    older: sideInfo(older),
-    newer: sideInfo(newer),
+    older: sideInfo(older, olderView),
+    newer: sideInfo(newer, newerView),
     unobtainable: columns.filter((c) => unobtainableSet.has(c)),
     ignored: ignoredList,
   };
-  if (availability !== 'both') {
-    return {
-      ...base,
-      hasChanges: availability !== 'neither',
-      counts: { added: 0, removed: 0, changed: 0, unchanged: 0 },
-      added: [],
-      removed: [],
-      changed: [],
-    };
-  }
   const compared = columns.filter((c) => !def.key.includes(c) && !unobtainableSet.has(c) && !ignored?.has(c));
-  const compare = comparer(compared);
-  const added: ExportRecord[] = [];
-  const changed: ChangedRecord[] = [];
-  let unchanged = 0;
-  const matched = matchRecords(def.key, older.records, newer.records, (i, n) => {
-    const o = older.records[i]!;
-    const differing = compare(o, n);
-    if (differing === undefined) {
-      unchanged++;
-      return;
-    }
-    const changes: ColumnChange[] = differing.map((c) => {
-      const column = compared[c]!;
-      return { column, old: orNull(o[column]), new: orNull(n[column]) };
-    });
-    const key: Record<string, unknown> = {};
-    for (const kc of def.key) key[kc] = orNull(n[kc]);
-    changed.push({ key, changes });
-  }, (n) => added.push(n));
-  const removed: ExportRecord[] = [];
-  for (let i = 0; i < older.records.length; i++) if (matched[i] === 0) removed.push(older.records[i]!);
+  return { base, compared };
+}
+
+type Header = ReturnType<typeof exportHeader>['base'];
+
+function withRecords(base: Header, added: ExportRecord[], removed: ExportRecord[], changed: ChangedRecord[], unchanged: number): ExportDiff {
   return {
     ...base,
     hasChanges: added.length + removed.length + changed.length > 0,
@@ -225,11 +140,117 @@ function diffExport(def: ExportDef, older: LoadedExport, newer: LoadedExport, ig
   };
 }
 
-/** The change set of two loaded sides, for the given exports (catalog order) and ignore rules. */
-export function diffSides(older: LoadedSide, newer: LoadedSide, exports: readonly ExportDef[], ignore: IgnoreRules): ChangeSet {
-  const diffs = exports.map((def) =>
-    diffExport(def, older.exports.get(def.name) ?? UNLISTED, newer.exports.get(def.name) ?? UNLISTED, ignore.byExport.get(def.name)),
-  );
+/** The change of a matched pair, or undefined when no compared column differs. */
+function changeOf(key: readonly string[], compared: readonly string[], compare: Comparer, o: ExportRecord, n: ExportRecord): ChangedRecord | undefined {
+  const differing = compare(o, n);
+  if (differing === undefined) return undefined;
+  const changes: ColumnChange[] = differing.map((c) => {
+    const column = compared[c]!;
+    return { column, old: orNull(o[column]), new: orNull(n[column]) };
+  });
+  const k: Record<string, unknown> = {};
+  for (const kc of key) k[kc] = orNull(n[kc]);
+  return { key: k, changes };
+}
+
+/** The diff of two parsed sides (a raw collection's, or a snapshot's export file parsed whole). */
+function diffRecords(def: ExportDef, older: LoadedExport, newer: LoadedExport, ignored: ReadonlySet<string> | undefined): ExportDiff {
+  const { base, compared } = exportHeader(def, older, newer, viewOf(older.records), viewOf(newer.records), ignored);
+  if (base.availability !== 'both') {
+    return { ...base, hasChanges: base.availability !== 'neither', counts: { added: 0, removed: 0, changed: 0, unchanged: 0 }, added: [], removed: [], changed: [] };
+  }
+  const compare = comparer(compared);
+  const added: ExportRecord[] = [];
+  const changed: ChangedRecord[] = [];
+  let unchanged = 0;
+  const matched = matchRecords(def.key, older.records, newer.records, (i, n) => {
+    const c = changeOf(def.key, compared, compare, older.records[i]!, n);
+    if (c) changed.push(c);
+    else unchanged++;
+  }, (n) => added.push(n));
+  const removed: ExportRecord[] = [];
+  for (let i = 0; i < older.records.length; i++) if (matched[i] === 0) removed.push(older.records[i]!);
+  return withRecords(base, added, removed, changed, unchanged);
+}
+
+/**
+ * The diff of two snapshot export files from their bytes (bytes.ts), the
+ * same as diffRecords of the files parsed: records are matched by the keys
+ * read from their bytes, a matched pair of the same bytes is unchanged, and
+ * only the other records are parsed (each checked to have the key read
+ * from it). Undefined where a file is not in the serializer's layout, or
+ * does not hold the manifest's count of records, or a record read does not
+ * parse or has another key: the caller then parses the files whole.
+ */
+function diffFiles(def: ExportDef, older: LoadedExport, a: ExportFile, newer: LoadedExport, b: ExportFile, ignored: ReadonlySet<string> | undefined): ExportDiff | undefined {
+  const ra = splitRecords(a.bytes, a.count);
+  if (!ra) return undefined;
+  const same = a.bytes.equals(b.bytes);
+  const rb = same ? ra : splitRecords(b.bytes, b.count);
+  if (!rb || rb.starts.length !== b.count) return undefined;
+  const firstA = a.count > 0 ? parseRecord<ExportRecord>(a.bytes, ra, 0) : undefined;
+  const firstB = same ? firstA : b.count > 0 ? parseRecord<ExportRecord>(b.bytes, rb, 0) : undefined;
+  if ((a.count > 0 && firstA === undefined) || (b.count > 0 && firstB === undefined)) return undefined;
+  const { base, compared } = exportHeader(def, older, newer, { count: a.count, first: firstA }, { count: b.count, first: firstB }, ignored);
+  // The same bytes: each record is matched with itself.
+  if (same) return withRecords(base, [], [], [], a.count);
+  const keysA = readKeys(a.bytes, ra, def.key);
+  const keysB = keysA && readKeys(b.bytes, rb, def.key);
+  if (!keysA || !keysB) return undefined;
+  const keyOf = keyFunction(def.key);
+  let ok = true;
+  const parsed = (keys: RecordKeys, ranges: RecordRanges, i: number): ExportRecord | undefined => {
+    const r = parseRecord<ExportRecord>(keys.bytes, ranges, i);
+    if (r !== undefined && keyOf(r) === keyAt(keys, i)) return r;
+    ok = false;
+    return undefined;
+  };
+  const compare = comparer(compared);
+  const added: ExportRecord[] = [];
+  const changed: ChangedRecord[] = [];
+  let unchanged = 0;
+  const matched = matchRecordKeys(keysA, a.count, keysB, b.count, (i, j) => {
+    if (!ok) return;
+    if (sameBytes(a.bytes, ra, i, b.bytes, rb, j)) {
+      unchanged++;
+      return;
+    }
+    const o = parsed(keysA, ra, i);
+    const n = parsed(keysB, rb, j);
+    if (o === undefined || n === undefined) return;
+    const c = changeOf(def.key, compared, compare, o, n);
+    if (c) changed.push(c);
+    else unchanged++;
+  }, (j) => {
+    const n = ok ? parsed(keysB, rb, j) : undefined;
+    if (n !== undefined) added.push(n);
+  });
+  if (!matched) return undefined;
+  const removed: ExportRecord[] = [];
+  for (let i = 0; ok && i < a.count; i++) {
+    if (matched[i] !== 0) continue;
+    const o = parsed(keysA, ra, i);
+    if (o !== undefined) removed.push(o);
+  }
+  return ok ? withRecords(base, added, removed, changed, unchanged) : undefined;
+}
+
+/** A side with its export file, if any, parsed whole (today's errors for a damaged file). */
+function parsedSide(e: LoadedExport): LoadedExport {
+  return e.file ? { ...e, records: e.file.parse() } : e;
+}
+
+/** The diff of one export, its two sides loaded. */
+export function diffExport(def: ExportDef, older: LoadedExport, newer: LoadedExport, ignored: ReadonlySet<string> | undefined): ExportDiff {
+  if (older.available && newer.available && older.file && newer.file) {
+    const d = diffFiles(def, older, older.file, newer, newer.file, ignored);
+    if (d) return d;
+  }
+  return diffRecords(def, parsedSide(older), parsedSide(newer), ignored);
+}
+
+/** The change set of two sides' export diffs (catalog order) and ignore rules. */
+export function changeSetOf(older: DiffSide, newer: DiffSide, diffs: ExportDiff[], ignore: IgnoreRules): ChangeSet {
   const totals = { added: 0, removed: 0, changed: 0, exportsChanged: 0 };
   for (const d of diffs) {
     totals.added += d.counts.added;
@@ -240,8 +261,8 @@ export function diffSides(older: LoadedSide, newer: LoadedSide, exports: readonl
   return {
     command: 'diff',
     schemaVersion: DIFF_SCHEMA_VERSION,
-    older: older.info,
-    newer: newer.info,
+    older,
+    newer,
     hasChanges: totals.exportsChanged > 0,
     ignore: ignore.list,
     totals,

@@ -6,10 +6,11 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { CATALOG } from '../exports/catalog.js';
 import type { ExportDef } from '../exports/define.js';
-import { diffSides } from './compare.js';
+import { changeSetOf, diffExport } from './compare.js';
 import { resolveIgnore } from './ignore.js';
 import { loadSide, loadSnapshot, type SnapshotManifestView } from './read.js';
-import type { ChangeSet, DiffOptions } from './types.js';
+import type { ChangeSet, DiffOptions, ExportDiff, LoadedSide } from './types.js';
+import type { IgnoreRules } from './ignore.js';
 
 export { sameValue } from './compare.js';
 export { formatChangeSet } from './format.js';
@@ -42,8 +43,22 @@ export async function diffDirectories(older: string, newer: string, opts: DiffOp
 }
 
 /** An export of an --include group is compared where a side holds it, or where it was asked for: two snapshots of the 15 diff as before. */
-function compared(exports: readonly ExportDef[], include: readonly string[], opts: DiffOptions, a: { exports: ReadonlyMap<string, unknown> }, b: { exports: ReadonlyMap<string, unknown> }): ExportDef[] {
-  return exports.filter((d) => d.include === undefined || include.includes(d.include) || opts.exports?.includes(d.name) || a.exports.has(d.name) || b.exports.has(d.name));
+function compared(exports: readonly ExportDef[], include: readonly string[], opts: DiffOptions, a: LoadedSide, b: LoadedSide): ExportDef[] {
+  return exports.filter((d) => d.include === undefined || include.includes(d.include) || opts.exports?.includes(d.name) || a.listed.has(d.name) || b.listed.has(d.name));
+}
+
+/**
+ * The change set of two sides, for the given exports (catalog order): one
+ * export at a time, so that a snapshot side holds one export file at a time
+ * (in one buffer: an export's bytes are valid until the side's next load).
+ */
+async function diffSides(older: LoadedSide, newer: LoadedSide, exports: readonly ExportDef[], ignore: IgnoreRules): Promise<ChangeSet> {
+  const diffs: ExportDiff[] = [];
+  for (const def of exports) {
+    const [a, b] = await Promise.all([older.load(def.name), newer.load(def.name)]);
+    diffs.push(diffExport(def, a, b, ignore.byExport.get(def.name)));
+  }
+  return changeSetOf(older.info, newer.info, diffs, ignore);
 }
 
 /**

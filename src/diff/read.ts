@@ -3,7 +3,7 @@
  * export files it names), or a raw collection, built first exactly as
  * `--replay` would build it.
  */
-import { lstat, stat } from 'node:fs/promises';
+import { lstat, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { FailedError, UsageError } from '../errors.js';
@@ -16,7 +16,7 @@ import type { ExportRecord, NullField } from '../exports/types.js';
 import type { LoadedExport, LoadedSide } from './types.js';
 import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
-import { isPlainFileName, readInside, UnreadableEntryError } from '../util/safe-read.js';
+import { isPlainFileName, readInside, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema as FullManifestSchema } from '../exports/manifest.js';
 
 /** Same name as in commands/snapshot.ts; not imported from there, which will import this module. */
@@ -71,16 +71,52 @@ function nullColumnsByExport(nullFields: readonly Pick<NullField, 'export' | 'fi
   return out;
 }
 
-async function readExportFile(dir: string, name: string, file: string): Promise<ExportRecord[]> {
-  const shown = escapeControl(file);
-  if (!isPlainFileName(file)) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${escapeControl(dir)} names "${shown}" as the file of ${name}, which is not a file name; the snapshot is damaged`);
-  let text: string;
-  try {
-    text = (await readInside(dir, file)).toString('utf8');
-  } catch (err) {
-    const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
-    throw new FailedError(`${shown} is listed in ${SNAPSHOT_MANIFEST} but ${why}; refusing to read ${escapeControl(dir)}`);
+/**
+ * Reads a side's export files, one after another, into one buffer grown to
+ * the largest: each file's bytes are valid until the next is read. Reading
+ * into pages already touched takes a third of the time of reading into a
+ * new buffer of the same size.
+ */
+class ExportReader {
+  private buffer = Buffer.alloc(0);
+
+  /** A file's bytes, as the manifest names it. */
+  async read(dir: string, name: string, file: string): Promise<Buffer> {
+    const shown = escapeControl(file);
+    if (!isPlainFileName(file)) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${escapeControl(dir)} names "${shown}" as the file of ${name}, which is not a file name; the snapshot is damaged`);
+    try {
+      return await withFileInside(dir, file, (handle, size) => this.readAll(handle, size));
+    } catch (err) {
+      const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
+      throw new FailedError(`${shown} is listed in ${SNAPSHOT_MANIFEST} but ${why}; refusing to read ${escapeControl(dir)}`);
+    }
   }
+
+  /** To the file's end, as readFile would (which also says when a file is too large for a buffer). */
+  private async readAll(handle: FileHandle, size: number): Promise<Buffer> {
+    if (size >= 2 ** 31 - 1) return handle.readFile();
+    // One byte more than the size: the read that finds the end needs no growing.
+    if (this.buffer.length < size + 1) this.buffer = Buffer.allocUnsafeSlow(size + 1);
+    let length = 0;
+    for (;;) {
+      if (length === this.buffer.length) {
+        // The file grew since its size was read.
+        if (length >= 2 ** 31 - 1) return handle.readFile();
+        const bigger = Buffer.allocUnsafeSlow(Math.min(2 * length, 2 ** 31 - 1));
+        this.buffer.copy(bigger, 0, 0, length);
+        this.buffer = bigger;
+      }
+      const { bytesRead } = await handle.read(this.buffer, length, this.buffer.length - length, length);
+      if (bytesRead === 0) return this.buffer.subarray(0, length);
+      length += bytesRead;
+    }
+  }
+}
+
+/** An export file's records: its bytes parsed whole, or FailedError saying how the file is damaged. */
+function parseExportBytes(dir: string, file: string, bytes: Buffer): ExportRecord[] {
+  const shown = escapeControl(file);
+  const text = bytes.toString('utf8');
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -95,29 +131,33 @@ async function readExportFile(dir: string, name: string, file: string): Promise<
   return json as ExportRecord[];
 }
 
-/** A snapshot directory's side; `given` is its manifest when not yet written (a snapshot's staging directory, for its report). */
+const UNLISTED: LoadedExport = { available: false, reason: 'not listed in the manifest', records: [], nullColumns: new Set() };
+
+/**
+ * A snapshot directory's side; `given` is its manifest when not yet written
+ * (a snapshot's staging directory, for its report). The manifest is read
+ * now, an export file only when its export is loaded; its bytes are valid
+ * until the next export is loaded.
+ */
 export async function loadSnapshot(dir: string, wanted: readonly ExportDef[], given?: SnapshotManifestView): Promise<LoadedSide> {
   const read = given ? { ok: true as const, manifest: given } : await readSnapshotManifest(dir);
   if (!read.ok) throw new UsageError(`${dir} ${read.problem}; give a snapshot directory or a raw collection`);
   const m = read.manifest;
   const nulls = nullColumnsByExport(m.nullFields);
-  const exports = new Map<string, LoadedExport>();
-  await Promise.all(
-    wanted.map(async (def) => {
-      const entry = m.exports.find((e) => e.export === def.name);
-      if (!entry) return;
-      const records = entry.available ? await readExportFile(dir, def.name, entry.file) : [];
-      exports.set(def.name, {
-        available: entry.available,
-        ...(entry.reason !== undefined ? { reason: entry.reason } : {}),
-        records,
-        nullColumns: nulls.get(def.name) ?? new Set(),
-      });
-    }),
-  );
+  const listed = new Set(wanted.filter((def) => m.exports.some((e) => e.export === def.name)).map((def) => def.name));
+  const reader = new ExportReader();
   return {
     info: { dir, kind: 'snapshot', baseUrl: m.baseUrl ?? null, time: m.time ?? null, date: m.date ?? null },
-    exports,
+    listed,
+    load: async (name) => {
+      const entry = listed.has(name) ? m.exports.find((e) => e.export === name) : undefined;
+      if (!entry) return UNLISTED;
+      const nullColumns = nulls.get(name) ?? new Set<string>();
+      const reason = entry.reason !== undefined ? { reason: entry.reason } : {};
+      if (!entry.available) return { available: false, ...reason, records: [], nullColumns };
+      const bytes = await reader.read(dir, name, entry.file);
+      return { available: true, ...reason, records: [], file: { bytes, count: entry.count, parse: () => parseExportBytes(dir, entry.file, bytes) }, nullColumns };
+    },
   };
 }
 
@@ -135,7 +175,7 @@ async function loadCollection(dir: string, include: readonly Include[]): Promise
     });
   }
   const m = collection.manifest;
-  return { info: { dir, kind: 'collection', baseUrl: m.baseUrl, time: m.time, date: m.date }, exports };
+  return { info: { dir, kind: 'collection', baseUrl: m.baseUrl, time: m.time, date: m.date }, listed: new Set(exports.keys()), load: async (name) => exports.get(name) ?? UNLISTED };
 }
 
 /**

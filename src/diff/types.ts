@@ -80,20 +80,33 @@ export interface ChangeSet {
   readonly exports: ExportDiff[];
 }
 
+/** A snapshot's export file, read and not parsed yet. */
+export interface ExportFile {
+  readonly bytes: Buffer;
+  /** The manifest's count of its records. */
+  readonly count: number;
+  /** Its records, the whole file parsed; throws FailedError (exit 1) naming the file when it is not a JSON array of records. */
+  parse(): ExportRecord[];
+}
+
 /** One side, loaded: what the comparison needs of a snapshot or a built collection. */
 export interface LoadedExport {
   readonly available: boolean;
   readonly reason?: string;
-  /** Empty when unavailable. */
+  /** Empty when unavailable, and when `file` holds them, not parsed yet. */
   readonly records: readonly ExportRecord[];
+  /** A snapshot's export file, when available: the comparison parses what it needs of it. */
+  readonly file?: ExportFile;
   /** Columns listed as unobtainable in the side's `nullFields`. */
   readonly nullColumns: ReadonlySet<string>;
 }
 
 export interface LoadedSide {
   readonly info: DiffSide;
-  /** By export name; an export the side does not list is treated as unavailable. */
-  readonly exports: ReadonlyMap<string, LoadedExport>;
+  /** The exports the side lists, by name; an export the side does not list is treated as unavailable. */
+  readonly listed: ReadonlySet<string>;
+  /** A listed export. A snapshot's export file is read only now, so that a diff holds the files of one export at a time. */
+  load(name: string): Promise<LoadedExport>;
 }
 
 export interface DiffOptions {
