@@ -112,19 +112,21 @@ function findingLine(f: Finding): string {
   });
 }
 
-/** Each sorted finding's line, made once for the sort and kept for serializeFindings. */
+/** The lines the sort made, kept for serializeFindings. */
 const LINES = new WeakMap<Finding, string>();
 
 /**
  * Severity (critical first), rule, subject key, then the rest of the line
- * (the related rows, then the detail, as JSON): no two orders possible. Each
- * finding is spelled once, for this comparison and for the file.
+ * (the related rows, then the detail, as JSON): no two orders possible. A
+ * finding's line is made at most once, for this comparison or for the file.
  */
 function sortFindings(findings: readonly Finding[]): Finding[] {
-  const decorated = findings.map((f) => ({ f, rank: severityRank(f.severity), line: findingLine(f) }));
-  decorated.sort((a, b) => b.rank - a.rank || compareText(a.f.rule, b.f.rule) || compareRef(a.f.subject, b.f.subject) || compareText(a.line, b.line));
+  // A finding's line is made only when two findings of one rule name the same subject (and kept for the file).
+  const decorated = findings.map((f) => ({ f, rank: severityRank(f.severity), line: undefined as string | undefined }));
+  const lineOf = (d: (typeof decorated)[number]) => (d.line ??= findingLine(d.f));
+  decorated.sort((a, b) => b.rank - a.rank || compareText(a.f.rule, b.f.rule) || compareRef(a.f.subject, b.f.subject) || compareText(lineOf(a), lineOf(b)));
   return decorated.map((d) => {
-    LINES.set(d.f, d.line);
+    if (d.line !== undefined) LINES.set(d.f, d.line);
     return d.f;
   });
 }
