@@ -491,53 +491,26 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     rows.push({ figure: 'The same work, two processes at once (each)', unit: 'ms', stat: pair, ratio: ratio(pair, alone), ratioOf: '÷ alone: 1 = two whole cores, 2 = one' });
     const rep = stat(samples.replay);
     rows.push({ figure: '--replay of the collection', unit: 'ms', stat: rep, ratio: ratio(rep, base), ratioOf: '÷ baseline', target: { op: '≤', value: TARGETS.replayVsBaseline } });
+    /** A figure measured as a --replay with something more, in the same rounds: the time it adds ÷ the replay's. */
+    const addedRow = (figure: string, samplesOf: number[], target: number): Row => {
+      const st = stat(samplesOf);
+      return { figure, unit: 'ms', stat: st, ratio: st && rep ? (st.median - rep.median) / rep.median : undefined, ratioOf: 'added ÷ --replay', target: { op: '≤', value: target } };
+    };
     if (samples.sheets.length > 0) {
       // What the spreadsheets add, against what the JSON exports cost: both are replays of the same collection.
-      const sh = stat(samples.sheets);
-      rows.push({
-        figure: '--replay --format csv,xlsx (time added over --replay)',
-        unit: 'ms',
-        stat: sh,
-        ratio: sh && rep ? (sh.median - rep.median) / rep.median : undefined,
-        ratioOf: 'added ÷ --replay',
-        target: { op: '≤', value: TARGETS.spreadsheetsVsJson },
-      });
+      rows.push(addedRow('--replay --format csv,xlsx (time added over --replay)', samples.sheets, TARGETS.spreadsheetsVsJson));
     } else notes.push('This build has no --format: the spreadsheet figures were not measured.');
     if (samples.findings.length > 0) {
       // What the rules add (reading back the exports they need and evaluating), against the replay that built them.
-      const fi = stat(samples.findings);
-      rows.push({
-        figure: '--replay --findings (time added over --replay)',
-        unit: 'ms',
-        stat: fi,
-        ratio: fi && rep ? (fi.median - rep.median) / rep.median : undefined,
-        ratioOf: 'added ÷ --replay',
-        target: { op: '≤', value: TARGETS.findingsVsReplay },
-      });
+      rows.push(addedRow('--replay --findings (time added over --replay)', samples.findings, TARGETS.findingsVsReplay));
     } else notes.push('This build has no --findings: the findings figure was not measured.');
     if (samples.includeVms.length > 0) {
       // What the VM inventory adds (every VM config and running VM of every realm, the realms) to the replay of the same collection.
-      const iv = stat(samples.includeVms);
-      rows.push({
-        figure: '--replay --include vms (time added over --replay)',
-        unit: 'ms',
-        stat: iv,
-        ratio: iv && rep ? (iv.median - rep.median) / rep.median : undefined,
-        ratioOf: 'added ÷ --replay',
-        target: { op: '≤', value: TARGETS.includeVmsVsReplay },
-      });
+      rows.push(addedRow('--replay --include vms (time added over --replay)', samples.includeVms, TARGETS.includeVmsVsReplay));
     } else notes.push('This build has no --include: the VM inventory figure was not measured.');
     if (samples.report.length > 0) {
       // What the page adds (the findings, the comparison with the night before, the page) to the replay of the same collection.
-      const hs = stat(samples.report);
-      rows.push({
-        figure: '--replay --format html beside the night before (time added over --replay)',
-        unit: 'ms',
-        stat: hs,
-        ratio: hs && rep ? (hs.median - rep.median) / rep.median : undefined,
-        ratioOf: 'added ÷ --replay',
-        target: { op: '≤', value: TARGETS.reportVsReplay },
-      });
+      rows.push(addedRow('--replay --format html beside the night before (time added over --replay)', samples.report, TARGETS.reportVsReplay));
       rows.push(pageSizeRow('Report page size, beside the night before', samples.reportBytes, stat));
       if (mutation) notes.push(`report: the night before is a replay of the same site with ${mutation.changed} of ${mutation.total} raw records changed (bench/mutate.mjs), its manifest's time a day earlier; every page is written beside it.`);
     } else notes.push('This build has no --format html: the report figures were not measured.');
