@@ -1,4 +1,5 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { readOpenedFile } from '../util/safe-read.js';
 import { UsageError } from '../errors.js';
 
 /**
@@ -40,14 +41,7 @@ function readTokenFile(fileVariable: string, path: string): string {
       throw fail(`the token file is open to its group or others (mode ${mode}); make it its owner's alone: chmod 600 ${path}`);
     }
     if (st.size > MAX_TOKEN_FILE_BYTES) throw fail(`larger than ${MAX_TOKEN_FILE_BYTES / 1024} KiB, which no token file is`);
-    const buf = Buffer.alloc(st.size);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    const text = buf.subarray(0, got).toString('utf8').replace(/\r?\n$/, '');
+    const text = readOpenedFile(fd, st.size).toString('utf8').replace(/\r?\n$/, '');
     if (text === '') throw fail('the token file is empty; write the token into it');
     return text;
   } finally {

@@ -1,4 +1,5 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync } from 'node:fs';
+import { readOpenedFile } from '../util/safe-read.js';
 import path from 'node:path';
 import { z } from 'zod';
 import { escapeControl } from '../util/escape.js';
@@ -164,14 +165,7 @@ function readRegularFile(file: string): string | undefined {
   try {
     const info = fstatSync(fd);
     if (!info.isFile() || info.size > MANIFEST_MAX_BYTES) return undefined;
-    const buf = Buffer.alloc(info.size);
-    let done = 0;
-    while (done < buf.length) {
-      const n = readSync(fd, buf, done, buf.length - done, done);
-      if (n === 0) break;
-      done += n;
-    }
-    return buf.subarray(0, done).toString('utf8');
+    return readOpenedFile(fd, info.size).toString('utf8');
   } finally {
     closeSync(fd);
   }

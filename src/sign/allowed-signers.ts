@@ -6,7 +6,8 @@
  * `valid-before="timestamp"`. A line this parser cannot read is a usage
  * error naming its line number, as ssh-keygen refuses it too.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { readOpenedFile } from '../util/safe-read.js';
 import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 import { blobKeyType } from './wire.js';
@@ -47,14 +48,7 @@ export function readAllowedSigners(file: string, from = '--allowed-signers'): Al
     const st = fstatSync(fd);
     if (!st.isFile()) throw new UsageError(`${where} is not a regular file; give an allowed_signers file`);
     if (st.size > MAX_FILE_BYTES) throw new UsageError(`${where} is larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; it is not an allowed_signers file`);
-    const buf = Buffer.alloc(st.size);
-    let done = 0;
-    while (done < buf.length) {
-      const n = readSync(fd, buf, done, buf.length - done, done);
-      if (n === 0) break;
-      done += n;
-    }
-    text = buf.subarray(0, done).toString('utf8');
+    text = readOpenedFile(fd, st.size).toString('utf8');
   } finally {
     closeSync(fd);
   }

@@ -6,7 +6,8 @@
  * file's content, and its secret material is registered so that redaction
  * and the pre-publish scan look for it (registerSigningSecrets).
  */
-import { constants, closeSync, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { constants, closeSync, fstatSync, lstatSync, openSync } from 'node:fs';
+import { readOpenedFile } from '../util/safe-read.js';
 import { createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
@@ -104,14 +105,7 @@ function readKeyFile(file: string, from: string): Buffer {
     }
     if (st.size === 0) throw refused(file, from, 'is empty');
     if (st.size > MAX_KEY_BYTES) throw refused(file, from, `is larger than ${MAX_KEY_BYTES / 1024} KiB, far larger than a private key`);
-    const buf = Buffer.alloc(st.size);
-    let done = 0;
-    while (done < buf.length) {
-      const n = readSync(fd, buf, done, buf.length - done, done);
-      if (n === 0) break;
-      done += n;
-    }
-    return buf.subarray(0, done);
+    return readOpenedFile(fd, st.size);
   } finally {
     closeSync(fd);
   }

@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { escapeControl } from './escape.js';
@@ -59,4 +59,21 @@ export async function withFileInside<T>(dir: string, name: string, use: (handle:
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The bytes of an open file whose fstat gave `size` (checked by the caller
+ * against its own limit): read from its start, and cut where the file turned
+ * out shorter. Synchronous: for small files read before anything else runs
+ * (a token file, a signing key, an allowed_signers file, a manifest).
+ */
+export function readOpenedFile(fd: number, size: number): Buffer {
+  const buf = Buffer.alloc(size);
+  let done = 0;
+  while (done < buf.length) {
+    const n = readSync(fd, buf, done, buf.length - done, done);
+    if (n === 0) break;
+    done += n;
+  }
+  return buf.subarray(0, done);
 }
