@@ -46,6 +46,18 @@ export interface BenchOptions {
   reportHistoryNights?: number;
 }
 
+/** What a section of the bench measuring the large site's collection (verify, history) is given by runBench. */
+export interface SectionContext {
+  bin: string;
+  workDir: string;
+  runs: number;
+  /** The collection every figure's replay reads. */
+  raw: string;
+  run: (args: readonly string[], opts: { workDir: string }) => Promise<{ ms: number; stdout: string }>;
+  stat: (samples: readonly number[]) => Stat | undefined;
+  log: (line: string) => void;
+}
+
 export interface Stat {
   readonly samples: number[];
   readonly median: number;

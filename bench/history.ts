@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { addDays } from 'date-fns/addDays';
 import { formatISO } from 'date-fns/formatISO';
 // Types only: harness.ts imports this module.
-import type { Row, Stat } from './harness.js';
+import type { Row, SectionContext, Stat } from './harness.js';
 
 export const HISTORY_TARGETS = {
   /** history load of the first night ≤ this × the snapshot's build (--replay). */
@@ -29,16 +29,9 @@ export const HISTORY_NIGHTS = 30;
 export const HISTORY_CHANGED_SHARE = 0.01;
 
 
-export interface HistoryBenchContext {
-  bin: string;
+/** `raw` is the collection of the first night (built by --replay, which is also each figure's baseline). */
+export interface HistoryBenchContext extends SectionContext {
   benchDir: string;
-  workDir: string;
-  runs: number;
-  /** The collection of the first night (built by --replay, which is also each figure's baseline). */
-  raw: string;
-  run: (args: readonly string[], opts: { workDir: string }) => Promise<{ ms: number; stdout: string }>;
-  stat: (samples: readonly number[]) => Stat | undefined;
-  log: (line: string) => void;
   /** Nights loaded after the first; default HISTORY_NIGHTS. The smoke test takes 2: it checks the code path, not the figure. */
   nightCount?: number;
   /** Also the first night and a night with 1 % changes built and loaded with --include vms (a build that has it). */

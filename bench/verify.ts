@@ -8,19 +8,11 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 // Types only: harness.ts imports this module.
-import type { Row, Stat } from './harness.js';
+import type { Row, SectionContext } from './harness.js';
 
 export const VERIFY_TARGET = 1.2;
 
-export interface VerifyBenchContext {
-  bin: string;
-  workDir: string;
-  runs: number;
-  raw: string;
-  run: (args: readonly string[], opts: { workDir: string }) => Promise<{ ms: number; stdout: string }>;
-  stat: (samples: readonly number[]) => Stat | undefined;
-  log: (line: string) => void;
-}
+export type VerifyBenchContext = SectionContext;
 
 /** The files `verify` reads: those the manifest names (exports, files, raw/). */
 export function coveredFiles(dir: string): string[] {
