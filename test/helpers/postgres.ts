@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -34,17 +34,6 @@ export function postgresUnavailable(): string | null {
   if (findBinDir()) return null;
   if (process.env.CI) throw new Error('PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb); .ci/run installs postgresql-15');
   return 'PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb)';
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** With `tls`, the server also speaks TLS with that certificate (ssl=on; plain connections are still accepted). */

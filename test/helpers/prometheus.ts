@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.js';
 import { delimiter, join } from 'node:path';
 
 // Debian's prometheus-node-exporter (its textfile collector reads --metrics-file's files) and promtool (package
@@ -29,17 +29,6 @@ export function prometheusToolsUnavailable(): string | null {
 export function promtoolCheck(text: string): { code: number | null; output: string } {
   const r = spawnSync(PROMTOOL!, ['check', 'metrics'], { input: text, encoding: 'utf8' });
   return { code: r.status, output: `${r.stdout}${r.stderr}` };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export interface NodeExporter {
