@@ -96,12 +96,12 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     const evaluated = o.findings || html ? await findingsOfStaging(staging.dir, manifest, o.expiringDays) : undefined;
     // --findings: written before the manifest, which lists _findings.json in its files.
     const findings = o.findings ? evaluated : undefined;
-    if (findings) await writeFindingsFile(staging, findings);
+    const findingsFile = findings ? await writeFindingsFile(staging, findings) : undefined;
     // --format html: the report page (src/report), after the files it reads and before the manifest that lists it.
     const report = html && evaluated ? await writeStagingReport(staging, manifest, { outDir, findings: evaluated, ...(signKey ? { signKey } : {}), ...(historyTarget ? { history: { target: historyTarget, ...(historyTarget.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) } } : {}) }) : undefined;
     // The files besides the exports are listed with their hashes (verify covers them), and the manifest is signed as written.
     const others = [...(spreadsheets ?? []).map((f) => f.file), ...(findings ? [FINDINGS_FILE] : []), ...(report ? [report.name] : []), ...(o.raw ? [`raw/${COLLECTION_MANIFEST}`] : [])];
-    const listed = others.length > 0 ? { ...manifest, files: await listedFiles(staging.dir, others) } : manifest;
+    const listed = others.length > 0 ? { ...manifest, files: await listedFiles(staging.dir, others, findingsFile ? [findingsFile] : []) } : manifest;
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
     await signManifest(staging, SNAPSHOT_MANIFEST, signKey);
     return { built, manifest: listed, spreadsheets, findings, report };

@@ -8,8 +8,7 @@
 import { FailedError } from '../errors.js';
 import { CATALOG } from '../exports/catalog.js';
 import type { ExportRecord } from '../exports/types.js';
-import { plainRecordMaker, recordMaker } from '../exports/fast/record-maker.js';
-import { FAST_PATHS } from '../fast-paths.js';
+import { keepColumns } from '../sheets/snapshot-dir.js';
 import { RULES, exportsRead } from './catalog.js';
 import { severityRank, type RowRef, type RuleContext, type RuleDef, type RuleInput, type Severity } from './define.js';
 
@@ -131,16 +130,6 @@ function sortFindings(findings: readonly Finding[]): Finding[] {
   });
 }
 
-/** Each record with only `columns`, in order, a missing one null. */
-function project(records: readonly ExportRecord[], columns: readonly string[]): ExportRecord[] {
-  const make = FAST_PATHS.recordMaker ? recordMaker(columns) : plainRecordMaker(columns);
-  const values: unknown[] = new Array(columns.length);
-  return records.map((r) => {
-    for (let i = 0; i < columns.length; i++) values[i] = r[columns[i]!] ?? null;
-    return make(values);
-  });
-}
-
 /** The snapshot's time as epoch milliseconds; a manifest whose time is not a date is refused. */
 function snapshotTime(time: string): number {
   const ms = Date.parse(time);
@@ -149,10 +138,15 @@ function snapshotTime(time: string): number {
 }
 
 /**
- * Evaluates the rules. `load` gives the records of one export (called once
- * per export a rule that can be evaluated reads, never for another).
+ * Evaluates the rules. `load` gives the records of one export, each holding
+ * at least `columns` (the union of what the rules read of it); it is called
+ * once per export a rule that can be evaluated reads, never for another.
  */
-export async function evaluateFindings(manifest: FindingsManifest, load: (exportName: string) => Promise<readonly ExportRecord[]>, opts: EvaluateOptions = {}): Promise<FindingsReport> {
+export async function evaluateFindings(
+  manifest: FindingsManifest,
+  load: (exportName: string, columns: readonly string[]) => Promise<readonly ExportRecord[]>,
+  opts: EvaluateOptions = {},
+): Promise<FindingsReport> {
   const rules = opts.rules ?? RULES;
   const now = snapshotTime(manifest.time);
   const expiringDays = opts.expiringDays ?? DEFAULT_EXPIRING_DAYS;
@@ -161,7 +155,7 @@ export async function evaluateFindings(manifest: FindingsManifest, load: (export
   // The exports the evaluated rules read, less the optional ones this snapshot cannot give.
   const usable = evaluable.map((r) => ({ ...r, reads: r.reads.filter((i) => i.optional === undefined || unusable(i, manifest) === undefined) }));
   const loaded = new Map<string, readonly ExportRecord[]>();
-  for (const name of exportsRead(usable).keys()) loaded.set(name, await load(name));
+  for (const [name, columns] of exportsRead(usable)) loaded.set(name, await load(name, [...columns]));
 
   const projected = new Map<string, readonly ExportRecord[]>();
   const results: RuleResult[] = [];
@@ -183,7 +177,7 @@ export async function evaluateFindings(manifest: FindingsManifest, load: (export
         const cacheKey = `${name}\u0000${input.columns.join('\u0000')}`;
         let out = projected.get(cacheKey);
         if (!out) {
-          out = project(loaded.get(name)!, input.columns);
+          out = loaded.get(name)!.map(keepColumns(input.columns));
           projected.set(cacheKey, out);
         }
         return out;
@@ -201,18 +195,36 @@ export async function evaluateFindings(manifest: FindingsManifest, load: (export
   return { time: manifest.time, rules: results, findings: sortFindings(findings) };
 }
 
+/** Findings per chunk of serializeFindingsChunks. */
+const FINDINGS_PER_CHUNK = 2000;
+
 /**
- * The bytes of `_findings.json`: the object's three members on their own
- * lines, each rule and each finding one compact JSON line (keys in a fixed
- * order), one newline at the end. A line per finding keeps the file a third
- * of its indented size on a large site, and a diff of two nights' files
- * line by line.
+ * The text of `_findings.json`, a chunk at a time: the object's three
+ * members on their own lines, each rule and each finding one compact JSON
+ * line (keys in a fixed order), one newline at the end. A line per finding
+ * keeps the file a third of its indented size on a large site, and a diff of
+ * two nights' files line by line; chunks spare a large site's file being one
+ * string in memory.
  */
-export function serializeFindings(report: FindingsReport): string {
+export function* serializeFindingsChunks(report: FindingsReport): Generator<string> {
   const rules = report.rules.map((r) => JSON.stringify({ id: r.id, severity: r.severity, evaluated: r.evaluated, ...(r.reason !== undefined ? { reason: r.reason } : {}), count: r.count }));
-  const findings = report.findings.map((f) => LINES.get(f) ?? findingLine(f));
   const list = (lines: string[]) => (lines.length === 0 ? '[]' : `[\n    ${lines.join(',\n    ')}\n  ]`);
-  return `{\n  "time": ${JSON.stringify(report.time)},\n  "rules": ${list(rules)},\n  "findings": ${list(findings)}\n}\n`;
+  const { findings } = report;
+  if (findings.length === 0) {
+    yield `{\n  "time": ${JSON.stringify(report.time)},\n  "rules": ${list(rules)},\n  "findings": []\n}\n`;
+    return;
+  }
+  yield `{\n  "time": ${JSON.stringify(report.time)},\n  "rules": ${list(rules)},\n  "findings": [\n    `;
+  for (let i = 0; i < findings.length; i += FINDINGS_PER_CHUNK) {
+    const lines = findings.slice(i, i + FINDINGS_PER_CHUNK).map((f) => LINES.get(f) ?? findingLine(f));
+    yield `${i > 0 ? ',\n    ' : ''}${lines.join(',\n    ')}`;
+  }
+  yield '\n  ]\n}\n';
+}
+
+/** The bytes of `_findings.json` as one string (serializeFindingsChunks joined). */
+export function serializeFindings(report: FindingsReport): string {
+  return [...serializeFindingsChunks(report)].join('');
 }
 
 /**

@@ -3,10 +3,11 @@
  * `--findings` on `snapshot` writes FINDINGS_FILE into the staging directory
  * before the manifest; `svc-snapshot findings` evaluates an existing snapshot.
  */
+import { createHash } from 'node:crypto';
 import { UsageError } from '../errors.js';
+import type { ListedFile, SnapshotManifest } from '../exports/manifest.js';
 import { SEVERITIES, type Severity } from './define.js';
-import { evaluateFindings, failsOn, serializeFindings, type FindingsReport } from './evaluate.js';
-import type { SnapshotManifest } from '../exports/manifest.js';
+import { evaluateFindings, failsOn, serializeFindingsChunks, type FindingsReport } from './evaluate.js';
 import { readExportRecords } from '../sheets/snapshot-dir.js';
 
 export { findingCounts, serializeFindings, type FindingsReport } from './evaluate.js';
@@ -27,7 +28,7 @@ export function checkFindingsOptions(o: { readonly findings: boolean; readonly s
 }
 
 interface FindingsStaging {
-  writeFile(relPath: string, data: string | Uint8Array): Promise<void>;
+  writeChunks(relPath: string, chunks: Iterable<string | Uint8Array>, onBytes?: (bytes: Uint8Array) => void): Promise<void>;
 }
 
 /**
@@ -40,12 +41,22 @@ interface FindingsStaging {
  * higher, so the files are read.
  */
 export function findingsOfStaging(dir: string, manifest: SnapshotManifest, expiringDays: number): Promise<FindingsReport> {
-  return evaluateFindings(manifest, (name) => readExportRecords(dir, manifest.exports.find((e) => e.export === name)!, { verify: false }), { expiringDays });
+  return evaluateFindings(manifest, (name, columns) => readExportRecords(dir, manifest.exports.find((e) => e.export === name)!, { verify: false, columns }), { expiringDays });
 }
 
-/** `--findings`: FINDINGS_FILE written into the staging directory, before the manifest that lists it. */
-export async function writeFindingsFile(staging: FindingsStaging, report: FindingsReport): Promise<void> {
-  await staging.writeFile(FINDINGS_FILE, serializeFindings(report));
+/**
+ * `--findings`: FINDINGS_FILE written into the staging directory, before the
+ * manifest that lists it, a chunk at a time; its size and sha256 for the
+ * manifest's `files` are taken from the bytes as they are written.
+ */
+export async function writeFindingsFile(staging: FindingsStaging, report: FindingsReport): Promise<ListedFile> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  await staging.writeChunks(FINDINGS_FILE, serializeFindingsChunks(report), (b) => {
+    hash.update(b);
+    bytes += b.length;
+  });
+  return { name: FINDINGS_FILE, bytes, sha256: hash.digest('hex') };
 }
 
 /** The warning a run prints when --fail-on is met (exit 6). */

@@ -50,9 +50,9 @@ export async function findingsOfDirectory(dir: string, opts: EvaluateOptions = {
   const loaded = new Set<string>();
   const report = await evaluateFindings(
     manifest,
-    (name) => {
+    (name, columns) => {
       loaded.add(name);
-      return readExportRecords(dir, entryOf(manifest, name));
+      return readExportRecords(dir, entryOf(manifest, name), { columns });
     },
     opts,
   );

@@ -16,6 +16,8 @@ import { arraySlices, opensArray, SliceJsonError, SliceTooLongError } from '../b
 import { type ByteReader } from '../body/reader.js';
 import { HashedRange } from '../body/hashed-range.js';
 import { readInside, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import { plainRecordMaker, recordMaker } from '../exports/fast/record-maker.js';
+import { FAST_PATHS } from '../fast-paths.js';
 
 /** What the spreadsheet forms read of `_snapshot-manifest.json` (CONTRACT section 5), from its one schema; other fields are ignored. */
 const SheetManifestSchema = SnapshotManifestSchema.pick({
@@ -77,23 +79,55 @@ export async function readSheetManifest(dir: string): Promise<SheetManifest> {
   return parsed.data;
 }
 
+/** A parsed element that is not a record: where, for the message. */
+class NotARecord extends Error {
+  constructor(readonly index: number) {
+    super(`element ${index} is not a record`);
+  }
+}
+
 /**
  * The file's JSON array, parsed a slice at a time (src/body/slices.ts) as
  * the slices are read from the file: neither its whole text nor its whole
  * bytes are ever held beside the records (for the largest export, its bytes
- * were as large as its records). Undefined when the file is not JSON;
- * anything else that is JSON (not an array) as it parses.
+ * were as large as its records). With `keep`, each record is replaced by
+ * what keep makes of it as its slice is parsed, so that only that outlives
+ * the slice. Undefined when the file is not JSON; anything else that is JSON
+ * (not an array) as it parses.
  */
-function parseList(reader: ByteReader): unknown {
+function parseList(reader: ByteReader, keep: ((r: ExportRecord) => ExportRecord) | undefined): unknown {
   try {
     if (!opensArray(reader)) return JSON.parse(reader.read(0, reader.size).toString('utf8'));
     const out: unknown[] = [];
-    for (const list of arraySlices(reader)) for (const r of list) out.push(r);
+    for (const list of arraySlices(reader)) {
+      if (!keep) {
+        for (const r of list) out.push(r);
+        continue;
+      }
+      for (const r of list) {
+        if (!isRecord(r)) throw new NotARecord(out.length);
+        out.push(keep(r));
+      }
+    }
     return out;
   } catch (e) {
     if (e instanceof SyntaxError || e instanceof SliceJsonError || e instanceof SliceTooLongError) return undefined;
     throw e;
   }
+}
+
+function isRecord(r: unknown): r is ExportRecord {
+  return r !== null && typeof r === 'object' && !Array.isArray(r);
+}
+
+/** A function reducing a record to `columns`, in order, a missing one null. */
+export function keepColumns(columns: readonly string[]): (r: ExportRecord) => ExportRecord {
+  const make = FAST_PATHS.recordMaker ? recordMaker(columns) : plainRecordMaker(columns);
+  const values: unknown[] = new Array(columns.length);
+  return (r) => {
+    for (let i = 0; i < columns.length; i++) values[i] = r[columns[i]!] ?? null;
+    return make(values);
+  };
 }
 
 /**
@@ -102,9 +136,12 @@ function parseList(reader: ByteReader): unknown {
  * manifest counts. A snapshot reading back the files it has just written into
  * its own staging directory (0700, its hashes computed while writing them)
  * skips the hash; `convert`, which reads a published snapshot, never does.
+ * With `columns`, each record holds only those columns (keepColumns), made
+ * as the file is parsed: the findings read a few columns of large exports.
  */
-export async function readExportRecords(dir: string, entry: SheetManifestExport, opts: { verify?: boolean } = {}): Promise<ExportRecord[]> {
+export async function readExportRecords(dir: string, entry: SheetManifestExport, opts: { verify?: boolean; columns?: readonly string[] } = {}): Promise<ExportRecord[]> {
   const sha256 = opts.verify !== false ? entry.sha256 : undefined;
+  const keep = opts.columns ? keepColumns(opts.columns) : undefined;
   // Kept, so that it is what is thrown, however the file's reading wraps it.
   let changedError: FailedError | undefined;
   const changed = () => (changedError = new FailedError(`${quoted(entry.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`));
@@ -112,7 +149,13 @@ export async function readExportRecords(dir: string, entry: SheetManifestExport,
   try {
     json = await withFileInside(dir, entry.file, async (handle, size) => {
       const reader = new HashedRange(handle.fd, size, sha256, changed);
-      const parsed = parseList(reader);
+      let parsed: unknown;
+      try {
+        parsed = parseList(reader, keep);
+      } catch (err) {
+        if (!(err instanceof NotARecord)) throw err;
+        parsed = err;
+      }
       // Nothing of the file is used before all of it is checked: a file changed while it was read is refused whole.
       reader.finish();
       return parsed;
@@ -122,11 +165,13 @@ export async function readExportRecords(dir: string, entry: SheetManifestExport,
     if (err instanceof UnreadableEntryError) throw new FailedError(`${err.message}; the snapshot cannot be read`, { cause: err });
     throw err;
   }
+  if (json instanceof NotARecord) throw new FailedError(`${quoted(entry.file)} in ${dir}: element ${json.index} is not a record; the snapshot is damaged`);
   if (json === undefined) throw new FailedError(`${quoted(entry.file)} in ${dir} is not valid JSON; the snapshot is damaged`);
   if (!Array.isArray(json)) throw new FailedError(`${quoted(entry.file)} in ${dir} is not a JSON array of records; the snapshot is damaged`);
-  for (let i = 0; i < json.length; i++) {
-    const r: unknown = json[i];
-    if (r === null || typeof r !== 'object' || Array.isArray(r)) throw new FailedError(`${quoted(entry.file)} in ${dir}: element ${i} is not a record; the snapshot is damaged`);
+  if (!keep) {
+    for (let i = 0; i < json.length; i++) {
+      if (!isRecord(json[i])) throw new FailedError(`${quoted(entry.file)} in ${dir}: element ${i} is not a record; the snapshot is damaged`);
+    }
   }
   if (json.length !== entry.count) {
     throw new FailedError(`${quoted(entry.file)} in ${dir} holds ${json.length} records where ${SNAPSHOT_MANIFEST} says ${entry.count}; the snapshot is damaged`);

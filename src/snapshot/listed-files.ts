@@ -13,10 +13,19 @@ import { toJsonFile } from '../collect/write.js';
 
 const CHUNK = 1024 * 1024;
 
-/** Size and sha256 of each of `names` (relative paths, `/`-separated) in `dir`, in the order given. */
-export async function listedFiles(dir: string, names: readonly string[]): Promise<ListedFile[]> {
+/**
+ * Size and sha256 of each of `names` (relative paths, `/`-separated) in
+ * `dir`, in the order given; a name in `hashedAsWritten` (its bytes hashed as
+ * they were written) is listed as given there.
+ */
+export async function listedFiles(dir: string, names: readonly string[], hashedAsWritten: readonly ListedFile[] = []): Promise<ListedFile[]> {
   const out: ListedFile[] = [];
   for (const name of names) {
+    const known = hashedAsWritten.find((f) => f.name === name);
+    if (known) {
+      out.push(known);
+      continue;
+    }
     const hash = createHash('sha256');
     const handle = await open(path.join(dir, ...name.split('/')), 'r');
     let bytes = 0;

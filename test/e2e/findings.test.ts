@@ -5,6 +5,7 @@
  * bytes, --fail-on's exit 6, hostile values, and an edited snapshot refused.
  */
 import { prometheusToolsUnavailable, promtoolCheck } from '../helpers/prometheus.js';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -53,6 +54,10 @@ describe('snapshot --findings over the shipped 3.14.1 recording', () => {
     const again = await runCli(['findings', out, '--json']);
     expect(again.code).toBe(0);
     expect(again.stdout).toBe(bytes);
+    // Listed in the manifest's files with the size and sha256 of the bytes on disk (taken as they were written).
+    const listed = (JSON.parse(readFileSync(join(out, '_snapshot-manifest.json'), 'utf8')) as { files: Array<{ name: string; bytes: number; sha256: string }> }).files;
+    expect(listed).toEqual([{ name: '_findings.json', bytes: Buffer.byteLength(bytes), sha256: createHash('sha256').update(bytes).digest('hex') }]);
+    expect((await runCli(['verify', out])).code).toBe(0);
 
     const replaced = await runCli(['--replay', R3141, '--out-dir', out, '--findings', '--quiet']);
     expect(replaced.code).toBe(0);

@@ -319,6 +319,24 @@ describe('the report', () => {
     expect(Object.keys(parsed)).toEqual(['time', 'rules', 'findings']);
   });
 
+  it('a report of thousands of findings, written a chunk at a time, is one line per finding, in order, and parses back to the findings', async () => {
+    const site = securitySite();
+    site.project_memberships = Array.from({ length: 2600 }, (_, i) => member('proj|1', `user-${String(i).padStart(5, '0')} "é"\n`));
+    const r = await evaluate(site);
+    expect(r.findings.length).toBe(5200);
+    const text = serializeFindings(r);
+    const lines = text.split('\n');
+    const first = lines.indexOf('  "findings": [');
+    const findingLines = lines.slice(first + 1, first + 1 + r.findings.length);
+    expect(lines.slice(first + 1 + r.findings.length)).toEqual(['  ]', '}', '']);
+    findingLines.forEach((line, i) => {
+      expect(line.startsWith('    {')).toBe(true);
+      const body = i < findingLines.length - 1 ? line.slice(4, -1) : line.slice(4);
+      if (i < findingLines.length - 1) expect(line.endsWith('},')).toBe(true);
+      expect(JSON.parse(body)).toEqual({ rule: r.findings[i]!.rule, severity: r.findings[i]!.severity, subject: r.findings[i]!.subject, related: r.findings[i]!.related, detail: r.findings[i]!.detail });
+    });
+  });
+
   it('a manifest whose time is not a date is refused, not compared with', async () => {
     await expect(evaluate({}, { time: 'yesterday' })).rejects.toThrow(/is not a date/);
   });

@@ -15,11 +15,11 @@ function entry(file: string, count: number): SheetManifestExport {
   return { export: 'drives', file, count, available: true } as SheetManifestExport;
 }
 
-async function read(text: string, count: number, sha256?: string): Promise<unknown> {
+async function read(text: string, count: number, sha256?: string, columns?: readonly string[]): Promise<unknown> {
   const dir = tmpDir();
   writeFileSync(join(dir, 'x.json'), text);
   try {
-    return await readExportRecords(dir, { ...entry('x.json', count), ...(sha256 !== undefined ? { sha256 } : {}) }, { verify: sha256 !== undefined });
+    return await readExportRecords(dir, { ...entry('x.json', count), ...(sha256 !== undefined ? { sha256 } : {}) }, { verify: sha256 !== undefined, ...(columns ? { columns } : {}) });
   } catch (e) {
     return `refused: ${(e as Error).message.replace(dir, 'DIR')}`;
   }
@@ -63,5 +63,29 @@ describe('reading an export file back', () => {
     }
     // A damaged file whose hash does not match either: the hash is what is said.
     expect(await read(text.slice(0, -300), records.length, sha(text))).toBe(changedText);
+  });
+
+  it('with columns, keeps of each record only those, in that order, a missing or undefined one null, and refuses what the whole read refuses', async () => {
+    const records = Array.from({ length: 3000 }, (_, i) => ({ id: `d${i}`, name: `Données ${i} 生物`, expires: i % 4 ? i * 1000 : null, readers: [`u${i}`], ...(i % 5 ? { extra: true } : {}) }));
+    const text = `${JSON.stringify(records, null, 2)}\n`;
+    const sha = createHash('sha256').update(text).digest('hex');
+    const kept = (await read(text, records.length, sha, ['extra', 'id', 'readers', 'absent'])) as Array<Record<string, unknown>>;
+    expect(kept).toHaveLength(records.length);
+    kept.forEach((r, i) => {
+      expect(Object.keys(r)).toEqual(['extra', 'id', 'readers', 'absent']);
+      expect(r).toEqual({ extra: records[i]!.extra ?? null, id: records[i]!.id, readers: records[i]!.readers, absent: null });
+    });
+    const cols = ['id'];
+    const big = JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ id: `d${i}`, pad: 'x'.repeat(50) })));
+    expect(await read(big.slice(0, -300), 2000, undefined, cols)).toBe('refused: "x.json" in DIR is not valid JSON; the snapshot is damaged');
+    expect(await read('{"a":1}', 0, undefined, cols)).toBe('refused: "x.json" in DIR is not a JSON array of records; the snapshot is damaged');
+    expect(await read('[{"a":1},[2]]', 2, undefined, cols)).toBe('refused: "x.json" in DIR: element 1 is not a record; the snapshot is damaged');
+    expect(await read(big.replace('{"id":"d1500"', '7,{"id":"d1500"'), 2001, undefined, cols)).toBe('refused: "x.json" in DIR: element 1500 is not a record; the snapshot is damaged');
+    expect(await read(big, 1999, undefined, cols)).toBe('refused: "x.json" in DIR holds 2000 records where _snapshot-manifest.json says 1999; the snapshot is damaged');
+    // A file changed after the element that is not a record: the hash is what is said.
+    const bad = big.replace('{"id":"d3"', 'null,{"id":"d3"');
+    expect(await read(`${bad.slice(0, -2)} ]`, 2001, createHash('sha256').update(bad).digest('hex'), cols)).toBe(
+      'refused: "x.json" in DIR does not match the sha256 in _snapshot-manifest.json; the file was changed after the snapshot was taken',
+    );
   });
 });
