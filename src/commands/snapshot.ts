@@ -93,6 +93,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
         ? await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => staging.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
         : undefined;
     // --findings and --format html: the rules over the export files just written, at the manifest's time.
+    if (o.findings || html) memory.beforeFindingsRead();
     const evaluated = o.findings || html ? await findingsOfStaging(staging.dir, manifest, o.expiringDays) : undefined;
     // --findings: written before the manifest, which lists _findings.json in its files.
     const findings = o.findings ? evaluated : undefined;

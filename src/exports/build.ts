@@ -474,7 +474,7 @@ function* exportsOf(reader: CollectionReader, ctx: Context, defs: readonly Expor
       released += reader.bytes(route);
     }
   }
-  if (released > 0) afterRelease(released);
+  // After the last export nothing more is parsed: no collection is worth its time here (the last export's records are still referenced by its writer).
 }
 
 /** What the build says beside the exports: its value once every export was taken. */

@@ -21,6 +21,12 @@ export interface MemoryPolicy {
   readonly afterRelease: (bytes: number) => void;
   /** Before the spreadsheets read an export, with the records of the one before (0 before the first; already dropped). */
   readonly beforeSheetRead: (previousRecords: number) => void;
+  /**
+   * Once the exports are written and nothing references the last one's
+   * records, before the findings read export files back: the build's garbage
+   * collected then, so that the read-back's peak is not on top of it.
+   */
+  readonly beforeFindingsRead: () => void;
 }
 
 declare const bodiesFree: unique symbol;
@@ -40,13 +46,15 @@ const COLLECT_AFTER_BYTES = 8_000_000;
 const SHEET_GC_AFTER_RECORDS = 20_000;
 
 /** Takes nothing away from the caller and never collects: diff, history and tests build from a collection they keep. */
-export const KEEP_EVERYTHING: MemoryPolicy = { consumeBodies: false, afterRelease: () => {}, beforeSheetRead: () => {} };
+export const KEEP_EVERYTHING: MemoryPolicy = { consumeBodies: false, afterRelease: () => {}, beforeSheetRead: () => {}, beforeFindingsRead: () => {} };
 
 /**
  * The snapshot command's: bodies consumed as the build reads them, garbage
- * collected after large releases, and before the spreadsheets read the
- * first export (the build's garbage) and after each large one, so that the
- * peak stays the build's.
+ * collected after large releases (not after the last export: nothing is
+ * parsed after it, and its records are still referenced then), before the
+ * spreadsheets read the first export (the build's garbage) and after each
+ * large one, and before the findings read theirs, so that the peak stays the
+ * build's.
  */
 export function leanSnapshotMemory(_proof: BodiesFree): MemoryPolicy {
   return {
@@ -57,6 +65,7 @@ export function leanSnapshotMemory(_proof: BodiesFree): MemoryPolicy {
     beforeSheetRead: (previous) => {
       if (previous === 0 || previous >= SHEET_GC_AFTER_RECORDS) collectGarbage();
     },
+    beforeFindingsRead: collectGarbage,
   };
 }
 

@@ -330,11 +330,11 @@ describe('build', () => {
     expect(JSON.stringify(buildAll(c))).toBe(JSON.stringify(buildAll(c)));
   });
 
-  it('with a consuming memory policy, deletes every body it read, reports each release, and builds the same bytes', () => {
+  it('with a consuming memory policy, deletes every body it read, reports each release before the last export (nothing is parsed after it), and builds the same bytes', () => {
     const c = full().build();
     const expected = buildAll(c);
     const releases: number[] = [];
-    const policy: MemoryPolicy = { consumeBodies: true, afterRelease: (bytes) => releases.push(bytes), beforeSheetRead: () => {} };
+    const policy: MemoryPolicy = { consumeBodies: true, afterRelease: (bytes) => releases.push(bytes), beforeSheetRead: () => {}, beforeFindingsRead: () => {} };
     const gen = build(c, policy);
     const texts: string[] = new Array(15);
     let step = gen.next();
@@ -346,7 +346,10 @@ describe('build', () => {
     expect(JSON.stringify(step.value)).toBe(JSON.stringify({ ...expected, exports: undefined }));
     expect(c.bodies.size).toBe(0);
     expect(releases.length).toBeGreaterThan(0);
-    expect(releases.reduce((a, b) => a + b, 0)).toBe(c.manifest.routes.reduce((a, r) => a + (r.bytes ?? 0), 0));
+    // The routes only the last export reads are released after it: not reported, since nothing is parsed after them.
+    const reported = releases.reduce((a, b) => a + b, 0);
+    expect(reported).toBeGreaterThan(0);
+    expect(reported).toBeLessThan(c.manifest.routes.reduce((a, r) => a + (r.bytes ?? 0), 0));
   });
 
   it('joins and counts on a large site', () => {
