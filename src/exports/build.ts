@@ -495,9 +495,15 @@ export function* build(collection: RawCollection, memory: MemoryPolicy = KEEP_EV
   const defs = exportsFor(include);
   const nullFields: NullField[][] = new Array(defs.length);
   const ctx = new Context(reader, backendRelease(collection.manifest.routes), collection.manifest.realms);
-  for (const exp of exportsOf(reader, ctx, defs, memory.afterRelease)) {
-    yield exp;
-    nullFields[exp.index] = exp.nullFields;
+  const exports = exportsOf(reader, ctx, defs, memory.afterRelease);
+  // Each export is let go before the next is asked for: a collection after the routes it read are released frees the records it alone reached.
+  let step: IteratorResult<BuiltExport, void> | undefined = exports.next();
+  while (!step.done) {
+    const { index, nullFields: own } = step.value;
+    yield step.value;
+    nullFields[index] = own;
+    step = undefined;
+    step = exports.next();
   }
   const report: LoadReport = reader.report();
   return { nullFields: nullFields.flat(), ...report };

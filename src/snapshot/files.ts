@@ -56,23 +56,30 @@ async function writeEach(
 ): Promise<BuildSummary & { exports: ManifestExport[] }> {
   // Filled by catalog position: every position of the exports built, so no gap is left.
   const exports: ManifestExport[] = [];
-  let step = built.next();
-  for (; !step.done; step = built.next()) {
-    const e = step.value;
-    const file = exportFileName(e.export, e.count, date);
-    const hash = createHash('sha256');
-    // The digest is of the bytes as written: no reading the file back, no second UTF-8 encoding of its text.
-    await staging.writeChunks(file, serializeBatches(e.batches(EXPORT_BATCH)), (b) => hash.update(b));
-    const entry: ManifestExport = {
-      export: e.export,
-      file,
-      count: e.count,
-      available: e.available,
-      ...(e.reason !== undefined ? { reason: e.reason } : {}),
-      ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}),
-      sha256: hash.digest('hex'),
-    };
-    exports[e.index] = entry;
+  let step: IteratorResult<BuiltExport, BuildSummary> | undefined = built.next();
+  while (!step.done) {
+    const index = step.value.index;
+    exports[index] = await writeOne(staging, step.value, date);
+    // Let go of the export (its records' sources) before the next is asked for: the build may collect garbage then.
+    step = undefined;
+    step = built.next();
   }
   return { ...step.value, exports };
+}
+
+/** One export's file, and its manifest entry. */
+async function writeOne(staging: Pick<Staging, 'writeChunks'>, e: BuiltExport, date: string): Promise<ManifestExport> {
+  const file = exportFileName(e.export, e.count, date);
+  const hash = createHash('sha256');
+  // The digest is of the bytes as written: no reading the file back, no second UTF-8 encoding of its text.
+  await staging.writeChunks(file, serializeBatches(e.batches(EXPORT_BATCH)), (b) => hash.update(b));
+  return {
+    export: e.export,
+    file,
+    count: e.count,
+    available: e.available,
+    ...(e.reason !== undefined ? { reason: e.reason } : {}),
+    ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}),
+    sha256: hash.digest('hex'),
+  };
 }
