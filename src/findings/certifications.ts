@@ -112,22 +112,38 @@ function* joinRequired(ctx: RuleContext): Generator<RequiredCertification> {
   const projects = byId(ctx.records('projects'));
   const levels = byId(ctx.records('security_levels'));
   const requirements = byId(ctx.records('security_requirements'));
-  const best = new Map<string, ExportRecord>();
+  // The user's best certification of each requirement, by user and then requirement (no joined key made per certification).
+  const best = new Map<string, Map<string, ExportRecord>>();
   for (const c of ctx.records('user_certifications')) {
-    if (typeof c.userID !== 'string' || typeof c.requirementID !== 'string') continue;
-    const k = `${c.userID}\u0000${c.requirementID}`;
-    const held = best.get(k);
-    if (!held || better(c, held)) best.set(k, c);
+    const { userID, requirementID } = c;
+    if (typeof userID !== 'string' || typeof requirementID !== 'string') continue;
+    let held = best.get(userID);
+    if (!held) best.set(userID, (held = new Map()));
+    const before = held.get(requirementID);
+    if (!before || better(c, before)) held.set(requirementID, c);
   }
+  // Each level's known requirements, once per level (its list without repeats, in order).
+  const required = new Map<ExportRecord, ExportRecord[]>();
+  const requiredOf = (level: ExportRecord): ExportRecord[] => {
+    let list = required.get(level);
+    if (!list) {
+      list = [];
+      for (const reqID of new Set(strings(level.requirements))) {
+        const requirement = requirements.get(reqID);
+        if (requirement) list.push(requirement);
+      }
+      required.set(level, list);
+    }
+    return list;
+  };
   for (const { first } of membershipPairs(ctx.records('project_memberships'))) {
     const project = projects.get(first.projectID as string);
     const level = project && typeof project.securityLevel === 'string' ? levels.get(project.securityLevel) : undefined;
     if (!project || !level) continue;
     const userID = first.userID as string;
-    for (const reqID of new Set(strings(level.requirements))) {
-      const requirement = requirements.get(reqID);
-      if (!requirement) continue;
-      yield { membership: first, userID, project, level, requirement, best: best.get(`${userID}\u0000${reqID}`) };
+    const held = best.get(userID);
+    for (const requirement of requiredOf(level)) {
+      yield { membership: first, userID, project, level, requirement, best: held?.get(requirement.id as string) };
     }
   }
 }
