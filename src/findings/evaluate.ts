@@ -111,23 +111,25 @@ function findingLine(f: Finding): string {
   });
 }
 
-/** The lines the sort made, kept for serializeFindings. */
-const LINES = new WeakMap<Finding, string>();
+/** The related rows one by one (compareRef), a list that is a prefix of the other first. */
+function compareRelated(a: readonly RowRef[], b: readonly RowRef[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const c = compareRef(a[i]!, b[i]!);
+    if (c !== 0) return c;
+  }
+  return a.length - b.length;
+}
 
 /**
- * Severity (critical first), rule, subject key, then the rest of the line
- * (the related rows, then the detail, as JSON): no two orders possible. A
- * finding's line is made at most once, for this comparison or for the file.
+ * Severity (critical first), rule, subject (export, then key part by part),
+ * then the related rows the same way, then the detail: every field compared
+ * as UTF-16 code units, so that two findings are in one order only unless
+ * they are the same. Nothing is serialized to be compared.
  */
 function sortFindings(findings: readonly Finding[]): Finding[] {
-  // A finding's line is made only when two findings of one rule name the same subject (and kept for the file).
-  const decorated = findings.map((f) => ({ f, rank: severityRank(f.severity), line: undefined as string | undefined }));
-  const lineOf = (d: (typeof decorated)[number]) => (d.line ??= findingLine(d.f));
-  decorated.sort((a, b) => b.rank - a.rank || compareText(a.f.rule, b.f.rule) || compareRef(a.f.subject, b.f.subject) || compareText(lineOf(a), lineOf(b)));
-  return decorated.map((d) => {
-    if (d.line !== undefined) LINES.set(d.f, d.line);
-    return d.f;
-  });
+  const decorated = findings.map((f) => ({ f, rank: severityRank(f.severity) }));
+  decorated.sort((a, b) => b.rank - a.rank || compareText(a.f.rule, b.f.rule) || compareRef(a.f.subject, b.f.subject) || compareRelated(a.f.related, b.f.related) || compareText(a.f.detail, b.f.detail));
+  return decorated.map((d) => d.f);
 }
 
 /** The snapshot's time as epoch milliseconds; a manifest whose time is not a date is refused. */
@@ -216,7 +218,7 @@ export function* serializeFindingsChunks(report: FindingsReport): Generator<stri
   }
   yield `{\n  "time": ${JSON.stringify(report.time)},\n  "rules": ${list(rules)},\n  "findings": [\n    `;
   for (let i = 0; i < findings.length; i += FINDINGS_PER_CHUNK) {
-    const lines = findings.slice(i, i + FINDINGS_PER_CHUNK).map((f) => LINES.get(f) ?? findingLine(f));
+    const lines = findings.slice(i, i + FINDINGS_PER_CHUNK).map(findingLine);
     yield `${i > 0 ? ',\n    ' : ''}${lines.join(',\n    ')}`;
   }
   yield '\n  ]\n}\n';

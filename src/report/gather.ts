@@ -118,7 +118,7 @@ async function besidePrevious(dir: string, ownTime: string | undefined, diff: (o
 export interface StagingOptions {
   /** Where the snapshot is being published: its neighbours hold the previous snapshot. */
   readonly outDir: string;
-  /** The findings, evaluated over the build's records (src/findings/tap.ts). */
+  /** The findings, evaluated over the export files just written (findingsOfStaging). */
   readonly findings: FindingsReport;
   readonly signKey?: SigningKey;
   readonly history?: HistorySource;
