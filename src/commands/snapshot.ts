@@ -30,7 +30,7 @@ import type { RunReport } from '../cron/metrics.js';
 import type { Reporter } from '../progress/reporter.js';
 import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
-import { listedFiles } from '../snapshot/listed-files.js';
+import { hashingWriter, listedFiles } from '../snapshot/listed-files.js';
 import { signManifest } from '../sign/manifest-signature.js';
 import { FINDINGS_FILE, checkFindingsOptions, failOnMessage, findingCounts, findingsLine, findingsOfStaging, writeFindingsFile } from '../findings/index.js';
 import { writeStagingReport } from '../report/index.js';
@@ -88,21 +88,23 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     const manifest = snapshotManifest(collection, built, source, o.raw, failedOf(collection).length === 0, include);
     if (formats.length > 0) deps.reporter.info(`writing ${formats.join(' and ')}`);
     // Read back from the files just written: the same path as `convert`, one export in memory at a time.
+    // The spreadsheets and _findings.json are hashed as they are written, for the manifest's files.
+    const hashed = hashingWriter(staging);
     const spreadsheets =
       formats.length > 0
-        ? await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => staging.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
+        ? await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => hashed.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
         : undefined;
     // --findings and --format html: the rules over the export files just written, at the manifest's time.
     if (o.findings || html) memory.beforeFindingsRead();
     const evaluated = o.findings || html ? await findingsOfStaging(staging.dir, manifest, o.expiringDays) : undefined;
     // --findings: written before the manifest, which lists _findings.json in its files.
     const findings = o.findings ? evaluated : undefined;
-    const findingsFile = findings ? await writeFindingsFile(staging, findings) : undefined;
+    if (findings) await writeFindingsFile(hashed, findings);
     // --format html: the report page (src/report), after the files it reads and before the manifest that lists it.
     const report = html && evaluated ? await writeStagingReport(staging, manifest, { outDir, findings: evaluated, ...(signKey ? { signKey } : {}), ...(historyTarget ? { history: { target: historyTarget, ...(historyTarget.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) } } : {}) }) : undefined;
     // The files besides the exports are listed with their hashes (verify covers them), and the manifest is signed as written.
     const others = [...(spreadsheets ?? []).map((f) => f.file), ...(findings ? [FINDINGS_FILE] : []), ...(report ? [report.name] : []), ...(o.raw ? [`raw/${COLLECTION_MANIFEST}`] : [])];
-    const listed = others.length > 0 ? { ...manifest, files: await listedFiles(staging.dir, others, findingsFile ? [findingsFile] : []) } : manifest;
+    const listed = others.length > 0 ? { ...manifest, files: await listedFiles(staging.dir, others, hashed.files) } : manifest;
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
     await signManifest(staging, SNAPSHOT_MANIFEST, signKey);
     return { built, manifest: listed, spreadsheets, findings, report };

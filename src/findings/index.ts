@@ -3,9 +3,8 @@
  * `--findings` on `snapshot` writes FINDINGS_FILE into the staging directory
  * before the manifest; `svc-snapshot findings` evaluates an existing snapshot.
  */
-import { createHash } from 'node:crypto';
 import { UsageError } from '../errors.js';
-import type { ListedFile, SnapshotManifest } from '../exports/manifest.js';
+import type { SnapshotManifest } from '../exports/manifest.js';
 import { SEVERITIES, type Severity } from './define.js';
 import { evaluateFindings, failsOn, serializeFindingsChunks, type FindingsReport } from './evaluate.js';
 import { readExportRecords } from '../sheets/snapshot-dir.js';
@@ -28,7 +27,7 @@ export function checkFindingsOptions(o: { readonly findings: boolean; readonly s
 }
 
 interface FindingsStaging {
-  writeChunks(relPath: string, chunks: Iterable<string | Uint8Array>, onBytes?: (bytes: Uint8Array) => void): Promise<void>;
+  writeChunks(relPath: string, chunks: Iterable<string | Uint8Array>): Promise<void>;
 }
 
 /**
@@ -44,19 +43,9 @@ export function findingsOfStaging(dir: string, manifest: SnapshotManifest, expir
   return evaluateFindings(manifest, (name, columns) => readExportRecords(dir, manifest.exports.find((e) => e.export === name)!, { verify: false, columns }), { expiringDays });
 }
 
-/**
- * `--findings`: FINDINGS_FILE written into the staging directory, before the
- * manifest that lists it, a chunk at a time; its size and sha256 for the
- * manifest's `files` are taken from the bytes as they are written.
- */
-export async function writeFindingsFile(staging: FindingsStaging, report: FindingsReport): Promise<ListedFile> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  await staging.writeChunks(FINDINGS_FILE, serializeFindingsChunks(report), (b) => {
-    hash.update(b);
-    bytes += b.length;
-  });
-  return { name: FINDINGS_FILE, bytes, sha256: hash.digest('hex') };
+/** `--findings`: FINDINGS_FILE written into the staging directory a chunk at a time, before the manifest that lists it. */
+export async function writeFindingsFile(staging: FindingsStaging, report: FindingsReport): Promise<void> {
+  await staging.writeChunks(FINDINGS_FILE, serializeFindingsChunks(report));
 }
 
 /** The warning a run prints when --fail-on is met (exit 6). */

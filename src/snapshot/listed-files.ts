@@ -10,6 +10,7 @@ import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { ListedFile } from '../exports/manifest.js';
 import { toJsonFile } from '../collect/write.js';
+import type { Staging } from '../publish/staging.js';
 
 const CHUNK = 1024 * 1024;
 
@@ -43,6 +44,34 @@ export async function listedFiles(dir: string, names: readonly string[], hashedA
     out.push({ name, bytes, sha256: hash.digest('hex') });
   }
   return out;
+}
+
+/**
+ * A writer into `staging` that takes each file's size and sha256 from its
+ * bytes as they are written (`files`, for listedFiles' `hashedAsWritten`):
+ * a file it wrote is not read back to be listed.
+ */
+export function hashingWriter(staging: Pick<Staging, 'writeChunks'>): {
+  readonly files: ListedFile[];
+  writeChunks(name: string, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>): Promise<void>;
+} {
+  const files: ListedFile[] = [];
+  return {
+    files,
+    async writeChunks(name, chunks) {
+      const hash = createHash('sha256');
+      let bytes = 0;
+      await staging.writeChunks(name, chunks, (b) => {
+        hash.update(b);
+        bytes += b.length;
+      });
+      // A file written again is listed as last written.
+      const entry = { name, bytes, sha256: hash.digest('hex') };
+      const at = files.findIndex((f) => f.name === name);
+      if (at >= 0) files[at] = entry;
+      else files.push(entry);
+    },
+  };
 }
 
 /**
