@@ -87,16 +87,15 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     refuseStrict(o.strict, built.validation);
     const manifest = snapshotManifest(collection, built, source, o.raw, failedOf(collection).length === 0, include);
     if (formats.length > 0) deps.reporter.info(`writing ${formats.join(' and ')}`);
-    // Read back from the files just written: the same path as `convert`, one export in memory at a time.
     // The spreadsheets and _findings.json are hashed as they are written, for the manifest's files.
     const hashed = hashingWriter(staging);
+    // Read back from the files just written: the same path as `convert`, one export in memory at a time.
     const spreadsheets =
       formats.length > 0
         ? await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => hashed.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
         : undefined;
-    // --findings and --format html: the rules over the export files just written, at the manifest's time.
-    if (o.findings || html) memory.beforeFindingsRead();
-    const evaluated = o.findings || html ? await findingsOfStaging(staging.dir, manifest, o.expiringDays) : undefined;
+    // --findings and --format html: the rules over the export files just written, at the manifest's time, once the build's garbage is collected.
+    const evaluated = o.findings || html ? await findingsOfStaging(staging.dir, manifest, o.expiringDays, memory.beforeFindingsRead) : undefined;
     // --findings: written before the manifest, which lists _findings.json in its files.
     const findings = o.findings ? evaluated : undefined;
     if (findings) await writeFindingsFile(hashed, findings);

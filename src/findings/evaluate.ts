@@ -212,16 +212,12 @@ export function* serializeFindingsChunks(report: FindingsReport): Generator<stri
   const rules = report.rules.map((r) => JSON.stringify({ id: r.id, severity: r.severity, evaluated: r.evaluated, ...(r.reason !== undefined ? { reason: r.reason } : {}), count: r.count }));
   const list = (lines: string[]) => (lines.length === 0 ? '[]' : `[\n    ${lines.join(',\n    ')}\n  ]`);
   const { findings } = report;
-  if (findings.length === 0) {
-    yield `{\n  "time": ${JSON.stringify(report.time)},\n  "rules": ${list(rules)},\n  "findings": []\n}\n`;
-    return;
-  }
-  yield `{\n  "time": ${JSON.stringify(report.time)},\n  "rules": ${list(rules)},\n  "findings": [\n    `;
+  yield `{\n  "time": ${JSON.stringify(report.time)},\n  "rules": ${list(rules)},\n  "findings": ${findings.length === 0 ? '[]' : '[\n    '}`;
   for (let i = 0; i < findings.length; i += FINDINGS_PER_CHUNK) {
     const lines = findings.slice(i, i + FINDINGS_PER_CHUNK).map(findingLine);
     yield `${i > 0 ? ',\n    ' : ''}${lines.join(',\n    ')}`;
   }
-  yield '\n  ]\n}\n';
+  yield findings.length === 0 ? '\n}\n' : '\n  ]\n}\n';
 }
 
 /** The bytes of `_findings.json` as one string (serializeFindingsChunks joined). */

@@ -90,23 +90,20 @@ class NotARecord extends Error {
  * The file's JSON array, parsed a slice at a time (src/body/slices.ts) as
  * the slices are read from the file: neither its whole text nor its whole
  * bytes are ever held beside the records (for the largest export, its bytes
- * were as large as its records). With `keep`, each record is replaced by
- * what keep makes of it as its slice is parsed, so that only that outlives
- * the slice. Undefined when the file is not JSON; anything else that is JSON
- * (not an array) as it parses.
+ * were as large as its records). Each element must be a record (NotARecord
+ * names the first that is not); with `keep`, each is replaced by what keep
+ * makes of it as its slice is parsed, so that only that outlives the slice.
+ * Undefined when the file is not JSON; anything else that is JSON (not an
+ * array) as it parses.
  */
 function parseList(reader: ByteReader, keep: ((r: ExportRecord) => ExportRecord) | undefined): unknown {
   try {
     if (!opensArray(reader)) return JSON.parse(reader.read(0, reader.size).toString('utf8'));
     const out: unknown[] = [];
     for (const list of arraySlices(reader)) {
-      if (!keep) {
-        for (const r of list) out.push(r);
-        continue;
-      }
       for (const r of list) {
         if (!isRecord(r)) throw new NotARecord(out.length);
-        out.push(keep(r));
+        out.push(keep ? keep(r) : r);
       }
     }
     return out;
@@ -168,11 +165,6 @@ export async function readExportRecords(dir: string, entry: SheetManifestExport,
   if (json instanceof NotARecord) throw new FailedError(`${quoted(entry.file)} in ${dir}: element ${json.index} is not a record; the snapshot is damaged`);
   if (json === undefined) throw new FailedError(`${quoted(entry.file)} in ${dir} is not valid JSON; the snapshot is damaged`);
   if (!Array.isArray(json)) throw new FailedError(`${quoted(entry.file)} in ${dir} is not a JSON array of records; the snapshot is damaged`);
-  if (!keep) {
-    for (let i = 0; i < json.length; i++) {
-      if (!isRecord(json[i])) throw new FailedError(`${quoted(entry.file)} in ${dir}: element ${i} is not a record; the snapshot is damaged`);
-    }
-  }
   if (json.length !== entry.count) {
     throw new FailedError(`${quoted(entry.file)} in ${dir} holds ${json.length} records where ${SNAPSHOT_MANIFEST} says ${entry.count}; the snapshot is damaged`);
   }
