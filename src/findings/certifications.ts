@@ -92,13 +92,10 @@ export function membershipPairs(records: readonly ExportRecord[]): ReadonlyArray
   return out;
 }
 
-/** The pairs of a records array, made once: the rules reading the same projected memberships share them. */
+/** The pairs of a records array, made once: every rule reading project_memberships is given the same array (evaluate.ts). */
 const pairsOf = new WeakMap<readonly ExportRecord[], ReadonlyArray<{ first: ExportRecord; rows: ExportRecord[] }>>();
 
-/**
- * The join, made once for the three rules that share it: they read the same
- * columns, so the evaluation gives them the same projected memberships array.
- */
+/** The join, made once for the three rules that share it: the evaluation gives them the same memberships array. */
 const joined = new WeakMap<readonly ExportRecord[], readonly RequiredCertification[]>();
 
 export function requiredCertifications(ctx: RuleContext): readonly RequiredCertification[] {

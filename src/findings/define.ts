@@ -4,7 +4,8 @@
  * it rests on, the export columns it reads, and the check, a function over
  * those columns of the export records. The evaluation (evaluate.ts), the
  * "not evaluated" reasons and docs/findings.md are all computed from these
- * declarations; a check sees only the columns its rule declares.
+ * declarations; a check reads only the columns its rule declares (held for
+ * every rule by test/unit/findings.test.ts).
  */
 import type { ExportRecord } from '../exports/types.js';
 
@@ -54,7 +55,7 @@ export interface RuleContext {
   readonly now: number;
   /** `--expiring-days` (default 30). */
   readonly expiringDays: number;
-  /** The records of a declared export, each holding only the declared columns. */
+  /** The records of a declared export, holding at least the declared columns (those other rules read of it too): read no other. */
   records(exportName: string): readonly ExportRecord[];
   /** Whether a declared optional export can be read (records() of one that cannot throws). */
   has(exportName: string): boolean;

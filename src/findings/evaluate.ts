@@ -1,14 +1,14 @@
 /**
  * Evaluating the rules over a snapshot's export records: which rules can be
  * evaluated (every export they read available, no column they read listed
- * in the manifest's nullFields), the records each check sees (only its
- * declared columns), and the report, sorted so that its bytes depend on the
- * snapshot alone (CONTRACT section 17).
+ * in the manifest's nullFields), the records each check sees (those of its
+ * declared exports, holding the columns the evaluated rules read of them),
+ * and the report, sorted so that its bytes depend on the snapshot alone
+ * (CONTRACT section 17).
  */
 import { FailedError } from '../errors.js';
 import { CATALOG } from '../exports/catalog.js';
 import type { ExportRecord } from '../exports/types.js';
-import { keepColumns } from '../sheets/snapshot-dir.js';
 import { RULES, exportsRead } from './catalog.js';
 import { severityRank, type RowRef, type RuleContext, type RuleDef, type RuleInput, type Severity } from './define.js';
 
@@ -159,7 +159,6 @@ export async function evaluateFindings(
   const loaded = new Map<string, readonly ExportRecord[]>();
   for (const [name, columns] of exportsRead(usable)) loaded.set(name, await load(name, [...columns]));
 
-  const projected = new Map<string, readonly ExportRecord[]>();
   const results: RuleResult[] = [];
   const findings: Finding[] = [];
   for (const rule of rules) {
@@ -172,17 +171,12 @@ export async function evaluateFindings(
       now,
       expiringDays,
       has: (name) => rule.reads.some((r) => r.export === name) && loaded.has(name),
+      // The records as loaded, shared by the rules (no copy per rule): that a check reads only its declared columns is held by test/unit/findings.test.ts.
       records(name) {
-        const input = rule.reads.find((r) => r.export === name);
-        if (!input) throw new Error(`finding rule ${rule.id} reads ${name}, which it does not declare`);
-        if (!loaded.has(name)) throw new Error(`finding rule ${rule.id} reads ${name}, which this snapshot cannot give: ask has() first`);
-        const cacheKey = `${name}\u0000${input.columns.join('\u0000')}`;
-        let out = projected.get(cacheKey);
-        if (!out) {
-          out = loaded.get(name)!.map(keepColumns(input.columns));
-          projected.set(cacheKey, out);
-        }
-        return out;
+        if (!rule.reads.some((r) => r.export === name)) throw new Error(`finding rule ${rule.id} reads ${name}, which it does not declare`);
+        const records = loaded.get(name);
+        if (!records) throw new Error(`finding rule ${rule.id} reads ${name}, which this snapshot cannot give: ask has() first`);
+        return records;
       },
     };
     let count = 0;

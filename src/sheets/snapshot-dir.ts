@@ -118,7 +118,7 @@ function isRecord(r: unknown): r is ExportRecord {
 }
 
 /** A function reducing a record to `columns`, in order, a missing one null. */
-export function keepColumns(columns: readonly string[]): (r: ExportRecord) => ExportRecord {
+function keepColumns(columns: readonly string[]): (r: ExportRecord) => ExportRecord {
   const make = FAST_PATHS.recordMaker ? recordMaker(columns) : plainRecordMaker(columns);
   const values: unknown[] = new Array(columns.length);
   return (r) => {

@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EXPORTS, exportsFor } from '../../src/exports/catalog.js';
 import { RULES, checkRules } from '../../src/findings/catalog.js';
-import { defineRule } from '../../src/findings/define.js';
+import { defineRule, type RuleContext, type RuleDef } from '../../src/findings/define.js';
+import { readCollection } from '../../src/collect/replay.js';
+import { buildAll } from '../../src/exports/build.js';
 import { evaluateFindings, failsOn, findingCounts, serializeFindings, type FindingsReport } from '../../src/findings/evaluate.js';
 import { formatFindings } from '../../src/findings/format.js';
 import { renderFindingsMarkdown } from '../../src/findings/docs.js';
@@ -18,6 +20,8 @@ import { UsageError } from '../../src/errors.js';
 import { rec, type Rec } from '../helpers/snapshot-dir.js';
 
 const TIME = '2026-11-21T02:00:00.000Z';
+/** The recording whose snapshot shows every rule's positive and negative cases (test/e2e/findings.test.ts). */
+const NIGHT3 = fileURLToPath(new URL('../../recordings/platform-3.14.1-night3', import.meta.url));
 const NOW = Date.parse(TIME);
 const DAY = 86_400_000;
 
@@ -89,8 +93,7 @@ describe('the rule declarations', () => {
     expect(() => checkRules([bad([{ export: 'vms', columns: ['id'] }])])).toThrow(/export vms/);
   });
 
-  it('gives a check only the columns its rule declares, and refuses an export it does not declare', async () => {
-    const seen: string[][] = [];
+  it('refuses a check an export its rule does not declare', async () => {
     const spy = defineRule({
       id: 'spy',
       severity: 'info',
@@ -99,13 +102,51 @@ describe('the rule declarations', () => {
       spec: [],
       reads: [{ export: 'teams', columns: ['id'] }],
       *check(ctx) {
-        for (const t of ctx.records('teams')) seen.push(Object.keys(t));
+        expect(ctx.records('teams')).toHaveLength(1);
         expect(() => ctx.records('users')).toThrow(/does not declare/);
       },
     });
     const manifest = { time: TIME, exports: EXPORTS.map((d) => ({ export: d.name, available: true })), nullFields: [] };
     await evaluateFindings(manifest, async () => [rec('teams', { id: 't', name: 'n', endDate: 1 })], { rules: [spy] });
-    expect(seen).toEqual([['id']]);
+  });
+
+  it('every check reads only the columns its rule declares, over the third night built whole (every rule finds something there)', async () => {
+    const collection = await readCollection(NIGHT3);
+    const built = new Map(buildAll(collection, ['vms']).exports.filter((e) => e.available).map((e) => [e.export, e.records]));
+    const now = Date.parse(collection.manifest.time);
+    /** Each record behind a proxy noting a read of any of its columns the rule does not declare. */
+    const undeclaredReads = (rule: RuleDef): { found: number; reads: string[] } => {
+      const reads = new Set<string>();
+      const watched = (exportName: string, columns: readonly string[]) =>
+        built.get(exportName)!.map((r) => new Proxy(r, {
+          get(target, prop, receiver) {
+            if (typeof prop === 'string' && Object.hasOwn(target, prop) && !columns.includes(prop)) reads.add(`${exportName}.${prop}`);
+            return Reflect.get(target, prop, receiver) as unknown;
+          },
+        }));
+      const ctx: RuleContext = {
+        now,
+        expiringDays: 30,
+        has: (name) => rule.reads.some((r) => r.export === name) && built.has(name),
+        records: (name) => watched(name, rule.reads.find((r) => r.export === name)!.columns),
+      };
+      return { found: [...rule.check(ctx)].length, reads: [...reads] };
+    };
+    for (const rule of RULES) expect({ rule: rule.id, ...undeclaredReads(rule) }).toEqual({ rule: rule.id, found: expect.any(Number), reads: [] });
+    for (const rule of RULES) expect(undeclaredReads(rule).found, rule.id).toBeGreaterThan(0);
+    // The watch sees what it is meant to: a rule reading a column it does not declare.
+    const sloppy = defineRule({
+      id: 'sloppy',
+      severity: 'info',
+      description: 'x',
+      meaning: 'x',
+      spec: [],
+      reads: [{ export: 'teams', columns: ['id'] }],
+      *check(ctx) {
+        for (const t of ctx.records('teams')) if (t.endDate !== undefined) yield { subject: { export: 'teams', key: [String(t.id)] }, related: [], detail: 'x' };
+      },
+    });
+    expect(undeclaredReads(sloppy).reads).toEqual(['teams.endDate']);
   });
 
   it('docs/findings.md is current with the declarations (regenerate with node --import tsx scripts/gen-docs.ts)', () => {
