@@ -24,13 +24,20 @@ export const CERTIFICATION_READS: readonly RuleInput[] = [
   { export: 'user_certifications', columns: ['userID', 'requirementID', 'id', 'expires'] },
 ];
 
+/** A requirement a project's level holds its members to: what every finding of it shares, made once per project and requirement. */
+interface ProjectRequirement {
+  readonly requirement: ExportRecord;
+  /** The project, its level and the requirement, as related rows. */
+  readonly related: readonly RowRef[];
+  /** "member of project "P" (id), whose security level "L" requires "R" (id)". */
+  readonly text: string;
+}
+
 export interface RequiredCertification {
   /** The first row of the user and project in key order. */
   readonly membership: ExportRecord;
   readonly userID: string;
-  readonly project: ExportRecord;
-  readonly level: ExportRecord;
-  readonly requirement: ExportRecord;
+  readonly required: ProjectRequirement;
   /** The user's best certification for the requirement; undefined: none. */
   readonly best: ExportRecord | undefined;
 }
@@ -38,9 +45,8 @@ export interface RequiredCertification {
 /** The finding of a required certification: the membership, and the project, level, requirement and certification behind it (made only for a finding: the join has one entry per member and requirement). */
 export function certificationFinding(r: RequiredCertification, detail: string): FindingDraft {
   const m = r.membership;
-  const related = [ref('projects', r.project.id), ref('security_levels', r.level.id), ref('security_requirements', r.requirement.id)];
-  if (r.best) related.push(ref('user_certifications', r.best.userID, r.best.requirementID, r.best.id));
-  return { subject: ref('project_memberships', m.projectID, m.userID, m.id), related, detail: `${requiredText(r)}, ${detail}` };
+  const related = r.best ? [...r.required.related, ref('user_certifications', r.best.userID, r.best.requirementID, r.best.id)] : r.required.related;
+  return { subject: ref('project_memberships', m.projectID, m.userID, m.id), related, detail: `user ${r.userID}, ${r.required.text}, ${detail}` };
 }
 
 export const ref = (exportName: string, ...key: unknown[]): RowRef => ({ export: exportName, key: key.map(keyText) });
@@ -119,35 +125,33 @@ function* joinRequired(ctx: RuleContext): Generator<RequiredCertification> {
     const before = held.get(requirementID);
     if (!before || better(c, before)) held.set(requirementID, c);
   }
-  // Each level's known requirements, once per level (its list without repeats, in order).
-  const required = new Map<ExportRecord, ExportRecord[]>();
-  const requiredOf = (level: ExportRecord): ExportRecord[] => {
-    let list = required.get(level);
+  // Each project's known requirements, once per project: its level's list without repeats, in order; none without a known level.
+  const required = new Map<ExportRecord, readonly ProjectRequirement[]>();
+  const requiredOf = (project: ExportRecord): readonly ProjectRequirement[] => {
+    let list = required.get(project);
     if (!list) {
-      list = [];
-      for (const reqID of new Set(strings(level.requirements))) {
+      const level = typeof project.securityLevel === 'string' ? levels.get(project.securityLevel) : undefined;
+      const made: ProjectRequirement[] = [];
+      for (const reqID of level ? new Set(strings(level.requirements)) : []) {
         const requirement = requirements.get(reqID);
-        if (requirement) list.push(requirement);
+        if (!requirement || !level) continue;
+        made.push({
+          requirement,
+          related: [ref('projects', project.id), ref('security_levels', level.id), ref('security_requirements', requirement.id)],
+          text: `member of project "${keyText(project.name)}" (${keyText(project.id)}), whose security level "${keyText(level.name)}" requires "${keyText(requirement.name)}" (${keyText(requirement.id)})`,
+        });
       }
-      required.set(level, list);
+      required.set(project, (list = made));
     }
     return list;
   };
   for (const { first } of membershipPairs(ctx.records('project_memberships'))) {
     const project = projects.get(first.projectID as string);
-    const level = project && typeof project.securityLevel === 'string' ? levels.get(project.securityLevel) : undefined;
-    if (!project || !level) continue;
+    if (!project) continue;
     const userID = first.userID as string;
     const held = best.get(userID);
-    for (const requirement of requiredOf(level)) {
-      yield { membership: first, userID, project, level, requirement, best: held?.get(requirement.id as string) };
-    }
+    for (const r of requiredOf(project)) yield { membership: first, userID, required: r, best: held?.get(r.requirement.id as string) };
   }
-}
-
-/** "user U, member of project "P" (id), whose security level "L" requires "R" (id)". */
-function requiredText(r: RequiredCertification): string {
-  return `user ${r.userID}, member of project "${keyText(r.project.name)}" (${keyText(r.project.id)}), whose security level "${keyText(r.level.name)}" requires "${keyText(r.requirement.name)}" (${keyText(r.requirement.id)})`;
 }
 
 export const CERTIFICATION_SPEC: readonly SpecCitation[] = [
