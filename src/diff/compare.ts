@@ -12,7 +12,7 @@ import type { Availability, ChangedRecord, ChangeSet, ColumnChange, DiffSide, Ex
 import { DIFF_SCHEMA_VERSION } from './types.js';
 import type { IgnoreRules } from './ignore.js';
 import { keyFunction, matchKeys } from './match.js';
-import { keyAt, matchRecordKeys, parseRecord, readKeys, sameBytes, splitRecords, type RecordKeys, type RecordRanges } from './bytes.js';
+import { keyAt, matchRecordKeys, parseRecord, readKeys, sameBytes, splitRecords, walkNewer, type RecordKeys, type RecordRanges } from './bytes.js';
 
 /** Exact deep equality of export values: scalars, arrays of scalars (and, defensively, anything JSON). A missing value equals null. */
 export function sameValue(a: unknown, b: unknown): boolean {
@@ -186,7 +186,10 @@ function diffFiles(def: ExportDef, older: LoadedExport, a: ExportFile, newer: Lo
   const ra = splitRecords(a.bytes, a.count);
   if (!ra) return undefined;
   const same = a.bytes.equals(b.bytes);
-  const rb = same ? ra : splitRecords(b.bytes, b.count);
+  const keysA = same ? undefined : readKeys(a.bytes, ra, def.key);
+  // Most of two nights' records are the same bytes: the newer file is read only where it differs (walkNewer), else whole.
+  const walk = keysA && walkNewer(keysA, ra, a.count, b.bytes, b.count, def.key);
+  const rb = same ? ra : walk ? walk.ranges : splitRecords(b.bytes, b.count);
   if (!rb || rb.starts.length !== b.count) return undefined;
   const firstA = a.count > 0 ? parseRecord<ExportRecord>(a.bytes, ra, 0) : undefined;
   const firstB = same ? firstA : b.count > 0 ? parseRecord<ExportRecord>(b.bytes, rb, 0) : undefined;
@@ -194,8 +197,7 @@ function diffFiles(def: ExportDef, older: LoadedExport, a: ExportFile, newer: Lo
   const { base, compared } = exportHeader(def, older, newer, { count: a.count, first: firstA }, { count: b.count, first: firstB }, ignored);
   // The same bytes: each record is matched with itself.
   if (same) return withRecords(base, [], [], [], a.count);
-  const keysA = readKeys(a.bytes, ra, def.key);
-  const keysB = keysA && readKeys(b.bytes, rb, def.key);
+  const keysB = keysA && (walk ? walk.keys : readKeys(b.bytes, rb, def.key));
   if (!keysA || !keysB) return undefined;
   const keyOf = keyFunction(def.key);
   let ok = true;
@@ -209,9 +211,9 @@ function diffFiles(def: ExportDef, older: LoadedExport, a: ExportFile, newer: Lo
   const added: ExportRecord[] = [];
   const changed: ChangedRecord[] = [];
   let unchanged = 0;
-  const matched = matchRecordKeys(keysA, a.count, keysB, b.count, (i, j) => {
+  const onMatch = (i: number, j: number, sameRecord: boolean) => {
     if (!ok) return;
-    if (sameBytes(a.bytes, ra, i, b.bytes, rb, j)) {
+    if (sameRecord) {
       unchanged++;
       return;
     }
@@ -221,10 +223,23 @@ function diffFiles(def: ExportDef, older: LoadedExport, a: ExportFile, newer: Lo
     const c = changeOf(def.key, compared, compare, o, n);
     if (c) changed.push(c);
     else unchanged++;
-  }, (j) => {
+  };
+  const onAdded = (j: number) => {
     const n = ok ? parsed(keysB, rb, j) : undefined;
     if (n !== undefined) added.push(n);
-  });
+  };
+  let matched: Uint8Array | undefined;
+  if (walk) {
+    matched = new Uint8Array(a.count);
+    for (let j = 0; j < b.count; j++) {
+      const i = walk.match[j]!;
+      if (i < 0) onAdded(j);
+      else {
+        matched[i] = 1;
+        onMatch(i, j, walk.same[j] === 1);
+      }
+    }
+  } else matched = matchRecordKeys(keysA, a.count, keysB, b.count, (i, j) => onMatch(i, j, sameBytes(a.bytes, ra, i, b.bytes, rb, j)), onAdded);
   if (!matched) return undefined;
   const removed: ExportRecord[] = [];
   for (let i = 0; ok && i < a.count; i++) {
