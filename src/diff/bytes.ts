@@ -308,6 +308,9 @@ export interface NewerWalk {
   readonly same: Uint8Array;
 }
 
+/** Records walkNewer compares at once while they are the same bytes: most are, on two nights of a site. */
+const SAME_BLOCK = 16;
+
 /** Whether a separator (BETWEEN, then the next record's line) starts at `p`, before `last`. */
 function separatorAt(bytes: Buffer, p: number, last: number): boolean {
   return p < last && bytes[p + 6] === 0x0a && bytes.compare(BETWEEN, 0, BETWEEN.length, p, p + BETWEEN.length) === 0;
@@ -324,10 +327,10 @@ function separatorAt(bytes: Buffer, p: number, last: number): boolean {
  * keys read. On two nights of a site most records are the same bytes, so
  * most of the newer file is compared once and never searched. The newer
  * file is held to what splitRecords and readKeys would hold it to (the
- * serializer's layout, `count` records, keys ascii and ascending), its
- * records' keys compared one with the next except along a run of records
- * the same as consecutive older ones (their order is the older's, checked).
- * Undefined when it is not so: the caller then reads the newer file whole.
+ * serializer's layout, `count` records, keys ascii and strictly ascending:
+ * a record that matches an older one ascends by the merge's own order, an
+ * added one is compared with the one before). Undefined when it is not so:
+ * the caller then reads the newer file whole.
  */
 export function walkNewer(older: RecordKeys, olderRanges: RecordRanges, olderCount: number, bytes: Buffer, count: number, key: readonly string[]): NewerWalk | undefined {
   const len = bytes.length;
@@ -349,25 +352,42 @@ export function walkNewer(older: RecordKeys, olderRanges: RecordRanges, olderCou
   const a = older.bytes;
   let i = 0;
   let pos = HEAD.length - 1;
+  /** Newer record j, at `at`, is older record o's bytes: its extent and key spans are the older's, moved. */
+  const takeSame = (o: number, j: number, at: number): number => {
+    const as = olderRanges.starts[o]!;
+    for (let c = 0; c < spans.length; c++) {
+      const from = older.spans[c]!;
+      const to = spans[c]!;
+      to.from[j] = from.from[o]! - as + at;
+      to.to[j] = from.to[o]! - as + at;
+      to.head[j] = from.head[o]!;
+    }
+    starts[j] = at;
+    match[j] = o;
+    same[j] = 1;
+    return (ends[j] = olderRanges.ends[o]! - as + at);
+  };
   for (let j = 0; j < count; j++) {
     const isLast = j === count - 1;
+    // SAME_BLOCK records and the next one's `{` and newline the same bytes as the older's: all taken at once, as one by one below.
+    if (i + SAME_BLOCK < olderCount && j + SAME_BLOCK < count) {
+      const as = olderRanges.starts[i]!;
+      const ae = olderRanges.starts[i + SAME_BLOCK]! + 2;
+      const e = pos + ae - as;
+      if (e <= last && a.compare(bytes, pos, e, as, ae) === 0) {
+        for (let k = 0; k < SAME_BLOCK; k++) takeSame(i + k, j + k, pos + olderRanges.starts[i + k]! - as);
+        pos = e - 2;
+        i += SAME_BLOCK;
+        j += SAME_BLOCK - 1;
+        continue;
+      }
+    }
     let end = -1;
     if (i < olderCount) {
       const as = olderRanges.starts[i]!;
       const length = olderRanges.ends[i]! - as;
       const e = pos + length;
-      if (e <= last && a.compare(bytes, pos, e, as, as + length) === 0 && (isLast ? e === last : separatorAt(bytes, e - 1, last))) {
-        end = e;
-        for (let c = 0; c < spans.length; c++) {
-          const from = older.spans[c]!;
-          const to = spans[c]!;
-          to.from[j] = from.from[i]! - as + pos;
-          to.to[j] = from.to[i]! - as + pos;
-          to.head[j] = from.head[i]!;
-        }
-        match[j] = i;
-        same[j] = 1;
-      }
+      if (e <= last && a.compare(bytes, pos, e, as, as + length) === 0 && (isLast ? e === last : separatorAt(bytes, e - 1, last))) end = takeSame(i, j, pos);
     }
     if (end < 0) {
       // As splitRecords: the first separator after the record's start ends it; the last record runs to the file's tail.
@@ -400,8 +420,9 @@ export function walkNewer(older: RecordKeys, olderRanges: RecordRanges, olderCou
     starts[j] = pos;
     ends[j] = end;
     if (match[j]! >= 0) i = match[j]! + 1;
-    // Ascending: checked against the record before, unless both are the same bytes as consecutive older records.
-    if (j > 0 && !(same[j] === 1 && same[j - 1] === 1 && match[j] === match[j - 1]! + 1) && compareKeys(keys, j - 1, keys, j) >= 0) return undefined;
+    // Ascending: a record matched is above the one before by the merge's own order (that one matched an older record
+    // before this one's, or was found below the older record the merge stood at, and the older ascend); an added one is checked.
+    if (j > 0 && match[j]! < 0 && compareKeys(keys, j - 1, keys, j) >= 0) return undefined;
     pos = end + 4;
   }
   return { ranges: { starts, ends }, keys, match, same };
