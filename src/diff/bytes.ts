@@ -2,9 +2,11 @@
  * An export file read as bytes, in the exact layout its serializer writes
  * (src/exports/serialize.ts: `JSON.stringify(records, null, 2)` and a
  * newline): where each record lies, and the values of its key columns,
- * found without parsing the file. The diff then parses only the records
- * that differ (compare.ts). Every function here gives up (undefined) where
- * the bytes are not in that layout; the caller then parses the whole file.
+ * found without parsing the file; and two files' records matched by those
+ * keys, the newer file read only where its records are not the same bytes
+ * as the older's (walkNewer). The diff then parses only the records that
+ * differ (compare.ts). Every function here gives up (undefined) where the
+ * bytes are not in that layout; the caller then parses the whole file.
  */
 import { keyOfValues, matchKeys } from './match.js';
 
