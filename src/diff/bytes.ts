@@ -260,11 +260,9 @@ function compareKeys(a: RecordKeys, i: number, b: RecordKeys, j: number): number
 }
 
 /**
- * matchKeys (match.ts) of two files' records by their keys: when every key
- * is ascii and each side ascends, by a merge of their bytes, without making
- * a string of any (then no key occurs twice, and the merge matches as
- * matchKeys would); else by their keys as strings. Undefined when a key
- * value does not parse.
+ * matchKeys (match.ts) of two files' records by their keys as strings: where
+ * walkNewer gives up (a key not ascii, or a side not ascending). Undefined
+ * when a key value does not parse.
  */
 export function matchRecordKeys(
   a: RecordKeys,
@@ -274,19 +272,6 @@ export function matchRecordKeys(
   onMatch: (olderIndex: number, newerIndex: number) => void,
   onAdded: (newerIndex: number) => void,
 ): Uint8Array | undefined {
-  if (a.ascii && b.ascii && ascends(a, aCount) && ascends(b, bCount)) {
-    const matched = new Uint8Array(aCount);
-    let i = 0;
-    for (let j = 0; j < bCount; j++) {
-      let c = -1;
-      while (i < aCount && (c = compareKeys(a, i, b, j)) < 0) i++;
-      if (i < aCount && c === 0) {
-        matched[i] = 1;
-        onMatch(i++, j);
-      } else onAdded(j);
-    }
-    return matched;
-  }
   const ka = allKeys(a, aCount);
   const kb = ka && allKeys(b, bCount);
   if (!ka || !kb) return undefined;
@@ -320,8 +305,9 @@ function separatorAt(bytes: Buffer, p: number, last: number): boolean {
 
 /**
  * The older file's records (split, their keys read: every key ascii and
- * ascending) matched with the newer file's by the merge matchRecordKeys
- * makes, reading of the newer file only what the older does not already
+ * ascending) matched with the newer file's by a merge of their key bytes
+ * (no key occurs twice on either side, so it matches as matchKeys would),
+ * reading of the newer file only what the older does not already
  * say: where a newer record is the same bytes as the older record the merge
  * stands at, its extent and its keys are the older's (the same bytes hold the
  * same key, and no separator inside), and the merge moves on without

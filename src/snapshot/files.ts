@@ -3,7 +3,7 @@
  * and the exports as the build yields them. The build itself is pure
  * (src/exports/build.ts); this is where its output meets the disk.
  */
-import { createHash } from 'node:crypto';
+import { writeHashed } from './listed-files.js';
 import { writeCollection } from '../collect/write.js';
 import type { RawCollection } from '../collect/types.js';
 import type { BuildSummary, BuiltExport } from '../exports/build.js';
@@ -70,9 +70,8 @@ async function writeEach(
 /** One export's file, and its manifest entry. */
 async function writeOne(staging: Pick<Staging, 'writeChunks'>, e: BuiltExport, date: string): Promise<ManifestExport> {
   const file = exportFileName(e.export, e.count, date);
-  const hash = createHash('sha256');
   // The digest is of the bytes as written: no reading the file back, no second UTF-8 encoding of its text.
-  await staging.writeChunks(file, serializeBatches(e.batches(EXPORT_BATCH)), (b) => hash.update(b));
+  const { sha256 } = await writeHashed(staging, file, serializeBatches(e.batches(EXPORT_BATCH)));
   return {
     export: e.export,
     file,
@@ -80,6 +79,6 @@ async function writeOne(staging: Pick<Staging, 'writeChunks'>, e: BuiltExport, d
     available: e.available,
     ...(e.reason !== undefined ? { reason: e.reason } : {}),
     ...(e.proposedRoute !== undefined ? { proposedRoute: e.proposedRoute } : {}),
-    sha256: hash.digest('hex'),
+    sha256,
   };
 }

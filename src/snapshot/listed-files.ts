@@ -46,6 +46,17 @@ export async function listedFiles(dir: string, names: readonly string[], hashedA
   return out;
 }
 
+/** `chunks` written into `name` in `staging`, and the size and sha256 of the bytes as written (no reading the file back). */
+export async function writeHashed(staging: Pick<Staging, 'writeChunks'>, name: string, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>): Promise<ListedFile> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  await staging.writeChunks(name, chunks, (b) => {
+    hash.update(b);
+    bytes += b.length;
+  });
+  return { name, bytes, sha256: hash.digest('hex') };
+}
+
 /**
  * A writer into `staging` that takes each file's size and sha256 from its
  * bytes as they are written (`files`, for listedFiles' `hashedAsWritten`):
@@ -59,14 +70,8 @@ export function hashingWriter(staging: Pick<Staging, 'writeChunks'>): {
   return {
     files,
     async writeChunks(name, chunks) {
-      const hash = createHash('sha256');
-      let bytes = 0;
-      await staging.writeChunks(name, chunks, (b) => {
-        hash.update(b);
-        bytes += b.length;
-      });
+      const entry = await writeHashed(staging, name, chunks);
       // A file written again is listed as last written.
-      const entry = { name, bytes, sha256: hash.digest('hex') };
       const at = files.findIndex((f) => f.name === name);
       if (at >= 0) files[at] = entry;
       else files.push(entry);
