@@ -5,6 +5,7 @@
  * path, a duplicate name, or a model field that is neither exported nor
  * deliberately omitted fails at import, not in a nightly run.
  */
+import { z } from 'zod';
 import { ROUTES, routeById, type RouteDef } from '../api/catalog.js';
 import type { ColumnDef, ExportDef, Representation } from './define.js';
 import { elementOf, fieldsOf, isOpenObject, kindOf, recordValueOf, resolvePath } from './schema.js';
@@ -66,6 +67,35 @@ export function exportByName(name: string): ExportDef {
 }
 
 type Schema = RouteDef['item'];
+
+/**
+ * The schema of the values a column holds, as the build writes them: the
+ * model field's for a field or join written as a value, and for the other
+ * sources the type the source makes (a count is an integer, a map its
+ * `"key=value"` strings, an object its JSON text, `equals` a boolean, an
+ * unavailable column null). What every typed reader of the exports (the
+ * history database's columns) asks, so that no source is left untyped.
+ */
+export function columnSchema(exp: ExportDef, col: ColumnDef): z.ZodType {
+  const src = col.source;
+  switch (src.kind) {
+    case 'field':
+    case 'join': {
+      if (src.as === 'count') return z.number().int();
+      if (src.as === 'entries') return z.array(z.string());
+      if (src.as === 'json') return z.string();
+      return src.kind === 'field' ? resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema : resolvePath(routeById(src.route).item, src.path).schema;
+    }
+    case 'count':
+      return z.number().int();
+    case 'realm':
+      return z.string();
+    case 'equals':
+      return z.boolean();
+    case 'unavailable':
+      return z.null();
+  }
+}
 
 /**
  * The GET routes the API documents (spec section 4): those the client reads,

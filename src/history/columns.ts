@@ -8,13 +8,15 @@
  *   timestamps (epoch milliseconds, INTEGER / bigint);
  * - `count` columns and `as: 'count'` fields: integers;
  * - arrays, `entries` maps and `json` objects: JSON text;
+ * - `equals` columns (whether two fields agree, e.g. the default realm):
+ *   booleans;
  * - the realm, and columns the API does not supply: text.
  */
 import { z } from 'zod';
-import { routeById } from '../api/catalog.js';
 import { TIMESTAMPS } from '../api/models.js';
 import type { ColumnDef, ExportDef } from '../exports/define.js';
-import { resolvePath, unwrap } from '../exports/schema.js';
+import { columnSchema } from '../exports/catalog.js';
+import { unwrap } from '../exports/schema.js';
 import type { ExportRecord } from '../exports/types.js';
 
 export type ColumnType = 'integer' | 'real' | 'boolean' | 'text';
@@ -33,14 +35,9 @@ function typeOfSchema(schema: z.ZodType): { type: ColumnType; timestamp: boolean
   return { type: 'text', timestamp: false };
 }
 
-/** The history type the catalog declares for one column of an export. */
+/** The history type the catalog declares for one column of an export: its values' schema (columnSchema), whatever its source. */
 export function typedColumn(exp: ExportDef, col: ColumnDef): TypedColumn {
-  const src = col.source;
-  let t: { type: ColumnType; timestamp: boolean } = { type: 'text', timestamp: false };
-  if (src.kind === 'count' || (src.kind === 'field' && src.as === 'count')) t = { type: 'integer', timestamp: false };
-  else if (src.kind === 'field' && src.as === 'value') t = typeOfSchema(resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema);
-  else if (src.kind === 'join' && src.as === 'value') t = typeOfSchema(resolvePath(routeById(src.route).item, src.path).schema);
-  return { name: col.name, ...t };
+  return { name: col.name, ...typeOfSchema(columnSchema(exp, col)) };
 }
 
 /** The column's SQL type in each engine; SQLite keeps booleans as 0/1, checked. */
