@@ -9,7 +9,7 @@ import { peekInput, readInput, type SnapshotInput } from '../history/input.js';
 import { CATALOG } from '../exports/catalog.js';
 import type { Include } from '../includes.js';
 import { loadSnapshot, type AfterExport, type LoadStatus } from '../history/load.js';
-import { chooseSite, exportsAsOf, listRuns, normaliseSite, recordLog, runAsOf } from '../history/query.js';
+import { chooseSite, exportsAsOf, keptFilesAsOf, listRuns, normaliseSite, recordLog, runAsOf } from '../history/query.js';
 import { shown } from '../history/safe-read.js';
 import { ensureSchema } from '../history/schema.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
@@ -20,7 +20,7 @@ import type { SnapshotManifest } from '../exports/manifest.js';
 import { snapshotSummary } from '../summaries/snapshot.js';
 import { whenInterrupted } from '../publish/registry.js';
 import { requireSignatures, withSigningKey } from '../history/signed.js';
-import { withoutListedFiles } from '../snapshot/listed-files.js';
+import { manifestOfKept } from '../snapshot/listed-files.js';
 
 type HistoryOptions = CommandOptions<'history'>;
 
@@ -91,13 +91,15 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
     if (site === null) throw new FailedError(`${target.label} holds no snapshots yet`);
     const run = await runAsOf(db, site, date);
     const files = await exportsAsOf(db, site, run.time);
+    const kept = await keptFilesAsOf(db, site, run.time);
     const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${run.date}`);
+    // The manifest lists what is written: not the spreadsheets, the report or raw/ the snapshot also held (docs/history.md).
+    const manifestText = manifestOfKept(run.manifestText, kept.map((f) => f.name));
     await withStaging(outDir, [], async (staging) => {
-      for (const f of files) await staging.writeFile(f.name, f.content);
-      // Without `files`: as-of writes the exports, not the spreadsheets or raw/ the snapshot also held.
-      await staging.writeFile(SNAPSHOT_MANIFEST, withoutListedFiles(run.manifestText));
+      for (const f of [...files, ...kept]) await staging.writeFile(f.name, f.content);
+      await staging.writeFile(SNAPSHOT_MANIFEST, manifestText);
     }, 'snapshot');
-    const manifest = JSON.parse(run.manifestText) as SnapshotManifest;
+    const manifest = JSON.parse(manifestText) as SnapshotManifest;
     deps.reporter.close();
     const summary = snapshotSummary({ outDir, manifest, durationMs: Math.round(performance.now() - t0) });
     deps.stdout(

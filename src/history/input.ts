@@ -14,9 +14,10 @@ import type { Include } from '../includes.js';
 import { checkRegularFile, readRegularFile, shown } from './safe-read.js';
 import { fileProblem, recordTextsOf, sameAsWritten, splitRecordTexts } from './texts.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema, snapshotManifest } from '../exports/manifest.js';
+import { FINDINGS_FILE } from '../findings/index.js';
 
 /** What loading needs of `_snapshot-manifest.json`, from its one schema; the whole text is kept as it is. */
-const ManifestSchema = SnapshotManifestSchema.pick({ kind: true, source: true, date: true, complete: true }).extend({
+const ManifestSchema = SnapshotManifestSchema.pick({ kind: true, source: true, date: true, complete: true, files: true }).extend({
   baseUrl: z.string().min(1),
   // as-of rebuilds file names and ranks runs from it: the form the tool writes, nothing looser.
   time: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/),
@@ -50,6 +51,22 @@ interface ExportRows {
   checkTexts(which: readonly number[], records: readonly ExportRecord[]): void;
 }
 
+/** A file of the snapshot besides its exports that the history keeps for as-of (KEPT_FILES). */
+export interface KeptFile {
+  readonly name: string;
+  readonly sha256: string;
+  /** Its text, read (again) and checked against sha256 when called. */
+  readonly text: () => Promise<string>;
+}
+
+/**
+ * The files besides the exports that as-of gives back: `_findings.json`,
+ * the findings as the snapshot's own version evaluated them at its time (a
+ * later version's rules may differ, so they are kept, not evaluated again).
+ * The spreadsheets, the report and raw/ are not kept (docs/history.md).
+ */
+export const KEPT_FILES: readonly string[] = [FINDINGS_FILE];
+
 export interface SnapshotInput {
   readonly dir: string;
   readonly baseUrl: string;
@@ -59,6 +76,8 @@ export interface SnapshotInput {
   readonly complete: boolean;
   readonly manifestText: string;
   readonly exports: readonly InputExport[];
+  /** The files of KEPT_FILES the manifest lists, checked by `verify` with the exports. */
+  readonly kept: readonly KeptFile[];
   /**
    * Checks every export file against the manifest (size and sha256, read a
    * piece at a time), also those the load will not read: the load calls it
@@ -178,10 +197,35 @@ async function readSnapshotDir(dir: string): Promise<SnapshotInput> {
       rows: async (whole) => fileRows(dir, e.file, await read(), e.count, table.def.key, whole),
     });
   }
+  const kept = keptFiles(dir, m.files ?? []);
+  files.push(...(m.files ?? []).filter((f) => KEPT_FILES.includes(f.name)).map((f) => ({ file: f.name, sha256: f.sha256, bytes: f.bytes })));
   const verify = async () => {
     for (const f of files) await checkExportFile(dir, f);
   };
-  return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports, verify };
+  return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports, kept, verify };
+}
+
+/** The manifest's `files` entries of KEPT_FILES, each read as UTF-8 text (what the history stores) and checked against its sha256. */
+function keptFiles(dir: string, listed: readonly { name: string; bytes: number; sha256: string }[]): KeptFile[] {
+  const out: KeptFile[] = [];
+  for (const f of listed) {
+    if (!KEPT_FILES.includes(f.name)) continue;
+    if (out.some((k) => k.name === f.name)) {
+      throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} lists ${f.name} twice in its files; it was not written so by svc-snapshot, and the snapshot was not loaded`);
+    }
+    out.push({
+      name: f.name,
+      sha256: f.sha256,
+      text: async () => {
+        const data = await readRegularFile(dir, f.name);
+        if (sha256(data) !== f.sha256) throw new FailedError(`${shown(f.name)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed or damaged, and the snapshot was not loaded`);
+        // Kept as text (PostgreSQL's text holds no NUL); svc-snapshot writes it as UTF-8 JSON, which escapes control characters.
+        if (!isUtf8(data) || data.includes(0)) throw new FailedError(`${shown(f.name)} in ${dir} is not UTF-8 text; it was not written so by svc-snapshot, and the snapshot was not loaded`);
+        return data.toString('utf8');
+      },
+    });
+  }
+  return out;
 }
 
 interface ExpectedFile {
@@ -224,6 +268,7 @@ async function readCollectionDir(dir: string, include: readonly Include[]): Prom
     source: 'replay',
     complete,
     manifestText: toJsonFile(manifest),
+    kept: [],
     // The texts are the writer's own: nothing to check.
     verify: async () => {},
     exports: written.map((w) => ({ export: w.export, file: w.file, count: w.count, available: w.available, sha256: w.sha256, rows: async () => ({ texts: recordTextsOf(w.records), record: (i) => w.records[i]!, checkTexts() {} }) })),

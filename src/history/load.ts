@@ -162,6 +162,10 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
       ['base_url', 'time', 'export', 'file', 'count', 'available', 'sha256'],
       input.exports.map((e) => [input.baseUrl, input.time, e.export, e.file, e.count, e.available ? 1 : 0, e.sha256]),
     );
+    // The files as-of gives back besides the exports (_findings.json), as the snapshot holds them.
+    for (const f of input.kept) {
+      await db.run('INSERT INTO run_files (base_url, time, name, sha256, content) VALUES (?, ?, ?, ?, ?)', [input.baseUrl, input.time, f.name, f.sha256, await f.text()]);
+    }
     // The newest run before this one: an export with the same hash there has the same records, so its versions stay as they are.
     const previous =
       newestTime === null

@@ -134,3 +134,18 @@ export async function exportsAsOf(db: HistoryDb, site: string, time: string): Pr
   }
   return files;
 }
+
+/**
+ * The files besides the exports kept for one run (`_findings.json`), as they
+ * were loaded, checked against the sha256 recorded with them.
+ */
+export async function keptFilesAsOf(db: HistoryDb, site: string, time: string): Promise<AsOfFile[]> {
+  const rows = await db.all('SELECT name, sha256, content FROM run_files WHERE base_url = ? AND time = ? ORDER BY name', [site, time]);
+  return rows.map(([name, sha, content]) => {
+    if (!isPlainFileName(String(name))) throw new FailedError(`${db.label} names "${String(name).slice(0, 80)}" as a file of the snapshot of ${time}; the database is damaged`);
+    if (createHash('sha256').update(String(content)).digest('hex') !== String(sha)) {
+      throw new FailedError(`${String(name)} as of ${time} does not come back as the file that was loaded; the history database ${db.label} was changed by something other than svc-snapshot`);
+    }
+    return { name: String(name), content: String(content) };
+  });
+}

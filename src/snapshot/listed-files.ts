@@ -80,13 +80,30 @@ export function hashingWriter(staging: Pick<Staging, 'writeChunks'>): {
 }
 
 /**
- * A snapshot manifest's text without its `files`, for an output that holds
- * the exports alone (`history as-of`): what it lists is then all there is.
- * A manifest without `files` is returned as it is, byte for byte.
+ * A snapshot manifest's text for an output that holds its exports and the
+ * files named in `kept` alone (`history as-of`): what it lists is then all
+ * there is, so that the output passes `verify`. The `files` entries of any
+ * other file (spreadsheets, the report, `raw/_collection-manifest.json`) are
+ * dropped, `files` itself when none is left; a route's `file` becomes null,
+ * as a snapshot taken without --raw writes it (its bytes and sha256 stay).
+ * A manifest that lists nothing else comes back byte for byte.
  */
-export function withoutListedFiles(manifestText: string): string {
-  const m = JSON.parse(manifestText) as Record<string, unknown>;
-  if (!('files' in m)) return manifestText;
-  delete m.files;
-  return toJsonFile(m);
+export function manifestOfKept(manifestText: string, kept: readonly string[]): string {
+  const m = JSON.parse(manifestText) as { files?: { name: string }[]; routes?: { file?: string | null }[] };
+  let changed = false;
+  if (m.files !== undefined) {
+    const files = m.files.filter((f) => kept.includes(f.name));
+    if (files.length !== m.files.length) {
+      changed = true;
+      if (files.length > 0) m.files = files;
+      else delete m.files;
+    }
+  }
+  for (const r of m.routes ?? []) {
+    if (typeof r.file === 'string') {
+      r.file = null;
+      changed = true;
+    }
+  }
+  return changed ? toJsonFile(m) : manifestText;
 }

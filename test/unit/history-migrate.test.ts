@@ -13,6 +13,7 @@ import { parseHistoryTarget } from '../../src/history/target.js';
 import { TOOL } from '../../src/version.js';
 import { captureDeps } from '../helpers/history-fixtures.js';
 import { copyHistoryV2, HISTORY_V3, RECORDED_NIGHTS, replayHistoryFixture, replayHistoryV2 } from '../helpers/history-v2.js';
+import { manifestsIn, verifyDir } from '../../src/verify/verify-dir.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 /** The history schema this version writes. */
@@ -248,6 +249,11 @@ for (const engine of ENGINES) {
         expect(exportsOf(migrated)).toHaveLength(18);
         expect(exportsOf(migrated)).toEqual(exportsOf(loaded));
         for (const f of exportsOf(loaded)) expect(readFileSync(join(migrated, f)).equals(readFileSync(join(loaded, f))), f).toBe(true);
+        // What the manifest listed besides the exports (_findings.json, raw/) is not there, and it says so no more.
+        expect(readdirSync(migrated)).not.toContain('_findings.json');
+        const report = await verifyDir(migrated, await manifestsIn(migrated), undefined, new Date());
+        expect(report.files.filter((f) => f.state !== 'ok'), JSON.stringify(report.files)).toEqual([]);
+        expect(report.ok).toBe(true);
       }
       // A second open changes nothing more.
       const after = await rows(history, [...exportRelations, ...runTables, 'run_files', 'history_meta']);
