@@ -210,8 +210,7 @@ function warnNotHeld(input: SnapshotInput, include: readonly Include[], deps: Co
 }
 
 /** `snapshot --history`: loads the snapshot just published. */
-export async function loadPublished(dir: string, flags: Pick<HistoryOptions, 'history' | 'caFile'>, deps: CommandDeps): Promise<LoadStatus> {
-  const target = parseHistoryTarget(flags.history, deps.cwd);
+export async function loadPublished(dir: string, target: HistoryTarget, flags: Pick<HistoryOptions, 'caFile'>, deps: CommandDeps): Promise<LoadStatus> {
   const db = await open(target, flags, deps, true);
   try {
     return (await loadSnapshot(db, await readInput(dir))).status;

@@ -52,12 +52,13 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const o = readOptions('snapshot', flags, deps.env);
   checkOutputOptions(deps.cwd, o, 'snapshot');
   checkFindingsOptions(o);
-  // A bad --format, --include or --history target is a usage error before any request, not a surprise after publishing.
+  // A bad --format, --include or --history target (a password in the URL) is a usage error before any request, not a surprise after publishing.
   const formats = o.format.filter((f) => f !== 'html');
   const html = (o.format as readonly string[]).includes('html');
   const include = o.include;
   const signKey = o.signKey;
-  const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
+  // A directory taken as the target is said once the snapshot is published (CONTRACT section 11: a target that cannot be opened is exit 1).
+  const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd, { directory: 'when opened' }) : undefined;
   if (o.sources.buildThreads !== undefined) deps.reporter.warn(`${o.sources.buildThreads} no longer does anything: the exports are built on the main thread; drop it`);
   /** Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are). */
   const largeBodyBytes = deps.largeBodyBytes ?? LARGE_BODY_BYTES;
@@ -193,7 +194,7 @@ async function diffWithPrevious(outDir: string, reporter: Reporter, shown?: { di
 /** --history: published either way, a failed load is exit 1 and says the snapshot is there to load again. */
 async function loadIntoHistory(outDir: string, o: SnapshotOptions, deps: CommandDeps, target: HistoryTarget): Promise<NonNullable<SnapshotOutcome['history']>> {
   try {
-    const status = await (await import('./history.js')).loadPublished(outDir, o, deps);
+    const status = await (await import('./history.js')).loadPublished(outDir, target, o, deps);
     return { target: target.label, status };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);

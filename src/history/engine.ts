@@ -1,7 +1,7 @@
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { FailedError } from '../errors.js';
-import type { HistoryTarget } from './target.js';
+import { DIRECTORY_ADVICE, type HistoryTarget } from './target.js';
 
 /**
  * The two engines behind one small interface. SQL is written once, with `?`
@@ -56,10 +56,19 @@ interface Statement {
   raw(on: boolean): { all(...params: readonly unknown[]): unknown[] };
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 async function openSqlite(path: string, opts: OpenOptions): Promise<HistoryDb> {
   if (opts.mustExist && !existsSync(path)) {
     throw new FailedError(`there is no history database at ${path}; load snapshots first (svc-snapshot history load <dir>... --history ${path}) or name another with --history`);
   }
+  if (isDirectory(path)) throw new FailedError(`the history database ${JSON.stringify(path)} ${DIRECTORY_ADVICE}`);
   if (!existsSync(dirname(path))) throw new FailedError(`the history database ${path} cannot be created: its directory ${dirname(path)} does not exist`);
   const { default: Database } = await import('libsql');
   let db: InstanceType<typeof Database>;

@@ -23,7 +23,7 @@ export type HistoryTarget =
  * A password in the URL is refused without repeating any of the URL, so a
  * mistyped secret never reaches a terminal or a cron mail.
  */
-export function parseHistoryTarget(raw: string | boolean | undefined, cwd: string): HistoryTarget {
+export function parseHistoryTarget(raw: string | boolean | undefined, cwd: string, opts: { readonly directory?: 'usage error' | 'when opened' } = {}): HistoryTarget {
   const value = raw === undefined || raw === true ? DEFAULT_HISTORY_FILE : String(raw);
   if (value.trim() === '') throw new UsageError('--history needs a file path or a postgres://user@host:port/db URL, not an empty value');
   if (/^postgres(ql)?:/i.test(value)) return parsePostgres(value);
@@ -31,7 +31,8 @@ export function parseHistoryTarget(raw: string | boolean | undefined, cwd: strin
     throw new UsageError('--history takes a file path (SQLite) or a postgres://user@host:port/db URL; other URL schemes are not supported');
   }
   const path = isAbsolute(value) ? value : resolve(cwd, value);
-  refuseDirectory(value, path);
+  // A snapshot has its night to lose: it publishes first, and the open then fails (exit 1, with the same advice).
+  if (opts.directory !== 'when opened') refuseDirectory(value, path);
   return { engine: 'sqlite', path, label: path };
 }
 
@@ -82,9 +83,10 @@ function refuseDirectory(given: string, path: string): void {
     return;
   }
   if (!isDir) return;
-  const shown = JSON.stringify(given.slice(0, 120));
-  throw new UsageError(
-    `--history ${shown} is a directory, not a database: --history takes the argument after it as its target. ` +
-      `Write --history=<file> (e.g. --history=./${DEFAULT_HISTORY_FILE}) or a postgres:// URL the same way, and list the snapshot directories as arguments`,
-  );
+  throw new UsageError(`--history ${JSON.stringify(given.slice(0, 120))} ${DIRECTORY_ADVICE}`);
 }
+
+/** What to do when --history named a directory: said by the usage error above and by the open of a snapshot's history (src/history/engine.ts). */
+export const DIRECTORY_ADVICE =
+  'is a directory, not a database: --history takes the argument after it as its target. ' +
+  `Write --history=<file> (e.g. --history=./${DEFAULT_HISTORY_FILE}) or a postgres:// URL the same way, and list the snapshot directories as arguments`;
