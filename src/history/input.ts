@@ -52,7 +52,7 @@ interface ExportRows {
 }
 
 /** A file of the snapshot besides its exports that the history keeps for as-of (KEPT_FILES). */
-export interface KeptFile {
+interface KeptFile {
   readonly name: string;
   readonly sha256: string;
   /** Its text, read (again) and checked against sha256 when called. */
@@ -65,7 +65,7 @@ export interface KeptFile {
  * later version's rules may differ, so they are kept, not evaluated again).
  * The spreadsheets, the report and raw/ are not kept (docs/history.md).
  */
-export const KEPT_FILES: readonly string[] = [FINDINGS_FILE];
+const KEPT_FILES: readonly string[] = [FINDINGS_FILE];
 
 export interface SnapshotInput {
   readonly dir: string;
