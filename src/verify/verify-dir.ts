@@ -97,6 +97,7 @@ export async function verifyDir(dir: string, kinds: readonly OutputKind[], allow
 async function checkCovered(dir: string, c: Covered): Promise<FileReport> {
   const report = (state: FileState, detail?: string): FileReport => ({ file: c.file, state, ...(detail !== undefined ? { detail } : {}) });
   if (c.segments === undefined) return report('unsafe name', 'the manifest names a path outside the directory or with a separator; it was not opened');
+  if (c.conflict !== undefined) return report('conflicting entries', c.conflict);
   let parent = dir;
   for (const segment of c.segments.slice(0, -1)) {
     const info = await lstat(path.join(parent, segment)).catch(() => undefined);
