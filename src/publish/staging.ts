@@ -4,7 +4,8 @@ import { mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isLiveStaging, noteTarget, registerStaging, unregisterStaging } from './registry.js';
 import { describeFsError } from '../util/fs-error.js';
-import { SecretSearch, secretInFile, secretMatcher } from './scan.js';
+import { escapeControl } from '../util/escape.js';
+import { SecretSearch, secretFound, secretMatcher } from './scan.js';
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
@@ -106,7 +107,7 @@ interface WriteTarget {
 
 /** Bytes about to be written, searched first (a secret among them fails the write before they reach the disk), then shown to `onBytes`. */
 function searched(t: WriteTarget, bytes: Uint8Array, onBytes?: (bytes: Uint8Array) => void): Uint8Array {
-  if (t.search?.push(bytes)) throw secretInFile(t.rel);
+  if (t.search?.push(bytes)) throw secretFound(t.search.found!, `output file ${escapeControl(t.rel)}`);
   onBytes?.(bytes);
   return bytes;
 }

@@ -16,7 +16,7 @@ import { csvChunks } from './csv.js';
 import type { SheetManifest, SheetManifestExport } from './snapshot-dir.js';
 import { cellWidth, columnLetters, contentTypesXml, corePropsXml, fitWidth, MAX_DATA_ROWS, ROOT_RELS_XML, sheetXml, STYLES_XML, workbookRelsXml, workbookXml, type SheetSpec } from './xlsx.js';
 import { ZipTooLargeError, ZipWriter } from './zip.js';
-import { bytesHoldSecret, type SecretMatcher } from '../publish/scan.js';
+import { secretFound, secretInBytes, type SecretMatcher } from '../publish/scan.js';
 
 export type { SheetFormat } from '../config/values.js';
 
@@ -125,10 +125,11 @@ interface ExportFormsPlan extends SheetPlan {
 }
 
 /** Throws when a workbook block holds a secret in any spelling (the token scan, before compression hides it). */
-function workbookInspector(matcher: SecretMatcher | null): { inspect: (block: Buffer) => void; overlap: number } {
+function workbookInspector(matcher: SecretMatcher | null, file: string): { inspect: (block: Buffer) => void; overlap: number } {
   return {
     inspect: (block) => {
-      if (matcher && bytesHoldSecret(matcher, block)) throw new FailedError('a token was found in the workbook being written; nothing was published (this is a bug: tokens must never be written to output)');
+      const kind = matcher ? secretInBytes(matcher, block) : null;
+      if (kind !== null) throw secretFound(kind, `the workbook ${file} being written`);
     },
     overlap: matcher ? Math.max(0, matcher.longest - 1) : 0,
   };
@@ -220,7 +221,7 @@ async function* workbook(
   read: (i: number) => Promise<ExportRecord[]>,
   csvSink: (i: number) => SheetSink,
 ): AsyncGenerator<Buffer> {
-  const { inspect, overlap } = workbookInspector(secrets);
+  const { inspect, overlap } = workbookInspector(secrets, workbookFileName(m.date));
   const zip = new ZipWriter(new Date(m.time), inspect, overlap);
   const sheets: Array<{ name: string; filter?: string }> = [{ name: ABOUT_SHEET }];
   // The sheet list is known from the manifest's counts and the catalog before any records are read.

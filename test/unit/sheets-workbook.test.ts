@@ -8,6 +8,11 @@ import { columnLetters, xmlText } from '../../src/sheets/xlsx.js';
 import { MAP_COLUMNS, TIMESTAMP_COLUMNS } from '../helpers/sheet-expectations.js';
 import { unzip } from '../helpers/unzip.js';
 import { secretMatcher } from '../../src/publish/scan.js';
+import { readFileSync } from 'node:fs';
+import { FailedError } from '../../src/errors.js';
+import { clearSigningSecrets, loadSigningKey } from '../../src/sign/key.js';
+import { clearSecrets } from '../../src/util/redact.js';
+import { hasSshKeygen, keyDir, makeKey, removeKeys } from '../helpers/ssh-keys.js';
 
 function manifest(exports: Array<{ export: string; count: number }>): SheetManifest {
   return {
@@ -129,8 +134,31 @@ describe('the workbook', () => {
       for await (const _c of chunks);
     };
     const run = (needle: string) => writeSpreadsheets({ manifest: m, records: async () => USERS }, ['xlsx'], sink, { secrets: secretMatcher([needle]) });
-    await expect(run('Weiß')).rejects.toThrow(/a token was found in the workbook/);
+    await expect(run('Weiß')).rejects.toThrow(/a token was found in the workbook svc-snapshot-2026-11-21\.xlsx being written/);
     await expect(run('not-in-the-data')).resolves.toHaveLength(1);
+  });
+
+  it.runIf(hasSshKeygen())("refuses the signing key's secret in the workbook, saying it is the key's and what to do, never showing it", async () => {
+    const keys = keyDir();
+    try {
+      const key = makeKey(keys, 'nightly');
+      loadSigningKey(key, '--sign-key');
+      const m = manifest([{ export: 'users', count: 3 }]);
+      const sink: SheetSink = async (_name, chunks) => {
+        for await (const _c of chunks);
+      };
+      const leaked = USERS.map((u, i) => (i === 1 ? { ...u, lastName: readFileSync(key, 'utf8') } : u));
+      const err = await writeSpreadsheets({ manifest: m, records: async () => leaked }, ['xlsx'], sink, { secrets: secretMatcher(['a-token-not-in-the-data']) }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(FailedError);
+      expect((err as Error).message).toMatch(/^the signing key's secret \(--sign-key or SVC_SIGN_KEY\).* was found in the workbook svc-snapshot-2026-11-21\.xlsx being written; nothing was published\..*treat the key as exposed/);
+      expect((err as Error).message).not.toMatch(/[A-Za-z0-9+/]{30,}/);
+      // The same workbook without the key's text is written.
+      await expect(writeSpreadsheets({ manifest: m, records: async () => USERS }, ['xlsx'], sink, { secrets: secretMatcher([]) })).resolves.toHaveLength(1);
+    } finally {
+      clearSigningSecrets();
+      clearSecrets();
+      removeKeys(keys);
+    }
   });
 
   it('refuses a manifest that names an export this version does not know (names become file names)', async () => {
