@@ -25,6 +25,12 @@ export interface RouteDef {
   readonly shape: 'array' | 'object';
   /** zod model of one element (or of the whole body for `object`). */
   readonly item: z.ZodObject;
+  /**
+   * A per-realm route whose records name their realm too: the field that
+   * does. The route's realm is the one exported (it is what was asked for);
+   * a record naming another is counted as a validation issue.
+   */
+  readonly recordRealm?: string;
 }
 
 function route(def: RouteDef): RouteDef {
@@ -42,7 +48,7 @@ export const ROUTES: readonly RouteDef[] = [
   route({ id: 'drives', method: 'GET', path: '/api/drives', tokenType: 'Drive', since: null, perRealm: false, file: 'api-drives.json', shape: 'array', item: m.DriveInfo }),
   route({ id: 'projects', method: 'GET', path: '/api/projects', tokenType: 'Project', since: null, perRealm: false, file: 'api-projects.json', shape: 'array', item: m.ProjectInfo }),
   route({ id: 'vms-images', method: 'GET', path: '/api/vms/images?realm={realm}', tokenType: 'VM', since: null, perRealm: true, file: 'api-vms-images-{realm}.json', shape: 'array', item: m.ImageInfo }),
-  route({ id: 'vms-active', method: 'GET', path: '/api/vms/{realm}/active', tokenType: 'VM', since: null, perRealm: true, file: 'api-vms-{realm}-active.json', shape: 'array', item: m.VirtualMachine }),
+  route({ id: 'vms-active', method: 'GET', path: '/api/vms/{realm}/active', tokenType: 'VM', since: null, perRealm: true, file: 'api-vms-{realm}-active.json', shape: 'array', item: m.VirtualMachine, recordRealm: 'realmID' }),
   route({ id: 'vms-configs', method: 'GET', path: '/api/vms/{realm}/configs', tokenType: 'VM', since: null, perRealm: true, file: 'api-vms-{realm}-configs.json', shape: 'array', item: m.VMConfigInfo }),
   route({ id: 'vms-bricks', method: 'GET', path: '/api/vms/bricks', tokenType: 'VM', since: '3.14.1', perRealm: false, file: 'api-vms-bricks.json', shape: 'array', item: m.BrickInfoListed }),
   route({ id: 'external-servers', method: 'GET', path: '/api/external-servers', tokenType: 'VM', since: '3.14.1', perRealm: false, file: 'api-external-servers.json', shape: 'array', item: m.ExternalServerInfo }),
@@ -64,6 +70,9 @@ function checkCatalog(routes: readonly RouteDef[]): void {
     }
     if (r.perRealm !== r.path.includes('{realm}') || r.perRealm !== r.file.includes('{realm}')) {
       throw new Error(`route catalog: ${r.id} perRealm does not match its path and file templates`);
+    }
+    if (r.recordRealm !== undefined && (!r.perRealm || !Object.hasOwn(r.item.shape, r.recordRealm))) {
+      throw new Error(`route catalog: ${r.id} recordRealm ${r.recordRealm} is not a field of a per-realm route's model`);
     }
   }
 }

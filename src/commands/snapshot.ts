@@ -171,7 +171,8 @@ function refuseStrict(strict: boolean, validation: BuildSummary['validation']): 
 
 function warnAboutResponses(built: BuildSummary, reporter: Reporter): void {
   for (const d of built.drift) reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);
-  if (built.validation.issues > 0) reporter.warn(`${built.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
+  const n = built.validation.issues;
+  if (n > 0) reporter.warn(`${n} validation issue${n === 1 ? '' : 's'} in the responses: fields of the wrong type (exported as null), undocumented values, records naming another realm than their route (see validation in ${SNAPSHOT_MANIFEST})`);
 }
 
 /** --diff-previous: the snapshot is published either way, so a diff that cannot be made is reported, not fatal. */

@@ -35,7 +35,7 @@ const HELP: Record<string, string> = {
   svc_snapshot_duration_seconds: 'Wall-clock duration of the last run.',
   svc_snapshot_records: 'Records written per export by the last run.',
   svc_snapshot_routes: 'Routes or requests of the last run by state.',
-  svc_snapshot_validation_issues: 'Fields of the wrong type found by the last run.',
+  svc_snapshot_validation_issues: 'Validation issues in the responses of the last run (fields of the wrong type, records at odds with their route).',
   svc_snapshot_drift_fields: 'Field names the backend returned that the models do not know, in the last run.',
   svc_snapshot_findings: 'Findings of the last run per evaluated rule and severity (snapshot --findings; docs/findings.md).',
 };

@@ -57,6 +57,14 @@ const DECISIONS = `## Decisions
   column is nulled, or the whole column when the bad value sits inside one of
   its arrays or maps. Samples name the route, record index, path and zod's
   message, never the value.
+- **A running VM whose \`realmID\` names another realm** than the
+  \`GET /api/vms/{realm}/active\` that listed it is exported under the
+  route's realm (the route is what was asked for; the realm is part of the
+  key \`active_vms\` is sorted and diffed by) and counted under \`validation\` (path \`realmID\`, the
+  value not shown), so it shows in the manifest, the summary, the report and
+  \`svc_snapshot_validation_issues\`; \`--strict\` refuses it like any other
+  issue. It is counted without \`--include vms\` too: the route is read and
+  checked on every run.
 - **Unknown fields** are ignored by the exports and listed under \`drift\` by
   their dotted path (array elements share their array's path, map values
   appear as \`*\`).

@@ -165,9 +165,9 @@ function availabilitySection(m: ReportModel): string {
 
 function validationSection(m: ReportModel): string {
   const v = m.manifest.validation;
-  if (v.issues === 0) return section('validation', 'Validation issues', '<p>No field of the wrong type.</p>\n');
+  if (v.issues === 0) return section('validation', 'Validation issues', '<p>No field of the wrong type, no record at odds with its route.</p>\n');
   const rows = v.samples.slice(0, LIST_SHOWN).map((s) => `<tr><td><code>${text(s.route)}</code></td><td class="num">${s.index}</td><td><code>${text(s.path)}</code></td><td>${sentence(s.message)}</td></tr>`);
-  return section('validation', 'Validation issues', `<p>${plural(v.issues, 'field')} of the wrong type, exported as null; the samples the manifest keeps:</p>\n${table(['Route', 'Record', 'Field', 'Problem'], rows)}`);
+  return section('validation', 'Validation issues', `<p>${plural(v.issues, 'issue')}: a field of the wrong type is exported as null, an undocumented value is kept, a record naming another realm than its route is exported under the route's; the samples the manifest keeps:</p>\n${table(['Route', 'Record', 'Field', 'Problem'], rows)}`);
 }
 
 function driftSection(m: ReportModel): string {
