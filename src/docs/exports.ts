@@ -166,12 +166,23 @@ function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): st
 function sheetForm(exp: ExportDef, col: ColumnDef, type: string): string {
   const kind = cellTypeOf(exp, col);
   if (kind === 'timestamp') return 'date-time: ISO 8601 UTC in CSV, a UTC date-time cell in XLSX';
-  if (kind === 'entries') return `one number column per key, \`${col.name}.<key>\``;
+  if (kind === 'entries') return `one ${mapValueKind(exp, col)} column per key, \`${col.name}.<key>\``;
   if (type === 'null') return 'empty';
   if (type.endsWith('[]')) return 'text, elements joined with `; `';
   if (type === 'boolean') return 'boolean';
   if (type === 'integer' || type === 'number' || type === 'count') return 'number';
   return 'text';
+}
+
+/** What a map column's values are, from its model (a VM's drives map device names to drive ids: text; quotas and device counts: numbers). */
+function mapValueKind(exp: ExportDef, col: ColumnDef): string {
+  const src = col.source;
+  const schema =
+    src.kind === 'field' ? resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema : src.kind === 'join' ? resolvePath(routeById(src.route).item, src.path).schema : undefined;
+  const values = schema === undefined ? '' : describeType(schema);
+  if (values === 'map of integer' || values === 'map of number') return 'number';
+  if (values === 'map of string') return 'text';
+  return 'number or text';
 }
 
 function derivedRoutes(exp: ExportDef): RouteDef[] {
@@ -221,7 +232,8 @@ export function renderExportsMarkdown(): string {
     'With `--format csv,xlsx` (or `svc-snapshot convert`) each export is also written as CSV and as a sheet of one',
     'workbook; the last column of each table below says how the column appears there. Text is text (never a formula:',
     'CSV prefixes a text starting with `=`, `+`, `-`, `@`, tab or CR with `\'`), null is an empty field or cell,',
-    'and a map becomes one number column per key present in the export, named `<column>.<key>`. In the workbook,',
+    'and a map becomes one column per key present in the export, named `<column>.<key>`, holding the map\'s values:',
+    'numbers for quotas and counts, text for a running VM\'s drive ids (the last column says which). In the workbook,',
     'numbers and booleans are typed cells: whole numbers shown with thousands separators, booleans as TRUE/FALSE',
     '(docs/spreadsheets.md).',
     '',
