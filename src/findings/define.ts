@@ -36,10 +36,11 @@ export interface RuleInput {
   readonly export: string;
   readonly columns: readonly string[];
   /**
-   * What the rule leaves out when this export is missing or unusable (an
+   * What the rule leaves out when the snapshot does not hold this export (an
    * export of an `--include` group the snapshot was not taken with): the rule
-   * is evaluated without it and says so in its reason, instead of not being
-   * evaluated at all.
+   * is evaluated without it and says so in its reason. A snapshot that holds
+   * it but cannot give it whole (a failed route, a null column) has the rule
+   * not evaluated, as for any other input.
    */
   readonly optional?: string;
 }

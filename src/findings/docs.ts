@@ -35,16 +35,24 @@ findings\` run a year later gives the same ones. "Passed" means strictly before
 that time. Timestamps are epoch milliseconds (spec, section 2).
 
 **Not evaluated.** A rule is evaluated only when every export it reads is
-available and no column it reads is listed in the manifest's \`nullFields\`.
-Otherwise it is listed with \`"evaluated": false\`, the reason (the export's or
-the column's, as the manifest gives it) and \`"count": null\`: never as zero
-findings. A 3.13.8 backend serves no security levels, requirements,
-certifications or project memberships and no team usage, so there no rule is
-evaluated (each says which export or column it lacks); a route that failed under \`--allow-partial\` makes
-the rules that read its export not evaluated. An export a rule reads as
-*optional* (marked so below: the running VMs, written with \`--include vms\`)
-does not stop the rule: without it the rule is evaluated over the rest, and its
-\`reason\` says what was left out and why (\`"evaluated": true\` with a reason).
+available and complete and no column it reads is listed in the manifest's
+\`nullFields\`. Otherwise it is listed with \`"evaluated": false\`, the reason
+(the export's or the column's, as the manifest gives it, which names the
+route that failed or was skipped) and \`"count": null\`: never as zero
+findings, nor as fewer findings. A 3.13.8 backend serves no security levels,
+requirements, certifications or project memberships and no team usage, so
+there no rule is evaluated (each says which export or column it lacks). Under
+\`--allow-partial\` a failed route makes the rules that read from it not
+evaluated: an export it leaves unavailable, a column it leaves null (a join's
+route), and an export it leaves *incomplete* (a per-realm route that failed in
+one realm of several: the export is published with the realms that answered
+and a reason starting \`incomplete:\`, and a rule over it would see part of the
+site). An export a rule reads as *optional* (marked so below: the running VMs,
+written with \`--include vms\`) does not stop the rule when the snapshot does not
+hold it (taken without \`--include vms\`): the rule is evaluated over the rest,
+and its \`reason\` says what was left out and why (\`"evaluated": true\` with a
+reason). A snapshot that holds it but not whole (its route failed in a realm, a
+column is null) has the rule not evaluated: it was asked for.
 
 **Inherited memberships.** A project membership may be listed more than once
 for a user and project (\`duplicate\`: the membership is also inherited); every
@@ -74,7 +82,7 @@ escaped on the terminal.
 `;
 
 function renderRule(rule: RuleDef): string {
-  const reads = rule.reads.map((r) => `- ${r.export}: ${r.columns.map((c) => `\`${c}\``).join(', ')}${r.optional !== undefined ? ` (optional: ${r.optional}, not evaluated without it)` : ''}`).join('\n');
+  const reads = rule.reads.map((r) => `- ${r.export}: ${r.columns.map((c) => `\`${c}\``).join(', ')}${r.optional !== undefined ? ` (optional: ${r.optional}, left out when the snapshot does not hold it)` : ''}`).join('\n');
   const spec = rule.spec.map((s) => `- ${s.where}: ${s.text}`).join('\n');
   return `## ${rule.id}
 

@@ -52,7 +52,18 @@ export interface EvaluateOptions {
   readonly rules?: readonly RuleDef[];
 }
 
-/** Why an export a rule reads cannot be read on this snapshot, or undefined when it can. */
+/** Whether the snapshot holds the export at all (an --include export is absent from a snapshot taken without its group). */
+function holds(input: RuleInput, manifest: FindingsManifest): boolean {
+  return manifest.exports.some((e) => e.export === input.export);
+}
+
+/**
+ * Why an export a rule reads cannot be read on this snapshot, or undefined
+ * when it can. An export published with a reason beside `available: true` is
+ * one the build says lacks something (`incomplete:`, some realms of a
+ * per-realm route failed): the rule would see part of the site, so it cannot
+ * be read either (CONTRACT section 17: an incomplete input is unavailable).
+ */
 function unusable(input: RuleInput, manifest: FindingsManifest): string | undefined {
   const entry = manifest.exports.find((e) => e.export === input.export);
   if (!entry) {
@@ -60,6 +71,7 @@ function unusable(input: RuleInput, manifest: FindingsManifest): string | undefi
     return `the snapshot has no ${input.export} export${group !== undefined ? ` (it is written with --include ${group})` : ''}`;
   }
   if (!entry.available) return `${input.export} is unavailable: ${entry.reason ?? 'no reason given'}`;
+  if (entry.reason !== undefined) return `${input.export} is incomplete: ${entry.reason.replace(/^incomplete:\s*/, '')}`;
   for (const column of input.columns) {
     const nul = manifest.nullFields.find((n) => n.export === input.export && n.field === column);
     if (nul) return `${input.export}.${column} is null in this snapshot: ${nul.reason}`;
@@ -67,22 +79,29 @@ function unusable(input: RuleInput, manifest: FindingsManifest): string | undefi
   return undefined;
 }
 
-/** Why a rule cannot be evaluated on this snapshot (an export it needs cannot be read), or undefined when it can. */
+/**
+ * Whether the rule leaves this input out: an optional export the snapshot
+ * does not hold (taken without its --include group). An optional export the
+ * snapshot holds but cannot give whole (its route failed or was skipped, a
+ * column is null) stops the rule like any other: it was asked for.
+ */
+function leftOutInput(input: RuleInput, manifest: FindingsManifest): boolean {
+  return input.optional !== undefined && !holds(input, manifest);
+}
+
+/** Why a rule cannot be evaluated on this snapshot (an export it needs cannot be read whole), or undefined when it can. */
 function notEvaluatedReason(rule: RuleDef, manifest: FindingsManifest): string | undefined {
   for (const input of rule.reads) {
-    const why = input.optional === undefined ? unusable(input, manifest) : undefined;
+    const why = leftOutInput(input, manifest) ? undefined : unusable(input, manifest);
     if (why !== undefined) return why;
   }
   return undefined;
 }
 
-/** What an evaluated rule left out, each optional export it could not read said with the reason. */
+/** What an evaluated rule left out: each optional export the snapshot does not hold, with the reason. */
 function leftOut(rule: RuleDef, manifest: FindingsManifest): string | undefined {
   const parts: string[] = [];
-  for (const input of rule.reads) {
-    const why = input.optional !== undefined ? unusable(input, manifest) : undefined;
-    if (why !== undefined) parts.push(`${input.optional} (${input.export}) not evaluated: ${why}`);
-  }
+  for (const input of rule.reads) if (leftOutInput(input, manifest)) parts.push(`${input.optional} (${input.export}) not evaluated: ${unusable(input, manifest)!}`);
   return parts.length > 0 ? parts.join('; ') : undefined;
 }
 
@@ -154,8 +173,8 @@ export async function evaluateFindings(
   const expiringDays = opts.expiringDays ?? DEFAULT_EXPIRING_DAYS;
   const reasons = new Map(rules.map((r) => [r.id, notEvaluatedReason(r, manifest)]));
   const evaluable = rules.filter((r) => reasons.get(r.id) === undefined);
-  // The exports the evaluated rules read, less the optional ones this snapshot cannot give.
-  const usable = evaluable.map((r) => ({ ...r, reads: r.reads.filter((i) => i.optional === undefined || unusable(i, manifest) === undefined) }));
+  // The exports the evaluated rules read, less the optional ones this snapshot does not hold.
+  const usable = evaluable.map((r) => ({ ...r, reads: r.reads.filter((i) => !leftOutInput(i, manifest)) }));
   const loaded = new Map<string, readonly ExportRecord[]>();
   for (const [name, columns] of exportsRead(usable)) loaded.set(name, await load(name, [...columns]));
 
