@@ -51,7 +51,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const t0 = performance.now();
   const o = readOptions('snapshot', flags, deps.env);
   checkOutputOptions(deps.cwd, o, 'snapshot');
-  checkFindingsOptions(o);
+  const findingsAsked = checkFindingsOptions(o);
   // A bad --format, --include or --history target (a password in the URL) is a usage error before any request, not a surprise after publishing.
   const formats = o.format.filter((f) => f !== 'html');
   const html = (o.format as readonly string[]).includes('html');
@@ -96,7 +96,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
         ? await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => hashed.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
         : undefined;
     // --findings and --format html: the rules over the export files just written, at the manifest's time, once the build's garbage is collected.
-    const evaluated = o.findings || html ? await findingsOfStaging(staging.dir, manifest, o.expiringDays, memory.beforeFindingsRead) : undefined;
+    const evaluated = o.findings || html ? await findingsOfStaging(staging.dir, manifest, findingsAsked, memory.beforeFindingsRead) : undefined;
     // --findings: written before the manifest, which lists _findings.json in its files.
     const findings = o.findings ? evaluated : undefined;
     if (findings) await writeFindingsFile(hashed, findings);
@@ -116,7 +116,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const previous = o.diffPrevious ? await diffWithPrevious(outDir, deps.reporter, report?.previous) : undefined;
   const history = historyTarget ? await loadIntoHistory(outDir, o, deps, historyTarget) : undefined;
   if (findings) deps.reporter.info(findingsLine(findings));
-  const findingsFailed = findings ? failOnMessage(findings, o.failOn) : undefined;
+  const findingsFailed = findings ? failOnMessage(findings, findingsAsked.failOn) : undefined;
   if (findingsFailed) deps.reporter.warn(findingsFailed);
   // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
   const pruned = applyKeep(o.keep, manifest.complete && history?.status !== 'failed', outDir, 'snapshot', deps.reporter);

@@ -12,7 +12,7 @@ import { registerSecret } from '../util/redact.js';
 import { loadSigningKey } from '../sign/key.js';
 import { readAllowedSigners } from '../sign/allowed-signers.js';
 import { fromTokenFile, tokenFileVariable } from './token-file.js';
-import { parseAuditToken, parseCalendarDate, parseFormats, parseInclude, parseInteger, parseKeep, parsePositiveNumber, parseRealms, parseSeverity, parseToken } from './values.js';
+import { parseAuditToken, parseBooleanValue, parseCalendarDate, parseFormats, parseInclude, parseInteger, parseKeep, parsePositiveNumber, parseRealms, parseSeverity, parseToken } from './values.js';
 
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
@@ -112,7 +112,8 @@ const RECORDS = [
   { flags: '--sign-key <file>', key: 'signKey', description: 'sign the manifest with this OpenSSH Ed25519 private key (unencrypted, mode 0600) into <manifest>.sig, published with the output', commands: ['snapshot', 'collect', 'audit'], env: 'SVC_SIGN_KEY', parse: loadSigningKey },
   { flags: '--allowed-signers <file>', key: 'allowedSigners', description: "OpenSSH allowed_signers file: a signature must verify and be made by a key it lists (history: only such snapshots are loaded)", commands: ['verify', 'history'], parse: (raw: string, from: string) => readAllowedSigners(raw, from) },
   { flags: '--findings', key: 'findings', description: 'evaluate the findings rules (docs/findings.md) and write _findings.json into the snapshot', commands: ['snapshot'] },
-  { flags: '--fail-on <severity>', key: 'failOn', description: 'exit 6 when a finding of this severity or higher exists (info, low, medium, high, critical); the snapshot is published either way', commands: ['snapshot', 'findings'], parse: parseSeverity },
+  { flags: '--fail-on <severity>', key: 'failOn', description: 'exit 6 when a finding of this severity or higher exists, or a rule of this severity or higher could not be evaluated (info, low, medium, high, critical); the snapshot is published either way', commands: ['snapshot', 'findings'], parse: parseSeverity },
+  { flags: '--fail-on-unevaluated <boolean>', key: 'failOnUnevaluated', description: 'with --fail-on: also exit 6 when a rule of that severity or higher could not be evaluated (true), or on findings alone (false)', commands: ['snapshot', 'findings'], default: true, parse: parseBooleanValue },
   { flags: '--expiring-days <n>', key: 'expiringDays', description: 'certification-expiring: days ahead of the snapshot\'s time (0-3650)', commands: ['snapshot', 'findings'], default: 30, parse: (raw: string, from: string) => parseInteger(from, raw, 0, 3650) },
   { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ALL },
   { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ALL },

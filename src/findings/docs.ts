@@ -25,7 +25,16 @@ those columns of the export records (never over the raw responses).
   \`sha256\` first: a snapshot whose exports were edited is refused (exit 1).
 - \`--fail-on <severity>\` (both) exits 6 when a finding of that severity or
   higher exists; the snapshot is published either way. Severities, highest
-  first: ${SEVERITIES.map((s) => `\`${s}\``).join(', ')}.
+  first: ${SEVERITIES.map((s) => `\`${s}\``).join(', ')}. It fails closed: a rule
+  of that severity or higher that could not be evaluated (see *Not evaluated*)
+  exits 6 too, the warning naming each such rule and why (five at most, then
+  how many more), since a rule that could not look may hide what it would have
+  found. \`--fail-on-unevaluated=false\` (or \`--fail-on-unevaluated false\`)
+  fails on findings alone; any value but \`true\` or \`false\` is a usage error
+  (exit 2), and so is the option without \`--fail-on\`. A bad value of either is
+  refused before anything is collected or published. A rule evaluated in
+  part (its \`reason\` says what it left out) was evaluated, and does not
+  count as one that was not.
 - \`--expiring-days <n>\` (both, default ${DEFAULT_EXPIRING_DAYS}): the window of \`certification-expiring\`.
 
 **Time.** Every rule compares with the snapshot's time (the manifest's

@@ -247,9 +247,22 @@ export function findingCounts(report: FindingsReport): Array<{ rule: string; sev
   return report.rules.filter((r) => r.evaluated).map((r) => ({ rule: r.id, severity: r.severity, count: r.count ?? 0 }));
 }
 
-/** Whether a finding of `severity` or higher exists (`--fail-on`, exit 6). */
-export function failsOn(report: FindingsReport, severity: Severity | undefined): boolean {
-  if (severity === undefined) return false;
-  const floor = severityRank(severity);
-  return report.findings.some((f) => severityRank(f.severity) >= floor);
+/** `--fail-on <severity>` and `--fail-on-unevaluated` (default true). */
+export interface FailOn {
+  readonly severity: Severity | undefined;
+  readonly unevaluated: boolean;
+}
+
+/**
+ * What `--fail-on` fails on (exit 6): the findings of its severity or higher,
+ * and, failing closed, the rules of that severity or higher not evaluated (a
+ * rule that could not look may hide what it would have found), unless
+ * --fail-on-unevaluated=false.
+ */
+export function failing(report: FindingsReport, failOn: FailOn): { findings: number; unevaluated: ReadonlyArray<{ id: string; reason: string }> } {
+  if (failOn.severity === undefined) return { findings: 0, unevaluated: [] };
+  const floor = severityRank(failOn.severity);
+  const findings = report.findings.filter((f) => severityRank(f.severity) >= floor).length;
+  const unevaluated = failOn.unevaluated ? report.rules.filter((r) => !r.evaluated && severityRank(r.severity) >= floor).map((r) => ({ id: r.id, reason: r.reason ?? 'no reason given' })) : [];
+  return { findings, unevaluated };
 }

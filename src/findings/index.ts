@@ -4,12 +4,12 @@
  * before the manifest; `svc-snapshot findings` evaluates an existing snapshot.
  */
 import { UsageError } from '../errors.js';
-import type { SnapshotManifest } from '../exports/manifest.js';
 import { SEVERITIES, type Severity } from './define.js';
-import { evaluateFindings, failsOn, serializeFindingsChunks, type FindingsReport } from './evaluate.js';
+import type { SnapshotManifest } from '../exports/manifest.js';
+import { evaluateFindings, failing, serializeFindingsChunks, type FailOn, type FindingsReport } from './evaluate.js';
 import { readExportRecords } from '../sheets/snapshot-dir.js';
 
-export { findingCounts, serializeFindings, type FindingsReport } from './evaluate.js';
+export { findingCounts, serializeFindings, type FailOn, type FindingsReport } from './evaluate.js';
 export { findingsOfDirectory } from './read.js';
 export { formatFindings } from './format.js';
 
@@ -17,13 +17,40 @@ export { formatFindings } from './format.js';
 export const FINDINGS_FILE = '_findings.json';
 
 
-/** On `snapshot`, --fail-on and --expiring-days mean something only with --findings. */
-export function checkFindingsOptions(o: { readonly findings: boolean; readonly sources: Readonly<Record<string, string | undefined>> }): void {
-  if (o.findings) return;
-  for (const key of ['failOn', 'expiringDays']) {
-    const from = o.sources[key];
-    if (from !== undefined) throw new UsageError(`${from} needs --findings on a snapshot (or use svc-snapshot findings <snapshot-dir>)`);
+/** What a command that evaluates the findings was asked for, parsed before anything is read or published. */
+export interface FindingsSettings {
+  readonly failOn: FailOn;
+  readonly expiringDays: number;
+}
+
+interface FindingsOptions {
+  readonly failOn: Severity | undefined;
+  readonly failOnUnevaluated: boolean;
+  readonly expiringDays: number;
+  readonly sources: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The settings of `findings` (and of a snapshot with --findings), every value
+ * parsed now: a bad one is a usage error (exit 2) before anything is read,
+ * never after a snapshot was published. --fail-on-unevaluated changes what
+ * --fail-on fails on: alone it would do nothing, which a job would not notice.
+ */
+export function findingsSettings(o: FindingsOptions): FindingsSettings {
+  const from = o.sources.failOnUnevaluated;
+  if (from !== undefined && o.sources.failOn === undefined) throw new UsageError(`${from} changes what --fail-on <severity> fails on; give --fail-on too, or drop ${from}`);
+  return { failOn: { severity: o.failOn, unevaluated: o.failOnUnevaluated }, expiringDays: o.expiringDays };
+}
+
+/** On `snapshot`, --fail-on, --fail-on-unevaluated and --expiring-days mean something only with --findings. */
+export function checkFindingsOptions(o: FindingsOptions & { readonly findings: boolean }): FindingsSettings {
+  if (!o.findings) {
+    for (const key of ['failOn', 'failOnUnevaluated', 'expiringDays']) {
+      const from = o.sources[key];
+      if (from !== undefined) throw new UsageError(`${from} needs --findings on a snapshot (or use svc-snapshot findings <snapshot-dir>)`);
+    }
   }
+  return findingsSettings(o);
 }
 
 interface FindingsStaging {
@@ -40,9 +67,9 @@ interface FindingsStaging {
  * build yields them measured no faster (twice: the rules ran slower on the
  * build's records) and peaked higher, so the files are read.
  */
-export function findingsOfStaging(dir: string, manifest: SnapshotManifest, expiringDays: number, beforeRead: () => void): Promise<FindingsReport> {
+export function findingsOfStaging(dir: string, manifest: SnapshotManifest, settings: FindingsSettings, beforeRead: () => void): Promise<FindingsReport> {
   beforeRead();
-  return evaluateFindings(manifest, (name, columns) => readExportRecords(dir, manifest.exports.find((e) => e.export === name)!, { verify: false, columns }), { expiringDays });
+  return evaluateFindings(manifest, (name, columns) => readExportRecords(dir, manifest.exports.find((e) => e.export === name)!, { verify: false, columns }), { expiringDays: settings.expiringDays });
 }
 
 /** `--findings`: FINDINGS_FILE written into the staging directory a chunk at a time, before the manifest that lists it. */
@@ -50,11 +77,22 @@ export async function writeFindingsFile(staging: FindingsStaging, report: Findin
   await staging.writeChunks(FINDINGS_FILE, serializeFindingsChunks(report));
 }
 
-/** The warning a run prints when --fail-on is met (exit 6). */
-export function failOnMessage(report: FindingsReport, failOn: Severity | undefined): string | undefined {
-  if (!failsOn(report, failOn)) return undefined;
-  const n = report.findings.filter((f) => SEVERITIES.indexOf(f.severity) <= SEVERITIES.indexOf(failOn!)).length;
-  return `--fail-on ${failOn}: ${n} finding(s) of severity ${failOn} or higher (exit 6)`;
+/** Rules not evaluated as the warning names them: each id with its reason, the first few only. */
+const NAMED_RULES = 5;
+
+/** The warning a run prints when --fail-on is met (exit 6): the findings, and the rules that could not be evaluated and why (the reporter escapes it for the terminal). */
+export function failOnMessage(report: FindingsReport, failOn: FailOn): string | undefined {
+  const { findings, unevaluated } = failing(report, failOn);
+  if (findings === 0 && unevaluated.length === 0) return undefined;
+  const s = failOn.severity!;
+  const parts: string[] = [];
+  if (findings > 0) parts.push(`${findings} finding(s) of severity ${s} or higher`);
+  if (unevaluated.length > 0) {
+    const named = unevaluated.slice(0, NAMED_RULES).map((r) => `${r.id} (${r.reason})`);
+    const more = unevaluated.length > NAMED_RULES ? `, and ${unevaluated.length - NAMED_RULES} more` : '';
+    parts.push(`${unevaluated.length} rule(s) of severity ${s} or higher not evaluated, so not checked: ${named.join('; ')}${more}; --fail-on-unevaluated=false fails on findings alone`);
+  }
+  return `--fail-on ${s}: ${parts.join('; and ')} (exit 6)`;
 }
 
 /** One line for the snapshot's progress output: the counts by severity, and the rules not evaluated. */

@@ -166,10 +166,31 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
 });
 
 describe('the 3.13.8 recording', () => {
-  it('lists every rule as not evaluated with the reason, never as zero findings', async () => {
+  it('lists every rule as not evaluated with the reason, never as zero findings; --fail-on fails closed on them', async () => {
     const out = join(tmpDir(), 'snap');
-    const res = await runCli(['--replay', R3138, '--out-dir', out, '--findings', '--fail-on', 'info', '--quiet']);
-    expect(res.code).toBe(0);
+    // Nothing could be checked: --fail-on info exits 6 with the snapshot published, naming the rules and why.
+    const res = await runCli(['--replay', R3138, '--out-dir', out, '--findings', '--fail-on', 'info']);
+    expect(res.code).toBe(6);
+    expect(res.stderr).toMatch(/--fail-on info: 8 rule\(s\) of severity info or higher not evaluated, so not checked: certification-expired \(project_memberships is unavailable: GET \/api\/projects\/memberships was skipped: route added in backend 3\.14\.1; not served here\); /);
+    expect(res.stderr).toContain(', and 3 more; --fail-on-unevaluated=false fails on findings alone (exit 6)');
+    expect(existsSync(join(out, '_snapshot-manifest.json'))).toBe(true);
+    // On findings alone: none, exit 0; both spellings of the value; a bad one is a usage error before anything is published.
+    for (const off of [['--fail-on-unevaluated=false'], ['--fail-on-unevaluated', 'false']]) {
+      const quiet = await runCli(['--replay', R3138, '--out-dir', join(tmpDir(), 'off'), '--findings', '--fail-on', 'info', ...off, '--quiet']);
+      expect(quiet.code, off.join(' ')).toBe(0);
+      expect((await runCli(['findings', out, '--fail-on', 'info', ...off, '--quiet'])).code).toBe(0);
+    }
+    // No rule is critical: nothing of that severity was left unchecked.
+    expect((await runCli(['findings', out, '--fail-on', 'critical', '--quiet'])).code).toBe(0);
+    expect((await runCli(['findings', out, '--fail-on', 'high', '--quiet'])).code).toBe(6);
+    for (const bad of [['--fail-on', 'info', '--fail-on-unevaluated=no'], ['--fail-on', 'urgent'], ['--fail-on-unevaluated=false']]) {
+      const target = join(tmpDir(), 'bad');
+      const refused = await runCli(['--replay', R3138, '--out-dir', target, '--findings', ...bad]);
+      expect(refused.code, bad.join(' ')).toBe(2);
+      expect(refused.stderr).toMatch(/--fail-on-unevaluated must be true or false|--fail-on must be one of|--fail-on-unevaluated changes what --fail-on <severity> fails on/);
+      expect(existsSync(target), bad.join(' ')).toBe(false);
+      expect((await runCli(['findings', out, ...bad])).code, bad.join(' ')).toBe(2);
+    }
     const report = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as Report;
     expect(findingsSchema(report), JSON.stringify(findingsSchema.errors)).toBe(true);
     // The schema holds: a count that is not a whole number, or a severity of its own, is refused.

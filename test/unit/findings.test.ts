@@ -12,10 +12,12 @@ import { RULES, checkRules } from '../../src/findings/catalog.js';
 import { defineRule, type RuleContext, type RuleDef } from '../../src/findings/define.js';
 import { readCollection } from '../../src/collect/replay.js';
 import { buildAll } from '../../src/exports/build.js';
-import { evaluateFindings, failsOn, findingCounts, serializeFindings, type FindingsReport } from '../../src/findings/evaluate.js';
+import { evaluateFindings, findingCounts, serializeFindings, type FindingsReport } from '../../src/findings/evaluate.js';
 import { formatFindings } from '../../src/findings/format.js';
 import { renderFindingsMarkdown } from '../../src/findings/docs.js';
-import { parseSeverity } from '../../src/config/values.js';
+import { failOnMessage, findingsSettings } from '../../src/findings/index.js';
+import { parseSeverity, type Severity } from '../../src/config/values.js';
+import { readOptions } from '../../src/config/options.js';
 import { UsageError } from '../../src/errors.js';
 import { rec, type Rec } from '../helpers/snapshot-dir.js';
 
@@ -408,9 +410,42 @@ describe('the report', () => {
 
   it('--fail-on: a finding of that severity or higher', async () => {
     const r = await evaluate({ teams: [{ id: 't', name: 'T', teamQuotas_cores: 1, usage_vms_cores: 2 }] });
-    expect(failsOn(r, 'medium')).toBe(true);
-    expect(failsOn(r, 'low')).toBe(true);
-    expect(failsOn(r, 'high')).toBe(false);
-    expect(failsOn(r, undefined)).toBe(false);
+    const on = (severity: Severity | undefined) => failOnMessage(r, { severity, unevaluated: true });
+    expect(on('medium')).toBe('--fail-on medium: 1 finding(s) of severity medium or higher (exit 6)');
+    expect(on('low')).toBe('--fail-on low: 1 finding(s) of severity low or higher (exit 6)');
+    expect(on('high')).toBeUndefined();
+    expect(on(undefined)).toBeUndefined();
+  });
+
+  it('--fail-on fails closed: a rule of that severity or higher not evaluated fails it too, named with its reason, unless --fail-on-unevaluated=false', async () => {
+    // No finding at all; the high rules reading project_memberships could not look.
+    const r = await evaluate({}, { unavailable: { project_memberships: 'GET /api/projects/memberships failed: HTTP 503' } });
+    expect(r.findings).toEqual([]);
+    const high = failOnMessage(r, { severity: 'high', unevaluated: true })!;
+    expect(high).toMatch(/^--fail-on high: 3 rule\(s\) of severity high or higher not evaluated, so not checked: /);
+    expect(high).toContain('certification-missing (project_memberships is unavailable: GET /api/projects/memberships failed: HTTP 503)');
+    expect(high).toContain('user-expired-with-access (project_memberships is unavailable');
+    expect(high).not.toContain('membership-expired');
+    expect(high).toMatch(/--fail-on-unevaluated=false fails on findings alone \(exit 6\)$/);
+    // Five rules named, the rest counted.
+    const many = await evaluate({}, { unavailable: { project_memberships: 'x', teams: 'y' } });
+    const info = failOnMessage(many, { severity: 'info', unevaluated: true })!;
+    expect(info).toMatch(/^--fail-on info: 7 rule\(s\) of severity info or higher not evaluated, so not checked: (\S+ \([^)]*\); ){4}\S+ \([^)]*\), and 2 more; --fail-on-unevaluated=false/);
+    expect(failOnMessage(r, { severity: 'critical', unevaluated: true })).toBeUndefined();
+    expect(failOnMessage(r, { severity: 'info', unevaluated: false })).toBeUndefined();
+    // Both at once: the findings first.
+    const both = await evaluate({ teams: [{ id: 't', name: 'T', teamQuotas_cores: 1, usage_vms_cores: 2 }] }, { unavailable: { project_memberships: 'x' } });
+    const bothText = failOnMessage(both, { severity: 'medium', unevaluated: true })!;
+    expect(bothText).toMatch(/^--fail-on medium: 1 finding\(s\) of severity medium or higher; and 5 rule\(s\) of severity medium or higher not evaluated, so not checked: /);
+    expect(bothText).not.toContain('more');
+  });
+
+  it('--fail-on-unevaluated: true or false, given with --fail-on', () => {
+    const settings = (flags: Record<string, string>) => findingsSettings(readOptions('findings', flags, {}));
+    expect(settings({ failOn: 'high' }).failOn).toEqual({ severity: 'high', unevaluated: true });
+    expect(settings({ failOn: 'high', failOnUnevaluated: 'false' }).failOn).toEqual({ severity: 'high', unevaluated: false });
+    expect(settings({ failOn: 'high', failOnUnevaluated: 'TRUE' }).failOn).toEqual({ severity: 'high', unevaluated: true });
+    expect(() => settings({ failOn: 'high', failOnUnevaluated: 'no' })).toThrow(/--fail-on-unevaluated must be true or false \(--fail-on-unevaluated=false\); got "no"/);
+    expect(() => settings({ failOnUnevaluated: 'false' })).toThrow(/--fail-on-unevaluated changes what --fail-on <severity> fails on; give --fail-on too/);
   });
 });
