@@ -258,6 +258,24 @@ describe('membership and user rules', () => {
       ],
     });
     expect(of(r, 'membership-expired').map((f) => f.subject.key)).toEqual([['p', 'gone', 'm-p-gone']]);
+    expect(of(r, 'membership-expired')[0]!.detail).not.toContain('duplicate');
+  });
+
+  it('membership-expired: the detail names the row marked duplicate, which need not be the subject', async () => {
+    const r = await evaluate({
+      project_memberships: [
+        // The subject is the first row in key order ('a'); the duplicate is the second.
+        member('p', 'u1', { id: 'a', expires: NOW - DAY }),
+        member('p', 'u1', { id: 'b', expires: NOW - 2 * DAY, duplicate: true }),
+        member('p', 'u2', { id: 'c', expires: NOW - DAY, duplicate: true }),
+      ],
+    });
+    const [u1, u2] = of(r, 'membership-expired');
+    expect(u1!.subject.key).toEqual(['p', 'u1', 'a']);
+    expect(u1!.detail).toBe('user u1 is still listed as a member of project p, a membership that expired 2026-11-20T02:00:00.000Z; marked duplicate (the membership is also inherited, so the user may keep access through a parent project): row b');
+    expect(u1!.related).toEqual([{ export: 'projects', key: ['p'] }, { export: 'project_memberships', key: ['p', 'u1', 'b'] }]);
+    expect(u2!.detail).toMatch(/: row c \(this one\)$/);
+    expect(u2!.related).toEqual([{ export: 'projects', key: ['p'] }]);
   });
 
   it('user-expired-with-access: expired or deactivated users who are still members; a deactivation that ended, or a lapsed user who is a member of nothing, is not', async () => {
