@@ -100,7 +100,7 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
       'certification-expiring': 3,
       'membership-expired': 1,
       'user-expired-with-access': 2,
-      'team-ended-with-resources': 1,
+      'team-ended-with-resources': 2,
       'quota-exceeded': 1,
       'security-reference-unknown': 2,
     });
@@ -117,8 +117,8 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
       'deactivated (Admin), still a member of 1 team(s) and 1 project(s)',
     ]);
     expect(report.findings.some((f) => f.detail.includes('Timeout'))).toBe(false);
-    // Team 1 ended yesterday holding a VM; Team 3 ended too but holds nothing, Team 2 ends tomorrow.
-    expect(details('team-ended-with-resources')).toEqual([expect.stringContaining('team "Team 1 IT"')]);
+    // Team 1 ended yesterday holding a VM; Team 3 ended too, holding vault files only; Team 2 ends tomorrow.
+    expect(details('team-ended-with-resources')).toEqual([expect.stringContaining('team "Team 1 IT"'), expect.stringContaining('team "Team 3 Genomics" (team|c49f6278-b4fe-49de-8394-a4b2fe73ce0f) ended 2026-11-22T02:00:00.000Z and still holds 0 VM(s), 0 drive(s) and 4471 vault file(s) (1714421760 bytes)')]);
     // Team 2 runs 40 cores over a quota of 39; Team 1's memory quota equals its usage, which is not above it.
     expect(details('quota-exceeded')).toEqual([expect.stringContaining('team "Team 2 Imaging" (team|cf57d6b4-dc48-4249-96e2-24cfc8c1dbeb) uses 40 cores, above its team quota of 39')]);
     // The negatives are in the recording: the absence above is the rules' doing.

@@ -338,6 +338,8 @@ describe('team rules', () => {
     { id: 'ended', name: 'E', endDate: NOW - 1, usage_vms_cnt: 0, usage_drives_cnt: 2 },
     { id: 'ended-empty', name: 'F', endDate: NOW - 1, usage_vms_cnt: 0, usage_drives_cnt: 0 },
     { id: 'ends-later', name: 'G', endDate: NOW + 1, usage_vms_cnt: 3, usage_drives_cnt: 3 },
+    { id: 'ended-files', name: 'H', endDate: NOW - 1, usage_vms_cnt: 0, usage_drives_cnt: 0, usage_files_cnt: 4471, usage_files_size: 1714421760 },
+    { id: 'ended-no-files', name: 'I', endDate: NOW - 1, usage_vms_cnt: 0, usage_drives_cnt: 0, usage_files_cnt: 0, usage_files_size: 0 },
   ];
 
   it('quota-exceeded: usage above the cores or memory quota, one finding per quota; at the quota or without one is not', async () => {
@@ -349,13 +351,14 @@ describe('team rules', () => {
     ]);
   });
 
-  it('team-ended-with-resources: an ended team still holding VMs or drives', async () => {
+  it('team-ended-with-resources: an ended team still holding VMs, drives or vault files', async () => {
     const r = await evaluate({ teams });
-    expect(of(r, 'team-ended-with-resources').map((f) => f.subject.key[0])).toEqual(['ended']);
+    expect(of(r, 'team-ended-with-resources').map((f) => f.subject.key[0])).toEqual(['ended', 'ended-files']);
+    expect(of(r, 'team-ended-with-resources')[1]!.detail).toBe('team "H" (ended-files) ended 2026-11-21T01:59:59.999Z and still holds 0 VM(s), 0 drive(s) and 4471 vault file(s) (1714421760 bytes)');
   });
 
   it('not evaluated when the usage columns are null in the snapshot (team usage not read): never zero findings', async () => {
-    const r = await evaluate({ teams }, { nullFields: [['teams', 'usage_vms_cores'], ['teams', 'usage_vms_mem'], ['teams', 'usage_vms_cnt'], ['teams', 'usage_drives_cnt']] });
+    const r = await evaluate({ teams }, { nullFields: [['teams', 'usage_vms_cores'], ['teams', 'usage_vms_mem'], ['teams', 'usage_vms_cnt'], ['teams', 'usage_drives_cnt'], ['teams', 'usage_files_cnt']] });
     for (const id of ['quota-exceeded', 'team-ended-with-resources']) {
       expect(ruleOf(r, id).evaluated).toBe(false);
       expect(ruleOf(r, id).count).toBeNull();
