@@ -34,14 +34,16 @@ describe('snapshot --findings over the shipped 3.14.1 recording', () => {
   it('writes _findings.json before the manifest; findings <dir> --json gives the same bytes; a second run replaces the directory', async () => {
     const out = join(tmpDir(), 'snap');
     const res = await runCli(['--replay', R3141, '--out-dir', out, '--findings']);
-    expect(res.stderr).toContain('findings (_findings.json): 8 high');
+    expect(res.stderr).toContain('findings (_findings.json): 8 high, 1 medium\n');
     expect(res.code).toBe(0);
     const bytes = readFileSync(join(out, '_findings.json'), 'utf8');
     const report = JSON.parse(bytes) as Report;
     expect(report.time).toBe('2026-11-21T02:00:00.000Z');
     expect(report.rules.every((r) => r.evaluated)).toBe(true);
     const counts = Object.fromEntries(report.rules.map((r) => [r.id, r.count]));
-    expect(counts).toMatchObject({ 'certification-missing': 7, 'certification-expired': 1, 'certification-expiring': 0, 'membership-expired': 0, 'user-expired-with-access': 0, 'quota-exceeded': 0, 'team-ended-with-resources': 0 });
+    expect(counts).toMatchObject({ 'certification-missing': 7, 'certification-expired': 1, 'certification-expiring': 0, 'membership-expired': 0, 'user-expired-with-access': 0, 'quota-exceeded': 1, 'team-ended-with-resources': 0 });
+    // Team 1 IT uses 32 cores; its teamQuotas set no core limit, its legacy quotas map says 26.
+    expect(report.findings.filter((f) => f.rule === 'quota-exceeded').map((f) => f.detail)).toEqual(['team "Team 1 IT" (team|b0c1b8d1-efba-4f64-a100-9d93ac8086f6) uses 32 cores, above its legacy quota of 26 (quotas.cores; teamQuotas sets no cores limit)']);
     // The certification of "Requirement 2: NDA" that expired in April 2026, held by a member of Project 1.
     const expired = report.findings.find((f) => f.rule === 'certification-expired')!;
     expect(expired.subject).toEqual({ export: 'project_memberships', key: ['proj|fa021be1-8de6-4dff-901d-da077a51f0bb', '996f25a8-3527-42e3-a038-541dc1ba6043', 'cG06MDoxMA=='] });
@@ -101,7 +103,7 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
       'membership-expired': 1,
       'user-expired-with-access': 2,
       'team-ended-with-resources': 2,
-      'quota-exceeded': 1,
+      'quota-exceeded': 2,
       'security-reference-unknown': 2,
     });
     const details = (rule: string) => report.findings.filter((f) => f.rule === rule).map((f) => f.detail);
@@ -119,8 +121,11 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
     expect(report.findings.some((f) => f.detail.includes('Timeout'))).toBe(false);
     // Team 1 ended yesterday holding a VM; Team 3 ended too, holding vault files only; Team 2 ends tomorrow.
     expect(details('team-ended-with-resources')).toEqual([expect.stringContaining('team "Team 1 IT"'), expect.stringContaining('team "Team 3 Genomics" (team|c49f6278-b4fe-49de-8394-a4b2fe73ce0f) ended 2026-11-22T02:00:00.000Z and still holds 0 VM(s), 0 drive(s) and 4471 vault file(s) (1714421760 bytes)')]);
-    // Team 2 runs 40 cores over a quota of 39; Team 1's memory quota equals its usage, which is not above it.
-    expect(details('quota-exceeded')).toEqual([expect.stringContaining('team "Team 2 Imaging" (team|cf57d6b4-dc48-4249-96e2-24cfc8c1dbeb) uses 40 cores, above its team quota of 39')]);
+    // Team 2 runs 40 cores over a team quota of 39; Team 1 runs 32 over its legacy 26 (its teamQuotas set no core limit), and its memory quota equals its usage, which is not above it.
+    expect(details('quota-exceeded')).toEqual([
+      expect.stringContaining('team "Team 1 IT" (team|b0c1b8d1-efba-4f64-a100-9d93ac8086f6) uses 32 cores, above its legacy quota of 26 (quotas.cores; teamQuotas sets no cores limit)'),
+      expect.stringContaining('team "Team 2 Imaging" (team|cf57d6b4-dc48-4249-96e2-24cfc8c1dbeb) uses 40 cores, above its team quota of 39 (teamQuotas.cores)'),
+    ]);
     // The negatives are in the recording: the absence above is the rules' doing.
     const body = (file: string) => readFileSync(join(NIGHT3, file), 'utf8');
     const tomorrow = Date.UTC(2026, 10, 24, 2);

@@ -351,6 +351,25 @@ describe('team rules', () => {
     ]);
   });
 
+  it('quota-exceeded: the legacy quotas map where teamQuotas sets no such limit, saying which one it used', async () => {
+    const legacy: Rec[] = [
+      { id: 'legacy-cores', name: 'L', quotas: ['cores=26', 'memory=191126044672'], usage_vms_cores: 32, usage_vms_mem: 8589934592 },
+      // teamQuotas sets the limit: the legacy entry below the usage is not read.
+      { id: 'typed-wins', name: 'T', quotas: ['cores=1', 'memory=1'], teamQuotas_cores: 40, teamQuotas_memory: 100, usage_vms_cores: 32, usage_vms_mem: 100 },
+      // Not numbers, or another key: no limit.
+      { id: 'junk', name: 'J', quotas: ['cores=many', 'memory=', 'corestotal=1', 7], usage_vms_cores: 32, usage_vms_mem: 5 },
+      { id: 'legacy-mem', name: 'M', quotas: ['memory=4'], usage_vms_cores: 0, usage_vms_mem: 5 },
+      { id: 'no-map', name: 'N', quotas: null, usage_vms_cores: 32 },
+    ];
+    const r = await evaluate({ teams: legacy });
+    expect(of(r, 'quota-exceeded').map((f) => f.detail)).toEqual([
+      'team "L" (legacy-cores) uses 32 cores, above its legacy quota of 26 (quotas.cores; teamQuotas sets no cores limit)',
+      'team "M" (legacy-mem) uses 5 bytes of memory, above its legacy quota of 4 (quotas.memory; teamQuotas sets no memory limit)',
+    ]);
+    const typed = await evaluate({ teams: [{ id: 't', name: 'T', quotas: ['cores=100'], teamQuotas_cores: 8, usage_vms_cores: 9 }] });
+    expect(of(typed, 'quota-exceeded').map((f) => f.detail)).toEqual(['team "T" (t) uses 9 cores, above its team quota of 8 (teamQuotas.cores)']);
+  });
+
   it('team-ended-with-resources: an ended team still holding VMs, drives or vault files', async () => {
     const r = await evaluate({ teams });
     expect(of(r, 'team-ended-with-resources').map((f) => f.subject.key[0])).toEqual(['ended', 'ended-files']);
