@@ -304,12 +304,29 @@ describe('membership and user rules', () => {
     expect(ruleOf(r, 'user-expired-with-access')).toMatchObject({ evaluated: true, count: 3, reason: 'the running VMs (active_vms) not evaluated: the snapshot has no active_vms export (it is written with --include vms)' });
   });
 
+  it('user-expired-with-access: a VM listed with active false (or null) is no access; said in the detail of a user reported for other access', async () => {
+    const profiles = [{ id: 'only-inactive', deactivationType: 'Admin' }, { id: 'member', expiration: NOW - DAY }, { id: 'authed-inactive', deactivationType: 'Admin' }];
+    const vms = [
+      { realmID: 'r1', id: 'off', owner: 'only-inactive', ownerType: 'User', authedUsers: ['authed-inactive'], active: false },
+      { realmID: 'r1', id: 'unknown', owner: 'member', ownerType: 'User', authedUsers: [], active: null },
+      { realmID: 'r2', id: 'on', owner: 'someone', ownerType: 'User', authedUsers: ['member'], active: true },
+    ];
+    const r = await evaluate({ user_profiles: profiles, team_memberships: [{ teamID: 't', memberID: 'member' }], project_memberships: [], active_vms: vms }, { vms: true });
+    const found = of(r, 'user-expired-with-access');
+    expect(found.map((f) => f.subject.key[0])).toEqual(['member']);
+    expect(found[0]!.detail).toBe('user member: account expired 2026-11-20T02:00:00.000Z, still a member of 1 team(s) and 0 project(s), owns 0 running VM(s) and is authorized on 1 other(s) (not counted: owns 1 and is authorized on 0 VM(s) listed as running with `active` not true)');
+    expect(found[0]!.related).toEqual([{ export: 'team_memberships', key: ['t', 'member'] }, { export: 'active_vms', key: ['r2', 'on'] }, { export: 'active_vms', key: ['r1', 'unknown'] }]);
+    // The same VM active: its owner and authorized user are reported.
+    const on = await evaluate({ user_profiles: profiles, team_memberships: [], project_memberships: [], active_vms: vms.map((v) => ({ ...v, active: true })) }, { vms: true });
+    expect(of(on, 'user-expired-with-access').map((f) => f.subject.key[0])).toEqual(['authed-inactive', 'member', 'only-inactive']);
+  });
+
   it('user-expired-with-access with --include vms: a lapsed user who owns a running VM or is among its authedUsers, a member of nothing; a VM owned by a VM, an active user, are not', async () => {
     const profiles = [{ id: 'owner', deactivationType: 'Admin' }, { id: 'authed', expiration: NOW - DAY }, { id: 'vm-1', deactivationType: 'Admin' }, { id: 'active' }, { id: 'idle', deactivationType: 'XSS' }];
     const vms = [
-      { realmID: 'r1', id: 'vm-1', owner: 'owner', ownerType: 'User', authedUsers: ['authed', 'active', 'authed'] },
-      { realmID: 'r1', id: 'vm-2', owner: 'vm-1', ownerType: 'VM', authedUsers: [] },
-      { realmID: 'r2', id: 'vm-3', owner: 'active', authedUsers: null },
+      { realmID: 'r1', id: 'vm-1', owner: 'owner', ownerType: 'User', authedUsers: ['authed', 'active', 'authed'], active: true },
+      { realmID: 'r1', id: 'vm-2', owner: 'vm-1', ownerType: 'VM', authedUsers: [], active: true },
+      { realmID: 'r2', id: 'vm-3', owner: 'active', authedUsers: null, active: true },
     ];
     const r = await evaluate({ user_profiles: profiles, team_memberships: [{ teamID: 't', memberID: 'owner' }], project_memberships: [], active_vms: vms }, { vms: true });
     const found = of(r, 'user-expired-with-access');
