@@ -11,6 +11,7 @@ import certificationExpiring from './rules/certification-expiring.js';
 import membershipExpired from './rules/membership-expired.js';
 import userExpiredWithAccess from './rules/user-expired-with-access.js';
 import teamEndedWithResources from './rules/team-ended-with-resources.js';
+import deletedOwnerHoldsResources from './rules/deleted-owner-holds-resources.js';
 import quotaExceeded from './rules/quota-exceeded.js';
 import securityReferenceUnknown from './rules/security-reference-unknown.js';
 
@@ -21,6 +22,7 @@ export const RULES: readonly RuleDef[] = checkRules([
   membershipExpired,
   userExpiredWithAccess,
   teamEndedWithResources,
+  deletedOwnerHoldsResources,
   quotaExceeded,
   securityReferenceUnknown,
 ]);

@@ -71,6 +71,12 @@ export interface RuleDef {
   readonly meaning: string;
   readonly spec: readonly SpecCitation[];
   readonly reads: readonly RuleInput[];
+  /**
+   * What the rule's meaning names but no snapshot's exports hold, so the rule
+   * never sees it: said in the rule's `reason` every time it is evaluated, so
+   * that its count is never read as covering it.
+   */
+  readonly unseen?: string;
   readonly check: (ctx: RuleContext) => Iterable<FindingDraft>;
 }
 

@@ -102,7 +102,7 @@ ${rule.meaning}
 Reads:
 
 ${reads}
-
+${rule.unseen !== undefined ? `\nNever sees, and says so in its \`reason\` whenever it is evaluated: ${rule.unseen}.\n` : ''}
 Rests on:
 
 ${spec}

@@ -98,10 +98,11 @@ function notEvaluatedReason(rule: RuleDef, manifest: FindingsManifest): string |
   return undefined;
 }
 
-/** What an evaluated rule left out: each optional export the snapshot does not hold, with the reason. */
+/** What an evaluated rule left out: each optional export the snapshot does not hold, with the reason, and what it never sees. */
 function leftOut(rule: RuleDef, manifest: FindingsManifest): string | undefined {
   const parts: string[] = [];
   for (const input of rule.reads) if (leftOutInput(input, manifest)) parts.push(`${input.optional} (${input.export}) not evaluated: ${unusable(input, manifest)!}`);
+  if (rule.unseen !== undefined) parts.push(rule.unseen);
   return parts.length > 0 ? parts.join('; ') : undefined;
 }
 

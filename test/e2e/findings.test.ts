@@ -34,14 +34,18 @@ describe('snapshot --findings over the shipped 3.14.1 recording', () => {
   it('writes _findings.json before the manifest; findings <dir> --json gives the same bytes; a second run replaces the directory', async () => {
     const out = join(tmpDir(), 'snap');
     const res = await runCli(['--replay', R3141, '--out-dir', out, '--findings']);
-    expect(res.stderr).toContain('findings (_findings.json): 8 high, 1 medium\n');
+    expect(res.stderr).toContain('findings (_findings.json): 8 high, 2 medium\n');
     expect(res.code).toBe(0);
     const bytes = readFileSync(join(out, '_findings.json'), 'utf8');
     const report = JSON.parse(bytes) as Report;
     expect(report.time).toBe('2026-11-21T02:00:00.000Z');
     expect(report.rules.every((r) => r.evaluated)).toBe(true);
+    expect(report.rules.map((r) => r.id).sort()).toEqual(['certification-expired', 'certification-expiring', 'certification-missing', 'deleted-owner-holds-resources', 'membership-expired', 'quota-exceeded', 'security-reference-unknown', 'team-ended-with-resources', 'user-expired-with-access']);
     const counts = Object.fromEntries(report.rules.map((r) => [r.id, r.count]));
-    expect(counts).toMatchObject({ 'certification-missing': 7, 'certification-expired': 1, 'certification-expiring': 0, 'membership-expired': 0, 'user-expired-with-access': 0, 'quota-exceeded': 1, 'team-ended-with-resources': 0 });
+    expect(counts).toMatchObject({ 'certification-missing': 7, 'certification-expired': 1, 'certification-expiring': 0, 'membership-expired': 0, 'user-expired-with-access': 0, 'quota-exceeded': 1, 'team-ended-with-resources': 0, 'deleted-owner-holds-resources': 1 });
+    // Project fb7a… was deleted and still holds 3 drives; the deleted team c917… holding 3 drives too is in no export, which the rule says.
+    expect(report.findings.filter((f) => f.rule === 'deleted-owner-holds-resources').map((f) => f.detail)).toEqual(['deleted project proj|fb7a262e-3ce2-48a5-bd1c-bb3817469a5d (exists: false) still holds 0 VM(s), 3 drive(s) and 0 vault file(s) (0 bytes)']);
+    expect(report.rules.find((r) => r.id === 'deleted-owner-holds-resources')!.reason).toMatch(/^deleted teams not evaluated: /);
     // Team 1 IT uses 32 cores; its teamQuotas set no core limit, its legacy quotas map says 26.
     expect(report.findings.filter((f) => f.rule === 'quota-exceeded').map((f) => f.detail)).toEqual(['team "Team 1 IT" (team|b0c1b8d1-efba-4f64-a100-9d93ac8086f6) uses 32 cores, above its legacy quota of 26 (quotas.cores; teamQuotas sets no cores limit)']);
     // The certification of "Requirement 2: NDA" that expired in April 2026, held by a member of Project 1.
@@ -103,6 +107,7 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
       'membership-expired': 1,
       'user-expired-with-access': 2,
       'team-ended-with-resources': 2,
+      'deleted-owner-holds-resources': 1,
       'quota-exceeded': 2,
       'security-reference-unknown': 2,
     });
@@ -176,8 +181,8 @@ describe('the 3.13.8 recording', () => {
     // Nothing could be checked: --fail-on info exits 6 with the snapshot published, naming the rules and why.
     const res = await runCli(['--replay', R3138, '--out-dir', out, '--findings', '--fail-on', 'info']);
     expect(res.code).toBe(6);
-    expect(res.stderr).toMatch(/--fail-on info: 8 rule\(s\) of severity info or higher not evaluated, so not checked: certification-expired \(project_memberships is unavailable: GET \/api\/projects\/memberships was skipped: route added in backend 3\.14\.1; not served here\); /);
-    expect(res.stderr).toContain(', and 3 more; --fail-on-unevaluated=false fails on findings alone (exit 6)');
+    expect(res.stderr).toMatch(/--fail-on info: 9 rule\(s\) of severity info or higher not evaluated, so not checked: certification-expired \(project_memberships is unavailable: GET \/api\/projects\/memberships was skipped: route added in backend 3\.14\.1; not served here\); /);
+    expect(res.stderr).toContain(', and 4 more; --fail-on-unevaluated=false fails on findings alone (exit 6)');
     expect(existsSync(join(out, '_snapshot-manifest.json'))).toBe(true);
     // On findings alone: none, exit 0; both spellings of the value; a bad one is a usage error before anything is published.
     for (const off of [['--fail-on-unevaluated=false'], ['--fail-on-unevaluated', 'false']]) {
@@ -209,7 +214,7 @@ describe('the 3.13.8 recording', () => {
     }
     const text = await runCli(['findings', out]);
     expect(text.code).toBe(0);
-    expect(text.stdout).toContain('membership-expired          medium    not evaluated: project_memberships is unavailable: GET /api/projects/memberships was skipped');
+    expect(text.stdout).toMatch(/ {2}membership-expired +medium {4}not evaluated: project_memberships is unavailable: GET \/api\/projects\/memberships was skipped/);
     expect(text.stdout).toContain('No rule could be evaluated on this snapshot');
     expect(text.stdout).not.toMatch(/ 0\n/);
   });

@@ -85,7 +85,7 @@ function cert(userID: string, requirementID: string, expires: number | null, id 
 
 describe('the rule declarations', () => {
   it('every rule reads columns the export catalog has, has a one-line description, its meaning and the spec it rests on', () => {
-    expect(RULES.map((r) => r.id)).toEqual(expect.arrayContaining(['certification-missing', 'certification-expired', 'certification-expiring', 'membership-expired', 'user-expired-with-access', 'team-ended-with-resources', 'quota-exceeded']));
+    expect(RULES.map((r) => r.id)).toEqual(expect.arrayContaining(['certification-missing', 'certification-expired', 'certification-expiring', 'membership-expired', 'user-expired-with-access', 'team-ended-with-resources', 'deleted-owner-holds-resources', 'quota-exceeded']));
     for (const r of RULES) {
       expect(r.description).not.toContain('\n');
       expect(r.meaning.length).toBeGreaterThan(40);
@@ -401,6 +401,31 @@ describe('team rules', () => {
       expect(ruleOf(r, id).reason).toMatch(/^teams\.usage_vms_\w+ is null in this snapshot: test: the route failed$/);
       expect(of(r, id)).toEqual([]);
     }
+  });
+});
+
+describe('deleted-owner-holds-resources', () => {
+  it('a deleted project (exists false) still holding VMs, drives or vault files; an existing one, one holding nothing, and an exists that is not a boolean are not', async () => {
+    const usage = (projectID: string, exists: unknown, vms: number, drives: number, files: number): Rec => ({ projectID, exists, vms_cnt: vms, drives_cnt: drives, files_cnt: files, files_size: files * 10 });
+    const r = await evaluate({
+      resources_by_project: [
+        usage('proj|drives', false, 0, 3, 0),
+        usage('proj|vms', false, 1, 0, 0),
+        usage('proj|files', false, 0, 0, 7),
+        usage('proj|empty', false, 0, 0, 0),
+        usage('proj|alive', true, 5, 5, 5),
+        usage('proj|unknown', null, 5, 5, 5),
+        usage('no-project', true, 1, 6, 0),
+      ],
+    });
+    const found = of(r, 'deleted-owner-holds-resources');
+    expect(found.map((f) => f.subject)).toEqual(['proj|drives', 'proj|files', 'proj|vms'].map((id) => ({ export: 'resources_by_project', key: [id] })));
+    expect(found[0]!.detail).toBe('deleted project proj|drives (exists: false) still holds 0 VM(s), 3 drive(s) and 0 vault file(s) (0 bytes)');
+    // Evaluated, saying every time that deleted teams are in no export.
+    expect(ruleOf(r, 'deleted-owner-holds-resources')).toEqual({ id: 'deleted-owner-holds-resources', severity: 'medium', evaluated: true, count: 3, reason: expect.stringMatching(/^deleted teams not evaluated: the usage rows of deleted teams are in no export/) });
+    // Not evaluated when the project usage could not be read, the route named.
+    const missing = await evaluate({}, { unavailable: { resources_by_project: 'GET /api/projects/usage failed: HTTP 503' } });
+    expect(ruleOf(missing, 'deleted-owner-holds-resources')).toEqual({ id: 'deleted-owner-holds-resources', severity: 'medium', evaluated: false, count: null, reason: 'resources_by_project is unavailable: GET /api/projects/usage failed: HTTP 503' });
   });
 });
 
