@@ -18,7 +18,7 @@ export async function runFindings(rawFlags: RawFlags, args: string[], deps: Comm
   if (given === undefined || given === '') throw new UsageError('findings needs the snapshot directory: svc-snapshot findings <snapshot-dir>');
   const dir = resolveOutDir(deps.cwd, given, given);
   const settings = findingsSettings(o);
-  const { report } = await findingsOfDirectory(dir, { expiringDays: settings.expiringDays });
+  const { report } = await findingsOfDirectory(dir, { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels });
   for (const r of report.rules) if (!r.evaluated) deps.reporter.warn(`${r.id} not evaluated: ${r.reason ?? ''}`);
   deps.stdout(o.json ? serializeFindings(report) : formatFindings(report, dir));
   const failed = failOnMessage(report, settings.failOn);

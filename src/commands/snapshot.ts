@@ -51,10 +51,10 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const t0 = performance.now();
   const o = readOptions('snapshot', flags, deps.env);
   checkOutputOptions(deps.cwd, o, 'snapshot');
-  const findingsAsked = checkFindingsOptions(o);
   // A bad --format, --include or --history target (a password in the URL) is a usage error before any request, not a surprise after publishing.
   const formats = o.format.filter((f) => f !== 'html');
   const html = (o.format as readonly string[]).includes('html');
+  const findingsAsked = checkFindingsOptions(o, html);
   const include = o.include;
   const signKey = o.signKey;
   // A directory taken as the target is said once the snapshot is published (CONTRACT section 11: a target that cannot be opened is exit 1).

@@ -48,6 +48,8 @@ export interface OptionRecord {
   readonly repeatable?: boolean;
   /** Options this one cannot be combined with, and why: refused with exit 2 naming them. */
   readonly conflicts?: { readonly keys: readonly string[]; readonly why: string };
+  /** A switch that is on by default: `--no-<flag>` turns it off (help shows both, this text for the `--no-` form). */
+  readonly negatable?: { readonly description: string };
   /** No longer does anything: still accepted (a job that sets it keeps running), with a warning from the command; help and the README do not show it. */
   readonly retired?: boolean;
 }
@@ -112,6 +114,7 @@ const RECORDS = [
   { flags: '--sign-key <file>', key: 'signKey', description: 'sign the manifest with this OpenSSH Ed25519 private key (unencrypted, mode 0600) into <manifest>.sig, published with the output', commands: ['snapshot', 'collect', 'audit'], env: 'SVC_SIGN_KEY', parse: loadSigningKey },
   { flags: '--allowed-signers <file>', key: 'allowedSigners', description: "OpenSSH allowed_signers file: a signature must verify and be made by a key it lists (history: only such snapshots are loaded)", commands: ['verify', 'history'], parse: (raw: string, from: string) => readAllowedSigners(raw, from) },
   { flags: '--findings', key: 'findings', description: 'evaluate the findings rules (docs/findings.md) and write _findings.json into the snapshot', commands: ['snapshot'] },
+  { flags: '--findings-inherit-levels', key: 'findingsInheritLevels', description: 'findings: hold a child project to its ancestors\' security levels too, its own level adding to them (docs/findings.md)', commands: ['snapshot', 'findings', 'report'], default: true, negatable: { description: 'findings: hold a project to its own security level only' } },
   { flags: '--fail-on <severity>', key: 'failOn', description: 'exit 6 when a finding of this severity or higher exists, or a rule of this severity or higher could not be evaluated (info, low, medium, high, critical); the snapshot is published either way', commands: ['snapshot', 'findings'], parse: parseSeverity },
   { flags: '--fail-on-unevaluated <boolean>', key: 'failOnUnevaluated', description: 'with --fail-on: also exit 6 when a rule of that severity or higher could not be evaluated (true), or on findings alone (false)', commands: ['snapshot', 'findings'], default: true, parse: parseBooleanValue },
   { flags: '--expiring-days <n>', key: 'expiringDays', description: 'certification-expiring: days ahead of the snapshot\'s time (0-3650)', commands: ['snapshot', 'findings'], default: 30, parse: (raw: string, from: string) => parseInteger(from, raw, 0, 3650) },
@@ -148,6 +151,11 @@ export function flagName(key: string): string {
   // A key without a record is a mistake in the records themselves (the option-records test finds it).
   if (rec === undefined) throw new Error(`no option record has the key ${key}`);
   return rec.flags.split(' ')[0]!;
+}
+
+/** The `--no-` form of a negatable switch: `--no-findings-inherit-levels`. */
+export function negatedFlag(rec: OptionRecord): string {
+  return `--no-${rec.flags.split(' ')[0]!.slice(2)}`;
 }
 
 /** Refuses (exit 2) an option given together with one its record says it cannot be combined with. */
@@ -197,7 +205,7 @@ export function readOptions<C extends CommandName>(command: C, flags: Readonly<R
       options[rec.key] = rec.commandDefaults?.[command] ?? rec.default ?? (/[<[]/.test(rec.flags) ? undefined : false);
       continue;
     }
-    const source = useVariable ? rec.env! : flagName(rec.key);
+    const source = useVariable ? rec.env! : raw === false && rec.negatable ? negatedFlag(rec) : flagName(rec.key);
     sources[rec.key] = source;
     const parse = rec.parse;
     if (parse === undefined || typeof raw !== 'string') {

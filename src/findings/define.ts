@@ -56,6 +56,8 @@ export interface RuleContext {
   readonly now: number;
   /** `--expiring-days` (default 30). */
   readonly expiringDays: number;
+  /** `--findings-inherit-levels` (default true): a project is held to its ancestors' security levels too. */
+  readonly inheritLevels: boolean;
   /** The records of a declared export, holding at least the declared columns (those other rules read of it too): read no other. */
   records(exportName: string): readonly ExportRecord[];
   /** Whether a declared optional export can be read (records() of one that cannot throws). */

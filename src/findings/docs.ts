@@ -36,6 +36,13 @@ those columns of the export records (never over the raw responses).
   part (its \`reason\` says what it left out) was evaluated, and does not
   count as one that was not.
 - \`--expiring-days <n>\` (both, default ${DEFAULT_EXPIRING_DAYS}): the window of \`certification-expiring\`.
+- \`--findings-inherit-levels\` (the default) and \`--no-findings-inherit-levels\`
+  (\`snapshot\` with \`--findings\` or \`--format html\`, \`findings\`, \`report\`):
+  which reading of a project's security level the certification rules take
+  (see *Security levels and child projects*). \`_findings.json\` does not
+  record it: \`svc-snapshot findings\` gives a snapshot's file again when run
+  with the reading the snapshot was taken with (the default, unless the
+  nightly job says otherwise).
 
 **Time.** Every rule compares with the snapshot's time (the manifest's
 \`time\`, when the collection was taken), never the clock of the run: a replay
@@ -63,6 +70,35 @@ and its \`reason\` says what was left out and why (\`"evaluated": true\` with a
 reason). A snapshot that holds it but not whole (its route failed in a realm, a
 column is null) has the rule not evaluated: it was asked for.
 
+**Security levels and child projects.** The spec gives a project a
+\`securityLevel\` and a \`parent\`, and does not say whether a child project
+is held to its parent's level. Both readings are defensible, so a setting
+chooses, and the default is the stricter one (CONTRACT section 17: a missed
+finding costs an auditor more than a question):
+
+- *Inheriting* (\`--findings-inherit-levels\`, the default): a project is held
+  to its own level and to its parent's, its grandparent's and so on up the
+  \`parent\` chain; its own level adds to what it inherits. A member is
+  checked once per requirement and project, however many levels of the chain
+  name it; the requirement is taken from the nearest project that requires it
+  (the project's own level first). A finding of an inherited requirement says
+  so in its detail ("which inherits from its parent project "Project 1"
+  (proj|…) the security level "Level 1", requiring …"; "its ancestor" when
+  the level is further up) and relates that project after the member's. A
+  \`parent\` that projects does not list ends the chain; a chain that loops
+  holds each project of the loop to the levels of every project of it, and a
+  chain of any length is followed without recursion.
+- *Own level only* (\`--no-findings-inherit-levels\`, the reading before the
+  setting existed): a project is held to its own \`securityLevel\` alone; a
+  child project without a level holds its members to nothing.
+
+On the first night of the shipped recordings (\`recordings/platform-3.14.1\`)
+Project 2 is a child of Project 1 (Level 1: three requirements) and has no
+level; Project 4, a child of Project 2, has Level 2 (one requirement, also in
+Level 1). Inheriting gives 12 more high findings than the own-level reading:
+18 \`certification-missing\` instead of 7 and 2 \`certification-expired\`
+instead of 1.
+
 **Inherited memberships.** A project membership may be listed more than once
 for a user and project (\`duplicate\`: the membership is also inherited); every
 rule that reads project_memberships takes each user and project once.
@@ -72,7 +108,7 @@ rule that reads project_memberships takes each user and project once.
 \`\`\`json
 {
   "time": "2026-11-21T02:00:00.000Z",
-  "rules": [ { "id": "certification-missing", "severity": "high", "evaluated": true, "count": 7 },
+  "rules": [ { "id": "certification-missing", "severity": "high", "evaluated": true, "count": 18 },
              { "id": "quota-exceeded", "severity": "medium", "evaluated": false, "reason": "teams.usage_vms_cores is null in this snapshot: …", "count": null } ],
   "findings": [ { "rule": "certification-missing", "severity": "high",
                   "subject": { "export": "project_memberships", "key": ["proj|…", "<user id>", "<membership id>"] },

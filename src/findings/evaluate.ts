@@ -49,6 +49,8 @@ export interface FindingsManifest {
 
 export interface EvaluateOptions {
   readonly expiringDays?: number;
+  /** `--findings-inherit-levels` (default true). */
+  readonly inheritLevels?: boolean;
   readonly rules?: readonly RuleDef[];
 }
 
@@ -190,6 +192,7 @@ export async function evaluateFindings(
     const ctx: RuleContext = {
       now,
       expiringDays,
+      inheritLevels: opts.inheritLevels ?? true,
       has: (name) => rule.reads.some((r) => r.export === name) && loaded.has(name),
       // The records as loaded, shared by the rules (no copy per rule): that a check reads only its declared columns is held by test/unit/findings.test.ts.
       records(name) {

@@ -21,12 +21,15 @@ export const FINDINGS_FILE = '_findings.json';
 export interface FindingsSettings {
   readonly failOn: FailOn;
   readonly expiringDays: number;
+  /** --findings-inherit-levels (default) or --no-findings-inherit-levels. */
+  readonly inheritLevels: boolean;
 }
 
 interface FindingsOptions {
   readonly failOn: Severity | undefined;
   readonly failOnUnevaluated: boolean;
   readonly expiringDays: number;
+  readonly findingsInheritLevels: boolean;
   readonly sources: Readonly<Record<string, string | undefined>>;
 }
 
@@ -39,15 +42,19 @@ interface FindingsOptions {
 export function findingsSettings(o: FindingsOptions): FindingsSettings {
   const from = o.sources.failOnUnevaluated;
   if (from !== undefined && o.sources.failOn === undefined) throw new UsageError(`${from} changes what --fail-on <severity> fails on; give --fail-on too, or drop ${from}`);
-  return { failOn: { severity: o.failOn, unevaluated: o.failOnUnevaluated }, expiringDays: o.expiringDays };
+  return { failOn: { severity: o.failOn, unevaluated: o.failOnUnevaluated }, expiringDays: o.expiringDays, inheritLevels: o.findingsInheritLevels };
 }
 
-/** On `snapshot`, --fail-on, --fail-on-unevaluated and --expiring-days mean something only with --findings. */
-export function checkFindingsOptions(o: FindingsOptions & { readonly findings: boolean }): FindingsSettings {
+/**
+ * On `snapshot`, --fail-on, --fail-on-unevaluated and --expiring-days mean
+ * something only with --findings; the reading of the levels, wherever
+ * findings are evaluated (--findings, or --format html's page).
+ */
+export function checkFindingsOptions(o: FindingsOptions & { readonly findings: boolean }, html: boolean): FindingsSettings {
   if (!o.findings) {
-    for (const key of ['failOn', 'failOnUnevaluated', 'expiringDays']) {
+    for (const key of ['failOn', 'failOnUnevaluated', 'expiringDays', ...(html ? [] : ['findingsInheritLevels'])]) {
       const from = o.sources[key];
-      if (from !== undefined) throw new UsageError(`${from} needs --findings on a snapshot (or use svc-snapshot findings <snapshot-dir>)`);
+      if (from !== undefined) throw new UsageError(`${from} needs --findings on a snapshot${key === 'findingsInheritLevels' ? ' (or --format html)' : ''} (or use svc-snapshot findings <snapshot-dir>)`);
     }
   }
   return findingsSettings(o);
@@ -69,7 +76,7 @@ interface FindingsStaging {
  */
 export function findingsOfStaging(dir: string, manifest: SnapshotManifest, settings: FindingsSettings, beforeRead: () => void): Promise<FindingsReport> {
   beforeRead();
-  return evaluateFindings(manifest, (name, columns) => readExportRecords(dir, manifest.exports.find((e) => e.export === name)!, { verify: false, columns }), { expiringDays: settings.expiringDays });
+  return evaluateFindings(manifest, (name, columns) => readExportRecords(dir, manifest.exports.find((e) => e.export === name)!, { verify: false, columns }), { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels });
 }
 
 /** `--findings`: FINDINGS_FILE written into the staging directory a chunk at a time, before the manifest that lists it. */

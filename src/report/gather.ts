@@ -81,6 +81,8 @@ async function vmStates(exports: readonly SheetManifestExport[], read: (e: Sheet
 }
 
 export interface DirectoryOptions {
+  /** --findings-inherit-levels (default true): the reading of the security levels the page's findings take. */
+  readonly inheritLevels?: boolean;
   /** `--previous`: compared with this directory (its problems are the command's); otherwise the newest older one beside the snapshot, if any. */
   readonly previous?: string;
   readonly history?: HistorySource;
@@ -89,7 +91,7 @@ export interface DirectoryOptions {
 /** `svc-snapshot report <dir>`: everything read from the published snapshot; a damaged one is refused. */
 export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Promise<ReportModel> {
   // The findings read every export file, each checked against the manifest's sha256 (an edited one: exit 1).
-  const { manifest, report } = await findingsOfDirectory(dir);
+  const { manifest, report } = await findingsOfDirectory(dir, { inheritLevels: opts.inheritLevels ?? true });
   const bytes = await readInside(dir, SNAPSHOT_MANIFEST);
   // The signature's own validity only: who may sign is verify's --allowed-signers question.
   const signature = await manifestSignature(dir, SNAPSHOT_MANIFEST, bytes, undefined, new Date(manifest.time));

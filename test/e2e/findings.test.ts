@@ -34,7 +34,7 @@ describe('snapshot --findings over the shipped 3.14.1 recording', () => {
   it('writes _findings.json before the manifest; findings <dir> --json gives the same bytes; a second run replaces the directory', async () => {
     const out = join(tmpDir(), 'snap');
     const res = await runCli(['--replay', R3141, '--out-dir', out, '--findings']);
-    expect(res.stderr).toContain('findings (_findings.json): 8 high, 2 medium\n');
+    expect(res.stderr).toContain('findings (_findings.json): 20 high, 2 medium\n');
     expect(res.code).toBe(0);
     const bytes = readFileSync(join(out, '_findings.json'), 'utf8');
     const report = JSON.parse(bytes) as Report;
@@ -42,20 +42,52 @@ describe('snapshot --findings over the shipped 3.14.1 recording', () => {
     expect(report.rules.every((r) => r.evaluated)).toBe(true);
     expect(report.rules.map((r) => r.id).sort()).toEqual(['certification-expired', 'certification-expiring', 'certification-missing', 'deleted-owner-holds-resources', 'membership-expired', 'quota-exceeded', 'security-reference-unknown', 'team-ended-with-resources', 'user-expired-with-access']);
     const counts = Object.fromEntries(report.rules.map((r) => [r.id, r.count]));
-    expect(counts).toMatchObject({ 'certification-missing': 7, 'certification-expired': 1, 'certification-expiring': 0, 'membership-expired': 0, 'user-expired-with-access': 0, 'quota-exceeded': 1, 'team-ended-with-resources': 0, 'deleted-owner-holds-resources': 1 });
+    expect(counts).toMatchObject({ 'certification-missing': 18, 'certification-expired': 2, 'certification-expiring': 0, 'membership-expired': 0, 'user-expired-with-access': 0, 'quota-exceeded': 1, 'team-ended-with-resources': 0, 'deleted-owner-holds-resources': 1 });
     // Project fb7a… was deleted and still holds 3 drives; the deleted team c917… holding 3 drives too is in no export, which the rule says.
     expect(report.findings.filter((f) => f.rule === 'deleted-owner-holds-resources').map((f) => f.detail)).toEqual(['deleted project proj|fb7a262e-3ce2-48a5-bd1c-bb3817469a5d (exists: false) still holds 0 VM(s), 3 drive(s) and 0 vault file(s) (0 bytes)']);
     expect(report.rules.find((r) => r.id === 'deleted-owner-holds-resources')!.reason).toMatch(/^deleted teams not evaluated: /);
     // Team 1 IT uses 32 cores; its teamQuotas set no core limit, its legacy quotas map says 26.
     expect(report.findings.filter((f) => f.rule === 'quota-exceeded').map((f) => f.detail)).toEqual(['team "Team 1 IT" (team|b0c1b8d1-efba-4f64-a100-9d93ac8086f6) uses 32 cores, above its legacy quota of 26 (quotas.cores; teamQuotas sets no cores limit)']);
-    // The certification of "Requirement 2: NDA" that expired in April 2026, held by a member of Project 1.
-    const expired = report.findings.find((f) => f.rule === 'certification-expired')!;
-    expect(expired.subject).toEqual({ export: 'project_memberships', key: ['proj|fa021be1-8de6-4dff-901d-da077a51f0bb', '996f25a8-3527-42e3-a038-541dc1ba6043', 'cG06MDoxMA=='] });
-    expect(expired.detail).toContain('expired 2026-04-16T03:40:31.422Z');
-    // Project 4 (Level 2: requirement 1) is a child of Project 2 (no level): its member 77919497 holds requirement 1 without expiry, e434d7d2 holds nothing.
-    expect(report.findings.filter((f) => f.subject.key[0] === 'proj|453b718e-909b-4fbc-bbf5-7d8c569a2289').map((f) => f.subject.key[1])).toEqual(['e434d7d2-c4e3-4a41-aea1-feea6aaec34a']);
-    // Project 2 has no level of its own: none of its members is held to Project 1's.
-    expect(report.findings.some((f) => f.subject.key[0] === 'proj|580bfea5-bd8e-4a2e-855c-ff02699c0a36')).toBe(false);
+    // The certification of "Requirement 2: NDA" that expired in April 2026, held by a member of Project 1; and one a member of Project 2 holds
+    // of a requirement of Project 1's level, which Project 2 inherits.
+    const expired = report.findings.filter((f) => f.rule === 'certification-expired');
+    expect(expired.map((f) => f.subject.key)).toEqual([
+      ['proj|580bfea5-bd8e-4a2e-855c-ff02699c0a36', 'ddd7b4ee-e24c-421a-b349-123f09acb886', 'cG06MToxMQ=='],
+      ['proj|fa021be1-8de6-4dff-901d-da077a51f0bb', '996f25a8-3527-42e3-a038-541dc1ba6043', 'cG06MDoxMA=='],
+    ]);
+    expect(expired[1]!.detail).toContain('expired 2026-04-16T03:40:31.422Z');
+    expect(expired[0]!.detail).toContain('member of project "Project 2" (proj|580bfea5-bd8e-4a2e-855c-ff02699c0a36), which inherits from its parent project "Project 1" (proj|fa021be1-8de6-4dff-901d-da077a51f0bb) the security level "Level 1"');
+    // Project 4 (Level 2: requirement 1) is a child of Project 2, a child of Project 1 (Level 1: requirements 1, 2 and 3): its members are held to all three,
+    // requirement 1 once (its own level's). 77919497 holds requirement 1 without expiry and nothing else; e434d7d2 holds nothing.
+    const p4 = report.findings.filter((f) => f.subject.key[0] === 'proj|453b718e-909b-4fbc-bbf5-7d8c569a2289');
+    expect(p4.map((f) => `${f.subject.key[1]!.slice(0, 8)} ${f.related.at(-1)!.key[0]!.slice(0, 9)} ${f.related.filter((x) => x.export === 'projects').length}`).sort()).toEqual([
+      '77919497 sreq|0f2a 2',
+      '77919497 sreq|d636 2',
+      'e434d7d2 sreq|0f2a 2',
+      'e434d7d2 sreq|9d88 1',
+      'e434d7d2 sreq|d636 2',
+    ]);
+    expect(p4.find((f) => f.related.length === 4)!.detail).toContain('which inherits from its ancestor project "Project 1"');
+
+    // Today's reading, --no-findings-inherit-levels: a project is held to its own level alone (12 high findings fewer).
+    const own = JSON.parse((await runCli(['findings', out, '--json', '--no-findings-inherit-levels'])).stdout) as Report;
+    expect(Object.fromEntries(own.rules.map((r) => [r.id, r.count]))).toMatchObject({ 'certification-missing': 7, 'certification-expired': 1 });
+    expect(own.findings.filter((f) => f.subject.key[0] === 'proj|453b718e-909b-4fbc-bbf5-7d8c569a2289').map((f) => f.subject.key[1])).toEqual(['e434d7d2-c4e3-4a41-aea1-feea6aaec34a']);
+    expect(own.findings.some((f) => f.subject.key[0] === 'proj|580bfea5-bd8e-4a2e-855c-ff02699c0a36')).toBe(false);
+    expect((await runCli(['findings', out, '--json', '--findings-inherit-levels'])).stdout).toBe(bytes);
+    const ownSnap = join(tmpDir(), 'own');
+    expect((await runCli(['--replay', R3141, '--out-dir', ownSnap, '--findings', '--no-findings-inherit-levels', '--quiet'])).code).toBe(0);
+    expect(JSON.parse(readFileSync(join(ownSnap, '_findings.json'), 'utf8'))).toEqual(own);
+    const ownPage = join(tmpDir(), 'own.html');
+    expect((await runCli(['report', out, '--out', ownPage, '--no-findings-inherit-levels'])).code).toBe(0);
+    const page = join(tmpDir(), 'page.html');
+    expect((await runCli(['report', out, '--out', page])).code).toBe(0);
+    expect(readFileSync(page, 'utf8')).toContain('which inherits from its parent project');
+    expect(readFileSync(ownPage, 'utf8')).not.toContain('which inherits from');
+    // The setting says which findings to evaluate: a snapshot that evaluates none refuses it.
+    const refused = await runCli(['--replay', R3141, '--out-dir', join(tmpDir(), 'none'), '--no-findings-inherit-levels']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--no-findings-inherit-levels needs --findings on a snapshot (or --format html)');
 
     const again = await runCli(['findings', out, '--json']);
     expect(again.code).toBe(0);
@@ -75,7 +107,7 @@ describe('snapshot --findings over the shipped 3.14.1 recording', () => {
     const base = tmpDir();
     const six = await runCli(['--replay', R3141, '--out-dir', join(base, 'a'), '--findings', '--fail-on', 'high']);
     expect(six.code).toBe(6);
-    expect(six.stderr).toContain('--fail-on high: 8 finding(s) of severity high or higher (exit 6)');
+    expect(six.stderr).toContain('--fail-on high: 20 finding(s) of severity high or higher (exit 6)');
     expect(existsSync(join(base, 'a', '_snapshot-manifest.json'))).toBe(true);
     expect(existsSync(join(base, 'a', '_findings.json'))).toBe(true);
     const zero = await runCli(['--replay', R3141, '--out-dir', join(base, 'b'), '--findings', '--fail-on', 'critical', '--quiet']);
@@ -101,8 +133,8 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
     expect(report.time).toBe('2026-11-23T02:00:00.000Z');
     const counts = Object.fromEntries(report.rules.map((r) => [r.id, r.count]));
     expect(counts).toEqual({
-      'certification-missing': 3,
-      'certification-expired': 1,
+      'certification-missing': 14,
+      'certification-expired': 2,
       'certification-expiring': 3,
       'membership-expired': 1,
       'user-expired-with-access': 2,
@@ -270,7 +302,7 @@ describe('--fail-on in a nightly job', () => {
       if (r.evaluated) expect(Number(series?.[1]), r.id).toBe(r.count);
       else expect(series, r.id).toBeNull();
     }
-    expect(text).toMatch(/^svc_snapshot_findings\{[^}]*rule="certification-missing",severity="high"\} 7$/m);
+    expect(text).toMatch(/^svc_snapshot_findings\{[^}]*rule="certification-missing",severity="high"\} 18$/m);
     if (!prometheusToolsUnavailable()) expect(promtoolCheck(text).code).toBe(0);
   });
 });

@@ -36,6 +36,8 @@ interface RunOptions {
   time?: string;
   /** The snapshot was taken with --include vms. */
   vms?: boolean;
+  /** --no-findings-inherit-levels: false. */
+  inheritLevels?: boolean;
 }
 
 function evaluate(records: Record<string, Rec[]>, opts: RunOptions = {}): Promise<FindingsReport> {
@@ -48,7 +50,7 @@ function evaluate(records: Record<string, Rec[]>, opts: RunOptions = {}): Promis
     nullFields: (opts.nullFields ?? []).map(([e, f]) => ({ export: e, field: f, reason: 'test: the route failed' })),
   };
   const built = Object.fromEntries(Object.entries(records).map(([name, rows]) => [name, rows.map((r) => rec(name, r))]));
-  return evaluateFindings(manifest, async (name) => built[name] ?? [], { expiringDays: opts.expiringDays ?? 30 });
+  return evaluateFindings(manifest, async (name) => built[name] ?? [], { expiringDays: opts.expiringDays ?? 30, ...(opts.inheritLevels !== undefined ? { inheritLevels: opts.inheritLevels } : {}) });
 }
 
 const of = (report: FindingsReport, rule: string) => report.findings.filter((f) => f.rule === rule);
@@ -134,6 +136,7 @@ describe('the rule declarations', () => {
       const ctx: RuleContext = {
         now,
         expiringDays: 30,
+        inheritLevels: true,
         has: (name) => rule.reads.some((r) => r.export === name) && built.has(name),
         records: (name) => watched(name, rule.reads.find((r) => r.export === name)!.columns),
       };
@@ -160,7 +163,8 @@ describe('the rule declarations', () => {
     const committed = readFileSync(fileURLToPath(new URL('../../docs/findings.md', import.meta.url)), 'utf8');
     expect(committed).toBe(renderFindingsMarkdown());
     for (const r of RULES) expect(committed).toContain(`## ${r.id}\n`);
-    expect(committed).toContain('does not say that a child project takes its parent\'s level');
+    expect(committed).toContain('The spec does not say whether a child project takes its parent\'s security level');
+    expect(committed).toContain('With `--no-findings-inherit-levels` a project is held to its own `securityLevel` only');
   });
 
   it('--fail-on takes the five severities only', () => {
@@ -183,15 +187,77 @@ describe('certification rules', () => {
     expect(ruleOf(r, 'certification-missing')).toEqual({ id: 'certification-missing', severity: 'high', evaluated: true, count: 1 });
   });
 
-  it('the level is not inherited: a member of a child project without a level is not checked against the parent\'s; a child with its own level is checked against it alone', async () => {
+  it('--no-findings-inherit-levels: a member of a child project without a level is not checked against the parent\'s; a child with its own level is checked against it alone', async () => {
     const site = securitySite();
     site.project_memberships = [member('proj|2', 'child-only'), member('proj|3', 'own-level')];
     site.user_certifications = [cert('own-level', 'sreq|1', null)];
-    const r = await evaluate(site);
+    const r = await evaluate(site, { inheritLevels: false });
     expect(of(r, 'certification-missing')).toEqual([]);
     site.user_certifications = [];
-    const r2 = await evaluate(site);
+    const r2 = await evaluate(site, { inheritLevels: false });
     expect(of(r2, 'certification-missing').map((f) => [f.subject.key[1], f.related.find((x) => x.export === 'security_requirements')!.key[0]])).toEqual([['own-level', 'sreq|1']]);
+  });
+
+  it('inheriting the levels (the default): a child is held to its ancestors\' levels, its own adding; each requirement once per member and project, the detail naming the parent it comes from', async () => {
+    const site = securitySite();
+    site.projects!.push({ id: 'proj|5', name: 'Grandchild', securityLevel: null, parent: 'proj|2' });
+    site.project_memberships = [member('proj|2', 'child-only'), member('proj|3', 'own-level'), member('proj|5', 'grand')];
+    site.user_certifications = [cert('own-level', 'sreq|1', null), cert('grand', 'sreq|2', NOW - DAY)];
+    const r = await evaluate(site);
+    const missing = of(r, 'certification-missing');
+    const pairs = (list: typeof missing) => list.map((f) => [f.subject.key[0], f.subject.key[1], f.related.find((x) => x.export === 'security_requirements')!.key[0]]);
+    // proj|3 requires R1 itself (held) and inherits R1 (once, its own) and R2 from proj|1.
+    expect(pairs(missing)).toEqual([
+      ['proj|2', 'child-only', 'sreq|1'],
+      ['proj|2', 'child-only', 'sreq|2'],
+      ['proj|3', 'own-level', 'sreq|2'],
+      ['proj|5', 'grand', 'sreq|1'],
+    ]);
+    expect(missing[0]!.detail).toBe('user child-only, member of project "Child" (proj|2), which inherits from its parent project "Clinical" (proj|1) the security level "Level 1", requiring "Course" (sreq|1), holds no certification for it');
+    expect(missing[0]!.related).toEqual([
+      { export: 'projects', key: ['proj|2'] },
+      { export: 'projects', key: ['proj|1'] },
+      { export: 'security_levels', key: ['slvl|1'] },
+      { export: 'security_requirements', key: ['sreq|1'] },
+    ]);
+    expect(missing[3]!.detail).toContain('member of project "Grandchild" (proj|5), which inherits from its ancestor project "Clinical" (proj|1) the security level "Level 1"');
+    // Expired through an inherited level too.
+    expect(of(r, 'certification-expired').map((f) => f.detail)).toEqual([expect.stringMatching(/^user grand, member of project "Grandchild" \(proj\|5\), which inherits from its ancestor project "Clinical" .* requiring "NDA" \(sreq\|2\), holds a certification for it that expired 2026-11-20T02:00:00.000Z$/)]);
+    // A requirement of the project's own level is its own, not inherited, even where an ancestor requires it too.
+    const own = await evaluate({ ...site, user_certifications: [] });
+    const r1 = of(own, 'certification-missing').find((f) => f.subject.key[0] === 'proj|3' && f.related.some((x) => x.key[0] === 'sreq|1'))!;
+    expect(r1.detail).toContain('member of project "Own level" (proj|3), whose security level "Level 2" requires "Course" (sreq|1)');
+    expect(r1.related.filter((x) => x.export === 'projects')).toEqual([{ export: 'projects', key: ['proj|3'] }]);
+  });
+
+  it('inheriting the levels over hostile parents: a loop, a project its own parent, a parent that is not listed, a chain as long as the project list', async () => {
+    const site = securitySite();
+    site.projects = [
+      { id: 'loop-a', name: 'A', securityLevel: 'slvl|1', parent: 'loop-b' },
+      { id: 'loop-b', name: 'B', securityLevel: null, parent: 'loop-c' },
+      { id: 'loop-c', name: 'C', securityLevel: 'slvl|2', parent: 'loop-a' },
+      { id: 'self', name: 'S', securityLevel: 'slvl|2', parent: 'self' },
+      { id: 'orphan', name: 'O', securityLevel: null, parent: 'proj|gone' },
+      { id: 'into-loop', name: 'I', securityLevel: null, parent: 'loop-b' },
+    ];
+    site.project_memberships = ['loop-a', 'loop-b', 'loop-c', 'self', 'orphan', 'into-loop'].map((p) => member(p, 'u'));
+    const r = await evaluate(site);
+    const by = (project: string) => of(r, 'certification-missing').filter((f) => f.subject.key[0] === project).map((f) => `${f.related.find((x) => x.export === 'security_requirements')!.key[0]} from ${f.related.filter((x) => x.export === 'projects').map((x) => x.key[0]).join(' ')}`).sort();
+    // Each project of the loop is held to every level of the loop, from the nearest project on.
+    expect(by('loop-a')).toEqual(['sreq|1 from loop-a', 'sreq|2 from loop-a']);
+    expect(by('loop-b')).toEqual(['sreq|1 from loop-b loop-c', 'sreq|2 from loop-b loop-a']);
+    expect(by('loop-c')).toEqual(['sreq|1 from loop-c', 'sreq|2 from loop-c loop-a']);
+    expect(by('into-loop')).toEqual(['sreq|1 from into-loop loop-c', 'sreq|2 from into-loop loop-a']);
+    expect(by('self')).toEqual(['sreq|1 from self']);
+    expect(by('orphan')).toEqual([]);
+    // The same whichever project is met first.
+    const reversed = await evaluate({ ...site, projects: [...site.projects].reverse(), project_memberships: [...site.project_memberships!].reverse() });
+    expect(serializeFindings(reversed)).toBe(serializeFindings(r));
+    // A chain of 100,000 projects, each the parent of the next, the top one with a level: no recursion to overflow.
+    const n = 100_000;
+    const chain: Rec[] = Array.from({ length: n }, (_, i) => ({ id: `c${i}`, name: `C${i}`, securityLevel: i === 0 ? 'slvl|2' : null, parent: i === 0 ? null : `c${i - 1}` }));
+    const deep = await evaluate({ ...securitySite(), projects: chain, project_memberships: [member(`c${n - 1}`, 'deep')] });
+    expect(of(deep, 'certification-missing').map((f) => f.detail)).toEqual([expect.stringContaining(`member of project "C${n - 1}" (c${n - 1}), which inherits from its ancestor project "C0" (c0)`)]);
   });
 
   it('an inherited membership listed beside the direct one (duplicate) is evaluated once per user and project', async () => {
@@ -214,12 +280,13 @@ describe('certification rules', () => {
       cert('far', 'sreq|1', NOW + 31 * DAY),
       cert('exact', 'sreq|1', NOW),
     ];
-    const r = await evaluate(site);
+    // proj|3's own level alone: what it inherits from proj|1 is the inheritance tests' matter.
+    const r = await evaluate(site, { inheritLevels: false });
     expect(of(r, 'certification-expired').map((f) => f.subject.key[1])).toEqual(['old']);
     expect(of(r, 'certification-expired')[0]!.detail).toContain('expired 2026-11-20T02:00:00.000Z');
     expect(of(r, 'certification-expiring').map((f) => f.subject.key[1])).toEqual(['exact', 'today']);
     expect(of(r, 'certification-missing')).toEqual([]);
-    const wider = await evaluate(site, { expiringDays: 31 });
+    const wider = await evaluate(site, { expiringDays: 31, inheritLevels: false });
     expect(of(wider, 'certification-expiring').map((f) => f.subject.key[1])).toEqual(['exact', 'far', 'today']);
   });
 
