@@ -6,7 +6,7 @@
  */
 import { prometheusToolsUnavailable, promtoolCheck } from '../helpers/prometheus.js';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
@@ -139,7 +139,7 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
       'membership-expired': 1,
       'user-expired-with-access': 2,
       'team-ended-with-resources': 2,
-      'deleted-owner-holds-resources': 1,
+      'deleted-owner-holds-resources': 2,
       'quota-exceeded': 2,
       'security-reference-unknown': 2,
     });
@@ -170,7 +170,7 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
     expect(body('api-projects-memberships.json')).toContain(`"expires":${tomorrow}`);
     expect(body('api-users.json')).toContain(`"expiration":${tomorrow}`);
     expect(body('api-users.json')).toContain(`"deactivatedUntil":${Date.UTC(2026, 10, 22, 2)}`);
-    expect(body('api-teams.json').match(/"endDate":\d+/g)).toEqual([`"endDate":${Date.UTC(2026, 10, 22, 2)}`, `"endDate":${tomorrow}`, `"endDate":${Date.UTC(2026, 10, 22, 2)}`]);
+    expect(body('api-teams.json').match(/"endDate":\d+/g)).toEqual([`"endDate":${Date.UTC(2026, 10, 22, 2)}`, `"endDate":${tomorrow}`, `"endDate":${Date.UTC(2026, 10, 22, 2)}`, `"endDate":${Date.UTC(2026, 10, 22, 2)}`]);
     // A project naming a level, and a level naming a requirement, that the site does not list.
     expect(details('security-reference-unknown')).toEqual([
       expect.stringContaining('requires security level slvl|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b5a'),
@@ -184,6 +184,71 @@ describe('snapshot --findings over the third night (scripts/record-platform.ts N
     const page = join(tmpDir(), 'page.html');
     expect((await runCli(['report', out, '--out', page])).code).toBe(0);
     expect(readFileSync(page, 'utf8')).toContain('<h3>Rules evaluated in part</h3>\n<ul><li><code>user-expired-with-access</code>: the running VMs (active_vms) not evaluated');
+  });
+
+  it('the rules as an auditor reads them: vault files, legacy quotas, deleted owners, a duplicate row, inherited levels, each beside its negative', async () => {
+    const out = join(tmpDir(), 'auditor');
+    expect((await runCli(['--replay', NIGHT3, '--out-dir', out, '--findings', '--include', 'vms', '--quiet'])).code).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as Report;
+    const of = (rule: string) => report.findings.filter((f) => f.rule === rule);
+    const body = (file: string) => readFileSync(join(NIGHT3, file), 'utf8');
+    // Ended yesterday: Team 3 holds vault files alone (reported); Night3 Archive holds nothing at all, files included (not).
+    expect(of('team-ended-with-resources').map((f) => f.subject.key[0])).toEqual(['team|b0c1b8d1-efba-4f64-a100-9d93ac8086f6', 'team|c49f6278-b4fe-49de-8394-a4b2fe73ce0f']);
+    expect(body('api-teams-usage.json')).toContain('{"id":"team|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b80","exists":true,"files":{"cnt":0,"size":0}}');
+    // Team 1's legacy quotas: cores 26 under its 32 (teamQuotas sets no core limit: reported); memory one byte under its usage,
+    // but teamQuotas sets a memory limit equal to it (not reported: the legacy entry is not read).
+    expect(of('quota-exceeded').map((f) => f.detail)).toEqual([expect.stringContaining('uses 32 cores, above its legacy quota of 26'), expect.stringContaining('above its team quota of 39 (teamQuotas.cores)')]);
+    expect(body('api-teams.json')).toContain('"quotas":{"cores":26,"memory":8589934591},"teamQuotas":{"memory":8589934592,');
+    // Deleted projects: one holding 3 drives, one vault files alone (reported); one holding nothing, and the existing ones (not).
+    // The deleted team holding 3 drives is in no export, which the rule's reason says.
+    expect(of('deleted-owner-holds-resources').map((f) => f.detail)).toEqual([
+      'deleted project proj|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b81 (exists: false) still holds 0 VM(s), 0 drive(s) and 12 vault file(s) (12582912 bytes)',
+      'deleted project proj|fb7a262e-3ce2-48a5-bd1c-bb3817469a5d (exists: false) still holds 0 VM(s), 3 drive(s) and 0 vault file(s) (0 bytes)',
+    ]);
+    expect(body('api-projects-usage.json')).toContain('{"id":"proj|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b82","exists":false,"files":{"cnt":0,"size":0},"drives":{"cnt":0,"size":0,"used":0}}');
+    expect(body('api-teams-usage.json')).toContain('{"id":"team|c917e2d7-39a4-44ec-93c5-1b8f7dfb58d7","exists":false,"drives":{"cnt":3,');
+    expect(report.rules.find((r) => r.id === 'deleted-owner-holds-resources')).toMatchObject({ evaluated: true, count: 2, reason: expect.stringMatching(/^deleted teams not evaluated: /) });
+    // The expired membership has a second row marked duplicate, after it in key order: the detail names that row, not the subject.
+    const [expired] = of('membership-expired');
+    expect(expired!.subject.key[2]).toBe('cG06MToxMQ==');
+    expect(expired!.detail).toMatch(/; marked duplicate \(the membership is also inherited, so the user may keep access through a parent project\): row cG06bmlnaHQzOmR1cA==$/);
+    expect(expired!.related).toContainEqual({ export: 'project_memberships', key: ['proj|580bfea5-bd8e-4a2e-855c-ff02699c0a36', 'ddd7b4ee-e24c-421a-b349-123f09acb886', 'cG06bmlnaHQzOmR1cA=='] });
+    // A VM listed with active false: its owner, deactivated and a member of nothing, is not reported; the expired user it authorizes,
+    // reported for the memberships, has it counted apart.
+    const users = of('user-expired-with-access');
+    expect(users.some((f) => f.subject.key[0] === '0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b63')).toBe(false);
+    expect(body('api-vms-altvirt-active.json')).toMatch(/"owner":"0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b63"[^}]*"active":false/);
+    expect(users.find((f) => f.detail.includes('account expired'))!.detail).toMatch(/owns 0 running VM\(s\) and is authorized on 1 other\(s\) \(not counted: owns 0 and is authorized on 1 VM\(s\) listed as running with `active` not true\)$/);
+    // Inherited levels: a member of Project 2 (child of Project 1, no level of its own) who holds Project 1's requirement 1 is not reported for it; the one who does not is.
+    const p2 = of('certification-missing').filter((f) => f.subject.key[0] === 'proj|580bfea5-bd8e-4a2e-855c-ff02699c0a36');
+    const req = (f: Report['findings'][number]) => `${f.subject.key[1]!.slice(0, 8)} ${f.related.at(-1)!.key[0]!.slice(0, 9)}`;
+    expect(p2.map(req).sort()).toEqual(['77919497 sreq|0f2a', '77919497 sreq|d636', 'af94b3f5 sreq|0f2a', 'af94b3f5 sreq|9d88', 'af94b3f5 sreq|d636', 'ddd7b4ee sreq|0f2a', 'ddd7b4ee sreq|9d88']);
+    expect(body('api-users-certifications.json')).toMatch(/"requirementID":"sreq\|9d88ee8d-233b-430e-acd3-939279504f73","userID":"77919497-9fda-4a1f-b5ef-a3628ffdbcdb"/);
+  });
+
+  it('a partial run (one realm\'s running VMs not read, --allow-partial): user-expired-with-access is not evaluated, naming the route, and --fail-on high says so', async () => {
+    const collection = join(tmpDir(), 'partial');
+    cpSync(NIGHT3, collection, { recursive: true });
+    const manifestFile = join(collection, '_collection-manifest.json');
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as { routes: Array<Record<string, unknown>> };
+    const route = manifest.routes.find((r) => r.route === 'GET /api/vms/libvirt/active')!;
+    rmSync(join(collection, route.file as string));
+    for (const k of ['file', 'bytes', 'sha256', 'durationMs']) delete route[k];
+    Object.assign(route, { status: 503, file: null, attempts: 4, error: 'HTTP 503 Service Unavailable' });
+    writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
+    const out = join(tmpDir(), 'snap');
+    const res = await runCli(['--replay', collection, '--out-dir', out, '--findings', '--include', 'vms', '--allow-partial', '--fail-on', 'high']);
+    // Incomplete wins over --fail-on (exit 4); the warning still names the rule and why.
+    expect(res.code).toBe(4);
+    const report = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as Report;
+    const reason = 'active_vms is incomplete: GET /api/vms/libvirt/active failed: HTTP 503 Service Unavailable';
+    expect(report.rules.find((r) => r.id === 'user-expired-with-access')).toEqual({ id: 'user-expired-with-access', severity: 'high', evaluated: false, reason, count: null });
+    expect(report.findings.some((f) => f.rule === 'user-expired-with-access')).toBe(false);
+    expect(res.stderr).toContain(`1 rule(s) of severity high or higher not evaluated, so not checked: user-expired-with-access (${reason})`);
+    // The other rules do not read the running VMs: evaluated as on the complete night.
+    expect(report.rules.filter((r) => !r.evaluated).map((r) => r.id)).toEqual(['user-expired-with-access']);
+    const again = await runCli(['findings', out, '--fail-on', 'high', '--quiet']);
+    expect(again.code).toBe(6);
   });
 
   it('with --include vms: a deactivated user who is a member of nothing but owns a running VM; the VM\'s authorized user who expires tomorrow is not reported', async () => {
