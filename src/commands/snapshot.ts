@@ -32,7 +32,7 @@ import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
 import { hashingWriter, listedFiles } from '../snapshot/listed-files.js';
 import { signManifest } from '../sign/manifest-signature.js';
-import { FINDINGS_FILE, checkFindingsOptions, failOnMessage, findingCounts, findingsLine, findingsOfStaging, writeFindingsFile } from '../findings/index.js';
+import { FINDINGS_FILE, checkFindingsOptions, failOnMessage, findingCounts, findingsLine, findingsOfStaging, unevaluatedRules, writeFindingsFile } from '../findings/index.js';
 import { writeStagingReport } from '../report/index.js';
 import { trustStore } from '../config/values.js';
 
@@ -125,7 +125,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
   // 6 only for a complete snapshot: an incomplete one is 4 whatever its findings.
   const exitCode = history?.status === 'failed' ? EXIT.failed : !manifest.complete ? EXIT.incomplete : findingsFailed ? EXIT.findings : EXIT.ok;
-  return { exitCode, report: { ...snapshotReport(manifest), ...(findings ? { findings: findingCounts(findings) } : {}) } };
+  return { exitCode, report: { ...snapshotReport(manifest), ...(findings ? { findings: findingCounts(findings), findingsUnevaluated: unevaluatedRules(findings) } : {}) } };
 }
 
 /** The raw collection: read back from --replay's directory, or collected from the server. */

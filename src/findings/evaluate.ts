@@ -251,6 +251,11 @@ export function findingCounts(report: FindingsReport): Array<{ rule: string; sev
   return report.rules.filter((r) => r.evaluated).map((r) => ({ rule: r.id, severity: r.severity, count: r.count ?? 0 }));
 }
 
+/** The rules not evaluated, for the metrics file (`svc_snapshot_findings_unevaluated{rule,severity}`): what --fail-on fails closed on. */
+export function unevaluatedRules(report: FindingsReport): Array<{ rule: string; severity: Severity }> {
+  return report.rules.filter((r) => !r.evaluated).map((r) => ({ rule: r.id, severity: r.severity }));
+}
+
 /** `--fail-on <severity>` and `--fail-on-unevaluated` (default true). */
 export interface FailOn {
   readonly severity: Severity | undefined;

@@ -9,7 +9,7 @@ import type { SnapshotManifest } from '../exports/manifest.js';
 import { evaluateFindings, failing, serializeFindingsChunks, type FailOn, type FindingsReport } from './evaluate.js';
 import { readExportRecords } from '../sheets/snapshot-dir.js';
 
-export { findingCounts, serializeFindings, type FailOn, type FindingsReport } from './evaluate.js';
+export { findingCounts, serializeFindings, unevaluatedRules, type FailOn, type FindingsReport } from './evaluate.js';
 export { findingsOfDirectory } from './read.js';
 export { formatFindings } from './format.js';
 

@@ -364,10 +364,25 @@ describe('--fail-on in a nightly job', () => {
     const file = JSON.parse(readFileSync(join(base, 'snap', '_findings.json'), 'utf8')) as { rules: Array<{ id: string; severity: string; evaluated: boolean; count: number | null }> };
     for (const r of file.rules) {
       const series = new RegExp(`^svc_snapshot_findings\\{command="snapshot",site="[^"]+",rule="${r.id}",severity="${r.severity}"\\} (\\d+)$`, 'm').exec(text);
+      const unevaluated = new RegExp(`^svc_snapshot_findings_unevaluated\\{command="snapshot",site="[^"]+",rule="${r.id}",severity="${r.severity}"\\} 1$`, 'm').exec(text);
       if (r.evaluated) expect(Number(series?.[1]), r.id).toBe(r.count);
       else expect(series, r.id).toBeNull();
+      expect(unevaluated !== null, r.id).toBe(!r.evaluated);
     }
     expect(text).toMatch(/^svc_snapshot_findings\{[^}]*rule="certification-missing",severity="high"\} 18$/m);
+    if (!prometheusToolsUnavailable()) expect(promtoolCheck(text).code).toBe(0);
+  });
+
+  it('exit 6 for rules not evaluated (3.13.8, --fail-on info): no finding series, one series per rule not evaluated, the run a success', async () => {
+    const base = tmpDir();
+    const metrics = join(base, 'svc.prom');
+    const res = await runCli(['--replay', R3138, '--out-dir', join(base, 'snap'), '--findings', '--fail-on', 'info', '--metrics-file', metrics, '--quiet']);
+    expect(res.code).toBe(6);
+    const text = readFileSync(metrics, 'utf8');
+    expect(text).toMatch(/^svc_snapshot_exit_code\{[^}]*\} 6$/m);
+    expect(text).not.toMatch(/^svc_snapshot_findings\{/m);
+    expect(text.match(/^svc_snapshot_findings_unevaluated\{[^}]*\} 1$/gm)).toHaveLength(9);
+    expect(text).toMatch(/^svc_snapshot_findings_unevaluated\{command="snapshot",site="https:\/\/platform\.example\.org",rule="deleted-owner-holds-resources",severity="medium"\} 1$/m);
     if (!prometheusToolsUnavailable()) expect(promtoolCheck(text).code).toBe(0);
   });
 });
