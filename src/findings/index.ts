@@ -4,8 +4,8 @@
  * before the manifest; `svc-snapshot findings` evaluates an existing snapshot.
  */
 import { UsageError } from '../errors.js';
-import { SEVERITIES, type Severity } from './define.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
+import { SEVERITIES, type Severity } from './define.js';
 import { evaluateFindings, failing, serializeFindingsChunks, type FailOn, type FindingsReport } from './evaluate.js';
 import { readExportRecords } from '../sheets/snapshot-dir.js';
 
