@@ -20,10 +20,10 @@ export default defineRule({
       if (ends.some((e) => e === undefined || e >= ctx.now)) continue;
       const last = Math.max(...(ends as number[]));
       // Named row by row: the pair's first row (the subject) need not be the one marked duplicate.
-      const duplicates = rows.filter((r) => r.duplicate === true);
+      const marked = rows.filter((r) => r.duplicate === true);
       const inherited =
-        duplicates.length > 0
-          ? `; marked duplicate (the membership is also inherited, so the user may keep access through a parent project): ${duplicates.map((r) => `row ${keyText(r.id)}${r === first ? ' (this one)' : ''}`).join(', ')}`
+        marked.length > 0
+          ? `; marked duplicate (the membership is also inherited, so the user may keep access through a parent project): ${marked.map((r) => `row ${keyText(r.id)}${r === first ? ' (this one)' : ''}`).join(', ')}`
           : '';
       yield {
         subject: ref('project_memberships', first.projectID, first.userID, first.id),
