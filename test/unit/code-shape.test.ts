@@ -105,7 +105,6 @@ const PENDING: readonly string[] = [
   'src/findings/rules/security-reference-unknown.ts',
   'src/findings/rules/team-ended-with-resources.ts',
   'src/findings/rules/user-expired-with-access.ts',
-  'src/history/engine.ts',
   'src/history/load.ts',
   'src/history/query.ts',
   'src/history/schema.ts',
