@@ -53,7 +53,6 @@ const PENDING: readonly string[] = [
   'src/audit/summary.ts',
   'src/body/decode.ts',
   'src/body/file.ts',
-  'src/cli/main.ts',
   'src/collect/fetch-route.ts',
   'src/collect/plan.ts',
   'src/collect/replay.ts',
