@@ -113,7 +113,6 @@ const PENDING: readonly string[] = [
   'src/http/errors.ts',
   'src/http/tls-observer.ts',
   'src/progress/reporter.ts',
-  'src/progress/tty.ts',
   'src/publish/owned.ts',
   'src/publish/scan.ts',
   'src/publish/staging.ts',
