@@ -84,7 +84,6 @@ const PENDING: readonly string[] = [
   'src/exports/defs/user_profiles.ts',
   'src/exports/defs/vm_hardware_setups.ts',
   'src/exports/defs/vm_images.ts',
-  'src/exports/fast/record-check.ts',
   'src/exports/load.ts',
   'src/exports/manifest.ts',
   'src/exports/types.ts',
