@@ -126,7 +126,10 @@ async function fetchAuditOnce(deps: AuditFetcherDeps, p: PlannedAuditRoute, requ
   const { status, body } = fetched;
   if (status === 401 || status === 403) {
     if (p.def.auth === 'token') throw rejected(p.label, status, deps.token);
-    throw new FailedError(`${p.label}: HTTP ${status}, although this route needs no authentication; check --audit-url (a proxy may be asking for a login). Nothing was published.`);
+    throw new FailedError(
+      `${p.label}: HTTP ${status}, although this route needs no authentication; check --audit-url (a proxy may be ` +
+        `asking for a login). Nothing was published.`,
+    );
   }
   if (status !== 200) {
     throw new FailedError(`${p.label}: HTTP ${status}${statusHint(p, status)}${bodyHint(body, 'the service')}. Nothing was published.`);
@@ -135,7 +138,8 @@ async function fetchAuditOnce(deps: AuditFetcherDeps, p: PlannedAuditRoute, requ
   if (p.def.shape === 'xlsx') {
     if (!isSpreadsheet(body)) {
       throw new FailedError(
-        `${p.label}: the report did not answer with a spreadsheet (.xlsx) but with ${describeNotSpreadsheet(body, header(fetched, 'content-type'))}. Nothing was published.`,
+        `${p.label}: the report did not answer with a spreadsheet (.xlsx) but with ` +
+          `${describeNotSpreadsheet(body, header(fetched, 'content-type'))}. Nothing was published.`,
       );
     }
   } else {

@@ -45,7 +45,10 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
         await writes.settled();
         const { collection, failed } = result;
         if (failed.length > 0 && failed.length === collection.manifest.routes.filter((r) => !r.skipped).length) {
-          throw new FailedError(`no route could be collected from ${settings.baseUrl}; first error: ${failed[0]!.route}: ${failed[0]!.error}. Nothing was published.`);
+          throw new FailedError(
+            `no route could be collected from ${settings.baseUrl}; first error: ${failed[0]!.route}: ` +
+              `${failed[0]!.error}. Nothing was published.`,
+          );
         }
         await writeCollectionManifest(staging, collection.manifest);
         await signManifest(staging, COLLECTION_MANIFEST, signKey);

@@ -22,7 +22,10 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   const t0 = performance.now();
   const [given] = args;
   if (given === undefined || given === '') throw new UsageError('convert needs the snapshot directory: svc-snapshot convert <snapshot-dir> --format csv,xlsx');
-  if ((flags.format as readonly string[]).includes('html')) throw new UsageError('convert writes the spreadsheet forms (csv, xlsx); the report page is written by: svc-snapshot report <snapshot-dir>');
+  if ((flags.format as readonly string[]).includes('html')) throw new UsageError(
+    'convert writes the spreadsheet forms (csv, xlsx); the report page is written by: svc-snapshot report ' +
+      '<snapshot-dir>',
+  );
   const formats = flags.format.filter((f) => f !== 'html');
   const include = flags.include;
   if (formats.length === 0) throw new UsageError('convert writes csv and xlsx (json is the snapshot itself): give --format csv, xlsx or csv,xlsx');
@@ -32,7 +35,11 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   // convert writes the forms of every export the snapshot holds; --include asks that it hold the group's (docs/decisions.md).
   const absent = include.filter((i) => !(manifest.include ?? []).includes(i));
   if (absent.length > 0) {
-    throw new UsageError(`${dir} was taken without --include ${absent.join(',')}, so it holds none of those exports; take the snapshot again with --include ${absent.join(',')} (--replay <dir>/raw rebuilds it from its raw collection), or convert without --include`);
+    throw new UsageError(
+      `${dir} was taken without --include ${absent.join(',')}, so it holds none of those exports; take the snapshot ` +
+        `again with --include ${absent.join(',')} (--replay <dir>/raw rebuilds it from its raw collection), or ` +
+        `convert without --include`,
+    );
   }
   const outDir = flags.outDir === undefined ? dir : resolveOutDir(deps.cwd, flags.outDir, flags.outDir);
   if (outDir !== dir) {

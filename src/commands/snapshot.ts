@@ -166,13 +166,19 @@ function refuseFailed(collection: RawCollection, allowPartial: boolean): void {
 function refuseStrict(strict: boolean, validation: BuildSummary['validation']): void {
   if (!strict || validation.issues === 0) return;
   const samples = validation.samples.slice(0, 5).map((s) => `${s.route} record ${s.index} ${s.path}: ${s.message}`);
-  throw new FailedError(`--strict: ${validation.issues} schema problem${validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
+  throw new FailedError(
+    `--strict: ${validation.issues} schema problem${validation.issues > 1 ? 's' : ''} in the responses ` +
+      `(${samples.join('; ')}); nothing was published`,
+  );
 }
 
 function warnAboutResponses(built: BuildSummary, reporter: Reporter): void {
   for (const d of built.drift) reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);
   const n = built.validation.issues;
-  if (n > 0) reporter.warn(`${n} validation issue${n === 1 ? '' : 's'} in the responses: fields of the wrong type (exported as null), undocumented values, records naming another realm than their route (see validation in ${SNAPSHOT_MANIFEST})`);
+  if (n > 0) reporter.warn(
+    `${n} validation issue${n === 1 ? '' : 's'} in the responses: fields of the wrong type (exported as null), ` +
+      `undocumented values, records naming another realm than their route (see validation in ${SNAPSHOT_MANIFEST})`,
+  );
 }
 
 /** --diff-previous: the snapshot is published either way, so a diff that cannot be made is reported, not fatal. */
@@ -199,7 +205,10 @@ async function loadIntoHistory(outDir: string, o: SnapshotOptions, deps: Command
     return { target: target.label, status };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    deps.reporter.error(`the snapshot was published to ${outDir}, but loading it into the history database failed: ${message}. Load it later with: svc-snapshot history load ${outDir}`);
+    deps.reporter.error(
+      `the snapshot was published to ${outDir}, but loading it into the history database failed: ${message}. Load it ` +
+        `later with: svc-snapshot history load ${outDir}`,
+    );
     return { target: target.label, status: 'failed', error: message };
   }
 }

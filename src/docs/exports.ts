@@ -196,7 +196,11 @@ function exportSection(exp: ExportDef): string {
   const lines = [`## ${exp.name}`, '', exp.description, ''];
   lines.push(`- Source: ${routeName(def)}${def.perRealm ? ', every realm' : ''}${exp.each ? `, one row per ${kindOf(resolvePath(def.item, exp.each).schema) === 'record' ? 'value of the map' : 'element of'} \`${exp.each}\`` : ''}`);
   if (exp.include) lines.push(`- Written only with \`--include ${exp.include}\`, after the 15 exports`);
-  if (exp.realmListFallback) lines.push(`- When ${routeName(def)} is skipped (a backend before 3.14.1, or no token of its type): one row per \`--realms\` id in \`${exp.realmListFallback}\`, every other column null and listed in \`nullFields\` with the route's reason`);
+  if (exp.realmListFallback) lines.push(
+    `- When ${routeName(def)} is skipped (a backend before 3.14.1, or no token of its type): one row per ` +
+      `\`--realms\` id in \`${exp.realmListFallback}\`, every other column null and listed in \`nullFields\` with ` +
+      `the route's reason`,
+  );
   const joined = derivedRoutes(exp);
   if (joined.length > 0) lines.push(`- Derived from: ${joined.map(routeName).join(', ')}`);
   lines.push(`- Key (sort order): ${exp.key.map((k) => `\`${k}\``).join(', ')}`);
@@ -212,7 +216,8 @@ function exportSection(exp: ExportDef): string {
 
 /** The full text of docs/exports.md. */
 export function renderExportsMarkdown(): string {
-  const index = CATALOG.map((e) => `| \`${e.name}\`${e.include ? ` (\`--include ${e.include}\`)` : ''} | ${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
+  const index = CATALOG.map((e) => `| \`${e.name}\`${e.include ? ` (\`--include ${e.include}\`)` : ''} | ` +
+    `${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
   return [
     '# Exports',
     '',

@@ -330,7 +330,8 @@ function missing3141(exp: ExportDef, group: RouteGroup, rows: readonly Row[], re
       col,
       release === 'before 3.14.1'
         ? `${path} was added in backend 3.14.1, and this backend predates it (its 3.14.1 routes answer 404)`
-        : `${path} was added in backend 3.14.1; no record of ${where} carries it or any other 3.14.1 field, and the backend's release is unknown (no 3.14.1 route was answered)`,
+        : `${path} was added in backend 3.14.1; no record of ${where} carries it or any other 3.14.1 field, and the ` +
+          `backend's release is unknown (no 3.14.1 route was answered)`,
     );
   });
   return out;

@@ -221,7 +221,10 @@ function checkCoverage(exp: ExportDef, route: RouteDef): void {
       if (used.includes(p) || omitted.includes(p)) continue;
       if (used.some((u) => u.startsWith(`${p}.`))) {
         const inner = (p === exp.each ? (elementOf(child) ?? recordValueOf(child)) : child) as Schema;
-        if (isOpenObject(inner) && !omitted.includes(`${p}.*`)) throw new Error(`export ${exp.name}: the other keys of open object "${p}" are neither exported nor omitted ("${p}.*") with a reason`);
+        if (isOpenObject(inner) && !omitted.includes(`${p}.*`)) throw new Error(
+          `export ${exp.name}: the other keys of open object "${p}" are neither exported nor omitted ("${p}.*") with ` +
+            `a reason`,
+        );
         visit(inner, `${p}.`);
         continue;
       }

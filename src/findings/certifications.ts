@@ -257,10 +257,18 @@ export const CERTIFICATION_SPEC: readonly SpecCitation[] = [
 ];
 
 export const CERTIFICATION_SCOPE =
-  'The spec does not say whether a child project takes its parent\'s security level; either reading is defensible, and `--findings-inherit-levels` (the default, the stricter one: CONTRACT section 17) chooses. ' +
-    'Inheriting, a project is held to its own `securityLevel` and to the levels of its ancestors (following `parent`), its own adding to what it inherits; each requirement is counted once per member and project, taken from the nearest project that requires it, and a finding of an inherited requirement names, in its detail and related rows, the parent (or further ancestor) it comes from. ' +
-    'A `parent` that projects does not list ends the chain; a chain that loops (hostile or broken data) holds each project of the loop to the levels of every project of it. ' +
-    'With `--no-findings-inherit-levels` a project is held to its own `securityLevel` only: a member of a child project without a level is not checked against the parent\'s, and a child with its own level is checked against that one alone. ' +
+  'The spec does not say whether a child project takes its parent\'s security level; either reading is defensible, ' +
+  'and `--findings-inherit-levels` (the default, the stricter one: CONTRACT section 17) chooses. ' +
+  'Inheriting, a project is held to its own `securityLevel` and to the levels of its ancestors (following ' +
+  '`parent`), its own adding to what it inherits; each requirement is counted once per member and project, taken ' +
+  'from the nearest project that requires it, and a finding of an inherited requirement names, in its detail and ' +
+  'related rows, the parent (or further ancestor) it comes from. ' +
+  'A `parent` that projects does not list ends the chain; a chain that loops (hostile or broken data) holds each ' +
+  'project of the loop to the levels of every project of it. ' +
+  'With `--no-findings-inherit-levels` a project is held to its own `securityLevel` only: a member of a child ' +
+  'project without a level is not checked against the parent\'s, and a child with its own level is checked against ' +
+  'that one alone. ' +
   'Every requirement is taken as held through a certification, whatever its `type` (the spec names only `UserCert`, as an example). ' +
-  'A project naming a level security_levels does not list, and a level naming a requirement security_requirements does not list, are skipped here and reported by `security-reference-unknown`. ' +
+  'A project naming a level security_levels does not list, and a level naming a requirement security_requirements ' +
+  'does not list, are skipped here and reported by `security-reference-unknown`. ' +
   'Only the memberships the API lists are seen: whether inherited memberships are listed is not documented.';

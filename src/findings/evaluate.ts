@@ -157,7 +157,10 @@ function sortFindings(findings: readonly Finding[]): Finding[] {
 /** The snapshot's time as epoch milliseconds; a manifest whose time is not a date is refused. */
 function snapshotTime(time: string): number {
   const ms = Date.parse(time);
-  if (!Number.isFinite(ms)) throw new FailedError(`the snapshot manifest's time ${JSON.stringify(time.slice(0, 40))} is not a date; the findings compare with it, so none were evaluated`);
+  if (!Number.isFinite(ms)) throw new FailedError(
+    `the snapshot manifest's time ${JSON.stringify(time.slice(0, 40))} is not a date; the findings compare with it, ` +
+      `so none were evaluated`,
+  );
   return ms;
 }
 

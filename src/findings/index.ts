@@ -54,7 +54,10 @@ export function checkFindingsOptions(o: FindingsOptions & { readonly findings: b
   if (!o.findings) {
     for (const key of ['failOn', 'failOnUnevaluated', 'expiringDays', ...(html ? [] : ['findingsInheritLevels'])]) {
       const from = o.sources[key];
-      if (from !== undefined) throw new UsageError(`${from} needs --findings on a snapshot${key === 'findingsInheritLevels' ? ' (or --format html)' : ''} (or use svc-snapshot findings <snapshot-dir>)`);
+      if (from !== undefined) throw new UsageError(
+        `${from} needs --findings on a snapshot${key === 'findingsInheritLevels' ? ' (or --format html)' : ''} (or ` +
+          `use svc-snapshot findings <snapshot-dir>)`,
+      );
     }
   }
   return findingsSettings(o);
@@ -97,7 +100,10 @@ export function failOnMessage(report: FindingsReport, failOn: FailOn): string | 
   if (unevaluated.length > 0) {
     const named = unevaluated.slice(0, NAMED_RULES).map((r) => `${r.id} (${r.reason})`);
     const more = unevaluated.length > NAMED_RULES ? `, and ${unevaluated.length - NAMED_RULES} more` : '';
-    parts.push(`${unevaluated.length} rule(s) of severity ${s} or higher not evaluated, so not checked: ${named.join('; ')}${more}; --fail-on-unevaluated=false fails on findings alone`);
+    parts.push(
+      `${unevaluated.length} rule(s) of severity ${s} or higher not evaluated, so not checked: ` +
+        `${named.join('; ')}${more}; --fail-on-unevaluated=false fails on findings alone`,
+    );
   }
   return `--fail-on ${s}: ${parts.join('; and ')} (exit 6)`;
 }

@@ -136,13 +136,17 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
       const hashes = new Map(existing.map((r) => [String(r[0]), String(r[1])]));
       const same = hashes.size === input.exports.length && input.exports.every((e) => hashes.get(e.export) === e.sha256);
       if (same) return { status: 'already loaded' as const, opened: 0, closed: 0 };
-      throw new FailedError(`${input.dir}: a different snapshot of ${input.baseUrl} taken at ${input.time} is already loaded (its export hashes differ); it was not loaded`);
+      throw new FailedError(
+        `${input.dir}: a different snapshot of ${input.baseUrl} taken at ${input.time} is already loaded (its export ` +
+          `hashes differ); it was not loaded`,
+      );
     }
     const [newest] = await db.all('SELECT MAX(time) FROM runs WHERE base_url = ?', [input.baseUrl]);
     const newestTime = newest?.[0] == null ? null : String(newest[0]);
     if (newestTime !== null && newestTime > input.time) {
       throw new FailedError(
-        `${input.dir} (${input.time}) is older than the newest snapshot of ${input.baseUrl} already loaded (${newestTime}); history is loaded in time order, so it was not loaded. ` +
+        `${input.dir} (${input.time}) is older than the newest snapshot of ${input.baseUrl} already loaded ` +
+        `(${newestTime}); history is loaded in time order, so it was not loaded. ` +
           'Load older snapshots into a new database together with the newer ones (history load sorts them)',
       );
     }

@@ -41,7 +41,10 @@ async function migrateFrom1(db: HistoryDb, relations: Set<string>): Promise<void
             // Said below.
           }
           throw new FailedError(
-            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load the snapshots into a new database`,
+            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, ` +
+              `version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not ` +
+              `upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load ` +
+              `the snapshots into a new database`,
           );
         }),
       );
@@ -155,7 +158,10 @@ async function rebuildTable(db: HistoryDb, t: ExportTable): Promise<void> {
         }
         if (record === null || typeof record !== 'object' || Array.isArray(record)) {
           throw new FailedError(
-            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load the snapshots into a new database`,
+            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, ` +
+              `version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not ` +
+              `upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load ` +
+              `the snapshots into a new database`,
           );
         }
         const row = toRow(Number(r[0]), String(r[1]), String(r[2]), String(r[4]), record as ExportRecord);
@@ -275,8 +281,10 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
     version = Number(meta.get('schema_version'));
     if (!Number.isInteger(version) || version > SCHEMA_VERSION) {
       throw new FailedError(
-        `the history database ${db.label} was written by svc-snapshot ${meta.get('written_by') ?? '(unknown version)'} with history schema ${meta.get('schema_version') ?? '?'}; ` +
-          `this svc-snapshot ${TOOL.version} knows schema ${SCHEMA_VERSION} and will not read or change it: upgrade svc-snapshot, or name another database with --history`,
+        `the history database ${db.label} was written by svc-snapshot ` +
+          `${meta.get('written_by') ?? '(unknown version)'} with history schema ${meta.get('schema_version') ?? '?'}; ` +
+          `this svc-snapshot ${TOOL.version} knows schema ${SCHEMA_VERSION} and will not read or change it: upgrade ` +
+          `svc-snapshot, or name another database with --history`,
       );
     }
   } else if (relations.size > 0 && [...relations].some((r) => !r.startsWith('sqlite_'))) {
@@ -319,7 +327,10 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
       const have = await db.columns(t.table);
       const missing = t.typed.filter((c) => !have.has(c.name));
       if (missing.length === 0) continue;
-      for (const c of missing) await db.exec(`ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`);
+      for (const c of missing) await db.exec(
+        `ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${quoteIdent(c.name)} ` +
+          `${sqlType(db.engine, quoteIdent(c.name), c.type)}`,
+      );
       await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(t.view)}`);
       await db.exec(viewSql(db, t, await extraColumns(db, t)));
     }
@@ -334,7 +345,9 @@ async function upgrading(db: HistoryDb, write: boolean, fn: () => Promise<void>)
   } catch (err) {
     if (write || err instanceof FailedError) throw err;
     throw new FailedError(
-      `the history database ${db.label} was written by an earlier version of svc-snapshot and must be upgraded to history schema ${SCHEMA_VERSION} on its first open by this one, which failed: ${(err as Error).message}. Run this once with write access to it (nothing was changed)`,
+      `the history database ${db.label} was written by an earlier version of svc-snapshot and must be upgraded to ` +
+        `history schema ${SCHEMA_VERSION} on its first open by this one, which failed: ${(err as Error).message}. ` +
+        `Run this once with write access to it (nothing was changed)`,
       { cause: err },
     );
   }

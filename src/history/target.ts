@@ -41,10 +41,16 @@ function parsePostgres(value: string): HistoryTarget {
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError('--history: the postgres:// URL cannot be parsed (it is not repeated here, as it may hold a secret); write it as postgres://user@host:port/db');
+    throw new UsageError(
+      '--history: the postgres:// URL cannot be parsed (it is not repeated here, as it may hold a secret); write it ' +
+        'as postgres://user@host:port/db',
+    );
   }
   if (url.password !== '' || /^[^/]*\/\/[^/@]*:[^/@]*@/.test(value)) {
-    throw new UsageError('--history: the postgres:// URL carries a password; remove it from the URL and put it in PGPASSWORD or ~/.pgpass (the URL is not repeated here)');
+    throw new UsageError(
+      '--history: the postgres:// URL carries a password; remove it from the URL and put it in PGPASSWORD or ' +
+        '~/.pgpass (the URL is not repeated here)',
+    );
   }
   const user = decodeURIComponent(url.username);
   if (user === '') throw new UsageError('--history: the postgres:// URL names no user; write it as postgres://user@host:port/db');
@@ -63,7 +69,9 @@ function parsePostgres(value: string): HistoryTarget {
   else if (mode === 'require' || mode === 'verify-ca' || mode === 'verify-full') sslmode = 'verify-full';
   else {
     throw new UsageError(
-      `--history: sslmode=${mode.slice(0, 20)} is not supported: use sslmode=disable (no TLS) or verify-full (TLS with the certificate and host name verified; require and verify-ca mean the same here, as TLS is never unverified)`,
+      `--history: sslmode=${mode.slice(0, 20)} is not supported: use sslmode=disable (no TLS) or verify-full (TLS ` +
+        `with the certificate and host name verified; require and verify-ca mean the same here, as TLS is never ` +
+        `unverified)`,
     );
   }
   const label = `postgres://${encodeURIComponent(user)}@${url.host}/${encodeURIComponent(database)}`;

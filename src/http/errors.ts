@@ -90,7 +90,8 @@ export function describeTransportError(err: unknown, host: string, proxy?: Proxy
         ? `the certificate of ${host} does not name that host; use the host name the certificate was issued for`
         : code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID'
           ? `the certificate of ${host} is outside its validity period; renew it on the server`
-          : `the certificate of ${host} is not trusted; if your site uses an internal CA, pass its PEM certificate with --ca-file (TLS verification cannot be turned off)`;
+          : `the certificate of ${host} is not trusted; if your site uses an internal CA, pass its PEM certificate ` +
+            `with --ca-file (TLS verification cannot be turned off)`;
     return { kind: 'tls', detail: `TLS verification failed (${code}): ${hint}` };
   }
   switch (code) {

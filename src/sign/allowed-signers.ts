@@ -41,7 +41,10 @@ export function readAllowedSigners(file: string, from = '--allowed-signers'): Al
     fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(`${where} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? 'error'})`}; give an allowed_signers file (ssh-keygen(1), ALLOWED SIGNERS)`);
+    throw new UsageError(
+      `${where} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? 'error'})`}; give an ` +
+        `allowed_signers file (ssh-keygen(1), ALLOWED SIGNERS)`,
+    );
   }
   let text: string;
   try {
@@ -143,7 +146,8 @@ function parseOptions(field: string): Options | string {
       if (when === undefined) return `${name} "${escapeControl(value.slice(0, 30))}" is not a time YYYYMMDD[HHMM[SS]][Z]`;
       if (name === 'valid-after') options.validAfter = when;
       else options.validBefore = when;
-    } else return `"${escapeControl(part.slice(0, 40))}" is neither a key type nor an option (cert-authority, namespaces="…", valid-after="…", valid-before="…")`;
+    } else return `"${escapeControl(part.slice(0, 40))}" is neither a key type nor an option (cert-authority, ` +
+      `namespaces="…", valid-after="…", valid-before="…")`;
   }
   return options;
 }

@@ -86,7 +86,10 @@ export function formatSnapshotSummary(o: SnapshotOutcome): string {
   }
   lines.push(`  routes: ${s.routes.ok} read, ${s.routes.skipped} skipped, ${s.routes.failed} failed`);
   for (const r of s.failed) lines.push(`  FAILED ${r.route}: ${r.error}`);
-  if (s.validation.issues > 0) lines.push(`  validation: ${s.validation.issues} issue${s.validation.issues === 1 ? '' : 's'} in the responses (see validation in ${SNAPSHOT_MANIFEST})`);
+  if (s.validation.issues > 0) lines.push(
+    `  validation: ${s.validation.issues} issue${s.validation.issues === 1 ? '' : 's'} in the responses (see ` +
+      `validation in ${SNAPSHOT_MANIFEST})`,
+  );
   for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.map(escapeControl).join(', ')}`);
   if (s.spreadsheets) {
     const csv = s.spreadsheets.filter((f) => f.format === 'csv').length;

@@ -30,5 +30,6 @@ export function describeFsError(err: unknown, fallbackPath?: string, preferFallb
   const advice = ADVICE[code];
   if (!advice) return undefined;
   const where = preferFallback ? (fallbackPath ?? err.path) : (err.path ?? fallbackPath);
-  return `${advice.what} (${code}) while writing ${where ? escapeControl(where) : 'the output'}; nothing was published. ${advice.todo[0]!.toUpperCase()}${advice.todo.slice(1)}`;
+  return `${advice.what} (${code}) while writing ${where ? escapeControl(where) : 'the output'}; nothing was ` +
+    `published. ${advice.todo[0]!.toUpperCase()}${advice.todo.slice(1)}`;
 }

@@ -39,7 +39,8 @@ export async function readInside(dir: string, name: string): Promise<Buffer> {
  * regular file directly inside `dir`, never through a link), and its size.
  */
 export async function withFileInside<T>(dir: string, name: string, use: (handle: FileHandle, size: number) => Promise<T>): Promise<T> {
-  if (!isPlainFileName(name)) throw new UnreadableEntryError(dir, name, 'is not a plain file name (a manifest may only name files directly inside its directory)');
+  if (!isPlainFileName(name)) throw new UnreadableEntryError(dir, name, 'is not a plain file name (a manifest may ' +
+    'only name files directly inside its directory)');
   let handle;
   try {
     handle = await open(path.join(dir, name), SAFE_OPEN_FLAGS);

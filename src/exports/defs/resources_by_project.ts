@@ -3,7 +3,8 @@ import { USAGE_ABSENT_IS_ZERO, USAGE_FIELDS } from './usage-groups.js';
 
 export default defineExport({
   name: 'resources_by_project',
-  description: 'One row per row of GET /api/projects/usage, `no-project` and deleted projects (`exists` false) included, with the project name joined from GET /api/projects.',
+  description: 'One row per row of GET /api/projects/usage, `no-project` and deleted projects (`exists` false) ' +
+    'included, with the project name joined from GET /api/projects.',
   route: 'projects-usage',
   key: ['projectID'],
   columns: [

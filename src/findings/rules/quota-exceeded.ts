@@ -28,10 +28,15 @@ export default defineRule({
   description: 'A team\'s usage is above its `teamQuotas` cores or memory, or its legacy `quotas` `cores` / `memory` where `teamQuotas` sets no such limit.',
   meaning:
     'For each team of teams: a finding when `usage_vms_cores` is above its cores limit, and one when `usage_vms_mem` (bytes) is above its memory limit. ' +
-    'The limit is `teamQuotas_cores` (`teamQuotas_memory`) when set; where it is not, the legacy map\'s `cores` (`memory`) entry of `quotas`, a number (an entry that is not a number is no limit); the detail says which one it used. ' +
-    'Where `teamQuotas` sets a limit, that one alone is compared (CONTRACT section 17 reads the legacy map only where `teamQuotas` sets no such limit), so a legacy entry below it is not reported. The legacy `memory` is taken in bytes, as `teamQuotas.memory` is (the spec gives the map no unit). ' +
+    'The limit is `teamQuotas_cores` (`teamQuotas_memory`) when set; where it is not, the legacy map\'s `cores` ' +
+    '(`memory`) entry of `quotas`, a number (an entry that is not a number is no limit); the detail says which one ' +
+    'it used. ' +
+    'Where `teamQuotas` sets a limit, that one alone is compared (CONTRACT section 17 reads the legacy map only ' +
+    'where `teamQuotas` sets no such limit), so a legacy entry below it is not reported. The legacy `memory` is ' +
+    'taken in bytes, as `teamQuotas.memory` is (the spec gives the map no unit). ' +
     'An absent quota is no limit. Storage and device quotas are not compared: the usage row has no storage type or device breakdown. ' +
-    'The usage row does not separate VMs on hardware setups exempt from team quotas (`noQuota`), so a team running such VMs can be reported without breaking its quota.',
+    'The usage row does not separate VMs on hardware setups exempt from team quotas (`noQuota`), so a team running ' +
+    'such VMs can be reported without breaking its quota.',
   spec: [
     { where: 'management-api.md §2 QuotasTyped', text: '`cores?` number (undefined = no limit); `memory?` number bytes (undefined = no limit)' },
     { where: 'management-api.md §2 TeamInfo', text: '`quotas` map string -> number (legacy representation); `teamQuotas?` QuotasTyped (absent when no team quota is set)' },

@@ -6,7 +6,9 @@ export default defineRule({
   severity: 'medium',
   description: 'A project names a security level, or a level names a requirement, that the snapshot does not list: its members cannot be checked against it.',
   meaning:
-    'A finding for each project whose `securityLevel` is set and is not the `id` of a row of security_levels, and one for each requirement id in a level\'s `requirements` that is not the `id` of a row of security_requirements (each id once per level). ' +
+    'A finding for each project whose `securityLevel` is set and is not the `id` of a row of security_levels, and ' +
+    'one for each requirement id in a level\'s `requirements` that is not the `id` of a row of security_requirements ' +
+    '(each id once per level). ' +
     'The certification rules skip such a level or requirement: this rule is where they show.',
   spec: [
     { where: 'management-api.md §2 SecurityLevelInfo', text: '`requirements` string[] (requirement ids making up the level). `ProjectInfo.securityLevel` holds one of these ids.' },
