@@ -54,7 +54,8 @@ function header(res: Fetched, name: string): string | undefined {
 function statusHint(p: PlannedAuditRoute, status: number): string {
   if (status === 400) {
     if (p.def.id === 'objects') return ' (bad request: check the object type and ids; the service may not support this type)';
-    return p.def.id === 'query' ? ' (bad request: check the --param values)' : p.def.id === 'report-object' ? ' (bad request: check the object id)' : ' (bad request)';
+    if (p.def.id === 'query') return ' (bad request: check the --param values)';
+    return p.def.id === 'report-object' ? ' (bad request: check the object id)' : ' (bad request)';
   }
   if (status !== 404) return '';
   if (p.def.id === 'objects') return ' (not found: check the object type)';
@@ -144,7 +145,10 @@ async function fetchAuditOnce(deps: AuditFetcherDeps, p: PlannedAuditRoute, requ
     }
   } else {
     try {
-      json = decodeBody(p.label, { shape: p.def.shape === 'array' ? 'array' : 'object' }, body, { contentType: header(fetched, 'content-type'), elements: 'any' });
+      json = decodeBody(p.label, { shape: p.def.shape === 'array' ? 'array' : 'object' }, body, {
+        contentType: header(fetched, 'content-type'),
+        elements: 'any',
+      });
     } catch (err) {
       if (err instanceof BodyError) throw new FailedError(`${err.message}. Nothing was published.`, { cause: err });
       throw err;

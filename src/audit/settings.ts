@@ -50,7 +50,9 @@ export function requireAuditUrl(url: string | undefined): string {
 
 /** SVC_AUDIT_TOKEN wins over --audit-token (CONTRACT section 7; the option record says so). The message never holds the value. */
 export function requireAuditToken(token: AuditToken | undefined): AuditToken {
-  if (token === undefined) throw new UsageError('no audit token given: set SVC_AUDIT_TOKEN (or pass --audit-token) with a token created in the audit front end');
+  if (token === undefined) {
+    throw new UsageError('no audit token given: set SVC_AUDIT_TOKEN (or pass --audit-token) with a token created in the audit front end');
+  }
   return token;
 }
 

@@ -104,7 +104,12 @@ export function decodeBody(route: string, def: Pick<RouteDef, 'shape'>, body: Bu
  * BodyError, after the slices before the fault were yielded (the caller
  * drops what it made of them). Nothing is yielded for an object route.
  */
-export function* decodeSlices(route: string, def: Pick<RouteDef, 'shape'>, reader: ByteReader, opts: DecodeOptions & { sliceBytes?: number } = {}): Generator<unknown[], void, void> {
+export function* decodeSlices(
+  route: string,
+  def: Pick<RouteDef, 'shape'>,
+  reader: ByteReader,
+  opts: DecodeOptions & { sliceBytes?: number } = {},
+): Generator<unknown[], void, void> {
   const objects = def.shape === 'array' && (opts.elements ?? 'objects') === 'objects';
   let index = 0;
   // As decodeBody of the whole text: a JSON fault anywhere is reported before an element of the wrong kind.
@@ -152,7 +157,12 @@ function assertShape(route: string, def: Pick<RouteDef, 'shape'>, value: unknown
  * body; anything it does not vouch for goes to JSON.parse, which has the last
  * word and the message. `count` is the number of records of a list.
  */
-export function checkBody(route: string, def: Pick<RouteDef, 'shape'>, body: Buffer, opts: DecodeOptions & { keep?: boolean } = {}): { count?: number; value?: unknown } {
+export function checkBody(
+  route: string,
+  def: Pick<RouteDef, 'shape'>,
+  body: Buffer,
+  opts: DecodeOptions & { keep?: boolean } = {},
+): { count?: number; value?: unknown } {
   const checked = opts.keep || !FAST_PATHS.jsonScan ? undefined : checkJson(body, def.shape, { objectElements: (opts.elements ?? 'objects') === 'objects' });
   if (checked !== undefined) return def.shape === 'array' ? { count: checked } : {};
   if (!opts.keep) {

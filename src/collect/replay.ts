@@ -101,7 +101,8 @@ export async function readCollection(dir: string, options: ReadCollectionOptions
       const file = r.file;
       let read: { body: Body; sha: string };
       try {
-        read = await withFileInside(dir, file, (handle, size) => readBody(handle, size, new BodyFile(dir, file, size, r.sha256!), options.largeBodyBytes ?? LARGE_BODY_BYTES));
+        const largeBodyBytes = options.largeBodyBytes ?? LARGE_BODY_BYTES;
+        read = await withFileInside(dir, file, (handle, size) => readBody(handle, size, new BodyFile(dir, file, size, r.sha256!), largeBodyBytes));
       } catch (err) {
         const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
         throw new FailedError(`${escapeControl(file)} is listed in ${COLLECTION_MANIFEST} but ${why}; refusing to build from ${escapeControl(dir)}`);

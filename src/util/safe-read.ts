@@ -46,7 +46,9 @@ export async function withFileInside<T>(dir: string, name: string, use: (handle:
     handle = await open(path.join(dir, name), SAFE_OPEN_FLAGS);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP' || code === 'EMLINK') throw new UnreadableEntryError(dir, name, 'is a symbolic link; only regular files inside the directory are read', { cause: err });
+    if (code === 'ELOOP' || code === 'EMLINK') {
+      throw new UnreadableEntryError(dir, name, 'is a symbolic link; only regular files inside the directory are read', { cause: err });
+    }
     if (code === 'ENOENT') throw new UnreadableEntryError(dir, name, 'does not exist', { cause: err });
     throw new UnreadableEntryError(dir, name, `cannot be opened (${code ?? 'error'})`, { cause: err });
   }
