@@ -36,7 +36,13 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
         const writes = new BodyWrites(staging, (err) => abort.abort(err));
         let result: Awaited<ReturnType<typeof collect>>;
         try {
-          result = await collect(settings, { http, reporter: deps.reporter, abort, now: () => started, onRoute: (record, body) => writes.take(record.file, body) });
+          result = await collect(settings, {
+            http,
+            reporter: deps.reporter,
+            abort,
+            now: () => started,
+            onRoute: (record, body) => writes.take(record.file, body),
+          });
         } catch (err) {
           // The collector's failure (a refused token) is the one to report; the writes only need to end.
           await writes.settled().catch(() => {});

@@ -6,7 +6,7 @@ import { DIR_MODE } from '../publish/staging.js';
 import { CONVERT_MEMORY } from '../exports/memory-policy.js';
 import { renamingSink } from '../sheets/file-sink.js';
 import { readExportRecords, readSheetManifest } from '../sheets/snapshot-dir.js';
-import { writeSpreadsheets } from '../sheets/write.js';
+import { writeSpreadsheets, type SheetSource } from '../sheets/write.js';
 import { readOptions } from '../config/options.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { whenInterrupted } from '../publish/registry.js';
@@ -57,7 +57,8 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   // Each file is written by a temporary name and renamed: a signal removes the one in progress.
   whenInterrupted(`the files converted before it stay in ${outDir}; the one being written was removed`);
   const sink = renamingSink(outDir);
-  const files = await writeSpreadsheets({ manifest, records: (entry) => readExportRecords(dir, entry) }, formats, sink, { beforeRead: CONVERT_MEMORY.beforeSheetRead });
+  const snapshot: SheetSource = { manifest, records: (entry) => readExportRecords(dir, entry) };
+  const files = await writeSpreadsheets(snapshot, formats, sink, { beforeRead: CONVERT_MEMORY.beforeSheetRead });
   deps.reporter.close();
   const summary: ConvertSummary = {
     command: 'convert',

@@ -69,7 +69,9 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
   }
   if (action === 'log') {
     const [exportName, ...key] = rest;
-    if (exportName === undefined || key.length === 0) throw new UsageError('history log needs an export and its key: svc-snapshot history log <export> <key>... (one value per key column)');
+    if (exportName === undefined || key.length === 0) {
+      throw new UsageError('history log needs an export and its key: svc-snapshot history log <export> <key>... (one value per key column)');
+    }
     return withDb(target, flags, deps, async (db) => {
       const site = await chooseSite(db, flags.site);
       if (site === null) throw new FailedError(`${target.label} holds no snapshots yet`);
@@ -131,14 +133,26 @@ function formatLog(s: HistoryLogSummary): string {
   for (const v of s.versions) {
     const span = `${v.from} → ${v.to ?? 'now'}`;
     if (!prev) lines.push(`  ${span}  first seen`);
-    else lines.push(`  ${span}  changed: ${v.changed.map((c) => `${c} ${JSON.stringify(prev![c] ?? null)} → ${JSON.stringify(v.record[c] ?? null)}`).join('; ') || '(reappeared unchanged)'}`);
+    else {
+      const before = prev;
+      const changed = v.changed.map((c) => `${c} ${JSON.stringify(before[c] ?? null)} → ${JSON.stringify(v.record[c] ?? null)}`);
+      lines.push(`  ${span}  changed: ${changed.join('; ') || '(reappeared unchanged)'}`);
+    }
     prev = v.record;
   }
   return `${lines.join('\n')}\n`;
 }
 
-async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: CommandDeps, target: HistoryTarget, afterExport?: AfterExport): Promise<CommandResult> {
-  if (dirs.length === 0) throw new UsageError('history load needs snapshot directories or raw collections: svc-snapshot history load <dir>... --history <target>');
+async function runLoad(
+  flags: HistoryOptions,
+  dirs: readonly string[],
+  deps: CommandDeps,
+  target: HistoryTarget,
+  afterExport?: AfterExport,
+): Promise<CommandResult> {
+  if (dirs.length === 0) {
+    throw new UsageError('history load needs snapshot directories or raw collections: svc-snapshot history load <dir>... --history <target>');
+  }
   const allowed = flags.allowedSigners;
   const include = flags.include;
   const heads = [];
@@ -181,7 +195,14 @@ async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: Com
         throw stopped(err, h.dir, loaded.filter((l) => l.status !== 'skipped').length);
       }
       if (result.status === 'already loaded') deps.reporter.info(`${h.dir} was loaded before; nothing changed`);
-      loaded.push({ dir: h.dir, baseUrl: input.baseUrl, time: input.time, status: result.status satisfies LoadStatus, opened: result.opened, closed: result.closed });
+      loaded.push({
+        dir: h.dir,
+        baseUrl: input.baseUrl,
+        time: input.time,
+        status: result.status satisfies LoadStatus,
+        opened: result.opened,
+        closed: result.closed,
+      });
     }
   } finally {
     await db.close();

@@ -33,9 +33,15 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
   const target = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
   const history: HistorySource | undefined = target ? { target, ...(target.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) } : undefined;
   const outFile = o.out !== undefined ? resolveOutDir(deps.cwd, o.out, o.out) : undefined;
-  if (outFile !== undefined && (await stat(outFile).catch(() => undefined))?.isDirectory()) throw new UsageError(`--out ${outFile} is a directory; give the file to write`);
+  if (outFile !== undefined && (await stat(outFile).catch(() => undefined))?.isDirectory()) {
+    throw new UsageError(`--out ${outFile} is a directory; give the file to write`);
+  }
   deps.reporter.info(`reading ${dir}`);
-  const model = await modelOfDirectory(dir, { inheritLevels: o.findingsInheritLevels, ...(o.previous !== undefined ? { previous: resolveOutDir(deps.cwd, o.previous, o.previous) } : {}), ...(history ? { history } : {}) });
+  const model = await modelOfDirectory(dir, {
+    inheritLevels: o.findingsInheritLevels,
+    ...(o.previous !== undefined ? { previous: resolveOutDir(deps.cwd, o.previous, o.previous) } : {}),
+    ...(history ? { history } : {}),
+  });
   const file = outFile ?? resolveOutDir(dir, reportFileName(model.manifest.date), '');
   const page = renderReport(model);
   // As convert writes into a published snapshot: a temporary name (0600, removed by a signal), then a rename.
