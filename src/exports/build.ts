@@ -491,7 +491,11 @@ export type BuildSummary = Omit<BuildResult, 'exports'>;
  * consumes the bodies and collects garbage. Byte for byte, the exports are
  * those of buildAll.
  */
-export function* build(collection: RawCollection, memory: MemoryPolicy = KEEP_EVERYTHING, include: readonly Include[] = []): Generator<BuiltExport, BuildSummary, void> {
+export function* build(
+  collection: RawCollection,
+  memory: MemoryPolicy = KEEP_EVERYTHING,
+  include: readonly Include[] = [],
+): Generator<BuiltExport, BuildSummary, void> {
   const reader = new CollectionReader(collection, memory.consumeBodies);
   const defs = exportsFor(include);
   const nullFields: NullField[][] = new Array(defs.length);
@@ -520,7 +524,13 @@ export function buildAll(collection: RawCollection, include: readonly Include[] 
     let records: ExportRecord[] = [];
     for (const batch of e.batches(Math.max(1, e.count))) records = batch;
     const { export: name, available, reason, proposedRoute } = e;
-    exports[e.index] = { export: name, records, available, ...(reason !== undefined ? { reason } : {}), ...(proposedRoute !== undefined ? { proposedRoute } : {}) };
+    exports[e.index] = {
+      export: name,
+      records,
+      available,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(proposedRoute !== undefined ? { proposedRoute } : {}),
+    };
   }
   return { exports, ...step.value };
 }
