@@ -45,7 +45,10 @@ export interface RequiredCertification {
   readonly best: ExportRecord | undefined;
 }
 
-/** The finding of a required certification: the membership, and the project, level, requirement and certification behind it (made only for a finding: the join has one entry per member and requirement). */
+/**
+ * The finding of a required certification: the membership, and the project, level, requirement and
+ * certification behind it (made only for a finding: the join has one entry per member and requirement).
+ */
 export function certificationFinding(r: RequiredCertification, detail: string): FindingDraft {
   const m = r.membership;
   const related = r.best ? [...r.required.related, ref('user_certifications', r.best.userID, r.best.requirementID, r.best.id)] : r.required.related;
@@ -249,9 +252,18 @@ function projectRequirement(project: ExportRecord, s: Source): ProjectRequiremen
 }
 
 export const CERTIFICATION_SPEC: readonly SpecCitation[] = [
-  { where: 'management-api.md §2 ProjectInfo', text: '`securityLevel?` string (id of the required security level, if set); `parent?` string (parent project id)' },
-  { where: 'management-api.md §2 SecurityLevelInfo', text: '`requirements` string[] (requirement ids making up the level). `ProjectInfo.securityLevel` holds one of these ids.' },
-  { where: 'management-api.md §2 ProjectMembershipInfo', text: '`projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited); `expires?` ts.' },
+  {
+    where: 'management-api.md §2 ProjectInfo',
+    text: '`securityLevel?` string (id of the required security level, if set); `parent?` string (parent project id)',
+  },
+  {
+    where: 'management-api.md §2 SecurityLevelInfo',
+    text: '`requirements` string[] (requirement ids making up the level). `ProjectInfo.securityLevel` holds one of these ids.',
+  },
+  {
+    where: 'management-api.md §2 ProjectMembershipInfo',
+    text: '`projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited); `expires?` ts.',
+  },
   { where: 'management-api.md §2 UserCertificationInfo', text: '`requirementID` (`sreq|<uuid>`); `userID`; `expires?` ts (absent = no expiry)' },
   { where: 'management-api.md §2 SecurityRequirementInfo', text: '`type` string (e.g. `UserCert`)' },
 ];

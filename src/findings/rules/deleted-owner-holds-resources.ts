@@ -13,9 +13,21 @@ export default defineRule({
     '/api/teams, and CONTRACT section 5 keeps the `no-team` row and those of deleted teams in the raw collection ' +
     'only. So the rule cannot see deleted teams on any snapshot, and its `reason` says so every time it is evaluated.',
   spec: [
-    { where: 'management-api.md §2 ProjectUsageInfo', text: 'Same as UsageInfo, but `id` is a project id or `no-project` for untagged resources, and `exists` is false when the project was deleted.' },
-    { where: 'management-api.md §2 UsageInfo', text: '`exists` boolean (false when the team was deleted but still holds resources); `files` {`cnt` number of vault files, `size` bytes}; `vms` {`cnt`, `mem` bytes, `cores`}; `drives` {`cnt`, `size` provisioned bytes, `used` consumed bytes}. Groups with no resources may be absent from a row.' },
-    { where: 'management-api.md §4 Rules', text: '3. Team usage and project usage include one row with id `no-team` / `no-project` for untagged resources … Rows for deleted teams or projects that still hold resources have `exists` false.' },
+    {
+      where: 'management-api.md §2 ProjectUsageInfo',
+      text: 'Same as UsageInfo, but `id` is a project id or `no-project` for untagged resources, and `exists` is false when the project was deleted.',
+    },
+    {
+      where: 'management-api.md §2 UsageInfo',
+      text: '`exists` boolean (false when the team was deleted but still holds resources); `files` {`cnt` number of ' +
+        'vault files, `size` bytes}; `vms` {`cnt`, `mem` bytes, `cores`}; `drives` {`cnt`, `size` provisioned bytes, ' +
+        '`used` consumed bytes}. Groups with no resources may be absent from a row.',
+    },
+    {
+      where: 'management-api.md §4 Rules',
+      text: '3. Team usage and project usage include one row with id `no-team` / `no-project` for untagged resources ' +
+        '… Rows for deleted teams or projects that still hold resources have `exists` false.',
+    },
   ],
   reads: [{ export: 'resources_by_project', columns: ['projectID', 'exists', 'vms_cnt', 'drives_cnt', 'files_cnt', 'files_size'] }],
   unseen: 'deleted teams not evaluated: the usage rows of deleted teams are in no export (teams has one row per team ' +

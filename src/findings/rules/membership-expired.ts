@@ -13,7 +13,10 @@ export default defineRule({
     'each row of the pair marked `duplicate` by its `id` (the membership is also inherited, so the user may keep ' +
     'access through the parent project), saying which one is the subject\'s: the subject need not be the row marked.',
   spec: [
-    { where: 'management-api.md §2 ProjectMembershipInfo', text: '`id` string (opaque, base64); `projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited); `expires?` ts.' },
+    {
+      where: 'management-api.md §2 ProjectMembershipInfo',
+      text: '`id` string (opaque, base64); `projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited); `expires?` ts.',
+    },
     { where: 'management-api.md §2 Notation', text: '`ts` = epoch milliseconds integer.' },
   ],
   reads: [{ export: 'project_memberships', columns: ['projectID', 'userID', 'id', 'duplicate', 'expires'] }],

@@ -39,7 +39,10 @@ export default defineRule({
     'such VMs can be reported without breaking its quota.',
   spec: [
     { where: 'management-api.md §2 QuotasTyped', text: '`cores?` number (undefined = no limit); `memory?` number bytes (undefined = no limit)' },
-    { where: 'management-api.md §2 TeamInfo', text: '`quotas` map string -> number (legacy representation); `teamQuotas?` QuotasTyped (absent when no team quota is set)' },
+    {
+      where: 'management-api.md §2 TeamInfo',
+      text: '`quotas` map string -> number (legacy representation); `teamQuotas?` QuotasTyped (absent when no team quota is set)',
+    },
     { where: 'management-api.md §2 UsageInfo', text: '`vms` {`cnt`, `mem` bytes, `cores`} … Groups with no resources may be absent from a row.' },
     { where: 'management-api.md §2 BrickInfo', text: '`noQuota` boolean (default false; whether the brick is exempt from team quotas)' },
   ],
@@ -49,10 +52,14 @@ export default defineRule({
       const name = `team "${keyText(t.name)}" (${keyText(t.id)})`;
       const cores = limitOf(t, t.teamQuotas_cores, 'cores');
       const usedCores = ts(t.usage_vms_cores) ?? 0;
-      if (cores !== undefined && usedCores > cores.limit) yield { subject: ref('teams', t.id), related: [], detail: `${name} uses ${usedCores} cores, above its ${cores.source}` };
+      if (cores !== undefined && usedCores > cores.limit) {
+        yield { subject: ref('teams', t.id), related: [], detail: `${name} uses ${usedCores} cores, above its ${cores.source}` };
+      }
       const memory = limitOf(t, t.teamQuotas_memory, 'memory');
       const usedMemory = ts(t.usage_vms_mem) ?? 0;
-      if (memory !== undefined && usedMemory > memory.limit) yield { subject: ref('teams', t.id), related: [], detail: `${name} uses ${usedMemory} bytes of memory, above its ${memory.source}` };
+      if (memory !== undefined && usedMemory > memory.limit) {
+        yield { subject: ref('teams', t.id), related: [], detail: `${name} uses ${usedMemory} bytes of memory, above its ${memory.source}` };
+      }
     }
   },
 });

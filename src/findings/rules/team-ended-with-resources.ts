@@ -12,7 +12,12 @@ export default defineRule({
     'A team without `endDate` has no end. A team without a usage row holds none (the spec: groups with no resources may be absent).',
   spec: [
     { where: 'management-api.md §2 TeamInfo', text: '`endDate?` ts (resource access end)' },
-    { where: 'management-api.md §2 UsageInfo', text: '`id` string (team id …); `files` {`cnt` number of vault files, `size` bytes}; `vms` {`cnt`, `mem` bytes, `cores`}; `drives` {`cnt`, `size` provisioned bytes, `used` consumed bytes}. Groups with no resources may be absent from a row.' },
+    {
+      where: 'management-api.md §2 UsageInfo',
+      text: '`id` string (team id …); `files` {`cnt` number of vault files, `size` bytes}; `vms` {`cnt`, `mem` ' +
+        'bytes, `cores`}; `drives` {`cnt`, `size` provisioned bytes, `used` consumed bytes}. Groups with no ' +
+        'resources may be absent from a row.',
+    },
   ],
   reads: [{ export: 'teams', columns: ['id', 'name', 'endDate', 'usage_vms_cnt', 'usage_drives_cnt', 'usage_files_cnt', 'usage_files_size'] }],
   *check(ctx) {

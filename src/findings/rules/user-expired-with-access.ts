@@ -29,7 +29,10 @@ function lapsed(u: ExportRecord, now: number): string | undefined {
 function vmsText(a: Access, read: boolean): string {
   if (!read) return '';
   const inactive = a.inactiveOwned.length + a.inactiveAuthed.length;
-  const notCounted = inactive > 0 ? ` (not counted: owns ${a.inactiveOwned.length} and is authorized on ${a.inactiveAuthed.length} VM(s) listed as running with \`active\` not true)` : '';
+  const notCounted =
+    inactive > 0
+      ? ` (not counted: owns ${a.inactiveOwned.length} and is authorized on ${a.inactiveAuthed.length} VM(s) listed as running with \`active\` not true)`
+      : '';
   return `, owns ${a.owned.length} running VM(s) and is authorized on ${a.authed.length} other(s)${notCounted}`;
 }
 
@@ -56,10 +59,22 @@ export default defineRule({
     'rule evaluated over the memberships alone, and its reason says that the VMs were not evaluated; one taken with ' +
     'it whose running VMs were not all read (a realm\'s route failed) has the rule not evaluated.',
   spec: [
-    { where: 'management-api.md §2 UserInfo', text: '`state` string (account state); `deactivationType?` DeactivationType; `expiration?` ts (account expiration); `deactivatedUntil?` ts (temporary deactivation end). Allowed values of `role` and `state` and the permission codes: not shown.' },
-    { where: 'management-api.md §2 UserInfo', text: 'DeactivationType values: `Admin`, `FailedPassword` (consecutive failed passwords), `Timeout` (inactivity), `XSS` (detected attack attempt), `Registration` (pending activation).' },
+    {
+      where: 'management-api.md §2 UserInfo',
+      text: '`state` string (account state); `deactivationType?` DeactivationType; `expiration?` ts (account ' +
+        'expiration); `deactivatedUntil?` ts (temporary deactivation end). Allowed values of `role` and `state` and ' +
+        'the permission codes: not shown.',
+    },
+    {
+      where: 'management-api.md §2 UserInfo',
+      text: 'DeactivationType values: `Admin`, `FailedPassword` (consecutive failed passwords), `Timeout` ' +
+        '(inactivity), `XSS` (detected attack attempt), `Registration` (pending activation).',
+    },
     { where: 'management-api.md §2 TeamInfo', text: '`members` TeamMemberInfo[]; TeamMemberInfo: `id` string' },
-    { where: 'management-api.md §2 ProjectMembershipInfo', text: '`projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited)' },
+    {
+      where: 'management-api.md §2 ProjectMembershipInfo',
+      text: '`projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited)',
+    },
     { where: 'management-api.md §2 VirtualMachine', text: '`owner` string; `authedUsers` string[] (all authorized users, owner excluded); `active` boolean' },
   ],
   reads: [
@@ -85,7 +100,9 @@ export default defineRule({
       return a;
     };
     for (const m of ctx.records('team_memberships')) of(m.memberID)?.teams.push(ref('team_memberships', m.teamID, m.memberID));
-    for (const { first } of membershipPairs(ctx.records('project_memberships'))) of(first.userID)?.projects.push(ref('project_memberships', first.projectID, first.userID, first.id));
+    for (const { first } of membershipPairs(ctx.records('project_memberships'))) {
+      of(first.userID)?.projects.push(ref('project_memberships', first.projectID, first.userID, first.id));
+    }
     if (ctx.has('active_vms')) {
       for (const vm of ctx.records('active_vms')) {
         const row = () => ref('active_vms', vm.realmID, vm.id);
