@@ -71,7 +71,12 @@ function changedColumns(a: ExportRecord, b: ExportRecord): string[] {
 }
 
 /** Every version of one record, oldest first; `changed` names the columns that differ from the version before (none for the first). */
-export async function recordLog(db: HistoryDb, site: string, exportName: string, key: readonly string[]): Promise<{ key: Record<string, string>; versions: Version[] }> {
+export async function recordLog(
+  db: HistoryDb,
+  site: string,
+  exportName: string,
+  key: readonly string[],
+): Promise<{ key: Record<string, string>; versions: Version[] }> {
   const t = exportTable(exportName);
   if (!t) throw new UsageError(`there is no export "${exportName.slice(0, 60)}"; the exports are ${EXPORT_TABLES.map((x) => x.def.name).join(', ')}`);
   if (key.length !== t.def.key.length) {
@@ -85,7 +90,10 @@ export async function recordLog(db: HistoryDb, site: string, exportName: string,
   const params = t.def.key.map((k, i) => keyParameter(t.typed.find((c) => c.name === k)!.type, key[i]!));
   const rows = params.includes(undefined)
     ? []
-    : await db.all(`SELECT seen_from, seen_to, record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND ${where} ORDER BY seen_from, version_id`, [site, ...params]);
+    : await db.all(`SELECT seen_from, seen_to, record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND ${where} ORDER BY seen_from, version_id`, [
+        site,
+        ...params,
+      ]);
   const versions: Version[] = [];
   for (const [from, to, text] of rows) {
     const record = JSON.parse(String(text)) as ExportRecord;
@@ -126,10 +134,16 @@ export async function exportsAsOf(db: HistoryDb, site: string, time: string): Pr
     const entry = listed.find((r) => String(r[0]) === t.def.name);
     if (!entry) continue;
     const [, file, count, available, sha] = entry;
-    if (!isPlainFileName(String(file))) throw new FailedError(`${db.label} names "${String(file).slice(0, 80)}" as a file of ${t.def.name}; the database is damaged`);
+    if (!isPlainFileName(String(file))) {
+      throw new FailedError(`${db.label} names "${String(file).slice(0, 80)}" as a file of ${t.def.name}; the database is damaged`);
+    }
     let records: ExportRecord[] = [];
     if (Number(available) === 1) {
-      const rows = await db.all(`SELECT record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_from <= ? AND (seen_to IS NULL OR seen_to > ?)`, [site, time, time]);
+      const rows = await db.all(`SELECT record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_from <= ? AND (seen_to IS NULL OR seen_to > ?)`, [
+        site,
+        time,
+        time,
+      ]);
       records = rows.map((r) => JSON.parse(String(r[0])) as ExportRecord);
       sortRecords(records, t.def.key, records[0] ? Object.keys(records[0]) : []);
     }
@@ -152,7 +166,9 @@ export async function exportsAsOf(db: HistoryDb, site: string, time: string): Pr
 export async function keptFilesAsOf(db: HistoryDb, site: string, time: string): Promise<AsOfFile[]> {
   const rows = await db.all('SELECT name, sha256, content FROM run_files WHERE base_url = ? AND time = ? ORDER BY name', [site, time]);
   return rows.map(([name, sha, content]) => {
-    if (!isPlainFileName(String(name))) throw new FailedError(`${db.label} names "${String(name).slice(0, 80)}" as a file of the snapshot of ${time}; the database is damaged`);
+    if (!isPlainFileName(String(name))) {
+      throw new FailedError(`${db.label} names "${String(name).slice(0, 80)}" as a file of the snapshot of ${time}; the database is damaged`);
+    }
     if (createHash('sha256').update(String(content)).digest('hex') !== String(sha)) {
       throw new FailedError(
         `${String(name)} as of ${time} does not come back as the file that was loaded; the history database ` +

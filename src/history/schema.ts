@@ -84,7 +84,9 @@ export const EXPORT_TABLES: readonly ExportTable[] = CATALOG.map((def) => {
   const columns = typed.map((c) => c.name);
   for (const c of typed) {
     if ((VERSION_COLUMNS as readonly string[]).includes(c.name)) throw new Error(`export ${def.name}: column ${c.name} clashes with a history column`);
-    if (c.timestamp && columns.includes(`${c.name}_utc`)) throw new Error(`export ${def.name}: column ${c.name}_utc clashes with the view's UTC time of ${c.name}`);
+    if (c.timestamp && columns.includes(`${c.name}_utc`)) {
+      throw new Error(`export ${def.name}: column ${c.name}_utc clashes with the view's UTC time of ${c.name}`);
+    }
   }
   return { def, view, table: `${view}_versions`, columns, typed };
 });
@@ -96,7 +98,10 @@ export function exportTable(name: string): ExportTable | undefined {
 function versionsTableSql(db: HistoryDb, t: ExportTable, name: string, extra: readonly string[]): string {
   // SQLite's INTEGER PRIMARY KEY is the row id itself; PostgreSQL needs 64 bits for the same range.
   const id = db.engine === 'sqlite' ? 'version_id INTEGER PRIMARY KEY' : 'version_id BIGINT PRIMARY KEY';
-  const cols = [...t.typed.map((c) => `  ${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`), ...extra.map((c) => `  ${quoteIdent(c)} TEXT`)].join(',\n');
+  const cols = [
+    ...t.typed.map((c) => `  ${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`),
+    ...extra.map((c) => `  ${quoteIdent(c)} TEXT`),
+  ].join(',\n');
   return `CREATE TABLE ${quoteIdent(name)} (
   ${id},
   base_url TEXT NOT NULL,
@@ -110,7 +115,9 @@ ${cols}
 /** The view of current records: the catalog's columns, each timestamp followed by its `<column>_utc`, then columns an older catalog had. */
 function viewSql(db: HistoryDb, t: ExportTable, extra: readonly string[]): string {
   const cols = [
-    ...t.typed.flatMap((c) => (c.timestamp ? [quoteIdent(c.name), `${utcExpression(db.engine, quoteIdent(c.name))} AS ${quoteIdent(`${c.name}_utc`)}`] : [quoteIdent(c.name)])),
+    ...t.typed.flatMap((c) =>
+      c.timestamp ? [quoteIdent(c.name), `${utcExpression(db.engine, quoteIdent(c.name))} AS ${quoteIdent(`${c.name}_utc`)}`] : [quoteIdent(c.name)],
+    ),
     ...extra.map(quoteIdent),
   ];
   return `CREATE VIEW ${quoteIdent(t.view)} AS SELECT base_url, seen_from, ${cols.join(', ')} FROM ${quoteIdent(t.table)} WHERE seen_to IS NULL`;
@@ -197,7 +204,10 @@ async function typedAsDeclared(db: HistoryDb, t: ExportTable): Promise<boolean> 
     const sql = String(row?.[0] ?? '');
     return t.typed.every((c) => sql.includes(`${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`));
   }
-  const rows = await db.all('SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?', [t.table]);
+  const rows = await db.all(
+    'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
+    [t.table],
+  );
   const types = new Map(rows.map((r) => [String(r[0]), String(r[1]).toUpperCase()]));
   return t.typed.every((c) => types.get(c.name) === sqlType(db.engine, quoteIdent(c.name), c.type));
 }
@@ -272,7 +282,10 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
   try {
     relations = await db.relations();
   } catch (err) {
-    throw new FailedError(`the history database ${db.label} cannot be read: ${(err as Error).message}; give a SQLite file written by svc-snapshot, or a postgres:// URL`, { cause: err });
+    throw new FailedError(
+      `the history database ${db.label} cannot be read: ${(err as Error).message}; give a SQLite file written by svc-snapshot, or a postgres:// URL`,
+      { cause: err },
+    );
   }
   let version: number | undefined;
   if (relations.has('history_meta')) {

@@ -23,7 +23,11 @@ export type HistoryTarget =
  * A password in the URL is refused without repeating any of the URL, so a
  * mistyped secret never reaches a terminal or a cron mail.
  */
-export function parseHistoryTarget(raw: string | boolean | undefined, cwd: string, opts: { readonly directory?: 'usage error' | 'when opened' } = {}): HistoryTarget {
+export function parseHistoryTarget(
+  raw: string | boolean | undefined,
+  cwd: string,
+  opts: { readonly directory?: 'usage error' | 'when opened' } = {},
+): HistoryTarget {
   const value = raw === undefined || raw === true ? DEFAULT_HISTORY_FILE : String(raw);
   if (value.trim() === '') throw new UsageError('--history needs a file path or a postgres://user@host:port/db URL, not an empty value');
   if (/^postgres(ql)?:/i.test(value)) return parsePostgres(value);
@@ -55,7 +59,9 @@ function parsePostgres(value: string): HistoryTarget {
   const user = decodeURIComponent(url.username);
   if (user === '') throw new UsageError('--history: the postgres:// URL names no user; write it as postgres://user@host:port/db');
   const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
-  if (database === '' || database.includes('/')) throw new UsageError('--history: the postgres:// URL names no database; write it as postgres://user@host:port/db');
+  if (database === '' || database.includes('/')) {
+    throw new UsageError('--history: the postgres:// URL names no database; write it as postgres://user@host:port/db');
+  }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (host === '') throw new UsageError('--history: the postgres:// URL names no host; write it as postgres://user@host:port/db');
   const port = url.port === '' ? 5432 : Number(url.port);
