@@ -72,7 +72,9 @@ export function renderMetrics(m: MetricsInput): string {
   if (r?.validationIssues !== undefined) samples.push(['svc_snapshot_validation_issues', cmd, String(r.validationIssues)]);
   if (r?.driftFields !== undefined) samples.push(['svc_snapshot_drift_fields', cmd, String(r.driftFields)]);
   for (const f of r?.findings ?? []) samples.push(['svc_snapshot_findings', `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`, String(f.count)]);
-  for (const f of r?.findingsUnevaluated ?? []) samples.push(['svc_snapshot_findings_unevaluated', `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`, '1']);
+  for (const f of r?.findingsUnevaluated ?? []) {
+    samples.push(['svc_snapshot_findings_unevaluated', `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`, '1']);
+  }
   const lines: string[] = [];
   let previous = '';
   for (const [name, labels, value] of samples) {

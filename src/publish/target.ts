@@ -41,7 +41,9 @@ export function assertSafeTarget(flagValue: string, cwd: string, home: string = 
     );
   if (path.dirname(resolved) === resolved) throw why('the root directory');
   for (const c of new Set([cwd, real(cwd)])) {
-    if (isSameOrAncestor(target, c) || isSameOrAncestor(resolved, c)) throw why(target === c || resolved === c ? 'the working directory' : 'a parent of the working directory');
+    if (isSameOrAncestor(target, c) || isSameOrAncestor(resolved, c)) {
+      throw why(target === c || resolved === c ? 'the working directory' : 'a parent of the working directory');
+    }
   }
   for (const h of new Set([home, real(home)])) {
     if (h && (target === h || resolved === h)) throw why('the home directory');

@@ -115,7 +115,9 @@ function readKeyFile(file: string, from: string): Buffer {
 
 /** The fields of an "openssh-key-v1" blob holding one unencrypted Ed25519 key (PROTOCOL.key of OpenSSH). */
 function parseOpensshKey(blob: Buffer, file: string, from: string) {
-  if (blob.length < MAGIC.length || !blob.subarray(0, MAGIC.length).equals(MAGIC)) throw refused(file, from, 'is not an OpenSSH private key (no openssh-key-v1 header)');
+  if (blob.length < MAGIC.length || !blob.subarray(0, MAGIC.length).equals(MAGIC)) {
+    throw refused(file, from, 'is not an OpenSSH private key (no openssh-key-v1 header)');
+  }
   const r = new WireReader(blob.subarray(MAGIC.length));
   const cipher = r.text();
   const kdf = r.text();

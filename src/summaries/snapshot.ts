@@ -63,12 +63,18 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
                 added: e.counts.added,
                 removed: e.counts.removed,
                 changed: e.counts.changed,
-                ...(e.availability === 'older-only' || e.availability === 'newer-only' ? { note: `available only in ${e.availability === 'older-only' ? 'older' : 'newer'}` } : {}),
+                ...(e.availability === 'older-only' || e.availability === 'newer-only'
+                  ? { note: `available only in ${e.availability === 'older-only' ? 'older' : 'newer'}` }
+                  : {}),
               })),
           },
         }
       : {}),
-    ...(o.spreadsheets ? { spreadsheets: o.spreadsheets.map((f) => ({ format: f.format, file: f.file, ...(f.export !== undefined ? { export: f.export } : {}) })) } : {}),
+    ...(o.spreadsheets ? { spreadsheets: o.spreadsheets.map((f) => ({
+      format: f.format,
+      file: f.file,
+      ...(f.export !== undefined ? { export: f.export } : {}),
+    })) } : {}),
     ...(o.history ? { history: o.history } : {}),
     ...(o.pruned ? { pruned: o.pruned } : {}),
     durationMs: o.durationMs,
