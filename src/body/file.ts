@@ -48,7 +48,10 @@ export class BodyFile {
 
   /** The message for a file whose bytes are no longer those collected. */
   changed(): FailedError {
-    return new FailedError(`${escapeControl(this.name)} in ${escapeControl(this.dir)} does not match the sha256 in the collection manifest: it was changed after collection; refusing to build from it`);
+    return new FailedError(
+      `${escapeControl(this.name)} in ${escapeControl(this.dir)} does not match the sha256 in the collection ` +
+        `manifest: it was changed after collection; refusing to build from it`,
+    );
   }
 
   /** The file's bytes in order, a few MB at a time, checked against the sha256 at the end (raw/ of a replay copies them). */
@@ -95,7 +98,9 @@ class FileReader implements BodyReader {
       this.fd = openSync(file.path, SAFE_OPEN_FLAGS);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      throw new FailedError(`${escapeControl(file.name)} in ${escapeControl(file.dir)} cannot be read back (${code}); refusing to build from it`, { cause: err });
+      throw new FailedError(`${escapeControl(file.name)} in ${escapeControl(file.dir)} cannot be read back (${code}); refusing to build from it`, {
+        cause: err,
+      });
     }
     const st = fstatSync(this.fd);
     this.size = st.size;

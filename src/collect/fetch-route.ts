@@ -53,7 +53,10 @@ export async function fetchRoute(p: PlannedRoute, settings: ConnectionSettings, 
         status: res.status,
         token: res.status === 401 ? 'token' : `${type} token`,
         source: token.source,
-        why: { 401: 'the server does not accept the token itself (it is missing, invalid or expired), whatever types it has', 403: `it lacks type ${type} (or is not allowed this route)` },
+        why: {
+          401: 'the server does not accept the token itself (it is missing, invalid or expired), whatever types it has',
+          403: `it lacks type ${type} (or is not allowed this route)`,
+        },
         advice:
           res.status === 401
             ? `Check the token's value and that it has not expired or been revoked (svc-snapshot check shows what each token reaches).`

@@ -57,14 +57,20 @@ export interface ReadCollectionOptions {
 export async function readCollection(dir: string, options: ReadCollectionOptions = {}): Promise<RawCollection> {
   const info = await stat(dir).catch(() => undefined);
   if (!info?.isDirectory()) {
-    throw new UsageError(`${escapeControl(dir)} is not a directory; --replay needs a raw collection directory (from svc-snapshot collect, or a snapshot's raw/)`);
+    throw new UsageError(
+      `${escapeControl(dir)} is not a directory; --replay needs a raw collection directory (from svc-snapshot ` +
+        `collect, or a snapshot's raw/)`,
+    );
   }
   let text: string;
   try {
     text = (await readInside(dir, COLLECTION_MANIFEST)).toString('utf8');
   } catch (err) {
     const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
-    throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} ${why}; --replay needs a raw collection directory (from svc-snapshot collect, or a snapshot's raw/)`);
+    throw new UsageError(
+      `${COLLECTION_MANIFEST} in ${escapeControl(dir)} ${why}; --replay needs a raw collection directory (from ` +
+        `svc-snapshot collect, or a snapshot's raw/)`,
+    );
   }
   let json: unknown;
   try {
@@ -75,7 +81,10 @@ export async function readCollection(dir: string, options: ReadCollectionOptions
   const parsed = CollectionManifestSchema.safeParse(json);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
-    throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} is not a collection manifest (${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})`);
+    throw new UsageError(
+      `${COLLECTION_MANIFEST} in ${escapeControl(dir)} is not a collection manifest ` +
+        `(${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})`,
+    );
   }
   const manifest = parsed.data;
   const defs = routeDefsByLabel(manifest);
@@ -84,18 +93,25 @@ export async function readCollection(dir: string, options: ReadCollectionOptions
     manifest.routes.map(async (r) => {
       if (r.file === null) return;
       if (!isPlainFileName(r.file) || r.sha256 === undefined) {
-        throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} names file "${escapeControl(r.file)}" for ${escapeControl(r.route)} without a valid name or sha256; the collection is damaged`);
+        throw new UsageError(
+          `${COLLECTION_MANIFEST} in ${escapeControl(dir)} names file "${escapeControl(r.file)}" for ` +
+            `${escapeControl(r.route)} without a valid name or sha256; the collection is damaged`,
+        );
       }
       const file = r.file;
       let read: { body: Body; sha: string };
       try {
-        read = await withFileInside(dir, file, (handle, size) => readBody(handle, size, new BodyFile(dir, file, size, r.sha256!), options.largeBodyBytes ?? LARGE_BODY_BYTES));
+        const largeBodyBytes = options.largeBodyBytes ?? LARGE_BODY_BYTES;
+        read = await withFileInside(dir, file, (handle, size) => readBody(handle, size, new BodyFile(dir, file, size, r.sha256!), largeBodyBytes));
       } catch (err) {
         const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
         throw new FailedError(`${escapeControl(file)} is listed in ${COLLECTION_MANIFEST} but ${why}; refusing to build from ${escapeControl(dir)}`);
       }
       if (read.sha !== r.sha256) {
-        throw new FailedError(`${escapeControl(file)} in ${escapeControl(dir)} does not match the sha256 in ${COLLECTION_MANIFEST}: it was changed after collection; refusing to build from it`);
+        throw new FailedError(
+          `${escapeControl(file)} in ${escapeControl(dir)} does not match the sha256 in ${COLLECTION_MANIFEST}: it ` +
+            `was changed after collection; refusing to build from it`,
+        );
       }
       const body = read.body;
       const def = options.checkBodies === false ? undefined : defs.get(r.route);

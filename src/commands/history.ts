@@ -59,7 +59,9 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
       if (flags.json) deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
       else if (summary.runs.length === 0) deps.stdout(`No snapshots in ${target.label}.\n`);
       else {
-        const lines = summary.runs.map((r) => `${r.time}  ${r.date}  ${r.source.padEnd(6)}  ${Object.values(r.counts).reduce((a, b) => a + b, 0)} records  ${shown(r.baseUrl)}${r.key ? `  signed ${r.key}` : ''}`);
+        const lines = summary.runs.map((r) => `${r.time}  ${r.date}  ${r.source.padEnd(6)}  ` +
+          `${Object.values(r.counts).reduce((a, b) => a + b, 0)} records  ` +
+          `${shown(r.baseUrl)}${r.key ? `  signed ${r.key}` : ''}`);
         deps.stdout(`${lines.join('\n')}\n`);
       }
       return { exitCode: EXIT.ok };
@@ -67,7 +69,9 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
   }
   if (action === 'log') {
     const [exportName, ...key] = rest;
-    if (exportName === undefined || key.length === 0) throw new UsageError('history log needs an export and its key: svc-snapshot history log <export> <key>... (one value per key column)');
+    if (exportName === undefined || key.length === 0) {
+      throw new UsageError('history log needs an export and its key: svc-snapshot history log <export> <key>... (one value per key column)');
+    }
     return withDb(target, flags, deps, async (db) => {
       const site = await chooseSite(db, flags.site);
       if (site === null) throw new FailedError(`${target.label} holds no snapshots yet`);
@@ -105,7 +109,8 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
     deps.stdout(
       flags.json
         ? `${JSON.stringify(summary, null, 2)}\n`
-        : `Snapshot of ${shown(site)} taken ${run.time} (as of ${date}) written to ${outDir}: ${files.length} exports, ${summary.exports.reduce((a, e) => a + e.count, 0)} records\n`,
+        : `Snapshot of ${shown(site)} taken ${run.time} (as of ${date}) written to ${outDir}: ${files.length} ` +
+          `exports, ${summary.exports.reduce((a, e) => a + e.count, 0)} records\n`,
     );
     return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete };
   });
@@ -128,14 +133,26 @@ function formatLog(s: HistoryLogSummary): string {
   for (const v of s.versions) {
     const span = `${v.from} → ${v.to ?? 'now'}`;
     if (!prev) lines.push(`  ${span}  first seen`);
-    else lines.push(`  ${span}  changed: ${v.changed.map((c) => `${c} ${JSON.stringify(prev![c] ?? null)} → ${JSON.stringify(v.record[c] ?? null)}`).join('; ') || '(reappeared unchanged)'}`);
+    else {
+      const before = prev;
+      const changed = v.changed.map((c) => `${c} ${JSON.stringify(before[c] ?? null)} → ${JSON.stringify(v.record[c] ?? null)}`);
+      lines.push(`  ${span}  changed: ${changed.join('; ') || '(reappeared unchanged)'}`);
+    }
     prev = v.record;
   }
   return `${lines.join('\n')}\n`;
 }
 
-async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: CommandDeps, target: HistoryTarget, afterExport?: AfterExport): Promise<CommandResult> {
-  if (dirs.length === 0) throw new UsageError('history load needs snapshot directories or raw collections: svc-snapshot history load <dir>... --history <target>');
+async function runLoad(
+  flags: HistoryOptions,
+  dirs: readonly string[],
+  deps: CommandDeps,
+  target: HistoryTarget,
+  afterExport?: AfterExport,
+): Promise<CommandResult> {
+  if (dirs.length === 0) {
+    throw new UsageError('history load needs snapshot directories or raw collections: svc-snapshot history load <dir>... --history <target>');
+  }
   const allowed = flags.allowedSigners;
   const include = flags.include;
   const heads = [];
@@ -150,7 +167,10 @@ async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: Com
   // Oldest first, whatever order the shell expanded the names in.
   heads.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
   // A signal from here on stops a transaction, which the database rolls back.
-  whenInterrupted('nothing of the snapshot being loaded is in the history database; the snapshots loaded before it stay loaded. Run the same command again to go on');
+  whenInterrupted(
+    'nothing of the snapshot being loaded is in the history database; the snapshots loaded before it stay loaded. ' +
+      'Run the same command again to go on',
+  );
   const db = await open(target, flags, deps, true);
   const loaded: HistoryLoadSummary['snapshots'] = [];
   let skipped = 0;
@@ -175,7 +195,14 @@ async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: Com
         throw stopped(err, h.dir, loaded.filter((l) => l.status !== 'skipped').length);
       }
       if (result.status === 'already loaded') deps.reporter.info(`${h.dir} was loaded before; nothing changed`);
-      loaded.push({ dir: h.dir, baseUrl: input.baseUrl, time: input.time, status: result.status satisfies LoadStatus, opened: result.opened, closed: result.closed });
+      loaded.push({
+        dir: h.dir,
+        baseUrl: input.baseUrl,
+        time: input.time,
+        status: result.status satisfies LoadStatus,
+        opened: result.opened,
+        closed: result.closed,
+      });
     }
   } finally {
     await db.close();
@@ -185,7 +212,8 @@ async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: Com
   const summary: HistoryLoadSummary = { command: 'history load', target: target.label, snapshots: loaded, complete: skipped === 0 };
   if (flags.json) deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
   else {
-    const lines = loaded.map((l) => `  ${l.status.padEnd(14)} ${l.time}  ${l.dir}${l.status === 'loaded' ? `  (${l.opened} versions opened, ${l.closed} closed)` : ''}`);
+    const lines = loaded.map((l) => `  ${l.status.padEnd(14)} ${l.time}  ` +
+      `${l.dir}${l.status === 'loaded' ? `  (${l.opened} versions opened, ${l.closed} closed)` : ''}`);
     deps.stdout(`History ${target.label}:\n${lines.join('\n')}\n${skipped > 0 ? `  ${skipped} partial snapshot(s) skipped (exit 4)\n` : ''}`);
   }
   return { exitCode: skipped > 0 ? EXIT.incomplete : EXIT.ok };
@@ -195,7 +223,8 @@ function stopped(err: unknown, dir: string, before: number): unknown {
   if (err instanceof DomainError && !(err instanceof FailedError)) return err;
   const note = before > 0 ? `; the ${before} snapshot(s) before it stay loaded` : '';
   // A database error (a lost connection, a full disk) rolled the snapshot back: say so, without a stack.
-  const what = err instanceof FailedError ? err.message : `the history database failed (${err instanceof Error ? err.message : String(err)}); nothing of this snapshot was loaded`;
+  const what = err instanceof FailedError ? err.message : `the history database failed ` +
+    `(${err instanceof Error ? err.message : String(err)}); nothing of this snapshot was loaded`;
   return new FailedError(`history load stopped at ${dir}: ${what}${note}`, { cause: err });
 }
 

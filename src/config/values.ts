@@ -161,7 +161,10 @@ function readPem(path: string, what: string): string[] {
   }
   const certs = text.match(PEM_CERT) ?? [];
   if (certs.length === 0) {
-    throw new UsageError(`${what} ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----); convert a DER file with: openssl x509 -inform der -in ca.der -out ca.pem`);
+    throw new UsageError(
+      `${what} ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----); convert a DER file with: openssl x509 ` +
+        `-inform der -in ca.der -out ca.pem`,
+    );
   }
   return certs;
 }

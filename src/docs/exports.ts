@@ -125,8 +125,17 @@ function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): st
   let source: string;
   switch (src.kind) {
     case 'field':
-      type = src.as === 'entries' ? '"key=value" string[]' : src.as === 'count' ? 'count' : src.as === 'json' ? 'string (JSON)' : describeType(resolvePath(def.item, src.path, through).schema);
-      source = `${src.as === 'count' ? 'number of elements of ' : ''}field \`${src.path}\`${sinceMark(def, src.path, exp.each)}${src.as === 'entries' ? ', map as sorted "key=value" strings' : src.as === 'json' ? ', object as compact JSON text' : ''}`;
+      type =
+        src.as === 'entries'
+          ? '"key=value" string[]'
+          : src.as === 'count'
+            ? 'count'
+            : src.as === 'json'
+              ? 'string (JSON)'
+              : describeType(resolvePath(def.item, src.path, through).schema);
+      source =
+        `${src.as === 'count' ? 'number of elements of ' : ''}field \`${src.path}\`${sinceMark(def, src.path, exp.each)}` +
+        (src.as === 'entries' ? ', map as sorted "key=value" strings' : src.as === 'json' ? ', object as compact JSON text' : '');
       break;
     case 'join': {
       const other = routeById(src.route);
@@ -155,11 +164,16 @@ function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): st
   }
   const d = col.default;
   const dflt = d
-    ? `; absent: ${d.by && d.cases ? `${Object.entries(d.cases).map(([k, v]) => `\`${JSON.stringify(v)}\` when \`${d.by}\` is \`${k}\``).join(', ')}, else ` : ''}\`${JSON.stringify(d.value)}\` (spec: "${d.spec}")`
+    ? `; absent: ${d.by && d.cases ? `${casesText(d.by, d.cases)}, else ` : ''}\`${JSON.stringify(d.value)}\` (spec: "${d.spec}")`
     : '';
   source += dflt;
   const note = col.note ? ` — ${col.note}` : '';
   return `| ${i + 1} | \`${col.name}\` | ${cell(type)} | ${cell(source + note)} | ${cell(sheetForm(exp, col, type))} |`;
+}
+
+/** A default chosen by another field: each value and the case it is taken in. */
+function casesText(by: string, cases: Readonly<Record<string, unknown>>): string {
+  return Object.entries(cases).map(([k, v]) => `\`${JSON.stringify(v)}\` when \`${by}\` is \`${k}\``).join(', ');
 }
 
 /** How the column appears in the CSV files and the workbook (src/sheets/). */
@@ -178,7 +192,11 @@ function sheetForm(exp: ExportDef, col: ColumnDef, type: string): string {
 function mapValueKind(exp: ExportDef, col: ColumnDef): string {
   const src = col.source;
   const schema =
-    src.kind === 'field' ? resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema : src.kind === 'join' ? resolvePath(routeById(src.route).item, src.path).schema : undefined;
+    src.kind === 'field'
+      ? resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema
+      : src.kind === 'join'
+        ? resolvePath(routeById(src.route).item, src.path).schema
+        : undefined;
   const values = schema === undefined ? '' : describeType(schema);
   if (values === 'map of integer' || values === 'map of number') return 'number';
   if (values === 'map of string') return 'text';
@@ -194,9 +212,15 @@ function derivedRoutes(exp: ExportDef): RouteDef[] {
 function exportSection(exp: ExportDef): string {
   const def = routeById(exp.route);
   const lines = [`## ${exp.name}`, '', exp.description, ''];
-  lines.push(`- Source: ${routeName(def)}${def.perRealm ? ', every realm' : ''}${exp.each ? `, one row per ${kindOf(resolvePath(def.item, exp.each).schema) === 'record' ? 'value of the map' : 'element of'} \`${exp.each}\`` : ''}`);
+  const per = exp.each && kindOf(resolvePath(def.item, exp.each).schema) === 'record' ? 'value of the map' : 'element of';
+  const each = exp.each ? `, one row per ${per} \`${exp.each}\`` : '';
+  lines.push(`- Source: ${routeName(def)}${def.perRealm ? ', every realm' : ''}${each}`);
   if (exp.include) lines.push(`- Written only with \`--include ${exp.include}\`, after the 15 exports`);
-  if (exp.realmListFallback) lines.push(`- When ${routeName(def)} is skipped (a backend before 3.14.1, or no token of its type): one row per \`--realms\` id in \`${exp.realmListFallback}\`, every other column null and listed in \`nullFields\` with the route's reason`);
+  if (exp.realmListFallback) lines.push(
+    `- When ${routeName(def)} is skipped (a backend before 3.14.1, or no token of its type): one row per ` +
+      `\`--realms\` id in \`${exp.realmListFallback}\`, every other column null and listed in \`nullFields\` with ` +
+      `the route's reason`,
+  );
   const joined = derivedRoutes(exp);
   if (joined.length > 0) lines.push(`- Derived from: ${joined.map(routeName).join(', ')}`);
   lines.push(`- Key (sort order): ${exp.key.map((k) => `\`${k}\``).join(', ')}`);
@@ -212,7 +236,8 @@ function exportSection(exp: ExportDef): string {
 
 /** The full text of docs/exports.md. */
 export function renderExportsMarkdown(): string {
-  const index = CATALOG.map((e) => `| \`${e.name}\`${e.include ? ` (\`--include ${e.include}\`)` : ''} | ${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
+  const index = CATALOG.map((e) => `| \`${e.name}\`${e.include ? ` (\`--include ${e.include}\`)` : ''} | ` +
+    `${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
   return [
     '# Exports',
     '',

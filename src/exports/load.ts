@@ -65,7 +65,10 @@ const MAX_SAMPLES = 20;
 /** The sample's message for a record naming another realm than its route's (never the realm it names: a value). */
 const OTHER_REALM = "names another realm than the route that listed the record; it is exported under the route's realm";
 
-/** Whether a record of a per-realm route names, in its route's recordRealm field, a realm other than the route's (a value of the wrong type is zod's to report). */
+/**
+ * Whether a record of a per-realm route names, in its route's recordRealm field, a realm other than the
+ * route's (a value of the wrong type is zod's to report).
+ */
 function otherRealm(p: PlannedRoute, value: unknown): boolean {
   const field = p.def.recordRealm;
   if (field === undefined || p.realm === undefined || value === null || typeof value !== 'object') return false;
@@ -166,7 +169,9 @@ class Loader {
         for (const list of decodeSlices(label, p.def, reader, { quote: false })) check.add(list);
       } else {
         const value = decodeBody(label, p.def, reader.read(0, reader.size), { quote: false });
-        if (p.def.shape === 'array' && !Array.isArray(value)) return { label, realm, ok: false, reason: `${label} failed: the body is not a JSON array`, skipped: false };
+        if (p.def.shape === 'array' && !Array.isArray(value)) {
+          return { label, realm, ok: false, reason: `${label} failed: the body is not a JSON array`, skipped: false };
+        }
         check.add(p.def.shape === 'array' ? (value as unknown[]) : [value]);
       }
       // A body read back from a file is checked against its sha256 once read whole, before anything of it is used.

@@ -111,7 +111,14 @@ export function snapshotManifest(
 }
 
 /** Pure: the manifest and the export files of one build (every export's text at once; see writeExports in src/snapshot/files.ts for the lean way). */
-export function snapshotFiles(collection: RawCollection, result: BuildResult, source: 'live' | 'replay', withRaw: boolean, complete: boolean, include: readonly Include[] = []) {
+export function snapshotFiles(
+  collection: RawCollection,
+  result: BuildResult,
+  source: 'live' | 'replay',
+  withRaw: boolean,
+  complete: boolean,
+  include: readonly Include[] = [],
+) {
   const m = collection.manifest;
   const files = result.exports.map((e) => ({ name: exportFileName(e.export, e.records.length, m.date), content: serializeExport(e) }));
   const exports = result.exports.map((e, i) => ({ ...e, file: files[i]!.name, count: e.records.length, sha256: sha256Hex(files[i]!.content) }));

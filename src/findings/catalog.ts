@@ -37,7 +37,9 @@ export function checkRules(rules: readonly RuleDef[]): readonly RuleDef[] {
     for (const input of rule.reads) {
       const def = CATALOG.find((e) => e.name === input.export);
       if (!def) throw new Error(`finding rule ${rule.id} reads export ${input.export}, which the catalog does not have`);
-      for (const c of input.columns) if (!def.columns.some((col) => col.name === c)) throw new Error(`finding rule ${rule.id} reads ${input.export}.${c}, which that export does not have`);
+      for (const c of input.columns) {
+        if (!def.columns.some((col) => col.name === c)) throw new Error(`finding rule ${rule.id} reads ${input.export}.${c}, which that export does not have`);
+      }
     }
   }
   return Object.freeze([...rules]);

@@ -45,7 +45,10 @@ export interface RequiredCertification {
   readonly best: ExportRecord | undefined;
 }
 
-/** The finding of a required certification: the membership, and the project, level, requirement and certification behind it (made only for a finding: the join has one entry per member and requirement). */
+/**
+ * The finding of a required certification: the membership, and the project, level, requirement and
+ * certification behind it (made only for a finding: the join has one entry per member and requirement).
+ */
 export function certificationFinding(r: RequiredCertification, detail: string): FindingDraft {
   const m = r.membership;
   const related = r.best ? [...r.required.related, ref('user_certifications', r.best.userID, r.best.requirementID, r.best.id)] : r.required.related;
@@ -249,18 +252,35 @@ function projectRequirement(project: ExportRecord, s: Source): ProjectRequiremen
 }
 
 export const CERTIFICATION_SPEC: readonly SpecCitation[] = [
-  { where: 'management-api.md §2 ProjectInfo', text: '`securityLevel?` string (id of the required security level, if set); `parent?` string (parent project id)' },
-  { where: 'management-api.md §2 SecurityLevelInfo', text: '`requirements` string[] (requirement ids making up the level). `ProjectInfo.securityLevel` holds one of these ids.' },
-  { where: 'management-api.md §2 ProjectMembershipInfo', text: '`projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited); `expires?` ts.' },
+  {
+    where: 'management-api.md §2 ProjectInfo',
+    text: '`securityLevel?` string (id of the required security level, if set); `parent?` string (parent project id)',
+  },
+  {
+    where: 'management-api.md §2 SecurityLevelInfo',
+    text: '`requirements` string[] (requirement ids making up the level). `ProjectInfo.securityLevel` holds one of these ids.',
+  },
+  {
+    where: 'management-api.md §2 ProjectMembershipInfo',
+    text: '`projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited); `expires?` ts.',
+  },
   { where: 'management-api.md §2 UserCertificationInfo', text: '`requirementID` (`sreq|<uuid>`); `userID`; `expires?` ts (absent = no expiry)' },
   { where: 'management-api.md §2 SecurityRequirementInfo', text: '`type` string (e.g. `UserCert`)' },
 ];
 
 export const CERTIFICATION_SCOPE =
-  'The spec does not say whether a child project takes its parent\'s security level; either reading is defensible, and `--findings-inherit-levels` (the default, the stricter one: CONTRACT section 17) chooses. ' +
-    'Inheriting, a project is held to its own `securityLevel` and to the levels of its ancestors (following `parent`), its own adding to what it inherits; each requirement is counted once per member and project, taken from the nearest project that requires it, and a finding of an inherited requirement names, in its detail and related rows, the parent (or further ancestor) it comes from. ' +
-    'A `parent` that projects does not list ends the chain; a chain that loops (hostile or broken data) holds each project of the loop to the levels of every project of it. ' +
-    'With `--no-findings-inherit-levels` a project is held to its own `securityLevel` only: a member of a child project without a level is not checked against the parent\'s, and a child with its own level is checked against that one alone. ' +
+  'The spec does not say whether a child project takes its parent\'s security level; either reading is defensible, ' +
+  'and `--findings-inherit-levels` (the default, the stricter one: CONTRACT section 17) chooses. ' +
+  'Inheriting, a project is held to its own `securityLevel` and to the levels of its ancestors (following ' +
+  '`parent`), its own adding to what it inherits; each requirement is counted once per member and project, taken ' +
+  'from the nearest project that requires it, and a finding of an inherited requirement names, in its detail and ' +
+  'related rows, the parent (or further ancestor) it comes from. ' +
+  'A `parent` that projects does not list ends the chain; a chain that loops (hostile or broken data) holds each ' +
+  'project of the loop to the levels of every project of it. ' +
+  'With `--no-findings-inherit-levels` a project is held to its own `securityLevel` only: a member of a child ' +
+  'project without a level is not checked against the parent\'s, and a child with its own level is checked against ' +
+  'that one alone. ' +
   'Every requirement is taken as held through a certification, whatever its `type` (the spec names only `UserCert`, as an example). ' +
-  'A project naming a level security_levels does not list, and a level naming a requirement security_requirements does not list, are skipped here and reported by `security-reference-unknown`. ' +
+  'A project naming a level security_levels does not list, and a level naming a requirement security_requirements ' +
+  'does not list, are skipped here and reported by `security-reference-unknown`. ' +
   'Only the memberships the API lists are seen: whether inherited memberships are listed is not documented.';

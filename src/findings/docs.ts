@@ -109,7 +109,8 @@ rule that reads project_memberships takes each user and project once.
 {
   "time": "2026-11-21T02:00:00.000Z",
   "rules": [ { "id": "certification-missing", "severity": "high", "evaluated": true, "count": 18 },
-             { "id": "quota-exceeded", "severity": "medium", "evaluated": false, "reason": "teams.usage_vms_cores is null in this snapshot: …", "count": null } ],
+             { "id": "quota-exceeded", "severity": "medium", "evaluated": false,
+               "reason": "teams.usage_vms_cores is null in this snapshot: …", "count": null } ],
   "findings": [ { "rule": "certification-missing", "severity": "high",
                   "subject": { "export": "project_memberships", "key": ["proj|…", "<user id>", "<membership id>"] },
                   "related": [ { "export": "projects", "key": ["proj|…"] } ],
@@ -127,7 +128,8 @@ escaped on the terminal.
 `;
 
 function renderRule(rule: RuleDef): string {
-  const reads = rule.reads.map((r) => `- ${r.export}: ${r.columns.map((c) => `\`${c}\``).join(', ')}${r.optional !== undefined ? ` (optional: ${r.optional}, left out when the snapshot does not hold it)` : ''}`).join('\n');
+  const optional = (r: RuleDef['reads'][number]) => (r.optional !== undefined ? ` (optional: ${r.optional}, left out when the snapshot does not hold it)` : '');
+  const reads = rule.reads.map((r) => `- ${r.export}: ${r.columns.map((c) => `\`${c}\``).join(', ')}${optional(r)}`).join('\n');
   const spec = rule.spec.map((s) => `- ${s.where}: ${s.text}`).join('\n');
   return `## ${rule.id}
 
@@ -147,6 +149,7 @@ ${spec}
 
 export function renderFindingsMarkdown(): string {
   const rules = [...RULES].sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const table = ['| rule | severity | what it names |', '|---|---|---|', ...rules.map((r) => `| [\`${r.id}\`](#${r.id}) | ${r.severity} | ${r.description.replace(/\|/g, '\\|')} |`)].join('\n');
+  const rows = rules.map((r) => `| [\`${r.id}\`](#${r.id}) | ${r.severity} | ${r.description.replace(/\|/g, '\\|')} |`);
+  const table = ['| rule | severity | what it names |', '|---|---|---|', ...rows].join('\n');
   return `${INTRO}\n## The rules\n\n${table}\n\n${rules.map(renderRule).join('\n')}`;
 }

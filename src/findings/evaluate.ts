@@ -103,7 +103,9 @@ function notEvaluatedReason(rule: RuleDef, manifest: FindingsManifest): string |
 /** What an evaluated rule left out: each optional export the snapshot does not hold, with the reason, and what it never sees. */
 function leftOut(rule: RuleDef, manifest: FindingsManifest): string | undefined {
   const parts: string[] = [];
-  for (const input of rule.reads) if (leftOutInput(input, manifest)) parts.push(`${input.optional} (${input.export}) not evaluated: ${unusable(input, manifest)!}`);
+  for (const input of rule.reads) {
+    if (leftOutInput(input, manifest)) parts.push(`${input.optional} (${input.export}) not evaluated: ${unusable(input, manifest)!}`);
+  }
   if (rule.unseen !== undefined) parts.push(rule.unseen);
   return parts.length > 0 ? parts.join('; ') : undefined;
 }
@@ -150,14 +152,24 @@ function compareRelated(a: readonly RowRef[], b: readonly RowRef[]): number {
  */
 function sortFindings(findings: readonly Finding[]): Finding[] {
   const decorated = findings.map((f) => ({ f, rank: severityRank(f.severity) }));
-  decorated.sort((a, b) => b.rank - a.rank || compareText(a.f.rule, b.f.rule) || compareRef(a.f.subject, b.f.subject) || compareRelated(a.f.related, b.f.related) || compareText(a.f.detail, b.f.detail));
+  decorated.sort(
+    (a, b) =>
+      b.rank - a.rank ||
+      compareText(a.f.rule, b.f.rule) ||
+      compareRef(a.f.subject, b.f.subject) ||
+      compareRelated(a.f.related, b.f.related) ||
+      compareText(a.f.detail, b.f.detail),
+  );
   return decorated.map((d) => d.f);
 }
 
 /** The snapshot's time as epoch milliseconds; a manifest whose time is not a date is refused. */
 function snapshotTime(time: string): number {
   const ms = Date.parse(time);
-  if (!Number.isFinite(ms)) throw new FailedError(`the snapshot manifest's time ${JSON.stringify(time.slice(0, 40))} is not a date; the findings compare with it, so none were evaluated`);
+  if (!Number.isFinite(ms)) throw new FailedError(
+    `the snapshot manifest's time ${JSON.stringify(time.slice(0, 40))} is not a date; the findings compare with it, ` +
+      `so none were evaluated`,
+  );
   return ms;
 }
 
@@ -226,7 +238,13 @@ const FINDINGS_PER_CHUNK = 2000;
  * string in memory.
  */
 export function* serializeFindingsChunks(report: FindingsReport): Generator<string> {
-  const rules = report.rules.map((r) => JSON.stringify({ id: r.id, severity: r.severity, evaluated: r.evaluated, ...(r.reason !== undefined ? { reason: r.reason } : {}), count: r.count }));
+  const rules = report.rules.map((r) => JSON.stringify({
+    id: r.id,
+    severity: r.severity,
+    evaluated: r.evaluated,
+    ...(r.reason !== undefined ? { reason: r.reason } : {}),
+    count: r.count,
+  }));
   const list = (lines: string[]) => (lines.length === 0 ? '[]' : `[\n    ${lines.join(',\n    ')}\n  ]`);
   const { findings } = report;
   yield `{\n  "time": ${JSON.stringify(report.time)},\n  "rules": ${list(rules)},\n  "findings": ${findings.length === 0 ? '[]' : '[\n    '}`;
@@ -272,6 +290,8 @@ export function failing(report: FindingsReport, failOn: FailOn): { findings: num
   if (failOn.severity === undefined) return { findings: 0, unevaluated: [] };
   const floor = severityRank(failOn.severity);
   const findings = report.findings.filter((f) => severityRank(f.severity) >= floor).length;
-  const unevaluated = failOn.unevaluated ? report.rules.filter((r) => !r.evaluated && severityRank(r.severity) >= floor).map((r) => ({ id: r.id, reason: r.reason ?? 'no reason given' })) : [];
+  const unevaluated = failOn.unevaluated
+    ? report.rules.filter((r) => !r.evaluated && severityRank(r.severity) >= floor).map((r) => ({ id: r.id, reason: r.reason ?? 'no reason given' }))
+    : [];
   return { findings, unevaluated };
 }

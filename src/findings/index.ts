@@ -41,7 +41,9 @@ interface FindingsOptions {
  */
 export function findingsSettings(o: FindingsOptions): FindingsSettings {
   const from = o.sources.failOnUnevaluated;
-  if (from !== undefined && o.sources.failOn === undefined) throw new UsageError(`${from} changes what --fail-on <severity> fails on; give --fail-on too, or drop ${from}`);
+  if (from !== undefined && o.sources.failOn === undefined) {
+    throw new UsageError(`${from} changes what --fail-on <severity> fails on; give --fail-on too, or drop ${from}`);
+  }
   return { failOn: { severity: o.failOn, unevaluated: o.failOnUnevaluated }, expiringDays: o.expiringDays, inheritLevels: o.findingsInheritLevels };
 }
 
@@ -54,7 +56,10 @@ export function checkFindingsOptions(o: FindingsOptions & { readonly findings: b
   if (!o.findings) {
     for (const key of ['failOn', 'failOnUnevaluated', 'expiringDays', ...(html ? [] : ['findingsInheritLevels'])]) {
       const from = o.sources[key];
-      if (from !== undefined) throw new UsageError(`${from} needs --findings on a snapshot${key === 'findingsInheritLevels' ? ' (or --format html)' : ''} (or use svc-snapshot findings <snapshot-dir>)`);
+      if (from !== undefined) throw new UsageError(
+        `${from} needs --findings on a snapshot${key === 'findingsInheritLevels' ? ' (or --format html)' : ''} (or ` +
+          `use svc-snapshot findings <snapshot-dir>)`,
+      );
     }
   }
   return findingsSettings(o);
@@ -76,7 +81,11 @@ interface FindingsStaging {
  */
 export function findingsOfStaging(dir: string, manifest: SnapshotManifest, settings: FindingsSettings, beforeRead: () => void): Promise<FindingsReport> {
   beforeRead();
-  return evaluateFindings(manifest, (name, columns) => readExportRecords(dir, manifest.exports.find((e) => e.export === name)!, { verify: false, columns }), { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels });
+  return evaluateFindings(
+    manifest,
+    (name, columns) => readExportRecords(dir, manifest.exports.find((e) => e.export === name)!, { verify: false, columns }),
+    { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels },
+  );
 }
 
 /** `--findings`: FINDINGS_FILE written into the staging directory a chunk at a time, before the manifest that lists it. */
@@ -87,7 +96,10 @@ export async function writeFindingsFile(staging: FindingsStaging, report: Findin
 /** Rules not evaluated as the warning names them: each id with its reason, the first few only. */
 const NAMED_RULES = 5;
 
-/** The warning a run prints when --fail-on is met (exit 6): the findings, and the rules that could not be evaluated and why (the reporter escapes it for the terminal). */
+/**
+ * The warning a run prints when --fail-on is met (exit 6): the findings, and the rules that could not be
+ * evaluated and why (the reporter escapes it for the terminal).
+ */
 export function failOnMessage(report: FindingsReport, failOn: FailOn): string | undefined {
   const { findings, unevaluated } = failing(report, failOn);
   if (findings === 0 && unevaluated.length === 0) return undefined;
@@ -97,7 +109,10 @@ export function failOnMessage(report: FindingsReport, failOn: FailOn): string | 
   if (unevaluated.length > 0) {
     const named = unevaluated.slice(0, NAMED_RULES).map((r) => `${r.id} (${r.reason})`);
     const more = unevaluated.length > NAMED_RULES ? `, and ${unevaluated.length - NAMED_RULES} more` : '';
-    parts.push(`${unevaluated.length} rule(s) of severity ${s} or higher not evaluated, so not checked: ${named.join('; ')}${more}; --fail-on-unevaluated=false fails on findings alone`);
+    parts.push(
+      `${unevaluated.length} rule(s) of severity ${s} or higher not evaluated, so not checked: ` +
+        `${named.join('; ')}${more}; --fail-on-unevaluated=false fails on findings alone`,
+    );
   }
   return `--fail-on ${s}: ${parts.join('; and ')} (exit 6)`;
 }

@@ -41,7 +41,10 @@ async function migrateFrom1(db: HistoryDb, relations: Set<string>): Promise<void
             // Said below.
           }
           throw new FailedError(
-            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load the snapshots into a new database`,
+            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, ` +
+              `version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not ` +
+              `upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load ` +
+              `the snapshots into a new database`,
           );
         }),
       );
@@ -81,7 +84,9 @@ export const EXPORT_TABLES: readonly ExportTable[] = CATALOG.map((def) => {
   const columns = typed.map((c) => c.name);
   for (const c of typed) {
     if ((VERSION_COLUMNS as readonly string[]).includes(c.name)) throw new Error(`export ${def.name}: column ${c.name} clashes with a history column`);
-    if (c.timestamp && columns.includes(`${c.name}_utc`)) throw new Error(`export ${def.name}: column ${c.name}_utc clashes with the view's UTC time of ${c.name}`);
+    if (c.timestamp && columns.includes(`${c.name}_utc`)) {
+      throw new Error(`export ${def.name}: column ${c.name}_utc clashes with the view's UTC time of ${c.name}`);
+    }
   }
   return { def, view, table: `${view}_versions`, columns, typed };
 });
@@ -93,7 +98,10 @@ export function exportTable(name: string): ExportTable | undefined {
 function versionsTableSql(db: HistoryDb, t: ExportTable, name: string, extra: readonly string[]): string {
   // SQLite's INTEGER PRIMARY KEY is the row id itself; PostgreSQL needs 64 bits for the same range.
   const id = db.engine === 'sqlite' ? 'version_id INTEGER PRIMARY KEY' : 'version_id BIGINT PRIMARY KEY';
-  const cols = [...t.typed.map((c) => `  ${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`), ...extra.map((c) => `  ${quoteIdent(c)} TEXT`)].join(',\n');
+  const cols = [
+    ...t.typed.map((c) => `  ${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`),
+    ...extra.map((c) => `  ${quoteIdent(c)} TEXT`),
+  ].join(',\n');
   return `CREATE TABLE ${quoteIdent(name)} (
   ${id},
   base_url TEXT NOT NULL,
@@ -107,7 +115,9 @@ ${cols}
 /** The view of current records: the catalog's columns, each timestamp followed by its `<column>_utc`, then columns an older catalog had. */
 function viewSql(db: HistoryDb, t: ExportTable, extra: readonly string[]): string {
   const cols = [
-    ...t.typed.flatMap((c) => (c.timestamp ? [quoteIdent(c.name), `${utcExpression(db.engine, quoteIdent(c.name))} AS ${quoteIdent(`${c.name}_utc`)}`] : [quoteIdent(c.name)])),
+    ...t.typed.flatMap((c) =>
+      c.timestamp ? [quoteIdent(c.name), `${utcExpression(db.engine, quoteIdent(c.name))} AS ${quoteIdent(`${c.name}_utc`)}`] : [quoteIdent(c.name)],
+    ),
     ...extra.map(quoteIdent),
   ];
   return `CREATE VIEW ${quoteIdent(t.view)} AS SELECT base_url, seen_from, ${cols.join(', ')} FROM ${quoteIdent(t.table)} WHERE seen_to IS NULL`;
@@ -155,7 +165,10 @@ async function rebuildTable(db: HistoryDb, t: ExportTable): Promise<void> {
         }
         if (record === null || typeof record !== 'object' || Array.isArray(record)) {
           throw new FailedError(
-            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load the snapshots into a new database`,
+            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, ` +
+              `version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not ` +
+              `upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load ` +
+              `the snapshots into a new database`,
           );
         }
         const row = toRow(Number(r[0]), String(r[1]), String(r[2]), String(r[4]), record as ExportRecord);
@@ -191,7 +204,10 @@ async function typedAsDeclared(db: HistoryDb, t: ExportTable): Promise<boolean> 
     const sql = String(row?.[0] ?? '');
     return t.typed.every((c) => sql.includes(`${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`));
   }
-  const rows = await db.all('SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?', [t.table]);
+  const rows = await db.all(
+    'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
+    [t.table],
+  );
   const types = new Map(rows.map((r) => [String(r[0]), String(r[1]).toUpperCase()]));
   return t.typed.every((c) => types.get(c.name) === sqlType(db.engine, quoteIdent(c.name), c.type));
 }
@@ -266,7 +282,10 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
   try {
     relations = await db.relations();
   } catch (err) {
-    throw new FailedError(`the history database ${db.label} cannot be read: ${(err as Error).message}; give a SQLite file written by svc-snapshot, or a postgres:// URL`, { cause: err });
+    throw new FailedError(
+      `the history database ${db.label} cannot be read: ${(err as Error).message}; give a SQLite file written by svc-snapshot, or a postgres:// URL`,
+      { cause: err },
+    );
   }
   let version: number | undefined;
   if (relations.has('history_meta')) {
@@ -275,8 +294,10 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
     version = Number(meta.get('schema_version'));
     if (!Number.isInteger(version) || version > SCHEMA_VERSION) {
       throw new FailedError(
-        `the history database ${db.label} was written by svc-snapshot ${meta.get('written_by') ?? '(unknown version)'} with history schema ${meta.get('schema_version') ?? '?'}; ` +
-          `this svc-snapshot ${TOOL.version} knows schema ${SCHEMA_VERSION} and will not read or change it: upgrade svc-snapshot, or name another database with --history`,
+        `the history database ${db.label} was written by svc-snapshot ` +
+          `${meta.get('written_by') ?? '(unknown version)'} with history schema ${meta.get('schema_version') ?? '?'}; ` +
+          `this svc-snapshot ${TOOL.version} knows schema ${SCHEMA_VERSION} and will not read or change it: upgrade ` +
+          `svc-snapshot, or name another database with --history`,
       );
     }
   } else if (relations.size > 0 && [...relations].some((r) => !r.startsWith('sqlite_'))) {
@@ -319,7 +340,10 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
       const have = await db.columns(t.table);
       const missing = t.typed.filter((c) => !have.has(c.name));
       if (missing.length === 0) continue;
-      for (const c of missing) await db.exec(`ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`);
+      for (const c of missing) await db.exec(
+        `ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${quoteIdent(c.name)} ` +
+          `${sqlType(db.engine, quoteIdent(c.name), c.type)}`,
+      );
       await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(t.view)}`);
       await db.exec(viewSql(db, t, await extraColumns(db, t)));
     }
@@ -334,7 +358,9 @@ async function upgrading(db: HistoryDb, write: boolean, fn: () => Promise<void>)
   } catch (err) {
     if (write || err instanceof FailedError) throw err;
     throw new FailedError(
-      `the history database ${db.label} was written by an earlier version of svc-snapshot and must be upgraded to history schema ${SCHEMA_VERSION} on its first open by this one, which failed: ${(err as Error).message}. Run this once with write access to it (nothing was changed)`,
+      `the history database ${db.label} was written by an earlier version of svc-snapshot and must be upgraded to ` +
+        `history schema ${SCHEMA_VERSION} on its first open by this one, which failed: ${(err as Error).message}. ` +
+        `Run this once with write access to it (nothing was changed)`,
       { cause: err },
     );
   }

@@ -23,7 +23,11 @@ export type HistoryTarget =
  * A password in the URL is refused without repeating any of the URL, so a
  * mistyped secret never reaches a terminal or a cron mail.
  */
-export function parseHistoryTarget(raw: string | boolean | undefined, cwd: string, opts: { readonly directory?: 'usage error' | 'when opened' } = {}): HistoryTarget {
+export function parseHistoryTarget(
+  raw: string | boolean | undefined,
+  cwd: string,
+  opts: { readonly directory?: 'usage error' | 'when opened' } = {},
+): HistoryTarget {
   const value = raw === undefined || raw === true ? DEFAULT_HISTORY_FILE : String(raw);
   if (value.trim() === '') throw new UsageError('--history needs a file path or a postgres://user@host:port/db URL, not an empty value');
   if (/^postgres(ql)?:/i.test(value)) return parsePostgres(value);
@@ -41,15 +45,23 @@ function parsePostgres(value: string): HistoryTarget {
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError('--history: the postgres:// URL cannot be parsed (it is not repeated here, as it may hold a secret); write it as postgres://user@host:port/db');
+    throw new UsageError(
+      '--history: the postgres:// URL cannot be parsed (it is not repeated here, as it may hold a secret); write it ' +
+        'as postgres://user@host:port/db',
+    );
   }
   if (url.password !== '' || /^[^/]*\/\/[^/@]*:[^/@]*@/.test(value)) {
-    throw new UsageError('--history: the postgres:// URL carries a password; remove it from the URL and put it in PGPASSWORD or ~/.pgpass (the URL is not repeated here)');
+    throw new UsageError(
+      '--history: the postgres:// URL carries a password; remove it from the URL and put it in PGPASSWORD or ' +
+        '~/.pgpass (the URL is not repeated here)',
+    );
   }
   const user = decodeURIComponent(url.username);
   if (user === '') throw new UsageError('--history: the postgres:// URL names no user; write it as postgres://user@host:port/db');
   const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
-  if (database === '' || database.includes('/')) throw new UsageError('--history: the postgres:// URL names no database; write it as postgres://user@host:port/db');
+  if (database === '' || database.includes('/')) {
+    throw new UsageError('--history: the postgres:// URL names no database; write it as postgres://user@host:port/db');
+  }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (host === '') throw new UsageError('--history: the postgres:// URL names no host; write it as postgres://user@host:port/db');
   const port = url.port === '' ? 5432 : Number(url.port);
@@ -63,7 +75,9 @@ function parsePostgres(value: string): HistoryTarget {
   else if (mode === 'require' || mode === 'verify-ca' || mode === 'verify-full') sslmode = 'verify-full';
   else {
     throw new UsageError(
-      `--history: sslmode=${mode.slice(0, 20)} is not supported: use sslmode=disable (no TLS) or verify-full (TLS with the certificate and host name verified; require and verify-ca mean the same here, as TLS is never unverified)`,
+      `--history: sslmode=${mode.slice(0, 20)} is not supported: use sslmode=disable (no TLS) or verify-full (TLS ` +
+        `with the certificate and host name verified; require and verify-ca mean the same here, as TLS is never ` +
+        `unverified)`,
     );
   }
   const label = `postgres://${encodeURIComponent(user)}@${url.host}/${encodeURIComponent(database)}`;

@@ -199,9 +199,13 @@ export class SecretSearch {
 export function secretFound(kind: SecretKind, where: string): FailedError {
   if (kind === 'token') return new FailedError(`a token was found in ${where}; nothing was published (this is a bug: tokens must never be written to output)`);
   return new FailedError(
-    `the signing key's secret (--sign-key or SVC_SIGN_KEY), in one of its spellings (the key file's base64 text, or the key's seed in hex or base64), was found in ${where}; nothing was published. ` +
-      'svc-snapshot never writes it, so the data the file was built from holds it (the site\'s records, or a waivers file\'s text): treat the key as exposed. ' +
-      "Make a new key (ssh-keygen -t ed25519 -N '' -f <new key>), replace the old key's line in the verifiers' allowed_signers with the new one's, have the text removed where the data holds it, and run again with the new key",
+    `the signing key's secret (--sign-key or SVC_SIGN_KEY), in one of its spellings (the key file's base64 text, or ` +
+    `the key's seed in hex or base64), was found in ${where}; nothing was published. ` +
+      'svc-snapshot never writes it, so the data the file was built from holds it (the site\'s records, or a waivers ' +
+      'file\'s text): treat the key as exposed. ' +
+      "Make a new key (ssh-keygen -t ed25519 -N '' -f <new key>), replace the old key's line in the verifiers' " +
+      "allowed_signers with the new one's, have the text removed where the data holds it, and run again with the new " +
+      "key",
   );
 }
 

@@ -14,9 +14,18 @@ export interface ReportManifest {
   readonly source: 'live' | 'replay';
   readonly tool: { readonly name: string; readonly version: string };
   readonly complete: boolean;
-  readonly exports: ReadonlyArray<{ readonly export: string; readonly count: number; readonly available: boolean; readonly reason?: string; readonly proposedRoute?: string }>;
+  readonly exports: ReadonlyArray<{
+    readonly export: string;
+    readonly count: number;
+    readonly available: boolean;
+    readonly reason?: string;
+    readonly proposedRoute?: string;
+  }>;
   readonly nullFields: ReadonlyArray<{ readonly export: string; readonly field: string; readonly reason: string; readonly proposedRoute?: string }>;
-  readonly validation: { readonly issues: number; readonly samples: ReadonlyArray<{ readonly route: string; readonly index: number; readonly path: string; readonly message: string }> };
+  readonly validation: {
+    readonly issues: number;
+    readonly samples: ReadonlyArray<{ readonly route: string; readonly index: number; readonly path: string; readonly message: string }>;
+  };
   readonly drift: ReadonlyArray<{ readonly route: string; readonly unknownFields: readonly string[] }>;
 }
 

@@ -39,13 +39,16 @@ export async function readInside(dir: string, name: string): Promise<Buffer> {
  * regular file directly inside `dir`, never through a link), and its size.
  */
 export async function withFileInside<T>(dir: string, name: string, use: (handle: FileHandle, size: number) => Promise<T>): Promise<T> {
-  if (!isPlainFileName(name)) throw new UnreadableEntryError(dir, name, 'is not a plain file name (a manifest may only name files directly inside its directory)');
+  if (!isPlainFileName(name)) throw new UnreadableEntryError(dir, name, 'is not a plain file name (a manifest may ' +
+    'only name files directly inside its directory)');
   let handle;
   try {
     handle = await open(path.join(dir, name), SAFE_OPEN_FLAGS);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP' || code === 'EMLINK') throw new UnreadableEntryError(dir, name, 'is a symbolic link; only regular files inside the directory are read', { cause: err });
+    if (code === 'ELOOP' || code === 'EMLINK') {
+      throw new UnreadableEntryError(dir, name, 'is a symbolic link; only regular files inside the directory are read', { cause: err });
+    }
     if (code === 'ENOENT') throw new UnreadableEntryError(dir, name, 'does not exist', { cause: err });
     throw new UnreadableEntryError(dir, name, `cannot be opened (${code ?? 'error'})`, { cause: err });
   }
