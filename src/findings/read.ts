@@ -6,29 +6,17 @@
  * as well, so that a directory whose exports were edited is refused whole
  * (exit 1), as `verify` refuses it.
  */
-import { createHash } from 'node:crypto';
 import { FailedError } from '../errors.js';
 import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 import { readExportRecords, readSheetManifest, type SheetManifest } from '../sheets/snapshot-dir.js';
 import { escapeControl } from '../util/escape.js';
-import { UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import { hashFile, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { evaluateFindings, type EvaluateOptions, type FindingsReport } from './evaluate.js';
-
-const CHUNK = 1 << 20;
 
 async function checkHash(dir: string, file: string, sha256: string): Promise<void> {
   let actual: string;
   try {
-    actual = await withFileInside(dir, file, async (handle) => {
-      const hash = createHash('sha256');
-      const buf = Buffer.allocUnsafe(CHUNK);
-      for (;;) {
-        const { bytesRead } = await handle.read(buf, 0, CHUNK, null);
-        if (bytesRead === 0) break;
-        hash.update(buf.subarray(0, bytesRead));
-      }
-      return hash.digest('hex');
-    });
+    actual = await withFileInside(dir, file, async (handle) => hashFile(handle.fd).sha256);
   } catch (err) {
     if (err instanceof UnreadableEntryError) throw new FailedError(`${err.message}; refusing to evaluate findings over ${escapeControl(dir)}`, { cause: err });
     throw err;

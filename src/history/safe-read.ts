@@ -1,7 +1,6 @@
 import { FailedError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
-import { createHash } from 'node:crypto';
-import { isPlainFileName, readInside, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import { hashFile, isPlainFileName, readInside, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 
 export { isPlainFileName };
 
@@ -24,27 +23,13 @@ export async function readRegularFile(dir: string, name: string): Promise<Buffer
   }
 }
 
-/** Bytes read at a time by checkRegularFile. */
-const CHECK_PIECE = 1024 * 1024;
-
 /**
  * The size and sha256 of `dir/name`, under readRegularFile's rules, read a
  * piece at a time: a large export file is never held whole.
  */
 export async function checkRegularFile(dir: string, name: string): Promise<{ size: number; sha256: string }> {
   try {
-    return await withFileInside(dir, name, async (handle, size) => {
-      const hash = createHash('sha256');
-      const piece = Buffer.allocUnsafe(Math.min(CHECK_PIECE, Math.max(64 * 1024, size)));
-      let total = 0;
-      for (;;) {
-        const { bytesRead } = await handle.read(piece, 0, piece.length, null);
-        if (bytesRead === 0) break;
-        hash.update(piece.subarray(0, bytesRead));
-        total += bytesRead;
-      }
-      return { size: total, sha256: hash.digest('hex') };
-    });
+    return await withFileInside(dir, name, async (handle) => hashFile(handle.fd));
   } catch (err) {
     if (err instanceof UnreadableEntryError) throw new FailedError(`${err.message}; the snapshot was not loaded`, { cause: err });
     throw err;

@@ -8,11 +8,10 @@
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
+import { hashFile } from '../util/safe-read.js';
 import type { ListedFile } from '../exports/manifest.js';
 import { toJsonFile } from '../collect/write.js';
 import type { Staging } from '../publish/staging.js';
-
-const CHUNK = 1024 * 1024;
 
 /**
  * Size and sha256 of each of `names` (relative paths, `/`-separated) in
@@ -27,21 +26,13 @@ export async function listedFiles(dir: string, names: readonly string[], hashedA
       out.push(known);
       continue;
     }
-    const hash = createHash('sha256');
     const handle = await open(path.join(dir, ...name.split('/')), 'r');
-    let bytes = 0;
     try {
-      const buf = Buffer.allocUnsafe(CHUNK);
-      for (;;) {
-        const { bytesRead } = await handle.read(buf, 0, CHUNK, null);
-        if (bytesRead === 0) break;
-        hash.update(buf.subarray(0, bytesRead));
-        bytes += bytesRead;
-      }
+      const { size, sha256 } = hashFile(handle.fd);
+      out.push({ name, bytes: size, sha256 });
     } finally {
       await handle.close();
     }
-    out.push({ name, bytes, sha256: hash.digest('hex') });
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { constants, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -76,4 +77,35 @@ export function readOpenedFile(fd: number, size: number): Buffer {
     done += n;
   }
   return buf.subarray(0, done);
+}
+
+/** Bytes read at a time when a file is hashed or copied. */
+const PIECE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Bytes `from` to `to` of an open file (to its end by default), a piece at a
+ * time, each added to `hash` before it is given out: the one loop that
+ * hashes a file. Synchronous reads: the page cache answers in a few ms, and
+ * the build that reads a body's file is a synchronous generator. Each piece
+ * is a new buffer unless `reuse` is given, for a caller done with a piece
+ * before it asks for the next. Stops early where the file ends.
+ */
+export function* hashedPieces(fd: number, hash: Hash, from = 0, to = Infinity, reuse?: Buffer): Generator<Buffer> {
+  for (let at = from; at < to; ) {
+    const buf = reuse ?? Buffer.allocUnsafe(Math.min(PIECE_BYTES, to - at));
+    const n = readSync(fd, buf, 0, Math.min(buf.length, to - at), at);
+    if (n === 0) return;
+    const piece = buf.subarray(0, n);
+    hash.update(piece);
+    at += n;
+    yield piece;
+  }
+}
+
+/** The size and sha256 of an open file, read from its start to its end a piece at a time (never held whole). */
+export function hashFile(fd: number): { size: number; sha256: string } {
+  const hash = createHash('sha256');
+  let size = 0;
+  for (const piece of hashedPieces(fd, hash, 0, Infinity, Buffer.allocUnsafe(PIECE_BYTES))) size += piece.length;
+  return { size, sha256: hash.digest('hex') };
 }

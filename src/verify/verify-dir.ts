@@ -6,7 +6,6 @@
  * listed, and the signature checked. Reads only: nothing is written, so it
  * works on a read-only copy.
  */
-import { createHash } from 'node:crypto';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
@@ -14,7 +13,7 @@ import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
 import type { AllowedSigners } from '../sign/allowed-signers.js';
 import { SIGNATURE_SUFFIX, manifestSignature, type SignatureState } from '../sign/manifest-signature.js';
 import { escapeControl } from '../util/escape.js';
-import { UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import { hashFile, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { manifestContents, type Covered } from './covered.js';
 import { WARNING_STATES, type FileState } from './states.js';
 
@@ -38,7 +37,6 @@ export interface DirReport {
 
 /** A manifest is a few MB at most; past this it is not one. */
 const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
-const HASH_CHUNK = 4 * 1024 * 1024;
 const KINDS = Object.keys(MANIFEST_OF) as OutputKind[];
 
 /**
@@ -115,14 +113,7 @@ async function checkCovered(dir: string, c: Covered): Promise<FileReport> {
     return await withFileInside(parent, last, async (handle, size) => {
       if (c.bytes !== undefined && size !== c.bytes) return report('size mismatch', `${size} bytes; the manifest says ${c.bytes}`);
       if (c.sha256 === undefined) return report('unhashed', 'the manifest records no sha256 for it, so its content was not checked');
-      const hash = createHash('sha256');
-      const buf = Buffer.allocUnsafe(Math.min(HASH_CHUNK, Math.max(size, 1)));
-      for (;;) {
-        const { bytesRead } = await handle.read(buf, 0, buf.length, null);
-        if (bytesRead === 0) break;
-        hash.update(buf.subarray(0, bytesRead));
-      }
-      if (hash.digest('hex') !== c.sha256) return report('sha256 mismatch', 'its content is not what the manifest recorded: changed or damaged since');
+      if (hashFile(handle.fd).sha256 !== c.sha256) return report('sha256 mismatch', 'its content is not what the manifest recorded: changed or damaged since');
       return report('ok', c.bytes === undefined ? 'sha256 matches; the manifest records no size for it' : undefined);
     });
   } catch (err) {
