@@ -4,7 +4,6 @@ import type { CollectionManifest } from './manifest.js';
 import type { RawCollection } from './types.js';
 
 export const COLLECTION_MANIFEST = '_collection-manifest.json';
-export const SNAPSHOT_MANIFEST = '_snapshot-manifest.json';
 
 export function toJsonFile(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;

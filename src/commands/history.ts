@@ -2,7 +2,7 @@ import { isMatch } from 'date-fns/isMatch';
 import { EXIT } from '../exit-codes.js';
 import { DomainError, FailedError, UsageError } from '../errors.js';
 import type { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary } from '../summaries/schemas.js';
-import { SNAPSHOT_MANIFEST } from '../collect/write.js';
+import { SNAPSHOT_MANIFEST } from '../snapshot/dir.js';
 import { trustStore } from '../config/values.js';
 import { openHistory, type HistoryDb } from '../history/engine.js';
 import { peekInput, readInput, type SnapshotInput } from '../history/input.js';

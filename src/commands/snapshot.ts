@@ -4,7 +4,8 @@ import { readOptions, type CommandOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
-import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST, toManifestFile } from '../collect/write.js';
+import { COLLECTION_MANIFEST, toManifestFile } from '../collect/write.js';
+import { SNAPSHOT_MANIFEST, stagedSnapshot } from '../snapshot/dir.js';
 import { diffDirectories, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
 import { LARGE_BODY_BYTES } from '../body/file.js';
 import type { RouteRecord } from '../api/route-record.js';
@@ -23,7 +24,6 @@ import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult
 import { summariseRoutes } from '../summaries/routes.js';
 import { formatSnapshotSummary, snapshotSummary, type SnapshotOutcome } from '../summaries/snapshot.js';
 import { secretMatcher } from '../publish/scan.js';
-import { readExportRecords } from '../sheets/snapshot-dir.js';
 import { writeSpreadsheets } from '../sheets/write.js';
 import { applyKeep } from '../cron/retention.js';
 import type { RunReport } from '../cron/metrics.js';
@@ -32,7 +32,7 @@ import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
 import { hashingWriter, listedFiles } from '../snapshot/listed-files.js';
 import { signManifest } from '../sign/manifest-signature.js';
-import { FINDINGS_FILE, checkFindingsOptions, failOnMessage, findingCounts, findingsLine, findingsOfStaging, unevaluatedRules, writeFindingsFile } from '../findings/index.js';
+import { FINDINGS_FILE, checkFindingsOptions, failOnMessage, findingCounts, findingsLine, findingsOf, unevaluatedRules, writeFindingsFile } from '../findings/index.js';
 import { writeStagingReport } from '../report/index.js';
 import { trustStore } from '../config/values.js';
 
@@ -93,10 +93,11 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     // Read back from the files just written: the same path as `convert`, one export in memory at a time.
     const spreadsheets =
       formats.length > 0
-        ? await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => hashed.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
+        ? await writeSpreadsheets(stagedSnapshot(staging.dir, manifest), formats, (name, chunks) => hashed.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
         : undefined;
     // --findings and --format html: the rules over the export files just written, at the manifest's time, once the build's garbage is collected.
-    const evaluated = o.findings || html ? await findingsOfStaging(staging.dir, manifest, findingsAsked, memory.beforeFindingsRead) : undefined;
+    if (o.findings || html) memory.beforeFindingsRead();
+    const evaluated = o.findings || html ? await findingsOf(stagedSnapshot(staging.dir, manifest), findingsAsked) : undefined;
     // --findings: written before the manifest, which lists _findings.json in its files.
     const findings = o.findings ? evaluated : undefined;
     if (findings) await writeFindingsFile(hashed, findings);

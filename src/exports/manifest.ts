@@ -64,9 +64,10 @@ export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>;
 
 /**
  * An `exports[]` entry as readers accept it: `sha256` is absent in manifests
- * written before export hashes were recorded, and is then not checked.
+ * written before export hashes were recorded, and is then not checked;
+ * `bytes`, where a manifest gives a file's size, is checked with it.
  */
-export const ReadableManifestExportSchema = ManifestExportSchema.extend({ sha256: Sha256.optional() });
+export const ReadableManifestExportSchema = ManifestExportSchema.extend({ sha256: Sha256.optional(), bytes: z.number().int().nonnegative().optional() });
 
 /** SHA-256 (hex) of an export file's content, as the manifest records it. */
 function sha256Hex(content: string | Uint8Array): string {

@@ -6,7 +6,8 @@
  */
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
-import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST } from '../collect/write.js';
+import { COLLECTION_MANIFEST } from '../collect/write.js';
+import { SNAPSHOT_MANIFEST } from '../snapshot/dir.js';
 import { FailedError } from '../errors.js';
 import type { AllowedSigners } from '../sign/allowed-signers.js';
 import { manifestSignature } from '../sign/manifest-signature.js';

@@ -8,19 +8,17 @@
  */
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { SNAPSHOT_MANIFEST } from '../collect/write.js';
 import { diffDirectories, diffWithUnwritten, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
 import type { FindingsReport } from '../findings/evaluate.js';
-import { findingsOfDirectory } from '../findings/read.js';
+import { findingsOf } from '../findings/index.js';
 import { openHistory } from '../history/engine.js';
 import { listRuns, normaliseSite } from '../history/query.js';
 import type { HistoryTarget } from '../history/target.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
 import type { ExportRecord } from '../exports/types.js';
-import { readExportRecords, type SheetManifest, type SheetManifestExport } from '../sheets/snapshot-dir.js';
+import { openSnapshot, SNAPSHOT_MANIFEST, stagedSnapshot, type ManifestEntry } from '../snapshot/dir.js';
 import { manifestSignature } from '../sign/manifest-signature.js';
 import type { SigningKey } from '../sign/key.js';
-import { readInside } from '../util/safe-read.js';
 import type { ReportManifest, ReportModel, TrendNight, VmStates } from './model.js';
 
 /** The exports that hold VMs (`--include vms`), and the columns that may hold a VM's state, first found wins. */
@@ -61,7 +59,7 @@ async function historyPart(source: HistorySource | undefined, manifest: ReportMa
 }
 
 /** The VMs' states, only for the VM exports the manifest lists as available. */
-async function vmStates(exports: readonly SheetManifestExport[], read: (e: SheetManifestExport) => Promise<readonly ExportRecord[]>): Promise<VmStates[] | undefined> {
+async function vmStates(exports: readonly ManifestEntry[], read: (e: ManifestEntry) => Promise<readonly ExportRecord[]>): Promise<VmStates[] | undefined> {
   const out: VmStates[] = [];
   for (const name of VM_EXPORTS) {
     const entry = exports.find((e) => e.export === name && e.available);
@@ -91,17 +89,18 @@ export interface DirectoryOptions {
 /** `svc-snapshot report <dir>`: everything read from the published snapshot; a damaged one is refused. */
 export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Promise<ReportModel> {
   // The findings read every export file, each checked against the manifest's sha256 (an edited one: exit 1).
-  const { manifest, report } = await findingsOfDirectory(dir, { inheritLevels: opts.inheritLevels ?? true });
-  const bytes = await readInside(dir, SNAPSHOT_MANIFEST);
+  const snapshot = await openSnapshot(dir);
+  const manifest = snapshot.manifest;
+  const report = await findingsOf(snapshot, { inheritLevels: opts.inheritLevels ?? true });
   // The signature's own validity only: who may sign is verify's --allowed-signers question.
-  const signature = await manifestSignature(dir, SNAPSHOT_MANIFEST, bytes, undefined, new Date(manifest.time));
+  const signature = await manifestSignature(dir, SNAPSHOT_MANIFEST, snapshot.manifestBytes!, undefined, new Date(manifest.time));
   let previous: ReportModel['previous'];
   if (opts.previous !== undefined) {
     previous = { name: basename(opts.previous), changes: await diffDirectories(opts.previous, dir) };
   } else {
     previous = await besidePrevious(dir, undefined, (older) => diffDirectories(older, dir));
   }
-  const vms = await vmStates(manifest.exports, (e) => readExportRecords(dir, e));
+  const vms = await vmStates(manifest.exports, (e) => snapshot.records(e));
   const history = await historyPart(opts.history, manifest, true);
   return { manifest, signature, findings: { report }, previous, ...(history ? { history } : {}), ...(vms ? { vms } : {}) };
 }
@@ -128,12 +127,11 @@ export interface StagingOptions {
 
 /** `--format html`: the exports just written into staging and the manifest about to be written. */
 export async function modelOfStaging(stagingDir: string, manifest: SnapshotManifest, opts: StagingOptions): Promise<ReportModel> {
-  const read = (e: SheetManifestExport) => readExportRecords(stagingDir, e, { verify: false });
-  const sheetManifest: SheetManifest = manifest;
+  const snapshot = stagedSnapshot(stagingDir, manifest);
   const report = opts.findings;
   const signature = opts.signKey ? { state: 'signed', key: opts.signKey.fingerprint, reason: 'the manifest is signed as it is written, after this page' } : { state: 'unsigned', key: null };
   const previous = await besidePrevious(opts.outDir, manifest.time, (older) => diffWithUnwritten(older, { dir: stagingDir, manifest }));
-  const vms = await vmStates(sheetManifest.exports, read);
+  const vms = await vmStates(manifest.exports, (e) => snapshot.records(e));
   const history = await historyPart(opts.history, manifest, false);
   return { manifest, signature, findings: { report }, previous, ...(history ? { history } : {}), ...(vms ? { vms } : {}) };
 }

@@ -84,19 +84,22 @@ const PIECE_BYTES = 4 * 1024 * 1024;
 
 /**
  * Bytes `from` to `to` of an open file (to its end by default), a piece at a
- * time, each added to `hash` before it is given out: the one loop that
- * hashes a file. Synchronous reads: the page cache answers in a few ms, and
+ * time, each added to `hash` (if any) before it is given out: the one loop
+ * that hashes a file. Synchronous reads: the page cache answers in a few ms, and
  * the build that reads a body's file is a synchronous generator. Each piece
- * is a new buffer unless `reuse` is given, for a caller done with a piece
- * before it asks for the next. Stops early where the file ends.
+ * is a new buffer, or with `into` the next part of that buffer, from its
+ * start again once it is full (a caller done with each piece before it asks
+ * for the next; or, as large as the range, the range whole). Stops early
+ * where the file ends.
  */
-export function* hashedPieces(fd: number, hash: Hash, from = 0, to = Infinity, reuse?: Buffer): Generator<Buffer> {
+export function* hashedPieces(fd: number, hash: Hash | undefined, from = 0, to = Infinity, into?: Buffer): Generator<Buffer> {
   for (let at = from; at < to; ) {
-    const buf = reuse ?? Buffer.allocUnsafe(Math.min(PIECE_BYTES, to - at));
-    const n = readSync(fd, buf, 0, Math.min(buf.length, to - at), at);
+    const buf = into ?? Buffer.allocUnsafe(Math.min(PIECE_BYTES, to - at));
+    const offset = into ? (at - from) % into.length : 0;
+    const n = readSync(fd, buf, offset, Math.min(buf.length - offset, to - at), at);
     if (n === 0) return;
-    const piece = buf.subarray(0, n);
-    hash.update(piece);
+    const piece = buf.subarray(offset, offset + n);
+    hash?.update(piece);
     at += n;
     yield piece;
   }
