@@ -143,7 +143,7 @@ function keepColumns(columns: readonly string[]): (r: ExportRecord) => ExportRec
 
 /** A snapshot directory, opened (openSnapshot, stagedSnapshot). */
 export class Snapshot {
-  /** The export files read (or checked) so far: checkRest checks the others. */
+  /** The export files read and checked so far: checkRest reads the others. */
   private readonly read = new Set<string>();
   /** Holds one export file's bytes at a time (bytes): reading into pages already touched is faster than into new ones. */
   private buffer = Buffer.alloc(0);
@@ -171,7 +171,6 @@ export class Snapshot {
 
   /** `use` with the export's file open, its size checked against the manifest's (where it gives one); exit 1 naming the file when it cannot. */
   private async open<T>(entry: ManifestEntry, use: (fd: number, size: number) => Promise<T> | T): Promise<T> {
-    this.read.add(entry.file);
     // Kept, so that it is what is thrown, however the file's reading wraps it.
     let refused: FailedError | undefined;
     try {
@@ -180,7 +179,9 @@ export class Snapshot {
           if (entry.bytes !== undefined && size !== entry.bytes && this.manifestBytes !== undefined) {
             throw new FailedError(`"${shown(entry.file)}" in ${escapeControl(this.dir)} is ${size} bytes but ${SNAPSHOT_MANIFEST} says ${entry.bytes}; the file was changed after the snapshot was taken`);
           }
-          return await use(handle.fd, size);
+          const result = await use(handle.fd, size);
+          this.read.add(entry.file);
+          return result;
         } catch (err) {
           if (err instanceof FailedError) refused = err;
           throw err;
@@ -256,14 +257,21 @@ export class Snapshot {
   }
 
   /**
-   * Every export file the manifest hashes that was not read yet, hashed and
-   * checked: a snapshot whose files were edited is refused whole (exit 1),
-   * as `verify` refuses it, also where a command reads only some of them.
+   * Every export file not read yet, checked: a snapshot whose files were
+   * edited is refused whole (exit 1), as `verify` refuses it, also where a
+   * command reads only some of them. With `use`, each available export's
+   * bytes are read and given to it, one after another; the others are only
+   * hashed.
    */
-  async checkRest(): Promise<void> {
+  async checkRest(use?: (entry: ManifestEntry, bytes: Buffer) => void): Promise<void> {
     for (const e of this.manifest.exports) {
+      if (this.read.has(e.file)) continue;
+      if (use && e.available) {
+        use(e, await this.bytes(e));
+        continue;
+      }
       const sha256 = this.expected(e);
-      if (this.read.has(e.file) || sha256 === undefined) continue;
+      if (sha256 === undefined) continue;
       const actual = await this.open(e, (fd) => hashFile(fd).sha256);
       if (actual !== sha256) throw this.changed(e.file);
     }
