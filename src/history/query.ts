@@ -6,7 +6,7 @@ import type { ExportRecord } from '../exports/types.js';
 import { quoteIdent, type HistoryDb } from './engine.js';
 import { EXPORT_TABLES, exportTable } from './schema.js';
 import { keyParameter } from './columns.js';
-import { isPlainFileName } from './safe-read.js';
+import { isPlainFileName } from '../util/safe-read.js';
 
 /** A base URL as the tool writes it in manifests: no trailing `/` or `/api`. */
 export function normaliseSite(raw: string): string {

@@ -44,7 +44,7 @@ class NotASnapshotError extends UsageError {
 }
 
 /** A file name from a manifest, as it may be printed: control characters escaped, cut to a sane length. */
-function shown(name: string): string {
+export function shown(name: string): string {
   return escapeControl(name.length > 120 ? `${name.slice(0, 120)}…` : name);
 }
 
@@ -92,6 +92,13 @@ export async function openSnapshot(dir: string, hint = `give a snapshot director
  */
 export function stagedSnapshot(dir: string, manifest: ReadableManifest): Snapshot {
   return new Snapshot(dir, manifest, undefined);
+}
+
+/** A file the manifest lists, with what it records of it. */
+interface Listed {
+  readonly file: string;
+  readonly bytes?: number;
+  readonly sha256?: string;
 }
 
 /** A parsed element that is not a record: where, for the message. */
@@ -161,23 +168,23 @@ export class Snapshot {
   }
 
   private changed(file: string): FailedError {
-    return new FailedError(`"${shown(file)}" in ${escapeControl(this.dir)} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`);
+    return new FailedError(`${shown(file)} in ${escapeControl(this.dir)} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`);
   }
 
-  /** The sha256 an export's file is checked against; none for a staged snapshot, or a manifest written before export hashes. */
-  private expected(entry: ManifestEntry): string | undefined {
+  /** The sha256 a file is checked against; none for a staged snapshot, or a manifest written before export hashes. */
+  private expected(entry: Listed): string | undefined {
     return this.manifestBytes === undefined ? undefined : entry.sha256;
   }
 
-  /** `use` with the export's file open, its size checked against the manifest's (where it gives one); exit 1 naming the file when it cannot. */
-  private async open<T>(entry: ManifestEntry, use: (fd: number, size: number) => Promise<T> | T): Promise<T> {
+  /** `use` with the file open, its size checked against the manifest's (where it gives one); exit 1 naming the file when it cannot. */
+  private async open<T>(entry: Listed, use: (fd: number, size: number) => Promise<T> | T): Promise<T> {
     // Kept, so that it is what is thrown, however the file's reading wraps it.
     let refused: FailedError | undefined;
     try {
       return await withFileInside(this.dir, entry.file, async (handle, size) => {
         try {
           if (entry.bytes !== undefined && size !== entry.bytes && this.manifestBytes !== undefined) {
-            throw new FailedError(`"${shown(entry.file)}" in ${escapeControl(this.dir)} is ${size} bytes but ${SNAPSHOT_MANIFEST} says ${entry.bytes}; the file was changed after the snapshot was taken`);
+            throw new FailedError(`${shown(entry.file)} in ${escapeControl(this.dir)} is ${size} bytes but ${SNAPSHOT_MANIFEST} says ${entry.bytes}; the file was changed after the snapshot was taken`);
           }
           const result = await use(handle.fd, size);
           this.read.add(entry.file);
@@ -219,7 +226,7 @@ export class Snapshot {
   }
 
   private checked(entry: ManifestEntry, json: unknown): ExportRecord[] {
-    const where = `"${shown(entry.file)}" in ${escapeControl(this.dir)}`;
+    const where = `${shown(entry.file)} in ${escapeControl(this.dir)}`;
     if (json instanceof NotARecord) throw new FailedError(`${where}: element ${json.index} is not a record; the snapshot is damaged`);
     if (json === undefined) throw new FailedError(`${where} is not valid JSON; the snapshot is damaged`);
     if (!Array.isArray(json)) throw new FailedError(`${where} is not a JSON array of records; the snapshot is damaged`);
@@ -243,16 +250,27 @@ export class Snapshot {
    */
   async bytes(entry: ManifestEntry): Promise<Buffer> {
     if (this.buffer.length === 0) await this.reserve();
+    return this.readWhole(entry, true);
+  }
+
+  /** A file of the manifest's `files` (`_findings.json`), read whole and checked against its size and sha256. */
+  async listedFile(file: { readonly name: string; readonly bytes: number; readonly sha256: string }): Promise<Buffer> {
+    return this.readWhole({ file: file.name, bytes: file.bytes, sha256: file.sha256 }, false);
+  }
+
+  /** A file's bytes, hashed as they are read: into the one buffer (`reuse`), else a new one. */
+  private readWhole(entry: Listed, reuse: boolean): Promise<Buffer> {
     return this.open(entry, (fd, size) => {
       if (size >= 2 ** 31 - 1) throw new UnreadableEntryError(this.dir, entry.file, 'is too large to be read whole');
-      if (this.buffer.length < size + 1) this.buffer = Buffer.allocUnsafeSlow(size + 1);
+      if (reuse && this.buffer.length < size + 1) this.buffer = Buffer.allocUnsafeSlow(size + 1);
+      const into = reuse ? this.buffer : Buffer.allocUnsafe(size + 1);
       const sha256 = this.expected(entry);
       const hash = sha256 === undefined ? undefined : createHash('sha256');
       // One byte more than the size: a file that grew since is read that far, and refused.
       let length = 0;
-      for (const piece of hashedPieces(fd, hash, 0, size + 1, this.buffer)) length += piece.length;
+      for (const piece of hashedPieces(fd, hash, 0, size + 1, into)) length += piece.length;
       if (length !== size || (hash !== undefined && hash.digest('hex') !== sha256)) throw this.changed(entry.file);
-      return this.buffer.subarray(0, length);
+      return into.subarray(0, length);
     });
   }
 
