@@ -18,7 +18,7 @@ import { describeJsonError } from '../util/json-error.js';
 import { arraySlices, opensArray, SliceJsonError, SliceTooLongError } from '../body/slices.js';
 import { bufferReader, type ByteReader } from '../body/reader.js';
 import { HashedRange } from '../body/hashed-range.js';
-import { hashedPieces, hashFile, isPlainFileName, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import { hashedPieces, hashFile, isPlainFileName, readManifestFile, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { plainRecordMaker, recordMaker } from '../exports/fast/record-maker.js';
 import { FAST_PATHS } from '../fast-paths.js';
 
@@ -29,11 +29,8 @@ const ReadableManifestSchema = SnapshotManifestSchema.extend({ exports: z.array(
 export type ReadableManifest = z.infer<typeof ReadableManifestSchema>;
 export type ManifestEntry = ReadableManifest['exports'][number];
 
-/** A manifest is a few MB at most; past this it is not one. */
-const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
-
 /** A directory that cannot be opened as a snapshot: `problem` says why (never quoting the manifest), `hint` what to do. */
-class NotASnapshotError extends UsageError {
+export class NotASnapshotError extends UsageError {
   constructor(
     readonly dir: string,
     readonly problem: string,
@@ -55,10 +52,7 @@ async function readManifest(dir: string): Promise<{ bytes: Buffer; manifest: Rea
   if (!info.isDirectory()) return 'is not a directory';
   let bytes: Buffer;
   try {
-    bytes = await withFileInside(dir, SNAPSHOT_MANIFEST, async (handle, size) => {
-      if (size > MANIFEST_MAX_BYTES) throw new UnreadableEntryError(dir, SNAPSHOT_MANIFEST, `is larger than ${MANIFEST_MAX_BYTES / 1024 / 1024} MiB, far larger than a manifest`);
-      return handle.readFile();
-    });
+    bytes = await readManifestFile(dir, SNAPSHOT_MANIFEST);
   } catch (err) {
     if (err instanceof UnreadableEntryError) return `has no readable ${SNAPSHOT_MANIFEST} (it ${err.problem})`;
     throw err;

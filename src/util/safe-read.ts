@@ -35,6 +35,17 @@ export async function readInside(dir: string, name: string): Promise<Buffer> {
   return withFileInside(dir, name, (handle) => handle.readFile());
 }
 
+/** A manifest is a few MB at most; past this it is not one. */
+const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
+
+/** A manifest's bytes, read as readInside reads a file; one larger than a manifest ever is is refused unread. */
+export async function readManifestFile(dir: string, name: string): Promise<Buffer> {
+  return withFileInside(dir, name, async (handle, size) => {
+    if (size > MANIFEST_MAX_BYTES) throw new UnreadableEntryError(dir, name, `is larger than ${MANIFEST_MAX_BYTES / 1024 / 1024} MiB, far larger than a manifest`);
+    return handle.readFile();
+  });
+}
+
 /**
  * `use` with the file `name` in `dir` open, under readInside's rules (a
  * regular file directly inside `dir`, never through a link), and its size.
