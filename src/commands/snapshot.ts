@@ -30,7 +30,7 @@ import type { RunReport } from '../cron/metrics.js';
 import type { Reporter } from '../progress/reporter.js';
 import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
-import { hashingWriter, listedFiles } from '../snapshot/listed-files.js';
+import { hashingWriter } from '../snapshot/listed-files.js';
 import { signManifest } from '../sign/manifest-signature.js';
 import { FINDINGS_FILE, checkFindingsOptions, failOnMessage, findingCounts, findingsLine, findingsOf, unevaluatedRules, writeFindingsFile } from '../findings/index.js';
 import { writeStagingReport } from '../report/index.js';
@@ -71,8 +71,10 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
 
   const { built, manifest, spreadsheets, findings, report } = await withStaging(outDir, secrets, async (staging) => {
     const matcher = secretMatcher(secrets);
+    // The files besides the exports are hashed as they are written, for the manifest's files (verify covers them).
+    const hashed = hashingWriter(staging);
     // What the build may release and when: the bodies once read, which only a written raw/ (or none asked for) allows.
-    const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
+    const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw, hashed));
     // A live run's large bodies are read from disk by the build, as a replay's are: raw/'s files, or copies spooled into staging.
     const onDisk = source === 'live' ? await largeBodiesToDisk(staging, collection, { raw: o.raw, minBytes: largeBodyBytes, matcher }) : undefined;
     memory.afterRelease(onDisk?.bytes ?? 0);
@@ -88,8 +90,6 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     refuseStrict(o.strict, built.validation);
     const manifest = snapshotManifest(collection, built, source, o.raw, failedOf(collection).length === 0, include);
     if (formats.length > 0) deps.reporter.info(`writing ${formats.join(' and ')}`);
-    // The spreadsheets and _findings.json are hashed as they are written, for the manifest's files.
-    const hashed = hashingWriter(staging);
     // Read back from the files just written: the same path as `convert`, one export in memory at a time.
     const spreadsheets =
       formats.length > 0
@@ -102,10 +102,10 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     const findings = o.findings ? evaluated : undefined;
     if (findings) await writeFindingsFile(hashed, findings);
     // --format html: the report page (src/report), after the files it reads and before the manifest that lists it.
-    const report = html && evaluated ? await writeStagingReport(staging, manifest, { outDir, findings: evaluated, ...(signKey ? { signKey } : {}), ...(historyTarget ? { history: { target: historyTarget, ...(historyTarget.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) } } : {}) }) : undefined;
-    // The files besides the exports are listed with their hashes (verify covers them), and the manifest is signed as written.
+    const report = html && evaluated ? await writeStagingReport({ dir: staging.dir, writeFile: hashed.writeFile }, manifest, { outDir, findings: evaluated, ...(signKey ? { signKey } : {}), ...(historyTarget ? { history: { target: historyTarget, ...(historyTarget.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) } } : {}) }) : undefined;
+    // The files besides the exports are listed with their hashes as written, and the manifest is signed as written.
     const others = [...(spreadsheets ?? []).map((f) => f.file), ...(findings ? [FINDINGS_FILE] : []), ...(report ? [report.name] : []), ...(o.raw ? [`raw/${COLLECTION_MANIFEST}`] : [])];
-    const listed = others.length > 0 ? { ...manifest, files: await listedFiles(staging.dir, others, hashed.files) } : manifest;
+    const listed = others.length > 0 ? { ...manifest, files: others.map((name) => hashed.files.find((f) => f.name === name)!) } : manifest;
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
     await signManifest(staging, SNAPSHOT_MANIFEST, signKey);
     return { built, manifest: listed, spreadsheets, findings, report };
