@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { stat, type FileHandle } from 'node:fs/promises';
 import { planRoute, planRoutes, REALMS_ROUTE, type RouteDef } from '../api/catalog.js';
 import { BodyError, checkBody, countSlices } from '../body/decode.js';
 import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
-import { hashFile, isPlainFileName, readInside, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import { hashFile, isPlainFileName, readInside, sha256Hex, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { opensArray } from '../body/slices.js';
 import { bufferReader } from '../body/reader.js';
 import { BodyFile, LARGE_BODY_BYTES, openBody, type Body } from '../body/file.js';
@@ -141,7 +140,7 @@ async function readBody(handle: FileHandle, size: number, file: BodyFile, large:
     }
   }
   const bytes = await handle.readFile();
-  return { body: bytes, sha: createHash('sha256').update(bytes).digest('hex') };
+  return { body: bytes, sha: sha256Hex(bytes) };
 }
 
 /** checkBody of a body left on disk: its slices parsed and dropped, its sha256 checked again on the way. */

@@ -116,6 +116,11 @@ export function* hashedPieces(fd: number, hash: Hash | undefined, from = 0, to =
   }
 }
 
+/** Lower-case hex SHA-256 of bytes in memory (a body, an export's text), as manifests record it. */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
 /** The size and sha256 of an open file, read from its start to its end a piece at a time (never held whole). */
 export function hashFile(fd: number): { size: number; sha256: string } {
   const hash = createHash('sha256');
