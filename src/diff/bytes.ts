@@ -239,7 +239,7 @@ function ascends(k: RecordKeys, count: number): boolean {
 
 /** How the newer file's records match the older's, found by walkNewer. */
 export interface NewerWalk {
-  /** The newer file's records, as splitRecords gives them. */
+  /** The newer file's records, as recordRanges gives them. */
   readonly ranges: RecordRanges;
   /** Their key columns, as readKeys gives them. */
   readonly keys: RecordKeys;
@@ -268,7 +268,7 @@ function separatorAt(bytes: Buffer, p: number, last: number): boolean {
  * comparing keys; only the other newer records are split and have their
  * keys read. On two nights of a site most records are the same bytes, so
  * most of the newer file is compared once and never searched. The newer
- * file is held to what splitRecords and readKeys would hold it to (the
+ * file is held to what recordRanges and readKeys would hold it to (the
  * serializer's layout, `count` records, keys ascii and strictly ascending:
  * a record that matches an older one ascends by the merge's own order, an
  * added one is compared with the one before). Undefined when it is not so:
@@ -332,7 +332,7 @@ export function walkNewer(older: RecordKeys, olderRanges: RecordRanges, olderCou
       if (e <= last && a.compare(bytes, pos, e, as, as + length) === 0 && (isLast ? e === last : separatorAt(bytes, e - 1, last))) end = takeSame(i, j, pos);
     }
     if (end < 0) {
-      // As splitRecords: the first separator after the record's start ends it; the last record runs to the file's tail.
+      // As recordRanges: the first separator after the record's start ends it; the last record runs to the file's tail.
       const p = bytes.indexOf(BETWEEN, pos + 1);
       if (p >= 0 && p < last) {
         if (isLast || bytes[p - 1] !== 0x20 || bytes[p - 2] !== 0x20 || bytes[p - 3] !== 0x0a || bytes[p + 6] !== 0x0a || p - 3 <= pos) return undefined;

@@ -135,7 +135,7 @@ async function besidePrevious(dir: string, ownTime: string | undefined, diff: (o
 export interface StagingOptions {
   /** Where the snapshot is being published: its neighbours hold the previous snapshot. */
   readonly outDir: string;
-  /** The findings, evaluated over the export files just written (findingsOfStaging). */
+  /** The findings, evaluated over the export files just written (findingsOf a staged snapshot). */
   readonly findings: FindingsReport;
   readonly signKey?: SigningKey;
   readonly history?: HistorySource;
