@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../util/safe-read.js';
 import { z } from 'zod';
 import * as m from './models.js';
 
@@ -293,7 +293,7 @@ function fitRealmComponent(realm: string, encoded: string): string {
   if (encoded.length <= MAX_REALM_COMPONENT) return encoded;
   // Never end inside a %XX escape.
   const head = encoded.slice(0, 100).replace(/%[0-9A-F]?$/, '');
-  return `${head}~${createHash('sha256').update(realm, 'utf8').digest('hex').slice(0, 16)}`;
+  return `${head}~${sha256Hex(realm).slice(0, 16)}`;
 }
 
 /**

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { stat, type FileHandle } from 'node:fs/promises';
 import { planRoute, planRoutes, REALMS_ROUTE, type RouteDef } from '../api/catalog.js';
 import { BodyError, checkBody, countSlices } from '../body/decode.js';
 import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
-import { isPlainFileName, readInside, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import { hashFile, isPlainFileName, readInside, sha256Hex, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { opensArray } from '../body/slices.js';
 import { bufferReader } from '../body/reader.js';
 import { BodyFile, LARGE_BODY_BYTES, openBody, type Body } from '../body/file.js';
@@ -152,20 +151,12 @@ async function readBody(handle: FileHandle, size: number, file: BodyFile, large:
     const head = Buffer.allocUnsafe(64 * 1024);
     const { bytesRead } = await handle.read(head, 0, head.length, 0);
     if (opensArray(bufferReader(head.subarray(0, bytesRead)))) {
-      const hash = createHash('sha256');
-      const buf = Buffer.allocUnsafe(4 * 1024 * 1024);
-      let done = 0;
-      for (;;) {
-        const { bytesRead: n } = await handle.read(buf, 0, buf.length, done);
-        if (n === 0) break;
-        hash.update(buf.subarray(0, n));
-        done += n;
-      }
-      return { body: file, sha: done === size ? hash.digest('hex') : '' };
+      const hashed = hashFile(handle.fd);
+      return { body: file, sha: hashed.size === size ? hashed.sha256 : '' };
     }
   }
   const bytes = await handle.readFile();
-  return { body: bytes, sha: createHash('sha256').update(bytes).digest('hex') };
+  return { body: bytes, sha: sha256Hex(bytes) };
 }
 
 /** checkBody of a body left on disk: its slices parsed and dropped, its sha256 checked again on the way. */

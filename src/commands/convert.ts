@@ -5,8 +5,8 @@ import type { ConvertSummary } from '../summaries/schemas.js';
 import { DIR_MODE } from '../publish/staging.js';
 import { CONVERT_MEMORY } from '../exports/memory-policy.js';
 import { renamingSink } from '../sheets/file-sink.js';
-import { readExportRecords, readSheetManifest } from '../sheets/snapshot-dir.js';
-import { writeSpreadsheets, type SheetSource } from '../sheets/write.js';
+import { openSnapshot } from '../snapshot/dir.js';
+import { writeSpreadsheets } from '../sheets/write.js';
 import { readOptions } from '../config/options.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { whenInterrupted } from '../publish/registry.js';
@@ -31,7 +31,8 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   if (formats.length === 0) throw new UsageError('convert writes csv and xlsx (json is the snapshot itself): give --format csv, xlsx or csv,xlsx');
   if (flags.outDir === '') throw new UsageError('--out-dir is empty (an unset variable?); give a directory, or leave it out to write into the snapshot');
   const dir = resolveOutDir(deps.cwd, given, given);
-  const manifest = await readSheetManifest(dir);
+  const snapshot = await openSnapshot(dir);
+  const manifest = snapshot.manifest;
   // convert writes the forms of every export the snapshot holds; --include asks that it hold the group's (docs/decisions.md).
   const absent = include.filter((i) => !(manifest.include ?? []).includes(i));
   if (absent.length > 0) {
@@ -57,7 +58,6 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   // Each file is written by a temporary name and renamed: a signal removes the one in progress.
   whenInterrupted(`the files converted before it stay in ${outDir}; the one being written was removed`);
   const sink = renamingSink(outDir);
-  const snapshot: SheetSource = { manifest, records: (entry) => readExportRecords(dir, entry) };
   const files = await writeSpreadsheets(snapshot, formats, sink, { beforeRead: CONVERT_MEMORY.beforeSheetRead });
   deps.reporter.close();
   const summary: ConvertSummary = {

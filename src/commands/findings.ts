@@ -1,7 +1,8 @@
 import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
 import { readOptions } from '../config/options.js';
-import { failOnMessage, findingsSettings, findingsOfDirectory, formatFindings, serializeFindings } from '../findings/index.js';
+import { failOnMessage, findingsSettings, findingsOf, formatFindings, serializeFindings } from '../findings/index.js';
+import { openSnapshot } from '../snapshot/dir.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
 /**
@@ -18,7 +19,7 @@ export async function runFindings(rawFlags: RawFlags, args: string[], deps: Comm
   if (given === undefined || given === '') throw new UsageError('findings needs the snapshot directory: svc-snapshot findings <snapshot-dir>');
   const dir = resolveOutDir(deps.cwd, given, given);
   const settings = findingsSettings(o);
-  const { report } = await findingsOfDirectory(dir, { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels });
+  const report = await findingsOf(await openSnapshot(dir), { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels });
   for (const r of report.rules) if (!r.evaluated) deps.reporter.warn(`${r.id} not evaluated: ${r.reason ?? ''}`);
   deps.stdout(o.json ? serializeFindings(report) : formatFindings(report, dir));
   const failed = failOnMessage(report, settings.failOn);

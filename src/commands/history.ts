@@ -2,15 +2,15 @@ import { isMatch } from 'date-fns/isMatch';
 import { EXIT } from '../exit-codes.js';
 import { DomainError, FailedError, UsageError } from '../errors.js';
 import type { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary } from '../summaries/schemas.js';
-import { SNAPSHOT_MANIFEST } from '../collect/write.js';
+import { SNAPSHOT_MANIFEST } from '../snapshot/dir.js';
 import { trustStore } from '../config/values.js';
 import { openHistory, type HistoryDb } from '../history/engine.js';
-import { peekInput, readInput, type SnapshotInput } from '../history/input.js';
+import { openInput, readInput, type SnapshotInput } from '../history/input.js';
 import { CATALOG } from '../exports/catalog.js';
 import type { Include } from '../includes.js';
 import { loadSnapshot, type AfterExport, type LoadStatus } from '../history/load.js';
 import { chooseSite, exportsAsOf, keptFilesAsOf, listRuns, normaliseSite, recordLog, runAsOf } from '../history/query.js';
-import { shown } from '../history/safe-read.js';
+import { shown } from '../snapshot/dir.js';
 import { ensureSchema } from '../history/schema.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { withStaging } from '../publish/index.js';
@@ -19,7 +19,7 @@ import { readOptions, type CommandOptions } from '../config/options.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
 import { snapshotSummary } from '../summaries/snapshot.js';
 import { whenInterrupted } from '../publish/registry.js';
-import { requireSignatures, withSigningKey } from '../history/signed.js';
+import { requireSignatures } from '../history/signed.js';
 import { manifestOfKept } from '../snapshot/listed-files.js';
 
 type HistoryOptions = CommandOptions<'history'>;
@@ -156,9 +156,9 @@ async function runLoad(
   const allowed = flags.allowedSigners;
   const include = flags.include;
   const heads = [];
-  for (const d of dirs) heads.push(await peekInput(resolveOutDir(deps.cwd, d, d)));
+  for (const d of dirs) heads.push(await openInput(resolveOutDir(deps.cwd, d, d)));
   // With --allowed-signers, every signature is checked before anything is loaded.
-  const signed = allowed ? await requireSignatures(heads.map((h) => h.dir), allowed, deps.now()) : undefined;
+  const signed = allowed ? await requireSignatures(heads, allowed, deps.now()) : undefined;
   if (flags.site !== undefined) {
     const site = normaliseSite(flags.site);
     const other = heads.find((h) => h.baseUrl !== site);
@@ -175,12 +175,14 @@ async function runLoad(
   const loaded: HistoryLoadSummary['snapshots'] = [];
   let skipped = 0;
   try {
-    for (const h of heads) {
-      const read = await readInput(h.dir, include).catch((err: unknown) => {
-        throw stopped(err, h.dir, loaded.length);
+    // Each taken off the list as it is loaded: what a snapshot holds (its buffer as large as its largest export) is let go.
+    for (let h = heads.shift(); h !== undefined; h = heads.shift()) {
+      const dir = h.dir;
+      const read = await readInput(h, include).catch((err: unknown) => {
+        throw stopped(err, dir, loaded.length);
       });
       warnNotHeld(read, include, deps);
-      const input = signed ? withSigningKey(read, signed.get(h.dir)!) : read;
+      const input = signed ? { ...read, signingKey: signed.get(dir)! } : read;
       if (!input.complete && !flags.allowPartial) {
         deps.reporter.warn(`${h.dir} is a partial snapshot (complete: false); skipped. Pass --allow-partial to load it anyway`);
         loaded.push({ dir: h.dir, baseUrl: input.baseUrl, time: input.time, status: 'skipped', opened: 0, closed: 0 });
@@ -242,7 +244,7 @@ function warnNotHeld(input: SnapshotInput, include: readonly Include[], deps: Co
 export async function loadPublished(dir: string, target: HistoryTarget, flags: Pick<HistoryOptions, 'caFile'>, deps: CommandDeps): Promise<LoadStatus> {
   const db = await open(target, flags, deps, true);
   try {
-    return (await loadSnapshot(db, await readInput(dir))).status;
+    return (await loadSnapshot(db, await readInput(await openInput(dir)))).status;
   } finally {
     await db.close();
   }

@@ -4,7 +4,8 @@ import { readOptions, type CommandOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
-import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST, toManifestFile } from '../collect/write.js';
+import { COLLECTION_MANIFEST, toManifestFile } from '../collect/write.js';
+import { SNAPSHOT_MANIFEST, stagedSnapshot } from '../snapshot/dir.js';
 import { diffDirectories, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
 import { LARGE_BODY_BYTES } from '../body/file.js';
 import type { RouteRecord } from '../api/route-record.js';
@@ -24,14 +25,13 @@ import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult
 import { summariseRoutes } from '../summaries/routes.js';
 import { formatSnapshotSummary, snapshotSummary, type SnapshotOutcome } from '../summaries/snapshot.js';
 import { secretMatcher } from '../publish/scan.js';
-import { readExportRecords } from '../sheets/snapshot-dir.js';
-import { writeSpreadsheets, type SheetSink, type SheetSource } from '../sheets/write.js';
+import { writeSpreadsheets, type SheetSink } from '../sheets/write.js';
 import { applyKeep } from '../cron/retention.js';
 import type { RunReport } from '../cron/metrics.js';
 import type { Reporter } from '../progress/reporter.js';
 import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
-import { hashingWriter, listedFiles } from '../snapshot/listed-files.js';
+import { hashingWriter } from '../snapshot/listed-files.js';
 import { signManifest } from '../sign/manifest-signature.js';
 import {
   FINDINGS_FILE,
@@ -39,7 +39,7 @@ import {
   failOnMessage,
   findingCounts,
   findingsLine,
-  findingsOfStaging,
+  findingsOf,
   unevaluatedRules,
   writeFindingsFile,
   type FindingsSettings,
@@ -111,28 +111,32 @@ interface StagingInput {
   readonly matcher: ReturnType<typeof secretMatcher>;
 }
 
+type HashingWriter = ReturnType<typeof hashingWriter>;
+
 /** The staging directory's contents: raw/ when asked, the exports, the files beside them, and the manifest that lists them, signed. */
 async function fillStaging(staging: Staging, input: StagingInput) {
-  const { built, manifest, memory } = await buildIntoStaging(staging, input);
-  const { spreadsheets, findings, report, hashedFiles } = await writeBeside(staging, input, manifest, memory);
-  // The files besides the exports are listed with their hashes (verify covers them), and the manifest is signed as written.
+  // The files besides the exports are hashed as they are written, for the manifest's files (verify covers them).
+  const hashed = hashingWriter(staging);
+  const { built, manifest, memory } = await buildIntoStaging(staging, input, hashed);
+  const { spreadsheets, findings, report } = await writeBeside(staging, input, manifest, memory, hashed);
+  // The files besides the exports are listed with their hashes as written, and the manifest is signed as written.
   const others = [
     ...(spreadsheets ?? []).map((f) => f.file),
     ...(findings ? [FINDINGS_FILE] : []),
     ...(report ? [report.name] : []),
     ...(input.plan.o.raw ? [`raw/${COLLECTION_MANIFEST}`] : []),
   ];
-  const listed = others.length > 0 ? { ...manifest, files: await listedFiles(staging.dir, others, hashedFiles) } : manifest;
+  const listed = others.length > 0 ? { ...manifest, files: others.map((name) => hashed.files.find((f) => f.name === name)!) } : manifest;
   await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
   await signManifest(staging, SNAPSHOT_MANIFEST, input.plan.o.signKey);
   return { built, manifest: listed, spreadsheets, findings, report };
 }
 
 /** raw/ when asked, then the exports built and written, the failed routes and --strict checked again, and the manifest made. */
-async function buildIntoStaging(staging: Staging, { plan, deps, collection, source, matcher }: StagingInput) {
+async function buildIntoStaging(staging: Staging, { plan, deps, collection, source, matcher }: StagingInput, hashed: HashingWriter) {
   const o = plan.o;
   // What the build may release and when: the bodies once read, which only a written raw/ (or none asked for) allows.
-  const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
+  const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw, hashed));
   // A live run's large bodies are read from disk by the build, as a replay's are: raw/'s files, or copies spooled into staging.
   const onDisk = source === 'live' ? await largeBodiesToDisk(staging, collection, { raw: o.raw, minBytes: plan.largeBodyBytes, matcher }) : undefined;
   memory.afterRelease(onDisk?.bytes ?? 0);
@@ -151,32 +155,32 @@ async function buildIntoStaging(staging: Staging, { plan, deps, collection, sour
 }
 
 /** The spreadsheets, _findings.json and the report page, each hashed as it is written for the manifest's files. */
-async function writeBeside(staging: Staging, input: StagingInput, manifest: SnapshotManifest, memory: MemoryPolicy) {
+async function writeBeside(staging: Staging, input: StagingInput, manifest: SnapshotManifest, memory: MemoryPolicy, hashed: HashingWriter) {
   const { plan, deps } = input;
   const { o, formats, html } = plan;
   if (formats.length > 0) deps.reporter.info(`writing ${formats.join(' and ')}`);
-  const hashed = hashingWriter(staging);
   // Read back from the files just written: the same path as `convert`, one export in memory at a time.
-  const written: SheetSource = { manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) };
+  const written = stagedSnapshot(staging.dir, manifest);
   const sink: SheetSink = (name, chunks) => hashed.writeChunks(name, chunks);
   const sheetOptions = { secrets: input.matcher, beforeRead: memory.beforeSheetRead };
   const spreadsheets = formats.length > 0 ? await writeSpreadsheets(written, formats, sink, sheetOptions) : undefined;
   // --findings and --format html: the rules over the export files just written, at the manifest's time, once the build's garbage is collected.
-  const evaluated = o.findings || html ? await findingsOfStaging(staging.dir, manifest, plan.findingsAsked, memory.beforeFindingsRead) : undefined;
+  if (o.findings || html) memory.beforeFindingsRead();
+  const evaluated = o.findings || html ? await findingsOf(stagedSnapshot(staging.dir, manifest), plan.findingsAsked) : undefined;
   // --findings: written before the manifest, which lists _findings.json in its files.
   const findings = o.findings ? evaluated : undefined;
   if (findings) await writeFindingsFile(hashed, findings);
   // --format html: the report page (src/report), after the files it reads and before the manifest that lists it.
   const report =
     html && evaluated
-      ? await writeStagingReport(staging, manifest, {
+      ? await writeStagingReport({ dir: staging.dir, writeFile: hashed.writeFile }, manifest, {
           outDir: input.outDir,
           findings: evaluated,
           ...(o.signKey ? { signKey: o.signKey } : {}),
           ...(plan.historyTarget ? { history: reportHistory(plan.historyTarget, o, deps) } : {}),
         })
       : undefined;
-  return { spreadsheets, findings, report, hashedFiles: hashed.files };
+  return { spreadsheets, findings, report };
 }
 
 /** The history the report page reads its trends from. */

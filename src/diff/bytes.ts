@@ -9,53 +9,7 @@
  * bytes are not in that layout; the caller then parses the whole file.
  */
 import { keyOfValues, matchKeys } from './match.js';
-
-/** Where each record of a file lies: bytes `starts[i]` (its `{`) to `ends[i]` (after its `}`). */
-export interface RecordRanges {
-  readonly starts: Int32Array;
-  readonly ends: Int32Array;
-}
-
-const EMPTY = Buffer.from('[]\n');
-/** The file's start up to its first record's `{`. */
-const HEAD = Buffer.from('[\n  {');
-/**
- * Between two records: `\n  },\n  {\n`. Records are indented by 2, their
- * fields by 4 and anything nested deeper, and no JSON string holds a raw
- * newline: `},\n  {` occurs nowhere else. It is searched for (its first
- * byte, rarer than a newline, makes the search fast) and the rest checked.
- */
-const BETWEEN = Buffer.from('},\n  {');
-/** The file's end from its last record's last line. */
-const TAIL = Buffer.from('\n  }\n]\n');
-
-/** The ranges of the file's records, when it has the serializer's layout and exactly `count` of them. */
-export function splitRecords(bytes: Buffer, count: number): RecordRanges | undefined {
-  if (bytes.equals(EMPTY)) return count === 0 ? { starts: new Int32Array(0), ends: new Int32Array(0) } : undefined;
-  const len = bytes.length;
-  // A record takes at least 5 bytes (`{\n  }`) and one more to the next.
-  if (count < 1 || count > len / 6 || len < HEAD.length + TAIL.length) return undefined;
-  if (bytes.compare(HEAD, 0, HEAD.length, 0, HEAD.length) !== 0 || bytes.compare(TAIL, 0, TAIL.length, len - TAIL.length) !== 0) return undefined;
-  const starts = new Int32Array(count);
-  const ends = new Int32Array(count);
-  const last = len - TAIL.length + 4;
-  let start = HEAD.length - 1;
-  let n = 0;
-  for (;;) {
-    const i = bytes.indexOf(BETWEEN, start + 1);
-    if (i < 0 || i >= last) break;
-    // The whole separator, and a record of at least `{\n  }` before it.
-    if (bytes[i - 1] !== 0x20 || bytes[i - 2] !== 0x20 || bytes[i - 3] !== 0x0a || bytes[i + 6] !== 0x0a || i - 3 <= start || n === count - 1) return undefined;
-    starts[n] = start;
-    ends[n] = i + 1;
-    n++;
-    start = i + 5;
-  }
-  if (n !== count - 1 || start >= last - 1) return undefined;
-  starts[n] = start;
-  ends[n] = last;
-  return { starts, ends };
-}
+import { BETWEEN, EMPTY, HEAD, TAIL, type RecordRanges } from '../snapshot/records.js';
 
 /** Record `i` parsed, or undefined when its bytes are not one JSON value. */
 export function parseRecord<T>(bytes: Buffer, ranges: RecordRanges, i: number): T | undefined {
@@ -285,7 +239,7 @@ function ascends(k: RecordKeys, count: number): boolean {
 
 /** How the newer file's records match the older's, found by walkNewer. */
 export interface NewerWalk {
-  /** The newer file's records, as splitRecords gives them. */
+  /** The newer file's records, as recordRanges gives them. */
   readonly ranges: RecordRanges;
   /** Their key columns, as readKeys gives them. */
   readonly keys: RecordKeys;
@@ -314,7 +268,7 @@ function separatorAt(bytes: Buffer, p: number, last: number): boolean {
  * comparing keys; only the other newer records are split and have their
  * keys read. On two nights of a site most records are the same bytes, so
  * most of the newer file is compared once and never searched. The newer
- * file is held to what splitRecords and readKeys would hold it to (the
+ * file is held to what recordRanges and readKeys would hold it to (the
  * serializer's layout, `count` records, keys ascii and strictly ascending:
  * a record that matches an older one ascends by the merge's own order, an
  * added one is compared with the one before). Undefined when it is not so:
@@ -378,7 +332,7 @@ export function walkNewer(older: RecordKeys, olderRanges: RecordRanges, olderCou
       if (e <= last && a.compare(bytes, pos, e, as, as + length) === 0 && (isLast ? e === last : separatorAt(bytes, e - 1, last))) end = takeSame(i, j, pos);
     }
     if (end < 0) {
-      // As splitRecords: the first separator after the record's start ends it; the last record runs to the file's tail.
+      // As recordRanges: the first separator after the record's start ends it; the last record runs to the file's tail.
       const p = bytes.indexOf(BETWEEN, pos + 1);
       if (p >= 0 && p < last) {
         if (isLast || bytes[p - 1] !== 0x20 || bytes[p - 2] !== 0x20 || bytes[p - 3] !== 0x0a || bytes[p + 6] !== 0x0a || p - 3 <= pos) return undefined;

@@ -4,7 +4,7 @@
  * committed file equals this output.
  */
 import { routeById, type RouteDef } from '../api/catalog.js';
-import { CATALOG } from '../exports/catalog.js';
+import { CATALOG, columnType, type ColumnType } from '../exports/catalog.js';
 import type { ColumnDef, ExportDef } from '../exports/define.js';
 import { describeType, kindOf, resolvePath } from '../exports/schema.js';
 import { cellTypeOf } from '../sheets/columns.js';
@@ -118,47 +118,44 @@ function sinceMark(def: RouteDef, path: string, each?: string): string {
   return resolvePath(def.item, path, each ? [each] : []).since3141 ? ' (since 3.14.1)' : '';
 }
 
+/** The column's type as the docs name it, from the type the catalog declares (columnType). */
+function typeText(col: ColumnDef, t: ColumnType): string {
+  const src = col.source;
+  if (src.kind === 'unavailable') return 'null';
+  if (src.kind === 'count' || (src.kind === 'field' && src.as === 'count')) return 'count';
+  if (t.entries) return '"key=value" string[]';
+  if (src.kind === 'field' && src.as === 'json') return 'string (JSON)';
+  return describeType(t.schema);
+}
+
 function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): string {
   const src = col.source;
-  const through = exp.each ? [exp.each] : [];
-  let type: string;
+  const t = columnType(exp, col);
+  const type = typeText(col, t);
   let source: string;
   switch (src.kind) {
     case 'field':
-      type =
-        src.as === 'entries'
-          ? '"key=value" string[]'
-          : src.as === 'count'
-            ? 'count'
-            : src.as === 'json'
-              ? 'string (JSON)'
-              : describeType(resolvePath(def.item, src.path, through).schema);
       source =
         `${src.as === 'count' ? 'number of elements of ' : ''}field \`${src.path}\`${sinceMark(def, src.path, exp.each)}` +
         (src.as === 'entries' ? ', map as sorted "key=value" strings' : src.as === 'json' ? ', object as compact JSON text' : '');
       break;
     case 'join': {
       const other = routeById(src.route);
-      type = src.as === 'entries' ? '"key=value" string[]' : describeType(resolvePath(other.item, src.path).schema);
       source = `derived: \`${src.path}\` of the ${routeName(other)} record whose \`${src.by}\` equals this row's \`${src.on}\``;
       break;
     }
     case 'count': {
       const other = routeById(src.route);
-      type = 'count';
       source = `derived: number of ${routeName(other)} records${other.perRealm ? ', every realm,' : ''} whose \`${src.by}\` equals this row's \`${src.on}\``;
       break;
     }
     case 'realm':
-      type = 'string';
       source = `derived: the realm the record was read from (\`{realm}\` of ${routeName(def)})`;
       break;
     case 'equals':
-      type = 'boolean';
       source = `derived: whether \`${src.path}\` equals the record's \`${src.other}\` (null when either is absent)`;
       break;
     case 'unavailable':
-      type = 'null';
       source = `**unavailable**: ${src.reason}${src.proposedRoute ? `; proposed route: \`${src.proposedRoute}\`` : ''}`;
       break;
   }
@@ -168,7 +165,7 @@ function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): st
     : '';
   source += dflt;
   const note = col.note ? ` — ${col.note}` : '';
-  return `| ${i + 1} | \`${col.name}\` | ${cell(type)} | ${cell(source + note)} | ${cell(sheetForm(exp, col, type))} |`;
+  return `| ${i + 1} | \`${col.name}\` | ${cell(type)} | ${cell(source + note)} | ${cell(sheetForm(exp, col, t, type))} |`;
 }
 
 /** A default chosen by another field: each value and the case it is taken in. */
@@ -177,10 +174,10 @@ function casesText(by: string, cases: Readonly<Record<string, unknown>>): string
 }
 
 /** How the column appears in the CSV files and the workbook (src/sheets/). */
-function sheetForm(exp: ExportDef, col: ColumnDef, type: string): string {
+function sheetForm(exp: ExportDef, col: ColumnDef, t: ColumnType, type: string): string {
   const kind = cellTypeOf(exp, col);
   if (kind === 'timestamp') return 'date-time: ISO 8601 UTC in CSV, a UTC date-time cell in XLSX';
-  if (kind === 'entries') return `one ${mapValueKind(exp, col)} column per key, \`${col.name}.<key>\``;
+  if (kind === 'entries') return `one ${mapValueKind(t)} column per key, \`${col.name}.<key>\``;
   if (type === 'null') return 'empty';
   if (type.endsWith('[]')) return 'text, elements joined with `; `';
   if (type === 'boolean') return 'boolean';
@@ -189,15 +186,8 @@ function sheetForm(exp: ExportDef, col: ColumnDef, type: string): string {
 }
 
 /** What a map column's values are, from its model (a VM's drives map device names to drive ids: text; quotas and device counts: numbers). */
-function mapValueKind(exp: ExportDef, col: ColumnDef): string {
-  const src = col.source;
-  const schema =
-    src.kind === 'field'
-      ? resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema
-      : src.kind === 'join'
-        ? resolvePath(routeById(src.route).item, src.path).schema
-        : undefined;
-  const values = schema === undefined ? '' : describeType(schema);
+function mapValueKind(t: ColumnType): string {
+  const values = describeType(t.schema);
   if (values === 'map of integer' || values === 'map of number') return 'number';
   if (values === 'map of string') return 'text';
   return 'number or text';

@@ -4,13 +4,11 @@
  * before the manifest; `svc-snapshot findings` evaluates an existing snapshot.
  */
 import { UsageError } from '../errors.js';
-import type { SnapshotManifest } from '../exports/manifest.js';
+import type { Snapshot } from '../snapshot/dir.js';
 import { SEVERITIES, type Severity } from './define.js';
-import { evaluateFindings, failing, serializeFindingsChunks, type FailOn, type FindingsReport } from './evaluate.js';
-import { readExportRecords } from '../sheets/snapshot-dir.js';
+import { evaluateFindings, failing, serializeFindingsChunks, type EvaluateOptions, type FailOn, type FindingsReport } from './evaluate.js';
 
 export { findingCounts, serializeFindings, unevaluatedRules, type FailOn, type FindingsReport } from './evaluate.js';
-export { findingsOfDirectory } from './read.js';
 export { formatFindings } from './format.js';
 
 /** The file `--findings` adds to a snapshot directory (to be listed in the manifest's `files`). */
@@ -70,22 +68,20 @@ interface FindingsStaging {
 }
 
 /**
- * The findings of a snapshot being written (`--findings`, `--format html`):
- * the rules over the export files just written into its staging directory,
- * read back as the spreadsheets read them (their hashes computed while
- * writing) a few columns at a time, at the manifest's time, so that a
- * replay gives the live run's findings. `beforeRead` is the memory policy's
- * (the build's garbage collected first). Keeping the rules' columns as the
- * build yields them measured no faster (twice: the rules ran slower on the
- * build's records) and peaked higher, so the files are read.
+ * The findings of a snapshot: the rules over its export files, a few
+ * columns at a time, at the manifest's time (so that a replay gives the live
+ * run's findings), and every other export file checked too, so that a
+ * directory whose exports were edited is refused whole (exit 1), as
+ * `verify` refuses it. A snapshot being written (`--findings`, `--format
+ * html`) reads back the files just written into its staging directory:
+ * keeping the rules' columns as the build yields them measured no faster
+ * (twice: the rules ran slower on the build's records) and peaked higher.
  */
-export function findingsOfStaging(dir: string, manifest: SnapshotManifest, settings: FindingsSettings, beforeRead: () => void): Promise<FindingsReport> {
-  beforeRead();
-  return evaluateFindings(
-    manifest,
-    (name, columns) => readExportRecords(dir, manifest.exports.find((e) => e.export === name)!, { verify: false, columns }),
-    { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels },
-  );
+export async function findingsOf(snapshot: Snapshot, opts: EvaluateOptions): Promise<FindingsReport> {
+  // evaluateFindings loads only exports the manifest lists as available.
+  const report = await evaluateFindings(snapshot.manifest, (name, columns) => snapshot.records(snapshot.entry(name)!, columns), opts);
+  await snapshot.checkRest();
+  return report;
 }
 
 /** `--findings`: FINDINGS_FILE written into the staging directory a chunk at a time, before the manifest that lists it. */

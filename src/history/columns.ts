@@ -12,14 +12,11 @@
  *   booleans;
  * - the realm, and columns the API does not supply: text.
  */
-import { z } from 'zod';
-import { TIMESTAMPS } from '../api/models.js';
 import type { ColumnDef, ExportDef } from '../exports/define.js';
-import { columnSchema } from '../exports/catalog.js';
-import { unwrap } from '../exports/schema.js';
+import { columnType, type ValueKind } from '../exports/catalog.js';
 import type { ExportRecord } from '../exports/types.js';
 
-export type ColumnType = 'integer' | 'real' | 'boolean' | 'text';
+export type ColumnType = ValueKind;
 
 export interface TypedColumn {
   readonly name: string;
@@ -28,16 +25,10 @@ export interface TypedColumn {
   readonly timestamp: boolean;
 }
 
-function typeOfSchema(schema: z.ZodType): { type: ColumnType; timestamp: boolean } {
-  const u = unwrap(schema);
-  if (u instanceof z.ZodNumber) return u.isInt ? { type: 'integer', timestamp: TIMESTAMPS.has(u) } : { type: 'real', timestamp: false };
-  if (u instanceof z.ZodBoolean) return { type: 'boolean', timestamp: false };
-  return { type: 'text', timestamp: false };
-}
-
-/** The history type the catalog declares for one column of an export: its values' schema (columnSchema), whatever its source. */
+/** The history type the catalog declares for one column of an export (columnType), whatever its source. */
 export function typedColumn(exp: ExportDef, col: ColumnDef): TypedColumn {
-  return { name: col.name, ...typeOfSchema(columnSchema(exp, col)) };
+  const { kind, timestamp } = columnType(exp, col);
+  return { name: col.name, type: kind, timestamp };
 }
 
 /** The column's SQL type in each engine; SQLite keeps booleans as 0/1, checked. */

@@ -126,15 +126,20 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
 /**
  * Loads one snapshot in one transaction: its run, then per export the
  * versions it opens and closes. Loading a snapshot already loaded (same base
- * URL, time and export hashes) changes nothing.
+ * URL, time and export hashes) changes nothing. Every file of the snapshot
+ * is checked against its manifest before the transaction commits, each read
+ * once: those the load reads as it reads them, the others (an export whose
+ * hash equals the night before's, one unavailable) at the end; a file that
+ * does not match rolls the snapshot back.
  */
 export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExport?: AfterExport): Promise<LoadResult> {
-  // Every export file, before anything of the snapshot is stored: also those whose hash equals the night before's,
-  // which the load then leaves unread.
-  await input.verify();
   return db.transaction(async () => {
     const existing = await db.all('SELECT export, sha256 FROM run_exports WHERE base_url = ? AND time = ?', [input.baseUrl, input.time]);
     const known = await db.all('SELECT 1 FROM runs WHERE base_url = ? AND time = ?', [input.baseUrl, input.time]);
+    const [newest] = await db.all('SELECT MAX(time) FROM runs WHERE base_url = ?', [input.baseUrl]);
+    const newestTime = newest?.[0] == null ? null : String(newest[0]);
+    // A snapshot not loaded now is checked all the same: a damaged one is said as such.
+    if (known.length > 0 || (newestTime !== null && newestTime > input.time)) await input.verify();
     if (known.length > 0) {
       const hashes = new Map(existing.map((r) => [String(r[0]), String(r[1])]));
       const same = hashes.size === input.exports.length && input.exports.every((e) => hashes.get(e.export) === e.sha256);
@@ -144,8 +149,6 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
           `hashes differ); it was not loaded`,
       );
     }
-    const [newest] = await db.all('SELECT MAX(time) FROM runs WHERE base_url = ?', [input.baseUrl]);
-    const newestTime = newest?.[0] == null ? null : String(newest[0]);
     if (newestTime !== null && newestTime > input.time) {
       throw new FailedError(
         `${input.dir} (${input.time}) is older than the newest snapshot of ${input.baseUrl} already loaded ` +
@@ -191,6 +194,7 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
       closed += r.closed;
       await afterExport?.(e.export);
     }
+    await input.verify();
     return { status: 'loaded' as const, opened, closed };
   });
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { FailedError, UsageError } from '../errors.js';
 import { sortRecords } from '../exports/order.js';
 import { serializeExport } from '../exports/serialize.js';
@@ -6,7 +5,7 @@ import type { ExportRecord } from '../exports/types.js';
 import { quoteIdent, type HistoryDb } from './engine.js';
 import { EXPORT_TABLES, exportTable } from './schema.js';
 import { keyParameter } from './columns.js';
-import { isPlainFileName } from './safe-read.js';
+import { isPlainFileName, sha256Hex } from '../util/safe-read.js';
 
 /** A base URL as the tool writes it in manifests: no trailing `/` or `/api`. */
 export function normaliseSite(raw: string): string {
@@ -148,10 +147,10 @@ export async function exportsAsOf(db: HistoryDb, site: string, time: string): Pr
       sortRecords(records, t.def.key, records[0] ? Object.keys(records[0]) : []);
     }
     const content = serializeExport({ records });
-    if (records.length !== Number(count) || createHash('sha256').update(content).digest('hex') !== String(sha)) {
+    if (records.length !== Number(count) || sha256Hex(content) !== String(sha)) {
       throw new FailedError(
-        `${t.def.name} as of ${time} does not come back as the file that was loaded (${String(file)}); the history ` +
-          `database ${db.label} was changed by something other than svc-snapshot`,
+        `${t.def.name} as of ${time} does not come back as the file that was loaded (${String(file)}); ` +
+          `the history database ${db.label} was changed by something other than svc-snapshot`,
       );
     }
     files.push({ name: String(file), content });
@@ -169,10 +168,10 @@ export async function keptFilesAsOf(db: HistoryDb, site: string, time: string): 
     if (!isPlainFileName(String(name))) {
       throw new FailedError(`${db.label} names "${String(name).slice(0, 80)}" as a file of the snapshot of ${time}; the database is damaged`);
     }
-    if (createHash('sha256').update(String(content)).digest('hex') !== String(sha)) {
+    if (sha256Hex(String(content)) !== String(sha)) {
       throw new FailedError(
-        `${String(name)} as of ${time} does not come back as the file that was loaded; the history database ` +
-          `${db.label} was changed by something other than svc-snapshot`,
+        `${String(name)} as of ${time} does not come back as the file that was loaded; ` +
+          `the history database ${db.label} was changed by something other than svc-snapshot`,
       );
     }
     return { name: String(name), content: String(content) };

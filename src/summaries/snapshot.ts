@@ -6,7 +6,7 @@
 import type { ChangeSet } from '../diff/index.js';
 import { formatChangeSet } from '../diff/index.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
-import { SNAPSHOT_MANIFEST } from '../collect/write.js';
+import { SNAPSHOT_MANIFEST } from '../snapshot/dir.js';
 import type { WrittenSheetFile } from '../sheets/write.js';
 import { formatPruned } from '../cron/retention.js';
 import { escapeControl } from '../util/escape.js';

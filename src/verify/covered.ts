@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { isPlainFileName } from '../util/safe-read.js';
 import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
+import type { ReadableManifest } from '../snapshot/dir.js';
 
 export interface Covered {
   /** As shown: `/`-separated, relative to the directory. */
@@ -30,13 +31,6 @@ export interface ManifestContents {
 const Hex = z.string().regex(/^[0-9a-f]{64}$/);
 const Sized = { bytes: z.number().int().nonnegative().optional(), sha256: Hex.optional() };
 
-const Snapshot = z.object({
-  kind: z.literal('snapshot'),
-  date: z.string(),
-  exports: z.array(z.object({ file: z.string(), sha256: Hex.optional() })),
-  routes: z.array(z.object({ file: z.string().nullable().optional(), ...Sized })).optional(),
-  files: z.array(z.object({ name: z.string(), bytes: z.number().int().nonnegative(), sha256: Hex })).optional(),
-});
 const Collection = z.object({
   kind: z.literal('collection'),
   routes: z.array(z.object({ file: z.string().nullable().optional(), ...Sized })),
@@ -86,46 +80,54 @@ function merge(entries: readonly Entry[]): Covered {
   return { ...covered, conflict: `the manifest names it ${entries.length} times with different ${fields.join(' and ')} (${said.join('; ')}); at most one of them can be right, so the file is not taken as verified` };
 }
 
-/** The manifest's contents, or why the JSON is not a manifest of that kind. */
-export function manifestContents(kind: OutputKind, json: unknown): ManifestContents | string {
-  const schema = kind === 'snapshot' ? Snapshot : kind === 'collection' ? Collection : Audit;
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) {
-    const i = parsed.error.issues[0];
-    return `${MANIFEST_OF[kind]} is not a ${kind} manifest of svc-snapshot (${i?.path.join('.') || 'top level'}: ${i?.message ?? 'invalid'})`;
-  }
+/** The entries naming files, gathered by file as `add` is given them, and the files added later: a manifest's contents once every entry is added. */
+function gather(fill: (add: (c: Entry) => void, later: Set<string>) => void): ManifestContents {
   const named = new Map<string, Entry[]>();
-  const add = (c: Entry) => {
+  const later = new Set<string>();
+  fill((c) => {
     const list = named.get(c.file);
     if (list === undefined) named.set(c.file, [c]);
     else list.push(c);
-  };
-  const later = new Set<string>();
-  if (kind === 'snapshot') {
-    const m = parsed.data as z.infer<typeof Snapshot>;
+  }, later);
+  for (const file of named.keys()) later.delete(file);
+  return { covered: [...named.values()].map(merge), later };
+}
+
+/** What a snapshot's manifest (as its opening parsed it: src/snapshot/dir.ts) covers. */
+export function snapshotContents(m: ReadableManifest): ManifestContents {
+  return gather((add, later) => {
     m.exports.forEach((e, i) => {
-      add(entry(`exports[${i}]`, e.file, segmentsOf(e.file, false), undefined, e.sha256));
+      add(entry(`exports[${i}]`, e.file, segmentsOf(e.file, false), e.bytes, e.sha256));
       later.add(e.file.replace(/\.json$/, '.csv'));
     });
     (m.files ?? []).forEach((f, i) => add(entry(`files[${i}]`, f.name, segmentsOf(f.name, true), f.bytes, f.sha256)));
-    (m.routes ?? []).forEach((r, i) => {
+    m.routes.forEach((r, i) => {
       if (r.file) add(entry(`routes[${i}]`, `raw/${r.file}`, isPlainFileName(r.file) ? ['raw', r.file] : undefined, r.bytes, r.sha256));
     });
     later.add(`svc-snapshot-${m.date}.xlsx`);
     later.add(`svc-snapshot-${m.date}.html`);
     later.add(`raw/${MANIFEST_OF.collection}`);
-  } else if (kind === 'collection') {
-    const m = parsed.data as z.infer<typeof Collection>;
-    m.routes.forEach((r, i) => {
-      if (r.file) add(entry(`routes[${i}]`, r.file, segmentsOf(r.file, false), r.bytes, r.sha256));
-    });
-  } else {
+  });
+}
+
+/** A collection's or an audit collection's manifest contents, or why the JSON is not a manifest of that kind. */
+export function manifestContents(kind: Exclude<OutputKind, 'snapshot'>, json: unknown): ManifestContents | string {
+  const parsed = (kind === 'collection' ? Collection : Audit).safeParse(json);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    return `${MANIFEST_OF[kind]} is not a ${kind} manifest of svc-snapshot (${i?.path.join('.') || 'top level'}: ${i?.message ?? 'invalid'})`;
+  }
+  return gather((add) => {
+    if (kind === 'collection') {
+      (parsed.data as z.infer<typeof Collection>).routes.forEach((r, i) => {
+        if (r.file) add(entry(`routes[${i}]`, r.file, segmentsOf(r.file, false), r.bytes, r.sha256));
+      });
+      return;
+    }
     const m = parsed.data as z.infer<typeof Audit>;
     // Every file is a request's (routes, with its hash); queries, reports and objects name the same files.
     for (const list of ['routes', 'queries', 'reports', 'objects'] as const) {
       (m[list] ?? []).forEach((r, i) => add(entry(`${list}[${i}]`, r.file, segmentsOf(r.file, false), r.bytes, r.sha256)));
     }
-  }
-  for (const file of named.keys()) later.delete(file);
-  return { covered: [...named.values()].map(merge), later };
+  });
 }

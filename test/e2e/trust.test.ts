@@ -22,6 +22,7 @@ import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { getTestCerts, getUntrustedCerts } from '../fake/certs.js';
 import { startFakeServer } from '../fake/server.js';
 import { hasSshKeygen, keyDir, makeKey, removeKeys } from '../helpers/ssh-keys.js';
+import { rewriteExport } from '../helpers/snapshot-dir.js';
 
 const TOKEN = ALL_TYPES_TOKEN.value;
 const RECORDING = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
@@ -498,6 +499,12 @@ describe('6. files are read only as regular files inside the directory', () => {
     cpSync(join(cwd, 'a'), join(cwd, 'b'), { recursive: true });
     const usersFile = readdirSync(join(cwd, 'b')).find((f) => / ?\d+-users \(/.test(f))!;
     writeFileSync(join(cwd, 'b', usersFile), 'PRIVATE-LINE-1\nPRIVATE-LINE-2');
+    const edited = await runCli(['diff', 'a', 'b'], { cwd });
+    expect(edited.code).toBe(1);
+    expect(allOutput(edited)).not.toContain('PRIVATE');
+    expect(edited.stderr).toMatch(/does not match the sha256/);
+    // Damaged as the manifest vouches for it: parsed, and still not quoted.
+    rewriteExport(join(cwd, 'b'), usersFile, 'PRIVATE-LINE-1\nPRIVATE-LINE-2');
     const r = await runCli(['diff', 'a', 'b'], { cwd });
     expect(r.code).toBe(1);
     expect(allOutput(r)).not.toContain('PRIVATE');

@@ -2,7 +2,7 @@
  * Every boolean column of every export, the --include ones too, is a boolean
  * in the history database (CONTRACT section 15): SQLite INTEGER 0/1 with a
  * CHECK, PostgreSQL boolean, and `WHERE "column"` reads it as such. The
- * columns are found by walking the export catalog (columnSchema), never
+ * columns are found by walking the export catalog (columnType), never
  * listed here; the catalog's answer is held against the values the exports
  * built from the recordings hold and against docs/exports.md.
  */
@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { readCollection } from '../../src/collect/replay.js';
 import { runHistory } from '../../src/commands/history.js';
 import { buildAll } from '../../src/exports/build.js';
-import { CATALOG, columnSchema } from '../../src/exports/catalog.js';
+import { CATALOG, columnType } from '../../src/exports/catalog.js';
 import { unwrap } from '../../src/exports/schema.js';
 import type { ExportRecord } from '../../src/exports/types.js';
 import { EXIT } from '../../src/exit-codes.js';
@@ -31,7 +31,7 @@ const SITE = 'https://platform.example.org';
 
 /** `export.column` of every column whose schema, as the catalog declares it, is boolean. */
 const BOOLEANS: readonly { readonly exp: string; readonly column: string }[] = CATALOG.flatMap((exp) =>
-  exp.columns.filter((c) => unwrap(columnSchema(exp, c)) instanceof z.ZodBoolean).map((c) => ({ exp: exp.name, column: c.name })),
+  exp.columns.filter((c) => unwrap(columnType(exp, c).schema) instanceof z.ZodBoolean).map((c) => ({ exp: exp.name, column: c.name })),
 );
 const named = (b: { exp: string; column: string }) => `${b.exp}.${b.column}`;
 

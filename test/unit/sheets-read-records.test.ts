@@ -1,28 +1,42 @@
 /**
- * readExportRecords (src/sheets/snapshot-dir.ts), which spreadsheets and
- * `convert` read every export file with: parsed a slice at a time, it must
- * give what JSON.parse of the whole file gives, and refuse what it refuses,
- * with the same messages as before.
+ * Snapshot.records (src/snapshot/dir.ts), which the spreadsheets, `convert`
+ * and the findings read every export file with: parsed a slice at a time, it
+ * must give what JSON.parse of the whole file gives, and refuse what it
+ * refuses, with the same messages as before; and Snapshot.parse of the same
+ * bytes read whole must give the same.
  */
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readExportRecords, type SheetManifestExport } from '../../src/sheets/snapshot-dir.js';
+import { Snapshot, type ManifestEntry, type ReadableManifest } from '../../src/snapshot/dir.js';
 import { tmpDir } from '../helpers/run-cli.js';
 
-function entry(file: string, count: number): SheetManifestExport {
-  return { export: 'drives', file, count, available: true } as SheetManifestExport;
+function entry(file: string, count: number): ManifestEntry {
+  return { export: 'drives', file, count, available: true };
 }
 
 async function read(text: string, count: number, sha256?: string, columns?: readonly string[]): Promise<unknown> {
   const dir = tmpDir();
   writeFileSync(join(dir, 'x.json'), text);
+  const e = { ...entry('x.json', count), ...(sha256 !== undefined ? { sha256 } : {}) };
+  // A staged snapshot (no manifest bytes) reads its own files unchecked.
+  const snapshot = new Snapshot(dir, { exports: [e] } as unknown as ReadableManifest, sha256 !== undefined ? Buffer.from('{}') : undefined);
+  let records: unknown;
   try {
-    return await readExportRecords(dir, { ...entry('x.json', count), ...(sha256 !== undefined ? { sha256 } : {}) }, { verify: sha256 !== undefined, ...(columns ? { columns } : {}) });
-  } catch (e) {
-    return `refused: ${(e as Error).message.replace(dir, 'DIR')}`;
+    records = await snapshot.records(e, columns);
+  } catch (err) {
+    records = `refused: ${(err as Error).message.replace(dir, 'DIR')}`;
   }
+  let whole: unknown;
+  try {
+    whole = snapshot.parse(e, Buffer.from(text), columns);
+  } catch (err) {
+    whole = `refused: ${(err as Error).message.replace(dir, 'DIR')}`;
+  }
+  // The bytes read whole are checked by Snapshot.bytes: parse only says what the records say.
+  if (sha256 === undefined || !String(records).includes('sha256')) expect(whole).toEqual(records);
+  return records;
 }
 
 describe('reading an export file back', () => {

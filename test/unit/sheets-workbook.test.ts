@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EXPORTS } from '../../src/exports/catalog.js';
 import { cellTypeOf, sheetColumns, splitEntry } from '../../src/sheets/columns.js';
-import type { SheetManifest } from '../../src/sheets/snapshot-dir.js';
+import type { ReadableManifest } from '../../src/snapshot/dir.js';
 import { sheetNames, writeSpreadsheets, type SheetSink } from '../../src/sheets/write.js';
 import { parseFormats } from '../../src/config/values.js';
 import { columnLetters, xmlText } from '../../src/sheets/xlsx.js';
@@ -14,7 +14,7 @@ import { clearSigningSecrets, loadSigningKey } from '../../src/sign/key.js';
 import { clearSecrets } from '../../src/util/redact.js';
 import { hasSshKeygen, keyDir, makeKey, removeKeys } from '../helpers/ssh-keys.js';
 
-function manifest(exports: Array<{ export: string; count: number }>): SheetManifest {
+function manifest(exports: Array<{ export: string; count: number }>): ReadableManifest {
   return {
     kind: 'snapshot',
     source: 'replay',
@@ -22,6 +22,9 @@ function manifest(exports: Array<{ export: string; count: number }>): SheetManif
     baseUrl: 'https://platform.example.org',
     time: '2026-11-21T02:00:00.000Z',
     date: '2026-11-21',
+    authMode: 'token',
+    realms: { source: 'GET /api/realms', ids: [] },
+    routes: [],
     exports: exports.map((e) => ({ ...e, file: `${e.count}-${e.export} (11-21-2026).json`, available: true })),
     nullFields: [{ export: 'users', field: 'role', reason: '=evil() reason' }],
     validation: { issues: 1, samples: [{ route: 'GET /api/users', index: 0, path: 'role', message: 'bad' }] },
@@ -31,7 +34,7 @@ function manifest(exports: Array<{ export: string; count: number }>): SheetManif
 }
 
 /** Runs writeSpreadsheets into memory and returns the files written. */
-async function writeAll(m: SheetManifest, data: Record<string, Array<Record<string, unknown>>>, formats: Array<'csv' | 'xlsx'>, maxRows?: number) {
+async function writeAll(m: ReadableManifest, data: Record<string, Array<Record<string, unknown>>>, formats: Array<'csv' | 'xlsx'>, maxRows?: number) {
   const files = new Map<string, Buffer>();
   const sink: SheetSink = async (name, chunks) => {
     const parts: Buffer[] = [];
