@@ -81,6 +81,8 @@ interface SnapshotPlan {
   readonly formats: readonly SheetFormat[];
   readonly html: boolean;
   readonly findingsAsked: FindingsSettings;
+  readonly include: SnapshotOptions['include'];
+  readonly signKey: SnapshotOptions['signKey'];
   readonly historyTarget: HistoryTarget | undefined;
   /** Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are). */
   readonly largeBodyBytes: number;
@@ -93,12 +95,15 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps): SnapshotPlan {
   const formats = o.format.filter((f) => f !== 'html');
   const html = (o.format as readonly string[]).includes('html');
   const findingsAsked = checkFindingsOptions(o, html);
+  // An option is parsed when first read: --include is checked here, and --sign-key's secret is known to the token scan before anything is written.
+  const include = o.include;
+  const signKey = o.signKey;
   // A directory taken as the target is said once the snapshot is published (CONTRACT section 11: a target that cannot be opened is exit 1).
   const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd, { directory: 'when opened' }) : undefined;
   if (o.sources.buildThreads !== undefined) {
     deps.reporter.warn(`${o.sources.buildThreads} no longer does anything: the exports are built on the main thread; drop it`);
   }
-  return { o, formats, html, findingsAsked, historyTarget, largeBodyBytes: deps.largeBodyBytes ?? LARGE_BODY_BYTES };
+  return { o, formats, html, findingsAsked, include, signKey, historyTarget, largeBodyBytes: deps.largeBodyBytes ?? LARGE_BODY_BYTES };
 }
 
 interface StagingInput {
@@ -128,7 +133,7 @@ async function fillStaging(staging: Staging, input: StagingInput) {
   ];
   const listed = others.length > 0 ? { ...manifest, files: others.map((name) => hashed.files.find((f) => f.name === name)!) } : manifest;
   await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
-  await signManifest(staging, SNAPSHOT_MANIFEST, input.plan.o.signKey);
+  await signManifest(staging, SNAPSHOT_MANIFEST, input.plan.signKey);
   return { built, manifest: listed, spreadsheets, findings, report };
 }
 
@@ -140,7 +145,7 @@ async function buildIntoStaging(staging: Staging, { plan, deps, collection, sour
   // A live run's large bodies are read from disk by the build, as a replay's are: raw/'s files, or copies spooled into staging.
   const onDisk = source === 'live' ? await largeBodiesToDisk(staging, collection, { raw: o.raw, minBytes: plan.largeBodyBytes, matcher }) : undefined;
   memory.afterRelease(onDisk?.bytes ?? 0);
-  const built = await writeExports(staging, build(collection, memory, o.include), collection.manifest.date);
+  const built = await writeExports(staging, build(collection, memory, plan.include), collection.manifest.date);
   deps.facts?.build(built);
   // The spooled bodies are read by the build only: gone before the manifest is written, never published.
   onDisk?.remove();
@@ -150,7 +155,7 @@ async function buildIntoStaging(staging: Staging, { plan, deps, collection, sour
     refuseFailed(collection, o.allowPartial);
   }
   refuseStrict(o.strict, built.validation);
-  const manifest = snapshotManifest(collection, built, source, o.raw, failedOf(collection).length === 0, o.include);
+  const manifest = snapshotManifest(collection, built, source, o.raw, failedOf(collection).length === 0, plan.include);
   return { built, manifest, memory };
 }
 
@@ -176,7 +181,7 @@ async function writeBeside(staging: Staging, input: StagingInput, manifest: Snap
       ? await writeStagingReport({ dir: staging.dir, writeFile: hashed.writeFile }, manifest, {
           outDir: input.outDir,
           findings: evaluated,
-          ...(o.signKey ? { signKey: o.signKey } : {}),
+          ...(plan.signKey ? { signKey: plan.signKey } : {}),
           ...(plan.historyTarget ? { history: reportHistory(plan.historyTarget, o, deps) } : {}),
         })
       : undefined;
