@@ -191,7 +191,7 @@ describe('svc-snapshot diff: exit codes and output', () => {
     writeFileSync(join(b, name), '[{"id": "u1"},');
     const edited = await runCli(['diff', a, b]);
     expect(edited.code).toBe(1);
-    expect(edited.stderr).toMatch(/3-users \(11-21-2026\)\.json" in .* does not match the sha256 in _snapshot-manifest\.json/);
+    expect(edited.stderr).toMatch(/3-users \(11-21-2026\)\.json in .* does not match the sha256 in _snapshot-manifest\.json/);
     // Damaged as the manifest vouches for it.
     rewriteExport(b, name, '[{"id": "u1"},');
     const res = await runCli(['diff', a, b]);

@@ -397,7 +397,7 @@ describe('missing and damaged directories', () => {
     const name = exportFileName('users', 1, '2026-11-21');
     const file = join(bad, name);
     writeFileSync(file, '[1]');
-    await expect(diffDirectories(ok, bad)).rejects.toThrow(/users \(11-21-2026\)\.json" in .* does not match the sha256 in _snapshot-manifest\.json/);
+    await expect(diffDirectories(ok, bad)).rejects.toThrow(/users \(11-21-2026\)\.json in .* does not match the sha256 in _snapshot-manifest\.json/);
     rewriteExport(bad, name, '{"id":"u1"}');
     await expect(diffDirectories(ok, bad)).rejects.toThrow(FailedError);
     rewriteExport(bad, name, '[1]');
