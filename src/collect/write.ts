@@ -19,7 +19,12 @@ export function toManifestFile(value: unknown): string {
 }
 
 /** Writes every body byte for byte, and the manifest (through `manifestTo`: a snapshot lists raw/'s), under `prefix` of the staging dir. */
-export async function writeCollection(staging: Staging, collection: RawCollection, prefix = '', manifestTo: Pick<Staging, 'writeFile'> = staging): Promise<void> {
+export async function writeCollection(
+  staging: Staging,
+  collection: RawCollection,
+  prefix = '',
+  manifestTo: Pick<Staging, 'writeFile'> = staging,
+): Promise<void> {
   for (const r of collection.manifest.routes) {
     if (r.file === null) continue;
     const body = collection.bodies.get(r.route);

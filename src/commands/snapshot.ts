@@ -32,7 +32,17 @@ import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
 import { hashingWriter } from '../snapshot/listed-files.js';
 import { signManifest } from '../sign/manifest-signature.js';
-import { FINDINGS_FILE, checkFindingsOptions, failOnMessage, findingCounts, findingsLine, findingsOf, unevaluatedRules, writeFindingsFile } from '../findings/index.js';
+import {
+  FINDINGS_FILE,
+  checkFindingsOptions,
+  failOnMessage,
+  findingCounts,
+  findingsLine,
+  findingsOf,
+  unevaluatedRules,
+  writeFindingsFile,
+  type FindingsReport,
+} from '../findings/index.js';
 import { writeStagingReport } from '../report/index.js';
 import { trustStore } from '../config/values.js';
 
@@ -71,7 +81,6 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
 
   const { built, manifest, spreadsheets, findings, report } = await withStaging(outDir, secrets, async (staging) => {
     const matcher = secretMatcher(secrets);
-    // The files besides the exports are hashed as they are written, for the manifest's files (verify covers them).
     const hashed = hashingWriter(staging);
     // What the build may release and when: the bodies once read, which only a written raw/ (or none asked for) allows.
     const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw, hashed));
@@ -91,19 +100,19 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     const manifest = snapshotManifest(collection, built, source, o.raw, failedOf(collection).length === 0, include);
     if (formats.length > 0) deps.reporter.info(`writing ${formats.join(' and ')}`);
     // Read back from the files just written: the same path as `convert`, one export in memory at a time.
+    const staged = stagedSnapshot(staging.dir, manifest);
     const spreadsheets =
-      formats.length > 0
-        ? await writeSpreadsheets(stagedSnapshot(staging.dir, manifest), formats, (name, chunks) => hashed.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
-        : undefined;
+      formats.length > 0 ? await writeSpreadsheets(staged, formats, hashed.writeChunks, { secrets: matcher, beforeRead: memory.beforeSheetRead }) : undefined;
     // --findings and --format html: the rules over the export files just written, at the manifest's time, once the build's garbage is collected.
     if (o.findings || html) memory.beforeFindingsRead();
-    const evaluated = o.findings || html ? await findingsOf(stagedSnapshot(staging.dir, manifest), findingsAsked) : undefined;
+    const evaluated = o.findings || html ? await findingsOf(staged, findingsAsked) : undefined;
     // --findings: written before the manifest, which lists _findings.json in its files.
     const findings = o.findings ? evaluated : undefined;
     if (findings) await writeFindingsFile(hashed, findings);
     // --format html: the report page (src/report), after the files it reads and before the manifest that lists it.
-    const report = html && evaluated ? await writeStagingReport({ dir: staging.dir, writeFile: hashed.writeFile }, manifest, { outDir, findings: evaluated, ...(signKey ? { signKey } : {}), ...(historyTarget ? { history: { target: historyTarget, ...(historyTarget.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) } } : {}) }) : undefined;
-    // The files besides the exports are listed with their hashes as written, and the manifest is signed as written.
+    const pageTo = { dir: staging.dir, writeFile: hashed.writeFile };
+    const report = html && evaluated ? await writeStagingReport(pageTo, manifest, pageOptions(o, historyTarget, deps, outDir, evaluated)) : undefined;
+    // The files besides the exports are listed with their hashes as written (verify covers them), and the manifest is signed as written.
     const others = [...(spreadsheets ?? []).map((f) => f.file), ...(findings ? [FINDINGS_FILE] : []), ...(report ? [report.name] : []), ...(o.raw ? [`raw/${COLLECTION_MANIFEST}`] : [])];
     const listed = others.length > 0 ? { ...manifest, files: others.map((name) => hashed.files.find((f) => f.name === name)!) } : manifest;
     await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
@@ -127,6 +136,12 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   // 6 only for a complete snapshot: an incomplete one is 4 whatever its findings.
   const exitCode = history?.status === 'failed' ? EXIT.failed : !manifest.complete ? EXIT.incomplete : findingsFailed ? EXIT.findings : EXIT.ok;
   return { exitCode, report: { ...snapshotReport(manifest), ...(findings ? { findings: findingCounts(findings), findingsUnevaluated: unevaluatedRules(findings) } : {}) } };
+}
+
+/** --format html's page: beside the output directory, its findings, the signing key, and the history database it shows the nights of. */
+function pageOptions(o: SnapshotOptions, target: HistoryTarget | undefined, deps: CommandDeps, outDir: string, findings: FindingsReport) {
+  const ca = target?.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {};
+  return { outDir, findings, ...(o.signKey ? { signKey: o.signKey } : {}), ...(target ? { history: { target, ...ca } } : {}) };
 }
 
 /** The raw collection: read back from --replay's directory, or collected from the server. */

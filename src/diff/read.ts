@@ -75,7 +75,8 @@ export function snapshotSide(snapshot: Snapshot, wanted: readonly ExportDef[], u
       if (!entry.available) return { available: false, ...reason, records: [], nullColumns };
       const bytes = await snapshot.bytes(entry);
       use?.(entry, bytes);
-      return { available: true, ...reason, records: [], file: { bytes, count: entry.count, parse: () => parseExportBytes(snapshot.dir, entry.file, bytes) }, nullColumns };
+      const file = { bytes, count: entry.count, parse: () => parseExportBytes(snapshot.dir, entry.file, bytes) };
+      return { available: true, ...reason, records: [], file, nullColumns };
     },
   };
 }

@@ -92,7 +92,9 @@ export interface ColumnType {
  */
 export function columnType(exp: ExportDef, col: ColumnDef): ColumnType {
   const src = col.source;
-  const read = src.kind === 'field' ? resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema : src.kind === 'join' ? resolvePath(routeById(src.route).item, src.path).schema : undefined;
+  let read: z.ZodType | undefined;
+  if (src.kind === 'field') read = resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema;
+  else if (src.kind === 'join') read = resolvePath(routeById(src.route).item, src.path).schema;
   const as = src.kind === 'field' || src.kind === 'join' ? src.as : undefined;
   let written: z.ZodType;
   if (src.kind === 'count' || as === 'count') written = z.number().int();

@@ -111,7 +111,9 @@ function unframed(dir: string, file: string, text: string, count: number): Faile
   if (!Array.isArray(json) || json.some((r) => r === null || typeof r !== 'object' || Array.isArray(r))) {
     return new FailedError(`${shown(file)} in ${dir} is not a JSON array of records; the snapshot is damaged and was not loaded`);
   }
-  if (json.length !== count) return new FailedError(`${shown(file)} in ${dir} holds ${json.length} records but the manifest says ${count}; the snapshot was not loaded`);
+  if (json.length !== count) {
+    return new FailedError(`${shown(file)} in ${dir} holds ${json.length} records but the manifest says ${count}; the snapshot was not loaded`);
+  }
   return notLaidOut(dir, file);
 }
 
@@ -139,7 +141,8 @@ function fileRows(dir: string, file: string, data: Buffer, count: number, key: r
     try {
       return JSON.parse(texts[i]!) as ExportRecord;
     } catch (e) {
-      throw new FailedError(`record ${i + 1} of ${shown(file)} in ${dir} is not valid JSON (${describeJsonError(e, texts[i])}); the snapshot is damaged and was not loaded`);
+      const why = describeJsonError(e, texts[i]);
+      throw new FailedError(`record ${i + 1} of ${shown(file)} in ${dir} is not valid JSON (${why}); the snapshot is damaged and was not loaded`);
     }
   };
   return {
@@ -155,7 +158,8 @@ function fileRows(dir: string, file: string, data: Buffer, count: number, key: r
 function snapshotInput(snapshot: Snapshot): SnapshotInput {
   const { dir, manifest: m } = snapshot;
   if (m.baseUrl === '' || !TIME.test(m.time)) {
-    throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} is not a snapshot manifest (${m.baseUrl === '' ? 'baseUrl: empty' : 'time: not an ISO 8601 UTC time'}); the snapshot was not loaded`);
+    const why = m.baseUrl === '' ? 'baseUrl: empty' : 'time: not an ISO 8601 UTC time';
+    throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} is not a snapshot manifest (${why}); the snapshot was not loaded`);
   }
   const exports = m.exports.map((e): InputExport => {
     const table = exportTable(e.export);
@@ -166,12 +170,13 @@ function snapshotInput(snapshot: Snapshot): SnapshotInput {
           'Load its raw collection instead (svc-snapshot history load <dir>/raw), or re-create it with --replay',
       );
     }
-    const rows = async (whole: boolean) => fileRows(dir, e.file, await snapshot.bytes(e), e.count, table.def.key, whole);
+    const rows = async (whole: boolean) => fileRows(dir, e.file, await snapshot.bytes(e, false), e.count, table.def.key, whole);
     return { export: e.export, file: e.file, count: e.count, available: e.available, sha256: e.sha256, rows };
   });
   const manifestText = snapshot.manifestBytes!.toString('utf8');
   const kept = keptFiles(snapshot);
-  return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports, kept, verify: () => snapshot.checkRest() };
+  const verify = () => snapshot.checkRest();
+  return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports, kept, verify };
 }
 
 /** The manifest's `files` entries of KEPT_FILES, each read as UTF-8 text (what the history stores) and checked against its size and sha256. */
@@ -180,7 +185,8 @@ function keptFiles(snapshot: Snapshot): KeptFile[] {
   for (const f of snapshot.manifest.files ?? []) {
     if (!KEPT_FILES.includes(f.name)) continue;
     if (out.some((k) => k.name === f.name)) {
-      throw new FailedError(`${SNAPSHOT_MANIFEST} in ${snapshot.dir} lists ${f.name} twice in its files; it was not written so by svc-snapshot, and the snapshot was not loaded`);
+      const where = `${SNAPSHOT_MANIFEST} in ${snapshot.dir}`;
+      throw new FailedError(`${where} lists ${f.name} twice in its files; it was not written so by svc-snapshot, and the snapshot was not loaded`);
     }
     out.push({
       name: f.name,
@@ -188,7 +194,10 @@ function keptFiles(snapshot: Snapshot): KeptFile[] {
       text: async () => {
         const data = await snapshot.listedFile(f);
         // Kept as text (PostgreSQL's text holds no NUL); svc-snapshot writes it as UTF-8 JSON, which escapes control characters.
-        if (!isUtf8(data) || data.includes(0)) throw new FailedError(`${shown(f.name)} in ${snapshot.dir} is not UTF-8 text; it was not written so by svc-snapshot, and the snapshot was not loaded`);
+        if (!isUtf8(data) || data.includes(0)) {
+          const why = 'it was not written so by svc-snapshot, and the snapshot was not loaded';
+          throw new FailedError(`${shown(f.name)} in ${snapshot.dir} is not UTF-8 text; ${why}`);
+        }
         return data.toString('utf8');
       },
     });

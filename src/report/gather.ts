@@ -112,7 +112,8 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
   const signature = await manifestSignature(dir, SNAPSHOT_MANIFEST, snapshot.manifestBytes!, undefined, new Date(manifest.time));
   const readers = exportReaders(snapshot, true);
   const compare = (older: string) => diffWithSnapshot(older, snapshot, readers.use);
-  const previous = opts.previous !== undefined ? { name: basename(opts.previous), changes: await compare(opts.previous) } : await besidePrevious(dir, undefined, compare);
+  const given = opts.previous;
+  const previous = given !== undefined ? { name: basename(given), changes: await compare(given) } : await besidePrevious(dir, undefined, compare);
   // The files the diff did not read (no older snapshot, or a failed comparison), and every other one checked (an edited one: exit 1).
   await snapshot.checkRest(readers.use);
   const report = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, { inheritLevels: opts.inheritLevels ?? true });

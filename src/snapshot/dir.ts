@@ -162,7 +162,8 @@ export class Snapshot {
   }
 
   private changed(file: string): FailedError {
-    return new FailedError(`${shown(file)} in ${escapeControl(this.dir)} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`);
+    const where = `${shown(file)} in ${escapeControl(this.dir)}`;
+    return new FailedError(`${where} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`);
   }
 
   /** The sha256 a file is checked against; none for a staged snapshot, or a manifest written before export hashes. */
@@ -178,7 +179,8 @@ export class Snapshot {
       return await withFileInside(this.dir, entry.file, async (handle, size) => {
         try {
           if (entry.bytes !== undefined && size !== entry.bytes && this.manifestBytes !== undefined) {
-            throw new FailedError(`${shown(entry.file)} in ${escapeControl(this.dir)} is ${size} bytes but ${SNAPSHOT_MANIFEST} says ${entry.bytes}; the file was changed after the snapshot was taken`);
+            const where = `${shown(entry.file)} in ${escapeControl(this.dir)}`;
+            throw new FailedError(`${where} is ${size} bytes but ${SNAPSHOT_MANIFEST} says ${entry.bytes}; the file was changed after the snapshot was taken`);
           }
           const result = await use(handle.fd, size);
           this.read.add(entry.file);
@@ -224,7 +226,9 @@ export class Snapshot {
     if (json instanceof NotARecord) throw new FailedError(`${where}: element ${json.index} is not a record; the snapshot is damaged`);
     if (json === undefined) throw new FailedError(`${where} is not valid JSON; the snapshot is damaged`);
     if (!Array.isArray(json)) throw new FailedError(`${where} is not a JSON array of records; the snapshot is damaged`);
-    if (json.length !== entry.count) throw new FailedError(`${where} holds ${json.length} records where ${SNAPSHOT_MANIFEST} says ${entry.count}; the snapshot is damaged`);
+    if (json.length !== entry.count) {
+      throw new FailedError(`${where} holds ${json.length} records where ${SNAPSHOT_MANIFEST} says ${entry.count}; the snapshot is damaged`);
+    }
     return json as ExportRecord[];
   }
 
@@ -233,18 +237,23 @@ export class Snapshot {
     let largest = 0;
     for (const e of this.manifest.exports) {
       // A file that cannot be looked at is said by its read.
-      if (e.available && isPlainFileName(e.file)) largest = Math.max(largest, await lstat(join(this.dir, e.file)).then((st) => (st.isFile() ? st.size : 0), () => 0));
+      if (!e.available || !isPlainFileName(e.file)) continue;
+      const st = await lstat(join(this.dir, e.file)).catch(() => undefined);
+      if (st?.isFile()) largest = Math.max(largest, st.size);
     }
     if (largest < 2 ** 31 - 1) this.buffer = Buffer.allocUnsafeSlow(largest + 1);
   }
 
   /**
    * An export file's bytes, checked against the manifest's sha256 as they are
-   * read; valid until the next call (one buffer holds one file at a time).
+   * read. With `reuse` (the diff's), they are valid until the next call: one
+   * buffer, as large as the largest file, holds one file at a time; without
+   * (the history's, which keeps texts made of them), a buffer of its own is
+   * let go with them.
    */
-  async bytes(entry: ManifestEntry): Promise<Buffer> {
-    if (this.buffer.length === 0) await this.reserve();
-    return this.readWhole(entry, true);
+  async bytes(entry: ManifestEntry, reuse = true): Promise<Buffer> {
+    if (reuse && this.buffer.length === 0) await this.reserve();
+    return this.readWhole(entry, reuse);
   }
 
   /** A file of the manifest's `files` (`_findings.json`), read whole and checked against its size and sha256. */

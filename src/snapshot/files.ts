@@ -19,7 +19,12 @@ import type { Staging } from '../publish/staging.js';
  * them (leanSnapshotMemory), so raw/ cannot be written from bodies the build
  * already released.
  */
-export async function writeRawFirst(staging: Staging, collection: RawCollection, withRaw: boolean, manifestTo: Pick<Staging, 'writeFile'>): Promise<BodiesFree> {
+export async function writeRawFirst(
+  staging: Staging,
+  collection: RawCollection,
+  withRaw: boolean,
+  manifestTo: Pick<Staging, 'writeFile'>,
+): Promise<BodiesFree> {
   if (withRaw) await writeCollection(staging, collection, 'raw/', manifestTo);
   return {} as BodiesFree;
 }

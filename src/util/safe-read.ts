@@ -41,7 +41,8 @@ const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 /** A manifest's bytes, read as readInside reads a file; one larger than a manifest ever is is refused unread. */
 export async function readManifestFile(dir: string, name: string): Promise<Buffer> {
   return withFileInside(dir, name, async (handle, size) => {
-    if (size > MANIFEST_MAX_BYTES) throw new UnreadableEntryError(dir, name, `is larger than ${MANIFEST_MAX_BYTES / 1024 / 1024} MiB, far larger than a manifest`);
+    const limit = `${MANIFEST_MAX_BYTES / 1024 / 1024} MiB`;
+    if (size > MANIFEST_MAX_BYTES) throw new UnreadableEntryError(dir, name, `is larger than ${limit}, far larger than a manifest`);
     return handle.readFile();
   });
 }
