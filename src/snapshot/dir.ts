@@ -216,9 +216,13 @@ export class Snapshot {
     return this.checked(entry, parsed);
   }
 
-  /** The records of an export whose checked bytes are already read (bytes), as `records` gives them. */
-  parse(entry: ManifestEntry, bytes: Buffer, columns?: readonly string[]): ExportRecord[] {
-    return this.checked(entry, parseList(bufferReader(bytes), columns ? keepColumns(columns) : undefined));
+  /**
+   * The records of an export whose checked bytes are already read (bytes), as
+   * `records` gives them: with `keep`, only those columns, or what the
+   * function makes of each record as it is parsed.
+   */
+  parse(entry: ManifestEntry, bytes: Buffer, keep?: readonly string[] | ((r: ExportRecord) => ExportRecord)): ExportRecord[] {
+    return this.checked(entry, parseList(bufferReader(bytes), typeof keep === 'function' ? keep : keep && keepColumns(keep)));
   }
 
   private checked(entry: ManifestEntry, json: unknown): ExportRecord[] {
