@@ -29,8 +29,8 @@ export interface InputExport {
   readonly available: boolean;
   readonly sha256: string;
   /**
-   * The records and their texts, read (again) and checked against sha256
-   * when called. `whole`: check every record's layout (a first load, which
+   * The records and their texts, read and checked against the manifest when
+   * called (once: the load calls it only for an export it stores). `whole`: check every record's layout (a first load, which
    * stores them all) rather than only those the load names.
    */
   readonly rows: (whole: boolean) => Promise<ExportRows>;
@@ -52,7 +52,7 @@ interface ExportRows {
 interface KeptFile {
   readonly name: string;
   readonly sha256: string;
-  /** Its text, read (again) and checked against sha256 when called. */
+  /** Its text, read and checked against the manifest when called. */
   readonly text: () => Promise<string>;
 }
 
@@ -73,7 +73,7 @@ export interface SnapshotInput {
   readonly complete: boolean;
   readonly manifestText: string;
   readonly exports: readonly InputExport[];
-  /** The files of KEPT_FILES the manifest lists, checked by `verify` with the exports. */
+  /** The files of KEPT_FILES the manifest lists. */
   readonly kept: readonly KeptFile[];
   /**
    * Checks every export file the load did not read against the manifest
