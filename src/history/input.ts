@@ -1,12 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { lstat, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { FailedError, UsageError } from '../errors.js';
 import { readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, toJsonFile } from '../collect/write.js';
-import { openSnapshot, shown, SNAPSHOT_MANIFEST, type Snapshot } from '../snapshot/dir.js';
+import { openSnapshotOrCollection, shown, SNAPSHOT_MANIFEST, type Snapshot } from '../snapshot/dir.js';
 import { recordRanges } from '../snapshot/records.js';
 import { buildAll as build } from '../exports/build.js';
 import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/serialize.js';
@@ -249,15 +247,8 @@ const HINT = 'give snapshot directories or raw collections';
 
 /** Opens a snapshot directory or a raw collection's manifest: enough to order a load and check its site. */
 export async function openInput(dir: string): Promise<InputHead> {
-  const info = await stat(dir).catch(() => undefined);
-  if (!info) throw new UsageError(`${dir} does not exist; ${HINT}`);
-  if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory; ${HINT}`);
-  const has = async (name: string) => (await lstat(join(dir, name)).catch(() => undefined)) !== undefined;
-  if (await has(SNAPSHOT_MANIFEST)) {
-    const snapshot = await openSnapshot(dir, HINT);
-    return { dir, baseUrl: snapshot.manifest.baseUrl, time: snapshot.manifest.time, snapshot };
-  }
-  if (!(await has(COLLECTION_MANIFEST))) throw new UsageError(`${dir} holds neither ${SNAPSHOT_MANIFEST} nor ${COLLECTION_MANIFEST}; ${HINT}`);
+  const snapshot = await openSnapshotOrCollection(dir, HINT);
+  if (snapshot) return { dir, baseUrl: snapshot.manifest.baseUrl, time: snapshot.manifest.time, snapshot };
   let text: string;
   try {
     text = (await readInside(dir, COLLECTION_MANIFEST)).toString('utf8');

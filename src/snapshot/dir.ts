@@ -11,6 +11,7 @@ import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { FailedError, UsageError } from '../errors.js';
+import { COLLECTION_MANIFEST } from '../collect/write.js';
 import type { ExportRecord } from '../exports/types.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema } from '../exports/manifest.js';
 import { escapeControl } from '../util/escape.js';
@@ -77,6 +78,19 @@ export async function openSnapshot(dir: string, hint = `give a snapshot director
   const read = await readManifest(dir);
   if (typeof read === 'string') throw new NotASnapshotError(dir, read, hint);
   return new Snapshot(dir, read.manifest, read.bytes);
+}
+
+/**
+ * What `dir` holds: a snapshot (opened), or a raw collection (undefined: the
+ * caller builds it); a usage error ending with `hint` for anything else.
+ */
+export async function openSnapshotOrCollection(dir: string, hint: string): Promise<Snapshot | undefined> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info?.isDirectory()) throw new UsageError(`${dir} ${info ? 'is not a directory' : 'does not exist'}; ${hint}`);
+  const has = async (name: string) => (await lstat(join(dir, name)).catch(() => undefined)) !== undefined;
+  if (await has(SNAPSHOT_MANIFEST)) return openSnapshot(dir, hint);
+  if (await has(COLLECTION_MANIFEST)) return undefined;
+  throw new UsageError(`${dir} holds neither ${SNAPSHOT_MANIFEST} nor ${COLLECTION_MANIFEST}; ${hint}`);
 }
 
 /**
