@@ -3,12 +3,9 @@
  * export files it names), or a raw collection, built first exactly as
  * `--replay` would build it.
  */
-import { lstat, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { FailedError, UsageError } from '../errors.js';
+import { FailedError } from '../errors.js';
 import { readCollection } from '../collect/replay.js';
-import { COLLECTION_MANIFEST } from '../collect/write.js';
-import { openSnapshot, SNAPSHOT_MANIFEST, type ManifestEntry, type Snapshot } from '../snapshot/dir.js';
+import { openSnapshotOrCollection, type ManifestEntry, type Snapshot } from '../snapshot/dir.js';
 import { buildAll } from '../exports/build.js';
 import type { ExportDef } from '../exports/define.js';
 import type { Include } from '../includes.js';
@@ -16,13 +13,6 @@ import type { ExportRecord, NullField } from '../exports/types.js';
 import type { LoadedExport, LoadedSide } from './types.js';
 import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
-
-async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(
-    () => true,
-    () => false,
-  );
-}
 
 function nullColumnsByExport(nullFields: readonly Pick<NullField, 'export' | 'field'>[]): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
@@ -75,7 +65,8 @@ export function snapshotSide(snapshot: Snapshot, wanted: readonly ExportDef[], u
       if (!entry.available) return { available: false, ...reason, records: [], nullColumns };
       const bytes = await snapshot.bytes(entry);
       use?.(entry, bytes);
-      return { available: true, ...reason, records: [], file: { bytes, count: entry.count, parse: () => parseExportBytes(snapshot.dir, entry.file, bytes) }, nullColumns };
+      const file = { bytes, count: entry.count, parse: () => parseExportBytes(snapshot.dir, entry.file, bytes) };
+      return { available: true, ...reason, records: [], file, nullColumns };
     },
   };
 }
@@ -104,10 +95,6 @@ async function loadCollection(dir: string, include: readonly Include[]): Promise
  * export files of `wanted` are read.
  */
 export async function loadSide(dir: string, wanted: readonly ExportDef[], include: readonly Include[] = []): Promise<LoadedSide> {
-  const info = await stat(dir).catch(() => undefined);
-  if (!info) throw new UsageError(`${dir} does not exist; give a snapshot directory or a raw collection`);
-  if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory; give a snapshot directory or a raw collection`);
-  if (await exists(join(dir, SNAPSHOT_MANIFEST))) return snapshotSide(await openSnapshot(dir, 'give a snapshot directory or a raw collection'), wanted);
-  if (await exists(join(dir, COLLECTION_MANIFEST))) return loadCollection(dir, include);
-  throw new UsageError(`${dir} holds neither ${SNAPSHOT_MANIFEST} nor ${COLLECTION_MANIFEST}; give a snapshot directory or a raw collection`);
+  const snapshot = await openSnapshotOrCollection(dir, 'give a snapshot directory or a raw collection');
+  return snapshot ? snapshotSide(snapshot, wanted) : loadCollection(dir, include);
 }

@@ -92,12 +92,9 @@ export interface ColumnType {
  */
 export function columnType(exp: ExportDef, col: ColumnDef): ColumnType {
   const src = col.source;
-  const read =
-    src.kind === 'field'
-      ? resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema
-      : src.kind === 'join'
-        ? resolvePath(routeById(src.route).item, src.path).schema
-        : undefined;
+  let read: z.ZodType | undefined;
+  if (src.kind === 'field') read = resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema;
+  else if (src.kind === 'join') read = resolvePath(routeById(src.route).item, src.path).schema;
   const as = src.kind === 'field' || src.kind === 'join' ? src.as : undefined;
   let written: z.ZodType;
   if (src.kind === 'count' || as === 'count') written = z.number().int();
@@ -151,19 +148,14 @@ function checkDefault(where: string, exp: ExportDef, route: RouteDef, col: Colum
   const d = col.default;
   if (!d) return;
   const src = col.source;
-  if ((src.kind !== 'field' && src.kind !== 'join') || src.as !== 'value') {
-    throw new Error(`${where}: a default needs a field or join column written as a value`);
-  }
+  if ((src.kind !== 'field' && src.kind !== 'join') || src.as !== 'value') throw new Error(`${where}: a default needs a field or join column written as a value`);
   if (!d.spec) throw new Error(`${where}: a default must quote the spec`);
-  const schema =
-    src.kind === 'field' ? resolvePath(route.item, src.path, exp.each ? [exp.each] : []).schema : resolvePath(routeById(src.route).item, src.path).schema;
+  const schema = src.kind === 'field' ? resolvePath(route.item, src.path, exp.each ? [exp.each] : []).schema : resolvePath(routeById(src.route).item, src.path).schema;
   for (const v of [d.value, ...Object.values(d.cases ?? {})]) {
     if (!schema.safeParse(v).success) throw new Error(`${where}: default ${JSON.stringify(v)} is not a value of the field's type`);
   }
   if (d.by !== undefined || d.cases !== undefined) {
-    if (src.kind !== 'field' || d.by === undefined || d.cases === undefined) {
-      throw new Error(`${where}: a default chosen by another field needs a field column, \`by\` and \`cases\``);
-    }
+    if (src.kind !== 'field' || d.by === undefined || d.cases === undefined) throw new Error(`${where}: a default chosen by another field needs a field column, \`by\` and \`cases\``);
     scalarPath(where, route.item, d.by, exp.each ? [exp.each] : []);
   }
 }
@@ -221,9 +213,7 @@ function checkCoverage(exp: ExportDef, route: RouteDef): void {
         throw new Error(`export ${exp.name}: omitted "${o}": ${(e as Error).message}`);
       }
       if (!open) throw new Error(`export ${exp.name}: omitted "${o}": "${base}" is not an open object`);
-      if (!used.some((u) => u.startsWith(`${base}.`))) {
-        throw new Error(`export ${exp.name}: omitted "${o}": no key of "${base}" is exported; omit "${base}" itself`);
-      }
+      if (!used.some((u) => u.startsWith(`${base}.`))) throw new Error(`export ${exp.name}: omitted "${o}": no key of "${base}" is exported; omit "${base}" itself`);
       continue;
     }
     try {
@@ -241,10 +231,7 @@ function checkCoverage(exp: ExportDef, route: RouteDef): void {
       if (used.includes(p) || omitted.includes(p)) continue;
       if (used.some((u) => u.startsWith(`${p}.`))) {
         const inner = (p === exp.each ? (elementOf(child) ?? recordValueOf(child)) : child) as Schema;
-        if (isOpenObject(inner) && !omitted.includes(`${p}.*`)) throw new Error(
-          `export ${exp.name}: the other keys of open object "${p}" are neither exported nor omitted ("${p}.*") with ` +
-            `a reason`,
-        );
+        if (isOpenObject(inner) && !omitted.includes(`${p}.*`)) throw new Error(`export ${exp.name}: the other keys of open object "${p}" are neither exported nor omitted ("${p}.*") with a reason`);
         visit(inner, `${p}.`);
         continue;
       }
@@ -268,9 +255,7 @@ export function checkExportCatalog(exports: readonly ExportDef[]): void {
     }
     if (exp.realmListFallback !== undefined) {
       const c = exp.columns.find((x) => x.name === exp.realmListFallback);
-      if (!c || c.source.kind !== 'field' || c.source.as !== 'value') {
-        throw new Error(`export ${exp.name}: realmListFallback "${exp.realmListFallback}" is not a field column`);
-      }
+      if (!c || c.source.kind !== 'field' || c.source.as !== 'value') throw new Error(`export ${exp.name}: realmListFallback "${exp.realmListFallback}" is not a field column`);
     }
     if (exp.include !== undefined && exports.some((e, i) => e.include === undefined && i > exports.indexOf(exp))) {
       throw new Error(`export ${exp.name}: an export of an --include group must come after the 15`);

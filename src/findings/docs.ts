@@ -22,7 +22,8 @@ those columns of the export records (never over the raw responses).
 - \`svc-snapshot findings <snapshot-dir>\` evaluates an existing snapshot and
   writes nothing: a text table, or with \`--json\` the object \`_findings.json\`
   holds. Every export file of the directory is checked against the manifest's
-  \`sha256\` first: a snapshot whose exports were edited is refused (exit 1).
+  \`sha256\` as it is read, each once: a snapshot whose exports were edited is
+  refused (exit 1).
 - \`--fail-on <severity>\` (both) exits 6 when a finding of that severity or
   higher exists; the snapshot is published either way. Severities, highest
   first: ${SEVERITIES.map((s) => `\`${s}\``).join(', ')}. It fails closed: a rule

@@ -1,12 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { lstat, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { FailedError, UsageError } from '../errors.js';
 import { readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, toJsonFile } from '../collect/write.js';
-import { openSnapshot, shown, SNAPSHOT_MANIFEST, type Snapshot } from '../snapshot/dir.js';
+import { openSnapshotOrCollection, shown, SNAPSHOT_MANIFEST, type Snapshot } from '../snapshot/dir.js';
 import { recordRanges } from '../snapshot/records.js';
 import { buildAll as build } from '../exports/build.js';
 import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/serialize.js';
@@ -29,8 +27,8 @@ export interface InputExport {
   readonly available: boolean;
   readonly sha256: string;
   /**
-   * The records and their texts, read (again) and checked against sha256
-   * when called. `whole`: check every record's layout (a first load, which
+   * The records and their texts, read and checked against the manifest when
+   * called (once: the load calls it only for an export it stores). `whole`: check every record's layout (a first load, which
    * stores them all) rather than only those the load names.
    */
   readonly rows: (whole: boolean) => Promise<ExportRows>;
@@ -52,7 +50,7 @@ interface ExportRows {
 interface KeptFile {
   readonly name: string;
   readonly sha256: string;
-  /** Its text, read (again) and checked against sha256 when called. */
+  /** Its text, read and checked against the manifest when called. */
   readonly text: () => Promise<string>;
 }
 
@@ -73,7 +71,7 @@ export interface SnapshotInput {
   readonly complete: boolean;
   readonly manifestText: string;
   readonly exports: readonly InputExport[];
-  /** The files of KEPT_FILES the manifest lists, checked by `verify` with the exports. */
+  /** The files of KEPT_FILES the manifest lists. */
   readonly kept: readonly KeptFile[];
   /**
    * Checks every export file the load did not read against the manifest
@@ -111,7 +109,9 @@ function unframed(dir: string, file: string, text: string, count: number): Faile
   if (!Array.isArray(json) || json.some((r) => r === null || typeof r !== 'object' || Array.isArray(r))) {
     return new FailedError(`${shown(file)} in ${dir} is not a JSON array of records; the snapshot is damaged and was not loaded`);
   }
-  if (json.length !== count) return new FailedError(`${shown(file)} in ${dir} holds ${json.length} records but the manifest says ${count}; the snapshot was not loaded`);
+  if (json.length !== count) {
+    return new FailedError(`${shown(file)} in ${dir} holds ${json.length} records but the manifest says ${count}; the snapshot was not loaded`);
+  }
   return notLaidOut(dir, file);
 }
 
@@ -139,7 +139,8 @@ function fileRows(dir: string, file: string, data: Buffer, count: number, key: r
     try {
       return JSON.parse(texts[i]!) as ExportRecord;
     } catch (e) {
-      throw new FailedError(`record ${i + 1} of ${shown(file)} in ${dir} is not valid JSON (${describeJsonError(e, texts[i])}); the snapshot is damaged and was not loaded`);
+      const why = describeJsonError(e, texts[i]);
+      throw new FailedError(`record ${i + 1} of ${shown(file)} in ${dir} is not valid JSON (${why}); the snapshot is damaged and was not loaded`);
     }
   };
   return {
@@ -155,7 +156,8 @@ function fileRows(dir: string, file: string, data: Buffer, count: number, key: r
 function snapshotInput(snapshot: Snapshot): SnapshotInput {
   const { dir, manifest: m } = snapshot;
   if (m.baseUrl === '' || !TIME.test(m.time)) {
-    throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} is not a snapshot manifest (${m.baseUrl === '' ? 'baseUrl: empty' : 'time: not an ISO 8601 UTC time'}); the snapshot was not loaded`);
+    const why = m.baseUrl === '' ? 'baseUrl: empty' : 'time: not an ISO 8601 UTC time';
+    throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} is not a snapshot manifest (${why}); the snapshot was not loaded`);
   }
   const exports = m.exports.map((e): InputExport => {
     const table = exportTable(e.export);
@@ -166,12 +168,13 @@ function snapshotInput(snapshot: Snapshot): SnapshotInput {
           'Load its raw collection instead (svc-snapshot history load <dir>/raw), or re-create it with --replay',
       );
     }
-    const rows = async (whole: boolean) => fileRows(dir, e.file, await snapshot.bytes(e), e.count, table.def.key, whole);
+    const rows = async (whole: boolean) => fileRows(dir, e.file, await snapshot.bytes(e, false), e.count, table.def.key, whole);
     return { export: e.export, file: e.file, count: e.count, available: e.available, sha256: e.sha256, rows };
   });
   const manifestText = snapshot.manifestBytes!.toString('utf8');
   const kept = keptFiles(snapshot);
-  return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports, kept, verify: () => snapshot.checkRest() };
+  const verify = () => snapshot.checkRest();
+  return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports, kept, verify };
 }
 
 /** The manifest's `files` entries of KEPT_FILES, each read as UTF-8 text (what the history stores) and checked against its size and sha256. */
@@ -180,7 +183,8 @@ function keptFiles(snapshot: Snapshot): KeptFile[] {
   for (const f of snapshot.manifest.files ?? []) {
     if (!KEPT_FILES.includes(f.name)) continue;
     if (out.some((k) => k.name === f.name)) {
-      throw new FailedError(`${SNAPSHOT_MANIFEST} in ${snapshot.dir} lists ${f.name} twice in its files; it was not written so by svc-snapshot, and the snapshot was not loaded`);
+      const where = `${SNAPSHOT_MANIFEST} in ${snapshot.dir}`;
+      throw new FailedError(`${where} lists ${f.name} twice in its files; it was not written so by svc-snapshot, and the snapshot was not loaded`);
     }
     out.push({
       name: f.name,
@@ -188,7 +192,10 @@ function keptFiles(snapshot: Snapshot): KeptFile[] {
       text: async () => {
         const data = await snapshot.listedFile(f);
         // Kept as text (PostgreSQL's text holds no NUL); svc-snapshot writes it as UTF-8 JSON, which escapes control characters.
-        if (!isUtf8(data) || data.includes(0)) throw new FailedError(`${shown(f.name)} in ${snapshot.dir} is not UTF-8 text; it was not written so by svc-snapshot, and the snapshot was not loaded`);
+        if (!isUtf8(data) || data.includes(0)) {
+          const why = 'it was not written so by svc-snapshot, and the snapshot was not loaded';
+          throw new FailedError(`${shown(f.name)} in ${snapshot.dir} is not UTF-8 text; ${why}`);
+        }
         return data.toString('utf8');
       },
     });
@@ -240,15 +247,8 @@ const HINT = 'give snapshot directories or raw collections';
 
 /** Opens a snapshot directory or a raw collection's manifest: enough to order a load and check its site. */
 export async function openInput(dir: string): Promise<InputHead> {
-  const info = await stat(dir).catch(() => undefined);
-  if (!info) throw new UsageError(`${dir} does not exist; ${HINT}`);
-  if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory; ${HINT}`);
-  const has = async (name: string) => (await lstat(join(dir, name)).catch(() => undefined)) !== undefined;
-  if (await has(SNAPSHOT_MANIFEST)) {
-    const snapshot = await openSnapshot(dir, HINT);
-    return { dir, baseUrl: snapshot.manifest.baseUrl, time: snapshot.manifest.time, snapshot };
-  }
-  if (!(await has(COLLECTION_MANIFEST))) throw new UsageError(`${dir} holds neither ${SNAPSHOT_MANIFEST} nor ${COLLECTION_MANIFEST}; ${HINT}`);
+  const snapshot = await openSnapshotOrCollection(dir, HINT);
+  if (snapshot) return { dir, baseUrl: snapshot.manifest.baseUrl, time: snapshot.manifest.time, snapshot };
   let text: string;
   try {
     text = (await readInside(dir, COLLECTION_MANIFEST)).toString('utf8');

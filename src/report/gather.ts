@@ -58,17 +58,27 @@ async function historyPart(source: HistorySource | undefined, manifest: ReportMa
   }
 }
 
-/** A VM export's states, counted by the first state column its records hold; undefined when they hold none. */
-function vmStates(name: string, records: readonly ExportRecord[]): VmStates | undefined {
-  const column = STATE_COLUMNS.find((c) => records.some((r) => r[c] !== undefined));
-  if (column === undefined) return undefined;
-  const counts = new Map<string, number>();
-  for (const r of records) {
-    const v = r[column];
-    const key = v === null || v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v);
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return { export: name, column, counts: [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) };
+/**
+ * A VM export's states, counted as its records are parsed (none of them
+ * kept: a large export's records would raise the report's peak): by the
+ * first state column its records hold; undefined when they hold none.
+ */
+function vmStates(snapshot: Snapshot, entry: ManifestEntry, bytes: Buffer): VmStates | undefined {
+  const counts = STATE_COLUMNS.map(() => new Map<string, number>());
+  const held = STATE_COLUMNS.map(() => false);
+  const none = {};
+  snapshot.parse(entry, bytes, (r) => {
+    STATE_COLUMNS.forEach((c, k) => {
+      const v = r[c];
+      if (v !== undefined) held[k] = true;
+      const key = v === null || v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v);
+      counts[k]!.set(key, (counts[k]!.get(key) ?? 0) + 1);
+    });
+    return none;
+  });
+  const k = held.indexOf(true);
+  if (k < 0) return undefined;
+  return { export: entry.export, column: STATE_COLUMNS[k]!, counts: [...counts[k]!].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) };
 }
 
 /**
@@ -85,7 +95,7 @@ function exportReaders(snapshot: Snapshot, findings: boolean) {
     const wanted = columns.get(entry.export);
     if (wanted) records.set(entry.export, snapshot.parse(entry, bytes, [...wanted]));
     if (!(VM_EXPORTS as readonly string[]).includes(entry.export)) return;
-    const vms = vmStates(entry.export, snapshot.parse(entry, bytes));
+    const vms = vmStates(snapshot, entry, bytes);
     if (vms) states.set(entry.export, vms);
   };
   // In VM_EXPORTS' order, whatever the order the files were read in.
@@ -112,7 +122,8 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
   const signature = await manifestSignature(dir, SNAPSHOT_MANIFEST, snapshot.manifestBytes!, undefined, new Date(manifest.time));
   const readers = exportReaders(snapshot, true);
   const compare = (older: string) => diffWithSnapshot(older, snapshot, readers.use);
-  const previous = opts.previous !== undefined ? { name: basename(opts.previous), changes: await compare(opts.previous) } : await besidePrevious(dir, undefined, compare);
+  const given = opts.previous;
+  const previous = given !== undefined ? { name: basename(given), changes: await compare(given) } : await besidePrevious(dir, undefined, compare);
   // The files the diff did not read (no older snapshot, or a failed comparison), and every other one checked (an edited one: exit 1).
   await snapshot.checkRest(readers.use);
   const report = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, { inheritLevels: opts.inheritLevels ?? true });

@@ -11,6 +11,7 @@ import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { FailedError, UsageError } from '../errors.js';
+import { COLLECTION_MANIFEST } from '../collect/write.js';
 import type { ExportRecord } from '../exports/types.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema } from '../exports/manifest.js';
 import { escapeControl } from '../util/escape.js';
@@ -77,6 +78,19 @@ export async function openSnapshot(dir: string, hint = `give a snapshot director
   const read = await readManifest(dir);
   if (typeof read === 'string') throw new NotASnapshotError(dir, read, hint);
   return new Snapshot(dir, read.manifest, read.bytes);
+}
+
+/**
+ * What `dir` holds: a snapshot (opened), or a raw collection (undefined: the
+ * caller builds it); a usage error ending with `hint` for anything else.
+ */
+export async function openSnapshotOrCollection(dir: string, hint: string): Promise<Snapshot | undefined> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info?.isDirectory()) throw new UsageError(`${dir} ${info ? 'is not a directory' : 'does not exist'}; ${hint}`);
+  const has = async (name: string) => (await lstat(join(dir, name)).catch(() => undefined)) !== undefined;
+  if (await has(SNAPSHOT_MANIFEST)) return openSnapshot(dir, hint);
+  if (await has(COLLECTION_MANIFEST)) return undefined;
+  throw new UsageError(`${dir} holds neither ${SNAPSHOT_MANIFEST} nor ${COLLECTION_MANIFEST}; ${hint}`);
 }
 
 /**
@@ -162,9 +176,8 @@ export class Snapshot {
   }
 
   private changed(file: string): FailedError {
-    return new FailedError(
-      `${shown(file)} in ${escapeControl(this.dir)} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`,
-    );
+    const where = `${shown(file)} in ${escapeControl(this.dir)}`;
+    return new FailedError(`${where} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`);
   }
 
   /** The sha256 a file is checked against; none for a staged snapshot, or a manifest written before export hashes. */
@@ -180,10 +193,8 @@ export class Snapshot {
       return await withFileInside(this.dir, entry.file, async (handle, size) => {
         try {
           if (entry.bytes !== undefined && size !== entry.bytes && this.manifestBytes !== undefined) {
-            throw new FailedError(
-              `${shown(entry.file)} in ${escapeControl(this.dir)} is ${size} bytes but ${SNAPSHOT_MANIFEST} says ${entry.bytes}; ` +
-                'the file was changed after the snapshot was taken',
-            );
+            const where = `${shown(entry.file)} in ${escapeControl(this.dir)}`;
+            throw new FailedError(`${where} is ${size} bytes but ${SNAPSHOT_MANIFEST} says ${entry.bytes}; the file was changed after the snapshot was taken`);
           }
           const result = await use(handle.fd, size);
           this.read.add(entry.file);
@@ -219,9 +230,13 @@ export class Snapshot {
     return this.checked(entry, parsed);
   }
 
-  /** The records of an export whose checked bytes are already read (bytes), as `records` gives them. */
-  parse(entry: ManifestEntry, bytes: Buffer, columns?: readonly string[]): ExportRecord[] {
-    return this.checked(entry, parseList(bufferReader(bytes), columns ? keepColumns(columns) : undefined));
+  /**
+   * The records of an export whose checked bytes are already read (bytes), as
+   * `records` gives them: with `keep`, only those columns, or what the
+   * function makes of each record as it is parsed.
+   */
+  parse(entry: ManifestEntry, bytes: Buffer, keep?: readonly string[] | ((r: ExportRecord) => ExportRecord)): ExportRecord[] {
+    return this.checked(entry, parseList(bufferReader(bytes), typeof keep === 'function' ? keep : keep && keepColumns(keep)));
   }
 
   private checked(entry: ManifestEntry, json: unknown): ExportRecord[] {
@@ -241,19 +256,22 @@ export class Snapshot {
     for (const e of this.manifest.exports) {
       // A file that cannot be looked at is said by its read.
       if (!e.available || !isPlainFileName(e.file)) continue;
-      const size = await lstat(join(this.dir, e.file)).then((st) => (st.isFile() ? st.size : 0), () => 0);
-      largest = Math.max(largest, size);
+      const st = await lstat(join(this.dir, e.file)).catch(() => undefined);
+      if (st?.isFile()) largest = Math.max(largest, st.size);
     }
     if (largest < 2 ** 31 - 1) this.buffer = Buffer.allocUnsafeSlow(largest + 1);
   }
 
   /**
    * An export file's bytes, checked against the manifest's sha256 as they are
-   * read; valid until the next call (one buffer holds one file at a time).
+   * read. With `reuse` (the diff's), they are valid until the next call: one
+   * buffer, as large as the largest file, holds one file at a time; without
+   * (the history's, which keeps texts made of them), a buffer of its own is
+   * let go with them.
    */
-  async bytes(entry: ManifestEntry): Promise<Buffer> {
-    if (this.buffer.length === 0) await this.reserve();
-    return this.readWhole(entry, true);
+  async bytes(entry: ManifestEntry, reuse = true): Promise<Buffer> {
+    if (reuse && this.buffer.length === 0) await this.reserve();
+    return this.readWhole(entry, reuse);
   }
 
   /** A file of the manifest's `files` (`_findings.json`), read whole and checked against its size and sha256. */

@@ -41,9 +41,8 @@ const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 /** A manifest's bytes, read as readInside reads a file; one larger than a manifest ever is is refused unread. */
 export async function readManifestFile(dir: string, name: string): Promise<Buffer> {
   return withFileInside(dir, name, async (handle, size) => {
-    if (size > MANIFEST_MAX_BYTES) {
-      throw new UnreadableEntryError(dir, name, `is larger than ${MANIFEST_MAX_BYTES / 1024 / 1024} MiB, far larger than a manifest`);
-    }
+    const limit = `${MANIFEST_MAX_BYTES / 1024 / 1024} MiB`;
+    if (size > MANIFEST_MAX_BYTES) throw new UnreadableEntryError(dir, name, `is larger than ${limit}, far larger than a manifest`);
     return handle.readFile();
   });
 }
@@ -53,16 +52,13 @@ export async function readManifestFile(dir: string, name: string): Promise<Buffe
  * regular file directly inside `dir`, never through a link), and its size.
  */
 export async function withFileInside<T>(dir: string, name: string, use: (handle: FileHandle, size: number) => Promise<T>): Promise<T> {
-  if (!isPlainFileName(name)) throw new UnreadableEntryError(dir, name, 'is not a plain file name (a manifest may ' +
-    'only name files directly inside its directory)');
+  if (!isPlainFileName(name)) throw new UnreadableEntryError(dir, name, 'is not a plain file name (a manifest may only name files directly inside its directory)');
   let handle;
   try {
     handle = await open(path.join(dir, name), SAFE_OPEN_FLAGS);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP' || code === 'EMLINK') {
-      throw new UnreadableEntryError(dir, name, 'is a symbolic link; only regular files inside the directory are read', { cause: err });
-    }
+    if (code === 'ELOOP' || code === 'EMLINK') throw new UnreadableEntryError(dir, name, 'is a symbolic link; only regular files inside the directory are read', { cause: err });
     if (code === 'ENOENT') throw new UnreadableEntryError(dir, name, 'does not exist', { cause: err });
     throw new UnreadableEntryError(dir, name, `cannot be opened (${code ?? 'error'})`, { cause: err });
   }
