@@ -128,7 +128,12 @@ function scanCut(r: ByteReader, start: number, from: number): number {
 }
 
 /** Where the slice starting at `start` ends: a top-level comma, NO_MORE, or TOO_LONG; and whether it was guessed. */
-function findCut(r: ByteReader, start: number, sliceBytes: number, signature: Buffer | null): { cut: number; guessed: boolean } {
+function findCut(
+  r: ByteReader,
+  start: number,
+  sliceBytes: number,
+  signature: Buffer | null,
+): { cut: number; guessed: boolean } {
   const from = start + Math.max(1, sliceBytes);
   if (from >= r.size) return { cut: NO_MORE, guessed: false };
   if (signature) {
@@ -180,7 +185,8 @@ export function* arraySlices(r: ByteReader, sliceBytes = SLICING.bytes): Generat
     if (list === undefined && guessed) {
       // A wrong guess, or a fault: the scan decides where the slice ends.
       const exact = scanCut(r, start, start + Math.max(1, sliceBytes));
-      if (exact === TOO_LONG || (exact === NO_MORE && r.size - start > MAX_SLICE_BYTES)) throw tooLong(r, start, offset);
+      if (exact === TOO_LONG || (exact === NO_MORE && r.size - start > MAX_SLICE_BYTES))
+        throw tooLong(r, start, offset);
       if (exact !== cut) {
         cut = exact;
         text = r.read(start, cut === NO_MORE ? r.size : cut).toString('utf8');
@@ -205,12 +211,23 @@ export function* arraySlices(r: ByteReader, sliceBytes = SLICING.bytes): Generat
  * in after a top-level comma, and the comma that ends the slice is kept, so
  * the fault is met at the same character in the same state.
  */
-function describeFault(r: ByteReader, start: number, offset: number, text: string, first: boolean, last: boolean): string {
+function describeFault(
+  r: ByteReader,
+  start: number,
+  offset: number,
+  text: string,
+  first: boolean,
+  last: boolean,
+): string {
   const prefix = first ? '' : '[0,';
   try {
     JSON.parse(`${prefix}${text}${last ? '' : ','}`);
   } catch (e) {
-    return describeJsonFault(e, (position) => place(r, start, offset, text, position - prefix.length), () => false);
+    return describeJsonFault(
+      e,
+      (position) => place(r, start, offset, text, position - prefix.length),
+      () => false,
+    );
   }
   return 'invalid JSON';
 }
@@ -224,14 +241,26 @@ function tooLong(r: ByteReader, start: number, offset: number): Error {
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     if (!/end of JSON input|Unterminated string/i.test(message)) {
-      return new SliceJsonError(describeJsonFault(e, (position) => place(r, start, offset, text, position - prefix.length), () => false));
+      return new SliceJsonError(
+        describeJsonFault(
+          e,
+          (position) => place(r, start, offset, text, position - prefix.length),
+          () => false,
+        ),
+      );
     }
   }
   return new SliceTooLongError(start);
 }
 
 /** Offset, line and column in the whole body's text of a position in a slice's text. */
-function place(r: ByteReader, start: number, offset: number, text: string, local: number): { offset: number; lineColumn: string } {
+function place(
+  r: ByteReader,
+  start: number,
+  offset: number,
+  text: string,
+  local: number,
+): { offset: number; lineColumn: string } {
   const at = offset + local;
   const before = text.slice(0, local);
   let lines = before.split('\n').length - 1;
@@ -272,7 +301,7 @@ function lastByteBefore(r: ByteReader, end: number, byte: number): number {
  */
 export function utf16Length(r: ByteReader, from: number, to: number): number {
   let n = 0;
-  for (let p = from; p < to; ) {
+  for (let p = from; p < to;) {
     let q = Math.min(to, p + BLOCK);
     if (q < to) {
       const b = r.read(q - 3, q + 1);

@@ -28,7 +28,12 @@ export interface SourceRecord {
 }
 
 export type RouteBody =
-  | { readonly label: string; readonly realm: string | undefined; readonly ok: true; readonly records: readonly SourceRecord[] }
+  | {
+      readonly label: string;
+      readonly realm: string | undefined;
+      readonly ok: true;
+      readonly records: readonly SourceRecord[];
+    }
   | {
       readonly label: string;
       readonly realm: string | undefined;
@@ -120,7 +125,11 @@ function flattenIssues(issues: readonly z.core.$ZodIssue[], record: unknown, pre
       out.push(...best!);
       continue;
     }
-    out.push({ path, message: issue.message, keep: issue.code === 'invalid_value' && typeof valueAt(record, path) === 'string' });
+    out.push({
+      path,
+      message: issue.message,
+      keep: issue.code === 'invalid_value' && typeof valueAt(record, path) === 'string',
+    });
   }
 }
 
@@ -158,7 +167,14 @@ class Loader {
     const bad = problem(label, this.manifest.get(label));
     if (bad) return { label, realm, ok: false, ...bad };
     const raw = this.collection.bodies.get(label);
-    if (!raw) return { label, realm, ok: false, reason: `${label} failed: the collection holds no body for it`, skipped: false };
+    if (!raw)
+      return {
+        label,
+        realm,
+        ok: false,
+        reason: `${label} failed: the collection holds no body for it`,
+        skipped: false,
+      };
     let records: SourceRecord[];
     const reader = openBody(raw);
     try {
@@ -222,14 +238,16 @@ class Loader {
           flattenIssues(result.error.issues, value, [], flat);
           for (const f of flat) {
             report.count++;
-            if (report.samples.length < MAX_SAMPLES) report.samples.push({ route: p.label, index: i, path: f.path.join('.'), message: f.message });
+            if (report.samples.length < MAX_SAMPLES)
+              report.samples.push({ route: p.label, index: i, path: f.path.join('.'), message: f.message });
             if (!f.keep) (rejected ??= []).push(f.path);
           }
         }
         if (drift && !passed) collectDrift(drift, value, '', unknown);
         if (otherRealm(p, value)) {
           report.count++;
-          if (report.samples.length < MAX_SAMPLES) report.samples.push({ route: p.label, index: i, path: p.def.recordRealm!, message: OTHER_REALM });
+          if (report.samples.length < MAX_SAMPLES)
+            report.samples.push({ route: p.label, index: i, path: p.def.recordRealm!, message: OTHER_REALM });
         }
         out.push({ value, realm: p.realm, rejected });
       }
@@ -285,7 +303,13 @@ export class CollectionReader {
     // Without the realm list no per-realm route was planned: their data is missing, not empty.
     this.noRealms =
       this.realms.length === 0 && collection.manifest.realms.source === realmsLabel && realmsEntry?.error !== undefined
-        ? { label: realmsLabel, realm: undefined, ok: false, reason: `the realms are unknown: ${realmsLabel} failed: ${realmsEntry.error}`, skipped: false }
+        ? {
+            label: realmsLabel,
+            realm: undefined,
+            ok: false,
+            reason: `the realms are unknown: ${realmsLabel} failed: ${realmsEntry.error}`,
+            skipped: false,
+          }
         : undefined;
   }
 
@@ -325,7 +349,9 @@ export class CollectionReader {
     const g = this.groups.get(id);
     if (!g || this.released.has(id)) return;
     this.released.add(id);
-    const bodies = g.bodies.map((b): RouteBody => (b.ok ? { label: b.label, realm: b.realm, ok: true, records: [] } : b));
+    const bodies = g.bodies.map((b): RouteBody =>
+      b.ok ? { label: b.label, realm: b.realm, ok: true, records: [] } : b,
+    );
     this.groups.set(id, {
       def: g.def,
       bodies,

@@ -12,7 +12,11 @@ const RECORDING = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
 const WARNING = /no longer does anything: the exports are built on the main thread; drop it/g;
 
 function files(dir: string): Map<string, Buffer> {
-  return new Map(readdirSync(dir).filter((f) => /\.(json|csv)$/.test(f) && !f.startsWith('_')).map((f) => [f, readFileSync(join(dir, f))]));
+  return new Map(
+    readdirSync(dir)
+      .filter((f) => /\.(json|csv)$/.test(f) && !f.startsWith('_'))
+      .map((f) => [f, readFileSync(join(dir, f))]),
+  );
 }
 
 describe('--build-threads and SVC_BUILD_THREADS, retired', () => {
@@ -21,11 +25,22 @@ describe('--build-threads and SVC_BUILD_THREADS, retired', () => {
     const plain = await runCli(['--replay', RECORDING, '--out-dir', join(dir, 'plain'), '--format', 'csv']);
     expect(plain.code, plain.stderr).toBe(0);
     expect(plain.stderr).not.toMatch(WARNING);
-    const flag = await runCli(['--replay', RECORDING, '--out-dir', join(dir, 'flag'), '--format', 'csv', '--build-threads', '2']);
+    const flag = await runCli([
+      '--replay',
+      RECORDING,
+      '--out-dir',
+      join(dir, 'flag'),
+      '--format',
+      'csv',
+      '--build-threads',
+      '2',
+    ]);
     expect(flag.code, flag.stderr).toBe(0);
     expect(flag.stderr.match(WARNING)).toHaveLength(1);
     expect(flag.stderr).toContain('--build-threads no longer does anything');
-    const env = await runCli(['--replay', RECORDING, '--out-dir', join(dir, 'env'), '--format', 'csv'], { env: { SVC_BUILD_THREADS: '1' } });
+    const env = await runCli(['--replay', RECORDING, '--out-dir', join(dir, 'env'), '--format', 'csv'], {
+      env: { SVC_BUILD_THREADS: '1' },
+    });
     expect(env.code, env.stderr).toBe(0);
     expect(env.stderr.match(WARNING)).toHaveLength(1);
     expect(env.stderr).toContain('SVC_BUILD_THREADS no longer does anything');

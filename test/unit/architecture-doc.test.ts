@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/run-cli.js';
 
 describe('docs/architecture.md', () => {
-  it('names at most 10 files on a record\'s way, in order, each one that exists', () => {
+  it("names at most 10 files on a record's way, in order, each one that exists", () => {
     const doc = readFileSync(join(REPO_ROOT, 'docs', 'architecture.md'), 'utf8');
     const way = doc.slice(doc.indexOf("A record's way"), doc.indexOf('## Folders'));
     const files = [...way.matchAll(/^\d+\. `(src\/[^`]+\.ts)`/gm)].map((m) => m[1]!);

@@ -20,16 +20,21 @@ function header(file: string): string {
 }
 
 describe('the fence', () => {
-  const fast = readdirSync(FAST).filter((f) => f.endsWith('.ts')).map((f) => `src/exports/fast/${f}`);
+  const fast = readdirSync(FAST)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => `src/exports/fast/${f}`);
   const files = [...fast, ...FENCED_ELSEWHERE];
 
-  it.each(files)('%s opens with what it is equivalent to and the differential tests that hold it, which exist', (file) => {
-    const head = header(file);
-    expect(head).toMatch(/equivalent|stands in for/i);
-    const tests = [...head.matchAll(/test\/unit\/[\w.-]+\.test\.ts/g)].map((m) => m[0]);
-    expect(tests.length, `${file} names no test`).toBeGreaterThan(0);
-    for (const t of tests) expect(existsSync(join(REPO_ROOT, t)), `${file} names ${t}`).toBe(true);
-  });
+  it.each(files)(
+    '%s opens with what it is equivalent to and the differential tests that hold it, which exist',
+    (file) => {
+      const head = header(file);
+      expect(head).toMatch(/equivalent|stands in for/i);
+      const tests = [...head.matchAll(/test\/unit\/[\w.-]+\.test\.ts/g)].map((m) => m[0]);
+      expect(tests.length, `${file} names no test`).toBeGreaterThan(0);
+      for (const t of tests) expect(existsSync(join(REPO_ROOT, t)), `${file} names ${t}`).toBe(true);
+    },
+  );
 
   it('every fast path can be turned off (src/fast-paths.ts), one switch per file', () => {
     const switches = readFileSync(join(REPO_ROOT, 'src', 'fast-paths.ts'), 'utf8');
