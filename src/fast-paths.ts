@@ -1,6 +1,6 @@
 /**
  * Every fast path, by name, each on: the build's (src/exports/fast/) and the
- * body's (src/body/json-scan.ts, src/body/slice-cut.ts). A fast path is a
+ * body's (src/body/json-scan.ts). A fast path is a
  * hand-written stand-in for a plain one (named in its file's header) that
  * must give the same result; turning it off here takes the plain one. The
  * differential tests build with all of them off and on and require the same
@@ -14,8 +14,6 @@ export const FAST_PATHS = {
   jsonScan: true,
   /** exports/fast/record-maker.ts: records built by a generated object literal instead of assigned keys. */
   recordMaker: true,
-  /** body/slice-cut.ts: a slice's end guessed from the records' opening bytes (and proven by the parse) instead of scanned. */
-  sliceGuess: true,
   /** exports/fast/key-order.ts: sorting by one joined string key instead of sortRecords' column comparison. */
   keyOrder: true,
 };

@@ -4,9 +4,9 @@
  * before): the same values, the same refusals with the same messages
  * (positions, lines and columns of the whole body), and a build that writes
  * the same bytes and reports the same validation, drift and nulls, with
- * slices from 1 byte (a cut at every element) to a few hundred, the guessed
- * cut on and off. Also: the UTF-16 length the fault positions rest on, and
- * large bodies left on disk by readCollection.
+ * slices from 1 byte (a cut at every element) to a few hundred. Also: the
+ * UTF-16 length the fault positions rest on, and large bodies left on disk
+ * by readCollection.
  */
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +24,6 @@ import type { RawCollection } from '../../src/collect/types.js';
 import { writeCollection } from '../../src/collect/write.js';
 import { buildAll } from '../../src/exports/build.js';
 import { CATALOG } from '../../src/exports/catalog.js';
-import { FAST_PATHS } from '../../src/fast-paths.js';
 import { FailedError } from '../../src/errors.js';
 import { REPO_ROOT } from '../helpers/run-cli.js';
 import { fakeSiteCollection } from '../helpers/hostile-site.js';
@@ -32,10 +31,8 @@ import { builtOutput, RECORDING_COLLECTIONS, type NamedCollection } from '../hel
 import { randomStream } from '../fake/prng.js';
 
 const DEFAULT_SLICING = { ...SLICING };
-const DEFAULT_FAST = { ...FAST_PATHS };
 afterEach(() => {
   Object.assign(SLICING, DEFAULT_SLICING);
-  Object.assign(FAST_PATHS, DEFAULT_FAST);
   vi.restoreAllMocks();
 });
 
@@ -45,8 +42,6 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 /** Slice sizes from a cut at every element to a few elements per slice. */
 const SIZES = [1, 2, 3, 5, 8, 13, 40, 97, 256, 400];
 
-/** Every way of slicing a test runs: each size, the guessed cut on and off. */
-const WAYS = SIZES.flatMap((bytes) => [true, false].map((guess) => ({ bytes, guess })));
 
 /** A small deterministic PRNG (test/fake/prng.ts). */
 const rng = (seed: number) => randomStream(seed);
@@ -132,10 +127,9 @@ describe('an array body parsed a slice at a time', () => {
       const whole = decodeVerdict(body);
       expect(whole.startsWith('ok '), body.toString()).toBe(true);
       SLICING.wholeBody = false;
-      for (const way of WAYS) {
-        SLICING.bytes = way.bytes;
-        FAST_PATHS.sliceGuess = way.guess;
-        expect(decodeVerdict(body), `${JSON.stringify(way)} ${body.toString()}`).toBe(whole);
+      for (const bytes of SIZES) {
+        SLICING.bytes = bytes;
+        expect(decodeVerdict(body), `slices of ${bytes} ${body.toString()}`).toBe(whole);
       }
     }
   });
@@ -148,10 +142,9 @@ describe('an array body parsed a slice at a time', () => {
       const whole = decodeVerdict(body);
       if (whole.startsWith('refused')) refusals.add(whole.replace(/\d+/g, 'N'));
       SLICING.wholeBody = false;
-      for (const way of WAYS) {
-        SLICING.bytes = way.bytes;
-        FAST_PATHS.sliceGuess = way.guess;
-        expect(decodeVerdict(body), `${JSON.stringify(way)} ${JSON.stringify(body.toString('latin1'))}`).toBe(whole);
+      for (const bytes of SIZES) {
+        SLICING.bytes = bytes;
+        expect(decodeVerdict(body), `slices of ${bytes} ${JSON.stringify(body.toString('latin1'))}`).toBe(whole);
       }
     }
     // The mutations reach the kinds of fault there are: positions with lines and columns, cut short, wrong elements.
@@ -167,8 +160,8 @@ describe('an array body parsed a slice at a time', () => {
       SLICING.wholeBody = true;
       const whole = decodeVerdict(b);
       SLICING.wholeBody = false;
-      for (const way of WAYS) {
-        SLICING.bytes = way.bytes;
+      for (const bytes of SIZES) {
+        SLICING.bytes = bytes;
         expect(decodeVerdict(b)).toBe(whole);
       }
     }
@@ -222,12 +215,11 @@ describe.each(COLLECTIONS)('the build over %s', (_name, load) => {
     SLICING.wholeBody = true;
     const expected = builtOutput(c);
     SLICING.wholeBody = false;
-    for (const way of WAYS.filter((w) => [1, 5, 40, 400].includes(w.bytes))) {
-      SLICING.bytes = way.bytes;
-      FAST_PATHS.sliceGuess = way.guess;
+    for (const bytes of [1, 5, 40, 400]) {
+      SLICING.bytes = bytes;
       const got = builtOutput(c);
-      expect(got.rest, JSON.stringify(way)).toBe(expected.rest);
-      got.files.forEach((f, i) => expect(f, `${CATALOG[i]!.name} ${JSON.stringify(way)}`).toBe(expected.files[i]));
+      expect(got.rest, `slices of ${bytes}`).toBe(expected.rest);
+      got.files.forEach((f, i) => expect(f, `${CATALOG[i]!.name}, slices of ${bytes}`).toBe(expected.files[i]));
     }
   });
 });

@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/run-cli.js';
 
 const FAST = join(REPO_ROOT, 'src', 'exports', 'fast');
-/** Outside exports/fast/: the body's fast paths (the live body scan, the cut guess), and what is kept for memory (slicing, a body read from its file, spooling). */
-const FAST_IN_BODY = ['src/body/json-scan.ts', 'src/body/slice-cut.ts'];
+/** Outside exports/fast/: the body's fast path (the live body scan), and what is kept for memory (slicing, a body read from its file, spooling). */
+const FAST_IN_BODY = ['src/body/json-scan.ts'];
 const FENCED_ELSEWHERE = [...FAST_IN_BODY, 'src/body/slices.ts', 'src/body/file.ts', 'src/snapshot/spool.ts'];
 
 function header(file: string): string {
