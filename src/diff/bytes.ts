@@ -295,9 +295,6 @@ export interface NewerWalk {
   readonly same: Uint8Array;
 }
 
-/** Records walkNewer compares at once while they are the same bytes: most are, on two nights of a site. */
-const SAME_BLOCK = 16;
-
 /** Whether a separator (BETWEEN, then the next record's line) starts at `p`, before `last`. */
 function separatorAt(bytes: Buffer, p: number, last: number): boolean {
   return p < last && bytes[p + 6] === 0x0a && bytes.compare(BETWEEN, 0, BETWEEN.length, p, p + BETWEEN.length) === 0;
@@ -357,19 +354,6 @@ export function walkNewer(older: RecordKeys, olderRanges: RecordRanges, olderCou
   };
   for (let j = 0; j < count; j++) {
     const isLast = j === count - 1;
-    // SAME_BLOCK records and the next one's `{` and newline the same bytes as the older's: all taken at once, as one by one below.
-    if (i + SAME_BLOCK < olderCount && j + SAME_BLOCK < count) {
-      const as = olderRanges.starts[i]!;
-      const ae = olderRanges.starts[i + SAME_BLOCK]! + 2;
-      const e = pos + ae - as;
-      if (e <= last && a.compare(bytes, pos, e, as, ae) === 0) {
-        for (let k = 0; k < SAME_BLOCK; k++) takeSame(i + k, j + k, pos + olderRanges.starts[i + k]! - as);
-        pos = e - 2;
-        i += SAME_BLOCK;
-        j += SAME_BLOCK - 1;
-        continue;
-      }
-    }
     let end = -1;
     if (i < olderCount) {
       const as = olderRanges.starts[i]!;

@@ -154,7 +154,7 @@ describe('the diff of export files from their bytes', () => {
     });
     /** What is done to the newer file's records, then to its text. */
     const edit = fc.record({
-      // Long runs of the same records as well as short ones (walkNewer takes runs of 16 at once).
+      // Long runs of the same records as well as short ones.
       ops: fc.oneof(
         fc.array(fc.constantFrom('same', 'same', 'same', 'same', 'same', 'change', 'drop', 'add'), { minLength: 81, maxLength: 81 }),
         fc.array(fc.oneof({ weight: 30, arbitrary: fc.constant('same') }, { weight: 1, arbitrary: fc.constantFrom('change', 'drop', 'add') }), { minLength: 81, maxLength: 81 }),
