@@ -118,23 +118,6 @@ interface Spans {
   readonly ascii: boolean;
 }
 
-/** What columnSpans searches for, by column: made once (walkNewer reads one record at a time). */
-const needles = new Map<string, { readonly needle: Buffer; readonly short: boolean; readonly back: number }>();
-
-function needleOf(column: string): { readonly needle: Buffer; readonly short: boolean; readonly back: number } {
-  let made = needles.get(column);
-  if (!made) {
-    const name = Buffer.from(`${JSON.stringify(column)}: `);
-    // A needle shorter than 7 bytes is searched for by its first byte (memchr),
-    // a longer one by skipping: a short name is searched for without the line's
-    // start (its spaces and quote would slow either search), which is then checked.
-    const short = name.length - 1 < 7;
-    made = { needle: short ? name.subarray(1) : Buffer.concat([LINE_START, name.subarray(1)]), short, back: short ? LINE_START.length : 0 };
-    needles.set(column, made);
-  }
-  return made;
-}
-
 /**
  * The spans of column `column` in each record: the record's top-level line
  * `\n    "<column>": <value>` (its last one, as JSON.parse keeps the last
@@ -150,7 +133,13 @@ function columnSpans(bytes: Buffer, ranges: RecordRanges, column: string): Spans
   /** 1: the record's value is a string of plain ASCII. */
   const plain = new Uint8Array(n);
   if (n === 0) return { from, to, head, ascii: true };
-  const { needle, short, back } = needleOf(column);
+  const name = Buffer.from(`${JSON.stringify(column)}: `);
+  // A needle shorter than 7 bytes is searched for by its first byte (memchr),
+  // a longer one by skipping: a short name is searched for without the line's
+  // start (its spaces and quote would slow either search), which is then checked.
+  const short = name.length - 1 < 7;
+  const needle = short ? name.subarray(1) : Buffer.concat([LINE_START, name.subarray(1)]);
+  const back = short ? LINE_START.length : 0;
   const { starts, ends } = ranges;
   const limit = ends[n - 1]!;
   let r = 0;
