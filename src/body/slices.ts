@@ -24,7 +24,7 @@
  * `describeFault`), so the message is the whole body's, position included.
  */
 import type { ByteReader } from './reader.js';
-import { describeJsonError, describeJsonFault } from '../util/json-error.js';
+import { describeJsonFault } from '../util/json-error.js';
 
 /**
  * A slice's target size. Small enough that its text is an ordinary young
@@ -43,14 +43,6 @@ const SLICE_BYTES = 64 * 1024;
 export const MAX_SLICE_BYTES = 256 * 1024 * 1024;
 
 const BLOCK = 1024 * 1024;
-
-/**
- * How array bodies are parsed. Changed only by the tests and the benchmark
- * that compare the slices with the whole body parsed at once (`wholeBody`,
- * the way every body was read before bodies were sliced, which V8 cannot do
- * for a body over about 512 MB).
- */
-export const SLICING = { bytes: SLICE_BYTES, wholeBody: false };
 
 /** The body is not JSON: `describe` is what describeJsonError says of the whole body. */
 export class SliceJsonError extends Error {
@@ -144,21 +136,10 @@ function parseSlice(text: string, first: boolean, last: boolean): unknown[] | un
  * The parsed elements of an array body (one that `opensArray`), a slice at
  * a time. Throws SliceJsonError when the body is not JSON, with the whole
  * body's description of the fault, and SliceTooLongError for an element
- * longer than MAX_SLICE_BYTES. `sliceBytes` is for tests (1 byte cuts at
- * every element).
+ * longer than MAX_SLICE_BYTES. Another `sliceBytes` is for tests: 1 cuts
+ * at every element, Infinity parses the body whole (one slice).
  */
-export function* arraySlices(r: ByteReader, sliceBytes = SLICING.bytes): Generator<unknown[], void, void> {
-  if (SLICING.wholeBody) {
-    const text = r.read(0, r.size).toString('utf8');
-    let list: unknown[];
-    try {
-      list = JSON.parse(text) as unknown[];
-    } catch (e) {
-      throw new SliceJsonError(describeJsonError(e, text));
-    }
-    yield list;
-    return;
-  }
+export function* arraySlices(r: ByteReader, sliceBytes = SLICE_BYTES): Generator<unknown[], void, void> {
   let start = 0;
   // UTF-16 offset of `start` in the whole body's text: cuts fall on ASCII commas, so the texts of the slices and commas join to it.
   let offset = 0;

@@ -17,7 +17,7 @@ import { type ByteReader } from '../body/reader.js';
 import { HashedRange } from '../body/hashed-range.js';
 import { readInside, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { plainRecordMaker, recordMaker } from '../exports/fast/record-maker.js';
-import { FAST_PATHS } from '../fast-paths.js';
+import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 
 /** What the spreadsheet forms read of `_snapshot-manifest.json` (CONTRACT section 5), from its one schema; other fields are ignored. */
 const SheetManifestSchema = SnapshotManifestSchema.pick({
@@ -118,8 +118,8 @@ function isRecord(r: unknown): r is ExportRecord {
 }
 
 /** A function reducing a record to `columns`, in order, a missing one null. */
-function keepColumns(columns: readonly string[]): (r: ExportRecord) => ExportRecord {
-  const make = FAST_PATHS.recordMaker ? recordMaker(columns) : plainRecordMaker(columns);
+function keepColumns(columns: readonly string[], fast: FastPaths): (r: ExportRecord) => ExportRecord {
+  const make = fast.recordMaker ? recordMaker(columns) : plainRecordMaker(columns);
   const values: unknown[] = new Array(columns.length);
   return (r) => {
     for (let i = 0; i < columns.length; i++) values[i] = r[columns[i]!] ?? null;
@@ -135,10 +135,11 @@ function keepColumns(columns: readonly string[]): (r: ExportRecord) => ExportRec
  * skips the hash; `convert`, which reads a published snapshot, never does.
  * With `columns`, each record holds only those columns (keepColumns), made
  * as the file is parsed: the findings read a few columns of large exports.
+ * `fast`: FAST_PATHS unless a differential test turns the record maker off.
  */
-export async function readExportRecords(dir: string, entry: SheetManifestExport, opts: { verify?: boolean; columns?: readonly string[] } = {}): Promise<ExportRecord[]> {
+export async function readExportRecords(dir: string, entry: SheetManifestExport, opts: { verify?: boolean; columns?: readonly string[]; fast?: FastPaths } = {}): Promise<ExportRecord[]> {
   const sha256 = opts.verify !== false ? entry.sha256 : undefined;
-  const keep = opts.columns ? keepColumns(opts.columns) : undefined;
+  const keep = opts.columns ? keepColumns(opts.columns, opts.fast ?? FAST_PATHS) : undefined;
   // Kept, so that it is what is thrown, however the file's reading wraps it.
   let changedError: FailedError | undefined;
   const changed = () => (changedError = new FailedError(`${quoted(entry.file)} in ${dir} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`));

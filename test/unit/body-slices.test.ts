@@ -1,7 +1,7 @@
 /**
  * Array bodies parsed a slice at a time (src/body/slices.ts) against the
- * whole body parsed at once (SLICING.wholeBody, the way every body was read
- * before): the same values, the same refusals with the same messages
+ * whole body parsed at once (one slice, the way every body was read before,
+ * its fault described as describeJsonError describes the whole text's): the same values, the same refusals with the same messages
  * (positions, lines and columns of the whole body), and a build that writes
  * the same bytes and reports the same validation, drift and nulls, with
  * slices from 1 byte (a cut at every element) to a few hundred. Also: the
@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeBody } from '../../src/body/decode.js';
-import { SLICING, utf16Length } from '../../src/body/slices.js';
+import { utf16Length } from '../../src/body/slices.js';
+import { describeJsonError } from '../../src/util/json-error.js';
 import { bufferReader } from '../../src/body/reader.js';
 import { BodyFile } from '../../src/body/file.js';
 import { largeBodiesToDisk } from '../../src/snapshot/spool.js';
@@ -30,9 +31,7 @@ import { fakeSiteCollection } from '../helpers/hostile-site.js';
 import { builtOutput, RECORDING_COLLECTIONS, type NamedCollection } from '../helpers/build-output.js';
 import { randomStream } from '../fake/prng.js';
 
-const DEFAULT_SLICING = { ...SLICING };
 afterEach(() => {
-  Object.assign(SLICING, DEFAULT_SLICING);
   vi.restoreAllMocks();
 });
 
@@ -89,12 +88,24 @@ function slicingSite(seed: number): RawCollection {
   return fakeSiteCollection(seed, 'altvirt', (route, body) => format(route === 'security-levels' ? [] : trickyRecords(body, next), next));
 }
 
-function decodeVerdict(body: Buffer): string {
+function decodeVerdict(body: Buffer, sliceBytes: number): string {
   try {
-    return `ok ${JSON.stringify(decodeBody('GET /api/drives', { shape: 'array' }, body, { quote: false }))}`;
+    return `ok ${JSON.stringify(decodeBody('GET /api/drives', { shape: 'array' }, body, { quote: false, sliceBytes }))}`;
   } catch (e) {
     return `refused: ${(e as Error).message}`;
   }
+}
+
+/** The verdict on the whole body parsed at once (one slice), whose fault is the one describeJsonError gives for the whole text. */
+function wholeVerdict(body: Buffer): string {
+  const verdict = decodeVerdict(body, Infinity);
+  const text = body.toString('utf8');
+  try {
+    JSON.parse(text);
+  } catch (e) {
+    expect(verdict).toContain(`(${describeJsonError(e, text)})`);
+  }
+  return verdict;
 }
 
 /** The body with one random change: a byte removed, added or replaced, or the body cut short. */
@@ -123,14 +134,10 @@ describe('an array body parsed a slice at a time', () => {
 
   it('gives the values of the whole body parsed at once, cut at every element and every few', () => {
     for (const body of bodies) {
-      SLICING.wholeBody = true;
-      const whole = decodeVerdict(body);
+      const whole = wholeVerdict(body);
       expect(whole.startsWith('ok '), body.toString()).toBe(true);
-      SLICING.wholeBody = false;
-      for (const bytes of SIZES) {
-        SLICING.bytes = bytes;
-        expect(decodeVerdict(body), `slices of ${bytes} ${body.toString()}`).toBe(whole);
-      }
+      expect(whole).toBe(`ok ${JSON.stringify(JSON.parse(body.toString('utf8')))}`);
+      for (const bytes of SIZES) expect(decodeVerdict(body, bytes), `slices of ${bytes} ${body.toString()}`).toBe(whole);
     }
   });
 
@@ -138,14 +145,9 @@ describe('an array body parsed a slice at a time', () => {
     const refusals = new Set<string>();
     for (let n = 0; n < 400; n++) {
       const body = mutate(mutate(bodies[n % bodies.length]!, next), next);
-      SLICING.wholeBody = true;
-      const whole = decodeVerdict(body);
+      const whole = wholeVerdict(body);
       if (whole.startsWith('refused')) refusals.add(whole.replace(/\d+/g, 'N'));
-      SLICING.wholeBody = false;
-      for (const bytes of SIZES) {
-        SLICING.bytes = bytes;
-        expect(decodeVerdict(body), `slices of ${bytes} ${JSON.stringify(body.toString('latin1'))}`).toBe(whole);
-      }
+      for (const bytes of SIZES) expect(decodeVerdict(body, bytes), `slices of ${bytes} ${JSON.stringify(body.toString('latin1'))}`).toBe(whole);
     }
     // The mutations reach the kinds of fault there are: positions with lines and columns, cut short, wrong elements.
     expect([...refusals].some((r) => r.includes('(line N, column N)'))).toBe(true);
@@ -157,24 +159,17 @@ describe('an array body parsed a slice at a time', () => {
     const body = Buffer.from('[{"id":1},\n{"id":2},\n3,\n{"id":4},\n{"id":5]');
     const noFault = Buffer.from('[{"id":1},\n{"id":2},\n3,\n{"id":4},\n{"id":5}]');
     for (const b of [body, noFault]) {
-      SLICING.wholeBody = true;
-      const whole = decodeVerdict(b);
-      SLICING.wholeBody = false;
-      for (const bytes of SIZES) {
-        SLICING.bytes = bytes;
-        expect(decodeVerdict(b)).toBe(whole);
-      }
+      const whole = wholeVerdict(b);
+      for (const bytes of SIZES) expect(decodeVerdict(b, bytes)).toBe(whole);
     }
-    SLICING.bytes = 1;
-    expect(decodeVerdict(noFault)).toContain('element 2 is a JSON number');
-    expect(decodeVerdict(body)).toContain('invalid JSON at character 41 (line 5, column 8)');
+    expect(decodeVerdict(noFault, 1)).toContain('element 2 is a JSON number');
+    expect(decodeVerdict(body, 1)).toContain('invalid JSON at character 41 (line 5, column 8)');
   });
 
   it('makes no string longer than a slice and an element from the body', () => {
     const records = Array.from({ length: 2000 }, (_, i) => ({ id: `drive-${i}`, name: `name ${i}`, size: i * 1000 }));
     const body = Buffer.from(JSON.stringify(records));
     const longest = Math.max(...records.map((r) => JSON.stringify(r).length));
-    SLICING.bytes = 4096;
     const toString = Buffer.prototype.toString;
     let made = 0;
     vi.spyOn(Buffer.prototype, 'toString').mockImplementation(function (this: Buffer, ...args: unknown[]) {
@@ -182,7 +177,7 @@ describe('an array body parsed a slice at a time', () => {
       made = Math.max(made, s.length);
       return s;
     });
-    const value = decodeBody('GET /api/drives', { shape: 'array' }, body);
+    const value = decodeBody('GET /api/drives', { shape: 'array' }, body, { sliceBytes: 4096 });
     expect(value).toEqual(records);
     expect(made).toBeGreaterThan(0);
     expect(made).toBeLessThanOrEqual(4096 + longest + 1);
@@ -212,12 +207,9 @@ const COLLECTIONS: NamedCollection[] = [
 describe.each(COLLECTIONS)('the build over %s', (_name, load) => {
   it('writes the same bytes, validation, drift and nulls with slices of every size as with the whole body', async () => {
     const c = await load();
-    SLICING.wholeBody = true;
-    const expected = builtOutput(c);
-    SLICING.wholeBody = false;
+    const expected = builtOutput(c, { sliceBytes: Infinity });
     for (const bytes of [1, 5, 40, 400]) {
-      SLICING.bytes = bytes;
-      const got = builtOutput(c);
+      const got = builtOutput(c, { sliceBytes: bytes });
       expect(got.rest, `slices of ${bytes}`).toBe(expected.rest);
       got.files.forEach((f, i) => expect(f, `${CATALOG[i]!.name}, slices of ${bytes}`).toBe(expected.files[i]));
     }
@@ -241,8 +233,7 @@ describe('a large body read back from a collection', () => {
     expect(files.some((b) => b instanceof BodyFile)).toBe(true);
     // The realm list does not open an array: it is read whole.
     expect(files.some((b) => Buffer.isBuffer(b))).toBe(true);
-    SLICING.bytes = 97;
-    expect(builtOutput(onDisk)).toEqual(builtOutput(inMemory));
+    expect(builtOutput(onDisk, { sliceBytes: 97 })).toEqual(builtOutput(inMemory));
   });
 
   it('is copied byte for byte into raw/, and its sha256 checked on the way', async () => {
@@ -317,8 +308,7 @@ describe('a live run\'s large bodies spooled into the staging directory', () => 
       expect(Buffer.isBuffer(live.bodies.get('GET /api/realms'))).toBe(true);
       expect(moved).toBe(swapped.reduce((n, r) => n + r.bytes!, 0));
       for (const r of swapped) expect(readFileSync(join(staging.dir, '.bodies', r.file!)).equals(inMemory.bodies.get(r.route) as Buffer), r.file!).toBe(true);
-      SLICING.bytes = 97;
-      expect(builtOutput(live)).toEqual(builtOutput(inMemory));
+      expect(builtOutput(live, { sliceBytes: 97 })).toEqual(builtOutput(inMemory));
       spool.remove();
       expect(readdirSync(staging.dir)).not.toContain('.bodies');
     } finally {
