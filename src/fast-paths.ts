@@ -3,7 +3,7 @@
  * plain path that must give the same result; its file opens with FAST PATH,
  * what it stands in for, its switch and its differential test. The switches
  * are a parameter of the code that has the choice (the build, the body
- * check, the record reader), FAST_PATHS by default: every command
+ * check, the record reader, the diff), FAST_PATHS by default: every command
  * runs with all of them on. A switch off takes the plain path; the
  * differential tests pass each one off and on and require the same result,
  * and test/unit/fence.test.ts requires that they do, for every switch here.
@@ -18,7 +18,9 @@ export interface FastPaths {
   readonly recordMaker: boolean;
   /** exports/fast/key-order.ts: sorting by one joined string key instead of sortRecords' column comparison. */
   readonly keyOrder: boolean;
+  /** diff/walk-newer.ts: the newer of two export files read only where it differs from the older, instead of split and keyed whole. */
+  readonly walkNewer: boolean;
 }
 
 /** Every fast path on: what the commands run. */
-export const FAST_PATHS: FastPaths = Object.freeze({ recordCheck: true, jsonScan: true, recordMaker: true, keyOrder: true });
+export const FAST_PATHS: FastPaths = Object.freeze({ recordCheck: true, jsonScan: true, recordMaker: true, keyOrder: true, walkNewer: true });

@@ -3,10 +3,10 @@
  * (src/exports/serialize.ts: `JSON.stringify(records, null, 2)` and a
  * newline): where each record lies, and the values of its key columns,
  * found without parsing the file; and two files' records matched by those
- * keys, the newer file read only where its records are not the same bytes
- * as the older's (walkNewer). The diff then parses only the records that
- * differ (compare.ts). Every function here gives up (undefined) where the
- * bytes are not in that layout; the caller then parses the whole file.
+ * keys (or, faster, by walk-newer.ts). The diff then parses only the
+ * records that differ (compare.ts). Every function here gives up
+ * (undefined) where the bytes are not in that layout; the caller then
+ * parses the whole file.
  */
 import { keyOfValues, matchKeys } from './match.js';
 
@@ -16,18 +16,18 @@ export interface RecordRanges {
   readonly ends: Int32Array;
 }
 
-const EMPTY = Buffer.from('[]\n');
+export const EMPTY = Buffer.from('[]\n');
 /** The file's start up to its first record's `{`. */
-const HEAD = Buffer.from('[\n  {');
+export const HEAD = Buffer.from('[\n  {');
 /**
  * Between two records: `\n  },\n  {\n`. Records are indented by 2, their
  * fields by 4 and anything nested deeper, and no JSON string holds a raw
  * newline: `},\n  {` occurs nowhere else. It is searched for (its first
  * byte, rarer than a newline, makes the search fast) and the rest checked.
  */
-const BETWEEN = Buffer.from('},\n  {');
+export const BETWEEN = Buffer.from('},\n  {');
 /** The file's end from its last record's last line. */
-const TAIL = Buffer.from('\n  }\n]\n');
+export const TAIL = Buffer.from('\n  }\n]\n');
 
 /** The ranges of the file's records, when it has the serializer's layout and exactly `count` of them. */
 export function splitRecords(bytes: Buffer, count: number): RecordRanges | undefined {
@@ -125,7 +125,7 @@ interface Spans {
  * comma. One pass over the file: each line found is given to the record it
  * lies in.
  */
-function columnSpans(bytes: Buffer, ranges: RecordRanges, column: string): Spans | undefined {
+export function columnSpans(bytes: Buffer, ranges: RecordRanges, column: string): Spans | undefined {
   const n = ranges.starts.length;
   const from = new Int32Array(n).fill(-1);
   const to = new Int32Array(n).fill(-1);
@@ -224,34 +224,10 @@ function allKeys(keys: RecordKeys, count: number): string[] | undefined {
   return out;
 }
 
-/** Bytes `xf`..`xt` of x against `yf`..`yt` of y: negative, 0 or positive, as bytes (and then length) order them. */
-function compareBytes(x: Buffer, xf: number, xt: number, y: Buffer, yf: number, yt: number): number {
-  const n = Math.min(xt - xf, yt - yf);
-  for (let k = 0; k < n; k++) {
-    const d = x[xf + k]! - y[yf + k]!;
-    if (d !== 0) return d;
-  }
-  return xt - xf - (yt - yf);
-}
-
-/** Record i of a against record j of b, by their key values' bytes (ascii keys: equal bytes are equal keys). */
-function compareKeys(a: RecordKeys, i: number, b: RecordKeys, j: number): number {
-  const ha = a.spans[0]!.head[i]!;
-  const hb = b.spans[0]!.head[j]!;
-  if (ha !== hb) return ha < hb ? -1 : 1;
-  for (let c = 0; c < a.spans.length; c++) {
-    const sa = a.spans[c]!;
-    const sb = b.spans[c]!;
-    const d = compareBytes(a.bytes, sa.from[i]! + 1, sa.to[i]! - 1, b.bytes, sb.from[j]! + 1, sb.to[j]! - 1);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-
 /**
  * matchKeys (match.ts) of two files' records by their keys as strings: where
- * walkNewer gives up (a key not ascii, or a side not ascending). Undefined
- * when a key value does not parse.
+ * walkNewer (walk-newer.ts) gives up (a key not ascii, or a side not
+ * ascending), or is switched off. Undefined when a key value does not parse.
  */
 export function matchRecordKeys(
   a: RecordKeys,
@@ -265,126 +241,4 @@ export function matchRecordKeys(
   const kb = ka && allKeys(b, bCount);
   if (!ka || !kb) return undefined;
   return matchKeys(ka, kb, onMatch, onAdded);
-}
-
-function ascends(k: RecordKeys, count: number): boolean {
-  for (let i = 1; i < count; i++) if (compareKeys(k, i - 1, k, i) >= 0) return false;
-  return true;
-}
-
-/** How the newer file's records match the older's, found by walkNewer. */
-export interface NewerWalk {
-  /** The newer file's records, as splitRecords gives them. */
-  readonly ranges: RecordRanges;
-  /** Their key columns, as readKeys gives them. */
-  readonly keys: RecordKeys;
-  /** For each newer record, the older record it matches, or -1 (added). */
-  readonly match: Int32Array;
-  /** 1 where a newer record is the same bytes as the older it matches. */
-  readonly same: Uint8Array;
-}
-
-/** Whether a separator (BETWEEN, then the next record's line) starts at `p`, before `last`. */
-function separatorAt(bytes: Buffer, p: number, last: number): boolean {
-  return p < last && bytes[p + 6] === 0x0a && bytes.compare(BETWEEN, 0, BETWEEN.length, p, p + BETWEEN.length) === 0;
-}
-
-/**
- * The older file's records (split, their keys read: every key ascii and
- * ascending) matched with the newer file's by a merge of their key bytes
- * (no key occurs twice on either side, so it matches as matchKeys would),
- * reading of the newer file only what the older does not already
- * say: where a newer record is the same bytes as the older record the merge
- * stands at, its extent and its keys are the older's (the same bytes hold the
- * same key, and no separator inside), and the merge moves on without
- * comparing keys; only the other newer records are split and have their
- * keys read. On two nights of a site most records are the same bytes, so
- * most of the newer file is compared once and never searched. The newer
- * file is held to what splitRecords and readKeys would hold it to (the
- * serializer's layout, `count` records, keys ascii and strictly ascending:
- * a record that matches an older one ascends by the merge's own order, an
- * added one is compared with the one before). Undefined when it is not so:
- * the caller then reads the newer file whole.
- */
-export function walkNewer(older: RecordKeys, olderRanges: RecordRanges, olderCount: number, bytes: Buffer, count: number, key: readonly string[]): NewerWalk | undefined {
-  const len = bytes.length;
-  if (!older.ascii || !ascends(older, olderCount)) return undefined;
-  if (count === 0 && bytes.equals(EMPTY)) {
-    const none = new Int32Array(0);
-    const spans = key.map(() => ({ from: none, to: none, head: new Float64Array(0), ascii: true }));
-    return { ranges: { starts: none, ends: none }, keys: { bytes, spans, ascii: true, absent: key.map((k) => ({} as Record<string, unknown>)[k]) }, match: none, same: new Uint8Array(0) };
-  }
-  if (count < 1 || count > len / 6 || len < HEAD.length + TAIL.length) return undefined;
-  if (bytes.compare(HEAD, 0, HEAD.length, 0, HEAD.length) !== 0 || bytes.compare(TAIL, 0, TAIL.length, len - TAIL.length) !== 0) return undefined;
-  const last = len - TAIL.length + 4;
-  const starts = new Int32Array(count);
-  const ends = new Int32Array(count);
-  const spans = key.map(() => ({ from: new Int32Array(count), to: new Int32Array(count), head: new Float64Array(count), ascii: true }));
-  const keys: RecordKeys = { bytes, spans, ascii: true, absent: key.map((k) => ({} as Record<string, unknown>)[k]) };
-  const match = new Int32Array(count).fill(-1);
-  const same = new Uint8Array(count);
-  const a = older.bytes;
-  let i = 0;
-  let pos = HEAD.length - 1;
-  /** Newer record j, at `at`, is older record o's bytes: its extent and key spans are the older's, moved. */
-  const takeSame = (o: number, j: number, at: number): number => {
-    const as = olderRanges.starts[o]!;
-    for (let c = 0; c < spans.length; c++) {
-      const from = older.spans[c]!;
-      const to = spans[c]!;
-      to.from[j] = from.from[o]! - as + at;
-      to.to[j] = from.to[o]! - as + at;
-      to.head[j] = from.head[o]!;
-    }
-    starts[j] = at;
-    match[j] = o;
-    same[j] = 1;
-    return (ends[j] = olderRanges.ends[o]! - as + at);
-  };
-  for (let j = 0; j < count; j++) {
-    const isLast = j === count - 1;
-    let end = -1;
-    if (i < olderCount) {
-      const as = olderRanges.starts[i]!;
-      const length = olderRanges.ends[i]! - as;
-      const e = pos + length;
-      if (e <= last && a.compare(bytes, pos, e, as, as + length) === 0 && (isLast ? e === last : separatorAt(bytes, e - 1, last))) end = takeSame(i, j, pos);
-    }
-    if (end < 0) {
-      // As splitRecords: the first separator after the record's start ends it; the last record runs to the file's tail.
-      const p = bytes.indexOf(BETWEEN, pos + 1);
-      if (p >= 0 && p < last) {
-        if (isLast || bytes[p - 1] !== 0x20 || bytes[p - 2] !== 0x20 || bytes[p - 3] !== 0x0a || bytes[p + 6] !== 0x0a || p - 3 <= pos) return undefined;
-        end = p + 1;
-      } else {
-        if (!isLast || pos >= last - 1) return undefined;
-        end = last;
-      }
-      // As readKeys, over this record alone.
-      const one = { starts: Int32Array.of(pos), ends: Int32Array.of(end) };
-      for (let c = 0; c < spans.length; c++) {
-        const s = columnSpans(bytes, one, key[c]!);
-        if (!s || !s.ascii) return undefined;
-        spans[c]!.from[j] = s.from[0]!;
-        spans[c]!.to[j] = s.to[0]!;
-        spans[c]!.head[j] = s.head[0]!;
-      }
-      let d = -1;
-      while (i < olderCount && (d = compareKeys(older, i, keys, j)) < 0) i++;
-      if (i < olderCount && d === 0) {
-        const as = olderRanges.starts[i]!;
-        const ae = olderRanges.ends[i]!;
-        match[j] = i;
-        same[j] = ae - as === end - pos && a.compare(bytes, pos, end, as, ae) === 0 ? 1 : 0;
-      }
-    }
-    starts[j] = pos;
-    ends[j] = end;
-    if (match[j]! >= 0) i = match[j]! + 1;
-    // Ascending: a record matched is above the one before by the merge's own order (that one matched an older record
-    // before this one's, or was found below the older record the merge stood at, and the older ascend); an added one is checked.
-    if (j > 0 && match[j]! < 0 && compareKeys(keys, j - 1, keys, j) >= 0) return undefined;
-    pos = end + 4;
-  }
-  return { ranges: { starts, ends }, keys, match, same };
 }

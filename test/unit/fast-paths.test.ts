@@ -4,28 +4,34 @@
  * fast path on, each one off, and all off, over the shipped recordings and a
  * fake site with hostile records, and must write the same bytes and say the
  * same things; the body check gives the same verdicts with the scan on and
- * off. The switches are passed as test/helpers/fast-paths.ts makes them, so
+ * off, and the diff of two nights with the newer file walked and read whole.
+ * The switches are passed as test/helpers/fast-paths.ts makes them, so
  * that test/unit/fence.test.ts sees the code read each one both ways. The
  * record check and the JSON scan have their own mutation tests
  * (bench-fast-check.test.ts, bench-json-check.test.ts).
  */
+import fc from 'fast-check';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { planRoute, planRoutes, REALMS_ROUTE } from '../../src/api/catalog.js';
 import { checkBody } from '../../src/body/decode.js';
+import { diffExport } from '../../src/diff/compare.js';
+import type { LoadedExport } from '../../src/diff/types.js';
 import { buildAll } from '../../src/exports/build.js';
 import { CATALOG, EXPORTS } from '../../src/exports/catalog.js';
 import { orderByUniqueStringKey, sortedIndexes } from '../../src/exports/fast/key-order.js';
 import { plainRecordMaker, recordMaker } from '../../src/exports/fast/record-maker.js';
 import { sortRecords } from '../../src/exports/order.js';
 import { serializeExport } from '../../src/exports/serialize.js';
+import type { ExportRecord } from '../../src/exports/types.js';
 import { readExportRecords } from '../../src/sheets/snapshot-dir.js';
 import { tmpDir } from '../helpers/run-cli.js';
 import { builtOutput, RECORDING_COLLECTIONS, type NamedCollection } from '../helpers/build-output.js';
 import { hostileSite, ODD_VALUES } from '../helpers/hostile-site.js';
 import { randomStream } from '../fake/prng.js';
 import { FAST_PATH_NAMES, fastPaths } from '../helpers/fast-paths.js';
+import { twoNights } from '../helpers/two-nights.js';
 
 /** A small deterministic PRNG (test/fake/prng.ts). */
 const rng = (seed: number) => randomStream(seed);
@@ -67,6 +73,30 @@ describe('the body check (the JSON scan, or JSON.parse)', () => {
         expect(verdict(label, def, b, false), label).toBe(verdict(label, def, b, true));
       }
     }
+  });
+});
+
+describe('the diff of two nights (walkNewer, or the newer file split and keyed whole)', () => {
+  const side = (text: string, count: number): LoadedExport => {
+    const bytes = Buffer.from(text);
+    return { available: true, records: [], file: { bytes, count, parse: () => JSON.parse(bytes.toString('utf8')) as ExportRecord[] }, nullColumns: new Set() };
+  };
+  const diff = (d: Parameters<typeof diffExport>[0], older: LoadedExport, newer: LoadedExport, walk: boolean): unknown => {
+    try {
+      return diffExport(d, older, newer, undefined, fastPaths(walk ? [] : ['walkNewer']));
+    } catch (e) {
+      return `refused: ${(e as Error).message}`;
+    }
+  };
+
+  it('is the same with the walk on and off, however the newer file is out of order or out of layout', () => {
+    fc.assert(
+      fc.property(twoNights, ({ d, olderText, newerText, olderCount, newerCount }) => {
+        const on = diff(d, side(olderText, olderCount), side(newerText, newerCount), true);
+        expect(diff(d, side(olderText, olderCount), side(newerText, newerCount), false)).toStrictEqual(on);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
