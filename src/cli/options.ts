@@ -18,7 +18,7 @@ export function optionsFor(command: CommandName): Option[] {
     const extra = [o.env ? `env ${o.env}` : '', shown !== undefined ? `default ${shown}` : ''].filter(Boolean).join('; ');
     const description = o.perCommand?.[command]?.description ?? o.description;
     const option = new Option(o.flags, extra ? `${description} (${extra})` : description);
-    if (o.retired) option.hideHelp();
+    if (o.removed) option.hideHelp();
     return o.repeatable ? option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]) : option;
   });
 }

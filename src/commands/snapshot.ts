@@ -58,7 +58,6 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const include = o.include;
   const signKey = o.signKey;
   const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
-  if (o.sources.buildThreads !== undefined) deps.reporter.warn(`${o.sources.buildThreads} no longer does anything: the exports are built on the main thread; drop it`);
   /** Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are). */
   const largeBodyBytes = deps.largeBodyBytes ?? LARGE_BODY_BYTES;
 

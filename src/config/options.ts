@@ -48,8 +48,12 @@ export interface OptionRecord {
   readonly repeatable?: boolean;
   /** Options this one cannot be combined with, and why: refused with exit 2 naming them. */
   readonly conflicts?: { readonly keys: readonly string[]; readonly why: string };
-  /** No longer does anything: still accepted (a job that sets it keeps running), with a warning from the command; help and the README do not show it. */
-  readonly retired?: boolean;
+  /**
+   * Removed in `release`: giving the flag or setting the variable is a usage
+   * error (exit 2) that names the release and says what to do, rather than a
+   * setting silently ignored. Help and the README do not show it.
+   */
+  readonly removed?: { readonly release: string; readonly why: string };
 }
 
 const LIVE = ['snapshot', 'collect', 'check'] as const;
@@ -101,7 +105,7 @@ const RECORDS = [
   { flags: '--raw', key: 'raw', description: 'also write the raw collection to <out-dir>/raw/', commands: ['snapshot'] },
   { flags: '--replay <dir>', key: 'replay', description: 'build the exports from a raw collection instead of the network', commands: ['snapshot'], conflicts: { keys: SERVER_OPTIONS, why: 'builds from files and talks to no server' } },
   { flags: '--allow-partial', key: 'allowPartial', description: 'publish even when routes failed (exit 4)', commands: ['snapshot', 'history'], perCommand: { history: { description: 'history load: load partial snapshots too (without it they are skipped, exit 4)' } } },
-  { flags: '--build-threads <n>', key: 'buildThreads', description: 'no longer does anything', commands: ['snapshot'], env: 'SVC_BUILD_THREADS', retired: true },
+  { flags: '--build-threads <n>', key: 'buildThreads', description: 'removed', commands: ['snapshot'], env: 'SVC_BUILD_THREADS', removed: { release: '1.1.0', why: 'the exports are built on the main thread' } },
   { flags: '--strict', key: 'strict', description: 'make any schema problem in a response fatal', commands: ['snapshot'] },
   { flags: '--diff-previous', key: 'diffPrevious', description: 'after publishing, diff against the newest older snapshot beside it', commands: ['snapshot'] },
   { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx, html (the report)', commands: ['snapshot', 'convert'], commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] }, defaultText: 'snapshot: json; convert: csv,xlsx', perCommand: FORMAT_HELP, parse: parseFormats },
@@ -158,18 +162,29 @@ export function refuseConflicts(command: CommandName, flags: Readonly<Record<str
   }
 }
 
+/** Refuses (exit 2) a removed option given as a flag or set as its variable, naming the release that removed it. */
+function refuseRemoved(command: CommandName, flags: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): void {
+  for (const rec of OPTIONS) {
+    if (!rec.removed || !rec.commands.includes(command)) continue;
+    const { release, why } = rec.removed;
+    if (flags[rec.key] !== undefined) throw new UsageError(`${flagName(rec.key)} was removed in svc-snapshot ${release} (${why}); drop it (CHANGELOG.md)`);
+    if (rec.env !== undefined && env[rec.env] !== undefined && env[rec.env] !== '') throw new UsageError(`${rec.env} was removed in svc-snapshot ${release} (${why}); unset it (CHANGELOG.md)`);
+  }
+}
+
 /**
  * Records + flags (as commander gives them) + environment → the command's
  * typed options. Per option: the flag, else its variable when set and not
  * empty (a record with envWins takes the variable first); parsed by the
  * record's parser, which names where the text came from; else the record's
- * default (a switch is false). Conflicts are refused here, before anything
- * else. A value is parsed when the command first reads it, so that a bad
- * variable the command does not use (SVC_AUDIT_TOKEN for a snapshot, SVC_TOKEN
- * for --replay) stops nothing; every secret, read or not, is registered for
- * redaction at once.
+ * default (a switch is false). Removed options and conflicts are refused
+ * here, before anything else. A value is parsed when the command first
+ * reads it, so that a bad variable the command does not use
+ * (SVC_AUDIT_TOKEN for a snapshot, SVC_TOKEN for --replay) stops nothing;
+ * every secret, read or not, is registered for redaction at once.
  */
 export function readOptions<C extends CommandName>(command: C, flags: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): CommandOptions<C> {
+  refuseRemoved(command, flags, env);
   refuseConflicts(command, flags);
   const options: Record<string, unknown> = {};
   const sources: Record<string, string> = {};
