@@ -2,9 +2,9 @@
  * KEPT FOR MEMORY, FENCED: slicing. Equivalent to JSON.parse of the whole
  * body (the same values in order; for a body that is not JSON, the same
  * message, fault position included), with no string longer than a slice.
- * Held by test/unit/body-slices.test.ts (every slice size from 1 byte,
- * against JSON.parse of the whole body; the build's
- * bytes with slices of every size against the whole body). What it earns:
+ * Held by test/unit/body-slices.test.ts (every slice size from 1 byte
+ * against JSON.parse of the whole body; the build's bytes with slices of
+ * every size against the whole body). What it earns:
  * bodies over V8's 512 MB string limit at all, and a replay's peak memory
  * (bench --huge).
  *
