@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 /** Files that replace a module with vi.mock need a module graph of their own. */
-const NEEDS_ISOLATION = ['test/unit/publish-rollback.test.ts'];
+const NEEDS_ISOLATION = ['test/unit/publish-rollback.test.ts', 'test/unit/open-once.test.ts'];
 
 export default defineConfig({
   test: {

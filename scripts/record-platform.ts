@@ -14,7 +14,10 @@
  * history has something to show between two nights (docs/history.md).
  * recordings/platform-3.14.1-night3/ (clock 2026-11-23 02:00) is night 2's
  * site with NIGHT3_CHANGES: a positive case of every findings rule the first
- * night lacks, each beside a negative one (test/e2e/findings.test.ts).
+ * night lacks, each beside a negative one, and (auditorCases) those of the
+ * rules' finer readings: vault files, legacy quotas, deleted owners, VMs
+ * listed with `active` false, a duplicate membership row
+ * (test/e2e/findings.test.ts).
  * Name recordings to make only those:
  *
  *   node --import tsx scripts/record-platform.ts platform-3.14.1-night3
@@ -35,6 +38,7 @@ import { startFakeSite } from '../test/helpers/fake-site.js';
 import { PER_TYPE_TOKENS, perTypeTokenEnv } from '../test/fake/backend.js';
 import { generateDataset, type Dataset } from '../test/fake/dataset.js';
 import type { FakeSiteOptions } from '../test/helpers/fake-site.js';
+import type { VirtualMachine } from '../src/api/models.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const NOW = new Date(2026, 10, 21, 2, 0, 0);
@@ -170,6 +174,47 @@ function NIGHT3_CHANGES(d: Dataset): Dataset {
   // The last project without a level names one the site does not list (its members are held to nothing).
   const bare = d.projects.filter((p) => p.securityLevel === undefined).pop() ?? fail('project without a level');
   bare.securityLevel = 'slvl|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b5a';
+  return auditorCases(d, { at, fail, chosen: { ended, expired: clean[0]!, expiredMembership: plain[0]!, vm }, loner });
+}
+
+/**
+ * The third night's cases of the rules as an auditor reads them (vault files
+ * held, legacy quotas, deleted owners, VMs listed with `active` false, a
+ * duplicate membership row), each positive beside a negative. The teams'
+ * ended-with-files case needs no change: the team holding nothing but vault
+ * files ended above.
+ */
+function auditorCases(
+  d: Dataset,
+  c: {
+    at: number;
+    fail: (what: string) => never;
+    chosen: { ended: Dataset['teams'][number]; expired: Dataset['users'][number]; expiredMembership: Dataset['projectMemberships'][number]; vm: VirtualMachine };
+    loner: (n: number, extra: Partial<Dataset['users'][number]>) => Dataset['users'][number];
+  },
+): Dataset {
+  const { at, fail } = c;
+  // An ended team whose usage row holds nothing at all, vault files included: not reported.
+  d.teams.push({ id: 'team|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b80', name: 'Night3 Archive', desc: 'ended, holding nothing', created: at - 300 * DAY, modified: at - DAY, quotas: {}, settings: {}, endDate: at - DAY, members: [] });
+  d.teamUsage.push({ id: 'team|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b80', exists: true, files: { cnt: 0, size: 0 } });
+  // The ended team's legacy quotas: cores under its usage (teamQuotas sets no core limit: reported), memory under its usage too
+  // (teamQuotas sets one, equal to the usage: not reported, the legacy entry is not read).
+  const used = d.teamUsage.find((u) => u.id === c.chosen.ended.id)?.vms ?? fail('usage of the ended team');
+  c.chosen.ended.quotas = { ...c.chosen.ended.quotas, cores: used.cores - 6, memory: used.mem - 1 };
+  // Deleted projects beside the generated one (3 drives): one holding vault files only (reported), one holding nothing (not).
+  d.projectUsage.splice(d.projectUsage.length - 1, 0, { id: 'proj|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b81', exists: false, files: { cnt: 12, size: 12 * 1024 * 1024 } }, { id: 'proj|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b82', exists: false, files: { cnt: 0, size: 0 }, drives: { cnt: 0, size: 0, used: 0 } });
+  // The expired membership gets a second row, marked duplicate (also inherited), after it in key order: the detail names that row.
+  const first = c.chosen.expiredMembership;
+  const dup = { ...first, id: Buffer.from('pm:night3:dup').toString('base64'), duplicate: true, expires: at - 2 * DAY };
+  if (!(first.id < dup.id)) fail('membership id before the duplicate row');
+  d.projectMemberships.push(dup);
+  // A running VM listed with active false: owned by a deactivated user who is a member of nothing (not reported: no access),
+  // and authorizing the user expired yesterday (reported for the memberships; the detail counts that VM apart).
+  const idle = [...d.perRealm.values()].flatMap((r) => r.activeVms).find((v) => v !== c.chosen.vm && v.active === false) ?? fail('running VM listed with active false');
+  const idleOwner = c.loner(3, { deactivationType: 'Admin', expiration: undefined });
+  idle.owner = idleOwner.id;
+  idle.ownerType = 'User';
+  idle.authedUsers = [...idle.authedUsers.filter((u) => u !== idleOwner.id), c.chosen.expired.id];
   return d;
 }
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../util/safe-read.js';
 import { z } from 'zod';
 import * as m from './models.js';
 
@@ -25,6 +25,12 @@ export interface RouteDef {
   readonly shape: 'array' | 'object';
   /** zod model of one element (or of the whole body for `object`). */
   readonly item: z.ZodObject;
+  /**
+   * A per-realm route whose records name their realm too: the field that
+   * does. The route's realm is the one exported (it is what was asked for);
+   * a record naming another is counted as a validation issue.
+   */
+  readonly recordRealm?: string;
 }
 
 function route(def: RouteDef): RouteDef {
@@ -36,23 +42,194 @@ function route(def: RouteDef): RouteDef {
  * planned. The collector, replay reader, fake backend and docs read this list.
  */
 export const ROUTES: readonly RouteDef[] = [
-  route({ id: 'realms', method: 'GET', path: '/api/realms', tokenType: 'VM', since: '3.14.1', perRealm: false, file: 'api-realms.json', shape: 'object', item: m.RealmsResponse }),
-  route({ id: 'users', method: 'GET', path: '/api/users', tokenType: 'User', since: null, perRealm: false, file: 'api-users.json', shape: 'array', item: m.UserInfo }),
-  route({ id: 'teams', method: 'GET', path: '/api/teams', tokenType: 'Team', since: null, perRealm: false, file: 'api-teams.json', shape: 'array', item: m.TeamInfo }),
-  route({ id: 'drives', method: 'GET', path: '/api/drives', tokenType: 'Drive', since: null, perRealm: false, file: 'api-drives.json', shape: 'array', item: m.DriveInfo }),
-  route({ id: 'projects', method: 'GET', path: '/api/projects', tokenType: 'Project', since: null, perRealm: false, file: 'api-projects.json', shape: 'array', item: m.ProjectInfo }),
-  route({ id: 'vms-images', method: 'GET', path: '/api/vms/images?realm={realm}', tokenType: 'VM', since: null, perRealm: true, file: 'api-vms-images-{realm}.json', shape: 'array', item: m.ImageInfo }),
-  route({ id: 'vms-active', method: 'GET', path: '/api/vms/{realm}/active', tokenType: 'VM', since: null, perRealm: true, file: 'api-vms-{realm}-active.json', shape: 'array', item: m.VirtualMachine }),
-  route({ id: 'vms-configs', method: 'GET', path: '/api/vms/{realm}/configs', tokenType: 'VM', since: null, perRealm: true, file: 'api-vms-{realm}-configs.json', shape: 'array', item: m.VMConfigInfo }),
-  route({ id: 'vms-bricks', method: 'GET', path: '/api/vms/bricks', tokenType: 'VM', since: '3.14.1', perRealm: false, file: 'api-vms-bricks.json', shape: 'array', item: m.BrickInfoListed }),
-  route({ id: 'external-servers', method: 'GET', path: '/api/external-servers', tokenType: 'VM', since: '3.14.1', perRealm: false, file: 'api-external-servers.json', shape: 'array', item: m.ExternalServerInfo }),
-  route({ id: 'teams-usage', method: 'GET', path: '/api/teams/usage', tokenType: 'Team', since: '3.14.1', perRealm: false, file: 'api-teams-usage.json', shape: 'array', item: m.UsageInfo }),
-  route({ id: 'projects-memberships', method: 'GET', path: '/api/projects/memberships', tokenType: 'Project', since: '3.14.1', perRealm: false, file: 'api-projects-memberships.json', shape: 'array', item: m.ProjectMembershipInfo }),
-  route({ id: 'projects-usage', method: 'GET', path: '/api/projects/usage', tokenType: 'Project', since: '3.14.1', perRealm: false, file: 'api-projects-usage.json', shape: 'array', item: m.ProjectUsageInfo }),
-  route({ id: 'security-requirements', method: 'GET', path: '/api/security-requirements', tokenType: 'Project', since: '3.14.1', perRealm: false, file: 'api-security-requirements.json', shape: 'array', item: m.SecurityRequirementInfo }),
-  route({ id: 'security-levels', method: 'GET', path: '/api/security-levels', tokenType: 'Project', since: '3.14.1', perRealm: false, file: 'api-security-levels.json', shape: 'array', item: m.SecurityLevelInfo }),
-  route({ id: 'users-certifications', method: 'GET', path: '/api/users/certifications', tokenType: 'User', since: '3.14.1', perRealm: false, file: 'api-users-certifications.json', shape: 'array', item: m.UserCertificationInfo }),
-  route({ id: 'users-managed-objects', method: 'GET', path: '/api/users/managed-objects', tokenType: 'User', since: '3.14.1', perRealm: false, file: 'api-users-managed-objects.json', shape: 'array', item: m.ManagedObjectInfo }),
+  route({
+    id: 'realms',
+    method: 'GET',
+    path: '/api/realms',
+    tokenType: 'VM',
+    since: '3.14.1',
+    perRealm: false,
+    file: 'api-realms.json',
+    shape: 'object',
+    item: m.RealmsResponse,
+  }),
+  route({
+    id: 'users',
+    method: 'GET',
+    path: '/api/users',
+    tokenType: 'User',
+    since: null,
+    perRealm: false,
+    file: 'api-users.json',
+    shape: 'array',
+    item: m.UserInfo,
+  }),
+  route({
+    id: 'teams',
+    method: 'GET',
+    path: '/api/teams',
+    tokenType: 'Team',
+    since: null,
+    perRealm: false,
+    file: 'api-teams.json',
+    shape: 'array',
+    item: m.TeamInfo,
+  }),
+  route({
+    id: 'drives',
+    method: 'GET',
+    path: '/api/drives',
+    tokenType: 'Drive',
+    since: null,
+    perRealm: false,
+    file: 'api-drives.json',
+    shape: 'array',
+    item: m.DriveInfo,
+  }),
+  route({
+    id: 'projects',
+    method: 'GET',
+    path: '/api/projects',
+    tokenType: 'Project',
+    since: null,
+    perRealm: false,
+    file: 'api-projects.json',
+    shape: 'array',
+    item: m.ProjectInfo,
+  }),
+  route({
+    id: 'vms-images',
+    method: 'GET',
+    path: '/api/vms/images?realm={realm}',
+    tokenType: 'VM',
+    since: null,
+    perRealm: true,
+    file: 'api-vms-images-{realm}.json',
+    shape: 'array',
+    item: m.ImageInfo,
+  }),
+  route({
+    id: 'vms-active',
+    method: 'GET',
+    path: '/api/vms/{realm}/active',
+    tokenType: 'VM',
+    since: null,
+    perRealm: true,
+    file: 'api-vms-{realm}-active.json',
+    shape: 'array',
+    item: m.VirtualMachine,
+    recordRealm: 'realmID',
+  }),
+  route({
+    id: 'vms-configs',
+    method: 'GET',
+    path: '/api/vms/{realm}/configs',
+    tokenType: 'VM',
+    since: null,
+    perRealm: true,
+    file: 'api-vms-{realm}-configs.json',
+    shape: 'array',
+    item: m.VMConfigInfo,
+  }),
+  route({
+    id: 'vms-bricks',
+    method: 'GET',
+    path: '/api/vms/bricks',
+    tokenType: 'VM',
+    since: '3.14.1',
+    perRealm: false,
+    file: 'api-vms-bricks.json',
+    shape: 'array',
+    item: m.BrickInfoListed,
+  }),
+  route({
+    id: 'external-servers',
+    method: 'GET',
+    path: '/api/external-servers',
+    tokenType: 'VM',
+    since: '3.14.1',
+    perRealm: false,
+    file: 'api-external-servers.json',
+    shape: 'array',
+    item: m.ExternalServerInfo,
+  }),
+  route({
+    id: 'teams-usage',
+    method: 'GET',
+    path: '/api/teams/usage',
+    tokenType: 'Team',
+    since: '3.14.1',
+    perRealm: false,
+    file: 'api-teams-usage.json',
+    shape: 'array',
+    item: m.UsageInfo,
+  }),
+  route({
+    id: 'projects-memberships',
+    method: 'GET',
+    path: '/api/projects/memberships',
+    tokenType: 'Project',
+    since: '3.14.1',
+    perRealm: false,
+    file: 'api-projects-memberships.json',
+    shape: 'array',
+    item: m.ProjectMembershipInfo,
+  }),
+  route({
+    id: 'projects-usage',
+    method: 'GET',
+    path: '/api/projects/usage',
+    tokenType: 'Project',
+    since: '3.14.1',
+    perRealm: false,
+    file: 'api-projects-usage.json',
+    shape: 'array',
+    item: m.ProjectUsageInfo,
+  }),
+  route({
+    id: 'security-requirements',
+    method: 'GET',
+    path: '/api/security-requirements',
+    tokenType: 'Project',
+    since: '3.14.1',
+    perRealm: false,
+    file: 'api-security-requirements.json',
+    shape: 'array',
+    item: m.SecurityRequirementInfo,
+  }),
+  route({
+    id: 'security-levels',
+    method: 'GET',
+    path: '/api/security-levels',
+    tokenType: 'Project',
+    since: '3.14.1',
+    perRealm: false,
+    file: 'api-security-levels.json',
+    shape: 'array',
+    item: m.SecurityLevelInfo,
+  }),
+  route({
+    id: 'users-certifications',
+    method: 'GET',
+    path: '/api/users/certifications',
+    tokenType: 'User',
+    since: '3.14.1',
+    perRealm: false,
+    file: 'api-users-certifications.json',
+    shape: 'array',
+    item: m.UserCertificationInfo,
+  }),
+  route({
+    id: 'users-managed-objects',
+    method: 'GET',
+    path: '/api/users/managed-objects',
+    tokenType: 'User',
+    since: '3.14.1',
+    perRealm: false,
+    file: 'api-users-managed-objects.json',
+    shape: 'array',
+    item: m.ManagedObjectInfo,
+  }),
 ];
 
 function checkCatalog(routes: readonly RouteDef[]): void {
@@ -64,6 +241,9 @@ function checkCatalog(routes: readonly RouteDef[]): void {
     }
     if (r.perRealm !== r.path.includes('{realm}') || r.perRealm !== r.file.includes('{realm}')) {
       throw new Error(`route catalog: ${r.id} perRealm does not match its path and file templates`);
+    }
+    if (r.recordRealm !== undefined && (!r.perRealm || !Object.hasOwn(r.item.shape, r.recordRealm))) {
+      throw new Error(`route catalog: ${r.id} recordRealm ${r.recordRealm} is not a field of a per-realm route's model`);
     }
   }
 }
@@ -113,7 +293,7 @@ function fitRealmComponent(realm: string, encoded: string): string {
   if (encoded.length <= MAX_REALM_COMPONENT) return encoded;
   // Never end inside a %XX escape.
   const head = encoded.slice(0, 100).replace(/%[0-9A-F]?$/, '');
-  return `${head}~${createHash('sha256').update(realm, 'utf8').digest('hex').slice(0, 16)}`;
+  return `${head}~${sha256Hex(realm).slice(0, 16)}`;
 }
 
 /**

@@ -116,26 +116,19 @@ interface ReportPlan {
   readonly planned: PlannedAuditRoute;
 }
 
-/**
- * The audit collection: GET /info without the token, then the five
- * capability lists, then — once --query, --param and --report are checked
- * against those lists — the alerts of the period, the queries and the
- * reports, all with bounded concurrency. Any failure stops the run.
- */
-export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Promise<AuditCollection> {
-  const started = (deps.now ?? (() => new Date()))();
-  const limit = pLimit(settings.concurrency);
-  const fetcher: AuditFetcherDeps = { http: deps.http, reporter: deps.reporter, auditUrl: settings.auditUrl, token: settings.token, ...(deps.onRequestEnded ? { onEnded: deps.onRequestEnded } : {}) };
-  const issues: ValidationIssue[] = [];
+/** Runs tasks with bounded concurrency; the first failure cancels the others (through `abort`), then one error is thrown. */
+type RunAll = <T>(tasks: Array<() => Promise<T>>) => Promise<T[]>;
 
-  async function all<T>(tasks: Array<() => Promise<T>>): Promise<T[]> {
+function boundedAll(concurrency: number, abort: AbortController): RunAll {
+  const limit = pLimit(concurrency);
+  return async <T>(tasks: Array<() => Promise<T>>): Promise<T[]> => {
     const settled = await Promise.allSettled(
       tasks.map((task) =>
         limit(async () => {
           try {
             return await task();
           } catch (err) {
-            deps.abort.abort(err);
+            abort.abort(err);
             throw err;
           }
         }),
@@ -144,92 +137,53 @@ export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Pr
     const errors = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
     if (errors.length > 0) throw pickError(errors);
     return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
-  }
+  };
+}
+
+/**
+ * The audit collection: GET /info without the token, then the five
+ * capability lists, then — once --query, --param and --report are checked
+ * against those lists — the alerts of the period, the queries and the
+ * reports, all with bounded concurrency. Any failure stops the run.
+ */
+export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Promise<AuditCollection> {
+  const started = (deps.now ?? (() => new Date()))();
+  const all = boundedAll(settings.concurrency, deps.abort);
+  const fetcher: AuditFetcherDeps = {
+    http: deps.http,
+    reporter: deps.reporter,
+    auditUrl: settings.auditUrl,
+    token: settings.token,
+    ...(deps.onRequestEnded ? { onEnded: deps.onRequestEnded } : {}),
+  };
+  const issues: ValidationIssue[] = [];
 
   // 1. GET /info, without the token (spec section 5): its version goes into the manifest.
   const [info] = await all([() => fetchAudit(fetcher, planAuditRoute(auditRoute('info')))]);
-  const parsedInfo = m.AuditInfo.safeParse(info!.json);
-  if (!parsedInfo.success) {
-    const i = parsedInfo.error.issues[0];
-    throw new FailedError(
-      `GET /info did not answer with the documented Info object (${i?.path.join('.') || 'body'}: ${i?.message ?? 'invalid'}); check that --audit-url points at the audit service. Nothing was published.`,
-    );
-  }
-
+  const service = serviceOf(info!);
   // 2. The capability lists.
   const lists = await all(LIST_ROUTES.map((id) => () => fetchAudit(fetcher, planAuditRoute(auditRoute(id)))));
-  const byId = new Map(LIST_ROUTES.map((id, i) => [id, lists[i]!]));
-  const validated = <T>(id: (typeof LIST_ROUTES)[number], model: ZodType<T>) => {
-    const res = byId.get(id)!;
-    const v = validateItems(res.planned.label, model, res.json);
-    issues.push(...v.issues);
-    return v;
-  };
-  const params = validated('queries-params', m.ParamDesc).valid.map((x) => x.value);
-  validated('tags-list', m.Tag);
-  const queries = validated('queries-list', m.QueryDesc);
-  const reports = validated('reports-list', m.ReportDesc);
-  const alertTypes = Object.fromEntries(validated('alerts-list', m.AlertType).valid.map((x) => [String(x.index), x.value]));
-
+  const capabilities = readCapabilities(lists, issues);
   // 3. Check what was asked for against what the service lists.
-  const queryPlans = planQueries(settings, byId.get('queries-list')!, queries.valid.map((x) => x.value), params, issues);
-  const reportPlans = planReports(settings, byId.get('reports-list')!, reports.valid.map((x) => x.value));
-  const objectPlans = settings.objects.map((request) => ({ request, planned: planAuditRoute(auditRoute('objects'), { type: request.type, to: settings.to }) }));
-  checkDistinctFiles([...queryPlans.map((q) => q.planned.file), ...reportPlans.map((r) => r.planned.file), ...objectPlans.map((o) => o.planned.file)]);
-
+  const plans = planRequests(settings, capabilities, issues);
   // 4. The data routes.
-  const alertsPlan = planAuditRoute(auditRoute('alerts'), { from: settings.from, to: settings.to });
-  const data = await all<AuditResponse>([
-    () => fetchAudit(fetcher, alertsPlan),
-    ...queryPlans.map((q) => () => fetchAudit(fetcher, q.planned, q.body)),
-    ...reportPlans.map((r) => () => fetchAudit(fetcher, r.planned)),
-    // The spec's body: the ids to retrieve, `[]` for all objects of the type.
-    ...objectPlans.map((o) => () => fetchAudit(fetcher, o.planned, [...o.request.ids])),
-  ]);
-  const alertsRes = data[0]!;
-  const queryRes = data.slice(1, 1 + queryPlans.length);
-  const reportRes = data.slice(1 + queryPlans.length, 1 + queryPlans.length + reportPlans.length);
-  const objectRes = data.slice(1 + queryPlans.length + reportPlans.length);
-
-  const alerts = validateItems(alertsRes.planned.label, m.AlertRecord, alertsRes.json);
+  const data = await fetchData(all, fetcher, plans);
+  const alerts = validateItems(data.alerts.planned.label, m.AlertRecord, data.alerts.json);
   issues.push(...alerts.issues);
-  const alertSummary = summariseAlerts(alerts.valid.map((x) => x.value), alertTypes);
 
-  const files = new Map<string, Buffer>();
-  const routes: AuditRouteRecord[] = [];
-  const put = (res: AuditResponse) => {
-    files.set(res.record.file, res.fetched.body);
-    routes.push(res.record);
-  };
-  put(info!);
-  for (const res of lists) put(res);
-  put(alertsRes);
-
-  const queryEntries: AuditQueryEntry[] = queryPlans.map((q, i) => {
-    const res = queryRes[i]!;
-    const rows = queryRows(res);
-    const text = queryFileText(
-      { query: q.desc.id, name: q.desc.name, endDate: settings.to, params: q.body, returnNames: q.desc.returnNames, returnTypes: q.desc.returnTypes },
-      res.fetched.body.toString('utf8'),
-      rowsToRecords(q.desc.returnNames, rows),
-    );
-    const bytes = Buffer.from(text, 'utf8');
-    files.set(res.record.file, bytes);
-    routes.push({ ...res.record, bytes: bytes.length, sha256: sha256(bytes), responseBytes: res.record.bytes, responseSha256: res.record.sha256 });
-    return { id: q.desc.id, file: res.record.file, params: q.body, paramSources: q.sources, rows: rows.length };
-  });
-
-  const reportEntries: AuditReportEntry[] = reportPlans.map((r, i) => {
-    const res = reportRes[i]!;
-    put(res);
+  const out = new WrittenFiles();
+  for (const res of [info!, ...lists, data.alerts]) out.put(res);
+  const queries = plans.queries.map((q, i) => writeQuery(out, settings, q, data.queries[i]!));
+  const reports: AuditReportEntry[] = plans.reports.map((r, i) => {
+    const res = data.reports[i]!;
+    out.put(res);
     return { id: r.request.id, objectId: r.request.objectId ?? null, file: res.record.file, bytes: res.record.bytes };
   });
-
-  const objectEntries: AuditObjectsEntry[] = objectPlans.map((o, i) => {
-    const res = objectRes[i]!;
+  const objects = plans.objects.map((o, i) => {
+    const res = data.objects[i]!;
     // Each object is a free-form record (the spec does not show its fields); a non-object element is counted.
     issues.push(...validateItems(res.planned.label, m.LookedUpObject, res.json).issues);
-    put(res);
+    out.put(res);
     return objectsEntry(o.request, res);
   });
 
@@ -237,19 +191,133 @@ export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Pr
     kind: 'audit',
     tool: { name: TOOL.name, version: TOOL.version },
     auditUrl: settings.auditUrl,
-    service: { name: parsedInfo.data.name, version: parsedInfo.data.version },
+    service,
     time: started.toISOString(),
     date: format(started, 'yyyy-MM-dd'),
     from: settings.from,
     to: settings.to,
-    alerts: alertSummary,
-    queries: queryEntries,
-    reports: reportEntries,
-    objects: objectEntries,
+    alerts: summariseAlerts(alerts.valid.map((x) => x.value), capabilities.alertTypes),
+    queries,
+    reports,
+    objects,
     validation: { issues: issues.length, samples: issues.slice(0, SAMPLE_ISSUES) },
-    routes,
+    routes: out.routes,
   };
-  return { manifest, files };
+  return { manifest, files: out.files };
+}
+
+/** The service's name and version, from GET /info's answer, which must be the documented Info object. */
+function serviceOf(info: AuditResponse): AuditManifest['service'] {
+  const parsed = m.AuditInfo.safeParse(info.json);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    throw new FailedError(
+      `GET /info did not answer with the documented Info object (${i?.path.join('.') || 'body'}: ${i?.message ?? 'invalid'}); ` +
+        'check that --audit-url points at the audit service. Nothing was published.',
+    );
+  }
+  return { name: parsed.data.name, version: parsed.data.version };
+}
+
+/** What the service offers, from its capability lists. */
+interface Capabilities {
+  readonly params: m.ParamDesc[];
+  readonly queries: m.QueryDesc[];
+  readonly reports: m.ReportDesc[];
+  readonly alertTypes: m.AlertTypeMap;
+  /** The lists' own answers, to check a requested id against what they list. */
+  readonly queriesList: AuditResponse;
+  readonly reportsList: AuditResponse;
+}
+
+/** The valid entries of each list (in LIST_ROUTES order); the others are added to `issues`. */
+function readCapabilities(lists: readonly AuditResponse[], issues: ValidationIssue[]): Capabilities {
+  const byId = new Map(LIST_ROUTES.map((id, i) => [id, lists[i]!]));
+  const validated = <T>(id: (typeof LIST_ROUTES)[number], model: ZodType<T>) => {
+    const res = byId.get(id)!;
+    const v = validateItems(res.planned.label, model, res.json);
+    issues.push(...v.issues);
+    return v.valid;
+  };
+  const params = validated('queries-params', m.ParamDesc).map((x) => x.value);
+  validated('tags-list', m.Tag);
+  const queries = validated('queries-list', m.QueryDesc).map((x) => x.value);
+  const reports = validated('reports-list', m.ReportDesc).map((x) => x.value);
+  const alertTypes = Object.fromEntries(validated('alerts-list', m.AlertType).map((x) => [String(x.index), x.value]));
+  return { params, queries, reports, alertTypes, queriesList: byId.get('queries-list')!, reportsList: byId.get('reports-list')! };
+}
+
+interface ObjectsPlan {
+  readonly request: ObjectsRequest;
+  readonly planned: PlannedAuditRoute;
+}
+
+interface RequestPlans {
+  readonly alerts: PlannedAuditRoute;
+  readonly queries: QueryPlan[];
+  readonly reports: ReportPlan[];
+  readonly objects: ObjectsPlan[];
+}
+
+/** The data requests: --query, --param and --report checked against what the service lists, and no two writing one file. */
+function planRequests(settings: AuditSettings, capabilities: Capabilities, issues: readonly ValidationIssue[]): RequestPlans {
+  const queries = planQueries(settings, capabilities.queriesList, capabilities.queries, capabilities.params, issues);
+  const reports = planReports(settings, capabilities.reportsList, capabilities.reports);
+  const objects = settings.objects.map((request) => ({ request, planned: planAuditRoute(auditRoute('objects'), { type: request.type, to: settings.to }) }));
+  checkDistinctFiles([...queries.map((q) => q.planned.file), ...reports.map((r) => r.planned.file), ...objects.map((o) => o.planned.file)]);
+  const alerts = planAuditRoute(auditRoute('alerts'), { from: settings.from, to: settings.to });
+  return { alerts, queries, reports, objects };
+}
+
+interface DataResponses {
+  readonly alerts: AuditResponse;
+  readonly queries: AuditResponse[];
+  readonly reports: AuditResponse[];
+  readonly objects: AuditResponse[];
+}
+
+/** The alerts of the period, the queries, the reports and the object lookups, fetched together. */
+async function fetchData(all: RunAll, fetcher: AuditFetcherDeps, plans: RequestPlans): Promise<DataResponses> {
+  const data = await all<AuditResponse>([
+    () => fetchAudit(fetcher, plans.alerts),
+    ...plans.queries.map((q) => () => fetchAudit(fetcher, q.planned, q.body)),
+    ...plans.reports.map((r) => () => fetchAudit(fetcher, r.planned)),
+    // The spec's body: the ids to retrieve, `[]` for all objects of the type.
+    ...plans.objects.map((o) => () => fetchAudit(fetcher, o.planned, [...o.request.ids])),
+  ]);
+  const reportsAt = 1 + plans.queries.length;
+  const objectsAt = reportsAt + plans.reports.length;
+  return { alerts: data[0]!, queries: data.slice(1, reportsAt), reports: data.slice(reportsAt, objectsAt), objects: data.slice(objectsAt) };
+}
+
+/** The collection's files and their entries in the manifest's `routes`, in the order written. */
+class WrittenFiles {
+  readonly files = new Map<string, Buffer>();
+  readonly routes: AuditRouteRecord[] = [];
+
+  /** A response body kept byte for byte. */
+  put(res: AuditResponse): void {
+    this.files.set(res.record.file, res.fetched.body);
+    this.routes.push(res.record);
+  }
+
+  /** A file made from a response: its own size and hash, and the response's beside them. */
+  putMade(res: AuditResponse, bytes: Buffer): void {
+    this.files.set(res.record.file, bytes);
+    this.routes.push({ ...res.record, bytes: bytes.length, sha256: sha256(bytes), responseBytes: res.record.bytes, responseSha256: res.record.sha256 });
+  }
+}
+
+/** A query's file: the request and the answer as received, with the rows as records (records.ts). */
+function writeQuery(out: WrittenFiles, settings: AuditSettings, q: QueryPlan, res: AuditResponse): AuditQueryEntry {
+  const rows = queryRows(res);
+  const text = queryFileText(
+    { query: q.desc.id, name: q.desc.name, endDate: settings.to, params: q.body, returnNames: q.desc.returnNames, returnTypes: q.desc.returnTypes },
+    res.fetched.body.toString('utf8'),
+    rowsToRecords(q.desc.returnNames, rows),
+  );
+  out.putMade(res, Buffer.from(text, 'utf8'));
+  return { id: q.desc.id, file: res.record.file, params: q.body, paramSources: q.sources, rows: rows.length };
 }
 
 function planQueries(
@@ -264,9 +332,12 @@ function planQueries(
     if (!listed.includes(id)) throw notListed('query', id, listed, listRes.planned.label);
     const desc = described.find((q) => q.id === id);
     if (!desc) {
-      const issue = issues.find((i) => i.route === listRes.planned.label && typeof i.index === 'number' && listedIds([(listRes.json as unknown[])[i.index]])[0] === id);
+      const issue = issues.find(
+        (i) => i.route === listRes.planned.label && typeof i.index === 'number' && listedIds([(listRes.json as unknown[])[i.index]])[0] === id,
+      );
+      const why = issue ? `${issue.path}: ${issue.message}` : 'invalid';
       throw new FailedError(
-        `${listRes.planned.label}: the description of query "${id}" does not have the documented shape (${issue ? `${issue.path}: ${issue.message}` : 'invalid'}), so it cannot be run. Nothing was published.`,
+        `${listRes.planned.label}: the description of query "${id}" does not have the documented shape (${why}), so it cannot be run. Nothing was published.`,
       );
     }
     return desc;

@@ -54,7 +54,8 @@ function header(res: Fetched, name: string): string | undefined {
 function statusHint(p: PlannedAuditRoute, status: number): string {
   if (status === 400) {
     if (p.def.id === 'objects') return ' (bad request: check the object type and ids; the service may not support this type)';
-    return p.def.id === 'query' ? ' (bad request: check the --param values)' : p.def.id === 'report-object' ? ' (bad request: check the object id)' : ' (bad request)';
+    if (p.def.id === 'query') return ' (bad request: check the --param values)';
+    return p.def.id === 'report-object' ? ' (bad request: check the object id)' : ' (bad request)';
   }
   if (status !== 404) return '';
   if (p.def.id === 'objects') return ' (not found: check the object type)';
@@ -126,7 +127,10 @@ async function fetchAuditOnce(deps: AuditFetcherDeps, p: PlannedAuditRoute, requ
   const { status, body } = fetched;
   if (status === 401 || status === 403) {
     if (p.def.auth === 'token') throw rejected(p.label, status, deps.token);
-    throw new FailedError(`${p.label}: HTTP ${status}, although this route needs no authentication; check --audit-url (a proxy may be asking for a login). Nothing was published.`);
+    throw new FailedError(
+      `${p.label}: HTTP ${status}, although this route needs no authentication; check --audit-url (a proxy may be ` +
+        `asking for a login). Nothing was published.`,
+    );
   }
   if (status !== 200) {
     throw new FailedError(`${p.label}: HTTP ${status}${statusHint(p, status)}${bodyHint(body, 'the service')}. Nothing was published.`);
@@ -135,12 +139,16 @@ async function fetchAuditOnce(deps: AuditFetcherDeps, p: PlannedAuditRoute, requ
   if (p.def.shape === 'xlsx') {
     if (!isSpreadsheet(body)) {
       throw new FailedError(
-        `${p.label}: the report did not answer with a spreadsheet (.xlsx) but with ${describeNotSpreadsheet(body, header(fetched, 'content-type'))}. Nothing was published.`,
+        `${p.label}: the report did not answer with a spreadsheet (.xlsx) but with ` +
+          `${describeNotSpreadsheet(body, header(fetched, 'content-type'))}. Nothing was published.`,
       );
     }
   } else {
     try {
-      json = decodeBody(p.label, { shape: p.def.shape === 'array' ? 'array' : 'object' }, body, { contentType: header(fetched, 'content-type'), elements: 'any' });
+      json = decodeBody(p.label, { shape: p.def.shape === 'array' ? 'array' : 'object' }, body, {
+        contentType: header(fetched, 'content-type'),
+        elements: 'any',
+      });
     } catch (err) {
       if (err instanceof BodyError) throw new FailedError(`${err.message}. Nothing was published.`, { cause: err });
       throw err;

@@ -50,7 +50,9 @@ export function requireAuditUrl(url: string | undefined): string {
 
 /** SVC_AUDIT_TOKEN wins over --audit-token (CONTRACT section 7; the option record says so). The message never holds the value. */
 export function requireAuditToken(token: AuditToken | undefined): AuditToken {
-  if (token === undefined) throw new UsageError('no audit token given: set SVC_AUDIT_TOKEN (or pass --audit-token) with a token created in the audit front end');
+  if (token === undefined) {
+    throw new UsageError('no audit token given: set SVC_AUDIT_TOKEN (or pass --audit-token) with a token created in the audit front end');
+  }
   return token;
 }
 
@@ -121,12 +123,18 @@ export function parseObjects(raw: readonly string[] | undefined): ObjectsRequest
     }
     const ids = colon < 0 ? [] : r.slice(colon + 1).split(',');
     if (colon >= 0 && ids.some((id) => id === '')) {
-      throw new UsageError(`--objects ${shown(r)}: an empty id; give ids as --objects ${type}:<id>,<id>, or --objects ${type} (no colon) for all objects of the type`);
+      throw new UsageError(
+        `--objects ${shown(r)}: an empty id; give ids as --objects ${type}:<id>,<id>, or --objects ${type} (no ` +
+          `colon) for all objects of the type`,
+      );
     }
     // Files are compared without case: on a case-insensitive file system User and user would be one file.
     const previous = types.get(type.toLowerCase());
     if (previous !== undefined) {
-      throw new UsageError(`--objects ${previous} and --objects ${type} would both write objects-${type}-<to>.json; give each type once, with all its ids (--objects ${type}:<id>,<id>)`);
+      throw new UsageError(
+        `--objects ${previous} and --objects ${type} would both write objects-${type}-<to>.json; give each type ` +
+          `once, with all its ids (--objects ${type}:<id>,<id>)`,
+      );
     }
     types.set(type.toLowerCase(), type);
     out.push({ type, ids: [...new Set(ids)] });

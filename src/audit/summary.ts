@@ -38,7 +38,9 @@ export function formatAuditSummary(s: AuditSummary): string {
     ...s.queries.map((q) => `  query ${q.id}: ${q.rows} row${q.rows === 1 ? '' : 's'} → ${q.file}`),
     ...s.reports.map((r) => `  report ${r.id}${r.objectId !== null ? ` for ${r.objectId}` : ''}: ${r.bytes} bytes → ${r.file}`),
     // Ids are not echoed here (they are in the manifest): a count is enough, and prints no text from the command line back raw.
-    ...s.objects.map((o) => `  objects ${o.type} (${o.ids.length === 0 ? 'all' : `${o.ids.length} id${o.ids.length === 1 ? '' : 's'} asked`}): ${o.count} → ${o.file}`),
+    ...s.objects.map((o) => `  objects ${o.type} ` +
+      `(${o.ids.length === 0 ? 'all' : `${o.ids.length} id${o.ids.length === 1 ? '' : 's'} asked`}): ${o.count} → ` +
+      `${o.file}`),
   ];
   if (s.validationIssues > 0) lines.push(`  ${s.validationIssues} record(s) did not have the documented shape; see validation in _audit-manifest.json`);
   return `${lines.join('\n')}\n`;

@@ -76,19 +76,24 @@ export function decodeBody(route: string, def: Pick<RouteDef, 'shape'>, body: Bu
   const whole = body.length <= MAX_SLICE_BYTES;
   const text = body.toString('utf8', 0, whole ? body.length : 64 * 1024);
   if (/^\s*</.test(text)) {
-    throw new BodyError(route, `expected JSON but received ${body.length} bytes of HTML or XML${type}${quote ? describeStart(body) : ''}; a login page or a proxy's error page answers instead of the API: check the base URL and any proxy`);
+    throw new BodyError(route, `expected JSON but received ${body.length} bytes of HTML or ` +
+      `XML${type}${quote ? describeStart(body) : ''}; a login page or a proxy's error page answers instead of the ` +
+      `API: check the base URL and any proxy`);
   }
   if (body[0] === 0x1f && body[1] === 0x8b) {
-    throw new BodyError(route, `expected JSON but received ${body.length} bytes of gzip-compressed data${type}; the server or a proxy compressed the body unasked`);
+    throw new BodyError(route, `expected JSON but received ${body.length} bytes of gzip-compressed data${type}; the ` +
+      `server or a proxy compressed the body unasked`);
   }
   if (!whole) {
-    throw new BodyError(route, `expected a JSON ${def.shape} but received ${body.length} bytes${type} that do not open a JSON array; a body over ${MAX_SLICE_BYTES / 1024 / 1024} MB is only read as an array`);
+    throw new BodyError(route, `expected a JSON ${def.shape} but received ${body.length} bytes${type} that do not ` +
+      `open a JSON array; a body over ${MAX_SLICE_BYTES / 1024 / 1024} MB is only read as an array`);
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new BodyError(route, `expected JSON but received ${body.length} bytes that do not parse${type} (${describeJsonError(e, text)}); the body may be truncated or not JSON at all`);
+    throw new BodyError(route, `expected JSON but received ${body.length} bytes that do not parse${type} ` +
+      `(${describeJsonError(e, text)}); the body may be truncated or not JSON at all`);
   }
   assertShape(route, def, value, opts.elements ?? 'objects');
   return value;
@@ -117,7 +122,8 @@ export function* decodeSlices(route: string, def: Pick<RouteDef, 'shape'>, reade
     }
   } catch (e) {
     if (e instanceof SliceJsonError) {
-      throw new BodyError(route, `expected JSON but received ${reader.size} bytes that do not parse${typeShown(opts)} (${e.describe}); the body may be truncated or not JSON at all`);
+      throw new BodyError(route, `expected JSON but received ${reader.size} bytes that do not ` +
+        `parse${typeShown(opts)} (${e.describe}); the body may be truncated or not JSON at all`);
     }
     if (e instanceof SliceTooLongError) {
       throw new BodyError(route, `received ${reader.size} bytes${typeShown(opts)} in which ${e.message}; records that large are not read`);

@@ -16,13 +16,12 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { bufferReader, type ByteReader } from './reader.js';
 import { FailedError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 import { HashedRange } from './hashed-range.js';
-import { SAFE_OPEN_FLAGS } from '../util/safe-read.js';
+import { hashedPieces, SAFE_OPEN_FLAGS } from '../util/safe-read.js';
 
 /**
  * Bodies of at least this many bytes stay on disk when a collection is read
@@ -30,9 +29,6 @@ import { SAFE_OPEN_FLAGS } from '../util/safe-read.js';
  * (once to check its sha256, once to build).
  */
 export const LARGE_BODY_BYTES = 128 * 1024 * 1024;
-
-/** Bytes per read when a file is copied or hashed. */
-const READ_BYTES = 4 * 1024 * 1024;
 
 export class BodyFile {
   constructor(
@@ -48,27 +44,25 @@ export class BodyFile {
 
   /** The message for a file whose bytes are no longer those collected. */
   changed(): FailedError {
-    return new FailedError(`${escapeControl(this.name)} in ${escapeControl(this.dir)} does not match the sha256 in the collection manifest: it was changed after collection; refusing to build from it`);
+    return new FailedError(
+      `${escapeControl(this.name)} in ${escapeControl(this.dir)} does not match the sha256 in the collection ` +
+        `manifest: it was changed after collection; refusing to build from it`,
+    );
   }
 
   /** The file's bytes in order, a few MB at a time, checked against the sha256 at the end (raw/ of a replay copies them). */
-  async *chunks(): AsyncGenerator<Buffer> {
-    const handle = await open(this.path, SAFE_OPEN_FLAGS);
+  *chunks(): Generator<Buffer> {
+    const fd = openSync(this.path, SAFE_OPEN_FLAGS);
     try {
       const hash = createHash('sha256');
       let done = 0;
-      for (;;) {
-        const buf = Buffer.allocUnsafe(READ_BYTES);
-        const { bytesRead } = await handle.read(buf, 0, READ_BYTES, null);
-        if (bytesRead === 0) break;
-        const chunk = buf.subarray(0, bytesRead);
-        hash.update(chunk);
-        done += bytesRead;
-        yield chunk;
+      for (const piece of hashedPieces(fd, hash)) {
+        done += piece.length;
+        yield piece;
       }
       if (done !== this.size || hash.digest('hex') !== this.sha256) throw this.changed();
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
   }
 }
@@ -95,7 +89,9 @@ class FileReader implements BodyReader {
       this.fd = openSync(file.path, SAFE_OPEN_FLAGS);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      throw new FailedError(`${escapeControl(file.name)} in ${escapeControl(file.dir)} cannot be read back (${code}); refusing to build from it`, { cause: err });
+      throw new FailedError(`${escapeControl(file.name)} in ${escapeControl(file.dir)} cannot be read back (${code}); refusing to build from it`, {
+        cause: err,
+      });
     }
     const st = fstatSync(this.fd);
     this.size = st.size;

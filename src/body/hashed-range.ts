@@ -8,9 +8,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { readSync } from 'node:fs';
 import type { ByteReader } from './reader.js';
-
-/** Bytes per read when the rest of a file is hashed. */
-const READ_BYTES = 4 * 1024 * 1024;
+import { hashedPieces } from '../util/safe-read.js';
 
 export class HashedRange implements ByteReader {
   private readonly hash: Hash | undefined;
@@ -52,7 +50,9 @@ export class HashedRange implements ByteReader {
   }
 
   private hashRange(from: number, to: number): void {
-    for (let p = from; p < to; p += READ_BYTES) this.hash!.update(this.readRange(p, Math.min(to, p + READ_BYTES)));
+    let at = from;
+    for (const piece of hashedPieces(this.fd, this.hash!, from, to)) at += piece.length;
+    if (at < to) throw this.changed();
     this.hashed = to;
   }
 

@@ -204,91 +204,136 @@ export async function main(argv: string[]): Promise<number> {
       if (err.code !== 'EPIPE') throw err;
     });
   }
-  let exitCode: number = EXIT.ok;
-  let debug = argv.includes('--debug');
-  // --json: a run that ends with an error prints one object too (src/cli/failure.ts).
-  let json = argv.includes('--json');
-  let command = commandOf(argv.slice(2));
-  let failureText = '';
   stdoutUsed = false;
   resetPublishLedger();
-  const printFailure = (code: number): void => {
-    if (!json || code === EXIT.ok || stdoutUsed) return;
-    stdoutUsed = true;
-    process.stdout.write(forTerminal(`${JSON.stringify(failureSummary(command, code, failureText), null, 2)}\n`));
-  };
-  // Every TLS connection sets rejectUnauthorized itself; the variable is also
-  // removed so that nothing in the process (and no Node warning) acts on it.
-  const tlsOffIgnored = process.env.NODE_TLS_REJECT_UNAUTHORIZED === '0';
-  delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
-  let reporter: Reporter = plainReporter((l) => process.stderr.write(l), false);
-  // --metrics-file and --ping-url: opened once the flags are parsed, finished whatever the outcome.
-  let cron: CronRun | undefined;
-  let report: RunReport | undefined;
-  const uninstall = installSignalHandlers((_signal, error) => {
-    const code = exitCodeOf(error);
-    reporter.close();
-    process.stderr.write(`svc-snapshot: ${forTerminal(error.message)}\n`);
-    failureText = error.message;
-    printFailure(code);
-    cron?.finishSync(code);
-    return code;
-  });
-  const program = buildProgram(async (spec, flags, args) => {
-    debug = Boolean(flags.debug);
-    json = Boolean(flags.json);
-    command = spec.name === 'history' && typeof args[0] === 'string' ? `history ${args[0]}` : spec.name;
-    reporter = makeReporter(Boolean(flags.quiet));
-    if (tlsOffIgnored) {
-      reporter.warn('NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates and host names are always verified (for an internal CA, use --ca-file)');
-    }
-    const out = { warn: (m: string) => reporter.warn(m), error: (m: string) => reporter.error(m) };
-    let facts: RunFacts | undefined;
-    if (flags.metricsFile !== undefined || flags.pingUrl !== undefined || process.env.SVC_PING_URL) {
-      const [{ CronRun }, { RunFacts: Facts, countRoutes }] = await Promise.all([import('../cron/run.js'), import('../cron/facts.js')]);
-      // What a failed or interrupted run knew, for its metrics: the routes counted as they end, the rest told by the command.
-      facts = new Facts();
-      reporter = countRoutes(reporter, facts);
-      // Commander accepts these two flags only on the commands that take them (and readOptions reads SVC_PING_URL only for those).
-      cron = CronRun.open(spec.name as CronCommand, flags, process.cwd(), out, facts, process.env);
-      await cron?.start(flags, process.env);
-    }
-    // Each command reads its options with readOptions (src/config/options.ts), which refuses conflicting ones first.
-    const result = await spec.run(flags, args, makeDeps(reporter, facts));
-    exitCode = result.exitCode;
-    report = result.report;
-  });
+  const run = new Invocation(argv, dropTlsOverride());
+  const uninstall = installSignalHandlers((_signal, error) => run.interrupted(error));
+  const program = buildProgram((spec, flags, args) => run.start(spec, flags, args));
   try {
-    const first = argv[2];
-    if (first !== undefined && !first.startsWith('-') && first !== 'help' && !COMMANDS.some((c) => c.name === first)) {
-      throw new UsageError(`unknown command "${first.slice(0, 40)}"; the commands are ${COMMANDS.map((c) => c.name).join(', ')} (snapshot is the default)`);
-    }
+    checkCommandName(argv[2]);
     await program.parseAsync(argv);
   } catch (err) {
-    reporter.close();
-    if (err instanceof CommanderError) {
-      // --help and --version end here too, with exit code 0.
-      exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
-      failureText = err.message.replace(/^error: /, '');
-    } else if (err instanceof DomainError) {
-      reporter.error(err.message);
-      exitCode = exitCodeOf(err);
-      failureText = err.message;
-      if (exitCode === EXIT.usage) process.stderr.write('svc-snapshot: run with --help for usage\n');
-    } else {
-      const fsMessage = describeFsError(err);
-      const message = err instanceof Error ? err.message : String(err);
-      failureText = fsMessage ?? `unexpected failure: ${message}; nothing was published`;
-      reporter.error(failureText);
-      if (debug && err instanceof Error && err.stack) process.stderr.write(`${forTerminal(err.stack)}\n`);
-      exitCode = EXIT.failed;
-    }
-    printFailure(exitCode);
+    run.failed(err);
   }
   try {
-    await cron?.finish(exitCode, report);
+    await run.finish();
   } finally {
     uninstall();
   }
-  return exitCode;
+  return run.exitCode;
+}
+
+/**
+ * Every TLS connection sets rejectUnauthorized itself; the variable is also
+ * removed so that nothing in the process (and no Node warning) acts on it.
+ * True when it asked to turn verification off, which the run then says it ignores.
+ */
+function dropTlsOverride(): boolean {
+  const off = process.env.NODE_TLS_REJECT_UNAUTHORIZED === '0';
+  delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+  return off;
+}
+
+function checkCommandName(first: string | undefined): void {
+  if (first !== undefined && !first.startsWith('-') && first !== 'help' && !COMMANDS.some((c) => c.name === first)) {
+    throw new UsageError(`unknown command "${first.slice(0, 40)}"; the commands are ${COMMANDS.map((c) => c.name).join(', ')} (snapshot is the default)`);
+  }
+}
+
+/** What one run of the program shares between the command, a signal and the top-level catch, up to its exit code. */
+class Invocation {
+  exitCode: number = EXIT.ok;
+  private debug: boolean;
+  /** --json: a run that ends with an error prints one object too (src/cli/failure.ts). */
+  private json: boolean;
+  private command: string;
+  private failureText = '';
+  private reporter: Reporter = plainReporter((l) => process.stderr.write(l), false);
+  /** --metrics-file and --ping-url: opened once the flags are parsed, finished whatever the outcome. */
+  private cron: CronRun | undefined;
+  private report: RunReport | undefined;
+
+  constructor(
+    argv: string[],
+    private readonly tlsOffIgnored: boolean,
+  ) {
+    this.debug = argv.includes('--debug');
+    this.json = argv.includes('--json');
+    this.command = commandOf(argv.slice(2));
+  }
+
+  /** Commander's action, once the flags are parsed: the reporter, the cron side, then the command itself. */
+  async start(spec: CommandSpec, flags: Record<string, unknown>, args: string[]): Promise<void> {
+    this.debug = Boolean(flags.debug);
+    this.json = Boolean(flags.json);
+    this.command = spec.name === 'history' && typeof args[0] === 'string' ? `history ${args[0]}` : spec.name;
+    this.reporter = makeReporter(Boolean(flags.quiet));
+    if (this.tlsOffIgnored) {
+      this.reporter.warn('NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates and host names are always verified (for an internal CA, use --ca-file)');
+    }
+    const facts = await this.openCron(spec, flags);
+    // Each command reads its options with readOptions (src/config/options.ts), which refuses conflicting ones first.
+    const result = await spec.run(flags, args, makeDeps(this.reporter, facts));
+    this.exitCode = result.exitCode;
+    this.report = result.report;
+  }
+
+  /** --metrics-file and --ping-url (or SVC_PING_URL): the run's facts, counted from here on, for the cron side. */
+  private async openCron(spec: CommandSpec, flags: Record<string, unknown>): Promise<RunFacts | undefined> {
+    if (flags.metricsFile === undefined && flags.pingUrl === undefined && !process.env.SVC_PING_URL) return undefined;
+    const out = { warn: (m: string) => this.reporter.warn(m), error: (m: string) => this.reporter.error(m) };
+    const [{ CronRun }, { RunFacts: Facts, countRoutes }] = await Promise.all([import('../cron/run.js'), import('../cron/facts.js')]);
+    // What a failed or interrupted run knew, for its metrics: the routes counted as they end, the rest told by the command.
+    const facts = new Facts();
+    this.reporter = countRoutes(this.reporter, facts);
+    // Commander accepts these two flags only on the commands that take them (and readOptions reads SVC_PING_URL only for those).
+    this.cron = CronRun.open(spec.name as CronCommand, flags, process.cwd(), out, facts, process.env);
+    await this.cron?.start(flags, process.env);
+    return facts;
+  }
+
+  /** A signal ended the run (the publish registry has cleaned up): its exit code. */
+  interrupted(error: InterruptedError): number {
+    const code = exitCodeOf(error);
+    this.reporter.close();
+    process.stderr.write(`svc-snapshot: ${forTerminal(error.message)}\n`);
+    this.failureText = error.message;
+    this.printFailure(code);
+    this.cron?.finishSync(code);
+    return code;
+  }
+
+  /** An error out of the command line or the command: its exit code and message. */
+  failed(err: unknown): void {
+    this.reporter.close();
+    if (err instanceof CommanderError) {
+      // --help and --version end here too, with exit code 0.
+      this.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      this.failureText = err.message.replace(/^error: /, '');
+    } else if (err instanceof DomainError) {
+      this.reporter.error(err.message);
+      this.exitCode = exitCodeOf(err);
+      this.failureText = err.message;
+      if (this.exitCode === EXIT.usage) process.stderr.write('svc-snapshot: run with --help for usage\n');
+    } else {
+      const fsMessage = describeFsError(err);
+      const message = err instanceof Error ? err.message : String(err);
+      this.failureText = fsMessage ?? `unexpected failure: ${message}; nothing was published`;
+      this.reporter.error(this.failureText);
+      if (this.debug && err instanceof Error && err.stack) process.stderr.write(`${forTerminal(err.stack)}\n`);
+      this.exitCode = EXIT.failed;
+    }
+    this.printFailure(this.exitCode);
+  }
+
+  /** The cron side's metrics and ping, whatever the outcome. */
+  async finish(): Promise<void> {
+    await this.cron?.finish(this.exitCode, this.report);
+  }
+
+  private printFailure(code: number): void {
+    if (!this.json || code === EXIT.ok || stdoutUsed) return;
+    stdoutUsed = true;
+    process.stdout.write(forTerminal(`${JSON.stringify(failureSummary(this.command, code, this.failureText), null, 2)}\n`));
+  }
 }

@@ -4,7 +4,6 @@
  * the route's shape and kept as the exact bytes received. A refused token
  * throws (exit 3); every other failure is the record's `error`.
  */
-import { createHash } from 'node:crypto';
 import { REALMS_ROUTE, type PlannedRoute, type TokenType } from '../api/catalog.js';
 import { BodyError, checkBody } from '../body/decode.js';
 import type { RouteRecord } from '../api/route-record.js';
@@ -13,6 +12,7 @@ import { tokenEnvName, tokenFlagName } from '../config/tokens.js';
 import { managementAuth, tokenRefused } from '../http/auth.js';
 import type { HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
+import { sha256Hex } from '../util/safe-read.js';
 
 const SKIP_REASON_3141 = 'route added in backend 3.14.1; not served here';
 
@@ -53,7 +53,10 @@ export async function fetchRoute(p: PlannedRoute, settings: ConnectionSettings, 
         status: res.status,
         token: res.status === 401 ? 'token' : `${type} token`,
         source: token.source,
-        why: { 401: 'the server does not accept the token itself (it is missing, invalid or expired), whatever types it has', 403: `it lacks type ${type} (or is not allowed this route)` },
+        why: {
+          401: 'the server does not accept the token itself (it is missing, invalid or expired), whatever types it has',
+          403: `it lacks type ${type} (or is not allowed this route)`,
+        },
         advice:
           res.status === 401
             ? `Check the token's value and that it has not expired or been revoked (svc-snapshot check shows what each token reaches).`
@@ -70,7 +73,7 @@ export async function fetchRoute(p: PlannedRoute, settings: ConnectionSettings, 
     const keep = p.def === REALMS_ROUTE;
     const checked = checkBody(p.label, p.def, res.body, { contentType: Array.isArray(ct) ? ct[0] : ct, keep });
     return {
-      record: { ...base, file: p.file, bytes: res.body.length, sha256: createHash('sha256').update(res.body).digest('hex') },
+      record: { ...base, file: p.file, bytes: res.body.length, sha256: sha256Hex(res.body) },
       body: res.body,
       ...(checked.count !== undefined ? { count: checked.count } : {}),
       ...(keep ? { value: checked.value } : {}),

@@ -39,7 +39,10 @@ export function decideRealms(rec: RouteRecord, body: unknown, given: readonly st
     const issue = check.error.issues[0];
     return {
       realms: { source, ids: [] },
-      shapeError: redact(`the realms response does not have the documented shape (${escapeControl(issue?.path.join('.') || 'body')}: ${issue?.message ?? 'invalid'})`),
+      shapeError: redact(
+        `the realms response does not have the documented shape (${escapeControl(issue?.path.join('.') || 'body')}: ` +
+          `${issue?.message ?? 'invalid'})`,
+      ),
       realmsFlagIgnored,
     };
   }

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { stat, type FileHandle } from 'node:fs/promises';
 import { planRoute, planRoutes, REALMS_ROUTE, type RouteDef } from '../api/catalog.js';
 import { BodyError, checkBody, countSlices } from '../body/decode.js';
 import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
-import { isPlainFileName, readInside, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import { hashFile, isPlainFileName, readInside, sha256Hex, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { opensArray } from '../body/slices.js';
 import { bufferReader } from '../body/reader.js';
 import { BodyFile, LARGE_BODY_BYTES, openBody, type Body } from '../body/file.js';
@@ -57,14 +56,20 @@ export interface ReadCollectionOptions {
 export async function readCollection(dir: string, options: ReadCollectionOptions = {}): Promise<RawCollection> {
   const info = await stat(dir).catch(() => undefined);
   if (!info?.isDirectory()) {
-    throw new UsageError(`${escapeControl(dir)} is not a directory; --replay needs a raw collection directory (from svc-snapshot collect, or a snapshot's raw/)`);
+    throw new UsageError(
+      `${escapeControl(dir)} is not a directory; --replay needs a raw collection directory (from svc-snapshot ` +
+        `collect, or a snapshot's raw/)`,
+    );
   }
   let text: string;
   try {
     text = (await readInside(dir, COLLECTION_MANIFEST)).toString('utf8');
   } catch (err) {
     const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
-    throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} ${why}; --replay needs a raw collection directory (from svc-snapshot collect, or a snapshot's raw/)`);
+    throw new UsageError(
+      `${COLLECTION_MANIFEST} in ${escapeControl(dir)} ${why}; --replay needs a raw collection directory (from ` +
+        `svc-snapshot collect, or a snapshot's raw/)`,
+    );
   }
   let json: unknown;
   try {
@@ -75,7 +80,10 @@ export async function readCollection(dir: string, options: ReadCollectionOptions
   const parsed = CollectionManifestSchema.safeParse(json);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
-    throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} is not a collection manifest (${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})`);
+    throw new UsageError(
+      `${COLLECTION_MANIFEST} in ${escapeControl(dir)} is not a collection manifest ` +
+        `(${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})`,
+    );
   }
   const manifest = parsed.data;
   const defs = routeDefsByLabel(manifest);
@@ -84,18 +92,25 @@ export async function readCollection(dir: string, options: ReadCollectionOptions
     manifest.routes.map(async (r) => {
       if (r.file === null) return;
       if (!isPlainFileName(r.file) || r.sha256 === undefined) {
-        throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} names file "${escapeControl(r.file)}" for ${escapeControl(r.route)} without a valid name or sha256; the collection is damaged`);
+        throw new UsageError(
+          `${COLLECTION_MANIFEST} in ${escapeControl(dir)} names file "${escapeControl(r.file)}" for ` +
+            `${escapeControl(r.route)} without a valid name or sha256; the collection is damaged`,
+        );
       }
       const file = r.file;
       let read: { body: Body; sha: string };
       try {
-        read = await withFileInside(dir, file, (handle, size) => readBody(handle, size, new BodyFile(dir, file, size, r.sha256!), options.largeBodyBytes ?? LARGE_BODY_BYTES));
+        const largeBodyBytes = options.largeBodyBytes ?? LARGE_BODY_BYTES;
+        read = await withFileInside(dir, file, (handle, size) => readBody(handle, size, new BodyFile(dir, file, size, r.sha256!), largeBodyBytes));
       } catch (err) {
         const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
         throw new FailedError(`${escapeControl(file)} is listed in ${COLLECTION_MANIFEST} but ${why}; refusing to build from ${escapeControl(dir)}`);
       }
       if (read.sha !== r.sha256) {
-        throw new FailedError(`${escapeControl(file)} in ${escapeControl(dir)} does not match the sha256 in ${COLLECTION_MANIFEST}: it was changed after collection; refusing to build from it`);
+        throw new FailedError(
+          `${escapeControl(file)} in ${escapeControl(dir)} does not match the sha256 in ${COLLECTION_MANIFEST}: it ` +
+            `was changed after collection; refusing to build from it`,
+        );
       }
       const body = read.body;
       const def = options.checkBodies === false ? undefined : defs.get(r.route);
@@ -136,20 +151,12 @@ async function readBody(handle: FileHandle, size: number, file: BodyFile, large:
     const head = Buffer.allocUnsafe(64 * 1024);
     const { bytesRead } = await handle.read(head, 0, head.length, 0);
     if (opensArray(bufferReader(head.subarray(0, bytesRead)))) {
-      const hash = createHash('sha256');
-      const buf = Buffer.allocUnsafe(4 * 1024 * 1024);
-      let done = 0;
-      for (;;) {
-        const { bytesRead: n } = await handle.read(buf, 0, buf.length, done);
-        if (n === 0) break;
-        hash.update(buf.subarray(0, n));
-        done += n;
-      }
-      return { body: file, sha: done === size ? hash.digest('hex') : '' };
+      const hashed = hashFile(handle.fd);
+      return { body: file, sha: hashed.size === size ? hashed.sha256 : '' };
     }
   }
   const bytes = await handle.readFile();
-  return { body: bytes, sha: createHash('sha256').update(bytes).digest('hex') };
+  return { body: bytes, sha: sha256Hex(bytes) };
 }
 
 /** checkBody of a body left on disk: its slices parsed and dropped, its sha256 checked again on the way. */

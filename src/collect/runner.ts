@@ -8,7 +8,12 @@ import pLimit from 'p-limit';
 import type { PlannedRoute } from '../api/catalog.js';
 import { TokenRejectedError } from '../errors.js';
 
-export async function runRoutes<T>(plan: readonly PlannedRoute[], concurrency: number, abort: AbortController, fetchOne: (p: PlannedRoute) => Promise<T>): Promise<T[]> {
+export async function runRoutes<T>(
+  plan: readonly PlannedRoute[],
+  concurrency: number,
+  abort: AbortController,
+  fetchOne: (p: PlannedRoute) => Promise<T>,
+): Promise<T[]> {
   const limit = pLimit(concurrency);
   const settled = await Promise.allSettled(
     plan.map((p) =>

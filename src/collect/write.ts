@@ -4,7 +4,6 @@ import type { CollectionManifest } from './manifest.js';
 import type { RawCollection } from './types.js';
 
 export const COLLECTION_MANIFEST = '_collection-manifest.json';
-export const SNAPSHOT_MANIFEST = '_snapshot-manifest.json';
 
 export function toJsonFile(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
@@ -19,8 +18,13 @@ export function toManifestFile(value: unknown): string {
   return redact(toJsonFile(value));
 }
 
-/** Writes every body byte for byte, and the manifest, under `prefix` of the staging dir. */
-export async function writeCollection(staging: Staging, collection: RawCollection, prefix = ''): Promise<void> {
+/** Writes every body byte for byte, and the manifest (through `manifestTo`: a snapshot lists raw/'s), under `prefix` of the staging dir. */
+export async function writeCollection(
+  staging: Staging,
+  collection: RawCollection,
+  prefix = '',
+  manifestTo: Pick<Staging, 'writeFile'> = staging,
+): Promise<void> {
   for (const r of collection.manifest.routes) {
     if (r.file === null) continue;
     const body = collection.bodies.get(r.route);
@@ -28,10 +32,10 @@ export async function writeCollection(staging: Staging, collection: RawCollectio
     if (Buffer.isBuffer(body)) await staging.writeFile(prefix + r.file, body);
     else await staging.writeChunks(prefix + r.file, body.chunks());
   }
-  await writeCollectionManifest(staging, collection.manifest, prefix);
+  await writeCollectionManifest(manifestTo, collection.manifest, prefix);
 }
 
-export async function writeCollectionManifest(staging: Staging, manifest: CollectionManifest, prefix = ''): Promise<void> {
+export async function writeCollectionManifest(staging: Pick<Staging, 'writeFile'>, manifest: CollectionManifest, prefix = ''): Promise<void> {
   await staging.writeFile(prefix + COLLECTION_MANIFEST, toManifestFile(manifest));
 }
 

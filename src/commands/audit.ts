@@ -29,7 +29,13 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
   try {
     deps.reporter.info(`collecting from the audit service at ${settings.auditUrl} for ${settings.from} to ${settings.to}`);
     const facts = deps.facts;
-    const collection = await collectAudit(settings, { http, reporter: deps.reporter, abort, now: deps.now, ...(facts ? { onRequestEnded: (state: 'read' | 'failed') => facts.requestDone(state) } : {}) });
+    const collection = await collectAudit(settings, {
+      http,
+      reporter: deps.reporter,
+      abort,
+      now: deps.now,
+      ...(facts ? { onRequestEnded: (state: 'read' | 'failed') => facts.requestDone(state) } : {}),
+    });
     const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-audit-${collection.manifest.date}`);
     deps.reporter.info(`publishing ${outDir}`);
     await withStaging(outDir, [settings.token.value], async (staging) => {
@@ -38,7 +44,10 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
     }, 'audit');
     const pruned = applyKeep(o.keep, true, outDir, 'audit', deps.reporter);
     deps.reporter.close();
-    const summary = { ...auditSummary(collection.manifest, outDir, collection.files.size + 1, Math.round(performance.now() - t0)), ...(pruned ? { pruned } : {}) };
+    const summary = {
+      ...auditSummary(collection.manifest, outDir, collection.files.size + 1, Math.round(performance.now() - t0)),
+      ...(pruned ? { pruned } : {}),
+    };
     deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : formatAuditSummary(summary) + formatPruned(pruned).map((l) => `${l}\n`).join(''));
     const routes = collection.manifest.routes;
     return {

@@ -65,7 +65,14 @@ async function probe(settings: ConnectionSettings, http: HttpClient, def: RouteD
 }
 
 export async function check(settings: ConnectionSettings, http: HttpClient): Promise<CheckReport> {
-  const report: CheckReport = { reachable: true, tls: { ok: true }, release: 'unknown', tokens: [], realms: { source: '--realms', ids: [...settings.realms] }, ok: false };
+  const report: CheckReport = {
+    reachable: true,
+    tls: { ok: true },
+    release: 'unknown',
+    tokens: [],
+    realms: { source: '--realms', ids: [...settings.realms] },
+    ok: false,
+  };
   // Group the types by the token that serves them: each token is tried once per type.
   const byToken = new Map<string, { token: ResolvedToken; types: TokenType[] }>();
   for (const type of TOKEN_TYPES) {
@@ -77,7 +84,14 @@ export async function check(settings: ConnectionSettings, http: HttpClient): Pro
   }
   let newerServed: boolean | undefined;
   for (const { token, types } of byToken.values()) {
-    const row = { source: token.source, types, reaches: [] as TokenType[], refused: [] as TokenType[], refusedWith: [] as Array<{ type: TokenType; status: number }>, errors: [] as string[] };
+    const row = {
+      source: token.source,
+      types,
+      reaches: [] as TokenType[],
+      refused: [] as TokenType[],
+      refusedWith: [] as Array<{ type: TokenType; status: number }>,
+      errors: [] as string[],
+    };
     for (const type of types) {
       let outcome = await probe(settings, http, routeById(PROBES[type].newer), token, settings.realms[0]);
       if (outcome.kind === 'error') {
@@ -135,7 +149,8 @@ function formatCheck(baseUrl: string, r: CheckReport): string {
     for (const t of r.tokens) {
       const refused = t.refused.map((type) => {
         const status = t.refusedWith?.find((r) => r.type === type)?.status;
-        return status === undefined ? type : `${type} (${status}${status === 401 ? ': the token itself is not accepted' : status === 403 ? ': type not granted' : ''})`;
+        const why = status === 401 ? ': the token itself is not accepted' : status === 403 ? ': type not granted' : '';
+        return status === undefined ? type : `${type} (${status}${why})`;
       });
       lines.push(`  token from ${t.source}: reaches ${t.reaches.join(', ') || 'nothing'}${refused.length ? `; REFUSED for ${refused.join(', ')}` : ''}`);
       for (const e of t.errors ?? []) lines.push(`    error: ${e}`);

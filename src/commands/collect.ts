@@ -36,7 +36,13 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
         const writes = new BodyWrites(staging, (err) => abort.abort(err));
         let result: Awaited<ReturnType<typeof collect>>;
         try {
-          result = await collect(settings, { http, reporter: deps.reporter, abort, now: () => started, onRoute: (record, body) => writes.take(record.file, body) });
+          result = await collect(settings, {
+            http,
+            reporter: deps.reporter,
+            abort,
+            now: () => started,
+            onRoute: (record, body) => writes.take(record.file, body),
+          });
         } catch (err) {
           // The collector's failure (a refused token) is the one to report; the writes only need to end.
           await writes.settled().catch(() => {});
@@ -45,7 +51,10 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
         await writes.settled();
         const { collection, failed } = result;
         if (failed.length > 0 && failed.length === collection.manifest.routes.filter((r) => !r.skipped).length) {
-          throw new FailedError(`no route could be collected from ${settings.baseUrl}; first error: ${failed[0]!.route}: ${failed[0]!.error}. Nothing was published.`);
+          throw new FailedError(
+            `no route could be collected from ${settings.baseUrl}; first error: ${failed[0]!.route}: ` +
+              `${failed[0]!.error}. Nothing was published.`,
+          );
         }
         await writeCollectionManifest(staging, collection.manifest);
         await signManifest(staging, COLLECTION_MANIFEST, signKey);

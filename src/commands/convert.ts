@@ -5,7 +5,7 @@ import type { ConvertSummary } from '../summaries/schemas.js';
 import { DIR_MODE } from '../publish/staging.js';
 import { CONVERT_MEMORY } from '../exports/memory-policy.js';
 import { renamingSink } from '../sheets/file-sink.js';
-import { readExportRecords, readSheetManifest } from '../sheets/snapshot-dir.js';
+import { openSnapshot } from '../snapshot/dir.js';
 import { writeSpreadsheets } from '../sheets/write.js';
 import { readOptions } from '../config/options.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
@@ -22,17 +22,25 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   const t0 = performance.now();
   const [given] = args;
   if (given === undefined || given === '') throw new UsageError('convert needs the snapshot directory: svc-snapshot convert <snapshot-dir> --format csv,xlsx');
-  if ((flags.format as readonly string[]).includes('html')) throw new UsageError('convert writes the spreadsheet forms (csv, xlsx); the report page is written by: svc-snapshot report <snapshot-dir>');
+  if ((flags.format as readonly string[]).includes('html')) throw new UsageError(
+    'convert writes the spreadsheet forms (csv, xlsx); the report page is written by: svc-snapshot report ' +
+      '<snapshot-dir>',
+  );
   const formats = flags.format.filter((f) => f !== 'html');
   const include = flags.include;
   if (formats.length === 0) throw new UsageError('convert writes csv and xlsx (json is the snapshot itself): give --format csv, xlsx or csv,xlsx');
   if (flags.outDir === '') throw new UsageError('--out-dir is empty (an unset variable?); give a directory, or leave it out to write into the snapshot');
   const dir = resolveOutDir(deps.cwd, given, given);
-  const manifest = await readSheetManifest(dir);
+  const snapshot = await openSnapshot(dir);
+  const manifest = snapshot.manifest;
   // convert writes the forms of every export the snapshot holds; --include asks that it hold the group's (docs/decisions.md).
   const absent = include.filter((i) => !(manifest.include ?? []).includes(i));
   if (absent.length > 0) {
-    throw new UsageError(`${dir} was taken without --include ${absent.join(',')}, so it holds none of those exports; take the snapshot again with --include ${absent.join(',')} (--replay <dir>/raw rebuilds it from its raw collection), or convert without --include`);
+    throw new UsageError(
+      `${dir} was taken without --include ${absent.join(',')}, so it holds none of those exports; take the snapshot ` +
+        `again with --include ${absent.join(',')} (--replay <dir>/raw rebuilds it from its raw collection), or ` +
+        `convert without --include`,
+    );
   }
   const outDir = flags.outDir === undefined ? dir : resolveOutDir(deps.cwd, flags.outDir, flags.outDir);
   if (outDir !== dir) {
@@ -50,7 +58,7 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   // Each file is written by a temporary name and renamed: a signal removes the one in progress.
   whenInterrupted(`the files converted before it stay in ${outDir}; the one being written was removed`);
   const sink = renamingSink(outDir);
-  const files = await writeSpreadsheets({ manifest, records: (entry) => readExportRecords(dir, entry) }, formats, sink, { beforeRead: CONVERT_MEMORY.beforeSheetRead });
+  const files = await writeSpreadsheets(snapshot, formats, sink, { beforeRead: CONVERT_MEMORY.beforeSheetRead });
   deps.reporter.close();
   const summary: ConvertSummary = {
     command: 'convert',

@@ -2,15 +2,15 @@ import { isMatch } from 'date-fns/isMatch';
 import { EXIT } from '../exit-codes.js';
 import { DomainError, FailedError, UsageError } from '../errors.js';
 import type { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary } from '../summaries/schemas.js';
-import { SNAPSHOT_MANIFEST } from '../collect/write.js';
+import { SNAPSHOT_MANIFEST } from '../snapshot/dir.js';
 import { trustStore } from '../config/values.js';
 import { openHistory, type HistoryDb } from '../history/engine.js';
-import { peekInput, readInput, type SnapshotInput } from '../history/input.js';
+import { openInput, readInput, type SnapshotInput } from '../history/input.js';
 import { CATALOG } from '../exports/catalog.js';
 import type { Include } from '../includes.js';
 import { loadSnapshot, type AfterExport, type LoadStatus } from '../history/load.js';
-import { chooseSite, exportsAsOf, listRuns, normaliseSite, recordLog, runAsOf } from '../history/query.js';
-import { shown } from '../history/safe-read.js';
+import { chooseSite, exportsAsOf, keptFilesAsOf, listRuns, normaliseSite, recordLog, runAsOf } from '../history/query.js';
+import { shown } from '../snapshot/dir.js';
 import { ensureSchema } from '../history/schema.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { withStaging } from '../publish/index.js';
@@ -19,8 +19,8 @@ import { readOptions, type CommandOptions } from '../config/options.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
 import { snapshotSummary } from '../summaries/snapshot.js';
 import { whenInterrupted } from '../publish/registry.js';
-import { requireSignatures, withSigningKey } from '../history/signed.js';
-import { withoutListedFiles } from '../snapshot/listed-files.js';
+import { requireSignatures } from '../history/signed.js';
+import { manifestOfKept } from '../snapshot/listed-files.js';
 
 type HistoryOptions = CommandOptions<'history'>;
 
@@ -59,7 +59,9 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
       if (flags.json) deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
       else if (summary.runs.length === 0) deps.stdout(`No snapshots in ${target.label}.\n`);
       else {
-        const lines = summary.runs.map((r) => `${r.time}  ${r.date}  ${r.source.padEnd(6)}  ${Object.values(r.counts).reduce((a, b) => a + b, 0)} records  ${shown(r.baseUrl)}${r.key ? `  signed ${r.key}` : ''}`);
+        const lines = summary.runs.map((r) => `${r.time}  ${r.date}  ${r.source.padEnd(6)}  ` +
+          `${Object.values(r.counts).reduce((a, b) => a + b, 0)} records  ` +
+          `${shown(r.baseUrl)}${r.key ? `  signed ${r.key}` : ''}`);
         deps.stdout(`${lines.join('\n')}\n`);
       }
       return { exitCode: EXIT.ok };
@@ -67,7 +69,9 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
   }
   if (action === 'log') {
     const [exportName, ...key] = rest;
-    if (exportName === undefined || key.length === 0) throw new UsageError('history log needs an export and its key: svc-snapshot history log <export> <key>... (one value per key column)');
+    if (exportName === undefined || key.length === 0) {
+      throw new UsageError('history log needs an export and its key: svc-snapshot history log <export> <key>... (one value per key column)');
+    }
     return withDb(target, flags, deps, async (db) => {
       const site = await chooseSite(db, flags.site);
       if (site === null) throw new FailedError(`${target.label} holds no snapshots yet`);
@@ -91,19 +95,22 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
     if (site === null) throw new FailedError(`${target.label} holds no snapshots yet`);
     const run = await runAsOf(db, site, date);
     const files = await exportsAsOf(db, site, run.time);
+    const kept = await keptFilesAsOf(db, site, run.time);
     const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${run.date}`);
+    // The manifest lists what is written: not the spreadsheets, the report or raw/ the snapshot also held (docs/history.md).
+    const manifestText = manifestOfKept(run.manifestText, kept.map((f) => f.name));
     await withStaging(outDir, [], async (staging) => {
-      for (const f of files) await staging.writeFile(f.name, f.content);
-      // Without `files`: as-of writes the exports, not the spreadsheets or raw/ the snapshot also held.
-      await staging.writeFile(SNAPSHOT_MANIFEST, withoutListedFiles(run.manifestText));
+      for (const f of [...files, ...kept]) await staging.writeFile(f.name, f.content);
+      await staging.writeFile(SNAPSHOT_MANIFEST, manifestText);
     }, 'snapshot');
-    const manifest = JSON.parse(run.manifestText) as SnapshotManifest;
+    const manifest = JSON.parse(manifestText) as SnapshotManifest;
     deps.reporter.close();
     const summary = snapshotSummary({ outDir, manifest, durationMs: Math.round(performance.now() - t0) });
     deps.stdout(
       flags.json
         ? `${JSON.stringify(summary, null, 2)}\n`
-        : `Snapshot of ${shown(site)} taken ${run.time} (as of ${date}) written to ${outDir}: ${files.length} exports, ${summary.exports.reduce((a, e) => a + e.count, 0)} records\n`,
+        : `Snapshot of ${shown(site)} taken ${run.time} (as of ${date}) written to ${outDir}: ${files.length} ` +
+          `exports, ${summary.exports.reduce((a, e) => a + e.count, 0)} records\n`,
     );
     return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete };
   });
@@ -126,20 +133,32 @@ function formatLog(s: HistoryLogSummary): string {
   for (const v of s.versions) {
     const span = `${v.from} → ${v.to ?? 'now'}`;
     if (!prev) lines.push(`  ${span}  first seen`);
-    else lines.push(`  ${span}  changed: ${v.changed.map((c) => `${c} ${JSON.stringify(prev![c] ?? null)} → ${JSON.stringify(v.record[c] ?? null)}`).join('; ') || '(reappeared unchanged)'}`);
+    else {
+      const before = prev;
+      const changed = v.changed.map((c) => `${c} ${JSON.stringify(before[c] ?? null)} → ${JSON.stringify(v.record[c] ?? null)}`);
+      lines.push(`  ${span}  changed: ${changed.join('; ') || '(reappeared unchanged)'}`);
+    }
     prev = v.record;
   }
   return `${lines.join('\n')}\n`;
 }
 
-async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: CommandDeps, target: HistoryTarget, afterExport?: AfterExport): Promise<CommandResult> {
-  if (dirs.length === 0) throw new UsageError('history load needs snapshot directories or raw collections: svc-snapshot history load <dir>... --history <target>');
+async function runLoad(
+  flags: HistoryOptions,
+  dirs: readonly string[],
+  deps: CommandDeps,
+  target: HistoryTarget,
+  afterExport?: AfterExport,
+): Promise<CommandResult> {
+  if (dirs.length === 0) {
+    throw new UsageError('history load needs snapshot directories or raw collections: svc-snapshot history load <dir>... --history <target>');
+  }
   const allowed = flags.allowedSigners;
   const include = flags.include;
   const heads = [];
-  for (const d of dirs) heads.push(await peekInput(resolveOutDir(deps.cwd, d, d)));
+  for (const d of dirs) heads.push(await openInput(resolveOutDir(deps.cwd, d, d)));
   // With --allowed-signers, every signature is checked before anything is loaded.
-  const signed = allowed ? await requireSignatures(heads.map((h) => h.dir), allowed, deps.now()) : undefined;
+  const signed = allowed ? await requireSignatures(heads, allowed, deps.now()) : undefined;
   if (flags.site !== undefined) {
     const site = normaliseSite(flags.site);
     const other = heads.find((h) => h.baseUrl !== site);
@@ -148,17 +167,22 @@ async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: Com
   // Oldest first, whatever order the shell expanded the names in.
   heads.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
   // A signal from here on stops a transaction, which the database rolls back.
-  whenInterrupted('nothing of the snapshot being loaded is in the history database; the snapshots loaded before it stay loaded. Run the same command again to go on');
+  whenInterrupted(
+    'nothing of the snapshot being loaded is in the history database; the snapshots loaded before it stay loaded. ' +
+      'Run the same command again to go on',
+  );
   const db = await open(target, flags, deps, true);
   const loaded: HistoryLoadSummary['snapshots'] = [];
   let skipped = 0;
   try {
-    for (const h of heads) {
-      const read = await readInput(h.dir, include).catch((err: unknown) => {
-        throw stopped(err, h.dir, loaded.length);
+    // Each taken off the list as it is loaded: what a snapshot holds (its buffer as large as its largest export) is let go.
+    for (let h = heads.shift(); h !== undefined; h = heads.shift()) {
+      const dir = h.dir;
+      const read = await readInput(h, include).catch((err: unknown) => {
+        throw stopped(err, dir, loaded.length);
       });
       warnNotHeld(read, include, deps);
-      const input = signed ? withSigningKey(read, signed.get(h.dir)!) : read;
+      const input = signed ? { ...read, signingKey: signed.get(dir)! } : read;
       if (!input.complete && !flags.allowPartial) {
         deps.reporter.warn(`${h.dir} is a partial snapshot (complete: false); skipped. Pass --allow-partial to load it anyway`);
         loaded.push({ dir: h.dir, baseUrl: input.baseUrl, time: input.time, status: 'skipped', opened: 0, closed: 0 });
@@ -173,7 +197,14 @@ async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: Com
         throw stopped(err, h.dir, loaded.filter((l) => l.status !== 'skipped').length);
       }
       if (result.status === 'already loaded') deps.reporter.info(`${h.dir} was loaded before; nothing changed`);
-      loaded.push({ dir: h.dir, baseUrl: input.baseUrl, time: input.time, status: result.status satisfies LoadStatus, opened: result.opened, closed: result.closed });
+      loaded.push({
+        dir: h.dir,
+        baseUrl: input.baseUrl,
+        time: input.time,
+        status: result.status satisfies LoadStatus,
+        opened: result.opened,
+        closed: result.closed,
+      });
     }
   } finally {
     await db.close();
@@ -183,7 +214,8 @@ async function runLoad(flags: HistoryOptions, dirs: readonly string[], deps: Com
   const summary: HistoryLoadSummary = { command: 'history load', target: target.label, snapshots: loaded, complete: skipped === 0 };
   if (flags.json) deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
   else {
-    const lines = loaded.map((l) => `  ${l.status.padEnd(14)} ${l.time}  ${l.dir}${l.status === 'loaded' ? `  (${l.opened} versions opened, ${l.closed} closed)` : ''}`);
+    const lines = loaded.map((l) => `  ${l.status.padEnd(14)} ${l.time}  ` +
+      `${l.dir}${l.status === 'loaded' ? `  (${l.opened} versions opened, ${l.closed} closed)` : ''}`);
     deps.stdout(`History ${target.label}:\n${lines.join('\n')}\n${skipped > 0 ? `  ${skipped} partial snapshot(s) skipped (exit 4)\n` : ''}`);
   }
   return { exitCode: skipped > 0 ? EXIT.incomplete : EXIT.ok };
@@ -193,7 +225,8 @@ function stopped(err: unknown, dir: string, before: number): unknown {
   if (err instanceof DomainError && !(err instanceof FailedError)) return err;
   const note = before > 0 ? `; the ${before} snapshot(s) before it stay loaded` : '';
   // A database error (a lost connection, a full disk) rolled the snapshot back: say so, without a stack.
-  const what = err instanceof FailedError ? err.message : `the history database failed (${err instanceof Error ? err.message : String(err)}); nothing of this snapshot was loaded`;
+  const what = err instanceof FailedError ? err.message : `the history database failed ` +
+    `(${err instanceof Error ? err.message : String(err)}); nothing of this snapshot was loaded`;
   return new FailedError(`history load stopped at ${dir}: ${what}${note}`, { cause: err });
 }
 
@@ -208,11 +241,10 @@ function warnNotHeld(input: SnapshotInput, include: readonly Include[], deps: Co
 }
 
 /** `snapshot --history`: loads the snapshot just published. */
-export async function loadPublished(dir: string, flags: Pick<HistoryOptions, 'history' | 'caFile'>, deps: CommandDeps): Promise<LoadStatus> {
-  const target = parseHistoryTarget(flags.history, deps.cwd);
+export async function loadPublished(dir: string, target: HistoryTarget, flags: Pick<HistoryOptions, 'caFile'>, deps: CommandDeps): Promise<LoadStatus> {
   const db = await open(target, flags, deps, true);
   try {
-    return (await loadSnapshot(db, await readInput(dir))).status;
+    return (await loadSnapshot(db, await readInput(await openInput(dir)))).status;
   } finally {
     await db.close();
   }

@@ -4,17 +4,19 @@ import { readOptions, type CommandOptions } from '../config/options.js';
 import { HttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
-import { COLLECTION_MANIFEST, SNAPSHOT_MANIFEST, toManifestFile } from '../collect/write.js';
+import { COLLECTION_MANIFEST, toManifestFile } from '../collect/write.js';
+import { SNAPSHOT_MANIFEST, stagedSnapshot } from '../snapshot/dir.js';
 import { diffDirectories, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
 import { LARGE_BODY_BYTES } from '../body/file.js';
 import type { RouteRecord } from '../api/route-record.js';
 import { build, type BuildSummary } from '../exports/build.js';
-import { leanSnapshotMemory } from '../exports/memory-policy.js';
+import { leanSnapshotMemory, type MemoryPolicy } from '../exports/memory-policy.js';
 import { writeExports, writeRawFirst } from '../snapshot/files.js';
 import { largeBodiesToDisk } from '../snapshot/spool.js';
 import type { RawCollection } from '../collect/types.js';
 import { snapshotManifest, type SnapshotManifest } from '../exports/manifest.js';
 import { withStaging } from '../publish/index.js';
+import type { Staging } from '../publish/staging.js';
 import { EXIT } from '../exit-codes.js';
 import { FailedError } from '../errors.js';
 import { TOOL } from '../version.js';
@@ -23,18 +25,27 @@ import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult
 import { summariseRoutes } from '../summaries/routes.js';
 import { formatSnapshotSummary, snapshotSummary, type SnapshotOutcome } from '../summaries/snapshot.js';
 import { secretMatcher } from '../publish/scan.js';
-import { readExportRecords } from '../sheets/snapshot-dir.js';
-import { writeSpreadsheets } from '../sheets/write.js';
+import { writeSpreadsheets, type SheetSink } from '../sheets/write.js';
 import { applyKeep } from '../cron/retention.js';
 import type { RunReport } from '../cron/metrics.js';
 import type { Reporter } from '../progress/reporter.js';
 import { escapeControl } from '../util/escape.js';
 import { whenInterrupted } from '../publish/registry.js';
-import { hashingWriter, listedFiles } from '../snapshot/listed-files.js';
+import { hashingWriter } from '../snapshot/listed-files.js';
 import { signManifest } from '../sign/manifest-signature.js';
-import { FINDINGS_FILE, checkFindingsOptions, failOnMessage, findingCounts, findingsLine, findingsOfStaging, writeFindingsFile } from '../findings/index.js';
+import {
+  FINDINGS_FILE,
+  checkFindingsOptions,
+  failOnMessage,
+  findingCounts,
+  findingsLine,
+  findingsOf,
+  unevaluatedRules,
+  writeFindingsFile,
+  type FindingsSettings,
+} from '../findings/index.js';
 import { writeStagingReport } from '../report/index.js';
-import { trustStore } from '../config/values.js';
+import { trustStore, type SheetFormat } from '../config/values.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
@@ -49,85 +60,173 @@ type SnapshotOptions = CommandOptions<'snapshot'>;
  */
 export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
+  const plan = planSnapshot(flags, deps);
+  const { collection, secrets, source } = await obtainCollection(plan.o, deps, plan.largeBodyBytes);
+  deps.facts?.collection(collection);
+  refuseFailed(collection, plan.o.allowPartial);
+  const outDir = resolveOutDir(deps.cwd, plan.o.outDir, `svc-snapshot-${collection.manifest.date}`);
+  deps.reporter.info(`building exports into ${outDir}`);
+  const input = { plan, deps, collection, source, outDir };
+  const staged = await withStaging(outDir, secrets, (staging) => fillStaging(staging, { ...input, matcher: secretMatcher(secrets) }), 'snapshot');
+  // From here on the snapshot is published: a signal leaves it in place.
+  const load = plan.historyTarget ? `; a history load in progress is rolled back: load it later with svc-snapshot history load ${outDir}` : '';
+  whenInterrupted(`the snapshot was published to ${outDir}${load}`);
+  return afterPublishing(staged, plan, deps, outDir, t0);
+}
+
+/** What the options ask, checked before any request. */
+interface SnapshotPlan {
+  readonly o: SnapshotOptions;
+  /** The spreadsheet formats; html (the report page) is apart. */
+  readonly formats: readonly SheetFormat[];
+  readonly html: boolean;
+  readonly findingsAsked: FindingsSettings;
+  readonly include: SnapshotOptions['include'];
+  readonly signKey: SnapshotOptions['signKey'];
+  readonly historyTarget: HistoryTarget | undefined;
+  /** Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are). */
+  readonly largeBodyBytes: number;
+}
+
+function planSnapshot(flags: RawFlags, deps: CommandDeps): SnapshotPlan {
   const o = readOptions('snapshot', flags, deps.env);
   checkOutputOptions(deps.cwd, o, 'snapshot');
-  checkFindingsOptions(o);
-  // A bad --format, --include or --history target is a usage error before any request, not a surprise after publishing.
+  // A bad --format, --include or --history target (a password in the URL) is a usage error before any request, not a surprise after publishing.
   const formats = o.format.filter((f) => f !== 'html');
   const html = (o.format as readonly string[]).includes('html');
+  const findingsAsked = checkFindingsOptions(o, html);
+  // An option is parsed when first read: --include is checked here, and --sign-key's secret is known to the token scan before anything is written.
   const include = o.include;
   const signKey = o.signKey;
-  const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
-  /** Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are). */
-  const largeBodyBytes = deps.largeBodyBytes ?? LARGE_BODY_BYTES;
+  // A directory taken as the target is said once the snapshot is published (CONTRACT section 11: a target that cannot be opened is exit 1).
+  const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd, { directory: 'when opened' }) : undefined;
+  return { o, formats, html, findingsAsked, include, signKey, historyTarget, largeBodyBytes: deps.largeBodyBytes ?? LARGE_BODY_BYTES };
+}
 
-  const { collection, secrets, source } = await obtainCollection(o, deps, largeBodyBytes);
-  deps.facts?.collection(collection);
-  refuseFailed(collection, o.allowPartial);
-  const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-${collection.manifest.date}`);
-  deps.reporter.info(`building exports into ${outDir}`);
+interface StagingInput {
+  readonly plan: SnapshotPlan;
+  readonly deps: CommandDeps;
+  readonly collection: RawCollection;
+  readonly source: 'live' | 'replay';
+  readonly outDir: string;
+  /** The tokens, looked for in every file written. */
+  readonly matcher: ReturnType<typeof secretMatcher>;
+}
 
-  const { built, manifest, spreadsheets, findings, report } = await withStaging(outDir, secrets, async (staging) => {
-    const matcher = secretMatcher(secrets);
-    // What the build may release and when: the bodies once read, which only a written raw/ (or none asked for) allows.
-    const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw));
-    // A live run's large bodies are read from disk by the build, as a replay's are: raw/'s files, or copies spooled into staging.
-    const onDisk = source === 'live' ? await largeBodiesToDisk(staging, collection, { raw: o.raw, minBytes: largeBodyBytes, matcher }) : undefined;
-    memory.afterRelease(onDisk?.bytes ?? 0);
-    const built = await writeExports(staging, build(collection, memory, include), collection.manifest.date);
-    deps.facts?.build(built);
-    // The spooled bodies are read by the build only: gone before the manifest is written, never published.
-    onDisk?.remove();
-    // A replayed body that a live run would have refused fails its route the same way.
-    if (markBodyFailures(collection, built.bodyFailures).length > 0) {
-      deps.facts?.collection(collection);
-      refuseFailed(collection, o.allowPartial);
-    }
-    refuseStrict(o.strict, built.validation);
-    const manifest = snapshotManifest(collection, built, source, o.raw, failedOf(collection).length === 0, include);
-    if (formats.length > 0) deps.reporter.info(`writing ${formats.join(' and ')}`);
-    // The spreadsheets and _findings.json are hashed as they are written, for the manifest's files.
-    const hashed = hashingWriter(staging);
-    // Read back from the files just written: the same path as `convert`, one export in memory at a time.
-    const spreadsheets =
-      formats.length > 0
-        ? await writeSpreadsheets({ manifest, records: (e) => readExportRecords(staging.dir, e, { verify: false }) }, formats, (name, chunks) => hashed.writeChunks(name, chunks), { secrets: matcher, beforeRead: memory.beforeSheetRead })
-        : undefined;
-    // --findings and --format html: the rules over the export files just written, at the manifest's time, once the build's garbage is collected.
-    const evaluated = o.findings || html ? await findingsOfStaging(staging.dir, manifest, o.expiringDays, memory.beforeFindingsRead) : undefined;
-    // --findings: written before the manifest, which lists _findings.json in its files.
-    const findings = o.findings ? evaluated : undefined;
-    if (findings) await writeFindingsFile(hashed, findings);
-    // --format html: the report page (src/report), after the files it reads and before the manifest that lists it.
-    const report = html && evaluated ? await writeStagingReport(staging, manifest, { outDir, findings: evaluated, ...(signKey ? { signKey } : {}), ...(historyTarget ? { history: { target: historyTarget, ...(historyTarget.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) } } : {}) }) : undefined;
-    // The files besides the exports are listed with their hashes (verify covers them), and the manifest is signed as written.
-    const others = [...(spreadsheets ?? []).map((f) => f.file), ...(findings ? [FINDINGS_FILE] : []), ...(report ? [report.name] : []), ...(o.raw ? [`raw/${COLLECTION_MANIFEST}`] : [])];
-    const listed = others.length > 0 ? { ...manifest, files: await listedFiles(staging.dir, others, hashed.files) } : manifest;
-    await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
-    await signManifest(staging, SNAPSHOT_MANIFEST, signKey);
-    return { built, manifest: listed, spreadsheets, findings, report };
-  }, 'snapshot');
+type HashingWriter = ReturnType<typeof hashingWriter>;
 
-  // From here on the snapshot is published: a signal leaves it in place.
-  whenInterrupted(`the snapshot was published to ${outDir}${historyTarget ? `; a history load in progress is rolled back: load it later with svc-snapshot history load ${outDir}` : ''}`);
+/** The staging directory's contents: raw/ when asked, the exports, the files beside them, and the manifest that lists them, signed. */
+async function fillStaging(staging: Staging, input: StagingInput) {
+  // The files besides the exports are hashed as they are written, for the manifest's files (verify covers them).
+  const hashed = hashingWriter(staging);
+  const { built, manifest, memory } = await buildIntoStaging(staging, input, hashed);
+  const { spreadsheets, findings, report } = await writeBeside(staging, input, manifest, memory, hashed);
+  // The files besides the exports are listed with their hashes as written, and the manifest is signed as written.
+  const others = [
+    ...(spreadsheets ?? []).map((f) => f.file),
+    ...(findings ? [FINDINGS_FILE] : []),
+    ...(report ? [report.name] : []),
+    ...(input.plan.o.raw ? [`raw/${COLLECTION_MANIFEST}`] : []),
+  ];
+  const listed = others.length > 0 ? { ...manifest, files: others.map((name) => hashed.files.find((f) => f.name === name)!) } : manifest;
+  await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
+  await signManifest(staging, SNAPSHOT_MANIFEST, input.plan.signKey);
+  return { built, manifest: listed, spreadsheets, findings, report };
+}
+
+/** raw/ when asked, then the exports built and written, the failed routes and --strict checked again, and the manifest made. */
+async function buildIntoStaging(staging: Staging, { plan, deps, collection, source, matcher }: StagingInput, hashed: HashingWriter) {
+  const o = plan.o;
+  // What the build may release and when: the bodies once read, which only a written raw/ (or none asked for) allows.
+  const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw, hashed));
+  // A live run's large bodies are read from disk by the build, as a replay's are: raw/'s files, or copies spooled into staging.
+  const onDisk = source === 'live' ? await largeBodiesToDisk(staging, collection, { raw: o.raw, minBytes: plan.largeBodyBytes, matcher }) : undefined;
+  memory.afterRelease(onDisk?.bytes ?? 0);
+  const built = await writeExports(staging, build(collection, memory, plan.include), collection.manifest.date);
+  deps.facts?.build(built);
+  // The spooled bodies are read by the build only: gone before the manifest is written, never published.
+  onDisk?.remove();
+  // A replayed body that a live run would have refused fails its route the same way.
+  if (markBodyFailures(collection, built.bodyFailures).length > 0) {
+    deps.facts?.collection(collection);
+    refuseFailed(collection, o.allowPartial);
+  }
+  refuseStrict(o.strict, built.validation);
+  const manifest = snapshotManifest(collection, built, source, o.raw, failedOf(collection).length === 0, plan.include);
+  return { built, manifest, memory };
+}
+
+/** The spreadsheets, _findings.json and the report page, each hashed as it is written for the manifest's files. */
+async function writeBeside(staging: Staging, input: StagingInput, manifest: SnapshotManifest, memory: MemoryPolicy, hashed: HashingWriter) {
+  const { plan, deps } = input;
+  const { o, formats, html } = plan;
+  if (formats.length > 0) deps.reporter.info(`writing ${formats.join(' and ')}`);
+  // Read back from the files just written: the same path as `convert`, one export in memory at a time.
+  const written = stagedSnapshot(staging.dir, manifest);
+  const sink: SheetSink = (name, chunks) => hashed.writeChunks(name, chunks);
+  const sheetOptions = { secrets: input.matcher, beforeRead: memory.beforeSheetRead };
+  const spreadsheets = formats.length > 0 ? await writeSpreadsheets(written, formats, sink, sheetOptions) : undefined;
+  // --findings and --format html: the rules over the export files just written, at the manifest's time, once the build's garbage is collected.
+  if (o.findings || html) memory.beforeFindingsRead();
+  const evaluated = o.findings || html ? await findingsOf(stagedSnapshot(staging.dir, manifest), plan.findingsAsked) : undefined;
+  // --findings: written before the manifest, which lists _findings.json in its files.
+  const findings = o.findings ? evaluated : undefined;
+  if (findings) await writeFindingsFile(hashed, findings);
+  // --format html: the report page (src/report), after the files it reads and before the manifest that lists it.
+  const report =
+    html && evaluated
+      ? await writeStagingReport({ dir: staging.dir, writeFile: hashed.writeFile }, manifest, {
+          outDir: input.outDir,
+          findings: evaluated,
+          ...(plan.signKey ? { signKey: plan.signKey } : {}),
+          ...(plan.historyTarget ? { history: reportHistory(plan.historyTarget, o, deps) } : {}),
+        })
+      : undefined;
+  return { spreadsheets, findings, report };
+}
+
+/** The history the report page reads its trends from. */
+function reportHistory(target: HistoryTarget, o: SnapshotOptions, deps: CommandDeps) {
+  return { target, ...(target.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) };
+}
+
+type Staged = Awaited<ReturnType<typeof fillStaging>>;
+
+/** Once published: the warnings, the diff, the history load, the retention, the summary and the exit code. */
+async function afterPublishing(staged: Staged, plan: SnapshotPlan, deps: CommandDeps, outDir: string, t0: number): Promise<CommandResult> {
+  const { built, manifest, spreadsheets, findings, report } = staged;
+  const o = plan.o;
   warnAboutResponses(built, deps.reporter);
   const previous = o.diffPrevious ? await diffWithPrevious(outDir, deps.reporter, report?.previous) : undefined;
-  const history = historyTarget ? await loadIntoHistory(outDir, o, deps, historyTarget) : undefined;
+  const history = plan.historyTarget ? await loadIntoHistory(outDir, o, deps, plan.historyTarget) : undefined;
   if (findings) deps.reporter.info(findingsLine(findings));
-  const findingsFailed = findings ? failOnMessage(findings, o.failOn) : undefined;
+  const findingsFailed = findings ? failOnMessage(findings, plan.findingsAsked.failOn) : undefined;
   if (findingsFailed) deps.reporter.warn(findingsFailed);
   // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
   const pruned = applyKeep(o.keep, manifest.complete && history?.status !== 'failed', outDir, 'snapshot', deps.reporter);
   deps.reporter.close();
-  const outcome: SnapshotOutcome = { outDir, manifest, durationMs: Math.round(performance.now() - t0), previous, pruned, ...(spreadsheets ? { spreadsheets } : {}), ...(history ? { history } : {}) };
+  const outcome: SnapshotOutcome = {
+    outDir,
+    manifest,
+    durationMs: Math.round(performance.now() - t0),
+    previous,
+    pruned,
+    ...(spreadsheets ? { spreadsheets } : {}),
+    ...(history ? { history } : {}),
+  };
   deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
   // 6 only for a complete snapshot: an incomplete one is 4 whatever its findings.
   const exitCode = history?.status === 'failed' ? EXIT.failed : !manifest.complete ? EXIT.incomplete : findingsFailed ? EXIT.findings : EXIT.ok;
-  return { exitCode, report: { ...snapshotReport(manifest), ...(findings ? { findings: findingCounts(findings) } : {}) } };
+  const findingsReport = findings ? { findings: findingCounts(findings), findingsUnevaluated: unevaluatedRules(findings) } : {};
+  return { exitCode, report: { ...snapshotReport(manifest), ...findingsReport } };
 }
 
 /** The raw collection: read back from --replay's directory, or collected from the server. */
-async function obtainCollection(o: SnapshotOptions, deps: CommandDeps, largeBodyBytes: number): Promise<{ collection: RawCollection; secrets: readonly string[]; source: 'live' | 'replay' }> {
+async function obtainCollection(
+  o: SnapshotOptions,
+  deps: CommandDeps,
+  largeBodyBytes: number,
+): Promise<{ collection: RawCollection; secrets: readonly string[]; source: 'live' | 'replay' }> {
   if (o.replay !== undefined) {
     deps.reporter.info(`replaying ${o.replay}`);
     // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
@@ -164,16 +263,27 @@ function refuseFailed(collection: RawCollection, allowPartial: boolean): void {
 function refuseStrict(strict: boolean, validation: BuildSummary['validation']): void {
   if (!strict || validation.issues === 0) return;
   const samples = validation.samples.slice(0, 5).map((s) => `${s.route} record ${s.index} ${s.path}: ${s.message}`);
-  throw new FailedError(`--strict: ${validation.issues} schema problem${validation.issues > 1 ? 's' : ''} in the responses (${samples.join('; ')}); nothing was published`);
+  throw new FailedError(
+    `--strict: ${validation.issues} schema problem${validation.issues > 1 ? 's' : ''} in the responses ` +
+      `(${samples.join('; ')}); nothing was published`,
+  );
 }
 
 function warnAboutResponses(built: BuildSummary, reporter: Reporter): void {
   for (const d of built.drift) reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);
-  if (built.validation.issues > 0) reporter.warn(`${built.validation.issues} field(s) of the wrong type were exported as null (see validation in ${SNAPSHOT_MANIFEST})`);
+  const n = built.validation.issues;
+  if (n > 0) reporter.warn(
+    `${n} validation issue${n === 1 ? '' : 's'} in the responses: fields of the wrong type (exported as null), ` +
+      `undocumented values, records naming another realm than their route (see validation in ${SNAPSHOT_MANIFEST})`,
+  );
 }
 
 /** --diff-previous: the snapshot is published either way, so a diff that cannot be made is reported, not fatal. */
-async function diffWithPrevious(outDir: string, reporter: Reporter, shown?: { dir: string; changes: ChangeSet }): Promise<NonNullable<SnapshotOutcome['previous']>> {
+async function diffWithPrevious(
+  outDir: string,
+  reporter: Reporter,
+  shown?: { dir: string; changes: ChangeSet },
+): Promise<NonNullable<SnapshotOutcome['previous']>> {
   const dir = (await findPreviousSnapshot(outDir)) ?? null;
   if (!dir) {
     reporter.warn(`--diff-previous: no older svc-snapshot-* directory beside ${outDir}`);
@@ -192,11 +302,14 @@ async function diffWithPrevious(outDir: string, reporter: Reporter, shown?: { di
 /** --history: published either way, a failed load is exit 1 and says the snapshot is there to load again. */
 async function loadIntoHistory(outDir: string, o: SnapshotOptions, deps: CommandDeps, target: HistoryTarget): Promise<NonNullable<SnapshotOutcome['history']>> {
   try {
-    const status = await (await import('./history.js')).loadPublished(outDir, o, deps);
+    const status = await (await import('./history.js')).loadPublished(outDir, target, o, deps);
     return { target: target.label, status };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    deps.reporter.error(`the snapshot was published to ${outDir}, but loading it into the history database failed: ${message}. Load it later with: svc-snapshot history load ${outDir}`);
+    deps.reporter.error(
+      `the snapshot was published to ${outDir}, but loading it into the history database failed: ${message}. Load it ` +
+        `later with: svc-snapshot history load ${outDir}`,
+    );
     return { target: target.label, status: 'failed', error: message };
   }
 }

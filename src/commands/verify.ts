@@ -44,7 +44,8 @@ function formatVerify(reports: readonly DirReport[]): string {
       continue;
     }
     const sig = r.signature;
-    const signed = sig.state === 'valid' ? `signed by ${sig.key}${sig.reason ? ` (${sig.reason})` : ''}` : sig.state === 'unsigned' ? 'unsigned' : `signature ${sig.state}`;
+    const signed =
+      sig.state === 'valid' ? `signed by ${sig.key}${sig.reason ? ` (${sig.reason})` : ''}` : sig.state === 'unsigned' ? 'unsigned' : `signature ${sig.state}`;
     lines.push(`${head}, ${checked} file${checked === 1 ? '' : 's'} match the manifest, ${signed}`);
     const sizeless = r.files.filter((f) => f.state === 'ok' && f.detail !== undefined).length;
     if (sizeless > 0) lines.push(`  note: the manifest records no size for ${sizeless} of them (the exports); their sha256 matches`);

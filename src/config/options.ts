@@ -12,7 +12,19 @@ import { registerSecret } from '../util/redact.js';
 import { loadSigningKey } from '../sign/key.js';
 import { readAllowedSigners } from '../sign/allowed-signers.js';
 import { fromTokenFile, tokenFileVariable } from './token-file.js';
-import { parseAuditToken, parseCalendarDate, parseFormats, parseInclude, parseInteger, parseKeep, parsePositiveNumber, parseRealms, parseSeverity, parseToken } from './values.js';
+import {
+  parseAuditToken,
+  parseBooleanValue,
+  parseCalendarDate,
+  parseFormats,
+  parseInclude,
+  parseInteger,
+  parseKeep,
+  parsePositiveNumber,
+  parseRealms,
+  parseSeverity,
+  parseToken,
+} from './values.js';
 
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
@@ -54,6 +66,8 @@ export interface OptionRecord {
    * setting silently ignored. Help and the README do not show it.
    */
   readonly removed?: { readonly release: string; readonly why: string };
+  /** A switch that is on by default: `--no-<flag>` turns it off (help shows both, this text for the `--no-` form). */
+  readonly negatable?: { readonly description: string };
 }
 
 const LIVE = ['snapshot', 'collect', 'check'] as const;
@@ -78,53 +92,320 @@ const FORMAT_HELP = {
 } as const;
 
 const RECORDS = [
-  { flags: '--base-url <url>', key: 'baseUrl', description: 'base URL of the platform; the API is at <url>/api', commands: LIVE, env: 'SVC_BASE_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, true) },
-  { flags: '--token <token>', key: 'token', description: 'API token for every type (SVC_TOKEN wins over it; SVC_TOKEN_FILE, SVC_TOKEN_<TYPE>_FILE and SVC_AUDIT_TOKEN_FILE name a file holding a token instead)', commands: LIVE, env: 'SVC_TOKEN', envWins: true, secret: true, parse: parseToken },
-  { flags: '--token-user <token>', key: 'tokenUser', description: 'User token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_USER', envWins: true, secret: true, parse: parseToken },
-  { flags: '--token-team <token>', key: 'tokenTeam', description: 'Team token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_TEAM', envWins: true, secret: true, parse: parseToken },
-  { flags: '--token-drive <token>', key: 'tokenDrive', description: 'Drive token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_DRIVE', envWins: true, secret: true, parse: parseToken },
-  { flags: '--token-vm <token>', key: 'tokenVm', description: 'VM token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_VM', envWins: true, secret: true, parse: parseToken },
-  { flags: '--token-project <token>', key: 'tokenProject', description: 'Project token, for backends before 3.14.1', commands: LIVE, env: 'SVC_TOKEN_PROJECT', envWins: true, secret: true, parse: parseToken },
-  { flags: '--realms <ids>', key: 'realms', description: 'comma-separated realm ids, used when GET /api/realms is not served', commands: LIVE, default: ['libvirt'], parse: parseRealms },
-  { flags: '--audit-url <url>', key: 'auditUrl', description: 'base URL of the audit service', commands: ['audit', 'check'], env: 'SVC_AUDIT_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false) },
-  { flags: '--audit-token <token>', key: 'auditToken', description: 'audit service token (SVC_AUDIT_TOKEN wins over it)', commands: ['audit', 'check'], env: 'SVC_AUDIT_TOKEN', envWins: true, secret: true, parse: parseAuditToken },
-  { flags: '--from <date>', key: 'from', description: 'first day of the audit period, YYYY-MM-DD', commands: ['audit'], default: '1970-01-01', parse: (raw: string, from: string) => parseCalendarDate(from, raw) },
-  { flags: '--to <date>', key: 'to', description: 'last day of the audit period, YYYY-MM-DD', commands: ['audit'], default: '2037-12-31', parse: (raw: string, from: string) => parseCalendarDate(from, raw) },
+  {
+    flags: '--base-url <url>',
+    key: 'baseUrl',
+    description: 'base URL of the platform; the API is at <url>/api',
+    commands: LIVE,
+    env: 'SVC_BASE_URL',
+    parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, true),
+  },
+  {
+    flags: '--token <token>',
+    key: 'token',
+    description: 'API token for every type (SVC_TOKEN wins over it; SVC_TOKEN_FILE, SVC_TOKEN_<TYPE>_FILE and ' +
+      'SVC_AUDIT_TOKEN_FILE name a file holding a token instead)',
+    commands: LIVE,
+    env: 'SVC_TOKEN',
+    envWins: true,
+    secret: true,
+    parse: parseToken,
+  },
+  {
+    flags: '--token-user <token>',
+    key: 'tokenUser',
+    description: 'User token, for backends before 3.14.1',
+    commands: LIVE,
+    env: 'SVC_TOKEN_USER',
+    envWins: true,
+    secret: true,
+    parse: parseToken,
+  },
+  {
+    flags: '--token-team <token>',
+    key: 'tokenTeam',
+    description: 'Team token, for backends before 3.14.1',
+    commands: LIVE,
+    env: 'SVC_TOKEN_TEAM',
+    envWins: true,
+    secret: true,
+    parse: parseToken,
+  },
+  {
+    flags: '--token-drive <token>',
+    key: 'tokenDrive',
+    description: 'Drive token, for backends before 3.14.1',
+    commands: LIVE,
+    env: 'SVC_TOKEN_DRIVE',
+    envWins: true,
+    secret: true,
+    parse: parseToken,
+  },
+  {
+    flags: '--token-vm <token>',
+    key: 'tokenVm',
+    description: 'VM token, for backends before 3.14.1',
+    commands: LIVE,
+    env: 'SVC_TOKEN_VM',
+    envWins: true,
+    secret: true,
+    parse: parseToken,
+  },
+  {
+    flags: '--token-project <token>',
+    key: 'tokenProject',
+    description: 'Project token, for backends before 3.14.1',
+    commands: LIVE,
+    env: 'SVC_TOKEN_PROJECT',
+    envWins: true,
+    secret: true,
+    parse: parseToken,
+  },
+  {
+    flags: '--realms <ids>',
+    key: 'realms',
+    description: 'comma-separated realm ids, used when GET /api/realms is not served',
+    commands: LIVE,
+    default: ['libvirt'],
+    parse: parseRealms,
+  },
+  {
+    flags: '--audit-url <url>',
+    key: 'auditUrl',
+    description: 'base URL of the audit service',
+    commands: ['audit', 'check'],
+    env: 'SVC_AUDIT_URL',
+    parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false),
+  },
+  {
+    flags: '--audit-token <token>',
+    key: 'auditToken',
+    description: 'audit service token (SVC_AUDIT_TOKEN wins over it)',
+    commands: ['audit', 'check'],
+    env: 'SVC_AUDIT_TOKEN',
+    envWins: true,
+    secret: true,
+    parse: parseAuditToken,
+  },
+  {
+    flags: '--from <date>',
+    key: 'from',
+    description: 'first day of the audit period, YYYY-MM-DD',
+    commands: ['audit'],
+    default: '1970-01-01',
+    parse: (raw: string, from: string) => parseCalendarDate(from, raw),
+  },
+  {
+    flags: '--to <date>',
+    key: 'to',
+    description: 'last day of the audit period, YYYY-MM-DD',
+    commands: ['audit'],
+    default: '2037-12-31',
+    parse: (raw: string, from: string) => parseCalendarDate(from, raw),
+  },
   { flags: '--query <id>', key: 'query', description: 'run this audit query (repeatable)', commands: ['audit'], repeatable: true },
   { flags: '--param <name=value>', key: 'param', description: 'audit query parameter (repeatable)', commands: ['audit'], repeatable: true },
   { flags: '--report <id[:objectId]>', key: 'report', description: 'download this audit report (repeatable)', commands: ['audit'], repeatable: true },
-  { flags: '--objects <Type[:id,id...]>', key: 'objects', description: 'look up the objects of this type as they were at --to; without ids, all of them (repeatable)', commands: ['audit'], repeatable: true },
+  {
+    flags: '--objects <Type[:id,id...]>',
+    key: 'objects',
+    description: 'look up the objects of this type as they were at --to; without ids, all of them (repeatable)',
+    commands: ['audit'],
+    repeatable: true,
+  },
   { flags: '--audit', key: 'audit', description: 'check the audit service instead of the management API', commands: ['check'] },
   { flags: '--export <name>', key: 'export', description: 'only this export (repeatable)', commands: ['diff'], repeatable: true },
-  { flags: '--ignore <column>', key: 'ignore', description: 'ignore changes of this column or export.column (repeatable); the volatile columns of docs/diff.md are ignored by default, --ignore none compares them', commands: ['diff'], repeatable: true },
-  { flags: '--timeout <seconds>', key: 'timeout', description: 'seconds allowed for each request, headers and body', commands: NET, default: 30, parse: (raw: string, from: string) => parsePositiveNumber(from, raw, 3600) },
-  { flags: '--concurrency <n>', key: 'concurrency', description: 'requests in flight at once (1-64)', commands: NET, default: 6, parse: (raw: string, from: string) => parseInteger(from, raw, 1, 64) },
-  { flags: '--retries <n>', key: 'retries', description: 'retries of a request after a network error, timeout, 429 or 5xx (0-10)', commands: NET, default: 3, parse: (raw: string, from: string) => parseInteger(from, raw, 0, 10) },
-  { flags: '--ca-file <path>', key: 'caFile', description: 'PEM file of extra trusted CA certificates (NODE_EXTRA_CA_CERTS is honoured too)', commands: [...NET, 'history', 'report'] },
-  { flags: '--out-dir <dir>', key: 'outDir', description: 'output directory', commands: ['snapshot', 'collect', 'audit', 'convert', 'history'], perCommand: OUT_DIR_HELP },
+  {
+    flags: '--ignore <column>',
+    key: 'ignore',
+    description: 'ignore changes of this column or export.column (repeatable); the volatile columns of docs/diff.md ' +
+      'are ignored by default, --ignore none compares them',
+    commands: ['diff'],
+    repeatable: true,
+  },
+  {
+    flags: '--timeout <seconds>',
+    key: 'timeout',
+    description: 'seconds allowed for each request, headers and body',
+    commands: NET,
+    default: 30,
+    parse: (raw: string, from: string) => parsePositiveNumber(from, raw, 3600),
+  },
+  {
+    flags: '--concurrency <n>',
+    key: 'concurrency',
+    description: 'requests in flight at once (1-64)',
+    commands: NET,
+    default: 6,
+    parse: (raw: string, from: string) => parseInteger(from, raw, 1, 64),
+  },
+  {
+    flags: '--retries <n>',
+    key: 'retries',
+    description: 'retries of a request after a network error, timeout, 429 or 5xx (0-10)',
+    commands: NET,
+    default: 3,
+    parse: (raw: string, from: string) => parseInteger(from, raw, 0, 10),
+  },
+  {
+    flags: '--ca-file <path>',
+    key: 'caFile',
+    description: 'PEM file of extra trusted CA certificates (NODE_EXTRA_CA_CERTS is honoured too)',
+    commands: [...NET, 'history', 'report'],
+  },
+  {
+    flags: '--out-dir <dir>',
+    key: 'outDir',
+    description: 'output directory',
+    commands: ['snapshot', 'collect', 'audit', 'convert', 'history'],
+    perCommand: OUT_DIR_HELP,
+  },
   { flags: '--raw', key: 'raw', description: 'also write the raw collection to <out-dir>/raw/', commands: ['snapshot'] },
-  { flags: '--replay <dir>', key: 'replay', description: 'build the exports from a raw collection instead of the network', commands: ['snapshot'], conflicts: { keys: SERVER_OPTIONS, why: 'builds from files and talks to no server' } },
-  { flags: '--allow-partial', key: 'allowPartial', description: 'publish even when routes failed (exit 4)', commands: ['snapshot', 'history'], perCommand: { history: { description: 'history load: load partial snapshots too (without it they are skipped, exit 4)' } } },
+  {
+    flags: '--replay <dir>',
+    key: 'replay',
+    description: 'build the exports from a raw collection instead of the network',
+    commands: ['snapshot'],
+    conflicts: { keys: SERVER_OPTIONS, why: 'builds from files and talks to no server' },
+  },
+  {
+    flags: '--allow-partial',
+    key: 'allowPartial',
+    description: 'publish even when routes failed (exit 4)',
+    commands: ['snapshot', 'history'],
+    perCommand: { history: { description: 'history load: load partial snapshots too (without it they are skipped, exit 4)' } },
+  },
   { flags: '--build-threads <n>', key: 'buildThreads', description: 'removed', commands: ['snapshot'], env: 'SVC_BUILD_THREADS', removed: { release: '1.1.0', why: 'the exports are built on the main thread' } },
   { flags: '--strict', key: 'strict', description: 'make any schema problem in a response fatal', commands: ['snapshot'] },
   { flags: '--diff-previous', key: 'diffPrevious', description: 'after publishing, diff against the newest older snapshot beside it', commands: ['snapshot'] },
-  { flags: '--format <list>', key: 'format', description: 'comma-separated output formats: json (always written), csv, xlsx, html (the report)', commands: ['snapshot', 'convert'], commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] }, defaultText: 'snapshot: json; convert: csv,xlsx', perCommand: FORMAT_HELP, parse: parseFormats },
-  { flags: '--include <list>', key: 'include', description: 'add export groups after the 15 exports: vms (vm_configs, active_vms, realms); diff and history load build them from a raw collection, and read a snapshot as it holds its exports; convert: the snapshot must hold them', commands: ['snapshot', 'convert', 'history', 'diff'], default: [], defaultText: 'none', parse: parseInclude },
-  { flags: '--keep <n>', key: 'keep', description: 'after a complete run, delete older complete output directories of the same kind beside the new one, keeping the newest n (the new one included)', commands: ['snapshot', 'collect', 'audit'], parse: parseKeep },
-  { flags: '--metrics-file <path>', key: 'metricsFile', description: 'write Prometheus metrics for node_exporter\'s textfile collector to this file, on success and on failure', commands: ['snapshot', 'collect', 'audit'] },
-  { flags: '--ping-url <url>', key: 'pingUrl', description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure', commands: ['snapshot', 'collect', 'audit'], env: 'SVC_PING_URL', parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false) },
-  { flags: '--sign-key <file>', key: 'signKey', description: 'sign the manifest with this OpenSSH Ed25519 private key (unencrypted, mode 0600) into <manifest>.sig, published with the output', commands: ['snapshot', 'collect', 'audit'], env: 'SVC_SIGN_KEY', parse: loadSigningKey },
-  { flags: '--allowed-signers <file>', key: 'allowedSigners', description: "OpenSSH allowed_signers file: a signature must verify and be made by a key it lists (history: only such snapshots are loaded)", commands: ['verify', 'history'], parse: (raw: string, from: string) => readAllowedSigners(raw, from) },
-  { flags: '--findings', key: 'findings', description: 'evaluate the findings rules (docs/findings.md) and write _findings.json into the snapshot', commands: ['snapshot'] },
-  { flags: '--fail-on <severity>', key: 'failOn', description: 'exit 6 when a finding of this severity or higher exists (info, low, medium, high, critical); the snapshot is published either way', commands: ['snapshot', 'findings'], parse: parseSeverity },
-  { flags: '--expiring-days <n>', key: 'expiringDays', description: 'certification-expiring: days ahead of the snapshot\'s time (0-3650)', commands: ['snapshot', 'findings'], default: 30, parse: (raw: string, from: string) => parseInteger(from, raw, 0, 3650) },
+  {
+    flags: '--format <list>',
+    key: 'format',
+    description: 'comma-separated output formats: json (always written), csv, xlsx, html (the report)',
+    commands: ['snapshot', 'convert'],
+    commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] },
+    defaultText: 'snapshot: json; convert: csv,xlsx',
+    perCommand: FORMAT_HELP,
+    parse: parseFormats,
+  },
+  {
+    flags: '--include <list>',
+    key: 'include',
+    description: 'add export groups after the 15 exports: vms (vm_configs, active_vms, realms); diff and history ' +
+      'load build them from a raw collection, and read a snapshot as it holds its exports; convert: the snapshot ' +
+      'must hold them',
+    commands: ['snapshot', 'convert', 'history', 'diff'],
+    default: [],
+    defaultText: 'none',
+    parse: parseInclude,
+  },
+  {
+    flags: '--keep <n>',
+    key: 'keep',
+    description: 'after a complete run, delete older complete output directories of the same kind beside the new ' +
+      'one, keeping the newest n (the new one included)',
+    commands: ['snapshot', 'collect', 'audit'],
+    parse: parseKeep,
+  },
+  {
+    flags: '--metrics-file <path>',
+    key: 'metricsFile',
+    description: 'write Prometheus metrics for node_exporter\'s textfile collector to this file, on success and on failure',
+    commands: ['snapshot', 'collect', 'audit'],
+  },
+  {
+    flags: '--ping-url <url>',
+    key: 'pingUrl',
+    description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure',
+    commands: ['snapshot', 'collect', 'audit'],
+    env: 'SVC_PING_URL',
+    parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false),
+  },
+  {
+    flags: '--sign-key <file>',
+    key: 'signKey',
+    description: 'sign the manifest with this OpenSSH Ed25519 private key (unencrypted, mode 0600) into <manifest>.sig, published with the output',
+    commands: ['snapshot', 'collect', 'audit'],
+    env: 'SVC_SIGN_KEY',
+    parse: loadSigningKey,
+  },
+  {
+    flags: '--allowed-signers <file>',
+    key: 'allowedSigners',
+    description: "OpenSSH allowed_signers file: a signature must verify and be made by a key it lists (history: only such snapshots are loaded)",
+    commands: ['verify', 'history'],
+    parse: (raw: string, from: string) => readAllowedSigners(raw, from),
+  },
+  {
+    flags: '--findings',
+    key: 'findings',
+    description: 'evaluate the findings rules (docs/findings.md) and write _findings.json into the snapshot',
+    commands: ['snapshot'],
+  },
+  {
+    flags: '--findings-inherit-levels',
+    key: 'findingsInheritLevels',
+    description: 'findings: hold a child project to its ancestors\' security levels too, its own level adding to them (docs/findings.md)',
+    commands: ['snapshot', 'findings', 'report'],
+    default: true,
+    negatable: { description: 'findings: hold a project to its own security level only' },
+  },
+  {
+    flags: '--fail-on <severity>',
+    key: 'failOn',
+    description: 'exit 6 when a finding of this severity or higher exists, or a rule of this severity or higher ' +
+      'could not be evaluated (info, low, medium, high, critical); the snapshot is published either way',
+    commands: ['snapshot', 'findings'],
+    parse: parseSeverity,
+  },
+  {
+    flags: '--fail-on-unevaluated <boolean>',
+    key: 'failOnUnevaluated',
+    description: 'with --fail-on: also exit 6 when a rule of that severity or higher could not be evaluated (true), or on findings alone (false)',
+    commands: ['snapshot', 'findings'],
+    default: true,
+    parse: parseBooleanValue,
+  },
+  {
+    flags: '--expiring-days <n>',
+    key: 'expiringDays',
+    description: 'certification-expiring: days ahead of the snapshot\'s time (0-3650)',
+    commands: ['snapshot', 'findings'],
+    default: 30,
+    parse: (raw: string, from: string) => parseInteger(from, raw, 0, 3650),
+  },
   { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ALL },
   { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ALL },
   { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ALL },
-  { flags: '--history [target]', key: 'history', description: 'history database: a SQLite file or postgres://user@host:port/db (password from PGPASSWORD or ~/.pgpass); snapshot: load the new snapshot into it after publishing (and --format html: the report\'s trends); report: the trends', commands: ['snapshot', 'history', 'report'], defaultText: `./${DEFAULT_HISTORY_FILE}` },
-  { flags: '--previous <dir>', key: 'previous', description: 'the snapshot to show the changes since', commands: ['report'], defaultText: 'the newest older snapshot beside it' },
-  { flags: '--out <file>', key: 'out', description: 'the file to write the page to', commands: ['report'], defaultText: '<snapshot-dir>/svc-snapshot-<YYYY-MM-DD>.html' },
-  { flags: '--site <base-url>', key: 'site', description: 'the site (base URL) to read or load, required when the history database holds several', commands: ['history'] },
+  {
+    flags: '--history [target]',
+    key: 'history',
+    description: 'history database: a SQLite file or postgres://user@host:port/db (password from PGPASSWORD or ' +
+      '~/.pgpass); snapshot: load the new snapshot into it after publishing (and --format html: the report\'s ' +
+      'trends); report: the trends',
+    commands: ['snapshot', 'history', 'report'],
+    defaultText: `./${DEFAULT_HISTORY_FILE}`,
+  },
+  {
+    flags: '--previous <dir>',
+    key: 'previous',
+    description: 'the snapshot to show the changes since',
+    commands: ['report'],
+    defaultText: 'the newest older snapshot beside it',
+  },
+  {
+    flags: '--out <file>',
+    key: 'out',
+    description: 'the file to write the page to',
+    commands: ['report'],
+    defaultText: '<snapshot-dir>/svc-snapshot-<YYYY-MM-DD>.html',
+  },
+  {
+    flags: '--site <base-url>',
+    key: 'site',
+    description: 'the site (base URL) to read or load, required when the history database holds several',
+    commands: ['history'],
+  },
 ] as const satisfies readonly OptionRecord[];
 
 export const OPTIONS: readonly OptionRecord[] = RECORDS;
@@ -132,7 +413,13 @@ export const OPTIONS: readonly OptionRecord[] = RECORDS;
 
 type Records = (typeof RECORDS)[number];
 /** What commander gives: a list for a repeatable option, `true` for `[value]` given bare, text for `<value>`, else a switch. */
-type RawOf<R> = R extends { repeatable: true } ? string[] : R extends { flags: `${string}[${string}]` } ? string | true : R extends { flags: `${string}<${string}>` } ? string : boolean;
+type RawOf<R> = R extends { repeatable: true }
+  ? string[]
+  : R extends { flags: `${string}[${string}]` }
+    ? string | true
+    : R extends { flags: `${string}<${string}>` }
+      ? string
+      : boolean;
 type Parsed<R> = R extends { parse: (raw: string, from: string) => infer T } ? T : RawOf<R>;
 type WhenAbsent<R> = R extends { default: infer D } ? D : R extends { commandDefaults: infer M } ? M[keyof M] : RawOf<R> extends boolean ? false : undefined;
 type ForCommand<R, C extends CommandName> = R extends { readonly commands: readonly (infer X)[] } ? (C extends X ? R : never) : never;
@@ -151,6 +438,11 @@ export function flagName(key: string): string {
   // A key without a record is a mistake in the records themselves (the option-records test finds it).
   if (rec === undefined) throw new Error(`no option record has the key ${key}`);
   return rec.flags.split(' ')[0]!;
+}
+
+/** The `--no-` form of a negatable switch: `--no-findings-inherit-levels`. */
+export function negatedFlag(rec: OptionRecord): string {
+  return `--no-${rec.flags.split(' ')[0]!.slice(2)}`;
 }
 
 /** Refuses (exit 2) an option given together with one its record says it cannot be combined with. */
@@ -211,7 +503,7 @@ export function readOptions<C extends CommandName>(command: C, flags: Readonly<R
       options[rec.key] = rec.commandDefaults?.[command] ?? rec.default ?? (/[<[]/.test(rec.flags) ? undefined : false);
       continue;
     }
-    const source = useVariable ? rec.env! : flagName(rec.key);
+    const source = useVariable ? rec.env! : raw === false && rec.negatable ? negatedFlag(rec) : flagName(rec.key);
     sources[rec.key] = source;
     const parse = rec.parse;
     if (parse === undefined || typeof raw !== 'string') {

@@ -31,7 +31,10 @@ export function checkProxyEnvironment(env: NodeJS.ProcessEnv): void {
       throw new UsageError(`${variable} "${shown}" is not a URL; give one like http://proxy.example.org:3128, or unset it`);
     }
     if (url.username || url.password) {
-      throw new UsageError(`${variable} must not contain a user name or password (a proxy that needs them is not supported); unset it or give the proxy without credentials`);
+      throw new UsageError(
+        `${variable} must not contain a user name or password (a proxy that needs them is not supported); unset it ` +
+          `or give the proxy without credentials`,
+      );
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw new UsageError(`${variable} "${shown}" must start with http:// or https://`);

@@ -34,7 +34,10 @@ export function normaliseServiceUrl(raw: string, what: string, stripApi: boolean
   try {
     url = new URL(raw.trim());
   } catch {
-    if (withoutUserinfo(raw) !== raw) throw new UsageError(`${what} "${shown}" is not a URL, and it must not contain a user name or password (that part is not shown); give one like https://platform.example.org`);
+    if (withoutUserinfo(raw) !== raw) throw new UsageError(
+      `${what} "${shown}" is not a URL, and it must not contain a user name or password (that part is not shown); ` +
+        `give one like https://platform.example.org`,
+    );
     throw new UsageError(`${what} "${shown}" is not a URL; give one like https://platform.example.org`);
   }
   if (url.username || url.password) {
@@ -43,7 +46,8 @@ export function normaliseServiceUrl(raw: string, what: string, stripApi: boolean
   if (url.protocol === 'http:') {
     if (!isLoopbackHost(url.hostname)) {
       throw new UsageError(
-        `${what} uses http:// to ${url.hostname}, which would send the token unencrypted; use https:// (http:// is accepted only for 127.0.0.1, ::1 and localhost)`,
+        `${what} uses http:// to ${url.hostname}, which would send the token unencrypted; use https:// (http:// is ` +
+          `accepted only for 127.0.0.1, ::1 and localhost)`,
       );
     }
   } else if (url.protocol !== 'https:') {

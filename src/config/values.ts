@@ -161,7 +161,10 @@ function readPem(path: string, what: string): string[] {
   }
   const certs = text.match(PEM_CERT) ?? [];
   if (certs.length === 0) {
-    throw new UsageError(`${what} ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----); convert a DER file with: openssl x509 -inform der -in ca.der -out ca.pem`);
+    throw new UsageError(
+      `${what} ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----); convert a DER file with: openssl x509 ` +
+        `-inform der -in ca.der -out ca.pem`,
+    );
   }
   return certs;
 }
@@ -195,4 +198,12 @@ export function parseSeverity(raw: string, from: string): Severity {
   const s = raw.trim().toLowerCase();
   if ((SEVERITIES as readonly string[]).includes(s)) return s as Severity;
   throw new UsageError(`${from} must be one of ${SEVERITIES.join(', ')}; got "${raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`);
+}
+
+/** `--fail-on-unevaluated=false`: a switch that is on by default, turned off by its value. */
+export function parseBooleanValue(raw: string, from: string): boolean {
+  const s = raw.trim().toLowerCase();
+  if (s === 'true') return true;
+  if (s === 'false') return false;
+  throw new UsageError(`${from} must be true or false (${from}=false); got "${raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`);
 }

@@ -9,6 +9,13 @@ function stateOf(r: Pick<RouteRecord, 'skipped' | 'error'>): keyof RouteCounts {
   return r.skipped ? 'skipped' : 'read';
 }
 
+/** The figures of a build that a run's metrics report. */
+interface BuildFigures {
+  readonly exports: ReadonlyArray<{ export: string; records?: readonly unknown[]; count?: number }>;
+  readonly validation: { issues: number };
+  readonly drift: ReadonlyArray<{ unknownFields: readonly string[] }>;
+}
+
 /**
  * What a run has learnt so far, for the metrics file of a run that fails or
  * is interrupted (CONTRACT section 12: the routes by state always, the
@@ -43,7 +50,7 @@ export class RunFacts {
   }
 
   /** The build's figures, once it is done (before anything is checked or published). */
-  build(b: { exports: ReadonlyArray<{ export: string; records?: readonly unknown[]; count?: number }>; validation: { issues: number }; drift: ReadonlyArray<{ unknownFields: readonly string[] }> }): void {
+  build(b: BuildFigures): void {
     this.built = {
       records: b.exports.map((e) => ({ export: e.export, count: e.count ?? e.records?.length ?? 0 })),
       validationIssues: b.validation.issues,

@@ -30,7 +30,8 @@ export function checkKeepTarget(keep: number | undefined, outDirFlag: string | u
   if (keep === undefined || outDirFlag === undefined) return;
   if (!datedName(path.basename(path.resolve(outDirFlag)))) {
     throw new UsageError(
-      `--keep needs an output directory whose name holds the date (YYYY-MM-DD), such as the default svc-snapshot-<date> or --out-dir /srv/snapshots/$(date +%F); ` +
+      `--keep needs an output directory whose name holds the date (YYYY-MM-DD), such as the default ` +
+      `svc-snapshot-<date> or --out-dir /srv/snapshots/$(date +%F); ` +
         `older directories are the ones beside it whose names differ only in that date`,
     );
   }

@@ -11,6 +11,8 @@ export interface RunReport {
   readonly driftFields?: number;
   /** Findings per evaluated rule (snapshot with --findings); a rule that was not evaluated has no series. */
   readonly findings?: ReadonlyArray<{ rule: string; severity: string; count: number }>;
+  /** The rules that could not be evaluated (snapshot with --findings): what --fail-on fails closed on, beside the findings. */
+  readonly findingsUnevaluated?: ReadonlyArray<{ rule: string; severity: string }>;
 }
 
 export interface MetricsInput {
@@ -30,14 +32,18 @@ export interface MetricsInput {
 
 const HELP: Record<string, string> = {
   svc_snapshot_last_run_timestamp_seconds: 'When the last run ended, in Unix seconds, whatever its outcome.',
-  svc_snapshot_last_success_timestamp_seconds: 'When the last run that exited 0 (or 6: complete, with findings at --fail-on) ended, in Unix seconds (0: none known).',
-  svc_snapshot_exit_code: 'Exit code of the last run (0 complete, 1 failed, 2 usage, 3 token rejected, 4 incomplete, 6 findings at --fail-on, 130/143 interrupted).',
+  svc_snapshot_last_success_timestamp_seconds: 'When the last run that exited 0 (or 6: complete, with findings at ' +
+    '--fail-on) ended, in Unix seconds (0: none known).',
+  svc_snapshot_exit_code: 'Exit code of the last run (0 complete, 1 failed, 2 usage, 3 token rejected, 4 incomplete, ' +
+    '6 findings or rules not evaluated at --fail-on, 130/143 interrupted).',
   svc_snapshot_duration_seconds: 'Wall-clock duration of the last run.',
   svc_snapshot_records: 'Records written per export by the last run.',
   svc_snapshot_routes: 'Routes or requests of the last run by state.',
-  svc_snapshot_validation_issues: 'Fields of the wrong type found by the last run.',
+  svc_snapshot_validation_issues: 'Validation issues in the responses of the last run (fields of the wrong type, records at odds with their route).',
   svc_snapshot_drift_fields: 'Field names the backend returned that the models do not know, in the last run.',
   svc_snapshot_findings: 'Findings of the last run per evaluated rule and severity (snapshot --findings; docs/findings.md).',
+  svc_snapshot_findings_unevaluated: 'Rules the last run could not evaluate (1 each), by rule and severity (snapshot ' +
+    '--findings; the reason is in _findings.json).',
 };
 
 /** Label values escaped as the text exposition format requires. */
@@ -66,6 +72,9 @@ export function renderMetrics(m: MetricsInput): string {
   if (r?.validationIssues !== undefined) samples.push(['svc_snapshot_validation_issues', cmd, String(r.validationIssues)]);
   if (r?.driftFields !== undefined) samples.push(['svc_snapshot_drift_fields', cmd, String(r.driftFields)]);
   for (const f of r?.findings ?? []) samples.push(['svc_snapshot_findings', `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`, String(f.count)]);
+  for (const f of r?.findingsUnevaluated ?? []) {
+    samples.push(['svc_snapshot_findings_unevaluated', `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`, '1']);
+  }
   const lines: string[] = [];
   let previous = '';
   for (const [name, labels, value] of samples) {

@@ -19,7 +19,10 @@ export function applyKeep(keep: number | undefined, complete: boolean, outDir: s
   try {
     result = pruneOlder(outDir, kind, keep);
   } catch (err) {
-    reporter.error(`--keep: could not list the directories beside ${outDir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); nothing was deleted`);
+    reporter.error(
+      `--keep: could not list the directories beside ${outDir} ` +
+        `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); nothing was deleted`,
+    );
     return [];
   }
   for (const l of result.left) reporter.info(`--keep: left ${shown(l.dir)}: it ${shown(l.reason)}`);

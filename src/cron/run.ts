@@ -40,7 +40,10 @@ export class CronRun {
     this.out.warn(message);
   }
 
-  /** Undefined when neither option is given (--ping-url also by SVC_PING_URL). The metrics path is taken as is, so that a usage error below is still recorded. */
+  /**
+   * Undefined when neither option is given (--ping-url also by SVC_PING_URL). The metrics path is taken
+   * as is, so that a usage error below is still recorded.
+   */
   static open(command: CronCommand, flags: CronFlags, cwd: string, out: CronOutput, facts = new RunFacts(), env: NodeJS.ProcessEnv = {}): CronRun | undefined {
     const o = readOptions(command, { metricsFile: flags.metricsFile, pingUrl: flags.pingUrl }, env);
     if (o.metricsFile === undefined && o.pingUrl === undefined) return undefined;

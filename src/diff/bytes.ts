@@ -9,53 +9,7 @@
  * parses the whole file.
  */
 import { keyOfValues, matchKeys } from './match.js';
-
-/** Where each record of a file lies: bytes `starts[i]` (its `{`) to `ends[i]` (after its `}`). */
-export interface RecordRanges {
-  readonly starts: Int32Array;
-  readonly ends: Int32Array;
-}
-
-export const EMPTY = Buffer.from('[]\n');
-/** The file's start up to its first record's `{`. */
-export const HEAD = Buffer.from('[\n  {');
-/**
- * Between two records: `\n  },\n  {\n`. Records are indented by 2, their
- * fields by 4 and anything nested deeper, and no JSON string holds a raw
- * newline: `},\n  {` occurs nowhere else. It is searched for (its first
- * byte, rarer than a newline, makes the search fast) and the rest checked.
- */
-export const BETWEEN = Buffer.from('},\n  {');
-/** The file's end from its last record's last line. */
-export const TAIL = Buffer.from('\n  }\n]\n');
-
-/** The ranges of the file's records, when it has the serializer's layout and exactly `count` of them. */
-export function splitRecords(bytes: Buffer, count: number): RecordRanges | undefined {
-  if (bytes.equals(EMPTY)) return count === 0 ? { starts: new Int32Array(0), ends: new Int32Array(0) } : undefined;
-  const len = bytes.length;
-  // A record takes at least 5 bytes (`{\n  }`) and one more to the next.
-  if (count < 1 || count > len / 6 || len < HEAD.length + TAIL.length) return undefined;
-  if (bytes.compare(HEAD, 0, HEAD.length, 0, HEAD.length) !== 0 || bytes.compare(TAIL, 0, TAIL.length, len - TAIL.length) !== 0) return undefined;
-  const starts = new Int32Array(count);
-  const ends = new Int32Array(count);
-  const last = len - TAIL.length + 4;
-  let start = HEAD.length - 1;
-  let n = 0;
-  for (;;) {
-    const i = bytes.indexOf(BETWEEN, start + 1);
-    if (i < 0 || i >= last) break;
-    // The whole separator, and a record of at least `{\n  }` before it.
-    if (bytes[i - 1] !== 0x20 || bytes[i - 2] !== 0x20 || bytes[i - 3] !== 0x0a || bytes[i + 6] !== 0x0a || i - 3 <= start || n === count - 1) return undefined;
-    starts[n] = start;
-    ends[n] = i + 1;
-    n++;
-    start = i + 5;
-  }
-  if (n !== count - 1 || start >= last - 1) return undefined;
-  starts[n] = start;
-  ends[n] = last;
-  return { starts, ends };
-}
+import type { RecordRanges } from '../snapshot/records.js';
 
 /** Record `i` parsed, or undefined when its bytes are not one JSON value. */
 export function parseRecord<T>(bytes: Buffer, ranges: RecordRanges, i: number): T | undefined {

@@ -12,9 +12,10 @@ import type { Availability, ChangedRecord, ChangeSet, ColumnChange, DiffSide, Ex
 import { DIFF_SCHEMA_VERSION } from './types.js';
 import type { IgnoreRules } from './ignore.js';
 import { keyFunction, matchKeys } from './match.js';
-import { keyAt, matchRecordKeys, parseRecord, readKeys, sameBytes, splitRecords, type RecordKeys, type RecordRanges } from './bytes.js';
+import { keyAt, matchRecordKeys, parseRecord, readKeys, sameBytes, type RecordKeys } from './bytes.js';
 import { walkNewer } from './walk-newer.js';
 import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
+import { recordRanges, type RecordRanges } from '../snapshot/records.js';
 
 /** Exact deep equality of export values: scalars, arrays of scalars (and, defensively, anything JSON). A missing value equals null. */
 export function sameValue(a: unknown, b: unknown): boolean {
@@ -185,13 +186,13 @@ function diffRecords(def: ExportDef, older: LoadedExport, newer: LoadedExport, i
  * parse or has another key: the caller then parses the files whole.
  */
 function diffFiles(def: ExportDef, older: LoadedExport, a: ExportFile, newer: LoadedExport, b: ExportFile, ignored: ReadonlySet<string> | undefined, fast: FastPaths): ExportDiff | undefined {
-  const ra = splitRecords(a.bytes, a.count);
-  if (!ra) return undefined;
+  const ra = recordRanges(a.bytes);
+  if (ra?.starts.length !== a.count) return undefined;
   const same = a.bytes.equals(b.bytes);
   const keysA = same ? undefined : readKeys(a.bytes, ra, def.key);
   // Most of two nights' records are the same bytes: the newer file is read only where it differs (walkNewer), else whole.
   const walk = keysA && fast.walkNewer ? walkNewer(keysA, ra, a.count, b.bytes, b.count, def.key) : undefined;
-  const rb = same ? ra : walk ? walk.ranges : splitRecords(b.bytes, b.count);
+  const rb = same ? ra : walk ? walk.ranges : recordRanges(b.bytes);
   if (!rb || rb.starts.length !== b.count) return undefined;
   const firstA = a.count > 0 ? parseRecord<ExportRecord>(a.bytes, ra, 0) : undefined;
   const firstB = same ? firstA : b.count > 0 ? parseRecord<ExportRecord>(b.bytes, rb, 0) : undefined;

@@ -8,7 +8,8 @@ import { CATALOG } from '../exports/catalog.js';
 import type { ExportDef } from '../exports/define.js';
 import { changeSetOf, diffExport } from './compare.js';
 import { resolveIgnore } from './ignore.js';
-import { loadSide, loadSnapshot, type SnapshotManifestView } from './read.js';
+import { loadSide, snapshotSide } from './read.js';
+import type { ManifestEntry, Snapshot } from '../snapshot/dir.js';
 import type { ChangeSet, DiffOptions, ExportDiff, LoadedSide } from './types.js';
 import type { IgnoreRules } from './ignore.js';
 
@@ -62,14 +63,14 @@ async function diffSides(older: LoadedSide, newer: LoadedSide, exports: readonly
 }
 
 /**
- * The change set between `older` and a snapshot whose manifest is not yet
- * written (its staging directory and the manifest about to be): what
- * `--format html` puts in the report before the manifest lists it.
+ * The change set between `older` and an opened snapshot (the report's: a
+ * published one, or one still in staging whose manifest is not yet
+ * written), with the default options; `use` is given each of the newer
+ * side's export files' bytes as the diff reads them.
  */
-export async function diffWithUnwritten(older: string, newer: { readonly dir: string; readonly manifest: SnapshotManifestView }, opts: DiffOptions = {}): Promise<ChangeSet> {
-  const exports = selectExports(opts.exports);
-  const ignore = resolveIgnore(opts.ignore, CATALOG);
-  const include = opts.include ?? [];
-  const [a, b] = await Promise.all([loadSide(resolve(older), exports, include), loadSnapshot(newer.dir, exports, newer.manifest)]);
-  return diffSides(a, b, compared(exports, include, opts, a, b), ignore);
+export async function diffWithSnapshot(older: string, newer: Snapshot, use: (entry: ManifestEntry, bytes: Buffer) => void): Promise<ChangeSet> {
+  const exports = selectExports(undefined);
+  const a = await loadSide(resolve(older), exports);
+  const b = snapshotSide(newer, exports, use);
+  return diffSides(a, b, compared(exports, [], {}, a, b), resolveIgnore(undefined, CATALOG));
 }

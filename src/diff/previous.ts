@@ -7,7 +7,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { isValid } from 'date-fns/isValid';
 import { parse } from 'date-fns/parse';
 import { parseISO } from 'date-fns/parseISO';
-import { readSnapshotManifest, type SnapshotManifestView } from './read.js';
+import { openSnapshot } from '../snapshot/dir.js';
 
 const SNAPSHOT_DIR = /^svc-snapshot-/;
 /** Raw collections and audit collections share the prefix; they are not snapshots. */
@@ -22,7 +22,7 @@ function dayStart(date: string | undefined): number | undefined {
 }
 
 /** When a snapshot was taken: the manifest's `time`, else its `date`, else the date in the directory name. */
-function snapshotTime(name: string, manifest: SnapshotManifestView | undefined): number | undefined {
+function snapshotTime(name: string, manifest: { readonly time?: string; readonly date?: string } | undefined): number | undefined {
   if (manifest?.time !== undefined) {
     const t = parseISO(manifest.time);
     if (isValid(t)) return t.getTime();
@@ -50,8 +50,8 @@ export async function findPreviousSnapshot(outDir: string, ownTime?: string): Pr
   const parent = dirname(target);
   const self = basename(target);
   // A snapshot still in staging (its report) gives its time: outDir is not written yet.
-  const own = ownTime !== undefined ? { ok: true as const, manifest: { time: ownTime } as SnapshotManifestView } : await readSnapshotManifest(target);
-  const reference = snapshotTime(self, own.ok ? own.manifest : undefined) ?? Infinity;
+  const own = ownTime !== undefined ? { time: ownTime } : (await openSnapshot(target).catch(() => undefined))?.manifest;
+  const reference = snapshotTime(self, own) ?? Infinity;
   let entries: string[];
   try {
     entries = await readdir(parent);
@@ -63,9 +63,9 @@ export async function findPreviousSnapshot(outDir: string, ownTime?: string): Pr
     if (name === self || !SNAPSHOT_DIR.test(name) || OTHER_DIR.test(name)) continue;
     const path = join(parent, name);
     if (!(await isDirectory(path))) continue;
-    const read = await readSnapshotManifest(path);
-    if (!read.ok) continue;
-    const time = snapshotTime(name, read.manifest);
+    const manifest = (await openSnapshot(path).catch(() => undefined))?.manifest;
+    if (manifest === undefined) continue;
+    const time = snapshotTime(name, manifest);
     if (time === undefined || !(time < reference)) continue;
     if (!best || time > best.time || (time === best.time && name > best.name)) best = { name, time };
   }

@@ -1,12 +1,12 @@
 /**
  * FAST PATH: the newer of two export files read only where it differs from
- * the older. Stands in for splitRecords and readKeys of the whole newer file
+ * the older. Stands in for recordRanges and readKeys of the whole newer file
  * (src/diff/bytes.ts) followed by matchRecordKeys, and is equivalent to them
  * wherever it answers: the same record ranges, key spans and matches (and
  * which matched records are the same bytes); where it does not (a key not
  * ASCII, a side not strictly ascending, the newer file out of layout) it
  * says so and the caller takes the plain path. Held by
- * test/unit/diff-bytes.test.ts (the walk against splitRecords, readKeys and
+ * test/unit/diff-bytes.test.ts (the walk against recordRanges, readKeys and
  * the merge over two nights, the newer out of order or out of layout) and
  * test/unit/fast-paths.test.ts (the diff of such two nights with it on and
  * off). Switch: `walkNewer` (src/fast-paths.ts); differential test:
@@ -20,7 +20,8 @@
  * site most records are the same bytes, so most of the newer file is
  * compared once and never searched.
  */
-import { BETWEEN, columnSpans, EMPTY, HEAD, TAIL, type RecordKeys, type RecordRanges } from './bytes.js';
+import { columnSpans, type RecordKeys } from './bytes.js';
+import { BETWEEN, EMPTY, HEAD, TAIL, type RecordRanges } from '../snapshot/records.js';
 
 /** Bytes `xf`..`xt` of x against `yf`..`yt` of y: negative, 0 or positive, as bytes (and then length) order them. */
 function compareBytes(x: Buffer, xf: number, xt: number, y: Buffer, yf: number, yt: number): number {
@@ -53,7 +54,7 @@ function ascends(k: RecordKeys, count: number): boolean {
 
 /** How the newer file's records match the older's, found by walkNewer. */
 export interface NewerWalk {
-  /** The newer file's records, as splitRecords gives them. */
+  /** The newer file's records, as recordRanges gives them. */
   readonly ranges: RecordRanges;
   /** Their key columns, as readKeys gives them. */
   readonly keys: RecordKeys;
@@ -79,7 +80,7 @@ function separatorAt(bytes: Buffer, p: number, last: number): boolean {
  * comparing keys; only the other newer records are split and have their
  * keys read. On two nights of a site most records are the same bytes, so
  * most of the newer file is compared once and never searched. The newer
- * file is held to what splitRecords and readKeys would hold it to (the
+ * file is held to what recordRanges and readKeys would hold it to (the
  * serializer's layout, `count` records, keys ascii and strictly ascending:
  * a record that matches an older one ascends by the merge's own order, an
  * added one is compared with the one before). Undefined when it is not so:
@@ -130,7 +131,7 @@ export function walkNewer(older: RecordKeys, olderRanges: RecordRanges, olderCou
       if (e <= last && a.compare(bytes, pos, e, as, as + length) === 0 && (isLast ? e === last : separatorAt(bytes, e - 1, last))) end = takeSame(i, j, pos);
     }
     if (end < 0) {
-      // As splitRecords: the first separator after the record's start ends it; the last record runs to the file's tail.
+      // As recordRanges: the first separator after the record's start ends it; the last record runs to the file's tail.
       const p = bytes.indexOf(BETWEEN, pos + 1);
       if (p >= 0 && p < last) {
         if (isLast || bytes[p - 1] !== 0x20 || bytes[p - 2] !== 0x20 || bytes[p - 3] !== 0x0a || bytes[p + 6] !== 0x0a || p - 3 <= pos) return undefined;

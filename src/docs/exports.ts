@@ -4,7 +4,7 @@
  * committed file equals this output.
  */
 import { routeById, type RouteDef } from '../api/catalog.js';
-import { CATALOG } from '../exports/catalog.js';
+import { CATALOG, columnType, type ColumnType } from '../exports/catalog.js';
 import type { ColumnDef, ExportDef } from '../exports/define.js';
 import { describeType, kindOf, resolvePath } from '../exports/schema.js';
 import { cellTypeOf } from '../sheets/columns.js';
@@ -57,6 +57,14 @@ const DECISIONS = `## Decisions
   column is nulled, or the whole column when the bad value sits inside one of
   its arrays or maps. Samples name the route, record index, path and zod's
   message, never the value.
+- **A running VM whose \`realmID\` names another realm** than the
+  \`GET /api/vms/{realm}/active\` that listed it is exported under the
+  route's realm (the route is what was asked for; the realm is part of the
+  key \`active_vms\` is sorted and diffed by) and counted under \`validation\` (path \`realmID\`, the
+  value not shown), so it shows in the manifest, the summary, the report and
+  \`svc_snapshot_validation_issues\`; \`--strict\` refuses it like any other
+  issue. It is counted without \`--include vms\` too: the route is read and
+  checked on every run.
 - **Unknown fields** are ignored by the exports and listed under \`drift\` by
   their dotted path (array elements share their array's path, map values
   appear as \`*\`).
@@ -110,60 +118,79 @@ function sinceMark(def: RouteDef, path: string, each?: string): string {
   return resolvePath(def.item, path, each ? [each] : []).since3141 ? ' (since 3.14.1)' : '';
 }
 
+/** The column's type as the docs name it, from the type the catalog declares (columnType). */
+function typeText(col: ColumnDef, t: ColumnType): string {
+  const src = col.source;
+  if (src.kind === 'unavailable') return 'null';
+  if (src.kind === 'count' || (src.kind === 'field' && src.as === 'count')) return 'count';
+  if (t.entries) return '"key=value" string[]';
+  if (src.kind === 'field' && src.as === 'json') return 'string (JSON)';
+  return describeType(t.schema);
+}
+
 function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): string {
   const src = col.source;
-  const through = exp.each ? [exp.each] : [];
-  let type: string;
+  const t = columnType(exp, col);
+  const type = typeText(col, t);
   let source: string;
   switch (src.kind) {
     case 'field':
-      type = src.as === 'entries' ? '"key=value" string[]' : src.as === 'count' ? 'count' : src.as === 'json' ? 'string (JSON)' : describeType(resolvePath(def.item, src.path, through).schema);
-      source = `${src.as === 'count' ? 'number of elements of ' : ''}field \`${src.path}\`${sinceMark(def, src.path, exp.each)}${src.as === 'entries' ? ', map as sorted "key=value" strings' : src.as === 'json' ? ', object as compact JSON text' : ''}`;
+      source =
+        `${src.as === 'count' ? 'number of elements of ' : ''}field \`${src.path}\`${sinceMark(def, src.path, exp.each)}` +
+        (src.as === 'entries' ? ', map as sorted "key=value" strings' : src.as === 'json' ? ', object as compact JSON text' : '');
       break;
     case 'join': {
       const other = routeById(src.route);
-      type = src.as === 'entries' ? '"key=value" string[]' : describeType(resolvePath(other.item, src.path).schema);
       source = `derived: \`${src.path}\` of the ${routeName(other)} record whose \`${src.by}\` equals this row's \`${src.on}\``;
       break;
     }
     case 'count': {
       const other = routeById(src.route);
-      type = 'count';
       source = `derived: number of ${routeName(other)} records${other.perRealm ? ', every realm,' : ''} whose \`${src.by}\` equals this row's \`${src.on}\``;
       break;
     }
     case 'realm':
-      type = 'string';
       source = `derived: the realm the record was read from (\`{realm}\` of ${routeName(def)})`;
       break;
     case 'equals':
-      type = 'boolean';
       source = `derived: whether \`${src.path}\` equals the record's \`${src.other}\` (null when either is absent)`;
       break;
     case 'unavailable':
-      type = 'null';
       source = `**unavailable**: ${src.reason}${src.proposedRoute ? `; proposed route: \`${src.proposedRoute}\`` : ''}`;
       break;
   }
   const d = col.default;
   const dflt = d
-    ? `; absent: ${d.by && d.cases ? `${Object.entries(d.cases).map(([k, v]) => `\`${JSON.stringify(v)}\` when \`${d.by}\` is \`${k}\``).join(', ')}, else ` : ''}\`${JSON.stringify(d.value)}\` (spec: "${d.spec}")`
+    ? `; absent: ${d.by && d.cases ? `${casesText(d.by, d.cases)}, else ` : ''}\`${JSON.stringify(d.value)}\` (spec: "${d.spec}")`
     : '';
   source += dflt;
   const note = col.note ? ` — ${col.note}` : '';
-  return `| ${i + 1} | \`${col.name}\` | ${cell(type)} | ${cell(source + note)} | ${cell(sheetForm(exp, col, type))} |`;
+  return `| ${i + 1} | \`${col.name}\` | ${cell(type)} | ${cell(source + note)} | ${cell(sheetForm(exp, col, t, type))} |`;
+}
+
+/** A default chosen by another field: each value and the case it is taken in. */
+function casesText(by: string, cases: Readonly<Record<string, unknown>>): string {
+  return Object.entries(cases).map(([k, v]) => `\`${JSON.stringify(v)}\` when \`${by}\` is \`${k}\``).join(', ');
 }
 
 /** How the column appears in the CSV files and the workbook (src/sheets/). */
-function sheetForm(exp: ExportDef, col: ColumnDef, type: string): string {
+function sheetForm(exp: ExportDef, col: ColumnDef, t: ColumnType, type: string): string {
   const kind = cellTypeOf(exp, col);
   if (kind === 'timestamp') return 'date-time: ISO 8601 UTC in CSV, a UTC date-time cell in XLSX';
-  if (kind === 'entries') return `one number column per key, \`${col.name}.<key>\``;
+  if (kind === 'entries') return `one ${mapValueKind(t)} column per key, \`${col.name}.<key>\``;
   if (type === 'null') return 'empty';
   if (type.endsWith('[]')) return 'text, elements joined with `; `';
   if (type === 'boolean') return 'boolean';
   if (type === 'integer' || type === 'number' || type === 'count') return 'number';
   return 'text';
+}
+
+/** What a map column's values are, from its model (a VM's drives map device names to drive ids: text; quotas and device counts: numbers). */
+function mapValueKind(t: ColumnType): string {
+  const values = describeType(t.schema);
+  if (values === 'map of integer' || values === 'map of number') return 'number';
+  if (values === 'map of string') return 'text';
+  return 'number or text';
 }
 
 function derivedRoutes(exp: ExportDef): RouteDef[] {
@@ -175,9 +202,15 @@ function derivedRoutes(exp: ExportDef): RouteDef[] {
 function exportSection(exp: ExportDef): string {
   const def = routeById(exp.route);
   const lines = [`## ${exp.name}`, '', exp.description, ''];
-  lines.push(`- Source: ${routeName(def)}${def.perRealm ? ', every realm' : ''}${exp.each ? `, one row per ${kindOf(resolvePath(def.item, exp.each).schema) === 'record' ? 'value of the map' : 'element of'} \`${exp.each}\`` : ''}`);
+  const per = exp.each && kindOf(resolvePath(def.item, exp.each).schema) === 'record' ? 'value of the map' : 'element of';
+  const each = exp.each ? `, one row per ${per} \`${exp.each}\`` : '';
+  lines.push(`- Source: ${routeName(def)}${def.perRealm ? ', every realm' : ''}${each}`);
   if (exp.include) lines.push(`- Written only with \`--include ${exp.include}\`, after the 15 exports`);
-  if (exp.realmListFallback) lines.push(`- When ${routeName(def)} is skipped (a backend before 3.14.1, or no token of its type): one row per \`--realms\` id in \`${exp.realmListFallback}\`, every other column null and listed in \`nullFields\` with the route's reason`);
+  if (exp.realmListFallback) lines.push(
+    `- When ${routeName(def)} is skipped (a backend before 3.14.1, or no token of its type): one row per ` +
+      `\`--realms\` id in \`${exp.realmListFallback}\`, every other column null and listed in \`nullFields\` with ` +
+      `the route's reason`,
+  );
   const joined = derivedRoutes(exp);
   if (joined.length > 0) lines.push(`- Derived from: ${joined.map(routeName).join(', ')}`);
   lines.push(`- Key (sort order): ${exp.key.map((k) => `\`${k}\``).join(', ')}`);
@@ -193,7 +226,8 @@ function exportSection(exp: ExportDef): string {
 
 /** The full text of docs/exports.md. */
 export function renderExportsMarkdown(): string {
-  const index = CATALOG.map((e) => `| \`${e.name}\`${e.include ? ` (\`--include ${e.include}\`)` : ''} | ${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
+  const index = CATALOG.map((e) => `| \`${e.name}\`${e.include ? ` (\`--include ${e.include}\`)` : ''} | ` +
+    `${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
   return [
     '# Exports',
     '',
@@ -213,7 +247,8 @@ export function renderExportsMarkdown(): string {
     'With `--format csv,xlsx` (or `svc-snapshot convert`) each export is also written as CSV and as a sheet of one',
     'workbook; the last column of each table below says how the column appears there. Text is text (never a formula:',
     'CSV prefixes a text starting with `=`, `+`, `-`, `@`, tab or CR with `\'`), null is an empty field or cell,',
-    'and a map becomes one number column per key present in the export, named `<column>.<key>`. In the workbook,',
+    'and a map becomes one column per key present in the export, named `<column>.<key>`, holding the map\'s values:',
+    'numbers for quotas and counts, text for a running VM\'s drive ids (the last column says which). In the workbook,',
     'numbers and booleans are typed cells: whole numbers shown with thousands separators, booleans as TRUE/FALSE',
     '(docs/spreadsheets.md).',
     '',

@@ -331,7 +331,8 @@ function missing3141(exp: ExportDef, group: RouteGroup, rows: readonly Row[], re
       col,
       release === 'before 3.14.1'
         ? `${path} was added in backend 3.14.1, and this backend predates it (its 3.14.1 routes answer 404)`
-        : `${path} was added in backend 3.14.1; no record of ${where} carries it or any other 3.14.1 field, and the backend's release is unknown (no 3.14.1 route was answered)`,
+        : `${path} was added in backend 3.14.1; no record of ${where} carries it or any other 3.14.1 field, and the ` +
+          `backend's release is unknown (no 3.14.1 route was answered)`,
     );
   });
   return out;
@@ -520,7 +521,13 @@ export function buildAll(collection: RawCollection, include: readonly Include[] 
     let records: ExportRecord[] = [];
     for (const batch of e.batches(Math.max(1, e.count))) records = batch;
     const { export: name, available, reason, proposedRoute } = e;
-    exports[e.index] = { export: name, records, available, ...(reason !== undefined ? { reason } : {}), ...(proposedRoute !== undefined ? { proposedRoute } : {}) };
+    exports[e.index] = {
+      export: name,
+      records,
+      available,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(proposedRoute !== undefined ? { proposedRoute } : {}),
+    };
   }
   return { exports, ...step.value };
 }

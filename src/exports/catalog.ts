@@ -5,9 +5,11 @@
  * path, a duplicate name, or a model field that is neither exported nor
  * deliberately omitted fails at import, not in a nightly run.
  */
+import { z } from 'zod';
 import { ROUTES, routeById, type RouteDef } from '../api/catalog.js';
 import type { ColumnDef, ExportDef, Representation } from './define.js';
-import { elementOf, fieldsOf, isOpenObject, kindOf, recordValueOf, resolvePath } from './schema.js';
+import { elementOf, fieldsOf, isOpenObject, kindOf, recordValueOf, resolvePath, unwrap } from './schema.js';
+import { TIMESTAMPS } from '../api/models.js';
 import users from './defs/users.js';
 import teams from './defs/teams.js';
 import teamMemberships from './defs/team_memberships.js';
@@ -66,6 +68,44 @@ export function exportByName(name: string): ExportDef {
 }
 
 type Schema = RouteDef['item'];
+
+/** How a column's values are kept: a number (integer or real), a boolean, or text (strings; lists, maps and objects as JSON). */
+export type ValueKind = 'integer' | 'real' | 'boolean' | 'text';
+
+/** A column's type, declared once by its source and the model it reads: the spreadsheets, the history and the docs read it here. */
+export interface ColumnType {
+  /** The schema of the model field the column reads (the map itself for a map), or of the value its source makes. */
+  readonly schema: z.ZodType;
+  /** How the values the build writes are kept (a map's `"key=value"` strings, an object's JSON: text). */
+  readonly kind: ValueKind;
+  /** Epoch milliseconds: a `ts()` field of the models (src/api/models.ts). */
+  readonly timestamp: boolean;
+  /** A map written as sorted `"key=value"` strings. */
+  readonly entries: boolean;
+}
+
+/**
+ * The type of a column: a field or join written as a value has its model
+ * field's; the other sources the type they make (a count is an integer, a
+ * map its `"key=value"` strings, an object its JSON text, `equals` a
+ * boolean, an unavailable column null), so that no source is left untyped.
+ */
+export function columnType(exp: ExportDef, col: ColumnDef): ColumnType {
+  const src = col.source;
+  let read: z.ZodType | undefined;
+  if (src.kind === 'field') read = resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema;
+  else if (src.kind === 'join') read = resolvePath(routeById(src.route).item, src.path).schema;
+  const as = src.kind === 'field' || src.kind === 'join' ? src.as : undefined;
+  let written: z.ZodType;
+  if (src.kind === 'count' || as === 'count') written = z.number().int();
+  else if (as === 'entries') written = z.array(z.string());
+  else if (as === 'json' || src.kind === 'realm') written = z.string();
+  else if (src.kind === 'equals') written = z.boolean();
+  else written = read ?? z.null();
+  const u = unwrap(written);
+  const kind: ValueKind = u instanceof z.ZodNumber ? (u.isInt ? 'integer' : 'real') : u instanceof z.ZodBoolean ? 'boolean' : 'text';
+  return { schema: as === 'entries' ? read! : written, kind, timestamp: TIMESTAMPS.has(u), entries: as === 'entries' };
+}
 
 /**
  * The GET routes the API documents (spec section 4): those the client reads,

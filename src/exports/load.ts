@@ -63,6 +63,20 @@ export interface LoadReport {
 
 const MAX_SAMPLES = 20;
 
+/** The sample's message for a record naming another realm than its route's (never the realm it names: a value). */
+const OTHER_REALM = "names another realm than the route that listed the record; it is exported under the route's realm";
+
+/**
+ * Whether a record of a per-realm route names, in its route's recordRealm field, a realm other than the
+ * route's (a value of the wrong type is zod's to report).
+ */
+function otherRealm(p: PlannedRoute, value: unknown): boolean {
+  const field = p.def.recordRealm;
+  if (field === undefined || p.realm === undefined || value === null || typeof value !== 'object') return false;
+  const said = (value as Record<string, unknown>)[field];
+  return typeof said === 'string' && said !== p.realm;
+}
+
 /** The record check turned off: every record goes to zod. */
 const ASK_ZOD: FastCheck = () => false;
 
@@ -157,7 +171,9 @@ class Loader {
         for (const list of decodeSlices(label, p.def, reader, { quote: false, sliceBytes: this.options.sliceBytes })) check.add(list);
       } else {
         const value = decodeBody(label, p.def, reader.read(0, reader.size), { quote: false });
-        if (p.def.shape === 'array' && !Array.isArray(value)) return { label, realm, ok: false, reason: `${label} failed: the body is not a JSON array`, skipped: false };
+        if (p.def.shape === 'array' && !Array.isArray(value)) {
+          return { label, realm, ok: false, reason: `${label} failed: the body is not a JSON array`, skipped: false };
+        }
         check.add(p.def.shape === 'array' ? (value as unknown[]) : [value]);
       }
       // A body read back from a file is checked against its sha256 once read whole, before anything of it is used.
@@ -213,6 +229,10 @@ class Loader {
           }
         }
         if (drift && !passed) collectDrift(drift, value, '', unknown);
+        if (otherRealm(p, value)) {
+          report.count++;
+          if (report.samples.length < MAX_SAMPLES) report.samples.push({ route: p.label, index: i, path: p.def.recordRealm!, message: OTHER_REALM });
+        }
         out.push({ value, realm: p.realm, rejected });
       }
     };

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { sha256Hex } from '../util/safe-read.js';
 import { RouteRecordSchema } from '../api/route-record.js';
 import { CollectionManifestSchema } from '../collect/manifest.js';
 import type { RawCollection } from '../collect/types.js';
@@ -64,14 +64,10 @@ export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>;
 
 /**
  * An `exports[]` entry as readers accept it: `sha256` is absent in manifests
- * written before export hashes were recorded, and is then not checked.
+ * written before export hashes were recorded, and is then not checked;
+ * `bytes`, where a manifest gives a file's size, is checked with it.
  */
-export const ReadableManifestExportSchema = ManifestExportSchema.extend({ sha256: Sha256.optional() });
-
-/** SHA-256 (hex) of an export file's content, as the manifest records it. */
-function sha256Hex(content: string | Uint8Array): string {
-  return createHash('sha256').update(content).digest('hex');
-}
+export const ReadableManifestExportSchema = ManifestExportSchema.extend({ sha256: Sha256.optional(), bytes: z.number().int().nonnegative().optional() });
 
 /** Pure: the manifest of one build, given its exports as written. */
 export function snapshotManifest(
@@ -111,7 +107,14 @@ export function snapshotManifest(
 }
 
 /** Pure: the manifest and the export files of one build (every export's text at once; see writeExports in src/snapshot/files.ts for the lean way). */
-export function snapshotFiles(collection: RawCollection, result: BuildResult, source: 'live' | 'replay', withRaw: boolean, complete: boolean, include: readonly Include[] = []) {
+export function snapshotFiles(
+  collection: RawCollection,
+  result: BuildResult,
+  source: 'live' | 'replay',
+  withRaw: boolean,
+  complete: boolean,
+  include: readonly Include[] = [],
+) {
   const m = collection.manifest;
   const files = result.exports.map((e) => ({ name: exportFileName(e.export, e.records.length, m.date), content: serializeExport(e) }));
   const exports = result.exports.map((e, i) => ({ ...e, file: files[i]!.name, count: e.records.length, sha256: sha256Hex(files[i]!.content) }));

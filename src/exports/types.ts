@@ -41,6 +41,9 @@ export interface BuildResult {
   readonly nullFields: NullField[];
   readonly validation: { readonly issues: number; readonly samples: ValidationSample[] };
   readonly drift: Array<{ readonly route: string; readonly unknownFields: string[] }>;
-  /** Bodies listed as read that are not JSON of their route's shape (a replay only; see LoadedCollection). Not in the manifest: their routes are marked failed. */
+  /**
+   * Bodies listed as read that are not JSON of their route's shape (a replay only; see LoadedCollection).
+   * Not in the manifest: their routes are marked failed.
+   */
   readonly bodyFailures: ReadonlyArray<{ readonly route: string; readonly detail: string }>;
 }

@@ -11,6 +11,7 @@ import certificationExpiring from './rules/certification-expiring.js';
 import membershipExpired from './rules/membership-expired.js';
 import userExpiredWithAccess from './rules/user-expired-with-access.js';
 import teamEndedWithResources from './rules/team-ended-with-resources.js';
+import deletedOwnerHoldsResources from './rules/deleted-owner-holds-resources.js';
 import quotaExceeded from './rules/quota-exceeded.js';
 import securityReferenceUnknown from './rules/security-reference-unknown.js';
 
@@ -21,6 +22,7 @@ export const RULES: readonly RuleDef[] = checkRules([
   membershipExpired,
   userExpiredWithAccess,
   teamEndedWithResources,
+  deletedOwnerHoldsResources,
   quotaExceeded,
   securityReferenceUnknown,
 ]);
@@ -35,7 +37,9 @@ export function checkRules(rules: readonly RuleDef[]): readonly RuleDef[] {
     for (const input of rule.reads) {
       const def = CATALOG.find((e) => e.name === input.export);
       if (!def) throw new Error(`finding rule ${rule.id} reads export ${input.export}, which the catalog does not have`);
-      for (const c of input.columns) if (!def.columns.some((col) => col.name === c)) throw new Error(`finding rule ${rule.id} reads ${input.export}.${c}, which that export does not have`);
+      for (const c of input.columns) {
+        if (!def.columns.some((col) => col.name === c)) throw new Error(`finding rule ${rule.id} reads ${input.export}.${c}, which that export does not have`);
+      }
     }
   }
   return Object.freeze([...rules]);

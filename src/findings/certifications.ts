@@ -1,12 +1,15 @@
 /**
  * The join the three certification rules share: every member of a project
- * whose own security level is known, once per user and project, against each
- * known requirement of that level, with the user's best certification for it
- * (one without `expires` first, else the one expiring last).
+ * whose security level is known, once per user and project, against each
+ * known requirement its project is held to, with the user's best
+ * certification for it (one without `expires` first, else the one expiring
+ * last).
  *
  * Decisions the spec leaves open, stated in each rule's meaning:
- * - a project's level is its own `securityLevel` only: a child project does
- *   not take its parent's (the spec says nothing of inheriting a level);
+ * - with --findings-inherit-levels (the default, CONTRACT section 17) a
+ *   project is held to its own level and to those of its ancestors (by
+ *   `parent`), each requirement once, taken from the nearest project that
+ *   requires it; with --no-findings-inherit-levels to its own level only;
  * - a level naming a requirement that security_requirements does not list,
  *   and a project naming a level that security_levels does not list, are
  *   skipped here and reported by `security-reference-unknown`;
@@ -17,7 +20,7 @@ import type { ExportRecord } from '../exports/types.js';
 import { keyText, ts, type FindingDraft, type RowRef, type RuleContext, type RuleInput, type SpecCitation } from './define.js';
 
 export const CERTIFICATION_READS: readonly RuleInput[] = [
-  { export: 'projects', columns: ['id', 'name', 'securityLevel'] },
+  { export: 'projects', columns: ['id', 'name', 'securityLevel', 'parent'] },
   { export: 'project_memberships', columns: ['projectID', 'userID', 'id'] },
   { export: 'security_levels', columns: ['id', 'name', 'requirements'] },
   { export: 'security_requirements', columns: ['id', 'name'] },
@@ -27,9 +30,9 @@ export const CERTIFICATION_READS: readonly RuleInput[] = [
 /** A requirement a project's level holds its members to: what every finding of it shares, made once per project and requirement. */
 interface ProjectRequirement {
   readonly requirement: ExportRecord;
-  /** The project, its level and the requirement, as related rows. */
+  /** The project, the ancestor the level is inherited from (if it is), its level and the requirement, as related rows. */
   readonly related: readonly RowRef[];
-  /** "member of project "P" (id), whose security level "L" requires "R" (id)". */
+  /** "member of project "P" (id), whose security level "L" requires "R" (id)", or the ancestor it inherits the level from. */
   readonly text: string;
 }
 
@@ -42,7 +45,10 @@ export interface RequiredCertification {
   readonly best: ExportRecord | undefined;
 }
 
-/** The finding of a required certification: the membership, and the project, level, requirement and certification behind it (made only for a finding: the join has one entry per member and requirement). */
+/**
+ * The finding of a required certification: the membership, and the project, level, requirement and
+ * certification behind it (made only for a finding: the join has one entry per member and requirement).
+ */
 export function certificationFinding(r: RequiredCertification, detail: string): FindingDraft {
   const m = r.membership;
   const related = r.best ? [...r.required.related, ref('user_certifications', r.best.userID, r.best.requirementID, r.best.id)] : r.required.related;
@@ -101,14 +107,81 @@ export function membershipPairs(records: readonly ExportRecord[]): ReadonlyArray
 /** The pairs of a records array, made once: every rule reading project_memberships is given the same array (evaluate.ts). */
 const pairsOf = new WeakMap<readonly ExportRecord[], ReadonlyArray<{ first: ExportRecord; rows: ExportRecord[] }>>();
 
-/** The join, made once for the three rules that share it: the evaluation gives them the same memberships array. */
-const joined = new WeakMap<readonly ExportRecord[], readonly RequiredCertification[]>();
+/** The join, made once for the three rules that share it: the evaluation gives them the same memberships array (and one reading of the levels). */
+const joined = new WeakMap<readonly ExportRecord[], { readonly inherit: boolean; readonly list: readonly RequiredCertification[] }>();
 
 export function requiredCertifications(ctx: RuleContext): readonly RequiredCertification[] {
   const key = ctx.records('project_memberships');
   let out = joined.get(key);
-  if (!out) joined.set(key, (out = [...joinRequired(ctx)]));
+  if (!out || out.inherit !== ctx.inheritLevels) joined.set(key, (out = { inherit: ctx.inheritLevels, list: [...joinRequired(ctx)] }));
+  return out.list;
+}
+
+/** Where a requirement a project is held to comes from: the level, and the project whose own level it is. */
+interface Source {
+  readonly requirement: ExportRecord;
+  readonly level: ExportRecord;
+  readonly from: ExportRecord;
+}
+
+/** A project's requirements by id, in order (its own first), each once. Never changed once made: merged maps may be shared. */
+type Held = ReadonlyMap<string, Source>;
+
+const NONE: Held = new Map();
+
+/** `own` first, then what `above` adds (the nearest source of each requirement wins). */
+function merge(own: Held, above: Held | undefined): Held {
+  if (above === undefined || above.size === 0) return own;
+  if (own.size === 0) return above;
+  const out = new Map(own);
+  for (const [id, source] of above) if (!out.has(id)) out.set(id, source);
   return out;
+}
+
+/**
+ * Each project's requirements with their sources: its own level's and, when
+ * inheriting, what its parent is held to. Made once per project, walking the
+ * parent chain without recursion (a hostile chain may be as long as the
+ * project list) and stopping where it loops: the projects of a loop are each
+ * held to the levels of every project of the loop, from the nearest one on.
+ */
+function heldResolver(projects: ReadonlyMap<string, ExportRecord>, ownOf: (p: ExportRecord) => Held, inherit: boolean): (p: ExportRecord) => Held {
+  const memo = new Map<ExportRecord, Held>();
+  const parentOf = (p: ExportRecord) => (typeof p.parent === 'string' ? projects.get(p.parent) : undefined);
+  // A loop p0 -> p1 -> … -> p0: twice round it backwards, the second time with what the first gathered from beyond each project.
+  const resolveLoop = (loop: readonly ExportRecord[]) => {
+    let acc: Held | undefined;
+    for (let pass = 0; pass < 2; pass++) {
+      for (let i = loop.length - 1; i >= 0; i--) {
+        acc = merge(ownOf(loop[i]!), acc);
+        if (pass === 1) memo.set(loop[i]!, acc);
+      }
+    }
+  };
+  return (start) => {
+    if (!inherit) return ownOf(start);
+    const known = memo.get(start);
+    if (known) return known;
+    const chain: ExportRecord[] = [];
+    const at = new Map<ExportRecord, number>();
+    let cur: ExportRecord | undefined = start;
+    while (cur !== undefined && !memo.has(cur) && !at.has(cur)) {
+      at.set(cur, chain.length);
+      chain.push(cur);
+      cur = parentOf(cur);
+    }
+    let end = chain.length;
+    if (cur !== undefined && at.has(cur)) {
+      end = at.get(cur)!;
+      resolveLoop(chain.slice(end));
+    }
+    let above = cur !== undefined ? memo.get(cur) : undefined;
+    for (let i = end - 1; i >= 0; i--) {
+      above = merge(ownOf(chain[i]!), above);
+      memo.set(chain[i]!, above);
+    }
+    return memo.get(start)!;
+  };
 }
 
 function* joinRequired(ctx: RuleContext): Generator<RequiredCertification> {
@@ -125,24 +198,27 @@ function* joinRequired(ctx: RuleContext): Generator<RequiredCertification> {
     const before = held.get(requirementID);
     if (!before || better(c, before)) held.set(requirementID, c);
   }
-  // Each project's known requirements, once per project: its level's list without repeats, in order; none without a known level.
+  // Each project's own known requirements: its level's list without repeats, in order; none without a known level.
+  const own = new Map<ExportRecord, Held>();
+  const ownOf = (project: ExportRecord): Held => {
+    let held = own.get(project);
+    if (!held) {
+      const level = typeof project.securityLevel === 'string' ? levels.get(project.securityLevel) : undefined;
+      const made = new Map<string, Source>();
+      for (const reqID of level ? strings(level.requirements) : []) {
+        const requirement = requirements.get(reqID);
+        if (requirement && level && !made.has(reqID)) made.set(reqID, { requirement, level, from: project });
+      }
+      own.set(project, (held = made.size > 0 ? made : NONE));
+    }
+    return held;
+  };
+  const heldOf = heldResolver(projects, ownOf, ctx.inheritLevels);
+  // What each project's members are held to, as findings name it, made once per project.
   const required = new Map<ExportRecord, readonly ProjectRequirement[]>();
   const requiredOf = (project: ExportRecord): readonly ProjectRequirement[] => {
     let list = required.get(project);
-    if (!list) {
-      const level = typeof project.securityLevel === 'string' ? levels.get(project.securityLevel) : undefined;
-      const made: ProjectRequirement[] = [];
-      for (const reqID of level ? new Set(strings(level.requirements)) : []) {
-        const requirement = requirements.get(reqID);
-        if (!requirement || !level) continue;
-        made.push({
-          requirement,
-          related: [ref('projects', project.id), ref('security_levels', level.id), ref('security_requirements', requirement.id)],
-          text: `member of project "${keyText(project.name)}" (${keyText(project.id)}), whose security level "${keyText(level.name)}" requires "${keyText(requirement.name)}" (${keyText(requirement.id)})`,
-        });
-      }
-      required.set(project, (list = made));
-    }
+    if (!list) required.set(project, (list = [...heldOf(project).values()].map((s) => projectRequirement(project, s))));
     return list;
   };
   for (const { first } of membershipPairs(ctx.records('project_memberships'))) {
@@ -154,16 +230,57 @@ function* joinRequired(ctx: RuleContext): Generator<RequiredCertification> {
   }
 }
 
+const named = (p: ExportRecord) => `project "${keyText(p.name)}" (${keyText(p.id)})`;
+
+/** A requirement as a project's members are held to it: of its own level, or inherited from the ancestor named. */
+function projectRequirement(project: ExportRecord, s: Source): ProjectRequirement {
+  const { requirement, level, from } = s;
+  const req = `"${keyText(requirement.name)}" (${keyText(requirement.id)})`;
+  if (from === project) {
+    return {
+      requirement,
+      related: [ref('projects', project.id), ref('security_levels', level.id), ref('security_requirements', requirement.id)],
+      text: `member of ${named(project)}, whose security level "${keyText(level.name)}" requires ${req}`,
+    };
+  }
+  const kin = typeof project.parent === 'string' && project.parent === from.id ? 'its parent' : 'its ancestor';
+  return {
+    requirement,
+    related: [ref('projects', project.id), ref('projects', from.id), ref('security_levels', level.id), ref('security_requirements', requirement.id)],
+    text: `member of ${named(project)}, which inherits from ${kin} ${named(from)} the security level "${keyText(level.name)}", requiring ${req}`,
+  };
+}
+
 export const CERTIFICATION_SPEC: readonly SpecCitation[] = [
-  { where: 'management-api.md §2 ProjectInfo', text: '`securityLevel?` string (id of the required security level, if set); `parent?` string (parent project id)' },
-  { where: 'management-api.md §2 SecurityLevelInfo', text: '`requirements` string[] (requirement ids making up the level). `ProjectInfo.securityLevel` holds one of these ids.' },
-  { where: 'management-api.md §2 ProjectMembershipInfo', text: '`projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited); `expires?` ts.' },
+  {
+    where: 'management-api.md §2 ProjectInfo',
+    text: '`securityLevel?` string (id of the required security level, if set); `parent?` string (parent project id)',
+  },
+  {
+    where: 'management-api.md §2 SecurityLevelInfo',
+    text: '`requirements` string[] (requirement ids making up the level). `ProjectInfo.securityLevel` holds one of these ids.',
+  },
+  {
+    where: 'management-api.md §2 ProjectMembershipInfo',
+    text: '`projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited); `expires?` ts.',
+  },
   { where: 'management-api.md §2 UserCertificationInfo', text: '`requirementID` (`sreq|<uuid>`); `userID`; `expires?` ts (absent = no expiry)' },
   { where: 'management-api.md §2 SecurityRequirementInfo', text: '`type` string (e.g. `UserCert`)' },
 ];
 
 export const CERTIFICATION_SCOPE =
-  'A project is held to its own `securityLevel` only: the spec does not say that a child project takes its parent\'s level, so a member of a child project without a level is not checked against the parent\'s (and a child with its own level is checked against that one alone). ' +
+  'The spec does not say whether a child project takes its parent\'s security level; either reading is defensible, ' +
+  'and `--findings-inherit-levels` (the default, the stricter one: CONTRACT section 17) chooses. ' +
+  'Inheriting, a project is held to its own `securityLevel` and to the levels of its ancestors (following ' +
+  '`parent`), its own adding to what it inherits; each requirement is counted once per member and project, taken ' +
+  'from the nearest project that requires it, and a finding of an inherited requirement names, in its detail and ' +
+  'related rows, the parent (or further ancestor) it comes from. ' +
+  'A `parent` that projects does not list ends the chain; a chain that loops (hostile or broken data) holds each ' +
+  'project of the loop to the levels of every project of it. ' +
+  'With `--no-findings-inherit-levels` a project is held to its own `securityLevel` only: a member of a child ' +
+  'project without a level is not checked against the parent\'s, and a child with its own level is checked against ' +
+  'that one alone. ' +
   'Every requirement is taken as held through a certification, whatever its `type` (the spec names only `UserCert`, as an example). ' +
-  'A project naming a level security_levels does not list, and a level naming a requirement security_requirements does not list, are skipped here and reported by `security-reference-unknown`. ' +
+  'A project naming a level security_levels does not list, and a level naming a requirement security_requirements ' +
+  'does not list, are skipped here and reported by `security-reference-unknown`. ' +
   'Only the memberships the API lists are seen: whether inherited memberships are listed is not documented.';

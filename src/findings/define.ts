@@ -36,10 +36,11 @@ export interface RuleInput {
   readonly export: string;
   readonly columns: readonly string[];
   /**
-   * What the rule leaves out when this export is missing or unusable (an
+   * What the rule leaves out when the snapshot does not hold this export (an
    * export of an `--include` group the snapshot was not taken with): the rule
-   * is evaluated without it and says so in its reason, instead of not being
-   * evaluated at all.
+   * is evaluated without it and says so in its reason. A snapshot that holds
+   * it but cannot give it whole (a failed route, a null column) has the rule
+   * not evaluated, as for any other input.
    */
   readonly optional?: string;
 }
@@ -55,6 +56,8 @@ export interface RuleContext {
   readonly now: number;
   /** `--expiring-days` (default 30). */
   readonly expiringDays: number;
+  /** `--findings-inherit-levels` (default true): a project is held to its ancestors' security levels too. */
+  readonly inheritLevels: boolean;
   /** The records of a declared export, holding at least the declared columns (those other rules read of it too): read no other. */
   records(exportName: string): readonly ExportRecord[];
   /** Whether a declared optional export can be read (records() of one that cannot throws). */
@@ -70,6 +73,12 @@ export interface RuleDef {
   readonly meaning: string;
   readonly spec: readonly SpecCitation[];
   readonly reads: readonly RuleInput[];
+  /**
+   * What the rule's meaning names but no snapshot's exports hold, so the rule
+   * never sees it: said in the rule's `reason` every time it is evaluated, so
+   * that its count is never read as covering it.
+   */
+  readonly unseen?: string;
   readonly check: (ctx: RuleContext) => Iterable<FindingDraft>;
 }
 
@@ -78,7 +87,11 @@ export function defineRule(input: RuleDef): RuleDef {
   return Object.freeze({
     ...input,
     spec: Object.freeze(input.spec.map((s) => Object.freeze({ ...s }))),
-    reads: Object.freeze(input.reads.map((r) => Object.freeze({ export: r.export, columns: Object.freeze([...r.columns]), ...(r.optional !== undefined ? { optional: r.optional } : {}) }))),
+    reads: Object.freeze(input.reads.map((r) => Object.freeze({
+      export: r.export,
+      columns: Object.freeze([...r.columns]),
+      ...(r.optional !== undefined ? { optional: r.optional } : {}),
+    }))),
   });
 }
 

@@ -22,11 +22,28 @@ those columns of the export records (never over the raw responses).
 - \`svc-snapshot findings <snapshot-dir>\` evaluates an existing snapshot and
   writes nothing: a text table, or with \`--json\` the object \`_findings.json\`
   holds. Every export file of the directory is checked against the manifest's
-  \`sha256\` first: a snapshot whose exports were edited is refused (exit 1).
+  \`sha256\` as it is read, each once: a snapshot whose exports were edited is
+  refused (exit 1).
 - \`--fail-on <severity>\` (both) exits 6 when a finding of that severity or
   higher exists; the snapshot is published either way. Severities, highest
-  first: ${SEVERITIES.map((s) => `\`${s}\``).join(', ')}.
+  first: ${SEVERITIES.map((s) => `\`${s}\``).join(', ')}. It fails closed: a rule
+  of that severity or higher that could not be evaluated (see *Not evaluated*)
+  exits 6 too, the warning naming each such rule and why (five at most, then
+  how many more), since a rule that could not look may hide what it would have
+  found. \`--fail-on-unevaluated=false\` (or \`--fail-on-unevaluated false\`)
+  fails on findings alone; any value but \`true\` or \`false\` is a usage error
+  (exit 2), and so is the option without \`--fail-on\`. A bad value of either is
+  refused before anything is collected or published. A rule evaluated in
+  part (its \`reason\` says what it left out) was evaluated, and does not
+  count as one that was not.
 - \`--expiring-days <n>\` (both, default ${DEFAULT_EXPIRING_DAYS}): the window of \`certification-expiring\`.
+- \`--findings-inherit-levels\` (the default) and \`--no-findings-inherit-levels\`
+  (\`snapshot\` with \`--findings\` or \`--format html\`, \`findings\`, \`report\`):
+  which reading of a project's security level the certification rules take
+  (see *Security levels and child projects*). \`_findings.json\` does not
+  record it: \`svc-snapshot findings\` gives a snapshot's file again when run
+  with the reading the snapshot was taken with (the default, unless the
+  nightly job says otherwise).
 
 **Time.** Every rule compares with the snapshot's time (the manifest's
 \`time\`, when the collection was taken), never the clock of the run: a replay
@@ -35,16 +52,53 @@ findings\` run a year later gives the same ones. "Passed" means strictly before
 that time. Timestamps are epoch milliseconds (spec, section 2).
 
 **Not evaluated.** A rule is evaluated only when every export it reads is
-available and no column it reads is listed in the manifest's \`nullFields\`.
-Otherwise it is listed with \`"evaluated": false\`, the reason (the export's or
-the column's, as the manifest gives it) and \`"count": null\`: never as zero
-findings. A 3.13.8 backend serves no security levels, requirements,
-certifications or project memberships and no team usage, so there no rule is
-evaluated (each says which export or column it lacks); a route that failed under \`--allow-partial\` makes
-the rules that read its export not evaluated. An export a rule reads as
-*optional* (marked so below: the running VMs, written with \`--include vms\`)
-does not stop the rule: without it the rule is evaluated over the rest, and its
-\`reason\` says what was left out and why (\`"evaluated": true\` with a reason).
+available and complete and no column it reads is listed in the manifest's
+\`nullFields\`. Otherwise it is listed with \`"evaluated": false\`, the reason
+(the export's or the column's, as the manifest gives it, which names the
+route that failed or was skipped) and \`"count": null\`: never as zero
+findings, nor as fewer findings. A 3.13.8 backend serves no security levels,
+requirements, certifications or project memberships and no team usage, so
+there no rule is evaluated (each says which export or column it lacks). Under
+\`--allow-partial\` a failed route makes the rules that read from it not
+evaluated: an export it leaves unavailable, a column it leaves null (a join's
+route), and an export it leaves *incomplete* (a per-realm route that failed in
+one realm of several: the export is published with the realms that answered
+and a reason starting \`incomplete:\`, and a rule over it would see part of the
+site). An export a rule reads as *optional* (marked so below: the running VMs,
+written with \`--include vms\`) does not stop the rule when the snapshot does not
+hold it (taken without \`--include vms\`): the rule is evaluated over the rest,
+and its \`reason\` says what was left out and why (\`"evaluated": true\` with a
+reason). A snapshot that holds it but not whole (its route failed in a realm, a
+column is null) has the rule not evaluated: it was asked for.
+
+**Security levels and child projects.** The spec gives a project a
+\`securityLevel\` and a \`parent\`, and does not say whether a child project
+is held to its parent's level. Both readings are defensible, so a setting
+chooses, and the default is the stricter one (CONTRACT section 17: a missed
+finding costs an auditor more than a question):
+
+- *Inheriting* (\`--findings-inherit-levels\`, the default): a project is held
+  to its own level and to its parent's, its grandparent's and so on up the
+  \`parent\` chain; its own level adds to what it inherits. A member is
+  checked once per requirement and project, however many levels of the chain
+  name it; the requirement is taken from the nearest project that requires it
+  (the project's own level first). A finding of an inherited requirement says
+  so in its detail ("which inherits from its parent project "Project 1"
+  (proj|…) the security level "Level 1", requiring …"; "its ancestor" when
+  the level is further up) and relates that project after the member's. A
+  \`parent\` that projects does not list ends the chain; a chain that loops
+  holds each project of the loop to the levels of every project of it, and a
+  chain of any length is followed without recursion.
+- *Own level only* (\`--no-findings-inherit-levels\`, the reading before the
+  setting existed): a project is held to its own \`securityLevel\` alone; a
+  child project without a level holds its members to nothing.
+
+On the first night of the shipped recordings (\`recordings/platform-3.14.1\`)
+Project 2 is a child of Project 1 (Level 1: three requirements) and has no
+level; Project 4, a child of Project 2, has Level 2 (one requirement, also in
+Level 1). Inheriting gives 12 more high findings than the own-level reading:
+18 \`certification-missing\` instead of 7 and 2 \`certification-expired\`
+instead of 1.
 
 **Inherited memberships.** A project membership may be listed more than once
 for a user and project (\`duplicate\`: the membership is also inherited); every
@@ -55,8 +109,9 @@ rule that reads project_memberships takes each user and project once.
 \`\`\`json
 {
   "time": "2026-11-21T02:00:00.000Z",
-  "rules": [ { "id": "certification-missing", "severity": "high", "evaluated": true, "count": 7 },
-             { "id": "quota-exceeded", "severity": "medium", "evaluated": false, "reason": "teams.usage_vms_cores is null in this snapshot: …", "count": null } ],
+  "rules": [ { "id": "certification-missing", "severity": "high", "evaluated": true, "count": 18 },
+             { "id": "quota-exceeded", "severity": "medium", "evaluated": false,
+               "reason": "teams.usage_vms_cores is null in this snapshot: …", "count": null } ],
   "findings": [ { "rule": "certification-missing", "severity": "high",
                   "subject": { "export": "project_memberships", "key": ["proj|…", "<user id>", "<membership id>"] },
                   "related": [ { "export": "projects", "key": ["proj|…"] } ],
@@ -74,7 +129,8 @@ escaped on the terminal.
 `;
 
 function renderRule(rule: RuleDef): string {
-  const reads = rule.reads.map((r) => `- ${r.export}: ${r.columns.map((c) => `\`${c}\``).join(', ')}${r.optional !== undefined ? ` (optional: ${r.optional}, not evaluated without it)` : ''}`).join('\n');
+  const optional = (r: RuleDef['reads'][number]) => (r.optional !== undefined ? ` (optional: ${r.optional}, left out when the snapshot does not hold it)` : '');
+  const reads = rule.reads.map((r) => `- ${r.export}: ${r.columns.map((c) => `\`${c}\``).join(', ')}${optional(r)}`).join('\n');
   const spec = rule.spec.map((s) => `- ${s.where}: ${s.text}`).join('\n');
   return `## ${rule.id}
 
@@ -85,7 +141,7 @@ ${rule.meaning}
 Reads:
 
 ${reads}
-
+${rule.unseen !== undefined ? `\nNever sees, and says so in its \`reason\` whenever it is evaluated: ${rule.unseen}.\n` : ''}
 Rests on:
 
 ${spec}
@@ -94,6 +150,7 @@ ${spec}
 
 export function renderFindingsMarkdown(): string {
   const rules = [...RULES].sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const table = ['| rule | severity | what it names |', '|---|---|---|', ...rules.map((r) => `| [\`${r.id}\`](#${r.id}) | ${r.severity} | ${r.description.replace(/\|/g, '\\|')} |`)].join('\n');
+  const rows = rules.map((r) => `| [\`${r.id}\`](#${r.id}) | ${r.severity} | ${r.description.replace(/\|/g, '\\|')} |`);
+  const table = ['| rule | severity | what it names |', '|---|---|---|', ...rows].join('\n');
   return `${INTRO}\n## The rules\n\n${table}\n\n${rules.map(renderRule).join('\n')}`;
 }

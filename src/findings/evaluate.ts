@@ -49,10 +49,23 @@ export interface FindingsManifest {
 
 export interface EvaluateOptions {
   readonly expiringDays?: number;
+  /** `--findings-inherit-levels` (default true). */
+  readonly inheritLevels?: boolean;
   readonly rules?: readonly RuleDef[];
 }
 
-/** Why an export a rule reads cannot be read on this snapshot, or undefined when it can. */
+/** Whether the snapshot holds the export at all (an --include export is absent from a snapshot taken without its group). */
+function holds(input: RuleInput, manifest: FindingsManifest): boolean {
+  return manifest.exports.some((e) => e.export === input.export);
+}
+
+/**
+ * Why an export a rule reads cannot be read on this snapshot, or undefined
+ * when it can. An export published with a reason beside `available: true` is
+ * one the build says lacks something (`incomplete:`, some realms of a
+ * per-realm route failed): the rule would see part of the site, so it cannot
+ * be read either (CONTRACT section 17: an incomplete input is unavailable).
+ */
 function unusable(input: RuleInput, manifest: FindingsManifest): string | undefined {
   const entry = manifest.exports.find((e) => e.export === input.export);
   if (!entry) {
@@ -60,6 +73,7 @@ function unusable(input: RuleInput, manifest: FindingsManifest): string | undefi
     return `the snapshot has no ${input.export} export${group !== undefined ? ` (it is written with --include ${group})` : ''}`;
   }
   if (!entry.available) return `${input.export} is unavailable: ${entry.reason ?? 'no reason given'}`;
+  if (entry.reason !== undefined) return `${input.export} is incomplete: ${entry.reason.replace(/^incomplete:\s*/, '')}`;
   for (const column of input.columns) {
     const nul = manifest.nullFields.find((n) => n.export === input.export && n.field === column);
     if (nul) return `${input.export}.${column} is null in this snapshot: ${nul.reason}`;
@@ -67,22 +81,32 @@ function unusable(input: RuleInput, manifest: FindingsManifest): string | undefi
   return undefined;
 }
 
-/** Why a rule cannot be evaluated on this snapshot (an export it needs cannot be read), or undefined when it can. */
+/**
+ * Whether the rule leaves this input out: an optional export the snapshot
+ * does not hold (taken without its --include group). An optional export the
+ * snapshot holds but cannot give whole (its route failed or was skipped, a
+ * column is null) stops the rule like any other: it was asked for.
+ */
+function leftOutInput(input: RuleInput, manifest: FindingsManifest): boolean {
+  return input.optional !== undefined && !holds(input, manifest);
+}
+
+/** Why a rule cannot be evaluated on this snapshot (an export it needs cannot be read whole), or undefined when it can. */
 function notEvaluatedReason(rule: RuleDef, manifest: FindingsManifest): string | undefined {
   for (const input of rule.reads) {
-    const why = input.optional === undefined ? unusable(input, manifest) : undefined;
+    const why = leftOutInput(input, manifest) ? undefined : unusable(input, manifest);
     if (why !== undefined) return why;
   }
   return undefined;
 }
 
-/** What an evaluated rule left out, each optional export it could not read said with the reason. */
+/** What an evaluated rule left out: each optional export the snapshot does not hold, with the reason, and what it never sees. */
 function leftOut(rule: RuleDef, manifest: FindingsManifest): string | undefined {
   const parts: string[] = [];
   for (const input of rule.reads) {
-    const why = input.optional !== undefined ? unusable(input, manifest) : undefined;
-    if (why !== undefined) parts.push(`${input.optional} (${input.export}) not evaluated: ${why}`);
+    if (leftOutInput(input, manifest)) parts.push(`${input.optional} (${input.export}) not evaluated: ${unusable(input, manifest)!}`);
   }
+  if (rule.unseen !== undefined) parts.push(rule.unseen);
   return parts.length > 0 ? parts.join('; ') : undefined;
 }
 
@@ -128,14 +152,24 @@ function compareRelated(a: readonly RowRef[], b: readonly RowRef[]): number {
  */
 function sortFindings(findings: readonly Finding[]): Finding[] {
   const decorated = findings.map((f) => ({ f, rank: severityRank(f.severity) }));
-  decorated.sort((a, b) => b.rank - a.rank || compareText(a.f.rule, b.f.rule) || compareRef(a.f.subject, b.f.subject) || compareRelated(a.f.related, b.f.related) || compareText(a.f.detail, b.f.detail));
+  decorated.sort(
+    (a, b) =>
+      b.rank - a.rank ||
+      compareText(a.f.rule, b.f.rule) ||
+      compareRef(a.f.subject, b.f.subject) ||
+      compareRelated(a.f.related, b.f.related) ||
+      compareText(a.f.detail, b.f.detail),
+  );
   return decorated.map((d) => d.f);
 }
 
 /** The snapshot's time as epoch milliseconds; a manifest whose time is not a date is refused. */
 function snapshotTime(time: string): number {
   const ms = Date.parse(time);
-  if (!Number.isFinite(ms)) throw new FailedError(`the snapshot manifest's time ${JSON.stringify(time.slice(0, 40))} is not a date; the findings compare with it, so none were evaluated`);
+  if (!Number.isFinite(ms)) throw new FailedError(
+    `the snapshot manifest's time ${JSON.stringify(time.slice(0, 40))} is not a date; the findings compare with it, ` +
+      `so none were evaluated`,
+  );
   return ms;
 }
 
@@ -154,8 +188,8 @@ export async function evaluateFindings(
   const expiringDays = opts.expiringDays ?? DEFAULT_EXPIRING_DAYS;
   const reasons = new Map(rules.map((r) => [r.id, notEvaluatedReason(r, manifest)]));
   const evaluable = rules.filter((r) => reasons.get(r.id) === undefined);
-  // The exports the evaluated rules read, less the optional ones this snapshot cannot give.
-  const usable = evaluable.map((r) => ({ ...r, reads: r.reads.filter((i) => i.optional === undefined || unusable(i, manifest) === undefined) }));
+  // The exports the evaluated rules read, less the optional ones this snapshot does not hold.
+  const usable = evaluable.map((r) => ({ ...r, reads: r.reads.filter((i) => !leftOutInput(i, manifest)) }));
   const loaded = new Map<string, readonly ExportRecord[]>();
   for (const [name, columns] of exportsRead(usable)) loaded.set(name, await load(name, [...columns]));
 
@@ -170,6 +204,7 @@ export async function evaluateFindings(
     const ctx: RuleContext = {
       now,
       expiringDays,
+      inheritLevels: opts.inheritLevels ?? true,
       has: (name) => rule.reads.some((r) => r.export === name) && loaded.has(name),
       // The records as loaded, shared by the rules (no copy per rule): that a check reads only its declared columns is held by test/unit/findings.test.ts.
       records(name) {
@@ -203,7 +238,13 @@ const FINDINGS_PER_CHUNK = 2000;
  * string in memory.
  */
 export function* serializeFindingsChunks(report: FindingsReport): Generator<string> {
-  const rules = report.rules.map((r) => JSON.stringify({ id: r.id, severity: r.severity, evaluated: r.evaluated, ...(r.reason !== undefined ? { reason: r.reason } : {}), count: r.count }));
+  const rules = report.rules.map((r) => JSON.stringify({
+    id: r.id,
+    severity: r.severity,
+    evaluated: r.evaluated,
+    ...(r.reason !== undefined ? { reason: r.reason } : {}),
+    count: r.count,
+  }));
   const list = (lines: string[]) => (lines.length === 0 ? '[]' : `[\n    ${lines.join(',\n    ')}\n  ]`);
   const { findings } = report;
   yield `{\n  "time": ${JSON.stringify(report.time)},\n  "rules": ${list(rules)},\n  "findings": ${findings.length === 0 ? '[]' : '[\n    '}`;
@@ -228,9 +269,29 @@ export function findingCounts(report: FindingsReport): Array<{ rule: string; sev
   return report.rules.filter((r) => r.evaluated).map((r) => ({ rule: r.id, severity: r.severity, count: r.count ?? 0 }));
 }
 
-/** Whether a finding of `severity` or higher exists (`--fail-on`, exit 6). */
-export function failsOn(report: FindingsReport, severity: Severity | undefined): boolean {
-  if (severity === undefined) return false;
-  const floor = severityRank(severity);
-  return report.findings.some((f) => severityRank(f.severity) >= floor);
+/** The rules not evaluated, for the metrics file (`svc_snapshot_findings_unevaluated{rule,severity}`): what --fail-on fails closed on. */
+export function unevaluatedRules(report: FindingsReport): Array<{ rule: string; severity: Severity }> {
+  return report.rules.filter((r) => !r.evaluated).map((r) => ({ rule: r.id, severity: r.severity }));
+}
+
+/** `--fail-on <severity>` and `--fail-on-unevaluated` (default true). */
+export interface FailOn {
+  readonly severity: Severity | undefined;
+  readonly unevaluated: boolean;
+}
+
+/**
+ * What `--fail-on` fails on (exit 6): the findings of its severity or higher,
+ * and, failing closed, the rules of that severity or higher not evaluated (a
+ * rule that could not look may hide what it would have found), unless
+ * --fail-on-unevaluated=false.
+ */
+export function failing(report: FindingsReport, failOn: FailOn): { findings: number; unevaluated: ReadonlyArray<{ id: string; reason: string }> } {
+  if (failOn.severity === undefined) return { findings: 0, unevaluated: [] };
+  const floor = severityRank(failOn.severity);
+  const findings = report.findings.filter((f) => severityRank(f.severity) >= floor).length;
+  const unevaluated = failOn.unevaluated
+    ? report.rules.filter((r) => !r.evaluated && severityRank(r.severity) >= floor).map((r) => ({ id: r.id, reason: r.reason ?? 'no reason given' }))
+    : [];
+  return { findings, unevaluated };
 }

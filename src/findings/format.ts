@@ -16,11 +16,19 @@ export function formatFindings(report: FindingsReport, dir: string): string {
   const idWidth = Math.max(...report.rules.map((r) => r.id.length));
   for (const r of report.rules) {
     const head = `  ${r.id.padEnd(idWidth)}  ${r.severity.padEnd(8)}`;
-    lines.push(r.evaluated ? `${head}  ${String(r.count).padStart(6)}${r.reason !== undefined ? `  (${escapeControl(r.reason)})` : ''}` : `${head}  not evaluated: ${escapeControl(r.reason ?? '')}`);
+    if (!r.evaluated) lines.push(`${head}  not evaluated: ${escapeControl(r.reason ?? '')}`);
+    else lines.push(`${head}  ${String(r.count).padStart(6)}${r.reason !== undefined ? `  (${escapeControl(r.reason)})` : ''}`);
   }
   if (report.findings.length === 0) {
     const evaluated = report.rules.filter((r) => r.evaluated).length;
-    lines.push('', evaluated === 0 ? 'No rule could be evaluated on this snapshot: no findings can be told (not that there are none).' : evaluated < report.rules.length ? 'No findings from the rules evaluated.' : 'No findings.');
+    lines.push(
+      '',
+      evaluated === 0
+        ? 'No rule could be evaluated on this snapshot: no findings can be told (not that there are none).'
+        : evaluated < report.rules.length
+          ? 'No findings from the rules evaluated.'
+          : 'No findings.',
+    );
     return `${lines.join('\n')}\n`;
   }
   lines.push('');

@@ -4,26 +4,63 @@
  * before the manifest; `svc-snapshot findings` evaluates an existing snapshot.
  */
 import { UsageError } from '../errors.js';
-import type { SnapshotManifest } from '../exports/manifest.js';
+import type { Snapshot } from '../snapshot/dir.js';
 import { SEVERITIES, type Severity } from './define.js';
-import { evaluateFindings, failsOn, serializeFindingsChunks, type FindingsReport } from './evaluate.js';
-import { readExportRecords } from '../sheets/snapshot-dir.js';
+import { evaluateFindings, failing, serializeFindingsChunks, type EvaluateOptions, type FailOn, type FindingsReport } from './evaluate.js';
 
-export { findingCounts, serializeFindings, type FindingsReport } from './evaluate.js';
-export { findingsOfDirectory } from './read.js';
+export { findingCounts, serializeFindings, unevaluatedRules, type FailOn, type FindingsReport } from './evaluate.js';
 export { formatFindings } from './format.js';
 
 /** The file `--findings` adds to a snapshot directory (to be listed in the manifest's `files`). */
 export const FINDINGS_FILE = '_findings.json';
 
 
-/** On `snapshot`, --fail-on and --expiring-days mean something only with --findings. */
-export function checkFindingsOptions(o: { readonly findings: boolean; readonly sources: Readonly<Record<string, string | undefined>> }): void {
-  if (o.findings) return;
-  for (const key of ['failOn', 'expiringDays']) {
-    const from = o.sources[key];
-    if (from !== undefined) throw new UsageError(`${from} needs --findings on a snapshot (or use svc-snapshot findings <snapshot-dir>)`);
+/** What a command that evaluates the findings was asked for, parsed before anything is read or published. */
+export interface FindingsSettings {
+  readonly failOn: FailOn;
+  readonly expiringDays: number;
+  /** --findings-inherit-levels (default) or --no-findings-inherit-levels. */
+  readonly inheritLevels: boolean;
+}
+
+interface FindingsOptions {
+  readonly failOn: Severity | undefined;
+  readonly failOnUnevaluated: boolean;
+  readonly expiringDays: number;
+  readonly findingsInheritLevels: boolean;
+  readonly sources: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The settings of `findings` (and of a snapshot with --findings), every value
+ * parsed now: a bad one is a usage error (exit 2) before anything is read,
+ * never after a snapshot was published. --fail-on-unevaluated changes what
+ * --fail-on fails on: alone it would do nothing, which a job would not notice.
+ */
+export function findingsSettings(o: FindingsOptions): FindingsSettings {
+  const from = o.sources.failOnUnevaluated;
+  if (from !== undefined && o.sources.failOn === undefined) {
+    throw new UsageError(`${from} changes what --fail-on <severity> fails on; give --fail-on too, or drop ${from}`);
   }
+  return { failOn: { severity: o.failOn, unevaluated: o.failOnUnevaluated }, expiringDays: o.expiringDays, inheritLevels: o.findingsInheritLevels };
+}
+
+/**
+ * On `snapshot`, --fail-on, --fail-on-unevaluated and --expiring-days mean
+ * something only with --findings; the reading of the levels, wherever
+ * findings are evaluated (--findings, or --format html's page).
+ */
+export function checkFindingsOptions(o: FindingsOptions & { readonly findings: boolean }, html: boolean): FindingsSettings {
+  if (!o.findings) {
+    for (const key of ['failOn', 'failOnUnevaluated', 'expiringDays', ...(html ? [] : ['findingsInheritLevels'])]) {
+      const from = o.sources[key];
+      if (from !== undefined) throw new UsageError(
+        `${from} needs --findings on a snapshot${key === 'findingsInheritLevels' ? ' (or --format html)' : ''} (or ` +
+          `use svc-snapshot findings <snapshot-dir>)`,
+      );
+    }
+  }
+  return findingsSettings(o);
 }
 
 interface FindingsStaging {
@@ -31,18 +68,20 @@ interface FindingsStaging {
 }
 
 /**
- * The findings of a snapshot being written (`--findings`, `--format html`):
- * the rules over the export files just written into its staging directory,
- * read back as the spreadsheets read them (their hashes computed while
- * writing) a few columns at a time, at the manifest's time, so that a
- * replay gives the live run's findings. `beforeRead` is the memory policy's
- * (the build's garbage collected first). Keeping the rules' columns as the
- * build yields them measured no faster (twice: the rules ran slower on the
- * build's records) and peaked higher, so the files are read.
+ * The findings of a snapshot: the rules over its export files, a few
+ * columns at a time, at the manifest's time (so that a replay gives the live
+ * run's findings), and every other export file checked too, so that a
+ * directory whose exports were edited is refused whole (exit 1), as
+ * `verify` refuses it. A snapshot being written (`--findings`, `--format
+ * html`) reads back the files just written into its staging directory:
+ * keeping the rules' columns as the build yields them measured no faster
+ * (twice: the rules ran slower on the build's records) and peaked higher.
  */
-export function findingsOfStaging(dir: string, manifest: SnapshotManifest, expiringDays: number, beforeRead: () => void): Promise<FindingsReport> {
-  beforeRead();
-  return evaluateFindings(manifest, (name, columns) => readExportRecords(dir, manifest.exports.find((e) => e.export === name)!, { verify: false, columns }), { expiringDays });
+export async function findingsOf(snapshot: Snapshot, opts: EvaluateOptions): Promise<FindingsReport> {
+  // evaluateFindings loads only exports the manifest lists as available.
+  const report = await evaluateFindings(snapshot.manifest, (name, columns) => snapshot.records(snapshot.entry(name)!, columns), opts);
+  await snapshot.checkRest();
+  return report;
 }
 
 /** `--findings`: FINDINGS_FILE written into the staging directory a chunk at a time, before the manifest that lists it. */
@@ -50,11 +89,28 @@ export async function writeFindingsFile(staging: FindingsStaging, report: Findin
   await staging.writeChunks(FINDINGS_FILE, serializeFindingsChunks(report));
 }
 
-/** The warning a run prints when --fail-on is met (exit 6). */
-export function failOnMessage(report: FindingsReport, failOn: Severity | undefined): string | undefined {
-  if (!failsOn(report, failOn)) return undefined;
-  const n = report.findings.filter((f) => SEVERITIES.indexOf(f.severity) <= SEVERITIES.indexOf(failOn!)).length;
-  return `--fail-on ${failOn}: ${n} finding(s) of severity ${failOn} or higher (exit 6)`;
+/** Rules not evaluated as the warning names them: each id with its reason, the first few only. */
+const NAMED_RULES = 5;
+
+/**
+ * The warning a run prints when --fail-on is met (exit 6): the findings, and the rules that could not be
+ * evaluated and why (the reporter escapes it for the terminal).
+ */
+export function failOnMessage(report: FindingsReport, failOn: FailOn): string | undefined {
+  const { findings, unevaluated } = failing(report, failOn);
+  if (findings === 0 && unevaluated.length === 0) return undefined;
+  const s = failOn.severity!;
+  const parts: string[] = [];
+  if (findings > 0) parts.push(`${findings} finding(s) of severity ${s} or higher`);
+  if (unevaluated.length > 0) {
+    const named = unevaluated.slice(0, NAMED_RULES).map((r) => `${r.id} (${r.reason})`);
+    const more = unevaluated.length > NAMED_RULES ? `, and ${unevaluated.length - NAMED_RULES} more` : '';
+    parts.push(
+      `${unevaluated.length} rule(s) of severity ${s} or higher not evaluated, so not checked: ` +
+        `${named.join('; ')}${more}; --fail-on-unevaluated=false fails on findings alone`,
+    );
+  }
+  return `--fail-on ${s}: ${parts.join('; and ')} (exit 6)`;
 }
 
 /** One line for the snapshot's progress output: the counts by severity, and the rules not evaluated. */

@@ -8,16 +8,15 @@
  *   timestamps (epoch milliseconds, INTEGER / bigint);
  * - `count` columns and `as: 'count'` fields: integers;
  * - arrays, `entries` maps and `json` objects: JSON text;
+ * - `equals` columns (whether two fields agree, e.g. the default realm):
+ *   booleans;
  * - the realm, and columns the API does not supply: text.
  */
-import { z } from 'zod';
-import { routeById } from '../api/catalog.js';
-import { TIMESTAMPS } from '../api/models.js';
 import type { ColumnDef, ExportDef } from '../exports/define.js';
-import { resolvePath, unwrap } from '../exports/schema.js';
+import { columnType, type ValueKind } from '../exports/catalog.js';
 import type { ExportRecord } from '../exports/types.js';
 
-export type ColumnType = 'integer' | 'real' | 'boolean' | 'text';
+export type ColumnType = ValueKind;
 
 export interface TypedColumn {
   readonly name: string;
@@ -26,21 +25,10 @@ export interface TypedColumn {
   readonly timestamp: boolean;
 }
 
-function typeOfSchema(schema: z.ZodType): { type: ColumnType; timestamp: boolean } {
-  const u = unwrap(schema);
-  if (u instanceof z.ZodNumber) return u.isInt ? { type: 'integer', timestamp: TIMESTAMPS.has(u) } : { type: 'real', timestamp: false };
-  if (u instanceof z.ZodBoolean) return { type: 'boolean', timestamp: false };
-  return { type: 'text', timestamp: false };
-}
-
-/** The history type the catalog declares for one column of an export. */
+/** The history type the catalog declares for one column of an export (columnType), whatever its source. */
 export function typedColumn(exp: ExportDef, col: ColumnDef): TypedColumn {
-  const src = col.source;
-  let t: { type: ColumnType; timestamp: boolean } = { type: 'text', timestamp: false };
-  if (src.kind === 'count' || (src.kind === 'field' && src.as === 'count')) t = { type: 'integer', timestamp: false };
-  else if (src.kind === 'field' && src.as === 'value') t = typeOfSchema(resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema);
-  else if (src.kind === 'join' && src.as === 'value') t = typeOfSchema(resolvePath(routeById(src.route).item, src.path).schema);
-  return { name: col.name, ...t };
+  const { kind, timestamp } = columnType(exp, col);
+  return { name: col.name, type: kind, timestamp };
 }
 
 /** The column's SQL type in each engine; SQLite keeps booleans as 0/1, checked. */

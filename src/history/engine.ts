@@ -1,7 +1,7 @@
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { FailedError } from '../errors.js';
-import type { HistoryTarget } from './target.js';
+import { DIRECTORY_ADVICE, type HistoryTarget } from './target.js';
 
 /**
  * The two engines behind one small interface. SQL is written once, with `?`
@@ -56,115 +56,150 @@ interface Statement {
   raw(on: boolean): { all(...params: readonly unknown[]): unknown[] };
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+type SqliteDatabase = InstanceType<typeof import('libsql')>;
+
 async function openSqlite(path: string, opts: OpenOptions): Promise<HistoryDb> {
   if (opts.mustExist && !existsSync(path)) {
-    throw new FailedError(`there is no history database at ${path}; load snapshots first (svc-snapshot history load <dir>... --history ${path}) or name another with --history`);
+    throw new FailedError(
+      `there is no history database at ${path}; load snapshots first (svc-snapshot history load <dir>... --history ${path}) or name another with --history`,
+    );
   }
+  if (isDirectory(path)) throw new FailedError(`the history database ${JSON.stringify(path)} ${DIRECTORY_ADVICE}`);
   if (!existsSync(dirname(path))) throw new FailedError(`the history database ${path} cannot be created: its directory ${dirname(path)} does not exist`);
   const { default: Database } = await import('libsql');
-  let db: InstanceType<typeof Database>;
   try {
     // The history holds personal data: created 0600 like the exports (SQLite gives its -wal and -shm files the same mode).
     if (!existsSync(path)) closeSync(openSync(path, 'wx', 0o600));
     // A short busy timeout per statement: waiting for another writer is done in transaction(), where a signal can still end the run.
-    db = new Database(path, { timeout: STATEMENT_BUSY_MS });
+    const db = new Database(path, { timeout: STATEMENT_BUSY_MS });
     // A file that is not SQLite only shows it on first read.
     // WAL: readers (as-of, log) are not blocked while a load writes. FULL: the log is synced at every
     // commit, so a load reported done survives a power cut too (NORMAL could lose it, and --keep may
     // already have deleted older snapshot directories); it costs one fsync per load.
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
-    // A first night inserts a few hundred thousand rows into one table and its key index: 64 MB of page cache instead of 2 keeps them off the disk until commit.
+    // A first night inserts a few hundred thousand rows into one table and its key index:
+    // 64 MB of page cache instead of 2 keeps them off the disk until commit.
     db.pragma('cache_size = -65536');
+    return new SqliteHistory(path, db);
   } catch (err) {
     throw cannotOpen(path, err, 'give a writable path for a SQLite file, or a postgres:// URL');
   }
-  const statements = new Map<string, Statement>();
-  const prepare = (sql: string): Statement => {
-    let s = statements.get(sql);
-    if (!s) statements.set(sql, (s = db.prepare(sql) as unknown as Statement));
+}
+
+class SqliteHistory implements HistoryDb {
+  readonly engine = 'sqlite';
+  private readonly statements = new Map<string, Statement>();
+  private inTransaction = false;
+
+  constructor(
+    readonly label: string,
+    private readonly db: SqliteDatabase,
+  ) {}
+
+  private prepare(sql: string): Statement {
+    let s = this.statements.get(sql);
+    if (!s) this.statements.set(sql, (s = this.db.prepare(sql) as unknown as Statement));
     return s;
-  };
-  let inTransaction = false;
-  return {
-    engine: 'sqlite',
-    label: path,
-    async exec(sql) {
-      db.exec(sql);
-    },
-    async all(sql, params = []) {
-      return prepare(sql).raw(true).all(...params) as unknown[][];
-    },
-    async run(sql, params = []) {
-      prepare(sql).run(...params);
-    },
-    async insertRows(table, columns, rows) {
-      const head = `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) VALUES `;
-      const tuple = `(${columns.map(() => '?').join(', ')})`;
-      // Several rows per statement: each call into the driver costs about as much as SQLite's own work for a row.
-      const perBatch = Math.max(1, Math.min(SQLITE_ROWS_PER_INSERT, Math.floor(SQLITE_MAX_PARAMS / columns.length)));
-      let start = 0;
-      if (rows.length >= perBatch) {
-        const many = prepare(head + Array<string>(perBatch).fill(tuple).join(', '));
-        const values: unknown[] = new Array<unknown>(perBatch * columns.length);
-        for (; start + perBatch <= rows.length; start += perBatch) {
-          let k = 0;
-          for (let i = start; i < start + perBatch; i++) for (const v of rows[i]!) values[k++] = v;
-          many.run(values);
-        }
+  }
+
+  async exec(sql: string): Promise<void> {
+    this.db.exec(sql);
+  }
+
+  async all(sql: string, params: readonly unknown[] = []): Promise<unknown[][]> {
+    return this.prepare(sql).raw(true).all(...params) as unknown[][];
+  }
+
+  async run(sql: string, params: readonly unknown[] = []): Promise<void> {
+    this.prepare(sql).run(...params);
+  }
+
+  async insertRows(table: string, columns: readonly string[], rows: readonly (readonly unknown[])[]): Promise<void> {
+    const head = `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) VALUES `;
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    // Several rows per statement: each call into the driver costs about as much as SQLite's own work for a row.
+    const perBatch = Math.max(1, Math.min(SQLITE_ROWS_PER_INSERT, Math.floor(SQLITE_MAX_PARAMS / columns.length)));
+    let start = 0;
+    if (rows.length >= perBatch) {
+      const many = this.prepare(head + Array<string>(perBatch).fill(tuple).join(', '));
+      const values: unknown[] = new Array<unknown>(perBatch * columns.length);
+      for (; start + perBatch <= rows.length; start += perBatch) {
+        let k = 0;
+        for (let i = start; i < start + perBatch; i++) for (const v of rows[i]!) values[k++] = v;
+        many.run(values);
       }
-      // One array argument: the driver flattens a spread of arguments into a new array first.
-      const one = prepare(head + tuple);
-      for (; start < rows.length; start++) one.run(rows[start]!);
-    },
-    async relations() {
-      const rows = prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").raw(true).all();
-      return new Set(rows.map((r) => String((r as unknown[])[0])));
-    },
-    async columns(table) {
-      const rows = prepare('SELECT name FROM pragma_table_info(?)').raw(true).all(table);
-      return new Set(rows.map((r) => String((r as unknown[])[0])));
-    },
-    async transaction(fn) {
-      if (inTransaction) throw new Error('nested history transaction');
-      // IMMEDIATE: a second loader waits for the lock instead of failing half-way. It waits here, between short
-      // tries, rather than inside SQLite, which would hold this thread (and a SIGTERM) for the whole wait.
-      for (const start = Date.now(); ; ) {
-        try {
-          db.exec('BEGIN IMMEDIATE');
-          break;
-        } catch (err) {
-          if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
-          if (Date.now() - start >= LOCK_WAIT_MS) {
-            throw new FailedError(
-              `the history database ${path} is being written by another process (another history load, or snapshot --history) and was still locked after ${LOCK_WAIT_MS / 1000} s; nothing was loaded. Run again once that one is done`,
-              { cause: err },
-            );
-          }
-          await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
-        }
-      }
-      inTransaction = true;
+    }
+    // One array argument: the driver flattens a spread of arguments into a new array first.
+    const one = this.prepare(head + tuple);
+    for (; start < rows.length; start++) one.run(rows[start]!);
+  }
+
+  async relations(): Promise<Set<string>> {
+    const rows = this.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").raw(true).all();
+    return new Set(rows.map((r) => String((r as unknown[])[0])));
+  }
+
+  async columns(table: string): Promise<Set<string>> {
+    const rows = this.prepare('SELECT name FROM pragma_table_info(?)').raw(true).all(table);
+    return new Set(rows.map((r) => String((r as unknown[])[0])));
+  }
+
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.inTransaction) throw new Error('nested history transaction');
+    await this.beginImmediate();
+    this.inTransaction = true;
+    try {
+      const result = await fn();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (err) {
       try {
-        const result = await fn();
-        db.exec('COMMIT');
-        return result;
-      } catch (err) {
-        try {
-          db.exec('ROLLBACK');
-        } catch {
-          // The engine already rolled back (e.g. disk full): nothing left to undo.
-        }
-        throw err;
-      } finally {
-        inTransaction = false;
+        this.db.exec('ROLLBACK');
+      } catch {
+        // The engine already rolled back (e.g. disk full): nothing left to undo.
       }
-    },
-    async close() {
-      statements.clear();
-      db.close();
-    },
-  };
+      throw err;
+    } finally {
+      this.inTransaction = false;
+    }
+  }
+
+  /**
+   * IMMEDIATE: a second loader waits for the lock instead of failing half-way. It waits here, between short
+   * tries, rather than inside SQLite, which would hold this thread (and a SIGTERM) for the whole wait.
+   */
+  private async beginImmediate(): Promise<void> {
+    for (const start = Date.now(); ; ) {
+      try {
+        this.db.exec('BEGIN IMMEDIATE');
+        return;
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
+        if (Date.now() - start >= LOCK_WAIT_MS) {
+          throw new FailedError(
+            `the history database ${this.label} is being written by another process (another history load, or snapshot --history) ` +
+              `and was still locked after ${LOCK_WAIT_MS / 1000} s; nothing was loaded. Run again once that one is done`,
+            { cause: err },
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.statements.clear();
+    this.db.close();
+  }
 }
 
 /**
@@ -176,7 +211,10 @@ async function openSqlite(path: string, opts: OpenOptions): Promise<HistoryDb> {
 function connectHint(err: unknown, user: string): string {
   const message = err instanceof Error ? err.message : '';
   if (/password must be a string/i.test(message)) {
-    return `the server asks for a password for ${user} and none was found: set PGPASSWORD, or put it in ~/.pgpass (mode 0600; PGPASSFILE names another file), as for psql`;
+    return (
+      `the server asks for a password for ${user} and none was found: ` +
+      'set PGPASSWORD, or put it in ~/.pgpass (mode 0600; PGPASSFILE names another file), as for psql'
+    );
   }
   if (/password authentication failed/i.test(message)) {
     return `the password in PGPASSWORD or ~/.pgpass (PGPASSWORD wins when both are set) is not ${user}'s: correct it there`;
@@ -190,7 +228,9 @@ function numbered(sql: string): string {
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
-async function openPostgres(target: Extract<HistoryTarget, { engine: 'postgres' }>, opts: OpenOptions): Promise<HistoryDb> {
+type PostgresTarget = Extract<HistoryTarget, { engine: 'postgres' }>;
+
+async function openPostgres(target: PostgresTarget, opts: OpenOptions): Promise<HistoryDb> {
   const { default: pg } = await import('pg');
   const client = new pg.Client({
     host: target.host,
@@ -202,77 +242,99 @@ async function openPostgres(target: Extract<HistoryTarget, { engine: 'postgres' 
     connectionTimeoutMillis: 15_000,
     application_name: 'svc-snapshot',
   });
-  // A connection lost between queries is reported by the next query; without a listener it would crash the process.
-  let lost: Error | undefined;
-  client.on('error', (err) => {
-    lost = err;
-  });
+  const db = new PostgresHistory(target.label, client);
   try {
     await client.connect();
   } catch (err) {
     await client.end().catch(() => {});
     throw cannotOpen(target.label, err, connectHint(err, target.user));
   }
-  const query = async (sql: string, params: readonly unknown[]) => {
-    if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}; the server rolled back what was being written`);
-    return client.query({ text: numbered(sql), values: [...params], rowMode: 'array' });
-  };
-  return {
-    engine: 'postgres',
-    label: target.label,
-    async exec(sql) {
-      if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}; the server rolled back what was being written`);
-      await client.query(sql);
-    },
-    async all(sql, params = []) {
-      return (await query(sql, params)).rows as unknown[][];
-    },
-    async run(sql, params = []) {
-      await query(sql, params);
-    },
-    async insertRows(table, columns, rows) {
-      // One statement per batch of rows: a round trip per row would dominate a first load.
-      const perBatch = Math.max(1, Math.min(1000, Math.floor(60_000 / columns.length)));
-      const head = `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) VALUES `;
-      for (let start = 0; start < rows.length; start += perBatch) {
-        const batch = rows.slice(start, start + perBatch);
-        const values: unknown[] = [];
-        const tuples = batch.map((row) => {
-          const first = values.length;
-          values.push(...row);
-          return `(${row.map((_, i) => `$${first + i + 1}`).join(', ')})`;
-        });
-        if (lost) throw new FailedError(`the connection to ${target.label} was lost: ${lost.message}; the server rolled back what was being written`);
-        await client.query({ text: head + tuples.join(', '), values });
-      }
-    },
-    async relations() {
-      const { rows } = await query(
-        'SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() UNION SELECT table_name FROM information_schema.views WHERE table_schema = current_schema()',
-        [],
-      );
-      return new Set(rows.map((r) => String((r as unknown[])[0])));
-    },
-    async columns(table) {
-      const { rows } = await query('SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?', [table]);
-      return new Set(rows.map((r) => String((r as unknown[])[0])));
-    },
-    async transaction(fn) {
-      await query('BEGIN', []);
-      try {
-        // One loader at a time per database: the advisory lock ends with the transaction.
-        await query('SELECT pg_advisory_xact_lock(?)', [0x5_3_5_6_4_3]);
-        const result = await fn();
-        await query('COMMIT', []);
-        return result;
-      } catch (err) {
-        // On a lost connection the server has rolled back already.
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      }
-    },
-    async close() {
-      await client.end().catch(() => {});
-    },
-  };
+  return db;
+}
+
+class PostgresHistory implements HistoryDb {
+  readonly engine = 'postgres';
+  private lost: Error | undefined;
+
+  constructor(
+    readonly label: string,
+    private readonly client: import('pg').Client,
+  ) {
+    // A connection lost between queries is reported by the next query; without a listener it would crash the process.
+    client.on('error', (err) => {
+      this.lost = err;
+    });
+  }
+
+  private checkConnected(): void {
+    if (this.lost) throw new FailedError(`the connection to ${this.label} was lost: ${this.lost.message}; the server rolled back what was being written`);
+  }
+
+  private async query(sql: string, params: readonly unknown[]) {
+    this.checkConnected();
+    return this.client.query({ text: numbered(sql), values: [...params], rowMode: 'array' });
+  }
+
+  async exec(sql: string): Promise<void> {
+    this.checkConnected();
+    await this.client.query(sql);
+  }
+
+  async all(sql: string, params: readonly unknown[] = []): Promise<unknown[][]> {
+    return (await this.query(sql, params)).rows as unknown[][];
+  }
+
+  async run(sql: string, params: readonly unknown[] = []): Promise<void> {
+    await this.query(sql, params);
+  }
+
+  async insertRows(table: string, columns: readonly string[], rows: readonly (readonly unknown[])[]): Promise<void> {
+    // One statement per batch of rows: a round trip per row would dominate a first load.
+    const perBatch = Math.max(1, Math.min(1000, Math.floor(60_000 / columns.length)));
+    const head = `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) VALUES `;
+    for (let start = 0; start < rows.length; start += perBatch) {
+      const batch = rows.slice(start, start + perBatch);
+      const values: unknown[] = [];
+      const tuples = batch.map((row) => {
+        const first = values.length;
+        values.push(...row);
+        return `(${row.map((_, i) => `$${first + i + 1}`).join(', ')})`;
+      });
+      this.checkConnected();
+      await this.client.query({ text: head + tuples.join(', '), values });
+    }
+  }
+
+  async relations(): Promise<Set<string>> {
+    const { rows } = await this.query(
+      'SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ' +
+        'UNION SELECT table_name FROM information_schema.views WHERE table_schema = current_schema()',
+      [],
+    );
+    return new Set(rows.map((r) => String((r as unknown[])[0])));
+  }
+
+  async columns(table: string): Promise<Set<string>> {
+    const { rows } = await this.query('SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?', [table]);
+    return new Set(rows.map((r) => String((r as unknown[])[0])));
+  }
+
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    await this.query('BEGIN', []);
+    try {
+      // One loader at a time per database: the advisory lock ends with the transaction.
+      await this.query('SELECT pg_advisory_xact_lock(?)', [0x5_3_5_6_4_3]);
+      const result = await fn();
+      await this.query('COMMIT', []);
+      return result;
+    } catch (err) {
+      // On a lost connection the server has rolled back already.
+      await this.client.query('ROLLBACK').catch(() => {});
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.end().catch(() => {});
+  }
 }

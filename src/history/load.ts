@@ -53,7 +53,10 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
   const { texts } = file;
   const open = first
     ? []
-    : await db.all(`SELECT version_id, record, ${key.map(quoteIdent).join(', ')} FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL ORDER BY version_id`, [baseUrl]);
+    : await db.all(
+        `SELECT version_id, record, ${key.map(quoteIdent).join(', ')} FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL ORDER BY version_id`,
+        [baseUrl],
+      );
   const [maxRow] = await db.all(`SELECT MAX(version_id) FROM ${quoteIdent(t.table)}`);
   let nextId = Number(maxRow?.[0] ?? 0) + 1;
   const columns = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...t.columns];
@@ -123,26 +126,33 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
 /**
  * Loads one snapshot in one transaction: its run, then per export the
  * versions it opens and closes. Loading a snapshot already loaded (same base
- * URL, time and export hashes) changes nothing.
+ * URL, time and export hashes) changes nothing. Every file of the snapshot
+ * is checked against its manifest before the transaction commits, each read
+ * once: those the load reads as it reads them, the others (an export whose
+ * hash equals the night before's, one unavailable) at the end; a file that
+ * does not match rolls the snapshot back.
  */
 export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExport?: AfterExport): Promise<LoadResult> {
-  // Every export file, before anything of the snapshot is stored: also those whose hash equals the night before's,
-  // which the load then leaves unread.
-  await input.verify();
   return db.transaction(async () => {
     const existing = await db.all('SELECT export, sha256 FROM run_exports WHERE base_url = ? AND time = ?', [input.baseUrl, input.time]);
     const known = await db.all('SELECT 1 FROM runs WHERE base_url = ? AND time = ?', [input.baseUrl, input.time]);
+    const [newest] = await db.all('SELECT MAX(time) FROM runs WHERE base_url = ?', [input.baseUrl]);
+    const newestTime = newest?.[0] == null ? null : String(newest[0]);
+    // A snapshot not loaded now is checked all the same: a damaged one is said as such.
+    if (known.length > 0 || (newestTime !== null && newestTime > input.time)) await input.verify();
     if (known.length > 0) {
       const hashes = new Map(existing.map((r) => [String(r[0]), String(r[1])]));
       const same = hashes.size === input.exports.length && input.exports.every((e) => hashes.get(e.export) === e.sha256);
       if (same) return { status: 'already loaded' as const, opened: 0, closed: 0 };
-      throw new FailedError(`${input.dir}: a different snapshot of ${input.baseUrl} taken at ${input.time} is already loaded (its export hashes differ); it was not loaded`);
+      throw new FailedError(
+        `${input.dir}: a different snapshot of ${input.baseUrl} taken at ${input.time} is already loaded (its export ` +
+          `hashes differ); it was not loaded`,
+      );
     }
-    const [newest] = await db.all('SELECT MAX(time) FROM runs WHERE base_url = ?', [input.baseUrl]);
-    const newestTime = newest?.[0] == null ? null : String(newest[0]);
     if (newestTime !== null && newestTime > input.time) {
       throw new FailedError(
-        `${input.dir} (${input.time}) is older than the newest snapshot of ${input.baseUrl} already loaded (${newestTime}); history is loaded in time order, so it was not loaded. ` +
+        `${input.dir} (${input.time}) is older than the newest snapshot of ${input.baseUrl} already loaded ` +
+        `(${newestTime}); history is loaded in time order, so it was not loaded. ` +
           'Load older snapshots into a new database together with the newer ones (history load sorts them)',
       );
     }
@@ -162,11 +172,17 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
       ['base_url', 'time', 'export', 'file', 'count', 'available', 'sha256'],
       input.exports.map((e) => [input.baseUrl, input.time, e.export, e.file, e.count, e.available ? 1 : 0, e.sha256]),
     );
+    // The files as-of gives back besides the exports (_findings.json), as the snapshot holds them.
+    for (const f of input.kept) {
+      const row = [input.baseUrl, input.time, f.name, f.sha256, await f.text()];
+      await db.run('INSERT INTO run_files (base_url, time, name, sha256, content) VALUES (?, ?, ?, ?, ?)', row);
+    }
     // The newest run before this one: an export with the same hash there has the same records, so its versions stay as they are.
-    const previous =
+    const previousRows =
       newestTime === null
-        ? new Map<string, string>()
-        : new Map((await db.all('SELECT export, sha256 FROM run_exports WHERE base_url = ? AND time = ? AND available = 1', [input.baseUrl, newestTime])).map((r) => [String(r[0]), String(r[1])]));
+        ? []
+        : await db.all('SELECT export, sha256 FROM run_exports WHERE base_url = ? AND time = ? AND available = 1', [input.baseUrl, newestTime]);
+    const previous = new Map<string, string>(previousRows.map((r) => [String(r[0]), String(r[1])]));
     let opened = 0;
     let closed = 0;
     for (const e of input.exports) {
@@ -178,6 +194,7 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
       closed += r.closed;
       await afterExport?.(e.export);
     }
+    await input.verify();
     return { status: 'loaded' as const, opened, closed };
   });
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { FailedError, UsageError } from '../errors.js';
 import { sortRecords } from '../exports/order.js';
 import { serializeExport } from '../exports/serialize.js';
@@ -6,7 +5,7 @@ import type { ExportRecord } from '../exports/types.js';
 import { quoteIdent, type HistoryDb } from './engine.js';
 import { EXPORT_TABLES, exportTable } from './schema.js';
 import { keyParameter } from './columns.js';
-import { isPlainFileName } from './safe-read.js';
+import { isPlainFileName, sha256Hex } from '../util/safe-read.js';
 
 /** A base URL as the tool writes it in manifests: no trailing `/` or `/api`. */
 export function normaliseSite(raw: string): string {
@@ -19,7 +18,10 @@ export async function chooseSite(db: HistoryDb, flag: string | undefined): Promi
   if (flag !== undefined) {
     const wanted = normaliseSite(flag);
     if (sites.includes(wanted)) return wanted;
-    throw new UsageError(`--site ${JSON.stringify(wanted).slice(1, -1)} has no snapshots in ${db.label}; it holds ${sites.length ? sites.join(', ') : 'no snapshots yet'}`);
+    throw new UsageError(
+      `--site ${JSON.stringify(wanted).slice(1, -1)} has no snapshots in ${db.label}; it holds ` +
+        `${sites.length ? sites.join(', ') : 'no snapshots yet'}`,
+    );
   }
   if (sites.length > 1) throw new UsageError(`${db.label} holds several sites; choose one with --site: ${sites.join(', ')}`);
   return sites[0] ?? null;
@@ -68,18 +70,29 @@ function changedColumns(a: ExportRecord, b: ExportRecord): string[] {
 }
 
 /** Every version of one record, oldest first; `changed` names the columns that differ from the version before (none for the first). */
-export async function recordLog(db: HistoryDb, site: string, exportName: string, key: readonly string[]): Promise<{ key: Record<string, string>; versions: Version[] }> {
+export async function recordLog(
+  db: HistoryDb,
+  site: string,
+  exportName: string,
+  key: readonly string[],
+): Promise<{ key: Record<string, string>; versions: Version[] }> {
   const t = exportTable(exportName);
   if (!t) throw new UsageError(`there is no export "${exportName.slice(0, 60)}"; the exports are ${EXPORT_TABLES.map((x) => x.def.name).join(', ')}`);
   if (key.length !== t.def.key.length) {
-    throw new UsageError(`${t.def.name} is keyed by ${t.def.key.join(', ')}: give ${t.def.key.length} value${t.def.key.length > 1 ? 's' : ''} after the export name, in that order`);
+    throw new UsageError(
+      `${t.def.name} is keyed by ${t.def.key.join(', ')}: give ${t.def.key.length} ` +
+        `value${t.def.key.length > 1 ? 's' : ''} after the export name, in that order`,
+    );
   }
   const where = t.def.key.map((k) => `${quoteIdent(k)} = ?`).join(' AND ');
   // Each value as its column's type reads it; one that no value of the type reads so matches no version.
   const params = t.def.key.map((k, i) => keyParameter(t.typed.find((c) => c.name === k)!.type, key[i]!));
   const rows = params.includes(undefined)
     ? []
-    : await db.all(`SELECT seen_from, seen_to, record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND ${where} ORDER BY seen_from, version_id`, [site, ...params]);
+    : await db.all(`SELECT seen_from, seen_to, record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND ${where} ORDER BY seen_from, version_id`, [
+        site,
+        ...params,
+      ]);
   const versions: Version[] = [];
   for (const [from, to, text] of rows) {
     const record = JSON.parse(String(text)) as ExportRecord;
@@ -97,7 +110,8 @@ export interface AsOfFile {
 /** The run that stood after `date`: the last snapshot of that day or, failing one, the last before it. */
 export async function runAsOf(db: HistoryDb, site: string, date: string): Promise<{ time: string; date: string; manifestText: string }> {
   const [row] = await db.all(
-    'SELECT r.time, r.date, m.manifest FROM runs r JOIN run_manifests m ON m.base_url = r.base_url AND m.time = r.time WHERE r.base_url = ? AND r.date <= ? ORDER BY r.time DESC LIMIT 1',
+    'SELECT r.time, r.date, m.manifest FROM runs r JOIN run_manifests m ON m.base_url = r.base_url AND m.time = ' +
+      'r.time WHERE r.base_url = ? AND r.date <= ? ORDER BY r.time DESC LIMIT 1',
     [site, date],
   );
   if (!row) {
@@ -119,18 +133,47 @@ export async function exportsAsOf(db: HistoryDb, site: string, time: string): Pr
     const entry = listed.find((r) => String(r[0]) === t.def.name);
     if (!entry) continue;
     const [, file, count, available, sha] = entry;
-    if (!isPlainFileName(String(file))) throw new FailedError(`${db.label} names "${String(file).slice(0, 80)}" as a file of ${t.def.name}; the database is damaged`);
+    if (!isPlainFileName(String(file))) {
+      throw new FailedError(`${db.label} names "${String(file).slice(0, 80)}" as a file of ${t.def.name}; the database is damaged`);
+    }
     let records: ExportRecord[] = [];
     if (Number(available) === 1) {
-      const rows = await db.all(`SELECT record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_from <= ? AND (seen_to IS NULL OR seen_to > ?)`, [site, time, time]);
+      const rows = await db.all(`SELECT record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_from <= ? AND (seen_to IS NULL OR seen_to > ?)`, [
+        site,
+        time,
+        time,
+      ]);
       records = rows.map((r) => JSON.parse(String(r[0])) as ExportRecord);
       sortRecords(records, t.def.key, records[0] ? Object.keys(records[0]) : []);
     }
     const content = serializeExport({ records });
-    if (records.length !== Number(count) || createHash('sha256').update(content).digest('hex') !== String(sha)) {
-      throw new FailedError(`${t.def.name} as of ${time} does not come back as the file that was loaded (${String(file)}); the history database ${db.label} was changed by something other than svc-snapshot`);
+    if (records.length !== Number(count) || sha256Hex(content) !== String(sha)) {
+      throw new FailedError(
+        `${t.def.name} as of ${time} does not come back as the file that was loaded (${String(file)}); ` +
+          `the history database ${db.label} was changed by something other than svc-snapshot`,
+      );
     }
     files.push({ name: String(file), content });
   }
   return files;
+}
+
+/**
+ * The files besides the exports kept for one run (`_findings.json`), as they
+ * were loaded, checked against the sha256 recorded with them.
+ */
+export async function keptFilesAsOf(db: HistoryDb, site: string, time: string): Promise<AsOfFile[]> {
+  const rows = await db.all('SELECT name, sha256, content FROM run_files WHERE base_url = ? AND time = ? ORDER BY name', [site, time]);
+  return rows.map(([name, sha, content]) => {
+    if (!isPlainFileName(String(name))) {
+      throw new FailedError(`${db.label} names "${String(name).slice(0, 80)}" as a file of the snapshot of ${time}; the database is damaged`);
+    }
+    if (sha256Hex(String(content)) !== String(sha)) {
+      throw new FailedError(
+        `${String(name)} as of ${time} does not come back as the file that was loaded; ` +
+          `the history database ${db.label} was changed by something other than svc-snapshot`,
+      );
+    }
+    return { name: String(name), content: String(content) };
+  });
 }

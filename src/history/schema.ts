@@ -12,7 +12,7 @@ import { rowFunction, sqlType, typedColumn, utcExpression, type TypedColumn } fr
  * an older tool could not read or would write wrongly; a database of a newer
  * schema is refused, naming the tool version that wrote it.
  */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 /** Versions rewritten per statement when a schema 1 database is brought to 2. */
 const MIGRATE_BATCH = 500;
@@ -41,7 +41,10 @@ async function migrateFrom1(db: HistoryDb, relations: Set<string>): Promise<void
             // Said below.
           }
           throw new FailedError(
-            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load the snapshots into a new database`,
+            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, ` +
+              `version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not ` +
+              `upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load ` +
+              `the snapshots into a new database`,
           );
         }),
       );
@@ -54,8 +57,7 @@ async function migrateFrom1(db: HistoryDb, relations: Set<string>): Promise<void
       after = Number(rows[rows.length - 1]![0]);
     }
   }
-  // Schema 3 follows in the same transaction (migrateFrom2).
-  await db.run("UPDATE history_meta SET value = '2' WHERE name = 'schema_version'");
+  // Schema 3 and 4 follow in the same transaction (migrateFrom2, migrateFrom3).
 }
 
 /** The column of `runs` that keeps the signing key's fingerprint (CONTRACT section 13). */
@@ -82,7 +84,9 @@ export const EXPORT_TABLES: readonly ExportTable[] = CATALOG.map((def) => {
   const columns = typed.map((c) => c.name);
   for (const c of typed) {
     if ((VERSION_COLUMNS as readonly string[]).includes(c.name)) throw new Error(`export ${def.name}: column ${c.name} clashes with a history column`);
-    if (c.timestamp && columns.includes(`${c.name}_utc`)) throw new Error(`export ${def.name}: column ${c.name}_utc clashes with the view's UTC time of ${c.name}`);
+    if (c.timestamp && columns.includes(`${c.name}_utc`)) {
+      throw new Error(`export ${def.name}: column ${c.name}_utc clashes with the view's UTC time of ${c.name}`);
+    }
   }
   return { def, view, table: `${view}_versions`, columns, typed };
 });
@@ -94,7 +98,10 @@ export function exportTable(name: string): ExportTable | undefined {
 function versionsTableSql(db: HistoryDb, t: ExportTable, name: string, extra: readonly string[]): string {
   // SQLite's INTEGER PRIMARY KEY is the row id itself; PostgreSQL needs 64 bits for the same range.
   const id = db.engine === 'sqlite' ? 'version_id INTEGER PRIMARY KEY' : 'version_id BIGINT PRIMARY KEY';
-  const cols = [...t.typed.map((c) => `  ${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`), ...extra.map((c) => `  ${quoteIdent(c)} TEXT`)].join(',\n');
+  const cols = [
+    ...t.typed.map((c) => `  ${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`),
+    ...extra.map((c) => `  ${quoteIdent(c)} TEXT`),
+  ].join(',\n');
   return `CREATE TABLE ${quoteIdent(name)} (
   ${id},
   base_url TEXT NOT NULL,
@@ -108,7 +115,9 @@ ${cols}
 /** The view of current records: the catalog's columns, each timestamp followed by its `<column>_utc`, then columns an older catalog had. */
 function viewSql(db: HistoryDb, t: ExportTable, extra: readonly string[]): string {
   const cols = [
-    ...t.typed.flatMap((c) => (c.timestamp ? [quoteIdent(c.name), `${utcExpression(db.engine, quoteIdent(c.name))} AS ${quoteIdent(`${c.name}_utc`)}`] : [quoteIdent(c.name)])),
+    ...t.typed.flatMap((c) =>
+      c.timestamp ? [quoteIdent(c.name), `${utcExpression(db.engine, quoteIdent(c.name))} AS ${quoteIdent(`${c.name}_utc`)}`] : [quoteIdent(c.name)],
+    ),
     ...extra.map(quoteIdent),
   ];
   return `CREATE VIEW ${quoteIdent(t.view)} AS SELECT base_url, seen_from, ${cols.join(', ')} FROM ${quoteIdent(t.table)} WHERE seen_to IS NULL`;
@@ -127,58 +136,92 @@ async function extraColumns(db: HistoryDb, t: ExportTable): Promise<string[]> {
 }
 
 /**
+ * Makes a versions table anew with the columns the catalog types now, its
+ * typed values taken from the records (the exact values, which stay as they
+ * are), and its indexes and view; columns the catalog no longer declares
+ * stay, as they were.
+ */
+async function rebuildTable(db: HistoryDb, t: ExportTable): Promise<void> {
+  const extra = await extraColumns(db, t);
+  const next = `${t.table}_next`;
+  await db.exec(versionsTableSql(db, t, next, extra));
+  const toRow = rowFunction(t.typed);
+  const columns = [...VERSION_COLUMNS, ...t.columns, ...extra];
+  const table = quoteIdent(t.table);
+  const select = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...extra].map(quoteIdent).join(', ');
+  let after = -1;
+  for (;;) {
+    const rows = await db.all(`SELECT ${select} FROM ${table} WHERE version_id > ? ORDER BY version_id LIMIT ${MIGRATE_BATCH}`, [after]);
+    if (rows.length === 0) break;
+    await db.insertRows(
+      next,
+      columns,
+      rows.map((r) => {
+        let record: unknown;
+        try {
+          record = JSON.parse(String(r[4]));
+        } catch {
+          // Said below.
+        }
+        if (record === null || typeof record !== 'object' || Array.isArray(record)) {
+          throw new FailedError(
+            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, ` +
+              `version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not ` +
+              `upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load ` +
+              `the snapshots into a new database`,
+          );
+        }
+        const row = toRow(Number(r[0]), String(r[1]), String(r[2]), String(r[4]), record as ExportRecord);
+        row[3] = r[3];
+        return [...row, ...r.slice(5)];
+      }),
+    );
+    after = Number(rows[rows.length - 1]![0]);
+  }
+  await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(t.view)}`);
+  await db.exec(`DROP TABLE ${table}`);
+  await db.exec(`ALTER TABLE ${quoteIdent(next)} RENAME TO ${table}`);
+  await createExportTable(db, t, extra);
+}
+
+/**
  * Schema 2 kept every export column as text and each run's manifest in
  * `runs`; schema 3 types the columns (src/history/columns.ts) and keeps the
- * manifests in `run_manifests`. Each versions table is made anew, its typed
- * values taken from the records (the exact values, which stay as they are),
- * in the transaction that brings the database to schema 3.
+ * manifests in `run_manifests`. Each versions table is made anew, in the
+ * transaction that brings the database to this schema.
  */
 async function migrateFrom2(db: HistoryDb, relations: Set<string>): Promise<void> {
   await db.exec(RUN_MANIFESTS_SQL);
   await db.exec('INSERT INTO run_manifests (base_url, time, manifest) SELECT base_url, time, manifest FROM runs');
   await db.exec('ALTER TABLE runs DROP COLUMN manifest');
-  for (const t of EXPORT_TABLES) {
-    if (!relations.has(t.table)) continue;
-    const extra = await extraColumns(db, t);
-    const next = `${t.table}_v3`;
-    await db.exec(versionsTableSql(db, t, next, extra));
-    const toRow = rowFunction(t.typed);
-    const columns = [...VERSION_COLUMNS, ...t.columns, ...extra];
-    const table = quoteIdent(t.table);
-    const select = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...extra].map(quoteIdent).join(', ');
-    let after = -1;
-    for (;;) {
-      const rows = await db.all(`SELECT ${select} FROM ${table} WHERE version_id > ? ORDER BY version_id LIMIT ${MIGRATE_BATCH}`, [after]);
-      if (rows.length === 0) break;
-      await db.insertRows(
-        next,
-        columns,
-        rows.map((r) => {
-          let record: unknown;
-          try {
-            record = JSON.parse(String(r[4]));
-          } catch {
-            // Said below.
-          }
-          if (record === null || typeof record !== 'object' || Array.isArray(record)) {
-            throw new FailedError(
-              `the history database ${db.label} holds a version whose record is not an export record (${t.table}, version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load the snapshots into a new database`,
-            );
-          }
-          const row = toRow(Number(r[0]), String(r[1]), String(r[2]), String(r[4]), record as ExportRecord);
-          row[3] = r[3];
-          return [...row, ...r.slice(5)];
-        }),
-      );
-      after = Number(rows[rows.length - 1]![0]);
-    }
-    await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(t.view)}`);
-    await db.exec(`DROP TABLE ${table}`);
-    await db.exec(`ALTER TABLE ${quoteIdent(next)} RENAME TO ${table}`);
-    await createExportTable(db, t, extra);
+  for (const t of EXPORT_TABLES) if (relations.has(t.table)) await rebuildTable(db, t);
+}
+
+/** Whether each column of a versions table has the type the catalog gives it now (a boolean's CHECK included, in SQLite). */
+async function typedAsDeclared(db: HistoryDb, t: ExportTable): Promise<boolean> {
+  if (db.engine === 'sqlite') {
+    const [row] = await db.all("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [t.table]);
+    const sql = String(row?.[0] ?? '');
+    return t.typed.every((c) => sql.includes(`${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`));
   }
-  await db.run("UPDATE history_meta SET value = ? WHERE name = 'schema_version'", [String(SCHEMA_VERSION)]);
-  await db.run("UPDATE history_meta SET value = ? WHERE name = 'written_by'", [TOOL.version]);
+  const rows = await db.all(
+    'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
+    [t.table],
+  );
+  const types = new Map(rows.map((r) => [String(r[0]), String(r[1]).toUpperCase()]));
+  return t.typed.every((c) => types.get(c.name) === sqlType(db.engine, quoteIdent(c.name), c.type));
+}
+
+/**
+ * Schema 3 typed a column derived by `equals` (realms' `isDefault`) as text,
+ * holding 'true' and 'false'; schema 4 types it boolean, as every other
+ * boolean, and keeps the files besides the exports that as-of gives back
+ * (`run_files`: `_findings.json`). A table whose columns are not typed as the
+ * catalog says is made anew; the others stay as they are.
+ */
+async function migrateFrom3(db: HistoryDb, relations: Set<string>): Promise<void> {
+  await db.exec(RUN_FILES_SQL);
+  for (const t of EXPORT_TABLES) if (relations.has(t.table) && !(await typedAsDeclared(db, t))) await rebuildTable(db, t);
 }
 
 const RUN_MANIFESTS_SQL = `CREATE TABLE run_manifests (
@@ -186,6 +229,20 @@ const RUN_MANIFESTS_SQL = `CREATE TABLE run_manifests (
   time TEXT NOT NULL,
   manifest TEXT NOT NULL,
   PRIMARY KEY (base_url, time)
+)`;
+
+/**
+ * The files of a loaded snapshot besides its exports that as-of writes back
+ * (`_findings.json`), as they were: evaluated at the snapshot's time by the
+ * rules of the version that took it, which a later version may have changed.
+ */
+const RUN_FILES_SQL = `CREATE TABLE run_files (
+  base_url TEXT NOT NULL,
+  time TEXT NOT NULL,
+  name TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  content TEXT NOT NULL,
+  PRIMARY KEY (base_url, time, name)
 )`;
 
 const BASE_SQL = [
@@ -201,6 +258,7 @@ const BASE_SQL = [
   PRIMARY KEY (base_url, time)
 )`,
   RUN_MANIFESTS_SQL,
+  RUN_FILES_SQL,
   `CREATE TABLE run_exports (
   base_url TEXT NOT NULL,
   time TEXT NOT NULL,
@@ -224,7 +282,10 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
   try {
     relations = await db.relations();
   } catch (err) {
-    throw new FailedError(`the history database ${db.label} cannot be read: ${(err as Error).message}; give a SQLite file written by svc-snapshot, or a postgres:// URL`, { cause: err });
+    throw new FailedError(
+      `the history database ${db.label} cannot be read: ${(err as Error).message}; give a SQLite file written by svc-snapshot, or a postgres:// URL`,
+      { cause: err },
+    );
   }
   let version: number | undefined;
   if (relations.has('history_meta')) {
@@ -233,8 +294,10 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
     version = Number(meta.get('schema_version'));
     if (!Number.isInteger(version) || version > SCHEMA_VERSION) {
       throw new FailedError(
-        `the history database ${db.label} was written by svc-snapshot ${meta.get('written_by') ?? '(unknown version)'} with history schema ${meta.get('schema_version') ?? '?'}; ` +
-          `this svc-snapshot ${TOOL.version} knows schema ${SCHEMA_VERSION} and will not read or change it: upgrade svc-snapshot, or name another database with --history`,
+        `the history database ${db.label} was written by svc-snapshot ` +
+          `${meta.get('written_by') ?? '(unknown version)'} with history schema ${meta.get('schema_version') ?? '?'}; ` +
+          `this svc-snapshot ${TOOL.version} knows schema ${SCHEMA_VERSION} and will not read or change it: upgrade ` +
+          `svc-snapshot, or name another database with --history`,
       );
     }
   } else if (relations.size > 0 && [...relations].some((r) => !r.startsWith('sqlite_'))) {
@@ -257,8 +320,13 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
       if (current === 1) await migrateFrom1(db, now);
       // The fingerprint of the key whose signature history load --allowed-signers verified (null: not checked); a schema 2 database written before it lacks it.
       if (!(await db.columns('runs')).has(SIGNING_KEY_COLUMN)) await db.exec(`ALTER TABLE runs ADD COLUMN ${SIGNING_KEY_COLUMN} TEXT`);
-      if (current < SCHEMA_VERSION) await migrateFrom2(db, now);
+      if (current < 3) await migrateFrom2(db, now);
+      if (current < 4) await migrateFrom3(db, now);
       migrated = current < SCHEMA_VERSION;
+      if (migrated) {
+        await db.run("UPDATE history_meta SET value = ? WHERE name = 'schema_version'", [String(SCHEMA_VERSION)]);
+        await db.run("UPDATE history_meta SET value = ? WHERE name = 'written_by'", [TOOL.version]);
+      }
     }
     // A database brought to this schema gets every export's table too (an --include export's, whoever opened it), so that it
     // looks as one this version made; a read-only open of a current one changes nothing.
@@ -272,7 +340,10 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
       const have = await db.columns(t.table);
       const missing = t.typed.filter((c) => !have.has(c.name));
       if (missing.length === 0) continue;
-      for (const c of missing) await db.exec(`ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`);
+      for (const c of missing) await db.exec(
+        `ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${quoteIdent(c.name)} ` +
+          `${sqlType(db.engine, quoteIdent(c.name), c.type)}`,
+      );
       await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(t.view)}`);
       await db.exec(viewSql(db, t, await extraColumns(db, t)));
     }
@@ -287,7 +358,9 @@ async function upgrading(db: HistoryDb, write: boolean, fn: () => Promise<void>)
   } catch (err) {
     if (write || err instanceof FailedError) throw err;
     throw new FailedError(
-      `the history database ${db.label} was written by an earlier version of svc-snapshot and must be upgraded to history schema ${SCHEMA_VERSION} on its first open by this one, which failed: ${(err as Error).message}. Run this once with write access to it (nothing was changed)`,
+      `the history database ${db.label} was written by an earlier version of svc-snapshot and must be upgraded to ` +
+        `history schema ${SCHEMA_VERSION} on its first open by this one, which failed: ${(err as Error).message}. ` +
+        `Run this once with write access to it (nothing was changed)`,
       { cause: err },
     );
   }

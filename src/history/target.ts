@@ -23,7 +23,11 @@ export type HistoryTarget =
  * A password in the URL is refused without repeating any of the URL, so a
  * mistyped secret never reaches a terminal or a cron mail.
  */
-export function parseHistoryTarget(raw: string | boolean | undefined, cwd: string): HistoryTarget {
+export function parseHistoryTarget(
+  raw: string | boolean | undefined,
+  cwd: string,
+  opts: { readonly directory?: 'usage error' | 'when opened' } = {},
+): HistoryTarget {
   const value = raw === undefined || raw === true ? DEFAULT_HISTORY_FILE : String(raw);
   if (value.trim() === '') throw new UsageError('--history needs a file path or a postgres://user@host:port/db URL, not an empty value');
   if (/^postgres(ql)?:/i.test(value)) return parsePostgres(value);
@@ -31,7 +35,8 @@ export function parseHistoryTarget(raw: string | boolean | undefined, cwd: strin
     throw new UsageError('--history takes a file path (SQLite) or a postgres://user@host:port/db URL; other URL schemes are not supported');
   }
   const path = isAbsolute(value) ? value : resolve(cwd, value);
-  refuseDirectory(value, path);
+  // A snapshot has its night to lose: it publishes first, and the open then fails (exit 1, with the same advice).
+  if (opts.directory !== 'when opened') refuseDirectory(value, path);
   return { engine: 'sqlite', path, label: path };
 }
 
@@ -40,15 +45,23 @@ function parsePostgres(value: string): HistoryTarget {
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError('--history: the postgres:// URL cannot be parsed (it is not repeated here, as it may hold a secret); write it as postgres://user@host:port/db');
+    throw new UsageError(
+      '--history: the postgres:// URL cannot be parsed (it is not repeated here, as it may hold a secret); write it ' +
+        'as postgres://user@host:port/db',
+    );
   }
   if (url.password !== '' || /^[^/]*\/\/[^/@]*:[^/@]*@/.test(value)) {
-    throw new UsageError('--history: the postgres:// URL carries a password; remove it from the URL and put it in PGPASSWORD or ~/.pgpass (the URL is not repeated here)');
+    throw new UsageError(
+      '--history: the postgres:// URL carries a password; remove it from the URL and put it in PGPASSWORD or ' +
+        '~/.pgpass (the URL is not repeated here)',
+    );
   }
   const user = decodeURIComponent(url.username);
   if (user === '') throw new UsageError('--history: the postgres:// URL names no user; write it as postgres://user@host:port/db');
   const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
-  if (database === '' || database.includes('/')) throw new UsageError('--history: the postgres:// URL names no database; write it as postgres://user@host:port/db');
+  if (database === '' || database.includes('/')) {
+    throw new UsageError('--history: the postgres:// URL names no database; write it as postgres://user@host:port/db');
+  }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (host === '') throw new UsageError('--history: the postgres:// URL names no host; write it as postgres://user@host:port/db');
   const port = url.port === '' ? 5432 : Number(url.port);
@@ -62,7 +75,9 @@ function parsePostgres(value: string): HistoryTarget {
   else if (mode === 'require' || mode === 'verify-ca' || mode === 'verify-full') sslmode = 'verify-full';
   else {
     throw new UsageError(
-      `--history: sslmode=${mode.slice(0, 20)} is not supported: use sslmode=disable (no TLS) or verify-full (TLS with the certificate and host name verified; require and verify-ca mean the same here, as TLS is never unverified)`,
+      `--history: sslmode=${mode.slice(0, 20)} is not supported: use sslmode=disable (no TLS) or verify-full (TLS ` +
+        `with the certificate and host name verified; require and verify-ca mean the same here, as TLS is never ` +
+        `unverified)`,
     );
   }
   const label = `postgres://${encodeURIComponent(user)}@${url.host}/${encodeURIComponent(database)}`;
@@ -82,9 +97,10 @@ function refuseDirectory(given: string, path: string): void {
     return;
   }
   if (!isDir) return;
-  const shown = JSON.stringify(given.slice(0, 120));
-  throw new UsageError(
-    `--history ${shown} is a directory, not a database: --history takes the argument after it as its target. ` +
-      `Write --history=<file> (e.g. --history=./${DEFAULT_HISTORY_FILE}) or a postgres:// URL the same way, and list the snapshot directories as arguments`,
-  );
+  throw new UsageError(`--history ${JSON.stringify(given.slice(0, 120))} ${DIRECTORY_ADVICE}`);
 }
+
+/** What to do when --history named a directory: said by the usage error above and by the open of a snapshot's history (src/history/engine.ts). */
+export const DIRECTORY_ADVICE =
+  'is a directory, not a database: --history takes the argument after it as its target. ' +
+  `Write --history=<file> (e.g. --history=./${DEFAULT_HISTORY_FILE}) or a postgres:// URL the same way, and list the snapshot directories as arguments`;

@@ -13,59 +13,17 @@
 import { compareRecords } from '../exports/order.js';
 import { EXPORT_BATCH } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
+import { recordRanges } from '../snapshot/records.js';
 
-/** What a record's last line is in the file: nothing inside a record can start a line with two spaces and `}`. */
-const RECORD_END = '\n  }';
-
-/**
- * Where each record's text starts and ends in an export file (start, end,
- * start, end, …), or undefined when the file is not framed as the writer
- * frames it (the records themselves are checked by `sameAsWritten`). JSON
- * strings hold no raw newline, and every line inside a record is indented
- * further than its closing `}`, so the first `\n  }` after a record's `{` is
- * its end, in any file the writer wrote. The marks are ASCII, and no byte of
- * a multi-byte UTF-8 character is, so the same search finds the same records
- * in the file's text and in its bytes.
- */
-function recordSpans(length: number, indexOf: (mark: string, from: number) => number, has: (mark: string, at: number) => boolean): number[] | undefined {
-  if (length === 3 && has('[]\n', 0)) return [];
-  if (!has('[\n  {', 0)) return undefined;
-  const spans: number[] = [];
-  let at = 4;
-  for (;;) {
-    const end = indexOf(RECORD_END, at);
-    if (end < 0) return undefined;
-    const after = end + RECORD_END.length;
-    spans.push(at, after);
-    if (has(',\n  {', after)) {
-      at = after + 4;
-      continue;
-    }
-    return after + 3 === length && has('\n]\n', after) ? spans : undefined;
-  }
-}
-
-/** The record texts of an export file's text, or undefined when it is not framed as the writer frames it. */
-export function splitRecordTexts(text: string): string[] | undefined {
-  const spans = recordSpans(
-    text.length,
-    (mark, from) => text.indexOf(mark, from),
-    (mark, at) => text.startsWith(mark, at),
-  );
-  if (!spans) return undefined;
-  const texts = new Array<string>(spans.length / 2);
-  for (let i = 0; i < texts.length; i++) texts[i] = text.slice(spans[2 * i]!, spans[2 * i + 1]!);
-  return texts;
-}
-
-/** The texts an export file of these records holds, made as the writer makes them (a batch at a time). */
+/** The texts an export file of these records holds, made as the writer makes them (a batch at a time), split by the one splitter. */
 export function recordTextsOf(records: readonly ExportRecord[]): string[] {
   const texts: string[] = [];
   for (let i = 0; i < records.length; i += EXPORT_BATCH) {
     const batch = records.slice(i, i + EXPORT_BATCH);
-    const split = splitRecordTexts(`${JSON.stringify(batch, null, 2)}\n`);
-    if (split?.length !== batch.length) throw new Error('export records must be JSON objects with at least one column');
-    texts.push(...split);
+    const bytes = Buffer.from(`${JSON.stringify(batch, null, 2)}\n`);
+    const ranges = recordRanges(bytes);
+    if (ranges?.starts.length !== batch.length) throw new Error('export records must be JSON objects with at least one column');
+    ranges.starts.forEach((start, j) => texts.push(bytes.toString('utf8', start, ranges.ends[j])));
   }
   return texts;
 }
@@ -111,31 +69,23 @@ function firstOutOfOrder(records: readonly ExportRecord[], key: readonly string[
 }
 
 /**
- * Whether an export file (its bytes, valid UTF-8) is what the writer makes of
- * the records it holds: framed as the writer frames it, its records in the
- * export order and, with `layout`, every record's text exactly what the
- * writer makes of that record. Decodes and parses a batch of records at a
- * time, so that only a batch is ever held beside the bytes.
+ * Whether an export file's record texts (as recordRanges finds them) are
+ * what the writer makes of the records they hold: each JSON, in the export
+ * order and, with `layout`, exactly what the writer makes of that record.
+ * Parses a batch of records at a time, so that only a batch is ever held
+ * beside the texts.
  */
-export function fileProblem(bytes: Buffer, key: readonly string[], layout: boolean): FileProblem | undefined {
-  const spans = recordSpans(
-    bytes.length,
-    (mark, from) => bytes.indexOf(mark, from, 'latin1'),
-    (mark, at) => bytes.toString('latin1', at, at + mark.length) === mark,
-  );
-  if (!spans) return { kind: 'layout' };
-  const count = spans.length / 2;
+export function fileProblem(texts: readonly string[], key: readonly string[], layout: boolean): FileProblem | undefined {
   let last: ExportRecord | undefined;
-  for (let start = 0; start < count; start += EXPORT_BATCH) {
-    const texts: string[] = [];
-    for (let i = start; i < Math.min(count, start + EXPORT_BATCH); i++) texts.push(bytes.toString('utf8', spans[2 * i]!, spans[2 * i + 1]!));
+  for (let start = 0; start < texts.length; start += EXPORT_BATCH) {
+    const batch = texts.slice(start, start + EXPORT_BATCH);
     let records: ExportRecord[];
     try {
-      records = texts.map((t) => JSON.parse(t) as ExportRecord);
+      records = batch.map((t) => JSON.parse(t) as ExportRecord);
     } catch {
       return { kind: 'layout' };
     }
-    if (layout && !sameAsWritten(records, texts, texts.map((_, i) => i))) return { kind: 'layout' };
+    if (layout && !sameAsWritten(records, batch, batch.map((_, i) => i))) return { kind: 'layout' };
     const at = firstOutOfOrder(records, key, last);
     if (at !== undefined) return { kind: 'order', record: start + at };
     last = records[records.length - 1];

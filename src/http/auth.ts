@@ -31,5 +31,8 @@ export interface Refusal {
 /** The error a refused token stops a run with (exit 3), naming the token by its source. */
 export function tokenRefused(r: Refusal): TokenRejectedError {
   const advice = r.advice ? ` ${r.advice}` : '';
-  return new TokenRejectedError(`${r.status} on ${r.route}: the ${r.token} (from ${r.source}) was refused: ${r.why[r.status]}.${advice} Nothing was published.`);
+  return new TokenRejectedError(
+    `${r.status} on ${r.route}: the ${r.token} (from ${r.source}) was refused: ${r.why[r.status]}.${advice} Nothing ` +
+      `was published.`,
+  );
 }

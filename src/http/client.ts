@@ -159,13 +159,33 @@ export class HttpClient {
           // Refused, not decoded: the raw collection keeps bodies byte for byte as
           // the API answers them, and a body compressed unasked is a proxy or
           // server misconfiguration worth seeing rather than hiding.
-          throw new HttpError({ route: req.label, status: outcome.status, kind: 'status', attempts: attempt, detail: `the server sent the body compressed (Content-Encoding: ${encoding}) although the request asked for none (Accept-Encoding: identity); nothing of it was used. Turn off compression for this client on the server or proxy` });
+          throw new HttpError({
+            route: req.label,
+            status: outcome.status,
+            kind: 'status',
+            attempts: attempt,
+            detail: `the server sent the body compressed (Content-Encoding: ${encoding}) although the request asked ` +
+              `for none (Accept-Encoding: identity); nothing of it was used. Turn off compression for this client on ` +
+              `the server or proxy`,
+          });
         }
         if (!isRetryableStatus(outcome.status) || attempt === maxAttempts) {
           if (isRetryableStatus(outcome.status)) {
-            throw new HttpError({ route: req.label, status: outcome.status, kind: 'status', attempts: attempt, detail: `HTTP ${outcome.status} after ${attempt} attempt${attempt > 1 ? 's' : ''}${bodyHint(outcome.body)}` });
+            throw new HttpError({
+              route: req.label,
+              status: outcome.status,
+              kind: 'status',
+              attempts: attempt,
+              detail: `HTTP ${outcome.status} after ${attempt} attempt${attempt > 1 ? 's' : ''}${bodyHint(outcome.body)}`,
+            });
           }
-          return { status: outcome.status, headers: outcome.headers, body: outcome.body, attempts: attempt, durationMs: Math.round(performance.now() - started) };
+          return {
+            status: outcome.status,
+            headers: outcome.headers,
+            body: outcome.body,
+            attempts: attempt,
+            durationMs: Math.round(performance.now() - started),
+          };
         }
         last = { status: outcome.status, kind: 'status', detail: `HTTP ${outcome.status}`, retryAfterMs: parseRetryAfter(outcome.headers['retry-after']) };
         continue;
@@ -175,7 +195,14 @@ export class HttpClient {
     }
     this.throwIfAborted(req, made);
     const l = last!;
-    throw new HttpError({ route: req.label, status: l.status, kind: l.kind, attempts: made, cause: l.cause, detail: l.kind === 'tls' ? l.detail : `${l.detail} (after ${made} attempt${made > 1 ? 's' : ''})` });
+    throw new HttpError({
+      route: req.label,
+      status: l.status,
+      kind: l.kind,
+      attempts: made,
+      cause: l.cause,
+      detail: l.kind === 'tls' ? l.detail : `${l.detail} (after ${made} attempt${made > 1 ? 's' : ''})`,
+    });
   }
 
   private throwIfAborted(req: GetRequest, attempts: number): void {

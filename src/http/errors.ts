@@ -77,11 +77,19 @@ export function describeTransportError(err: unknown, host: string, proxy?: Proxy
     const sys = errnoError(err);
     const toProxy = sys?.port === proxy.port;
     if (toProxy && (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH')) {
-      return { kind: 'network', detail: `the proxy ${proxy.shown} (from ${proxy.variable}) could not be reached (${code}); check that variable and that the proxy is up, or unset it to connect directly` };
+      return {
+        kind: 'network',
+        detail: `the proxy ${proxy.shown} (from ${proxy.variable}) could not be reached (${code}); check that ` +
+          `variable and that the proxy is up, or unset it to connect directly`,
+      };
     }
     const tunnel = /Proxy response \((\d+)\) !== 200/.exec(message);
     if (tunnel) {
-      return { kind: 'network', detail: `the proxy ${proxy.shown} (from ${proxy.variable}) refused to open a tunnel to ${host} (HTTP ${tunnel[1]}); check the proxy's rules for that host, or list the host in NO_PROXY` };
+      return {
+        kind: 'network',
+        detail: `the proxy ${proxy.shown} (from ${proxy.variable}) refused to open a tunnel to ${host} (HTTP ` +
+          `${tunnel[1]}); check the proxy's rules for that host, or list the host in NO_PROXY`,
+      };
     }
   }
   if (code && (TLS_CODES.has(code) || code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS'))) {
@@ -90,7 +98,8 @@ export function describeTransportError(err: unknown, host: string, proxy?: Proxy
         ? `the certificate of ${host} does not name that host; use the host name the certificate was issued for`
         : code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID'
           ? `the certificate of ${host} is outside its validity period; renew it on the server`
-          : `the certificate of ${host} is not trusted; if your site uses an internal CA, pass its PEM certificate with --ca-file (TLS verification cannot be turned off)`;
+          : `the certificate of ${host} is not trusted; if your site uses an internal CA, pass its PEM certificate ` +
+            `with --ca-file (TLS verification cannot be turned off)`;
     return { kind: 'tls', detail: `TLS verification failed (${code}): ${hint}` };
   }
   switch (code) {

@@ -32,10 +32,18 @@ export function observeTls(hostname: string): { authorized(): boolean | undefine
  * The TLS verdict of a check: an earlier failure stands; otherwise an https
  * URL is verified only when an authorized socket to its host was seen.
  */
-export function tlsVerdict(url: string, seen: boolean | undefined, current: { ok: boolean; error?: string }, reachable: boolean): { ok: boolean; error?: string } {
+export function tlsVerdict(
+  url: string,
+  seen: boolean | undefined,
+  current: { ok: boolean; error?: string },
+  reachable: boolean,
+): { ok: boolean; error?: string } {
   if (!current.ok || !reachable || !url.startsWith('https:')) return current;
   if (seen === true) return current;
-  return { ok: false, error: seen === false ? 'a connection was made without a verified certificate chain and host name' : 'no verified TLS connection was made' };
+  return {
+    ok: false,
+    error: seen === false ? 'a connection was made without a verified certificate chain and host name' : 'no verified TLS connection was made',
+  };
 }
 
 /**

@@ -29,90 +29,118 @@ function formatBytes(n: number): string {
  * enough that a dependency would not pay for itself.
  */
 export function ttyReporter(stream: Stream, quiet: boolean, now: () => number = () => performance.now()): Reporter {
-  const started = now();
-  const inFlight = new Set<string>();
-  let done = 0;
-  let skipped = 0;
-  let failed = 0;
-  let records = 0;
-  let bytes = 0;
-  let phase = 'starting';
-  let drawnLines = 0;
-  let timer: NodeJS.Timeout | undefined;
-  let closed = false;
+  return new TtyReporter(stream, quiet, now);
+}
 
-  const width = () => Math.max(20, (stream.columns ?? 80) - 1);
-  const clip = (raw: string, s = forTerminal(raw)) => (s.length > width() ? `${s.slice(0, width() - 1)}…` : s);
+/** Routes listed under the status line; more are counted. */
+const SHOWN_IN_FLIGHT = 8;
 
-  function erase(): void {
-    if (drawnLines > 0) stream.write(`\r${ESC}${drawnLines}A${ESC}0J`);
-    drawnLines = 0;
+class TtyReporter implements Reporter {
+  private readonly started: number;
+  private readonly inFlight = new Set<string>();
+  private done = 0;
+  private skipped = 0;
+  private failed = 0;
+  private records = 0;
+  private bytes = 0;
+  private phase = 'starting';
+  private drawnLines = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly stream: Stream,
+    private readonly quiet: boolean,
+    private readonly now: () => number,
+  ) {
+    this.started = now();
   }
 
-  function draw(): void {
-    if (quiet || closed) return;
-    const secs = ((now() - started) / 1000).toFixed(1);
-    const lines = [
-      clip(`svc-snapshot: ${phase} — ${done} done, ${inFlight.size} in flight${skipped ? `, ${skipped} skipped` : ''}${failed ? `, ${failed} failed` : ''} — ${records} records, ${formatBytes(bytes)} — ${secs} s`),
-      ...[...inFlight].slice(0, 8).map((r) => clip(`  … ${r}`)),
-    ];
-    if (inFlight.size > 8) lines.push(`  … and ${inFlight.size - 8} more`);
-    erase();
-    stream.write(`${lines.join('\n')}\n`);
-    drawnLines = lines.length;
+  routeStarted(route: string): void {
+    this.inFlight.add(route);
+    this.ensureTimer();
   }
 
-  function message(text: string): void {
-    if (closed) {
-      stream.write(`${forTerminal(text)}\n`);
+  routeDone(record: RouteRecord, count?: number): void {
+    this.inFlight.delete(record.route);
+    if (record.skipped) this.skipped++;
+    else if (record.error) {
+      this.failed++;
+      this.message(`svc-snapshot: failed ${record.route}: ${record.error}`);
+    } else this.done++;
+    this.records += count ?? 0;
+    this.bytes += record.bytes ?? 0;
+  }
+
+  info(text: string): void {
+    this.phase = text;
+    this.ensureTimer();
+  }
+
+  warn(text: string): void {
+    if (!this.quiet) this.message(`svc-snapshot: warning: ${text}`);
+  }
+
+  error(text: string): void {
+    this.message(`svc-snapshot: error: ${text}`);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    if (this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      this.erase();
+      this.stream.write(SHOW_CURSOR);
+    }
+    this.closed = true;
+  }
+
+  private width(): number {
+    return Math.max(20, (this.stream.columns ?? 80) - 1);
+  }
+
+  private clip(raw: string): string {
+    const s = forTerminal(raw);
+    return s.length > this.width() ? `${s.slice(0, this.width() - 1)}…` : s;
+  }
+
+  private statusLine(): string {
+    const secs = ((this.now() - this.started) / 1000).toFixed(1);
+    const skipped = this.skipped ? `, ${this.skipped} skipped` : '';
+    const failed = this.failed ? `, ${this.failed} failed` : '';
+    const routes = `${this.done} done, ${this.inFlight.size} in flight${skipped}${failed}`;
+    return `svc-snapshot: ${this.phase} — ${routes} — ${this.records} records, ${formatBytes(this.bytes)} — ${secs} s`;
+  }
+
+  private erase(): void {
+    if (this.drawnLines > 0) this.stream.write(`\r${ESC}${this.drawnLines}A${ESC}0J`);
+    this.drawnLines = 0;
+  }
+
+  private draw(): void {
+    if (this.quiet || this.closed) return;
+    const lines = [this.clip(this.statusLine()), ...[...this.inFlight].slice(0, SHOWN_IN_FLIGHT).map((r) => this.clip(`  … ${r}`))];
+    if (this.inFlight.size > SHOWN_IN_FLIGHT) lines.push(`  … and ${this.inFlight.size - SHOWN_IN_FLIGHT} more`);
+    this.erase();
+    this.stream.write(`${lines.join('\n')}\n`);
+    this.drawnLines = lines.length;
+  }
+
+  private message(text: string): void {
+    if (this.closed) {
+      this.stream.write(`${forTerminal(text)}\n`);
       return;
     }
-    erase();
-    stream.write(`${forTerminal(text)}\n`);
-    draw();
+    this.erase();
+    this.stream.write(`${forTerminal(text)}\n`);
+    this.draw();
   }
 
-  function ensureTimer(): void {
-    if (timer || quiet || closed) return;
-    stream.write(HIDE_CURSOR);
-    timer = setInterval(draw, 100);
-    timer.unref();
+  private ensureTimer(): void {
+    if (this.timer || this.quiet || this.closed) return;
+    this.stream.write(HIDE_CURSOR);
+    this.timer = setInterval(() => this.draw(), 100);
+    this.timer.unref();
   }
-
-  return {
-    routeStarted(route) {
-      inFlight.add(route);
-      ensureTimer();
-    },
-    routeDone(record: RouteRecord, count?: number) {
-      inFlight.delete(record.route);
-      if (record.skipped) skipped++;
-      else if (record.error) {
-        failed++;
-        message(`svc-snapshot: failed ${record.route}: ${record.error}`);
-      } else done++;
-      records += count ?? 0;
-      bytes += record.bytes ?? 0;
-    },
-    info(text) {
-      phase = text;
-      ensureTimer();
-    },
-    warn(text) {
-      if (!quiet) message(`svc-snapshot: warning: ${text}`);
-    },
-    error(text) {
-      message(`svc-snapshot: error: ${text}`);
-    },
-    close() {
-      if (closed) return;
-      if (timer) {
-        clearInterval(timer);
-        timer = undefined;
-        erase();
-        stream.write(SHOW_CURSOR);
-      }
-      closed = true;
-    },
-  };
 }

@@ -145,7 +145,9 @@ function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): A
   }
   const m = AuditManifest.safeParse(json);
   if (!m.success) return incomplete(json, 'audit');
-  if (rule.complete && m.data.routes.some((r) => r.error !== undefined || r.status < 200 || r.status > 299)) return 'is an audit collection with failed requests';
+  if (rule.complete && m.data.routes.some((r) => r.error !== undefined || r.status < 200 || r.status > 299)) {
+    return 'is an audit collection with failed requests';
+  }
   const files = [...[...m.data.routes, ...(m.data.queries ?? []), ...(m.data.reports ?? [])].map((r) => r.file), `${MANIFEST_OF.audit}.sig`];
   return { files: new Set(files), subdirs: new Set() };
 }

@@ -51,23 +51,37 @@ export interface SecretMatcher {
   readonly pattern: RegExp;
   /** Longest text a match can span, in bytes (after the cut of backslash runs). */
   readonly longest: number;
+  /** What a match of `pattern` is a spelling of, for the message. */
+  kindOf(match: string): SecretKind;
 }
+
+/** A secret the scan looks for: a token in use, or the signing key's secret (--sign-key). */
+export type SecretKind = 'token' | 'signing key';
 
 /** Empty secrets are ignored; null when there is nothing to look for. */
 export function secretMatcher(tokens: readonly string[]): SecretMatcher | null {
   // The signing key's secret (--sign-key) is looked for with the tokens.
-  const secrets = [...tokens, ...knownSigningSecrets()];
+  const signing = knownSigningSecrets();
+  const secrets = [...tokens, ...signing];
   const pattern = secretPattern(secrets, true);
   if (pattern === null) return null;
   // Per UTF-16 unit at most MAX_SPELLING_BYTES (`\\…\\u00e9`); a raw (4 bytes) or URL-encoded character
   // (`%F0%9F%98%80`, 12 bytes for two units) is shorter.
   const longest = Math.max(...secrets.map((s) => s.length * MAX_SPELLING_BYTES));
-  return { pattern, longest };
+  const signingPattern = secretPattern(signing, true);
+  const kindOf = (match: string): SecretKind => {
+    if (signingPattern === null) return 'token';
+    signingPattern.lastIndex = 0;
+    return signingPattern.test(match) ? 'signing key' : 'token';
+  };
+  return { pattern, longest, kindOf };
 }
 
-function matches(m: SecretMatcher, text: string): boolean {
+/** What the first secret in `text` is a spelling of; null when it holds none. */
+function firstSecret(m: SecretMatcher, text: string): SecretKind | null {
   m.pattern.lastIndex = 0;
-  return m.pattern.test(text);
+  const hit = m.pattern.exec(text);
+  return hit === null ? null : m.kindOf(hit[0]);
 }
 
 const BACKSLASH = 0x5c;
@@ -111,9 +125,9 @@ export class BackslashRuns {
   }
 }
 
-/** Whether bytes about to be written (a block of a workbook before it is compressed) hold a secret in any spelling. */
-export function bytesHoldSecret(m: SecretMatcher, bytes: Buffer): boolean {
-  return matches(m, new BackslashRuns().cut(bytes).toString('latin1'));
+/** What secret bytes about to be written (a block of a workbook before it is compressed) hold in any spelling; null for none. */
+export function secretInBytes(m: SecretMatcher, bytes: Buffer): SecretKind | null {
+  return firstSecret(m, new BackslashRuns().cut(bytes).toString('latin1'));
 }
 
 /**
@@ -125,14 +139,14 @@ export function bytesHoldSecret(m: SecretMatcher, bytes: Buffer): boolean {
 export async function assertNoSecrets(root: string, tree: Tree, matcher: SecretMatcher | null, searched: ReadonlySet<string> = new Set()): Promise<void> {
   if (matcher === null) return;
   for (const rel of [...tree.dirs, ...tree.files]) {
-    if (matches(matcher, Buffer.from(rel, 'utf8').toString('latin1'))) {
-      // The name itself holds the token, so it cannot be shown.
-      throw new FailedError('a token was found in the name of an output file; nothing was published');
-    }
+    const kind = firstSecret(matcher, Buffer.from(rel, 'utf8').toString('latin1'));
+    // The name itself holds the secret, so it cannot be shown.
+    if (kind !== null) throw secretFound(kind, 'the name of an output file (not shown, as it holds the secret)');
   }
   for (const rel of tree.files) {
     if (searched.has(rel)) continue;
-    if (await fileContains(path.join(root, rel), matcher)) throw secretInFile(rel);
+    const kind = await secretInFileBytes(path.join(root, rel), matcher);
+    if (kind !== null) throw secretFound(kind, `output file ${escapeControl(rel)}`);
   }
 }
 
@@ -150,7 +164,8 @@ export class SecretSearch {
   private readonly window: Buffer;
   private readonly runs = new BackslashRuns();
   private carried = 0;
-  found = false;
+  /** What the first secret found is a spelling of; null while none was. */
+  found: SecretKind | null = null;
 
   constructor(
     private readonly matcher: SecretMatcher,
@@ -162,33 +177,53 @@ export class SecretSearch {
 
   /** Searches `bytes` (after every byte pushed before); true once a secret was found. */
   push(bytes: Uint8Array): boolean {
-    for (let at = 0; at < bytes.length && !this.found; at += this.chunkBytes) {
+    for (let at = 0; at < bytes.length && this.found === null; at += this.chunkBytes) {
       const piece = this.runs.cut(bytes.subarray(at, at + this.chunkBytes));
       this.window.set(piece, this.carried);
       const end = this.carried + piece.length;
-      if (matches(this.matcher, this.window.toString('latin1', 0, end))) this.found = true;
+      this.found = firstSecret(this.matcher, this.window.toString('latin1', 0, end));
       this.carried = Math.min(this.overlap, end);
       this.window.copyWithin(0, end - this.carried, end);
     }
-    return this.found;
+    return this.found !== null;
   }
 }
 
-/** The message for a secret found in an output file, which names the file and never the secret. */
-export function secretInFile(rel: string): FailedError {
-  return new FailedError(`a token was found in output file ${escapeControl(rel)}; nothing was published (this is a bug: tokens must never be written to output)`);
+/**
+ * The refusal of an output that holds a secret: what was found and where
+ * (`where`: "output file …"), never the secret. A token is written only by a
+ * bug; the signing key's secret gets in with the data (the site's, or a
+ * waivers file's text), since nothing of the tool writes it, so that message
+ * says what to do about a key that others can read.
+ */
+export function secretFound(kind: SecretKind, where: string): FailedError {
+  if (kind === 'token') return new FailedError(`a token was found in ${where}; nothing was published (this is a bug: tokens must never be written to output)`);
+  return new FailedError(
+    `the signing key's secret (--sign-key or SVC_SIGN_KEY), in one of its spellings (the key file's base64 text, or ` +
+    `the key's seed in hex or base64), was found in ${where}; nothing was published. ` +
+      'svc-snapshot never writes it, so the data the file was built from holds it (the site\'s records, or a waivers ' +
+      'file\'s text): treat the key as exposed. ' +
+      "Make a new key (ssh-keygen -t ed25519 -N '' -f <new key>), replace the old key's line in the verifiers' " +
+      "allowed_signers with the new one's, have the text removed where the data holds it, and run again with the new " +
+      "key",
+  );
 }
 
 /** Whether the file holds a secret in any spelling: read `chunkBytes` (SCAN_CHUNK_BYTES) at a time and searched with SecretSearch. */
 export async function fileContains(file: string, matcher: SecretMatcher, chunkBytes = SCAN_CHUNK_BYTES): Promise<boolean> {
+  return (await secretInFileBytes(file, matcher, chunkBytes)) !== null;
+}
+
+/** What secret the file holds in any spelling (null for none), read and searched as fileContains does. */
+async function secretInFileBytes(file: string, matcher: SecretMatcher, chunkBytes = SCAN_CHUNK_BYTES): Promise<SecretKind | null> {
   const search = new SecretSearch(matcher, chunkBytes);
   const buf = Buffer.allocUnsafe(chunkBytes);
   const handle = await open(file, 'r');
   try {
     for (;;) {
       const { bytesRead } = await handle.read(buf, 0, chunkBytes, null);
-      if (bytesRead === 0) return false;
-      if (search.push(buf.subarray(0, bytesRead))) return true;
+      if (bytesRead === 0) return null;
+      if (search.push(buf.subarray(0, bytesRead))) return search.found;
     }
   } finally {
     await handle.close();

@@ -4,10 +4,14 @@ import { mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isLiveStaging, noteTarget, registerStaging, unregisterStaging } from './registry.js';
 import { describeFsError } from '../util/fs-error.js';
-import { SecretSearch, secretInFile, secretMatcher } from './scan.js';
+import { escapeControl } from '../util/escape.js';
+import { SecretSearch, secretFound, secretMatcher } from './scan.js';
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
+
+/** A file's contents, a chunk at a time. */
+type Chunks = Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>;
 
 /** A temporary directory beside a target, filled and then published by `commit`. */
 export interface Staging {
@@ -21,7 +25,7 @@ export interface Staging {
    * `onBytes` sees every byte of the file, in order, as it is written (to
    * hash it without encoding its strings a second time).
    */
-  writeChunks(relPath: string, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>, onBytes?: (bytes: Uint8Array) => void): Promise<void>;
+  writeChunks(relPath: string, chunks: Chunks, onBytes?: (bytes: Uint8Array) => void): Promise<void>;
   /** Removes the staging directory; does nothing once it is discarded or published. */
   discard(): void;
   /** The secrets every write searches its bytes for (a write that holds one fails, naming the file). */
@@ -64,7 +68,9 @@ export async function createStaging(targetDir: string, secrets: readonly string[
     dir = mkdtempSync(path.join(parent, `.${base}.partial-${process.pid}-`));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw new FailedError(describeFsError(err, parent, true) ?? `cannot write into ${parent} (${code}); nothing was published. Choose another output directory (--out-dir)`, { cause: err });
+    const why =
+      describeFsError(err, parent, true) ?? `cannot write into ${parent} (${code}); nothing was published. Choose another output directory (--out-dir)`;
+    throw new FailedError(why, { cause: err });
   }
   registerStaging(dir);
   try {
@@ -106,7 +112,7 @@ interface WriteTarget {
 
 /** Bytes about to be written, searched first (a secret among them fails the write before they reach the disk), then shown to `onBytes`. */
 function searched(t: WriteTarget, bytes: Uint8Array, onBytes?: (bytes: Uint8Array) => void): Uint8Array {
-  if (t.search?.push(bytes)) throw secretInFile(t.rel);
+  if (t.search?.push(bytes)) throw secretFound(t.search.found!, `output file ${escapeControl(t.rel)}`);
   onBytes?.(bytes);
   return bytes;
 }
@@ -153,7 +159,7 @@ async function writeInto(t: WriteTarget, data: string | Uint8Array): Promise<voi
 /** Strings are encoded into one reused buffer of this size, written when full. */
 const WRITE_BUFFER_BYTES = 1024 * 1024;
 
-async function writeChunksInto(t: WriteTarget, chunks: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>, onBytes?: (bytes: Uint8Array) => void): Promise<void> {
+async function writeChunksInto(t: WriteTarget, chunks: Chunks, onBytes?: (bytes: Uint8Array) => void): Promise<void> {
   const file = await prepareFile(t.dir, t.segments);
   const handle = await open(file, 'w', FILE_MODE);
   try {

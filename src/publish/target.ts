@@ -35,10 +35,15 @@ export function assertSafeTarget(flagValue: string, cwd: string, home: string = 
   const resolved = real(target);
   const where = escapeControl(flagValue);
   const why = (what: string) =>
-    new UsageError(`--out-dir "${where}" is ${what}; the output directory is replaced as a whole, so it must be a directory of its own, e.g. --out-dir ./svc-snapshot-nightly`);
+    new UsageError(
+      `--out-dir "${where}" is ${what}; the output directory is replaced as a whole, so it must be a directory of ` +
+        `its own, e.g. --out-dir ./svc-snapshot-nightly`,
+    );
   if (path.dirname(resolved) === resolved) throw why('the root directory');
   for (const c of new Set([cwd, real(cwd)])) {
-    if (isSameOrAncestor(target, c) || isSameOrAncestor(resolved, c)) throw why(target === c || resolved === c ? 'the working directory' : 'a parent of the working directory');
+    if (isSameOrAncestor(target, c) || isSameOrAncestor(resolved, c)) {
+      throw why(target === c || resolved === c ? 'the working directory' : 'a parent of the working directory');
+    }
   }
   for (const h of new Set([home, real(home)])) {
     if (h && (target === h || resolved === h)) throw why('the home directory');
@@ -63,7 +68,10 @@ export function assertReplaceable(target: string, kind: OutputKind | undefined):
   if (!st) return;
   const shown = escapeControl(target);
   if (!st.isDirectory()) {
-    throw new UsageError(`${shown} exists and is not a directory; nothing was written and it was left as it is. Remove it or choose another output directory (--out-dir)`);
+    throw new UsageError(
+      `${shown} exists and is not a directory; nothing was written and it was left as it is. Remove it or choose ` +
+        `another output directory (--out-dir)`,
+    );
   }
   let why: string | undefined;
   try {
@@ -73,7 +81,8 @@ export function assertReplaceable(target: string, kind: OutputKind | undefined):
   }
   if (why) {
     throw new UsageError(
-      `refusing to replace ${shown}: ${why}. Only an empty directory or an earlier output of the same command is replaced; choose another output directory (--out-dir), or move its contents away`,
+      `refusing to replace ${shown}: ${why}. Only an empty directory or an earlier output of the same command is ` +
+        `replaced; choose another output directory (--out-dir), or move its contents away`,
     );
   }
 }

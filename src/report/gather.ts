@@ -1,26 +1,24 @@
 /**
  * The report's model, gathered: from a published snapshot directory
- * (`svc-snapshot report`, every export file checked against the manifest's
- * sha256 as the findings read it: an edited export is refused, exit 1), or
+ * (`svc-snapshot report`, every export file read once and checked against
+ * the manifest's sha256 as it is read: an edited export is refused, exit 1), or
  * from a snapshot's staging directory and the manifest about to be written
  * (`--format html`). The exports shown are the manifest's and the export
  * catalog's: a new export appears without code here.
  */
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { SNAPSHOT_MANIFEST } from '../collect/write.js';
-import { diffDirectories, diffWithUnwritten, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
-import type { FindingsReport } from '../findings/evaluate.js';
-import { findingsOfDirectory } from '../findings/read.js';
+import { diffWithSnapshot, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
+import { evaluateFindings, type FindingsReport } from '../findings/evaluate.js';
+import { exportsRead } from '../findings/catalog.js';
 import { openHistory } from '../history/engine.js';
 import { listRuns, normaliseSite } from '../history/query.js';
 import type { HistoryTarget } from '../history/target.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
 import type { ExportRecord } from '../exports/types.js';
-import { readExportRecords, type SheetManifest, type SheetManifestExport } from '../sheets/snapshot-dir.js';
+import { openSnapshot, SNAPSHOT_MANIFEST, stagedSnapshot, type ManifestEntry, type Snapshot } from '../snapshot/dir.js';
 import { manifestSignature } from '../sign/manifest-signature.js';
 import type { SigningKey } from '../sign/key.js';
-import { readInside } from '../util/safe-read.js';
 import type { ReportManifest, ReportModel, TrendNight, VmStates } from './model.js';
 
 /** The exports that hold VMs (`--include vms`), and the columns that may hold a VM's state, first found wins. */
@@ -60,46 +58,76 @@ async function historyPart(source: HistorySource | undefined, manifest: ReportMa
   }
 }
 
-/** The VMs' states, only for the VM exports the manifest lists as available. */
-async function vmStates(exports: readonly SheetManifestExport[], read: (e: SheetManifestExport) => Promise<readonly ExportRecord[]>): Promise<VmStates[] | undefined> {
-  const out: VmStates[] = [];
-  for (const name of VM_EXPORTS) {
-    const entry = exports.find((e) => e.export === name && e.available);
-    if (!entry) continue;
-    const records = await read(entry);
-    const column = STATE_COLUMNS.find((c) => records.some((r) => r[c] !== undefined));
-    if (column === undefined) continue;
-    const counts = new Map<string, number>();
-    for (const r of records) {
-      const v = r[column];
+/**
+ * A VM export's states, counted as its records are parsed (none of them
+ * kept: a large export's records would raise the report's peak): by the
+ * first state column its records hold; undefined when they hold none.
+ */
+function vmStates(snapshot: Snapshot, entry: ManifestEntry, bytes: Buffer): VmStates | undefined {
+  const counts = STATE_COLUMNS.map(() => new Map<string, number>());
+  const held = STATE_COLUMNS.map(() => false);
+  const none = {};
+  snapshot.parse(entry, bytes, (r) => {
+    STATE_COLUMNS.forEach((c, k) => {
+      const v = r[c];
+      if (v !== undefined) held[k] = true;
       const key = v === null || v === undefined ? '(none)' : typeof v === 'string' ? v : JSON.stringify(v);
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-    }
-    out.push({ export: name, column, counts: [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) });
-  }
-  return out.length > 0 ? out : undefined;
+      counts[k]!.set(key, (counts[k]!.get(key) ?? 0) + 1);
+    });
+    return none;
+  });
+  const k = held.indexOf(true);
+  if (k < 0) return undefined;
+  return { export: entry.export, column: STATE_COLUMNS[k]!, counts: [...counts[k]!].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) };
+}
+
+/**
+ * What the page reads of each available export file, given its bytes as
+ * they are read (each file is read once, for the diff or else for these
+ * readers alone, and handed to every reader in turn): the columns the
+ * findings' rules read, and the VMs' states.
+ */
+function exportReaders(snapshot: Snapshot, findings: boolean) {
+  const columns = findings ? exportsRead() : new Map<string, Set<string>>();
+  const records = new Map<string, ExportRecord[]>();
+  const states = new Map<string, VmStates>();
+  const use = (entry: ManifestEntry, bytes: Buffer): void => {
+    const wanted = columns.get(entry.export);
+    if (wanted) records.set(entry.export, snapshot.parse(entry, bytes, [...wanted]));
+    if (!(VM_EXPORTS as readonly string[]).includes(entry.export)) return;
+    const vms = vmStates(snapshot, entry, bytes);
+    if (vms) states.set(entry.export, vms);
+  };
+  // In VM_EXPORTS' order, whatever the order the files were read in.
+  const vms = (): VmStates[] | undefined => {
+    const out = VM_EXPORTS.flatMap((name) => states.get(name) ?? []);
+    return out.length > 0 ? out : undefined;
+  };
+  return { use, records, vms };
 }
 
 export interface DirectoryOptions {
+  /** --findings-inherit-levels (default true): the reading of the security levels the page's findings take. */
+  readonly inheritLevels?: boolean;
   /** `--previous`: compared with this directory (its problems are the command's); otherwise the newest older one beside the snapshot, if any. */
   readonly previous?: string;
   readonly history?: HistorySource;
 }
 
-/** `svc-snapshot report <dir>`: everything read from the published snapshot; a damaged one is refused. */
+/** `svc-snapshot report <dir>`: everything read from the published snapshot, each export file once; a damaged one is refused. */
 export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Promise<ReportModel> {
-  // The findings read every export file, each checked against the manifest's sha256 (an edited one: exit 1).
-  const { manifest, report } = await findingsOfDirectory(dir);
-  const bytes = await readInside(dir, SNAPSHOT_MANIFEST);
+  const snapshot = await openSnapshot(dir);
+  const manifest = snapshot.manifest;
   // The signature's own validity only: who may sign is verify's --allowed-signers question.
-  const signature = await manifestSignature(dir, SNAPSHOT_MANIFEST, bytes, undefined, new Date(manifest.time));
-  let previous: ReportModel['previous'];
-  if (opts.previous !== undefined) {
-    previous = { name: basename(opts.previous), changes: await diffDirectories(opts.previous, dir) };
-  } else {
-    previous = await besidePrevious(dir, undefined, (older) => diffDirectories(older, dir));
-  }
-  const vms = await vmStates(manifest.exports, (e) => readExportRecords(dir, e));
+  const signature = await manifestSignature(dir, SNAPSHOT_MANIFEST, snapshot.manifestBytes!, undefined, new Date(manifest.time));
+  const readers = exportReaders(snapshot, true);
+  const compare = (older: string) => diffWithSnapshot(older, snapshot, readers.use);
+  const given = opts.previous;
+  const previous = given !== undefined ? { name: basename(given), changes: await compare(given) } : await besidePrevious(dir, undefined, compare);
+  // The files the diff did not read (no older snapshot, or a failed comparison), and every other one checked (an edited one: exit 1).
+  await snapshot.checkRest(readers.use);
+  const report = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, { inheritLevels: opts.inheritLevels ?? true });
+  const vms = readers.vms();
   const history = await historyPart(opts.history, manifest, true);
   return { manifest, signature, findings: { report }, previous, ...(history ? { history } : {}), ...(vms ? { vms } : {}) };
 }
@@ -118,7 +146,7 @@ async function besidePrevious(dir: string, ownTime: string | undefined, diff: (o
 export interface StagingOptions {
   /** Where the snapshot is being published: its neighbours hold the previous snapshot. */
   readonly outDir: string;
-  /** The findings, evaluated over the export files just written (findingsOfStaging). */
+  /** The findings, evaluated over the export files just written (findingsOf a staged snapshot). */
   readonly findings: FindingsReport;
   readonly signKey?: SigningKey;
   readonly history?: HistorySource;
@@ -126,12 +154,13 @@ export interface StagingOptions {
 
 /** `--format html`: the exports just written into staging and the manifest about to be written. */
 export async function modelOfStaging(stagingDir: string, manifest: SnapshotManifest, opts: StagingOptions): Promise<ReportModel> {
-  const read = (e: SheetManifestExport) => readExportRecords(stagingDir, e, { verify: false });
-  const sheetManifest: SheetManifest = manifest;
+  const snapshot = stagedSnapshot(stagingDir, manifest);
+  const readers = exportReaders(snapshot, false);
   const report = opts.findings;
   const signature = opts.signKey ? { state: 'signed', key: opts.signKey.fingerprint, reason: 'the manifest is signed as it is written, after this page' } : { state: 'unsigned', key: null };
-  const previous = await besidePrevious(opts.outDir, manifest.time, (older) => diffWithUnwritten(older, { dir: stagingDir, manifest }));
-  const vms = await vmStates(sheetManifest.exports, read);
+  const previous = await besidePrevious(opts.outDir, manifest.time, (older) => diffWithSnapshot(older, snapshot, readers.use));
+  await snapshot.checkRest(readers.use);
+  const vms = readers.vms();
   const history = await historyPart(opts.history, manifest, false);
   return { manifest, signature, findings: { report }, previous, ...(history ? { history } : {}), ...(vms ? { vms } : {}) };
 }

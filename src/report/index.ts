@@ -27,11 +27,16 @@ interface ReportStaging {
  * file name, for the manifest's `files`, and the comparison with the previous
  * snapshot the page shows, so that --diff-previous need not make it again.
  */
-export async function writeStagingReport(staging: ReportStaging, manifest: SnapshotManifest, opts: StagingOptions): Promise<{ name: string; previous?: { dir: string; changes: ChangeSet } }> {
+export async function writeStagingReport(
+  staging: ReportStaging,
+  manifest: SnapshotManifest,
+  opts: StagingOptions,
+): Promise<{ name: string; previous?: { dir: string; changes: ChangeSet } }> {
   const name = reportFileName(manifest.date);
   const model = await modelOfStaging(staging.dir, manifest, opts);
   await staging.writeFile(name, renderReport(model));
   // The previous snapshot is found beside the output directory (findPreviousSnapshot).
-  const previous = 'changes' in model.previous ? { dir: path.join(path.dirname(opts.outDir), model.previous.name), changes: model.previous.changes } : undefined;
+  const previous =
+    'changes' in model.previous ? { dir: path.join(path.dirname(opts.outDir), model.previous.name), changes: model.previous.changes } : undefined;
   return { name, ...(previous ? { previous } : {}) };
 }

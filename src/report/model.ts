@@ -5,20 +5,10 @@
  */
 import type { ChangeSet } from '../diff/types.js';
 import type { FindingsReport } from '../findings/evaluate.js';
+import type { ReadableManifest } from '../snapshot/dir.js';
 
-/** What the report reads of `_snapshot-manifest.json`: the fields every snapshot manifest has. */
-export interface ReportManifest {
-  readonly baseUrl: string;
-  readonly time: string;
-  readonly date: string;
-  readonly source: 'live' | 'replay';
-  readonly tool: { readonly name: string; readonly version: string };
-  readonly complete: boolean;
-  readonly exports: ReadonlyArray<{ readonly export: string; readonly count: number; readonly available: boolean; readonly reason?: string; readonly proposedRoute?: string }>;
-  readonly nullFields: ReadonlyArray<{ readonly export: string; readonly field: string; readonly reason: string; readonly proposedRoute?: string }>;
-  readonly validation: { readonly issues: number; readonly samples: ReadonlyArray<{ readonly route: string; readonly index: number; readonly path: string; readonly message: string }> };
-  readonly drift: ReadonlyArray<{ readonly route: string; readonly unknownFields: readonly string[] }>;
-}
+/** What the report reads of `_snapshot-manifest.json`, as its one schema types it. */
+export type ReportManifest = Pick<ReadableManifest, 'baseUrl' | 'time' | 'date' | 'source' | 'tool' | 'complete' | 'exports' | 'nullFields' | 'validation' | 'drift'>;
 
 interface ReportSignature {
   /** valid, unsigned, invalid, not allowed; or `signed` for a snapshot that signs its manifest after the page is written. */

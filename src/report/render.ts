@@ -57,7 +57,9 @@ function header(m: ReportModel): string {
     sig.state === 'unsigned'
       ? 'unsigned (no signature beside the manifest)'
       : `${esc(sig.state)}${sig.key ? ` (key <code>${text(sig.key)}</code>)` : ''}${sig.reason ? `: ${text(sig.reason)}` : ''}`;
-  const complete = man.complete ? '<strong>complete</strong>: every route was read' : '<strong class="bad">partial</strong>: some routes failed (published with --allow-partial)';
+  const complete = man.complete
+    ? '<strong>complete</strong>: every route was read'
+    : '<strong class="bad">partial</strong>: some routes failed (published with --allow-partial)';
   const rows = [
     ['Site', `<bdi>${text(man.baseUrl)}</bdi>`],
     ['Time', `<time datetime="${esc(man.time)}">${esc(humanTime(man.time))}</time>`],
@@ -66,7 +68,8 @@ function header(m: ReportModel): string {
     ['Completeness', complete],
     ['Signature', sigText],
   ];
-  return `<header><h1>Snapshot of <bdi>${text(man.baseUrl)}</bdi>, ${esc(man.date)}</h1>\n<dl class="facts">${rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl></header>\n`;
+  const facts = rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('');
+  return `<header><h1>Snapshot of <bdi>${text(man.baseUrl)}</bdi>, ${esc(man.date)}</h1>\n<dl class="facts">${facts}</dl></header>\n`;
 }
 
 function findingsSection(f: ReportModel['findings']): string {
@@ -79,13 +82,17 @@ function findingsSection(f: ReportModel['findings']): string {
     if (n === 0) continue;
     const list = r.findings.filter((x) => x.severity === severity);
     const rows = list.slice(0, FINDINGS_SHOWN).map(
-      (x) => `<tr><td class="nw sev-${severity}">${severity}</td><td class="nw"><code>${text(x.rule)}</code></td><td>${text(x.subject.export)} <bdi>${x.subject.key.map((k) => value(k)).join(', ')}</bdi></td><td>${sentence(x.detail)}</td></tr>`,
+      (x) => `<tr><td class="nw sev-${severity}">${severity}</td><td class="nw"><code>${text(x.rule)}</code></td>` +
+        `<td>${text(x.subject.export)} <bdi>${x.subject.key.map((k) => value(k)).join(', ')}</bdi></td>` +
+        `<td>${sentence(x.detail)}</td></tr>`,
     );
-    body += `<details open><summary>${esc(severity)}: ${plural(n, 'finding')}</summary>\n${table(['Severity', 'Rule', 'Subject', 'Detail'], rows)}${notShown(n - rows.length, `${severity} findings`)}</details>\n`;
+    const shownRows = table(['Severity', 'Rule', 'Subject', 'Detail'], rows) + notShown(n - rows.length, `${severity} findings`);
+    body += `<details open><summary>${esc(severity)}: ${plural(n, 'finding')}</summary>\n${shownRows}</details>\n`;
   }
   const skipped = r.rules.filter((x) => !x.evaluated);
   if (skipped.length > 0) {
-    body += `<h3>Rules not evaluated</h3>\n<ul>${skipped.map((x) => `<li><code>${text(x.id)}</code>: ${sentence(x.reason ?? 'no reason given')}</li>`).join('')}</ul>\n`;
+    const items = skipped.map((x) => `<li><code>${text(x.id)}</code>: ${sentence(x.reason ?? 'no reason given')}</li>`);
+    body += `<h3>Rules not evaluated</h3>\n<ul>${items.join('')}</ul>\n`;
   }
   // Evaluated without an optional export (the running VMs without --include vms): what was left out.
   const partial = r.rules.filter((x) => x.evaluated && x.reason !== undefined);
@@ -104,11 +111,15 @@ function exportsSection(m: ReportModel): string {
   const rows = m.manifest.exports.map((e) => {
     const d = changes?.exports.find((x) => x.export === e.export);
     const avail = e.available ? 'available' : `<span class="bad">unavailable</span>: ${sentence(e.reason ?? 'no reason given')}`;
-    const diff = d ? `${change(d.counts.added, '+', 'added')}${change(d.counts.removed, '−', 'removed')}${change(d.counts.changed, '~', 'changed')}` : '<td class="num">–</td><td class="num">–</td><td class="num">–</td>';
+    const diff = d
+      ? `${change(d.counts.added, '+', 'added')}${change(d.counts.removed, '−', 'removed')}${change(d.counts.changed, '~', 'changed')}`
+      : '<td class="num">–</td><td class="num">–</td><td class="num">–</td>';
     return `<tr><th scope="row">${text(e.export)}</th><td class="num">${e.count}</td>${diff}<td>${avail}</td></tr>`;
   });
   const since = changes
-    ? `<p>Since the previous snapshot, ${previousName(m)} of ${esc(changes.older.time ? humanTime(changes.older.time) : 'unknown time')}: ${changes.totals.added} added, ${changes.totals.removed} removed, ${changes.totals.changed} changed, in ${plural(changes.totals.exportsChanged, 'export')}.</p>\n`
+    ? `<p>Since the previous snapshot, ${previousName(m)} of ${esc(changes.older.time ? humanTime(changes.older.time) : 'unknown time')}: ` +
+      `${changes.totals.added} added, ${changes.totals.removed} removed, ${changes.totals.changed} changed, ` +
+      `in ${plural(changes.totals.exportsChanged, 'export')}.</p>\n`
     : `<p>No comparison: ${sentence('problem' in m.previous ? m.previous.problem : '')}</p>\n`;
   return section('exports', 'Exports', since + table(['Export', 'Records', 'Added', 'Removed', 'Changed', 'Availability'], rows, 'exports'));
 }
@@ -125,14 +136,18 @@ function exportChanges(d: ExportDiff): string {
   for (const r of d.removed) rows.push(`<tr class="removed"><td class="nw">removed</td><td>${keyText(keyOf(r))}</td><td></td></tr>`);
   for (const r of d.changed) {
     const more = r.changes.length > COLUMNS_SHOWN ? `<li class="more">${r.changes.length - COLUMNS_SHOWN} more changed columns not shown</li>` : '';
-    const cols = r.changes.slice(0, COLUMNS_SHOWN).map((c) => `<li><span class="k">${text(c.column)}</span>: <bdi class="old">${value(c.old)}</bdi> → <bdi class="new">${value(c.new)}</bdi></li>`).join('');
+    const cols = r.changes
+      .slice(0, COLUMNS_SHOWN)
+      .map((c) => `<li><span class="k">${text(c.column)}</span>: <bdi class="old">${value(c.old)}</bdi> → <bdi class="new">${value(c.new)}</bdi></li>`)
+      .join('');
     rows.push(`<tr class="changed"><td class="nw">changed</td><td>${keyText(r.key)}</td><td class="wide"><ul class="cols">${cols}${more}</ul></td></tr>`);
   }
   const total = d.counts.added + d.counts.removed + d.counts.changed;
   const kept = rows.slice(0, CHANGES_SHOWN);
   const counts = `${d.counts.added} added, ${d.counts.removed} removed, ${d.counts.changed} changed`;
   const avail = d.availability === 'both' ? '' : ` (availability: ${esc(d.availability)})`;
-  return `<details class="export" open><summary><h3>${text(d.export)}</h3> ${counts}${avail}</summary>\n${kept.length > 0 ? table(['Change', 'Key', 'Columns, old → new'], kept, 'changes') : ''}${notShown(total - kept.length, 'changed records')}</details>\n`;
+  const shown = (kept.length > 0 ? table(['Change', 'Key', 'Columns, old → new'], kept, 'changes') : '') + notShown(total - kept.length, 'changed records');
+  return `<details class="export" open><summary><h3>${text(d.export)}</h3> ${counts}${avail}</summary>\n${shown}</details>\n`;
 }
 
 function changesSection(m: ReportModel): string {
@@ -142,15 +157,20 @@ function changesSection(m: ReportModel): string {
   if (changed.length === 0) return section('changes', 'Changes', '<p>Nothing changed.</p>\n');
   // A filter without script: radio buttons and CSS (style.ts) hide the rows of the other kinds.
   const kinds = ['all', 'added', 'removed', 'changed'];
-  const filter = `<fieldset class="filter"><legend>Show</legend>${kinds.map((k) => `<input type="radio" name="kind" id="show-${k}"${k === 'all' ? ' checked' : ''}><label for="show-${k}">${k}</label>`).join(' ')}</fieldset>\n`;
-  const ignored = c.ignore.length > 0 ? `<p class="note">Columns not compared (volatile): ${c.ignore.map((i) => `<code>${text(i)}</code>`).join(', ')}.</p>\n` : '';
+  const radios = kinds.map((k) => `<input type="radio" name="kind" id="show-${k}"${k === 'all' ? ' checked' : ''}><label for="show-${k}">${k}</label>`);
+  const filter = `<fieldset class="filter"><legend>Show</legend>${radios.join(' ')}</fieldset>\n`;
+  const ignored =
+    c.ignore.length > 0 ? `<p class="note">Columns not compared (volatile): ${c.ignore.map((i) => `<code>${text(i)}</code>`).join(', ')}.</p>\n` : '';
   return section('changes', 'Changes', `${ignored}${filter}<div class="change-list">\n${changed.map(exportChanges).join('')}</div>\n`);
 }
 
 function availabilitySection(m: ReportModel): string {
   const man = m.manifest;
   const unavailable = man.exports.filter((e) => !e.available);
-  let body = unavailable.length === 0 ? '<p>Every export is available.</p>\n' : table(['Export', 'Reason', 'Proposed route'], unavailable.map((e) => `<tr><th scope="row">${text(e.export)}</th><td>${sentence(e.reason ?? 'no reason given')}</td><td>${e.proposedRoute ? `<code>${text(e.proposedRoute)}</code>` : ''}</td></tr>`));
+  const unavailableRow = (e: (typeof unavailable)[number]) =>
+    `<tr><th scope="row">${text(e.export)}</th><td>${sentence(e.reason ?? 'no reason given')}</td>` +
+    `<td>${e.proposedRoute ? `<code>${text(e.proposedRoute)}</code>` : ''}</td></tr>`;
+  let body = unavailable.length === 0 ? '<p>Every export is available.</p>\n' : table(['Export', 'Reason', 'Proposed route'], unavailable.map(unavailableRow));
   const nulls = [...man.nullFields].sort((a, b) => byText(a.export, b.export) || byText(a.field, b.field));
   body += `<h3>Null columns</h3>\n`;
   body +=
@@ -158,23 +178,31 @@ function availabilitySection(m: ReportModel): string {
       ? '<p>No column is null for want of a route.</p>\n'
       : `<details><summary>${plural(nulls.length, 'column')} always null, with the reason</summary>\n${table(
           ['Export', 'Column', 'Reason', 'Proposed route'],
-          nulls.slice(0, LIST_SHOWN).map((n) => `<tr><td>${text(n.export)}</td><td><code>${text(n.field)}</code></td><td>${sentence(n.reason)}</td><td>${n.proposedRoute ? `<code>${text(n.proposedRoute)}</code>` : ''}</td></tr>`),
+          nulls.slice(0, LIST_SHOWN).map((n) => `<tr><td>${text(n.export)}</td><td><code>${text(n.field)}</code></td>` +
+            `<td>${sentence(n.reason)}</td><td>${n.proposedRoute ? `<code>${text(n.proposedRoute)}</code>` : ''}</td>` +
+            `</tr>`),
         )}${notShown(nulls.length - LIST_SHOWN, 'null columns')}</details>\n`;
   return section('availability', 'Availability and null columns', body);
 }
 
 function validationSection(m: ReportModel): string {
   const v = m.manifest.validation;
-  if (v.issues === 0) return section('validation', 'Validation issues', '<p>No field of the wrong type.</p>\n');
-  const rows = v.samples.slice(0, LIST_SHOWN).map((s) => `<tr><td><code>${text(s.route)}</code></td><td class="num">${s.index}</td><td><code>${text(s.path)}</code></td><td>${sentence(s.message)}</td></tr>`);
-  return section('validation', 'Validation issues', `<p>${plural(v.issues, 'field')} of the wrong type, exported as null; the samples the manifest keeps:</p>\n${table(['Route', 'Record', 'Field', 'Problem'], rows)}`);
+  if (v.issues === 0) return section('validation', 'Validation issues', '<p>No field of the wrong type, no record at odds with its route.</p>\n');
+  const rows = v.samples.slice(0, LIST_SHOWN).map((s) => `<tr><td><code>${text(s.route)}</code></td>` +
+    `<td class="num">${s.index}</td><td><code>${text(s.path)}</code></td><td>${sentence(s.message)}</td></tr>`);
+  const intro =
+    `<p>${plural(v.issues, 'issue')}: a field of the wrong type is exported as null, an undocumented value is kept, ` +
+    `a record naming another realm than its route is exported under the route's; the samples the manifest keeps:</p>\n`;
+  return section('validation', 'Validation issues', intro + table(['Route', 'Record', 'Field', 'Problem'], rows));
 }
 
 function driftSection(m: ReportModel): string {
   const drift = [...m.manifest.drift].sort((a, b) => byText(a.route, b.route));
   if (drift.length === 0) return section('drift', 'Drift', '<p>No route returned fields the models do not know.</p>\n');
-  const rows = drift.slice(0, LIST_SHOWN).map((d) => `<tr><td><code>${text(d.route)}</code></td><td>${[...d.unknownFields].sort(byText).map((f) => `<code>${text(f)}</code>`).join(', ')}</td></tr>`);
-  return section('drift', 'Drift', `<p>Routes that returned fields the models do not know:</p>\n${table(['Route', 'Unknown fields'], rows)}${notShown(drift.length - rows.length, 'routes')}`);
+  const rows = drift.slice(0, LIST_SHOWN).map((d) => `<tr><td><code>${text(d.route)}</code></td>` +
+    `<td>${[...d.unknownFields].sort(byText).map((f) => `<code>${text(f)}</code>`).join(', ')}</td></tr>`);
+  const intro = '<p>Routes that returned fields the models do not know:</p>\n';
+  return section('drift', 'Drift', intro + table(['Route', 'Unknown fields'], rows) + notShown(drift.length - rows.length, 'routes'));
 }
 
 function trendsSection(m: ReportModel): string {
@@ -187,14 +215,19 @@ function trendsSection(m: ReportModel): string {
   const charts = names.map((name, i) => {
     const points = nights.map((n) => ({ date: n.date, count: n.counts[name] }));
     const rows = points.map((p) => `<tr><td>${esc(p.date)}</td><td class="num">${p.count ?? '–'}</td></tr>`);
-    return `<figure class="trend">${countChart(`trend-${i}`, name, points)}<figcaption>${text(name)}</figcaption><details class="numbers"><summary>the numbers</summary>${table(['Night', 'Records'], rows)}</details></figure>`;
+    return `<figure class="trend">${countChart(`trend-${i}`, name, points)}<figcaption>${text(name)}</figcaption>` +
+      `<details class="numbers"><summary>the numbers</summary>${table(['Night', 'Records'], rows)}</details></figure>`;
   });
-  return section('trends', 'Trends', `<p>Records per export over ${plural(nights.length, 'night')} (${text(h.label)}).</p>\n<div class="trends">\n${charts.join('\n')}\n</div>\n`);
+  const intro = `<p>Records per export over ${plural(nights.length, 'night')} (${text(h.label)}).</p>\n`;
+  return section('trends', 'Trends', `${intro}<div class="trends">\n${charts.join('\n')}\n</div>\n`);
 }
 
 function vmsSection(vms: readonly VmStates[] | undefined): string {
   if (!vms || vms.length === 0) return '';
-  const parts = vms.map((v) => `<h3>${text(v.export)}: by <code>${text(v.column)}</code></h3>\n${table(['State', 'VMs'], v.counts.map(([s, n]) => `<tr><td><bdi>${text(s)}</bdi></td><td class="num">${n}</td></tr>`))}`);
+  const parts = vms.map((v) => {
+    const rows = v.counts.map(([s, n]) => `<tr><td><bdi>${text(s)}</bdi></td><td class="num">${n}</td></tr>`);
+    return `<h3>${text(v.export)}: by <code>${text(v.column)}</code></h3>\n${table(['State', 'VMs'], rows)}`;
+  });
   return section('vms', 'VMs\u2019 states', parts.join(''));
 }
 
@@ -227,7 +260,8 @@ export function renderReport(m: ReportModel): string {
     trendsSection(m),
     vmsSection(m.vms),
     '</main>\n',
-    `<footer><p>Written by ${text(m.manifest.tool.name)} ${text(m.manifest.tool.version)} from the snapshot of ${esc(humanTime(m.manifest.time))}.</p></footer>\n`,
+    `<footer><p>Written by ${text(m.manifest.tool.name)} ${text(m.manifest.tool.version)} ` +
+      `from the snapshot of ${esc(humanTime(m.manifest.time))}.</p></footer>\n`,
     '</body>\n</html>\n',
   ].join('');
 }

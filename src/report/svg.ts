@@ -32,16 +32,22 @@ export function countChart(id: string, name: string, points: ReadonlyArray<{ rea
     current.push(`${fmt(x(i))},${fmt(y(p.count))}`);
   });
   if (current.length > 0) runs.push(current);
-  const lines = runs.map((r) => (r.length === 1 ? `<circle cx="${r[0]!.split(',')[0]}" cy="${r[0]!.split(',')[1]}" r="2.5"/>` : `<polyline points="${r.join(' ')}"/>`)).join('');
+  const lines = runs
+    .map((r) => (r.length === 1 ? `<circle cx="${r[0]!.split(',')[0]}" cy="${r[0]!.split(',')[1]}" r="2.5"/>` : `<polyline points="${r.join(' ')}"/>`))
+    .join('');
   const last = points.length > 0 ? points[points.length - 1]! : undefined;
-  const label = `${text(name)}: ${counts.length > 0 ? `${min} to ${max} records` : 'no counts'} over ${points.length} night${points.length === 1 ? '' : 's'}${last?.count !== undefined ? `, ${last.count} on ${esc(last.date)}` : ''}`;
+  const range = counts.length > 0 ? `${min} to ${max} records` : 'no counts';
+  const lastCount = last?.count !== undefined ? `, ${last.count} on ${esc(last.date)}` : '';
+  const label = `${text(name)}: ${range} over ${points.length} night${points.length === 1 ? '' : 's'}${lastCount}`;
   const first = points[0]?.date ?? '';
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${id}"><title id="${id}">${label}</title>` +
     `<line x1="${PAD.left}" y1="${H - PAD.bottom}" x2="${W - PAD.right}" y2="${H - PAD.bottom}" stroke="#d0d7de"/>` +
     `<g fill="none" stroke="#0969da" stroke-width="2">${lines.replace(/<circle /g, '<circle fill="#0969da" ')}</g>` +
-    `<text x="${PAD.left}" y="10" font-size="9" fill="#57606a">${counts.length > 0 ? `min ${min}, max ${max}` : 'no counts'}</text><text x="${W - PAD.right}" y="10" font-size="9" fill="#57606a" text-anchor="end">${last?.count !== undefined ? `last ${last.count}` : ''}</text>` +
-    `<text x="${PAD.left}" y="${H - 3}" font-size="9" fill="#57606a">${esc(first)}</text><text x="${W - PAD.right}" y="${H - 3}" font-size="9" fill="#57606a" text-anchor="end">${esc(last?.date ?? '')}</text>` +
+    `<text x="${PAD.left}" y="10" font-size="9" fill="#57606a">${counts.length > 0 ? `min ${min}, max ${max}` : 'no counts'}</text>` +
+    `<text x="${W - PAD.right}" y="10" font-size="9" fill="#57606a" text-anchor="end">${last?.count !== undefined ? `last ${last.count}` : ''}</text>` +
+    `<text x="${PAD.left}" y="${H - 3}" font-size="9" fill="#57606a">${esc(first)}</text>` +
+    `<text x="${W - PAD.right}" y="${H - 3}" font-size="9" fill="#57606a" text-anchor="end">${esc(last?.date ?? '')}</text>` +
     `</svg>`
   );
 }

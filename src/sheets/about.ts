@@ -4,14 +4,14 @@
  * workbook alone knows which empty columns mean "unknown".
  */
 import type { Cell } from './columns.js';
-import type { SheetManifest } from './snapshot-dir.js';
+import type { ReadableManifest } from '../snapshot/dir.js';
 import type { SheetSpec } from './xlsx.js';
 import { cellWidth, fitWidth } from './xlsx.js';
 
 export const ABOUT_SHEET = 'About';
 
 /** The About sheet of a workbook whose export sheets are `sheets[export]`. */
-export function aboutSheet(m: SheetManifest, sheets: ReadonlyMap<string, readonly string[]>): SheetSpec {
+export function aboutSheet(m: ReadableManifest, sheets: ReadonlyMap<string, readonly string[]>): SheetSpec {
   const rows: Cell[][] = [];
   const bold = new Set<number>();
   const title = (...cells: Cell[]) => {

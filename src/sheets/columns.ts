@@ -6,28 +6,18 @@
  * 'entries'`. A map becomes one numeric column per key so that a spreadsheet
  * can sum it; the keys are those present in the export.
  */
-import { routeById } from '../api/catalog.js';
-import { TIMESTAMPS } from '../api/models.js';
 import type { ColumnDef, ExportDef } from '../exports/define.js';
-import { CATALOG, exportByName } from '../exports/catalog.js';
-import { resolvePath, unwrap } from '../exports/schema.js';
+import { CATALOG, columnType, exportByName } from '../exports/catalog.js';
 import type { ExportRecord } from '../exports/types.js';
 
 /** `timestamp`: epoch ms written as a date-time; `entries`: `"key=value"` strings, one column per key; `value`: as the JSON value's type says. */
 export type CellType = 'timestamp' | 'entries' | 'value';
 
-/** The cell type the catalog declares for a column. */
+/** The cell type of a column, from the type the catalog declares for it (columnType). */
 export function cellTypeOf(exp: ExportDef, col: ColumnDef): CellType {
-  const src = col.source;
-  if ((src.kind === 'field' || src.kind === 'join') && src.as === 'entries') return col.sheetAsList ? 'value' : 'entries';
-  if (src.kind === 'field' && src.as === 'value') {
-    const schema = resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema;
-    return TIMESTAMPS.has(unwrap(schema)) ? 'timestamp' : 'value';
-  }
-  if (src.kind === 'join' && src.as === 'value') {
-    return TIMESTAMPS.has(unwrap(resolvePath(routeById(src.route).item, src.path).schema)) ? 'timestamp' : 'value';
-  }
-  return 'value';
+  const t = columnType(exp, col);
+  if (t.entries) return col.sheetAsList ? 'value' : 'entries';
+  return t.timestamp ? 'timestamp' : 'value';
 }
 
 /** Column name → cell type, per export, resolved once. */

@@ -13,21 +13,18 @@ import type { ExportRecord } from '../exports/types.js';
 import { aboutSheet, ABOUT_SHEET } from './about.js';
 import { cellOf, sheetColumns, type Cell, type SheetColumn } from './columns.js';
 import { csvChunks } from './csv.js';
-import type { SheetManifest, SheetManifestExport } from './snapshot-dir.js';
+import type { ManifestEntry, ReadableManifest, Snapshot } from '../snapshot/dir.js';
 import { cellWidth, columnLetters, contentTypesXml, corePropsXml, fitWidth, MAX_DATA_ROWS, ROOT_RELS_XML, sheetXml, STYLES_XML, workbookRelsXml, workbookXml, type SheetSpec } from './xlsx.js';
 import { ZipTooLargeError, ZipWriter } from './zip.js';
-import { bytesHoldSecret, type SecretMatcher } from '../publish/scan.js';
+import { secretFound, secretInBytes, type SecretMatcher } from '../publish/scan.js';
 
 export type { SheetFormat } from '../config/values.js';
 
 /** Writes one output file from text or byte pieces (the staging directory's writeChunks, or convert's temp-and-rename). */
 export type SheetSink = (name: string, chunks: AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>) => Promise<void>;
 
-export interface SheetSource {
-  readonly manifest: SheetManifest;
-  /** The records of one export, checked. */
-  records(entry: SheetManifestExport): Promise<ExportRecord[]>;
-}
+/** The manifest and each export's records, checked: an opened snapshot (src/snapshot/dir.ts). */
+export type SheetSource = Pick<Snapshot, 'manifest' | 'records'>;
 
 export interface WrittenSheetFile {
   readonly format: SheetFormat;
@@ -64,7 +61,7 @@ export function sheetNames(exportName: string, count: number, maxRows: number): 
 }
 
 /** A manifest from disk names only the exports this version knows, each once: names become file and sheet names. */
-function checkExports(m: SheetManifest): void {
+function checkExports(m: ReadableManifest): void {
   const known = new Set(CATALOG.map((e) => e.name));
   const seen = new Set<string>();
   for (const e of m.exports) {
@@ -125,10 +122,11 @@ interface ExportFormsPlan extends SheetPlan {
 }
 
 /** Throws when a workbook block holds a secret in any spelling (the token scan, before compression hides it). */
-function workbookInspector(matcher: SecretMatcher | null): { inspect: (block: Buffer) => void; overlap: number } {
+function workbookInspector(matcher: SecretMatcher | null, file: string): { inspect: (block: Buffer) => void; overlap: number } {
   return {
     inspect: (block) => {
-      if (matcher && bytesHoldSecret(matcher, block)) throw new FailedError('a token was found in the workbook being written; nothing was published (this is a bug: tokens must never be written to output)');
+      const kind = matcher ? secretInBytes(matcher, block) : null;
+      if (kind !== null) throw secretFound(kind, `the workbook ${file} being written`);
     },
     overlap: matcher ? Math.max(0, matcher.longest - 1) : 0,
   };
@@ -151,7 +149,7 @@ function sheetPart(plan: ExportFormsPlan, page: number): string {
  * of every page (a page of a long export is as wide as the first) and writes
  * the CSV file.
  */
-async function prepareForms(entry: SheetManifestExport, records: readonly ExportRecord[], plan: SheetPlan, writeCsv: SheetSink): Promise<PreparedSheets> {
+async function prepareForms(entry: ManifestEntry, records: readonly ExportRecord[], plan: SheetPlan, writeCsv: SheetSink): Promise<PreparedSheets> {
   const columns = sheetColumns(entry.export, records);
   let measured: number[] | undefined;
   if (plan.csv) {
@@ -213,14 +211,14 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
 
 /** The workbook's bytes: the sheets of every export in the manifest's order, each export read and written in its turn. */
 async function* workbook(
-  m: SheetManifest,
+  m: ReadableManifest,
   names: readonly string[][],
   plans: readonly ExportFormsPlan[],
   secrets: SecretMatcher | null,
   read: (i: number) => Promise<ExportRecord[]>,
   csvSink: (i: number) => SheetSink,
 ): AsyncGenerator<Buffer> {
-  const { inspect, overlap } = workbookInspector(secrets);
+  const { inspect, overlap } = workbookInspector(secrets, workbookFileName(m.date));
   const zip = new ZipWriter(new Date(m.time), inspect, overlap);
   const sheets: Array<{ name: string; filter?: string }> = [{ name: ABOUT_SHEET }];
   // The sheet list is known from the manifest's counts and the catalog before any records are read.

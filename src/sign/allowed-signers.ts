@@ -31,7 +31,15 @@ export interface AllowedSigners {
   readonly signers: readonly AllowedSigner[];
 }
 
-const KEY_TYPE = /^(ssh-ed25519|ssh-rsa|ssh-dss|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com)(-cert-v01@openssh\.com)?$/;
+const KEY_TYPES = [
+  'ssh-ed25519',
+  'ssh-rsa',
+  'ssh-dss',
+  'ecdsa-sha2-nistp(256|384|521)',
+  'sk-ssh-ed25519@openssh\\.com',
+  'sk-ecdsa-sha2-nistp256@openssh\\.com',
+];
+const KEY_TYPE = new RegExp(`^(${KEY_TYPES.join('|')})(-cert-v01@openssh\\.com)?$`);
 
 /** Reads and parses `file` (a regular file of bounded size; links are followed, as ssh-keygen does). */
 export function readAllowedSigners(file: string, from = '--allowed-signers'): AllowedSigners {
@@ -41,7 +49,10 @@ export function readAllowedSigners(file: string, from = '--allowed-signers'): Al
     fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(`${where} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? 'error'})`}; give an allowed_signers file (ssh-keygen(1), ALLOWED SIGNERS)`);
+    throw new UsageError(
+      `${where} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? 'error'})`}; give an ` +
+        `allowed_signers file (ssh-keygen(1), ALLOWED SIGNERS)`,
+    );
   }
   let text: string;
   try {
@@ -62,7 +73,8 @@ export function parseAllowedSigners(text: string, where: string): AllowedSigner[
   lines.forEach((raw, i) => {
     const line = raw.replace(/\r$/, '').trim();
     if (line === '' || line.startsWith('#')) return;
-    const malformed = (why: string) => new UsageError(`${where} line ${i + 1} is malformed: ${why}; each line is: principals [options] keytype base64-key [comment]`);
+    const malformed = (why: string) =>
+      new UsageError(`${where} line ${i + 1} is malformed: ${why}; each line is: principals [options] keytype base64-key [comment]`);
     const fields = splitFields(line);
     if (fields === undefined) throw malformed('a quote is not closed');
     if (fields.length < 3) throw malformed('too few fields');
@@ -143,7 +155,8 @@ function parseOptions(field: string): Options | string {
       if (when === undefined) return `${name} "${escapeControl(value.slice(0, 30))}" is not a time YYYYMMDD[HHMM[SS]][Z]`;
       if (name === 'valid-after') options.validAfter = when;
       else options.validBefore = when;
-    } else return `"${escapeControl(part.slice(0, 40))}" is neither a key type nor an option (cert-authority, namespaces="…", valid-after="…", valid-before="…")`;
+    } else return `"${escapeControl(part.slice(0, 40))}" is neither a key type nor an option (cert-authority, ` +
+      `namespaces="…", valid-after="…", valid-before="…")`;
   }
   return options;
 }
@@ -174,15 +187,25 @@ function matchPatternList(value: string, list: string): boolean {
 }
 
 /** Whether a valid signature by `publicBlob` in `namespace` is allowed at `now`: the principals of the line that allows it, or why none does. */
-export function findSigner(allowed: AllowedSigners, publicBlob: Buffer, namespace: string, now: Date): { ok: true; principals: string; line: number } | { ok: false; reason: string } {
+export function findSigner(
+  allowed: AllowedSigners,
+  publicBlob: Buffer,
+  namespace: string,
+  now: Date,
+): { ok: true; principals: string; line: number } | { ok: false; reason: string } {
   const lines = allowed.signers.filter((s) => !s.certAuthority && s.publicBlob.equals(publicBlob));
   if (lines.length === 0) return { ok: false, reason: `its key is not listed in ${escapeControl(allowed.file)}` };
   const reasons: string[] = [];
   for (const s of lines) {
-    if (s.namespaces !== undefined && !matchPatternList(namespace, s.namespaces)) reasons.push(`line ${s.line} lists the key for namespaces "${escapeControl(s.namespaces)}", not "${namespace}"`);
-    else if (s.validAfter !== undefined && now < s.validAfter) reasons.push(`line ${s.line} lists the key as valid only after ${s.validAfter.toISOString()}`);
-    else if (s.validBefore !== undefined && now > s.validBefore) reasons.push(`line ${s.line} lists the key as valid only before ${s.validBefore.toISOString()}`);
-    else return { ok: true, principals: s.principals, line: s.line };
+    if (s.namespaces !== undefined && !matchPatternList(namespace, s.namespaces)) {
+      reasons.push(`line ${s.line} lists the key for namespaces "${escapeControl(s.namespaces)}", not "${namespace}"`);
+    } else if (s.validAfter !== undefined && now < s.validAfter) {
+      reasons.push(`line ${s.line} lists the key as valid only after ${s.validAfter.toISOString()}`);
+    } else if (s.validBefore !== undefined && now > s.validBefore) {
+      reasons.push(`line ${s.line} lists the key as valid only before ${s.validBefore.toISOString()}`);
+    } else {
+      return { ok: true, principals: s.principals, line: s.line };
+    }
   }
   return { ok: false, reason: `its key is in ${escapeControl(allowed.file)}, but ${reasons.join('; ')}` };
 }

@@ -34,7 +34,8 @@ const sha256 = (b: Buffer) => createHash('sha256').update(b).digest();
 /** A usage error about the key file: names the file and what to do, never its content. */
 function refused(file: string, from: string, problem: string): UsageError {
   return new UsageError(
-    `the signing key ${escapeControl(file)} (${from}) ${problem}; give an unencrypted OpenSSH Ed25519 private key readable by you alone, e.g. made with: ssh-keygen -t ed25519 -N '' -f <file> (then chmod 600 <file>)`,
+    `the signing key ${escapeControl(file)} (${from}) ${problem}; give an unencrypted OpenSSH Ed25519 private key ` +
+      `readable by you alone, e.g. made with: ssh-keygen -t ed25519 -N '' -f <file> (then chmod 600 <file>)`,
   );
 }
 
@@ -101,7 +102,8 @@ function readKeyFile(file: string, from: string): Buffer {
     const uid = process.getuid?.();
     if (uid !== undefined && st.uid !== uid) throw refused(file, from, `is owned by user id ${st.uid}, not by the user running svc-snapshot (${uid})`);
     if ((st.mode & 0o077) !== 0) {
-      throw refused(file, from, `can be read or written by its group or others (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}, a private key must be 0600 or stricter)`);
+      throw refused(file, from, `can be read or written by its group or others (mode ` +
+        `${(st.mode & 0o777).toString(8).padStart(4, '0')}, a private key must be 0600 or stricter)`);
     }
     if (st.size === 0) throw refused(file, from, 'is empty');
     if (st.size > MAX_KEY_BYTES) throw refused(file, from, `is larger than ${MAX_KEY_BYTES / 1024} KiB, far larger than a private key`);
@@ -113,13 +115,16 @@ function readKeyFile(file: string, from: string): Buffer {
 
 /** The fields of an "openssh-key-v1" blob holding one unencrypted Ed25519 key (PROTOCOL.key of OpenSSH). */
 function parseOpensshKey(blob: Buffer, file: string, from: string) {
-  if (blob.length < MAGIC.length || !blob.subarray(0, MAGIC.length).equals(MAGIC)) throw refused(file, from, 'is not an OpenSSH private key (no openssh-key-v1 header)');
+  if (blob.length < MAGIC.length || !blob.subarray(0, MAGIC.length).equals(MAGIC)) {
+    throw refused(file, from, 'is not an OpenSSH private key (no openssh-key-v1 header)');
+  }
   const r = new WireReader(blob.subarray(MAGIC.length));
   const cipher = r.text();
   const kdf = r.text();
   r.string(); // kdf options
   if (cipher !== 'none' || kdf !== 'none') {
-    throw refused(file, from, `is encrypted with a passphrase (${cipher}); an unattended job cannot type one, so use a key without passphrase kept readable by its owner only`);
+    throw refused(file, from, `is encrypted with a passphrase (${cipher}); an unattended job cannot type one, so use ` +
+      `a key without passphrase kept readable by its owner only`);
   }
   const count = r.uint32();
   if (count !== 1) throw refused(file, from, `holds ${count} keys, not one`);

@@ -44,7 +44,13 @@ export interface SignatureState {
  * any file of an output (a regular file inside `dir`, never through a link),
  * and never more than MAX_SIGNATURE_BYTES of it.
  */
-export async function manifestSignature(dir: string, manifestName: string, manifest: Buffer, allowed: AllowedSigners | undefined, now: Date): Promise<SignatureState> {
+export async function manifestSignature(
+  dir: string,
+  manifestName: string,
+  manifest: Buffer,
+  allowed: AllowedSigners | undefined,
+  now: Date,
+): Promise<SignatureState> {
   const sigName = `${manifestName}${SIGNATURE_SUFFIX}`;
   let sig: Buffer | undefined;
   try {
@@ -63,5 +69,9 @@ export async function manifestSignature(dir: string, manifestName: string, manif
   if (allowed === undefined) return { state: 'valid', key: check.fingerprint };
   const signer = findSigner(allowed, check.publicBlob, SIGNATURE_NAMESPACE, now);
   if (!signer.ok) return { state: 'not allowed', key: check.fingerprint, reason: `${sigName} is a valid signature, but ${signer.reason}` };
-  return { state: 'valid', key: check.fingerprint, reason: `allowed signer ${escapeControl(signer.principals)}, line ${signer.line} of ${escapeControl(allowed.file)}` };
+  return {
+    state: 'valid',
+    key: check.fingerprint,
+    reason: `allowed signer ${escapeControl(signer.principals)}, line ${signer.line} of ${escapeControl(allowed.file)}`,
+  };
 }

@@ -77,8 +77,12 @@ export function checkSignature(sigFile: Buffer, message: Buffer, namespace = SIG
   const keyType = blobKeyType(parsed.publicBlob) ?? '(unreadable)';
   if (keyType !== 'ssh-ed25519') return bad(`was made with ${describeKeyType(keyType)}; only Ed25519 signatures are accepted`, fp);
   if (parsed.sigType !== 'ssh-ed25519') return bad(`holds a signature of type ${parsed.sigType} for an Ed25519 key`, fp);
-  if (parsed.namespace !== namespace) return bad(`was made for namespace "${parsed.namespace.slice(0, 60)}", not "${namespace}" (ssh-keygen -Y sign -n ${namespace})`, fp);
-  if (parsed.hashAlg !== 'sha512' && parsed.hashAlg !== 'sha256') return bad(`uses the hash algorithm "${parsed.hashAlg.slice(0, 20)}", which SSHSIG does not define`, fp);
+  if (parsed.namespace !== namespace) {
+    return bad(`was made for namespace "${parsed.namespace.slice(0, 60)}", not "${namespace}" (ssh-keygen -Y sign -n ${namespace})`, fp);
+  }
+  if (parsed.hashAlg !== 'sha512' && parsed.hashAlg !== 'sha256') {
+    return bad(`uses the hash algorithm "${parsed.hashAlg.slice(0, 20)}", which SSHSIG does not define`, fp);
+  }
   const pub = new WireReader(parsed.publicBlob);
   pub.text();
   const raw = pub.string();

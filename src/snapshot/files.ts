@@ -13,13 +13,19 @@ import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/seria
 import type { Staging } from '../publish/staging.js';
 
 /**
- * Writes raw/ when asked, and then gives the proof that the bodies are no
+ * Writes raw/ when asked (its manifest through `manifestTo`, the hashing
+ * writer that lists it), and then gives the proof that the bodies are no
  * longer needed: the only way to a memory policy that lets the build consume
  * them (leanSnapshotMemory), so raw/ cannot be written from bodies the build
  * already released.
  */
-export async function writeRawFirst(staging: Staging, collection: RawCollection, withRaw: boolean): Promise<BodiesFree> {
-  if (withRaw) await writeCollection(staging, collection, 'raw/');
+export async function writeRawFirst(
+  staging: Staging,
+  collection: RawCollection,
+  withRaw: boolean,
+  manifestTo: Pick<Staging, 'writeFile'>,
+): Promise<BodiesFree> {
+  if (withRaw) await writeCollection(staging, collection, 'raw/', manifestTo);
   return {} as BodiesFree;
 }
 

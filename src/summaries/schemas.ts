@@ -149,7 +149,14 @@ export const AuditSummary = z.strictObject({
   queries: z.array(z.strictObject({ id: z.string(), file: z.string(), rows: count })),
   reports: z.array(z.strictObject({ id: z.string(), objectId: z.string().nullable(), file: z.string(), bytes: count })),
   /** One per --objects: the type, the ids sent (empty: all), the file and how many objects it holds. */
-  objects: z.array(z.strictObject({ type: z.string(), ids: z.array(z.string()), file: z.string(), count, bytes: count, sha256: z.string().regex(/^[0-9a-f]{64}$/) })),
+  objects: z.array(z.strictObject({
+    type: z.string(),
+    ids: z.array(z.string()),
+    file: z.string(),
+    count,
+    bytes: count,
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  })),
   validationIssues: count,
   /** With --keep: the older output directories deleted, oldest first. */
   pruned: z.array(z.string()).optional(),

@@ -6,7 +6,7 @@
 import type { ChangeSet } from '../diff/index.js';
 import { formatChangeSet } from '../diff/index.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
-import { SNAPSHOT_MANIFEST } from '../collect/write.js';
+import { SNAPSHOT_MANIFEST } from '../snapshot/dir.js';
 import type { WrittenSheetFile } from '../sheets/write.js';
 import { formatPruned } from '../cron/retention.js';
 import { escapeControl } from '../util/escape.js';
@@ -63,12 +63,18 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
                 added: e.counts.added,
                 removed: e.counts.removed,
                 changed: e.counts.changed,
-                ...(e.availability === 'older-only' || e.availability === 'newer-only' ? { note: `available only in ${e.availability === 'older-only' ? 'older' : 'newer'}` } : {}),
+                ...(e.availability === 'older-only' || e.availability === 'newer-only'
+                  ? { note: `available only in ${e.availability === 'older-only' ? 'older' : 'newer'}` }
+                  : {}),
               })),
           },
         }
       : {}),
-    ...(o.spreadsheets ? { spreadsheets: o.spreadsheets.map((f) => ({ format: f.format, file: f.file, ...(f.export !== undefined ? { export: f.export } : {}) })) } : {}),
+    ...(o.spreadsheets ? { spreadsheets: o.spreadsheets.map((f) => ({
+      format: f.format,
+      file: f.file,
+      ...(f.export !== undefined ? { export: f.export } : {}),
+    })) } : {}),
     ...(o.history ? { history: o.history } : {}),
     ...(o.pruned ? { pruned: o.pruned } : {}),
     durationMs: o.durationMs,
@@ -86,7 +92,10 @@ export function formatSnapshotSummary(o: SnapshotOutcome): string {
   }
   lines.push(`  routes: ${s.routes.ok} read, ${s.routes.skipped} skipped, ${s.routes.failed} failed`);
   for (const r of s.failed) lines.push(`  FAILED ${r.route}: ${r.error}`);
-  if (s.validation.issues > 0) lines.push(`  validation: ${s.validation.issues} field(s) of the wrong type exported as null (see ${SNAPSHOT_MANIFEST})`);
+  if (s.validation.issues > 0) lines.push(
+    `  validation: ${s.validation.issues} issue${s.validation.issues === 1 ? '' : 's'} in the responses (see ` +
+      `validation in ${SNAPSHOT_MANIFEST})`,
+  );
   for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.map(escapeControl).join(', ')}`);
   if (s.spreadsheets) {
     const csv = s.spreadsheets.filter((f) => f.format === 'csv').length;

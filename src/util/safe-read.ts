@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { constants, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -32,6 +33,18 @@ export const SAFE_OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) 
  */
 export async function readInside(dir: string, name: string): Promise<Buffer> {
   return withFileInside(dir, name, (handle) => handle.readFile());
+}
+
+/** A manifest is a few MB at most; past this it is not one. */
+const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
+
+/** A manifest's bytes, read as readInside reads a file; one larger than a manifest ever is is refused unread. */
+export async function readManifestFile(dir: string, name: string): Promise<Buffer> {
+  return withFileInside(dir, name, async (handle, size) => {
+    const limit = `${MANIFEST_MAX_BYTES / 1024 / 1024} MiB`;
+    if (size > MANIFEST_MAX_BYTES) throw new UnreadableEntryError(dir, name, `is larger than ${limit}, far larger than a manifest`);
+    return handle.readFile();
+  });
 }
 
 /**
@@ -76,4 +89,43 @@ export function readOpenedFile(fd: number, size: number): Buffer {
     done += n;
   }
   return buf.subarray(0, done);
+}
+
+/** Bytes read at a time when a file is hashed or copied. */
+const PIECE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Bytes `from` to `to` of an open file (to its end by default), a piece at a
+ * time, each added to `hash` (if any) before it is given out: the one loop
+ * that hashes a file. Synchronous reads: the page cache answers in a few ms, and
+ * the build that reads a body's file is a synchronous generator. Each piece
+ * is a new buffer, or with `into` the next part of that buffer, from its
+ * start again once it is full (a caller done with each piece before it asks
+ * for the next; or, as large as the range, the range whole). Stops early
+ * where the file ends.
+ */
+export function* hashedPieces(fd: number, hash: Hash | undefined, from = 0, to = Infinity, into?: Buffer): Generator<Buffer> {
+  for (let at = from; at < to; ) {
+    const buf = into ?? Buffer.allocUnsafe(Math.min(PIECE_BYTES, to - at));
+    const offset = into ? (at - from) % into.length : 0;
+    const n = readSync(fd, buf, offset, Math.min(buf.length - offset, to - at), at);
+    if (n === 0) return;
+    const piece = buf.subarray(offset, offset + n);
+    hash?.update(piece);
+    at += n;
+    yield piece;
+  }
+}
+
+/** Lower-case hex SHA-256 of bytes in memory (a body, an export's text), as manifests record it. */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** The size and sha256 of an open file, read from its start to its end a piece at a time (never held whole). */
+export function hashFile(fd: number): { size: number; sha256: string } {
+  const hash = createHash('sha256');
+  let size = 0;
+  for (const piece of hashedPieces(fd, hash, 0, Infinity, Buffer.allocUnsafe(PIECE_BYTES))) size += piece.length;
+  return { size, sha256: hash.digest('hex') };
 }

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { isPlainFileName } from '../util/safe-read.js';
 import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
+import type { ReadableManifest } from '../snapshot/dir.js';
 
 export interface Covered {
   /** As shown: `/`-separated, relative to the directory. */
@@ -17,6 +18,8 @@ export interface Covered {
   readonly segments: readonly string[] | undefined;
   readonly bytes: number | undefined;
   readonly sha256: string | undefined;
+  /** Set when the manifest names the file more than once and its entries record different sizes or hashes: which entries say what. */
+  readonly conflict?: string;
 }
 
 export interface ManifestContents {
@@ -28,13 +31,6 @@ export interface ManifestContents {
 const Hex = z.string().regex(/^[0-9a-f]{64}$/);
 const Sized = { bytes: z.number().int().nonnegative().optional(), sha256: Hex.optional() };
 
-const Snapshot = z.object({
-  kind: z.literal('snapshot'),
-  date: z.string(),
-  exports: z.array(z.object({ file: z.string(), sha256: Hex.optional() })),
-  routes: z.array(z.object({ file: z.string().nullable().optional(), ...Sized })).optional(),
-  files: z.array(z.object({ name: z.string(), bytes: z.number().int().nonnegative(), sha256: Hex })).optional(),
-});
 const Collection = z.object({
   kind: z.literal('collection'),
   routes: z.array(z.object({ file: z.string().nullable().optional(), ...Sized })),
@@ -56,42 +52,82 @@ function segmentsOf(name: string, allowRaw: boolean): string[] | undefined {
   return undefined;
 }
 
-function entry(file: string, segments: string[] | undefined, bytes: number | undefined, sha256: string | undefined): Covered {
-  return { file, segments, bytes, sha256 };
+/** One entry of the manifest naming a file; `at` says where (`exports[3]`), for a message. */
+interface Entry extends Covered {
+  readonly at: string;
 }
 
-/** The manifest's contents, or why the JSON is not a manifest of that kind. */
-export function manifestContents(kind: OutputKind, json: unknown): ManifestContents | string {
-  const schema = kind === 'snapshot' ? Snapshot : kind === 'collection' ? Collection : Audit;
-  const parsed = schema.safeParse(json);
+function entry(at: string, file: string, segments: string[] | undefined, bytes: number | undefined, sha256: string | undefined): Entry {
+  return { at, file, segments, bytes, sha256 };
+}
+
+/**
+ * The entries naming one file as one: a manifest may name a file more than
+ * once (an audit manifest names a query's file in `routes` and `queries`),
+ * but only where every entry that records a size or a hash records the same
+ * one. Otherwise the first entry would be checked and the others ignored, so
+ * a manifest could vouch for two contents of one file: it is a conflict.
+ */
+function merge(entries: readonly Entry[]): Covered {
+  const first = entries[0]!;
+  const bytes = entries.find((e) => e.bytes !== undefined)?.bytes;
+  const sha256 = entries.find((e) => e.sha256 !== undefined)?.sha256;
+  const disagree = (field: 'bytes' | 'sha256', value: unknown) => entries.some((e) => e[field] !== undefined && e[field] !== value);
+  const fields = [...(disagree('sha256', sha256) ? ['sha256'] : []), ...(disagree('bytes', bytes) ? ['size'] : [])];
+  const covered: Covered = { file: first.file, segments: first.segments, bytes, sha256 };
+  if (fields.length === 0) return covered;
+  const said = entries.map((e) => `${e.at}: ${e.sha256 !== undefined ? `sha256 ${e.sha256.slice(0, 12)}…` : 'no sha256'}, ${e.bytes !== undefined ? `${e.bytes} bytes` : 'no size'}`);
+  return { ...covered, conflict: `the manifest names it ${entries.length} times with different ${fields.join(' and ')} (${said.join('; ')}); at most one of them can be right, so the file is not taken as verified` };
+}
+
+/** The entries naming files, gathered by file as `add` is given them, and the files added later: a manifest's contents once every entry is added. */
+function gather(fill: (add: (c: Entry) => void, later: Set<string>) => void): ManifestContents {
+  const named = new Map<string, Entry[]>();
+  const later = new Set<string>();
+  fill((c) => {
+    const list = named.get(c.file);
+    if (list === undefined) named.set(c.file, [c]);
+    else list.push(c);
+  }, later);
+  for (const file of named.keys()) later.delete(file);
+  return { covered: [...named.values()].map(merge), later };
+}
+
+/** What a snapshot's manifest (as its opening parsed it: src/snapshot/dir.ts) covers. */
+export function snapshotContents(m: ReadableManifest): ManifestContents {
+  return gather((add, later) => {
+    m.exports.forEach((e, i) => {
+      add(entry(`exports[${i}]`, e.file, segmentsOf(e.file, false), e.bytes, e.sha256));
+      later.add(e.file.replace(/\.json$/, '.csv'));
+    });
+    (m.files ?? []).forEach((f, i) => add(entry(`files[${i}]`, f.name, segmentsOf(f.name, true), f.bytes, f.sha256)));
+    m.routes.forEach((r, i) => {
+      if (r.file) add(entry(`routes[${i}]`, `raw/${r.file}`, isPlainFileName(r.file) ? ['raw', r.file] : undefined, r.bytes, r.sha256));
+    });
+    later.add(`svc-snapshot-${m.date}.xlsx`);
+    later.add(`svc-snapshot-${m.date}.html`);
+    later.add(`raw/${MANIFEST_OF.collection}`);
+  });
+}
+
+/** A collection's or an audit collection's manifest contents, or why the JSON is not a manifest of that kind. */
+export function manifestContents(kind: Exclude<OutputKind, 'snapshot'>, json: unknown): ManifestContents | string {
+  const parsed = (kind === 'collection' ? Collection : Audit).safeParse(json);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
     return `${MANIFEST_OF[kind]} is not a ${kind} manifest of svc-snapshot (${i?.path.join('.') || 'top level'}: ${i?.message ?? 'invalid'})`;
   }
-  const covered = new Map<string, Covered>();
-  const add = (c: Covered) => {
-    if (!covered.has(c.file)) covered.set(c.file, c);
-  };
-  const later = new Set<string>();
-  if (kind === 'snapshot') {
-    const m = parsed.data as z.infer<typeof Snapshot>;
-    for (const e of m.exports) {
-      add(entry(e.file, segmentsOf(e.file, false), undefined, e.sha256));
-      later.add(e.file.replace(/\.json$/, '.csv'));
+  return gather((add) => {
+    if (kind === 'collection') {
+      (parsed.data as z.infer<typeof Collection>).routes.forEach((r, i) => {
+        if (r.file) add(entry(`routes[${i}]`, r.file, segmentsOf(r.file, false), r.bytes, r.sha256));
+      });
+      return;
     }
-    for (const f of m.files ?? []) add(entry(f.name, segmentsOf(f.name, true), f.bytes, f.sha256));
-    for (const r of m.routes ?? []) if (r.file) add(entry(`raw/${r.file}`, isPlainFileName(r.file) ? ['raw', r.file] : undefined, r.bytes, r.sha256));
-    later.add(`svc-snapshot-${m.date}.xlsx`);
-    later.add(`svc-snapshot-${m.date}.html`);
-    later.add(`raw/${MANIFEST_OF.collection}`);
-  } else if (kind === 'collection') {
-    const m = parsed.data as z.infer<typeof Collection>;
-    for (const r of m.routes) if (r.file) add(entry(r.file, segmentsOf(r.file, false), r.bytes, r.sha256));
-  } else {
     const m = parsed.data as z.infer<typeof Audit>;
     // Every file is a request's (routes, with its hash); queries, reports and objects name the same files.
-    for (const r of [...m.routes, ...(m.queries ?? []), ...(m.reports ?? []), ...(m.objects ?? [])]) add(entry(r.file, segmentsOf(r.file, false), r.bytes, r.sha256));
-  }
-  for (const c of covered.values()) later.delete(c.file);
-  return { covered: [...covered.values()], later };
+    for (const list of ['routes', 'queries', 'reports', 'objects'] as const) {
+      (m[list] ?? []).forEach((r, i) => add(entry(`${list}[${i}]`, r.file, segmentsOf(r.file, false), r.bytes, r.sha256)));
+    }
+  });
 }

@@ -13,6 +13,7 @@ export const FILE_STATES = [
   'symbolic link',
   'not a regular file',
   'unsafe name',
+  'conflicting entries',
   'unreadable',
   'unexpected',
 ] as const;

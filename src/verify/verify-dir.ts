@@ -6,7 +6,6 @@
  * listed, and the signature checked. Reads only: nothing is written, so it
  * works on a read-only copy.
  */
-import { createHash } from 'node:crypto';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
@@ -14,8 +13,10 @@ import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
 import type { AllowedSigners } from '../sign/allowed-signers.js';
 import { SIGNATURE_SUFFIX, manifestSignature, type SignatureState } from '../sign/manifest-signature.js';
 import { escapeControl } from '../util/escape.js';
-import { UnreadableEntryError, withFileInside } from '../util/safe-read.js';
-import { manifestContents, type Covered } from './covered.js';
+import { hashFile, readManifestFile, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import { manifestContents, snapshotContents, type Covered, type ManifestContents } from './covered.js';
+import { NotASnapshotError, openSnapshot } from '../snapshot/dir.js';
+import { describeJsonError } from '../util/json-error.js';
 import { WARNING_STATES, type FileState } from './states.js';
 
 export { WARNING_STATES } from './states.js';
@@ -36,9 +37,6 @@ export interface DirReport {
   readonly signature: SignatureState;
 }
 
-/** A manifest is a few MB at most; past this it is not one. */
-const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
-const HASH_CHUNK = 4 * 1024 * 1024;
 const KINDS = Object.keys(MANIFEST_OF) as OutputKind[];
 
 /**
@@ -64,24 +62,9 @@ export async function verifyDir(dir: string, kinds: readonly OutputKind[], allow
   if (kinds.length > 1) return failed(null, `holds ${kinds.length} manifests (${kinds.map((k) => MANIFEST_OF[k]).join(', ')}); an output of svc-snapshot holds one, so this directory is not one as written`);
   const kind = kinds[0]!;
   const name = MANIFEST_OF[kind];
-  let manifest: Buffer;
-  try {
-    manifest = await withFileInside(dir, name, async (handle, size) => {
-      if (size > MANIFEST_MAX_BYTES) throw new UnreadableEntryError(dir, name, `is larger than ${MANIFEST_MAX_BYTES / 1024 / 1024} MiB, far larger than a manifest`);
-      return handle.readFile();
-    });
-  } catch (err) {
-    if (err instanceof UnreadableEntryError) return failed(kind, `${escapeControl(name)} ${err.problem}`);
-    throw err;
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(manifest.toString('utf8'));
-  } catch (e) {
-    return failed(kind, `${name} is not valid JSON (${escapeControl((e as Error).message.slice(0, 200))})`);
-  }
-  const contents = manifestContents(kind, json);
-  if (typeof contents === 'string') return failed(kind, escapeControl(contents));
+  const read = kind === 'snapshot' ? await openedSnapshot(dir) : await otherManifest(dir, kind);
+  if (typeof read === 'string') return failed(kind, read);
+  const { manifest, contents } = read;
   const files: FileReport[] = [];
   for (const c of contents.covered) files.push(await checkCovered(dir, c));
   files.push(...(await uncovered(dir, kind, contents.covered, contents.later)));
@@ -93,10 +76,43 @@ export async function verifyDir(dir: string, kinds: readonly OutputKind[], allow
   return { dir, kind, ok: signatureOk && files.every((f) => WARNING_STATES.has(f.state)), files, signature };
 }
 
+/** A snapshot's manifest bytes and what it covers, as its opening parsed it; or why it cannot be opened. */
+async function openedSnapshot(dir: string): Promise<{ manifest: Buffer; contents: ManifestContents } | string> {
+  try {
+    const snapshot = await openSnapshot(dir);
+    return { manifest: snapshot.manifestBytes!, contents: snapshotContents(snapshot.manifest) };
+  } catch (err) {
+    if (err instanceof NotASnapshotError) return err.problem;
+    throw err;
+  }
+}
+
+/** A raw or audit collection's manifest bytes and what it covers, or why they cannot be read. */
+async function otherManifest(dir: string, kind: Exclude<OutputKind, 'snapshot'>): Promise<{ manifest: Buffer; contents: ManifestContents } | string> {
+  const name = MANIFEST_OF[kind];
+  let manifest: Buffer;
+  try {
+    manifest = await readManifestFile(dir, name);
+  } catch (err) {
+    if (err instanceof UnreadableEntryError) return `${escapeControl(name)} ${err.problem}`;
+    throw err;
+  }
+  const text = manifest.toString('utf8');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    return `${name} is not valid JSON (${describeJsonError(e, text)})`;
+  }
+  const contents = manifestContents(kind, json);
+  return typeof contents === 'string' ? escapeControl(contents) : { manifest, contents };
+}
+
 /** One file the manifest names: where it is, what it is, its size and hash. */
 async function checkCovered(dir: string, c: Covered): Promise<FileReport> {
   const report = (state: FileState, detail?: string): FileReport => ({ file: c.file, state, ...(detail !== undefined ? { detail } : {}) });
   if (c.segments === undefined) return report('unsafe name', 'the manifest names a path outside the directory or with a separator; it was not opened');
+  if (c.conflict !== undefined) return report('conflicting entries', c.conflict);
   let parent = dir;
   for (const segment of c.segments.slice(0, -1)) {
     const info = await lstat(path.join(parent, segment)).catch(() => undefined);
@@ -114,14 +130,7 @@ async function checkCovered(dir: string, c: Covered): Promise<FileReport> {
     return await withFileInside(parent, last, async (handle, size) => {
       if (c.bytes !== undefined && size !== c.bytes) return report('size mismatch', `${size} bytes; the manifest says ${c.bytes}`);
       if (c.sha256 === undefined) return report('unhashed', 'the manifest records no sha256 for it, so its content was not checked');
-      const hash = createHash('sha256');
-      const buf = Buffer.allocUnsafe(Math.min(HASH_CHUNK, Math.max(size, 1)));
-      for (;;) {
-        const { bytesRead } = await handle.read(buf, 0, buf.length, null);
-        if (bytesRead === 0) break;
-        hash.update(buf.subarray(0, bytesRead));
-      }
-      if (hash.digest('hex') !== c.sha256) return report('sha256 mismatch', 'its content is not what the manifest recorded: changed or damaged since');
+      if (hashFile(handle.fd).sha256 !== c.sha256) return report('sha256 mismatch', 'its content is not what the manifest recorded: changed or damaged since');
       return report('ok', c.bytes === undefined ? 'sha256 matches; the manifest records no size for it' : undefined);
     });
   } catch (err) {

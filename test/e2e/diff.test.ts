@@ -5,7 +5,7 @@ import { runCli, tmpDir, REPO_ROOT } from '../helpers/run-cli.js';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 import { exportFileName } from '../../src/exports/serialize.js';
-import { rec, writeSnapshot, type Rec } from '../helpers/snapshot-dir.js';
+import { rec, rewriteExport, writeSnapshot, type Rec } from '../helpers/snapshot-dir.js';
 
 // Run `npm run build` first: these tests run bin/svc-snapshot.js, which loads lib/.
 
@@ -187,7 +187,13 @@ describe('svc-snapshot diff: exit codes and output', () => {
   it('exits 1 for a damaged snapshot', async () => {
     const root = tmpDir();
     const [a, b] = everyKind(root);
-    writeFileSync(join(b, exportFileName('users', 3, '2026-11-21')), '[{"id": "u1"},');
+    const name = exportFileName('users', 3, '2026-11-21');
+    writeFileSync(join(b, name), '[{"id": "u1"},');
+    const edited = await runCli(['diff', a, b]);
+    expect(edited.code).toBe(1);
+    expect(edited.stderr).toMatch(/3-users \(11-21-2026\)\.json in .* does not match the sha256 in _snapshot-manifest\.json/);
+    // Damaged as the manifest vouches for it.
+    rewriteExport(b, name, '[{"id": "u1"},');
     const res = await runCli(['diff', a, b]);
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/3-users \(11-21-2026\)\.json in .* is not valid JSON/);

@@ -6,7 +6,7 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, tmpDir } from '../helpers/run-cli.js';
+import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { startFakeServer, type FakeServer } from '../fake/server.js';
 import { getTestCerts } from '../fake/certs.js';
@@ -97,12 +97,21 @@ describe('history --history <directory>', () => {
     expect(readdirSync(join(cwd, 'svc-snapshot-2026-11-23'))).toEqual([]);
   });
 
-  it('on a snapshot, is refused before anything is read or published', async () => {
+  it('on a snapshot, publishes the snapshot first, then says the directory was taken as the database: exit 1, the advice, and how to load it later', async () => {
     const cwd = tmpDir();
     mkdirSync(join(cwd, 'taken'));
-    const res = await runCli(['--replay', 'recordings-that-do-not-exist', '--history', 'taken'], { cwd });
-    expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(/--history "taken" is a directory, not a database/);
-    expect(readdirSync(cwd)).toEqual(['taken']);
+    const res = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', 'night', '--history', 'taken', '--json'], { cwd });
+    expect(res.code, res.stderr).toBe(1);
+    expect(res.stderr).toMatch(/the snapshot was published to \S*night, but loading it into the history database failed: the history database "\S*taken" is a directory, not a database: --history takes the argument after it as its target/);
+    expect(res.stderr).toMatch(/--history=<file>.*Load it later with: svc-snapshot history load \S*night/s);
+    expect(res.stderr).not.toMatch(/SQLITE|\n\s+at /);
+    const summary = JSON.parse(res.stdout) as { history: { status: string; error: string } };
+    expect(summary.history).toMatchObject({ status: 'failed', error: expect.stringMatching(/is a directory, not a database/) });
+    expect(readdirSync(cwd).sort()).toEqual(['night', 'taken']);
+    expect(readdirSync(join(cwd, 'taken'))).toEqual([]);
+    // The night is there, whole: it verifies, and loads once --history names a file.
+    expect((await runCli(['verify', 'night', '--quiet'], { cwd })).code).toBe(0);
+    const later = await runCli(['history', 'load', 'night', '--history=history.sqlite', '--quiet'], { cwd });
+    expect(later.code, later.stderr).toBe(0);
   });
 });

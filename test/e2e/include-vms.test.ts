@@ -164,6 +164,34 @@ describe('--include vms', () => {
     expect(m.nullFields).toContainEqual(expect.objectContaining({ export: 'vm_hardware_setups', field: 'vmConfigCount' }));
   });
 
+  it("a running VM whose realmID names another realm than its route: exported under the route's realm, reported as a validation issue in the manifest, the summary and the metrics; fatal with --strict", async () => {
+    const d = generateDataset({ realms: REALMS, seed: 35 });
+    const alt = d.perRealm.get('altvirt')!;
+    const moved = alt.activeVms[0]!;
+    moved.realmID = 'libvirt';
+    site = await startFakeSite({ dataset: d });
+    const parent = tmpDir();
+    const out = join(parent, 'snap');
+    const metrics = join(parent, 'svc.prom');
+    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', out, '--include', 'vms', '--metrics-file', metrics], { env: { SVC_TOKEN: ALL_TYPES_TOKEN.value } });
+    expect(res.code).toBe(0);
+    const rows = read(out, 'active_vms');
+    expect(rows.filter((r) => r.id === moved.id).map((r) => r.realmID)).toEqual(['altvirt']);
+    expect(rows).toHaveLength(d.perRealm.get('libvirt')!.activeVms.length + alt.activeVms.length);
+    const index = alt.activeVms.indexOf(moved);
+    expect(manifestOf(out).validation).toEqual({
+      issues: 1,
+      samples: [{ route: 'GET /api/vms/altvirt/active', index, path: 'realmID', message: "names another realm than the route that listed the record; it is exported under the route's realm" }],
+    });
+    expect(res.stderr).toMatch(/1 validation issue in the responses/);
+    expect(res.stdout).toMatch(/validation: 1 issue in the responses/);
+    expect(readFileSync(metrics, 'utf8')).toMatch(/^svc_snapshot_validation_issues\{[^}]*\} 1$/m);
+    const strict = await snapshot(site, join(parent, 'strict'), ['--include', 'vms', '--strict']);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain(`--strict: 1 schema problem in the responses (GET /api/vms/altvirt/active record ${index} realmID: names another realm than the route that listed the record`);
+    expect(readdirSync(parent).sort()).toEqual(['snap', 'svc.prom']);
+  });
+
   it('on 3.13.8 lists the --realms ids as realms, name and driver null with the reason in nullFields (per-type tokens: VM)', async () => {
     site = await startFakeSite({ release: '3.13.8', tokens: PER_TYPE_TOKENS });
     const out = join(tmpDir(), 'snap');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { CLI_BIN, REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
+import { CLI_BIN, REPO_ROOT, reachableTmpDir, reachableTmpRoot } from '../helpers/run-cli.js';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { startPingReceiver, type PingReceiver } from '../helpers/ping-receiver.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
@@ -124,7 +124,7 @@ async function runUnit(root: string): Promise<UnitRun> {
   expect(rebase(one('WorkingDirectory'))).toBe(stateDir);
 
   // Environment= first, then EnvironmentFile= (which wins), as systemd applies them; %d is the credentials directory.
-  const env: Record<string, string> = { PATH: SYSTEMD_PATH, HOME: '/nonexistent', USER: 'nobody', LOGNAME: 'nobody', CREDENTIALS_DIRECTORY: credentials, TMPDIR: process.env.TMPDIR ?? '/tmp' };
+  const env: Record<string, string> = { PATH: SYSTEMD_PATH, HOME: '/nonexistent', USER: 'nobody', LOGNAME: 'nobody', CREDENTIALS_DIRECTORY: credentials, TMPDIR: reachableTmpRoot() };
   for (const [, value] of d.filter(([k]) => k === 'Environment')) {
     const eq = value.indexOf('=');
     env[value.slice(0, eq)] = value.slice(eq + 1).replaceAll('%d', credentials);
@@ -152,7 +152,7 @@ describe.skipIf(!ROOT_USER || !existsSync(SETPRIV))('docs/systemd/install.sh and
     site = await startFakeSite();
     receiver = await startPingReceiver();
     // The service user must reach the trial root, as it reaches / on a real system.
-    work = tmpDir('svc-systemd-');
+    work = reachableTmpDir('svc-systemd-');
     chmodSync(work, 0o755);
     bin = await binForNobody(work);
     tokenSource = join(work, 'token.txt');

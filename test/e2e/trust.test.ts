@@ -21,6 +21,8 @@ import { ALL_TYPES_TOKEN, createFakeBackend, type FakeBackend } from '../fake/ba
 import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { getTestCerts, getUntrustedCerts } from '../fake/certs.js';
 import { startFakeServer } from '../fake/server.js';
+import { hasSshKeygen, keyDir, makeKey, removeKeys } from '../helpers/ssh-keys.js';
+import { rewriteExport } from '../helpers/snapshot-dir.js';
 
 const TOKEN = ALL_TYPES_TOKEN.value;
 const RECORDING = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
@@ -406,6 +408,43 @@ describe('4 and 5. hostile bytes from the server: escaped, and the token redacte
   });
 });
 
+describe.runIf(hasSshKeygen())('5. the signing key in the data', () => {
+  let keys: string;
+  beforeAll(() => {
+    keys = keyDir();
+  });
+  afterAll(() => removeKeys(keys));
+
+  it("a drive whose name holds the signing key's text is refused by the scan: says the key's secret, which file and what to do, never the key; nothing published", async () => {
+    const key = makeKey(keys, 'nightly');
+    const keyText = readFileSync(key, 'utf8');
+    const leak = await siteWith((url) => [
+      http.get(`${url}/api/drives`, () => HttpResponse.json([{ id: 'd1', name: `pasted by mistake: ${keyText}` }])),
+    ]);
+    try {
+      const cwd = tmpDir();
+      const r = await runCli(['--base-url', leak.url, '--ca-file', leak.caFile, '--out-dir', 'snap', '--sign-key', key], { cwd, env: { SVC_TOKEN: TOKEN } });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/the signing key's secret \(--sign-key or SVC_SIGN_KEY\), in one of its spellings .*, was found in output file \d+-drives \(\d+-\d+-\d{4}\)\.json; nothing was published/);
+      expect(r.stderr).toMatch(/treat the key as exposed\. Make a new key \(ssh-keygen -t ed25519/);
+      expect(r.stderr).not.toMatch(/token|this is a bug/);
+      // No line of the key's body, nor a long run of it, is ever shown.
+      for (const line of keyText.split('\n').filter((l) => !l.startsWith('-----') && l.length > 0)) {
+        expect(allOutput(r)).not.toContain(line);
+        expect(allOutput(r)).not.toContain(line.slice(20, 50));
+      }
+      expect(readdirSync(cwd)).toEqual([]);
+      // The same data with --raw: the raw body is the first file that holds it.
+      const raw = await runCli(['--base-url', leak.url, '--ca-file', leak.caFile, '--out-dir', 'snap', '--raw', '--sign-key', key, '--quiet'], { cwd, env: { SVC_TOKEN: TOKEN } });
+      expect(raw.code).toBe(1);
+      expect(raw.stderr).toMatch(/the signing key's secret .* was found in output file raw\/api-drives\.json; nothing was published/);
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      await leak.close();
+    }
+  });
+});
+
 describe('6. files are read only as regular files inside the directory', () => {
   it('replay refuses api-users.json as a symlink, even when its target matches the sha256', async () => {
     const dir = copyRecording();
@@ -460,6 +499,12 @@ describe('6. files are read only as regular files inside the directory', () => {
     cpSync(join(cwd, 'a'), join(cwd, 'b'), { recursive: true });
     const usersFile = readdirSync(join(cwd, 'b')).find((f) => / ?\d+-users \(/.test(f))!;
     writeFileSync(join(cwd, 'b', usersFile), 'PRIVATE-LINE-1\nPRIVATE-LINE-2');
+    const edited = await runCli(['diff', 'a', 'b'], { cwd });
+    expect(edited.code).toBe(1);
+    expect(allOutput(edited)).not.toContain('PRIVATE');
+    expect(edited.stderr).toMatch(/does not match the sha256/);
+    // Damaged as the manifest vouches for it: parsed, and still not quoted.
+    rewriteExport(join(cwd, 'b'), usersFile, 'PRIVATE-LINE-1\nPRIVATE-LINE-2');
     const r = await runCli(['diff', 'a', 'b'], { cwd });
     expect(r.code).toBe(1);
     expect(allOutput(r)).not.toContain('PRIVATE');

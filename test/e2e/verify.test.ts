@@ -184,6 +184,94 @@ describe.runIf(hasSshKeygen())('files the manifest does not cover, and names it 
   });
 });
 
+describe('a file the manifest names more than once', () => {
+  type Json = Record<string, Array<Record<string, unknown>>>;
+  /** A copy of `from` in a directory of its own, its manifest changed by `edit`. */
+  function edited(from: string, manifestName: string, edit: (m: Json) => void): string {
+    const dir = join(tmpDir('svc-verify-twice-'), 'out');
+    cpSync(from, dir, { recursive: true });
+    rmSync(join(dir, `${manifestName}.sig`), { force: true });
+    const m = JSON.parse(readFileSync(join(dir, manifestName), 'utf8')) as Json;
+    edit(m);
+    writeFileSync(join(dir, manifestName), JSON.stringify(m, null, 2));
+    return dir;
+  }
+  const other = 'f'.repeat(64);
+  let snapshot: string;
+  beforeAll(async () => {
+    snapshot = join(tmpDir('svc-verify-twice-'), 'snap');
+    const res = await runCli(['--replay', RECORDING, '--out-dir', snapshot, '--quiet']);
+    expect(res.code).toBe(0);
+  });
+
+  it('two exports entries, or an exports and a files entry, that disagree fail the file (exit 1), whichever comes first', async () => {
+    const users = exportFile(snapshot, 'users');
+    const cases: Array<[string, (m: Json) => void]> = [
+      ['second export entry wrong', (m) => m.exports!.push({ ...m.exports!.find((e) => e.file === users)!, sha256: other })],
+      ['first export entry wrong', (m) => m.exports!.unshift({ ...m.exports!.find((e) => e.file === users)!, sha256: other })],
+      ['files entry wrong', (m) => (m.files = [{ name: users, bytes: statSync(join(snapshot, users)).size, sha256: other }])],
+      ['two files entries of different sizes', (m) => {
+        const e = { name: users, bytes: statSync(join(snapshot, users)).size, sha256: m.exports!.find((x) => x.file === users)!.sha256 };
+        m.files = [e, { ...e, bytes: 1 }];
+      }],
+    ];
+    for (const [name, edit] of cases) {
+      const dir = edited(snapshot, '_snapshot-manifest.json', edit);
+      const { code, summary } = await verify([dir]);
+      expect(code, name).toBe(1);
+      expect(summary.dirs[0]!.ok, name).toBe(false);
+      expect(summary.dirs[0]!.files.filter((f) => f.file === users), name).toEqual([
+        { file: users, state: 'conflicting entries', detail: expect.stringMatching(/^the manifest names it [23] times with different (sha256|size)/) },
+      ]);
+      // Every other file is still checked, and passes.
+      expect(summary.dirs[0]!.files.filter((f) => f.file !== users).every((f) => f.state === 'ok'), name).toBe(true);
+    }
+    const text = await runCli(['verify', edited(snapshot, '_snapshot-manifest.json', cases[0]![1])]);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain(`FAILED: ${users}: conflicting entries (the manifest names it 2 times with different sha256 (exports[`);
+  });
+
+  it('entries that agree pass: an export named twice with its own hash, or in exports and files alike (exit 0)', async () => {
+    const users = exportFile(snapshot, 'users');
+    const dir = edited(snapshot, '_snapshot-manifest.json', (m) => {
+      const e = m.exports!.find((x) => x.file === users)!;
+      m.exports!.push({ ...e });
+      m.files = [{ name: users, bytes: statSync(join(snapshot, users)).size, sha256: e.sha256 }];
+    });
+    const { code, summary } = await verify([dir]);
+    expect(code).toBe(0);
+    expect(summary.dirs[0]!.files.filter((f) => f.file === users)).toEqual([{ file: users, state: 'ok' }]);
+  });
+
+  it('a raw collection naming one file in two routes with different hashes fails it', async () => {
+    const dir = edited(RECORDING, '_collection-manifest.json', (m) => {
+      const r = m.routes!.find((x) => x.file === 'api-users.json')!;
+      m.routes!.push({ ...r, route: 'GET /api/users?again', sha256: other });
+    });
+    const { code, summary } = await verify([dir]);
+    expect(code).toBe(1);
+    expect(stateOf(summary, 'api-users.json')).toMatchObject({ state: 'conflicting entries', detail: expect.stringMatching(/different sha256 \(routes\[1\]: sha256 [0-9a-f]{12}…, \d+ bytes; routes\[20\]: sha256 ffffffffffff…/) });
+  });
+
+  it("an audit collection names a query's, report's and objects' file twice: passes while they agree, fails when one disagrees", async () => {
+    const audit = join(REPO_ROOT, 'recordings', 'audit', 'svc-snapshot-audit-2026-11-21');
+    const same = await verify([edited(audit, '_audit-manifest.json', () => {})]);
+    expect(same.code).toBe(0);
+    const objects = edited(audit, '_audit-manifest.json', (m) => (m.objects![0]!.sha256 = other));
+    const o = await verify([objects]);
+    expect(o.code).toBe(1);
+    expect(o.summary.dirs[0]!.files.filter((f) => f.state !== 'ok')).toEqual([
+      { file: 'objects-user-2026-11-30.json', state: 'conflicting entries', detail: expect.stringMatching(/different sha256 \(routes\[\d+\]: .*; objects\[0\]: /) },
+    ]);
+    const reports = edited(audit, '_audit-manifest.json', (m) => (m.reports![0]!.bytes = 1));
+    const r = await verify([reports]);
+    expect(r.code).toBe(1);
+    expect(r.summary.dirs[0]!.files.filter((f) => f.state !== 'ok')).toEqual([
+      { file: 'reports-monthly-access-2026-10-01-2026-11-30.xlsx', state: 'conflicting entries', detail: expect.stringMatching(/different size/) },
+    ]);
+  });
+});
+
 describe('bad input', () => {
   it('no manifest, a missing path or / is a usage error (exit 2); two manifests or one that is not JSON fail the directory (exit 1)', async () => {
     const dir = tmpDir('svc-verify-bad-');

@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { SheetManifest } from '../../src/sheets/snapshot-dir.js';
+import type { ReadableManifest } from '../../src/snapshot/dir.js';
 import { writeSpreadsheets, type SheetSink } from '../../src/sheets/write.js';
 import { fodsViaLibreOffice, sheetsViaLibreOffice } from '../helpers/libreoffice.js';
 import { tmpDir } from '../helpers/run-cli.js';
@@ -26,7 +26,7 @@ const USERS = [
   { id: 'u4', phone: '+4930', text: 'CR LF\r\n\r\nand a blank line, a\ttab & <markup>', flag: false, bytes: 987_654, ratio: 2 },
 ];
 
-function manifest(): SheetManifest {
+function manifest(): ReadableManifest {
   return {
     kind: 'snapshot',
     source: 'replay',
@@ -34,12 +34,15 @@ function manifest(): SheetManifest {
     baseUrl: 'https://platform.example.org',
     time: TIME,
     date: '2026-11-21',
+    authMode: 'token',
+    realms: { source: 'GET /api/realms', ids: [] },
+    routes: [],
     exports: [{ export: 'users', count: USERS.length, file: `${USERS.length}-users (11-21-2026).json`, available: true }],
     nullFields: [],
     validation: { issues: 0, samples: [] },
     drift: [],
     complete: true,
-  } as SheetManifest;
+  };
 }
 
 let xlsx: string;

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from './free-port.js';
-import { tmpdir } from 'node:os';
+import { reachableTmpRoot } from './run-cli.js';
 import { join } from 'node:path';
 
 // A throwaway PostgreSQL cluster on 127.0.0.1 (trust auth) for the history
@@ -40,7 +40,8 @@ export function postgresUnavailable(): string | null {
 export async function startPostgres(opts: { tls?: { certPem: string; keyPem: string }; passwordRole?: PasswordRole } = {}): Promise<TestPostgres> {
   const bin = findBinDir();
   if (!bin) throw new Error('PostgreSQL is not installed');
-  const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
+  // The postgres user must reach it, so not under a private TMPDIR.
+  const dir = mkdtempSync(join(reachableTmpRoot(), 'svc-pg-'));
   const data = join(dir, 'data');
   // initdb refuses to run as root: the cluster belongs to the postgres user then.
   const asRoot = process.getuid?.() === 0;

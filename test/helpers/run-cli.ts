@@ -93,6 +93,23 @@ export function tmpDir(prefix = 'svc-snapshot-test-'): string {
   return dir;
 }
 
+/**
+ * Where to make a directory that another user must reach (the postgres user
+ * of a test cluster, nobody running the systemd unit): the run's TMPDIR, or,
+ * when that is private (mode 0700), the directory test/global/tmp-root.ts
+ * made for them under /tmp.
+ */
+export function reachableTmpRoot(): string {
+  return process.env.SVC_SNAPSHOT_TEST_SHARED_TMP ?? tmpdir();
+}
+
+/** A fresh temporary directory under reachableTmpRoot(), mode 0700 (give it away or open it as needed), removed after the test file. */
+export function reachableTmpDir(prefix: string): string {
+  const dir = mkdtempSync(join(reachableTmpRoot(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+
 /** Resolves once the child has written `text` on stderr: the run is under way, so a signal now interrupts it mid-way. */
 export function stderrSeen(child: ChildProcess, text: string): Promise<void> {
   return new Promise<void>((resolve) => {

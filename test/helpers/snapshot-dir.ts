@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CATALOG, EXPORTS } from '../../src/exports/catalog.js';
 import { exportFileName } from '../../src/exports/serialize.js';
@@ -64,3 +64,16 @@ export function writeSnapshot(dir: string, spec: SnapSpec = {}): string {
   return dir;
 }
 
+
+/**
+ * Replaces an export file of a snapshot directory and its sha256 in the
+ * manifest, as if the snapshot had been written so: for tests of what a
+ * reader says of a damaged file that the manifest vouches for.
+ */
+export function rewriteExport(dir: string, file: string, content: string): void {
+  writeFileSync(join(dir, file), content);
+  const path = join(dir, '_snapshot-manifest.json');
+  const manifest = JSON.parse(readFileSync(path, 'utf8')) as { exports: Array<{ file: string; sha256?: string }> };
+  for (const e of manifest.exports) if (e.file === file) e.sha256 = createHash('sha256').update(content).digest('hex');
+  writeFileSync(path, `${JSON.stringify(manifest, null, 2)}\n`);
+}

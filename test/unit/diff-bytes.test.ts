@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EXPORTS } from '../../src/exports/catalog.js';
 import type { ExportDef } from '../../src/exports/define.js';
@@ -14,18 +14,25 @@ import { sortRecords } from '../../src/exports/order.js';
 import { exportFileName, serializeBatches, serializeExport } from '../../src/exports/serialize.js';
 import type { ExportRecord } from '../../src/exports/types.js';
 import { diffExport } from '../../src/diff/compare.js';
-import { keyAt, matchRecordKeys, readKeys, sameBytes, splitRecords, type RecordKeys } from '../../src/diff/bytes.js';
+import { keyAt, matchRecordKeys, readKeys, sameBytes, type RecordKeys } from '../../src/diff/bytes.js';
 import { walkNewer } from '../../src/diff/walk-newer.js';
 import { twoNights } from '../helpers/two-nights.js';
+import { recordRanges } from '../../src/snapshot/records.js';
 import { matchKeys } from '../../src/diff/match.js';
 import { diffDirectories, resolveIgnore } from '../../src/diff/index.js';
 import { describeJsonError } from '../../src/util/json-error.js';
 import type { ExportDiff, LoadedExport } from '../../src/diff/types.js';
 import { FailedError } from '../../src/errors.js';
 import { tmpDir } from '../helpers/run-cli.js';
-import { writeSnapshot } from '../helpers/snapshot-dir.js';
+import { rewriteExport, writeSnapshot } from '../helpers/snapshot-dir.js';
 
 const def = (name: string): ExportDef => EXPORTS.find((e) => e.name === name)!;
+
+/** The file's record ranges when it holds `count` records in the serializer's layout. */
+function splitRecords(bytes: Buffer, count: number) {
+  const ranges = recordRanges(bytes);
+  return ranges?.starts.length === count ? ranges : undefined;
+}
 
 /** A side as a snapshot gives it: the file's bytes, its parse counted (the byte path parses none of a file in the serializer's layout). */
 function fileSide(text: string, count: number, nullColumns: ReadonlySet<string>, parses: { n: number }): LoadedExport {
@@ -339,11 +346,11 @@ describe('diffDirectories from the bytes of two snapshots', () => {
     const records = { users: [{ id: 'u1', role: 'x' }, { id: 'u2', role: 'y' }] };
     const ok = writeSnapshot(join(root, 'ok'), { records });
     const bad = writeSnapshot(join(root, 'bad'), { records });
-    const file = join(bad, exportFileName('users', 2, '2026-11-21'));
-    const text = readFileSync(file, 'utf8');
-    // Damaged inside a record, the layout kept: the record does not parse.
+    const name = exportFileName('users', 2, '2026-11-21');
+    const text = readFileSync(join(bad, name), 'utf8');
+    // Damaged inside a record, the layout kept: the record does not parse. The manifest vouches for it (else its sha256 is what is said).
     const damaged = text.replace('"role": "y"', '"role": y');
-    writeFileSync(file, damaged);
+    rewriteExport(bad, name, damaged);
     let why = '';
     try {
       JSON.parse(damaged);
@@ -352,12 +359,12 @@ describe('diffDirectories from the bytes of two snapshots', () => {
     }
     await expect(diffDirectories(ok, bad)).rejects.toThrow(new FailedError(`${exportFileName('users', 2, '2026-11-21')} in ${bad} is not valid JSON (${why}); the snapshot is damaged`));
     // Cut short.
-    writeFileSync(file, text.slice(0, 40));
+    rewriteExport(bad, name, text.slice(0, 40));
     await expect(diffDirectories(ok, bad)).rejects.toThrow(/users \(11-21-2026\)\.json in .* is not valid JSON \(.*\); the snapshot is damaged$/);
     // An element that is not a record, in the layout's separators.
-    writeFileSync(file, text.replace('{\n    "id": "u2",\n    "role": "y"\n  }', '5'));
+    rewriteExport(bad, name, text.replace('{\n    "id": "u2",\n    "role": "y"\n  }', '5'));
     await expect(diffDirectories(ok, bad)).rejects.toThrow(/: element 1 is not a record; the snapshot is damaged/);
-    writeFileSync(file, '[\n  {\n    "id": "u1"\n  },\n  [\n    1\n  ]\n]\n');
+    rewriteExport(bad, name, '[\n  {\n    "id": "u1"\n  },\n  [\n    1\n  ]\n]\n');
     await expect(diffDirectories(ok, bad)).rejects.toThrow(/: element 1 is not a record; the snapshot is damaged/);
   });
 });

@@ -22,7 +22,7 @@ import {
   type ChangeSet,
   type ExportDiff,
 } from '../../src/diff/index.js';
-import { rec, writeSnapshot, type Rec } from '../helpers/snapshot-dir.js';
+import { rec, rewriteExport, writeSnapshot, type Rec } from '../helpers/snapshot-dir.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -394,13 +394,16 @@ describe('missing and damaged directories', () => {
     const root = tmpDir();
     const ok = writeSnapshot(join(root, 'ok'));
     const bad = writeSnapshot(join(root, 'bad'), { records: { users: [u('u1')] } });
-    const file = join(bad, exportFileName('users', 1, '2026-11-21'));
-    writeFileSync(file, '{"id":"u1"}');
-    await expect(diffDirectories(ok, bad)).rejects.toThrow(FailedError);
+    const name = exportFileName('users', 1, '2026-11-21');
+    const file = join(bad, name);
     writeFileSync(file, '[1]');
+    await expect(diffDirectories(ok, bad)).rejects.toThrow(/users \(11-21-2026\)\.json in .* does not match the sha256 in _snapshot-manifest\.json/);
+    rewriteExport(bad, name, '{"id":"u1"}');
+    await expect(diffDirectories(ok, bad)).rejects.toThrow(FailedError);
+    rewriteExport(bad, name, '[1]');
     await expect(diffDirectories(ok, bad)).rejects.toThrow(/element 0 is not a record/);
     rmSync(file);
-    await expect(diffDirectories(ok, bad)).rejects.toThrow(/is listed in _snapshot-manifest.json but does not exist/);
+    await expect(diffDirectories(ok, bad)).rejects.toThrow(/users \(11-21-2026\)\.json in .* does not exist; the snapshot cannot be read/);
   });
 });
 
@@ -489,16 +492,12 @@ describe('findPreviousSnapshot', () => {
     expect(await findPreviousSnapshot(out)).toBe(expected);
   });
 
-  it('falls back to the date in the name when the manifest time is not a time', async () => {
+  it('falls back to the manifest date when the manifest time is not a time', async () => {
     const parent = tmpDir();
     const out = snap(parent, 'svc-snapshot-2026-11-21', '2026-11-21T02:00:00.000Z');
     snap(parent, 'svc-snapshot-2026-11-19', '2026-11-19T02:00:00.000Z', '2026-11-19');
     const expected = join(parent, 'svc-snapshot-2026-11-20');
     writeSnapshot(expected, { date: '2026-11-20', time: 'yesterday' });
-    const path = join(expected, '_snapshot-manifest.json');
-    const manifest = JSON.parse(readFileSyncText(path, 'utf8'));
-    delete manifest.date;
-    writeFileSync(path, JSON.stringify(manifest));
     expect(await findPreviousSnapshot(out)).toBe(expected);
   });
 

@@ -8,6 +8,9 @@ import { renderExportsMarkdown } from '../../src/docs/exports.js';
 import { exportFileName, serializeExport } from '../../src/exports/serialize.js';
 import type { BuildResult, ExportResult } from '../../src/exports/types.js';
 import { CollectionBuilder, T, brick, config, drive, image, member, project, team, usage, user } from './collection-builder.js';
+import { readCollection } from '../../src/collect/replay.js';
+import { CATALOG } from '../../src/exports/catalog.js';
+import { cellOf, sheetColumns } from '../../src/sheets/columns.js';
 
 function exportOf(result: BuildResult, name: string): ExportResult {
   const e = result.exports.find((x) => x.export === name);
@@ -394,5 +397,37 @@ describe('docs/exports.md', () => {
     expect(committed).toMatch(/users and user_profiles/);
     expect(committed).toMatch(/Undocumented enum values/);
     expect(committed).toMatch(/"key=value"/);
+  });
+
+  it("says of every map column split in the spreadsheets what its cells hold, as the shipped recordings' sheets write them", async () => {
+    const nights = ['platform-3.14.1', 'platform-3.14.1-night2', 'platform-3.14.1-night3'];
+    const built = await Promise.all(nights.map(async (n) => buildAll(await readCollection(fileURLToPath(new URL(`../../recordings/${n}`, import.meta.url))), ['vms'])));
+    const said = (exp: string, column: string) => {
+      const section = committed.slice(committed.indexOf(`## ${exp}\n`));
+      const row = section.split('\n').find((l) => l.includes(`| \`${column}\` |`))!;
+      return /\| one (number|text|number or text) column per key, `[^`]+` \|$/.exec(row)?.[1];
+    };
+    const checked: string[] = [];
+    for (const exp of CATALOG) {
+      for (const col of exp.columns) {
+        const form = said(exp.name, col.name);
+        if (form === undefined) continue;
+        checked.push(`${exp.name}.${col.name}`);
+        if (form === 'number or text') continue;
+        for (const b of built) {
+          const records = b.exports.find((e) => e.export === exp.name)!.records;
+          for (const c of sheetColumns(exp.name, records).filter((x) => x.column === col.name && x.key !== undefined)) {
+            for (const r of records) {
+              const cell = cellOf(c, r);
+              if (cell !== null) expect(typeof cell, `${exp.name} ${c.header}`).toBe(form === 'number' ? 'number' : 'string');
+            }
+          }
+        }
+      }
+    }
+    // Walked from the catalog: the quotas, devices and a running VM's drives are among them.
+    expect(checked).toEqual(expect.arrayContaining(['teams.quotas', 'teams.teamQuotas_storage', 'vm_hardware_setups.libvirt_devices', 'active_vms.drives', 'active_vms.resources_devices']));
+    expect(said('active_vms', 'drives')).toBe('text');
+    expect(said('teams', 'quotas')).toBe('number');
   });
 });

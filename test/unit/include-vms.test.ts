@@ -92,6 +92,27 @@ describe('a build with --include vms', () => {
     expect(r.validation.samples).toContainEqual(expect.objectContaining({ route: 'GET /api/realms', path: 'realms.libvirt.name' }));
   });
 
+  it("a running VM whose realmID names another realm stays under the route's realm, and the disagreement is counted under validation without its value", () => {
+    const c = twoRealms()
+      .with('vms-active', [vm('v2', 'altvirt'), vm('v3', 'libvirt'), vm('v4', 'elsewhere')], 'altvirt')
+      .build();
+    const r = buildAll(c, ['vms']);
+    expect(exportOf(r, 'active_vms').records.map((x) => [x.realmID, x.id])).toEqual([['altvirt', 'v2'], ['altvirt', 'v3'], ['altvirt', 'v4'], ['libvirt', 'v1']]);
+    const message = "names another realm than the route that listed the record; it is exported under the route's realm";
+    expect(r.validation).toEqual({
+      issues: 2,
+      samples: [
+        { route: 'GET /api/vms/altvirt/active', index: 1, path: 'realmID', message },
+        { route: 'GET /api/vms/altvirt/active', index: 2, path: 'realmID', message },
+      ],
+    });
+    // Counted without --include vms too: the route is read and validated all the same.
+    expect(buildAll(c).validation.issues).toBe(2);
+    // A realmID of the wrong type is zod's issue alone, not a second one.
+    const wrongType = buildAll(twoRealms().with('vms-active', [vm('v2', 'altvirt', { realmID: 7 })], 'altvirt').build(), ['vms']);
+    expect(wrongType.validation.samples).toEqual([expect.objectContaining({ route: 'GET /api/vms/altvirt/active', index: 0, path: 'realmID', message: expect.not.stringMatching(/another realm/) })]);
+  });
+
   it('a config with thousands of owners keeps them all, in order', () => {
     const owners = Array.from({ length: 5000 }, (_, i) => `u${5000 - i}`);
     const r = buildAll(new CollectionBuilder().with('vms-configs', [config({ id: 'c', brick: 'b', owners })]).build(), ['vms']);

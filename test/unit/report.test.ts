@@ -57,8 +57,8 @@ function modelWith(value: string, changed = 2): ReportModel {
       tool: { name: 'svc-snapshot', version: '1.0.0' },
       complete: false,
       exports: [
-        { export: 'users', count: changed + 1, available: true },
-        { export: 'teams', count: 0, available: false, reason: value, proposedRoute: value },
+        { export: 'users', file: 'users.json', count: changed + 1, available: true },
+        { export: 'teams', file: 'teams.json', count: 0, available: false, reason: value, proposedRoute: value },
       ],
       nullFields: [{ export: 'users', field: value, reason: value, proposedRoute: value }],
       validation: { issues: 1, samples: [{ route: value, index: 0, path: value, message: value }] },

@@ -1,28 +1,42 @@
 /**
- * readExportRecords (src/sheets/snapshot-dir.ts), which spreadsheets and
- * `convert` read every export file with: parsed a slice at a time, it must
- * give what JSON.parse of the whole file gives, and refuse what it refuses,
- * with the same messages as before.
+ * Snapshot.records (src/snapshot/dir.ts), which the spreadsheets, `convert`
+ * and the findings read every export file with: parsed a slice at a time, it
+ * must give what JSON.parse of the whole file gives, and refuse what it
+ * refuses, with the same messages as before; and Snapshot.parse of the same
+ * bytes read whole must give the same.
  */
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readExportRecords, type SheetManifestExport } from '../../src/sheets/snapshot-dir.js';
+import { Snapshot, type ManifestEntry, type ReadableManifest } from '../../src/snapshot/dir.js';
 import { tmpDir } from '../helpers/run-cli.js';
 
-function entry(file: string, count: number): SheetManifestExport {
-  return { export: 'drives', file, count, available: true } as SheetManifestExport;
+function entry(file: string, count: number): ManifestEntry {
+  return { export: 'drives', file, count, available: true };
 }
 
 async function read(text: string, count: number, sha256?: string, columns?: readonly string[]): Promise<unknown> {
   const dir = tmpDir();
   writeFileSync(join(dir, 'x.json'), text);
+  const e = { ...entry('x.json', count), ...(sha256 !== undefined ? { sha256 } : {}) };
+  // A staged snapshot (no manifest bytes) reads its own files unchecked.
+  const snapshot = new Snapshot(dir, { exports: [e] } as unknown as ReadableManifest, sha256 !== undefined ? Buffer.from('{}') : undefined);
+  let records: unknown;
   try {
-    return await readExportRecords(dir, { ...entry('x.json', count), ...(sha256 !== undefined ? { sha256 } : {}) }, { verify: sha256 !== undefined, ...(columns ? { columns } : {}) });
-  } catch (e) {
-    return `refused: ${(e as Error).message.replace(dir, 'DIR')}`;
+    records = await snapshot.records(e, columns);
+  } catch (err) {
+    records = `refused: ${(err as Error).message.replace(dir, 'DIR')}`;
   }
+  let whole: unknown;
+  try {
+    whole = snapshot.parse(e, Buffer.from(text), columns);
+  } catch (err) {
+    whole = `refused: ${(err as Error).message.replace(dir, 'DIR')}`;
+  }
+  // The bytes read whole are checked by Snapshot.bytes: parse only says what the records say.
+  if (sha256 === undefined || !String(records).includes('sha256')) expect(whole).toEqual(records);
+  return records;
 }
 
 describe('reading an export file back', () => {
@@ -36,14 +50,14 @@ describe('reading an export file back', () => {
 
   it('refuses a file that is not JSON, not an array of records, or holds another count, as before', async () => {
     const big = JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ id: `d${i}`, pad: 'x'.repeat(50) })));
-    expect(await read(big.slice(0, -300), 2000)).toBe('refused: "x.json" in DIR is not valid JSON; the snapshot is damaged');
-    expect(await read(`${big} trailing`, 2000)).toBe('refused: "x.json" in DIR is not valid JSON; the snapshot is damaged');
-    expect(await read(big.replace('},{', '},,{'), 2000)).toBe('refused: "x.json" in DIR is not valid JSON; the snapshot is damaged');
-    expect(await read('<html>', 0)).toBe('refused: "x.json" in DIR is not valid JSON; the snapshot is damaged');
-    for (const t of ['{"a":1}', 'null', '"text"', '3']) expect(await read(t, 0)).toBe('refused: "x.json" in DIR is not a JSON array of records; the snapshot is damaged');
-    expect(await read('[{"a":1},[2]]', 2)).toBe('refused: "x.json" in DIR: element 1 is not a record; the snapshot is damaged');
-    expect(await read('[{"a":1},null]', 2)).toBe('refused: "x.json" in DIR: element 1 is not a record; the snapshot is damaged');
-    expect(await read(big, 1999)).toBe('refused: "x.json" in DIR holds 2000 records where _snapshot-manifest.json says 1999; the snapshot is damaged');
+    expect(await read(big.slice(0, -300), 2000)).toBe('refused: x.json in DIR is not valid JSON; the snapshot is damaged');
+    expect(await read(`${big} trailing`, 2000)).toBe('refused: x.json in DIR is not valid JSON; the snapshot is damaged');
+    expect(await read(big.replace('},{', '},,{'), 2000)).toBe('refused: x.json in DIR is not valid JSON; the snapshot is damaged');
+    expect(await read('<html>', 0)).toBe('refused: x.json in DIR is not valid JSON; the snapshot is damaged');
+    for (const t of ['{"a":1}', 'null', '"text"', '3']) expect(await read(t, 0)).toBe('refused: x.json in DIR is not a JSON array of records; the snapshot is damaged');
+    expect(await read('[{"a":1},[2]]', 2)).toBe('refused: x.json in DIR: element 1 is not a record; the snapshot is damaged');
+    expect(await read('[{"a":1},null]', 2)).toBe('refused: x.json in DIR: element 1 is not a record; the snapshot is damaged');
+    expect(await read(big, 1999)).toBe('refused: x.json in DIR holds 2000 records where _snapshot-manifest.json says 1999; the snapshot is damaged');
   });
 
   it('checks the sha256 of every byte, read a slice at a time: a change of whitespace alone, anywhere, is refused', async () => {
@@ -52,7 +66,7 @@ describe('reading an export file back', () => {
     const sha = (t: string) => createHash('sha256').update(t).digest('hex');
     expect(text.length).toBeGreaterThan(4 * 64 * 1024);
     expect(await read(text, records.length, sha(text))).toEqual(records);
-    const changedText = 'refused: "x.json" in DIR does not match the sha256 in _snapshot-manifest.json; the file was changed after the snapshot was taken';
+    const changedText = 'refused: x.json in DIR does not match the sha256 in _snapshot-manifest.json; the file was changed after the snapshot was taken';
     // The same records, other bytes: between two slices (the commas), inside one, and the very last byte.
     const middle = text.indexOf('\n  },\n  {', text.length >> 1);
     for (const changed of [text.replace(/\n {2}\},\n {2}\{/g, '\n  },\n \t{'), `${text.slice(0, middle)}\n \t},${text.slice(middle + 5)}`, `${text.slice(0, -1)} `]) {
@@ -77,15 +91,15 @@ describe('reading an export file back', () => {
     });
     const cols = ['id'];
     const big = JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ id: `d${i}`, pad: 'x'.repeat(50) })));
-    expect(await read(big.slice(0, -300), 2000, undefined, cols)).toBe('refused: "x.json" in DIR is not valid JSON; the snapshot is damaged');
-    expect(await read('{"a":1}', 0, undefined, cols)).toBe('refused: "x.json" in DIR is not a JSON array of records; the snapshot is damaged');
-    expect(await read('[{"a":1},[2]]', 2, undefined, cols)).toBe('refused: "x.json" in DIR: element 1 is not a record; the snapshot is damaged');
-    expect(await read(big.replace('{"id":"d1500"', '7,{"id":"d1500"'), 2001, undefined, cols)).toBe('refused: "x.json" in DIR: element 1500 is not a record; the snapshot is damaged');
-    expect(await read(big, 1999, undefined, cols)).toBe('refused: "x.json" in DIR holds 2000 records where _snapshot-manifest.json says 1999; the snapshot is damaged');
+    expect(await read(big.slice(0, -300), 2000, undefined, cols)).toBe('refused: x.json in DIR is not valid JSON; the snapshot is damaged');
+    expect(await read('{"a":1}', 0, undefined, cols)).toBe('refused: x.json in DIR is not a JSON array of records; the snapshot is damaged');
+    expect(await read('[{"a":1},[2]]', 2, undefined, cols)).toBe('refused: x.json in DIR: element 1 is not a record; the snapshot is damaged');
+    expect(await read(big.replace('{"id":"d1500"', '7,{"id":"d1500"'), 2001, undefined, cols)).toBe('refused: x.json in DIR: element 1500 is not a record; the snapshot is damaged');
+    expect(await read(big, 1999, undefined, cols)).toBe('refused: x.json in DIR holds 2000 records where _snapshot-manifest.json says 1999; the snapshot is damaged');
     // A file changed after the element that is not a record: the hash is what is said.
     const bad = big.replace('{"id":"d3"', 'null,{"id":"d3"');
     expect(await read(`${bad.slice(0, -2)} ]`, 2001, createHash('sha256').update(bad).digest('hex'), cols)).toBe(
-      'refused: "x.json" in DIR does not match the sha256 in _snapshot-manifest.json; the file was changed after the snapshot was taken',
+      'refused: x.json in DIR does not match the sha256 in _snapshot-manifest.json; the file was changed after the snapshot was taken',
     );
   });
 });

@@ -1,15 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { EXPORTS } from '../../src/exports/catalog.js';
 import { cellTypeOf, sheetColumns, splitEntry } from '../../src/sheets/columns.js';
-import type { SheetManifest } from '../../src/sheets/snapshot-dir.js';
+import type { ReadableManifest } from '../../src/snapshot/dir.js';
 import { sheetNames, writeSpreadsheets, type SheetSink } from '../../src/sheets/write.js';
 import { parseFormats } from '../../src/config/values.js';
 import { columnLetters, xmlText } from '../../src/sheets/xlsx.js';
 import { MAP_COLUMNS, TIMESTAMP_COLUMNS } from '../helpers/sheet-expectations.js';
 import { unzip } from '../helpers/unzip.js';
 import { secretMatcher } from '../../src/publish/scan.js';
+import { readFileSync } from 'node:fs';
+import { FailedError } from '../../src/errors.js';
+import { clearSigningSecrets, loadSigningKey } from '../../src/sign/key.js';
+import { clearSecrets } from '../../src/util/redact.js';
+import { hasSshKeygen, keyDir, makeKey, removeKeys } from '../helpers/ssh-keys.js';
 
-function manifest(exports: Array<{ export: string; count: number }>): SheetManifest {
+function manifest(exports: Array<{ export: string; count: number }>): ReadableManifest {
   return {
     kind: 'snapshot',
     source: 'replay',
@@ -17,6 +22,9 @@ function manifest(exports: Array<{ export: string; count: number }>): SheetManif
     baseUrl: 'https://platform.example.org',
     time: '2026-11-21T02:00:00.000Z',
     date: '2026-11-21',
+    authMode: 'token',
+    realms: { source: 'GET /api/realms', ids: [] },
+    routes: [],
     exports: exports.map((e) => ({ ...e, file: `${e.count}-${e.export} (11-21-2026).json`, available: true })),
     nullFields: [{ export: 'users', field: 'role', reason: '=evil() reason' }],
     validation: { issues: 1, samples: [{ route: 'GET /api/users', index: 0, path: 'role', message: 'bad' }] },
@@ -26,7 +34,7 @@ function manifest(exports: Array<{ export: string; count: number }>): SheetManif
 }
 
 /** Runs writeSpreadsheets into memory and returns the files written. */
-async function writeAll(m: SheetManifest, data: Record<string, Array<Record<string, unknown>>>, formats: Array<'csv' | 'xlsx'>, maxRows?: number) {
+async function writeAll(m: ReadableManifest, data: Record<string, Array<Record<string, unknown>>>, formats: Array<'csv' | 'xlsx'>, maxRows?: number) {
   const files = new Map<string, Buffer>();
   const sink: SheetSink = async (name, chunks) => {
     const parts: Buffer[] = [];
@@ -129,8 +137,31 @@ describe('the workbook', () => {
       for await (const _c of chunks);
     };
     const run = (needle: string) => writeSpreadsheets({ manifest: m, records: async () => USERS }, ['xlsx'], sink, { secrets: secretMatcher([needle]) });
-    await expect(run('Weiß')).rejects.toThrow(/a token was found in the workbook/);
+    await expect(run('Weiß')).rejects.toThrow(/a token was found in the workbook svc-snapshot-2026-11-21\.xlsx being written/);
     await expect(run('not-in-the-data')).resolves.toHaveLength(1);
+  });
+
+  it.runIf(hasSshKeygen())("refuses the signing key's secret in the workbook, saying it is the key's and what to do, never showing it", async () => {
+    const keys = keyDir();
+    try {
+      const key = makeKey(keys, 'nightly');
+      loadSigningKey(key, '--sign-key');
+      const m = manifest([{ export: 'users', count: 3 }]);
+      const sink: SheetSink = async (_name, chunks) => {
+        for await (const _c of chunks);
+      };
+      const leaked = USERS.map((u, i) => (i === 1 ? { ...u, lastName: readFileSync(key, 'utf8') } : u));
+      const err = await writeSpreadsheets({ manifest: m, records: async () => leaked }, ['xlsx'], sink, { secrets: secretMatcher(['a-token-not-in-the-data']) }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(FailedError);
+      expect((err as Error).message).toMatch(/^the signing key's secret \(--sign-key or SVC_SIGN_KEY\).* was found in the workbook svc-snapshot-2026-11-21\.xlsx being written; nothing was published\..*treat the key as exposed/);
+      expect((err as Error).message).not.toMatch(/[A-Za-z0-9+/]{30,}/);
+      // The same workbook without the key's text is written.
+      await expect(writeSpreadsheets({ manifest: m, records: async () => USERS }, ['xlsx'], sink, { secrets: secretMatcher([]) })).resolves.toHaveLength(1);
+    } finally {
+      clearSigningSecrets();
+      clearSecrets();
+      removeKeys(keys);
+    }
   });
 
   it('refuses a manifest that names an export this version does not know (names become file names)', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
+import { REPO_ROOT, reachableTmpDir } from '../helpers/run-cli.js';
 
 // scripts/test-prereqs.mjs: the first step of npm test.
 const SCRIPT = join(REPO_ROOT, 'scripts', 'test-prereqs.mjs');
@@ -11,8 +11,8 @@ const asRoot = process.getuid?.() === 0;
 function prereqs(env: Record<string, string>, asNobody = false) {
   let script = SCRIPT;
   if (asNobody) {
-    // A copy the other user can read wherever the clone is (the script imports nothing of it).
-    const dir = tmpDir('svc-prereqs-');
+    // A copy the other user can read wherever the clone is (the script imports nothing of it), out of a private TMPDIR.
+    const dir = reachableTmpDir('svc-prereqs-');
     chmodSync(dir, 0o755);
     script = join(dir, 'test-prereqs.mjs');
     copyFileSync(SCRIPT, script);

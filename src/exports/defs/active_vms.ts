@@ -39,7 +39,9 @@ export default defineExport({
     field('systemInfo', { as: 'json', note: 'what the VM reports of its system (no key is documented), as compact JSON with sorted keys' }),
   ],
   omit: {
-    realmID: 'the realm of the route that listed the VM is the realmID column (the spec: the running VMs of that realm), so the field repeats it',
-    vmcInfo: 'the VM controller\'s reports: free-form objects with a timestamp each, which change with every report (diagnostics, not inventory); kept byte for byte in raw/',
+    realmID: 'the realm of the route that listed the VM is the realmID column (the spec: the running VMs of that ' +
+      'realm), so the field repeats it; a VM whose realmID names another realm is counted under validation',
+    vmcInfo: 'the VM controller\'s reports: free-form objects with a timestamp each, which change with every report ' +
+      '(diagnostics, not inventory); kept byte for byte in raw/',
   },
 });

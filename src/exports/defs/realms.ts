@@ -2,7 +2,8 @@ import { defineExport, equals, field } from '../define.js';
 
 export default defineExport({
   name: 'realms',
-  description: 'One row per realm of GET /api/realms; before 3.14.1 (no such route), one row per `--realms` id with name and driver null. Written with `--include vms`.',
+  description: 'One row per realm of GET /api/realms; before 3.14.1 (no such route), one row per `--realms` id with ' +
+    'name and driver null. Written with `--include vms`.',
   route: 'realms',
   each: 'realms',
   include: 'vms',

@@ -3,7 +3,8 @@ import { USAGE_ABSENT_IS_ZERO, USAGE_FIELDS } from './usage-groups.js';
 
 export default defineExport({
   name: 'teams',
-  description: 'One row per team, with its row of GET /api/teams/usage joined by team id (usage rows of `no-team` and of deleted teams are not teams and stay out). Members are in team_memberships.',
+  description: 'One row per team, with its row of GET /api/teams/usage joined by team id (usage rows of `no-team` ' +
+    'and of deleted teams are not teams and stay out). Members are in team_memberships.',
   route: 'teams',
   key: ['id'],
   columns: [
@@ -32,7 +33,8 @@ export default defineExport({
         by: 'id',
         path,
         default: USAGE_ABSENT_IS_ZERO,
-        note: '0 when the group is absent from the team\'s usage row or the team has no row; null only when GET /api/teams/usage was not read (then listed in nullFields)',
+        note: '0 when the group is absent from the team\'s usage row or the team has no row; null only when GET ' +
+          '/api/teams/usage was not read (then listed in nullFields)',
       }),
     ),
   ],

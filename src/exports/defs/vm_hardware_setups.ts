@@ -3,11 +3,14 @@ import { count, defineExport, field, unavailable } from '../define.js';
 // No documented GET route returns a brick in full: only the write route PATCH /api/vms/bricks
 // answers with a whole BrickInfo, and this tool calls no write route. So no proposedRoute.
 const REDUCED = (f: string) =>
-  `GET /api/vms/bricks returns a reduced projection without ${f}, and no documented GET route returns it (only the write route PATCH /api/vms/bricks answers with a full BrickInfo); the backend would have to add ${f} to the list projection`;
+  `GET /api/vms/bricks returns a reduced projection without ${f}, and no documented GET route returns it (only the ` +
+    `write route PATCH /api/vms/bricks answers with a full BrickInfo); the backend would have to add ${f} to the ` +
+    `list projection`;
 
 export default defineExport({
   name: 'vm_hardware_setups',
-  description: "One row per hardware setup (brick) of GET /api/vms/bricks, with the number of VM configs using it counted over every realm's GET /api/vms/{realm}/configs.",
+  description: "One row per hardware setup (brick) of GET /api/vms/bricks, with the number of VM configs using it " +
+    "counted over every realm's GET /api/vms/{realm}/configs.",
   route: 'vms-bricks',
   key: ['id'],
   columns: [
@@ -45,7 +48,8 @@ export default defineExport({
     field('created'),
     field('modified'),
     field('noQuota', {
-      note: 'exempt from team quotas. The spec lists it as a required field (no `?`) with "default false", so no default is applied: a brick without it is counted under validation and written as null',
+      note: 'exempt from team quotas. The spec lists it as a required field (no `?`) with "default false", so no ' +
+        'default is applied: a brick without it is counted under validation and written as null',
     }),
     field('params'),
     unavailable('vmType', REDUCED('vmType')),

@@ -2,7 +2,8 @@ import { defineExport, field, realm } from '../define.js';
 
 export default defineExport({
   name: 'vm_images',
-  description: 'One row per VM image of every realm. `info_*` columns hold the realm-specific extra info: pool/volume/deviceBusType for libvirt realms, sourceType/timezone for the alternative driver.',
+  description: 'One row per VM image of every realm. `info_*` columns hold the realm-specific extra info: ' +
+    'pool/volume/deviceBusType for libvirt realms, sourceType/timezone for the alternative driver.',
   route: 'vms-images',
   key: ['realmID', 'id'],
   columns: [

@@ -62,102 +62,127 @@ class Compiler {
    * it), or null where drift is not collected by the compiled code.
    */
   emit(schema: unknown, v: string, out: string[], prefix: string | null): void {
+    // Not modelled here: always ask zod.
+    if (!this.emitModelled(schema, v, out, prefix)) out.push('return false;');
+  }
+
+  /** Emits the statements and answers true, or answers false (emitting nothing) where the schema is not modelled. */
+  private emitModelled(schema: unknown, v: string, out: string[], prefix: string | null): boolean {
     const def = defOf(schema);
     const checks = def.checks ?? [];
-    const onlyChecks = (allowed: (c: { check?: string; format?: string }) => boolean) => checks.every((c) => allowed(c._zod.def));
+    // `.int()` is the one check modelled, on numbers only.
+    if (def.type === 'number') return checks.every((c) => isSafeInt(c._zod.def)) && this.emitNumber(v, out, checks.length > 0);
+    if (checks.length > 0) return false;
     switch (def.type) {
       case 'string':
-        if (!onlyChecks(() => false)) break;
-        out.push(`if (typeof ${v} !== 'string') return false;`);
-        return;
       case 'boolean':
-        if (!onlyChecks(() => false)) break;
-        out.push(`if (typeof ${v} !== 'boolean') return false;`);
-        return;
-      case 'number': {
-        if (!onlyChecks((c) => c.check === 'number_format' && c.format === 'safeint')) break;
-        out.push(`if (typeof ${v} !== 'number' || !Number.isFinite(${v})) return false;`);
-        if (checks.length > 0) out.push(`if (!Number.isSafeInteger(${v})) return false;`);
-        return;
-      }
-      case 'enum': {
-        if (!onlyChecks(() => false)) break;
-        const values = Object.values(def.entries as Record<string, unknown>);
-        if (!values.every((x) => typeof x === 'string')) break;
-        out.push(`if (!${this.constant(new Set(values))}.has(${v})) return false;`);
-        return;
-      }
+        out.push(`if (typeof ${v} !== '${def.type}') return false;`);
+        return true;
+      case 'enum':
+        return this.emitEnum(def, v, out);
       case 'unknown':
       case 'any':
-        if (!onlyChecks(() => false)) break;
-        return;
+        return true;
       case 'optional':
-      case 'nullable': {
-        if (!onlyChecks(() => false)) break;
-        const inner: string[] = [];
-        this.emit(def.innerType, v, inner, prefix);
-        out.push(`if (${v} !== ${def.type === 'optional' ? 'undefined' : 'null'}) {`, ...inner, '}');
-        return;
-      }
-      case 'array': {
-        if (!onlyChecks(() => false)) break;
-        const i = this.fresh();
-        const el = this.fresh();
-        const inner: string[] = [];
-        this.emit(def.element, el, inner, prefix);
-        out.push(`if (!Array.isArray(${v})) return false;`);
-        if (inner.length > 0) out.push(`for (let ${i} = 0; ${i} < ${v}.length; ${i}++) {`, `const ${el} = ${v}[${i}];`, ...inner, '}');
-        return;
-      }
-      case 'record': {
-        const key = defOf(def.keyType);
-        if (!onlyChecks(() => false) || key.type !== 'string' || (key.checks ?? []).length > 0) break;
-        const k = this.fresh();
-        const el = this.fresh();
-        const inner: string[] = [];
-        this.emit(def.valueType, el, inner, prefix === null ? null : `${prefix}*.`);
-        out.push(`if (typeof ${v} !== 'object' || ${v} === null || Array.isArray(${v}) || Object.hasOwn(${v}, '__proto__')) return false;`);
-        if (inner.length > 0) out.push(`for (const ${k} in ${v}) {`, `const ${el} = ${v}[${k}];`, ...inner, '}');
-        return;
-      }
-      case 'object': {
-        // A catchall of unknown (an open object) accepts any other key, and such keys are not drift.
-        const open = def.catchall !== undefined && defOf(def.catchall).type === 'unknown';
-        if (!onlyChecks(() => false) || (def.catchall !== undefined && !open)) break;
-        // One pass over the record's own keys rather than a lookup per declared field: records
-        // from JSON.parse with optional fields have many hidden classes, and a named load on them
-        // is megamorphic (slow); for-in reads the enum cache. Unknown keys are the drift.
-        const k = this.fresh();
-        const x = this.fresh();
-        const seen = this.fresh();
-        let required = 0;
-        out.push(`if (typeof ${v} !== 'object' || ${v} === null || Array.isArray(${v})) return false;`);
-        out.push(`let ${seen} = 0;`, `for (const ${k} in ${v}) {`, `const ${x} = ${v}[${k}];`, `switch (${k}) {`);
-        for (const [name, field] of Object.entries(def.shape as Record<string, unknown>)) {
-          const optional = defOf(field).type === 'optional';
-          const inner: string[] = [];
-          this.emit(field, x, inner, prefix === null ? null : `${prefix}${name}.`);
-          if (!optional) required++;
-          out.push(`case ${JSON.stringify(name)}: {`, ...inner, ...(optional ? [] : [`${seen}++;`]), 'break;', '}');
-        }
-        out.push(prefix === null || open ? 'default:' : `default: if (unknown !== null) unknown.add(${JSON.stringify(prefix)} + ${k});`, '}', '}');
-        // Every required field present (an own key holds no undefined in JSON).
-        out.push(`if (${seen} !== ${required}) return false;`);
-        return;
-      }
-      case 'union': {
-        if (!onlyChecks(() => false) || def.inclusive === false) break;
-        const options = (def.options as unknown[]).map((o) => this.constant(compileFastCheck(o)));
-        out.push(`if (!(${options.map((o) => `${o}(${v}, null)`).join(' || ')})) return false;`);
-        // Drift over a union is what no option declares: the interpreted walk knows how.
-        const tree = driftTree(schema as z.ZodType);
-        if (prefix !== null && tree) out.push(`if (unknown !== null) ${this.constant(collectDrift)}(${this.constant(tree)}, ${v}, ${JSON.stringify(prefix)}, unknown);`);
-        return;
-      }
+      case 'nullable':
+        return this.emitWrapped(def, v, out, prefix);
+      case 'array':
+        return this.emitArray(def, v, out, prefix);
+      case 'record':
+        return this.emitRecord(def, v, out, prefix);
+      case 'object':
+        return this.emitObject(def, v, out, prefix);
+      case 'union':
+        return this.emitUnion(def, schema, v, out, prefix);
+      default:
+        return false;
     }
-    // Not modelled here: always ask zod.
-    out.push('return false;');
   }
+
+  private emitNumber(v: string, out: string[], int: boolean): boolean {
+    out.push(`if (typeof ${v} !== 'number' || !Number.isFinite(${v})) return false;`);
+    if (int) out.push(`if (!Number.isSafeInteger(${v})) return false;`);
+    return true;
+  }
+
+  private emitEnum(def: Def, v: string, out: string[]): boolean {
+    const values = Object.values(def.entries as Record<string, unknown>);
+    if (!values.every((x) => typeof x === 'string')) return false;
+    out.push(`if (!${this.constant(new Set(values))}.has(${v})) return false;`);
+    return true;
+  }
+
+  /** `.optional()` and `.nullable()`: the inner schema's statements, skipped for `undefined` or `null`. */
+  private emitWrapped(def: Def, v: string, out: string[], prefix: string | null): boolean {
+    const inner: string[] = [];
+    this.emit(def.innerType, v, inner, prefix);
+    out.push(`if (${v} !== ${def.type === 'optional' ? 'undefined' : 'null'}) {`, ...inner, '}');
+    return true;
+  }
+
+  private emitArray(def: Def, v: string, out: string[], prefix: string | null): boolean {
+    const i = this.fresh();
+    const el = this.fresh();
+    const inner: string[] = [];
+    this.emit(def.element, el, inner, prefix);
+    out.push(`if (!Array.isArray(${v})) return false;`);
+    if (inner.length > 0) out.push(`for (let ${i} = 0; ${i} < ${v}.length; ${i}++) {`, `const ${el} = ${v}[${i}];`, ...inner, '}');
+    return true;
+  }
+
+  private emitRecord(def: Def, v: string, out: string[], prefix: string | null): boolean {
+    const key = defOf(def.keyType);
+    if (key.type !== 'string' || (key.checks ?? []).length > 0) return false;
+    const k = this.fresh();
+    const el = this.fresh();
+    const inner: string[] = [];
+    this.emit(def.valueType, el, inner, prefix === null ? null : `${prefix}*.`);
+    out.push(`if (typeof ${v} !== 'object' || ${v} === null || Array.isArray(${v}) || Object.hasOwn(${v}, '__proto__')) return false;`);
+    if (inner.length > 0) out.push(`for (const ${k} in ${v}) {`, `const ${el} = ${v}[${k}];`, ...inner, '}');
+    return true;
+  }
+
+  private emitObject(def: Def, v: string, out: string[], prefix: string | null): boolean {
+    // A catchall of unknown (an open object) accepts any other key, and such keys are not drift.
+    const open = def.catchall !== undefined && defOf(def.catchall).type === 'unknown';
+    if (def.catchall !== undefined && !open) return false;
+    // One pass over the record's own keys rather than a lookup per declared field: records
+    // from JSON.parse with optional fields have many hidden classes, and a named load on them
+    // is megamorphic (slow); for-in reads the enum cache. Unknown keys are the drift.
+    const k = this.fresh();
+    const x = this.fresh();
+    const seen = this.fresh();
+    let required = 0;
+    out.push(`if (typeof ${v} !== 'object' || ${v} === null || Array.isArray(${v})) return false;`);
+    out.push(`let ${seen} = 0;`, `for (const ${k} in ${v}) {`, `const ${x} = ${v}[${k}];`, `switch (${k}) {`);
+    for (const [name, field] of Object.entries(def.shape as Record<string, unknown>)) {
+      const optional = defOf(field).type === 'optional';
+      const inner: string[] = [];
+      this.emit(field, x, inner, prefix === null ? null : `${prefix}${name}.`);
+      if (!optional) required++;
+      out.push(`case ${JSON.stringify(name)}: {`, ...inner, ...(optional ? [] : [`${seen}++;`]), 'break;', '}');
+    }
+    out.push(prefix === null || open ? 'default:' : `default: if (unknown !== null) unknown.add(${JSON.stringify(prefix)} + ${k});`, '}', '}');
+    // Every required field present (an own key holds no undefined in JSON).
+    out.push(`if (${seen} !== ${required}) return false;`);
+    return true;
+  }
+
+  private emitUnion(def: Def, schema: unknown, v: string, out: string[], prefix: string | null): boolean {
+    if (def.inclusive === false) return false;
+    const options = (def.options as unknown[]).map((o) => this.constant(compileFastCheck(o)));
+    out.push(`if (!(${options.map((o) => `${o}(${v}, null)`).join(' || ')})) return false;`);
+    // Drift over a union is what no option declares: the interpreted walk knows how.
+    const tree = driftTree(schema as z.ZodType);
+    if (prefix !== null && tree) {
+      out.push(`if (unknown !== null) ${this.constant(collectDrift)}(${this.constant(tree)}, ${v}, ${JSON.stringify(prefix)}, unknown);`);
+    }
+    return true;
+  }
+}
+
+function isSafeInt(check: { check?: string; format?: string }): boolean {
+  return check.check === 'number_format' && check.format === 'safeint';
 }
 
 /** The compiled check of one model (see the module comment). */
@@ -166,6 +191,7 @@ export function compileFastCheck(model: z.ZodType | unknown): FastCheck {
   const body: string[] = [];
   c.emit(model, 'input', body, '');
   const names = c.constants.map((_, i) => `c${i}`);
-  const factory = new Function(...names, `return function fastCheck(input, unknown) {\n${body.join('\n')}\nreturn true;\n};`) as (...args: unknown[]) => FastCheck;
+  const source = `return function fastCheck(input, unknown) {\n${body.join('\n')}\nreturn true;\n};`;
+  const factory = new Function(...names, source) as (...args: unknown[]) => FastCheck;
   return factory(...c.constants);
 }

@@ -6,10 +6,12 @@ const DAY_MS = 86_400_000;
 export default defineRule({
   id: 'certification-expiring',
   severity: 'medium',
-  description: 'A member of a project whose security level requires a requirement holds a certification for it that expires within `--expiring-days` (default 30) of the snapshot\'s time.',
+  description: 'A member of a project whose security level requires a requirement holds a certification for it that ' +
+    'expires within `--expiring-days` (default 30) of the snapshot\'s time.',
   meaning:
     'The same members, requirements and best certification as `certification-expired`. ' +
-    'A finding when its `expires` is at or after the snapshot\'s time and at most `--expiring-days` × 86,400,000 ms after it (a certification expiring later on the snapshot\'s own day is expiring, not expired). ' +
+    'A finding when its `expires` is at or after the snapshot\'s time and at most `--expiring-days` × 86,400,000 ms ' +
+    'after it (a certification expiring later on the snapshot\'s own day is expiring, not expired). ' +
     `A certification without \`expires\` never expires. ${CERTIFICATION_SCOPE}`,
   spec: CERTIFICATION_SPEC,
   reads: CERTIFICATION_READS,

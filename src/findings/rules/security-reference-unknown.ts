@@ -6,10 +6,15 @@ export default defineRule({
   severity: 'medium',
   description: 'A project names a security level, or a level names a requirement, that the snapshot does not list: its members cannot be checked against it.',
   meaning:
-    'A finding for each project whose `securityLevel` is set and is not the `id` of a row of security_levels, and one for each requirement id in a level\'s `requirements` that is not the `id` of a row of security_requirements (each id once per level). ' +
+    'A finding for each project whose `securityLevel` is set and is not the `id` of a row of security_levels, and ' +
+    'one for each requirement id in a level\'s `requirements` that is not the `id` of a row of security_requirements ' +
+    '(each id once per level). ' +
     'The certification rules skip such a level or requirement: this rule is where they show.',
   spec: [
-    { where: 'management-api.md §2 SecurityLevelInfo', text: '`requirements` string[] (requirement ids making up the level). `ProjectInfo.securityLevel` holds one of these ids.' },
+    {
+      where: 'management-api.md §2 SecurityLevelInfo',
+      text: '`requirements` string[] (requirement ids making up the level). `ProjectInfo.securityLevel` holds one of these ids.',
+    },
     { where: 'management-api.md §2 SecurityRequirementInfo', text: '`id` string (`sreq|<uuid>`)' },
   ],
   reads: [
@@ -22,12 +27,20 @@ export default defineRule({
     const requirements = byId(ctx.records('security_requirements'));
     for (const p of ctx.records('projects')) {
       if (typeof p.securityLevel !== 'string' || levels.has(p.securityLevel)) continue;
-      yield { subject: ref('projects', p.id), related: [], detail: `project "${keyText(p.name)}" (${keyText(p.id)}) requires security level ${p.securityLevel}, which security_levels does not list` };
+      yield {
+        subject: ref('projects', p.id),
+        related: [],
+        detail: `project "${keyText(p.name)}" (${keyText(p.id)}) requires security level ${p.securityLevel}, which security_levels does not list`,
+      };
     }
     for (const l of ctx.records('security_levels')) {
       for (const reqID of new Set(strings(l.requirements))) {
         if (requirements.has(reqID)) continue;
-        yield { subject: ref('security_levels', l.id), related: [], detail: `security level "${keyText(l.name)}" (${keyText(l.id)}) names requirement ${reqID}, which security_requirements does not list` };
+        yield {
+          subject: ref('security_levels', l.id),
+          related: [],
+          detail: `security level "${keyText(l.name)}" (${keyText(l.id)}) names requirement ${reqID}, which security_requirements does not list`,
+        };
       }
     }
   },
