@@ -22,27 +22,42 @@ import { parseArgs } from 'node:util';
 import { run, stat } from './harness.js';
 
 const { values, positionals } = parseArgs({
-  options: { a: { type: 'string' }, b: { type: 'string' }, runs: { type: 'string', default: '10' }, busy: { type: 'boolean', default: false }, beside: { type: 'string' } },
+  options: {
+    a: { type: 'string' },
+    b: { type: 'string' },
+    runs: { type: 'string', default: '10' },
+    busy: { type: 'boolean', default: false },
+    beside: { type: 'string' },
+  },
   allowPositionals: true,
   strict: true,
 });
 const runs = Number(values.runs);
-if (values.a === undefined || values.b === undefined || positionals.length === 0) throw new Error('usage: bench/ab.ts --a <bin> --b <bin> [--runs n] [--busy] [--beside dir] -- <args…>');
+if (values.a === undefined || values.b === undefined || positionals.length === 0)
+  throw new Error('usage: bench/ab.ts --a <bin> --b <bin> [--runs n] [--busy] [--beside dir] -- <args…>');
 if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs is a whole number ≥ 1');
 const work = mkdtempSync(join(tmpdir(), 'svc-ab-'));
 const sides = { a: resolve(values.a), b: resolve(values.b) } as const;
 const busy = values.busy ? [0, 1].map(() => spawn('sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' })) : [];
-const samples = { a: [] as Array<{ ms: number; cpu: number; rss: number }>, b: [] as Array<{ ms: number; cpu: number; rss: number }> };
+const samples = {
+  a: [] as Array<{ ms: number; cpu: number; rss: number }>,
+  b: [] as Array<{ ms: number; cpu: number; rss: number }>,
+};
 try {
   for (const side of ['a', 'b'] as const) {
     mkdirSync(join(work, side));
-    if (values.beside !== undefined) cpSync(resolve(values.beside), join(work, side, basename(values.beside)), { recursive: true });
+    if (values.beside !== undefined)
+      cpSync(resolve(values.beside), join(work, side, basename(values.beside)), { recursive: true });
   }
   // One run of each first, not counted: the page cache and the binaries warm.
   for (let r = -1; r < runs; r++) {
     for (const side of ['a', 'b'] as const) {
       const out = join(work, side, `svc-snapshot-run-${r + 1}`);
-      const res = await run([sides[side], ...positionals.map((p) => p.replaceAll('{out}', out))], { rss: true, ok: [0, 5], workDir: join(work, side) });
+      const res = await run([sides[side], ...positionals.map((p) => p.replaceAll('{out}', out))], {
+        rss: true,
+        ok: [0, 5],
+        workDir: join(work, side),
+      });
       rmSync(out, { recursive: true, force: true });
       if (r >= 0) samples[side].push({ ms: res.ms, cpu: res.cpuMs!, rss: res.maxRss! });
     }
@@ -59,11 +74,27 @@ const ratios = (k: 'ms' | 'cpu' | 'rss') => samples.a.map((x, i) => x[k] / sampl
 process.stdout.write(
   [
     `${runs} pair${runs === 1 ? '' : 's'}${values.busy ? ', two busy loops' : ''}`,
-    line('A wall ms', samples.a.map((x) => x.ms), 0),
-    line('B wall ms', samples.b.map((x) => x.ms), 0),
+    line(
+      'A wall ms',
+      samples.a.map((x) => x.ms),
+      0,
+    ),
+    line(
+      'B wall ms',
+      samples.b.map((x) => x.ms),
+      0,
+    ),
     line('A/B wall', ratios('ms'), 3),
     line('A/B CPU', ratios('cpu'), 3),
-    line('A peak MB', samples.a.map((x) => x.rss / 1e6), 1),
-    line('B peak MB', samples.b.map((x) => x.rss / 1e6), 1),
+    line(
+      'A peak MB',
+      samples.a.map((x) => x.rss / 1e6),
+      1,
+    ),
+    line(
+      'B peak MB',
+      samples.b.map((x) => x.rss / 1e6),
+      1,
+    ),
   ].join('\n') + '\n',
 );

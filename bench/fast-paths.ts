@@ -21,7 +21,10 @@ import { parseArgs } from 'node:util';
 import { REPO_ROOT, startServer } from './harness.js';
 import { site } from './workload.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, factor: { type: 'string', default: '1' } }, strict: true });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '5' }, factor: { type: 'string', default: '1' } },
+  strict: true,
+});
 const runs = Number(values.runs);
 const factor = Number(values.factor);
 if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs is a whole number ≥ 1');
@@ -32,12 +35,20 @@ const work = mkdtempSync(join(tmpdir(), 'svc-fast-paths-'));
 const server = await startServer(site('large', factor), 0, (l) => process.stderr.write(`fast-paths: ${l}\n`));
 try {
   const raw = join(work, 'raw');
-  const collected = spawnSync(process.execPath, [BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', raw, '--quiet'], {
-    env: { PATH: process.env.PATH ?? '', SVC_TOKEN: server.token },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const collected = spawnSync(
+    process.execPath,
+    [BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', raw, '--quiet'],
+    {
+      env: { PATH: process.env.PATH ?? '', SVC_TOKEN: server.token },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
   if (collected.status !== 0) throw new Error(`collect exited ${collected.status}`);
-  const ab = spawnSync(process.execPath, ['--expose-gc', join(REPO_ROOT, 'bench', 'fast-paths-ab.mjs'), raw, String(runs)], { stdio: 'inherit' });
+  const ab = spawnSync(
+    process.execPath,
+    ['--expose-gc', join(REPO_ROOT, 'bench', 'fast-paths-ab.mjs'), raw, String(runs)],
+    { stdio: 'inherit' },
+  );
   if (ab.status !== 0) process.exitCode = 1;
 } finally {
   await server.stop();

@@ -20,10 +20,14 @@ await withCollectedSite('findings', factor, async ({ raw, workDir, bin: BIN, log
     const b = join(workDir, `b-${r}`);
     findings.push((await run([BIN, '--replay', raw, '--out-dir', b, '--findings', '--quiet'], { workDir })).ms);
     const c = await run([BIN, 'findings', b, '--json'], { workDir });
-    log(`round ${r + 1}: replay ${replay[r]!.toFixed(0)} ms, --findings ${findings[r]!.toFixed(0)} ms, findings <dir> ${c.ms.toFixed(0)} ms`);
+    log(
+      `round ${r + 1}: replay ${replay[r]!.toFixed(0)} ms, --findings ${findings[r]!.toFixed(0)} ms, findings <dir> ${c.ms.toFixed(0)} ms`,
+    );
     rmSync(b, { recursive: true, force: true });
   }
   const rp = stat(replay)!.median;
   const fi = stat(findings)!.median;
-  process.stdout.write(`${JSON.stringify({ factor, runs, replayMs: rp, findingsMs: fi, addedRatio: (fi - rp) / rp })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ factor, runs, replayMs: rp, findingsMs: fi, addedRatio: (fi - rp) / rp })}\n`,
+  );
 });

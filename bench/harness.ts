@@ -14,9 +14,26 @@ import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { readOptions } from '../src/config/options.js';
 import { benchHistory } from './history.js';
-import { benchReportHistory, nightBefore, pageSizeRow, reportPage, reportSupported, type ReportContext } from './report.js';
+import {
+  benchReportHistory,
+  nightBefore,
+  pageSizeRow,
+  reportPage,
+  reportSupported,
+  type ReportContext,
+} from './report.js';
 import { benchVerify } from './verify.js';
-import { DIFF_CHANGED_SHARE, LATENCY_MS, MIN_RUNS, RELEASE, REPORT_HISTORY_NIGHTS, TARGETS, VARIETY, site, type Site } from './workload.js';
+import {
+  DIFF_CHANGED_SHARE,
+  LATENCY_MS,
+  MIN_RUNS,
+  RELEASE,
+  REPORT_HISTORY_NIGHTS,
+  TARGETS,
+  VARIETY,
+  site,
+  type Site,
+} from './workload.js';
 
 /** The client's defaults, from its option records. */
 const DEFAULTS = { concurrency: readOptions('collect', {}, {}).concurrency };
@@ -112,7 +129,10 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
 let rssCounter = 0;
 
 /** Runs `node <args>`, timing spawn to exit; with `rss`, the child reports its own peak RSS and CPU time through bench/maxrss.mjs. */
-export async function run(args: readonly string[], opts: { env?: Record<string, string>; rss?: boolean; ok?: readonly number[]; workDir: string }): Promise<ChildResult> {
+export async function run(
+  args: readonly string[],
+  opts: { env?: Record<string, string>; rss?: boolean; ok?: readonly number[]; workDir: string },
+): Promise<ChildResult> {
   const rssFile = opts.rss ? join(opts.workDir, `maxrss-${process.pid}-${rssCounter++}`) : undefined;
   const nodeArgs = rssFile ? ['--import', join(BENCH, 'maxrss.mjs'), ...args] : [...args];
   const env = cleanEnv({ ...opts.env, ...(rssFile ? { BENCH_MAXRSS_FILE: rssFile } : {}) });
@@ -175,7 +195,20 @@ function procCpuMs(pid: number | undefined): number | undefined {
 export async function startServer(s: Site, latencyMs: number, log: (l: string) => void): Promise<Server> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(REPO_ROOT, 'test', 'fake', 'serve.ts'), '--sizes-json', JSON.stringify(s.sizes), '--realms-json', JSON.stringify(s.realms), '--latency', String(latencyMs), '--release', RELEASE, ...(VARIETY ? ['--variety'] : [])],
+    [
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'test', 'fake', 'serve.ts'),
+      '--sizes-json',
+      JSON.stringify(s.sizes),
+      '--realms-json',
+      JSON.stringify(s.realms),
+      '--latency',
+      String(latencyMs),
+      '--release',
+      RELEASE,
+      ...(VARIETY ? ['--variety'] : []),
+    ],
     { cwd: REPO_ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
@@ -187,7 +220,9 @@ export async function startServer(s: Site, latencyMs: number, log: (l: string) =
       rl.close();
       res(l);
     });
-    void exited.then((c) => rej(new Error(`the bench server exited (${c}) before it was ready: ${stderr.slice(-2000)}`)));
+    void exited.then((c) =>
+      rej(new Error(`the bench server exited (${c}) before it was ready: ${stderr.slice(-2000)}`)),
+    );
   });
   const info = JSON.parse(line) as { url: string; caFile: string; token: string };
   log(`server for the ${s.name} site at ${info.url}`);
@@ -225,7 +260,12 @@ export function exportHashes(dir: string, endings: readonly string[] = ['.json']
   const out = new Map<string, string>();
   for (const name of readdirSync(dir)) {
     if (name.startsWith('_') || !endings.some((e) => name.endsWith(e))) continue;
-    out.set(name, createHash('sha256').update(readFileSync(join(dir, name))).digest('hex'));
+    out.set(
+      name,
+      createHash('sha256')
+        .update(readFileSync(join(dir, name)))
+        .digest('hex'),
+    );
   }
   return out;
 }
@@ -255,7 +295,11 @@ function formatsSupported(bin: string): boolean {
 function diffRegistered(bin: string): boolean {
   const root = dirname(dirname(bin));
   const main = join(root, 'dist', 'cli', 'main.js');
-  return existsSync(join(root, 'dist', 'commands', 'diff.js')) && existsSync(main) && /\bname: 'diff'/.test(readFileSync(main, 'utf8'));
+  return (
+    existsSync(join(root, 'dist', 'commands', 'diff.js')) &&
+    existsSync(main) &&
+    /\bname: 'diff'/.test(readFileSync(main, 'utf8'))
+  );
 }
 
 /** Whether this build has `--include` (src/includes.ts). */
@@ -284,14 +328,21 @@ export interface CollectedSite {
  * anything is timed), `measure` run over the collection, everything removed
  * after.
  */
-export async function withCollectedSite<T>(name: string, factor: number, measure: (site: CollectedSite) => Promise<T>): Promise<T> {
+export async function withCollectedSite<T>(
+  name: string,
+  factor: number,
+  measure: (site: CollectedSite) => Promise<T>,
+): Promise<T> {
   const bin = join(REPO_ROOT, 'bin', 'svc-snapshot.js');
   const workDir = mkdtempSync(join(tmpdir(), `svc-bench-${name}-`));
   const log = (l: string) => process.stderr.write(`bench: ${l}\n`);
   const server = await startServer(site('large', factor), 0, log);
   try {
     const raw = join(workDir, 'raw');
-    await run([bin, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', raw, '--quiet'], { env: { SVC_TOKEN: server.token }, workDir });
+    await run([bin, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', raw, '--quiet'], {
+      env: { SVC_TOKEN: server.token },
+      workDir,
+    });
     await server.stop();
     return await measure({ raw, workDir, bin, log });
   } finally {
@@ -307,7 +358,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
   const latencyMs = opts.latencyMs ?? LATENCY_MS;
   const log = opts.log ?? (() => {});
   const BIN = opts.bin ? resolve(opts.bin) : DEFAULT_BIN;
-  if (!existsSync(join(REPO_ROOT, 'lib', 'main.js'))) throw new Error('lib/ is not built: run npm run build first (npm run bench does)');
+  if (!existsSync(join(REPO_ROOT, 'lib', 'main.js')))
+    throw new Error('lib/ is not built: run npm run build first (npm run bench does)');
   if (!existsSync(BIN)) throw new Error(`${BIN} does not exist`);
   const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const notes: string[] = [];
@@ -321,11 +373,18 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     const server = await startServer(one, latencyMs, log);
     servers.push(server);
     const live = (out: string, extra: string[] = [], rss = false) =>
-      run([BIN, ...extra, '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', out, '--quiet'], { env: { SVC_TOKEN: server.token }, rss, workDir });
+      run([BIN, ...extra, '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', out, '--quiet'], {
+        env: { SVC_TOKEN: server.token },
+        rss,
+        workDir,
+      });
 
     // Warm-up (not counted): the server's first answers, the disk cache, and the raw collection replay reads.
     const raw = join(workDir, 'raw-1x');
-    await run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', raw, '--quiet'], { env: { SVC_TOKEN: server.token }, workDir });
+    await run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', raw, '--quiet'], {
+      env: { SVC_TOKEN: server.token },
+      workDir,
+    });
     const collectionBytes = dirBytes(raw);
     sites.push({ name: one.name, site: one, collectionBytes });
     await live(join(workDir, 'warm'));
@@ -337,9 +396,13 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     const mutated = join(workDir, 'raw-1x-changed');
     let mutation: { changed: number; total: number } | undefined;
     if (diffRegistered(BIN) || reportSupported(BIN)) {
-      mutation = JSON.parse((await run([join(BENCH, 'mutate.mjs'), raw, mutated, String(DIFF_CHANGED_SHARE)], { workDir })).stdout) as { changed: number; total: number };
+      mutation = JSON.parse(
+        (await run([join(BENCH, 'mutate.mjs'), raw, mutated, String(DIFF_CHANGED_SHARE)], { workDir })).stdout,
+      ) as { changed: number; total: number };
     }
-    const report: ReportContext | undefined = reportSupported(BIN) ? await nightBefore(BIN, mutated, raw, join(workDir, 'report-nights'), workDir, run) : undefined;
+    const report: ReportContext | undefined = reportSupported(BIN)
+      ? await nightBefore(BIN, mutated, raw, join(workDir, 'report-nights'), workDir, run)
+      : undefined;
 
     const samples = {
       critical: [] as number[],
@@ -373,7 +436,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
      * the child's own (`clientCpuMs` of its result) plus the server's over the
      * same span (none where /proc cannot tell).
      */
-    const withServerCpu = async (into: number[], go: () => Promise<ChildResult>, clientCpuMs = (res: ChildResult) => res.cpuMs): Promise<ChildResult> => {
+    const withServerCpu = async (
+      into: number[],
+      go: () => Promise<ChildResult>,
+      clientCpuMs = (res: ChildResult) => res.cpuMs,
+    ): Promise<ChildResult> => {
       const before = server.cpuMs();
       const res = await go();
       const after = server.cpuMs();
@@ -385,19 +452,36 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     let identical = true;
     for (let r = 0; r < runs; r++) {
       const cp = await run([join(BENCH, 'critical-path.mjs'), server.url, server.caFile, server.token], { workDir });
-      const path = JSON.parse(cp.stdout) as { realmsMs: number; slowest: { route: string; ms: number; bytes: number }; totalMs: number };
+      const path = JSON.parse(cp.stdout) as {
+        realmsMs: number;
+        slowest: { route: string; ms: number; bytes: number };
+        totalMs: number;
+      };
       samples.critical.push(path.totalMs);
       slowestRoute = `${path.slowest.route} (${(path.slowest.bytes / 1e6).toFixed(1)} MB)`;
 
-      const floor = (n: number) => run([join(BENCH, 'transport-floor.mjs'), server.url, server.caFile, server.token, String(n)], { workDir });
+      const floor = (n: number) =>
+        run([join(BENCH, 'transport-floor.mjs'), server.url, server.caFile, server.token, String(n)], { workDir });
       // The floor's own CPU time is over its measured span (its stdout); the server is idle while the process starts.
       const floorOut = (res: ChildResult) => JSON.parse(res.stdout) as { ms: number; cpuMs: number };
-      const f6 = floorOut(await withServerCpu(samples.floorCpu, () => floor(DEFAULTS.concurrency), (res) => floorOut(res).cpuMs));
+      const f6 = floorOut(
+        await withServerCpu(
+          samples.floorCpu,
+          () => floor(DEFAULTS.concurrency),
+          (res) => floorOut(res).cpuMs,
+        ),
+      );
       samples.floor.push(f6.ms);
       samples.floorSequential.push((JSON.parse((await floor(1)).stdout) as { ms: number }).ms);
 
       const c = join(workDir, `collect-${r}`);
-      const cr = await withServerCpu(samples.collectCpu, () => run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', c, '--quiet'], { env: { SVC_TOKEN: server.token }, rss: true, workDir }));
+      const cr = await withServerCpu(samples.collectCpu, () =>
+        run([BIN, 'collect', '--base-url', server.url, '--ca-file', server.caFile, '--out-dir', c, '--quiet'], {
+          env: { SVC_TOKEN: server.token },
+          rss: true,
+          workDir,
+        }),
+      );
       samples.collect.push(cr.ms);
       rmSync(c, { recursive: true, force: true });
 
@@ -416,19 +500,26 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       samples.replayRss.push(rp.maxRss!);
       const sheetsDir = join(workDir, `sheets-${r}`);
       if (formatsSupported(BIN)) {
-        const fr = await run([BIN, '--replay', raw, '--out-dir', sheetsDir, '--format', 'csv,xlsx', '--quiet'], { rss: true, workDir });
+        const fr = await run([BIN, '--replay', raw, '--out-dir', sheetsDir, '--format', 'csv,xlsx', '--quiet'], {
+          rss: true,
+          workDir,
+        });
         samples.sheets.push(fr.ms);
         samples.sheetsRss.push(fr.maxRss!);
       }
       rmSync(sheetsDir, { recursive: true, force: true });
       if (findingsSupported(BIN)) {
         const findingsDir = join(workDir, `findings-${r}`);
-        samples.findings.push((await run([BIN, '--replay', raw, '--out-dir', findingsDir, '--findings', '--quiet'], { workDir })).ms);
+        samples.findings.push(
+          (await run([BIN, '--replay', raw, '--out-dir', findingsDir, '--findings', '--quiet'], { workDir })).ms,
+        );
         rmSync(findingsDir, { recursive: true, force: true });
       }
       if (includeSupported(BIN)) {
         const vmsDir = join(workDir, `include-vms-${r}`);
-        samples.includeVms.push((await run([BIN, '--replay', raw, '--out-dir', vmsDir, '--include', 'vms', '--quiet'], { workDir })).ms);
+        samples.includeVms.push(
+          (await run([BIN, '--replay', raw, '--out-dir', vmsDir, '--include', 'vms', '--quiet'], { workDir })).ms,
+        );
         rmSync(vmsDir, { recursive: true, force: true });
       }
       if (report) {
@@ -450,7 +541,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       rmSync(b, { recursive: true, force: true });
 
       const largest = largestBody(raw);
-      const cpuWork = async () => (JSON.parse((await run([join(BENCH, 'two-at-once.mjs'), largest], { workDir })).stdout) as { ms: number }).ms;
+      const cpuWork = async () =>
+        (JSON.parse((await run([join(BENCH, 'two-at-once.mjs'), largest], { workDir })).stdout) as { ms: number }).ms;
       samples.cpuAlone.push(await cpuWork());
       const pair = await Promise.all([cpuWork(), cpuWork()]);
       samples.cpuPair.push((pair[0]! + pair[1]!) / 2);
@@ -460,10 +552,16 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         samples.node.push((await run(['-e', '0'], { workDir })).ms);
         samples.help.push((await run([BIN, '--help'], { workDir })).ms);
       }
-      log(`[${elapsed()}] round ${r + 1}/${runs}: live ${l.ms.toFixed(0)} ms, critical path ${path.totalMs.toFixed(0)} ms, replay ${rp.ms.toFixed(0)} ms`);
+      log(
+        `[${elapsed()}] round ${r + 1}/${runs}: live ${l.ms.toFixed(0)} ms, critical path ${path.totalMs.toFixed(0)} ms, replay ${rp.ms.toFixed(0)} ms`,
+      );
     }
     notes.push(`Slowest route fetched alone: ${slowestRoute}.`);
-    notes.push(identical ? 'Live and replay exports were byte-identical in every round.' : '**Live and replay exports differed in some round.**');
+    notes.push(
+      identical
+        ? 'Live and replay exports were byte-identical in every round.'
+        : '**Live and replay exports differed in some round.**',
+    );
     const critical = stat(samples.critical);
     const liveStat = stat(samples.live);
     const ratio = (a: Stat | undefined, b: Stat | undefined) => (a && b ? a.median / b.median : undefined);
@@ -475,12 +573,38 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     const floorSeq = stat(samples.floorSequential);
     const floorRatio = ratio(floor, critical);
     const floorSpeedup = ratio(floorSeq, floor);
-    rows.push({ figure: `Transport floor: every route received and dropped, ${DEFAULTS.concurrency} in flight`, unit: 'ms', stat: floor, ratio: floorRatio, ratioOf: '÷ critical path' });
-    rows.push({ figure: 'Transport floor, one request at a time', unit: 'ms', stat: floorSeq, ratio: floorSpeedup, ratioOf: 'sequential ÷ default' });
+    rows.push({
+      figure: `Transport floor: every route received and dropped, ${DEFAULTS.concurrency} in flight`,
+      unit: 'ms',
+      stat: floor,
+      ratio: floorRatio,
+      ratioOf: '÷ critical path',
+    });
+    rows.push({
+      figure: 'Transport floor, one request at a time',
+      unit: 'ms',
+      stat: floorSeq,
+      ratio: floorSpeedup,
+      ratioOf: 'sequential ÷ default',
+    });
     // The live runs are judged against the floor: what is left above it is the client's own work.
     const collectStat = stat(samples.collect);
-    rows.push({ figure: 'Live collect', unit: 'ms', stat: collectStat, ratio: ratio(collectStat, floor), ratioOf: '÷ transport floor', target: { op: '≤', value: TARGETS.collectVsFloor } });
-    rows.push({ figure: 'Live snapshot', unit: 'ms', stat: liveStat, ratio: ratio(liveStat, floor), ratioOf: '÷ transport floor', target: { op: '≤', value: TARGETS.liveVsFloor } });
+    rows.push({
+      figure: 'Live collect',
+      unit: 'ms',
+      stat: collectStat,
+      ratio: ratio(collectStat, floor),
+      ratioOf: '÷ transport floor',
+      target: { op: '≤', value: TARGETS.collectVsFloor },
+    });
+    rows.push({
+      figure: 'Live snapshot',
+      unit: 'ms',
+      stat: liveStat,
+      ratio: ratio(liveStat, floor),
+      ratioOf: '÷ transport floor',
+      target: { op: '≤', value: TARGETS.liveVsFloor },
+    });
     // How busy the machine is: the floor alone keeps the cores nearly full (client and server share them), so
     // the least wall time a live run can take is its CPU time (client and server) spread over every core.
     const cores = availableParallelism();
@@ -489,28 +613,82 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       const collectCpu = stat(samples.collectCpu);
       const liveCpu = stat(samples.liveCpu);
       const least = (cpu: Stat | undefined) => (cpu && floor ? cpu.median / cores / floor.median : undefined);
-      rows.push({ figure: 'CPU time of client and server, transport floor', unit: 'ms', stat: floorCpu, ratio: floor && floorCpu.median / (cores * floor.median), ratioOf: `÷ (${cores} cores × its wall time): the share of the machine it keeps busy` });
-      rows.push({ figure: 'CPU time of client and server, live collect', unit: 'ms', stat: collectCpu, ratio: least(collectCpu), ratioOf: `÷ ${cores} cores ÷ transport floor: the least this work could take` });
-      rows.push({ figure: 'CPU time of client and server, live snapshot', unit: 'ms', stat: liveCpu, ratio: least(liveCpu), ratioOf: `÷ ${cores} cores ÷ transport floor: the least this work could take` });
-    } else notes.push('The server\'s CPU time could not be read (/proc): the CPU rows were not measured.');
+      rows.push({
+        figure: 'CPU time of client and server, transport floor',
+        unit: 'ms',
+        stat: floorCpu,
+        ratio: floor && floorCpu.median / (cores * floor.median),
+        ratioOf: `÷ (${cores} cores × its wall time): the share of the machine it keeps busy`,
+      });
+      rows.push({
+        figure: 'CPU time of client and server, live collect',
+        unit: 'ms',
+        stat: collectCpu,
+        ratio: least(collectCpu),
+        ratioOf: `÷ ${cores} cores ÷ transport floor: the least this work could take`,
+      });
+      rows.push({
+        figure: 'CPU time of client and server, live snapshot',
+        unit: 'ms',
+        stat: liveCpu,
+        ratio: least(liveCpu),
+        ratioOf: `÷ ${cores} cores ÷ transport floor: the least this work could take`,
+      });
+    } else notes.push("The server's CPU time could not be read (/proc): the CPU rows were not measured.");
     const seq = stat(samples.sequential);
-    rows.push({ figure: 'Live snapshot, --concurrency 1', unit: 'ms', stat: seq, ratio: ratio(seq, liveStat), ratioOf: 'sequential ÷ default' });
+    rows.push({
+      figure: 'Live snapshot, --concurrency 1',
+      unit: 'ms',
+      stat: seq,
+      ratio: ratio(seq, liveStat),
+      ratioOf: 'sequential ÷ default',
+    });
     const base = stat(samples.baseline);
-    rows.push({ figure: 'Baseline: read + JSON.parse + JSON.stringify + write every raw file', unit: 'ms', stat: base });
+    rows.push({
+      figure: 'Baseline: read + JSON.parse + JSON.stringify + write every raw file',
+      unit: 'ms',
+      stat: base,
+    });
     const alone = stat(samples.cpuAlone);
     const pair = stat(samples.cpuPair);
-    rows.push({ figure: 'CPU-bound work alone: JSON.parse + JSON.stringify of the largest raw body, twice', unit: 'ms', stat: alone });
-    rows.push({ figure: 'The same work, two processes at once (each)', unit: 'ms', stat: pair, ratio: ratio(pair, alone), ratioOf: '÷ alone: 1 = two whole cores, 2 = one' });
+    rows.push({
+      figure: 'CPU-bound work alone: JSON.parse + JSON.stringify of the largest raw body, twice',
+      unit: 'ms',
+      stat: alone,
+    });
+    rows.push({
+      figure: 'The same work, two processes at once (each)',
+      unit: 'ms',
+      stat: pair,
+      ratio: ratio(pair, alone),
+      ratioOf: '÷ alone: 1 = two whole cores, 2 = one',
+    });
     const rep = stat(samples.replay);
-    rows.push({ figure: '--replay of the collection', unit: 'ms', stat: rep, ratio: ratio(rep, base), ratioOf: '÷ baseline', target: { op: '≤', value: TARGETS.replayVsBaseline } });
+    rows.push({
+      figure: '--replay of the collection',
+      unit: 'ms',
+      stat: rep,
+      ratio: ratio(rep, base),
+      ratioOf: '÷ baseline',
+      target: { op: '≤', value: TARGETS.replayVsBaseline },
+    });
     /** A figure measured as a --replay with something more, in the same rounds: the time it adds ÷ the replay's. */
     const addedRow = (figure: string, samplesOf: number[], target: number): Row => {
       const st = stat(samplesOf);
-      return { figure, unit: 'ms', stat: st, ratio: st && rep ? (st.median - rep.median) / rep.median : undefined, ratioOf: 'added ÷ --replay', target: { op: '≤', value: target } };
+      return {
+        figure,
+        unit: 'ms',
+        stat: st,
+        ratio: st && rep ? (st.median - rep.median) / rep.median : undefined,
+        ratioOf: 'added ÷ --replay',
+        target: { op: '≤', value: target },
+      };
     };
     if (samples.sheets.length > 0) {
       // What the spreadsheets add, against what the JSON exports cost: both are replays of the same collection.
-      rows.push(addedRow('--replay --format csv,xlsx (time added over --replay)', samples.sheets, TARGETS.spreadsheetsVsJson));
+      rows.push(
+        addedRow('--replay --format csv,xlsx (time added over --replay)', samples.sheets, TARGETS.spreadsheetsVsJson),
+      );
     } else notes.push('This build has no --format: the spreadsheet figures were not measured.');
     if (samples.findings.length > 0) {
       // What the rules add (reading back the exports they need and evaluating), against the replay that built them.
@@ -518,27 +696,66 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     } else notes.push('This build has no --findings: the findings figure was not measured.');
     if (samples.includeVms.length > 0) {
       // What the VM inventory adds (every VM config and running VM of every realm, the realms) to the replay of the same collection.
-      rows.push(addedRow('--replay --include vms (time added over --replay)', samples.includeVms, TARGETS.includeVmsVsReplay));
+      rows.push(
+        addedRow('--replay --include vms (time added over --replay)', samples.includeVms, TARGETS.includeVmsVsReplay),
+      );
     } else notes.push('This build has no --include: the VM inventory figure was not measured.');
     if (samples.report.length > 0) {
       // What the page adds (the findings, the comparison with the night before, the page) to the replay of the same collection.
-      rows.push(addedRow('--replay --format html beside the night before (time added over --replay)', samples.report, TARGETS.reportVsReplay));
+      rows.push(
+        addedRow(
+          '--replay --format html beside the night before (time added over --replay)',
+          samples.report,
+          TARGETS.reportVsReplay,
+        ),
+      );
       rows.push(pageSizeRow('Report page size, beside the night before', samples.reportBytes, stat));
-      if (mutation) notes.push(`report: the night before is a replay of the same site with ${mutation.changed} of ${mutation.total} raw records changed (bench/mutate.mjs), its manifest's time a day earlier; every page is written beside it.`);
+      if (mutation)
+        notes.push(
+          `report: the night before is a replay of the same site with ${mutation.changed} of ${mutation.total} raw records changed (bench/mutate.mjs), its manifest's time a day earlier; every page is written beside it.`,
+        );
     } else notes.push('This build has no --format html: the report figures were not measured.');
     rows.push({ figure: `Raw collection on disk (${one.name})`, unit: 'MB', stat: stat([coll1]) });
     const liveRss1 = stat(mb(samples.liveRss));
     const repRss1 = stat(mb(samples.replayRss));
-    rows.push({ figure: `Peak RSS, live snapshot (${one.name})`, unit: 'MB', stat: liveRss1, ratio: liveRss1 && liveRss1.median / coll1, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
-    rows.push({ figure: `Peak RSS, replay (${one.name})`, unit: 'MB', stat: repRss1, ratio: repRss1 && repRss1.median / coll1, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
+    rows.push({
+      figure: `Peak RSS, live snapshot (${one.name})`,
+      unit: 'MB',
+      stat: liveRss1,
+      ratio: liveRss1 && liveRss1.median / coll1,
+      ratioOf: '÷ collection',
+      target: { op: '≤', value: TARGETS.rssVsCollection },
+    });
+    rows.push({
+      figure: `Peak RSS, replay (${one.name})`,
+      unit: 'MB',
+      stat: repRss1,
+      ratio: repRss1 && repRss1.median / coll1,
+      ratioOf: '÷ collection',
+      target: { op: '≤', value: TARGETS.rssVsCollection },
+    });
     if (samples.sheetsRss.length > 0) {
       const shRss = stat(mb(samples.sheetsRss));
-      rows.push({ figure: `Peak RSS, replay --format csv,xlsx (${one.name})`, unit: 'MB', stat: shRss, ratio: shRss && shRss.median / coll1, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
+      rows.push({
+        figure: `Peak RSS, replay --format csv,xlsx (${one.name})`,
+        unit: 'MB',
+        stat: shRss,
+        ratio: shRss && shRss.median / coll1,
+        ratioOf: '÷ collection',
+        target: { op: '≤', value: TARGETS.rssVsCollection },
+      });
     }
     const nodeStat = stat(samples.node);
     const helpStat = stat(samples.help);
     rows.push({ figure: 'node -e 0', unit: 'ms', stat: nodeStat });
-    rows.push({ figure: 'svc-snapshot --help', unit: 'ms', stat: helpStat, ratio: ratio(helpStat, nodeStat), ratioOf: '÷ node -e 0', target: { op: '≤', value: TARGETS.helpVsNode } });
+    rows.push({
+      figure: 'svc-snapshot --help',
+      unit: 'ms',
+      stat: helpStat,
+      ratio: ratio(helpStat, nodeStat),
+      ratioOf: '÷ node -e 0',
+      target: { op: '≤', value: TARGETS.helpVsNode },
+    });
 
     // ---- diff
     if (diffRegistered(BIN)) {
@@ -556,11 +773,20 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         diff.push(d.ms);
         parse.push((await run([join(BENCH, 'baseline-parse.mjs'), older, newer], { workDir })).ms);
       }
-      notes.push(`diff: ${changed} of ${total} raw records changed (${((changed / total) * 100).toFixed(2)}%); svc-snapshot diff exited ${code}.`);
+      notes.push(
+        `diff: ${changed} of ${total} raw records changed (${((changed / total) * 100).toFixed(2)}%); svc-snapshot diff exited ${code}.`,
+      );
       const ds = stat(diff);
       const ps = stat(parse);
       rows.push({ figure: 'Baseline: JSON.parse of both snapshots’ files', unit: 'ms', stat: ps });
-      rows.push({ figure: 'svc-snapshot diff of the two snapshots', unit: 'ms', stat: ds, ratio: ratio(ds, ps), ratioOf: '÷ baseline', target: { op: '≤', value: TARGETS.diffVsParse } });
+      rows.push({
+        figure: 'svc-snapshot diff of the two snapshots',
+        unit: 'ms',
+        stat: ds,
+        ratio: ratio(ds, ps),
+        ratioOf: '÷ baseline',
+        target: { op: '≤', value: TARGETS.diffVsParse },
+      });
       log(`[${elapsed()}] diff measured`);
     } else {
       notes.push('svc-snapshot diff is not registered in this build: its figure was not measured.');
@@ -603,7 +829,10 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       const server2 = await startServer(two, latencyMs, log);
       servers.push(server2);
       const raw2 = join(workDir, 'raw-2x');
-      await run([BIN, 'collect', '--base-url', server2.url, '--ca-file', server2.caFile, '--out-dir', raw2, '--quiet'], { env: { SVC_TOKEN: server2.token }, workDir });
+      await run(
+        [BIN, 'collect', '--base-url', server2.url, '--ca-file', server2.caFile, '--out-dir', raw2, '--quiet'],
+        { env: { SVC_TOKEN: server2.token }, workDir },
+      );
       const bytes2 = dirBytes(raw2);
       sites.push({ name: two.name, site: two, collectionBytes: bytes2 });
       const liveRss: number[] = [];
@@ -611,7 +840,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       const liveMs: number[] = [];
       for (let r = 0; r < runs; r++) {
         const s = join(workDir, `live2-${r}`);
-        const l = await run([BIN, '--base-url', server2.url, '--ca-file', server2.caFile, '--out-dir', s, '--quiet'], { env: { SVC_TOKEN: server2.token }, rss: true, workDir });
+        const l = await run([BIN, '--base-url', server2.url, '--ca-file', server2.caFile, '--out-dir', s, '--quiet'], {
+          env: { SVC_TOKEN: server2.token },
+          rss: true,
+          workDir,
+        });
         liveRss.push(l.maxRss!);
         liveMs.push(l.ms);
         rmSync(s, { recursive: true, force: true });
@@ -626,8 +859,22 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       const r2 = stat(mb(repRss));
       rows.push({ figure: `Raw collection on disk (${two.name})`, unit: 'MB', stat: stat([coll2]) });
       rows.push({ figure: `Live snapshot (${two.name})`, unit: 'ms', stat: stat(liveMs) });
-      rows.push({ figure: `Peak RSS, live snapshot (${two.name})`, unit: 'MB', stat: l2, ratio: l2 && l2.median / coll2, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
-      rows.push({ figure: `Peak RSS, replay (${two.name})`, unit: 'MB', stat: r2, ratio: r2 && r2.median / coll2, ratioOf: '÷ collection', target: { op: '≤', value: TARGETS.rssVsCollection } });
+      rows.push({
+        figure: `Peak RSS, live snapshot (${two.name})`,
+        unit: 'MB',
+        stat: l2,
+        ratio: l2 && l2.median / coll2,
+        ratioOf: '÷ collection',
+        target: { op: '≤', value: TARGETS.rssVsCollection },
+      });
+      rows.push({
+        figure: `Peak RSS, replay (${two.name})`,
+        unit: 'MB',
+        stat: r2,
+        ratio: r2 && r2.median / coll2,
+        ratioOf: '÷ collection',
+        target: { op: '≤', value: TARGETS.rssVsCollection },
+      });
       if (l2 && liveRss1 && r2 && repRss1) {
         notes.push(
           `From 1× to 2×: the collection grew ${(coll2 / coll1).toFixed(2)}×, peak RSS of the live snapshot ${(l2.median / liveRss1.median).toFixed(2)}× and of replay ${(r2.median / repRss1.median).toFixed(2)}×.`,
@@ -641,7 +888,13 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
   }
   const cpu = cpus();
   return {
-    machine: { cpu: cpu[0]?.model.trim() ?? 'unknown', cores: cpu.length, memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, os: `${process.platform} ${osRelease()}` },
+    machine: {
+      cpu: cpu[0]?.model.trim() ?? 'unknown',
+      cores: cpu.length,
+      memoryGB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      os: `${process.platform} ${osRelease()}`,
+    },
     date: new Date().toISOString(),
     runs,
     sites,
@@ -672,7 +925,9 @@ export function renderResults(r: BenchResults): string {
   lines.push(`- Machine: ${r.machine.cpu}, ${r.machine.cores} cores, ${r.machine.memoryGB} GB, ${r.machine.os}`);
   lines.push(`- Node.js: ${r.machine.node}`);
   lines.push(`- Runs per figure: ${r.runs} (median, min, max); ratios are of medians`);
-  lines.push(`- Server: the fake backend over HTTPS on 127.0.0.1 in its own process, ${LATENCY_MS} ms added to every response (test/fake/serve.ts), release ${RELEASE}`);
+  lines.push(
+    `- Server: the fake backend over HTTPS on 127.0.0.1 in its own process, ${LATENCY_MS} ms added to every response (test/fake/serve.ts), release ${RELEASE}`,
+  );
   for (const s of r.sites) {
     const z = s.site.sizes;
     lines.push(

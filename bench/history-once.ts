@@ -16,10 +16,23 @@ const factor = Number(process.argv[3] ?? 1);
 const nights = process.argv[4] !== undefined ? Number(process.argv[4]) : undefined;
 await withCollectedSite('history', factor, async ({ raw, workDir, bin: BIN, log }) => {
   const includeVms = existsSync(join(REPO_ROOT, 'dist', 'includes.js'));
-  const r = await benchHistory({ bin: BIN, benchDir: join(REPO_ROOT, 'bench'), workDir, runs, raw, run: (args, o) => run(args, o), stat, log, includeVms, ...(nights !== undefined ? { nightCount: nights } : {}) });
+  const r = await benchHistory({
+    bin: BIN,
+    benchDir: join(REPO_ROOT, 'bench'),
+    workDir,
+    runs,
+    raw,
+    run: (args, o) => run(args, o),
+    stat,
+    log,
+    includeVms,
+    ...(nights !== undefined ? { nightCount: nights } : {}),
+  });
   for (const row of r.rows) {
     const s = row.stat;
-    process.stdout.write(`${JSON.stringify({ figure: row.figure, median: s?.median, min: s?.min, max: s?.max, samples: s?.samples, ratio: row.ratio, target: row.target && `${row.target.op} ${row.target.value}` })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ figure: row.figure, median: s?.median, min: s?.min, max: s?.max, samples: s?.samples, ratio: row.ratio, target: row.target && `${row.target.op} ${row.target.value}` })}\n`,
+    );
   }
   for (const n of r.notes) log(n);
 });

@@ -28,7 +28,6 @@ export const HISTORY_TARGETS = {
 export const HISTORY_NIGHTS = 30;
 export const HISTORY_CHANGED_SHARE = 0.01;
 
-
 /** `raw` is the collection of the first night (built by --replay, which is also each figure's baseline). */
 export interface HistoryBenchContext extends SectionContext {
   benchDir: string;
@@ -45,7 +44,6 @@ export interface HistoryBenchContext extends SectionContext {
   reportNights?: number;
 }
 
-
 /** The SQLite file with its write-ahead log, if one is left. */
 function sqliteBytes(file: string): number {
   let n = statSync(file).size;
@@ -58,11 +56,14 @@ function copyDb(from: string, to: string): void {
   if (existsSync(`${from}-wal`)) copyFileSync(`${from}-wal`, `${to}-wal`);
 }
 
-export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Row[]; notes: string[]; reportDb?: string }> {
+export async function benchHistory(
+  ctx: HistoryBenchContext,
+): Promise<{ rows: Row[]; notes: string[]; reportDb?: string }> {
   const { bin, workDir, run } = ctx;
   const nightCount = ctx.nightCount ?? HISTORY_NIGHTS;
   // as-of is measured at the middle night.
-  if (!Number.isInteger(nightCount) || nightCount < 2 || nightCount % 2 !== 0) throw new Error(`history nights: an even number of at least 2, not ${nightCount}`);
+  if (!Number.isInteger(nightCount) || nightCount < 2 || nightCount % 2 !== 0)
+    throw new Error(`history nights: an even number of at least 2, not ${nightCount}`);
   const rows: Row[] = [];
   const notes: string[] = [];
   const night0 = join(workDir, 'history-night-0');
@@ -74,7 +75,17 @@ export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Ro
   for (let n = 1; n <= nightCount; n++) {
     const day = addDays(start, n);
     const dir = join(workDir, `history-night-${n}`);
-    const out = await run([join(ctx.benchDir, 'history-night.mjs'), nights[n - 1]!, dir, String(HISTORY_CHANGED_SHARE), day.toISOString(), formatISO(day, { representation: 'date' })], { workDir });
+    const out = await run(
+      [
+        join(ctx.benchDir, 'history-night.mjs'),
+        nights[n - 1]!,
+        dir,
+        String(HISTORY_CHANGED_SHARE),
+        day.toISOString(),
+        formatISO(day, { representation: 'date' }),
+      ],
+      { workDir },
+    );
     ({ changed, total } = JSON.parse(out.stdout) as { changed: number; total: number });
     nights.push(dir);
   }
@@ -83,14 +94,34 @@ export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Ro
   // record and reads each file only to check it (CONTRACT section 11): what the check costs a night.
   const unchanged = join(workDir, 'history-night-unchanged');
   const day1 = addDays(start, 1);
-  await run([join(ctx.benchDir, 'history-night.mjs'), night0, unchanged, '0', day1.toISOString(), formatISO(day1, { representation: 'date' })], { workDir });
+  await run(
+    [
+      join(ctx.benchDir, 'history-night.mjs'),
+      night0,
+      unchanged,
+      '0',
+      day1.toISOString(),
+      formatISO(day1, { representation: 'date' }),
+    ],
+    { workDir },
+  );
   // The same first night and next night with the VM inventory (--include vms): VM configs and running VMs change like the rest.
   const vms = ['--include', 'vms'];
   const night0Vms = join(workDir, 'history-night-0-vms');
   const night1Vms = join(workDir, 'history-night-1-vms');
   if (ctx.includeVms) {
     await run([bin, '--replay', ctx.raw, '--out-dir', night0Vms, ...vms, '--quiet'], { workDir });
-    await run([join(ctx.benchDir, 'history-night.mjs'), night0Vms, night1Vms, String(HISTORY_CHANGED_SHARE), day1.toISOString(), formatISO(day1, { representation: 'date' })], { workDir });
+    await run(
+      [
+        join(ctx.benchDir, 'history-night.mjs'),
+        night0Vms,
+        night1Vms,
+        String(HISTORY_CHANGED_SHARE),
+        day1.toISOString(),
+        formatISO(day1, { representation: 'date' }),
+      ],
+      { workDir },
+    );
   }
 
   // The build baseline is measured in the same rounds as the loads, so that both see the same load on the machine.
@@ -117,11 +148,17 @@ export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Ro
     for (const f of [db, other]) for (const extra of ['', '-wal', '-shm']) rmSync(`${f}${extra}`, { force: true });
     if (ctx.includeVms) {
       const rebuiltVms = join(workDir, `history-build-vms-${r}`);
-      buildVms.push((await run([bin, '--replay', ctx.raw, '--out-dir', rebuiltVms, ...vms, '--quiet'], { workDir })).ms);
+      buildVms.push(
+        (await run([bin, '--replay', ctx.raw, '--out-dir', rebuiltVms, ...vms, '--quiet'], { workDir })).ms,
+      );
       rmSync(rebuiltVms, { recursive: true, force: true });
       const dbVms = join(workDir, `history-vms-${r}.sqlite`);
-      firstVms.push((await run([bin, 'history', 'load', night0Vms, ...vms, `--history=${dbVms}`, '--quiet'], { workDir })).ms);
-      secondVms.push((await run([bin, 'history', 'load', night1Vms, ...vms, `--history=${dbVms}`, '--quiet'], { workDir })).ms);
+      firstVms.push(
+        (await run([bin, 'history', 'load', night0Vms, ...vms, `--history=${dbVms}`, '--quiet'], { workDir })).ms,
+      );
+      secondVms.push(
+        (await run([bin, 'history', 'load', night1Vms, ...vms, `--history=${dbVms}`, '--quiet'], { workDir })).ms,
+      );
       for (const extra of ['', '-wal', '-shm']) rmSync(`${dbVms}${extra}`, { force: true });
     }
   }
@@ -137,7 +174,9 @@ export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Ro
     replayAgain.push((await run([bin, '--replay', ctx.raw, '--out-dir', rebuilt, '--quiet'], { workDir })).ms);
     rmSync(rebuilt, { recursive: true, force: true });
     const out = join(workDir, `history-asof-${r}`);
-    asOf.push((await run([bin, 'history', 'as-of', middle, `--history=${all}`, '--out-dir', out, '--quiet'], { workDir })).ms);
+    asOf.push(
+      (await run([bin, 'history', 'as-of', middle, `--history=${all}`, '--out-dir', out, '--quiet'], { workDir })).ms,
+    );
     rmSync(out, { recursive: true, force: true });
   }
   const ratio = (a: Stat | undefined, b: Stat | undefined) => (a && b ? a.median / b.median : undefined);
@@ -148,9 +187,29 @@ export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Ro
   const u = ctx.stat(same);
   const a = ctx.stat(asOf);
   rows.push({ figure: 'Baseline: --replay build of the first night, beside the loads', unit: 'ms', stat: b });
-  rows.push({ figure: 'history load, first night (SQLite)', unit: 'ms', stat: f, ratio: ratio(f, b), ratioOf: '÷ --replay build', target: { op: '≤', value: HISTORY_TARGETS.firstLoadVsBuild } });
-  rows.push({ figure: `history load, a night with ${HISTORY_CHANGED_SHARE * 100} % changes, every file checked`, unit: 'ms', stat: s, ratio: ratio(s, f), ratioOf: '÷ first load', target: { op: '≤', value: HISTORY_TARGETS.nightVsFirstLoad } });
-  rows.push({ figure: 'history load, an unchanged night: every file checked, nothing stored', unit: 'ms', stat: u, ratio: ratio(u, f), ratioOf: '÷ first load' });
+  rows.push({
+    figure: 'history load, first night (SQLite)',
+    unit: 'ms',
+    stat: f,
+    ratio: ratio(f, b),
+    ratioOf: '÷ --replay build',
+    target: { op: '≤', value: HISTORY_TARGETS.firstLoadVsBuild },
+  });
+  rows.push({
+    figure: `history load, a night with ${HISTORY_CHANGED_SHARE * 100} % changes, every file checked`,
+    unit: 'ms',
+    stat: s,
+    ratio: ratio(s, f),
+    ratioOf: '÷ first load',
+    target: { op: '≤', value: HISTORY_TARGETS.nightVsFirstLoad },
+  });
+  rows.push({
+    figure: 'history load, an unchanged night: every file checked, nothing stored',
+    unit: 'ms',
+    stat: u,
+    ratio: ratio(u, f),
+    ratioOf: '÷ first load',
+  });
   rows.push({ figure: 'SQLite file after the first night', unit: 'MB', stat: ctx.stat([firstBytes / 1e6]) });
   rows.push({
     figure: `SQLite file after ${nightCount} more nights with ${HISTORY_CHANGED_SHARE * 100} % changes`,
@@ -164,8 +223,19 @@ export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Ro
     const bv = ctx.stat(buildVms);
     const fv = ctx.stat(firstVms);
     const sv = ctx.stat(secondVms);
-    rows.push({ figure: 'Baseline: --replay --include vms build of the first night, beside the loads', unit: 'ms', stat: bv });
-    rows.push({ figure: 'history load --include vms, first night (SQLite)', unit: 'ms', stat: fv, ratio: ratio(fv, bv), ratioOf: '÷ --replay --include vms build', target: { op: '≤', value: HISTORY_TARGETS.firstLoadVsBuild } });
+    rows.push({
+      figure: 'Baseline: --replay --include vms build of the first night, beside the loads',
+      unit: 'ms',
+      stat: bv,
+    });
+    rows.push({
+      figure: 'history load --include vms, first night (SQLite)',
+      unit: 'ms',
+      stat: fv,
+      ratio: ratio(fv, bv),
+      ratioOf: '÷ --replay --include vms build',
+      target: { op: '≤', value: HISTORY_TARGETS.firstLoadVsBuild },
+    });
     rows.push({
       figure: `history load --include vms, a night with ${HISTORY_CHANGED_SHARE * 100} % changes, every file checked`,
       unit: 'ms',
@@ -176,8 +246,17 @@ export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Ro
     });
   }
   rows.push({ figure: 'Baseline: --replay, beside the as-of runs', unit: 'ms', stat: rb });
-  rows.push({ figure: `history as-of (night ${nightCount / 2} of ${nightCount + 1})`, unit: 'ms', stat: a, ratio: ratio(a, rb), ratioOf: '÷ --replay', target: { op: '≤', value: HISTORY_TARGETS.asOfVsReplay } });
-  notes.push(`history: ${changed} of ${total} records changed each night (${((changed / total) * 100).toFixed(2)}%); the ${nightCount}-night file is measured once.`);
+  rows.push({
+    figure: `history as-of (night ${nightCount / 2} of ${nightCount + 1})`,
+    unit: 'ms',
+    stat: a,
+    ratio: ratio(a, rb),
+    ratioOf: '÷ --replay',
+    target: { op: '≤', value: HISTORY_TARGETS.asOfVsReplay },
+  });
+  notes.push(
+    `history: ${changed} of ${total} records changed each night (${((changed / total) * 100).toFixed(2)}%); the ${nightCount}-night file is measured once.`,
+  );
   if (ctx.reportNights === undefined) return { rows, notes };
   const reportDb = await reportDatabase(ctx, ctx.reportNights, { start, nights, firstDb, all });
   notes.push(
@@ -195,9 +274,14 @@ export async function benchHistory(ctx: HistoryBenchContext): Promise<{ rows: Ro
  * all (`made.all`) copied and the missing nights made on from the last, loaded
  * and removed.
  */
-async function reportDatabase(ctx: HistoryBenchContext, count: number, made: { start: Date; nights: readonly string[]; firstDb: string; all: string }): Promise<string> {
+async function reportDatabase(
+  ctx: HistoryBenchContext,
+  count: number,
+  made: { start: Date; nights: readonly string[]; firstDb: string; all: string },
+): Promise<string> {
   const { bin, workDir, run } = ctx;
-  if (!Number.isInteger(count) || count < 2) throw new Error(`report history nights: a whole number of at least 2, not ${count}`);
+  if (!Number.isInteger(count) || count < 2)
+    throw new Error(`report history nights: a whole number of at least 2, not ${count}`);
   const db = join(workDir, `history-report-${count}.sqlite`);
   if (made.nights.length >= count) {
     copyDb(made.firstDb, db);
@@ -210,7 +294,17 @@ async function reportDatabase(ctx: HistoryBenchContext, count: number, made: { s
   for (let n = made.nights.length; n < count; n++) {
     const day = addDays(made.start, n);
     const dir = join(workDir, `history-report-night-${n}`);
-    await run([join(ctx.benchDir, 'history-night.mjs'), last, dir, String(HISTORY_CHANGED_SHARE), day.toISOString(), formatISO(day, { representation: 'date' })], { workDir });
+    await run(
+      [
+        join(ctx.benchDir, 'history-night.mjs'),
+        last,
+        dir,
+        String(HISTORY_CHANGED_SHARE),
+        day.toISOString(),
+        formatISO(day, { representation: 'date' }),
+      ],
+      { workDir },
+    );
     more.push((last = dir));
   }
   await run([bin, 'history', 'load', ...more, `--history=${db}`, '--quiet'], { workDir });

@@ -11,17 +11,51 @@
  * run. Files go under $TMPDIR.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, cpSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  cpSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, release as osRelease, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, dirBytes, exportHashes, run, sameHashes, startServer, stat, type BenchResults, type Row, type Server } from './harness.js';
-import { HUGE_DRIVES, HUGE_IDENTITY_BYTES, HUGE_OTHERS_FACTOR, HUGE_RSS_VS_BODY, LATENCY_MS, realms, scaled, type Site } from './workload.js';
+import {
+  REPO_ROOT,
+  dirBytes,
+  exportHashes,
+  run,
+  sameHashes,
+  startServer,
+  stat,
+  type BenchResults,
+  type Row,
+  type Server,
+} from './harness.js';
+import {
+  HUGE_DRIVES,
+  HUGE_IDENTITY_BYTES,
+  HUGE_OTHERS_FACTOR,
+  HUGE_RSS_VS_BODY,
+  LATENCY_MS,
+  realms,
+  scaled,
+  type Site,
+} from './workload.js';
 
 const BIN = join(REPO_ROOT, 'bin', 'svc-snapshot.js');
 const DRIVES_ROUTE = 'GET /api/drives';
 
 export function hugeSite(drives = HUGE_DRIVES): Site {
-  return { name: `huge (${drives.toLocaleString('en')} drives)`, sizes: { ...scaled(HUGE_OTHERS_FACTOR), drives }, realms: realms() };
+  return {
+    name: `huge (${drives.toLocaleString('en')} drives)`,
+    sizes: { ...scaled(HUGE_OTHERS_FACTOR), drives },
+    realms: realms(),
+  };
 }
 
 interface RouteEntry {
@@ -54,7 +88,11 @@ function shortenedCollection(raw: string, out: string, limit: number): number {
   return body.length;
 }
 
-export async function runHuge(opts: { runs: number; drives?: number; log: (line: string) => void }): Promise<BenchResults> {
+export async function runHuge(opts: {
+  runs: number;
+  drives?: number;
+  log: (line: string) => void;
+}): Promise<BenchResults> {
   const started = performance.now();
   const { log } = opts;
   const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-huge-'));
@@ -75,11 +113,15 @@ export async function runHuge(opts: { runs: number; drives?: number; log: (line:
     const raw = join(workDir, 'raw');
     const collected = await run([BIN, 'collect', ...remote, '--out-dir', raw], { env, rss: true, workDir });
     collectionBytes = dirBytes(raw);
-    const manifest = JSON.parse(readFileSync(join(raw, '_collection-manifest.json'), 'utf8')) as { routes: RouteEntry[] };
+    const manifest = JSON.parse(readFileSync(join(raw, '_collection-manifest.json'), 'utf8')) as {
+      routes: RouteEntry[];
+    };
     const drivesEntry = manifest.routes.find((r) => r.route === DRIVES_ROUTE)!;
     const bodyBytes = statSync(join(raw, drivesEntry.file!)).size;
     const body = bodyBytes / 1e6;
-    log(`[${elapsed()}] collected: drives body ${body.toFixed(1)} MB, collection ${(collectionBytes / 1e6).toFixed(1)} MB`);
+    log(
+      `[${elapsed()}] collected: drives body ${body.toFixed(1)} MB, collection ${(collectionBytes / 1e6).toFixed(1)} MB`,
+    );
 
     const live = join(workDir, 'live');
     const snap = await run([BIN, ...remote, '--out-dir', live], { env, rss: true, workDir });
@@ -87,7 +129,9 @@ export async function runHuge(opts: { runs: number; drives?: number; log: (line:
     rmSync(live, { recursive: true, force: true });
     await s.stop();
     server = undefined;
-    log(`[${elapsed()}] live snapshot: ${(snap.ms / 1000).toFixed(1)} s, peak RSS ${(snap.maxRss! / 1e6).toFixed(0)} MB`);
+    log(
+      `[${elapsed()}] live snapshot: ${(snap.ms / 1000).toFixed(1)} s, peak RSS ${(snap.maxRss! / 1e6).toFixed(0)} MB`,
+    );
 
     const replayMs: number[] = [];
     const replayRss: number[] = [];
@@ -99,14 +143,25 @@ export async function runHuge(opts: { runs: number; drives?: number; log: (line:
       replayRss.push(rp.maxRss!);
       if (!sameHashes(liveHashes, exportHashes(out))) identical = false;
       rmSync(out, { recursive: true, force: true });
-      log(`[${elapsed()}] replay ${r + 1}/${opts.runs}: ${(rp.ms / 1000).toFixed(1)} s, peak RSS ${(rp.maxRss! / 1e6).toFixed(0)} MB`);
+      log(
+        `[${elapsed()}] replay ${r + 1}/${opts.runs}: ${(rp.ms / 1000).toFixed(1)} s, peak RSS ${(rp.maxRss! / 1e6).toFixed(0)} MB`,
+      );
     }
-    notes.push(identical ? 'The live snapshot and every replay wrote byte-identical exports.' : '**The live snapshot and a replay wrote different exports.**');
+    notes.push(
+      identical
+        ? 'The live snapshot and every replay wrote byte-identical exports.'
+        : '**The live snapshot and a replay wrote different exports.**',
+    );
 
     const short = join(workDir, 'raw-short');
     const shortBytes = shortenedCollection(raw, short, HUGE_IDENTITY_BYTES);
     const cmp = await run([join(REPO_ROOT, 'bench', 'whole-vs-slices.mjs'), short], { workDir });
-    const verdict = JSON.parse(cmp.stdout) as { exports: number; differing: string[]; summaryIdentical: boolean; drives: string };
+    const verdict = JSON.parse(cmp.stdout) as {
+      exports: number;
+      differing: string[];
+      summaryIdentical: boolean;
+      drives: string;
+    };
     rmSync(short, { recursive: true, force: true });
     const same = verdict.differing.length === 0 && verdict.summaryIdentical;
     notes.push(
@@ -119,21 +174,54 @@ export async function runHuge(opts: { runs: number; drives?: number; log: (line:
     const mb = (xs: number[]) => xs.map((x) => x / 1e6);
     rows.push({ figure: `${DRIVES_ROUTE} body`, unit: 'MB', stat: stat([body]) });
     rows.push({ figure: 'Live collect', unit: 'ms', stat: stat([collected.ms]) });
-    rows.push({ figure: 'Peak RSS, live collect', unit: 'MB', stat: stat(mb([collected.maxRss!])), ratio: collected.maxRss! / bodyBytes, ratioOf: '÷ drives body' });
+    rows.push({
+      figure: 'Peak RSS, live collect',
+      unit: 'MB',
+      stat: stat(mb([collected.maxRss!])),
+      ratio: collected.maxRss! / bodyBytes,
+      ratioOf: '÷ drives body',
+    });
     rows.push({ figure: 'Live snapshot', unit: 'ms', stat: stat([snap.ms]) });
-    rows.push({ figure: 'Peak RSS, live snapshot', unit: 'MB', stat: stat(mb([snap.maxRss!])), ratio: snap.maxRss! / bodyBytes, ratioOf: '÷ drives body' });
+    rows.push({
+      figure: 'Peak RSS, live snapshot',
+      unit: 'MB',
+      stat: stat(mb([snap.maxRss!])),
+      ratio: snap.maxRss! / bodyBytes,
+      ratioOf: '÷ drives body',
+    });
     const rt = stat(replayMs);
     rows.push({ figure: '--replay of the collection', unit: 'ms', stat: rt });
     const rr = stat(mb(replayRss));
-    rows.push({ figure: 'Peak RSS, --replay', unit: 'MB', stat: rr, ratio: rr && rr.median / body, ratioOf: '÷ drives body', target: { op: '≤', value: HUGE_RSS_VS_BODY } });
-    if (!identical || !same) rows.push({ figure: 'Exports byte-identical (live, replays, whole body)', unit: 'MB', stat: undefined, ratio: 0, ratioOf: 'no', target: { op: '≥', value: 1 } });
+    rows.push({
+      figure: 'Peak RSS, --replay',
+      unit: 'MB',
+      stat: rr,
+      ratio: rr && rr.median / body,
+      ratioOf: '÷ drives body',
+      target: { op: '≤', value: HUGE_RSS_VS_BODY },
+    });
+    if (!identical || !same)
+      rows.push({
+        figure: 'Exports byte-identical (live, replays, whole body)',
+        unit: 'MB',
+        stat: undefined,
+        ratio: 0,
+        ratioOf: 'no',
+        target: { op: '≥', value: 1 },
+      });
   } finally {
     if (server) await server.stop().catch(() => {});
     rmSync(workDir, { recursive: true, force: true });
   }
   const cpu = cpus();
   return {
-    machine: { cpu: cpu[0]?.model.trim() ?? 'unknown', cores: cpu.length, memoryGB: Math.round(totalmem() / 2 ** 30), node: process.version, os: `${process.platform} ${osRelease()}` },
+    machine: {
+      cpu: cpu[0]?.model.trim() ?? 'unknown',
+      cores: cpu.length,
+      memoryGB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      os: `${process.platform} ${osRelease()}`,
+    },
     date: new Date().toISOString(),
     runs: opts.runs,
     sites: [{ name: site.name, site, collectionBytes }],

@@ -28,10 +28,14 @@ await withCollectedSite('include', factor, async ({ raw, workDir, bin: BIN, log 
     replay.push(await timed(BIN, []));
     vms.push(await timed(BIN, ['--include', 'vms']));
     if (baseline) before.push(await timed(baseline, []));
-    log(`round ${r + 1}: replay ${replay[r]!.toFixed(0)} ms, --include vms ${vms[r]!.toFixed(0)} ms${baseline ? `, baseline replay ${before[r]!.toFixed(0)} ms` : ''}`);
+    log(
+      `round ${r + 1}: replay ${replay[r]!.toFixed(0)} ms, --include vms ${vms[r]!.toFixed(0)} ms${baseline ? `, baseline replay ${before[r]!.toFixed(0)} ms` : ''}`,
+    );
   }
   const rp = stat(replay)!.median;
   const iv = stat(vms)!.median;
   const bl = baseline ? stat(before)!.median : undefined;
-  process.stdout.write(`${JSON.stringify({ factor, runs, replayMs: rp, includeVmsMs: iv, addedRatio: (iv - rp) / rp, ...(bl !== undefined ? { baselineReplayMs: bl, replayVsBaseline: rp / bl } : {}) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ factor, runs, replayMs: rp, includeVmsMs: iv, addedRatio: (iv - rp) / rp, ...(bl !== undefined ? { baselineReplayMs: bl, replayVsBaseline: rp / bl } : {}) })}\n`,
+  );
 });

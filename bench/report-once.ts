@@ -20,7 +20,9 @@ const runs = Number(process.argv[2] ?? 3);
 const factor = Number(process.argv[3] ?? 1);
 await withCollectedSite('report', factor, async ({ raw, workDir, bin: BIN, log }) => {
   const mutated = join(workDir, 'raw-changed');
-  const { changed, total } = JSON.parse((await run([join(REPO_ROOT, 'bench', 'mutate.mjs'), raw, mutated, String(DIFF_CHANGED_SHARE)], { workDir })).stdout) as { changed: number; total: number };
+  const { changed, total } = JSON.parse(
+    (await run([join(REPO_ROOT, 'bench', 'mutate.mjs'), raw, mutated, String(DIFF_CHANGED_SHARE)], { workDir })).stdout,
+  ) as { changed: number; total: number };
   const ctx = await nightBefore(BIN, mutated, raw, join(workDir, 'nights'), workDir, run);
   log(`the night before: ${changed} of ${total} raw records changed`);
   const replay: number[] = [];
@@ -33,9 +35,13 @@ await withCollectedSite('report', factor, async ({ raw, workDir, bin: BIN, log }
     const page = await reportPage(ctx, `${r}`);
     html.push(page.ms);
     pageBytes = page.pageBytes;
-    log(`round ${r + 1}: replay ${replay[r]!.toFixed(0)} ms, --format html ${html[r]!.toFixed(0)} ms, page ${pageBytes} bytes`);
+    log(
+      `round ${r + 1}: replay ${replay[r]!.toFixed(0)} ms, --format html ${html[r]!.toFixed(0)} ms, page ${pageBytes} bytes`,
+    );
   }
   const rp = stat(replay)!.median;
   const h = stat(html)!.median;
-  process.stdout.write(`${JSON.stringify({ factor, runs, replayMs: rp, htmlMs: h, addedRatio: (h - rp) / rp, pageBytes })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ factor, runs, replayMs: rp, htmlMs: h, addedRatio: (h - rp) / rp, pageBytes })}\n`,
+  );
 });

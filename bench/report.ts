@@ -40,7 +40,14 @@ export interface ReportContext {
  * its manifest's time and date a day earlier than the collection's, so that
  * it is older than every page's snapshot.
  */
-export async function nightBefore(bin: string, mutated: string, raw: string, parent: string, workDir: string, run: Run): Promise<ReportContext> {
+export async function nightBefore(
+  bin: string,
+  mutated: string,
+  raw: string,
+  parent: string,
+  workDir: string,
+  run: Run,
+): Promise<ReportContext> {
   mkdirSync(parent, { recursive: true });
   const before = 'svc-snapshot-0-night-before';
   const dir = join(parent, before);
@@ -48,7 +55,10 @@ export async function nightBefore(bin: string, mutated: string, raw: string, par
   const file = join(dir, '_snapshot-manifest.json');
   const m = JSON.parse(readFileSync(file, 'utf8')) as { time: string; date: string };
   const earlier = new Date(Date.parse(m.time) - 86_400_000);
-  writeFileSync(file, `${JSON.stringify({ ...m, time: earlier.toISOString(), date: formatISO(earlier, { representation: 'date' }) }, null, 2)}\n`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ ...m, time: earlier.toISOString(), date: formatISO(earlier, { representation: 'date' }) }, null, 2)}\n`,
+  );
   return { bin, workDir, raw, parent, before, run };
 }
 
@@ -60,16 +70,30 @@ export async function nightBefore(bin: string, mutated: string, raw: string, par
  * else the figure would be of a page without what it is about. The
  * directory is removed after.
  */
-export async function reportPage(ctx: ReportContext, name: string, extra: readonly string[] = [], nights?: number): Promise<{ ms: number; pageBytes: number }> {
+export async function reportPage(
+  ctx: ReportContext,
+  name: string,
+  extra: readonly string[] = [],
+  nights?: number,
+): Promise<{ ms: number; pageBytes: number }> {
   const out = join(ctx.parent, `svc-snapshot-${name}`);
   try {
-    const res = await ctx.run([ctx.bin, '--replay', ctx.raw, '--out-dir', out, '--format', 'html', ...extra, '--quiet'], { workDir: ctx.workDir });
-    const manifest = JSON.parse(readFileSync(join(out, '_snapshot-manifest.json'), 'utf8')) as { files?: Array<{ name: string }> };
+    const res = await ctx.run(
+      [ctx.bin, '--replay', ctx.raw, '--out-dir', out, '--format', 'html', ...extra, '--quiet'],
+      { workDir: ctx.workDir },
+    );
+    const manifest = JSON.parse(readFileSync(join(out, '_snapshot-manifest.json'), 'utf8')) as {
+      files?: Array<{ name: string }>;
+    };
     const page = manifest.files?.find((f) => f.name.endsWith('.html'));
     if (!page) throw new Error(`${out}: the manifest's files list no .html page`);
     const text = readFileSync(join(out, page.name), 'utf8');
-    if (!text.includes(ctx.before)) throw new Error(`${out}/${page.name} does not name ${ctx.before}: the page was not compared with the night before`);
-    if (nights !== undefined && !text.includes(`${nights} nights`)) throw new Error(`${out}/${page.name} does not show ${nights} nights of history`);
+    if (!text.includes(ctx.before))
+      throw new Error(
+        `${out}/${page.name} does not name ${ctx.before}: the page was not compared with the night before`,
+      );
+    if (nights !== undefined && !text.includes(`${nights} nights`))
+      throw new Error(`${out}/${page.name} does not show ${nights} nights of history`);
     return { ms: res.ms, pageBytes: statSync(join(out, page.name)).size };
   } finally {
     rmSync(out, { recursive: true, force: true });
@@ -77,9 +101,20 @@ export async function reportPage(ctx: ReportContext, name: string, extra: readon
 }
 
 /** The page-size row: the page's size against the cap. */
-export function pageSizeRow(figure: string, bytes: readonly number[], stat: (samples: readonly number[]) => Stat | undefined): Row {
+export function pageSizeRow(
+  figure: string,
+  bytes: readonly number[],
+  stat: (samples: readonly number[]) => Stat | undefined,
+): Row {
   const s = stat(bytes.map((b) => b / 1e6));
-  return { figure, unit: 'MB', stat: s, ratio: s && s.median / TARGETS.reportPageMB, ratioOf: `÷ ${TARGETS.reportPageMB} MB`, target: { op: '≤', value: 1 } };
+  return {
+    figure,
+    unit: 'MB',
+    stat: s,
+    ratio: s && s.median / TARGETS.reportPageMB,
+    ratioOf: `÷ ${TARGETS.reportPageMB} MB`,
+    target: { op: '≤', value: 1 },
+  };
 }
 
 export interface ReportHistoryContext extends ReportContext {
@@ -122,7 +157,11 @@ export async function benchReportHistory(ctx: ReportHistoryContext): Promise<Row
   const n = ctx.nights;
   return [
     { figure: 'Baseline: --replay, beside the report runs with a history', unit: 'ms', stat: b },
-    { figure: `--replay --history <db> of ${n} nights, the night already loaded (every file checked, nothing stored)`, unit: 'ms', stat: l },
+    {
+      figure: `--replay --history <db> of ${n} nights, the night already loaded (every file checked, nothing stored)`,
+      unit: 'ms',
+      stat: l,
+    },
     {
       figure: `--replay --format html --history <db> with ${n} nights (time added over --replay --history <db>)`,
       unit: 'ms',

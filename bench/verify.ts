@@ -16,8 +16,16 @@ export type VerifyBenchContext = SectionContext;
 
 /** The files `verify` reads: those the manifest names (exports, files, raw/). */
 export function coveredFiles(dir: string): string[] {
-  const m = JSON.parse(readFileSync(join(dir, '_snapshot-manifest.json'), 'utf8')) as { exports: Array<{ file: string }>; files?: Array<{ name: string }>; routes: Array<{ file: string | null }> };
-  return [...m.exports.map((e) => e.file), ...(m.files ?? []).map((f) => f.name), ...m.routes.flatMap((r) => (r.file ? [`raw/${r.file}`] : []))];
+  const m = JSON.parse(readFileSync(join(dir, '_snapshot-manifest.json'), 'utf8')) as {
+    exports: Array<{ file: string }>;
+    files?: Array<{ name: string }>;
+    routes: Array<{ file: string | null }>;
+  };
+  return [
+    ...m.exports.map((e) => e.file),
+    ...(m.files ?? []).map((f) => f.name),
+    ...m.routes.flatMap((r) => (r.file ? [`raw/${r.file}`] : [])),
+  ];
 }
 
 function timeSha256sum(dir: string, files: readonly string[]): number | undefined {
@@ -29,7 +37,9 @@ function timeSha256sum(dir: string, files: readonly string[]): number | undefine
 
 export async function benchVerify(c: VerifyBenchContext): Promise<{ rows: Row[]; notes: string[] }> {
   const dir = join(c.workDir, 'verify-snapshot');
-  await c.run([c.bin, '--replay', c.raw, '--out-dir', dir, '--raw', '--format', 'csv,xlsx', '--quiet'], { workDir: c.workDir });
+  await c.run([c.bin, '--replay', c.raw, '--out-dir', dir, '--raw', '--format', 'csv,xlsx', '--quiet'], {
+    workDir: c.workDir,
+  });
   const files = coveredFiles(dir);
   const sums: number[] = [];
   const verifies: number[] = [];
@@ -48,9 +58,22 @@ export async function benchVerify(c: VerifyBenchContext): Promise<{ rows: Row[];
   c.log('verify measured');
   return {
     rows: [
-      { figure: `Baseline: sha256sum of the snapshot's ${files.length} files (--raw --format csv,xlsx)`, unit: 'ms', stat: base },
-      { figure: 'svc-snapshot verify of the same snapshot', unit: 'ms', stat: v, ratio: v && base ? v.median / base.median : undefined, ratioOf: '÷ baseline', target: { op: '≤', value: VERIFY_TARGET } },
+      {
+        figure: `Baseline: sha256sum of the snapshot's ${files.length} files (--raw --format csv,xlsx)`,
+        unit: 'ms',
+        stat: base,
+      },
+      {
+        figure: 'svc-snapshot verify of the same snapshot',
+        unit: 'ms',
+        stat: v,
+        ratio: v && base ? v.median / base.median : undefined,
+        ratioOf: '÷ baseline',
+        target: { op: '≤', value: VERIFY_TARGET },
+      },
     ],
-    notes: ['verify: both read every file the manifest names; verify also starts Node and checks the manifest and the directory listing.'],
+    notes: [
+      'verify: both read every file the manifest names; verify also starts Node and checks the manifest and the directory listing.',
+    ],
   };
 }

@@ -32,12 +32,16 @@ function npm(args) {
   const r = spawnSync(cmd, argv, { cwd: root, stdio: 'inherit' });
   if (r.status === 0) return;
   const why = r.error ? r.error.message : r.signal ? `killed by ${r.signal}` : `exit ${r.status}`;
-  console.error(`npm ${target}: npm ${args.join(' ')} failed (${why}); fix what it says above and run npm ${target} again`);
+  console.error(
+    `npm ${target}: npm ${args.join(' ')} failed (${why}); fix what it says above and run npm ${target} again`,
+  );
   process.exit(1);
 }
 
 if (!installed()) {
-  console.error(`npm ${target}: the dependencies are not installed in this clone: installing the locked versions (npm ci) and building lib/, once`);
+  console.error(
+    `npm ${target}: the dependencies are not installed in this clone: installing the locked versions (npm ci) and building lib/, once`,
+  );
   npm(['ci', '--no-audit', '--no-fund']);
 }
 // npm ci builds lib/ (the prepare script) unless scripts are turned off (ignore-scripts in an .npmrc).

@@ -22,6 +22,8 @@ await build({
   outdir: 'lib',
   external: ['libsql', 'pg', 'undici'],
   // commander is CommonJS: its require() calls need a require in an ES module.
-  banner: { js: "import { createRequire as __svcRequire } from 'node:module'; const require = __svcRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __svcRequire } from 'node:module'; const require = __svcRequire(import.meta.url);",
+  },
   logLevel: 'warning',
 });

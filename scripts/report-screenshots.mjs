@@ -14,7 +14,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const cli = (...args) => execFileSync(process.execPath, [join(root, 'bin', 'svc-snapshot.js'), ...args, '--quiet'], { stdio: ['ignore', 'ignore', 'inherit'] });
+const cli = (...args) =>
+  execFileSync(process.execPath, [join(root, 'bin', 'svc-snapshot.js'), ...args, '--quiet'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 const work = mkdtempSync(join(tmpdir(), 'svc-report-shots-'));
 try {
   const older = join(work, 'svc-snapshot-2026-11-20');
@@ -22,7 +25,14 @@ try {
   cli('--replay', join(root, 'recordings', 'platform-3.13.8'), '--out-dir', older);
   // The recordings share one time: the older one is said to be a night earlier.
   const manifest = join(older, '_snapshot-manifest.json');
-  writeFileSync(manifest, JSON.stringify({ ...JSON.parse(readFileSync(manifest, 'utf8')), time: '2026-11-20T02:00:00.000Z', date: '2026-11-20' }, null, 2));
+  writeFileSync(
+    manifest,
+    JSON.stringify(
+      { ...JSON.parse(readFileSync(manifest, 'utf8')), time: '2026-11-20T02:00:00.000Z', date: '2026-11-20' },
+      null,
+      2,
+    ),
+  );
   const history = join(work, 'history.sqlite');
   cli('--replay', join(root, 'recordings', 'platform-3.14.1'), '--out-dir', newer);
   cli('history', 'load', older, newer, `--history=${history}`);
@@ -31,10 +41,21 @@ try {
 
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
   });
   try {
-    for (const [name, width, height] of [['report', 1280, 2300], ['report-narrow', 390, 844]]) {
+    for (const [name, width, height] of [
+      ['report', 1280, 2300],
+      ['report-narrow', 390, 844],
+    ]) {
       const context = await browser.newContext({ viewport: { width, height }, javaScriptEnabled: false });
       const tab = await context.newPage();
       tab.on('request', (r) => {

@@ -9,11 +9,20 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-const onPath = (name) => (process.env.PATH ?? '/usr/bin:/bin').split(':').some((d) => d !== '' && existsSync(join(d, name)));
-const anyOf = (...paths) => () => paths.some((p) => existsSync(p));
+const onPath = (name) =>
+  (process.env.PATH ?? '/usr/bin:/bin').split(':').some((d) => d !== '' && existsSync(join(d, name)));
+const anyOf =
+  (...paths) =>
+  () =>
+    paths.some((p) => existsSync(p));
 const postgresServer = () => {
   const base = '/usr/lib/postgresql';
-  return existsSync(base) && readdirSync(base).some((v) => existsSync(join(base, v, 'bin', 'initdb')) && existsSync(join(base, v, 'bin', 'pg_ctl')));
+  return (
+    existsSync(base) &&
+    readdirSync(base).some(
+      (v) => existsSync(join(base, v, 'bin', 'initdb')) && existsSync(join(base, v, 'bin', 'pg_ctl')),
+    )
+  );
 };
 
 /**
@@ -21,15 +30,55 @@ const postgresServer = () => {
  * Debian packages that provide it (the first one apt knows is installed).
  */
 const NEEDS = [
-  { what: 'openssl', why: 'the fake servers\' test certificates', present: () => onPath('openssl'), packages: ['openssl'] },
-  { what: 'LibreOffice (soffice)', why: 'opening the workbooks', present: anyOf('/usr/bin/soffice', '/usr/local/bin/soffice', '/usr/lib/libreoffice/program/soffice'), packages: ['libreoffice-calc-nogui'] },
-  { what: 'PostgreSQL server (initdb, pg_ctl)', why: 'the history database tests', present: postgresServer, packages: ['postgresql-15', 'postgresql'] },
+  {
+    what: 'openssl',
+    why: "the fake servers' test certificates",
+    present: () => onPath('openssl'),
+    packages: ['openssl'],
+  },
+  {
+    what: 'LibreOffice (soffice)',
+    why: 'opening the workbooks',
+    present: anyOf('/usr/bin/soffice', '/usr/local/bin/soffice', '/usr/lib/libreoffice/program/soffice'),
+    packages: ['libreoffice-calc-nogui'],
+  },
+  {
+    what: 'PostgreSQL server (initdb, pg_ctl)',
+    why: 'the history database tests',
+    present: postgresServer,
+    packages: ['postgresql-15', 'postgresql'],
+  },
   { what: 'ssh-keygen', why: 'checking signatures', present: () => onPath('ssh-keygen'), packages: ['openssh-client'] },
-  { what: 'systemd-analyze', why: 'verifying the systemd units', present: anyOf('/usr/bin/systemd-analyze', '/bin/systemd-analyze'), packages: ['systemd'] },
-  { what: 'setpriv', why: 'running the systemd unit\'s command as another user', present: () => onPath('setpriv') || existsSync('/usr/bin/setpriv'), packages: ['util-linux'] },
-  { what: 'prometheus-node-exporter', why: 'reading the metrics files', present: anyOf('/usr/bin/prometheus-node-exporter'), packages: ['prometheus-node-exporter'] },
-  { what: 'chromium', why: 'opening the report page (driven by playwright-core, which downloads no browser)', present: anyOf('/usr/bin/chromium'), packages: ['chromium'] },
-  { what: 'promtool', why: 'checking the metrics files', present: () => onPath('promtool') || existsSync('/usr/bin/promtool'), packages: ['prometheus'] },
+  {
+    what: 'systemd-analyze',
+    why: 'verifying the systemd units',
+    present: anyOf('/usr/bin/systemd-analyze', '/bin/systemd-analyze'),
+    packages: ['systemd'],
+  },
+  {
+    what: 'setpriv',
+    why: "running the systemd unit's command as another user",
+    present: () => onPath('setpriv') || existsSync('/usr/bin/setpriv'),
+    packages: ['util-linux'],
+  },
+  {
+    what: 'prometheus-node-exporter',
+    why: 'reading the metrics files',
+    present: anyOf('/usr/bin/prometheus-node-exporter'),
+    packages: ['prometheus-node-exporter'],
+  },
+  {
+    what: 'chromium',
+    why: 'opening the report page (driven by playwright-core, which downloads no browser)',
+    present: anyOf('/usr/bin/chromium'),
+    packages: ['chromium'],
+  },
+  {
+    what: 'promtool',
+    why: 'checking the metrics files',
+    present: () => onPath('promtool') || existsSync('/usr/bin/promtool'),
+    packages: ['prometheus'],
+  },
 ];
 
 function run(cmd, args) {
@@ -57,7 +106,9 @@ const names = () => missing.map((n) => n.what).join(', ');
 const stop = (why) => {
   const packages = [...new Set(missing.map((n) => n.packages[0]))].join(' ');
   const verb = missing.length === 1 ? 'is' : 'are';
-  console.error(`npm test needs ${names()}, which ${verb} not installed${why}: as root, run apt-get update && apt-get install -y --no-install-recommends ${packages}`);
+  console.error(
+    `npm test needs ${names()}, which ${verb} not installed${why}: as root, run apt-get update && apt-get install -y --no-install-recommends ${packages}`,
+  );
   process.exit(1);
 };
 

@@ -23,4 +23,10 @@ export interface FastPaths {
 }
 
 /** Every fast path on: what the commands run. */
-export const FAST_PATHS: FastPaths = Object.freeze({ recordCheck: true, jsonScan: true, recordMaker: true, keyOrder: true, walkNewer: true });
+export const FAST_PATHS: FastPaths = Object.freeze({
+  recordCheck: true,
+  jsonScan: true,
+  recordMaker: true,
+  keyOrder: true,
+  walkNewer: true,
+});

@@ -243,7 +243,9 @@ function checkCatalog(routes: readonly RouteDef[]): void {
       throw new Error(`route catalog: ${r.id} perRealm does not match its path and file templates`);
     }
     if (r.recordRealm !== undefined && (!r.perRealm || !Object.hasOwn(r.item.shape, r.recordRealm))) {
-      throw new Error(`route catalog: ${r.id} recordRealm ${r.recordRealm} is not a field of a per-realm route's model`);
+      throw new Error(
+        `route catalog: ${r.id} recordRealm ${r.recordRealm} is not a field of a per-realm route's model`,
+      );
     }
   }
 }

@@ -19,7 +19,10 @@ export const RouteRecordSchema = z.object({
   status: z.number().int().nullable(),
   file: z.string().nullable(),
   bytes: z.number().int().nonnegative().optional(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
   attempts: z.number().int().optional(),
   durationMs: z.number().optional(),
   skipped: z.literal(true).optional(),

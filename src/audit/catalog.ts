@@ -49,7 +49,16 @@ function route(def: AuditRouteDef): AuditRouteDef {
 }
 
 export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
-  route({ id: 'info', method: 'GET', path: '/info', auth: 'none', file: 'info.json', shape: 'object', item: m.AuditInfo, summary: 'service name and version' }),
+  route({
+    id: 'info',
+    method: 'GET',
+    path: '/info',
+    auth: 'none',
+    file: 'info.json',
+    shape: 'object',
+    item: m.AuditInfo,
+    summary: 'service name and version',
+  }),
   route({
     id: 'queries-params',
     method: 'GET',
@@ -60,7 +69,16 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
     item: m.ParamDesc,
     summary: 'parameter descriptions',
   }),
-  route({ id: 'tags-list', method: 'GET', path: '/tags/list', auth: 'token', file: 'tags-list.json', shape: 'array', item: m.Tag, summary: 'tags' }),
+  route({
+    id: 'tags-list',
+    method: 'GET',
+    path: '/tags/list',
+    auth: 'token',
+    file: 'tags-list.json',
+    shape: 'array',
+    item: m.Tag,
+    summary: 'tags',
+  }),
   route({
     id: 'queries-list',
     method: 'GET',
@@ -160,8 +178,10 @@ function checkCatalog(routes: readonly AuditRouteDef[]): void {
     if (inPath !== vars(r.file).sort().join(',')) {
       throw new Error(`audit route catalog: ${r.id} has different variables in its path and file templates`);
     }
-    if ((r.method === 'POST') !== (r.request !== undefined)) throw new Error(`audit route catalog: ${r.id}: a POST route needs a request model`);
-    if ((r.shape === 'xlsx') === (r.item !== undefined)) throw new Error(`audit route catalog: ${r.id}: JSON routes need an item model`);
+    if ((r.method === 'POST') !== (r.request !== undefined))
+      throw new Error(`audit route catalog: ${r.id}: a POST route needs a request model`);
+    if ((r.shape === 'xlsx') === (r.item !== undefined))
+      throw new Error(`audit route catalog: ${r.id}: JSON routes need an item model`);
   }
 }
 checkCatalog(AUDIT_ROUTES);
@@ -192,7 +212,8 @@ export function planAuditRoute(def: AuditRouteDef, values: Partial<Record<AuditV
     });
   const segment = (v: string) => {
     // URL parsing removes a "." or ".." segment even when percent-encoded, so such an id cannot be sent.
-    if (v === '.' || v === '..') throw new UsageError(`"${v}" cannot be sent as a path segment of ${def.method} ${def.path}`);
+    if (v === '.' || v === '..')
+      throw new UsageError(`"${v}" cannot be sent as a path segment of ${def.method} ${def.path}`);
     return encodeURIComponent(v);
   };
   const urlPath = fill(def.path, segment);

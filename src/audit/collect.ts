@@ -7,7 +7,14 @@ import type { Reporter } from '../progress/reporter.js';
 import { TOOL } from '../version.js';
 import { summariseAlerts, type AlertSummary } from './alerts.js';
 import { auditRoute, planAuditRoute, type PlannedAuditRoute } from './catalog.js';
-import { CancelledError, fetchAudit, sha256, type AuditFetcherDeps, type AuditResponse, type AuditRouteRecord } from './fetch.js';
+import {
+  CancelledError,
+  fetchAudit,
+  sha256,
+  type AuditFetcherDeps,
+  type AuditResponse,
+  type AuditRouteRecord,
+} from './fetch.js';
 import * as m from './models.js';
 import { buildQueryBody, checkParamNames } from './params.js';
 import { queryFileText, rowsToRecords } from './records.js';
@@ -96,12 +103,16 @@ function pickError(errors: unknown[]): unknown {
 
 function listedIds(body: unknown): string[] {
   if (!Array.isArray(body)) return [];
-  return body.flatMap((x) => (x && typeof x === 'object' && typeof (x as { id?: unknown }).id === 'string' ? [(x as { id: string }).id] : []));
+  return body.flatMap((x) =>
+    x && typeof x === 'object' && typeof (x as { id?: unknown }).id === 'string' ? [(x as { id: string }).id] : [],
+  );
 }
 
 function notListed(what: 'query' | 'report', id: string, listed: readonly string[], route: string): UsageError {
   const ids = listed.length > 0 ? listed.join(', ') : 'none';
-  return new UsageError(`${what} "${id}" is not listed by the audit service (${route}); the ${what === 'query' ? 'queries' : 'reports'} it lists are: ${ids}`);
+  return new UsageError(
+    `${what} "${id}" is not listed by the audit service (${route}); the ${what === 'query' ? 'queries' : 'reports'} it lists are: ${ids}`,
+  );
 }
 
 interface QueryPlan {
@@ -196,7 +207,10 @@ export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Pr
     date: format(started, 'yyyy-MM-dd'),
     from: settings.from,
     to: settings.to,
-    alerts: summariseAlerts(alerts.valid.map((x) => x.value), capabilities.alertTypes),
+    alerts: summariseAlerts(
+      alerts.valid.map((x) => x.value),
+      capabilities.alertTypes,
+    ),
     queries,
     reports,
     objects,
@@ -244,7 +258,14 @@ function readCapabilities(lists: readonly AuditResponse[], issues: ValidationIss
   const queries = validated('queries-list', m.QueryDesc).map((x) => x.value);
   const reports = validated('reports-list', m.ReportDesc).map((x) => x.value);
   const alertTypes = Object.fromEntries(validated('alerts-list', m.AlertType).map((x) => [String(x.index), x.value]));
-  return { params, queries, reports, alertTypes, queriesList: byId.get('queries-list')!, reportsList: byId.get('reports-list')! };
+  return {
+    params,
+    queries,
+    reports,
+    alertTypes,
+    queriesList: byId.get('queries-list')!,
+    reportsList: byId.get('reports-list')!,
+  };
 }
 
 interface ObjectsPlan {
@@ -260,11 +281,22 @@ interface RequestPlans {
 }
 
 /** The data requests: --query, --param and --report checked against what the service lists, and no two writing one file. */
-function planRequests(settings: AuditSettings, capabilities: Capabilities, issues: readonly ValidationIssue[]): RequestPlans {
+function planRequests(
+  settings: AuditSettings,
+  capabilities: Capabilities,
+  issues: readonly ValidationIssue[],
+): RequestPlans {
   const queries = planQueries(settings, capabilities.queriesList, capabilities.queries, capabilities.params, issues);
   const reports = planReports(settings, capabilities.reportsList, capabilities.reports);
-  const objects = settings.objects.map((request) => ({ request, planned: planAuditRoute(auditRoute('objects'), { type: request.type, to: settings.to }) }));
-  checkDistinctFiles([...queries.map((q) => q.planned.file), ...reports.map((r) => r.planned.file), ...objects.map((o) => o.planned.file)]);
+  const objects = settings.objects.map((request) => ({
+    request,
+    planned: planAuditRoute(auditRoute('objects'), { type: request.type, to: settings.to }),
+  }));
+  checkDistinctFiles([
+    ...queries.map((q) => q.planned.file),
+    ...reports.map((r) => r.planned.file),
+    ...objects.map((o) => o.planned.file),
+  ]);
   const alerts = planAuditRoute(auditRoute('alerts'), { from: settings.from, to: settings.to });
   return { alerts, queries, reports, objects };
 }
@@ -287,7 +319,12 @@ async function fetchData(all: RunAll, fetcher: AuditFetcherDeps, plans: RequestP
   ]);
   const reportsAt = 1 + plans.queries.length;
   const objectsAt = reportsAt + plans.reports.length;
-  return { alerts: data[0]!, queries: data.slice(1, reportsAt), reports: data.slice(reportsAt, objectsAt), objects: data.slice(objectsAt) };
+  return {
+    alerts: data[0]!,
+    queries: data.slice(1, reportsAt),
+    reports: data.slice(reportsAt, objectsAt),
+    objects: data.slice(objectsAt),
+  };
 }
 
 /** The collection's files and their entries in the manifest's `routes`, in the order written. */
@@ -304,7 +341,13 @@ class WrittenFiles {
   /** A file made from a response: its own size and hash, and the response's beside them. */
   putMade(res: AuditResponse, bytes: Buffer): void {
     this.files.set(res.record.file, bytes);
-    this.routes.push({ ...res.record, bytes: bytes.length, sha256: sha256(bytes), responseBytes: res.record.bytes, responseSha256: res.record.sha256 });
+    this.routes.push({
+      ...res.record,
+      bytes: bytes.length,
+      sha256: sha256(bytes),
+      responseBytes: res.record.bytes,
+      responseSha256: res.record.sha256,
+    });
   }
 }
 
@@ -312,7 +355,14 @@ class WrittenFiles {
 function writeQuery(out: WrittenFiles, settings: AuditSettings, q: QueryPlan, res: AuditResponse): AuditQueryEntry {
   const rows = queryRows(res);
   const text = queryFileText(
-    { query: q.desc.id, name: q.desc.name, endDate: settings.to, params: q.body, returnNames: q.desc.returnNames, returnTypes: q.desc.returnTypes },
+    {
+      query: q.desc.id,
+      name: q.desc.name,
+      endDate: settings.to,
+      params: q.body,
+      returnNames: q.desc.returnNames,
+      returnTypes: q.desc.returnTypes,
+    },
     res.fetched.body.toString('utf8'),
     rowsToRecords(q.desc.returnNames, rows),
   );
@@ -333,7 +383,10 @@ function planQueries(
     const desc = described.find((q) => q.id === id);
     if (!desc) {
       const issue = issues.find(
-        (i) => i.route === listRes.planned.label && typeof i.index === 'number' && listedIds([(listRes.json as unknown[])[i.index]])[0] === id,
+        (i) =>
+          i.route === listRes.planned.label &&
+          typeof i.index === 'number' &&
+          listedIds([(listRes.json as unknown[])[i.index]])[0] === id,
       );
       const why = issue ? `${issue.path}: ${issue.message}` : 'invalid';
       throw new FailedError(
@@ -350,7 +403,11 @@ function planQueries(
   });
 }
 
-function planReports(settings: AuditSettings, listRes: AuditResponse, described: readonly m.ReportDesc[]): ReportPlan[] {
+function planReports(
+  settings: AuditSettings,
+  listRes: AuditResponse,
+  described: readonly m.ReportDesc[],
+): ReportPlan[] {
   const listed = listedIds(listRes.json);
   return settings.reports.map((request) => {
     if (!listed.includes(request.id)) throw notListed('report', request.id, listed, listRes.planned.label);
@@ -358,7 +415,9 @@ function planReports(settings: AuditSettings, listRes: AuditResponse, described:
     const objParam = desc?.objParam ?? '';
     if (objParam !== '' && request.objectId === undefined) {
       const type = desc?.objType ? ` (a ${desc.objType})` : '';
-      throw new UsageError(`report "${request.id}" is built for one object: give its ${objParam}${type} as --report ${request.id}:<${objParam}>`);
+      throw new UsageError(
+        `report "${request.id}" is built for one object: give its ${objParam}${type} as --report ${request.id}:<${objParam}>`,
+      );
     }
     if (objParam === '' && request.objectId !== undefined && desc) {
       throw new UsageError(`report "${request.id}" takes no object parameter; give it as --report ${request.id}`);
@@ -376,13 +435,22 @@ function planReports(settings: AuditSettings, listRes: AuditResponse, described:
 
 function objectsEntry(request: ObjectsRequest, res: AuditResponse): AuditObjectsEntry {
   const r = res.record;
-  return { type: request.type, ids: [...request.ids], file: r.file, status: r.status, bytes: r.bytes, sha256: r.sha256, count: (res.json as unknown[]).length };
+  return {
+    type: request.type,
+    ids: [...request.ids],
+    file: r.file,
+    status: r.status,
+    bytes: r.bytes,
+    sha256: r.sha256,
+    count: (res.json as unknown[]).length,
+  };
 }
 
 function checkDistinctFiles(files: readonly string[]): void {
   const seen = new Set<string>();
   for (const f of files) {
-    if (seen.has(f)) throw new UsageError(`two of the --query/--report/--objects requests would both write ${f}; give each only once`);
+    if (seen.has(f))
+      throw new UsageError(`two of the --query/--report/--objects requests would both write ${f}; give each only once`);
     seen.add(f);
   }
 }
@@ -392,7 +460,9 @@ function queryRows(res: AuditResponse): unknown[][] {
   const rows = res.json as unknown[];
   const bad = rows.findIndex((r) => !Array.isArray(r));
   if (bad >= 0) {
-    throw new FailedError(`${res.planned.label}: row ${bad} of the answer is not an array of values, as a query result must be. Nothing was published.`);
+    throw new FailedError(
+      `${res.planned.label}: row ${bad} of the answer is not an array of values, as a query result must be. Nothing was published.`,
+    );
   }
   return rows as unknown[][];
 }

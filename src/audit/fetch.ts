@@ -43,17 +43,18 @@ export function sha256(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-const XLSX_ACCEPT = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, application/octet-stream;q=0.9, */*;q=0.5';
+const XLSX_ACCEPT =
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, application/octet-stream;q=0.9, */*;q=0.5';
 
 function header(res: Fetched, name: string): string | undefined {
   const v = res.headers[name];
   return Array.isArray(v) ? v[0] : v;
 }
 
-
 function statusHint(p: PlannedAuditRoute, status: number): string {
   if (status === 400) {
-    if (p.def.id === 'objects') return ' (bad request: check the object type and ids; the service may not support this type)';
+    if (p.def.id === 'objects')
+      return ' (bad request: check the object type and ids; the service may not support this type)';
     if (p.def.id === 'query') return ' (bad request: check the --param values)';
     return p.def.id === 'report-object' ? ' (bad request: check the object id)' : ' (bad request)';
   }
@@ -91,7 +92,11 @@ export interface AuditFetcherDeps {
  * answer of the route's shape, or an error that stops the run (nothing is
  * published from a partial audit collection).
  */
-export async function fetchAudit(deps: AuditFetcherDeps, p: PlannedAuditRoute, requestBody?: unknown): Promise<AuditResponse> {
+export async function fetchAudit(
+  deps: AuditFetcherDeps,
+  p: PlannedAuditRoute,
+  requestBody?: unknown,
+): Promise<AuditResponse> {
   try {
     const res = await fetchAuditOnce(deps, p, requestBody);
     deps.onEnded?.('read');
@@ -103,7 +108,11 @@ export async function fetchAudit(deps: AuditFetcherDeps, p: PlannedAuditRoute, r
   }
 }
 
-async function fetchAuditOnce(deps: AuditFetcherDeps, p: PlannedAuditRoute, requestBody?: unknown): Promise<AuditResponse> {
+async function fetchAuditOnce(
+  deps: AuditFetcherDeps,
+  p: PlannedAuditRoute,
+  requestBody?: unknown,
+): Promise<AuditResponse> {
   const headers: Record<string, string> = {};
   if (p.def.auth === 'token') Object.assign(headers, auditAuth(deps.token.value));
   if (p.def.shape === 'xlsx') headers.accept = XLSX_ACCEPT;
@@ -133,7 +142,9 @@ async function fetchAuditOnce(deps: AuditFetcherDeps, p: PlannedAuditRoute, requ
     );
   }
   if (status !== 200) {
-    throw new FailedError(`${p.label}: HTTP ${status}${statusHint(p, status)}${bodyHint(body, 'the service')}. Nothing was published.`);
+    throw new FailedError(
+      `${p.label}: HTTP ${status}${statusHint(p, status)}${bodyHint(body, 'the service')}. Nothing was published.`,
+    );
   }
   let json: unknown;
   if (p.def.shape === 'xlsx') {

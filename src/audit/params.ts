@@ -69,7 +69,8 @@ function convertScalar(kind: Exclude<ParamKind, 'list'>, raw: string, what: stri
     }
     case 'integer': {
       const n = Number(raw);
-      if (raw.trim() === '' || !Number.isSafeInteger(n)) throw new UsageError(`${what} must be a whole number (got "${raw}")`);
+      if (raw.trim() === '' || !Number.isSafeInteger(n))
+        throw new UsageError(`${what} must be a whole number (got "${raw}")`);
       return n;
     }
     case 'boolean': {
@@ -133,13 +134,19 @@ export function buildQueryBody(
     const raw = overrides.get(p.id);
     if (raw !== undefined) {
       const info = paramType(p.type ?? global.get(p.id)?.type, def.value);
-      body[p.id] = convertParam(`--param ${p.id} (query ${query.id}, type ${p.type ?? global.get(p.id)?.type ?? 'not declared'})`, info, raw);
+      body[p.id] = convertParam(
+        `--param ${p.id} (query ${query.id}, type ${p.type ?? global.get(p.id)?.type ?? 'not declared'})`,
+        info,
+        raw,
+      );
       sources[p.id] = '--param';
     } else if (def.has) {
       body[p.id] = def.value;
       sources[p.id] = 'default';
     } else {
-      throw new UsageError(`query ${query.id} has no default for its parameter ${p.id}; give one with --param ${p.id}=<value>`);
+      throw new UsageError(
+        `query ${query.id} has no default for its parameter ${p.id}; give one with --param ${p.id}=<value>`,
+      );
     }
   }
   return { body, sources };
@@ -150,14 +157,19 @@ export function buildQueryBody(
  * applies to each selected query that declares it.
  */
 export function checkParamNames(queries: readonly QueryDesc[], overrides: ReadonlyMap<string, string>): void {
-  const valid = [...new Set(queries.flatMap((q) => q.params.map((p) => p.id)))].filter((id) => !(id in DATE_PARAMS)).sort();
+  const valid = [...new Set(queries.flatMap((q) => q.params.map((p) => p.id)))]
+    .filter((id) => !(id in DATE_PARAMS))
+    .sort();
   for (const name of overrides.keys()) {
     const dateFlag = DATE_PARAMS[name];
     if (dateFlag) {
-      throw new UsageError(`--param ${name} is not accepted: ${name} is taken from ${dateFlag}; give the period with --from and --to`);
+      throw new UsageError(
+        `--param ${name} is not accepted: ${name} is taken from ${dateFlag}; give the period with --from and --to`,
+      );
     }
     if (!valid.includes(name)) {
-      const list = valid.length > 0 ? `they take: ${valid.join(', ')}` : 'they take no parameters besides startDate and endDate';
+      const list =
+        valid.length > 0 ? `they take: ${valid.join(', ')}` : 'they take no parameters besides startDate and endDate';
       throw new UsageError(`--param ${name}: no query given with --query takes a parameter "${name}"; ${list}`);
     }
   }

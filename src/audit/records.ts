@@ -14,7 +14,10 @@ function recordKeys(returnNames: readonly string[]): string[] {
   });
 }
 
-export function rowsToRecords(returnNames: readonly string[], rows: readonly (readonly unknown[])[]): Record<string, unknown>[] {
+export function rowsToRecords(
+  returnNames: readonly string[],
+  rows: readonly (readonly unknown[])[],
+): Record<string, unknown>[] {
   const keys = recordKeys(returnNames);
   return rows.map((row) => {
     const record: Record<string, unknown> = {};
@@ -51,7 +54,11 @@ function indentTail(json: string, spaces: number): string {
  * `rows` is spliced in as the text received (it parsed as JSON), so numbers
  * and spacing are exactly what the service sent; `records` is derived.
  */
-export function queryFileText(head: QueryFileHead, rawRows: string, records: readonly Record<string, unknown>[]): string {
+export function queryFileText(
+  head: QueryFileHead,
+  rawRows: string,
+  records: readonly Record<string, unknown>[],
+): string {
   const start = JSON.stringify(head, null, 2);
   return `${start.slice(0, -2)},\n  "rows": ${rawRows.trim()},\n  "records": ${indentTail(JSON.stringify(records, null, 2), 2)}\n}\n`;
 }

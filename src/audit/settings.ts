@@ -37,21 +37,23 @@ export interface AuditSettings {
   readonly ca: readonly string[] | undefined;
 }
 
-
 export { AUDIT_TOKEN_PATTERN };
 /** A real calendar date `YYYY-MM-DD` (2026-02-30 is not one); returns it unchanged. */
 export const parseAuditDate = parseCalendarDate;
 
 /** The audit service's URL, from --audit-url or SVC_AUDIT_URL (read and normalised by the option records). */
 export function requireAuditUrl(url: string | undefined): string {
-  if (url === undefined) throw new UsageError('no audit service URL given: pass --audit-url https://audit.example.org or set SVC_AUDIT_URL');
+  if (url === undefined)
+    throw new UsageError('no audit service URL given: pass --audit-url https://audit.example.org or set SVC_AUDIT_URL');
   return url;
 }
 
 /** SVC_AUDIT_TOKEN wins over --audit-token (CONTRACT section 7; the option record says so). The message never holds the value. */
 export function requireAuditToken(token: AuditToken | undefined): AuditToken {
   if (token === undefined) {
-    throw new UsageError('no audit token given: set SVC_AUDIT_TOKEN (or pass --audit-token) with a token created in the audit front end');
+    throw new UsageError(
+      'no audit token given: set SVC_AUDIT_TOKEN (or pass --audit-token) with a token created in the audit front end',
+    );
   }
   return token;
 }
@@ -78,10 +80,14 @@ export function parseReports(raw: readonly string[] | undefined): ReportRequest[
     const id = colon < 0 ? r : r.slice(0, colon);
     const objectId = colon < 0 ? undefined : r.slice(colon + 1);
     if (id === '' || objectId === '') {
-      throw new UsageError(`--report "${r.slice(0, 80)}" must be <id> or <id>:<objectId>, e.g. --report monthly or --report user-activity:alice`);
+      throw new UsageError(
+        `--report "${r.slice(0, 80)}" must be <id> or <id>:<objectId>, e.g. --report monthly or --report user-activity:alice`,
+      );
     }
     if (objectId === '.' || objectId === '..') {
-      throw new UsageError(`--report ${id}:${objectId}: "${objectId}" cannot be sent as an object id (URL parsing would remove it from the path)`);
+      throw new UsageError(
+        `--report ${id}:${objectId}: "${objectId}" cannot be sent as an object id (URL parsing would remove it from the path)`,
+      );
     }
     const key = JSON.stringify([id, objectId ?? null]);
     if (seen.has(key)) continue;

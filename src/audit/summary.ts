@@ -18,7 +18,14 @@ export function auditSummary(manifest: AuditManifest, outDir: string, files: num
     alerts: { ...manifest.alerts, byType: [...manifest.alerts.byType] },
     queries: manifest.queries.map((q) => ({ id: q.id, file: q.file, rows: q.rows })),
     reports: manifest.reports.map((r) => ({ id: r.id, objectId: r.objectId, file: r.file, bytes: r.bytes })),
-    objects: manifest.objects.map((o) => ({ type: o.type, ids: [...o.ids], file: o.file, count: o.count, bytes: o.bytes, sha256: o.sha256 })),
+    objects: manifest.objects.map((o) => ({
+      type: o.type,
+      ids: [...o.ids],
+      file: o.file,
+      count: o.count,
+      bytes: o.bytes,
+      sha256: o.sha256,
+    })),
     validationIssues: manifest.validation.issues,
     durationMs,
   };
@@ -34,14 +41,24 @@ export function formatAuditSummary(s: AuditSummary): string {
     `  service: ${s.service.name} ${s.service.version} at ${s.auditUrl}`,
     `  period: ${s.from} to ${s.to}; ${s.files} files (${(s.durationMs / 1000).toFixed(1)} s)`,
     `  alerts: ${a.total}${a.total > 0 ? ` (${severities})` : ''}`,
-    ...a.byType.map((t) => `    ${String(t.count).padStart(5)}  ${t.type}${t.name ? ` (${t.name})` : ''}, ${t.severity}`),
+    ...a.byType.map(
+      (t) => `    ${String(t.count).padStart(5)}  ${t.type}${t.name ? ` (${t.name})` : ''}, ${t.severity}`,
+    ),
     ...s.queries.map((q) => `  query ${q.id}: ${q.rows} row${q.rows === 1 ? '' : 's'} → ${q.file}`),
-    ...s.reports.map((r) => `  report ${r.id}${r.objectId !== null ? ` for ${r.objectId}` : ''}: ${r.bytes} bytes → ${r.file}`),
+    ...s.reports.map(
+      (r) => `  report ${r.id}${r.objectId !== null ? ` for ${r.objectId}` : ''}: ${r.bytes} bytes → ${r.file}`,
+    ),
     // Ids are not echoed here (they are in the manifest): a count is enough, and prints no text from the command line back raw.
-    ...s.objects.map((o) => `  objects ${o.type} ` +
-      `(${o.ids.length === 0 ? 'all' : `${o.ids.length} id${o.ids.length === 1 ? '' : 's'} asked`}): ${o.count} → ` +
-      `${o.file}`),
+    ...s.objects.map(
+      (o) =>
+        `  objects ${o.type} ` +
+        `(${o.ids.length === 0 ? 'all' : `${o.ids.length} id${o.ids.length === 1 ? '' : 's'} asked`}): ${o.count} → ` +
+        `${o.file}`,
+    ),
   ];
-  if (s.validationIssues > 0) lines.push(`  ${s.validationIssues} record(s) did not have the documented shape; see validation in _audit-manifest.json`);
+  if (s.validationIssues > 0)
+    lines.push(
+      `  ${s.validationIssues} record(s) did not have the documented shape; see validation in _audit-manifest.json`,
+    );
   return `${lines.join('\n')}\n`;
 }

@@ -10,7 +10,10 @@ import { bufferReader, type ByteReader } from './reader.js';
 /** A body that is not JSON of the route's shape; the message names the route and what arrived. */
 export class BodyError extends Error {
   readonly detail: string;
-  constructor(readonly route: string, detail: string) {
+  constructor(
+    readonly route: string,
+    detail: string,
+  ) {
     // Redacted when built, as HttpError: the start of a body may echo a token.
     super(redact(`${route}: ${detail}`));
     this.name = 'BodyError';
@@ -62,7 +65,12 @@ function typeShown(opts: DecodeOptions): string {
  * at a time (decodeSlices), so its size is not limited by V8's longest
  * string; anything else is read whole, up to MAX_SLICE_BYTES.
  */
-export function decodeBody(route: string, def: Pick<RouteDef, 'shape'>, body: Buffer, options: DecodeOptions | string = {}): unknown {
+export function decodeBody(
+  route: string,
+  def: Pick<RouteDef, 'shape'>,
+  body: Buffer,
+  options: DecodeOptions | string = {},
+): unknown {
   const opts: DecodeOptions = typeof options === 'string' ? { contentType: options } : options;
   const reader = bufferReader(body);
   if (opensArray(reader)) {
@@ -76,24 +84,36 @@ export function decodeBody(route: string, def: Pick<RouteDef, 'shape'>, body: Bu
   const whole = body.length <= MAX_SLICE_BYTES;
   const text = body.toString('utf8', 0, whole ? body.length : 64 * 1024);
   if (/^\s*</.test(text)) {
-    throw new BodyError(route, `expected JSON but received ${body.length} bytes of HTML or ` +
-      `XML${type}${quote ? describeStart(body) : ''}; a login page or a proxy's error page answers instead of the ` +
-      `API: check the base URL and any proxy`);
+    throw new BodyError(
+      route,
+      `expected JSON but received ${body.length} bytes of HTML or ` +
+        `XML${type}${quote ? describeStart(body) : ''}; a login page or a proxy's error page answers instead of the ` +
+        `API: check the base URL and any proxy`,
+    );
   }
   if (body[0] === 0x1f && body[1] === 0x8b) {
-    throw new BodyError(route, `expected JSON but received ${body.length} bytes of gzip-compressed data${type}; the ` +
-      `server or a proxy compressed the body unasked`);
+    throw new BodyError(
+      route,
+      `expected JSON but received ${body.length} bytes of gzip-compressed data${type}; the ` +
+        `server or a proxy compressed the body unasked`,
+    );
   }
   if (!whole) {
-    throw new BodyError(route, `expected a JSON ${def.shape} but received ${body.length} bytes${type} that do not ` +
-      `open a JSON array; a body over ${MAX_SLICE_BYTES / 1024 / 1024} MB is only read as an array`);
+    throw new BodyError(
+      route,
+      `expected a JSON ${def.shape} but received ${body.length} bytes${type} that do not ` +
+        `open a JSON array; a body over ${MAX_SLICE_BYTES / 1024 / 1024} MB is only read as an array`,
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new BodyError(route, `expected JSON but received ${body.length} bytes that do not parse${type} ` +
-      `(${describeJsonError(e, text)}); the body may be truncated or not JSON at all`);
+    throw new BodyError(
+      route,
+      `expected JSON but received ${body.length} bytes that do not parse${type} ` +
+        `(${describeJsonError(e, text)}); the body may be truncated or not JSON at all`,
+    );
   }
   assertShape(route, def, value, opts.elements ?? 'objects');
   return value;
@@ -106,7 +126,12 @@ export function decodeBody(route: string, def: Pick<RouteDef, 'shape'>, body: Bu
  * BodyError, after the slices before the fault were yielded (the caller
  * drops what it made of them). Nothing is yielded for an object route.
  */
-export function* decodeSlices(route: string, def: Pick<RouteDef, 'shape'>, reader: ByteReader, opts: DecodeOptions = {}): Generator<unknown[], void, void> {
+export function* decodeSlices(
+  route: string,
+  def: Pick<RouteDef, 'shape'>,
+  reader: ByteReader,
+  opts: DecodeOptions = {},
+): Generator<unknown[], void, void> {
   const objects = def.shape === 'array' && (opts.elements ?? 'objects') === 'objects';
   let index = 0;
   // As decodeBody of the whole text: a JSON fault anywhere is reported before an element of the wrong kind.
@@ -115,18 +140,25 @@ export function* decodeSlices(route: string, def: Pick<RouteDef, 'shape'>, reade
     for (const list of arraySlices(reader, opts.sliceBytes)) {
       if (objects && bad === undefined) {
         const i = list.findIndex((v) => !isRecord(v));
-        if (i >= 0) bad = `expected a JSON array of objects but element ${index + i} is ${describeValue(list[i])}; the body has the wrong shape`;
+        if (i >= 0)
+          bad = `expected a JSON array of objects but element ${index + i} is ${describeValue(list[i])}; the body has the wrong shape`;
       }
       index += list.length;
       if (def.shape === 'array' && bad === undefined) yield list;
     }
   } catch (e) {
     if (e instanceof SliceJsonError) {
-      throw new BodyError(route, `expected JSON but received ${reader.size} bytes that do not ` +
-        `parse${typeShown(opts)} (${e.describe}); the body may be truncated or not JSON at all`);
+      throw new BodyError(
+        route,
+        `expected JSON but received ${reader.size} bytes that do not ` +
+          `parse${typeShown(opts)} (${e.describe}); the body may be truncated or not JSON at all`,
+      );
     }
     if (e instanceof SliceTooLongError) {
-      throw new BodyError(route, `received ${reader.size} bytes${typeShown(opts)} in which ${e.message}; records that large are not read`);
+      throw new BodyError(
+        route,
+        `received ${reader.size} bytes${typeShown(opts)} in which ${e.message}; records that large are not read`,
+      );
     }
     throw e;
   }
@@ -140,7 +172,10 @@ function assertShape(route: string, def: Pick<RouteDef, 'shape'>, value: unknown
     if (elements === 'any') return;
     const bad = value.findIndex((v) => !isRecord(v));
     if (bad >= 0) {
-      throw new BodyError(route, `expected a JSON array of objects but element ${bad} is ${describeValue(value[bad])}; the body has the wrong shape`);
+      throw new BodyError(
+        route,
+        `expected a JSON array of objects but element ${bad} is ${describeValue(value[bad])}; the body has the wrong shape`,
+      );
     }
   }
   if (def.shape === 'object' && !isRecord(value)) {
@@ -155,8 +190,16 @@ function assertShape(route: string, def: Pick<RouteDef, 'shape'>, value: unknown
  * word and the message. `count` is the number of records of a list. `fast`:
  * FAST_PATHS unless a differential test turns the scan off.
  */
-export function checkBody(route: string, def: Pick<RouteDef, 'shape'>, body: Buffer, opts: DecodeOptions & { keep?: boolean; fast?: FastPaths } = {}): { count?: number; value?: unknown } {
-  const checked = opts.keep || !(opts.fast ?? FAST_PATHS).jsonScan ? undefined : checkJson(body, def.shape, { objectElements: (opts.elements ?? 'objects') === 'objects' });
+export function checkBody(
+  route: string,
+  def: Pick<RouteDef, 'shape'>,
+  body: Buffer,
+  opts: DecodeOptions & { keep?: boolean; fast?: FastPaths } = {},
+): { count?: number; value?: unknown } {
+  const checked =
+    opts.keep || !(opts.fast ?? FAST_PATHS).jsonScan
+      ? undefined
+      : checkJson(body, def.shape, { objectElements: (opts.elements ?? 'objects') === 'objects' });
   if (checked !== undefined) return def.shape === 'array' ? { count: checked } : {};
   if (!opts.keep) {
     const reader = bufferReader(body);
@@ -167,7 +210,12 @@ export function checkBody(route: string, def: Pick<RouteDef, 'shape'>, body: Buf
 }
 
 /** checkBody of a body read by range (a large file read back): every slice parsed and dropped; the number of elements. */
-export function countSlices(route: string, def: Pick<RouteDef, 'shape'>, reader: ByteReader, opts: DecodeOptions = {}): number {
+export function countSlices(
+  route: string,
+  def: Pick<RouteDef, 'shape'>,
+  reader: ByteReader,
+  opts: DecodeOptions = {},
+): number {
   let count = 0;
   for (const list of decodeSlices(route, def, reader, opts)) count += list.length;
   return count;

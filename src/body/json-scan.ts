@@ -64,7 +64,16 @@ function skipString(b: Uint8Array, i: number): number {
     if (e === 0x75) {
       if (i + 5 >= n || !isHex(b[i + 2]!) || !isHex(b[i + 3]!) || !isHex(b[i + 4]!) || !isHex(b[i + 5]!)) return -1;
       i += 6;
-    } else if (e === C.Quote || e === C.Backslash || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
+    } else if (
+      e === C.Quote ||
+      e === C.Backslash ||
+      e === 0x2f ||
+      e === 0x62 ||
+      e === 0x66 ||
+      e === 0x6e ||
+      e === 0x72 ||
+      e === 0x74
+    ) {
       i += 2;
     } else {
       return -1;
@@ -115,7 +124,11 @@ const NULL = [0x6e, 0x75, 0x6c, 0x6c];
  * object: the number of elements of the array (of members, for an object).
  * Undefined for anything else, or anything this check does not vouch for.
  */
-export function checkJson(b: Uint8Array, shape: 'array' | 'object', opts: { objectElements?: boolean } = {}): number | undefined {
+export function checkJson(
+  b: Uint8Array,
+  shape: 'array' | 'object',
+  opts: { objectElements?: boolean } = {},
+): number | undefined {
   // With objectElements, a top-level array is vouched for only when every element is an object.
   const objectsOnly = shape === 'array' && opts.objectElements === true;
   const n = b.length;

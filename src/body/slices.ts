@@ -167,12 +167,23 @@ export function* arraySlices(r: ByteReader, sliceBytes = SLICE_BYTES): Generator
  * in after a top-level comma, and the comma that ends the slice is kept, so
  * the fault is met at the same character in the same state.
  */
-function describeFault(r: ByteReader, start: number, offset: number, text: string, first: boolean, last: boolean): string {
+function describeFault(
+  r: ByteReader,
+  start: number,
+  offset: number,
+  text: string,
+  first: boolean,
+  last: boolean,
+): string {
   const prefix = first ? '' : '[0,';
   try {
     JSON.parse(`${prefix}${text}${last ? '' : ','}`);
   } catch (e) {
-    return describeJsonFault(e, (position) => place(r, start, offset, text, position - prefix.length), () => false);
+    return describeJsonFault(
+      e,
+      (position) => place(r, start, offset, text, position - prefix.length),
+      () => false,
+    );
   }
   return 'invalid JSON';
 }
@@ -186,14 +197,26 @@ function tooLong(r: ByteReader, start: number, offset: number): Error {
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     if (!/end of JSON input|Unterminated string/i.test(message)) {
-      return new SliceJsonError(describeJsonFault(e, (position) => place(r, start, offset, text, position - prefix.length), () => false));
+      return new SliceJsonError(
+        describeJsonFault(
+          e,
+          (position) => place(r, start, offset, text, position - prefix.length),
+          () => false,
+        ),
+      );
     }
   }
   return new SliceTooLongError(start);
 }
 
 /** Offset, line and column in the whole body's text of a position in a slice's text. */
-function place(r: ByteReader, start: number, offset: number, text: string, local: number): { offset: number; lineColumn: string } {
+function place(
+  r: ByteReader,
+  start: number,
+  offset: number,
+  text: string,
+  local: number,
+): { offset: number; lineColumn: string } {
   const at = offset + local;
   const before = text.slice(0, local);
   let lines = before.split('\n').length - 1;
@@ -234,7 +257,7 @@ function lastByteBefore(r: ByteReader, end: number, byte: number): number {
  */
 export function utf16Length(r: ByteReader, from: number, to: number): number {
   let n = 0;
-  for (let p = from; p < to; ) {
+  for (let p = from; p < to;) {
     let q = Math.min(to, p + BLOCK);
     if (q < to) {
       const b = r.read(q - 3, q + 1);

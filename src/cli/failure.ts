@@ -21,6 +21,7 @@ export function commandOf(args: readonly string[]): string {
 
 export function failureSummary(command: string, exitCode: number, error: string): FailureSummary {
   const { published, notPublished } = publishLedger();
-  const outcome = currentOutcome() ?? (published.length > 0 ? `published ${published.join(', ')}` : 'nothing was published');
+  const outcome =
+    currentOutcome() ?? (published.length > 0 ? `published ${published.join(', ')}` : 'nothing was published');
   return { command, ok: false, exitCode, error, published, notPublished, outcome };
 }

@@ -92,7 +92,8 @@ const COMMANDS: CommandSpec[] = [
   {
     name: 'findings',
     args: '<snapshot-dir>',
-    summary: 'what an auditor must act on in an existing snapshot: certification gaps, expired access, quotas (docs/findings.md); writes nothing',
+    summary:
+      'what an auditor must act on in an existing snapshot: certification gaps, expired access, quotas (docs/findings.md); writes nothing',
     examples: [
       'svc-snapshot findings svc-snapshot-2026-11-21',
       'svc-snapshot findings svc-snapshot-2026-11-21 --json --expiring-days 60',
@@ -116,7 +117,8 @@ const COMMANDS: CommandSpec[] = [
   {
     name: 'report',
     args: '<snapshot-dir>',
-    summary: 'write the report page of an existing snapshot: findings, changes since the previous one, trends (one self-contained HTML file)',
+    summary:
+      'write the report page of an existing snapshot: findings, changes since the previous one, trends (one self-contained HTML file)',
     examples: [
       'svc-snapshot report svc-snapshot-2026-11-21                # svc-snapshot-2026-11-21.html in that directory',
       'svc-snapshot report svc-snapshot-2026-11-21 --previous svc-snapshot-2026-11-14 --history=/var/lib/svc/history.sqlite --out /srv/share/last-night.html',
@@ -126,7 +128,8 @@ const COMMANDS: CommandSpec[] = [
   {
     name: 'verify',
     args: '<dir...>',
-    summary: 'check snapshots, raw collections and audit collections against their manifests and signatures; writes nothing',
+    summary:
+      'check snapshots, raw collections and audit collections against their manifests and signatures; writes nothing',
     examples: [
       'svc-snapshot verify svc-snapshot-2026-11-21',
       'svc-snapshot verify /archive/svc-snapshot-2026-* --allowed-signers /etc/svc-snapshot/allowed_signers --json',
@@ -152,14 +155,19 @@ function makeDeps(reporter: Reporter, facts?: RunFacts): CommandDeps {
   };
 }
 
-export function buildProgram(onRun: (spec: CommandSpec, flags: Record<string, unknown>, args: string[]) => Promise<void>): Command {
+export function buildProgram(
+  onRun: (spec: CommandSpec, flags: Record<string, unknown>, args: string[]) => Promise<void>,
+): Command {
   const program = new Command('svc-snapshot')
     .description('Inventory snapshots of the platform through its management REST API, and audit service collections.')
     .version(TOOL.version, '--version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(forTerminal(s)), writeOut: (s) => process.stdout.write(s) });
+    .configureOutput({
+      writeErr: (s) => process.stderr.write(forTerminal(s)),
+      writeOut: (s) => process.stdout.write(s),
+    });
   for (const spec of COMMANDS) {
     const cmd = program
       .command(spec.args ? `${spec.name} ${spec.args}` : spec.name, { isDefault: spec.isDefault })
@@ -174,7 +182,11 @@ export function buildProgram(onRun: (spec: CommandSpec, flags: Record<string, un
       await onRun(spec, command.opts(), args);
     });
     // `svc-snapshot --help` is what a newcomer types first: it shows the default command's options too.
-    if (spec.isDefault) program.addHelpText('after', () => `\nWithout a command, svc-snapshot runs snapshot:\n\n${cmd.helpInformation()}`);
+    if (spec.isDefault)
+      program.addHelpText(
+        'after',
+        () => `\nWithout a command, svc-snapshot runs snapshot:\n\n${cmd.helpInformation()}`,
+      );
   }
   return program;
 }
@@ -236,7 +248,9 @@ function dropTlsOverride(): boolean {
 
 function checkCommandName(first: string | undefined): void {
   if (first !== undefined && !first.startsWith('-') && first !== 'help' && !COMMANDS.some((c) => c.name === first)) {
-    throw new UsageError(`unknown command "${first.slice(0, 40)}"; the commands are ${COMMANDS.map((c) => c.name).join(', ')} (snapshot is the default)`);
+    throw new UsageError(
+      `unknown command "${first.slice(0, 40)}"; the commands are ${COMMANDS.map((c) => c.name).join(', ')} (snapshot is the default)`,
+    );
   }
 }
 
@@ -269,7 +283,9 @@ class Invocation {
     this.command = spec.name === 'history' && typeof args[0] === 'string' ? `history ${args[0]}` : spec.name;
     this.reporter = makeReporter(Boolean(flags.quiet));
     if (this.tlsOffIgnored) {
-      this.reporter.warn('NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates and host names are always verified (for an internal CA, use --ca-file)');
+      this.reporter.warn(
+        'NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates and host names are always verified (for an internal CA, use --ca-file)',
+      );
     }
     const facts = await this.openCron(spec, flags);
     // Each command reads its options with readOptions (src/config/options.ts), which refuses conflicting ones first.
@@ -282,7 +298,10 @@ class Invocation {
   private async openCron(spec: CommandSpec, flags: Record<string, unknown>): Promise<RunFacts | undefined> {
     if (flags.metricsFile === undefined && flags.pingUrl === undefined && !process.env.SVC_PING_URL) return undefined;
     const out = { warn: (m: string) => this.reporter.warn(m), error: (m: string) => this.reporter.error(m) };
-    const [{ CronRun }, { RunFacts: Facts, countRoutes }] = await Promise.all([import('../cron/run.js'), import('../cron/facts.js')]);
+    const [{ CronRun }, { RunFacts: Facts, countRoutes }] = await Promise.all([
+      import('../cron/run.js'),
+      import('../cron/facts.js'),
+    ]);
     // What a failed or interrupted run knew, for its metrics: the routes counted as they end, the rest told by the command.
     const facts = new Facts();
     this.reporter = countRoutes(this.reporter, facts);
@@ -334,6 +353,8 @@ class Invocation {
   private printFailure(code: number): void {
     if (!this.json || code === EXIT.ok || stdoutUsed) return;
     stdoutUsed = true;
-    process.stdout.write(forTerminal(`${JSON.stringify(failureSummary(this.command, code, this.failureText), null, 2)}\n`));
+    process.stdout.write(
+      forTerminal(`${JSON.stringify(failureSummary(this.command, code, this.failureText), null, 2)}\n`),
+    );
   }
 }

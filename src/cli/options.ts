@@ -15,11 +15,15 @@ function defaultShown(o: OptionRecord, command: CommandName): string | undefined
 export function optionsFor(command: CommandName): Option[] {
   return OPTIONS.filter((o) => o.commands.includes(command)).flatMap((o) => {
     const shown = defaultShown(o, command);
-    const extra = [o.env ? `env ${o.env}` : '', shown !== undefined ? `default ${shown}` : ''].filter(Boolean).join('; ');
+    const extra = [o.env ? `env ${o.env}` : '', shown !== undefined ? `default ${shown}` : '']
+      .filter(Boolean)
+      .join('; ');
     const description = o.perCommand?.[command]?.description ?? o.description;
     const option = new Option(o.flags, extra ? `${description} (${extra})` : description);
     if (o.removed) option.hideHelp();
-    const made = o.repeatable ? option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]) : option;
+    const made = o.repeatable
+      ? option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+      : option;
     // A switch on by default: commander pairs `--x` and `--no-x` on one key, undefined when neither is given.
     return o.negatable ? [made, new Option(negatedFlag(o), o.negatable.description)] : [made];
   });

@@ -18,7 +18,6 @@ import { decideRealms, firstRoute, planAfterRealms } from './plan.js';
 import { runRoutes } from './runner.js';
 import type { RawCollection } from './types.js';
 
-
 export interface CollectDeps {
   readonly http: HttpClient;
   readonly reporter: Reporter;
@@ -49,13 +48,16 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
   const bodies = new Map<string, Buffer>();
   let decidedRealms: CollectionManifest['realms'] | undefined;
   const fetchOne = async (p: PlannedRoute): Promise<FetchedRoute> => {
-    const got = await fetchRoute(p, settings, deps.http, (label) => deps.reporter.routeStarted(label)).catch((err: unknown) => {
-      if (err instanceof TokenRejectedError) deps.reporter.routeRefused?.(p.label);
-      throw err;
-    });
+    const got = await fetchRoute(p, settings, deps.http, (label) => deps.reporter.routeStarted(label)).catch(
+      (err: unknown) => {
+        if (err instanceof TokenRejectedError) deps.reporter.routeRefused?.(p.label);
+        throw err;
+      },
+    );
     deps.reporter.routeDone(got.record, got.count);
     // The realms route's record is final only once the realms are decided (below).
-    const taken = decidedRealms !== undefined && deps.onRoute !== undefined && deps.onRoute(got.record, got.body, decidedRealms);
+    const taken =
+      decidedRealms !== undefined && deps.onRoute !== undefined && deps.onRoute(got.record, got.body, decidedRealms);
     if (got.body && !taken) bodies.set(p.label, got.body);
     // The runner keeps every result until the last route is in: without the body, a body taken is freed once its taker drops it.
     const { body: _body, ...rest } = got;
@@ -66,10 +68,14 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
   const [first] = await runRoutes([realmsPlan], 1, deps.abort, fetchOne);
   // A TLS failure or an unreachable host on the first route would fail every
   // route after it, each with its retries: stop here and say why.
-  if (first!.unreachable) throw new FailedError(`cannot collect from ${settings.baseUrl}: ${first!.unreachable.detail}. Nothing was published.`);
+  if (first!.unreachable)
+    throw new FailedError(
+      `cannot collect from ${settings.baseUrl}: ${first!.unreachable.detail}. Nothing was published.`,
+    );
   const realmsRec = first!.record;
   const decided = decideRealms(realmsRec, first!.value, settings.realms, settings.realmsGiven);
-  if (decided.realmsFlagIgnored) deps.reporter.warn('--realms is ignored: this backend lists its realms at GET /api/realms');
+  if (decided.realmsFlagIgnored)
+    deps.reporter.warn('--realms is ignored: this backend lists its realms at GET /api/realms');
   if (decided.shapeError !== undefined) {
     realmsRec.error = decided.shapeError;
     delete realmsRec.sha256;

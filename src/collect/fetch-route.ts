@@ -38,14 +38,32 @@ function statusHint(status: number): string {
   return '';
 }
 
-export async function fetchRoute(p: PlannedRoute, settings: ConnectionSettings, http: HttpClient, started: (label: string) => void): Promise<FetchedRoute> {
+export async function fetchRoute(
+  p: PlannedRoute,
+  settings: ConnectionSettings,
+  http: HttpClient,
+  started: (label: string) => void,
+): Promise<FetchedRoute> {
   const type = p.def.tokenType;
   const token = settings.tokens.byType[type];
-  if (!token) return { record: { route: p.label, tokenType: type, status: null, file: null, skipped: true, reason: noTokenReason(type) } };
+  if (!token)
+    return {
+      record: { route: p.label, tokenType: type, status: null, file: null, skipped: true, reason: noTokenReason(type) },
+    };
   started(p.label);
   try {
-    const res = await http.get({ label: p.label, url: settings.baseUrl + p.urlPath, headers: managementAuth(token.value) });
-    const base = { route: p.label, tokenType: type, status: res.status, attempts: res.attempts, durationMs: res.durationMs };
+    const res = await http.get({
+      label: p.label,
+      url: settings.baseUrl + p.urlPath,
+      headers: managementAuth(token.value),
+    });
+    const base = {
+      route: p.label,
+      tokenType: type,
+      status: res.status,
+      attempts: res.attempts,
+      durationMs: res.durationMs,
+    };
     if (res.status === 401 || res.status === 403) {
       // A 401 refuses the token itself, whatever its types; only a 403 is about the type.
       throw tokenRefused({
@@ -63,8 +81,10 @@ export async function fetchRoute(p: PlannedRoute, settings: ConnectionSettings, 
             : `The token needs type ${type}; on backends before 3.14.1, pass a ${type} token with ${tokenFlagName(type)} or ${tokenEnvName(type)}.`,
       });
     }
-    if (res.status === 404 && p.def.since !== null) return { record: { ...base, file: null, skipped: true, reason: SKIP_REASON_3141 } };
-    if (res.status !== 200) return { record: { ...base, file: null, error: `HTTP ${res.status}${statusHint(res.status)}` } };
+    if (res.status === 404 && p.def.since !== null)
+      return { record: { ...base, file: null, skipped: true, reason: SKIP_REASON_3141 } };
+    if (res.status !== 200)
+      return { record: { ...base, file: null, error: `HTTP ${res.status}${statusHint(res.status)}` } };
     const ct = res.headers['content-type'];
     // A body is only checked to be JSON of the route's shape (a scan that
     // builds nothing) and kept as bytes: a parsed body takes about 2.3 times
@@ -79,11 +99,19 @@ export async function fetchRoute(p: PlannedRoute, settings: ConnectionSettings, 
       ...(keep ? { value: checked.value } : {}),
     };
   } catch (err) {
-    if (err instanceof BodyError) return { record: { route: p.label, tokenType: type, status: 200, file: null, error: err.detail } };
+    if (err instanceof BodyError)
+      return { record: { route: p.label, tokenType: type, status: 200, file: null, error: err.detail } };
     if (err instanceof HttpError) {
       const unreachable = p.def === REALMS_ROUTE && (err.kind === 'tls' || err.kind === 'network') ? err : undefined;
       return {
-        record: { route: p.label, tokenType: type, status: err.status === 0 ? null : err.status, file: null, attempts: err.attempts, error: err.detail },
+        record: {
+          route: p.label,
+          tokenType: type,
+          status: err.status === 0 ? null : err.status,
+          file: null,
+          attempts: err.attempts,
+          error: err.detail,
+        },
         ...(unreachable ? { unreachable } : {}),
       };
     }

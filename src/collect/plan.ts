@@ -27,14 +27,22 @@ export interface RealmsDecision {
  * per-realm routes cannot be planned, the route is reported failed); else,
  * on a backend without the route (skipped as added in 3.14.1), `--realms`.
  */
-export function decideRealms(rec: RouteRecord, body: unknown, given: readonly string[], realmsGiven: boolean): RealmsDecision {
+export function decideRealms(
+  rec: RouteRecord,
+  body: unknown,
+  given: readonly string[],
+  realmsGiven: boolean,
+): RealmsDecision {
   const source = rec.route;
   // The backend answered the route, so it lists its own realms (even when the answer is unusable).
   const realmsFlagIgnored = rec.status === 200 && realmsGiven;
   if (rec.status === 200 && !rec.error) {
     const check = RealmsResponse.safeParse(body);
     if (check.success) {
-      return { realms: { source, ids: [...new Set(Object.values(check.data.realms).map((r) => r.id))] }, realmsFlagIgnored };
+      return {
+        realms: { source, ids: [...new Set(Object.values(check.data.realms).map((r) => r.id))] },
+        realmsFlagIgnored,
+      };
     }
     const issue = check.error.issues[0];
     return {

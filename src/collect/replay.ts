@@ -3,7 +3,14 @@ import { planRoute, planRoutes, REALMS_ROUTE, type RouteDef } from '../api/catal
 import { BodyError, checkBody, countSlices } from '../body/decode.js';
 import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
-import { hashFile, isPlainFileName, readInside, sha256Hex, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import {
+  hashFile,
+  isPlainFileName,
+  readInside,
+  sha256Hex,
+  UnreadableEntryError,
+  withFileInside,
+} from '../util/safe-read.js';
 import { opensArray } from '../body/slices.js';
 import { bufferReader } from '../body/reader.js';
 import { BodyFile, LARGE_BODY_BYTES, openBody, type Body } from '../body/file.js';
@@ -18,7 +25,10 @@ import { COLLECTION_MANIFEST } from './write.js';
  * body the manifest lists as read but that is not JSON of its route's shape.
  * Returns the routes marked.
  */
-export function markBodyFailures(collection: RawCollection, failures: ReadonlyArray<{ route: string; detail: string }>): RouteRecord[] {
+export function markBodyFailures(
+  collection: RawCollection,
+  failures: ReadonlyArray<{ route: string; detail: string }>,
+): RouteRecord[] {
   const marked: RouteRecord[] = [];
   for (const f of failures) {
     const r = collection.manifest.routes.find((x) => x.route === f.route);
@@ -75,7 +85,9 @@ export async function readCollection(dir: string, options: ReadCollectionOptions
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} is not valid JSON (${describeJsonError(e, text)}); the collection is damaged`);
+    throw new UsageError(
+      `${COLLECTION_MANIFEST} in ${escapeControl(dir)} is not valid JSON (${describeJsonError(e, text)}); the collection is damaged`,
+    );
   }
   const parsed = CollectionManifestSchema.safeParse(json);
   if (!parsed.success) {
@@ -101,10 +113,14 @@ export async function readCollection(dir: string, options: ReadCollectionOptions
       let read: { body: Body; sha: string };
       try {
         const largeBodyBytes = options.largeBodyBytes ?? LARGE_BODY_BYTES;
-        read = await withFileInside(dir, file, (handle, size) => readBody(handle, size, new BodyFile(dir, file, size, r.sha256!), largeBodyBytes));
+        read = await withFileInside(dir, file, (handle, size) =>
+          readBody(handle, size, new BodyFile(dir, file, size, r.sha256!), largeBodyBytes),
+        );
       } catch (err) {
         const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
-        throw new FailedError(`${escapeControl(file)} is listed in ${COLLECTION_MANIFEST} but ${why}; refusing to build from ${escapeControl(dir)}`);
+        throw new FailedError(
+          `${escapeControl(file)} is listed in ${COLLECTION_MANIFEST} but ${why}; refusing to build from ${escapeControl(dir)}`,
+        );
       }
       if (read.sha !== r.sha256) {
         throw new FailedError(
@@ -146,7 +162,12 @@ function routeDefsByLabel(manifest: CollectionManifest): Map<string, RouteDef> {
  * MB at a time, and left on disk (the BodyFile) for the build to read a
  * slice at a time; anything else is read whole.
  */
-async function readBody(handle: FileHandle, size: number, file: BodyFile, large: number): Promise<{ body: Body; sha: string }> {
+async function readBody(
+  handle: FileHandle,
+  size: number,
+  file: BodyFile,
+  large: number,
+): Promise<{ body: Body; sha: string }> {
   if (size >= large) {
     const head = Buffer.allocUnsafe(64 * 1024);
     const { bytesRead } = await handle.read(head, 0, head.length, 0);

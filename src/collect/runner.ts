@@ -28,8 +28,9 @@ export async function runRoutes<T>(
     ),
   );
   const fatal =
-    settled.find((s): s is PromiseRejectedResult => s.status === 'rejected' && s.reason instanceof TokenRejectedError) ??
-    settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    settled.find(
+      (s): s is PromiseRejectedResult => s.status === 'rejected' && s.reason instanceof TokenRejectedError,
+    ) ?? settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (fatal) throw fatal.reason;
   return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }

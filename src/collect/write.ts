@@ -35,7 +35,11 @@ export async function writeCollection(
   await writeCollectionManifest(manifestTo, collection.manifest, prefix);
 }
 
-export async function writeCollectionManifest(staging: Pick<Staging, 'writeFile'>, manifest: CollectionManifest, prefix = ''): Promise<void> {
+export async function writeCollectionManifest(
+  staging: Pick<Staging, 'writeFile'>,
+  manifest: CollectionManifest,
+  prefix = '',
+): Promise<void> {
   await staging.writeFile(prefix + COLLECTION_MANIFEST, toManifestFile(manifest));
 }
 

@@ -27,7 +27,9 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
   const abort = new AbortController();
   const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal });
   try {
-    deps.reporter.info(`collecting from the audit service at ${settings.auditUrl} for ${settings.from} to ${settings.to}`);
+    deps.reporter.info(
+      `collecting from the audit service at ${settings.auditUrl} for ${settings.from} to ${settings.to}`,
+    );
     const facts = deps.facts;
     const collection = await collectAudit(settings, {
       http,
@@ -38,21 +40,36 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
     });
     const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-audit-${collection.manifest.date}`);
     deps.reporter.info(`publishing ${outDir}`);
-    await withStaging(outDir, [settings.token.value], async (staging) => {
-      await writeAudit(staging, collection);
-      await signManifest(staging, AUDIT_MANIFEST, signKey);
-    }, 'audit');
+    await withStaging(
+      outDir,
+      [settings.token.value],
+      async (staging) => {
+        await writeAudit(staging, collection);
+        await signManifest(staging, AUDIT_MANIFEST, signKey);
+      },
+      'audit',
+    );
     const pruned = applyKeep(o.keep, true, outDir, 'audit', deps.reporter);
     deps.reporter.close();
     const summary = {
       ...auditSummary(collection.manifest, outDir, collection.files.size + 1, Math.round(performance.now() - t0)),
       ...(pruned ? { pruned } : {}),
     };
-    deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : formatAuditSummary(summary) + formatPruned(pruned).map((l) => `${l}\n`).join(''));
+    deps.stdout(
+      o.json
+        ? `${JSON.stringify(summary, null, 2)}\n`
+        : formatAuditSummary(summary) +
+            formatPruned(pruned)
+              .map((l) => `${l}\n`)
+              .join(''),
+    );
     const routes = collection.manifest.routes;
     return {
       exitCode: EXIT.ok,
-      report: { routes: { read: routes.length, skipped: 0, failed: 0 }, validationIssues: collection.manifest.validation.issues },
+      report: {
+        routes: { read: routes.length, skipped: 0, failed: 0 },
+        validationIssues: collection.manifest.validation.issues,
+      },
     };
   } finally {
     await http.close().catch(() => {});

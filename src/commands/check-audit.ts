@@ -17,8 +17,17 @@ export async function runCheckAudit(o: CommandOptions<'check'>, deps: CommandDep
   const auditUrl = requireAuditUrl(o.auditUrl);
   const token = requireAuditToken(o.auditToken);
   const transport = resolveTransport(o, deps.env);
-  const http = new HttpClient({ ...transport, retries: Math.min(transport.retries, 1), userAgent: `${TOOL.name}/${TOOL.version}` });
-  const report: AuditCheckReport = { reachable: true, tls: { ok: true }, token: { source: token.source, accepted: null }, ok: false };
+  const http = new HttpClient({
+    ...transport,
+    retries: Math.min(transport.retries, 1),
+    userAgent: `${TOOL.name}/${TOOL.version}`,
+  });
+  const report: AuditCheckReport = {
+    reachable: true,
+    tls: { ok: true },
+    token: { source: token.source, accepted: null },
+    ok: false,
+  };
   const observer = observeTls(new URL(auditUrl).hostname);
   try {
     try {
@@ -26,12 +35,19 @@ export async function runCheckAudit(o: CommandOptions<'check'>, deps: CommandDep
       if (info.status === 200) {
         try {
           const v = JSON.parse(info.body.toString('utf8')) as { name?: unknown; version?: unknown };
-          report.service = { ...(typeof v.name === 'string' ? { name: v.name } : {}), ...(typeof v.version === 'string' ? { version: v.version } : {}) };
+          report.service = {
+            ...(typeof v.name === 'string' ? { name: v.name } : {}),
+            ...(typeof v.version === 'string' ? { version: v.version } : {}),
+          };
         } catch {
           report.service = {};
         }
       }
-      const list = await http.get({ label: 'GET /queries/list', url: `${auditUrl}/queries/list`, headers: auditAuth(token.value) });
+      const list = await http.get({
+        label: 'GET /queries/list',
+        url: `${auditUrl}/queries/list`,
+        headers: auditAuth(token.value),
+      });
       report.token = { source: token.source, accepted: list.status === 200, status: list.status };
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
@@ -53,10 +69,16 @@ export async function runCheckAudit(o: CommandOptions<'check'>, deps: CommandDep
 }
 
 function formatAuditCheck(url: string, r: AuditCheckReport): string {
-  const lines = [`Checking the audit service at ${url}`, `  reachable: ${r.reachable ? 'yes' : 'no'}`, `  TLS: ${describeTls(url, r.tls)}`];
+  const lines = [
+    `Checking the audit service at ${url}`,
+    `  reachable: ${r.reachable ? 'yes' : 'no'}`,
+    `  TLS: ${describeTls(url, r.tls)}`,
+  ];
   if (r.service) lines.push(`  service: ${r.service.name ?? '?'} ${r.service.version ?? ''}`.trimEnd());
   if (r.reachable && r.tls.ok) {
-    lines.push(`  token from ${r.token.source}: ${r.token.accepted ? 'accepted' : `REFUSED${r.token.status ? ` (HTTP ${r.token.status})` : ''}`}`);
+    lines.push(
+      `  token from ${r.token.source}: ${r.token.accepted ? 'accepted' : `REFUSED${r.token.status ? ` (HTTP ${r.token.status})` : ''}`}`,
+    );
   }
   lines.push(r.ok ? 'OK: an audit collection would run.' : 'NOT OK: an audit collection would not run as things are.');
   return `${lines.join('\n')}\n`;

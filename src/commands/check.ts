@@ -35,12 +35,18 @@ export async function runCheck(flags: RawFlags, deps: CommandDeps): Promise<Comm
   const o = readOptions('check', flags, deps.env);
   if (o.audit) return runCheckAudit(o, deps);
   const settings = resolveConnection(o, deps.env);
-  const http = new HttpClient({ ...settings, retries: Math.min(settings.retries, 1), userAgent: `${TOOL.name}/${TOOL.version}` }, deps.dispatcher);
+  const http = new HttpClient(
+    { ...settings, retries: Math.min(settings.retries, 1), userAgent: `${TOOL.name}/${TOOL.version}` },
+    deps.dispatcher,
+  );
   const observer = observeTls(new URL(settings.baseUrl).hostname);
   try {
     const checked = await check(settings, http);
     const tls = tlsVerdict(settings.baseUrl, observer.authorized(), checked.tls, checked.reachable);
-    const report = tls === checked.tls ? checked : { ...checked, tls, tokens: tls.ok ? checked.tokens : [], ok: checked.ok && tls.ok };
+    const report =
+      tls === checked.tls
+        ? checked
+        : { ...checked, tls, tokens: tls.ok ? checked.tokens : [], ok: checked.ok && tls.ok };
     deps.reporter.close();
     const json: CheckSummary = { ...report, tls: tlsForJson(settings.baseUrl, report.tls) };
     deps.stdout(o.json ? `${JSON.stringify(json, null, 2)}\n` : formatCheck(settings.baseUrl, report));
@@ -53,10 +59,20 @@ export async function runCheck(flags: RawFlags, deps: CommandDeps): Promise<Comm
   }
 }
 
-async function probe(settings: ConnectionSettings, http: HttpClient, def: RouteDef, token: ResolvedToken, realm?: string): Promise<Probe> {
+async function probe(
+  settings: ConnectionSettings,
+  http: HttpClient,
+  def: RouteDef,
+  token: ResolvedToken,
+  realm?: string,
+): Promise<Probe> {
   const p = planRoute(def, def.perRealm ? realm : undefined);
   try {
-    const res = await http.get({ label: p.label, url: settings.baseUrl + p.urlPath, headers: managementAuth(token.value) });
+    const res = await http.get({
+      label: p.label,
+      url: settings.baseUrl + p.urlPath,
+      headers: managementAuth(token.value),
+    });
     return { kind: 'answer', res };
   } catch (err) {
     if (err instanceof HttpError) return { kind: 'error', err };
@@ -96,7 +112,8 @@ export async function check(settings: ConnectionSettings, http: HttpClient): Pro
       let outcome = await probe(settings, http, routeById(PROBES[type].newer), token, settings.realms[0]);
       if (outcome.kind === 'error') {
         if (outcome.err.kind === 'tls') report.tls = { ok: false, error: outcome.err.detail };
-        if (outcome.err.status === 0) report.reachable = outcome.err.kind === 'tls' || outcome.err.kind === 'timeout' ? report.reachable : false;
+        if (outcome.err.status === 0)
+          report.reachable = outcome.err.kind === 'tls' || outcome.err.kind === 'timeout' ? report.reachable : false;
         if (!report.reachable || !report.tls.ok) return { ...report, tokens: [] };
         row.errors.push(outcome.err.message);
         continue;
@@ -117,15 +134,19 @@ export async function check(settings: ConnectionSettings, http: HttpClient): Pro
       else if (status === 401 || status === 403) {
         row.refused.push(type);
         row.refusedWith.push({ type, status });
-      }
-      else row.errors.push(`${type}: HTTP ${status}`);
+      } else row.errors.push(`${type}: HTTP ${status}`);
       if (type === 'VM' && status === 200 && newer.id === 'realms' && newerServed) {
         const parsed = RealmsResponse.safeParse(safeJson(outcome.res.body));
-        if (parsed.success) report.realms = { source: 'GET /api/realms', ids: Object.values(parsed.data.realms).map((r) => r.id) };
+        if (parsed.success)
+          report.realms = { source: 'GET /api/realms', ids: Object.values(parsed.data.realms).map((r) => r.id) };
       }
     }
     const { errors, refusedWith, ...kept } = row;
-    report.tokens.push({ ...kept, ...(refusedWith.length ? { refusedWith } : {}), ...(errors.length ? { errors } : {}) });
+    report.tokens.push({
+      ...kept,
+      ...(refusedWith.length ? { refusedWith } : {}),
+      ...(errors.length ? { errors } : {}),
+    });
   }
   report.release = newerServed === undefined ? 'unknown' : newerServed ? '3.14.1+' : 'before 3.14.1';
   report.ok = report.reachable && report.tls.ok && report.tokens.every((t) => t.refused.length === 0 && !t.errors);
@@ -152,7 +173,9 @@ function formatCheck(baseUrl: string, r: CheckReport): string {
         const why = status === 401 ? ': the token itself is not accepted' : status === 403 ? ': type not granted' : '';
         return status === undefined ? type : `${type} (${status}${why})`;
       });
-      lines.push(`  token from ${t.source}: reaches ${t.reaches.join(', ') || 'nothing'}${refused.length ? `; REFUSED for ${refused.join(', ')}` : ''}`);
+      lines.push(
+        `  token from ${t.source}: reaches ${t.reaches.join(', ') || 'nothing'}${refused.length ? `; REFUSED for ${refused.join(', ')}` : ''}`,
+      );
       for (const e of t.errors ?? []) lines.push(`    error: ${e}`);
     }
     const covered = new Set(r.tokens.flatMap((t) => t.types));

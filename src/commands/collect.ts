@@ -22,7 +22,10 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
   const signKey = o.signKey;
   const t0 = performance.now();
   const abort = new AbortController();
-  const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal }, deps.dispatcher);
+  const http = new HttpClient(
+    { ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal },
+    deps.dispatcher,
+  );
   try {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
     const started = (deps.now ?? (() => new Date()))();
@@ -94,7 +97,8 @@ function formatCollectSummary(s: CollectSummary): string {
     ...s.skipped.map((r) => `  skipped ${r.route}: ${r.reason}`),
     ...s.failed.map((r) => `  FAILED  ${r.route}: ${r.error}`),
   ];
-  if (!s.complete) lines.push('  Incomplete: some routes failed (exit 4); their files are missing from the collection.');
+  if (!s.complete)
+    lines.push('  Incomplete: some routes failed (exit 4); their files are missing from the collection.');
   lines.push(...formatPruned(s.pruned));
   return `${lines.join('\n')}\n`;
 }

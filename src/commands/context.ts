@@ -41,7 +41,11 @@ export function resolveOutDir(cwd: string, flag: string | undefined, fallback: s
  * foreign directory, or a --keep with an output directory whose name holds
  * no date, is a usage error at once, not after a long collection.
  */
-export function checkOutputOptions(cwd: string, o: { readonly outDir: string | undefined; readonly keep?: number | undefined }, kind: OutputKind): void {
+export function checkOutputOptions(
+  cwd: string,
+  o: { readonly outDir: string | undefined; readonly keep?: number | undefined },
+  kind: OutputKind,
+): void {
   checkKeepTarget(o.keep, o.outDir);
   if (o.outDir === undefined) return;
   assertSafeTarget(o.outDir, cwd);

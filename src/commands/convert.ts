@@ -21,15 +21,23 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   const flags = readOptions('convert', rawFlags, deps.env);
   const t0 = performance.now();
   const [given] = args;
-  if (given === undefined || given === '') throw new UsageError('convert needs the snapshot directory: svc-snapshot convert <snapshot-dir> --format csv,xlsx');
-  if ((flags.format as readonly string[]).includes('html')) throw new UsageError(
-    'convert writes the spreadsheet forms (csv, xlsx); the report page is written by: svc-snapshot report ' +
-      '<snapshot-dir>',
-  );
+  if (given === undefined || given === '')
+    throw new UsageError('convert needs the snapshot directory: svc-snapshot convert <snapshot-dir> --format csv,xlsx');
+  if ((flags.format as readonly string[]).includes('html'))
+    throw new UsageError(
+      'convert writes the spreadsheet forms (csv, xlsx); the report page is written by: svc-snapshot report ' +
+        '<snapshot-dir>',
+    );
   const formats = flags.format.filter((f) => f !== 'html');
   const include = flags.include;
-  if (formats.length === 0) throw new UsageError('convert writes csv and xlsx (json is the snapshot itself): give --format csv, xlsx or csv,xlsx');
-  if (flags.outDir === '') throw new UsageError('--out-dir is empty (an unset variable?); give a directory, or leave it out to write into the snapshot');
+  if (formats.length === 0)
+    throw new UsageError(
+      'convert writes csv and xlsx (json is the snapshot itself): give --format csv, xlsx or csv,xlsx',
+    );
+  if (flags.outDir === '')
+    throw new UsageError(
+      '--out-dir is empty (an unset variable?); give a directory, or leave it out to write into the snapshot',
+    );
   const dir = resolveOutDir(deps.cwd, given, given);
   const snapshot = await openSnapshot(dir);
   const manifest = snapshot.manifest;
@@ -50,7 +58,10 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
       try {
         await mkdir(outDir, { recursive: true, mode: DIR_MODE });
       } catch (err) {
-        throw new FailedError(`cannot create ${outDir} (${(err as NodeJS.ErrnoException).code ?? 'error'}); choose another --out-dir`, { cause: err });
+        throw new FailedError(
+          `cannot create ${outDir} (${(err as NodeJS.ErrnoException).code ?? 'error'}); choose another --out-dir`,
+          { cause: err },
+        );
       }
     }
   }
@@ -65,7 +76,11 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
     snapshot: dir,
     outDir,
     date: manifest.date,
-    files: files.map((f) => ({ format: f.format, file: f.file, ...(f.export !== undefined ? { export: f.export } : {}) })),
+    files: files.map((f) => ({
+      format: f.format,
+      file: f.file,
+      ...(f.export !== undefined ? { export: f.export } : {}),
+    })),
     durationMs: Math.round(performance.now() - t0),
   };
   deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatConvertSummary(summary));

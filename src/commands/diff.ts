@@ -21,8 +21,14 @@ export async function runDiff(rawFlags: RawFlags, args: readonly string[], deps:
     ...(flags.ignore !== undefined ? { ignore: flags.ignore } : {}),
     include,
   });
-  if (changes.older.baseUrl !== null && changes.newer.baseUrl !== null && changes.older.baseUrl !== changes.newer.baseUrl) {
-    deps.reporter.warn(`the two sides come from different sites: ${changes.older.baseUrl} and ${changes.newer.baseUrl}`);
+  if (
+    changes.older.baseUrl !== null &&
+    changes.newer.baseUrl !== null &&
+    changes.older.baseUrl !== changes.newer.baseUrl
+  ) {
+    deps.reporter.warn(
+      `the two sides come from different sites: ${changes.older.baseUrl} and ${changes.newer.baseUrl}`,
+    );
   }
   deps.reporter.close();
   deps.stdout(flags.json ? `${JSON.stringify(changes, null, 2)}\n` : formatChangeSet(changes));

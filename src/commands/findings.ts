@@ -16,10 +16,14 @@ import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } fr
 export async function runFindings(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('findings', rawFlags, deps.env);
   const [given] = args;
-  if (given === undefined || given === '') throw new UsageError('findings needs the snapshot directory: svc-snapshot findings <snapshot-dir>');
+  if (given === undefined || given === '')
+    throw new UsageError('findings needs the snapshot directory: svc-snapshot findings <snapshot-dir>');
   const dir = resolveOutDir(deps.cwd, given, given);
   const settings = findingsSettings(o);
-  const report = await findingsOf(await openSnapshot(dir), { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels });
+  const report = await findingsOf(await openSnapshot(dir), {
+    expiringDays: settings.expiringDays,
+    inheritLevels: settings.inheritLevels,
+  });
   for (const r of report.rules) if (!r.evaluated) deps.reporter.warn(`${r.id} not evaluated: ${r.reason ?? ''}`);
   deps.stdout(o.json ? serializeFindings(report) : formatFindings(report, dir));
   const failed = failOnMessage(report, settings.failOn);

@@ -9,7 +9,15 @@ import { openInput, readInput, type SnapshotInput } from '../history/input.js';
 import { CATALOG } from '../exports/catalog.js';
 import type { Include } from '../includes.js';
 import { loadSnapshot, type AfterExport, type LoadStatus } from '../history/load.js';
-import { chooseSite, exportsAsOf, keptFilesAsOf, listRuns, normaliseSite, recordLog, runAsOf } from '../history/query.js';
+import {
+  chooseSite,
+  exportsAsOf,
+  keptFilesAsOf,
+  listRuns,
+  normaliseSite,
+  recordLog,
+  runAsOf,
+} from '../history/query.js';
 import { shown } from '../snapshot/dir.js';
 import { ensureSchema } from '../history/schema.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
@@ -26,13 +34,20 @@ type HistoryOptions = CommandOptions<'history'>;
 
 const ACTIONS = ['load', 'runs', 'log', 'as-of'] as const;
 
-async function open(target: HistoryTarget, flags: Pick<HistoryOptions, 'caFile'>, deps: CommandDeps, write: boolean): Promise<HistoryDb> {
+async function open(
+  target: HistoryTarget,
+  flags: Pick<HistoryOptions, 'caFile'>,
+  deps: CommandDeps,
+  write: boolean,
+): Promise<HistoryDb> {
   const ca = target.engine === 'postgres' ? trustStore(flags.caFile, deps.env) : undefined;
   const db = await openHistory(target, { mustExist: !write, ...(ca ? { ca } : {}) });
   try {
     if (!(await ensureSchema(db, write))) {
       await db.close();
-      throw new FailedError(`${target.label} holds no svc-snapshot history yet; load snapshots first with svc-snapshot history load <dir>...`);
+      throw new FailedError(
+        `${target.label} holds no svc-snapshot history yet; load snapshots first with svc-snapshot history load <dir>...`,
+      );
     }
   } catch (err) {
     await db.close();
@@ -42,7 +57,12 @@ async function open(target: HistoryTarget, flags: Pick<HistoryOptions, 'caFile'>
 }
 
 /** `svc-snapshot history <load|runs|log|as-of>` (CONTRACT section 11). */
-export async function runHistory(rawFlags: RawFlags, args: readonly string[], deps: CommandDeps, afterExport?: AfterExport): Promise<CommandResult> {
+export async function runHistory(
+  rawFlags: RawFlags,
+  args: readonly string[],
+  deps: CommandDeps,
+  afterExport?: AfterExport,
+): Promise<CommandResult> {
   const flags = readOptions('history', rawFlags, deps.env);
   const [action, ...rest] = args;
   if (!ACTIONS.includes(action as (typeof ACTIONS)[number])) {
@@ -59,9 +79,12 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
       if (flags.json) deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
       else if (summary.runs.length === 0) deps.stdout(`No snapshots in ${target.label}.\n`);
       else {
-        const lines = summary.runs.map((r) => `${r.time}  ${r.date}  ${r.source.padEnd(6)}  ` +
-          `${Object.values(r.counts).reduce((a, b) => a + b, 0)} records  ` +
-          `${shown(r.baseUrl)}${r.key ? `  signed ${r.key}` : ''}`);
+        const lines = summary.runs.map(
+          (r) =>
+            `${r.time}  ${r.date}  ${r.source.padEnd(6)}  ` +
+            `${Object.values(r.counts).reduce((a, b) => a + b, 0)} records  ` +
+            `${shown(r.baseUrl)}${r.key ? `  signed ${r.key}` : ''}`,
+        );
         deps.stdout(`${lines.join('\n')}\n`);
       }
       return { exitCode: EXIT.ok };
@@ -70,7 +93,9 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
   if (action === 'log') {
     const [exportName, ...key] = rest;
     if (exportName === undefined || key.length === 0) {
-      throw new UsageError('history log needs an export and its key: svc-snapshot history log <export> <key>... (one value per key column)');
+      throw new UsageError(
+        'history log needs an export and its key: svc-snapshot history log <export> <key>... (one value per key column)',
+      );
     }
     return withDb(target, flags, deps, async (db) => {
       const site = await chooseSite(db, flags.site);
@@ -85,7 +110,9 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
   // as-of
   const [date, ...extra] = rest;
   if (date === undefined || extra.length > 0 || !/^\d{4}-\d{2}-\d{2}$/.test(date) || !isMatch(date, 'yyyy-MM-dd')) {
-    throw new UsageError('history as-of needs one date, YYYY-MM-DD: svc-snapshot history as-of 2026-11-21 --out-dir <dir>');
+    throw new UsageError(
+      'history as-of needs one date, YYYY-MM-DD: svc-snapshot history as-of 2026-11-21 --out-dir <dir>',
+    );
   }
   // The output is a snapshot directory: the same --out-dir rules as a snapshot (CONTRACT section 6), checked before the database is opened.
   checkOutputOptions(deps.cwd, flags, 'snapshot');
@@ -98,11 +125,19 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
     const kept = await keptFilesAsOf(db, site, run.time);
     const outDir = resolveOutDir(deps.cwd, flags.outDir, `svc-snapshot-${run.date}`);
     // The manifest lists what is written: not the spreadsheets, the report or raw/ the snapshot also held (docs/history.md).
-    const manifestText = manifestOfKept(run.manifestText, kept.map((f) => f.name));
-    await withStaging(outDir, [], async (staging) => {
-      for (const f of [...files, ...kept]) await staging.writeFile(f.name, f.content);
-      await staging.writeFile(SNAPSHOT_MANIFEST, manifestText);
-    }, 'snapshot');
+    const manifestText = manifestOfKept(
+      run.manifestText,
+      kept.map((f) => f.name),
+    );
+    await withStaging(
+      outDir,
+      [],
+      async (staging) => {
+        for (const f of [...files, ...kept]) await staging.writeFile(f.name, f.content);
+        await staging.writeFile(SNAPSHOT_MANIFEST, manifestText);
+      },
+      'snapshot',
+    );
     const manifest = JSON.parse(manifestText) as SnapshotManifest;
     deps.reporter.close();
     const summary = snapshotSummary({ outDir, manifest, durationMs: Math.round(performance.now() - t0) });
@@ -110,13 +145,18 @@ export async function runHistory(rawFlags: RawFlags, args: readonly string[], de
       flags.json
         ? `${JSON.stringify(summary, null, 2)}\n`
         : `Snapshot of ${shown(site)} taken ${run.time} (as of ${date}) written to ${outDir}: ${files.length} ` +
-          `exports, ${summary.exports.reduce((a, e) => a + e.count, 0)} records\n`,
+            `exports, ${summary.exports.reduce((a, e) => a + e.count, 0)} records\n`,
     );
     return { exitCode: manifest.complete ? EXIT.ok : EXIT.incomplete };
   });
 }
 
-async function withDb(target: HistoryTarget, flags: HistoryOptions, deps: CommandDeps, fn: (db: HistoryDb) => Promise<CommandResult>): Promise<CommandResult> {
+async function withDb(
+  target: HistoryTarget,
+  flags: HistoryOptions,
+  deps: CommandDeps,
+  fn: (db: HistoryDb) => Promise<CommandResult>,
+): Promise<CommandResult> {
   const db = await open(target, flags, deps, false);
   try {
     return await fn(db);
@@ -126,7 +166,9 @@ async function withDb(target: HistoryTarget, flags: HistoryOptions, deps: Comman
 }
 
 function formatLog(s: HistoryLogSummary): string {
-  const key = Object.entries(s.key).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ');
+  const key = Object.entries(s.key)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join(', ');
   if (s.versions.length === 0) return `${s.export} ${key}: no version in the history\n`;
   const lines = [`${s.export} ${key}: ${s.versions.length} version${s.versions.length > 1 ? 's' : ''}`];
   let prev: Record<string, unknown> | undefined;
@@ -135,7 +177,9 @@ function formatLog(s: HistoryLogSummary): string {
     if (!prev) lines.push(`  ${span}  first seen`);
     else {
       const before = prev;
-      const changed = v.changed.map((c) => `${c} ${JSON.stringify(before[c] ?? null)} → ${JSON.stringify(v.record[c] ?? null)}`);
+      const changed = v.changed.map(
+        (c) => `${c} ${JSON.stringify(before[c] ?? null)} → ${JSON.stringify(v.record[c] ?? null)}`,
+      );
       lines.push(`  ${span}  changed: ${changed.join('; ') || '(reappeared unchanged)'}`);
     }
     prev = v.record;
@@ -151,7 +195,9 @@ async function runLoad(
   afterExport?: AfterExport,
 ): Promise<CommandResult> {
   if (dirs.length === 0) {
-    throw new UsageError('history load needs snapshot directories or raw collections: svc-snapshot history load <dir>... --history <target>');
+    throw new UsageError(
+      'history load needs snapshot directories or raw collections: svc-snapshot history load <dir>... --history <target>',
+    );
   }
   const allowed = flags.allowedSigners;
   const include = flags.include;
@@ -162,7 +208,8 @@ async function runLoad(
   if (flags.site !== undefined) {
     const site = normaliseSite(flags.site);
     const other = heads.find((h) => h.baseUrl !== site);
-    if (other) throw new UsageError(`${other.dir} is a snapshot of ${other.baseUrl}, not of --site ${site}; nothing was loaded`);
+    if (other)
+      throw new UsageError(`${other.dir} is a snapshot of ${other.baseUrl}, not of --site ${site}; nothing was loaded`);
   }
   // Oldest first, whatever order the shell expanded the names in.
   heads.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
@@ -184,7 +231,9 @@ async function runLoad(
       warnNotHeld(read, include, deps);
       const input = signed ? { ...read, signingKey: signed.get(dir)! } : read;
       if (!input.complete && !flags.allowPartial) {
-        deps.reporter.warn(`${h.dir} is a partial snapshot (complete: false); skipped. Pass --allow-partial to load it anyway`);
+        deps.reporter.warn(
+          `${h.dir} is a partial snapshot (complete: false); skipped. Pass --allow-partial to load it anyway`,
+        );
         loaded.push({ dir: h.dir, baseUrl: input.baseUrl, time: input.time, status: 'skipped', opened: 0, closed: 0 });
         skipped++;
         continue;
@@ -211,12 +260,22 @@ async function runLoad(
     whenInterrupted(undefined);
   }
   deps.reporter.close();
-  const summary: HistoryLoadSummary = { command: 'history load', target: target.label, snapshots: loaded, complete: skipped === 0 };
+  const summary: HistoryLoadSummary = {
+    command: 'history load',
+    target: target.label,
+    snapshots: loaded,
+    complete: skipped === 0,
+  };
   if (flags.json) deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
   else {
-    const lines = loaded.map((l) => `  ${l.status.padEnd(14)} ${l.time}  ` +
-      `${l.dir}${l.status === 'loaded' ? `  (${l.opened} versions opened, ${l.closed} closed)` : ''}`);
-    deps.stdout(`History ${target.label}:\n${lines.join('\n')}\n${skipped > 0 ? `  ${skipped} partial snapshot(s) skipped (exit 4)\n` : ''}`);
+    const lines = loaded.map(
+      (l) =>
+        `  ${l.status.padEnd(14)} ${l.time}  ` +
+        `${l.dir}${l.status === 'loaded' ? `  (${l.opened} versions opened, ${l.closed} closed)` : ''}`,
+    );
+    deps.stdout(
+      `History ${target.label}:\n${lines.join('\n')}\n${skipped > 0 ? `  ${skipped} partial snapshot(s) skipped (exit 4)\n` : ''}`,
+    );
   }
   return { exitCode: skipped > 0 ? EXIT.incomplete : EXIT.ok };
 }
@@ -225,8 +284,11 @@ function stopped(err: unknown, dir: string, before: number): unknown {
   if (err instanceof DomainError && !(err instanceof FailedError)) return err;
   const note = before > 0 ? `; the ${before} snapshot(s) before it stay loaded` : '';
   // A database error (a lost connection, a full disk) rolled the snapshot back: say so, without a stack.
-  const what = err instanceof FailedError ? err.message : `the history database failed ` +
-    `(${err instanceof Error ? err.message : String(err)}); nothing of this snapshot was loaded`;
+  const what =
+    err instanceof FailedError
+      ? err.message
+      : `the history database failed ` +
+        `(${err instanceof Error ? err.message : String(err)}); nothing of this snapshot was loaded`;
   return new FailedError(`history load stopped at ${dir}: ${what}${note}`, { cause: err });
 }
 
@@ -236,12 +298,22 @@ function stopped(err: unknown, dir: string, before: number): unknown {
  * export unavailable that night), which a warning says.
  */
 function warnNotHeld(input: SnapshotInput, include: readonly Include[], deps: CommandDeps): void {
-  const absent = include.filter((i) => CATALOG.some((e) => e.include === i && !input.exports.some((x) => x.export === e.name)));
-  if (absent.length > 0) deps.reporter.warn(`${input.dir} was taken without --include ${absent.join(',')}: its records of those exports are left as they were`);
+  const absent = include.filter((i) =>
+    CATALOG.some((e) => e.include === i && !input.exports.some((x) => x.export === e.name)),
+  );
+  if (absent.length > 0)
+    deps.reporter.warn(
+      `${input.dir} was taken without --include ${absent.join(',')}: its records of those exports are left as they were`,
+    );
 }
 
 /** `snapshot --history`: loads the snapshot just published. */
-export async function loadPublished(dir: string, target: HistoryTarget, flags: Pick<HistoryOptions, 'caFile'>, deps: CommandDeps): Promise<LoadStatus> {
+export async function loadPublished(
+  dir: string,
+  target: HistoryTarget,
+  flags: Pick<HistoryOptions, 'caFile'>,
+  deps: CommandDeps,
+): Promise<LoadStatus> {
   const db = await open(target, flags, deps, true);
   try {
     return (await loadSnapshot(db, await readInput(await openInput(dir)))).status;

@@ -20,18 +20,25 @@ import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } fr
 export async function runReport(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('report', rawFlags, deps.env);
   const [given] = args;
-  if (given === undefined || given === '') throw new UsageError(
-    'report needs the snapshot directory: svc-snapshot report <snapshot-dir> [--previous <dir>] [--history [target]] ' +
-      '[--out <file>]',
-  );
-  if (o.out === '') throw new UsageError('--out is empty (an unset variable?); give a file name, or leave it out to write into the snapshot');
-  if (o.previous === '') throw new UsageError(
-    '--previous is empty (an unset variable?); give a snapshot directory, or leave it out to use the newest older ' +
-      'one beside the snapshot',
-  );
+  if (given === undefined || given === '')
+    throw new UsageError(
+      'report needs the snapshot directory: svc-snapshot report <snapshot-dir> [--previous <dir>] [--history [target]] ' +
+        '[--out <file>]',
+    );
+  if (o.out === '')
+    throw new UsageError(
+      '--out is empty (an unset variable?); give a file name, or leave it out to write into the snapshot',
+    );
+  if (o.previous === '')
+    throw new UsageError(
+      '--previous is empty (an unset variable?); give a snapshot directory, or leave it out to use the newest older ' +
+        'one beside the snapshot',
+    );
   const dir = resolveOutDir(deps.cwd, given, given);
   const target = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd) : undefined;
-  const history: HistorySource | undefined = target ? { target, ...(target.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) } : undefined;
+  const history: HistorySource | undefined = target
+    ? { target, ...(target.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) }
+    : undefined;
   const outFile = o.out !== undefined ? resolveOutDir(deps.cwd, o.out, o.out) : undefined;
   if (outFile !== undefined && (await stat(outFile).catch(() => undefined))?.isDirectory()) {
     throw new UsageError(`--out ${outFile} is a directory; give the file to write`);

@@ -49,7 +49,6 @@ import { trustStore, type SheetFormat } from '../config/values.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
-
 /**
  * A snapshot, in order: the settings; the collection (from the network, or
  * read back with --replay: a live snapshot is a collection followed by the
@@ -67,9 +66,16 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   const outDir = resolveOutDir(deps.cwd, plan.o.outDir, `svc-snapshot-${collection.manifest.date}`);
   deps.reporter.info(`building exports into ${outDir}`);
   const input = { plan, deps, collection, source, outDir };
-  const staged = await withStaging(outDir, secrets, (staging) => fillStaging(staging, { ...input, matcher: secretMatcher(secrets) }), 'snapshot');
+  const staged = await withStaging(
+    outDir,
+    secrets,
+    (staging) => fillStaging(staging, { ...input, matcher: secretMatcher(secrets) }),
+    'snapshot',
+  );
   // From here on the snapshot is published: a signal leaves it in place.
-  const load = plan.historyTarget ? `; a history load in progress is rolled back: load it later with svc-snapshot history load ${outDir}` : '';
+  const load = plan.historyTarget
+    ? `; a history load in progress is rolled back: load it later with svc-snapshot history load ${outDir}`
+    : '';
   whenInterrupted(`the snapshot was published to ${outDir}${load}`);
   return afterPublishing(staged, plan, deps, outDir, t0);
 }
@@ -99,8 +105,18 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps): SnapshotPlan {
   const include = o.include;
   const signKey = o.signKey;
   // A directory taken as the target is said once the snapshot is published (CONTRACT section 11: a target that cannot be opened is exit 1).
-  const historyTarget = o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd, { directory: 'when opened' }) : undefined;
-  return { o, formats, html, findingsAsked, include, signKey, historyTarget, largeBodyBytes: deps.largeBodyBytes ?? LARGE_BODY_BYTES };
+  const historyTarget =
+    o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd, { directory: 'when opened' }) : undefined;
+  return {
+    o,
+    formats,
+    html,
+    findingsAsked,
+    include,
+    signKey,
+    historyTarget,
+    largeBodyBytes: deps.largeBodyBytes ?? LARGE_BODY_BYTES,
+  };
 }
 
 interface StagingInput {
@@ -128,19 +144,29 @@ async function fillStaging(staging: Staging, input: StagingInput) {
     ...(report ? [report.name] : []),
     ...(input.plan.o.raw ? [`raw/${COLLECTION_MANIFEST}`] : []),
   ];
-  const listed = others.length > 0 ? { ...manifest, files: others.map((name) => hashed.files.find((f) => f.name === name)!) } : manifest;
+  const listed =
+    others.length > 0
+      ? { ...manifest, files: others.map((name) => hashed.files.find((f) => f.name === name)!) }
+      : manifest;
   await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
   await signManifest(staging, SNAPSHOT_MANIFEST, input.plan.signKey);
   return { built, manifest: listed, spreadsheets, findings, report };
 }
 
 /** raw/ when asked, then the exports built and written, the failed routes and --strict checked again, and the manifest made. */
-async function buildIntoStaging(staging: Staging, { plan, deps, collection, source, matcher }: StagingInput, hashed: HashingWriter) {
+async function buildIntoStaging(
+  staging: Staging,
+  { plan, deps, collection, source, matcher }: StagingInput,
+  hashed: HashingWriter,
+) {
   const o = plan.o;
   // What the build may release and when: the bodies once read, which only a written raw/ (or none asked for) allows.
   const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw, hashed));
   // A live run's large bodies are read from disk by the build, as a replay's are: raw/'s files, or copies spooled into staging.
-  const onDisk = source === 'live' ? await largeBodiesToDisk(staging, collection, { raw: o.raw, minBytes: plan.largeBodyBytes, matcher }) : undefined;
+  const onDisk =
+    source === 'live'
+      ? await largeBodiesToDisk(staging, collection, { raw: o.raw, minBytes: plan.largeBodyBytes, matcher })
+      : undefined;
   memory.afterRelease(onDisk?.bytes ?? 0);
   const built = await writeExports(staging, build(collection, memory, plan.include), collection.manifest.date);
   deps.facts?.build(built);
@@ -157,7 +183,13 @@ async function buildIntoStaging(staging: Staging, { plan, deps, collection, sour
 }
 
 /** The spreadsheets, _findings.json and the report page, each hashed as it is written for the manifest's files. */
-async function writeBeside(staging: Staging, input: StagingInput, manifest: SnapshotManifest, memory: MemoryPolicy, hashed: HashingWriter) {
+async function writeBeside(
+  staging: Staging,
+  input: StagingInput,
+  manifest: SnapshotManifest,
+  memory: MemoryPolicy,
+  hashed: HashingWriter,
+) {
   const { plan, deps } = input;
   const { o, formats, html } = plan;
   if (formats.length > 0) deps.reporter.info(`writing ${formats.join(' and ')}`);
@@ -168,7 +200,8 @@ async function writeBeside(staging: Staging, input: StagingInput, manifest: Snap
   const spreadsheets = formats.length > 0 ? await writeSpreadsheets(written, formats, sink, sheetOptions) : undefined;
   // --findings and --format html: the rules over the export files just written, at the manifest's time, once the build's garbage is collected.
   if (o.findings || html) memory.beforeFindingsRead();
-  const evaluated = o.findings || html ? await findingsOf(stagedSnapshot(staging.dir, manifest), plan.findingsAsked) : undefined;
+  const evaluated =
+    o.findings || html ? await findingsOf(stagedSnapshot(staging.dir, manifest), plan.findingsAsked) : undefined;
   // --findings: written before the manifest, which lists _findings.json in its files.
   const findings = o.findings ? evaluated : undefined;
   if (findings) await writeFindingsFile(hashed, findings);
@@ -193,7 +226,13 @@ function reportHistory(target: HistoryTarget, o: SnapshotOptions, deps: CommandD
 type Staged = Awaited<ReturnType<typeof fillStaging>>;
 
 /** Once published: the warnings, the diff, the history load, the retention, the summary and the exit code. */
-async function afterPublishing(staged: Staged, plan: SnapshotPlan, deps: CommandDeps, outDir: string, t0: number): Promise<CommandResult> {
+async function afterPublishing(
+  staged: Staged,
+  plan: SnapshotPlan,
+  deps: CommandDeps,
+  outDir: string,
+  t0: number,
+): Promise<CommandResult> {
   const { built, manifest, spreadsheets, findings, report } = staged;
   const o = plan.o;
   warnAboutResponses(built, deps.reporter);
@@ -203,7 +242,13 @@ async function afterPublishing(staged: Staged, plan: SnapshotPlan, deps: Command
   const findingsFailed = findings ? failOnMessage(findings, plan.findingsAsked.failOn) : undefined;
   if (findingsFailed) deps.reporter.warn(findingsFailed);
   // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
-  const pruned = applyKeep(o.keep, manifest.complete && history?.status !== 'failed', outDir, 'snapshot', deps.reporter);
+  const pruned = applyKeep(
+    o.keep,
+    manifest.complete && history?.status !== 'failed',
+    outDir,
+    'snapshot',
+    deps.reporter,
+  );
   deps.reporter.close();
   const outcome: SnapshotOutcome = {
     outDir,
@@ -216,8 +261,17 @@ async function afterPublishing(staged: Staged, plan: SnapshotPlan, deps: Command
   };
   deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
   // 6 only for a complete snapshot: an incomplete one is 4 whatever its findings.
-  const exitCode = history?.status === 'failed' ? EXIT.failed : !manifest.complete ? EXIT.incomplete : findingsFailed ? EXIT.findings : EXIT.ok;
-  const findingsReport = findings ? { findings: findingCounts(findings), findingsUnevaluated: unevaluatedRules(findings) } : {};
+  const exitCode =
+    history?.status === 'failed'
+      ? EXIT.failed
+      : !manifest.complete
+        ? EXIT.incomplete
+        : findingsFailed
+          ? EXIT.findings
+          : EXIT.ok;
+  const findingsReport = findings
+    ? { findings: findingCounts(findings), findingsUnevaluated: unevaluatedRules(findings) }
+    : {};
   return { exitCode, report: { ...snapshotReport(manifest), ...findingsReport } };
 }
 
@@ -230,12 +284,18 @@ async function obtainCollection(
   if (o.replay !== undefined) {
     deps.reporter.info(`replaying ${o.replay}`);
     // With --raw, raw/ is written before the build: its bodies are checked now. Otherwise the build's check is used (markBodyFailures).
-    const collection = await readCollection(resolveOutDir(deps.cwd, o.replay, o.replay), { checkBodies: o.raw, largeBodyBytes });
+    const collection = await readCollection(resolveOutDir(deps.cwd, o.replay, o.replay), {
+      checkBodies: o.raw,
+      largeBodyBytes,
+    });
     return { collection, secrets: [], source: 'replay' };
   }
   const settings = resolveConnection(o, deps.env);
   const abort = new AbortController();
-  const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal }, deps.dispatcher);
+  const http = new HttpClient(
+    { ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal },
+    deps.dispatcher,
+  );
   try {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
     const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });
@@ -270,12 +330,16 @@ function refuseStrict(strict: boolean, validation: BuildSummary['validation']): 
 }
 
 function warnAboutResponses(built: BuildSummary, reporter: Reporter): void {
-  for (const d of built.drift) reporter.warn(`${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`);
+  for (const d of built.drift)
+    reporter.warn(
+      `${d.route} returned fields the models do not know: ${d.unknownFields.map(escapeControl).join(', ')}`,
+    );
   const n = built.validation.issues;
-  if (n > 0) reporter.warn(
-    `${n} validation issue${n === 1 ? '' : 's'} in the responses: fields of the wrong type (exported as null), ` +
-      `undocumented values, records naming another realm than their route (see validation in ${SNAPSHOT_MANIFEST})`,
-  );
+  if (n > 0)
+    reporter.warn(
+      `${n} validation issue${n === 1 ? '' : 's'} in the responses: fields of the wrong type (exported as null), ` +
+        `undocumented values, records naming another realm than their route (see validation in ${SNAPSHOT_MANIFEST})`,
+    );
 }
 
 /** --diff-previous: the snapshot is published either way, so a diff that cannot be made is reported, not fatal. */
@@ -300,7 +364,12 @@ async function diffWithPrevious(
 }
 
 /** --history: published either way, a failed load is exit 1 and says the snapshot is there to load again. */
-async function loadIntoHistory(outDir: string, o: SnapshotOptions, deps: CommandDeps, target: HistoryTarget): Promise<NonNullable<SnapshotOutcome['history']>> {
+async function loadIntoHistory(
+  outDir: string,
+  o: SnapshotOptions,
+  deps: CommandDeps,
+  target: HistoryTarget,
+): Promise<NonNullable<SnapshotOutcome['history']>> {
   try {
     const status = await (await import('./history.js')).loadPublished(outDir, target, o, deps);
     return { target: target.label, status };

@@ -45,16 +45,22 @@ function formatVerify(reports: readonly DirReport[]): string {
     }
     const sig = r.signature;
     const signed =
-      sig.state === 'valid' ? `signed by ${sig.key}${sig.reason ? ` (${sig.reason})` : ''}` : sig.state === 'unsigned' ? 'unsigned' : `signature ${sig.state}`;
+      sig.state === 'valid'
+        ? `signed by ${sig.key}${sig.reason ? ` (${sig.reason})` : ''}`
+        : sig.state === 'unsigned'
+          ? 'unsigned'
+          : `signature ${sig.state}`;
     lines.push(`${head}, ${checked} file${checked === 1 ? '' : 's'} match the manifest, ${signed}`);
     const sizeless = r.files.filter((f) => f.state === 'ok' && f.detail !== undefined).length;
-    if (sizeless > 0) lines.push(`  note: the manifest records no size for ${sizeless} of them (the exports); their sha256 matches`);
+    if (sizeless > 0)
+      lines.push(`  note: the manifest records no size for ${sizeless} of them (the exports); their sha256 matches`);
     for (const f of r.files) {
       if (f.state === 'ok') continue;
       const level = WARNING_STATES.has(f.state) ? 'warning' : 'FAILED';
       lines.push(`  ${level}: ${escapeControl(f.file)}: ${f.state}${f.detail ? ` (${f.detail})` : ''}`);
     }
-    if (sig.state !== 'valid' && sig.reason !== undefined) lines.push(`  ${r.ok ? 'warning' : 'FAILED'}: signature: ${sig.reason}`);
+    if (sig.state !== 'valid' && sig.reason !== undefined)
+      lines.push(`  ${r.ok ? 'warning' : 'FAILED'}: signature: ${sig.reason}`);
   }
   return `${lines.join('\n')}\n`;
 }

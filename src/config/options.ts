@@ -29,7 +29,8 @@ import {
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
 
-export type CommandName = 'snapshot' | 'collect' | 'audit' | 'check' | 'diff' | 'convert' | 'history' | 'verify' | 'findings' | 'report';
+export type CommandName =
+  'snapshot' | 'collect' | 'audit' | 'check' | 'diff' | 'convert' | 'history' | 'verify' | 'findings' | 'report';
 
 /**
  * Every option of every command, as data (one list drives commander, the help
@@ -72,23 +73,52 @@ export interface OptionRecord {
 
 const LIVE = ['snapshot', 'collect', 'check'] as const;
 const NET = ['snapshot', 'collect', 'check', 'audit'] as const;
-const ALL = ['snapshot', 'collect', 'audit', 'check', 'diff', 'convert', 'history', 'verify', 'findings', 'report'] as const;
+const ALL = [
+  'snapshot',
+  'collect',
+  'audit',
+  'check',
+  'diff',
+  'convert',
+  'history',
+  'verify',
+  'findings',
+  'report',
+] as const;
 /** What a live run needs and a replay does not take. */
-const SERVER_OPTIONS = ['baseUrl', 'token', 'tokenUser', 'tokenTeam', 'tokenDrive', 'tokenVm', 'tokenProject', 'realms'] as const;
+const SERVER_OPTIONS = [
+  'baseUrl',
+  'token',
+  'tokenUser',
+  'tokenTeam',
+  'tokenDrive',
+  'tokenVm',
+  'tokenProject',
+  'realms',
+] as const;
 
 /** --out-dir's default, as help shows it for each command (the commands compute it; see their resolveOutDir calls). */
 const OUT_DIR_HELP = {
-  snapshot: { defaultText: './svc-snapshot-<YYYY-MM-DD>; --replay: the collection\'s date' },
+  snapshot: { defaultText: "./svc-snapshot-<YYYY-MM-DD>; --replay: the collection's date" },
   collect: { defaultText: './svc-snapshot-raw-<YYYY-MM-DD>' },
   audit: { defaultText: './svc-snapshot-audit-<YYYY-MM-DD>' },
-  convert: { description: 'directory for the spreadsheet files (created 0700 when missing)', defaultText: 'the snapshot directory itself' },
-  history: { description: 'as-of: the directory to write the exports to', defaultText: './svc-snapshot-<date of that snapshot>' },
+  convert: {
+    description: 'directory for the spreadsheet files (created 0700 when missing)',
+    defaultText: 'the snapshot directory itself',
+  },
+  history: {
+    description: 'as-of: the directory to write the exports to',
+    defaultText: './svc-snapshot-<date of that snapshot>',
+  },
 } as const;
 
 /** convert writes only the spreadsheet forms (json alone is refused there: the JSON files are the snapshot itself). */
 const FORMAT_HELP = {
   snapshot: { defaultText: 'json' },
-  convert: { description: 'comma-separated spreadsheet formats: csv, xlsx (the JSON exports are the snapshot itself)', defaultText: 'csv,xlsx' },
+  convert: {
+    description: 'comma-separated spreadsheet formats: csv, xlsx (the JSON exports are the snapshot itself)',
+    defaultText: 'csv,xlsx',
+  },
 } as const;
 
 const RECORDS = [
@@ -103,7 +133,8 @@ const RECORDS = [
   {
     flags: '--token <token>',
     key: 'token',
-    description: 'API token for every type (SVC_TOKEN wins over it; SVC_TOKEN_FILE, SVC_TOKEN_<TYPE>_FILE and ' +
+    description:
+      'API token for every type (SVC_TOKEN wins over it; SVC_TOKEN_FILE, SVC_TOKEN_<TYPE>_FILE and ' +
       'SVC_AUDIT_TOKEN_FILE name a file holding a token instead)',
     commands: LIVE,
     env: 'SVC_TOKEN',
@@ -203,9 +234,27 @@ const RECORDS = [
     default: '2037-12-31',
     parse: (raw: string, from: string) => parseCalendarDate(from, raw),
   },
-  { flags: '--query <id>', key: 'query', description: 'run this audit query (repeatable)', commands: ['audit'], repeatable: true },
-  { flags: '--param <name=value>', key: 'param', description: 'audit query parameter (repeatable)', commands: ['audit'], repeatable: true },
-  { flags: '--report <id[:objectId]>', key: 'report', description: 'download this audit report (repeatable)', commands: ['audit'], repeatable: true },
+  {
+    flags: '--query <id>',
+    key: 'query',
+    description: 'run this audit query (repeatable)',
+    commands: ['audit'],
+    repeatable: true,
+  },
+  {
+    flags: '--param <name=value>',
+    key: 'param',
+    description: 'audit query parameter (repeatable)',
+    commands: ['audit'],
+    repeatable: true,
+  },
+  {
+    flags: '--report <id[:objectId]>',
+    key: 'report',
+    description: 'download this audit report (repeatable)',
+    commands: ['audit'],
+    repeatable: true,
+  },
   {
     flags: '--objects <Type[:id,id...]>',
     key: 'objects',
@@ -213,12 +262,24 @@ const RECORDS = [
     commands: ['audit'],
     repeatable: true,
   },
-  { flags: '--audit', key: 'audit', description: 'check the audit service instead of the management API', commands: ['check'] },
-  { flags: '--export <name>', key: 'export', description: 'only this export (repeatable)', commands: ['diff'], repeatable: true },
+  {
+    flags: '--audit',
+    key: 'audit',
+    description: 'check the audit service instead of the management API',
+    commands: ['check'],
+  },
+  {
+    flags: '--export <name>',
+    key: 'export',
+    description: 'only this export (repeatable)',
+    commands: ['diff'],
+    repeatable: true,
+  },
   {
     flags: '--ignore <column>',
     key: 'ignore',
-    description: 'ignore changes of this column or export.column (repeatable); the volatile columns of docs/diff.md ' +
+    description:
+      'ignore changes of this column or export.column (repeatable); the volatile columns of docs/diff.md ' +
       'are ignored by default, --ignore none compares them',
     commands: ['diff'],
     repeatable: true,
@@ -260,7 +321,12 @@ const RECORDS = [
     commands: ['snapshot', 'collect', 'audit', 'convert', 'history'],
     perCommand: OUT_DIR_HELP,
   },
-  { flags: '--raw', key: 'raw', description: 'also write the raw collection to <out-dir>/raw/', commands: ['snapshot'] },
+  {
+    flags: '--raw',
+    key: 'raw',
+    description: 'also write the raw collection to <out-dir>/raw/',
+    commands: ['snapshot'],
+  },
   {
     flags: '--replay <dir>',
     key: 'replay',
@@ -273,11 +339,30 @@ const RECORDS = [
     key: 'allowPartial',
     description: 'publish even when routes failed (exit 4)',
     commands: ['snapshot', 'history'],
-    perCommand: { history: { description: 'history load: load partial snapshots too (without it they are skipped, exit 4)' } },
+    perCommand: {
+      history: { description: 'history load: load partial snapshots too (without it they are skipped, exit 4)' },
+    },
   },
-  { flags: '--build-threads <n>', key: 'buildThreads', description: 'removed', commands: ['snapshot'], env: 'SVC_BUILD_THREADS', removed: { release: '1.1.0', why: 'the exports are built on the main thread' } },
-  { flags: '--strict', key: 'strict', description: 'make any schema problem in a response fatal', commands: ['snapshot'] },
-  { flags: '--diff-previous', key: 'diffPrevious', description: 'after publishing, diff against the newest older snapshot beside it', commands: ['snapshot'] },
+  {
+    flags: '--build-threads <n>',
+    key: 'buildThreads',
+    description: 'removed',
+    commands: ['snapshot'],
+    env: 'SVC_BUILD_THREADS',
+    removed: { release: '1.1.0', why: 'the exports are built on the main thread' },
+  },
+  {
+    flags: '--strict',
+    key: 'strict',
+    description: 'make any schema problem in a response fatal',
+    commands: ['snapshot'],
+  },
+  {
+    flags: '--diff-previous',
+    key: 'diffPrevious',
+    description: 'after publishing, diff against the newest older snapshot beside it',
+    commands: ['snapshot'],
+  },
   {
     flags: '--format <list>',
     key: 'format',
@@ -291,7 +376,8 @@ const RECORDS = [
   {
     flags: '--include <list>',
     key: 'include',
-    description: 'add export groups after the 15 exports: vms (vm_configs, active_vms, realms); diff and history ' +
+    description:
+      'add export groups after the 15 exports: vms (vm_configs, active_vms, realms); diff and history ' +
       'load build them from a raw collection, and read a snapshot as it holds its exports; convert: the snapshot ' +
       'must hold them',
     commands: ['snapshot', 'convert', 'history', 'diff'],
@@ -302,7 +388,8 @@ const RECORDS = [
   {
     flags: '--keep <n>',
     key: 'keep',
-    description: 'after a complete run, delete older complete output directories of the same kind beside the new ' +
+    description:
+      'after a complete run, delete older complete output directories of the same kind beside the new ' +
       'one, keeping the newest n (the new one included)',
     commands: ['snapshot', 'collect', 'audit'],
     parse: parseKeep,
@@ -310,7 +397,8 @@ const RECORDS = [
   {
     flags: '--metrics-file <path>',
     key: 'metricsFile',
-    description: 'write Prometheus metrics for node_exporter\'s textfile collector to this file, on success and on failure',
+    description:
+      "write Prometheus metrics for node_exporter's textfile collector to this file, on success and on failure",
     commands: ['snapshot', 'collect', 'audit'],
   },
   {
@@ -324,7 +412,8 @@ const RECORDS = [
   {
     flags: '--sign-key <file>',
     key: 'signKey',
-    description: 'sign the manifest with this OpenSSH Ed25519 private key (unencrypted, mode 0600) into <manifest>.sig, published with the output',
+    description:
+      'sign the manifest with this OpenSSH Ed25519 private key (unencrypted, mode 0600) into <manifest>.sig, published with the output',
     commands: ['snapshot', 'collect', 'audit'],
     env: 'SVC_SIGN_KEY',
     parse: loadSigningKey,
@@ -332,7 +421,8 @@ const RECORDS = [
   {
     flags: '--allowed-signers <file>',
     key: 'allowedSigners',
-    description: "OpenSSH allowed_signers file: a signature must verify and be made by a key it lists (history: only such snapshots are loaded)",
+    description:
+      'OpenSSH allowed_signers file: a signature must verify and be made by a key it lists (history: only such snapshots are loaded)',
     commands: ['verify', 'history'],
     parse: (raw: string, from: string) => readAllowedSigners(raw, from),
   },
@@ -345,7 +435,8 @@ const RECORDS = [
   {
     flags: '--findings-inherit-levels',
     key: 'findingsInheritLevels',
-    description: 'findings: hold a child project to its ancestors\' security levels too, its own level adding to them (docs/findings.md)',
+    description:
+      "findings: hold a child project to its ancestors' security levels too, its own level adding to them (docs/findings.md)",
     commands: ['snapshot', 'findings', 'report'],
     default: true,
     negatable: { description: 'findings: hold a project to its own security level only' },
@@ -353,7 +444,8 @@ const RECORDS = [
   {
     flags: '--fail-on <severity>',
     key: 'failOn',
-    description: 'exit 6 when a finding of this severity or higher exists, or a rule of this severity or higher ' +
+    description:
+      'exit 6 when a finding of this severity or higher exists, or a rule of this severity or higher ' +
       'could not be evaluated (info, low, medium, high, critical); the snapshot is published either way',
     commands: ['snapshot', 'findings'],
     parse: parseSeverity,
@@ -361,7 +453,8 @@ const RECORDS = [
   {
     flags: '--fail-on-unevaluated <boolean>',
     key: 'failOnUnevaluated',
-    description: 'with --fail-on: also exit 6 when a rule of that severity or higher could not be evaluated (true), or on findings alone (false)',
+    description:
+      'with --fail-on: also exit 6 when a rule of that severity or higher could not be evaluated (true), or on findings alone (false)',
     commands: ['snapshot', 'findings'],
     default: true,
     parse: parseBooleanValue,
@@ -369,7 +462,7 @@ const RECORDS = [
   {
     flags: '--expiring-days <n>',
     key: 'expiringDays',
-    description: 'certification-expiring: days ahead of the snapshot\'s time (0-3650)',
+    description: "certification-expiring: days ahead of the snapshot's time (0-3650)",
     commands: ['snapshot', 'findings'],
     default: 30,
     parse: (raw: string, from: string) => parseInteger(from, raw, 0, 3650),
@@ -380,8 +473,9 @@ const RECORDS = [
   {
     flags: '--history [target]',
     key: 'history',
-    description: 'history database: a SQLite file or postgres://user@host:port/db (password from PGPASSWORD or ' +
-      '~/.pgpass); snapshot: load the new snapshot into it after publishing (and --format html: the report\'s ' +
+    description:
+      'history database: a SQLite file or postgres://user@host:port/db (password from PGPASSWORD or ' +
+      "~/.pgpass); snapshot: load the new snapshot into it after publishing (and --format html: the report's " +
       'trends); report: the trends',
     commands: ['snapshot', 'history', 'report'],
     defaultText: `./${DEFAULT_HISTORY_FILE}`,
@@ -410,7 +504,6 @@ const RECORDS = [
 
 export const OPTIONS: readonly OptionRecord[] = RECORDS;
 
-
 type Records = (typeof RECORDS)[number];
 /** What commander gives: a list for a repeatable option, `true` for `[value]` given bare, text for `<value>`, else a switch. */
 type RawOf<R> = R extends { repeatable: true }
@@ -421,8 +514,18 @@ type RawOf<R> = R extends { repeatable: true }
       ? string
       : boolean;
 type Parsed<R> = R extends { parse: (raw: string, from: string) => infer T } ? T : RawOf<R>;
-type WhenAbsent<R> = R extends { default: infer D } ? D : R extends { commandDefaults: infer M } ? M[keyof M] : RawOf<R> extends boolean ? false : undefined;
-type ForCommand<R, C extends CommandName> = R extends { readonly commands: readonly (infer X)[] } ? (C extends X ? R : never) : never;
+type WhenAbsent<R> = R extends { default: infer D }
+  ? D
+  : R extends { commandDefaults: infer M }
+    ? M[keyof M]
+    : RawOf<R> extends boolean
+      ? false
+      : undefined;
+type ForCommand<R, C extends CommandName> = R extends { readonly commands: readonly (infer X)[] }
+  ? C extends X
+    ? R
+    : never
+  : never;
 
 /** The options of one command, typed from the records: what readOptions returns. */
 export type CommandOptions<C extends CommandName> = {
@@ -450,7 +553,8 @@ export function refuseConflicts(command: CommandName, flags: Readonly<Record<str
   for (const rec of OPTIONS) {
     if (!rec.conflicts || !rec.commands.includes(command) || flags[rec.key] === undefined) continue;
     const given = rec.conflicts.keys.filter((k) => flags[k] !== undefined);
-    if (given.length > 0) throw new UsageError(`${flagName(rec.key)} ${rec.conflicts.why}; drop ${given.map(flagName).join(', ')}`);
+    if (given.length > 0)
+      throw new UsageError(`${flagName(rec.key)} ${rec.conflicts.why}; drop ${given.map(flagName).join(', ')}`);
   }
 }
 
@@ -459,8 +563,12 @@ function refuseRemoved(command: CommandName, flags: Readonly<Record<string, unkn
   for (const rec of OPTIONS) {
     if (!rec.removed || !rec.commands.includes(command)) continue;
     const { release, why } = rec.removed;
-    if (flags[rec.key] !== undefined) throw new UsageError(`${flagName(rec.key)} was removed in svc-snapshot ${release} (${why}); drop it (CHANGELOG.md)`);
-    if (rec.env !== undefined && env[rec.env] !== undefined && env[rec.env] !== '') throw new UsageError(`${rec.env} was removed in svc-snapshot ${release} (${why}); unset it (CHANGELOG.md)`);
+    if (flags[rec.key] !== undefined)
+      throw new UsageError(
+        `${flagName(rec.key)} was removed in svc-snapshot ${release} (${why}); drop it (CHANGELOG.md)`,
+      );
+    if (rec.env !== undefined && env[rec.env] !== undefined && env[rec.env] !== '')
+      throw new UsageError(`${rec.env} was removed in svc-snapshot ${release} (${why}); unset it (CHANGELOG.md)`);
   }
 }
 
@@ -475,7 +583,11 @@ function refuseRemoved(command: CommandName, flags: Readonly<Record<string, unkn
  * (SVC_AUDIT_TOKEN for a snapshot, SVC_TOKEN for --replay) stops nothing;
  * every secret, read or not, is registered for redaction at once.
  */
-export function readOptions<C extends CommandName>(command: C, flags: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): CommandOptions<C> {
+export function readOptions<C extends CommandName>(
+  command: C,
+  flags: Readonly<Record<string, unknown>>,
+  env: NodeJS.ProcessEnv,
+): CommandOptions<C> {
   refuseRemoved(command, flags, env);
   refuseConflicts(command, flags);
   const options: Record<string, unknown> = {};
@@ -484,7 +596,8 @@ export function readOptions<C extends CommandName>(command: C, flags: Readonly<R
     if (!rec.commands.includes(command)) continue;
     const flag = flags[rec.key];
     const variable = rec.env !== undefined && env[rec.env] !== '' ? env[rec.env] : undefined;
-    if (rec.secret) for (const text of [flag, variable]) if (typeof text === 'string' && text !== '') registerSecret(text);
+    if (rec.secret)
+      for (const text of [flag, variable]) if (typeof text === 'string' && text !== '') registerSecret(text);
     // A secret's file variable (SVC_TOKEN_FILE: src/config/token-file.ts) stands for its variable, read when the command reads the option.
     const fileVariable = rec.secret && rec.env !== undefined ? tokenFileVariable(rec.env) : undefined;
     const file = fileVariable !== undefined && env[fileVariable] !== '' ? env[fileVariable] : undefined;

@@ -6,7 +6,10 @@ import { withoutUserinfo } from './url.js';
 const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
 
 /** The proxy that requests of `protocol` go through, and the variable it came from; undefined when none is set. */
-export function httpsProxy(env: NodeJS.ProcessEnv, protocol: string = 'https:'): { variable: string; url: string } | undefined {
+export function httpsProxy(
+  env: NodeJS.ProcessEnv,
+  protocol: string = 'https:',
+): { variable: string; url: string } | undefined {
   for (const variable of protocol === 'http:' ? PROXY_VARIABLES.slice(2) : PROXY_VARIABLES) {
     const url = env[variable];
     if (url) return { variable, url };
@@ -28,7 +31,9 @@ export function checkProxyEnvironment(env: NodeJS.ProcessEnv): void {
     try {
       url = new URL(raw);
     } catch {
-      throw new UsageError(`${variable} "${shown}" is not a URL; give one like http://proxy.example.org:3128, or unset it`);
+      throw new UsageError(
+        `${variable} "${shown}" is not a URL; give one like http://proxy.example.org:3128, or unset it`,
+      );
     }
     if (url.username || url.password) {
       throw new UsageError(

@@ -22,7 +22,10 @@ export interface ConnectionSettings {
 }
 
 /** The options a live run reads, as readOptions gives them (snapshot, collect and check all take them). */
-export type ConnectionOptions = Pick<CommandOptions<'collect'>, TokenKey | 'baseUrl' | 'realms' | 'timeout' | 'concurrency' | 'retries' | 'caFile' | 'sources'>;
+export type ConnectionOptions = Pick<
+  CommandOptions<'collect'>,
+  TokenKey | 'baseUrl' | 'realms' | 'timeout' | 'concurrency' | 'retries' | 'caFile' | 'sources'
+>;
 /** The transport options, shared with the audit service's client. */
 export type TransportOptions = Pick<CommandOptions<'audit'>, 'timeout' | 'concurrency' | 'retries' | 'caFile'>;
 

@@ -31,17 +31,24 @@ function readTokenFile(fileVariable: string, path: string): string {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? 'error';
-    throw fail(`the token file cannot be read (${code}); give the path of a file holding the token, readable by the user running svc-snapshot`);
+    throw fail(
+      `the token file cannot be read (${code}); give the path of a file holding the token, readable by the user running svc-snapshot`,
+    );
   }
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw fail('not a regular file; give the path of a file holding the token');
     if ((st.mode & 0o077) !== 0) {
       const mode = (st.mode & 0o777).toString(8).padStart(4, '0');
-      throw fail(`the token file is open to its group or others (mode ${mode}); make it its owner's alone: chmod 600 ${path}`);
+      throw fail(
+        `the token file is open to its group or others (mode ${mode}); make it its owner's alone: chmod 600 ${path}`,
+      );
     }
-    if (st.size > MAX_TOKEN_FILE_BYTES) throw fail(`larger than ${MAX_TOKEN_FILE_BYTES / 1024} KiB, which no token file is`);
-    const text = readOpenedFile(fd, st.size).toString('utf8').replace(/\r?\n$/, '');
+    if (st.size > MAX_TOKEN_FILE_BYTES)
+      throw fail(`larger than ${MAX_TOKEN_FILE_BYTES / 1024} KiB, which no token file is`);
+    const text = readOpenedFile(fd, st.size)
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
     if (text === '') throw fail('the token file is empty; write the token into it');
     return text;
   } finally {
@@ -54,10 +61,17 @@ function readTokenFile(fileVariable: string, path: string): string {
  * variable itself is set too; the file's text is parsed as the variable's
  * would be, named by the file variable (a token's `source`).
  */
-export function fromTokenFile(variable: string, path: string, variableAlsoSet: boolean, parse: ((raw: string, from: string) => unknown) | undefined): unknown {
+export function fromTokenFile(
+  variable: string,
+  path: string,
+  variableAlsoSet: boolean,
+  parse: ((raw: string, from: string) => unknown) | undefined,
+): unknown {
   const fileVariable = tokenFileVariable(variable);
   if (variableAlsoSet) {
-    throw new UsageError(`both ${variable} and ${fileVariable} are set; set only one of them (an empty variable counts as unset)`);
+    throw new UsageError(
+      `both ${variable} and ${fileVariable} are set; set only one of them (an empty variable counts as unset)`,
+    );
   }
   const text = readTokenFile(fileVariable, path);
   return parse === undefined ? text : parse(text, fileVariable);

@@ -34,10 +34,11 @@ export function normaliseServiceUrl(raw: string, what: string, stripApi: boolean
   try {
     url = new URL(raw.trim());
   } catch {
-    if (withoutUserinfo(raw) !== raw) throw new UsageError(
-      `${what} "${shown}" is not a URL, and it must not contain a user name or password (that part is not shown); ` +
-        `give one like https://platform.example.org`,
-    );
+    if (withoutUserinfo(raw) !== raw)
+      throw new UsageError(
+        `${what} "${shown}" is not a URL, and it must not contain a user name or password (that part is not shown); ` +
+          `give one like https://platform.example.org`,
+      );
     throw new UsageError(`${what} "${shown}" is not a URL; give one like https://platform.example.org`);
   }
   if (url.username || url.password) {
@@ -54,7 +55,9 @@ export function normaliseServiceUrl(raw: string, what: string, stripApi: boolean
     throw new UsageError(`${what} must start with https:// (got ${url.protocol}//)`);
   }
   if (url.search || url.hash) {
-    throw new UsageError(`${what} must not have a query string or fragment; give only the scheme, host and optional path prefix`);
+    throw new UsageError(
+      `${what} must not have a query string or fragment; give only the scheme, host and optional path prefix`,
+    );
   }
   let path = url.pathname.replace(/\/+$/, '');
   if (stripApi) path = path.replace(/\/api$/, '');

@@ -22,7 +22,10 @@ export function parseInteger(flag: string, raw: string, min: number, max: number
 
 /** `--realms a,b`: the ids, once each, in order. */
 export function parseRealms(raw: string): string[] {
-  const ids = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const ids = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (ids.length === 0) throw new UsageError('--realms needs at least one realm id, e.g. --realms libvirt,altvirt');
   return [...new Set(ids)];
 }
@@ -31,7 +34,9 @@ export function parseRealms(raw: string): string[] {
 export function parseKeep(raw: string): number {
   const n = Number(raw);
   if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 1) {
-    throw new UsageError(`--keep must be a whole number of at least 1: how many output directories to keep, the new one included (got "${raw.slice(0, 40)}")`);
+    throw new UsageError(
+      `--keep must be a whole number of at least 1: how many output directories to keep, the new one included (got "${raw.slice(0, 40)}")`,
+    );
   }
   return n;
 }
@@ -66,7 +71,9 @@ export function parseFormats(value: string): OutputFormat[] {
   const bad = items.filter((s) => !(FORMATS as readonly string[]).includes(s));
   if (bad.length > 0 || items.length === 0) {
     const shown = bad.map((b) => JSON.stringify(b.slice(0, 20))).join(', ');
-    throw new UsageError(`--format takes a comma-separated list of ${FORMATS.join(', ')}${shown ? `; ${shown} is not one of them` : ''}`);
+    throw new UsageError(
+      `--format takes a comma-separated list of ${FORMATS.join(', ')}${shown ? `; ${shown} is not one of them` : ''}`,
+    );
   }
   return (['csv', 'xlsx', 'html'] as const).filter((f) => items.includes(f));
 }
@@ -102,7 +109,9 @@ export function parseToken(raw: string, from: string): ResolvedToken | undefined
   registerSecret(raw);
   if (raw.length < SHORTEST_SECRET) {
     // Not repeated: too short to be redacted in messages without garbling them.
-    throw new UsageError(`the token in ${from} is ${raw.length} character${raw.length === 1 ? '' : 's'} long; an API token is longer: check what is set there`);
+    throw new UsageError(
+      `the token in ${from} is ${raw.length} character${raw.length === 1 ? '' : 's'} long; an API token is longer: check what is set there`,
+    );
   }
   if (!COOKIE_SAFE.test(raw)) {
     throw new UsageError(
@@ -144,7 +153,8 @@ function readRegularText(path: string): string {
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'not a regular file' });
-    if (st.size > MAX_PEM_BYTES) throw Object.assign(new Error('too large'), { code: `larger than ${MAX_PEM_BYTES / 1024 / 1024} MiB` });
+    if (st.size > MAX_PEM_BYTES)
+      throw Object.assign(new Error('too large'), { code: `larger than ${MAX_PEM_BYTES / 1024 / 1024} MiB` });
     return readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);
@@ -157,7 +167,9 @@ function readPem(path: string, what: string): string[] {
     text = readRegularText(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? 'error';
-    throw new UsageError(`${what} ${path} cannot be read (${code}); give the path of a PEM file holding your CA certificate(s)`);
+    throw new UsageError(
+      `${what} ${path} cannot be read (${code}); give the path of a PEM file holding your CA certificate(s)`,
+    );
   }
   const certs = text.match(PEM_CERT) ?? [];
   if (certs.length === 0) {
@@ -197,7 +209,9 @@ export type Severity = (typeof SEVERITIES)[number];
 export function parseSeverity(raw: string, from: string): Severity {
   const s = raw.trim().toLowerCase();
   if ((SEVERITIES as readonly string[]).includes(s)) return s as Severity;
-  throw new UsageError(`${from} must be one of ${SEVERITIES.join(', ')}; got "${raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`);
+  throw new UsageError(
+    `${from} must be one of ${SEVERITIES.join(', ')}; got "${raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`,
+  );
 }
 
 /** `--fail-on-unevaluated=false`: a switch that is on by default, turned off by its value. */
@@ -205,5 +219,7 @@ export function parseBooleanValue(raw: string, from: string): boolean {
   const s = raw.trim().toLowerCase();
   if (s === 'true') return true;
   if (s === 'false') return false;
-  throw new UsageError(`${from} must be true or false (${from}=false); got "${raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`);
+  throw new UsageError(
+    `${from} must be true or false (${from}=false); got "${raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`,
+  );
 }

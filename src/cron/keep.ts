@@ -31,7 +31,7 @@ export function checkKeepTarget(keep: number | undefined, outDirFlag: string | u
   if (!datedName(path.basename(path.resolve(outDirFlag)))) {
     throw new UsageError(
       `--keep needs an output directory whose name holds the date (YYYY-MM-DD), such as the default ` +
-      `svc-snapshot-<date> or --out-dir /srv/snapshots/$(date +%F); ` +
+        `svc-snapshot-<date> or --out-dir /srv/snapshots/$(date +%F); ` +
         `older directories are the ones beside it whose names differ only in that date`,
     );
   }
@@ -78,7 +78,9 @@ export function pruneOlder(outDir: string, kind: OutputKind, keep: number): Prun
     complete.push({ dir, date: named.date, ...owned.tree });
   }
   // ISO dates sort as text; the new directory takes part in the ranking.
-  const ranked = [{ dir: target, date: own.date }, ...complete].sort((a, b) => (a.date < b.date ? 1 : a.date > b.date ? -1 : 0));
+  const ranked = [{ dir: target, date: own.date }, ...complete].sort((a, b) =>
+    a.date < b.date ? 1 : a.date > b.date ? -1 : 0,
+  );
   const kept = new Set(ranked.slice(0, keep).map((r) => r.dir));
   kept.add(target);
   for (const c of complete.sort((a, b) => (a.date < b.date ? -1 : 1))) {

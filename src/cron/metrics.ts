@@ -32,17 +32,22 @@ export interface MetricsInput {
 
 const HELP: Record<string, string> = {
   svc_snapshot_last_run_timestamp_seconds: 'When the last run ended, in Unix seconds, whatever its outcome.',
-  svc_snapshot_last_success_timestamp_seconds: 'When the last run that exited 0 (or 6: complete, with findings at ' +
+  svc_snapshot_last_success_timestamp_seconds:
+    'When the last run that exited 0 (or 6: complete, with findings at ' +
     '--fail-on) ended, in Unix seconds (0: none known).',
-  svc_snapshot_exit_code: 'Exit code of the last run (0 complete, 1 failed, 2 usage, 3 token rejected, 4 incomplete, ' +
+  svc_snapshot_exit_code:
+    'Exit code of the last run (0 complete, 1 failed, 2 usage, 3 token rejected, 4 incomplete, ' +
     '6 findings or rules not evaluated at --fail-on, 130/143 interrupted).',
   svc_snapshot_duration_seconds: 'Wall-clock duration of the last run.',
   svc_snapshot_records: 'Records written per export by the last run.',
   svc_snapshot_routes: 'Routes or requests of the last run by state.',
-  svc_snapshot_validation_issues: 'Validation issues in the responses of the last run (fields of the wrong type, records at odds with their route).',
+  svc_snapshot_validation_issues:
+    'Validation issues in the responses of the last run (fields of the wrong type, records at odds with their route).',
   svc_snapshot_drift_fields: 'Field names the backend returned that the models do not know, in the last run.',
-  svc_snapshot_findings: 'Findings of the last run per evaluated rule and severity (snapshot --findings; docs/findings.md).',
-  svc_snapshot_findings_unevaluated: 'Rules the last run could not evaluate (1 each), by rule and severity (snapshot ' +
+  svc_snapshot_findings:
+    'Findings of the last run per evaluated rule and severity (snapshot --findings; docs/findings.md).',
+  svc_snapshot_findings_unevaluated:
+    'Rules the last run could not evaluate (1 each), by rule and severity (snapshot ' +
     '--findings; the reason is in _findings.json).',
 };
 
@@ -65,15 +70,27 @@ export function renderMetrics(m: MetricsInput): string {
     ['svc_snapshot_duration_seconds', cmd, seconds(m.durationMs)],
   ];
   const r = m.report;
-  for (const e of r?.records ?? []) samples.push(['svc_snapshot_records', `${cmd},export="${label(e.export)}"`, String(e.count)]);
+  for (const e of r?.records ?? [])
+    samples.push(['svc_snapshot_records', `${cmd},export="${label(e.export)}"`, String(e.count)]);
   if (r?.routes) {
-    for (const state of ['read', 'skipped', 'failed'] as const) samples.push(['svc_snapshot_routes', `${cmd},state="${state}"`, String(r.routes[state])]);
+    for (const state of ['read', 'skipped', 'failed'] as const)
+      samples.push(['svc_snapshot_routes', `${cmd},state="${state}"`, String(r.routes[state])]);
   }
-  if (r?.validationIssues !== undefined) samples.push(['svc_snapshot_validation_issues', cmd, String(r.validationIssues)]);
+  if (r?.validationIssues !== undefined)
+    samples.push(['svc_snapshot_validation_issues', cmd, String(r.validationIssues)]);
   if (r?.driftFields !== undefined) samples.push(['svc_snapshot_drift_fields', cmd, String(r.driftFields)]);
-  for (const f of r?.findings ?? []) samples.push(['svc_snapshot_findings', `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`, String(f.count)]);
+  for (const f of r?.findings ?? [])
+    samples.push([
+      'svc_snapshot_findings',
+      `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`,
+      String(f.count),
+    ]);
   for (const f of r?.findingsUnevaluated ?? []) {
-    samples.push(['svc_snapshot_findings_unevaluated', `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`, '1']);
+    samples.push([
+      'svc_snapshot_findings_unevaluated',
+      `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`,
+      '1',
+    ]);
   }
   const lines: string[] = [];
   let previous = '';
@@ -98,7 +115,9 @@ function previousSamples(file: string, name: string): Array<{ labels: Map<string
   for (const line of text.split('\n')) {
     const m = /^([a-z_]+)\{([^{}\n]*)\}[ \t]+([0-9.eE+]+)[ \t]*$/.exec(line.trimEnd());
     if (!m || m[1] !== name) continue;
-    const pairs = [...m[2]!.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!] as const);
+    const pairs = [...m[2]!.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\.)*)"/g)].map(
+      (l) => [l[1]!, l[2]!] as const,
+    );
     const labels = new Map(pairs);
     // A label given twice is not a file this tool wrote.
     if (labels.size !== pairs.length) continue;

@@ -7,6 +7,11 @@ import { sendPing, type PingEvent } from './ping.js';
 let input = '';
 process.stdin.setEncoding('utf8');
 for await (const chunk of process.stdin) input += chunk;
-const { url, ca, timeoutMs, event } = JSON.parse(input) as { url: string; ca: string[] | null; timeoutMs: number; event: PingEvent };
+const { url, ca, timeoutMs, event } = JSON.parse(input) as {
+  url: string;
+  ca: string[] | null;
+  timeoutMs: number;
+  event: PingEvent;
+};
 const warning = await sendPing({ url, ca: ca ?? undefined, timeoutMs }, event);
 if (warning) process.stdout.write(`${warning}\n`);

@@ -49,7 +49,8 @@ export async function sendPing(target: PingTarget, event: PingEvent): Promise<st
       signal: AbortSignal.timeout(timeoutMs),
     });
     await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
-    if (res.statusCode < 200 || res.statusCode > 299) return `ping "${event}" to ${host} was answered with status ${res.statusCode}`;
+    if (res.statusCode < 200 || res.statusCode > 299)
+      return `ping "${event}" to ${host} was answered with status ${res.statusCode}`;
     return undefined;
   } catch (err) {
     const e = err as Error & { code?: string; cause?: { code?: string } };
@@ -65,11 +66,22 @@ export async function sendPing(target: PingTarget, event: PingEvent): Promise<st
  * forced on: `rejectUnauthorized` is explicit because Node otherwise takes
  * it from NODE_TLS_REJECT_UNAUTHORIZED, which must not turn it off.
  */
-function pingDispatcher(undici: typeof import('undici'), ca: readonly string[] | undefined, timeoutMs: number): Dispatcher {
+function pingDispatcher(
+  undici: typeof import('undici'),
+  ca: readonly string[] | undefined,
+  timeoutMs: number,
+): Dispatcher {
   const tls = { rejectUnauthorized: true, ...(ca ? { secureContext: createSecureContext({ ca: [...ca] }) } : {}) };
-  const common = { connections: 1, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect: { ...tls, timeout: timeoutMs } };
+  const common = {
+    connections: 1,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connect: { ...tls, timeout: timeoutMs },
+  };
   const proxied = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((k) => process.env[k]);
-  return proxied ? new undici.EnvHttpProxyAgent({ ...common, requestTls: tls, proxyTls: tls }) : new undici.Agent(common);
+  return proxied
+    ? new undici.EnvHttpProxyAgent({ ...common, requestTls: tls, proxyTls: tls })
+    : new undici.Agent(common);
 }
 
 /**

@@ -9,7 +9,13 @@ import { escapeControl as shown } from '../util/escape.js';
  * what was left and why, and never fails the run. Undefined without --keep,
  * so the summary shows `pruned` only when it was asked for.
  */
-export function applyKeep(keep: number | undefined, complete: boolean, outDir: string, kind: OutputKind, reporter: Reporter): string[] | undefined {
+export function applyKeep(
+  keep: number | undefined,
+  complete: boolean,
+  outDir: string,
+  kind: OutputKind,
+  reporter: Reporter,
+): string[] | undefined {
   if (keep === undefined) return undefined;
   if (!complete) {
     reporter.warn('--keep: the run is incomplete, so no older directory was deleted');
@@ -26,7 +32,10 @@ export function applyKeep(keep: number | undefined, complete: boolean, outDir: s
     return [];
   }
   for (const l of result.left) reporter.info(`--keep: left ${shown(l.dir)}: it ${shown(l.reason)}`);
-  for (const f of result.failures) reporter.error(`--keep: could not delete ${shown(f.dir)} completely (${shown(f.error)}); remove what is left of it by hand`);
+  for (const f of result.failures)
+    reporter.error(
+      `--keep: could not delete ${shown(f.dir)} completely (${shown(f.error)}); remove what is left of it by hand`,
+    );
   for (const dir of result.pruned) reporter.info(`--keep: deleted ${shown(dir)}`);
   return result.pruned;
 }

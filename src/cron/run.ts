@@ -44,13 +44,22 @@ export class CronRun {
    * Undefined when neither option is given (--ping-url also by SVC_PING_URL). The metrics path is taken
    * as is, so that a usage error below is still recorded.
    */
-  static open(command: CronCommand, flags: CronFlags, cwd: string, out: CronOutput, facts = new RunFacts(), env: NodeJS.ProcessEnv = {}): CronRun | undefined {
+  static open(
+    command: CronCommand,
+    flags: CronFlags,
+    cwd: string,
+    out: CronOutput,
+    facts = new RunFacts(),
+    env: NodeJS.ProcessEnv = {},
+  ): CronRun | undefined {
     const o = readOptions(command, { metricsFile: flags.metricsFile, pingUrl: flags.pingUrl }, env);
     if (o.metricsFile === undefined && o.pingUrl === undefined) return undefined;
     let metricsFile: string | undefined;
     if (o.metricsFile !== undefined) {
       if (o.metricsFile.trim() === '' || o.metricsFile.endsWith('/')) {
-        throw new UsageError('--metrics-file needs a file path, e.g. /var/lib/node_exporter/textfile_collector/svc-snapshot.prom');
+        throw new UsageError(
+          '--metrics-file needs a file path, e.g. /var/lib/node_exporter/textfile_collector/svc-snapshot.prom',
+        );
       }
       metricsFile = path.resolve(cwd, o.metricsFile);
     }
@@ -102,17 +111,31 @@ export class CronRun {
     // Before the run knows its site (a usage error with no base URL): the previous file's (one file per command and site),
     // else the file's name, which keeps its series apart from other files' in the directory.
     const known = this.facts.site ?? this.flagSite;
-    const site = known ?? readPreviousSite(this.metricsFile, this.command) ?? `unknown (${path.basename(this.metricsFile)})`;
-    const lastSuccess = exitCode === 0 || exitCode === 6 ? Math.round(endedAt.getTime()) / 1000 : readLastSuccess(this.metricsFile, this.command, known);
+    const site =
+      known ?? readPreviousSite(this.metricsFile, this.command) ?? `unknown (${path.basename(this.metricsFile)})`;
+    const lastSuccess =
+      exitCode === 0 || exitCode === 6
+        ? Math.round(endedAt.getTime()) / 1000
+        : readLastSuccess(this.metricsFile, this.command, known);
     try {
       writeMetricsFile(
         this.metricsFile,
-        renderMetrics({ command: this.command, site, exitCode, endedAt, durationMs: endedAt.getTime() - this.started, lastSuccess, report }),
+        renderMetrics({
+          command: this.command,
+          site,
+          exitCode,
+          endedAt,
+          durationMs: endedAt.getTime() - this.started,
+          lastSuccess,
+          report,
+        }),
       );
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
       // An error, not a warning: --quiet must not hide that monitoring is blind.
-      this.out.error(`could not write the metrics file ${this.metricsFile} (${code}); check that its directory exists and is writable by this user`);
+      this.out.error(
+        `could not write the metrics file ${this.metricsFile} (${code}); check that its directory exists and is writable by this user`,
+      );
     }
   }
 }

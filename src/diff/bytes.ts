@@ -105,7 +105,16 @@ export function columnSpans(bytes: Buffer, ranges: RecordRanges, column: string)
     const value = at + needle.length;
     pos = value;
     // 10 32 32 32 32 34: LINE_START
-    if (short && (bytes[i] !== 10 || bytes[i + 1] !== 32 || bytes[i + 2] !== 32 || bytes[i + 3] !== 32 || bytes[i + 4] !== 32 || bytes[i + 5] !== 34)) continue;
+    if (
+      short &&
+      (bytes[i] !== 10 ||
+        bytes[i + 1] !== 32 ||
+        bytes[i + 2] !== 32 ||
+        bytes[i + 3] !== 32 ||
+        bytes[i + 4] !== 32 ||
+        bytes[i + 5] !== 34)
+    )
+      continue;
     while (ends[r]! <= i) r++;
     if (i < starts[r]!) return undefined;
     let end = value;
@@ -151,7 +160,12 @@ export function readKeys(bytes: Buffer, ranges: RecordRanges, key: readonly stri
     if (!s) return undefined;
     spans.push(s);
   }
-  return { bytes, spans, ascii: spans.every((s) => s.ascii), absent: key.map((k) => ({} as Record<string, unknown>)[k]) };
+  return {
+    bytes,
+    spans,
+    ascii: spans.every((s) => s.ascii),
+    absent: key.map((k) => (({}) as Record<string, unknown>)[k]),
+  };
 }
 
 /** Record r's key (match.ts), or undefined when a key value does not parse. */

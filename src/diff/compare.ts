@@ -8,7 +8,16 @@
  */
 import type { ExportDef } from '../exports/define.js';
 import type { ExportRecord } from '../exports/types.js';
-import type { Availability, ChangedRecord, ChangeSet, ColumnChange, DiffSide, ExportDiff, ExportFile, LoadedExport } from './types.js';
+import type {
+  Availability,
+  ChangedRecord,
+  ChangeSet,
+  ColumnChange,
+  DiffSide,
+  ExportDiff,
+  ExportFile,
+  LoadedExport,
+} from './types.js';
 import { DIFF_SCHEMA_VERSION } from './types.js';
 import type { IgnoreRules } from './ignore.js';
 import { keyFunction, matchKeys } from './match.js';
@@ -32,7 +41,8 @@ export function sameValue(a: unknown, b: unknown): boolean {
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
   for (const k of ka) {
-    if (!Object.hasOwn(b, k) || !sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+    if (!Object.hasOwn(b, k) || !sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+      return false;
   }
   return true;
 }
@@ -56,7 +66,9 @@ function comparer(columns: readonly string[]): Comparer {
       return `a = o${p}; b = n${p}; if (a !== b && !same(a, b)) (d ??= []).push(${i});`;
     })
     .join('\n');
-  return new Function('same', `return function compare(o, n) {\nlet a, b, d;\n${body}\nreturn d;\n};`)(sameValue) as Comparer;
+  return new Function('same', `return function compare(o, n) {\nlet a, b, d;\n${body}\nreturn d;\n};`)(
+    sameValue,
+  ) as Comparer;
 }
 
 function availabilityOf(o: boolean, n: boolean): Availability {
@@ -104,7 +116,14 @@ export function matchRecords(
 }
 
 /** An export diff without its records: availability, counts of each side, and the columns compared. */
-function exportHeader(def: ExportDef, older: LoadedExport, newer: LoadedExport, olderView: SideView, newerView: SideView, ignored: ReadonlySet<string> | undefined) {
+function exportHeader(
+  def: ExportDef,
+  older: LoadedExport,
+  newer: LoadedExport,
+  olderView: SideView,
+  newerView: SideView,
+  ignored: ReadonlySet<string> | undefined,
+) {
   const availability = availabilityOf(older.available, newer.available);
   const columns = def.columns.map((c) => c.name);
   const unobtainableSet = new Set<string>();
@@ -132,7 +151,13 @@ function exportHeader(def: ExportDef, older: LoadedExport, newer: LoadedExport, 
 
 type Header = ReturnType<typeof exportHeader>['base'];
 
-function withRecords(base: Header, added: ExportRecord[], removed: ExportRecord[], changed: ChangedRecord[], unchanged: number): ExportDiff {
+function withRecords(
+  base: Header,
+  added: ExportRecord[],
+  removed: ExportRecord[],
+  changed: ChangedRecord[],
+  unchanged: number,
+): ExportDiff {
   return {
     ...base,
     hasChanges: added.length + removed.length + changed.length > 0,
@@ -144,7 +169,13 @@ function withRecords(base: Header, added: ExportRecord[], removed: ExportRecord[
 }
 
 /** The change of a matched pair, or undefined when no compared column differs. */
-function changeOf(key: readonly string[], compared: readonly string[], compare: Comparer, o: ExportRecord, n: ExportRecord): ChangedRecord | undefined {
+function changeOf(
+  key: readonly string[],
+  compared: readonly string[],
+  compare: Comparer,
+  o: ExportRecord,
+  n: ExportRecord,
+): ChangedRecord | undefined {
   const differing = compare(o, n);
   if (differing === undefined) return undefined;
   const changes: ColumnChange[] = differing.map((c) => {
@@ -157,20 +188,38 @@ function changeOf(key: readonly string[], compared: readonly string[], compare: 
 }
 
 /** The diff of two parsed sides (a raw collection's, or a snapshot's export file parsed whole). */
-function diffRecords(def: ExportDef, older: LoadedExport, newer: LoadedExport, ignored: ReadonlySet<string> | undefined): ExportDiff {
+function diffRecords(
+  def: ExportDef,
+  older: LoadedExport,
+  newer: LoadedExport,
+  ignored: ReadonlySet<string> | undefined,
+): ExportDiff {
   const { base, compared } = exportHeader(def, older, newer, viewOf(older.records), viewOf(newer.records), ignored);
   if (base.availability !== 'both') {
-    return { ...base, hasChanges: base.availability !== 'neither', counts: { added: 0, removed: 0, changed: 0, unchanged: 0 }, added: [], removed: [], changed: [] };
+    return {
+      ...base,
+      hasChanges: base.availability !== 'neither',
+      counts: { added: 0, removed: 0, changed: 0, unchanged: 0 },
+      added: [],
+      removed: [],
+      changed: [],
+    };
   }
   const compare = comparer(compared);
   const added: ExportRecord[] = [];
   const changed: ChangedRecord[] = [];
   let unchanged = 0;
-  const matched = matchRecords(def.key, older.records, newer.records, (i, n) => {
-    const c = changeOf(def.key, compared, compare, older.records[i]!, n);
-    if (c) changed.push(c);
-    else unchanged++;
-  }, (n) => added.push(n));
+  const matched = matchRecords(
+    def.key,
+    older.records,
+    newer.records,
+    (i, n) => {
+      const c = changeOf(def.key, compared, compare, older.records[i]!, n);
+      if (c) changed.push(c);
+      else unchanged++;
+    },
+    (n) => added.push(n),
+  );
   const removed: ExportRecord[] = [];
   for (let i = 0; i < older.records.length; i++) if (matched[i] === 0) removed.push(older.records[i]!);
   return withRecords(base, added, removed, changed, unchanged);
@@ -185,7 +234,15 @@ function diffRecords(def: ExportDef, older: LoadedExport, newer: LoadedExport, i
  * does not hold the manifest's count of records, or a record read does not
  * parse or has another key: the caller then parses the files whole.
  */
-function diffFiles(def: ExportDef, older: LoadedExport, a: ExportFile, newer: LoadedExport, b: ExportFile, ignored: ReadonlySet<string> | undefined, fast: FastPaths): ExportDiff | undefined {
+function diffFiles(
+  def: ExportDef,
+  older: LoadedExport,
+  a: ExportFile,
+  newer: LoadedExport,
+  b: ExportFile,
+  ignored: ReadonlySet<string> | undefined,
+  fast: FastPaths,
+): ExportDiff | undefined {
   const ra = recordRanges(a.bytes);
   if (ra?.starts.length !== a.count) return undefined;
   const same = a.bytes.equals(b.bytes);
@@ -197,7 +254,14 @@ function diffFiles(def: ExportDef, older: LoadedExport, a: ExportFile, newer: Lo
   const firstA = a.count > 0 ? parseRecord<ExportRecord>(a.bytes, ra, 0) : undefined;
   const firstB = same ? firstA : b.count > 0 ? parseRecord<ExportRecord>(b.bytes, rb, 0) : undefined;
   if ((a.count > 0 && firstA === undefined) || (b.count > 0 && firstB === undefined)) return undefined;
-  const { base, compared } = exportHeader(def, older, newer, { count: a.count, first: firstA }, { count: b.count, first: firstB }, ignored);
+  const { base, compared } = exportHeader(
+    def,
+    older,
+    newer,
+    { count: a.count, first: firstA },
+    { count: b.count, first: firstB },
+    ignored,
+  );
   // The same bytes: each record is matched with itself.
   if (same) return withRecords(base, [], [], [], a.count);
   const keysB = keysA && (walk ? walk.keys : readKeys(b.bytes, rb, def.key));
@@ -242,7 +306,15 @@ function diffFiles(def: ExportDef, older: LoadedExport, a: ExportFile, newer: Lo
         onMatch(i, j, walk.same[j] === 1);
       }
     }
-  } else matched = matchRecordKeys(keysA, a.count, keysB, b.count, (i, j) => onMatch(i, j, sameBytes(a.bytes, ra, i, b.bytes, rb, j)), onAdded);
+  } else
+    matched = matchRecordKeys(
+      keysA,
+      a.count,
+      keysB,
+      b.count,
+      (i, j) => onMatch(i, j, sameBytes(a.bytes, ra, i, b.bytes, rb, j)),
+      onAdded,
+    );
   if (!matched) return undefined;
   const removed: ExportRecord[] = [];
   for (let i = 0; ok && i < a.count; i++) {
@@ -259,7 +331,13 @@ function parsedSide(e: LoadedExport): LoadedExport {
 }
 
 /** The diff of one export, its two sides loaded. `fast`: FAST_PATHS unless a differential test turns the walk off. */
-export function diffExport(def: ExportDef, older: LoadedExport, newer: LoadedExport, ignored: ReadonlySet<string> | undefined, fast: FastPaths = FAST_PATHS): ExportDiff {
+export function diffExport(
+  def: ExportDef,
+  older: LoadedExport,
+  newer: LoadedExport,
+  ignored: ReadonlySet<string> | undefined,
+  fast: FastPaths = FAST_PATHS,
+): ExportDiff {
   if (older.available && newer.available && older.file && newer.file) {
     const d = diffFiles(def, older, older.file, newer, newer.file, ignored, fast);
     if (d) return d;

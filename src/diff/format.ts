@@ -76,7 +76,10 @@ function overviewLine(d: ExportDiff, width: number): string {
 
 function details(d: ExportDiff, o: Required<FormatOptions>): string[] {
   const lines = [`${d.export}: ${countsText(d)}`];
-  for (const [side, info] of [['older', d.older], ['newer', d.newer]] as const) {
+  for (const [side, info] of [
+    ['older', d.older],
+    ['newer', d.newer],
+  ] as const) {
     if (info.reason !== undefined) lines.push(`  note: ${side} is ${escapeControl(info.reason)}`);
   }
   if (d.unobtainable.length > 0) lines.push(`  not compared (unobtainable): ${d.unobtainable.join(', ')}`);
@@ -92,7 +95,9 @@ function details(d: ExportDiff, o: Required<FormatOptions>): string[] {
   }
   for (const c of d.changed) {
     if (shown++ >= o.maxRecords) break;
-    const cols = c.changes.slice(0, o.maxColumns).map((ch) => `${ch.column} ${valueText(ch.old, o.maxValue)} → ${valueText(ch.new, o.maxValue)}`);
+    const cols = c.changes
+      .slice(0, o.maxColumns)
+      .map((ch) => `${ch.column} ${valueText(ch.old, o.maxValue)} → ${valueText(ch.new, o.maxValue)}`);
     const more = c.changes.length > o.maxColumns ? `; and ${c.changes.length - o.maxColumns} more columns` : '';
     lines.push(`  ~ ${keyText(d.key, c.key, o.maxValue)}: ${cols.join('; ')}${more}`);
   }
@@ -115,7 +120,9 @@ export function formatChangeSet(cs: ChangeSet, opts: FormatOptions = {}): string
   }
   if (cs.ignore.length > 0) {
     const defaults = cs.ignore.length === DEFAULT_IGNORE.length && cs.ignore.every((c, i) => c === DEFAULT_IGNORE[i]);
-    lines.push(`  ignored columns: ${defaults ? 'the volatile defaults (lastLogin, drives.sizeOnDisk, … see docs/diff.md)' : cs.ignore.join(', ')}; --ignore none compares them`);
+    lines.push(
+      `  ignored columns: ${defaults ? 'the volatile defaults (lastLogin, drives.sizeOnDisk, … see docs/diff.md)' : cs.ignore.join(', ')}; --ignore none compares them`,
+    );
   }
   lines.push('');
   const width = Math.max(0, ...cs.exports.map((d) => d.export.length));

@@ -18,7 +18,10 @@ export const VOLATILE_COLUMNS: readonly VolatileColumn[] = Object.freeze([
   { name: 'drives.attached', why: 'when a drive was last attached: moves every time a VM starts with it' },
   { name: 'teams.usage_files_cnt', why: 'vault files of the team: moves with every upload and delete' },
   { name: 'teams.usage_files_size', why: 'bytes of the vault files of the team' },
-  { name: 'teams.usage_drives_used', why: 'bytes the team drives consume (the provisioned size, usage_drives_size, is compared)' },
+  {
+    name: 'teams.usage_drives_used',
+    why: 'bytes the team drives consume (the provisioned size, usage_drives_size, is compared)',
+  },
   { name: 'resources_by_project.files_cnt', why: 'vault files of the project' },
   { name: 'resources_by_project.files_size', why: 'bytes of the vault files of the project' },
   { name: 'resources_by_project.drives_used', why: 'bytes the project drives consume (drives_size is compared)' },
@@ -58,18 +61,32 @@ export function resolveIgnore(values: readonly string[] | undefined, catalog: re
       const expName = entry.slice(0, dot);
       const column = entry.slice(dot + 1);
       const exp = catalog.find((e) => e.name === expName);
-      if (!exp) throw new UsageError(`--ignore ${entry}: unknown export "${expName}"; valid exports: ${catalog.map((e) => e.name).join(', ')}`);
+      if (!exp)
+        throw new UsageError(
+          `--ignore ${entry}: unknown export "${expName}"; valid exports: ${catalog.map((e) => e.name).join(', ')}`,
+        );
       if (!exp.columns.some((c) => c.name === column)) {
-        throw new UsageError(`--ignore ${entry}: export ${expName} has no column "${column}"; its columns: ${exp.columns.map((c) => c.name).join(', ')}`);
+        throw new UsageError(
+          `--ignore ${entry}: export ${expName} has no column "${column}"; its columns: ${exp.columns.map((c) => c.name).join(', ')}`,
+        );
       }
-      if (exp.key.includes(column)) throw new UsageError(`--ignore ${entry}: ${column} is a key column of ${expName}; records are matched by it, so it cannot be ignored`);
+      if (exp.key.includes(column))
+        throw new UsageError(
+          `--ignore ${entry}: ${column} is a key column of ${expName}; records are matched by it, so it cannot be ignored`,
+        );
       add(exp, column);
       continue;
     }
     const having = catalog.filter((e) => e.columns.some((c) => c.name === entry));
-    if (having.length === 0) throw new UsageError(`--ignore ${entry}: no export has a column "${entry}" (give a column name as in the export files, or export.column; see docs/exports.md)`);
+    if (having.length === 0)
+      throw new UsageError(
+        `--ignore ${entry}: no export has a column "${entry}" (give a column name as in the export files, or export.column; see docs/exports.md)`,
+      );
     const nonKey = having.filter((e) => !e.key.includes(entry));
-    if (nonKey.length === 0) throw new UsageError(`--ignore ${entry}: ${entry} is a key column of ${having.map((e) => e.name).join(', ')}; records are matched by it, so it cannot be ignored`);
+    if (nonKey.length === 0)
+      throw new UsageError(
+        `--ignore ${entry}: ${entry} is a key column of ${having.map((e) => e.name).join(', ')}; records are matched by it, so it cannot be ignored`,
+      );
     for (const exp of nonKey) add(exp, entry);
   }
   return { list, byExport };

@@ -24,7 +24,9 @@ function selectExports(names: readonly string[] | undefined, catalog: readonly E
   if (names === undefined || names.length === 0) return [...catalog];
   const unknown = names.filter((n) => !catalog.some((e) => e.name === n));
   if (unknown.length > 0) {
-    throw new UsageError(`--export: unknown export${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; valid exports: ${catalog.map((e) => e.name).join(', ')}`);
+    throw new UsageError(
+      `--export: unknown export${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; valid exports: ${catalog.map((e) => e.name).join(', ')}`,
+    );
   }
   return catalog.filter((e) => names.includes(e.name));
 }
@@ -39,13 +41,29 @@ export async function diffDirectories(older: string, newer: string, opts: DiffOp
   const exports = selectExports(opts.exports);
   const ignore = resolveIgnore(opts.ignore, CATALOG);
   const include = opts.include ?? [];
-  const [a, b] = await Promise.all([loadSide(resolve(older), exports, include), loadSide(resolve(newer), exports, include)]);
+  const [a, b] = await Promise.all([
+    loadSide(resolve(older), exports, include),
+    loadSide(resolve(newer), exports, include),
+  ]);
   return diffSides(a, b, compared(exports, include, opts, a, b), ignore);
 }
 
 /** An export of an --include group is compared where a side holds it, or where it was asked for: two snapshots of the 15 diff as before. */
-function compared(exports: readonly ExportDef[], include: readonly string[], opts: DiffOptions, a: LoadedSide, b: LoadedSide): ExportDef[] {
-  return exports.filter((d) => d.include === undefined || include.includes(d.include) || opts.exports?.includes(d.name) || a.listed.has(d.name) || b.listed.has(d.name));
+function compared(
+  exports: readonly ExportDef[],
+  include: readonly string[],
+  opts: DiffOptions,
+  a: LoadedSide,
+  b: LoadedSide,
+): ExportDef[] {
+  return exports.filter(
+    (d) =>
+      d.include === undefined ||
+      include.includes(d.include) ||
+      opts.exports?.includes(d.name) ||
+      a.listed.has(d.name) ||
+      b.listed.has(d.name),
+  );
 }
 
 /**
@@ -53,7 +71,12 @@ function compared(exports: readonly ExportDef[], include: readonly string[], opt
  * export at a time, so that a snapshot side holds one export file at a time
  * (in one buffer: an export's bytes are valid until the side's next load).
  */
-async function diffSides(older: LoadedSide, newer: LoadedSide, exports: readonly ExportDef[], ignore: IgnoreRules): Promise<ChangeSet> {
+async function diffSides(
+  older: LoadedSide,
+  newer: LoadedSide,
+  exports: readonly ExportDef[],
+  ignore: IgnoreRules,
+): Promise<ChangeSet> {
   const diffs: ExportDiff[] = [];
   for (const def of exports) {
     const [a, b] = await Promise.all([older.load(def.name), newer.load(def.name)]);
@@ -68,7 +91,11 @@ async function diffSides(older: LoadedSide, newer: LoadedSide, exports: readonly
  * written), with the default options; `use` is given each of the newer
  * side's export files' bytes as the diff reads them.
  */
-export async function diffWithSnapshot(older: string, newer: Snapshot, use: (entry: ManifestEntry, bytes: Buffer) => void): Promise<ChangeSet> {
+export async function diffWithSnapshot(
+  older: string,
+  newer: Snapshot,
+  use: (entry: ManifestEntry, bytes: Buffer) => void,
+): Promise<ChangeSet> {
   const exports = selectExports(undefined);
   const a = await loadSide(resolve(older), exports);
   const b = snapshotSide(newer, exports, use);

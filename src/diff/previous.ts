@@ -22,7 +22,10 @@ function dayStart(date: string | undefined): number | undefined {
 }
 
 /** When a snapshot was taken: the manifest's `time`, else its `date`, else the date in the directory name. */
-function snapshotTime(name: string, manifest: { readonly time?: string; readonly date?: string } | undefined): number | undefined {
+function snapshotTime(
+  name: string,
+  manifest: { readonly time?: string; readonly date?: string } | undefined,
+): number | undefined {
   if (manifest?.time !== undefined) {
     const t = parseISO(manifest.time);
     if (isValid(t)) return t.getTime();

@@ -32,17 +32,26 @@ function parseExportBytes(dir: string, file: string, bytes: Buffer): ExportRecor
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new FailedError(`${shown} in ${escapeControl(dir)} is not valid JSON (${describeJsonError(e, text)}); the snapshot is damaged`);
+    throw new FailedError(
+      `${shown} in ${escapeControl(dir)} is not valid JSON (${describeJsonError(e, text)}); the snapshot is damaged`,
+    );
   }
-  if (!Array.isArray(json)) throw new FailedError(`${shown} in ${escapeControl(dir)} is not a JSON array of records; the snapshot is damaged`);
+  if (!Array.isArray(json))
+    throw new FailedError(`${shown} in ${escapeControl(dir)} is not a JSON array of records; the snapshot is damaged`);
   for (let i = 0; i < json.length; i++) {
     const r: unknown = json[i];
-    if (r === null || typeof r !== 'object' || Array.isArray(r)) throw new FailedError(`${shown} in ${escapeControl(dir)}: element ${i} is not a record; the snapshot is damaged`);
+    if (r === null || typeof r !== 'object' || Array.isArray(r))
+      throw new FailedError(`${shown} in ${escapeControl(dir)}: element ${i} is not a record; the snapshot is damaged`);
   }
   return json as ExportRecord[];
 }
 
-const UNLISTED: LoadedExport = { available: false, reason: 'not listed in the manifest', records: [], nullColumns: new Set() };
+const UNLISTED: LoadedExport = {
+  available: false,
+  reason: 'not listed in the manifest',
+  records: [],
+  nullColumns: new Set(),
+};
 
 /**
  * A snapshot's side: an export file is read (checked against the manifest)
@@ -50,7 +59,11 @@ const UNLISTED: LoadedExport = { available: false, reason: 'not listed in the ma
  * export is loaded. `use` is given each export's bytes as it is loaded, so
  * that the file's other readers (the report's) need not read it again.
  */
-export function snapshotSide(snapshot: Snapshot, wanted: readonly ExportDef[], use?: (entry: ManifestEntry, bytes: Buffer) => void): LoadedSide {
+export function snapshotSide(
+  snapshot: Snapshot,
+  wanted: readonly ExportDef[],
+  use?: (entry: ManifestEntry, bytes: Buffer) => void,
+): LoadedSide {
   const m = snapshot.manifest;
   const nulls = nullColumnsByExport(m.nullFields);
   const listed = new Set(wanted.filter((def) => snapshot.entry(def.name) !== undefined).map((def) => def.name));
@@ -85,7 +98,11 @@ async function loadCollection(dir: string, include: readonly Include[]): Promise
     });
   }
   const m = collection.manifest;
-  return { info: { dir, kind: 'collection', baseUrl: m.baseUrl, time: m.time, date: m.date }, listed: new Set(exports.keys()), load: async (name) => exports.get(name) ?? UNLISTED };
+  return {
+    info: { dir, kind: 'collection', baseUrl: m.baseUrl, time: m.time, date: m.date },
+    listed: new Set(exports.keys()),
+    load: async (name) => exports.get(name) ?? UNLISTED,
+  };
 }
 
 /**
@@ -94,7 +111,11 @@ async function loadCollection(dir: string, include: readonly Include[]): Promise
  * not looked at: its exports are what the snapshot published. Only the
  * export files of `wanted` are read.
  */
-export async function loadSide(dir: string, wanted: readonly ExportDef[], include: readonly Include[] = []): Promise<LoadedSide> {
+export async function loadSide(
+  dir: string,
+  wanted: readonly ExportDef[],
+  include: readonly Include[] = [],
+): Promise<LoadedSide> {
   const snapshot = await openSnapshotOrCollection(dir, 'give a snapshot directory or a raw collection');
   return snapshot ? snapshotSide(snapshot, wanted) : loadCollection(dir, include);
 }

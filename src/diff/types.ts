@@ -57,7 +57,12 @@ export interface ExportDiff {
   readonly unobtainable: string[];
   /** Columns not compared because of `--ignore` (or the default volatile list). */
   readonly ignored: string[];
-  readonly counts: { readonly added: number; readonly removed: number; readonly changed: number; readonly unchanged: number };
+  readonly counts: {
+    readonly added: number;
+    readonly removed: number;
+    readonly changed: number;
+    readonly unchanged: number;
+  };
   /** Records only in newer, whole, in newer's file order. */
   readonly added: ExportRecord[];
   /** Records only in older, whole, in older's file order. */
@@ -75,7 +80,12 @@ export interface ChangeSet {
   readonly hasChanges: boolean;
   /** The effective ignore list: `column` (every export) or `export.column`. */
   readonly ignore: string[];
-  readonly totals: { readonly added: number; readonly removed: number; readonly changed: number; readonly exportsChanged: number };
+  readonly totals: {
+    readonly added: number;
+    readonly removed: number;
+    readonly changed: number;
+    readonly exportsChanged: number;
+  };
   /** The compared exports, in catalog order. */
   readonly exports: ExportDiff[];
 }

@@ -86,21 +86,42 @@ function separatorAt(bytes: Buffer, p: number, last: number): boolean {
  * added one is compared with the one before). Undefined when it is not so:
  * the caller then reads the newer file whole.
  */
-export function walkNewer(older: RecordKeys, olderRanges: RecordRanges, olderCount: number, bytes: Buffer, count: number, key: readonly string[]): NewerWalk | undefined {
+export function walkNewer(
+  older: RecordKeys,
+  olderRanges: RecordRanges,
+  olderCount: number,
+  bytes: Buffer,
+  count: number,
+  key: readonly string[],
+): NewerWalk | undefined {
   const len = bytes.length;
   if (!older.ascii || !ascends(older, olderCount)) return undefined;
   if (count === 0 && bytes.equals(EMPTY)) {
     const none = new Int32Array(0);
     const spans = key.map(() => ({ from: none, to: none, head: new Float64Array(0), ascii: true }));
-    return { ranges: { starts: none, ends: none }, keys: { bytes, spans, ascii: true, absent: key.map((k) => ({} as Record<string, unknown>)[k]) }, match: none, same: new Uint8Array(0) };
+    return {
+      ranges: { starts: none, ends: none },
+      keys: { bytes, spans, ascii: true, absent: key.map((k) => (({}) as Record<string, unknown>)[k]) },
+      match: none,
+      same: new Uint8Array(0),
+    };
   }
   if (count < 1 || count > len / 6 || len < HEAD.length + TAIL.length) return undefined;
-  if (bytes.compare(HEAD, 0, HEAD.length, 0, HEAD.length) !== 0 || bytes.compare(TAIL, 0, TAIL.length, len - TAIL.length) !== 0) return undefined;
+  if (
+    bytes.compare(HEAD, 0, HEAD.length, 0, HEAD.length) !== 0 ||
+    bytes.compare(TAIL, 0, TAIL.length, len - TAIL.length) !== 0
+  )
+    return undefined;
   const last = len - TAIL.length + 4;
   const starts = new Int32Array(count);
   const ends = new Int32Array(count);
-  const spans = key.map(() => ({ from: new Int32Array(count), to: new Int32Array(count), head: new Float64Array(count), ascii: true }));
-  const keys: RecordKeys = { bytes, spans, ascii: true, absent: key.map((k) => ({} as Record<string, unknown>)[k]) };
+  const spans = key.map(() => ({
+    from: new Int32Array(count),
+    to: new Int32Array(count),
+    head: new Float64Array(count),
+    ascii: true,
+  }));
+  const keys: RecordKeys = { bytes, spans, ascii: true, absent: key.map((k) => (({}) as Record<string, unknown>)[k]) };
   const match = new Int32Array(count).fill(-1);
   const same = new Uint8Array(count);
   const a = older.bytes;
@@ -128,13 +149,26 @@ export function walkNewer(older: RecordKeys, olderRanges: RecordRanges, olderCou
       const as = olderRanges.starts[i]!;
       const length = olderRanges.ends[i]! - as;
       const e = pos + length;
-      if (e <= last && a.compare(bytes, pos, e, as, as + length) === 0 && (isLast ? e === last : separatorAt(bytes, e - 1, last))) end = takeSame(i, j, pos);
+      if (
+        e <= last &&
+        a.compare(bytes, pos, e, as, as + length) === 0 &&
+        (isLast ? e === last : separatorAt(bytes, e - 1, last))
+      )
+        end = takeSame(i, j, pos);
     }
     if (end < 0) {
       // As recordRanges: the first separator after the record's start ends it; the last record runs to the file's tail.
       const p = bytes.indexOf(BETWEEN, pos + 1);
       if (p >= 0 && p < last) {
-        if (isLast || bytes[p - 1] !== 0x20 || bytes[p - 2] !== 0x20 || bytes[p - 3] !== 0x0a || bytes[p + 6] !== 0x0a || p - 3 <= pos) return undefined;
+        if (
+          isLast ||
+          bytes[p - 1] !== 0x20 ||
+          bytes[p - 2] !== 0x20 ||
+          bytes[p - 3] !== 0x0a ||
+          bytes[p + 6] !== 0x0a ||
+          p - 3 <= pos
+        )
+          return undefined;
         end = p + 1;
       } else {
         if (!isLast || pos >= last - 1) return undefined;

@@ -137,7 +137,11 @@ function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): st
     case 'field':
       source =
         `${src.as === 'count' ? 'number of elements of ' : ''}field \`${src.path}\`${sinceMark(def, src.path, exp.each)}` +
-        (src.as === 'entries' ? ', map as sorted "key=value" strings' : src.as === 'json' ? ', object as compact JSON text' : '');
+        (src.as === 'entries'
+          ? ', map as sorted "key=value" strings'
+          : src.as === 'json'
+            ? ', object as compact JSON text'
+            : '');
       break;
     case 'join': {
       const other = routeById(src.route);
@@ -170,7 +174,9 @@ function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): st
 
 /** A default chosen by another field: each value and the case it is taken in. */
 function casesText(by: string, cases: Readonly<Record<string, unknown>>): string {
-  return Object.entries(cases).map(([k, v]) => `\`${JSON.stringify(v)}\` when \`${by}\` is \`${k}\``).join(', ');
+  return Object.entries(cases)
+    .map(([k, v]) => `\`${JSON.stringify(v)}\` when \`${by}\` is \`${k}\``)
+    .join(', ');
 }
 
 /** How the column appears in the CSV files and the workbook (src/sheets/). */
@@ -195,22 +201,26 @@ function mapValueKind(t: ColumnType): string {
 
 function derivedRoutes(exp: ExportDef): RouteDef[] {
   const ids: string[] = [];
-  for (const c of exp.columns) if ((c.source.kind === 'join' || c.source.kind === 'count') && !ids.includes(c.source.route)) ids.push(c.source.route);
+  for (const c of exp.columns)
+    if ((c.source.kind === 'join' || c.source.kind === 'count') && !ids.includes(c.source.route))
+      ids.push(c.source.route);
   return ids.map(routeById);
 }
 
 function exportSection(exp: ExportDef): string {
   const def = routeById(exp.route);
   const lines = [`## ${exp.name}`, '', exp.description, ''];
-  const per = exp.each && kindOf(resolvePath(def.item, exp.each).schema) === 'record' ? 'value of the map' : 'element of';
+  const per =
+    exp.each && kindOf(resolvePath(def.item, exp.each).schema) === 'record' ? 'value of the map' : 'element of';
   const each = exp.each ? `, one row per ${per} \`${exp.each}\`` : '';
   lines.push(`- Source: ${routeName(def)}${def.perRealm ? ', every realm' : ''}${each}`);
   if (exp.include) lines.push(`- Written only with \`--include ${exp.include}\`, after the 15 exports`);
-  if (exp.realmListFallback) lines.push(
-    `- When ${routeName(def)} is skipped (a backend before 3.14.1, or no token of its type): one row per ` +
-      `\`--realms\` id in \`${exp.realmListFallback}\`, every other column null and listed in \`nullFields\` with ` +
-      `the route's reason`,
-  );
+  if (exp.realmListFallback)
+    lines.push(
+      `- When ${routeName(def)} is skipped (a backend before 3.14.1, or no token of its type): one row per ` +
+        `\`--realms\` id in \`${exp.realmListFallback}\`, every other column null and listed in \`nullFields\` with ` +
+        `the route's reason`,
+    );
   const joined = derivedRoutes(exp);
   if (joined.length > 0) lines.push(`- Derived from: ${joined.map(routeName).join(', ')}`);
   lines.push(`- Key (sort order): ${exp.key.map((k) => `\`${k}\``).join(', ')}`);
@@ -219,15 +229,19 @@ function exportSection(exp: ExportDef): string {
   const omitted = Object.entries(exp.omit);
   if (omitted.length > 0) {
     lines.push('', 'Not exported:', '');
-    for (const [path, why] of omitted) lines.push(`- \`${path.endsWith('.*') ? `${path.slice(0, -2)}\` (its other keys)` : `${path}\``}: ${why}`);
+    for (const [path, why] of omitted)
+      lines.push(`- \`${path.endsWith('.*') ? `${path.slice(0, -2)}\` (its other keys)` : `${path}\``}: ${why}`);
   }
   return lines.join('\n');
 }
 
 /** The full text of docs/exports.md. */
 export function renderExportsMarkdown(): string {
-  const index = CATALOG.map((e) => `| \`${e.name}\`${e.include ? ` (\`--include ${e.include}\`)` : ''} | ` +
-    `${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`);
+  const index = CATALOG.map(
+    (e) =>
+      `| \`${e.name}\`${e.include ? ` (\`--include ${e.include}\`)` : ''} | ` +
+      `${routeName(routeById(e.route))} | ${e.key.map((k) => `\`${k}\``).join(', ')} | ${e.columns.length} |`,
+  );
   return [
     '# Exports',
     '',
@@ -246,9 +260,9 @@ export function renderExportsMarkdown(): string {
     '',
     'With `--format csv,xlsx` (or `svc-snapshot convert`) each export is also written as CSV and as a sheet of one',
     'workbook; the last column of each table below says how the column appears there. Text is text (never a formula:',
-    'CSV prefixes a text starting with `=`, `+`, `-`, `@`, tab or CR with `\'`), null is an empty field or cell,',
-    'and a map becomes one column per key present in the export, named `<column>.<key>`, holding the map\'s values:',
-    'numbers for quotas and counts, text for a running VM\'s drive ids (the last column says which). In the workbook,',
+    "CSV prefixes a text starting with `=`, `+`, `-`, `@`, tab or CR with `'`), null is an empty field or cell,",
+    "and a map becomes one column per key present in the export, named `<column>.<key>`, holding the map's values:",
+    "numbers for quotas and counts, text for a running VM's drive ids (the last column says which). In the workbook,",
     'numbers and booleans are typed cells: whole numbers shown with thousands separators, booleans as TRUE/FALSE',
     '(docs/spreadsheets.md).',
     '',

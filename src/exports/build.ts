@@ -44,10 +44,12 @@ function isRejected(rejected: readonly Path[], path: Path, inside: boolean): boo
 }
 
 function scalarText(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+  return typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
 }
 
-type Frame = { readonly obj: Record<string, unknown>; readonly keys: string[]; i: number } | { readonly arr: unknown[]; i: number };
+type Frame =
+  | { readonly obj: Record<string, unknown>; readonly keys: string[]; i: number }
+  | { readonly arr: unknown[]; i: number };
 
 /**
  * JSON text with object keys sorted at every level (UTF-16 order), so that
@@ -125,7 +127,8 @@ const ABSENT_NULL: Absent = () => null;
 function absentGetter(d: ColumnDefault | undefined, loc: Location, each: string | undefined): Absent {
   if (!d) return ABSENT_NULL;
   // A field directly under the record (or the element) always has its holder.
-  const holder = (d.scope ?? 'parent') === 'parent' && loc.rest.length > 1 ? { ...loc, rest: loc.rest.slice(0, -1) } : undefined;
+  const holder =
+    (d.scope ?? 'parent') === 'parent' && loc.rest.length > 1 ? { ...loc, rest: loc.rest.slice(0, -1) } : undefined;
   const by = d.by !== undefined ? fieldGetter(d.by, 'value', each) : undefined;
   return (row) => {
     if (holder && !isPlainObject(rawAt(holder, row))) return null;
@@ -148,7 +151,10 @@ function fieldGetter(path: string, as: Representation, each: string | undefined,
   const absent = absentGetter(dflt, loc, each);
   const rejectedHere = (row: Row) => {
     const rejected = row.rec.rejected;
-    return rejected !== undefined && isRejected(rejected, loc.eachSegs ? [...loc.eachSegs, row.elem, ...loc.rest] : loc.segs, inside);
+    return (
+      rejected !== undefined &&
+      isRejected(rejected, loc.eachSegs ? [...loc.eachSegs, row.elem, ...loc.rest] : loc.segs, inside)
+    );
   };
   return (row) => {
     const raw = rawAt(loc, row);
@@ -223,7 +229,9 @@ function derivationGap(group: RouteGroup): { reason: string; proposedRoute?: str
   if (group.missing.length === 0) return undefined;
   const reason = group.missing.map((m) => m.reason).join('; ');
   // Naming the route helps when it was not called or not served; a failure's reason says what to do.
-  return group.missing.every((m) => m.skipped) ? { reason, proposedRoute: routeTitle(group.def, group.missing) } : { reason };
+  return group.missing.every((m) => m.skipped)
+    ? { reason, proposedRoute: routeTitle(group.def, group.missing) }
+    : { reason };
 }
 
 /** The route as a user would ask for it: its label, or its template when several realms are meant. */
@@ -299,7 +307,9 @@ function since3141Columns(exp: ExportDef, def: RouteDef): ReadonlyArray<{ col: C
   let cols = since3141.get(exp);
   if (!cols) {
     cols = exp.columns.flatMap((col) =>
-      col.source.kind === 'field' && resolvePath(def.item, col.source.path, exp.each ? [exp.each] : []).since3141 ? [{ col, path: col.source.path }] : [],
+      col.source.kind === 'field' && resolvePath(def.item, col.source.path, exp.each ? [exp.each] : []).since3141
+        ? [{ col, path: col.source.path }]
+        : [],
     );
     since3141.set(exp, cols);
   }
@@ -315,7 +325,12 @@ function since3141Columns(exp: ExportDef, def: RouteDef): ReadonlyArray<{ col: C
  * is unknown: the fields are listed only if no record carries any 3.14.1
  * field of the export, and the reason says the release is unknown.
  */
-function missing3141(exp: ExportDef, group: RouteGroup, rows: readonly Row[], release: BackendRelease): Map<ColumnDef, string> {
+function missing3141(
+  exp: ExportDef,
+  group: RouteGroup,
+  rows: readonly Row[],
+  release: BackendRelease,
+): Map<ColumnDef, string> {
   const out = new Map<ColumnDef, string>();
   const cols = since3141Columns(exp, group.def);
   if (release === '3.14.1+' || cols.length === 0) return out;
@@ -332,7 +347,7 @@ function missing3141(exp: ExportDef, group: RouteGroup, rows: readonly Row[], re
       release === 'before 3.14.1'
         ? `${path} was added in backend 3.14.1, and this backend predates it (its 3.14.1 routes answer 404)`
         : `${path} was added in backend 3.14.1; no record of ${where} carries it or any other 3.14.1 field, and the ` +
-          `backend's release is unknown (no 3.14.1 route was answered)`,
+            `backend's release is unknown (no 3.14.1 route was answered)`,
     );
   });
   return out;
@@ -344,7 +359,12 @@ function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], c
   for (const col of exp.columns) {
     const src = col.source;
     if (src.kind === 'unavailable') {
-      out.push({ export: exp.name, field: col.name, reason: src.reason, ...(src.proposedRoute ? { proposedRoute: src.proposedRoute } : {}) });
+      out.push({
+        export: exp.name,
+        field: col.name,
+        reason: src.reason,
+        ...(src.proposedRoute ? { proposedRoute: src.proposedRoute } : {}),
+      });
     } else if (src.kind === 'join' || src.kind === 'count') {
       const gap = derivationGap(ctx.group(src.route));
       if (gap) out.push({ export: exp.name, field: col.name, ...gap });
@@ -358,7 +378,8 @@ function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], c
 /** The routes whose records an export reads: its own, and those of its joins and counts. */
 function routesRead(exp: ExportDef): Set<string> {
   const out = new Set([exp.route]);
-  for (const col of exp.columns) if (col.source.kind === 'join' || col.source.kind === 'count') out.add(col.source.route);
+  for (const col of exp.columns)
+    if (col.source.kind === 'join' || col.source.kind === 'count') out.add(col.source.route);
   return out;
 }
 
@@ -387,7 +408,13 @@ export interface BuiltExport {
  * collection's `--realms` list, the fallback column holding the realm id and
  * every other column null, listed in nullFields with the route's reason.
  */
-function realmListExport(index: number, exp: ExportDef, column: string, ctx: Context, gap: { reason: string; proposedRoute?: string }): BuiltExport {
+function realmListExport(
+  index: number,
+  exp: ExportDef,
+  column: string,
+  ctx: Context,
+  gap: { reason: string; proposedRoute?: string },
+): BuiltExport {
   const names = exp.columns.map((c) => c.name);
   const make = plainRecordMaker(names);
   const records = ctx.realms.ids.map((id) => make(names.map((n) => (n === column ? id : null))));
@@ -408,7 +435,11 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
   const group = ctx.group(exp.route);
   if (group.bodies.length > 0 && group.missing.length === group.bodies.length) {
     const gap = derivationGap(group)!;
-    if (exp.realmListFallback !== undefined && group.missing.every((m) => m.skipped) && ctx.realms.source !== group.bodies[0]!.label) {
+    if (
+      exp.realmListFallback !== undefined &&
+      group.missing.every((m) => m.skipped) &&
+      ctx.realms.source !== group.bodies[0]!.label
+    ) {
       return realmListExport(index, exp, exp.realmListFallback, ctx, gap);
     }
     return { index, export: exp.name, available: false, ...gap, count: 0, nullFields: [], batches: () => [] };
@@ -424,7 +455,8 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
   };
   const keyGetters = exp.key.map((k) => getters[names.indexOf(k)]!);
   // Some realms answered and some did not: the export is published with what there is, and says what is missing.
-  const partial = group.missing.length > 0 ? { reason: `incomplete: ${group.missing.map((m) => m.reason).join('; ')}` } : {};
+  const partial =
+    group.missing.length > 0 ? { reason: `incomplete: ${group.missing.map((m) => m.reason).join('; ')}` } : {};
   return {
     index,
     export: exp.name,
@@ -452,7 +484,12 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
  * large route is parsed when most other bodies have been read and released.
  * Each route's records are released after the last export that reads them.
  */
-function* exportsOf(reader: CollectionReader, ctx: Context, defs: readonly ExportDef[], afterRelease: (bytes: number) => void): Generator<BuiltExport> {
+function* exportsOf(
+  reader: CollectionReader,
+  ctx: Context,
+  defs: readonly ExportDef[],
+  afterRelease: (bytes: number) => void,
+): Generator<BuiltExport> {
   const reads = defs.map(routesRead);
   const read = new Set(reads.flatMap((r) => [...r]));
   let released = 0;
@@ -492,11 +529,21 @@ export type BuildSummary = Omit<BuildResult, 'exports'>;
  * consumes the bodies and collects garbage. Byte for byte, the exports are
  * those of buildAll, whatever the options.
  */
-export function* build(collection: RawCollection, memory: MemoryPolicy = KEEP_EVERYTHING, include: readonly Include[] = [], options: BuildOptions = {}): Generator<BuiltExport, BuildSummary, void> {
+export function* build(
+  collection: RawCollection,
+  memory: MemoryPolicy = KEEP_EVERYTHING,
+  include: readonly Include[] = [],
+  options: BuildOptions = {},
+): Generator<BuiltExport, BuildSummary, void> {
   const reader = new CollectionReader(collection, memory.consumeBodies, options);
   const defs = exportsFor(include);
   const nullFields: NullField[][] = new Array(defs.length);
-  const ctx = new Context(reader, backendRelease(collection.manifest.routes), collection.manifest.realms, options.fast ?? FAST_PATHS);
+  const ctx = new Context(
+    reader,
+    backendRelease(collection.manifest.routes),
+    collection.manifest.realms,
+    options.fast ?? FAST_PATHS,
+  );
   const exports = exportsOf(reader, ctx, defs, memory.afterRelease);
   // Each export is let go before the next is asked for: a collection after the routes it read are released frees the records it alone reached.
   let step: IteratorResult<BuiltExport, void> | undefined = exports.next();
@@ -512,7 +559,11 @@ export function* build(collection: RawCollection, memory: MemoryPolicy = KEEP_EV
 }
 
 /** Every export with all its records at once, in catalog order; the collection is not modified. */
-export function buildAll(collection: RawCollection, include: readonly Include[] = [], options: BuildOptions = {}): BuildResult {
+export function buildAll(
+  collection: RawCollection,
+  include: readonly Include[] = [],
+  options: BuildOptions = {},
+): BuildResult {
   const exports: ExportResult[] = new Array(exportsFor(include).length);
   const built = build(collection, KEEP_EVERYTHING, include, options);
   let step = built.next();

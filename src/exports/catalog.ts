@@ -103,7 +103,8 @@ export function columnType(exp: ExportDef, col: ColumnDef): ColumnType {
   else if (src.kind === 'equals') written = z.boolean();
   else written = read ?? z.null();
   const u = unwrap(written);
-  const kind: ValueKind = u instanceof z.ZodNumber ? (u.isInt ? 'integer' : 'real') : u instanceof z.ZodBoolean ? 'boolean' : 'text';
+  const kind: ValueKind =
+    u instanceof z.ZodNumber ? (u.isInt ? 'integer' : 'real') : u instanceof z.ZodBoolean ? 'boolean' : 'text';
   return { schema: as === 'entries' ? read! : written, kind, timestamp: TIMESTAMPS.has(u), entries: as === 'entries' };
 }
 
@@ -119,7 +120,13 @@ export const DOCUMENTED_GET_ROUTES: ReadonlySet<string> = new Set([
 ]);
 
 /** Checks that the value at `path` can be written with `as` (flat: no nested objects). */
-function checkRepresentation(where: string, root: Schema, path: string, as: Representation, through: readonly string[]): void {
+function checkRepresentation(
+  where: string,
+  root: Schema,
+  path: string,
+  as: Representation,
+  through: readonly string[],
+): void {
   let resolved;
   try {
     resolved = resolvePath(root, path, through);
@@ -140,7 +147,8 @@ function checkRepresentation(where: string, root: Schema, path: string, as: Repr
 
 function scalarPath(where: string, root: Schema, path: string, through: readonly string[] = []): void {
   checkRepresentation(where, root, path, 'value', through);
-  if (kindOf(resolvePath(root, path, through).schema) !== 'scalar') throw new Error(`${where}: "${path}" is not a scalar`);
+  if (kindOf(resolvePath(root, path, through).schema) !== 'scalar')
+    throw new Error(`${where}: "${path}" is not a scalar`);
 }
 
 /** A default is a scalar of the column's own type, on a column written as a value. */
@@ -148,14 +156,20 @@ function checkDefault(where: string, exp: ExportDef, route: RouteDef, col: Colum
   const d = col.default;
   if (!d) return;
   const src = col.source;
-  if ((src.kind !== 'field' && src.kind !== 'join') || src.as !== 'value') throw new Error(`${where}: a default needs a field or join column written as a value`);
+  if ((src.kind !== 'field' && src.kind !== 'join') || src.as !== 'value')
+    throw new Error(`${where}: a default needs a field or join column written as a value`);
   if (!d.spec) throw new Error(`${where}: a default must quote the spec`);
-  const schema = src.kind === 'field' ? resolvePath(route.item, src.path, exp.each ? [exp.each] : []).schema : resolvePath(routeById(src.route).item, src.path).schema;
+  const schema =
+    src.kind === 'field'
+      ? resolvePath(route.item, src.path, exp.each ? [exp.each] : []).schema
+      : resolvePath(routeById(src.route).item, src.path).schema;
   for (const v of [d.value, ...Object.values(d.cases ?? {})]) {
-    if (!schema.safeParse(v).success) throw new Error(`${where}: default ${JSON.stringify(v)} is not a value of the field's type`);
+    if (!schema.safeParse(v).success)
+      throw new Error(`${where}: default ${JSON.stringify(v)} is not a value of the field's type`);
   }
   if (d.by !== undefined || d.cases !== undefined) {
-    if (src.kind !== 'field' || d.by === undefined || d.cases === undefined) throw new Error(`${where}: a default chosen by another field needs a field column, \`by\` and \`cases\``);
+    if (src.kind !== 'field' || d.by === undefined || d.cases === undefined)
+      throw new Error(`${where}: a default chosen by another field needs a field column, \`by\` and \`cases\``);
     scalarPath(where, route.item, d.by, exp.each ? [exp.each] : []);
   }
 }
@@ -183,7 +197,8 @@ function checkColumn(exp: ExportDef, route: RouteDef, col: ColumnDef): void {
       scalarPath(where, route.item, src.other);
       return;
     case 'realm':
-      if (!route.perRealm) throw new Error(`${where}: a realm column needs a per-realm route, and ${route.id} is not one`);
+      if (!route.perRealm)
+        throw new Error(`${where}: a realm column needs a per-realm route, and ${route.id} is not one`);
       return;
     case 'unavailable':
       if (!src.reason) throw new Error(`${where}: an unavailable column needs a reason`);
@@ -200,7 +215,9 @@ function checkColumn(exp: ExportDef, route: RouteDef, col: ColumnDef): void {
  * "every field a user would want" true when the models grow.
  */
 function checkCoverage(exp: ExportDef, route: RouteDef): void {
-  const used = exp.columns.flatMap((c) => (c.source.kind === 'field' ? [c.source.path] : c.source.kind === 'equals' ? [c.source.path, c.source.other] : []));
+  const used = exp.columns.flatMap((c) =>
+    c.source.kind === 'field' ? [c.source.path] : c.source.kind === 'equals' ? [c.source.path, c.source.other] : [],
+  );
   const omitted = Object.keys(exp.omit);
   for (const o of omitted) {
     if (o.endsWith('.*')) {
@@ -213,7 +230,8 @@ function checkCoverage(exp: ExportDef, route: RouteDef): void {
         throw new Error(`export ${exp.name}: omitted "${o}": ${(e as Error).message}`);
       }
       if (!open) throw new Error(`export ${exp.name}: omitted "${o}": "${base}" is not an open object`);
-      if (!used.some((u) => u.startsWith(`${base}.`))) throw new Error(`export ${exp.name}: omitted "${o}": no key of "${base}" is exported; omit "${base}" itself`);
+      if (!used.some((u) => u.startsWith(`${base}.`)))
+        throw new Error(`export ${exp.name}: omitted "${o}": no key of "${base}" is exported; omit "${base}" itself`);
       continue;
     }
     try {
@@ -231,7 +249,10 @@ function checkCoverage(exp: ExportDef, route: RouteDef): void {
       if (used.includes(p) || omitted.includes(p)) continue;
       if (used.some((u) => u.startsWith(`${p}.`))) {
         const inner = (p === exp.each ? (elementOf(child) ?? recordValueOf(child)) : child) as Schema;
-        if (isOpenObject(inner) && !omitted.includes(`${p}.*`)) throw new Error(`export ${exp.name}: the other keys of open object "${p}" are neither exported nor omitted ("${p}.*") with a reason`);
+        if (isOpenObject(inner) && !omitted.includes(`${p}.*`))
+          throw new Error(
+            `export ${exp.name}: the other keys of open object "${p}" are neither exported nor omitted ("${p}.*") with a reason`,
+          );
         visit(inner, `${p}.`);
         continue;
       }
@@ -247,15 +268,18 @@ export function checkExportCatalog(exports: readonly ExportDef[]): void {
     if (names.has(exp.name)) throw new Error(`export catalog: duplicate export ${exp.name}`);
     names.add(exp.name);
     const route = routeById(exp.route);
-    if (route.shape !== 'array' && exp.each === undefined) throw new Error(`export ${exp.name}: route ${route.id} does not return a list`);
+    if (route.shape !== 'array' && exp.each === undefined)
+      throw new Error(`export ${exp.name}: route ${route.id} does not return a list`);
     if (exp.each !== undefined) {
       const s = resolvePath(route.item, exp.each).schema;
       const inner = kindOf(s) === 'array' ? elementOf(s)! : kindOf(s) === 'record' ? recordValueOf(s)! : undefined;
-      if (!inner || kindOf(inner) !== 'object') throw new Error(`export ${exp.name}: each "${exp.each}" is not an array or a map of objects`);
+      if (!inner || kindOf(inner) !== 'object')
+        throw new Error(`export ${exp.name}: each "${exp.each}" is not an array or a map of objects`);
     }
     if (exp.realmListFallback !== undefined) {
       const c = exp.columns.find((x) => x.name === exp.realmListFallback);
-      if (!c || c.source.kind !== 'field' || c.source.as !== 'value') throw new Error(`export ${exp.name}: realmListFallback "${exp.realmListFallback}" is not a field column`);
+      if (!c || c.source.kind !== 'field' || c.source.as !== 'value')
+        throw new Error(`export ${exp.name}: realmListFallback "${exp.realmListFallback}" is not a field column`);
     }
     if (exp.include !== undefined && exports.some((e, i) => e.include === undefined && i > exports.indexOf(exp))) {
       throw new Error(`export ${exp.name}: an export of an --include group must come after the 15`);
@@ -263,7 +287,8 @@ export function checkExportCatalog(exports: readonly ExportDef[]): void {
     const cols = new Map<string, ColumnDef>();
     for (const col of exp.columns) {
       // Integer-like keys would be reordered by JavaScript objects and break the declared column order.
-      if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(col.name)) throw new Error(`export ${exp.name}: bad column name "${col.name}"`);
+      if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(col.name))
+        throw new Error(`export ${exp.name}: bad column name "${col.name}"`);
       if (cols.has(col.name)) throw new Error(`export ${exp.name}: duplicate column ${col.name}`);
       cols.set(col.name, col);
       checkColumn(exp, route, col);
@@ -277,8 +302,12 @@ export function checkExportCatalog(exports: readonly ExportDef[]): void {
         src.kind === 'realm' ||
         src.kind === 'count' ||
         (src.kind === 'field' && src.as === 'count') ||
-        (src.kind === 'field' && src.as === 'value' && kindOf(resolvePath(route.item, src.path, exp.each ? [exp.each] : []).schema) === 'scalar') ||
-        (src.kind === 'join' && src.as === 'value' && kindOf(resolvePath(routeById(src.route).item, src.path).schema) === 'scalar');
+        (src.kind === 'field' &&
+          src.as === 'value' &&
+          kindOf(resolvePath(route.item, src.path, exp.each ? [exp.each] : []).schema) === 'scalar') ||
+        (src.kind === 'join' &&
+          src.as === 'value' &&
+          kindOf(resolvePath(routeById(src.route).item, src.path).schema) === 'scalar');
       if (!scalar) throw new Error(`export ${exp.name}: key column ${k} is not a scalar column`);
     }
     checkCoverage(exp, route);

@@ -193,7 +193,15 @@ export function field(path: string, opts: ColumnOptions = {}): ColumnDef {
 /** A column read from the record of `route` whose `by` equals this row's `on`. */
 export function join(
   name: string,
-  spec: { route: string; on: string; by: string; path: string; as?: Representation; note?: string; default?: ColumnDefault },
+  spec: {
+    route: string;
+    on: string;
+    by: string;
+    path: string;
+    as?: Representation;
+    note?: string;
+    default?: ColumnDefault;
+  },
 ): ColumnDef {
   return {
     name,
@@ -224,5 +232,9 @@ export function unavailable(name: string, reason: string, proposedRoute?: string
 
 /** A boolean column: whether the row's field `path` equals the record's scalar field `other` (null when either is absent). */
 export function equals(name: string, spec: { path: string; other: string; note?: string }): ColumnDef {
-  return { name, source: { kind: 'equals', path: spec.path, other: spec.other }, ...(spec.note !== undefined ? { note: spec.note } : {}) };
+  return {
+    name,
+    source: { kind: 'equals', path: spec.path, other: spec.other },
+    ...(spec.note !== undefined ? { note: spec.note } : {}),
+  };
 }

@@ -29,7 +29,12 @@ export interface SourceRecord {
 }
 
 export type RouteBody =
-  | { readonly label: string; readonly realm: string | undefined; readonly ok: true; readonly records: readonly SourceRecord[] }
+  | {
+      readonly label: string;
+      readonly realm: string | undefined;
+      readonly ok: true;
+      readonly records: readonly SourceRecord[];
+    }
   | {
       readonly label: string;
       readonly realm: string | undefined;
@@ -121,7 +126,11 @@ function flattenIssues(issues: readonly z.core.$ZodIssue[], record: unknown, pre
       out.push(...best!);
       continue;
     }
-    out.push({ path, message: issue.message, keep: issue.code === 'invalid_value' && typeof valueAt(record, path) === 'string' });
+    out.push({
+      path,
+      message: issue.message,
+      keep: issue.code === 'invalid_value' && typeof valueAt(record, path) === 'string',
+    });
   }
 }
 
@@ -160,7 +169,14 @@ class Loader {
     const bad = problem(label, this.manifest.get(label));
     if (bad) return { label, realm, ok: false, ...bad };
     const raw = this.collection.bodies.get(label);
-    if (!raw) return { label, realm, ok: false, reason: `${label} failed: the collection holds no body for it`, skipped: false };
+    if (!raw)
+      return {
+        label,
+        realm,
+        ok: false,
+        reason: `${label} failed: the collection holds no body for it`,
+        skipped: false,
+      };
     let records: SourceRecord[];
     const reader = openBody(raw);
     try {
@@ -168,7 +184,8 @@ class Loader {
       if (p.def.shape === 'array' && opensArray(reader)) {
         // A slice at a time: no string as long as the body, and each slice's text dropped once its records are checked.
         // A body from a file is never quoted in the message (it may not be what its name says).
-        for (const list of decodeSlices(label, p.def, reader, { quote: false, sliceBytes: this.options.sliceBytes })) check.add(list);
+        for (const list of decodeSlices(label, p.def, reader, { quote: false, sliceBytes: this.options.sliceBytes }))
+          check.add(list);
       } else {
         const value = decodeBody(label, p.def, reader.read(0, reader.size), { quote: false });
         if (p.def.shape === 'array' && !Array.isArray(value)) {
@@ -224,14 +241,16 @@ class Loader {
           flattenIssues(result.error.issues, value, [], flat);
           for (const f of flat) {
             report.count++;
-            if (report.samples.length < MAX_SAMPLES) report.samples.push({ route: p.label, index: i, path: f.path.join('.'), message: f.message });
+            if (report.samples.length < MAX_SAMPLES)
+              report.samples.push({ route: p.label, index: i, path: f.path.join('.'), message: f.message });
             if (!f.keep) (rejected ??= []).push(f.path);
           }
         }
         if (drift && !passed) collectDrift(drift, value, '', unknown);
         if (otherRealm(p, value)) {
           report.count++;
-          if (report.samples.length < MAX_SAMPLES) report.samples.push({ route: p.label, index: i, path: p.def.recordRealm!, message: OTHER_REALM });
+          if (report.samples.length < MAX_SAMPLES)
+            report.samples.push({ route: p.label, index: i, path: p.def.recordRealm!, message: OTHER_REALM });
         }
         out.push({ value, realm: p.realm, rejected });
       }
@@ -287,7 +306,13 @@ export class CollectionReader {
     // Without the realm list no per-realm route was planned: their data is missing, not empty.
     this.noRealms =
       this.realms.length === 0 && collection.manifest.realms.source === realmsLabel && realmsEntry?.error !== undefined
-        ? { label: realmsLabel, realm: undefined, ok: false, reason: `the realms are unknown: ${realmsLabel} failed: ${realmsEntry.error}`, skipped: false }
+        ? {
+            label: realmsLabel,
+            realm: undefined,
+            ok: false,
+            reason: `the realms are unknown: ${realmsLabel} failed: ${realmsEntry.error}`,
+            skipped: false,
+          }
         : undefined;
   }
 
@@ -327,7 +352,9 @@ export class CollectionReader {
     const g = this.groups.get(id);
     if (!g || this.released.has(id)) return;
     this.released.add(id);
-    const bodies = g.bodies.map((b): RouteBody => (b.ok ? { label: b.label, realm: b.realm, ok: true, records: [] } : b));
+    const bodies = g.bodies.map((b): RouteBody =>
+      b.ok ? { label: b.label, realm: b.realm, ok: true, records: [] } : b,
+    );
     this.groups.set(id, {
       def: g.def,
       bodies,

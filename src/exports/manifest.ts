@@ -49,7 +49,9 @@ export const SnapshotManifestSchema = z.object({
   /** With --include: the export groups written after the 15 (absent without, so that such a manifest is as before). */
   include: z.array(z.enum(INCLUDES)).optional(),
   exports: z.array(ManifestExportSchema),
-  nullFields: z.array(z.object({ export: z.string(), field: z.string(), reason: z.string(), proposedRoute: z.string().optional() })),
+  nullFields: z.array(
+    z.object({ export: z.string(), field: z.string(), reason: z.string(), proposedRoute: z.string().optional() }),
+  ),
   routes: z.array(RouteRecordSchema),
   validation: z.object({
     issues: z.number().int().nonnegative(),
@@ -67,7 +69,10 @@ export type SnapshotManifest = z.infer<typeof SnapshotManifestSchema>;
  * written before export hashes were recorded, and is then not checked;
  * `bytes`, where a manifest gives a file's size, is checked with it.
  */
-export const ReadableManifestExportSchema = ManifestExportSchema.extend({ sha256: Sha256.optional(), bytes: z.number().int().nonnegative().optional() });
+export const ReadableManifestExportSchema = ManifestExportSchema.extend({
+  sha256: Sha256.optional(),
+  bytes: z.number().int().nonnegative().optional(),
+});
 
 /** Pure: the manifest of one build, given its exports as written. */
 export function snapshotManifest(
@@ -116,7 +121,15 @@ export function snapshotFiles(
   include: readonly Include[] = [],
 ) {
   const m = collection.manifest;
-  const files = result.exports.map((e) => ({ name: exportFileName(e.export, e.records.length, m.date), content: serializeExport(e) }));
-  const exports = result.exports.map((e, i) => ({ ...e, file: files[i]!.name, count: e.records.length, sha256: sha256Hex(files[i]!.content) }));
+  const files = result.exports.map((e) => ({
+    name: exportFileName(e.export, e.records.length, m.date),
+    content: serializeExport(e),
+  }));
+  const exports = result.exports.map((e, i) => ({
+    ...e,
+    file: files[i]!.name,
+    count: e.records.length,
+    sha256: sha256Hex(files[i]!.content),
+  }));
   return { files, manifest: snapshotManifest(collection, { ...result, exports }, source, withRaw, complete, include) };
 }

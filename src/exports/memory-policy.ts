@@ -47,7 +47,12 @@ const COLLECT_AFTER_BYTES = 8_000_000;
 const SHEET_GC_AFTER_RECORDS = 20_000;
 
 /** Takes nothing away from the caller and never collects: diff, history and tests build from a collection they keep. */
-export const KEEP_EVERYTHING: MemoryPolicy = { consumeBodies: false, afterRelease: () => {}, beforeSheetRead: () => {}, beforeFindingsRead: () => {} };
+export const KEEP_EVERYTHING: MemoryPolicy = {
+  consumeBodies: false,
+  afterRelease: () => {},
+  beforeSheetRead: () => {},
+  beforeFindingsRead: () => {},
+};
 
 /**
  * The snapshot command's: bodies consumed as the build reads them, garbage

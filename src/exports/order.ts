@@ -31,7 +31,11 @@ export function compareValues(a: unknown, b: unknown): number {
       return a ? 1 : -1;
     case 2:
     case 3:
-      return (a as number | string) < (b as number | string) ? -1 : (a as number | string) > (b as number | string) ? 1 : 0;
+      return (a as number | string) < (b as number | string)
+        ? -1
+        : (a as number | string) > (b as number | string)
+          ? 1
+          : 0;
     case 4: {
       const x = a as unknown[];
       const y = b as unknown[];
@@ -55,7 +59,11 @@ export function compareValues(a: unknown, b: unknown): number {
  * not depend on the order of the response. Key values are read once per
  * record, not once per comparison.
  */
-export function sortRecords(records: Array<Record<string, unknown>>, key: readonly string[], columns: readonly string[]): void {
+export function sortRecords(
+  records: Array<Record<string, unknown>>,
+  key: readonly string[],
+  columns: readonly string[],
+): void {
   const entries = records.map((r) => ({ k: key.map((c) => r[c]), r }));
   entries.sort((a, b) => {
     for (let i = 0; i < a.k.length; i++) {
@@ -76,7 +84,12 @@ function compareColumns(a: Record<string, unknown>, b: Record<string, unknown>, 
 }
 
 /** Two records in the order sortRecords puts them in: by the key columns, then by every column. */
-export function compareRecords(a: Record<string, unknown>, b: Record<string, unknown>, key: readonly string[], columns: readonly string[]): number {
+export function compareRecords(
+  a: Record<string, unknown>,
+  b: Record<string, unknown>,
+  key: readonly string[],
+  columns: readonly string[],
+): number {
   for (const k of key) {
     const c = compareValues(a[k], b[k]);
     if (c !== 0) return c;

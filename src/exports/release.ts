@@ -4,7 +4,9 @@ import type { RouteRecord } from '../api/route-record.js';
 /** What the collection shows of the backend's release. */
 export type BackendRelease = '3.14.1+' | 'before 3.14.1' | 'unknown';
 
-const ROUTES_3141: ReadonlySet<string> = new Set(ROUTES.filter((r) => r.since === '3.14.1').map((r) => `${r.method} ${r.path}`));
+const ROUTES_3141: ReadonlySet<string> = new Set(
+  ROUTES.filter((r) => r.since === '3.14.1').map((r) => `${r.method} ${r.path}`),
+);
 
 /**
  * From the answers of the 3.14.1 routes (CONTRACT section 5): a backend

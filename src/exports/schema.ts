@@ -68,7 +68,8 @@ export function kindOf(s: Schema): SchemaKind {
   if (fieldsOf(u)) return 'object';
   if (u instanceof z.ZodArray) return 'array';
   if (u instanceof z.ZodRecord) return 'record';
-  if (u instanceof z.ZodString || u instanceof z.ZodNumber || u instanceof z.ZodBoolean || u instanceof z.ZodEnum) return 'scalar';
+  if (u instanceof z.ZodString || u instanceof z.ZodNumber || u instanceof z.ZodBoolean || u instanceof z.ZodEnum)
+    return 'scalar';
   return 'unknown';
 }
 

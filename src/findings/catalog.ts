@@ -30,15 +30,18 @@ export const RULES: readonly RuleDef[] = checkRules([
 export function checkRules(rules: readonly RuleDef[]): readonly RuleDef[] {
   const ids = new Set<string>();
   for (const rule of rules) {
-    if (!/^[a-z][a-z0-9-]*$/.test(rule.id)) throw new Error(`finding rule id ${rule.id} is not lower-case words joined by -`);
+    if (!/^[a-z][a-z0-9-]*$/.test(rule.id))
+      throw new Error(`finding rule id ${rule.id} is not lower-case words joined by -`);
     if (ids.has(rule.id)) throw new Error(`two finding rules have the id ${rule.id}`);
     ids.add(rule.id);
     if (rule.reads.length === 0) throw new Error(`finding rule ${rule.id} reads no export`);
     for (const input of rule.reads) {
       const def = CATALOG.find((e) => e.name === input.export);
-      if (!def) throw new Error(`finding rule ${rule.id} reads export ${input.export}, which the catalog does not have`);
+      if (!def)
+        throw new Error(`finding rule ${rule.id} reads export ${input.export}, which the catalog does not have`);
       for (const c of input.columns) {
-        if (!def.columns.some((col) => col.name === c)) throw new Error(`finding rule ${rule.id} reads ${input.export}.${c}, which that export does not have`);
+        if (!def.columns.some((col) => col.name === c))
+          throw new Error(`finding rule ${rule.id} reads ${input.export}.${c}, which that export does not have`);
       }
     }
   }

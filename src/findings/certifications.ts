@@ -17,7 +17,15 @@
  *   (`UserCertificationInfo.requirementID`), whatever its `type`.
  */
 import type { ExportRecord } from '../exports/types.js';
-import { keyText, ts, type FindingDraft, type RowRef, type RuleContext, type RuleInput, type SpecCitation } from './define.js';
+import {
+  keyText,
+  ts,
+  type FindingDraft,
+  type RowRef,
+  type RuleContext,
+  type RuleInput,
+  type SpecCitation,
+} from './define.js';
 
 export const CERTIFICATION_READS: readonly RuleInput[] = [
   { export: 'projects', columns: ['id', 'name', 'securityLevel', 'parent'] },
@@ -51,8 +59,14 @@ export interface RequiredCertification {
  */
 export function certificationFinding(r: RequiredCertification, detail: string): FindingDraft {
   const m = r.membership;
-  const related = r.best ? [...r.required.related, ref('user_certifications', r.best.userID, r.best.requirementID, r.best.id)] : r.required.related;
-  return { subject: ref('project_memberships', m.projectID, m.userID, m.id), related, detail: `user ${r.userID}, ${r.required.text}, ${detail}` };
+  const related = r.best
+    ? [...r.required.related, ref('user_certifications', r.best.userID, r.best.requirementID, r.best.id)]
+    : r.required.related;
+  return {
+    subject: ref('project_memberships', m.projectID, m.userID, m.id),
+    related,
+    detail: `user ${r.userID}, ${r.required.text}, ${detail}`,
+  };
 }
 
 export const ref = (exportName: string, ...key: unknown[]): RowRef => ({ export: exportName, key: key.map(keyText) });
@@ -81,7 +95,9 @@ function better(a: ExportRecord, b: ExportRecord): boolean {
  * `duplicate`, may be listed beside the direct one): the first row in key
  * order, and every row of the pair.
  */
-export function membershipPairs(records: readonly ExportRecord[]): ReadonlyArray<{ first: ExportRecord; rows: ExportRecord[] }> {
+export function membershipPairs(
+  records: readonly ExportRecord[],
+): ReadonlyArray<{ first: ExportRecord; rows: ExportRecord[] }> {
   let out = pairsOf.get(records);
   if (out) return out;
   // By project, then user: no joined string key made and hashed for each of the site's memberships.
@@ -108,12 +124,16 @@ export function membershipPairs(records: readonly ExportRecord[]): ReadonlyArray
 const pairsOf = new WeakMap<readonly ExportRecord[], ReadonlyArray<{ first: ExportRecord; rows: ExportRecord[] }>>();
 
 /** The join, made once for the three rules that share it: the evaluation gives them the same memberships array (and one reading of the levels). */
-const joined = new WeakMap<readonly ExportRecord[], { readonly inherit: boolean; readonly list: readonly RequiredCertification[] }>();
+const joined = new WeakMap<
+  readonly ExportRecord[],
+  { readonly inherit: boolean; readonly list: readonly RequiredCertification[] }
+>();
 
 export function requiredCertifications(ctx: RuleContext): readonly RequiredCertification[] {
   const key = ctx.records('project_memberships');
   let out = joined.get(key);
-  if (!out || out.inherit !== ctx.inheritLevels) joined.set(key, (out = { inherit: ctx.inheritLevels, list: [...joinRequired(ctx)] }));
+  if (!out || out.inherit !== ctx.inheritLevels)
+    joined.set(key, (out = { inherit: ctx.inheritLevels, list: [...joinRequired(ctx)] }));
   return out.list;
 }
 
@@ -145,7 +165,11 @@ function merge(own: Held, above: Held | undefined): Held {
  * project list) and stopping where it loops: the projects of a loop are each
  * held to the levels of every project of the loop, from the nearest one on.
  */
-function heldResolver(projects: ReadonlyMap<string, ExportRecord>, ownOf: (p: ExportRecord) => Held, inherit: boolean): (p: ExportRecord) => Held {
+function heldResolver(
+  projects: ReadonlyMap<string, ExportRecord>,
+  ownOf: (p: ExportRecord) => Held,
+  inherit: boolean,
+): (p: ExportRecord) => Held {
   const memo = new Map<ExportRecord, Held>();
   const parentOf = (p: ExportRecord) => (typeof p.parent === 'string' ? projects.get(p.parent) : undefined);
   // A loop p0 -> p1 -> … -> p0: twice round it backwards, the second time with what the first gathered from beyond each project.
@@ -226,7 +250,8 @@ function* joinRequired(ctx: RuleContext): Generator<RequiredCertification> {
     if (!project) continue;
     const userID = first.userID as string;
     const held = best.get(userID);
-    for (const r of requiredOf(project)) yield { membership: first, userID, required: r, best: held?.get(r.requirement.id as string) };
+    for (const r of requiredOf(project))
+      yield { membership: first, userID, required: r, best: held?.get(r.requirement.id as string) };
   }
 }
 
@@ -239,14 +264,23 @@ function projectRequirement(project: ExportRecord, s: Source): ProjectRequiremen
   if (from === project) {
     return {
       requirement,
-      related: [ref('projects', project.id), ref('security_levels', level.id), ref('security_requirements', requirement.id)],
+      related: [
+        ref('projects', project.id),
+        ref('security_levels', level.id),
+        ref('security_requirements', requirement.id),
+      ],
       text: `member of ${named(project)}, whose security level "${keyText(level.name)}" requires ${req}`,
     };
   }
   const kin = typeof project.parent === 'string' && project.parent === from.id ? 'its parent' : 'its ancestor';
   return {
     requirement,
-    related: [ref('projects', project.id), ref('projects', from.id), ref('security_levels', level.id), ref('security_requirements', requirement.id)],
+    related: [
+      ref('projects', project.id),
+      ref('projects', from.id),
+      ref('security_levels', level.id),
+      ref('security_requirements', requirement.id),
+    ],
     text: `member of ${named(project)}, which inherits from ${kin} ${named(from)} the security level "${keyText(level.name)}", requiring ${req}`,
   };
 }
@@ -264,12 +298,15 @@ export const CERTIFICATION_SPEC: readonly SpecCitation[] = [
     where: 'management-api.md §2 ProjectMembershipInfo',
     text: '`projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited); `expires?` ts.',
   },
-  { where: 'management-api.md §2 UserCertificationInfo', text: '`requirementID` (`sreq|<uuid>`); `userID`; `expires?` ts (absent = no expiry)' },
+  {
+    where: 'management-api.md §2 UserCertificationInfo',
+    text: '`requirementID` (`sreq|<uuid>`); `userID`; `expires?` ts (absent = no expiry)',
+  },
   { where: 'management-api.md §2 SecurityRequirementInfo', text: '`type` string (e.g. `UserCert`)' },
 ];
 
 export const CERTIFICATION_SCOPE =
-  'The spec does not say whether a child project takes its parent\'s security level; either reading is defensible, ' +
+  "The spec does not say whether a child project takes its parent's security level; either reading is defensible, " +
   'and `--findings-inherit-levels` (the default, the stricter one: CONTRACT section 17) chooses. ' +
   'Inheriting, a project is held to its own `securityLevel` and to the levels of its ancestors (following ' +
   '`parent`), its own adding to what it inherits; each requirement is counted once per member and project, taken ' +
@@ -278,7 +315,7 @@ export const CERTIFICATION_SCOPE =
   'A `parent` that projects does not list ends the chain; a chain that loops (hostile or broken data) holds each ' +
   'project of the loop to the levels of every project of it. ' +
   'With `--no-findings-inherit-levels` a project is held to its own `securityLevel` only: a member of a child ' +
-  'project without a level is not checked against the parent\'s, and a child with its own level is checked against ' +
+  "project without a level is not checked against the parent's, and a child with its own level is checked against " +
   'that one alone. ' +
   'Every requirement is taken as held through a certification, whatever its `type` (the spec names only `UserCert`, as an example). ' +
   'A project naming a level security_levels does not list, and a level naming a requirement security_requirements ' +

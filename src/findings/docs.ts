@@ -129,8 +129,11 @@ escaped on the terminal.
 `;
 
 function renderRule(rule: RuleDef): string {
-  const optional = (r: RuleDef['reads'][number]) => (r.optional !== undefined ? ` (optional: ${r.optional}, left out when the snapshot does not hold it)` : '');
-  const reads = rule.reads.map((r) => `- ${r.export}: ${r.columns.map((c) => `\`${c}\``).join(', ')}${optional(r)}`).join('\n');
+  const optional = (r: RuleDef['reads'][number]) =>
+    r.optional !== undefined ? ` (optional: ${r.optional}, left out when the snapshot does not hold it)` : '';
+  const reads = rule.reads
+    .map((r) => `- ${r.export}: ${r.columns.map((c) => `\`${c}\``).join(', ')}${optional(r)}`)
+    .join('\n');
   const spec = rule.spec.map((s) => `- ${s.where}: ${s.text}`).join('\n');
   return `## ${rule.id}
 
@@ -149,7 +152,9 @@ ${spec}
 }
 
 export function renderFindingsMarkdown(): string {
-  const rules = [...RULES].sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const rules = [...RULES].sort(
+    (a, b) => severityRank(b.severity) - severityRank(a.severity) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
   const rows = rules.map((r) => `| [\`${r.id}\`](#${r.id}) | ${r.severity} | ${r.description.replace(/\|/g, '\\|')} |`);
   const table = ['| rule | severity | what it names |', '|---|---|---|', ...rows].join('\n');
   return `${INTRO}\n## The rules\n\n${table}\n\n${rules.map(renderRule).join('\n')}`;

@@ -73,7 +73,8 @@ function unusable(input: RuleInput, manifest: FindingsManifest): string | undefi
     return `the snapshot has no ${input.export} export${group !== undefined ? ` (it is written with --include ${group})` : ''}`;
   }
   if (!entry.available) return `${input.export} is unavailable: ${entry.reason ?? 'no reason given'}`;
-  if (entry.reason !== undefined) return `${input.export} is incomplete: ${entry.reason.replace(/^incomplete:\s*/, '')}`;
+  if (entry.reason !== undefined)
+    return `${input.export} is incomplete: ${entry.reason.replace(/^incomplete:\s*/, '')}`;
   for (const column of input.columns) {
     const nul = manifest.nullFields.find((n) => n.export === input.export && n.field === column);
     if (nul) return `${input.export}.${column} is null in this snapshot: ${nul.reason}`;
@@ -104,7 +105,8 @@ function notEvaluatedReason(rule: RuleDef, manifest: FindingsManifest): string |
 function leftOut(rule: RuleDef, manifest: FindingsManifest): string | undefined {
   const parts: string[] = [];
   for (const input of rule.reads) {
-    if (leftOutInput(input, manifest)) parts.push(`${input.optional} (${input.export}) not evaluated: ${unusable(input, manifest)!}`);
+    if (leftOutInput(input, manifest))
+      parts.push(`${input.optional} (${input.export}) not evaluated: ${unusable(input, manifest)!}`);
   }
   if (rule.unseen !== undefined) parts.push(rule.unseen);
   return parts.length > 0 ? parts.join('; ') : undefined;
@@ -166,10 +168,11 @@ function sortFindings(findings: readonly Finding[]): Finding[] {
 /** The snapshot's time as epoch milliseconds; a manifest whose time is not a date is refused. */
 function snapshotTime(time: string): number {
   const ms = Date.parse(time);
-  if (!Number.isFinite(ms)) throw new FailedError(
-    `the snapshot manifest's time ${JSON.stringify(time.slice(0, 40))} is not a date; the findings compare with it, ` +
-      `so none were evaluated`,
-  );
+  if (!Number.isFinite(ms))
+    throw new FailedError(
+      `the snapshot manifest's time ${JSON.stringify(time.slice(0, 40))} is not a date; the findings compare with it, ` +
+        `so none were evaluated`,
+    );
   return ms;
 }
 
@@ -208,19 +211,33 @@ export async function evaluateFindings(
       has: (name) => rule.reads.some((r) => r.export === name) && loaded.has(name),
       // The records as loaded, shared by the rules (no copy per rule): that a check reads only its declared columns is held by test/unit/findings.test.ts.
       records(name) {
-        if (!rule.reads.some((r) => r.export === name)) throw new Error(`finding rule ${rule.id} reads ${name}, which it does not declare`);
+        if (!rule.reads.some((r) => r.export === name))
+          throw new Error(`finding rule ${rule.id} reads ${name}, which it does not declare`);
         const records = loaded.get(name);
-        if (!records) throw new Error(`finding rule ${rule.id} reads ${name}, which this snapshot cannot give: ask has() first`);
+        if (!records)
+          throw new Error(`finding rule ${rule.id} reads ${name}, which this snapshot cannot give: ask has() first`);
         return records;
       },
     };
     let count = 0;
     for (const draft of rule.check(ctx)) {
-      findings.push({ rule: rule.id, severity: rule.severity, subject: draft.subject, related: draft.related, detail: draft.detail });
+      findings.push({
+        rule: rule.id,
+        severity: rule.severity,
+        subject: draft.subject,
+        related: draft.related,
+        detail: draft.detail,
+      });
       count++;
     }
     const partly = leftOut(rule, manifest);
-    results.push({ id: rule.id, severity: rule.severity, evaluated: true, ...(partly !== undefined ? { reason: partly } : {}), count });
+    results.push({
+      id: rule.id,
+      severity: rule.severity,
+      evaluated: true,
+      ...(partly !== undefined ? { reason: partly } : {}),
+      count,
+    });
   }
   results.sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || compareText(a.id, b.id));
   return { time: manifest.time, rules: results, findings: sortFindings(findings) };
@@ -238,13 +255,15 @@ const FINDINGS_PER_CHUNK = 2000;
  * string in memory.
  */
 export function* serializeFindingsChunks(report: FindingsReport): Generator<string> {
-  const rules = report.rules.map((r) => JSON.stringify({
-    id: r.id,
-    severity: r.severity,
-    evaluated: r.evaluated,
-    ...(r.reason !== undefined ? { reason: r.reason } : {}),
-    count: r.count,
-  }));
+  const rules = report.rules.map((r) =>
+    JSON.stringify({
+      id: r.id,
+      severity: r.severity,
+      evaluated: r.evaluated,
+      ...(r.reason !== undefined ? { reason: r.reason } : {}),
+      count: r.count,
+    }),
+  );
   const list = (lines: string[]) => (lines.length === 0 ? '[]' : `[\n    ${lines.join(',\n    ')}\n  ]`);
   const { findings } = report;
   yield `{\n  "time": ${JSON.stringify(report.time)},\n  "rules": ${list(rules)},\n  "findings": ${findings.length === 0 ? '[]' : '[\n    '}`;
@@ -266,7 +285,9 @@ export function serializeFindings(report: FindingsReport): string {
  * its count (0 included); a rule not evaluated has no entry.
  */
 export function findingCounts(report: FindingsReport): Array<{ rule: string; severity: Severity; count: number }> {
-  return report.rules.filter((r) => r.evaluated).map((r) => ({ rule: r.id, severity: r.severity, count: r.count ?? 0 }));
+  return report.rules
+    .filter((r) => r.evaluated)
+    .map((r) => ({ rule: r.id, severity: r.severity, count: r.count ?? 0 }));
 }
 
 /** The rules not evaluated, for the metrics file (`svc_snapshot_findings_unevaluated{rule,severity}`): what --fail-on fails closed on. */
@@ -286,12 +307,17 @@ export interface FailOn {
  * rule that could not look may hide what it would have found), unless
  * --fail-on-unevaluated=false.
  */
-export function failing(report: FindingsReport, failOn: FailOn): { findings: number; unevaluated: ReadonlyArray<{ id: string; reason: string }> } {
+export function failing(
+  report: FindingsReport,
+  failOn: FailOn,
+): { findings: number; unevaluated: ReadonlyArray<{ id: string; reason: string }> } {
   if (failOn.severity === undefined) return { findings: 0, unevaluated: [] };
   const floor = severityRank(failOn.severity);
   const findings = report.findings.filter((f) => severityRank(f.severity) >= floor).length;
   const unevaluated = failOn.unevaluated
-    ? report.rules.filter((r) => !r.evaluated && severityRank(r.severity) >= floor).map((r) => ({ id: r.id, reason: r.reason ?? 'no reason given' }))
+    ? report.rules
+        .filter((r) => !r.evaluated && severityRank(r.severity) >= floor)
+        .map((r) => ({ id: r.id, reason: r.reason ?? 'no reason given' }))
     : [];
   return { findings, unevaluated };
 }

@@ -17,7 +17,10 @@ export function formatFindings(report: FindingsReport, dir: string): string {
   for (const r of report.rules) {
     const head = `  ${r.id.padEnd(idWidth)}  ${r.severity.padEnd(8)}`;
     if (!r.evaluated) lines.push(`${head}  not evaluated: ${escapeControl(r.reason ?? '')}`);
-    else lines.push(`${head}  ${String(r.count).padStart(6)}${r.reason !== undefined ? `  (${escapeControl(r.reason)})` : ''}`);
+    else
+      lines.push(
+        `${head}  ${String(r.count).padStart(6)}${r.reason !== undefined ? `  (${escapeControl(r.reason)})` : ''}`,
+      );
   }
   if (report.findings.length === 0) {
     const evaluated = report.rules.filter((r) => r.evaluated).length;

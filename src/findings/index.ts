@@ -6,14 +6,20 @@
 import { UsageError } from '../errors.js';
 import type { Snapshot } from '../snapshot/dir.js';
 import { SEVERITIES, type Severity } from './define.js';
-import { evaluateFindings, failing, serializeFindingsChunks, type EvaluateOptions, type FailOn, type FindingsReport } from './evaluate.js';
+import {
+  evaluateFindings,
+  failing,
+  serializeFindingsChunks,
+  type EvaluateOptions,
+  type FailOn,
+  type FindingsReport,
+} from './evaluate.js';
 
 export { findingCounts, serializeFindings, unevaluatedRules, type FailOn, type FindingsReport } from './evaluate.js';
 export { formatFindings } from './format.js';
 
 /** The file `--findings` adds to a snapshot directory (to be listed in the manifest's `files`). */
 export const FINDINGS_FILE = '_findings.json';
-
 
 /** What a command that evaluates the findings was asked for, parsed before anything is read or published. */
 export interface FindingsSettings {
@@ -42,7 +48,11 @@ export function findingsSettings(o: FindingsOptions): FindingsSettings {
   if (from !== undefined && o.sources.failOn === undefined) {
     throw new UsageError(`${from} changes what --fail-on <severity> fails on; give --fail-on too, or drop ${from}`);
   }
-  return { failOn: { severity: o.failOn, unevaluated: o.failOnUnevaluated }, expiringDays: o.expiringDays, inheritLevels: o.findingsInheritLevels };
+  return {
+    failOn: { severity: o.failOn, unevaluated: o.failOnUnevaluated },
+    expiringDays: o.expiringDays,
+    inheritLevels: o.findingsInheritLevels,
+  };
 }
 
 /**
@@ -50,14 +60,18 @@ export function findingsSettings(o: FindingsOptions): FindingsSettings {
  * something only with --findings; the reading of the levels, wherever
  * findings are evaluated (--findings, or --format html's page).
  */
-export function checkFindingsOptions(o: FindingsOptions & { readonly findings: boolean }, html: boolean): FindingsSettings {
+export function checkFindingsOptions(
+  o: FindingsOptions & { readonly findings: boolean },
+  html: boolean,
+): FindingsSettings {
   if (!o.findings) {
     for (const key of ['failOn', 'failOnUnevaluated', 'expiringDays', ...(html ? [] : ['findingsInheritLevels'])]) {
       const from = o.sources[key];
-      if (from !== undefined) throw new UsageError(
-        `${from} needs --findings on a snapshot${key === 'findingsInheritLevels' ? ' (or --format html)' : ''} (or ` +
-          `use svc-snapshot findings <snapshot-dir>)`,
-      );
+      if (from !== undefined)
+        throw new UsageError(
+          `${from} needs --findings on a snapshot${key === 'findingsInheritLevels' ? ' (or --format html)' : ''} (or ` +
+            `use svc-snapshot findings <snapshot-dir>)`,
+        );
     }
   }
   return findingsSettings(o);
@@ -79,7 +93,11 @@ interface FindingsStaging {
  */
 export async function findingsOf(snapshot: Snapshot, opts: EvaluateOptions): Promise<FindingsReport> {
   // evaluateFindings loads only exports the manifest lists as available.
-  const report = await evaluateFindings(snapshot.manifest, (name, columns) => snapshot.records(snapshot.entry(name)!, columns), opts);
+  const report = await evaluateFindings(
+    snapshot.manifest,
+    (name, columns) => snapshot.records(snapshot.entry(name)!, columns),
+    opts,
+  );
   await snapshot.checkRest();
   return report;
 }
@@ -115,7 +133,9 @@ export function failOnMessage(report: FindingsReport, failOn: FailOn): string | 
 
 /** One line for the snapshot's progress output: the counts by severity, and the rules not evaluated. */
 export function findingsLine(report: FindingsReport): string {
-  const counts = SEVERITIES.map((s) => [s, report.findings.filter((f) => f.severity === s).length] as const).filter(([, n]) => n > 0);
+  const counts = SEVERITIES.map((s) => [s, report.findings.filter((f) => f.severity === s).length] as const).filter(
+    ([, n]) => n > 0,
+  );
   const skipped = report.rules.filter((r) => !r.evaluated).map((r) => r.id);
   const found = counts.length > 0 ? counts.map(([s, n]) => `${n} ${s}`).join(', ') : 'none';
   return `findings (${FINDINGS_FILE}): ${found}${skipped.length > 0 ? `; not evaluated: ${skipped.join(', ')}` : ''}`;

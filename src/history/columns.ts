@@ -33,14 +33,17 @@ export function typedColumn(exp: ExportDef, col: ColumnDef): TypedColumn {
 
 /** The column's SQL type in each engine; SQLite keeps booleans as 0/1, checked. */
 export function sqlType(engine: 'sqlite' | 'postgres', name: string, type: ColumnType): string {
-  if (engine === 'postgres') return { integer: 'BIGINT', real: 'DOUBLE PRECISION', boolean: 'BOOLEAN', text: 'TEXT' }[type];
+  if (engine === 'postgres')
+    return { integer: 'BIGINT', real: 'DOUBLE PRECISION', boolean: 'BOOLEAN', text: 'TEXT' }[type];
   if (type === 'boolean') return `INTEGER CHECK (${name} IN (0, 1))`;
   return { integer: 'INTEGER', real: 'REAL', text: 'TEXT' }[type];
 }
 
 /** The `<column>_utc` of a timestamp column in the view of current records: ISO 8601 text (SQLite) or timestamptz (PostgreSQL). */
 export function utcExpression(engine: 'sqlite' | 'postgres', quoted: string): string {
-  return engine === 'postgres' ? `to_timestamp(${quoted} / 1000.0)` : `strftime('%Y-%m-%dT%H:%M:%fZ', ${quoted} / 1000.0, 'unixepoch')`;
+  return engine === 'postgres'
+    ? `to_timestamp(${quoted} / 1000.0)`
+    : `strftime('%Y-%m-%dT%H:%M:%fZ', ${quoted} / 1000.0, 'unixepoch')`;
 }
 
 /** A text column's value: strings as they are, numbers and booleans as JSON writes them, arrays and objects as JSON. */

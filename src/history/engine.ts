@@ -73,7 +73,10 @@ async function openSqlite(path: string, opts: OpenOptions): Promise<HistoryDb> {
     );
   }
   if (isDirectory(path)) throw new FailedError(`the history database ${JSON.stringify(path)} ${DIRECTORY_ADVICE}`);
-  if (!existsSync(dirname(path))) throw new FailedError(`the history database ${path} cannot be created: its directory ${dirname(path)} does not exist`);
+  if (!existsSync(dirname(path)))
+    throw new FailedError(
+      `the history database ${path} cannot be created: its directory ${dirname(path)} does not exist`,
+    );
   const { default: Database } = await import('libsql');
   try {
     // The history holds personal data: created 0600 like the exports (SQLite gives its -wal and -shm files the same mode).
@@ -116,7 +119,9 @@ class SqliteHistory implements HistoryDb {
   }
 
   async all(sql: string, params: readonly unknown[] = []): Promise<unknown[][]> {
-    return this.prepare(sql).raw(true).all(...params) as unknown[][];
+    return this.prepare(sql)
+      .raw(true)
+      .all(...params) as unknown[][];
   }
 
   async run(sql: string, params: readonly unknown[] = []): Promise<void> {
@@ -178,7 +183,7 @@ class SqliteHistory implements HistoryDb {
    * tries, rather than inside SQLite, which would hold this thread (and a SIGTERM) for the whole wait.
    */
   private async beginImmediate(): Promise<void> {
-    for (const start = Date.now(); ; ) {
+    for (const start = Date.now(); ;) {
       try {
         this.db.exec('BEGIN IMMEDIATE');
         return;
@@ -267,7 +272,10 @@ class PostgresHistory implements HistoryDb {
   }
 
   private checkConnected(): void {
-    if (this.lost) throw new FailedError(`the connection to ${this.label} was lost: ${this.lost.message}; the server rolled back what was being written`);
+    if (this.lost)
+      throw new FailedError(
+        `the connection to ${this.label} was lost: ${this.lost.message}; the server rolled back what was being written`,
+      );
   }
 
   private async query(sql: string, params: readonly unknown[]) {
@@ -315,7 +323,10 @@ class PostgresHistory implements HistoryDb {
   }
 
   async columns(table: string): Promise<Set<string>> {
-    const { rows } = await this.query('SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?', [table]);
+    const { rows } = await this.query(
+      'SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
+      [table],
+    );
     return new Set(rows.map((r) => String((r as unknown[])[0])));
   }
 

@@ -96,7 +96,9 @@ function* exportPieces(records: readonly ExportRecord[]): Generator<string> {
 }
 
 const notLaidOut = (dir: string, file: string) =>
-  new FailedError(`${shown(file)} in ${dir} is not laid out as svc-snapshot writes exports (2-space JSON, one array); it would not come back byte for byte, so the snapshot was not loaded`);
+  new FailedError(
+    `${shown(file)} in ${dir} is not laid out as svc-snapshot writes exports (2-space JSON, one array); it would not come back byte for byte, so the snapshot was not loaded`,
+  );
 
 /** Why a file that is not framed as the writer frames it was refused: not JSON, not an array of records, not `count` of them, or laid out otherwise. */
 function unframed(dir: string, file: string, text: string, count: number): FailedError {
@@ -104,13 +106,19 @@ function unframed(dir: string, file: string, text: string, count: number): Faile
   try {
     json = JSON.parse(text);
   } catch (e) {
-    return new FailedError(`${shown(file)} in ${dir} is not valid JSON (${describeJsonError(e, text)}); the snapshot is damaged and was not loaded`);
+    return new FailedError(
+      `${shown(file)} in ${dir} is not valid JSON (${describeJsonError(e, text)}); the snapshot is damaged and was not loaded`,
+    );
   }
   if (!Array.isArray(json) || json.some((r) => r === null || typeof r !== 'object' || Array.isArray(r))) {
-    return new FailedError(`${shown(file)} in ${dir} is not a JSON array of records; the snapshot is damaged and was not loaded`);
+    return new FailedError(
+      `${shown(file)} in ${dir} is not a JSON array of records; the snapshot is damaged and was not loaded`,
+    );
   }
   if (json.length !== count) {
-    return new FailedError(`${shown(file)} in ${dir} holds ${json.length} records but the manifest says ${count}; the snapshot was not loaded`);
+    return new FailedError(
+      `${shown(file)} in ${dir} holds ${json.length} records but the manifest says ${count}; the snapshot was not loaded`,
+    );
   }
   return notLaidOut(dir, file);
 }
@@ -123,9 +131,17 @@ function unframed(dir: string, file: string, text: string, count: number): Faile
  * which stores them all), every record laid out as the writer writes it; a
  * night checks the layout of its new texts itself (`checkTexts`).
  */
-function fileRows(dir: string, file: string, data: Buffer, count: number, key: readonly string[], whole: boolean): ExportRows {
+function fileRows(
+  dir: string,
+  file: string,
+  data: Buffer,
+  count: number,
+  key: readonly string[],
+  whole: boolean,
+): ExportRows {
   // Bytes that are not UTF-8 would be read as U+FFFD and written back otherwise by as-of.
-  if (!isUtf8(data)) throw new FailedError(`${shown(file)} in ${dir} is not UTF-8 text; the snapshot is damaged and was not loaded`);
+  if (!isUtf8(data))
+    throw new FailedError(`${shown(file)} in ${dir} is not UTF-8 text; the snapshot is damaged and was not loaded`);
   const ranges = recordRanges(data);
   if (ranges?.starts.length !== count) throw unframed(dir, file, data.toString('utf8'), count);
   const { starts, ends } = ranges;
@@ -133,21 +149,32 @@ function fileRows(dir: string, file: string, data: Buffer, count: number, key: r
   const problem = fileProblem(texts, key, whole);
   if (problem?.kind === 'layout') throw notLaidOut(dir, file);
   if (problem?.kind === 'order') {
-    throw new FailedError(`${shown(file)} in ${dir} is not sorted by its key (record ${problem.record + 1} sorts before the one above it); it is not an export as svc-snapshot writes it, so the snapshot was not loaded`);
+    throw new FailedError(
+      `${shown(file)} in ${dir} is not sorted by its key (record ${problem.record + 1} sorts before the one above it); it is not an export as svc-snapshot writes it, so the snapshot was not loaded`,
+    );
   }
   const record = (i: number): ExportRecord => {
     try {
       return JSON.parse(texts[i]!) as ExportRecord;
     } catch (e) {
       const why = describeJsonError(e, texts[i]);
-      throw new FailedError(`record ${i + 1} of ${shown(file)} in ${dir} is not valid JSON (${why}); the snapshot is damaged and was not loaded`);
+      throw new FailedError(
+        `record ${i + 1} of ${shown(file)} in ${dir} is not valid JSON (${why}); the snapshot is damaged and was not loaded`,
+      );
     }
   };
   return {
     texts,
     record,
     checkTexts(which, records) {
-      if (!sameAsWritten(records, which.map((i) => texts[i]!), which.map((_, j) => j))) throw notLaidOut(dir, file);
+      if (
+        !sameAsWritten(
+          records,
+          which.map((i) => texts[i]!),
+          which.map((_, j) => j),
+        )
+      )
+        throw notLaidOut(dir, file);
     },
   };
 }
@@ -157,24 +184,41 @@ function snapshotInput(snapshot: Snapshot): SnapshotInput {
   const { dir, manifest: m } = snapshot;
   if (m.baseUrl === '' || !TIME.test(m.time)) {
     const why = m.baseUrl === '' ? 'baseUrl: empty' : 'time: not an ISO 8601 UTC time';
-    throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} is not a snapshot manifest (${why}); the snapshot was not loaded`);
+    throw new FailedError(
+      `${SNAPSHOT_MANIFEST} in ${dir} is not a snapshot manifest (${why}); the snapshot was not loaded`,
+    );
   }
   const exports = m.exports.map((e): InputExport => {
     const table = exportTable(e.export);
-    if (!table) throw new FailedError(`${SNAPSHOT_MANIFEST} in ${dir} lists an export "${shown(e.export)}" that this version does not know; the snapshot was not loaded`);
+    if (!table)
+      throw new FailedError(
+        `${SNAPSHOT_MANIFEST} in ${dir} lists an export "${shown(e.export)}" that this version does not know; the snapshot was not loaded`,
+      );
     if (e.sha256 === undefined) {
       throw new FailedError(
         `${SNAPSHOT_MANIFEST} in ${dir} has no sha256 for ${e.export} (written by a version before export hashes); its files cannot be verified, so it was not loaded. ` +
           'Load its raw collection instead (svc-snapshot history load <dir>/raw), or re-create it with --replay',
       );
     }
-    const rows = async (whole: boolean) => fileRows(dir, e.file, await snapshot.bytes(e, false), e.count, table.def.key, whole);
+    const rows = async (whole: boolean) =>
+      fileRows(dir, e.file, await snapshot.bytes(e, false), e.count, table.def.key, whole);
     return { export: e.export, file: e.file, count: e.count, available: e.available, sha256: e.sha256, rows };
   });
   const manifestText = snapshot.manifestBytes!.toString('utf8');
   const kept = keptFiles(snapshot);
   const verify = () => snapshot.checkRest();
-  return { dir, baseUrl: m.baseUrl, time: m.time, date: m.date, source: m.source, complete: m.complete, manifestText, exports, kept, verify };
+  return {
+    dir,
+    baseUrl: m.baseUrl,
+    time: m.time,
+    date: m.date,
+    source: m.source,
+    complete: m.complete,
+    manifestText,
+    exports,
+    kept,
+    verify,
+  };
 }
 
 /** The manifest's `files` entries of KEPT_FILES, each read as UTF-8 text (what the history stores) and checked against its size and sha256. */
@@ -184,7 +228,9 @@ function keptFiles(snapshot: Snapshot): KeptFile[] {
     if (!KEPT_FILES.includes(f.name)) continue;
     if (out.some((k) => k.name === f.name)) {
       const where = `${SNAPSHOT_MANIFEST} in ${snapshot.dir}`;
-      throw new FailedError(`${where} lists ${f.name} twice in its files; it was not written so by svc-snapshot, and the snapshot was not loaded`);
+      throw new FailedError(
+        `${where} lists ${f.name} twice in its files; it was not written so by svc-snapshot, and the snapshot was not loaded`,
+      );
     }
     out.push({
       name: f.name,
@@ -217,9 +263,25 @@ async function readCollectionDir(dir: string, include: readonly Include[]): Prom
   const result = build(collection, include);
   const date = collection.manifest.date;
   const written = result.exports.map((e) => {
-    return { export: e.export, file: exportFileName(e.export, e.records.length, date), count: e.records.length, available: e.available, reason: e.reason, proposedRoute: e.proposedRoute, sha256: exportSha256(e.records), records: e.records };
+    return {
+      export: e.export,
+      file: exportFileName(e.export, e.records.length, date),
+      count: e.records.length,
+      available: e.available,
+      reason: e.reason,
+      proposedRoute: e.proposedRoute,
+      sha256: exportSha256(e.records),
+      records: e.records,
+    };
   });
-  const manifest = snapshotManifest(collection, { ...result, exports: written.map(({ records: _r, ...rest }) => rest) }, 'replay', false, complete, include);
+  const manifest = snapshotManifest(
+    collection,
+    { ...result, exports: written.map(({ records: _r, ...rest }) => rest) },
+    'replay',
+    false,
+    complete,
+    include,
+  );
   return {
     dir,
     baseUrl: manifest.baseUrl,
@@ -231,7 +293,14 @@ async function readCollectionDir(dir: string, include: readonly Include[]): Prom
     kept: [],
     // The texts are the writer's own: nothing to check.
     verify: async () => {},
-    exports: written.map((w) => ({ export: w.export, file: w.file, count: w.count, available: w.available, sha256: w.sha256, rows: async () => ({ texts: recordTextsOf(w.records), record: (i) => w.records[i]!, checkTexts() {} }) })),
+    exports: written.map((w) => ({
+      export: w.export,
+      file: w.file,
+      count: w.count,
+      available: w.available,
+      sha256: w.sha256,
+      rows: async () => ({ texts: recordTextsOf(w.records), record: (i) => w.records[i]!, checkTexts() {} }),
+    })),
   };
 }
 
@@ -260,7 +329,9 @@ export async function openInput(dir: string): Promise<InputHead> {
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`${COLLECTION_MANIFEST} in ${dir} cannot be read as JSON (${describeJsonError(e, text)}); ${HINT}`);
+    throw new UsageError(
+      `${COLLECTION_MANIFEST} in ${dir} cannot be read as JSON (${describeJsonError(e, text)}); ${HINT}`,
+    );
   }
   const head = z.object({ baseUrl: z.string().min(1), time: z.string().min(1) }).safeParse(json);
   if (!head.success) throw new UsageError(`${COLLECTION_MANIFEST} in ${dir} has no baseUrl and time; ${HINT}`);

@@ -25,7 +25,10 @@ const FIRST_LOAD_SLICE = 5000;
 async function closeVersions(db: HistoryDb, t: ExportTable, ids: number[], time: string): Promise<void> {
   for (let i = 0; i < ids.length; i += CLOSE_BATCH) {
     const batch = ids.slice(i, i + CLOSE_BATCH);
-    await db.run(`UPDATE ${quoteIdent(t.table)} SET seen_to = ? WHERE version_id IN (${batch.map(() => '?').join(', ')})`, [time, ...batch]);
+    await db.run(
+      `UPDATE ${quoteIdent(t.table)} SET seen_to = ? WHERE version_id IN (${batch.map(() => '?').join(', ')})`,
+      [time, ...batch],
+    );
   }
 }
 
@@ -45,9 +48,17 @@ function keyView(key: readonly string[], texts: readonly (string | null)[], inde
   return view;
 }
 
-async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: string, input: InputExport): Promise<{ opened: number; closed: number }> {
+async function loadExport(
+  db: HistoryDb,
+  t: ExportTable,
+  baseUrl: string,
+  time: string,
+  input: InputExport,
+): Promise<{ opened: number; closed: number }> {
   const key = t.def.key;
-  const first = (await db.all(`SELECT 1 FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL LIMIT 1`, [baseUrl])).length === 0;
+  const first =
+    (await db.all(`SELECT 1 FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_to IS NULL LIMIT 1`, [baseUrl]))
+      .length === 0;
   // The file is read and checked first (its order and, on a first load, every record's layout), before anything of it is stored.
   const file = await input.rows(first);
   const { texts } = file;
@@ -67,7 +78,8 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
     // needed; stored a slice at a time, so that the rows of a large export are garbage before they grow old.
     for (let start = 0; start < texts.length; start += FIRST_LOAD_SLICE) {
       const slice: unknown[][] = [];
-      for (let i = start; i < Math.min(texts.length, start + FIRST_LOAD_SLICE); i++) slice.push(toRow(nextId++, baseUrl, time, texts[i]!, file.record(i)));
+      for (let i = start; i < Math.min(texts.length, start + FIRST_LOAD_SLICE); i++)
+        slice.push(toRow(nextId++, baseUrl, time, texts[i]!, file.record(i)));
       await db.insertRows(t.table, columns, slice);
     }
     return { opened: texts.length, closed: 0 };
@@ -102,8 +114,20 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
   const insert = (i: number) => {
     rows.push(toRow(nextId++, baseUrl, time, texts[i]!, records.get(i)!));
   };
-  const older: ExportRecord[] = rest.map((o) => keyView(key, keyTypes.map((type, k) => storedKeyText(type, open[o]![2 + k])), o));
-  const newer: ExportRecord[] = fresh.map((i) => keyView(key, keyTypes.map((type, k) => keyText(type, records.get(i)![key[k]!])), i));
+  const older: ExportRecord[] = rest.map((o) =>
+    keyView(
+      key,
+      keyTypes.map((type, k) => storedKeyText(type, open[o]![2 + k])),
+      o,
+    ),
+  );
+  const newer: ExportRecord[] = fresh.map((i) =>
+    keyView(
+      key,
+      keyTypes.map((type, k) => keyText(type, records.get(i)![key[k]!])),
+      i,
+    ),
+  );
   const matched = matchRecords(
     key,
     older,
@@ -132,9 +156,16 @@ async function loadExport(db: HistoryDb, t: ExportTable, baseUrl: string, time: 
  * hash equals the night before's, one unavailable) at the end; a file that
  * does not match rolls the snapshot back.
  */
-export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExport?: AfterExport): Promise<LoadResult> {
+export async function loadSnapshot(
+  db: HistoryDb,
+  input: SnapshotInput,
+  afterExport?: AfterExport,
+): Promise<LoadResult> {
   return db.transaction(async () => {
-    const existing = await db.all('SELECT export, sha256 FROM run_exports WHERE base_url = ? AND time = ?', [input.baseUrl, input.time]);
+    const existing = await db.all('SELECT export, sha256 FROM run_exports WHERE base_url = ? AND time = ?', [
+      input.baseUrl,
+      input.time,
+    ]);
     const known = await db.all('SELECT 1 FROM runs WHERE base_url = ? AND time = ?', [input.baseUrl, input.time]);
     const [newest] = await db.all('SELECT MAX(time) FROM runs WHERE base_url = ?', [input.baseUrl]);
     const newestTime = newest?.[0] == null ? null : String(newest[0]);
@@ -142,7 +173,8 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
     if (known.length > 0 || (newestTime !== null && newestTime > input.time)) await input.verify();
     if (known.length > 0) {
       const hashes = new Map(existing.map((r) => [String(r[0]), String(r[1])]));
-      const same = hashes.size === input.exports.length && input.exports.every((e) => hashes.get(e.export) === e.sha256);
+      const same =
+        hashes.size === input.exports.length && input.exports.every((e) => hashes.get(e.export) === e.sha256);
       if (same) return { status: 'already loaded' as const, opened: 0, closed: 0 };
       throw new FailedError(
         `${input.dir}: a different snapshot of ${input.baseUrl} taken at ${input.time} is already loaded (its export ` +
@@ -152,21 +184,28 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
     if (newestTime !== null && newestTime > input.time) {
       throw new FailedError(
         `${input.dir} (${input.time}) is older than the newest snapshot of ${input.baseUrl} already loaded ` +
-        `(${newestTime}); history is loaded in time order, so it was not loaded. ` +
+          `(${newestTime}); history is loaded in time order, so it was not loaded. ` +
           'Load older snapshots into a new database together with the newer ones (history load sorts them)',
       );
     }
-    await db.run('INSERT INTO runs (base_url, time, date, source, complete, tool_version, signing_key) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+    await db.run(
+      'INSERT INTO runs (base_url, time, date, source, complete, tool_version, signing_key) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      [
+        input.baseUrl,
+        input.time,
+        input.date,
+        input.source,
+        input.complete ? 1 : 0,
+        TOOL.version,
+        input.signingKey ?? null,
+      ],
+    );
+    // The manifest as it was, for as-of: beside runs, so that a look at runs is a look at its columns.
+    await db.run('INSERT INTO run_manifests (base_url, time, manifest) VALUES (?, ?, ?)', [
       input.baseUrl,
       input.time,
-      input.date,
-      input.source,
-      input.complete ? 1 : 0,
-      TOOL.version,
-      input.signingKey ?? null,
+      input.manifestText,
     ]);
-    // The manifest as it was, for as-of: beside runs, so that a look at runs is a look at its columns.
-    await db.run('INSERT INTO run_manifests (base_url, time, manifest) VALUES (?, ?, ?)', [input.baseUrl, input.time, input.manifestText]);
     await db.insertRows(
       'run_exports',
       ['base_url', 'time', 'export', 'file', 'count', 'available', 'sha256'],
@@ -181,7 +220,10 @@ export async function loadSnapshot(db: HistoryDb, input: SnapshotInput, afterExp
     const previousRows =
       newestTime === null
         ? []
-        : await db.all('SELECT export, sha256 FROM run_exports WHERE base_url = ? AND time = ? AND available = 1', [input.baseUrl, newestTime]);
+        : await db.all('SELECT export, sha256 FROM run_exports WHERE base_url = ? AND time = ? AND available = 1', [
+            input.baseUrl,
+            newestTime,
+          ]);
     const previous = new Map<string, string>(previousRows.map((r) => [String(r[0]), String(r[1])]));
     let opened = 0;
     let closed = 0;

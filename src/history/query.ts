@@ -9,7 +9,11 @@ import { isPlainFileName, sha256Hex } from '../util/safe-read.js';
 
 /** A base URL as the tool writes it in manifests: no trailing `/` or `/api`. */
 export function normaliseSite(raw: string): string {
-  return raw.trim().replace(/\/+$/, '').replace(/\/api$/, '').replace(/\/+$/, '');
+  return raw
+    .trim()
+    .replace(/\/+$/, '')
+    .replace(/\/api$/, '')
+    .replace(/\/+$/, '');
 }
 
 /** The site a command is about: `--site`, or the only one in the database (a usage error naming them otherwise). */
@@ -23,7 +27,8 @@ export async function chooseSite(db: HistoryDb, flag: string | undefined): Promi
         `${sites.length ? sites.join(', ') : 'no snapshots yet'}`,
     );
   }
-  if (sites.length > 1) throw new UsageError(`${db.label} holds several sites; choose one with --site: ${sites.join(', ')}`);
+  if (sites.length > 1)
+    throw new UsageError(`${db.label} holds several sites; choose one with --site: ${sites.join(', ')}`);
   return sites[0] ?? null;
 }
 
@@ -38,7 +43,10 @@ export interface RunRow {
 }
 
 export async function listRuns(db: HistoryDb, site: string): Promise<RunRow[]> {
-  const runs = await db.all('SELECT base_url, time, date, source, signing_key FROM runs WHERE base_url = ? ORDER BY time', [site]);
+  const runs = await db.all(
+    'SELECT base_url, time, date, source, signing_key FROM runs WHERE base_url = ? ORDER BY time',
+    [site],
+  );
   const counts = await db.all('SELECT time, export, count FROM run_exports WHERE base_url = ? ORDER BY time', [site]);
   const byTime = new Map<string, Record<string, number>>();
   for (const [time, exp, count] of counts) {
@@ -66,7 +74,9 @@ export interface Version {
 
 function changedColumns(a: ExportRecord, b: ExportRecord): string[] {
   const names = [...new Set([...Object.keys(a), ...Object.keys(b)])];
-  return names.filter((c) => JSON.stringify(a[c] ?? null) !== JSON.stringify(b[c] ?? null) || Object.hasOwn(a, c) !== Object.hasOwn(b, c));
+  return names.filter(
+    (c) => JSON.stringify(a[c] ?? null) !== JSON.stringify(b[c] ?? null) || Object.hasOwn(a, c) !== Object.hasOwn(b, c),
+  );
 }
 
 /** Every version of one record, oldest first; `changed` names the columns that differ from the version before (none for the first). */
@@ -77,7 +87,10 @@ export async function recordLog(
   key: readonly string[],
 ): Promise<{ key: Record<string, string>; versions: Version[] }> {
   const t = exportTable(exportName);
-  if (!t) throw new UsageError(`there is no export "${exportName.slice(0, 60)}"; the exports are ${EXPORT_TABLES.map((x) => x.def.name).join(', ')}`);
+  if (!t)
+    throw new UsageError(
+      `there is no export "${exportName.slice(0, 60)}"; the exports are ${EXPORT_TABLES.map((x) => x.def.name).join(', ')}`,
+    );
   if (key.length !== t.def.key.length) {
     throw new UsageError(
       `${t.def.name} is keyed by ${t.def.key.join(', ')}: give ${t.def.key.length} ` +
@@ -89,15 +102,20 @@ export async function recordLog(
   const params = t.def.key.map((k, i) => keyParameter(t.typed.find((c) => c.name === k)!.type, key[i]!));
   const rows = params.includes(undefined)
     ? []
-    : await db.all(`SELECT seen_from, seen_to, record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND ${where} ORDER BY seen_from, version_id`, [
-        site,
-        ...params,
-      ]);
+    : await db.all(
+        `SELECT seen_from, seen_to, record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND ${where} ORDER BY seen_from, version_id`,
+        [site, ...params],
+      );
   const versions: Version[] = [];
   for (const [from, to, text] of rows) {
     const record = JSON.parse(String(text)) as ExportRecord;
     const prev = versions[versions.length - 1];
-    versions.push({ from: String(from), to: to == null ? null : String(to), record, changed: prev ? changedColumns(prev.record, record) : [] });
+    versions.push({
+      from: String(from),
+      to: to == null ? null : String(to),
+      record,
+      changed: prev ? changedColumns(prev.record, record) : [],
+    });
   }
   return { key: Object.fromEntries(t.def.key.map((k, i) => [k, key[i]!])), versions };
 }
@@ -108,7 +126,11 @@ export interface AsOfFile {
 }
 
 /** The run that stood after `date`: the last snapshot of that day or, failing one, the last before it. */
-export async function runAsOf(db: HistoryDb, site: string, date: string): Promise<{ time: string; date: string; manifestText: string }> {
+export async function runAsOf(
+  db: HistoryDb,
+  site: string,
+  date: string,
+): Promise<{ time: string; date: string; manifestText: string }> {
   const [row] = await db.all(
     'SELECT r.time, r.date, m.manifest FROM runs r JOIN run_manifests m ON m.base_url = r.base_url AND m.time = ' +
       'r.time WHERE r.base_url = ? AND r.date <= ? ORDER BY r.time DESC LIMIT 1',
@@ -116,7 +138,9 @@ export async function runAsOf(db: HistoryDb, site: string, date: string): Promis
   );
   if (!row) {
     const [first] = await db.all('SELECT MIN(date) FROM runs WHERE base_url = ?', [site]);
-    throw new UsageError(`${db.label} holds no snapshot of ${site} on or before ${date}${first?.[0] != null ? `; the first is of ${String(first[0])}` : ''}`);
+    throw new UsageError(
+      `${db.label} holds no snapshot of ${site} on or before ${date}${first?.[0] != null ? `; the first is of ${String(first[0])}` : ''}`,
+    );
   }
   return { time: String(row[0]), date: String(row[1]), manifestText: String(row[2]) };
 }
@@ -127,22 +151,26 @@ export async function runAsOf(db: HistoryDb, site: string, date: string): Promis
  * against the hashes recorded when it was loaded.
  */
 export async function exportsAsOf(db: HistoryDb, site: string, time: string): Promise<AsOfFile[]> {
-  const listed = await db.all('SELECT export, file, count, available, sha256 FROM run_exports WHERE base_url = ? AND time = ?', [site, time]);
+  const listed = await db.all(
+    'SELECT export, file, count, available, sha256 FROM run_exports WHERE base_url = ? AND time = ?',
+    [site, time],
+  );
   const files: AsOfFile[] = [];
   for (const t of EXPORT_TABLES) {
     const entry = listed.find((r) => String(r[0]) === t.def.name);
     if (!entry) continue;
     const [, file, count, available, sha] = entry;
     if (!isPlainFileName(String(file))) {
-      throw new FailedError(`${db.label} names "${String(file).slice(0, 80)}" as a file of ${t.def.name}; the database is damaged`);
+      throw new FailedError(
+        `${db.label} names "${String(file).slice(0, 80)}" as a file of ${t.def.name}; the database is damaged`,
+      );
     }
     let records: ExportRecord[] = [];
     if (Number(available) === 1) {
-      const rows = await db.all(`SELECT record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_from <= ? AND (seen_to IS NULL OR seen_to > ?)`, [
-        site,
-        time,
-        time,
-      ]);
+      const rows = await db.all(
+        `SELECT record FROM ${quoteIdent(t.table)} WHERE base_url = ? AND seen_from <= ? AND (seen_to IS NULL OR seen_to > ?)`,
+        [site, time, time],
+      );
       records = rows.map((r) => JSON.parse(String(r[0])) as ExportRecord);
       sortRecords(records, t.def.key, records[0] ? Object.keys(records[0]) : []);
     }
@@ -163,10 +191,15 @@ export async function exportsAsOf(db: HistoryDb, site: string, time: string): Pr
  * were loaded, checked against the sha256 recorded with them.
  */
 export async function keptFilesAsOf(db: HistoryDb, site: string, time: string): Promise<AsOfFile[]> {
-  const rows = await db.all('SELECT name, sha256, content FROM run_files WHERE base_url = ? AND time = ? ORDER BY name', [site, time]);
+  const rows = await db.all(
+    'SELECT name, sha256, content FROM run_files WHERE base_url = ? AND time = ? ORDER BY name',
+    [site, time],
+  );
   return rows.map(([name, sha, content]) => {
     if (!isPlainFileName(String(name))) {
-      throw new FailedError(`${db.label} names "${String(name).slice(0, 80)}" as a file of the snapshot of ${time}; the database is damaged`);
+      throw new FailedError(
+        `${db.label} names "${String(name).slice(0, 80)}" as a file of the snapshot of ${time}; the database is damaged`,
+      );
     }
     if (sha256Hex(String(content)) !== String(sha)) {
       throw new FailedError(

@@ -30,13 +30,22 @@ async function migrateFrom1(db: HistoryDb, relations: Set<string>): Promise<void
     const table = quoteIdent(t.table);
     let after = 0;
     for (;;) {
-      const rows = await db.all(`SELECT version_id, record FROM ${table} WHERE version_id > ? ORDER BY version_id LIMIT ${MIGRATE_BATCH}`, [after]);
+      const rows = await db.all(
+        `SELECT version_id, record FROM ${table} WHERE version_id > ? ORDER BY version_id LIMIT ${MIGRATE_BATCH}`,
+        [after],
+      );
       if (rows.length === 0) break;
       const texts = recordTextsOf(
         rows.map((r) => {
           try {
             const record: unknown = JSON.parse(String(r[1]));
-            if (record !== null && typeof record === 'object' && !Array.isArray(record) && Object.keys(record).length > 0) return record as ExportRecord;
+            if (
+              record !== null &&
+              typeof record === 'object' &&
+              !Array.isArray(record) &&
+              Object.keys(record).length > 0
+            )
+              return record as ExportRecord;
           } catch {
             // Said below.
           }
@@ -83,7 +92,8 @@ export const EXPORT_TABLES: readonly ExportTable[] = CATALOG.map((def) => {
   const typed = def.columns.map((c) => typedColumn(def, c));
   const columns = typed.map((c) => c.name);
   for (const c of typed) {
-    if ((VERSION_COLUMNS as readonly string[]).includes(c.name)) throw new Error(`export ${def.name}: column ${c.name} clashes with a history column`);
+    if ((VERSION_COLUMNS as readonly string[]).includes(c.name))
+      throw new Error(`export ${def.name}: column ${c.name} clashes with a history column`);
     if (c.timestamp && columns.includes(`${c.name}_utc`)) {
       throw new Error(`export ${def.name}: column ${c.name}_utc clashes with the view's UTC time of ${c.name}`);
     }
@@ -116,7 +126,9 @@ ${cols}
 function viewSql(db: HistoryDb, t: ExportTable, extra: readonly string[]): string {
   const cols = [
     ...t.typed.flatMap((c) =>
-      c.timestamp ? [quoteIdent(c.name), `${utcExpression(db.engine, quoteIdent(c.name))} AS ${quoteIdent(`${c.name}_utc`)}`] : [quoteIdent(c.name)],
+      c.timestamp
+        ? [quoteIdent(c.name), `${utcExpression(db.engine, quoteIdent(c.name))} AS ${quoteIdent(`${c.name}_utc`)}`]
+        : [quoteIdent(c.name)],
     ),
     ...extra.map(quoteIdent),
   ];
@@ -124,8 +136,12 @@ function viewSql(db: HistoryDb, t: ExportTable, extra: readonly string[]): strin
 }
 
 async function createExportTable(db: HistoryDb, t: ExportTable, extra: readonly string[]): Promise<void> {
-  await db.exec(`CREATE INDEX ${quoteIdent(`${t.table}_open`)} ON ${quoteIdent(t.table)} (base_url) WHERE seen_to IS NULL`);
-  await db.exec(`CREATE INDEX ${quoteIdent(`${t.table}_key`)} ON ${quoteIdent(t.table)} (base_url, ${t.def.key.map(quoteIdent).join(', ')})`);
+  await db.exec(
+    `CREATE INDEX ${quoteIdent(`${t.table}_open`)} ON ${quoteIdent(t.table)} (base_url) WHERE seen_to IS NULL`,
+  );
+  await db.exec(
+    `CREATE INDEX ${quoteIdent(`${t.table}_key`)} ON ${quoteIdent(t.table)} (base_url, ${t.def.key.map(quoteIdent).join(', ')})`,
+  );
   await db.exec(viewSql(db, t, extra));
 }
 
@@ -151,7 +167,10 @@ async function rebuildTable(db: HistoryDb, t: ExportTable): Promise<void> {
   const select = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...extra].map(quoteIdent).join(', ');
   let after = -1;
   for (;;) {
-    const rows = await db.all(`SELECT ${select} FROM ${table} WHERE version_id > ? ORDER BY version_id LIMIT ${MIGRATE_BATCH}`, [after]);
+    const rows = await db.all(
+      `SELECT ${select} FROM ${table} WHERE version_id > ? ORDER BY version_id LIMIT ${MIGRATE_BATCH}`,
+      [after],
+    );
     if (rows.length === 0) break;
     await db.insertRows(
       next,
@@ -202,7 +221,9 @@ async function typedAsDeclared(db: HistoryDb, t: ExportTable): Promise<boolean> 
   if (db.engine === 'sqlite') {
     const [row] = await db.all("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [t.table]);
     const sql = String(row?.[0] ?? '');
-    return t.typed.every((c) => sql.includes(`${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`));
+    return t.typed.every((c) =>
+      sql.includes(`${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`),
+    );
   }
   const rows = await db.all(
     'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
@@ -221,7 +242,8 @@ async function typedAsDeclared(db: HistoryDb, t: ExportTable): Promise<boolean> 
  */
 async function migrateFrom3(db: HistoryDb, relations: Set<string>): Promise<void> {
   await db.exec(RUN_FILES_SQL);
-  for (const t of EXPORT_TABLES) if (relations.has(t.table) && !(await typedAsDeclared(db, t))) await rebuildTable(db, t);
+  for (const t of EXPORT_TABLES)
+    if (relations.has(t.table) && !(await typedAsDeclared(db, t))) await rebuildTable(db, t);
 }
 
 const RUN_MANIFESTS_SQL = `CREATE TABLE run_manifests (
@@ -301,53 +323,64 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
       );
     }
   } else if (relations.size > 0 && [...relations].some((r) => !r.startsWith('sqlite_'))) {
-    throw new FailedError(`${db.label} holds tables but no svc-snapshot history (no history_meta table); name an empty or new database with --history`);
+    throw new FailedError(
+      `${db.label} holds tables but no svc-snapshot history (no history_meta table); name an empty or new database with --history`,
+    );
   } else if (!write) {
     return false;
   }
   // An older schema is brought to this one on its first open by this version, read-only commands included: nothing reads the old forms.
   if (!write && version === SCHEMA_VERSION) return true;
-  await upgrading(db, write, () => db.transaction(async () => {
-    const now = await db.relations();
-    let migrated = false;
-    if (!now.has('history_meta')) {
-      for (const sql of BASE_SQL) await db.exec(sql);
-      await db.run('INSERT INTO history_meta (name, value) VALUES (?, ?), (?, ?)', ['schema_version', String(SCHEMA_VERSION), 'written_by', TOOL.version]);
-    } else {
-      // Read again inside the transaction: another process may have upgraded it meanwhile.
-      const [row] = await db.all("SELECT value FROM history_meta WHERE name = 'schema_version'");
-      const current = Number(row?.[0]);
-      if (current === 1) await migrateFrom1(db, now);
-      // The fingerprint of the key whose signature history load --allowed-signers verified (null: not checked); a schema 2 database written before it lacks it.
-      if (!(await db.columns('runs')).has(SIGNING_KEY_COLUMN)) await db.exec(`ALTER TABLE runs ADD COLUMN ${SIGNING_KEY_COLUMN} TEXT`);
-      if (current < 3) await migrateFrom2(db, now);
-      if (current < 4) await migrateFrom3(db, now);
-      migrated = current < SCHEMA_VERSION;
-      if (migrated) {
-        await db.run("UPDATE history_meta SET value = ? WHERE name = 'schema_version'", [String(SCHEMA_VERSION)]);
-        await db.run("UPDATE history_meta SET value = ? WHERE name = 'written_by'", [TOOL.version]);
+  await upgrading(db, write, () =>
+    db.transaction(async () => {
+      const now = await db.relations();
+      let migrated = false;
+      if (!now.has('history_meta')) {
+        for (const sql of BASE_SQL) await db.exec(sql);
+        await db.run('INSERT INTO history_meta (name, value) VALUES (?, ?), (?, ?)', [
+          'schema_version',
+          String(SCHEMA_VERSION),
+          'written_by',
+          TOOL.version,
+        ]);
+      } else {
+        // Read again inside the transaction: another process may have upgraded it meanwhile.
+        const [row] = await db.all("SELECT value FROM history_meta WHERE name = 'schema_version'");
+        const current = Number(row?.[0]);
+        if (current === 1) await migrateFrom1(db, now);
+        // The fingerprint of the key whose signature history load --allowed-signers verified (null: not checked); a schema 2 database written before it lacks it.
+        if (!(await db.columns('runs')).has(SIGNING_KEY_COLUMN))
+          await db.exec(`ALTER TABLE runs ADD COLUMN ${SIGNING_KEY_COLUMN} TEXT`);
+        if (current < 3) await migrateFrom2(db, now);
+        if (current < 4) await migrateFrom3(db, now);
+        migrated = current < SCHEMA_VERSION;
+        if (migrated) {
+          await db.run("UPDATE history_meta SET value = ? WHERE name = 'schema_version'", [String(SCHEMA_VERSION)]);
+          await db.run("UPDATE history_meta SET value = ? WHERE name = 'written_by'", [TOOL.version]);
+        }
       }
-    }
-    // A database brought to this schema gets every export's table too (an --include export's, whoever opened it), so that it
-    // looks as one this version made; a read-only open of a current one changes nothing.
-    if (!write && !migrated) return;
-    for (const t of EXPORT_TABLES) {
-      if (!now.has(t.table)) {
-        await db.exec(versionsTableSql(db, t, t.table, []));
-        await createExportTable(db, t, []);
-        continue;
+      // A database brought to this schema gets every export's table too (an --include export's, whoever opened it), so that it
+      // looks as one this version made; a read-only open of a current one changes nothing.
+      if (!write && !migrated) return;
+      for (const t of EXPORT_TABLES) {
+        if (!now.has(t.table)) {
+          await db.exec(versionsTableSql(db, t, t.table, []));
+          await createExportTable(db, t, []);
+          continue;
+        }
+        const have = await db.columns(t.table);
+        const missing = t.typed.filter((c) => !have.has(c.name));
+        if (missing.length === 0) continue;
+        for (const c of missing)
+          await db.exec(
+            `ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${quoteIdent(c.name)} ` +
+              `${sqlType(db.engine, quoteIdent(c.name), c.type)}`,
+          );
+        await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(t.view)}`);
+        await db.exec(viewSql(db, t, await extraColumns(db, t)));
       }
-      const have = await db.columns(t.table);
-      const missing = t.typed.filter((c) => !have.has(c.name));
-      if (missing.length === 0) continue;
-      for (const c of missing) await db.exec(
-        `ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${quoteIdent(c.name)} ` +
-          `${sqlType(db.engine, quoteIdent(c.name), c.type)}`,
-      );
-      await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(t.view)}`);
-      await db.exec(viewSql(db, t, await extraColumns(db, t)));
-    }
-  }));
+    }),
+  );
   return true;
 }
 

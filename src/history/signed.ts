@@ -18,17 +18,25 @@ import type { InputHead } from './input.js';
  * manifest is the one its opening read, so what is loaded is what was
  * verified.
  */
-export async function requireSignatures(heads: readonly InputHead[], allowed: AllowedSigners, now: Date): Promise<Map<string, string>> {
+export async function requireSignatures(
+  heads: readonly InputHead[],
+  allowed: AllowedSigners,
+  now: Date,
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const { dir, snapshot } of heads) {
     const name = snapshot ? SNAPSHOT_MANIFEST : COLLECTION_MANIFEST;
-    const manifest = snapshot?.manifestBytes ?? (await readInside(dir, name).catch((err: Error) => {
-      throw new FailedError(`${err.message}; nothing was loaded`, { cause: err });
-    }));
+    const manifest =
+      snapshot?.manifestBytes ??
+      (await readInside(dir, name).catch((err: Error) => {
+        throw new FailedError(`${err.message}; nothing was loaded`, { cause: err });
+      }));
     const sig = await manifestSignature(dir, name, manifest, allowed, now);
     if (sig.state !== 'valid') {
-      const why = sig.state === 'unsigned' ? `${name} is not signed (no ${name}.sig)` : sig.reason ?? sig.state;
-      throw new FailedError(`${shown(dir)}: ${why}; with --allowed-signers only snapshots signed by a listed key are loaded, so nothing was loaded`);
+      const why = sig.state === 'unsigned' ? `${name} is not signed (no ${name}.sig)` : (sig.reason ?? sig.state);
+      throw new FailedError(
+        `${shown(dir)}: ${why}; with --allowed-signers only snapshots signed by a listed key are loaded, so nothing was loaded`,
+      );
     }
     out.set(dir, sig.key!);
   }

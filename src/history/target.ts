@@ -29,10 +29,13 @@ export function parseHistoryTarget(
   opts: { readonly directory?: 'usage error' | 'when opened' } = {},
 ): HistoryTarget {
   const value = raw === undefined || raw === true ? DEFAULT_HISTORY_FILE : String(raw);
-  if (value.trim() === '') throw new UsageError('--history needs a file path or a postgres://user@host:port/db URL, not an empty value');
+  if (value.trim() === '')
+    throw new UsageError('--history needs a file path or a postgres://user@host:port/db URL, not an empty value');
   if (/^postgres(ql)?:/i.test(value)) return parsePostgres(value);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
-    throw new UsageError('--history takes a file path (SQLite) or a postgres://user@host:port/db URL; other URL schemes are not supported');
+    throw new UsageError(
+      '--history takes a file path (SQLite) or a postgres://user@host:port/db URL; other URL schemes are not supported',
+    );
   }
   const path = isAbsolute(value) ? value : resolve(cwd, value);
   // A snapshot has its night to lose: it publishes first, and the open then fails (exit 1, with the same advice).
@@ -57,16 +60,21 @@ function parsePostgres(value: string): HistoryTarget {
     );
   }
   const user = decodeURIComponent(url.username);
-  if (user === '') throw new UsageError('--history: the postgres:// URL names no user; write it as postgres://user@host:port/db');
+  if (user === '')
+    throw new UsageError('--history: the postgres:// URL names no user; write it as postgres://user@host:port/db');
   const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
   if (database === '' || database.includes('/')) {
     throw new UsageError('--history: the postgres:// URL names no database; write it as postgres://user@host:port/db');
   }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (host === '') throw new UsageError('--history: the postgres:// URL names no host; write it as postgres://user@host:port/db');
+  if (host === '')
+    throw new UsageError('--history: the postgres:// URL names no host; write it as postgres://user@host:port/db');
   const port = url.port === '' ? 5432 : Number(url.port);
   for (const name of url.searchParams.keys()) {
-    if (name !== 'sslmode') throw new UsageError(`--history: the postgres:// URL parameter "${name.slice(0, 40)}" is not supported; only sslmode is`);
+    if (name !== 'sslmode')
+      throw new UsageError(
+        `--history: the postgres:// URL parameter "${name.slice(0, 40)}" is not supported; only sslmode is`,
+      );
   }
   const loopback = host === 'localhost' || host === '::1' || /^127\./.test(host);
   const mode = url.searchParams.get('sslmode') ?? (loopback ? 'disable' : 'verify-full');

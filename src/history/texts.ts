@@ -22,7 +22,8 @@ export function recordTextsOf(records: readonly ExportRecord[]): string[] {
     const batch = records.slice(i, i + EXPORT_BATCH);
     const bytes = Buffer.from(`${JSON.stringify(batch, null, 2)}\n`);
     const ranges = recordRanges(bytes);
-    if (ranges?.starts.length !== batch.length) throw new Error('export records must be JSON objects with at least one column');
+    if (ranges?.starts.length !== batch.length)
+      throw new Error('export records must be JSON objects with at least one column');
     ranges.starts.forEach((start, j) => texts.push(bytes.toString('utf8', start, ranges.ends[j])));
   }
   return texts;
@@ -33,7 +34,11 @@ export function recordTextsOf(records: readonly ExportRecord[]): string[] {
  * i of `which` (ascending): checked a batch at a time, as the writer
  * stringifies, which is faster than record by record.
  */
-export function sameAsWritten(records: readonly ExportRecord[], texts: readonly string[], which: readonly number[]): boolean {
+export function sameAsWritten(
+  records: readonly ExportRecord[],
+  texts: readonly string[],
+  which: readonly number[],
+): boolean {
   for (let start = 0; start < which.length; start += EXPORT_BATCH) {
     const indices = which.slice(start, start + EXPORT_BATCH);
     const made = JSON.stringify(
@@ -56,7 +61,11 @@ export function sameAsWritten(records: readonly ExportRecord[], texts: readonly 
 export type FileProblem = { readonly kind: 'layout' } | { readonly kind: 'order'; readonly record: number };
 
 /** The first pair of records out of the export order (by key, then by every column, as the writer sorts), as the later one's index. */
-function firstOutOfOrder(records: readonly ExportRecord[], key: readonly string[], before?: ExportRecord): number | undefined {
+function firstOutOfOrder(
+  records: readonly ExportRecord[],
+  key: readonly string[],
+  before?: ExportRecord,
+): number | undefined {
   let a = before;
   // as-of sorts by the columns the records hold (an export holds the same columns in every record).
   const columns = Object.keys(before ?? records[0] ?? {});
@@ -75,7 +84,11 @@ function firstOutOfOrder(records: readonly ExportRecord[], key: readonly string[
  * Parses a batch of records at a time, so that only a batch is ever held
  * beside the texts.
  */
-export function fileProblem(texts: readonly string[], key: readonly string[], layout: boolean): FileProblem | undefined {
+export function fileProblem(
+  texts: readonly string[],
+  key: readonly string[],
+  layout: boolean,
+): FileProblem | undefined {
   let last: ExportRecord | undefined;
   for (let start = 0; start < texts.length; start += EXPORT_BATCH) {
     const batch = texts.slice(start, start + EXPORT_BATCH);
@@ -85,7 +98,15 @@ export function fileProblem(texts: readonly string[], key: readonly string[], la
     } catch {
       return { kind: 'layout' };
     }
-    if (layout && !sameAsWritten(records, batch, batch.map((_, i) => i))) return { kind: 'layout' };
+    if (
+      layout &&
+      !sameAsWritten(
+        records,
+        batch,
+        batch.map((_, i) => i),
+      )
+    )
+      return { kind: 'layout' };
     const at = firstOutOfOrder(records, key, last);
     if (at !== undefined) return { kind: 'order', record: start + at };
     last = records[records.length - 1];

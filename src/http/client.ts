@@ -79,7 +79,11 @@ function proxyInUse(protocol: string): ProxyInUse | undefined {
   if (!p) return undefined;
   try {
     const url = new URL(p.url);
-    return { shown: escapeControl(withoutUserinfo(p.url)), variable: p.variable, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
+    return {
+      shown: escapeControl(withoutUserinfo(p.url)),
+      variable: p.variable,
+      port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+    };
   } catch {
     return undefined;
   }
@@ -110,7 +114,10 @@ function createDispatcher(opts: Pick<TransportOptions, 'concurrency' | 'ca' | 't
   // rejectUnauthorized is spelled out on every TLS option set: left undefined,
   // Node takes it from NODE_TLS_REJECT_UNAUTHORIZED, and `0` there would turn
   // verification off for the backend, the proxy and the tunnelled connection.
-  const tls = { ...(opts.ca ? { secureContext: createSecureContext({ ca: [...opts.ca] }) } : {}), rejectUnauthorized: true };
+  const tls = {
+    ...(opts.ca ? { secureContext: createSecureContext({ ca: [...opts.ca] }) } : {}),
+    rejectUnauthorized: true,
+  };
   const common = {
     connections: opts.concurrency,
     keepAliveTimeout: 10_000,
@@ -164,7 +171,8 @@ export class HttpClient {
             status: outcome.status,
             kind: 'status',
             attempts: attempt,
-            detail: `the server sent the body compressed (Content-Encoding: ${encoding}) although the request asked ` +
+            detail:
+              `the server sent the body compressed (Content-Encoding: ${encoding}) although the request asked ` +
               `for none (Accept-Encoding: identity); nothing of it was used. Turn off compression for this client on ` +
               `the server or proxy`,
           });
@@ -187,7 +195,12 @@ export class HttpClient {
             durationMs: Math.round(performance.now() - started),
           };
         }
-        last = { status: outcome.status, kind: 'status', detail: `HTTP ${outcome.status}`, retryAfterMs: parseRetryAfter(outcome.headers['retry-after']) };
+        last = {
+          status: outcome.status,
+          kind: 'status',
+          detail: `HTTP ${outcome.status}`,
+          retryAfterMs: parseRetryAfter(outcome.headers['retry-after']),
+        };
         continue;
       }
       last = outcome;
@@ -207,7 +220,14 @@ export class HttpClient {
 
   private throwIfAborted(req: GetRequest, attempts: number): void {
     if (this.opts.signal?.aborted) {
-      throw new HttpError({ route: req.label, status: 0, kind: 'aborted', attempts, detail: 'cancelled', cause: this.opts.signal.reason });
+      throw new HttpError({
+        route: req.label,
+        status: 0,
+        kind: 'aborted',
+        attempts,
+        detail: 'cancelled',
+        cause: this.opts.signal.reason,
+      });
     }
   }
 
@@ -223,17 +243,39 @@ export class HttpClient {
         path: req.url.slice(origin.length) || '/',
         method: req.method ?? 'GET',
         // identity: a compressed body is then something the server sent unasked (see get()).
-        headers: { accept: 'application/json', 'accept-encoding': 'identity', 'user-agent': this.opts.userAgent, ...req.headers },
+        headers: {
+          accept: 'application/json',
+          'accept-encoding': 'identity',
+          'user-agent': this.opts.userAgent,
+          ...req.headers,
+        },
         ...(req.body !== undefined ? { body: req.body } : {}),
         signal,
       });
-      return { type: 'answer', status: res.statusCode, headers: res.headers, body: await readBody(res.body, res.headers['content-length']) };
+      return {
+        type: 'answer',
+        status: res.statusCode,
+        headers: res.headers,
+        body: await readBody(res.body, res.headers['content-length']),
+      };
     } catch (err) {
-      if (this.opts.signal?.aborted) return { type: 'failure', status: 0, kind: 'aborted', detail: 'cancelled', cause: err };
+      if (this.opts.signal?.aborted)
+        return { type: 'failure', status: 0, kind: 'aborted', detail: 'cancelled', cause: err };
       if (deadline.aborted) {
-        return { type: 'failure', status: 0, kind: 'timeout', detail: `no complete response within ${this.opts.timeoutMs / 1000} s (--timeout)`, cause: err };
+        return {
+          type: 'failure',
+          status: 0,
+          kind: 'timeout',
+          detail: `no complete response within ${this.opts.timeoutMs / 1000} s (--timeout)`,
+          cause: err,
+        };
       }
-      return { type: 'failure', status: 0, ...describeTransportError(err, host, proxyInUse(new URL(req.url).protocol)), cause: err };
+      return {
+        type: 'failure',
+        status: 0,
+        ...describeTransportError(err, host, proxyInUse(new URL(req.url).protocol)),
+        cause: err,
+      };
     }
   }
 
@@ -279,8 +321,12 @@ function bufferFor(bytes: number): Buffer | undefined {
  * peaked at 2.1× its size in a live collect when bodies over 512 MB were
  * kept as chunks). Exported for its tests.
  */
-export async function readBody(body: AsyncIterable<unknown>, contentLength: string | string[] | undefined): Promise<Buffer> {
-  const announced = typeof contentLength === 'string' && /^\d+$/.test(contentLength) ? Number(contentLength) : undefined;
+export async function readBody(
+  body: AsyncIterable<unknown>,
+  contentLength: string | string[] | undefined,
+): Promise<Buffer> {
+  const announced =
+    typeof contentLength === 'string' && /^\d+$/.test(contentLength) ? Number(contentLength) : undefined;
   const out = announced !== undefined ? bufferFor(announced) : undefined;
   if (out !== undefined) {
     let used = 0;
@@ -300,8 +346,7 @@ export async function readBody(body: AsyncIterable<unknown>, contentLength: stri
 
 /** A Content-Encoding other than identity, as a short escaped text; undefined for none. */
 function unaskedEncoding(value: string | string[] | undefined): string | undefined {
-  const v = (Array.isArray(value) ? value.join(', ') : value ?? '').trim();
+  const v = (Array.isArray(value) ? value.join(', ') : (value ?? '')).trim();
   if (v === '' || v.toLowerCase() === 'identity') return undefined;
   return escapeControl(v.slice(0, 40));
 }
-

@@ -16,7 +16,14 @@ export class HttpError extends Error {
   /** The message without the route, for places that show the route already. */
   readonly detail: string;
 
-  constructor(init: { route: string; status: number; kind: HttpErrorKind; detail: string; attempts: number; cause?: unknown }) {
+  constructor(init: {
+    route: string;
+    status: number;
+    kind: HttpErrorKind;
+    detail: string;
+    attempts: number;
+    cause?: unknown;
+  }) {
     super(redact(`${init.route}: ${init.detail}`), { cause: init.cause });
     this.name = 'HttpError';
     this.status = init.status;
@@ -69,17 +76,25 @@ export interface ProxyInUse {
 }
 
 /** Classifies a transport error and says in words what happened and what to do. */
-export function describeTransportError(err: unknown, host: string, proxy?: ProxyInUse): { kind: HttpErrorKind; detail: string } {
+export function describeTransportError(
+  err: unknown,
+  host: string,
+  proxy?: ProxyInUse,
+): { kind: HttpErrorKind; detail: string } {
   const code = errorCode(err);
   const message = escapeControl(err instanceof Error ? err.message : String(err));
   if (proxy) {
     // Through a proxy the only socket this process opens is the one to the proxy.
     const sys = errnoError(err);
     const toProxy = sys?.port === proxy.port;
-    if (toProxy && (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH')) {
+    if (
+      toProxy &&
+      (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH')
+    ) {
       return {
         kind: 'network',
-        detail: `the proxy ${proxy.shown} (from ${proxy.variable}) could not be reached (${code}); check that ` +
+        detail:
+          `the proxy ${proxy.shown} (from ${proxy.variable}) could not be reached (${code}); check that ` +
           `variable and that the proxy is up, or unset it to connect directly`,
       };
     }
@@ -87,7 +102,8 @@ export function describeTransportError(err: unknown, host: string, proxy?: Proxy
     if (tunnel) {
       return {
         kind: 'network',
-        detail: `the proxy ${proxy.shown} (from ${proxy.variable}) refused to open a tunnel to ${host} (HTTP ` +
+        detail:
+          `the proxy ${proxy.shown} (from ${proxy.variable}) refused to open a tunnel to ${host} (HTTP ` +
           `${tunnel[1]}); check the proxy's rules for that host, or list the host in NO_PROXY`,
       };
     }
@@ -104,14 +120,20 @@ export function describeTransportError(err: unknown, host: string, proxy?: Proxy
   }
   switch (code) {
     case 'ECONNREFUSED':
-      return { kind: 'network', detail: `connection refused by ${host}; check the base URL and port, and that the service is up` };
+      return {
+        kind: 'network',
+        detail: `connection refused by ${host}; check the base URL and port, and that the service is up`,
+      };
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return { kind: 'network', detail: `host ${host} could not be resolved (${code}); check the base URL and DNS` };
     case 'ECONNRESET':
     case 'EPIPE':
     case 'UND_ERR_CLOSED':
-      return { kind: 'network', detail: `the connection to ${host} was closed before the response was complete (${code})` };
+      return {
+        kind: 'network',
+        detail: `the connection to ${host} was closed before the response was complete (${code})`,
+      };
     case 'UND_ERR_CONNECT_TIMEOUT':
       return { kind: 'timeout', detail: `connecting to ${host} timed out` };
     case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH':

@@ -42,7 +42,10 @@ export function tlsVerdict(
   if (seen === true) return current;
   return {
     ok: false,
-    error: seen === false ? 'a connection was made without a verified certificate chain and host name' : 'no verified TLS connection was made',
+    error:
+      seen === false
+        ? 'a connection was made without a verified certificate chain and host name'
+        : 'no verified TLS connection was made',
   };
 }
 
@@ -51,7 +54,10 @@ export function tlsVerdict(
  * verdict, `ok: null`) for http:// to a loopback host, where no TLS is
  * spoken; otherwise whether the connection was verified.
  */
-export function tlsForJson(url: string, tls: { ok: boolean; error?: string }): { used: boolean; ok: boolean | null; error?: string } {
+export function tlsForJson(
+  url: string,
+  tls: { ok: boolean; error?: string },
+): { used: boolean; ok: boolean | null; error?: string } {
   if (tls.ok && !url.startsWith('https:')) return { used: false, ok: null };
   return { used: true, ...tls };
 }
@@ -59,5 +65,7 @@ export function tlsForJson(url: string, tls: { ok: boolean; error?: string }): {
 /** How a check prints TLS. */
 export function describeTls(url: string, tls: { ok: boolean; error?: string }): string {
   if (!tls.ok) return `FAILED: ${tls.error ?? ''}`;
-  return url.startsWith('https:') ? 'verified (certificate chain and host name)' : 'not used (http:// to a loopback host)';
+  return url.startsWith('https:')
+    ? 'verified (certificate chain and host name)'
+    : 'not used (http:// to a loopback host)';
 }

@@ -30,8 +30,10 @@ function describeRecord(r: RouteRecord, records?: number): string {
   if (r.skipped) return `skipped ${r.route}: ${r.reason ?? ''}`;
   if (r.error) return `failed  ${r.route}: ${r.error}`;
   const count = records === undefined ? '' : `, ${records} record${records === 1 ? '' : 's'}`;
-  return `ok      ${r.route} (${r.status}, ${r.bytes ?? 0} bytes${count}, ${r.durationMs ?? 0} ` +
-    `ms${r.attempts && r.attempts > 1 ? `, ${r.attempts} attempts` : ''})`;
+  return (
+    `ok      ${r.route} (${r.status}, ${r.bytes ?? 0} bytes${count}, ${r.durationMs ?? 0} ` +
+    `ms${r.attempts && r.attempts > 1 ? `, ${r.attempts} attempts` : ''})`
+  );
 }
 
 /** One plain line per finished route or phase, no control characters: for cron, pipes, CI. */

@@ -120,7 +120,10 @@ class TtyReporter implements Reporter {
 
   private draw(): void {
     if (this.quiet || this.closed) return;
-    const lines = [this.clip(this.statusLine()), ...[...this.inFlight].slice(0, SHOWN_IN_FLIGHT).map((r) => this.clip(`  … ${r}`))];
+    const lines = [
+      this.clip(this.statusLine()),
+      ...[...this.inFlight].slice(0, SHOWN_IN_FLIGHT).map((r) => this.clip(`  … ${r}`)),
+    ];
     if (this.inFlight.size > SHOWN_IN_FLIGHT) lines.push(`  … and ${this.inFlight.size - SHOWN_IN_FLIGHT} more`);
     this.erase();
     this.stream.write(`${lines.join('\n')}\n`);

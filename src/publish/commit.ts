@@ -14,7 +14,12 @@ import { assertReplaceable, assertSafeTarget, type OutputKind } from './target.j
  * then renames it into place (CONTRACT section 6). On any failure the staging
  * directory is removed and the previous target, if any, is left as it was.
  */
-export async function commit(staging: Staging, targetDir: string, secrets: readonly string[], kind?: OutputKind): Promise<void> {
+export async function commit(
+  staging: Staging,
+  targetDir: string,
+  secrets: readonly string[],
+  kind?: OutputKind,
+): Promise<void> {
   const { target, parent, base } = targetParts(targetDir);
   if (!isLiveStaging(staging.dir)) {
     throw new Error(`staging directory ${staging.dir} was already published or discarded`);
@@ -50,11 +55,18 @@ function stillSearched(staging: Staging, secrets: readonly string[]): Set<string
   const same = staging.secrets.length === secrets.length && staging.secrets.every((s, i) => s === secrets[i]);
   const out = new Set<string>();
   if (!same) return out;
-  for (const [rel, identity] of staging.searched) if (identity !== '' && fileIdentity(path.join(staging.dir, rel)) === identity) out.add(rel);
+  for (const [rel, identity] of staging.searched)
+    if (identity !== '' && fileIdentity(path.join(staging.dir, rel)) === identity) out.add(rel);
   return out;
 }
 
-function publishSync(staging: Staging, target: string, parent: string, base: string, kind: OutputKind | undefined): void {
+function publishSync(
+  staging: Staging,
+  target: string,
+  parent: string,
+  base: string,
+  kind: OutputKind | undefined,
+): void {
   let existing: ReturnType<typeof lstatSync> | undefined;
   try {
     // Checked again here, just before the rename: what is replaced must be the tool's own output.

@@ -79,13 +79,17 @@ export function ownedOutput(dir: string, kind: OutputKind, rule: OwnershipRule =
   try {
     return check(dir, kind, '', rule);
   } catch (err) {
-    return { owned: false, reason: `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
+    return {
+      owned: false,
+      reason: `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    };
   }
 }
 
 function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule): Ownership {
   const info = lstatSync(dir);
-  if (!info.isDirectory()) return { owned: false, reason: info.isSymbolicLink() ? 'is a symbolic link' : 'is not a directory' };
+  if (!info.isDirectory())
+    return { owned: false, reason: info.isSymbolicLink() ? 'is a symbolic link' : 'is not a directory' };
   const manifestName = MANIFEST_OF[kind];
   const text = readRegularFile(path.join(dir, manifestName));
   if (text === undefined) return { owned: false, reason: `has no ${manifestName} that is a regular file` };
@@ -111,7 +115,8 @@ function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule):
       continue;
     }
     if (!entry.isFile()) return { owned: false, reason: `holds ${escapeControl(child)}, which is not a regular file` };
-    if (!allowed.files.has(entry.name)) return { owned: false, reason: `holds ${escapeControl(child)}, which its manifest does not list` };
+    if (!allowed.files.has(entry.name))
+      return { owned: false, reason: `holds ${escapeControl(child)}, which its manifest does not list` };
     files.push(child);
   }
   dirs.push(rel);
@@ -141,14 +146,20 @@ function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): A
     const m = CollectionManifest.safeParse(json);
     if (!m.success) return incomplete(json, 'collection');
     if (rule.complete && m.data.routes.some((r) => r.error !== undefined)) return 'is a collection with failed routes';
-    return { files: new Set([...m.data.routes.flatMap((r) => (r.file ? [r.file] : [])), `${MANIFEST_OF.collection}.sig`]), subdirs: new Set() };
+    return {
+      files: new Set([...m.data.routes.flatMap((r) => (r.file ? [r.file] : [])), `${MANIFEST_OF.collection}.sig`]),
+      subdirs: new Set(),
+    };
   }
   const m = AuditManifest.safeParse(json);
   if (!m.success) return incomplete(json, 'audit');
   if (rule.complete && m.data.routes.some((r) => r.error !== undefined || r.status < 200 || r.status > 299)) {
     return 'is an audit collection with failed requests';
   }
-  const files = [...[...m.data.routes, ...(m.data.queries ?? []), ...(m.data.reports ?? [])].map((r) => r.file), `${MANIFEST_OF.audit}.sig`];
+  const files = [
+    ...[...m.data.routes, ...(m.data.queries ?? []), ...(m.data.reports ?? [])].map((r) => r.file),
+    `${MANIFEST_OF.audit}.sig`,
+  ];
   return { files: new Set(files), subdirs: new Set() };
 }
 

@@ -83,7 +83,10 @@ export function notePublished(target: string): void {
 
 /** What was published and what was not, by output directory, in the order the run began them. */
 export function publishLedger(): { published: string[]; notPublished: string[] } {
-  return { published: [...ledger.published], notPublished: ledger.targets.filter((t) => !ledger.published.includes(t)) };
+  return {
+    published: [...ledger.published],
+    notPublished: ledger.targets.filter((t) => !ledger.published.includes(t)),
+  };
 }
 
 /** A new run (main) starts a new ledger. */
@@ -157,4 +160,3 @@ export function installSignalHandlers(onSignal?: OnSignal): () => void {
   installed = { onSignal, uninstall };
   return uninstall;
 }
-

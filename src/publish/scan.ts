@@ -136,7 +136,12 @@ export function secretInBytes(m: SecretMatcher, bytes: Buffer): SecretKind | nul
  * (every byte searched with the same secrets as it was written, see Staging)
  * are not read again.
  */
-export async function assertNoSecrets(root: string, tree: Tree, matcher: SecretMatcher | null, searched: ReadonlySet<string> = new Set()): Promise<void> {
+export async function assertNoSecrets(
+  root: string,
+  tree: Tree,
+  matcher: SecretMatcher | null,
+  searched: ReadonlySet<string> = new Set(),
+): Promise<void> {
   if (matcher === null) return;
   for (const rel of [...tree.dirs, ...tree.files]) {
     const kind = firstSecret(matcher, Buffer.from(rel, 'utf8').toString('latin1'));
@@ -197,25 +202,36 @@ export class SecretSearch {
  * says what to do about a key that others can read.
  */
 export function secretFound(kind: SecretKind, where: string): FailedError {
-  if (kind === 'token') return new FailedError(`a token was found in ${where}; nothing was published (this is a bug: tokens must never be written to output)`);
+  if (kind === 'token')
+    return new FailedError(
+      `a token was found in ${where}; nothing was published (this is a bug: tokens must never be written to output)`,
+    );
   return new FailedError(
     `the signing key's secret (--sign-key or SVC_SIGN_KEY), in one of its spellings (the key file's base64 text, or ` +
-    `the key's seed in hex or base64), was found in ${where}; nothing was published. ` +
-      'svc-snapshot never writes it, so the data the file was built from holds it (the site\'s records, or a waivers ' +
-      'file\'s text): treat the key as exposed. ' +
+      `the key's seed in hex or base64), was found in ${where}; nothing was published. ` +
+      "svc-snapshot never writes it, so the data the file was built from holds it (the site's records, or a waivers " +
+      "file's text): treat the key as exposed. " +
       "Make a new key (ssh-keygen -t ed25519 -N '' -f <new key>), replace the old key's line in the verifiers' " +
       "allowed_signers with the new one's, have the text removed where the data holds it, and run again with the new " +
-      "key",
+      'key',
   );
 }
 
 /** Whether the file holds a secret in any spelling: read `chunkBytes` (SCAN_CHUNK_BYTES) at a time and searched with SecretSearch. */
-export async function fileContains(file: string, matcher: SecretMatcher, chunkBytes = SCAN_CHUNK_BYTES): Promise<boolean> {
+export async function fileContains(
+  file: string,
+  matcher: SecretMatcher,
+  chunkBytes = SCAN_CHUNK_BYTES,
+): Promise<boolean> {
   return (await secretInFileBytes(file, matcher, chunkBytes)) !== null;
 }
 
 /** What secret the file holds in any spelling (null for none), read and searched as fileContains does. */
-async function secretInFileBytes(file: string, matcher: SecretMatcher, chunkBytes = SCAN_CHUNK_BYTES): Promise<SecretKind | null> {
+async function secretInFileBytes(
+  file: string,
+  matcher: SecretMatcher,
+  chunkBytes = SCAN_CHUNK_BYTES,
+): Promise<SecretKind | null> {
   const search = new SecretSearch(matcher, chunkBytes);
   const buf = Buffer.allocUnsafe(chunkBytes);
   const handle = await open(file, 'r');

@@ -69,7 +69,8 @@ export async function createStaging(targetDir: string, secrets: readonly string[
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
     const why =
-      describeFsError(err, parent, true) ?? `cannot write into ${parent} (${code}); nothing was published. Choose another output directory (--out-dir)`;
+      describeFsError(err, parent, true) ??
+      `cannot write into ${parent} (${code}); nothing was published. Choose another output directory (--out-dir)`;
     throw new FailedError(why, { cause: err });
   }
   registerStaging(dir);
@@ -193,7 +194,7 @@ function* pieces(text: string, max: number): Generator<string> {
     yield text;
     return;
   }
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     let end = Math.min(text.length, i + max);
     const last = text.charCodeAt(end - 1);
     if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;

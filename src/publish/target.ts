@@ -29,7 +29,9 @@ function isSameOrAncestor(candidate: string, of: string): boolean {
  */
 export function assertSafeTarget(flagValue: string, cwd: string, home: string = homedir()): void {
   if (flagValue.trim() === '') {
-    throw new UsageError('--out-dir is empty (an unset variable?); give the directory to write, e.g. --out-dir /var/lib/svc/snapshots/nightly');
+    throw new UsageError(
+      '--out-dir is empty (an unset variable?); give the directory to write, e.g. --out-dir /var/lib/svc/snapshots/nightly',
+    );
   }
   const target = path.resolve(cwd, flagValue);
   const resolved = real(target);
@@ -53,7 +55,8 @@ export function assertSafeTarget(flagValue: string, cwd: string, home: string = 
 /** Why `dir` is not empty and not an earlier output of `kind` holding only what this tool writes; undefined when it may be replaced. */
 function foreignContent(dir: string, kind: OutputKind): string | undefined {
   if (readdirSync(dir).length === 0) return undefined;
-  if (!lstatSync(path.join(dir, MANIFEST_OF[kind]), { throwIfNoEntry: false })) return `it is not empty and holds no ${MANIFEST_OF[kind]}`;
+  if (!lstatSync(path.join(dir, MANIFEST_OF[kind]), { throwIfNoEntry: false }))
+    return `it is not empty and holds no ${MANIFEST_OF[kind]}`;
   const verdict = ownedOutput(dir, kind, { complete: false });
   return verdict.owned ? undefined : `it ${verdict.reason}`;
 }

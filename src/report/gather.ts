@@ -34,7 +34,11 @@ const messageOf = (err: unknown) => (err instanceof Error ? err.message : String
 
 /** The nights of the history database for this site, the snapshot's own night added when it is not loaded yet. */
 async function historyNights(source: HistorySource, manifest: ReportManifest, strict: boolean): Promise<TrendNight[]> {
-  const own: TrendNight = { time: manifest.time, date: manifest.date, counts: Object.fromEntries(manifest.exports.filter((e) => e.available).map((e) => [e.export, e.count])) };
+  const own: TrendNight = {
+    time: manifest.time,
+    date: manifest.date,
+    counts: Object.fromEntries(manifest.exports.filter((e) => e.available).map((e) => [e.export, e.count])),
+  };
   // A snapshot's first night: its load, after publishing, creates the database.
   if (!strict && source.target.engine === 'sqlite' && !existsSync(source.target.path)) return [own];
   const db = await openHistory(source.target, { mustExist: true, ...(source.ca ? { ca: source.ca } : {}) });
@@ -48,7 +52,11 @@ async function historyNights(source: HistorySource, manifest: ReportManifest, st
   }
 }
 
-async function historyPart(source: HistorySource | undefined, manifest: ReportManifest, strict: boolean): Promise<ReportModel['history']> {
+async function historyPart(
+  source: HistorySource | undefined,
+  manifest: ReportManifest,
+  strict: boolean,
+): Promise<ReportModel['history']> {
   if (!source) return undefined;
   try {
     return { label: source.target.label, nights: await historyNights(source, manifest, strict) };
@@ -78,7 +86,11 @@ function vmStates(snapshot: Snapshot, entry: ManifestEntry, bytes: Buffer): VmSt
   });
   const k = held.indexOf(true);
   if (k < 0) return undefined;
-  return { export: entry.export, column: STATE_COLUMNS[k]!, counts: [...counts[k]!].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) };
+  return {
+    export: entry.export,
+    column: STATE_COLUMNS[k]!,
+    counts: [...counts[k]!].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)),
+  };
 }
 
 /**
@@ -119,21 +131,43 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
   const snapshot = await openSnapshot(dir);
   const manifest = snapshot.manifest;
   // The signature's own validity only: who may sign is verify's --allowed-signers question.
-  const signature = await manifestSignature(dir, SNAPSHOT_MANIFEST, snapshot.manifestBytes!, undefined, new Date(manifest.time));
+  const signature = await manifestSignature(
+    dir,
+    SNAPSHOT_MANIFEST,
+    snapshot.manifestBytes!,
+    undefined,
+    new Date(manifest.time),
+  );
   const readers = exportReaders(snapshot, true);
   const compare = (older: string) => diffWithSnapshot(older, snapshot, readers.use);
   const given = opts.previous;
-  const previous = given !== undefined ? { name: basename(given), changes: await compare(given) } : await besidePrevious(dir, undefined, compare);
+  const previous =
+    given !== undefined
+      ? { name: basename(given), changes: await compare(given) }
+      : await besidePrevious(dir, undefined, compare);
   // The files the diff did not read (no older snapshot, or a failed comparison), and every other one checked (an edited one: exit 1).
   await snapshot.checkRest(readers.use);
-  const report = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, { inheritLevels: opts.inheritLevels ?? true });
+  const report = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, {
+    inheritLevels: opts.inheritLevels ?? true,
+  });
   const vms = readers.vms();
   const history = await historyPart(opts.history, manifest, true);
-  return { manifest, signature, findings: { report }, previous, ...(history ? { history } : {}), ...(vms ? { vms } : {}) };
+  return {
+    manifest,
+    signature,
+    findings: { report },
+    previous,
+    ...(history ? { history } : {}),
+    ...(vms ? { vms } : {}),
+  };
 }
 
 /** The newest older snapshot beside `dir`, compared; its absence or a failed comparison is said on the page, not fatal. */
-async function besidePrevious(dir: string, ownTime: string | undefined, diff: (older: string) => Promise<ChangeSet>): Promise<ReportModel['previous']> {
+async function besidePrevious(
+  dir: string,
+  ownTime: string | undefined,
+  diff: (older: string) => Promise<ChangeSet>,
+): Promise<ReportModel['previous']> {
   const older = await findPreviousSnapshot(dir, ownTime);
   if (older === undefined) return { problem: 'there is no older snapshot beside this one' };
   try {
@@ -153,14 +187,33 @@ export interface StagingOptions {
 }
 
 /** `--format html`: the exports just written into staging and the manifest about to be written. */
-export async function modelOfStaging(stagingDir: string, manifest: SnapshotManifest, opts: StagingOptions): Promise<ReportModel> {
+export async function modelOfStaging(
+  stagingDir: string,
+  manifest: SnapshotManifest,
+  opts: StagingOptions,
+): Promise<ReportModel> {
   const snapshot = stagedSnapshot(stagingDir, manifest);
   const readers = exportReaders(snapshot, false);
   const report = opts.findings;
-  const signature = opts.signKey ? { state: 'signed', key: opts.signKey.fingerprint, reason: 'the manifest is signed as it is written, after this page' } : { state: 'unsigned', key: null };
-  const previous = await besidePrevious(opts.outDir, manifest.time, (older) => diffWithSnapshot(older, snapshot, readers.use));
+  const signature = opts.signKey
+    ? {
+        state: 'signed',
+        key: opts.signKey.fingerprint,
+        reason: 'the manifest is signed as it is written, after this page',
+      }
+    : { state: 'unsigned', key: null };
+  const previous = await besidePrevious(opts.outDir, manifest.time, (older) =>
+    diffWithSnapshot(older, snapshot, readers.use),
+  );
   await snapshot.checkRest(readers.use);
   const vms = readers.vms();
   const history = await historyPart(opts.history, manifest, false);
-  return { manifest, signature, findings: { report }, previous, ...(history ? { history } : {}), ...(vms ? { vms } : {}) };
+  return {
+    manifest,
+    signature,
+    findings: { report },
+    previous,
+    ...(history ? { history } : {}),
+    ...(vms ? { vms } : {}),
+  };
 }

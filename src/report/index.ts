@@ -37,6 +37,8 @@ export async function writeStagingReport(
   await staging.writeFile(name, renderReport(model));
   // The previous snapshot is found beside the output directory (findPreviousSnapshot).
   const previous =
-    'changes' in model.previous ? { dir: path.join(path.dirname(opts.outDir), model.previous.name), changes: model.previous.changes } : undefined;
+    'changes' in model.previous
+      ? { dir: path.join(path.dirname(opts.outDir), model.previous.name), changes: model.previous.changes }
+      : undefined;
   return { name, ...(previous ? { previous } : {}) };
 }

@@ -8,7 +8,10 @@ import type { FindingsReport } from '../findings/evaluate.js';
 import type { ReadableManifest } from '../snapshot/dir.js';
 
 /** What the report reads of `_snapshot-manifest.json`, as its one schema types it. */
-export type ReportManifest = Pick<ReadableManifest, 'baseUrl' | 'time' | 'date' | 'source' | 'tool' | 'complete' | 'exports' | 'nullFields' | 'validation' | 'drift'>;
+export type ReportManifest = Pick<
+  ReadableManifest,
+  'baseUrl' | 'time' | 'date' | 'source' | 'tool' | 'complete' | 'exports' | 'nullFields' | 'validation' | 'drift'
+>;
 
 interface ReportSignature {
   /** valid, unsigned, invalid, not allowed; or `signed` for a snapshot that signs its manifest after the page is written. */
@@ -39,7 +42,9 @@ export interface ReportModel {
   /** The previous snapshot: its name and the change set, or why there is none. */
   readonly previous: { readonly name: string; readonly changes: ChangeSet } | { readonly problem: string };
   /** With a history database: the nights loaded (oldest first), or why they could not be read. */
-  readonly history?: { readonly label: string; readonly nights: readonly TrendNight[] } | { readonly label: string; readonly problem: string };
+  readonly history?:
+    | { readonly label: string; readonly nights: readonly TrendNight[] }
+    | { readonly label: string; readonly problem: string };
   /** Only when the snapshot has a VM export (`--include vms`). */
   readonly vms?: readonly VmStates[];
 }

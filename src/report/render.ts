@@ -73,7 +73,8 @@ function header(m: ReportModel): string {
 }
 
 function findingsSection(f: ReportModel['findings']): string {
-  if ('problem' in f) return section('findings', 'Findings', `<p>The findings could not be evaluated: ${sentence(f.problem)}</p>\n`);
+  if ('problem' in f)
+    return section('findings', 'Findings', `<p>The findings could not be evaluated: ${sentence(f.problem)}</p>\n`);
   const r: FindingsReport = f.report;
   const counts = SEVERITIES.map((s) => [s, r.findings.filter((x) => x.severity === s).length] as const);
   let body = `<p class="counts">${counts.map(([s, n]) => `<span class="sev${n > 0 ? ` sev-${s}` : ''}">${s}: ${n}</span>`).join(' ')}</p>\n`;
@@ -81,12 +82,16 @@ function findingsSection(f: ReportModel['findings']): string {
   for (const [severity, n] of counts) {
     if (n === 0) continue;
     const list = r.findings.filter((x) => x.severity === severity);
-    const rows = list.slice(0, FINDINGS_SHOWN).map(
-      (x) => `<tr><td class="nw sev-${severity}">${severity}</td><td class="nw"><code>${text(x.rule)}</code></td>` +
-        `<td>${text(x.subject.export)} <bdi>${x.subject.key.map((k) => value(k)).join(', ')}</bdi></td>` +
-        `<td>${sentence(x.detail)}</td></tr>`,
-    );
-    const shownRows = table(['Severity', 'Rule', 'Subject', 'Detail'], rows) + notShown(n - rows.length, `${severity} findings`);
+    const rows = list
+      .slice(0, FINDINGS_SHOWN)
+      .map(
+        (x) =>
+          `<tr><td class="nw sev-${severity}">${severity}</td><td class="nw"><code>${text(x.rule)}</code></td>` +
+          `<td>${text(x.subject.export)} <bdi>${x.subject.key.map((k) => value(k)).join(', ')}</bdi></td>` +
+          `<td>${sentence(x.detail)}</td></tr>`,
+      );
+    const shownRows =
+      table(['Severity', 'Rule', 'Subject', 'Detail'], rows) + notShown(n - rows.length, `${severity} findings`);
     body += `<details open><summary>${esc(severity)}: ${plural(n, 'finding')}</summary>\n${shownRows}</details>\n`;
   }
   const skipped = r.rules.filter((x) => !x.evaluated);
@@ -103,14 +108,18 @@ function findingsSection(f: ReportModel['findings']): string {
 }
 
 function change(n: number, sign: string, what: string): string {
-  return n === 0 ? '<td class="num">0</td>' : `<td class="num ${what}">${sign}${n}<span class="vh"> ${what}</span></td>`;
+  return n === 0
+    ? '<td class="num">0</td>'
+    : `<td class="num ${what}">${sign}${n}<span class="vh"> ${what}</span></td>`;
 }
 
 function exportsSection(m: ReportModel): string {
   const changes = 'changes' in m.previous ? m.previous.changes : undefined;
   const rows = m.manifest.exports.map((e) => {
     const d = changes?.exports.find((x) => x.export === e.export);
-    const avail = e.available ? 'available' : `<span class="bad">unavailable</span>: ${sentence(e.reason ?? 'no reason given')}`;
+    const avail = e.available
+      ? 'available'
+      : `<span class="bad">unavailable</span>: ${sentence(e.reason ?? 'no reason given')}`;
     const diff = d
       ? `${change(d.counts.added, '+', 'added')}${change(d.counts.removed, '−', 'removed')}${change(d.counts.changed, '~', 'changed')}`
       : '<td class="num">–</td><td class="num">–</td><td class="num">–</td>';
@@ -121,7 +130,11 @@ function exportsSection(m: ReportModel): string {
       `${changes.totals.added} added, ${changes.totals.removed} removed, ${changes.totals.changed} changed, ` +
       `in ${plural(changes.totals.exportsChanged, 'export')}.</p>\n`
     : `<p>No comparison: ${sentence('problem' in m.previous ? m.previous.problem : '')}</p>\n`;
-  return section('exports', 'Exports', since + table(['Export', 'Records', 'Added', 'Removed', 'Changed', 'Availability'], rows, 'exports'));
+  return section(
+    'exports',
+    'Exports',
+    since + table(['Export', 'Records', 'Added', 'Removed', 'Changed', 'Availability'], rows, 'exports'),
+  );
 }
 
 function previousName(m: ReportModel): string {
@@ -132,21 +145,33 @@ function previousName(m: ReportModel): string {
 function exportChanges(d: ExportDiff): string {
   const rows: string[] = [];
   const keyOf = (r: Readonly<Record<string, unknown>>) => Object.fromEntries(d.key.map((k) => [k, r[k]]));
-  for (const r of d.added) rows.push(`<tr class="added"><td class="nw">added</td><td>${keyText(keyOf(r))}</td><td></td></tr>`);
-  for (const r of d.removed) rows.push(`<tr class="removed"><td class="nw">removed</td><td>${keyText(keyOf(r))}</td><td></td></tr>`);
+  for (const r of d.added)
+    rows.push(`<tr class="added"><td class="nw">added</td><td>${keyText(keyOf(r))}</td><td></td></tr>`);
+  for (const r of d.removed)
+    rows.push(`<tr class="removed"><td class="nw">removed</td><td>${keyText(keyOf(r))}</td><td></td></tr>`);
   for (const r of d.changed) {
-    const more = r.changes.length > COLUMNS_SHOWN ? `<li class="more">${r.changes.length - COLUMNS_SHOWN} more changed columns not shown</li>` : '';
+    const more =
+      r.changes.length > COLUMNS_SHOWN
+        ? `<li class="more">${r.changes.length - COLUMNS_SHOWN} more changed columns not shown</li>`
+        : '';
     const cols = r.changes
       .slice(0, COLUMNS_SHOWN)
-      .map((c) => `<li><span class="k">${text(c.column)}</span>: <bdi class="old">${value(c.old)}</bdi> → <bdi class="new">${value(c.new)}</bdi></li>`)
+      .map(
+        (c) =>
+          `<li><span class="k">${text(c.column)}</span>: <bdi class="old">${value(c.old)}</bdi> → <bdi class="new">${value(c.new)}</bdi></li>`,
+      )
       .join('');
-    rows.push(`<tr class="changed"><td class="nw">changed</td><td>${keyText(r.key)}</td><td class="wide"><ul class="cols">${cols}${more}</ul></td></tr>`);
+    rows.push(
+      `<tr class="changed"><td class="nw">changed</td><td>${keyText(r.key)}</td><td class="wide"><ul class="cols">${cols}${more}</ul></td></tr>`,
+    );
   }
   const total = d.counts.added + d.counts.removed + d.counts.changed;
   const kept = rows.slice(0, CHANGES_SHOWN);
   const counts = `${d.counts.added} added, ${d.counts.removed} removed, ${d.counts.changed} changed`;
   const avail = d.availability === 'both' ? '' : ` (availability: ${esc(d.availability)})`;
-  const shown = (kept.length > 0 ? table(['Change', 'Key', 'Columns, old → new'], kept, 'changes') : '') + notShown(total - kept.length, 'changed records');
+  const shown =
+    (kept.length > 0 ? table(['Change', 'Key', 'Columns, old → new'], kept, 'changes') : '') +
+    notShown(total - kept.length, 'changed records');
   return `<details class="export" open><summary><h3>${text(d.export)}</h3> ${counts}${avail}</summary>\n${shown}</details>\n`;
 }
 
@@ -157,11 +182,20 @@ function changesSection(m: ReportModel): string {
   if (changed.length === 0) return section('changes', 'Changes', '<p>Nothing changed.</p>\n');
   // A filter without script: radio buttons and CSS (style.ts) hide the rows of the other kinds.
   const kinds = ['all', 'added', 'removed', 'changed'];
-  const radios = kinds.map((k) => `<input type="radio" name="kind" id="show-${k}"${k === 'all' ? ' checked' : ''}><label for="show-${k}">${k}</label>`);
+  const radios = kinds.map(
+    (k) =>
+      `<input type="radio" name="kind" id="show-${k}"${k === 'all' ? ' checked' : ''}><label for="show-${k}">${k}</label>`,
+  );
   const filter = `<fieldset class="filter"><legend>Show</legend>${radios.join(' ')}</fieldset>\n`;
   const ignored =
-    c.ignore.length > 0 ? `<p class="note">Columns not compared (volatile): ${c.ignore.map((i) => `<code>${text(i)}</code>`).join(', ')}.</p>\n` : '';
-  return section('changes', 'Changes', `${ignored}${filter}<div class="change-list">\n${changed.map(exportChanges).join('')}</div>\n`);
+    c.ignore.length > 0
+      ? `<p class="note">Columns not compared (volatile): ${c.ignore.map((i) => `<code>${text(i)}</code>`).join(', ')}.</p>\n`
+      : '';
+  return section(
+    'changes',
+    'Changes',
+    `${ignored}${filter}<div class="change-list">\n${changed.map(exportChanges).join('')}</div>\n`,
+  );
 }
 
 function availabilitySection(m: ReportModel): string {
@@ -170,7 +204,10 @@ function availabilitySection(m: ReportModel): string {
   const unavailableRow = (e: (typeof unavailable)[number]) =>
     `<tr><th scope="row">${text(e.export)}</th><td>${sentence(e.reason ?? 'no reason given')}</td>` +
     `<td>${e.proposedRoute ? `<code>${text(e.proposedRoute)}</code>` : ''}</td></tr>`;
-  let body = unavailable.length === 0 ? '<p>Every export is available.</p>\n' : table(['Export', 'Reason', 'Proposed route'], unavailable.map(unavailableRow));
+  let body =
+    unavailable.length === 0
+      ? '<p>Every export is available.</p>\n'
+      : table(['Export', 'Reason', 'Proposed route'], unavailable.map(unavailableRow));
   const nulls = [...man.nullFields].sort((a, b) => byText(a.export, b.export) || byText(a.field, b.field));
   body += `<h3>Null columns</h3>\n`;
   body +=
@@ -178,18 +215,33 @@ function availabilitySection(m: ReportModel): string {
       ? '<p>No column is null for want of a route.</p>\n'
       : `<details><summary>${plural(nulls.length, 'column')} always null, with the reason</summary>\n${table(
           ['Export', 'Column', 'Reason', 'Proposed route'],
-          nulls.slice(0, LIST_SHOWN).map((n) => `<tr><td>${text(n.export)}</td><td><code>${text(n.field)}</code></td>` +
-            `<td>${sentence(n.reason)}</td><td>${n.proposedRoute ? `<code>${text(n.proposedRoute)}</code>` : ''}</td>` +
-            `</tr>`),
+          nulls
+            .slice(0, LIST_SHOWN)
+            .map(
+              (n) =>
+                `<tr><td>${text(n.export)}</td><td><code>${text(n.field)}</code></td>` +
+                `<td>${sentence(n.reason)}</td><td>${n.proposedRoute ? `<code>${text(n.proposedRoute)}</code>` : ''}</td>` +
+                `</tr>`,
+            ),
         )}${notShown(nulls.length - LIST_SHOWN, 'null columns')}</details>\n`;
   return section('availability', 'Availability and null columns', body);
 }
 
 function validationSection(m: ReportModel): string {
   const v = m.manifest.validation;
-  if (v.issues === 0) return section('validation', 'Validation issues', '<p>No field of the wrong type, no record at odds with its route.</p>\n');
-  const rows = v.samples.slice(0, LIST_SHOWN).map((s) => `<tr><td><code>${text(s.route)}</code></td>` +
-    `<td class="num">${s.index}</td><td><code>${text(s.path)}</code></td><td>${sentence(s.message)}</td></tr>`);
+  if (v.issues === 0)
+    return section(
+      'validation',
+      'Validation issues',
+      '<p>No field of the wrong type, no record at odds with its route.</p>\n',
+    );
+  const rows = v.samples
+    .slice(0, LIST_SHOWN)
+    .map(
+      (s) =>
+        `<tr><td><code>${text(s.route)}</code></td>` +
+        `<td class="num">${s.index}</td><td><code>${text(s.path)}</code></td><td>${sentence(s.message)}</td></tr>`,
+    );
   const intro =
     `<p>${plural(v.issues, 'issue')}: a field of the wrong type is exported as null, an undocumented value is kept, ` +
     `a record naming another realm than its route is exported under the route's; the samples the manifest keeps:</p>\n`;
@@ -199,24 +251,41 @@ function validationSection(m: ReportModel): string {
 function driftSection(m: ReportModel): string {
   const drift = [...m.manifest.drift].sort((a, b) => byText(a.route, b.route));
   if (drift.length === 0) return section('drift', 'Drift', '<p>No route returned fields the models do not know.</p>\n');
-  const rows = drift.slice(0, LIST_SHOWN).map((d) => `<tr><td><code>${text(d.route)}</code></td>` +
-    `<td>${[...d.unknownFields].sort(byText).map((f) => `<code>${text(f)}</code>`).join(', ')}</td></tr>`);
+  const rows = drift.slice(0, LIST_SHOWN).map(
+    (d) =>
+      `<tr><td><code>${text(d.route)}</code></td>` +
+      `<td>${[...d.unknownFields]
+        .sort(byText)
+        .map((f) => `<code>${text(f)}</code>`)
+        .join(', ')}</td></tr>`,
+  );
   const intro = '<p>Routes that returned fields the models do not know:</p>\n';
-  return section('drift', 'Drift', intro + table(['Route', 'Unknown fields'], rows) + notShown(drift.length - rows.length, 'routes'));
+  return section(
+    'drift',
+    'Drift',
+    intro + table(['Route', 'Unknown fields'], rows) + notShown(drift.length - rows.length, 'routes'),
+  );
 }
 
 function trendsSection(m: ReportModel): string {
   const h = m.history;
   if (!h) return '';
-  if ('problem' in h) return section('trends', 'Trends', `<p>The history database ${text(h.label)} could not be read: ${sentence(h.problem)}</p>\n`);
+  if ('problem' in h)
+    return section(
+      'trends',
+      'Trends',
+      `<p>The history database ${text(h.label)} could not be read: ${sentence(h.problem)}</p>\n`,
+    );
   const nights: readonly TrendNight[] = h.nights;
   const names = m.manifest.exports.map((e) => e.export);
   for (const n of nights) for (const k of Object.keys(n.counts).sort(byText)) if (!names.includes(k)) names.push(k);
   const charts = names.map((name, i) => {
     const points = nights.map((n) => ({ date: n.date, count: n.counts[name] }));
     const rows = points.map((p) => `<tr><td>${esc(p.date)}</td><td class="num">${p.count ?? '–'}</td></tr>`);
-    return `<figure class="trend">${countChart(`trend-${i}`, name, points)}<figcaption>${text(name)}</figcaption>` +
-      `<details class="numbers"><summary>the numbers</summary>${table(['Night', 'Records'], rows)}</details></figure>`;
+    return (
+      `<figure class="trend">${countChart(`trend-${i}`, name, points)}<figcaption>${text(name)}</figcaption>` +
+      `<details class="numbers"><summary>the numbers</summary>${table(['Night', 'Records'], rows)}</details></figure>`
+    );
   });
   const intro = `<p>Records per export over ${plural(nights.length, 'night')} (${text(h.label)}).</p>\n`;
   return section('trends', 'Trends', `${intro}<div class="trends">\n${charts.join('\n')}\n</div>\n`);
@@ -232,7 +301,10 @@ function vmsSection(vms: readonly VmStates[] | undefined): string {
 }
 
 function nav(m: ReportModel): string {
-  const links: Array<[string, string]> = [['findings', 'Findings'], ['exports', 'Exports']];
+  const links: Array<[string, string]> = [
+    ['findings', 'Findings'],
+    ['exports', 'Exports'],
+  ];
   if ('changes' in m.previous) links.push(['changes', 'Changes']);
   links.push(['availability', 'Availability'], ['validation', 'Validation'], ['drift', 'Drift']);
   if (m.history) links.push(['trends', 'Trends']);

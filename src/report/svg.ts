@@ -10,7 +10,11 @@ const H = 72;
 const PAD = { left: 6, right: 6, top: 14, bottom: 14 };
 
 /** One export's records per night, as a line (a gap where a night has no count) with the first and last dates and the range. */
-export function countChart(id: string, name: string, points: ReadonlyArray<{ readonly date: string; readonly count: number | undefined }>): string {
+export function countChart(
+  id: string,
+  name: string,
+  points: ReadonlyArray<{ readonly date: string; readonly count: number | undefined }>,
+): string {
   const counts = points.map((p) => p.count).filter((c): c is number => c !== undefined);
   const min = counts.length > 0 ? Math.min(...counts) : 0;
   const max = counts.length > 0 ? Math.max(...counts) : 0;
@@ -33,7 +37,11 @@ export function countChart(id: string, name: string, points: ReadonlyArray<{ rea
   });
   if (current.length > 0) runs.push(current);
   const lines = runs
-    .map((r) => (r.length === 1 ? `<circle cx="${r[0]!.split(',')[0]}" cy="${r[0]!.split(',')[1]}" r="2.5"/>` : `<polyline points="${r.join(' ')}"/>`))
+    .map((r) =>
+      r.length === 1
+        ? `<circle cx="${r[0]!.split(',')[0]}" cy="${r[0]!.split(',')[1]}" r="2.5"/>`
+        : `<polyline points="${r.join(' ')}"/>`,
+    )
     .join('');
   const last = points.length > 0 ? points[points.length - 1]! : undefined;
   const range = counts.length > 0 ? `${min} to ${max} records` : 'no counts';

@@ -33,7 +33,15 @@ export function aboutSheet(m: ReadableManifest, sheets: ReadonlyMap<string, read
   // Reasons and proposed routes sit in the same columns in every table, so one width fits them all.
   title('export', 'records', 'available', 'reason', 'proposed route', 'sheet', 'JSON file');
   for (const e of m.exports) {
-    row(e.export, e.count, e.available, e.reason ?? null, e.proposedRoute ?? null, (sheets.get(e.export) ?? []).join(', '), e.file);
+    row(
+      e.export,
+      e.count,
+      e.available,
+      e.reason ?? null,
+      e.proposedRoute ?? null,
+      (sheets.get(e.export) ?? []).join(', '),
+      e.file,
+    );
   }
   row();
   title('Null columns', m.nullFields.length);
@@ -53,7 +61,12 @@ export function aboutSheet(m: ReadableManifest, sheets: ReadonlyMap<string, read
   // The sentences of the first rows run on into the empty cells beside them: only the tables set the widths.
   const tables = rows.filter((r) => r.length > 2);
   const widths = Array.from({ length: columns }, (_, i) =>
-    fitWidth(Math.max(i === 0 ? Math.max(...rows.map((r) => (r[0] === undefined ? 0 : cellWidth(r[0]!)))) : 0, ...tables.map((r) => (r[i] === undefined ? 0 : Math.min(50, cellWidth(r[i]!)))))),
+    fitWidth(
+      Math.max(
+        i === 0 ? Math.max(...rows.map((r) => (r[0] === undefined ? 0 : cellWidth(r[0]!)))) : 0,
+        ...tables.map((r) => (r[i] === undefined ? 0 : Math.min(50, cellWidth(r[i]!)))),
+      ),
+    ),
   );
   return { headers, widths, rows, rowCount: rows.length, table: false, boldRows: new Set([0, ...bold]) };
 }

@@ -58,7 +58,8 @@ function columnNames(name: string, records: readonly ExportRecord[]): string[] {
   // The catalog's order for an empty export; otherwise the file's own
   // columns (a snapshot of another version keeps its columns), in order of
   // first appearance.
-  if (records.length === 0) return CATALOG.some((e) => e.name === name) ? exportByName(name).columns.map((c) => c.name) : [];
+  if (records.length === 0)
+    return CATALOG.some((e) => e.name === name) ? exportByName(name).columns.map((c) => c.name) : [];
   const seen = new Set<string>();
   const out: string[] = [];
   for (const r of records) {
@@ -119,7 +120,7 @@ const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 const MAX_DATE_MS = 8.64e15;
 
 function text(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v) ?? '';
+  return typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
 }
 
 /** The cell of `col` in `record`. */
@@ -130,11 +131,13 @@ export function cellOf(col: SheetColumn, record: ExportRecord): Cell {
     if (col.key === undefined || !Array.isArray(v)) return null;
     for (const e of v) {
       const kv = typeof e === 'string' ? splitEntry(e) : undefined;
-      if (kv && kv.key === col.key) return NUMBER.test(kv.value) && Number.isFinite(Number(kv.value)) ? Number(kv.value) : kv.value;
+      if (kv && kv.key === col.key)
+        return NUMBER.test(kv.value) && Number.isFinite(Number(kv.value)) ? Number(kv.value) : kv.value;
     }
     return null;
   }
-  if (col.type === 'timestamp' && typeof v === 'number' && Number.isFinite(v) && Math.abs(v) <= MAX_DATE_MS) return { ms: v };
+  if (col.type === 'timestamp' && typeof v === 'number' && Number.isFinite(v) && Math.abs(v) <= MAX_DATE_MS)
+    return { ms: v };
   if (typeof v === 'number') return Number.isFinite(v) ? v : String(v);
   if (typeof v === 'boolean' || typeof v === 'string') return v;
   if (Array.isArray(v)) return v.map((e) => (e === null ? '' : text(e))).join('; ');

@@ -17,7 +17,7 @@ export const BOM = '\uFEFF';
 export function guardText(text: string): string {
   const c = text.charCodeAt(0);
   // = + - @ TAB CR, by code: this runs once per text cell.
-  return (c === 61 || c === 43 || c === 45 || c === 64 || c === 9 || c === 13) ? `'${text}` : text;
+  return c === 61 || c === 43 || c === 45 || c === 64 || c === 9 || c === 13 ? `'${text}` : text;
 }
 
 const NEEDS_QUOTES = /[",\r\n]/;
@@ -82,7 +82,11 @@ const ROWS_PER_CHUNK = 500;
  * With `widths`, each column's widest cell (cellWidth) is measured on the
  * way, for the workbook's column widths: one pass over the records for both.
  */
-export function* csvChunks(columns: readonly SheetColumn[], records: readonly ExportRecord[], widths?: number[]): Generator<string> {
+export function* csvChunks(
+  columns: readonly SheetColumn[],
+  records: readonly ExportRecord[],
+  widths?: number[],
+): Generator<string> {
   yield `${BOM}${columns.map((c) => csvField(guardText(c.header))).join(',')}\r\n`;
   const iso = isoTimestamps();
   let chunk = '';

@@ -21,7 +21,13 @@ async function writeAll(handle: FileHandle, data: Uint8Array): Promise<void> {
 function fsFailure(path: string, err: unknown): FailedError {
   const code = (err as NodeJS.ErrnoException).code ?? 'error';
   const hint =
-    code === 'ENOSPC' ? 'free some space and run again' : code === 'EACCES' || code === 'EPERM' ? 'check the permissions of the directory' : code === 'ENAMETOOLONG' ? 'use a shorter --out-dir' : 'check the directory and run again';
+    code === 'ENOSPC'
+      ? 'free some space and run again'
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'check the permissions of the directory'
+        : code === 'ENAMETOOLONG'
+          ? 'use a shorter --out-dir'
+          : 'check the directory and run again';
   return new FailedError(`cannot write ${path} (${code}); ${hint}. The file was not written`, { cause: err });
 }
 
@@ -32,7 +38,11 @@ export function renamingSink(dir: string): SheetSink {
     const temp = join(dir, `.${name}.partial-${process.pid}-${randomBytes(4).toString('hex')}`);
     let handle: FileHandle;
     try {
-      handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, FILE_MODE);
+      handle = await open(
+        temp,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        FILE_MODE,
+      );
     } catch (err) {
       throw fsFailure(temp, err);
     }
@@ -40,7 +50,8 @@ export function renamingSink(dir: string): SheetSink {
     let ok = false;
     try {
       try {
-        for await (const chunk of chunks) await writeAll(handle, typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
+        for await (const chunk of chunks)
+          await writeAll(handle, typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
         await handle.chmod(FILE_MODE);
       } catch (err) {
         if (err instanceof FailedError || !(err as NodeJS.ErrnoException).code) throw err;

@@ -14,14 +14,30 @@ import { aboutSheet, ABOUT_SHEET } from './about.js';
 import { cellOf, sheetColumns, type Cell, type SheetColumn } from './columns.js';
 import { csvChunks } from './csv.js';
 import type { ManifestEntry, ReadableManifest, Snapshot } from '../snapshot/dir.js';
-import { cellWidth, columnLetters, contentTypesXml, corePropsXml, fitWidth, MAX_DATA_ROWS, ROOT_RELS_XML, sheetXml, STYLES_XML, workbookRelsXml, workbookXml, type SheetSpec } from './xlsx.js';
+import {
+  cellWidth,
+  columnLetters,
+  contentTypesXml,
+  corePropsXml,
+  fitWidth,
+  MAX_DATA_ROWS,
+  ROOT_RELS_XML,
+  sheetXml,
+  STYLES_XML,
+  workbookRelsXml,
+  workbookXml,
+  type SheetSpec,
+} from './xlsx.js';
 import { ZipTooLargeError, ZipWriter } from './zip.js';
 import { secretFound, secretInBytes, type SecretMatcher } from '../publish/scan.js';
 
 export type { SheetFormat } from '../config/values.js';
 
 /** Writes one output file from text or byte pieces (the staging directory's writeChunks, or convert's temp-and-rename). */
-export type SheetSink = (name: string, chunks: AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>) => Promise<void>;
+export type SheetSink = (
+  name: string,
+  chunks: AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>,
+) => Promise<void>;
 
 /** The manifest and each export's records, checked: an opened snapshot (src/snapshot/dir.ts). */
 export type SheetSource = Pick<Snapshot, 'manifest' | 'records'>;
@@ -65,8 +81,12 @@ function checkExports(m: ReadableManifest): void {
   const known = new Set(CATALOG.map((e) => e.name));
   const seen = new Set<string>();
   for (const e of m.exports) {
-    if (!known.has(e.export)) throw new FailedError(`the snapshot manifest lists an export ${JSON.stringify(e.export.slice(0, 60))} that this version does not know; convert it with the version that wrote it`);
-    if (seen.has(e.export)) throw new FailedError(`the snapshot manifest lists export ${e.export} twice; the snapshot is damaged`);
+    if (!known.has(e.export))
+      throw new FailedError(
+        `the snapshot manifest lists an export ${JSON.stringify(e.export.slice(0, 60))} that this version does not know; convert it with the version that wrote it`,
+      );
+    if (seen.has(e.export))
+      throw new FailedError(`the snapshot manifest lists export ${e.export} twice; the snapshot is damaged`);
     seen.add(e.export);
   }
 }
@@ -83,7 +103,13 @@ function measureWidths(columns: readonly SheetColumn[], records: readonly Export
   return widths;
 }
 
-function exportSheet(columns: readonly SheetColumn[], records: readonly ExportRecord[], from: number, to: number, widths: readonly number[]): SheetSpec {
+function exportSheet(
+  columns: readonly SheetColumn[],
+  records: readonly ExportRecord[],
+  from: number,
+  to: number,
+  widths: readonly number[],
+): SheetSpec {
   // One array refilled for each row: sheetXml is done with a row before it asks for the next.
   const row: Cell[] = new Array<Cell>(columns.length);
   function* rows(): Generator<Cell[]> {
@@ -111,8 +137,18 @@ interface SheetPlan {
 }
 
 /** The plan of the spreadsheets of `formats`. */
-function sheetPlan(date: string, formats: readonly SheetFormat[], opts: Pick<SheetOptions, 'secrets' | 'maxRows'> = {}): SheetPlan {
-  return { date, csv: formats.includes('csv'), xlsx: formats.includes('xlsx'), maxRows: opts.maxRows ?? MAX_DATA_ROWS, secrets: opts.secrets ?? null };
+function sheetPlan(
+  date: string,
+  formats: readonly SheetFormat[],
+  opts: Pick<SheetOptions, 'secrets' | 'maxRows'> = {},
+): SheetPlan {
+  return {
+    date,
+    csv: formats.includes('csv'),
+    xlsx: formats.includes('xlsx'),
+    maxRows: opts.maxRows ?? MAX_DATA_ROWS,
+    secrets: opts.secrets ?? null,
+  };
 }
 
 /** One export's plan in the workbook: where its sheets go. */
@@ -122,7 +158,10 @@ interface ExportFormsPlan extends SheetPlan {
 }
 
 /** Throws when a workbook block holds a secret in any spelling (the token scan, before compression hides it). */
-function workbookInspector(matcher: SecretMatcher | null, file: string): { inspect: (block: Buffer) => void; overlap: number } {
+function workbookInspector(
+  matcher: SecretMatcher | null,
+  file: string,
+): { inspect: (block: Buffer) => void; overlap: number } {
   return {
     inspect: (block) => {
       const kind = matcher ? secretInBytes(matcher, block) : null;
@@ -149,7 +188,12 @@ function sheetPart(plan: ExportFormsPlan, page: number): string {
  * of every page (a page of a long export is as wide as the first) and writes
  * the CSV file.
  */
-async function prepareForms(entry: ManifestEntry, records: readonly ExportRecord[], plan: SheetPlan, writeCsv: SheetSink): Promise<PreparedSheets> {
+async function prepareForms(
+  entry: ManifestEntry,
+  records: readonly ExportRecord[],
+  plan: SheetPlan,
+  writeCsv: SheetSink,
+): Promise<PreparedSheets> {
   const columns = sheetColumns(entry.export, records);
   let measured: number[] | undefined;
   if (plan.csv) {
@@ -162,7 +206,8 @@ async function prepareForms(entry: ManifestEntry, records: readonly ExportRecord
     columns: columns.length,
     pages: sheetNames(entry.export, records.length, plan.maxRows).map((name, p) => ({
       name,
-      spec: () => exportSheet(columns, records, p * plan.maxRows, Math.min(records.length, (p + 1) * plan.maxRows), widths),
+      spec: () =>
+        exportSheet(columns, records, p * plan.maxRows, Math.min(records.length, (p + 1) * plan.maxRows), widths),
     })),
   };
 }
@@ -171,7 +216,12 @@ async function prepareForms(entry: ManifestEntry, records: readonly ExportRecord
  * Writes the asked-for forms of every export of `source` through `sink`;
  * returns the files written, CSV files in export order, then the workbook.
  */
-export async function writeSpreadsheets(source: SheetSource, formats: readonly SheetFormat[], sink: SheetSink, opts: SheetOptions = {}): Promise<WrittenSheetFile[]> {
+export async function writeSpreadsheets(
+  source: SheetSource,
+  formats: readonly SheetFormat[],
+  sink: SheetSink,
+  opts: SheetOptions = {},
+): Promise<WrittenSheetFile[]> {
   if (formats.length === 0) return [];
   const m = source.manifest;
   checkExports(m);
@@ -183,10 +233,12 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
   names.reduce((n, pages) => (firstSheet.push(n), n + pages.length), 2);
   const plans = m.exports.map((_, i): ExportFormsPlan => ({ ...plan, firstSheet: firstSheet[i]! }));
   const csvFiles: Array<WrittenSheetFile | undefined> = [];
-  const csvSink = (i: number): SheetSink => async (file, chunks) => {
-    await sink(file, chunks);
-    csvFiles[i] = { format: 'csv', file, export: m.exports[i]!.export };
-  };
+  const csvSink =
+    (i: number): SheetSink =>
+    async (file, chunks) => {
+      await sink(file, chunks);
+      csvFiles[i] = { format: 'csv', file, export: m.exports[i]!.export };
+    };
   let previous = 0;
   const read = async (i: number): Promise<ExportRecord[]> => {
     opts.beforeRead?.(previous);
@@ -203,7 +255,8 @@ export async function writeSpreadsheets(source: SheetSource, formats: readonly S
   try {
     await sink(file, workbook(m, names, plans, opts.secrets ?? null, read, csvSink));
   } catch (err) {
-    if (err instanceof ZipTooLargeError) throw new FailedError(`${file}: ${err.message}; write CSV only (--format csv)`);
+    if (err instanceof ZipTooLargeError)
+      throw new FailedError(`${file}: ${err.message}; write CSV only (--format csv)`);
     throw err;
   }
   return [...csvFiles.filter((f): f is WrittenSheetFile => f !== undefined), { format: 'xlsx', file }];
@@ -227,8 +280,18 @@ async function* workbook(
   yield* zip.entry('_rels/.rels', [ROOT_RELS_XML]);
   yield* zip.entry('xl/_rels/workbook.xml.rels', [workbookRelsXml(sheets.length)]);
   yield* zip.entry('xl/styles.xml', [STYLES_XML]);
-  yield* zip.entry('docProps/core.xml', [corePropsXml({ title: `svc-snapshot of ${m.baseUrl}, ${m.date}`, creator: `${m.tool.name} ${m.tool.version}`, time: m.time, description: `Snapshot of ${m.baseUrl} taken ${m.time} (${m.source}); times in UTC` })]);
-  yield* zip.entry('xl/worksheets/sheet1.xml', sheetXml(aboutSheet(m, new Map(m.exports.map((e, i) => [e.export, names[i]!])))));
+  yield* zip.entry('docProps/core.xml', [
+    corePropsXml({
+      title: `svc-snapshot of ${m.baseUrl}, ${m.date}`,
+      creator: `${m.tool.name} ${m.tool.version}`,
+      time: m.time,
+      description: `Snapshot of ${m.baseUrl} taken ${m.time} (${m.source}); times in UTC`,
+    }),
+  ]);
+  yield* zip.entry(
+    'xl/worksheets/sheet1.xml',
+    sheetXml(aboutSheet(m, new Map(m.exports.map((e, i) => [e.export, names[i]!])))),
+  );
   const filters = (i: number, columns: number): void => {
     const count = m.exports[i]!.count;
     names[i]!.forEach((_, p) => {
@@ -239,7 +302,8 @@ async function* workbook(
   for (let i = 0; i < m.exports.length; i++) {
     const prepared = await prepareForms(m.exports[i]!, await read(i), plans[i]!, csvSink(i));
     filters(i, prepared.columns);
-    for (let p = 0; p < prepared.pages.length; p++) yield* zip.entry(sheetPart(plans[i]!, p), sheetXml(prepared.pages[p]!.spec()));
+    for (let p = 0; p < prepared.pages.length; p++)
+      yield* zip.entry(sheetPart(plans[i]!, p), sheetXml(prepared.pages[p]!.spec()));
   }
   // Last, because the autofilter ranges depend on the columns found in the data (one per map key).
   yield* zip.entry('xl/workbook.xml', [workbookXml(sheets)]);

@@ -29,7 +29,8 @@ const STYLE = { plain: 0, bold: 1, dateTime: 2, boolean: 3, wholeNumber: 4, wrap
 const EPOCH_DAYS = 25_569;
 
 /** A text made safe for XML and read back as it was: control characters and OOXML's own `_xHHHH_` escapes are escaped as `_xHHHH_`. */
-const NEEDS_ESCAPE = /[&<>\r\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|_(?=x[0-9A-Fa-f]{4}_)|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const NEEDS_ESCAPE =
+  /[&<>\r\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|_(?=x[0-9A-Fa-f]{4}_)|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 function escapeOne(ch: string): string {
   switch (ch) {
@@ -104,7 +105,8 @@ export function cellText(text: string): string {
 }
 
 /** Characters a `<v>` value cannot carry: those that need an `_xHHHH_` escape (which a reader does not decode in `<v>`), and whitespace at either end (which LibreOffice trims there). */
-const NOT_FOR_VALUE = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|_x[0-9A-Fa-f]{4}_|^\s|\s$/;
+const NOT_FOR_VALUE =
+  /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|_x[0-9A-Fa-f]{4}_|^\s|\s$/;
 
 /**
  * A text with a carriage return and a line feed: LibreOffice reads an inline
@@ -133,7 +135,8 @@ function textCell(ref: string | undefined, text: string, style: number): string 
 
 function cellXml(ref: string | undefined, cell: Cell): string {
   if (cell === null) return '';
-  if (typeof cell === 'number') return `${cellOpen(ref)}${Number.isInteger(cell) ? ` s="${STYLE.wholeNumber}"` : ''}><v>${cell}</v></c>`;
+  if (typeof cell === 'number')
+    return `${cellOpen(ref)}${Number.isInteger(cell) ? ` s="${STYLE.wholeNumber}"` : ''}><v>${cell}</v></c>`;
   if (typeof cell === 'boolean') return `${cellOpen(ref)} s="${STYLE.boolean}" t="b"><v>${cell ? 1 : 0}</v></c>`;
   if (typeof cell === 'string') return textCell(ref, cell, STYLE.plain);
   return `${cellOpen(ref)} s="${STYLE.dateTime}"><v>${cell.ms / 86_400_000 + EPOCH_DAYS}</v></c>`;
@@ -184,9 +187,11 @@ export function* sheetXml(sheet: SheetSpec): Generator<string> {
     ? '<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft" activeCell="A2" sqref="A2"/></sheetView></sheetViews>'
     : '<sheetViews><sheetView workbookViewId="0"/></sheetViews>';
   head += '<sheetFormatPr defaultRowHeight="15"/>';
-  if (n > 0) head += `<cols>${sheet.widths.map((w, i) => `<col min="${i + 1}" max="${i + 1}" width="${w}" customWidth="1"/>`).join('')}</cols>`;
+  if (n > 0)
+    head += `<cols>${sheet.widths.map((w, i) => `<col min="${i + 1}" max="${i + 1}" width="${w}" customWidth="1"/>`).join('')}</cols>`;
   head += '<sheetData>';
-  if (n > 0) head += `<row r="1">${sheet.headers.map((h, i) => textCell(undefined, h, sheet.table || sheet.boldRows?.has(0) ? STYLE.bold : STYLE.plain)).join('')}</row>`;
+  if (n > 0)
+    head += `<row r="1">${sheet.headers.map((h, i) => textCell(undefined, h, sheet.table || sheet.boldRows?.has(0) ? STYLE.bold : STYLE.plain)).join('')}</row>`;
   yield head;
   // A piece is its cells' strings joined once: one flat string, where
   // appending with += would build a tree of small strings that the ZIP
@@ -240,7 +245,11 @@ export function corePropsXml(p: { title: string; creator: string; time: string; 
 }
 
 export function contentTypesXml(sheetCount: number): string {
-  const sheets = Array.from({ length: sheetCount }, (_, i) => `<Override PartName="/xl/worksheets/sheet${i + 1}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`).join('');
+  const sheets = Array.from(
+    { length: sheetCount },
+    (_, i) =>
+      `<Override PartName="/xl/worksheets/sheet${i + 1}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`,
+  ).join('');
   return (
     `${XML_HEAD}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">` +
     '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
@@ -262,7 +271,11 @@ export function workbookXml(sheets: ReadonlyArray<{ name: string; filter?: strin
   const list = sheets.map((s, i) => `<sheet name="${attr(s.name)}" sheetId="${i + 1}" r:id="rId${i + 1}"/>`).join('');
   // Excel keeps an autofilter's range in this hidden name; without it, it repairs the file.
   const names = sheets
-    .map((s, i) => (s.filter ? `<definedName name="_xlnm._FilterDatabase" localSheetId="${i}" hidden="1">'${attr(s.name.replace(/'/g, "''"))}'!${s.filter}</definedName>` : ''))
+    .map((s, i) =>
+      s.filter
+        ? `<definedName name="_xlnm._FilterDatabase" localSheetId="${i}" hidden="1">'${attr(s.name.replace(/'/g, "''"))}'!${s.filter}</definedName>`
+        : '',
+    )
     .join('');
   return `${XML_HEAD}<workbook xmlns="${NS}" xmlns:r="${NS_R}"><bookViews><workbookView/></bookViews><sheets>${list}</sheets>${names ? `<definedNames>${names}</definedNames>` : ''}</workbook>`;
 }
@@ -270,7 +283,8 @@ export function workbookXml(sheets: ReadonlyArray<{ name: string; filter?: strin
 export function workbookRelsXml(sheetCount: number): string {
   const sheets = Array.from(
     { length: sheetCount },
-    (_, i) => `<Relationship Id="rId${i + 1}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet${i + 1}.xml"/>`,
+    (_, i) =>
+      `<Relationship Id="rId${i + 1}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet${i + 1}.xml"/>`,
   ).join('');
   return (
     `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${sheets}` +

@@ -55,7 +55,12 @@ interface DeflatedEntry {
  * compressed, with the last `overlap` bytes of the block before in front of
  * it. The bytes depend only on the pieces' text, not on where this runs.
  */
-async function* deflateEntry(name: string, pieces: Iterable<string>, inspect: (block: Buffer) => void = () => {}, overlap = 0): AsyncGenerator<Buffer, DeflatedEntry> {
+async function* deflateEntry(
+  name: string,
+  pieces: Iterable<string>,
+  inspect: (block: Buffer) => void = () => {},
+  overlap = 0,
+): AsyncGenerator<Buffer, DeflatedEntry> {
   let crc = 0;
   let size = 0;
   let compressed = 0;
@@ -80,7 +85,8 @@ async function* deflateEntry(name: string, pieces: Iterable<string>, inspect: (b
     const data = block.subarray(carried, used);
     crc = crc32(data, crc);
     size += data.length;
-    if (size > MAX_32) throw new ZipTooLargeError(`${name} would exceed 4 GB uncompressed, the limit of a ZIP file without ZIP64`);
+    if (size > MAX_32)
+      throw new ZipTooLargeError(`${name} would exceed 4 GB uncompressed, the limit of a ZIP file without ZIP64`);
     // The other block is free once its compression is settled.
     yield* settle();
     // A sync flush ends the piece on a byte boundary without a final
@@ -93,7 +99,11 @@ async function* deflateEntry(name: string, pieces: Iterable<string>, inspect: (b
     // (zlib's output does not depend on the output buffer's size; held by
     // sheets-zip.test.ts, "compresses to the same bytes whatever the output
     // chunk size").
-    pending = deflateRawAsync(data, { level: LEVEL, finishFlush: constants.Z_SYNC_FLUSH, chunkSize: data.length + (data.length >> 3) + 1024 });
+    pending = deflateRawAsync(data, {
+      level: LEVEL,
+      finishFlush: constants.Z_SYNC_FLUSH,
+      chunkSize: data.length + (data.length >> 3) + 1024,
+    });
     // Settled (and any failure thrown) by the next flush or the end of the entry.
     pending.catch(() => {});
     // The next block starts with this one's tail, for the inspector's overlap; this one is not written to until it is compressed.
@@ -109,7 +119,7 @@ async function* deflateEntry(name: string, pieces: Iterable<string>, inspect: (b
       if (used - carried >= BLOCK_BYTES) yield* flush();
       continue;
     }
-    for (let i = 0; i < piece.length; ) {
+    for (let i = 0; i < piece.length;) {
       // At most 3 bytes of UTF-8 per UTF-16 code unit; never split a surrogate pair.
       let end = Math.min(piece.length, i + Math.floor((BLOCK_BYTES + overlap - used) / 3));
       if (end < piece.length && end > i) {
@@ -155,7 +165,8 @@ export class ZipWriter {
 
   private count(buf: Buffer): Buffer {
     this.offset += buf.length;
-    if (this.offset > MAX_32) throw new ZipTooLargeError('the workbook would exceed 4 GB, the limit of a ZIP file without ZIP64');
+    if (this.offset > MAX_32)
+      throw new ZipTooLargeError('the workbook would exceed 4 GB, the limit of a ZIP file without ZIP64');
     return buf;
   }
 

@@ -58,7 +58,10 @@ export function readAllowedSigners(file: string, from = '--allowed-signers'): Al
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw new UsageError(`${where} is not a regular file; give an allowed_signers file`);
-    if (st.size > MAX_FILE_BYTES) throw new UsageError(`${where} is larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; it is not an allowed_signers file`);
+    if (st.size > MAX_FILE_BYTES)
+      throw new UsageError(
+        `${where} is larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; it is not an allowed_signers file`,
+      );
     text = readOpenedFile(fd, st.size).toString('utf8');
   } finally {
     closeSync(fd);
@@ -74,13 +77,20 @@ export function parseAllowedSigners(text: string, where: string): AllowedSigner[
     const line = raw.replace(/\r$/, '').trim();
     if (line === '' || line.startsWith('#')) return;
     const malformed = (why: string) =>
-      new UsageError(`${where} line ${i + 1} is malformed: ${why}; each line is: principals [options] keytype base64-key [comment]`);
+      new UsageError(
+        `${where} line ${i + 1} is malformed: ${why}; each line is: principals [options] keytype base64-key [comment]`,
+      );
     const fields = splitFields(line);
     if (fields === undefined) throw malformed('a quote is not closed');
     if (fields.length < 3) throw malformed('too few fields');
     const principals = unquote(fields[0]!);
     let at = 1;
-    let options: Options = { certAuthority: false, namespaces: undefined, validAfter: undefined, validBefore: undefined };
+    let options: Options = {
+      certAuthority: false,
+      namespaces: undefined,
+      validAfter: undefined,
+      validBefore: undefined,
+    };
     if (!KEY_TYPE.test(fields[1]!)) {
       const parsed = parseOptions(fields[1]!);
       if (typeof parsed === 'string') throw malformed(parsed);
@@ -89,7 +99,8 @@ export function parseAllowedSigners(text: string, where: string): AllowedSigner[
     }
     const keyType = fields[at];
     const b64 = fields[at + 1];
-    if (keyType === undefined || !KEY_TYPE.test(keyType)) throw malformed(`"${escapeControl((keyType ?? '').slice(0, 40))}" is not a key type`);
+    if (keyType === undefined || !KEY_TYPE.test(keyType))
+      throw malformed(`"${escapeControl((keyType ?? '').slice(0, 40))}" is not a key type`);
     if (b64 === undefined || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw malformed('the key is not base64');
     const publicBlob = Buffer.from(b64, 'base64');
     if (blobKeyType(publicBlob) !== keyType) throw malformed(`the key is not a ${keyType} key`);
@@ -130,7 +141,12 @@ function unquote(s: string): string {
 }
 
 function parseOptions(field: string): Options | string {
-  const options: Options = { certAuthority: false, namespaces: undefined, validAfter: undefined, validBefore: undefined };
+  const options: Options = {
+    certAuthority: false,
+    namespaces: undefined,
+    validAfter: undefined,
+    validBefore: undefined,
+  };
   const parts: string[] = [];
   let current = '';
   let quoted = false;
@@ -152,11 +168,15 @@ function parseOptions(field: string): Options | string {
     else if (name === 'namespaces' && value !== undefined) options.namespaces = value;
     else if ((name === 'valid-after' || name === 'valid-before') && value !== undefined) {
       const when = parseTimestamp(value);
-      if (when === undefined) return `${name} "${escapeControl(value.slice(0, 30))}" is not a time YYYYMMDD[HHMM[SS]][Z]`;
+      if (when === undefined)
+        return `${name} "${escapeControl(value.slice(0, 30))}" is not a time YYYYMMDD[HHMM[SS]][Z]`;
       if (name === 'valid-after') options.validAfter = when;
       else options.validBefore = when;
-    } else return `"${escapeControl(part.slice(0, 40))}" is neither a key type nor an option (cert-authority, ` +
-      `namespaces="…", valid-after="…", valid-before="…")`;
+    } else
+      return (
+        `"${escapeControl(part.slice(0, 40))}" is neither a key type nor an option (cert-authority, ` +
+        `namespaces="…", valid-after="…", valid-before="…")`
+      );
   }
   return options;
 }
@@ -165,9 +185,17 @@ function parseOptions(field: string): Options | string {
 function parseTimestamp(value: string): Date | undefined {
   const m = /^(\d{4})(\d{2})(\d{2})(?:(\d{2})(\d{2})(\d{2})?)?(Z)?$/.exec(value);
   if (!m) return undefined;
-  const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const date = m[7] ? new Date(Date.UTC(y, mo - 1, d, h, mi, s)) : new Date(y, mo - 1, d, h, mi, s);
-  if (Number.isNaN(date.getTime()) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 59) return undefined;
+  if (Number.isNaN(date.getTime()) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 59)
+    return undefined;
   return date;
 }
 
@@ -177,7 +205,12 @@ function matchPatternList(value: string, list: string): boolean {
   for (const raw of list.split(',')) {
     const negated = raw.startsWith('!');
     const pattern = negated ? raw.slice(1) : raw;
-    const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+    const re = new RegExp(
+      `^${pattern
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/\?/g, '.')}$`,
+    );
     if (re.test(value)) {
       if (negated) return false;
       matched = true;

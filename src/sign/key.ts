@@ -51,13 +51,16 @@ export function loadSigningKey(file: string, from: string): SigningKey {
   const end = text.indexOf(END);
   if (begin < 0 || end < begin) {
     const other = /-----BEGIN ([A-Z0-9 ]{1,40})-----/.exec(text)?.[1];
-    if (/^(ssh-|ecdsa-|sk-)\S+ [A-Za-z0-9+/=]+/.test(text)) throw refused(file, from, 'is a public key; give the private key (the file without .pub)');
-    if (other !== undefined) throw refused(file, from, `holds a PEM "${other}", not an OpenSSH private key ("OPENSSH PRIVATE KEY")`);
+    if (/^(ssh-|ecdsa-|sk-)\S+ [A-Za-z0-9+/=]+/.test(text))
+      throw refused(file, from, 'is a public key; give the private key (the file without .pub)');
+    if (other !== undefined)
+      throw refused(file, from, `holds a PEM "${other}", not an OpenSSH private key ("OPENSSH PRIVATE KEY")`);
     throw refused(file, from, 'is not an OpenSSH private key');
   }
   const body = text.slice(begin + BEGIN.length, end);
   const b64 = body.replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) throw refused(file, from, 'is not an OpenSSH private key (its body is not base64)');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64))
+    throw refused(file, from, 'is not an OpenSSH private key (its body is not base64)');
   const blob = Buffer.from(b64, 'base64');
   let key: { publicBlob: Buffer; seed: Buffer; publicKey: Buffer; seedAt: number };
   try {
@@ -79,7 +82,8 @@ export function loadSigningKey(file: string, from: string): SigningKey {
 }
 
 function readKeyFile(file: string, from: string): Buffer {
-  if (file === '') throw new UsageError(`${from} is empty; give the path of an unencrypted OpenSSH Ed25519 private key`);
+  if (file === '')
+    throw new UsageError(`${from} is empty; give the path of an unencrypted OpenSSH Ed25519 private key`);
   let info;
   try {
     info = lstatSync(file);
@@ -87,7 +91,12 @@ function readKeyFile(file: string, from: string): Buffer {
     const code = (err as NodeJS.ErrnoException).code;
     throw refused(file, from, code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? 'error'})`);
   }
-  if (info.isSymbolicLink()) throw refused(file, from, 'is a symbolic link (give the key file itself, so that its owner and mode are the ones checked)');
+  if (info.isSymbolicLink())
+    throw refused(
+      file,
+      from,
+      'is a symbolic link (give the key file itself, so that its owner and mode are the ones checked)',
+    );
   if (info.isDirectory()) throw refused(file, from, 'is a directory');
   if (!info.isFile()) throw refused(file, from, 'is not a regular file');
   let fd: number;
@@ -100,13 +109,19 @@ function readKeyFile(file: string, from: string): Buffer {
     const st = fstatSync(fd);
     if (!st.isFile()) throw refused(file, from, 'is not a regular file');
     const uid = process.getuid?.();
-    if (uid !== undefined && st.uid !== uid) throw refused(file, from, `is owned by user id ${st.uid}, not by the user running svc-snapshot (${uid})`);
+    if (uid !== undefined && st.uid !== uid)
+      throw refused(file, from, `is owned by user id ${st.uid}, not by the user running svc-snapshot (${uid})`);
     if ((st.mode & 0o077) !== 0) {
-      throw refused(file, from, `can be read or written by its group or others (mode ` +
-        `${(st.mode & 0o777).toString(8).padStart(4, '0')}, a private key must be 0600 or stricter)`);
+      throw refused(
+        file,
+        from,
+        `can be read or written by its group or others (mode ` +
+          `${(st.mode & 0o777).toString(8).padStart(4, '0')}, a private key must be 0600 or stricter)`,
+      );
     }
     if (st.size === 0) throw refused(file, from, 'is empty');
-    if (st.size > MAX_KEY_BYTES) throw refused(file, from, `is larger than ${MAX_KEY_BYTES / 1024} KiB, far larger than a private key`);
+    if (st.size > MAX_KEY_BYTES)
+      throw refused(file, from, `is larger than ${MAX_KEY_BYTES / 1024} KiB, far larger than a private key`);
     return readOpenedFile(fd, st.size);
   } finally {
     closeSync(fd);
@@ -123,23 +138,35 @@ function parseOpensshKey(blob: Buffer, file: string, from: string) {
   const kdf = r.text();
   r.string(); // kdf options
   if (cipher !== 'none' || kdf !== 'none') {
-    throw refused(file, from, `is encrypted with a passphrase (${cipher}); an unattended job cannot type one, so use ` +
-      `a key without passphrase kept readable by its owner only`);
+    throw refused(
+      file,
+      from,
+      `is encrypted with a passphrase (${cipher}); an unattended job cannot type one, so use ` +
+        `a key without passphrase kept readable by its owner only`,
+    );
   }
   const count = r.uint32();
   if (count !== 1) throw refused(file, from, `holds ${count} keys, not one`);
   const publicBlob = r.string();
   const type = new WireReader(publicBlob).text();
-  if (type !== 'ssh-ed25519') throw refused(file, from, `holds ${describeKeyType(type)}; only Ed25519 keys sign (ssh-keygen -t ed25519)`);
+  if (type !== 'ssh-ed25519')
+    throw refused(file, from, `holds ${describeKeyType(type)}; only Ed25519 keys sign (ssh-keygen -t ed25519)`);
   // Where the private part starts in the blob (after its length), to find the seed's place in the file's base64 text.
   const privStart = MAGIC.length + r.offset + 4;
   const priv = new WireReader(r.string());
-  if (priv.uint32() !== priv.uint32()) throw refused(file, from, 'is a damaged OpenSSH private key (its check numbers differ)');
-  if (priv.text() !== 'ssh-ed25519') throw refused(file, from, 'is a damaged OpenSSH private key (its private part is not Ed25519)');
+  if (priv.uint32() !== priv.uint32())
+    throw refused(file, from, 'is a damaged OpenSSH private key (its check numbers differ)');
+  if (priv.text() !== 'ssh-ed25519')
+    throw refused(file, from, 'is a damaged OpenSSH private key (its private part is not Ed25519)');
   const publicKey = priv.string();
   const seedAt = privStart + priv.offset + 4;
   const secret = priv.string();
-  if (publicKey.length !== 32 || secret.length !== 64 || !secret.subarray(32).equals(publicKey) || !ed25519Blob(publicKey).equals(publicBlob)) {
+  if (
+    publicKey.length !== 32 ||
+    secret.length !== 64 ||
+    !secret.subarray(32).equals(publicKey) ||
+    !ed25519Blob(publicKey).equals(publicBlob)
+  ) {
     throw refused(file, from, 'is a damaged OpenSSH private key (its Ed25519 parts do not agree)');
   }
   return { publicBlob, publicKey, seed: Buffer.from(secret.subarray(0, 32)), seedAt };
@@ -172,8 +199,15 @@ function registerSigningSecrets(forms: readonly string[]): void {
  * text that encode nothing but seed bytes, line by line.
  */
 function signingSecretForms(seed: Buffer, fileBody: string, seedAt: number): string[] {
-  const forms = new Set<string>([seed.toString('hex'), seed.toString('base64').slice(0, 40), seed.toString('base64url').slice(0, 40)]);
-  const lines = fileBody.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
+  const forms = new Set<string>([
+    seed.toString('hex'),
+    seed.toString('base64').slice(0, 40),
+    seed.toString('base64url').slice(0, 40),
+  ]);
+  const lines = fileBody
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
   const first = Math.ceil(seedAt / 3) * 4;
   const last = Math.floor((seedAt + seed.length) / 3) * 4;
   let offset = 0;

@@ -60,15 +60,22 @@ export async function manifestSignature(
       return size > MAX_SIGNATURE_BYTES ? Buffer.alloc(MAX_SIGNATURE_BYTES + 1) : buf.subarray(0, bytesRead);
     });
   } catch (err) {
-    if (err instanceof UnreadableEntryError && /does not exist/.test(err.problem)) return { state: 'unsigned', key: null };
-    if (err instanceof UnreadableEntryError) return { state: 'invalid', key: null, reason: `${sigName} ${err.problem}` };
+    if (err instanceof UnreadableEntryError && /does not exist/.test(err.problem))
+      return { state: 'unsigned', key: null };
+    if (err instanceof UnreadableEntryError)
+      return { state: 'invalid', key: null, reason: `${sigName} ${err.problem}` };
     throw err;
   }
   const check = checkSignature(sig, manifest, SIGNATURE_NAMESPACE);
   if (!check.valid) return { state: 'invalid', key: check.fingerprint, reason: `${sigName} ${check.reason}` };
   if (allowed === undefined) return { state: 'valid', key: check.fingerprint };
   const signer = findSigner(allowed, check.publicBlob, SIGNATURE_NAMESPACE, now);
-  if (!signer.ok) return { state: 'not allowed', key: check.fingerprint, reason: `${sigName} is a valid signature, but ${signer.reason}` };
+  if (!signer.ok)
+    return {
+      state: 'not allowed',
+      key: check.fingerprint,
+      reason: `${sigName} is a valid signature, but ${signer.reason}`,
+    };
   return {
     state: 'valid',
     key: check.fingerprint,

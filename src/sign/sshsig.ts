@@ -55,15 +55,18 @@ export type SignatureCheck =
  */
 export function checkSignature(sigFile: Buffer, message: Buffer, namespace = SIGNATURE_NAMESPACE): SignatureCheck {
   const bad = (reason: string, fp: string | null = null): SignatureCheck => ({ valid: false, reason, fingerprint: fp });
-  if (sigFile.length > MAX_SIGNATURE_BYTES) return bad(`is larger than ${MAX_SIGNATURE_BYTES / 1024} KiB, far larger than an SSH signature`);
+  if (sigFile.length > MAX_SIGNATURE_BYTES)
+    return bad(`is larger than ${MAX_SIGNATURE_BYTES / 1024} KiB, far larger than an SSH signature`);
   const text = sigFile.toString('latin1');
-  if (!/^[\x09\x0a\x0d\x20-\x7e]*$/.test(text)) return bad('is binary, not an armored SSH signature (-----BEGIN SSH SIGNATURE-----)');
+  if (!/^[\x09\x0a\x0d\x20-\x7e]*$/.test(text))
+    return bad('is binary, not an armored SSH signature (-----BEGIN SSH SIGNATURE-----)');
   const begin = text.indexOf(BEGIN);
   const end = text.indexOf(END);
   if (begin < 0) return bad('is not an armored SSH signature (no -----BEGIN SSH SIGNATURE----- line)');
   if (end < begin) return bad('is truncated (no -----END SSH SIGNATURE----- line)');
   const b64 = text.slice(begin + BEGIN.length, end).replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) return bad('is damaged or truncated (its body is not whole base64)');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0)
+    return bad('is damaged or truncated (its body is not whole base64)');
   const blob = Buffer.from(b64, 'base64');
   let parsed;
   try {
@@ -75,10 +78,15 @@ export function checkSignature(sigFile: Buffer, message: Buffer, namespace = SIG
   if (typeof parsed === 'string') return bad(parsed);
   const fp = fingerprint(parsed.publicBlob, sha256);
   const keyType = blobKeyType(parsed.publicBlob) ?? '(unreadable)';
-  if (keyType !== 'ssh-ed25519') return bad(`was made with ${describeKeyType(keyType)}; only Ed25519 signatures are accepted`, fp);
-  if (parsed.sigType !== 'ssh-ed25519') return bad(`holds a signature of type ${parsed.sigType} for an Ed25519 key`, fp);
+  if (keyType !== 'ssh-ed25519')
+    return bad(`was made with ${describeKeyType(keyType)}; only Ed25519 signatures are accepted`, fp);
+  if (parsed.sigType !== 'ssh-ed25519')
+    return bad(`holds a signature of type ${parsed.sigType} for an Ed25519 key`, fp);
   if (parsed.namespace !== namespace) {
-    return bad(`was made for namespace "${parsed.namespace.slice(0, 60)}", not "${namespace}" (ssh-keygen -Y sign -n ${namespace})`, fp);
+    return bad(
+      `was made for namespace "${parsed.namespace.slice(0, 60)}", not "${namespace}" (ssh-keygen -Y sign -n ${namespace})`,
+      fp,
+    );
   }
   if (parsed.hashAlg !== 'sha512' && parsed.hashAlg !== 'sha256') {
     return bad(`uses the hash algorithm "${parsed.hashAlg.slice(0, 20)}", which SSHSIG does not define`, fp);
@@ -86,16 +94,24 @@ export function checkSignature(sigFile: Buffer, message: Buffer, namespace = SIG
   const pub = new WireReader(parsed.publicBlob);
   pub.text();
   const raw = pub.string();
-  if (raw.length !== 32 || parsed.signature.length !== 64) return bad('is damaged (its Ed25519 key or signature has the wrong length)', fp);
-  const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
+  if (raw.length !== 32 || parsed.signature.length !== 64)
+    return bad('is damaged (its Ed25519 key or signature has the wrong length)', fp);
+  const publicKey = createPublicKey({
+    key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') },
+    format: 'jwk',
+  });
   if (!verify(null, signedData(namespace, parsed.hashAlg, message), publicKey, parsed.signature)) {
-    return bad('does not match the manifest: the manifest was changed after it was signed, or the signature is of another file', fp);
+    return bad(
+      'does not match the manifest: the manifest was changed after it was signed, or the signature is of another file',
+      fp,
+    );
   }
   return { valid: true, publicBlob: parsed.publicBlob, fingerprint: fp };
 }
 
 function parseBlob(blob: Buffer) {
-  if (blob.length < MAGIC.length || !blob.subarray(0, MAGIC.length).equals(MAGIC)) return 'is not an SSHSIG signature (no SSHSIG header)';
+  if (blob.length < MAGIC.length || !blob.subarray(0, MAGIC.length).equals(MAGIC))
+    return 'is not an SSHSIG signature (no SSHSIG header)';
   const r = new WireReader(blob.subarray(MAGIC.length));
   const version = r.uint32();
   if (version !== 1) return `is an SSHSIG signature of version ${version}, which this tool does not know`;

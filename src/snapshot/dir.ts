@@ -19,7 +19,14 @@ import { describeJsonError } from '../util/json-error.js';
 import { arraySlices, opensArray, SliceJsonError, SliceTooLongError } from '../body/slices.js';
 import { bufferReader, type ByteReader } from '../body/reader.js';
 import { HashedRange } from '../body/hashed-range.js';
-import { hashedPieces, hashFile, isPlainFileName, readManifestFile, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import {
+  hashedPieces,
+  hashFile,
+  isPlainFileName,
+  readManifestFile,
+  UnreadableEntryError,
+  withFileInside,
+} from '../util/safe-read.js';
 import { plainRecordMaker, recordMaker } from '../exports/fast/record-maker.js';
 import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 
@@ -74,7 +81,10 @@ async function readManifest(dir: string): Promise<{ bytes: Buffer; manifest: Rea
 }
 
 /** Opens the snapshot directory `dir`: its manifest read and parsed, nothing else yet; NotASnapshotError (exit 2) ending with `hint` otherwise. */
-export async function openSnapshot(dir: string, hint = `give a snapshot directory (one holding ${SNAPSHOT_MANIFEST})`): Promise<Snapshot> {
+export async function openSnapshot(
+  dir: string,
+  hint = `give a snapshot directory (one holding ${SNAPSHOT_MANIFEST})`,
+): Promise<Snapshot> {
   const read = await readManifest(dir);
   if (typeof read === 'string') throw new NotASnapshotError(dir, read, hint);
   return new Snapshot(dir, read.manifest, read.bytes);
@@ -177,7 +187,9 @@ export class Snapshot {
 
   private changed(file: string): FailedError {
     const where = `${shown(file)} in ${escapeControl(this.dir)}`;
-    return new FailedError(`${where} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`);
+    return new FailedError(
+      `${where} does not match the sha256 in ${SNAPSHOT_MANIFEST}; the file was changed after the snapshot was taken`,
+    );
   }
 
   /** The sha256 a file is checked against; none for a staged snapshot, or a manifest written before export hashes. */
@@ -194,7 +206,9 @@ export class Snapshot {
         try {
           if (entry.bytes !== undefined && size !== entry.bytes && this.manifestBytes !== undefined) {
             const where = `${shown(entry.file)} in ${escapeControl(this.dir)}`;
-            throw new FailedError(`${where} is ${size} bytes but ${SNAPSHOT_MANIFEST} says ${entry.bytes}; the file was changed after the snapshot was taken`);
+            throw new FailedError(
+              `${where} is ${size} bytes but ${SNAPSHOT_MANIFEST} says ${entry.bytes}; the file was changed after the snapshot was taken`,
+            );
           }
           const result = await use(handle.fd, size);
           this.read.add(entry.file);
@@ -206,7 +220,8 @@ export class Snapshot {
       });
     } catch (err) {
       if (refused) throw refused;
-      if (err instanceof UnreadableEntryError) throw new FailedError(`${err.message}; the snapshot cannot be read`, { cause: err });
+      if (err instanceof UnreadableEntryError)
+        throw new FailedError(`${err.message}; the snapshot cannot be read`, { cause: err });
       throw err;
     }
   }
@@ -218,7 +233,11 @@ export class Snapshot {
    * with `columns`, each record holds only those (the findings read a few
    * columns of large exports).
    */
-  async records(entry: ManifestEntry, columns?: readonly string[], fast: FastPaths = FAST_PATHS): Promise<ExportRecord[]> {
+  async records(
+    entry: ManifestEntry,
+    columns?: readonly string[],
+    fast: FastPaths = FAST_PATHS,
+  ): Promise<ExportRecord[]> {
     const keep = columns ? keepColumns(columns, fast) : undefined;
     const parsed = await this.open(entry, (fd, size) => {
       const reader = new HashedRange(fd, size, this.expected(entry), () => this.changed(entry.file));
@@ -235,17 +254,27 @@ export class Snapshot {
    * `records` gives them: with `keep`, only those columns, or what the
    * function makes of each record as it is parsed.
    */
-  parse(entry: ManifestEntry, bytes: Buffer, keep?: readonly string[] | ((r: ExportRecord) => ExportRecord)): ExportRecord[] {
-    return this.checked(entry, parseList(bufferReader(bytes), typeof keep === 'function' ? keep : keep && keepColumns(keep)));
+  parse(
+    entry: ManifestEntry,
+    bytes: Buffer,
+    keep?: readonly string[] | ((r: ExportRecord) => ExportRecord),
+  ): ExportRecord[] {
+    return this.checked(
+      entry,
+      parseList(bufferReader(bytes), typeof keep === 'function' ? keep : keep && keepColumns(keep)),
+    );
   }
 
   private checked(entry: ManifestEntry, json: unknown): ExportRecord[] {
     const where = `${shown(entry.file)} in ${escapeControl(this.dir)}`;
-    if (json instanceof NotARecord) throw new FailedError(`${where}: element ${json.index} is not a record; the snapshot is damaged`);
+    if (json instanceof NotARecord)
+      throw new FailedError(`${where}: element ${json.index} is not a record; the snapshot is damaged`);
     if (json === undefined) throw new FailedError(`${where} is not valid JSON; the snapshot is damaged`);
     if (!Array.isArray(json)) throw new FailedError(`${where} is not a JSON array of records; the snapshot is damaged`);
     if (json.length !== entry.count) {
-      throw new FailedError(`${where} holds ${json.length} records where ${SNAPSHOT_MANIFEST} says ${entry.count}; the snapshot is damaged`);
+      throw new FailedError(
+        `${where} holds ${json.length} records where ${SNAPSHOT_MANIFEST} says ${entry.count}; the snapshot is damaged`,
+      );
     }
     return json as ExportRecord[];
   }

@@ -15,7 +15,11 @@ import type { Staging } from '../publish/staging.js';
 type Chunks = Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>;
 
 /** `chunks` written into `name` in `staging`, and the size and sha256 of the bytes as written. */
-export async function writeHashed(staging: Pick<Staging, 'writeChunks'>, name: string, chunks: Chunks): Promise<ListedFile> {
+export async function writeHashed(
+  staging: Pick<Staging, 'writeChunks'>,
+  name: string,
+  chunks: Chunks,
+): Promise<ListedFile> {
   const hash = createHash('sha256');
   let bytes = 0;
   await staging.writeChunks(name, chunks, (b) => {

@@ -32,7 +32,11 @@ export function recordRanges(bytes: Buffer): RecordRanges | undefined {
   if (bytes.equals(EMPTY)) return { starts: new Int32Array(0), ends: new Int32Array(0) };
   const len = bytes.length;
   if (len < HEAD.length + TAIL.length) return undefined;
-  if (bytes.compare(HEAD, 0, HEAD.length, 0, HEAD.length) !== 0 || bytes.compare(TAIL, 0, TAIL.length, len - TAIL.length) !== 0) return undefined;
+  if (
+    bytes.compare(HEAD, 0, HEAD.length, 0, HEAD.length) !== 0 ||
+    bytes.compare(TAIL, 0, TAIL.length, len - TAIL.length) !== 0
+  )
+    return undefined;
   let starts = new Int32Array(1024);
   let ends = new Int32Array(1024);
   const last = len - TAIL.length + 4;
@@ -42,7 +46,14 @@ export function recordRanges(bytes: Buffer): RecordRanges | undefined {
     const i = bytes.indexOf(BETWEEN, start + 1);
     if (i < 0 || i >= last) break;
     // The whole separator, and a record of at least `{\n  }` before it.
-    if (bytes[i - 1] !== 0x20 || bytes[i - 2] !== 0x20 || bytes[i - 3] !== 0x0a || bytes[i + 6] !== 0x0a || i - 3 <= start) return undefined;
+    if (
+      bytes[i - 1] !== 0x20 ||
+      bytes[i - 2] !== 0x20 ||
+      bytes[i - 3] !== 0x0a ||
+      bytes[i + 6] !== 0x0a ||
+      i - 3 <= start
+    )
+      return undefined;
     if (n + 1 === starts.length) {
       starts = grown(starts);
       ends = grown(ends);

@@ -51,10 +51,14 @@ export async function largeBodiesToDisk(
 }
 
 /** The array bodies of at least `minBytes` held in memory that the manifest names a file and a sha256 for, with their route records. */
-function* largeArrayBodies(collection: RawCollection, minBytes: number): Generator<{ route: string; file: string; sha256: string; body: Buffer }> {
+function* largeArrayBodies(
+  collection: RawCollection,
+  minBytes: number,
+): Generator<{ route: string; file: string; sha256: string; body: Buffer }> {
   for (const r of collection.manifest.routes) {
     const body = collection.bodies.get(r.route);
-    if (!Buffer.isBuffer(body) || body.byteLength < minBytes || !r.file || !r.sha256 || !opensArray(bufferReader(body))) continue;
+    if (!Buffer.isBuffer(body) || body.byteLength < minBytes || !r.file || !r.sha256 || !opensArray(bufferReader(body)))
+      continue;
     yield { route: r.route, file: r.file, sha256: r.sha256, body };
   }
 }

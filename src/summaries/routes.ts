@@ -9,6 +9,8 @@ export function summariseRoutes(routes: readonly RouteRecord[]) {
       failed: routes.filter((r) => r.error !== undefined).length,
     },
     skipped: routes.filter((r) => r.skipped).map((r) => ({ route: r.route, reason: r.reason ?? '' })),
-    failed: routes.filter((r) => r.error !== undefined).map((r) => ({ route: r.route, status: r.status, error: r.error ?? '' })),
+    failed: routes
+      .filter((r) => r.error !== undefined)
+      .map((r) => ({ route: r.route, status: r.status, error: r.error ?? '' })),
   };
 }

@@ -29,7 +29,11 @@ export const CollectSummary = z.strictObject({
 });
 export type CollectSummary = z.infer<typeof CollectSummary>;
 
-const SpreadsheetFile = z.strictObject({ format: z.enum(['csv', 'xlsx']), file: z.string(), export: z.string().optional() });
+const SpreadsheetFile = z.strictObject({
+  format: z.enum(['csv', 'xlsx']),
+  file: z.string(),
+  export: z.string().optional(),
+});
 
 export const SnapshotSummary = z.strictObject({
   command: z.literal('snapshot'),
@@ -60,14 +64,26 @@ export const SnapshotSummary = z.strictObject({
     .strictObject({
       previous: z.string().nullable(),
       changed: z.boolean(),
-      exports: z.array(z.strictObject({ export: z.string(), added: count, removed: count, changed: count, note: z.string().optional() })),
+      exports: z.array(
+        z.strictObject({
+          export: z.string(),
+          added: count,
+          removed: count,
+          changed: count,
+          note: z.string().optional(),
+        }),
+      ),
     })
     .optional(),
   /** With --format csv or xlsx: the spreadsheet files written beside the exports. */
   spreadsheets: z.array(SpreadsheetFile).optional(),
   /** With --history: the database loaded after publishing (the snapshot stays published when loading fails). */
   history: z
-    .strictObject({ target: z.string(), status: z.enum(['loaded', 'already loaded', 'failed']), error: z.string().optional() })
+    .strictObject({
+      target: z.string(),
+      status: z.enum(['loaded', 'already loaded', 'failed']),
+      error: z.string().optional(),
+    })
     .optional(),
   /** With --keep: the older output directories deleted, oldest first. */
   pruned: z.array(z.string()).optional(),
@@ -99,7 +115,9 @@ const TokenType = z.enum(['User', 'Team', 'Drive', 'VM', 'Project']);
 /** `used: false` (and `ok: null`, no verdict) for http:// to a loopback host, where no TLS is spoken. */
 const CheckTls = z
   .strictObject({ used: z.boolean(), ok: z.boolean().nullable(), error: z.string().optional() })
-  .describe('used: false and ok: null for http:// to a loopback host (no TLS); otherwise ok says whether the certificate chain and host name were verified');
+  .describe(
+    'used: false and ok: null for http:// to a loopback host (no TLS); otherwise ok says whether the certificate chain and host name were verified',
+  );
 
 export const CheckSummary = z.strictObject({
   reachable: z.boolean(),
@@ -143,20 +161,29 @@ export const AuditSummary = z.strictObject({
   files: count,
   alerts: z.strictObject({
     total: count,
-    bySeverity: z.strictObject({ critical: count, high: count, medium: count, low: count, info: count, unknown: count }),
+    bySeverity: z.strictObject({
+      critical: count,
+      high: count,
+      medium: count,
+      low: count,
+      info: count,
+      unknown: count,
+    }),
     byType: z.array(z.strictObject({ type: z.string(), name: z.string().nullable(), severity: Severity, count })),
   }),
   queries: z.array(z.strictObject({ id: z.string(), file: z.string(), rows: count })),
   reports: z.array(z.strictObject({ id: z.string(), objectId: z.string().nullable(), file: z.string(), bytes: count })),
   /** One per --objects: the type, the ids sent (empty: all), the file and how many objects it holds. */
-  objects: z.array(z.strictObject({
-    type: z.string(),
-    ids: z.array(z.string()),
-    file: z.string(),
-    count,
-    bytes: count,
-    sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  })),
+  objects: z.array(
+    z.strictObject({
+      type: z.string(),
+      ids: z.array(z.string()),
+      file: z.string(),
+      count,
+      bytes: count,
+      sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    }),
+  ),
   validationIssues: count,
   /** With --keep: the older output directories deleted, oldest first. */
   pruned: z.array(z.string()).optional(),
@@ -211,7 +238,6 @@ export const HistoryLogSummary = z.strictObject({
 });
 export type HistoryLogSummary = z.infer<typeof HistoryLogSummary>;
 
-
 /**
  * `verify --json` (CONTRACT section 13): per directory its kind (null when
  * its manifest could not be read), whether everything matched, every file
@@ -229,7 +255,10 @@ export const VerifySummary = z.strictObject({
       files: z.array(z.strictObject({ file: z.string(), state: z.enum(FILE_STATES), detail: z.string().optional() })),
       signature: z.strictObject({
         state: z.enum(SIGNATURE_STATES),
-        key: z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/).nullable(),
+        key: z
+          .string()
+          .regex(/^SHA256:[A-Za-z0-9+/]{43}$/)
+          .nullable(),
         reason: z.string().optional(),
       }),
     }),
@@ -255,7 +284,15 @@ const FindingsSummary = z.strictObject({
       count: count.nullable(),
     }),
   ),
-  findings: z.array(z.strictObject({ rule: z.string(), severity: FindingSeverity, subject: RowRef, related: z.array(RowRef), detail: z.string() })),
+  findings: z.array(
+    z.strictObject({
+      rule: z.string(),
+      severity: FindingSeverity,
+      subject: RowRef,
+      related: z.array(RowRef),
+      detail: z.string(),
+    }),
+  ),
 });
 
 /**
@@ -281,7 +318,7 @@ export const FailureSummary = z
     /** What the run leaves behind, in words: "nothing was published", or what stays (snapshots loaded before, files converted before). */
     outcome: z.string(),
   })
-  .describe('Printed instead of the command\'s summary when it ends with an error (exit 1, 2, 3, 130, 143).');
+  .describe("Printed instead of the command's summary when it ends with an error (exit 1, 2, 3, 130, 143).");
 export type FailureSummary = z.infer<typeof FailureSummary>;
 
 /** Every command's --json output, by command. */
@@ -309,11 +346,14 @@ export function renderSummarySchema(extra: Record<string, z.ZodType> = {}): stri
   const doc = {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     title: 'svc-snapshot --json output',
-    description: 'Each command prints exactly one JSON object on stdout with --json; $defs holds one schema per command.',
-    $defs: Object.fromEntries(Object.entries(all).map(([name, schema]) => {
-      const { $schema: _ignored, ...rest } = z.toJSONSchema(schema) as Record<string, unknown>;
-      return [name, rest];
-    })),
+    description:
+      'Each command prints exactly one JSON object on stdout with --json; $defs holds one schema per command.',
+    $defs: Object.fromEntries(
+      Object.entries(all).map(([name, schema]) => {
+        const { $schema: _ignored, ...rest } = z.toJSONSchema(schema) as Record<string, unknown>;
+        return [name, rest];
+      }),
+    ),
   };
   return `${JSON.stringify(doc, null, 2)}\n`;
 }

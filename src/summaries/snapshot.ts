@@ -70,11 +70,15 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
           },
         }
       : {}),
-    ...(o.spreadsheets ? { spreadsheets: o.spreadsheets.map((f) => ({
-      format: f.format,
-      file: f.file,
-      ...(f.export !== undefined ? { export: f.export } : {}),
-    })) } : {}),
+    ...(o.spreadsheets
+      ? {
+          spreadsheets: o.spreadsheets.map((f) => ({
+            format: f.format,
+            file: f.file,
+            ...(f.export !== undefined ? { export: f.export } : {}),
+          })),
+        }
+      : {}),
     ...(o.history ? { history: o.history } : {}),
     ...(o.pruned ? { pruned: o.pruned } : {}),
     durationMs: o.durationMs,
@@ -88,15 +92,20 @@ export function formatSnapshotSummary(o: SnapshotOutcome): string {
   for (const e of s.exports) {
     const name = e.export.padEnd(width);
     if (!e.available) lines.push(`  ${name}  unavailable: ${e.reason ?? ''}`);
-    else lines.push(`  ${name}  ${String(e.count).padStart(7)}${e.nullFields.length ? `  null columns: ${e.nullFields.join(', ')}` : ''}`);
+    else
+      lines.push(
+        `  ${name}  ${String(e.count).padStart(7)}${e.nullFields.length ? `  null columns: ${e.nullFields.join(', ')}` : ''}`,
+      );
   }
   lines.push(`  routes: ${s.routes.ok} read, ${s.routes.skipped} skipped, ${s.routes.failed} failed`);
   for (const r of s.failed) lines.push(`  FAILED ${r.route}: ${r.error}`);
-  if (s.validation.issues > 0) lines.push(
-    `  validation: ${s.validation.issues} issue${s.validation.issues === 1 ? '' : 's'} in the responses (see ` +
-      `validation in ${SNAPSHOT_MANIFEST})`,
-  );
-  for (const d of s.drift) lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.map(escapeControl).join(', ')}`);
+  if (s.validation.issues > 0)
+    lines.push(
+      `  validation: ${s.validation.issues} issue${s.validation.issues === 1 ? '' : 's'} in the responses (see ` +
+        `validation in ${SNAPSHOT_MANIFEST})`,
+    );
+  for (const d of s.drift)
+    lines.push(`  drift: ${d.route} has unknown fields ${d.unknownFields.map(escapeControl).join(', ')}`);
   if (s.spreadsheets) {
     const csv = s.spreadsheets.filter((f) => f.format === 'csv').length;
     if (csv > 0) lines.push(`  csv: ${csv} files, one per export (<count>-<export> (<M>-<D>-<YYYY>).csv)`);

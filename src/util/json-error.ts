@@ -6,7 +6,11 @@
  * are kept.
  */
 export function describeJsonError(err: unknown, text?: string): string {
-  return describeJsonFault(err, (position) => ({ offset: position, lineColumn: lineColumn(text, position) }), () => text !== undefined && /^\s*$/.test(text));
+  return describeJsonFault(
+    err,
+    (position) => ({ offset: position, lineColumn: lineColumn(text, position) }),
+    () => text !== undefined && /^\s*$/.test(text),
+  );
 }
 
 /**
@@ -15,7 +19,11 @@ export function describeJsonError(err: unknown, text?: string): string {
  * offset in the whole text and its " (line L, column C)", so that the
  * message is the one the whole text would have given.
  */
-export function describeJsonFault(err: unknown, place: (position: number) => { offset: number; lineColumn: string }, empty: () => boolean): string {
+export function describeJsonFault(
+  err: unknown,
+  place: (position: number) => { offset: number; lineColumn: string },
+  empty: () => boolean,
+): string {
   const message = err instanceof Error ? err.message : String(err);
   if (/end of JSON input|Unterminated string/i.test(message)) return 'it ends before the JSON is complete';
   const at = /at position (\d+)/.exec(message);

@@ -33,7 +33,9 @@ export function knownSecrets(): string[] {
 
 function hexAlternatives(n: number, width: number): string {
   // Hex digits in either case: `%2f` and `\u002F` are both common.
-  return [...n.toString(16).padStart(width, '0')].map((d) => (/[a-f]/i.test(d) ? `[${d.toLowerCase()}${d.toUpperCase()}]` : d)).join('');
+  return [...n.toString(16).padStart(width, '0')]
+    .map((d) => (/[a-f]/i.test(d) ? `[${d.toLowerCase()}${d.toUpperCase()}]` : d))
+    .join('');
 }
 
 function escapeRegExp(s: string): string {
@@ -63,7 +65,15 @@ function jsonShort(ch: string, bytes: boolean): string | undefined {
   return letter === undefined ? undefined : `${run(1)}${letter}`;
 }
 
-const JSON_SHORT: Record<string, string> = { '"': '"', '/': '/', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't' };
+const JSON_SHORT: Record<string, string> = {
+  '"': '"',
+  '/': '/',
+  '\b': 'b',
+  '\f': 'f',
+  '\n': 'n',
+  '\r': 'r',
+  '\t': 't',
+};
 
 /**
  * Regular-expression source matching `secret` with each character in any

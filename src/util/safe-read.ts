@@ -10,7 +10,12 @@ import { escapeControl } from './escape.js';
  * meant to show (CONTRACT section 5).
  */
 export class UnreadableEntryError extends Error {
-  constructor(readonly dir: string, readonly file: string, readonly problem: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly dir: string,
+    readonly file: string,
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
     super(`${escapeControl(file)} in ${escapeControl(dir)} ${problem}`, options);
     this.name = 'UnreadableEntryError';
   }
@@ -42,7 +47,8 @@ const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 export async function readManifestFile(dir: string, name: string): Promise<Buffer> {
   return withFileInside(dir, name, async (handle, size) => {
     const limit = `${MANIFEST_MAX_BYTES / 1024 / 1024} MiB`;
-    if (size > MANIFEST_MAX_BYTES) throw new UnreadableEntryError(dir, name, `is larger than ${limit}, far larger than a manifest`);
+    if (size > MANIFEST_MAX_BYTES)
+      throw new UnreadableEntryError(dir, name, `is larger than ${limit}, far larger than a manifest`);
     return handle.readFile();
   });
 }
@@ -51,24 +57,46 @@ export async function readManifestFile(dir: string, name: string): Promise<Buffe
  * `use` with the file `name` in `dir` open, under readInside's rules (a
  * regular file directly inside `dir`, never through a link), and its size.
  */
-export async function withFileInside<T>(dir: string, name: string, use: (handle: FileHandle, size: number) => Promise<T>): Promise<T> {
-  if (!isPlainFileName(name)) throw new UnreadableEntryError(dir, name, 'is not a plain file name (a manifest may only name files directly inside its directory)');
+export async function withFileInside<T>(
+  dir: string,
+  name: string,
+  use: (handle: FileHandle, size: number) => Promise<T>,
+): Promise<T> {
+  if (!isPlainFileName(name))
+    throw new UnreadableEntryError(
+      dir,
+      name,
+      'is not a plain file name (a manifest may only name files directly inside its directory)',
+    );
   let handle;
   try {
     handle = await open(path.join(dir, name), SAFE_OPEN_FLAGS);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP' || code === 'EMLINK') throw new UnreadableEntryError(dir, name, 'is a symbolic link; only regular files inside the directory are read', { cause: err });
+    if (code === 'ELOOP' || code === 'EMLINK')
+      throw new UnreadableEntryError(
+        dir,
+        name,
+        'is a symbolic link; only regular files inside the directory are read',
+        { cause: err },
+      );
     if (code === 'ENOENT') throw new UnreadableEntryError(dir, name, 'does not exist', { cause: err });
     throw new UnreadableEntryError(dir, name, `cannot be opened (${code ?? 'error'})`, { cause: err });
   }
   try {
     const st = await handle.stat();
-    if (!st.isFile()) throw new UnreadableEntryError(dir, name, 'is not a regular file; only regular files inside the directory are read');
+    if (!st.isFile())
+      throw new UnreadableEntryError(
+        dir,
+        name,
+        'is not a regular file; only regular files inside the directory are read',
+      );
     return await use(handle, st.size);
   } catch (err) {
     if (err instanceof UnreadableEntryError) throw err;
-    throw new UnreadableEntryError(dir, name, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+    throw new UnreadableEntryError(dir, name, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
+      cause: err,
+    });
   } finally {
     await handle.close();
   }
@@ -104,8 +132,14 @@ const PIECE_BYTES = 4 * 1024 * 1024;
  * for the next; or, as large as the range, the range whole). Stops early
  * where the file ends.
  */
-export function* hashedPieces(fd: number, hash: Hash | undefined, from = 0, to = Infinity, into?: Buffer): Generator<Buffer> {
-  for (let at = from; at < to; ) {
+export function* hashedPieces(
+  fd: number,
+  hash: Hash | undefined,
+  from = 0,
+  to = Infinity,
+  into?: Buffer,
+): Generator<Buffer> {
+  for (let at = from; at < to;) {
     const buf = into ?? Buffer.allocUnsafe(Math.min(PIECE_BYTES, to - at));
     const offset = into ? (at - from) % into.length : 0;
     const n = readSync(fd, buf, offset, Math.min(buf.length - offset, to - at), at);

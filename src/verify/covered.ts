@@ -57,7 +57,13 @@ interface Entry extends Covered {
   readonly at: string;
 }
 
-function entry(at: string, file: string, segments: string[] | undefined, bytes: number | undefined, sha256: string | undefined): Entry {
+function entry(
+  at: string,
+  file: string,
+  segments: string[] | undefined,
+  bytes: number | undefined,
+  sha256: string | undefined,
+): Entry {
   return { at, file, segments, bytes, sha256 };
 }
 
@@ -72,12 +78,19 @@ function merge(entries: readonly Entry[]): Covered {
   const first = entries[0]!;
   const bytes = entries.find((e) => e.bytes !== undefined)?.bytes;
   const sha256 = entries.find((e) => e.sha256 !== undefined)?.sha256;
-  const disagree = (field: 'bytes' | 'sha256', value: unknown) => entries.some((e) => e[field] !== undefined && e[field] !== value);
+  const disagree = (field: 'bytes' | 'sha256', value: unknown) =>
+    entries.some((e) => e[field] !== undefined && e[field] !== value);
   const fields = [...(disagree('sha256', sha256) ? ['sha256'] : []), ...(disagree('bytes', bytes) ? ['size'] : [])];
   const covered: Covered = { file: first.file, segments: first.segments, bytes, sha256 };
   if (fields.length === 0) return covered;
-  const said = entries.map((e) => `${e.at}: ${e.sha256 !== undefined ? `sha256 ${e.sha256.slice(0, 12)}…` : 'no sha256'}, ${e.bytes !== undefined ? `${e.bytes} bytes` : 'no size'}`);
-  return { ...covered, conflict: `the manifest names it ${entries.length} times with different ${fields.join(' and ')} (${said.join('; ')}); at most one of them can be right, so the file is not taken as verified` };
+  const said = entries.map(
+    (e) =>
+      `${e.at}: ${e.sha256 !== undefined ? `sha256 ${e.sha256.slice(0, 12)}…` : 'no sha256'}, ${e.bytes !== undefined ? `${e.bytes} bytes` : 'no size'}`,
+  );
+  return {
+    ...covered,
+    conflict: `the manifest names it ${entries.length} times with different ${fields.join(' and ')} (${said.join('; ')}); at most one of them can be right, so the file is not taken as verified`,
+  };
 }
 
 /** The entries naming files, gathered by file as `add` is given them, and the files added later: a manifest's contents once every entry is added. */
@@ -102,7 +115,16 @@ export function snapshotContents(m: ReadableManifest): ManifestContents {
     });
     (m.files ?? []).forEach((f, i) => add(entry(`files[${i}]`, f.name, segmentsOf(f.name, true), f.bytes, f.sha256)));
     m.routes.forEach((r, i) => {
-      if (r.file) add(entry(`routes[${i}]`, `raw/${r.file}`, isPlainFileName(r.file) ? ['raw', r.file] : undefined, r.bytes, r.sha256));
+      if (r.file)
+        add(
+          entry(
+            `routes[${i}]`,
+            `raw/${r.file}`,
+            isPlainFileName(r.file) ? ['raw', r.file] : undefined,
+            r.bytes,
+            r.sha256,
+          ),
+        );
     });
     later.add(`svc-snapshot-${m.date}.xlsx`);
     later.add(`svc-snapshot-${m.date}.html`);
@@ -127,7 +149,9 @@ export function manifestContents(kind: Exclude<OutputKind, 'snapshot'>, json: un
     const m = parsed.data as z.infer<typeof Audit>;
     // Every file is a request's (routes, with its hash); queries, reports and objects name the same files.
     for (const list of ['routes', 'queries', 'reports', 'objects'] as const) {
-      (m[list] ?? []).forEach((r, i) => add(entry(`${list}[${i}]`, r.file, segmentsOf(r.file, false), r.bytes, r.sha256)));
+      (m[list] ?? []).forEach((r, i) =>
+        add(entry(`${list}[${i}]`, r.file, segmentsOf(r.file, false), r.bytes, r.sha256)),
+      );
     }
   });
 }

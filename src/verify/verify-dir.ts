@@ -46,20 +46,45 @@ const KINDS = Object.keys(MANIFEST_OF) as OutputKind[];
 export async function manifestsIn(dir: string): Promise<OutputKind[]> {
   // The directory named on the command line may be reached through a link (an archive's "latest"); nothing inside it is.
   const info = await stat(dir).catch((err: NodeJS.ErrnoException) => err);
-  if (info instanceof Error) throw new UsageError(`${escapeControl(dir)} ${info.code === 'ENOENT' ? 'does not exist' : `cannot be read (${info.code ?? 'error'})`}; give snapshot, raw collection or audit collection directories`);
-  if (!info.isDirectory()) throw new UsageError(`${escapeControl(dir)} is not a directory; give snapshot, raw collection or audit collection directories`);
+  if (info instanceof Error)
+    throw new UsageError(
+      `${escapeControl(dir)} ${info.code === 'ENOENT' ? 'does not exist' : `cannot be read (${info.code ?? 'error'})`}; give snapshot, raw collection or audit collection directories`,
+    );
+  if (!info.isDirectory())
+    throw new UsageError(
+      `${escapeControl(dir)} is not a directory; give snapshot, raw collection or audit collection directories`,
+    );
   const kinds: OutputKind[] = [];
-  for (const kind of KINDS) if ((await lstat(path.join(dir, MANIFEST_OF[kind])).catch(() => undefined)) !== undefined) kinds.push(kind);
+  for (const kind of KINDS)
+    if ((await lstat(path.join(dir, MANIFEST_OF[kind])).catch(() => undefined)) !== undefined) kinds.push(kind);
   if (kinds.length === 0) {
-    throw new UsageError(`${escapeControl(dir)} holds no manifest of svc-snapshot (${KINDS.map((k) => MANIFEST_OF[k]).join(', ')}): it is not a snapshot, raw collection or audit collection`);
+    throw new UsageError(
+      `${escapeControl(dir)} holds no manifest of svc-snapshot (${KINDS.map((k) => MANIFEST_OF[k]).join(', ')}): it is not a snapshot, raw collection or audit collection`,
+    );
   }
   return kinds;
 }
 
-export async function verifyDir(dir: string, kinds: readonly OutputKind[], allowed: AllowedSigners | undefined, now: Date): Promise<DirReport> {
+export async function verifyDir(
+  dir: string,
+  kinds: readonly OutputKind[],
+  allowed: AllowedSigners | undefined,
+  now: Date,
+): Promise<DirReport> {
   const unsigned: SignatureState = { state: 'unsigned', key: null };
-  const failed = (kind: OutputKind | null, error: string): DirReport => ({ dir, kind, ok: false, error, files: [], signature: unsigned });
-  if (kinds.length > 1) return failed(null, `holds ${kinds.length} manifests (${kinds.map((k) => MANIFEST_OF[k]).join(', ')}); an output of svc-snapshot holds one, so this directory is not one as written`);
+  const failed = (kind: OutputKind | null, error: string): DirReport => ({
+    dir,
+    kind,
+    ok: false,
+    error,
+    files: [],
+    signature: unsigned,
+  });
+  if (kinds.length > 1)
+    return failed(
+      null,
+      `holds ${kinds.length} manifests (${kinds.map((k) => MANIFEST_OF[k]).join(', ')}); an output of svc-snapshot holds one, so this directory is not one as written`,
+    );
   const kind = kinds[0]!;
   const name = MANIFEST_OF[kind];
   const read = kind === 'snapshot' ? await openedSnapshot(dir) : await otherManifest(dir, kind);
@@ -88,7 +113,10 @@ async function openedSnapshot(dir: string): Promise<{ manifest: Buffer; contents
 }
 
 /** A raw or audit collection's manifest bytes and what it covers, or why they cannot be read. */
-async function otherManifest(dir: string, kind: Exclude<OutputKind, 'snapshot'>): Promise<{ manifest: Buffer; contents: ManifestContents } | string> {
+async function otherManifest(
+  dir: string,
+  kind: Exclude<OutputKind, 'snapshot'>,
+): Promise<{ manifest: Buffer; contents: ManifestContents } | string> {
   const name = MANIFEST_OF[kind];
   let manifest: Buffer;
   try {
@@ -110,8 +138,16 @@ async function otherManifest(dir: string, kind: Exclude<OutputKind, 'snapshot'>)
 
 /** One file the manifest names: where it is, what it is, its size and hash. */
 async function checkCovered(dir: string, c: Covered): Promise<FileReport> {
-  const report = (state: FileState, detail?: string): FileReport => ({ file: c.file, state, ...(detail !== undefined ? { detail } : {}) });
-  if (c.segments === undefined) return report('unsafe name', 'the manifest names a path outside the directory or with a separator; it was not opened');
+  const report = (state: FileState, detail?: string): FileReport => ({
+    file: c.file,
+    state,
+    ...(detail !== undefined ? { detail } : {}),
+  });
+  if (c.segments === undefined)
+    return report(
+      'unsafe name',
+      'the manifest names a path outside the directory or with a separator; it was not opened',
+    );
   if (c.conflict !== undefined) return report('conflicting entries', c.conflict);
   let parent = dir;
   for (const segment of c.segments.slice(0, -1)) {
@@ -128,9 +164,12 @@ async function checkCovered(dir: string, c: Covered): Promise<FileReport> {
   if (!info.isFile()) return report('not a regular file', describeType(info));
   try {
     return await withFileInside(parent, last, async (handle, size) => {
-      if (c.bytes !== undefined && size !== c.bytes) return report('size mismatch', `${size} bytes; the manifest says ${c.bytes}`);
-      if (c.sha256 === undefined) return report('unhashed', 'the manifest records no sha256 for it, so its content was not checked');
-      if (hashFile(handle.fd).sha256 !== c.sha256) return report('sha256 mismatch', 'its content is not what the manifest recorded: changed or damaged since');
+      if (c.bytes !== undefined && size !== c.bytes)
+        return report('size mismatch', `${size} bytes; the manifest says ${c.bytes}`);
+      if (c.sha256 === undefined)
+        return report('unhashed', 'the manifest records no sha256 for it, so its content was not checked');
+      if (hashFile(handle.fd).sha256 !== c.sha256)
+        return report('sha256 mismatch', 'its content is not what the manifest recorded: changed or damaged since');
       return report('ok', c.bytes === undefined ? 'sha256 matches; the manifest records no size for it' : undefined);
     });
   } catch (err) {
@@ -139,7 +178,13 @@ async function checkCovered(dir: string, c: Covered): Promise<FileReport> {
   }
 }
 
-function describeType(info: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isBlockDevice(): boolean; isCharacterDevice(): boolean }): string {
+function describeType(info: {
+  isDirectory(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isBlockDevice(): boolean;
+  isCharacterDevice(): boolean;
+}): string {
   if (info.isDirectory()) return 'a directory';
   if (info.isFIFO()) return 'a FIFO';
   if (info.isSocket()) return 'a socket';
@@ -148,7 +193,12 @@ function describeType(info: { isDirectory(): boolean; isFIFO(): boolean; isSocke
 }
 
 /** The entries present that the manifest does not name: files the tool adds later ("not covered"), anything else unexpected. */
-async function uncovered(dir: string, kind: OutputKind, covered: readonly Covered[], later: ReadonlySet<string>): Promise<FileReport[]> {
+async function uncovered(
+  dir: string,
+  kind: OutputKind,
+  covered: readonly Covered[],
+  later: ReadonlySet<string>,
+): Promise<FileReport[]> {
   const named = new Set(covered.map((c) => c.file));
   const own = new Set([MANIFEST_OF[kind], `${MANIFEST_OF[kind]}${SIGNATURE_SUFFIX}`]);
   const out: FileReport[] = [];
@@ -168,10 +218,21 @@ async function uncovered(dir: string, kind: OutputKind, covered: readonly Covere
         continue;
       }
       if (later.has(file) && e.isFile()) {
-        out.push({ file, state: 'not covered', detail: 'written by svc-snapshot after the manifest (convert, report, or an older --raw); not in the manifest, so not checked' });
+        out.push({
+          file,
+          state: 'not covered',
+          detail:
+            'written by svc-snapshot after the manifest (convert, report, or an older --raw); not in the manifest, so not checked',
+        });
         continue;
       }
-      const what = e.isSymbolicLink() ? 'a symbolic link' : e.isDirectory() ? 'a directory' : e.isFile() ? 'a file' : 'not a regular file';
+      const what = e.isSymbolicLink()
+        ? 'a symbolic link'
+        : e.isDirectory()
+          ? 'a directory'
+          : e.isFile()
+            ? 'a file'
+            : 'not a regular file';
       out.push({ file, state: 'unexpected', detail: `${what} that svc-snapshot did not write here` });
     }
   };

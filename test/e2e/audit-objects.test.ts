@@ -31,10 +31,26 @@ beforeEach(() => {
 async function audit(args: string[]) {
   const parent = tmpDir('svc-snapshot-objects-e2e-');
   const out = path.join(parent, 'out');
-  const result = await runCli(['audit', '--audit-url', server.url, '--ca-file', caFile, '--out-dir', out, '--retries', '0', '--to', '2026-11-30', ...args], {
-    env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN },
-    cwd: parent,
-  });
+  const result = await runCli(
+    [
+      'audit',
+      '--audit-url',
+      server.url,
+      '--ca-file',
+      caFile,
+      '--out-dir',
+      out,
+      '--retries',
+      '0',
+      '--to',
+      '2026-11-30',
+      ...args,
+    ],
+    {
+      env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN },
+      cwd: parent,
+    },
+  );
   expect(result.stdout + result.stderr).not.toContain(FAKE_AUDIT_TOKEN);
   return { result, parent, out };
 }
@@ -62,9 +78,17 @@ describe('svc-snapshot audit --objects', () => {
       expect(o.bytes).toBe(bytes.length);
       expect(o.sha256).toBe(sha256(bytes));
       const route = m.routes.find((r) => r.file === o.file)!;
-      expect(route).toMatchObject({ route: `POST /objects/${o.type}/2026-11-30`, status: 200, bytes: o.bytes, sha256: o.sha256 });
+      expect(route).toMatchObject({
+        route: `POST /objects/${o.type}/2026-11-30`,
+        status: 200,
+        bytes: o.bytes,
+        sha256: o.sha256,
+      });
       // Byte for byte: the fake answers with JSON.stringify of the objects, so the file is exactly that text.
-      const expected = o.type === 'vm' ? backend.dataset.objects.vm : backend.dataset.objects.user!.filter((u) => ['alice', 'bob'].includes(u.id as string));
+      const expected =
+        o.type === 'vm'
+          ? backend.dataset.objects.vm
+          : backend.dataset.objects.user!.filter((u) => ['alice', 'bob'].includes(u.id as string));
       expect(bytes.toString('utf8')).toBe(JSON.stringify(expected));
     }
     const summary = AuditSummary.parse(JSON.parse(run.result.stdout));
@@ -103,12 +127,16 @@ describe('svc-snapshot audit --objects', () => {
   it('fails (exit 1), naming the route, when the service does not support the type; nothing is published', async () => {
     const run = await audit(['--objects', 'spaceship']);
     expect(run.result.code).toBe(1);
-    expect(run.result.stderr).toMatch(/POST \/objects\/spaceship\/2026-11-30: HTTP 400 \(bad request: check the object type and ids/);
+    expect(run.result.stderr).toMatch(
+      /POST \/objects\/spaceship\/2026-11-30: HTTP 400 \(bad request: check the object type and ids/,
+    );
     expect(existsSync(run.out)).toBe(false);
   });
 
   it('is not touched by check --audit, which posts nothing', async () => {
-    const res = await runCli(['check', '--audit', '--audit-url', server.url, '--ca-file', caFile, '--json'], { env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN } });
+    const res = await runCli(['check', '--audit', '--audit-url', server.url, '--ca-file', caFile, '--json'], {
+      env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN },
+    });
     expect(res.code).toBe(0);
     expect(backend.requests.every((r) => r.method === 'GET')).toBe(true);
   });

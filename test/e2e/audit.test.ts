@@ -42,10 +42,16 @@ interface Run {
   out: string;
 }
 
-async function audit(args: string[], env: Record<string, string | undefined> = { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN }): Promise<Run> {
+async function audit(
+  args: string[],
+  env: Record<string, string | undefined> = { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN },
+): Promise<Run> {
   const parent = tmpDir('svc-snapshot-audit-e2e-');
   const out = path.join(parent, 'out');
-  const result = await runCli(['audit', '--audit-url', server.url, '--ca-file', caFile, '--out-dir', out, '--retries', '0', ...args], { env, cwd: parent });
+  const result = await runCli(
+    ['audit', '--audit-url', server.url, '--ca-file', caFile, '--out-dir', out, '--retries', '0', ...args],
+    { env, cwd: parent },
+  );
   return { result, parent, out };
 }
 
@@ -95,10 +101,17 @@ describe('svc-snapshot audit (end to end)', () => {
       'tags-list.json',
     ]);
     // Bodies byte for byte as the service sent them.
-    expect(await readFile(path.join(run.out, 'alerts-list.json'), 'utf8')).toBe(JSON.stringify(backend.dataset.alertTypes));
+    expect(await readFile(path.join(run.out, 'alerts-list.json'), 'utf8')).toBe(
+      JSON.stringify(backend.dataset.alertTypes),
+    );
     expect(await readFile(path.join(run.out, 'info.json'), 'utf8')).toBe(JSON.stringify(backend.dataset.info));
     const m = await manifest(run);
-    expect(m).toMatchObject({ kind: 'audit', tool: { name: 'svc-snapshot' }, auditUrl: server.url, service: { name: 'Fake Audit Service', version: '4.2.0-fake' } });
+    expect(m).toMatchObject({
+      kind: 'audit',
+      tool: { name: 'svc-snapshot' },
+      auditUrl: server.url,
+      service: { name: 'Fake Audit Service', version: '4.2.0-fake' },
+    });
     expect(m.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(m.routes.every((r) => r.status === 200 && /^[0-9a-f]{64}$/.test(r.sha256))).toBe(true);
     expect(m.routes[0]).toMatchObject({ route: 'GET /info', auth: 'none' });
@@ -108,13 +121,21 @@ describe('svc-snapshot audit (end to end)', () => {
     expect(summary).toMatchObject({ command: 'audit', outDir: run.out, files: 8 });
     expect(summary.alerts.total).toBe(13);
     expect(summary.alerts.bySeverity).toEqual({ critical: 1, high: 2, medium: 4, low: 2, info: 3, unknown: 1 });
-    expect(summary.alerts.byType.find((t) => t.type === 'legacy-check')).toEqual({ type: 'legacy-check', name: null, severity: 'unknown', count: 1 });
+    expect(summary.alerts.byType.find((t) => t.type === 'legacy-check')).toEqual({
+      type: 'legacy-check',
+      name: null,
+      severity: 'unknown',
+      count: 1,
+    });
     await expectNoTokenAnywhere(run);
   });
 
   it('defaults the output directory to ./svc-snapshot-audit-<date> and prints a readable summary', async () => {
     const parent = tmpDir('svc-snapshot-audit-e2e-');
-    const result = await runCli(['audit', '--audit-url', server.url, '--ca-file', caFile], { env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN }, cwd: parent });
+    const result = await runCli(['audit', '--audit-url', server.url, '--ca-file', caFile], {
+      env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN },
+      cwd: parent,
+    });
     expect(result.code).toBe(0);
     const [dir] = await readdir(parent);
     expect(dir).toMatch(/^svc-snapshot-audit-\d{4}-\d{2}-\d{2}$/);
@@ -126,7 +147,9 @@ describe('svc-snapshot audit (end to end)', () => {
   it('reads the alerts of the --from/--to range only', async () => {
     const run = await audit(['--from', '2026-10-01', '--to', '2026-10-31', '--json']);
     expect(run.result.code).toBe(0);
-    const alerts = JSON.parse(await readFile(path.join(run.out, 'alerts-2026-10-01-2026-10-31.json'), 'utf8')) as Array<{ date: string }>;
+    const alerts = JSON.parse(
+      await readFile(path.join(run.out, 'alerts-2026-10-01-2026-10-31.json'), 'utf8'),
+    ) as Array<{ date: string }>;
     expect(alerts.length).toBe(6);
     expect(alerts.every((a) => a.date >= '2026-10-01' && a.date <= '2026-10-31')).toBe(true);
     const m = await manifest(run);
@@ -158,8 +181,24 @@ describe('svc-snapshot audit (end to end)', () => {
   });
 
   it('converts --param values by the declared parameter type and applies them to every query that takes them', async () => {
-    const run = await audit(['--query', 'logins', '--query', 'top-alerts', '--query', 'vm-usage', '--param', 'limit=1', '--param', 'user=bob',
-      '--param', 'includeSystem=true', '--param', 'minHours=10', '--param', 'severities=critical,high,medium']);
+    const run = await audit([
+      '--query',
+      'logins',
+      '--query',
+      'top-alerts',
+      '--query',
+      'vm-usage',
+      '--param',
+      'limit=1',
+      '--param',
+      'user=bob',
+      '--param',
+      'includeSystem=true',
+      '--param',
+      'minHours=10',
+      '--param',
+      'severities=critical,high,medium',
+    ]);
     expect(run.result.code).toBe(0);
     const logins = JSON.parse(await readFile(path.join(run.out, 'queries-logins-2037-12-31.json'), 'utf8'));
     expect(logins.params).toEqual({ startDate: '1970-01-01', endDate: '2037-12-31', user: 'bob', limit: 1 });
@@ -177,16 +216,39 @@ describe('svc-snapshot audit (end to end)', () => {
   });
 
   it('downloads reports with and without an object id as checked spreadsheets', async () => {
-    const run = await audit(['--from', '2026-10-01', '--to', '2026-11-30', '--report', 'monthly-access', '--report', 'user-activity:alice', '--json']);
+    const run = await audit([
+      '--from',
+      '2026-10-01',
+      '--to',
+      '2026-11-30',
+      '--report',
+      'monthly-access',
+      '--report',
+      'user-activity:alice',
+      '--json',
+    ]);
     expect(run.result.code).toBe(0);
-    for (const f of ['reports-monthly-access-2026-10-01-2026-11-30.xlsx', 'reports-user-activity-2026-10-01-2026-11-30-alice.xlsx']) {
+    for (const f of [
+      'reports-monthly-access-2026-10-01-2026-11-30.xlsx',
+      'reports-user-activity-2026-10-01-2026-11-30-alice.xlsx',
+    ]) {
       const bytes = await readFile(path.join(run.out, f));
       expect(bytes.subarray(0, 4)).toEqual(Buffer.from('PK\x03\x04', 'latin1'));
     }
     const m = await manifest(run);
     expect(m.reports).toEqual([
-      { id: 'monthly-access', objectId: null, file: 'reports-monthly-access-2026-10-01-2026-11-30.xlsx', bytes: expect.any(Number) },
-      { id: 'user-activity', objectId: 'alice', file: 'reports-user-activity-2026-10-01-2026-11-30-alice.xlsx', bytes: expect.any(Number) },
+      {
+        id: 'monthly-access',
+        objectId: null,
+        file: 'reports-monthly-access-2026-10-01-2026-11-30.xlsx',
+        bytes: expect.any(Number),
+      },
+      {
+        id: 'user-activity',
+        objectId: 'alice',
+        file: 'reports-user-activity-2026-10-01-2026-11-30-alice.xlsx',
+        bytes: expect.any(Number),
+      },
     ]);
     expect(m.routes.map((r) => r.route)).toContain('GET /reports/user-activity/2026-10-01/2026-11-30/alice');
     await expectNoTokenAnywhere(run);
@@ -269,8 +331,12 @@ describe('svc-snapshot audit (end to end)', () => {
     useBackend({ faults: { reportAsJson: ['vm-inventory'] } });
     const run = await audit(['--report', 'monthly-access', '--report', 'vm-inventory']);
     expect(run.result.code).toBe(1);
-    expect(run.result.stderr).toContain('GET /reports/vm-inventory/1970-01-01/2037-12-31: the report did not answer with a spreadsheet');
-    expect(run.result.stderr).toMatch(/bytes of JSON \(application\/json\) starting "\{"error":"report engine unavailable"/);
+    expect(run.result.stderr).toContain(
+      'GET /reports/vm-inventory/1970-01-01/2037-12-31: the report did not answer with a spreadsheet',
+    );
+    expect(run.result.stderr).toMatch(
+      /bytes of JSON \(application\/json\) starting "\{"error":"report engine unavailable"/,
+    );
     await expectNothingPublished(run);
   });
 
@@ -291,14 +357,20 @@ describe('svc-snapshot audit (end to end)', () => {
     const none = await runCli(['audit'], { env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN }, cwd: parent });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('--audit-url');
-    const plain = await runCli(['audit'], { env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN, SVC_AUDIT_URL: 'http://audit.example.org' }, cwd: parent });
+    const plain = await runCli(['audit'], {
+      env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN, SVC_AUDIT_URL: 'http://audit.example.org' },
+      cwd: parent,
+    });
     expect(plain.code).toBe(2);
     expect(plain.stderr).toContain('SVC_AUDIT_URL uses http://');
   });
 
   it('verifies TLS: without --ca-file the test CA is not trusted', async () => {
     const parent = tmpDir('svc-snapshot-audit-e2e-');
-    const result = await runCli(['audit', '--audit-url', server.url, '--retries', '0'], { env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN }, cwd: parent });
+    const result = await runCli(['audit', '--audit-url', server.url, '--retries', '0'], {
+      env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN },
+      cwd: parent,
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('GET /info: TLS verification failed');
     expect(await readdir(parent)).toEqual([]);

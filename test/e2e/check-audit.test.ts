@@ -14,7 +14,10 @@ afterAll(async () => server.close());
 
 async function checkAudit(token: string) {
   const cwd = tmpDir();
-  const res = await runCli(['check', '--audit', '--audit-url', server.url, '--ca-file', getTestCerts().caFile, '--json'], { env: { SVC_AUDIT_TOKEN: token }, cwd });
+  const res = await runCli(
+    ['check', '--audit', '--audit-url', server.url, '--ca-file', getTestCerts().caFile, '--json'],
+    { env: { SVC_AUDIT_TOKEN: token }, cwd },
+  );
   expectNoSecrets([FAKE_AUDIT_TOKEN, WRONG_FAKE_AUDIT_TOKEN], [], [res.stdout, res.stderr]);
   expect(listFiles(cwd)).toEqual([]);
   return { ...res, report: JSON.parse(res.stdout) };
@@ -24,7 +27,12 @@ describe('svc-snapshot check --audit', () => {
   it('reports the service version and an accepted token', async () => {
     const res = await checkAudit(FAKE_AUDIT_TOKEN);
     expect(res.code).toBe(0);
-    expect(res.report).toMatchObject({ reachable: true, tls: { ok: true }, token: { source: 'SVC_AUDIT_TOKEN', accepted: true, status: 200 }, ok: true });
+    expect(res.report).toMatchObject({
+      reachable: true,
+      tls: { ok: true },
+      token: { source: 'SVC_AUDIT_TOKEN', accepted: true, status: 200 },
+      ok: true,
+    });
     expect(res.report.service.version).toEqual(expect.any(String));
   });
 

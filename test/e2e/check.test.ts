@@ -25,14 +25,26 @@ async function check(s: { url: string; caFile: string }, env: Record<string, str
 
 describe('svc-snapshot check', () => {
   it('reports all good on a 3.14.1 backend with one token', async () => {
-    site = await startFakeSite({ realms: [{ id: 'libvirt', driver: 'libvirt' }, { id: 'alt', driver: 'altvirt' }] } as FakeSiteOptions);
+    site = await startFakeSite({
+      realms: [
+        { id: 'libvirt', driver: 'libvirt' },
+        { id: 'alt', driver: 'altvirt' },
+      ],
+    } as FakeSiteOptions);
     const res = await check(site, { SVC_TOKEN: TOKEN });
     expect(res.code).toBe(0);
     expect(res.report).toEqual({
       reachable: true,
       tls: { used: true, ok: true },
       release: '3.14.1+',
-      tokens: [{ source: 'SVC_TOKEN', types: ['User', 'Team', 'Drive', 'VM', 'Project'], reaches: ['User', 'Team', 'Drive', 'VM', 'Project'], refused: [] }],
+      tokens: [
+        {
+          source: 'SVC_TOKEN',
+          types: ['User', 'Team', 'Drive', 'VM', 'Project'],
+          reaches: ['User', 'Team', 'Drive', 'VM', 'Project'],
+          refused: [],
+        },
+      ],
       realms: { source: 'GET /api/realms', ids: ['libvirt', 'alt'] },
       ok: true,
     });
@@ -40,10 +52,16 @@ describe('svc-snapshot check', () => {
   });
 
   it('names the type a token does not reach and exits 3', async () => {
-    site = await startFakeSite({ tokens: [{ value: 'fake-token-no-vm', types: ['User', 'Team', 'Drive', 'Project'] }] } as FakeSiteOptions);
+    site = await startFakeSite({
+      tokens: [{ value: 'fake-token-no-vm', types: ['User', 'Team', 'Drive', 'Project'] }],
+    } as FakeSiteOptions);
     const res = await check(site, { SVC_TOKEN: 'fake-token-no-vm' });
     expect(res.code).toBe(3);
-    expect(res.report.tokens[0]).toMatchObject({ source: 'SVC_TOKEN', reaches: ['User', 'Team', 'Drive', 'Project'], refused: ['VM'] });
+    expect(res.report.tokens[0]).toMatchObject({
+      source: 'SVC_TOKEN',
+      reaches: ['User', 'Team', 'Drive', 'Project'],
+      refused: ['VM'],
+    });
     expect(res.report.ok).toBe(false);
   });
 
@@ -55,7 +73,12 @@ describe('svc-snapshot check', () => {
         { value: 'fake-token-vm-only', types: ['VM'] },
       ],
     } as FakeSiteOptions);
-    const res = await check(site, { SVC_TOKEN_USER: 'fake-token-user-only' }, ['--token-vm', 'fake-token-vm-only', '--realms', 'libvirt']);
+    const res = await check(site, { SVC_TOKEN_USER: 'fake-token-user-only' }, [
+      '--token-vm',
+      'fake-token-vm-only',
+      '--realms',
+      'libvirt',
+    ]);
     expect(res.code).toBe(0);
     expect(res.report.release).toBe('before 3.14.1');
     expect(res.report.tokens).toEqual([
@@ -82,7 +105,10 @@ describe('svc-snapshot check', () => {
         srv.close(() => resolve(p));
       });
     });
-    const res = await check({ url: `https://127.0.0.1:${port}`, caFile: getTestCerts().caFile }, { SVC_TOKEN: TOKEN }, ['--retries', '0']);
+    const res = await check({ url: `https://127.0.0.1:${port}`, caFile: getTestCerts().caFile }, { SVC_TOKEN: TOKEN }, [
+      '--retries',
+      '0',
+    ]);
     expect(res.code).toBe(1);
     expect(res.report).toMatchObject({ reachable: false, ok: false });
   });

@@ -32,15 +32,27 @@ function readManifest(dir: string) {
   return JSON.parse(readFileSync(join(dir, '_collection-manifest.json'), 'utf8'));
 }
 
-async function collect(s: FakeSite, out: string, extra: string[] = [], env: Record<string, string> = { SVC_TOKEN: TOKEN }) {
-  const res = await runCli(['collect', '--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out, ...extra], { env });
+async function collect(
+  s: FakeSite,
+  out: string,
+  extra: string[] = [],
+  env: Record<string, string> = { SVC_TOKEN: TOKEN },
+) {
+  const res = await runCli(['collect', '--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out, ...extra], {
+    env,
+  });
   expectNoSecrets(ALL_SECRETS, [out], [res.stdout, res.stderr]);
   return res;
 }
 
 describe('svc-snapshot collect against a 3.14.1 backend', () => {
   it('collects every route with one token, byte for byte, with a complete manifest', async () => {
-    const s = await start({ realms: [{ id: 'libvirt', driver: 'libvirt' }, { id: 'alt', driver: 'altvirt' }] });
+    const s = await start({
+      realms: [
+        { id: 'libvirt', driver: 'libvirt' },
+        { id: 'alt', driver: 'altvirt' },
+      ],
+    });
     const out = join(tmpDir(), 'raw');
     const res = await collect(s, out);
     expect(res.stderr).not.toMatch(/error/i);
@@ -69,8 +81,12 @@ describe('svc-snapshot collect against a 3.14.1 backend', () => {
     // Byte for byte what the server sent.
     const byRoute = Object.fromEntries(manifest.routes.map((r: { route: string; file: string }) => [r.route, r.file]));
     expect(readFileSync(join(out, byRoute['GET /api/users'])).toString()).toBe(s.backend.responseBody('users'));
-    expect(readFileSync(join(out, byRoute['GET /api/vms/alt/configs'])).toString()).toBe(s.backend.responseBody('vms-configs', 'alt'));
-    expect(readFileSync(join(out, 'api-vms-images-alt.json')).toString()).toBe(s.backend.responseBody('vms-images', 'alt'));
+    expect(readFileSync(join(out, byRoute['GET /api/vms/alt/configs'])).toString()).toBe(
+      s.backend.responseBody('vms-configs', 'alt'),
+    );
+    expect(readFileSync(join(out, 'api-vms-images-alt.json')).toString()).toBe(
+      s.backend.responseBody('vms-images', 'alt'),
+    );
     expect(listFiles(out)).toContain('api-vms-libvirt-active.json');
 
     expectPrivateModes(out);
@@ -80,7 +96,13 @@ describe('svc-snapshot collect against a 3.14.1 backend', () => {
   });
 
   it('keeps hostile realm ids inside the output directory', async () => {
-    const s = await start({ realms: [{ id: '../../evil', driver: 'libvirt' }, { id: 'a/b c', driver: 'altvirt' }, { id: '.hidden', driver: 'libvirt' }] });
+    const s = await start({
+      realms: [
+        { id: '../../evil', driver: 'libvirt' },
+        { id: 'a/b c', driver: 'altvirt' },
+        { id: '.hidden', driver: 'libvirt' },
+      ],
+    });
     const parent = tmpDir();
     const out = join(parent, 'raw');
     const res = await collect(s, out);
@@ -112,11 +134,23 @@ describe('svc-snapshot collect against a 3.13.8 backend', () => {
     expect(manifest.authMode).toBe('per-type');
     expect(manifest.realms).toEqual({ source: '--realms', ids: ['libvirt'] });
     const skipped = manifest.routes.filter((r: { skipped?: boolean }) => r.skipped);
-    expect(skipped.map((r: { route: string }) => r.route).sort()).toEqual(ROUTES.filter((r) => r.since).map((r) => `GET ${r.path}`).sort());
-    for (const r of skipped) expect(r).toMatchObject({ status: 404, file: null, reason: 'route added in backend 3.14.1; not served here' });
-    expect(listFiles(out)).toEqual(
-      ['_collection-manifest.json', 'api-drives.json', 'api-projects.json', 'api-teams.json', 'api-users.json', 'api-vms-images-libvirt.json', 'api-vms-libvirt-active.json', 'api-vms-libvirt-configs.json'],
+    expect(skipped.map((r: { route: string }) => r.route).sort()).toEqual(
+      ROUTES.filter((r) => r.since)
+        .map((r) => `GET ${r.path}`)
+        .sort(),
     );
+    for (const r of skipped)
+      expect(r).toMatchObject({ status: 404, file: null, reason: 'route added in backend 3.14.1; not served here' });
+    expect(listFiles(out)).toEqual([
+      '_collection-manifest.json',
+      'api-drives.json',
+      'api-projects.json',
+      'api-teams.json',
+      'api-users.json',
+      'api-vms-images-libvirt.json',
+      'api-vms-libvirt-active.json',
+      'api-vms-libvirt-configs.json',
+    ]);
   });
 
   it('skips with a reason the routes of a type that has no token', async () => {
@@ -137,7 +171,9 @@ describe('svc-snapshot collect when things go wrong', () => {
     const out = join(tmpDir(), 'raw');
     const res = await collect(s, out, [], { SVC_TOKEN: 'fake-token-unknown' });
     expect(res.code).toBe(3);
-    expect(res.stderr).toMatch(/401 on GET \/api\/realms: the token \(from SVC_TOKEN\) was refused: the server does not accept the token itself \(it is missing, invalid or expired\)/);
+    expect(res.stderr).toMatch(
+      /401 on GET \/api\/realms: the token \(from SVC_TOKEN\) was refused: the server does not accept the token itself \(it is missing, invalid or expired\)/,
+    );
     expect(res.stderr).not.toMatch(/needs type|--token-vm|SVC_TOKEN_VM/);
     expect(existsSync(out)).toBe(false);
   });
@@ -183,7 +219,9 @@ describe('svc-snapshot collect when things go wrong', () => {
     const out = join(tmpDir(), 'raw');
     // The CA that signed nothing of this server: verification must fail.
     const { getTestCerts } = await import('../fake/certs.js');
-    const res = await runCli(['collect', '--base-url', s.url, '--ca-file', getTestCerts().caFile, '--out-dir', out], { env: { SVC_TOKEN: TOKEN } });
+    const res = await runCli(['collect', '--base-url', s.url, '--ca-file', getTestCerts().caFile, '--out-dir', out], {
+      env: { SVC_TOKEN: TOKEN },
+    });
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/TLS verification failed/);
     expect(res.stderr).toMatch(/--ca-file/);
@@ -195,12 +233,16 @@ describe('svc-snapshot collect when things go wrong', () => {
   it('trusts the CA of NODE_EXTRA_CA_CERTS, alone and together with --ca-file', async () => {
     const s = await start();
     const alone = join(tmpDir(), 'raw');
-    const res = await runCli(['collect', '--base-url', s.url, '--out-dir', alone], { env: { SVC_TOKEN: TOKEN, NODE_EXTRA_CA_CERTS: s.caFile } });
+    const res = await runCli(['collect', '--base-url', s.url, '--out-dir', alone], {
+      env: { SVC_TOKEN: TOKEN, NODE_EXTRA_CA_CERTS: s.caFile },
+    });
     expect(res.code).toBe(0);
     // --ca-file replaces nothing: the NODE_EXTRA_CA_CERTS CA still counts.
     const { getUntrustedCerts: other } = await import('../fake/certs.js');
     const both = join(tmpDir(), 'raw');
-    const res2 = await runCli(['collect', '--base-url', s.url, '--ca-file', other().caFile, '--out-dir', both], { env: { SVC_TOKEN: TOKEN, NODE_EXTRA_CA_CERTS: s.caFile } });
+    const res2 = await runCli(['collect', '--base-url', s.url, '--ca-file', other().caFile, '--out-dir', both], {
+      env: { SVC_TOKEN: TOKEN, NODE_EXTRA_CA_CERTS: s.caFile },
+    });
     expect(res2.code).toBe(0);
   });
 
@@ -215,7 +257,20 @@ describe('svc-snapshot collect when things go wrong', () => {
     });
     const { getTestCerts } = await import('../fake/certs.js');
     const out = join(tmpDir(), 'raw');
-    const res = await runCli(['collect', '--base-url', `https://127.0.0.1:${port}`, '--ca-file', getTestCerts().caFile, '--out-dir', out, '--retries', '1'], { env: { SVC_TOKEN: TOKEN } });
+    const res = await runCli(
+      [
+        'collect',
+        '--base-url',
+        `https://127.0.0.1:${port}`,
+        '--ca-file',
+        getTestCerts().caFile,
+        '--out-dir',
+        out,
+        '--retries',
+        '1',
+      ],
+      { env: { SVC_TOKEN: TOKEN } },
+    );
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/cannot collect from https:\/\/127\.0\.0\.1:\d+: connection refused/);
     expect(res.stderr.match(/failed {2}GET/g)).toHaveLength(1); // only the first route was tried
@@ -233,7 +288,9 @@ describe('svc-snapshot collect when things go wrong', () => {
 
   it('refuses http:// to a non-loopback host before any request', async () => {
     const out = join(tmpDir(), 'raw');
-    const res = await runCli(['collect', '--base-url', 'http://platform.example.org', '--out-dir', out], { env: { SVC_TOKEN: TOKEN } });
+    const res = await runCli(['collect', '--base-url', 'http://platform.example.org', '--out-dir', out], {
+      env: { SVC_TOKEN: TOKEN },
+    });
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/unencrypted/);
     expect(existsSync(out)).toBe(false);
@@ -246,9 +303,18 @@ describe('svc-snapshot collect when things go wrong', () => {
     const out = join(parent, 'raw');
     mkdirSync(out);
     // An earlier collection: the only kind of directory collect may replace.
-    writeFileSync(join(out, '_collection-manifest.json'), JSON.stringify({ kind: 'collection', tool: { name: 'svc-snapshot', version: '0.0.0' }, routes: [{ route: 'GET /api/users', file: 'yesterday.json' }] }));
+    writeFileSync(
+      join(out, '_collection-manifest.json'),
+      JSON.stringify({
+        kind: 'collection',
+        tool: { name: 'svc-snapshot', version: '0.0.0' },
+        routes: [{ route: 'GET /api/users', file: 'yesterday.json' }],
+      }),
+    );
     writeFileSync(join(out, 'yesterday.json'), '[]');
-    const { child, result } = startCli(['collect', '--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out], { env: { SVC_TOKEN: TOKEN } });
+    const { child, result } = startCli(['collect', '--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out], {
+      env: { SVC_TOKEN: TOKEN },
+    });
     // Wait until the run is under way (some routes done, drives hanging).
     await stderrSeen(child, 'GET /api/users');
     child.kill('SIGINT');

@@ -21,14 +21,20 @@ afterAll(async () => {
 });
 
 function audit(cwd: string, outDir: string, extra: string[] = []) {
-  return runCli(['audit', '--audit-url', server.url, '--ca-file', caFile, '--retries', '0', '--out-dir', outDir, ...extra], { env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN }, cwd });
+  return runCli(
+    ['audit', '--audit-url', server.url, '--ca-file', caFile, '--retries', '0', '--out-dir', outDir, ...extra],
+    { env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN }, cwd },
+  );
 }
 
 describe('--keep on audit', () => {
   it('deletes older complete audit collections, never a tampered one, a snapshot-named one or another kind', async () => {
     const parent = tmpDir();
     expect((await audit(parent, 'svc-snapshot-audit-2026-01-01')).code).toBe(0);
-    for (const d of ['2026-01-02', '2026-01-03', '2026-01-04']) cpSync(join(parent, 'svc-snapshot-audit-2026-01-01'), join(parent, `svc-snapshot-audit-${d}`), { recursive: true });
+    for (const d of ['2026-01-02', '2026-01-03', '2026-01-04'])
+      cpSync(join(parent, 'svc-snapshot-audit-2026-01-01'), join(parent, `svc-snapshot-audit-${d}`), {
+        recursive: true,
+      });
     // A request recorded as failed, and a manifest whose file list does not cover the directory.
     const failedManifest = join(parent, 'svc-snapshot-audit-2026-01-03/_audit-manifest.json');
     const m = JSON.parse(readFileSync(failedManifest, 'utf8'));
@@ -40,8 +46,16 @@ describe('--keep on audit', () => {
     const res = await audit(parent, 'svc-snapshot-audit-2026-02-01', ['--keep', '1', '--json']);
     expect(res.code).toBe(0);
     const summary = AuditSummary.parse(JSON.parse(res.stdout));
-    expect(summary.pruned).toEqual([join(parent, 'svc-snapshot-audit-2026-01-01'), join(parent, 'svc-snapshot-audit-2026-01-02')]);
-    expect(readdirSync(parent).sort()).toEqual(['svc-snapshot-2026-01-01', 'svc-snapshot-audit-2026-01-03', 'svc-snapshot-audit-2026-01-04', 'svc-snapshot-audit-2026-02-01']);
+    expect(summary.pruned).toEqual([
+      join(parent, 'svc-snapshot-audit-2026-01-01'),
+      join(parent, 'svc-snapshot-audit-2026-01-02'),
+    ]);
+    expect(readdirSync(parent).sort()).toEqual([
+      'svc-snapshot-2026-01-01',
+      'svc-snapshot-audit-2026-01-03',
+      'svc-snapshot-audit-2026-01-04',
+      'svc-snapshot-audit-2026-02-01',
+    ]);
   });
 
   it('refuses --keep 0 before any request', async () => {
@@ -66,7 +80,10 @@ describe('--metrics-file on audit', () => {
     }
     expect([res.code, res.stderr]).toEqual([1, expect.stringMatching(/tags/)]);
     const text = readFileSync(metrics, 'utf8');
-    const sample = (name: string, extra = '') => new RegExp(`^${name}\\{command="audit",site="${server.url.replace(/[.]/g, '\\.')}"${extra}\\} (\\d+)$`, 'm').exec(text)?.[1];
+    const sample = (name: string, extra = '') =>
+      new RegExp(`^${name}\\{command="audit",site="${server.url.replace(/[.]/g, '\\.')}"${extra}\\} (\\d+)$`, 'm').exec(
+        text,
+      )?.[1];
     expect(sample('svc_snapshot_exit_code')).toBe('1');
     expect(sample('svc_snapshot_routes', ',state="failed"')).toBe('1');
     expect(Number(sample('svc_snapshot_routes', ',state="read"'))).toBeGreaterThanOrEqual(1);

@@ -1,5 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { runCli, tmpDir } from '../helpers/run-cli.js';
@@ -25,11 +35,27 @@ beforeAll(async () => {
   partialSnapshot = join(scratch, 'partial');
   failedCollection = join(scratch, 'failed-raw');
   const common = ['--base-url', site.url, '--ca-file', site.caFile, '--quiet'];
-  expect((await runCli(['snapshot', ...common, '--raw', '--out-dir', completeSnapshot], { env: { SVC_TOKEN: TOKEN } })).code).toBe(0);
-  expect((await runCli(['collect', ...common, '--out-dir', completeCollection], { env: { SVC_TOKEN: TOKEN } })).code).toBe(0);
+  expect(
+    (await runCli(['snapshot', ...common, '--raw', '--out-dir', completeSnapshot], { env: { SVC_TOKEN: TOKEN } })).code,
+  ).toBe(0);
+  expect(
+    (await runCli(['collect', ...common, '--out-dir', completeCollection], { env: { SVC_TOKEN: TOKEN } })).code,
+  ).toBe(0);
   site.backend.setFault('drives', { statuses: [500], always: true });
-  expect((await runCli(['snapshot', ...common, '--retries', '0', '--allow-partial', '--out-dir', partialSnapshot], { env: { SVC_TOKEN: TOKEN } })).code).toBe(4);
-  expect((await runCli(['collect', ...common, '--retries', '0', '--out-dir', failedCollection], { env: { SVC_TOKEN: TOKEN } })).code).toBe(4);
+  expect(
+    (
+      await runCli(['snapshot', ...common, '--retries', '0', '--allow-partial', '--out-dir', partialSnapshot], {
+        env: { SVC_TOKEN: TOKEN },
+      })
+    ).code,
+  ).toBe(4);
+  expect(
+    (
+      await runCli(['collect', ...common, '--retries', '0', '--out-dir', failedCollection], {
+        env: { SVC_TOKEN: TOKEN },
+      })
+    ).code,
+  ).toBe(4);
   site.backend.clearFaults();
 }, 300_000);
 afterAll(async () => {
@@ -37,14 +63,18 @@ afterAll(async () => {
 });
 
 function snapshot(parent: string, args: string[]) {
-  return runCli(['snapshot', '--base-url', site.url, '--ca-file', site.caFile, '--retries', '0', ...args], { env: { SVC_TOKEN: TOKEN }, cwd: parent });
+  return runCli(['snapshot', '--base-url', site.url, '--ca-file', site.caFile, '--retries', '0', ...args], {
+    env: { SVC_TOKEN: TOKEN },
+    cwd: parent,
+  });
 }
 
 /** A directory of snapshots of every sort, and what each one is. */
 function mixedParent(): string {
   const parent = tmpDir();
   const at = (name: string) => join(parent, name);
-  for (const d of ['2026-01-01', '2026-01-02', '2026-01-05', '2026-01-09']) cpSync(completeSnapshot, at(`svc-snapshot-${d}`), { recursive: true });
+  for (const d of ['2026-01-01', '2026-01-02', '2026-01-05', '2026-01-09'])
+    cpSync(completeSnapshot, at(`svc-snapshot-${d}`), { recursive: true });
   // Newer than every complete one, but partial: never counted, never deleted.
   cpSync(partialSnapshot, at('svc-snapshot-2026-01-10'), { recursive: true });
   // Complete, plus a file the tool did not write.
@@ -88,7 +118,12 @@ describe('--keep on snapshot', () => {
     // The new one, 01-09 and 01-05 stay; 01-02 and 01-01 go, oldest first.
     expect(summary.pruned).toEqual([join(parent, 'svc-snapshot-2026-01-01'), join(parent, 'svc-snapshot-2026-01-02')]);
     const after = readdirSync(parent).sort();
-    expect(after).toEqual([...before.filter((n) => n !== 'svc-snapshot-2026-01-01' && n !== 'svc-snapshot-2026-01-02'), 'svc-snapshot-2026-02-01'].sort());
+    expect(after).toEqual(
+      [
+        ...before.filter((n) => n !== 'svc-snapshot-2026-01-01' && n !== 'svc-snapshot-2026-01-02'),
+        'svc-snapshot-2026-02-01',
+      ].sort(),
+    );
     // What was left is left whole, and what the links point to is untouched.
     expect(readFileSync(join(parent, 'svc-snapshot-2026-01-03/notes.txt'), 'utf8')).toBe('mine');
     expect(readFileSync(join(parent, 'outside.json'), 'utf8')).toBe('[]');
@@ -97,7 +132,9 @@ describe('--keep on snapshot', () => {
     expect(readdirSync(join(parent, 'svc-snapshot-2026-01-10')).length).toBe(readdirSync(partialSnapshot).length);
     expect(leftovers(parent)).toEqual([]);
     // Every directory left alone is named on stderr with the reason, names escaped.
-    expect(res.stderr).toContain(`--keep: left ${join(parent, 'svc-snapshot-2026-01-03')}: it holds notes.txt, which its manifest does not list`);
+    expect(res.stderr).toContain(
+      `--keep: left ${join(parent, 'svc-snapshot-2026-01-03')}: it holds notes.txt, which its manifest does not list`,
+    );
     expect(res.stderr).toMatch(/--keep: left .*svc-snapshot-2026-01-10: it is a partial snapshot/);
     expect(res.stderr).toContain('holds \\u001b[2J\\u001b[31mgotcha');
     expect(res.stderr).not.toContain('\u001b');
@@ -112,7 +149,8 @@ describe('--keep on snapshot', () => {
       expect(existsSync(join(parent, `svc-snapshot-2026-01-${d}`))).toBe(false);
       expect(res.stdout).toContain(`deleted older ${join(parent, `svc-snapshot-2026-01-${d}`)}`);
     }
-    for (const kept of ['03', '04', '06', '07', '08', '10']) expect(existsSync(join(parent, `svc-snapshot-2026-01-${kept}`)), kept).toBe(true);
+    for (const kept of ['03', '04', '06', '07', '08', '10'])
+      expect(existsSync(join(parent, `svc-snapshot-2026-01-${kept}`)), kept).toBe(true);
     expect(existsSync(join(parent, 'svc-snapshot-raw-2026-01-01/_collection-manifest.json'))).toBe(true);
     expect(existsSync(join(parent, 'svc-snapshot-latest/_snapshot-manifest.json'))).toBe(true);
     expect(readFileSync(join(parent, 'svc-snapshot-notes/todo.txt'), 'utf8')).toBe('x');
@@ -120,9 +158,23 @@ describe('--keep on snapshot', () => {
 
   it('never deletes a newer complete snapshot than the new one (a replay of an older collection)', async () => {
     const parent = mixedParent();
-    const res = await runCli(['snapshot', '--replay', join(completeSnapshot, 'raw'), '--keep', '1', '--out-dir', 'svc-snapshot-2025-12-31', '--json'], { cwd: parent });
+    const res = await runCli(
+      [
+        'snapshot',
+        '--replay',
+        join(completeSnapshot, 'raw'),
+        '--keep',
+        '1',
+        '--out-dir',
+        'svc-snapshot-2025-12-31',
+        '--json',
+      ],
+      { cwd: parent },
+    );
     expect(res.code).toBe(0);
-    expect(SnapshotSummary.parse(JSON.parse(res.stdout)).pruned).toEqual(['01', '02', '05'].map((d) => join(parent, `svc-snapshot-2026-01-${d}`)));
+    expect(SnapshotSummary.parse(JSON.parse(res.stdout)).pruned).toEqual(
+      ['01', '02', '05'].map((d) => join(parent, `svc-snapshot-2026-01-${d}`)),
+    );
     expect(existsSync(join(parent, 'svc-snapshot-2026-01-09/_snapshot-manifest.json'))).toBe(true);
     expect(existsSync(join(parent, 'svc-snapshot-2025-12-31/_snapshot-manifest.json'))).toBe(true);
   });
@@ -132,7 +184,14 @@ describe('--keep on snapshot', () => {
     const before = readdirSync(parent).sort();
     site.backend.setFault('drives', { statuses: [500], always: true });
     try {
-      const partial = await snapshot(parent, ['--keep', '1', '--allow-partial', '--out-dir', 'svc-snapshot-2026-02-01', '--json']);
+      const partial = await snapshot(parent, [
+        '--keep',
+        '1',
+        '--allow-partial',
+        '--out-dir',
+        'svc-snapshot-2026-02-01',
+        '--json',
+      ]);
       expect(partial.code).toBe(4);
       expect(SnapshotSummary.parse(JSON.parse(partial.stdout)).pruned).toEqual([]);
       const failed = await snapshot(parent, ['--keep', '1', '--out-dir', 'svc-snapshot-2026-02-02']);
@@ -177,17 +236,41 @@ describe('--keep on snapshot', () => {
 describe('--keep on collect', () => {
   it('deletes older complete raw collections, never one with failed routes nor a snapshot', async () => {
     const parent = tmpDir();
-    for (const d of ['2026-01-01', '2026-01-02', '2026-01-03']) cpSync(completeCollection, join(parent, `svc-snapshot-raw-${d}`), { recursive: true });
+    for (const d of ['2026-01-01', '2026-01-02', '2026-01-03'])
+      cpSync(completeCollection, join(parent, `svc-snapshot-raw-${d}`), { recursive: true });
     cpSync(failedCollection, join(parent, 'svc-snapshot-raw-2026-01-04'), { recursive: true });
     cpSync(completeSnapshot, join(parent, 'svc-snapshot-raw-2026-01-05'), { recursive: true });
     cpSync(completeSnapshot, join(parent, 'svc-snapshot-2026-01-01'), { recursive: true });
-    const res = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--keep', '2', '--out-dir', 'svc-snapshot-raw-2026-02-01', '--json'], {
-      env: { SVC_TOKEN: TOKEN },
-      cwd: parent,
-    });
+    const res = await runCli(
+      [
+        'collect',
+        '--base-url',
+        site.url,
+        '--ca-file',
+        site.caFile,
+        '--keep',
+        '2',
+        '--out-dir',
+        'svc-snapshot-raw-2026-02-01',
+        '--json',
+      ],
+      {
+        env: { SVC_TOKEN: TOKEN },
+        cwd: parent,
+      },
+    );
     expect(res.code).toBe(0);
     const summary = CollectSummary.parse(JSON.parse(res.stdout));
-    expect(summary.pruned).toEqual([join(parent, 'svc-snapshot-raw-2026-01-01'), join(parent, 'svc-snapshot-raw-2026-01-02')]);
-    expect(readdirSync(parent).sort()).toEqual(['svc-snapshot-2026-01-01', 'svc-snapshot-raw-2026-01-03', 'svc-snapshot-raw-2026-01-04', 'svc-snapshot-raw-2026-01-05', 'svc-snapshot-raw-2026-02-01']);
+    expect(summary.pruned).toEqual([
+      join(parent, 'svc-snapshot-raw-2026-01-01'),
+      join(parent, 'svc-snapshot-raw-2026-01-02'),
+    ]);
+    expect(readdirSync(parent).sort()).toEqual([
+      'svc-snapshot-2026-01-01',
+      'svc-snapshot-raw-2026-01-03',
+      'svc-snapshot-raw-2026-01-04',
+      'svc-snapshot-raw-2026-01-05',
+      'svc-snapshot-raw-2026-02-01',
+    ]);
   });
 });

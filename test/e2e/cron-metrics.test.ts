@@ -31,7 +31,9 @@ function parseMetrics(text: string): Sample[] {
     if (line.startsWith('# HELP ') || line.startsWith('# TYPE ')) continue;
     const m = /^([a-z_]+)\{((?:[a-z_]+="(?:[^"\\\n]|\\.)*",?)*)\} (-?[0-9.e+]+)$/.exec(line);
     expect(m, line).not.toBeNull();
-    const labels = Object.fromEntries([...m![2]!.matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]));
+    const labels = Object.fromEntries(
+      [...m![2]!.matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]),
+    );
     samples.push({ name: m![1]!, labels, value: Number(m![3]) });
   }
   return samples;
@@ -47,8 +49,15 @@ function readMetrics(file: string, command = 'snapshot'): Sample[] {
   return samples;
 }
 
-function snapshot(dir: string, args: string[], env: Record<string, string | undefined> = { SVC_TOKEN: TOKEN }): Promise<CliResult> {
-  return runCli(['snapshot', '--base-url', site.url, '--ca-file', site.caFile, '--retries', '0', '--quiet', ...args], { env, cwd: dir });
+function snapshot(
+  dir: string,
+  args: string[],
+  env: Record<string, string | undefined> = { SVC_TOKEN: TOKEN },
+): Promise<CliResult> {
+  return runCli(['snapshot', '--base-url', site.url, '--ca-file', site.caFile, '--retries', '0', '--quiet', ...args], {
+    env,
+    cwd: dir,
+  });
 }
 
 const NAMES = [
@@ -67,8 +76,17 @@ describe('--metrics-file', () => {
     const res = await snapshot(dir, ['--metrics-file', metrics, '--out-dir', 'out', '--json']);
     expect(res.code).toBe(0);
     const samples = readMetrics(metrics);
-    for (const name of [...NAMES, 'svc_snapshot_records', 'svc_snapshot_routes', 'svc_snapshot_validation_issues', 'svc_snapshot_drift_fields']) {
-      expect(samples.some((s) => s.name === name), name).toBe(true);
+    for (const name of [
+      ...NAMES,
+      'svc_snapshot_records',
+      'svc_snapshot_routes',
+      'svc_snapshot_validation_issues',
+      'svc_snapshot_drift_fields',
+    ]) {
+      expect(
+        samples.some((s) => s.name === name),
+        name,
+      ).toBe(true);
     }
     expect(value(samples, 'svc_snapshot_exit_code')).toBe(0);
     const lastRun = value(samples, 'svc_snapshot_last_run_timestamp_seconds')!;
@@ -91,7 +109,9 @@ describe('--metrics-file', () => {
     expect((await snapshot(dir, ['--metrics-file', metrics, '--out-dir', 'out'])).code).toBe(0);
     const success = value(readMetrics(metrics), 'svc_snapshot_last_success_timestamp_seconds')!;
 
-    const rejected = await snapshot(dir, ['--metrics-file', metrics, '--out-dir', 'out2'], { SVC_TOKEN: 'not-a-token-the-site-knows' });
+    const rejected = await snapshot(dir, ['--metrics-file', metrics, '--out-dir', 'out2'], {
+      SVC_TOKEN: 'not-a-token-the-site-knows',
+    });
     expect(rejected.code).toBe(3);
     let samples = readMetrics(metrics);
     expect(value(samples, 'svc_snapshot_exit_code')).toBe(3);
@@ -102,7 +122,10 @@ describe('--metrics-file', () => {
     expect(value(samples, 'svc_snapshot_routes', { state: 'failed' })).toBeGreaterThanOrEqual(1);
 
     // A usage error found after the options were parsed (no base URL) is recorded too.
-    const usage = await runCli(['snapshot', '--metrics-file', metrics, '--quiet'], { env: { SVC_TOKEN: TOKEN }, cwd: dir });
+    const usage = await runCli(['snapshot', '--metrics-file', metrics, '--quiet'], {
+      env: { SVC_TOKEN: TOKEN },
+      cwd: dir,
+    });
     expect(usage.code).toBe(2);
     samples = readMetrics(metrics);
     expect(value(samples, 'svc_snapshot_exit_code')).toBe(2);
@@ -172,9 +195,26 @@ describe('--metrics-file', () => {
     const dir = tmpDir();
     const cases: Array<[string, (file: string) => void]> = [
       ['binary', (f) => writeFileSync(f, Buffer.from([0, 255, 10, 0x1b, 0x5b, 50, 74]))],
-      ['injection', (f) => writeFileSync(f, 'svc_snapshot_last_success_timestamp_seconds{command="snapshot"} 1e400\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot"} NaN\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot"} 12 }\n')],
-      ['other command', (f) => writeFileSync(f, 'svc_snapshot_last_success_timestamp_seconds{command="collect"} 1700000000\n')],
-      ['huge', (f) => writeFileSync(f, `svc_snapshot_last_success_timestamp_seconds{command="snapshot"} 1700000000\n${'#'.repeat(3 * 1024 * 1024)}\n`)],
+      [
+        'injection',
+        (f) =>
+          writeFileSync(
+            f,
+            'svc_snapshot_last_success_timestamp_seconds{command="snapshot"} 1e400\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot"} NaN\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot"} 12 }\n',
+          ),
+      ],
+      [
+        'other command',
+        (f) => writeFileSync(f, 'svc_snapshot_last_success_timestamp_seconds{command="collect"} 1700000000\n'),
+      ],
+      [
+        'huge',
+        (f) =>
+          writeFileSync(
+            f,
+            `svc_snapshot_last_success_timestamp_seconds{command="snapshot"} 1700000000\n${'#'.repeat(3 * 1024 * 1024)}\n`,
+          ),
+      ],
       ['directory', (f) => mkdirSync(f)],
     ];
     for (const [name, make] of cases) {
@@ -197,8 +237,12 @@ describe('--metrics-file', () => {
     const target = join(dir, 'target.txt');
     writeFileSync(target, 'svc_snapshot_last_success_timestamp_seconds{command="snapshot"} 1700000000\n');
     symlinkSync(target, join(dir, 'link.prom'));
-    expect((await runCli(['snapshot', '--metrics-file', join(dir, 'link.prom'), '--quiet'], { cwd: dir })).code).toBe(2);
-    expect(readFileSync(target, 'utf8')).toBe('svc_snapshot_last_success_timestamp_seconds{command="snapshot"} 1700000000\n');
+    expect((await runCli(['snapshot', '--metrics-file', join(dir, 'link.prom'), '--quiet'], { cwd: dir })).code).toBe(
+      2,
+    );
+    expect(readFileSync(target, 'utf8')).toBe(
+      'svc_snapshot_last_success_timestamp_seconds{command="snapshot"} 1700000000\n',
+    );
     expect(value(readMetrics(join(dir, 'link.prom')), 'svc_snapshot_last_success_timestamp_seconds')).toBe(0);
     expect(readdirSync(dir).filter((n) => n.endsWith('.tmp'))).toEqual([]);
   });
@@ -210,10 +254,23 @@ describe('--metrics-file', () => {
     const success = value(readMetrics(metrics), 'svc_snapshot_last_success_timestamp_seconds')!;
     site.backend.setFault('drives', { delayMs: 20_000 });
     try {
-      const { child, result } = startCli(['snapshot', '--base-url', site.url, '--ca-file', site.caFile, '--metrics-file', metrics, '--out-dir', 'second'], {
-        env: { SVC_TOKEN: TOKEN },
-        cwd: dir,
-      });
+      const { child, result } = startCli(
+        [
+          'snapshot',
+          '--base-url',
+          site.url,
+          '--ca-file',
+          site.caFile,
+          '--metrics-file',
+          metrics,
+          '--out-dir',
+          'second',
+        ],
+        {
+          env: { SVC_TOKEN: TOKEN },
+          cwd: dir,
+        },
+      );
       await stderrSeen(child, 'GET /api/users');
       child.kill('SIGTERM');
       const res = await result;
@@ -236,7 +293,21 @@ describe('--metrics-file', () => {
   it('labels collect metrics with command="collect"', async () => {
     const dir = tmpDir();
     const metrics = join(dir, 'collect.prom');
-    const res = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--metrics-file', metrics, '--out-dir', 'raw', '--quiet'], { env: { SVC_TOKEN: TOKEN }, cwd: dir });
+    const res = await runCli(
+      [
+        'collect',
+        '--base-url',
+        site.url,
+        '--ca-file',
+        site.caFile,
+        '--metrics-file',
+        metrics,
+        '--out-dir',
+        'raw',
+        '--quiet',
+      ],
+      { env: { SVC_TOKEN: TOKEN }, cwd: dir },
+    );
     expect(res.code).toBe(0);
     const samples = readMetrics(metrics, 'collect');
     expect(value(samples, 'svc_snapshot_exit_code')).toBe(0);

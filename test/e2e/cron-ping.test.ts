@@ -34,7 +34,7 @@ afterAll(async () => {
  */
 async function settledCount(count: () => number): Promise<number> {
   let last = count();
-  for (let stable = 0; stable < 3; ) {
+  for (let stable = 0; stable < 3;) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const now = count();
     stable = now === last ? stable + 1 : 0;
@@ -45,13 +45,31 @@ async function settledCount(count: () => number): Promise<number> {
 
 function run(args: string[], env: Record<string, string | undefined> = { SVC_TOKEN: TOKEN }) {
   const dir = tmpDir();
-  return runCli(['snapshot', '--base-url', site.url, '--ca-file', site.caFile, '--retries', '0', '--out-dir', join(dir, 'out'), ...args], { env, cwd: dir });
+  return runCli(
+    [
+      'snapshot',
+      '--base-url',
+      site.url,
+      '--ca-file',
+      site.caFile,
+      '--retries',
+      '0',
+      '--out-dir',
+      join(dir, 'out'),
+      ...args,
+    ],
+    { env, cwd: dir },
+  );
 }
 
 /** The token in every encoding a request could carry it, and data only the site has. */
 function forbidden(): string[] {
   const t = TOKEN;
-  const siteData = [site.url, `:${new URL(site.url).port}`, ...site.backend.dataset.users.slice(0, 5).flatMap((u) => [u.email, u.id])];
+  const siteData = [
+    site.url,
+    `:${new URL(site.url).port}`,
+    ...site.backend.dataset.users.slice(0, 5).flatMap((u) => [u.email, u.id]),
+  ];
   return [
     t,
     encodeURIComponent(t),
@@ -84,7 +102,7 @@ describe('--ping-url', () => {
     expectClean(receiver.received);
   });
 
-  it('pings /fail when the run fails, and the exit code is the run\'s', async () => {
+  it("pings /fail when the run fails, and the exit code is the run's", async () => {
     const rejected = await run(['--ping-url', `${receiver.url}${CHECK}/`], { SVC_TOKEN: 'a-token-the-site-refuses' });
     expect(rejected.code).toBe(3);
     expect(receiver.received.map((p) => p.path)).toEqual([`${CHECK}/start`, `${CHECK}/fail`]);
@@ -99,10 +117,23 @@ describe('--ping-url', () => {
   it('pings /fail on SIGTERM before exiting 143', async () => {
     site.backend.setFault('drives', { delayMs: 20_000 });
     const dir = tmpDir();
-    const { child, result } = startCli(['snapshot', '--base-url', site.url, '--ca-file', site.caFile, '--ping-url', `${receiver.url}${CHECK}`, '--out-dir', join(dir, 'out')], {
-      env: { SVC_TOKEN: TOKEN },
-      cwd: dir,
-    });
+    const { child, result } = startCli(
+      [
+        'snapshot',
+        '--base-url',
+        site.url,
+        '--ca-file',
+        site.caFile,
+        '--ping-url',
+        `${receiver.url}${CHECK}`,
+        '--out-dir',
+        join(dir, 'out'),
+      ],
+      {
+        env: { SVC_TOKEN: TOKEN },
+        cwd: dir,
+      },
+    );
     await stderrSeen(child, 'GET /api/users');
     child.kill('SIGTERM');
     const res = await result;
@@ -126,7 +157,10 @@ describe('--ping-url', () => {
       expect(res.stderr).toMatch(/warning: ping "start" to 127\.0\.0\.1:\d+ failed \(/);
       // TLS is verified: the untrusted receiver never saw a request, not even
       // with the variable that turns verification off elsewhere in Node.
-      const insecure = await run(['--ping-url', `${untrusted.url}${CHECK}`], { SVC_TOKEN: TOKEN, NODE_TLS_REJECT_UNAUTHORIZED: '0' });
+      const insecure = await run(['--ping-url', `${untrusted.url}${CHECK}`], {
+        SVC_TOKEN: TOKEN,
+        NODE_TLS_REJECT_UNAUTHORIZED: '0',
+      });
       expect(insecure.stderr).toMatch(/warning: ping "success" to 127\.0\.0\.1:\d+ failed \(/);
       expect(untrusted.received).toEqual([]);
     } finally {
@@ -140,10 +174,21 @@ describe('--ping-url', () => {
 
   it('trusts NODE_EXTRA_CA_CERTS too, and pings around a replay that talks to no site', async () => {
     const dir = tmpDir();
-    const res = await runCli(['snapshot', '--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(dir, 'out'), '--ping-url', `${receiver.url}${CHECK}`], {
-      env: { NODE_EXTRA_CA_CERTS: site.caFile },
-      cwd: dir,
-    });
+    const res = await runCli(
+      [
+        'snapshot',
+        '--replay',
+        join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+        '--out-dir',
+        join(dir, 'out'),
+        '--ping-url',
+        `${receiver.url}${CHECK}`,
+      ],
+      {
+        env: { NODE_EXTRA_CA_CERTS: site.caFile },
+        cwd: dir,
+      },
+    );
     expect(res.code).toBe(0);
     expect(res.stderr).not.toMatch(/warning: ping/);
     expect(receiver.received.map((p) => p.path)).toEqual([`${CHECK}/start`, CHECK]);
@@ -172,7 +217,22 @@ describe('--ping-url', () => {
     const own = await startFakeSite();
     try {
       const dir = tmpDir();
-      const res = await runCli(['snapshot', '--base-url', own.url, '--ca-file', own.caFile, '--retries', '0', '--out-dir', join(dir, 'out'), '--ping-url', url], { env: { SVC_TOKEN: TOKEN }, cwd: dir });
+      const res = await runCli(
+        [
+          'snapshot',
+          '--base-url',
+          own.url,
+          '--ca-file',
+          own.caFile,
+          '--retries',
+          '0',
+          '--out-dir',
+          join(dir, 'out'),
+          '--ping-url',
+          url,
+        ],
+        { env: { SVC_TOKEN: TOKEN }, cwd: dir },
+      );
       expect(res.code).toBe(2);
       expect(res.stderr).toMatch(message);
       expect(res.stderr).not.toContain('s3cr3t-pw');
@@ -194,7 +254,10 @@ describe('--ping-url', () => {
     expect(empty).toMatchObject({ code: 0, stderr: '' });
     expect(receiver.received).toEqual([]);
     // The flag wins over the variable, as for every option that is not a secret.
-    const flag = await run(['--quiet', '--ping-url', `${receiver.url}${CHECK}/flag`], { SVC_TOKEN: TOKEN, SVC_PING_URL: 'not a url' });
+    const flag = await run(['--quiet', '--ping-url', `${receiver.url}${CHECK}/flag`], {
+      SVC_TOKEN: TOKEN,
+      SVC_PING_URL: 'not a url',
+    });
     expect(flag).toMatchObject({ code: 0, stderr: '' });
     expect(receiver.received.map((p) => p.path)).toEqual([`${CHECK}/flag/start`, `${CHECK}/flag`]);
   });

@@ -29,9 +29,21 @@ describe('snapshot --diff-previous', () => {
     await replayInto(join(parent, 'svc-snapshot-2026-11-19'), 'platform-3.13.8', '2026-11-19T02:00:00.000Z');
     await replayInto(join(parent, 'svc-snapshot-2026-11-21'), 'platform-3.14.1');
     mkdirSync(join(parent, 'svc-snapshot-raw-2026-11-21')); // a decoy without a snapshot manifest
-    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(parent, 'svc-snapshot-today'), '--diff-previous', '--json'], {
-      env: { SVC_TOKEN: ALL_TYPES_TOKEN.value },
-    });
+    const res = await runCli(
+      [
+        '--base-url',
+        site.url,
+        '--ca-file',
+        site.caFile,
+        '--out-dir',
+        join(parent, 'svc-snapshot-today'),
+        '--diff-previous',
+        '--json',
+      ],
+      {
+        env: { SVC_TOKEN: ALL_TYPES_TOKEN.value },
+      },
+    );
     expect(res.code).toBe(0);
     const summary = SnapshotSummary.parse(JSON.parse(res.stdout));
     expect(summary.diffPrevious?.previous).toBe(join(parent, 'svc-snapshot-2026-11-21'));
@@ -40,11 +52,19 @@ describe('snapshot --diff-previous', () => {
   });
 
   it('with --format html, says the same changes as without it (the comparison the page shows is the one --diff-previous reports)', async () => {
-    const summaries: Array<SnapshotSummary["diffPrevious"]> = [];
+    const summaries: Array<SnapshotSummary['diffPrevious']> = [];
     for (const extra of [[], ['--format', 'html']]) {
       const parent = tmpDir();
       await replayInto(join(parent, 'svc-snapshot-2026-11-21'), 'platform-3.14.1');
-      const res = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1-night2'), '--out-dir', join(parent, 'svc-snapshot-2026-11-22'), '--diff-previous', '--json', ...extra]);
+      const res = await runCli([
+        '--replay',
+        join(REPO_ROOT, 'recordings', 'platform-3.14.1-night2'),
+        '--out-dir',
+        join(parent, 'svc-snapshot-2026-11-22'),
+        '--diff-previous',
+        '--json',
+        ...extra,
+      ]);
       expect(res.code, res.stderr).toBe(0);
       const summary = SnapshotSummary.parse(JSON.parse(res.stdout));
       expect(summary.diffPrevious?.previous).toBe(join(parent, 'svc-snapshot-2026-11-21'));
@@ -56,7 +76,13 @@ describe('snapshot --diff-previous', () => {
 
   it('says so when there is no older snapshot', async () => {
     const parent = tmpDir();
-    const res = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(parent, 'svc-snapshot-2026-11-21'), '--diff-previous']);
+    const res = await runCli([
+      '--replay',
+      join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+      '--out-dir',
+      join(parent, 'svc-snapshot-2026-11-21'),
+      '--diff-previous',
+    ]);
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/No older snapshot beside/);
   });

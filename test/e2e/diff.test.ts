@@ -14,8 +14,22 @@ import { rec, rewriteExport, writeSnapshot, type Rec } from '../helpers/snapshot
 type Schema = Record<string, unknown>;
 const SCHEMA = JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'diff-schema.json'), 'utf8')) as Schema;
 const KNOWN_KEYWORDS = new Set([
-  '$schema', '$id', '$defs', '$ref', 'title', 'description',
-  'type', 'const', 'enum', 'properties', 'required', 'additionalProperties', 'items', 'minItems', 'minimum', 'anyOf',
+  '$schema',
+  '$id',
+  '$defs',
+  '$ref',
+  'title',
+  'description',
+  'type',
+  'const',
+  'enum',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'minItems',
+  'minimum',
+  'anyOf',
 ]);
 
 function typeOf(v: unknown): string {
@@ -27,7 +41,8 @@ function typeOf(v: unknown): string {
 
 /** Problems of `value` against `schema`, as `path: message` lines; empty when valid. */
 function validate(value: unknown, schema: Schema, path = '$', root: Schema = schema): string[] {
-  for (const k of Object.keys(schema)) if (!KNOWN_KEYWORDS.has(k)) throw new Error(`validator: unsupported keyword ${k} at ${path}`);
+  for (const k of Object.keys(schema))
+    if (!KNOWN_KEYWORDS.has(k)) throw new Error(`validator: unsupported keyword ${k} at ${path}`);
   if (typeof schema.$ref === 'string') {
     const name = /^#\/\$defs\/(.+)$/.exec(schema.$ref)?.[1];
     const target = name ? (root.$defs as Record<string, Schema>)[name] : undefined;
@@ -38,16 +53,23 @@ function validate(value: unknown, schema: Schema, path = '$', root: Schema = sch
   const t = typeOf(value);
   if (schema.type !== undefined) {
     const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
-    if (!types.some((x) => x === t || (x === 'number' && t === 'integer'))) return [`${path}: ${t} is not ${types.join('|')}`];
+    if (!types.some((x) => x === t || (x === 'number' && t === 'integer')))
+      return [`${path}: ${t} is not ${types.join('|')}`];
   }
-  if ('const' in schema && JSON.stringify(value) !== JSON.stringify(schema.const)) errors.push(`${path}: not ${JSON.stringify(schema.const)}`);
-  if (schema.enum && !(schema.enum as unknown[]).includes(value)) errors.push(`${path}: ${JSON.stringify(value)} not in enum`);
-  if (typeof schema.minimum === 'number' && typeof value === 'number' && value < schema.minimum) errors.push(`${path}: below ${schema.minimum}`);
-  if (schema.anyOf && !(schema.anyOf as Schema[]).some((s) => validate(value, s, path, root).length === 0)) errors.push(`${path}: matches no anyOf branch`);
+  if ('const' in schema && JSON.stringify(value) !== JSON.stringify(schema.const))
+    errors.push(`${path}: not ${JSON.stringify(schema.const)}`);
+  if (schema.enum && !(schema.enum as unknown[]).includes(value))
+    errors.push(`${path}: ${JSON.stringify(value)} not in enum`);
+  if (typeof schema.minimum === 'number' && typeof value === 'number' && value < schema.minimum)
+    errors.push(`${path}: below ${schema.minimum}`);
+  if (schema.anyOf && !(schema.anyOf as Schema[]).some((s) => validate(value, s, path, root).length === 0))
+    errors.push(`${path}: matches no anyOf branch`);
   if (t === 'array') {
     const list = value as unknown[];
-    if (typeof schema.minItems === 'number' && list.length < schema.minItems) errors.push(`${path}: fewer than ${schema.minItems} items`);
-    if (schema.items) list.forEach((v, i) => errors.push(...validate(v, schema.items as Schema, `${path}[${i}]`, root)));
+    if (typeof schema.minItems === 'number' && list.length < schema.minItems)
+      errors.push(`${path}: fewer than ${schema.minItems} items`);
+    if (schema.items)
+      list.forEach((v, i) => errors.push(...validate(v, schema.items as Schema, `${path}[${i}]`, root)));
   }
   if (t === 'object') {
     const obj = value as Record<string, unknown>;
@@ -56,7 +78,8 @@ function validate(value: unknown, schema: Schema, path = '$', root: Schema = sch
     for (const [k, v] of Object.entries(obj)) {
       if (props[k]) errors.push(...validate(v, props[k], `${path}.${k}`, root));
       else if (schema.additionalProperties === false) errors.push(`${path}: unexpected property ${k}`);
-      else if (typeof schema.additionalProperties === 'object') errors.push(...validate(v, schema.additionalProperties as Schema, `${path}.${k}`, root));
+      else if (typeof schema.additionalProperties === 'object')
+        errors.push(...validate(v, schema.additionalProperties as Schema, `${path}.${k}`, root));
     }
   }
   return errors;
@@ -64,9 +87,18 @@ function validate(value: unknown, schema: Schema, path = '$', root: Schema = sch
 
 // ---------------------------------------------------------------- snapshot directories
 
-
-const u = (id: string, o: Rec = {}) => rec('users', { id, firstName: 'Ada', lastName: 'Abe', email: `${id}@example.org`, role: 'User', permissions: [1], ...o });
-const m = (teamID: string, memberID: string, o: Rec = {}) => rec('team_memberships', { teamID, memberID, teamName: 'T', email: `${memberID}@example.org`, perm: 1, ...o });
+const u = (id: string, o: Rec = {}) =>
+  rec('users', {
+    id,
+    firstName: 'Ada',
+    lastName: 'Abe',
+    email: `${id}@example.org`,
+    role: 'User',
+    permissions: [1],
+    ...o,
+  });
+const m = (teamID: string, memberID: string, o: Rec = {}) =>
+  rec('team_memberships', { teamID, memberID, teamName: 'T', email: `${memberID}@example.org`, perm: 1, ...o });
 const d = (id: string, o: Rec = {}) => rec('drives', { id, name: id, capacity: 10, readers: [], keys: 1, ...o });
 
 /** Two snapshots with a change of every kind. */
@@ -79,7 +111,9 @@ function everyKind(root: string): [string, string] {
       drives: [d('d1', { keys: null }), d('d2', { keys: null, sizeOnDisk: 1 })],
       licensing_servers: [rec('licensing_servers', { id: 's1', server: 'lic.example.org', ports: '27000' })],
     },
-    unavailable: { project_memberships: 'GET /api/projects/memberships was skipped: route added in backend 3.14.1; not served here' },
+    unavailable: {
+      project_memberships: 'GET /api/projects/memberships was skipped: route added in backend 3.14.1; not served here',
+    },
     nullFields: [['drives', 'keys']],
   });
   const b = writeSnapshot(join(root, 'svc-snapshot-2026-11-21'), {
@@ -120,9 +154,15 @@ describe('svc-snapshot diff: exit codes and output', () => {
     expect(out).toMatch(/\n {2}users +\+1 −1 ~1\n/);
     expect(out).toMatch(/\n {2}team_memberships +\+1 −1 ~1\n/);
     expect(out).toMatch(/\n {2}drives +unchanged\n/);
-    expect(out).toMatch(/\n {2}project_memberships +available only in newer \(1 record\); older: GET \/api\/projects\/memberships was skipped/);
-    expect(out).toMatch(/\n {2}licensing_servers +available only in older \(1 record\); newer: GET \/api\/external-servers failed: 503/);
-    expect(out).toContain('\nusers: +1 −1 ~1\n  + id=u4  email=u4@example.org\n  − id=u3  email=u3@example.org\n  ~ id=u1: role "User" → "Admin"; permissions [1] → [1,2]\n');
+    expect(out).toMatch(
+      /\n {2}project_memberships +available only in newer \(1 record\); older: GET \/api\/projects\/memberships was skipped/,
+    );
+    expect(out).toMatch(
+      /\n {2}licensing_servers +available only in older \(1 record\); newer: GET \/api\/external-servers failed: 503/,
+    );
+    expect(out).toContain(
+      '\nusers: +1 −1 ~1\n  + id=u4  email=u4@example.org\n  − id=u3  email=u3@example.org\n  ~ id=u1: role "User" → "Admin"; permissions [1] → [1,2]\n',
+    );
     expect(out).toContain('  ~ teamID=t1 memberID=u1: perm 1 → 2');
     expect(out).toContain('  + teamID=t2 memberID=u2  email=u2@example.org');
   });
@@ -136,14 +176,30 @@ describe('svc-snapshot diff: exit codes and output', () => {
     expect(validate(json, SCHEMA)).toEqual([]);
     expect(json.totals).toEqual({ added: 2, removed: 2, changed: 2, exportsChanged: 4 });
     const byName = Object.fromEntries(json.exports.map((e: { export: string }) => [e.export, e]));
-    expect(byName.users.changed).toEqual([{ key: { id: 'u1' }, changes: [{ column: 'role', old: 'User', new: 'Admin' }, { column: 'permissions', old: [1], new: [1, 2] }] }]);
+    expect(byName.users.changed).toEqual([
+      {
+        key: { id: 'u1' },
+        changes: [
+          { column: 'role', old: 'User', new: 'Admin' },
+          { column: 'permissions', old: [1], new: [1, 2] },
+        ],
+      },
+    ]);
     expect(byName.team_memberships.removed).toEqual([m('t1', 'u2')]);
-    expect(byName.drives).toMatchObject({ hasChanges: false, unobtainable: ['keys'], ignored: ['attached', 'sizeOnDisk'] });
+    expect(byName.drives).toMatchObject({
+      hasChanges: false,
+      unobtainable: ['keys'],
+      ignored: ['attached', 'sizeOnDisk'],
+    });
     expect(byName.project_memberships).toMatchObject({ availability: 'newer-only', added: [] });
     // The validator does catch what the schema rules out.
     expect(validate({ ...json, extra: 1 }, SCHEMA)).toEqual(['$: unexpected property extra']);
-    expect(validate({ ...json, exports: [{ ...byName.users, availability: 'maybe' }] }, SCHEMA)).toEqual(['$.exports[0].availability: "maybe" not in enum']);
-    expect(validate({ ...json, exports: [{ ...byName.users, added: [{ id: { nested: true } }] }] }, SCHEMA)).toEqual(['$.exports[0].added[0].id: matches no anyOf branch']);
+    expect(validate({ ...json, exports: [{ ...byName.users, availability: 'maybe' }] }, SCHEMA)).toEqual([
+      '$.exports[0].availability: "maybe" not in enum',
+    ]);
+    expect(validate({ ...json, exports: [{ ...byName.users, added: [{ id: { nested: true } }] }] }, SCHEMA)).toEqual([
+      '$.exports[0].added[0].id: matches no anyOf branch',
+    ]);
 
     const same = await runCli(['diff', a, a, '--json', '--export', 'users']);
     expect(same.code).toBe(0);
@@ -162,7 +218,9 @@ describe('svc-snapshot diff: exit codes and output', () => {
     expect(drives.code).toBe(0);
     const all = await runCli(['diff', a, b, '--export', 'drives', '--ignore', 'none', '--json']);
     expect(all.code).toBe(5);
-    expect(JSON.parse(all.stdout).exports[0].changed).toEqual([{ key: { id: 'd2' }, changes: [{ column: 'sizeOnDisk', old: 1, new: 2 }] }]);
+    expect(JSON.parse(all.stdout).exports[0].changed).toEqual([
+      { key: { id: 'd2' }, changes: [{ column: 'sizeOnDisk', old: 1, new: 2 }] },
+    ]);
   });
 
   it('exits 2 for a missing or unreadable directory and other usage errors', async () => {
@@ -173,7 +231,10 @@ describe('svc-snapshot diff: exit codes and output', () => {
       [['diff', a, join(root, 'missing')], /missing does not exist/],
       [['diff', a, join(root, 'empty')], /holds neither _snapshot-manifest.json nor _collection-manifest.json/],
       [['diff', a], /missing required argument 'newer'/],
-      [['diff', a, a, '--export', 'userz'], /unknown export userz; valid exports: users, teams, team_memberships, drives/],
+      [
+        ['diff', a, a, '--export', 'userz'],
+        /unknown export userz; valid exports: users, teams, team_memberships, drives/,
+      ],
       [['diff', a, a, '--ignore', 'lastlogin'], /no export has a column "lastlogin"/],
     ];
     for (const [args, message] of cases) {
@@ -191,7 +252,9 @@ describe('svc-snapshot diff: exit codes and output', () => {
     writeFileSync(join(b, name), '[{"id": "u1"},');
     const edited = await runCli(['diff', a, b]);
     expect(edited.code).toBe(1);
-    expect(edited.stderr).toMatch(/3-users \(11-21-2026\)\.json in .* does not match the sha256 in _snapshot-manifest\.json/);
+    expect(edited.stderr).toMatch(
+      /3-users \(11-21-2026\)\.json in .* does not match the sha256 in _snapshot-manifest\.json/,
+    );
     // Damaged as the manifest vouches for it.
     rewriteExport(b, name, '[{"id": "u1"},');
     const res = await runCli(['diff', a, b]);
@@ -208,7 +271,9 @@ describe('svc-snapshot diff of raw collections from the fake site', () => {
   });
 
   async function collect(s: FakeSite, out: string) {
-    const res = await runCli(['collect', '--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out, '--quiet'], { env: { SVC_TOKEN: ALL_TYPES_TOKEN.value } });
+    const res = await runCli(['collect', '--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out, '--quiet'], {
+      env: { SVC_TOKEN: ALL_TYPES_TOKEN.value },
+    });
     expect(res.code, res.stderr).toBe(0);
     return out;
   }
@@ -241,7 +306,9 @@ describe('svc-snapshot diff of raw collections from the fake site', () => {
     const byName = Object.fromEntries(json.exports.map((e: { export: string }) => [e.export, e]));
     expect(byName.users.added.map((r: Rec) => r.id)).toEqual(['zz-new-user']);
     expect(byName.users.removed.map((r: Rec) => r.id)).toEqual([gone.id]);
-    expect(byName.users.changed).toEqual([{ key: { id: changed.id }, changes: [{ column: 'role', old: oldRole, new: changed.role }] }]);
+    expect(byName.users.changed).toEqual([
+      { key: { id: changed.id }, changes: [{ column: 'role', old: oldRole, new: changed.role }] },
+    ]);
     expect(byName.user_profiles.counts).toMatchObject({ added: 1, removed: 1, changed: 0 });
     expect(json.totals.exportsChanged).toBe(2);
 

@@ -12,8 +12,20 @@ import type { Dataset } from '../fake/types.js';
 // are computed from the fake's dataset, not from the client's output.
 
 type Row = Record<string, unknown>;
-const REALMS = [{ id: 'libvirt', driver: 'libvirt' as const }, { id: 'altvirt', driver: 'altvirt' as const }];
-const GROUPS = [['files', 'cnt'], ['files', 'size'], ['vms', 'cnt'], ['vms', 'mem'], ['vms', 'cores'], ['drives', 'cnt'], ['drives', 'size'], ['drives', 'used']] as const;
+const REALMS = [
+  { id: 'libvirt', driver: 'libvirt' as const },
+  { id: 'altvirt', driver: 'altvirt' as const },
+];
+const GROUPS = [
+  ['files', 'cnt'],
+  ['files', 'size'],
+  ['vms', 'cnt'],
+  ['vms', 'mem'],
+  ['vms', 'cores'],
+  ['drives', 'cnt'],
+  ['drives', 'size'],
+  ['drives', 'used'],
+] as const;
 
 let site: FakeSite | undefined;
 afterEach(async () => {
@@ -26,7 +38,9 @@ async function snapshot(s: FakeSite, env: Record<string, string>) {
   const res = await runCli(['--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out, '--quiet'], { env });
   expect(res.stderr).toBe('');
   expect(res.code).toBe(0);
-  const manifest = JSON.parse(readFileSync(join(out, '_snapshot-manifest.json'), 'utf8')) as { nullFields: Array<{ export: string; field: string; reason: string }> };
+  const manifest = JSON.parse(readFileSync(join(out, '_snapshot-manifest.json'), 'utf8')) as {
+    nullFields: Array<{ export: string; field: string; reason: string }>;
+  };
   const read = (name: string): Row[] => {
     const file = readdirSync(out).find((f) => f.replace(/^\d+-/, '').startsWith(`${name} (`))!;
     return JSON.parse(readFileSync(join(out, file), 'utf8'));
@@ -96,7 +110,11 @@ describe('exports of a 3.14.1 backend', () => {
     // Rule 3: an image without secureBoot on 3.14.1 is null, with no version-gap entry.
     expect(images.some((r) => r.secureBoot === null)).toBe(true);
     expect(manifest.nullFields.filter((n) => /3\.14\.1/.test(n.reason))).toEqual([]);
-    expect(manifest.nullFields.map((n) => `${n.export}.${n.field}`).sort()).toEqual(['vm_hardware_setups.deviceCount', 'vm_hardware_setups.externalServers', 'vm_hardware_setups.vmType']);
+    expect(manifest.nullFields.map((n) => `${n.export}.${n.field}`).sort()).toEqual([
+      'vm_hardware_setups.deviceCount',
+      'vm_hardware_setups.externalServers',
+      'vm_hardware_setups.vmType',
+    ]);
 
     // Rules 4 and 6: team settings and names, readable without joins.
     for (const t of d.teams) {
@@ -104,7 +122,12 @@ describe('exports of a 3.14.1 backend', () => {
       expect(JSON.parse(row.settings as string)).toEqual(t.settings);
     }
     const profiles = read('user_profiles');
-    for (const u of d.users) expect(profiles.find((p) => p.id === u.id)).toMatchObject({ firstName: u.firstName, lastName: u.lastName, state: u.state });
+    for (const u of d.users)
+      expect(profiles.find((p) => p.id === u.id)).toMatchObject({
+        firstName: u.firstName,
+        lastName: u.lastName,
+        state: u.state,
+      });
   });
 });
 
@@ -115,13 +138,24 @@ describe('exports of a 3.13.8 backend', () => {
     const { manifest, read } = await snapshot(site, perTypeTokenEnv());
     const gaps = manifest.nullFields.filter((n) => /was added in backend 3\.14\.1/.test(n.reason));
     expect(gaps.map((n) => `${n.export}.${n.field}`).sort()).toEqual(
-      ['drives.hasMessage', 'drives.keys', 'drives.sizeOnDisk', 'drives.snapshotPool', 'team_memberships.joined', 'team_memberships.modified', 'team_memberships.perm', 'vm_images.secureBoot'].sort(),
+      [
+        'drives.hasMessage',
+        'drives.keys',
+        'drives.sizeOnDisk',
+        'drives.snapshotPool',
+        'team_memberships.joined',
+        'team_memberships.modified',
+        'team_memberships.perm',
+        'vm_images.secureBoot',
+      ].sort(),
     );
     for (const g of gaps) expect(g.reason).toMatch(/this backend predates it \(its 3\.14\.1 routes answer 404\)/);
     // Usage was not read: null, and listed with the skipped route as the reason.
     const teams = read('teams');
     expect(teams.every((t) => t.usage_vms_cnt === null)).toBe(true);
-    expect(manifest.nullFields.find((n) => n.export === 'teams' && n.field === 'usage_vms_cnt')!.reason).toMatch(/GET \/api\/teams\/usage was skipped/);
+    expect(manifest.nullFields.find((n) => n.export === 'teams' && n.field === 'usage_vms_cnt')!.reason).toMatch(
+      /GET \/api\/teams\/usage was skipped/,
+    );
     const drives = read('drives');
     for (const x of d.drives) expect(drives.find((r) => r.id === x.id)!.noBackup).toBe(x.noBackup ?? true);
   });

@@ -11,18 +11,24 @@ import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { startFakeServer, type FakeServer } from '../fake/server.js';
 import { getTestCerts } from '../fake/certs.js';
 
-
-
 /** Help text with commander's line wrapping undone. */
 const flat = (text: string) => text.replace(/\s+/g, ' ');
 
 describe('--help', () => {
-  it('of the program shows the default command\'s options, not only the command list', async () => {
+  it("of the program shows the default command's options, not only the command list", async () => {
     const res = await runCli(['--help']);
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/Commands:\n/);
     expect(res.stdout).toContain('Without a command, svc-snapshot runs snapshot');
-    for (const flag of ['--base-url <url>', '--replay <dir>', '--out-dir <dir>', '--format <list>', '--allow-partial', '--json']) expect(res.stdout, flag).toContain(flag);
+    for (const flag of [
+      '--base-url <url>',
+      '--replay <dir>',
+      '--out-dir <dir>',
+      '--format <list>',
+      '--allow-partial',
+      '--json',
+    ])
+      expect(res.stdout, flag).toContain(flag);
   });
 
   it('of convert offers only the formats convert writes, and --format json alone is refused as help says', async () => {
@@ -54,11 +60,13 @@ describe('--help', () => {
     ['history', './svc-snapshot-<date of that snapshot>'],
   ])('of %s shows the --out-dir default', async (command, shown) => {
     const help = flat((await runCli([command, '--help'])).stdout);
-    expect(help).toMatch(new RegExp(`--out-dir <dir> [^\\n]*?\\(default ${shown.replace(/[.*+?^${}()|[\]\\<>]/g, '\\$&')}`));
+    expect(help).toMatch(
+      new RegExp(`--out-dir <dir> [^\\n]*?\\(default ${shown.replace(/[.*+?^${}()|[\]\\<>]/g, '\\$&')}`),
+    );
   });
 });
 
-describe('the audit help\'s --objects example', () => {
+describe("the audit help's --objects example", () => {
   let server: FakeServer;
   beforeAll(async () => {
     server = await startFakeServer(createAuditBackend().handlers, { tls: true });
@@ -69,17 +77,34 @@ describe('the audit help\'s --objects example', () => {
 
   it('names types the audit service has (User, Team, Drive, Project), and runs as written', async () => {
     const help = (await runCli(['audit', '--help'])).stdout;
-    const example = help.split("\n").find((l) => l.includes("$ ") && l.includes("--objects"));
+    const example = help.split('\n').find((l) => l.includes('$ ') && l.includes('--objects'));
     expect(example, help).toBeDefined();
     const values = [...example!.matchAll(/--objects (\S+)/g)].map((m) => m[1]!);
     expect(values.length).toBeGreaterThan(0);
     for (const v of values) expect(['User', 'Team', 'Drive', 'Project'], v).toContain(v.split(':')[0]);
     const out = join(tmpDir(), 'a');
-    const res = await runCli(['audit', '--audit-url', server.url, '--ca-file', getTestCerts().caFile, '--out-dir', out, '--quiet', ...values.flatMap((v) => ['--objects', v])], {
-      env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN },
-    });
+    const res = await runCli(
+      [
+        'audit',
+        '--audit-url',
+        server.url,
+        '--ca-file',
+        getTestCerts().caFile,
+        '--out-dir',
+        out,
+        '--quiet',
+        ...values.flatMap((v) => ['--objects', v]),
+      ],
+      {
+        env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN },
+      },
+    );
     expect(res.code, res.stderr).toBe(0);
-    expect(readdirSync(out).filter((f) => f.startsWith('objects-')).sort()).toEqual(values.map((v) => `objects-${v.split(':')[0]}-2037-12-31.json`).sort());
+    expect(
+      readdirSync(out)
+        .filter((f) => f.startsWith('objects-'))
+        .sort(),
+    ).toEqual(values.map((v) => `objects-${v.split(':')[0]}-2037-12-31.json`).sort());
   });
 });
 
@@ -88,9 +113,13 @@ describe('history --history <directory>', () => {
     const cwd = tmpDir();
     mkdirSync(join(cwd, 'svc-snapshot-2026-11-23'));
     mkdirSync(join(cwd, 'svc-snapshot-2026-11-24'));
-    const res = await runCli(['history', 'load', '--history', 'svc-snapshot-2026-11-23', 'svc-snapshot-2026-11-24'], { cwd });
+    const res = await runCli(['history', 'load', '--history', 'svc-snapshot-2026-11-23', 'svc-snapshot-2026-11-24'], {
+      cwd,
+    });
     expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(/--history "svc-snapshot-2026-11-23" is a directory, not a database: --history takes the argument after it as its target/);
+    expect(res.stderr).toMatch(
+      /--history "svc-snapshot-2026-11-23" is a directory, not a database: --history takes the argument after it as its target/,
+    );
     expect(res.stderr).toMatch(/--history=<file>/);
     expect(res.stderr).not.toMatch(/ConnectionFailed|SQLITE|\n\s+at /);
     expect(readdirSync(cwd).sort()).toEqual(['svc-snapshot-2026-11-23', 'svc-snapshot-2026-11-24']);
@@ -100,13 +129,29 @@ describe('history --history <directory>', () => {
   it('on a snapshot, publishes the snapshot first, then says the directory was taken as the database: exit 1, the advice, and how to load it later', async () => {
     const cwd = tmpDir();
     mkdirSync(join(cwd, 'taken'));
-    const res = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', 'night', '--history', 'taken', '--json'], { cwd });
+    const res = await runCli(
+      [
+        '--replay',
+        join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+        '--out-dir',
+        'night',
+        '--history',
+        'taken',
+        '--json',
+      ],
+      { cwd },
+    );
     expect(res.code, res.stderr).toBe(1);
-    expect(res.stderr).toMatch(/the snapshot was published to \S*night, but loading it into the history database failed: the history database "\S*taken" is a directory, not a database: --history takes the argument after it as its target/);
+    expect(res.stderr).toMatch(
+      /the snapshot was published to \S*night, but loading it into the history database failed: the history database "\S*taken" is a directory, not a database: --history takes the argument after it as its target/,
+    );
     expect(res.stderr).toMatch(/--history=<file>.*Load it later with: svc-snapshot history load \S*night/s);
     expect(res.stderr).not.toMatch(/SQLITE|\n\s+at /);
     const summary = JSON.parse(res.stdout) as { history: { status: string; error: string } };
-    expect(summary.history).toMatchObject({ status: 'failed', error: expect.stringMatching(/is a directory, not a database/) });
+    expect(summary.history).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/is a directory, not a database/),
+    });
     expect(readdirSync(cwd).sort()).toEqual(['night', 'taken']);
     expect(readdirSync(join(cwd, 'taken'))).toEqual([]);
     // The night is there, whole: it verifies, and loads once --history names a file.

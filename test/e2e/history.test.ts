@@ -24,9 +24,21 @@ describe('the history database through the real binary', () => {
   it('snapshot --history loads the live snapshot after publishing, and history as-of gives it back byte for byte', async () => {
     const dir = tmpDir();
     const history = join(dir, 'h.sqlite');
-    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(dir, 'snap'), `--history=${history}`, '--json'], {
-      env: { SVC_TOKEN: ALL_TYPES_TOKEN.value },
-    });
+    const res = await runCli(
+      [
+        '--base-url',
+        site.url,
+        '--ca-file',
+        site.caFile,
+        '--out-dir',
+        join(dir, 'snap'),
+        `--history=${history}`,
+        '--json',
+      ],
+      {
+        env: { SVC_TOKEN: ALL_TYPES_TOKEN.value },
+      },
+    );
     expect(res.stderr).not.toMatch(/error/);
     expect(res.code).toBe(0);
     const summary = SnapshotSummary.parse(JSON.parse(res.stdout));
@@ -36,7 +48,16 @@ describe('the history database through the real binary', () => {
     const parsed = HistoryRunsSummary.parse(JSON.parse(runs.stdout));
     expect(parsed.runs).toHaveLength(1);
     expect(parsed.runs[0]!.counts.users).toBe(summary.exports.find((e) => e.export === 'users')!.count);
-    const asOf = await runCli(['history', 'as-of', summary.date, '--history', history, '--out-dir', join(dir, 'back'), '--quiet']);
+    const asOf = await runCli([
+      'history',
+      'as-of',
+      summary.date,
+      '--history',
+      history,
+      '--out-dir',
+      join(dir, 'back'),
+      '--quiet',
+    ]);
     expect(asOf.code).toBe(0);
     sameDirectories(join(dir, 'snap'), join(dir, 'back'));
     // Again: nothing changes.
@@ -49,9 +70,17 @@ describe('the history database through the real binary', () => {
     const dir = tmpDir();
     const notDb = join(dir, 'not-a-db.sqlite');
     writeFileSync(notDb, 'plain text, not SQLite '.repeat(100));
-    const res = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(dir, 'snap'), `--history=${notDb}`]);
+    const res = await runCli([
+      '--replay',
+      join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+      '--out-dir',
+      join(dir, 'snap'),
+      `--history=${notDb}`,
+    ]);
     expect(res.code).toBe(1);
-    expect(res.stderr).toMatch(/snapshot was published to .*snap, but loading it into the history database failed: .*not-a-db\.sqlite/);
+    expect(res.stderr).toMatch(
+      /snapshot was published to .*snap, but loading it into the history database failed: .*not-a-db\.sqlite/,
+    );
     expect(res.stderr).not.toMatch(/\n\s+at /);
     expect(existsSync(join(dir, 'snap', '_snapshot-manifest.json'))).toBe(true);
   });
@@ -59,14 +88,41 @@ describe('the history database through the real binary', () => {
   it('loads raw collections (built first), refuses a second snapshot with the same time, and rebuilds the replay byte for byte', async () => {
     const dir = tmpDir();
     const history = join(dir, 'h.sqlite');
-    const replay = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(dir, 'replayed'), '--quiet']);
+    const replay = await runCli([
+      '--replay',
+      join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+      '--out-dir',
+      join(dir, 'replayed'),
+      '--quiet',
+    ]);
     expect(replay.code).toBe(0);
-    const load = await runCli(['history', 'load', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), `--history=${history}`, '--quiet']);
+    const load = await runCli([
+      'history',
+      'load',
+      join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+      `--history=${history}`,
+      '--quiet',
+    ]);
     expect(load.code).toBe(0);
-    const clash = await runCli(['history', 'load', join(REPO_ROOT, 'recordings', 'platform-3.13.8'), `--history=${history}`]);
+    const clash = await runCli([
+      'history',
+      'load',
+      join(REPO_ROOT, 'recordings', 'platform-3.13.8'),
+      `--history=${history}`,
+    ]);
     expect(clash.code).toBe(1);
-    expect(clash.stderr).toMatch(/a different snapshot of https:\/\/platform\.example\.org taken at 2026-11-21T02:00:00\.000Z is already loaded/);
-    const back = await runCli(['history', 'as-of', '2026-11-21', `--history=${history}`, '--out-dir', join(dir, 'back'), '--quiet']);
+    expect(clash.stderr).toMatch(
+      /a different snapshot of https:\/\/platform\.example\.org taken at 2026-11-21T02:00:00\.000Z is already loaded/,
+    );
+    const back = await runCli([
+      'history',
+      'as-of',
+      '2026-11-21',
+      `--history=${history}`,
+      '--out-dir',
+      join(dir, 'back'),
+      '--quiet',
+    ]);
     expect(back.code).toBe(0);
     for (const f of readdirSync(join(dir, 'replayed'))) {
       if (f === '_snapshot-manifest.json') continue;
@@ -77,23 +133,31 @@ describe('the history database through the real binary', () => {
   it('refuses, from the checks before anything is stored, a record laid out otherwise on a first load and records out of order on a later night, loading nothing of either', async () => {
     const dir = tmpDir();
     const history = join(dir, 'h.sqlite');
-    const names = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`u${String(i).padStart(4, '0')}`, `Name ${i}`]));
+    const names = Object.fromEntries(
+      Array.from({ length: 3000 }, (_, i) => [`u${String(i).padStart(4, '0')}`, `Name ${i}`]),
+    );
     const night = (date: string) => ({ date, records: { users: USERS(names) } });
     const spaced = writeNight(join(dir, 'spaced'), night('2026-11-05'));
     tamperExport(spaced, 'users', (text) => text.replace('"id": "u2900"', '"id":  "u2900"'));
     const refused = await runCli(['history', 'load', spaced, `--history=${history}`]);
-    expect([refused.code, refused.stderr]).toEqual([1, expect.stringMatching(/users \(11-5-2026\)\.json in .*spaced is not laid out as svc-snapshot writes exports/)]);
+    expect([refused.code, refused.stderr]).toEqual([
+      1,
+      expect.stringMatching(/users \(11-5-2026\)\.json in .*spaced is not laid out as svc-snapshot writes exports/),
+    ]);
     const good = writeNight(join(dir, 'good'), night('2026-11-05'));
     expect((await runCli(['history', 'load', good, `--history=${history}`, '--quiet'])).code).toBe(0);
     const swapped = writeNight(join(dir, 'swapped'), night('2026-11-06'));
     tamperExport(swapped, 'users', (text) => swapWithNext(text, 'u2000'));
     const later = await runCli(['history', 'load', swapped, `--history=${history}`]);
-    expect([later.code, later.stderr]).toEqual([1, expect.stringMatching(/swapped is not sorted by its key \(record 2002 sorts before the one above it\)/)]);
+    expect([later.code, later.stderr]).toEqual([
+      1,
+      expect.stringMatching(/swapped is not sorted by its key \(record 2002 sorts before the one above it\)/),
+    ]);
     const runs = await runCli(['history', 'runs', `--history=${history}`, '--json']);
     expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs.map((r) => r.date)).toEqual(['2026-11-05']);
   });
 
-  it('refuses a night whose users export was edited after publishing, though its hash is the night before\'s: exit 1 naming the file, the night before stays', async () => {
+  it("refuses a night whose users export was edited after publishing, though its hash is the night before's: exit 1 naming the file, the night before stays", async () => {
     const dir = tmpDir();
     const history = join(dir, 'h.sqlite');
     const first = writeNight(join(dir, 'n1'), NIGHTS[0]!);
@@ -101,7 +165,12 @@ describe('the history database through the real binary', () => {
     const users = readdirSync(next).find((n) => n.includes('-users '))!;
     writeFileSync(join(next, users), readFileSync(join(next, users), 'utf8').replace('"Bob"', '"Rob"'));
     const res = await runCli(['history', 'load', first, next, `--history=${history}`]);
-    expect([res.code, res.stderr]).toEqual([1, expect.stringMatching(/history load stopped at .*n2: 3-users \(11-2-2026\)\.json in .*n2 does not match the sha256 in _snapshot-manifest\.json.*the 1 snapshot\(s\) before it stay loaded/)]);
+    expect([res.code, res.stderr]).toEqual([
+      1,
+      expect.stringMatching(
+        /history load stopped at .*n2: 3-users \(11-2-2026\)\.json in .*n2 does not match the sha256 in _snapshot-manifest\.json.*the 1 snapshot\(s\) before it stay loaded/,
+      ),
+    ]);
     const runs = await runCli(['history', 'runs', `--history=${history}`, '--json']);
     expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs.map((r) => r.date)).toEqual(['2026-11-01']);
   });
@@ -119,7 +188,9 @@ describe('the history database through the real binary', () => {
       // Once the load has the database open, it is waiting for the lock.
       const opened = () => {
         try {
-          return readdirSync(`/proc/${child.pid}/fd`).some((fd) => readlinkSync(`/proc/${child.pid}/fd/${fd}`) === history);
+          return readdirSync(`/proc/${child.pid}/fd`).some(
+            (fd) => readlinkSync(`/proc/${child.pid}/fd/${fd}`) === history,
+          );
         } catch {
           return false;
         }
@@ -128,10 +199,14 @@ describe('the history database through the real binary', () => {
       child.kill('SIGTERM');
       const res = await result;
       expect(res.code).toBe(143);
-      expect(res.stderr).toMatch(/interrupted by SIGTERM; nothing of the snapshot being loaded is in the history database/);
+      expect(res.stderr).toMatch(
+        /interrupted by SIGTERM; nothing of the snapshot being loaded is in the history database/,
+      );
       const locked = await runCli(['history', 'load', second!, `--history=${history}`]);
       expect(locked.code).toBe(1);
-      expect(locked.stderr).toMatch(/h\.sqlite is being written by another process .* still locked after 10 s; nothing was loaded/);
+      expect(locked.stderr).toMatch(
+        /h\.sqlite is being written by another process .* still locked after 10 s; nothing was loaded/,
+      );
     } finally {
       holder.exec('ROLLBACK');
       holder.close();
@@ -146,7 +221,13 @@ describe('the history database through the real binary', () => {
     expect(pw.code).toBe(2);
     expect(pw.stderr + pw.stdout).not.toMatch(/Hunter2/);
     expect(pw.stderr).toMatch(/PGPASSWORD or ~\/\.pgpass/);
-    const snapPw = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(dir, 'never'), '--history=postgres://svc:Hunter2-secret@127.0.0.1/inv']);
+    const snapPw = await runCli([
+      '--replay',
+      join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+      '--out-dir',
+      join(dir, 'never'),
+      '--history=postgres://svc:Hunter2-secret@127.0.0.1/inv',
+    ]);
     expect(snapPw.code).toBe(2);
     expect(snapPw.stderr).not.toMatch(/Hunter2/);
     expect(existsSync(join(dir, 'never'))).toBe(false);
@@ -170,9 +251,15 @@ describe.skipIf(postgresUnavailable() !== null)('the history database on Postgre
       const dirs = NIGHTS.map((n) => writeNight(join(dir, `svc-snapshot-${n.date}`), n));
       const load = await runCli(['history', 'load', ...dirs.reverse(), `--history=${url}`, '--json']);
       expect(load.code).toBe(0);
-      expect(HistoryLoadSummary.parse(JSON.parse(load.stdout)).snapshots.map((s) => s.status)).toEqual(['loaded', 'loaded', 'loaded']);
+      expect(HistoryLoadSummary.parse(JSON.parse(load.stdout)).snapshots.map((s) => s.status)).toEqual([
+        'loaded',
+        'loaded',
+        'loaded',
+      ]);
       const runs = await runCli(['history', 'runs', `--history=${url}`, '--json']);
-      expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs.map((r) => r.date)).toEqual(NIGHTS.map((n) => n.date));
+      expect(HistoryRunsSummary.parse(JSON.parse(runs.stdout)).runs.map((r) => r.date)).toEqual(
+        NIGHTS.map((n) => n.date),
+      );
       for (const n of NIGHTS) {
         const out = join(dir, `back-${n.date}`);
         const res = await runCli(['history', 'as-of', n.date, `--history=${url}`, '--out-dir', out, '--quiet']);
@@ -202,23 +289,37 @@ describe.skipIf(postgresUnavailable() !== null)('the history database on Postgre
       await holder.query('SELECT pg_advisory_lock($1)', [0x5_3_5_6_4_3]);
       const { child, result } = startCli(['history', 'load', second!, `--history=${url}`]);
       // Until the server shows the load waiting for the lock.
-      const waiting = async () => Number((await holder!.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0].count);
+      const waiting = async () =>
+        Number(
+          (await holder!.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0]
+            .count,
+        );
       while ((await waiting()) === 0) await new Promise((r) => setTimeout(r, 20));
       child.kill('SIGTERM');
       const res = await result;
       expect(res.code).toBe(143);
-      expect(res.stderr).toMatch(/interrupted by SIGTERM; nothing of the snapshot being loaded is in the history database; the snapshots loaded before it stay loaded/);
+      expect(res.stderr).toMatch(
+        /interrupted by SIGTERM; nothing of the snapshot being loaded is in the history database; the snapshots loaded before it stay loaded/,
+      );
       // The server notices the killed client only when its lock wait ends: that backend is ended here.
       await holder.query("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
       while ((await waiting()) > 0) await new Promise((r) => setTimeout(r, 20));
       // The same during snapshot --history, once the snapshot is published: it stays, and the message says where.
       const snap = join(dir, 'snap');
-      const second2 = startCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', snap, `--history=${url}`]);
+      const second2 = startCli([
+        '--replay',
+        join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+        '--out-dir',
+        snap,
+        `--history=${url}`,
+      ]);
       while ((await waiting()) === 0) await new Promise((r) => setTimeout(r, 20));
       second2.child.kill('SIGTERM');
       const published = await second2.result;
       expect(published.code).toBe(143);
-      expect(published.stderr).toContain(`interrupted by SIGTERM; the snapshot was published to ${snap}; a history load in progress is rolled back: load it later with svc-snapshot history load ${snap}`);
+      expect(published.stderr).toContain(
+        `interrupted by SIGTERM; the snapshot was published to ${snap}; a history load in progress is rolled back: load it later with svc-snapshot history load ${snap}`,
+      );
       expect(existsSync(join(snap, '_snapshot-manifest.json'))).toBe(true);
       await holder.query('SELECT pg_advisory_unlock($1)', [0x5_3_5_6_4_3]);
       const runs = await runCli(['history', 'runs', `--history=${url}`, '--json']);

@@ -12,7 +12,10 @@ import { parseCsv } from '../helpers/csv-parse.js';
 // over HTTPS on 127.0.0.1. Expected values come from the fake's dataset.
 
 type Row = Record<string, unknown>;
-const REALMS = [{ id: 'libvirt', driver: 'libvirt' as const }, { id: 'altvirt', driver: 'altvirt' as const }];
+const REALMS = [
+  { id: 'libvirt', driver: 'libvirt' as const },
+  { id: 'altvirt', driver: 'altvirt' as const },
+];
 const VM_EXPORTS = ['vm_configs', 'active_vms', 'realms'];
 const HOSTILE = '=HYPERLINK("http://evil.example","x")';
 
@@ -58,7 +61,12 @@ function dataset(): Dataset {
   return d;
 }
 
-async function snapshot(s: FakeSite, out: string, extra: string[] = [], env: Record<string, string> = { SVC_TOKEN: ALL_TYPES_TOKEN.value }) {
+async function snapshot(
+  s: FakeSite,
+  out: string,
+  extra: string[] = [],
+  env: Record<string, string> = { SVC_TOKEN: ALL_TYPES_TOKEN.value },
+) {
   return runCli(['--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out, '--quiet', ...extra], { env });
 }
 
@@ -96,7 +104,11 @@ describe('--include vms', () => {
     const src = d.perRealm.get('libvirt')!.configs[0]!;
     const first = configs.find((c) => c.realmID === 'libvirt' && c.id === src.id)!;
     expect(first.name).toBe(HOSTILE);
-    expect(first.driveSlots).toEqual(Object.entries(src.driveSlots).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`));
+    expect(first.driveSlots).toEqual(
+      Object.entries(src.driveSlots)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([k, v]) => `${k}=${v}`),
+    );
     expect(first.services).toBe(JSON.stringify(src.services));
 
     const active = read(vms, 'active_vms');
@@ -111,7 +123,12 @@ describe('--include vms', () => {
 
     expect(read(vms, 'realms')).toEqual([
       { id: 'altvirt', name: '-2+3', driver: 'altvirt', isDefault: d.realms.defaultRealm === 'altvirt' },
-      { id: 'libvirt', name: d.realms.realms.libvirt!.name, driver: 'libvirt', isDefault: d.realms.defaultRealm === 'libvirt' },
+      {
+        id: 'libvirt',
+        name: d.realms.realms.libvirt!.name,
+        driver: 'libvirt',
+        isDefault: d.realms.defaultRealm === 'libvirt',
+      },
     ]);
 
     // Spreadsheet escaping applies to the new text columns: no formula, ever.
@@ -125,8 +142,11 @@ describe('--include vms', () => {
 
     // Replay of its raw/ with --include vms: the same export files.
     const replay = join(parent, 'replay');
-    expect((await runCli(['--replay', join(vms, 'raw'), '--out-dir', replay, '--include', 'vms', '--quiet'])).code).toBe(0);
-    for (const e of m.exports) expect(readFileSync(join(replay, e.file)), e.file).toEqual(readFileSync(join(vms, e.file)));
+    expect(
+      (await runCli(['--replay', join(vms, 'raw'), '--out-dir', replay, '--include', 'vms', '--quiet'])).code,
+    ).toBe(0);
+    for (const e of m.exports)
+      expect(readFileSync(join(replay, e.file)), e.file).toEqual(readFileSync(join(vms, e.file)));
 
     // convert of it writes the three exports' forms, the same bytes as --format wrote.
     const conv = join(parent, 'conv');
@@ -134,7 +154,16 @@ describe('--include vms', () => {
     for (const f of files(conv)) expect(readFileSync(join(conv, f)), f).toEqual(readFileSync(join(vms, f)));
     expect(files(conv)).toHaveLength(18);
     // convert --include vms of a snapshot taken without it: usage error naming the way out.
-    const refused = await runCli(['convert', plain, '--format', 'csv', '--include', 'vms', '--out-dir', join(parent, 'conv2')]);
+    const refused = await runCli([
+      'convert',
+      plain,
+      '--format',
+      'csv',
+      '--include',
+      'vms',
+      '--out-dir',
+      join(parent, 'conv2'),
+    ]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/taken without --include vms.*--replay/);
     expect(readdirSync(parent)).not.toContain('conv2');
@@ -156,12 +185,22 @@ describe('--include vms', () => {
     const m = manifestOf(out);
     expect(m.complete).toBe(false);
     const entry = (name: string) => m.exports.find((e: { export: string }) => e.export === name);
-    expect(entry('vm_configs')).toMatchObject({ available: true, reason: expect.stringMatching(/^incomplete: GET \/api\/vms\/altvirt\/configs failed/) });
-    expect(read(out, 'vm_configs').map((c) => c.realmID)).toEqual(site.backend.dataset.perRealm.get('libvirt')!.configs.map(() => 'libvirt'));
-    expect(entry('active_vms')).toMatchObject({ available: true, count: REALMS.reduce((n, r) => n + site!.backend.dataset.perRealm.get(r.id)!.activeVms.length, 0) });
+    expect(entry('vm_configs')).toMatchObject({
+      available: true,
+      reason: expect.stringMatching(/^incomplete: GET \/api\/vms\/altvirt\/configs failed/),
+    });
+    expect(read(out, 'vm_configs').map((c) => c.realmID)).toEqual(
+      site.backend.dataset.perRealm.get('libvirt')!.configs.map(() => 'libvirt'),
+    );
+    expect(entry('active_vms')).toMatchObject({
+      available: true,
+      count: REALMS.reduce((n, r) => n + site!.backend.dataset.perRealm.get(r.id)!.activeVms.length, 0),
+    });
     expect(entry('active_vms')).not.toHaveProperty('reason');
     expect(entry('users')).toMatchObject({ available: true });
-    expect(m.nullFields).toContainEqual(expect.objectContaining({ export: 'vm_hardware_setups', field: 'vmConfigCount' }));
+    expect(m.nullFields).toContainEqual(
+      expect.objectContaining({ export: 'vm_hardware_setups', field: 'vmConfigCount' }),
+    );
   });
 
   it("a running VM whose realmID names another realm than its route: exported under the route's realm, reported as a validation issue in the manifest, the summary and the metrics; fatal with --strict", async () => {
@@ -173,7 +212,21 @@ describe('--include vms', () => {
     const parent = tmpDir();
     const out = join(parent, 'snap');
     const metrics = join(parent, 'svc.prom');
-    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', out, '--include', 'vms', '--metrics-file', metrics], { env: { SVC_TOKEN: ALL_TYPES_TOKEN.value } });
+    const res = await runCli(
+      [
+        '--base-url',
+        site.url,
+        '--ca-file',
+        site.caFile,
+        '--out-dir',
+        out,
+        '--include',
+        'vms',
+        '--metrics-file',
+        metrics,
+      ],
+      { env: { SVC_TOKEN: ALL_TYPES_TOKEN.value } },
+    );
     expect(res.code).toBe(0);
     const rows = read(out, 'active_vms');
     expect(rows.filter((r) => r.id === moved.id).map((r) => r.realmID)).toEqual(['altvirt']);
@@ -181,14 +234,23 @@ describe('--include vms', () => {
     const index = alt.activeVms.indexOf(moved);
     expect(manifestOf(out).validation).toEqual({
       issues: 1,
-      samples: [{ route: 'GET /api/vms/altvirt/active', index, path: 'realmID', message: "names another realm than the route that listed the record; it is exported under the route's realm" }],
+      samples: [
+        {
+          route: 'GET /api/vms/altvirt/active',
+          index,
+          path: 'realmID',
+          message: "names another realm than the route that listed the record; it is exported under the route's realm",
+        },
+      ],
     });
     expect(res.stderr).toMatch(/1 validation issue in the responses/);
     expect(res.stdout).toMatch(/validation: 1 issue in the responses/);
     expect(readFileSync(metrics, 'utf8')).toMatch(/^svc_snapshot_validation_issues\{[^}]*\} 1$/m);
     const strict = await snapshot(site, join(parent, 'strict'), ['--include', 'vms', '--strict']);
     expect(strict.code).toBe(1);
-    expect(strict.stderr).toContain(`--strict: 1 schema problem in the responses (GET /api/vms/altvirt/active record ${index} realmID: names another realm than the route that listed the record`);
+    expect(strict.stderr).toContain(
+      `--strict: 1 schema problem in the responses (GET /api/vms/altvirt/active record ${index} realmID: names another realm than the route that listed the record`,
+    );
     expect(readdirSync(parent).sort()).toEqual(['snap', 'svc.prom']);
   });
 
@@ -200,7 +262,11 @@ describe('--include vms', () => {
     expect(read(out, 'realms')).toEqual([{ id: 'libvirt', name: null, driver: null, isDefault: null }]);
     const nulls = manifestOf(out).nullFields.filter((n: { export: string }) => n.export === 'realms');
     expect(nulls.map((n: { field: string }) => n.field)).toEqual(['name', 'driver', 'isDefault']);
-    for (const n of nulls) expect(n).toMatchObject({ reason: expect.stringMatching(/^GET \/api\/realms was skipped: route added in backend 3.14.1/), proposedRoute: 'GET /api/realms' });
+    for (const n of nulls)
+      expect(n).toMatchObject({
+        reason: expect.stringMatching(/^GET \/api\/realms was skipped: route added in backend 3.14.1/),
+        proposedRoute: 'GET /api/realms',
+      });
     expect(read(out, 'vm_configs')).toHaveLength(site.backend.dataset.perRealm.get('libvirt')!.configs.length);
   });
 
@@ -209,16 +275,25 @@ describe('--include vms', () => {
     site = await startFakeSite({ dataset: d });
     const parent = tmpDir();
     const raw = join(parent, 'raw');
-    expect((await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', raw, '--quiet'], { env: { SVC_TOKEN: ALL_TYPES_TOKEN.value } })).code).toBe(0);
+    expect(
+      (
+        await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', raw, '--quiet'], {
+          env: { SVC_TOKEN: ALL_TYPES_TOKEN.value },
+        })
+      ).code,
+    ).toBe(0);
     const snap = join(parent, 'snap');
     expect((await runCli(['--replay', raw, '--out-dir', snap, '--include', 'vms', '--quiet'])).code).toBe(0);
     const db = join(parent, 'h.sqlite');
     const load = await runCli(['history', 'load', raw, '--include', 'vms', '--history', db, '--quiet']);
     expect(load.code).toBe(0);
     const asOf = join(parent, 'asof');
-    expect((await runCli(['history', 'as-of', '2099-01-01', '--history', db, '--out-dir', asOf, '--quiet'])).code).toBe(0);
+    expect((await runCli(['history', 'as-of', '2099-01-01', '--history', db, '--out-dir', asOf, '--quiet'])).code).toBe(
+      0,
+    );
     const m = manifestOf(snap);
-    for (const e of m.exports) expect(readFileSync(join(asOf, e.file)), e.file).toEqual(readFileSync(join(snap, e.file)));
+    for (const e of m.exports)
+      expect(readFileSync(join(asOf, e.file)), e.file).toEqual(readFileSync(join(snap, e.file)));
     const repeated = d.perRealm.get('libvirt')!.configs[1]!.id;
     const log = await runCli(['history', 'log', 'vm_configs', 'altvirt', repeated, '--history', db, '--json']);
     expect(log.code).toBe(0);
@@ -228,13 +303,17 @@ describe('--include vms', () => {
   it('history load --include vms of a snapshot taken without it loads what it holds and says so', async () => {
     const parent = tmpDir();
     const snap = join(parent, 'snap');
-    expect((await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', snap, '--quiet'])).code).toBe(0);
+    expect(
+      (await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', snap, '--quiet'])).code,
+    ).toBe(0);
     const db = join(parent, 'h.sqlite');
     const load = await runCli(['history', 'load', snap, '--include', 'vms', '--history', db]);
     expect(load.code).toBe(0);
     expect(load.stderr).toMatch(/was taken without --include vms: its records of those exports are left as they were/);
     const asOf = join(parent, 'asof');
-    expect((await runCli(['history', 'as-of', '2099-01-01', '--history', db, '--out-dir', asOf, '--quiet'])).code).toBe(0);
+    expect((await runCli(['history', 'as-of', '2099-01-01', '--history', db, '--out-dir', asOf, '--quiet'])).code).toBe(
+      0,
+    );
     expect(files(asOf)).toEqual(files(snap));
   });
 

@@ -18,7 +18,11 @@ const PKG = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as
 function installed(prefix: string, args: string[], cwd: string) {
   return run('svc-snapshot', args, { cwd, env: npmEnv({ PATH: `${join(prefix, 'bin')}:${process.env.PATH}` }) }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }),
+    (e: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: e.code ?? -1,
+      stdout: e.stdout ?? '',
+      stderr: e.stderr ?? '',
+    }),
   );
 }
 
@@ -29,7 +33,18 @@ describe('installed with npm install -g', () => {
     // lib/ is built already: no prepare script needed to pack it.
     const { tarball, files } = await pack(work);
     // What bin/ runs and nothing of the development tree.
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'bin/svc-snapshot.js', 'lib/main.js', 'lib/ping-child.js', 'README.md', 'CHANGELOG.md', 'docs/systemd/install.sh', 'docs/systemd/svc-snapshot.service']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'bin/svc-snapshot.js',
+        'lib/main.js',
+        'lib/ping-child.js',
+        'README.md',
+        'CHANGELOG.md',
+        'docs/systemd/install.sh',
+        'docs/systemd/svc-snapshot.service',
+      ]),
+    );
     // The README's screenshots are for the repository's page; the package does without them.
     expect(files.filter((f) => f.endsWith('.png'))).toEqual([]);
     expect(files.filter((f) => !/^(bin|lib|docs)\/|^(package\.json|README\.md|CHANGELOG\.md)$/.test(f))).toEqual([]);
@@ -55,7 +70,9 @@ describe('installed with npm install -g', () => {
     expect(outName).toMatch(/^svc-snapshot-\d{4}-\d{2}-\d{2}$/);
     // The same files as the clone's own binary writes.
     const fromClone = join(work, 'from-clone');
-    expect((await runCli(['--replay', RECORDING, '--quiet', '--format', 'csv,xlsx', '--out-dir', fromClone])).code).toBe(0);
+    expect(
+      (await runCli(['--replay', RECORDING, '--quiet', '--format', 'csv,xlsx', '--out-dir', fromClone])).code,
+    ).toBe(0);
     const out = join(elsewhere, outName!);
     expect(readdirSync(out).sort()).toEqual(readdirSync(fromClone).sort());
     for (const f of readdirSync(fromClone).filter((n) => n.endsWith('.json') && !n.startsWith('_'))) {

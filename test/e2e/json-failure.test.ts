@@ -12,9 +12,10 @@ import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { REPO_ROOT, runCli, startCli, stderrSeen, tmpDir } from '../helpers/run-cli.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 
-
-
-const SCHEMA = JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'summary-schema.json'), 'utf8')) as Record<string, unknown>;
+const SCHEMA = JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'summary-schema.json'), 'utf8')) as Record<
+  string,
+  unknown
+>;
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 ajv.addSchema(SCHEMA, 'summary');
 
@@ -41,10 +42,20 @@ describe('--json on a failed run prints one object', () => {
     const cwd = tmpDir();
     site.backend.setFault('teams', { statuses: [500], always: true });
     try {
-      const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap', '--retries', '0', '--json'], { env: { SVC_TOKEN: TOKEN }, cwd });
+      const res = await runCli(
+        ['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap', '--retries', '0', '--json'],
+        { env: { SVC_TOKEN: TOKEN }, cwd },
+      );
       expect(res.code).toBe(1);
       const out = validOutput('failure', res.stdout);
-      expect(out).toMatchObject({ command: 'snapshot', ok: false, exitCode: 1, published: [], notPublished: [join(cwd, 'snap')], outcome: 'nothing was published' });
+      expect(out).toMatchObject({
+        command: 'snapshot',
+        ok: false,
+        exitCode: 1,
+        published: [],
+        notPublished: [join(cwd, 'snap')],
+        outcome: 'nothing was published',
+      });
       expect(out.error).toMatch(/GET \/api\/teams/);
       expect(res.stdout).not.toContain(TOKEN);
       expect(readdirSync(cwd)).toEqual([]);
@@ -54,7 +65,10 @@ describe('--json on a failed run prints one object', () => {
   });
 
   it('snapshot with a refused token (exit 3)', async () => {
-    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 's'), '--json'], { env: { SVC_TOKEN: 'fake-token-unknown' } });
+    const res = await runCli(
+      ['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 's'), '--json'],
+      { env: { SVC_TOKEN: 'fake-token-unknown' } },
+    );
     expect(res.code).toBe(3);
     const out = validOutput('failure', res.stdout);
     expect(out).toMatchObject({ command: 'snapshot', exitCode: 3, published: [] });
@@ -63,17 +77,29 @@ describe('--json on a failed run prints one object', () => {
   });
 
   it('audit with a bad --objects type (exit 2): a usage error before any request', async () => {
-    const res = await runCli(['audit', '--audit-url', 'https://127.0.0.1:9', '--objects', '../etc', '--json'], { env: { SVC_AUDIT_TOKEN: 'abcdefghijklmnopqrstuv==' } });
+    const res = await runCli(['audit', '--audit-url', 'https://127.0.0.1:9', '--objects', '../etc', '--json'], {
+      env: { SVC_AUDIT_TOKEN: 'abcdefghijklmnopqrstuv==' },
+    });
     expect(res.code).toBe(2);
     const out = validOutput('failure', res.stdout);
-    expect(out).toMatchObject({ command: 'audit', exitCode: 2, published: [], notPublished: [], outcome: 'nothing was published' });
+    expect(out).toMatchObject({
+      command: 'audit',
+      exitCode: 2,
+      published: [],
+      notPublished: [],
+      outcome: 'nothing was published',
+    });
     expect(out.error).toMatch(/--objects/);
   });
 
   it('a flag the command does not know (exit 2), and history load with a damaged snapshot (exit 1)', async () => {
     const unknown = await runCli(['collect', '--json', '--no-such-flag']);
     expect(unknown.code).toBe(2);
-    expect(validOutput('failure', unknown.stdout)).toMatchObject({ command: 'collect', exitCode: 2, error: "unknown option '--no-such-flag'" });
+    expect(validOutput('failure', unknown.stdout)).toMatchObject({
+      command: 'collect',
+      exitCode: 2,
+      error: "unknown option '--no-such-flag'",
+    });
 
     const cwd = tmpDir();
     mkdirSync(join(cwd, 'not-a-snapshot'));
@@ -87,12 +113,20 @@ describe('--json on a failed run prints one object', () => {
     const cwd = tmpDir();
     site.backend.setFault('drives', { delayMs: 20_000 });
     try {
-      const { child, result } = startCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap', '--json'], { env: { SVC_TOKEN: TOKEN }, cwd });
+      const { child, result } = startCli(
+        ['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap', '--json'],
+        { env: { SVC_TOKEN: TOKEN }, cwd },
+      );
       await stderrSeen(child, 'GET /api/users');
       child.kill('SIGTERM');
       const res = await result;
       expect(res.code).toBe(143);
-      expect(validOutput('failure', res.stdout)).toMatchObject({ command: 'snapshot', exitCode: 143, published: [], outcome: 'nothing was published' });
+      expect(validOutput('failure', res.stdout)).toMatchObject({
+        command: 'snapshot',
+        exitCode: 143,
+        published: [],
+        outcome: 'nothing was published',
+      });
       expect(existsSync(join(cwd, 'snap'))).toBe(false);
     } finally {
       site.backend.clearFaults();
@@ -102,7 +136,21 @@ describe('--json on a failed run prints one object', () => {
   it('is not printed when the command printed its own summary (collect with failed routes, exit 4)', async () => {
     site.backend.setFault('teams', { statuses: [500], always: true });
     try {
-      const res = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 'c'), '--retries', '0', '--json'], { env: { SVC_TOKEN: TOKEN } });
+      const res = await runCli(
+        [
+          'collect',
+          '--base-url',
+          site.url,
+          '--ca-file',
+          site.caFile,
+          '--out-dir',
+          join(tmpDir(), 'c'),
+          '--retries',
+          '0',
+          '--json',
+        ],
+        { env: { SVC_TOKEN: TOKEN } },
+      );
       expect(res.code).toBe(4);
       expect(validOutput('collect', res.stdout)).toMatchObject({ command: 'collect', complete: false });
     } finally {
@@ -113,17 +161,38 @@ describe('--json on a failed run prints one object', () => {
 
 describe('docs/summary-schema.json, read by a JSON Schema validator', () => {
   it('accepts the summaries of runs that finish', async () => {
-    const replay = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', join(tmpDir(), 's'), '--json']);
+    const replay = await runCli([
+      '--replay',
+      join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+      '--out-dir',
+      join(tmpDir(), 's'),
+      '--json',
+    ]);
     expect(replay.code).toBe(0);
     validOutput('snapshot', replay.stdout);
-    const check = await runCli(['check', '--base-url', site.url, '--ca-file', site.caFile, '--json'], { env: { SVC_TOKEN: TOKEN } });
+    const check = await runCli(['check', '--base-url', site.url, '--ca-file', site.caFile, '--json'], {
+      env: { SVC_TOKEN: TOKEN },
+    });
     expect(check.code).toBe(0);
     expect(validOutput('check', check.stdout).tls).toEqual({ used: true, ok: true });
   });
 
   it('refuses an object that is not a failure summary', () => {
     const validate = ajv.getSchema('summary#/$defs/failure')!;
-    expect(validate({ command: 'snapshot', ok: true, exitCode: 0, error: '', published: [], notPublished: [], outcome: '' })).toBe(false);
-    expect(validate({ command: 'snapshot', ok: false, exitCode: 1, error: 'x', published: [], notPublished: [], outcome: 'x', extra: 1 })).toBe(false);
+    expect(
+      validate({ command: 'snapshot', ok: true, exitCode: 0, error: '', published: [], notPublished: [], outcome: '' }),
+    ).toBe(false);
+    expect(
+      validate({
+        command: 'snapshot',
+        ok: false,
+        exitCode: 1,
+        error: 'x',
+        published: [],
+        notPublished: [],
+        outcome: 'x',
+        extra: 1,
+      }),
+    ).toBe(false);
   });
 });

@@ -7,7 +7,14 @@ import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { startFakeServer, type FakeServer } from '../fake/server.js';
 import { getTestCerts } from '../fake/certs.js';
-import { AuditSummary, CheckAuditSummary, CheckSummary, CollectSummary, SnapshotSummary, renderSummarySchema } from '../../src/summaries/schemas.js';
+import {
+  AuditSummary,
+  CheckAuditSummary,
+  CheckSummary,
+  CollectSummary,
+  SnapshotSummary,
+  renderSummarySchema,
+} from '../../src/summaries/schemas.js';
 
 let site: FakeSite;
 let audit: FakeServer;
@@ -24,7 +31,10 @@ const env = { SVC_TOKEN: ALL_TYPES_TOKEN.value };
 
 describe('--json output', () => {
   it('of a live snapshot matches the documented schema', async () => {
-    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 's'), '--json'], { env });
+    const res = await runCli(
+      ['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 's'), '--json'],
+      { env },
+    );
     expect(res.code).toBe(0);
     const summary = SnapshotSummary.parse(JSON.parse(res.stdout));
     expect(summary.exports).toHaveLength(15);
@@ -32,7 +42,13 @@ describe('--json output', () => {
   });
 
   it('of a replay with unavailable exports matches the documented schema', async () => {
-    const res = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.13.8'), '--out-dir', join(tmpDir(), 's'), '--json']);
+    const res = await runCli([
+      '--replay',
+      join(REPO_ROOT, 'recordings', 'platform-3.13.8'),
+      '--out-dir',
+      join(tmpDir(), 's'),
+      '--json',
+    ]);
     expect(res.code).toBe(0);
     const summary = SnapshotSummary.parse(JSON.parse(res.stdout));
     expect(summary.exports.filter((e) => !e.available).every((e) => typeof e.reason === 'string')).toBe(true);
@@ -40,16 +56,35 @@ describe('--json output', () => {
 
   it('of a partial snapshot lists the failed route', async () => {
     site.backend.setFault('teams', { statuses: [500], always: true });
-    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 's'), '--json', '--allow-partial', '--retries', '0'], { env });
+    const res = await runCli(
+      [
+        '--base-url',
+        site.url,
+        '--ca-file',
+        site.caFile,
+        '--out-dir',
+        join(tmpDir(), 's'),
+        '--json',
+        '--allow-partial',
+        '--retries',
+        '0',
+      ],
+      { env },
+    );
     site.backend.clearFaults();
     expect(res.code).toBe(4);
     const summary = SnapshotSummary.parse(JSON.parse(res.stdout));
     expect(summary.complete).toBe(false);
-    expect(summary.failed).toEqual([{ route: 'GET /api/teams', status: 500, error: expect.stringMatching(/HTTP 500/) }]);
+    expect(summary.failed).toEqual([
+      { route: 'GET /api/teams', status: 500, error: expect.stringMatching(/HTTP 500/) },
+    ]);
   });
 
   it('of collect matches the documented schema', async () => {
-    const res = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 'c'), '--json'], { env });
+    const res = await runCli(
+      ['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 'c'), '--json'],
+      { env },
+    );
     expect(res.code).toBe(0);
     expect(CollectSummary.parse(JSON.parse(res.stdout)).routes.ok).toBe(17);
   });
@@ -78,20 +113,28 @@ describe('--json output', () => {
 
 describe('plain progress on stderr', () => {
   it('is one line per route without control characters when not on a terminal, and silent with --quiet', async () => {
-    const res = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 'c')], { env });
+    const res = await runCli(
+      ['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 'c')],
+      { env },
+    );
     expect(res.code).toBe(0);
     // eslint-disable-next-line no-control-regex
     expect(res.stderr).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f]/);
     const lines = res.stderr.trim().split('\n');
     expect(lines.filter((l) => /^svc-snapshot: ok {6}GET \/api\//.test(l))).toHaveLength(17);
-    const quiet = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 'c'), '--quiet'], { env });
+    const quiet = await runCli(
+      ['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', join(tmpDir(), 'c'), '--quiet'],
+      { env },
+    );
     expect(quiet.code).toBe(0);
     expect(quiet.stderr).toBe('');
     expect(quiet.stdout).toMatch(/Raw collection written/);
   });
 
   it('shows errors even with --quiet', async () => {
-    const res = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--quiet'], { env: { SVC_TOKEN: 'fake-token-unknown' } });
+    const res = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--quiet'], {
+      env: { SVC_TOKEN: 'fake-token-unknown' },
+    });
     expect(res.code).toBe(3);
     expect(res.stderr).toMatch(/^svc-snapshot: error: 401 on GET \/api\/realms/);
   });
@@ -118,7 +161,17 @@ describe('the command line', () => {
     const { spawn } = await import('node:child_process');
     const out = join(tmpDir(), 's');
     const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'svc-snapshot.js'), '--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [
+          join(REPO_ROOT, 'bin', 'svc-snapshot.js'),
+          '--replay',
+          join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+          '--out-dir',
+          out,
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       child.stdout.destroy();
       let err = '';
       child.stderr.on('data', (c: Buffer) => (err += c.toString()));

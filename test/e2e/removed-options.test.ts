@@ -28,14 +28,18 @@ describe('--build-threads and SVC_BUILD_THREADS, removed', () => {
     expect(flag.stderr).toContain('drop it');
     expect(existsSync(join(dir, 'flag'))).toBe(false);
 
-    const env = await runCli(['--replay', RECORDING, '--out-dir', join(dir, 'env')], { env: { SVC_BUILD_THREADS: '1' } });
+    const env = await runCli(['--replay', RECORDING, '--out-dir', join(dir, 'env')], {
+      env: { SVC_BUILD_THREADS: '1' },
+    });
     expect(env.code, env.stderr).toBe(2);
     expect(releaseIn(env.stderr, 'SVC_BUILD_THREADS')).toBe(release);
     expect(env.stderr).toContain('unset it');
     expect(existsSync(join(dir, 'env'))).toBe(false);
 
     // An empty variable counts as unset, as for every option.
-    const empty = await runCli(['--replay', RECORDING, '--out-dir', join(dir, 'empty'), '--quiet'], { env: { SVC_BUILD_THREADS: '' } });
+    const empty = await runCli(['--replay', RECORDING, '--out-dir', join(dir, 'empty'), '--quiet'], {
+      env: { SVC_BUILD_THREADS: '' },
+    });
     expect(empty.code, empty.stderr).toBe(0);
 
     const help = await runCli(['snapshot', '--help']);

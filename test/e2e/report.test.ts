@@ -17,16 +17,26 @@ const MANIFEST = '_snapshot-manifest.json';
 
 /** Two nights of a site whose every text column that reaches the page holds a hostile name. */
 function hostileNights(parent: string): { older: string; newer: string } {
-  const users = (lastName: (h: string) => string): Rec[] => HOSTILE_NAMES.map((h, i) => rec('users', { id: `u${i}`, firstName: h, lastName: lastName(h), email: h, role: h }));
+  const users = (lastName: (h: string) => string): Rec[] =>
+    HOSTILE_NAMES.map((h, i) => rec('users', { id: `u${i}`, firstName: h, lastName: lastName(h), email: h, role: h }));
   const older = writeSnapshot(join(parent, 'svc-snapshot-2026-11-20'), {
     date: '2026-11-20',
     baseUrl: SITE,
-    records: { users: [...users(() => 'same'), ...HOSTILE_NAMES.map((h) => rec('users', { id: `gone ${h}`, firstName: h }))], teams: HOSTILE_NAMES.map((h) => rec('teams', { id: h, name: h })) },
+    records: {
+      users: [...users(() => 'same'), ...HOSTILE_NAMES.map((h) => rec('users', { id: `gone ${h}`, firstName: h }))],
+      teams: HOSTILE_NAMES.map((h) => rec('teams', { id: h, name: h })),
+    },
   });
   const newer = writeSnapshot(join(parent, 'svc-snapshot-2026-11-21'), {
     date: '2026-11-21',
     baseUrl: SITE,
-    records: { users: [...users((h) => `${h} (new)`), ...HOSTILE_NAMES.map((h) => rec('users', { id: `new ${h}`, lastName: h }))], teams: HOSTILE_NAMES.map((h) => rec('teams', { id: h, name: h })) },
+    records: {
+      users: [
+        ...users((h) => `${h} (new)`),
+        ...HOSTILE_NAMES.map((h) => rec('users', { id: `new ${h}`, lastName: h })),
+      ],
+      teams: HOSTILE_NAMES.map((h) => rec('teams', { id: h, name: h })),
+    },
     unavailable: { drives: HOSTILE_NAMES[0] },
     nullFields: [['users', 'permissions']],
   });
@@ -34,7 +44,10 @@ function hostileNights(parent: string): { older: string; newer: string } {
   const file = join(newer, MANIFEST);
   const m = JSON.parse(readFileSync(file, 'utf8'));
   m.drift = [{ route: 'GET /api/users', unknownFields: [...HOSTILE_NAMES] }];
-  m.validation = { issues: HOSTILE_NAMES.length, samples: HOSTILE_NAMES.map((h, i) => ({ route: 'GET /api/users', index: i, path: h, message: h })) };
+  m.validation = {
+    issues: HOSTILE_NAMES.length,
+    samples: HOSTILE_NAMES.map((h, i) => ({ route: 'GET /api/users', index: i, path: h, message: h })),
+  };
   m.nullFields = [{ export: 'users', field: 'permissions', reason: HOSTILE_NAMES[3] }];
   writeFileSync(file, `${JSON.stringify(m, null, 2)}\n`);
   return { older, newer };
@@ -63,9 +76,16 @@ async function expectInert(opened: OpenedPage, file: string): Promise<void> {
   expect(opened.requests).toEqual([pathToFileURL(file).href]);
   expect(opened.consoleErrors).toEqual([]);
   expect(opened.dialogs).toEqual([]);
-  expect(await page.locator('script, img, iframe, object, embed, svg foreignObject, a[href^="javascript"], [onload], [onerror], [onclick]').count()).toBe(0);
+  expect(
+    await page
+      .locator(
+        'script, img, iframe, object, embed, svg foreignObject, a[href^="javascript"], [onload], [onerror], [onclick]',
+      )
+      .count(),
+  ).toBe(0);
   // Every link stays on the page.
-  for (const href of await page.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')))) expect(href).toMatch(/^#/);
+  for (const href of await page.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href'))))
+    expect(href).toMatch(/^#/);
 }
 
 describe('svc-snapshot report', () => {
@@ -83,7 +103,9 @@ describe('svc-snapshot report', () => {
     expect((await runCli(['verify', newer])).code).toBe(0);
 
     const diff = JSON.parse((await runCli(['diff', older, newer, '--json'])).stdout) as ChangeSet;
-    const manifest = JSON.parse(readFileSync(join(newer, MANIFEST), 'utf8')) as { exports: Array<{ export: string; count: number }> };
+    const manifest = JSON.parse(readFileSync(join(newer, MANIFEST), 'utf8')) as {
+      exports: Array<{ export: string; count: number }>;
+    };
     for (const javaScriptEnabled of [true, false]) {
       const opened = await openFile(browser, file, { javaScriptEnabled });
       try {
@@ -94,7 +116,13 @@ describe('svc-snapshot report', () => {
         expect(body).toContain('\\u202egnp.exe');
         expect(body).toContain(`long-${'x'.repeat(195)}… (49805 more characters)`);
         // The counts and the changes are the snapshot's and the diff's.
-        const rows = await page.locator('table.exports tbody tr').evaluateAll((trs) => trs.map((tr) => Array.from(tr.children as ArrayLike<{ textContent: string | null }>, (c) => (c.textContent ?? '').trim())));
+        const rows = await page
+          .locator('table.exports tbody tr')
+          .evaluateAll((trs) =>
+            trs.map((tr) =>
+              Array.from(tr.children as ArrayLike<{ textContent: string | null }>, (c) => (c.textContent ?? '').trim()),
+            ),
+          );
         expect(rows.map((r) => [r[0], Number(r[1])])).toEqual(manifest.exports.map((e) => [e.export, e.count]));
         for (const d of diff.exports) {
           const row = rows.find((r) => r[0] === d.export)!;
@@ -122,11 +150,16 @@ describe('svc-snapshot report', () => {
     const { newer } = hostileNights(parent);
     const out = join(parent, 'page.html');
     expect((await runCli(['report', newer, '--out', out])).code).toBe(0);
-    for (const [width, height] of [[1280, 800], [390, 844]] as const) {
+    for (const [width, height] of [
+      [1280, 800],
+      [390, 844],
+    ] as const) {
       const opened = await openFile(browser, out, { width, height });
       try {
         // An expression, not a function: the tests compile without the DOM's types.
-        const { scroll, client } = await opened.page.evaluate<{ scroll: number; client: number }>('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })');
+        const { scroll, client } = await opened.page.evaluate<{ scroll: number; client: number }>(
+          '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+        );
         expect(scroll).toBeLessThanOrEqual(client);
       } finally {
         await opened.close();
@@ -136,7 +169,11 @@ describe('svc-snapshot report', () => {
 
   it('gives the same bytes from the same inputs, and draws the nights of a history database as inline charts', async () => {
     const parent = tmpDir();
-    const older = await replayInto(join(parent, 'svc-snapshot-2026-11-20'), 'platform-3.13.8', '2026-11-20T02:00:00.000Z');
+    const older = await replayInto(
+      join(parent, 'svc-snapshot-2026-11-20'),
+      'platform-3.13.8',
+      '2026-11-20T02:00:00.000Z',
+    );
     const newer = await replayInto(join(parent, 'svc-snapshot-2026-11-21'), 'platform-3.14.1');
     const db = join(parent, 'history.sqlite');
     const load = await runCli(['history', 'load', older, newer, `--history=${db}`]);
@@ -186,7 +223,15 @@ describe('snapshot --format html', () => {
       const parent = tmpDir();
       await replayInto(join(parent, 'svc-snapshot-2026-11-20'), 'platform-3.13.8', '2026-11-20T02:00:00.000Z');
       const dir = join(parent, 'svc-snapshot-2026-11-21');
-      const res = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', dir, '--format', 'html', '--quiet']);
+      const res = await runCli([
+        '--replay',
+        join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+        '--out-dir',
+        dir,
+        '--format',
+        'html',
+        '--quiet',
+      ]);
       expect(res.code).toBe(0);
       const manifest = JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as { files?: Array<{ name: string }> };
       expect(manifest.files?.map((f) => f.name)).toEqual(['svc-snapshot-2026-11-21.html']);
@@ -199,35 +244,57 @@ describe('snapshot --format html', () => {
         // The page the `report` command writes from the published snapshot shows the same.
         const again = join(parent, 'again.html');
         expect((await runCli(['report', dir, '--out', again])).code).toBe(0);
-        expect(readFileSync(again, 'utf8').replace(/unsigned \(no signature beside the manifest\)/, '')).toBe(page.toString('utf8').replace(/unsigned \(no signature beside the manifest\)/, ''));
+        expect(readFileSync(again, 'utf8').replace(/unsigned \(no signature beside the manifest\)/, '')).toBe(
+          page.toString('utf8').replace(/unsigned \(no signature beside the manifest\)/, ''),
+        );
       }
       pages.push(page);
     }
     expect(pages[0]!.equals(pages[1]!)).toBe(true);
   });
 
-  it.runIf(hasSshKeygen())('with --history and --sign-key, shows the nights loaded before this one and says the manifest is signed, by which key', async () => {
-    const keys = keyDir();
-    try {
-      const key = makeKey(keys, 'night');
-      const parent = tmpDir();
-      const older = await replayInto(join(parent, 'svc-snapshot-2026-11-20'), 'platform-3.13.8', '2026-11-20T02:00:00.000Z');
-      const db = join(parent, 'history.sqlite');
-      expect((await runCli(['history', 'load', older, `--history=${db}`, '--quiet'])).code).toBe(0);
-      const dir = join(parent, 'svc-snapshot-2026-11-21');
-      const res = await runCli(['--replay', join(REPO_ROOT, 'recordings', 'platform-3.14.1'), '--out-dir', dir, '--format', 'html', `--history=${db}`, '--sign-key', key, '--quiet']);
-      expect(res.code).toBe(0);
-      const page = readFileSync(join(dir, 'svc-snapshot-2026-11-21.html'), 'utf8');
-      const fingerprint = /^256 (SHA256:\S+)/.exec(execFileSync('ssh-keygen', ['-l', '-f', `${key}.pub`], { encoding: 'utf8' }))![1]!;
-      expect(page).toContain(`<dt>Signature</dt><dd>signed (key <code>${fingerprint}</code>)`);
-      expect(page).toContain('over 2 nights');
-      // Read back later, the signature is checked: valid, by the same key.
-      const again = join(parent, 'again.html');
-      expect((await runCli(['report', dir, '--out', again])).code).toBe(0);
-      expect(readFileSync(again, 'utf8')).toContain(`<dt>Signature</dt><dd>valid (key <code>${fingerprint}</code>)`);
-      expect((await runCli(['verify', dir])).code).toBe(0);
-    } finally {
-      removeKeys(keys);
-    }
-  });
+  it.runIf(hasSshKeygen())(
+    'with --history and --sign-key, shows the nights loaded before this one and says the manifest is signed, by which key',
+    async () => {
+      const keys = keyDir();
+      try {
+        const key = makeKey(keys, 'night');
+        const parent = tmpDir();
+        const older = await replayInto(
+          join(parent, 'svc-snapshot-2026-11-20'),
+          'platform-3.13.8',
+          '2026-11-20T02:00:00.000Z',
+        );
+        const db = join(parent, 'history.sqlite');
+        expect((await runCli(['history', 'load', older, `--history=${db}`, '--quiet'])).code).toBe(0);
+        const dir = join(parent, 'svc-snapshot-2026-11-21');
+        const res = await runCli([
+          '--replay',
+          join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+          '--out-dir',
+          dir,
+          '--format',
+          'html',
+          `--history=${db}`,
+          '--sign-key',
+          key,
+          '--quiet',
+        ]);
+        expect(res.code).toBe(0);
+        const page = readFileSync(join(dir, 'svc-snapshot-2026-11-21.html'), 'utf8');
+        const fingerprint = /^256 (SHA256:\S+)/.exec(
+          execFileSync('ssh-keygen', ['-l', '-f', `${key}.pub`], { encoding: 'utf8' }),
+        )![1]!;
+        expect(page).toContain(`<dt>Signature</dt><dd>signed (key <code>${fingerprint}</code>)`);
+        expect(page).toContain('over 2 nights');
+        // Read back later, the signature is checked: valid, by the same key.
+        const again = join(parent, 'again.html');
+        expect((await runCli(['report', dir, '--out', again])).code).toBe(0);
+        expect(readFileSync(again, 'utf8')).toContain(`<dt>Signature</dt><dd>valid (key <code>${fingerprint}</code>)`);
+        expect((await runCli(['verify', dir])).code).toBe(0);
+      } finally {
+        removeKeys(keys);
+      }
+    },
+  );
 });

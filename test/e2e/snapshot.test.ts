@@ -9,7 +9,10 @@ import { EXPORTS } from '../../src/exports/catalog.js';
 
 const TOKEN = ALL_TYPES_TOKEN.value;
 const SECRETS = [TOKEN, ...PER_TYPE_TOKENS.map((t) => t.value)];
-const TWO_REALMS = [{ id: 'libvirt', driver: 'libvirt' as const }, { id: 'altvirt', driver: 'altvirt' as const }];
+const TWO_REALMS = [
+  { id: 'libvirt', driver: 'libvirt' as const },
+  { id: 'altvirt', driver: 'altvirt' as const },
+];
 const NO_NETWORK = join(REPO_ROOT, 'test', 'helpers', 'no-network.mjs');
 
 let site: FakeSite | undefined;
@@ -18,7 +21,12 @@ afterEach(async () => {
   site = undefined;
 });
 
-async function snapshot(s: FakeSite, out: string, extra: string[] = [], env: Record<string, string> = { SVC_TOKEN: TOKEN }) {
+async function snapshot(
+  s: FakeSite,
+  out: string,
+  extra: string[] = [],
+  env: Record<string, string> = { SVC_TOKEN: TOKEN },
+) {
   const res = await runCli(['--base-url', s.url, '--ca-file', s.caFile, '--out-dir', out, ...extra], { env });
   expectNoSecrets(SECRETS, [out], [res.stdout, res.stderr]);
   return res;
@@ -47,7 +55,15 @@ describe('a live snapshot', () => {
     const files = exportFiles(out);
     expect(files).toHaveLength(15);
     const manifest = manifestOf(out);
-    expect(manifest).toMatchObject({ kind: 'snapshot', source: 'live', baseUrl: site.url, authMode: 'token', complete: true, validation: { issues: 0, samples: [] }, drift: [] });
+    expect(manifest).toMatchObject({
+      kind: 'snapshot',
+      source: 'live',
+      baseUrl: site.url,
+      authMode: 'token',
+      complete: true,
+      validation: { issues: 0, samples: [] },
+      drift: [],
+    });
     expect(manifest.exports.map((e: { export: string }) => e.export)).toEqual(EXPORTS.map((e) => e.name));
     const [y, m, d] = manifest.date.split('-').map(Number);
     for (const e of manifest.exports) {
@@ -60,7 +76,9 @@ describe('a live snapshot', () => {
     const ds = site.backend.dataset;
     expect(readExport(out, 'users')).toHaveLength(ds.users.length);
     expect(readExport(out, 'team_memberships')).toHaveLength(ds.teams.reduce((n, t) => n + t.members.length, 0));
-    expect(readExport(out, 'vm_images')).toHaveLength([...ds.perRealm.values()].reduce((n, r) => n + r.images.length, 0));
+    expect(readExport(out, 'vm_images')).toHaveLength(
+      [...ds.perRealm.values()].reduce((n, r) => n + r.images.length, 0),
+    );
     expect(new Set(readExport(out, 'vm_images').map((r) => r.realmID))).toEqual(new Set(['libvirt', 'altvirt']));
     // The reduced brick projection and the unknown device count are reported.
     const nulls = manifest.nullFields.map((n: { export: string; field: string }) => `${n.export}.${n.field}`);
@@ -82,7 +100,16 @@ describe('a live snapshot', () => {
     expect(manifest.authMode).toBe('per-type');
     const unavailable = manifest.exports.filter((e: { available: boolean }) => !e.available);
     expect(unavailable.map((e: { export: string }) => e.export).sort()).toEqual(
-      ['licensing_servers', 'project_memberships', 'resources_by_project', 'security_levels', 'security_requirements', 'sub-admin_managed_objects', 'user_certifications', 'vm_hardware_setups'].sort(),
+      [
+        'licensing_servers',
+        'project_memberships',
+        'resources_by_project',
+        'security_levels',
+        'security_requirements',
+        'sub-admin_managed_objects',
+        'user_certifications',
+        'vm_hardware_setups',
+      ].sort(),
     );
     for (const e of unavailable) {
       expect(e.count).toBe(0);
@@ -91,7 +118,9 @@ describe('a live snapshot', () => {
       expect(readFileSync(join(out, e.file), 'utf8')).toBe('[]\n');
     }
     const nulls = manifest.nullFields.map((n: { export: string; field: string }) => `${n.export}.${n.field}`);
-    expect(nulls).toEqual(expect.arrayContaining(['drives.sizeOnDisk', 'team_memberships.joined', 'teams.usage_vms_cnt']));
+    expect(nulls).toEqual(
+      expect.arrayContaining(['drives.sizeOnDisk', 'team_memberships.joined', 'teams.usage_vms_cnt']),
+    );
     expect(readExport(out, 'drives').every((r) => r.sizeOnDisk === null)).toBe(true);
   });
 
@@ -114,10 +143,17 @@ describe('a live snapshot', () => {
     expect(res.stderr).not.toMatch(/error/);
     expect(res.code).toBe(0);
     expect(existsSync(netlog)).toBe(false);
-    for (const f of exportFiles(live)) expect(readFileSync(join(replay, f)).equals(readFileSync(join(live, f))), f).toBe(true);
+    for (const f of exportFiles(live))
+      expect(readFileSync(join(replay, f)).equals(readFileSync(join(live, f))), f).toBe(true);
     expect(exportFiles(replay).sort()).toEqual(exportFiles(live).sort());
     const m = manifestOf(replay);
-    expect(m).toMatchObject({ source: 'replay', baseUrl: liveManifest.baseUrl, time: liveManifest.time, date: liveManifest.date, authMode: 'token' });
+    expect(m).toMatchObject({
+      source: 'replay',
+      baseUrl: liveManifest.baseUrl,
+      time: liveManifest.time,
+      date: liveManifest.date,
+      authMode: 'token',
+    });
   });
 
   it('refuses to replay a collection whose file was changed, naming the file', async () => {
@@ -176,7 +212,16 @@ describe('a live snapshot', () => {
     const out = join(parent, 'snap');
     mkdirSync(out);
     // An earlier snapshot: the only kind of directory a snapshot may replace.
-    writeFileSync(join(out, '_snapshot-manifest.json'), JSON.stringify({ kind: 'snapshot', tool: { name: 'svc-snapshot', version: '0.0.0' }, date: '2026-01-01', complete: true, exports: [{ export: 'users', file: 'old.json' }] }));
+    writeFileSync(
+      join(out, '_snapshot-manifest.json'),
+      JSON.stringify({
+        kind: 'snapshot',
+        tool: { name: 'svc-snapshot', version: '0.0.0' },
+        date: '2026-01-01',
+        complete: true,
+        exports: [{ export: 'users', file: 'old.json' }],
+      }),
+    );
     writeFileSync(join(out, 'old.json'), '[]');
     const res = await snapshot(site, out, ['--retries', '1']);
     expect(res.code).toBe(1);
@@ -208,14 +253,18 @@ describe('a live snapshot', () => {
     site = await startFakeSite();
     const out = join(tmpDir(), 'snap');
     const before = new Date();
-    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', out], { env: { SVC_TOKEN: TOKEN, TZ: tz } });
+    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', out], {
+      env: { SVC_TOKEN: TOKEN, TZ: tz },
+    });
     expect(res.code).toBe(0);
     const local = new Date(before.getTime() + offsetHours * 3600_000);
     const ymd = `${local.getUTCFullYear()}-${String(local.getUTCMonth() + 1).padStart(2, '0')}-${String(local.getUTCDate()).padStart(2, '0')}`;
     const manifest = manifestOf(out);
     expect(manifest.date).toBe(ymd);
     expect(manifest.time.slice(0, 10)).toBe(before.toISOString().slice(0, 10));
-    expect(manifest.exports[0].file).toBe(`${manifest.exports[0].count}-users (${local.getUTCMonth() + 1}-${local.getUTCDate()}-${local.getUTCFullYear()}).json`);
+    expect(manifest.exports[0].file).toBe(
+      `${manifest.exports[0].count}-users (${local.getUTCMonth() + 1}-${local.getUTCDate()}-${local.getUTCFullYear()}).json`,
+    );
   });
 
   it('uses ./svc-snapshot-<date> by default and replaces it on a second run', async () => {

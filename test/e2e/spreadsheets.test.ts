@@ -16,7 +16,18 @@ const TOKEN = ALL_TYPES_TOKEN.value;
 const RECORDING = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
 
 /** Texts a spreadsheet program would run or misread if they became formulas or lost their control characters. */
-const HOSTILE = ['=1+1', '+1+1', '-1+1', '@SUM(1,1)', '\t=1+1', '\r=1+1', '=HYPERLINK("http://127.0.0.1/x","click")', 'a,"b"\nc', '_x0041_ stays', 'bell\u0007here'];
+const HOSTILE = [
+  '=1+1',
+  '+1+1',
+  '-1+1',
+  '@SUM(1,1)',
+  '\t=1+1',
+  '\r=1+1',
+  '=HYPERLINK("http://127.0.0.1/x","click")',
+  'a,"b"\nc',
+  '_x0041_ stays',
+  'bell\u0007here',
+];
 
 let site: FakeSite | undefined;
 afterEach(async () => {
@@ -43,7 +54,16 @@ function columnsOf(exportName: string, recs: readonly Rec[], header: readonly st
 }
 
 function hashes(dir: string): Map<string, string> {
-  return new Map(readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => [f, createHash('sha256').update(readFileSync(join(dir, f))).digest('hex')]));
+  return new Map(
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => [
+        f,
+        createHash('sha256')
+          .update(readFileSync(join(dir, f)))
+          .digest('hex'),
+      ]),
+  );
 }
 
 /** Every CSV file against its JSON export: BOM, CRLF, header, one row per record, every value. */
@@ -60,7 +80,9 @@ function checkCsvFiles(dir: string): void {
     const header = expectedHeader(e.export, columnsOf(e.export, recs, rows[0]!), recs);
     expect(rows[0], `${csvName} header`).toEqual(header);
     expect(rows.length - 1, `${csvName} rows`).toBe(recs.length);
-    recs.forEach((r, i) => expect(rows[i + 1], `${csvName} row ${i + 1}`).toEqual(header.map((h) => expectedCell(e.export, h, r, 'csv'))));
+    recs.forEach((r, i) =>
+      expect(rows[i + 1], `${csvName} row ${i + 1}`).toEqual(header.map((h) => expectedCell(e.export, h, r, 'csv'))),
+    );
   }
 }
 
@@ -76,7 +98,11 @@ function checkWorkbook(dir: string, xlsxDir = dir): Map<string, string[][]> {
     const header = expectedHeader(e.export, columnsOf(e.export, recs, rows[0]!), recs);
     expect(rows[0], `${e.export} header`).toEqual(header);
     expect(rows.length - 1, `${e.export} rows`).toBe(recs.length);
-    recs.forEach((r, i) => expect(rows[i + 1], `${e.export} row ${i + 1}`).toEqual(header.map((h) => expectedCell(e.export, h, r, 'libreoffice'))));
+    recs.forEach((r, i) =>
+      expect(rows[i + 1], `${e.export} row ${i + 1}`).toEqual(
+        header.map((h) => expectedCell(e.export, h, r, 'libreoffice')),
+      ),
+    );
   }
   return sheets;
 }
@@ -95,7 +121,10 @@ describe('spreadsheets of a live snapshot (--format csv,xlsx)', () => {
     site = await startFakeSite({ dataset });
     const parent = tmpDir();
     const out = join(parent, 'snap');
-    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', out, '--format', 'csv,xlsx', '--json', '--quiet'], { env: { SVC_TOKEN: TOKEN } });
+    const res = await runCli(
+      ['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', out, '--format', 'csv,xlsx', '--json', '--quiet'],
+      { env: { SVC_TOKEN: TOKEN } },
+    );
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const summary = SnapshotSummary.parse(JSON.parse(res.stdout));
@@ -117,15 +146,26 @@ describe('spreadsheets of a live snapshot (--format csv,xlsx)', () => {
     const about = sheets.get('About')!;
     expect(about[1]).toEqual(['Base URL', site.url, ...about[1]!.slice(2).map(() => '')]);
     expect(about.some((r) => r[0] === 'Timestamps' && /UTC/.test(r[1]!))).toBe(true);
-    for (const e of m.exports) expect(about.some((r) => r[0] === e.export && r[1] === e.count.toLocaleString('en-US') && r[2] === String(e.available).toUpperCase())).toBe(true);
+    for (const e of m.exports)
+      expect(
+        about.some(
+          (r) =>
+            r[0] === e.export && r[1] === e.count.toLocaleString('en-US') && r[2] === String(e.available).toUpperCase(),
+        ),
+      ).toBe(true);
   }, 600_000);
 
   it('refuses an unknown --format before it makes a request (exit 2)', async () => {
     site = await startFakeSite();
     const out = join(tmpDir(), 'snap');
-    const res = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', out, '--format', 'csv,ods'], { env: { SVC_TOKEN: TOKEN } });
+    const res = await runCli(
+      ['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', out, '--format', 'csv,ods'],
+      { env: { SVC_TOKEN: TOKEN } },
+    );
     expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(/--format takes a comma-separated list of json, csv, xlsx, html; "ods" is not one of them/);
+    expect(res.stderr).toMatch(
+      /--format takes a comma-separated list of json, csv, xlsx, html; "ods" is not one of them/,
+    );
     expect(site.backend.requests).toHaveLength(0);
   });
 });
@@ -135,7 +175,9 @@ describe('svc-snapshot convert', () => {
     const parent = tmpDir();
     const direct = join(parent, 'direct');
     const plain = join(parent, 'plain');
-    expect((await runCli(['--replay', RECORDING, '--out-dir', direct, '--format', 'json,csv,xlsx', '--quiet'])).code).toBe(0);
+    expect(
+      (await runCli(['--replay', RECORDING, '--out-dir', direct, '--format', 'json,csv,xlsx', '--quiet'])).code,
+    ).toBe(0);
     expect((await runCli(['--replay', RECORDING, '--out-dir', plain, '--quiet'])).code).toBe(0);
     const before = hashes(plain);
     const manifestBefore = readFileSync(join(plain, '_snapshot-manifest.json'));
@@ -144,7 +186,11 @@ describe('svc-snapshot convert', () => {
     expect(res.code).toBe(0);
     expect(hashes(plain)).toEqual(before);
     const summary = ConvertSummary.parse(JSON.parse(res.stdout));
-    expect(summary.files.map((f) => f.file).sort()).toEqual(readdirSync(plain).filter((n) => n.endsWith('.csv') || n.endsWith('.xlsx')).sort());
+    expect(summary.files.map((f) => f.file).sort()).toEqual(
+      readdirSync(plain)
+        .filter((n) => n.endsWith('.csv') || n.endsWith('.xlsx'))
+        .sort(),
+    );
     expect(readFileSync(join(plain, '_snapshot-manifest.json'))).toEqual(manifestBefore);
     // The same snapshot gives the same bytes, whichever way it was asked for.
     for (const f of readdirSync(direct).filter((n) => n.endsWith('.csv') || n.endsWith('.xlsx'))) {
@@ -192,7 +238,10 @@ describe('svc-snapshot convert', () => {
     expect((await runCli(['--replay', RECORDING, '--out-dir', snap, '--quiet'])).code).toBe(0);
     const path = join(snap, '_snapshot-manifest.json');
     const m = JSON.parse(readFileSync(path, 'utf8')) as { exports: Array<{ file: string; sha256?: string }> };
-    for (const e of m.exports) e.sha256 = createHash('sha256').update(readFileSync(join(snap, e.file))).digest('hex');
+    for (const e of m.exports)
+      e.sha256 = createHash('sha256')
+        .update(readFileSync(join(snap, e.file)))
+        .digest('hex');
     writeFileSync(path, JSON.stringify(m));
     expect((await runCli(['convert', snap, '--format', 'csv', '--out-dir', join(parent, 'ok')])).code).toBe(0);
     const drives = m.exports.find((e) => e.file.includes('-drives ('))!.file;
@@ -204,10 +253,13 @@ describe('svc-snapshot convert', () => {
     const sizes = m.exports.map((e) => readFileSync(join(snap, e.file)).length);
     const largest = m.exports[sizes.indexOf(Math.max(...sizes))]!.file;
     writeFileSync(join(snap, largest), readFileSync(join(snap, largest), 'utf8').replace('"id" ', '"id"'));
-    for (const e of m.exports) if (e.file !== largest) writeFileSync(join(snap, e.file), `${readFileSync(join(snap, e.file), 'utf8')} `);
+    for (const e of m.exports)
+      if (e.file !== largest) writeFileSync(join(snap, e.file), `${readFileSync(join(snap, e.file), 'utf8')} `);
     const worker = await runCli(['convert', snap, '--out-dir', join(parent, 'bad2')]);
     expect(worker.code).toBe(1);
-    expect(worker.stderr).toMatch(/does not match the sha256 in _snapshot-manifest\.json; the file was changed after the snapshot was taken/);
+    expect(worker.stderr).toMatch(
+      /does not match the sha256 in _snapshot-manifest\.json; the file was changed after the snapshot was taken/,
+    );
     expect(worker.stderr).not.toMatch(/unexpected failure|\n\s+at /);
     // Nothing half written is left: CSV files made before the failure are whole, no temporary file stays.
     expect(readdirSync(join(parent, 'bad2')).filter((f) => f.startsWith('.'))).toEqual([]);

@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CLI_BIN, REPO_ROOT, reachableTmpDir, reachableTmpRoot } from '../helpers/run-cli.js';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
@@ -31,7 +41,11 @@ function id(flag: '-u' | '-g', user: string): number {
  * into the test's directory.
  */
 async function binForNobody(work: string): Promise<string> {
-  const r = spawnSync(SETPRIV, ['--reuid=nobody', `--regid=${id('-g', 'nobody')}`, '--clear-groups', '--', process.execPath, CLI_BIN, '--version'], { encoding: 'utf8', cwd: '/', env: { PATH: process.env.PATH } });
+  const r = spawnSync(
+    SETPRIV,
+    ['--reuid=nobody', `--regid=${id('-g', 'nobody')}`, '--clear-groups', '--', process.execPath, CLI_BIN, '--version'],
+    { encoding: 'utf8', cwd: '/', env: { PATH: process.env.PATH } },
+  );
   if (r.status === 0) return CLI_BIN;
   const { tarball } = await pack(work);
   return installGlobal(join(work, 'prefix'), tarball, work);
@@ -40,7 +54,10 @@ async function binForNobody(work: string): Promise<string> {
 let bin = CLI_BIN;
 
 function install(root: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync('bash', [INSTALL, '--root', root, '--bin', bin, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, TMPDIR: process.env.TMPDIR } });
+  const r = spawnSync('bash', [INSTALL, '--root', root, '--bin', bin, ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, TMPDIR: process.env.TMPDIR },
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -124,17 +141,30 @@ async function runUnit(root: string): Promise<UnitRun> {
   expect(rebase(one('WorkingDirectory'))).toBe(stateDir);
 
   // Environment= first, then EnvironmentFile= (which wins), as systemd applies them; %d is the credentials directory.
-  const env: Record<string, string> = { PATH: SYSTEMD_PATH, HOME: '/nonexistent', USER: 'nobody', LOGNAME: 'nobody', CREDENTIALS_DIRECTORY: credentials, TMPDIR: reachableTmpRoot() };
+  const env: Record<string, string> = {
+    PATH: SYSTEMD_PATH,
+    HOME: '/nonexistent',
+    USER: 'nobody',
+    LOGNAME: 'nobody',
+    CREDENTIALS_DIRECTORY: credentials,
+    TMPDIR: reachableTmpRoot(),
+  };
   for (const [, value] of d.filter(([k]) => k === 'Environment')) {
     const eq = value.indexOf('=');
     env[value.slice(0, eq)] = value.slice(eq + 1).replaceAll('%d', credentials);
   }
-  for (const [k, v] of Object.entries(environmentFile(readFileSync(rebase(one('EnvironmentFile')), 'utf8')))) env[k] = rebase(v);
-  if (!SYSTEMD_PATH.split(':').includes(dirname(process.execPath))) env.PATH = `${dirname(process.execPath)}:${SYSTEMD_PATH}`;
+  for (const [k, v] of Object.entries(environmentFile(readFileSync(rebase(one('EnvironmentFile')), 'utf8'))))
+    env[k] = rebase(v);
+  if (!SYSTEMD_PATH.split(':').includes(dirname(process.execPath)))
+    env.PATH = `${dirname(process.execPath)}:${SYSTEMD_PATH}`;
 
   const argv = commandLine(one('ExecStart'), env).map((a, i) => (i === 0 ? a : rebase(a)));
   const metricsFile = argv[argv.indexOf('--metrics-file') + 1]!;
-  const child = spawn(SETPRIV, ['--reuid=nobody', `--regid=${gid}`, '--clear-groups', '--', ...argv], { cwd: stateDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(SETPRIV, ['--reuid=nobody', `--regid=${gid}`, '--clear-groups', '--', ...argv], {
+    cwd: stateDir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -166,30 +196,63 @@ describe.skipIf(!ROOT_USER || !existsSync(SETPRIV))('docs/systemd/install.sh and
   it('installs what the unit reads, with the modes it needs, and a second run changes nothing', () => {
     const root = join(work, 'root-modes');
     mkdirSync(root);
-    const args = ['--base-url', site.url, '--token-file', tokenSource, '--ca-file', site.caFile, '--ping-url', `${receiver.url}${CHECK}`];
+    const args = [
+      '--base-url',
+      site.url,
+      '--token-file',
+      tokenSource,
+      '--ca-file',
+      site.caFile,
+      '--ping-url',
+      `${receiver.url}${CHECK}`,
+    ];
     const first = install(root, args);
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
     const snapshot = () =>
       Object.fromEntries(
-        ['etc/svc-snapshot', 'etc/svc-snapshot/env', 'etc/svc-snapshot/token', 'etc/svc-snapshot/site-ca.pem', 'etc/systemd/system/svc-snapshot.service', 'etc/systemd/system/svc-snapshot.timer', 'var/lib/node_exporter/textfile_collector'].map((p) => {
+        [
+          'etc/svc-snapshot',
+          'etc/svc-snapshot/env',
+          'etc/svc-snapshot/token',
+          'etc/svc-snapshot/site-ca.pem',
+          'etc/systemd/system/svc-snapshot.service',
+          'etc/systemd/system/svc-snapshot.timer',
+          'var/lib/node_exporter/textfile_collector',
+        ].map((p) => {
           const st = statSync(join(root, p));
-          return [p, { mode: (st.mode & 0o7777).toString(8), uid: st.uid, content: st.isFile() ? readFileSync(join(root, p), 'utf8') : null }];
+          return [
+            p,
+            {
+              mode: (st.mode & 0o7777).toString(8),
+              uid: st.uid,
+              content: st.isFile() ? readFileSync(join(root, p), 'utf8') : null,
+            },
+          ];
         }),
       );
     const before = snapshot();
     expect(before['etc/svc-snapshot']).toMatchObject({ mode: '755', uid: 0 });
     expect(before['etc/svc-snapshot/env']).toMatchObject({ mode: '600', uid: 0 });
-    expect(before['etc/svc-snapshot/token']).toMatchObject({ mode: '600', uid: 0, content: `${ALL_TYPES_TOKEN.value}\n` });
+    expect(before['etc/svc-snapshot/token']).toMatchObject({
+      mode: '600',
+      uid: 0,
+      content: `${ALL_TYPES_TOKEN.value}\n`,
+    });
     // The CA is read by the service user: readable by all, in a directory all can enter.
-    expect(before['etc/svc-snapshot/site-ca.pem']).toMatchObject({ mode: '644', content: readFileSync(site.caFile, 'utf8') });
+    expect(before['etc/svc-snapshot/site-ca.pem']).toMatchObject({
+      mode: '644',
+      content: readFileSync(site.caFile, 'utf8'),
+    });
     expect(environmentFile(before['etc/svc-snapshot/env']!.content!)).toEqual({
       SVC_BASE_URL: site.url,
       SVC_PING_URL: `${receiver.url}${CHECK}`,
       NODE_EXTRA_CA_CERTS: '/etc/svc-snapshot/site-ca.pem',
     });
     // The token is nowhere but in its file.
-    expect(`${first.stdout}${before['etc/systemd/system/svc-snapshot.service']!.content}${before['etc/svc-snapshot/env']!.content}`).not.toContain(ALL_TYPES_TOKEN.value);
+    expect(
+      `${first.stdout}${before['etc/systemd/system/svc-snapshot.service']!.content}${before['etc/svc-snapshot/env']!.content}`,
+    ).not.toContain(ALL_TYPES_TOKEN.value);
     const second = install(root, args);
     expect(second.status).toBe(0);
     expect(snapshot()).toEqual(before);
@@ -198,13 +261,19 @@ describe.skipIf(!ROOT_USER || !existsSync(SETPRIV))('docs/systemd/install.sh and
   it('moves a token and PING_URL from an environment file of the earlier steps to where the unit reads them', () => {
     const root = join(work, 'root-upgrade');
     mkdirSync(join(root, 'etc', 'svc-snapshot'), { recursive: true });
-    writeFileSync(join(root, 'etc', 'svc-snapshot', 'env'), `SVC_BASE_URL=${site.url}\nSVC_TOKEN=${ALL_TYPES_TOKEN.value}\nPING_URL=\n`, { mode: 0o600 });
+    writeFileSync(
+      join(root, 'etc', 'svc-snapshot', 'env'),
+      `SVC_BASE_URL=${site.url}\nSVC_TOKEN=${ALL_TYPES_TOKEN.value}\nPING_URL=\n`,
+      { mode: 0o600 },
+    );
     const r = install(root, []);
     expect(r.status).toBe(0);
     expect(r.stdout).not.toContain(ALL_TYPES_TOKEN.value);
     expect(readFileSync(join(root, 'etc', 'svc-snapshot', 'token'), 'utf8')).toBe(`${ALL_TYPES_TOKEN.value}\n`);
     expect(statSync(join(root, 'etc', 'svc-snapshot', 'token')).mode & 0o777).toBe(0o600);
-    expect(environmentFile(readFileSync(join(root, 'etc', 'svc-snapshot', 'env'), 'utf8'))).toEqual({ SVC_BASE_URL: site.url });
+    expect(environmentFile(readFileSync(join(root, 'etc', 'svc-snapshot', 'env'), 'utf8'))).toEqual({
+      SVC_BASE_URL: site.url,
+    });
   });
 
   it.skipIf(!ANALYZE)('installs units that pass systemd-analyze verify without a warning', () => {
@@ -214,17 +283,32 @@ describe.skipIf(!ROOT_USER || !existsSync(SETPRIV))('docs/systemd/install.sh and
     const dir = join(root, 'etc', 'systemd', 'system');
     const unit = readFileSync(join(dir, 'svc-snapshot.service'), 'utf8');
     expect(unit).toContain(`ExecStart=${bin} `);
-    const res = spawnSync(ANALYZE!, ['verify', '--man=no', join(dir, 'svc-snapshot.service'), join(dir, 'svc-snapshot.timer')], {
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH, SYSTEMD_LOG_COLOR: '0' },
-    });
+    const res = spawnSync(
+      ANALYZE!,
+      ['verify', '--man=no', join(dir, 'svc-snapshot.service'), join(dir, 'svc-snapshot.timer')],
+      {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, SYSTEMD_LOG_COLOR: '0' },
+      },
+    );
     expect({ status: res.status, output: `${res.stdout}${res.stderr}`.trim() }).toEqual({ status: 0, output: '' });
   });
 
-  it('runs the unit\'s ExecStart as written, as nobody: token from the credential, CA and heartbeat from the environment file; then with SVC_PING_URL empty', async () => {
+  it("runs the unit's ExecStart as written, as nobody: token from the credential, CA and heartbeat from the environment file; then with SVC_PING_URL empty", async () => {
     const root = join(work, 'root-run');
     mkdirSync(root);
-    const args = ['--user', 'nobody', '--base-url', site.url, '--token-file', tokenSource, '--ca-file', site.caFile, '--ping-url', `${receiver.url}${CHECK}`];
+    const args = [
+      '--user',
+      'nobody',
+      '--base-url',
+      site.url,
+      '--token-file',
+      tokenSource,
+      '--ca-file',
+      site.caFile,
+      '--ping-url',
+      `${receiver.url}${CHECK}`,
+    ];
     expect(install(root, args).status).toBe(0);
     receiver.received.length = 0;
     const run = await runUnit(root);

@@ -9,7 +9,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, connect, type Server } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -30,7 +40,9 @@ const ESC = '\u001b';
 const BEL = '\u0007';
 
 /** The fake backend with `extra` handlers answering before it (first match wins). */
-async function siteWith(extra: (url: string) => RequestHandler[]): Promise<{ url: string; caFile: string; backend: FakeBackend; close: () => Promise<void> }> {
+async function siteWith(
+  extra: (url: string) => RequestHandler[],
+): Promise<{ url: string; caFile: string; backend: FakeBackend; close: () => Promise<void> }> {
   const handlers: RequestHandler[] = [];
   const server = await startFakeServer(handlers, { tls: true });
   const backend = createFakeBackend({ baseUrl: server.url });
@@ -91,7 +103,9 @@ function copyRecording(): string {
 function plant(dir: string, file: string, content: string | Buffer): void {
   writeFileSync(join(dir, file), content);
   const manifestPath = join(dir, '_collection-manifest.json');
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { routes: { file: string | null; sha256?: string; bytes?: number }[] };
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
+    routes: { file: string | null; sha256?: string; bytes?: number }[];
+  };
   const bytes = Buffer.from(content);
   for (const r of manifest.routes) {
     if (r.file === file) {
@@ -117,7 +131,10 @@ describe('1. TLS is verified whatever NODE_TLS_REJECT_UNAUTHORIZED says', () => 
   it('a snapshot from a server with an untrusted certificate fails, sends no token and warns once that the variable is ignored', async () => {
     const cwd = tmpDir();
     const before = untrusted.backend.requests.length;
-    const r = await runCli(['--base-url', untrusted.url, '--out-dir', 'out'], { cwd, env: { SVC_TOKEN: TOKEN, NODE_TLS_REJECT_UNAUTHORIZED: '0' } });
+    const r = await runCli(['--base-url', untrusted.url, '--out-dir', 'out'], {
+      cwd,
+      env: { SVC_TOKEN: TOKEN, NODE_TLS_REJECT_UNAUTHORIZED: '0' },
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/TLS verification failed/);
     expect(r.stderr.match(/NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored/g)).toHaveLength(1);
@@ -130,7 +147,10 @@ describe('1. TLS is verified whatever NODE_TLS_REJECT_UNAUTHORIZED says', () => 
     const proxy = await startConnectProxy();
     try {
       const cwd = tmpDir();
-      const r = await runCli(['collect', '--base-url', untrusted.url, '--out-dir', 'out'], { cwd, env: { SVC_TOKEN: TOKEN, NODE_TLS_REJECT_UNAUTHORIZED: '0', HTTPS_PROXY: proxy.url } });
+      const r = await runCli(['collect', '--base-url', untrusted.url, '--out-dir', 'out'], {
+        cwd,
+        env: { SVC_TOKEN: TOKEN, NODE_TLS_REJECT_UNAUTHORIZED: '0', HTTPS_PROXY: proxy.url },
+      });
       expect(proxy.tunnels.length).toBeGreaterThan(0);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/TLS verification failed/);
@@ -141,12 +161,16 @@ describe('1. TLS is verified whatever NODE_TLS_REJECT_UNAUTHORIZED says', () => 
   });
 
   it('check does not call an unverified connection verified', async () => {
-    const r = await runCli(['check', '--base-url', untrusted.url, '--json'], { env: { SVC_TOKEN: TOKEN, NODE_TLS_REJECT_UNAUTHORIZED: '0' } });
+    const r = await runCli(['check', '--base-url', untrusted.url, '--json'], {
+      env: { SVC_TOKEN: TOKEN, NODE_TLS_REJECT_UNAUTHORIZED: '0' },
+    });
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout) as { tls: { ok: boolean; error?: string }; ok: boolean };
     expect(report.tls.ok).toBe(false);
     expect(report.ok).toBe(false);
-    const text = await runCli(['check', '--base-url', untrusted.url], { env: { SVC_TOKEN: TOKEN, NODE_TLS_REJECT_UNAUTHORIZED: '0' } });
+    const text = await runCli(['check', '--base-url', untrusted.url], {
+      env: { SVC_TOKEN: TOKEN, NODE_TLS_REJECT_UNAUTHORIZED: '0' },
+    });
     expect(text.stdout).toMatch(/TLS: FAILED/);
     expect(text.stdout).not.toMatch(/verified/);
   });
@@ -154,7 +178,9 @@ describe('1. TLS is verified whatever NODE_TLS_REJECT_UNAUTHORIZED says', () => 
   it('check reports TLS verified through an HTTPS_PROXY tunnel, from the tunnelled socket', async () => {
     const proxy = await startConnectProxy();
     try {
-      const r = await runCli(['check', '--base-url', site.url, '--ca-file', site.caFile], { env: { SVC_TOKEN: TOKEN, HTTPS_PROXY: proxy.url } });
+      const r = await runCli(['check', '--base-url', site.url, '--ca-file', site.caFile], {
+        env: { SVC_TOKEN: TOKEN, HTTPS_PROXY: proxy.url },
+      });
       expect(proxy.tunnels.length).toBeGreaterThan(0);
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/TLS: verified/);
@@ -173,7 +199,9 @@ describe('1. TLS is verified whatever NODE_TLS_REJECT_UNAUTHORIZED says', () => 
     const audit = createAuditBackend();
     const server = await startFakeServer(audit.handlers, { tls: true, certs: getUntrustedCerts() });
     try {
-      const r = await runCli(['check', '--audit', '--audit-url', server.url, '--json'], { env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN, NODE_TLS_REJECT_UNAUTHORIZED: '0' } });
+      const r = await runCli(['check', '--audit', '--audit-url', server.url, '--json'], {
+        env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN, NODE_TLS_REJECT_UNAUTHORIZED: '0' },
+      });
       expect(r.code).toBe(1);
       expect((JSON.parse(r.stdout) as { tls: { ok: boolean } }).tls.ok).toBe(false);
     } finally {
@@ -187,16 +215,37 @@ describe('2. URLs with credentials are refused and never echoed', () => {
   const cases: [string, string[], Record<string, string>][] = [
     ['--base-url that parses', ['check', '--base-url', `https://admin:${PASSWORD}@127.0.0.1:9/`], { SVC_TOKEN: TOKEN }],
     ['--base-url that does not parse', ['check', '--base-url', `https://admin:${PASSWORD}@[::1`], { SVC_TOKEN: TOKEN }],
-    ['--base-url with / and @ in the password', ['collect', '--base-url', `https://admin:pa/${PASSWORD}@@127.0.0.1:9`], { SVC_TOKEN: TOKEN }],
+    [
+      '--base-url with / and @ in the password',
+      ['collect', '--base-url', `https://admin:pa/${PASSWORD}@@127.0.0.1:9`],
+      { SVC_TOKEN: TOKEN },
+    ],
     ['SVC_BASE_URL', ['collect'], { SVC_TOKEN: TOKEN, SVC_BASE_URL: `https://admin:${PASSWORD}@127.0.0.1:9` }],
-    ['HTTPS_PROXY', ['collect', '--base-url', 'https://127.0.0.1:9'], { SVC_TOKEN: TOKEN, HTTPS_PROXY: `http://proxyuser:${PASSWORD}@127.0.0.1:3128` }],
-    ['HTTP_PROXY that does not parse', ['collect', '--base-url', 'https://127.0.0.1:9'], { SVC_TOKEN: TOKEN, HTTP_PROXY: `http://proxyuser:${PASSWORD}@[x` }],
-    ['--audit-url', ['audit', '--audit-url', `https://admin:${PASSWORD}@127.0.0.1:9`], { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN }],
+    [
+      'HTTPS_PROXY',
+      ['collect', '--base-url', 'https://127.0.0.1:9'],
+      { SVC_TOKEN: TOKEN, HTTPS_PROXY: `http://proxyuser:${PASSWORD}@127.0.0.1:3128` },
+    ],
+    [
+      'HTTP_PROXY that does not parse',
+      ['collect', '--base-url', 'https://127.0.0.1:9'],
+      { SVC_TOKEN: TOKEN, HTTP_PROXY: `http://proxyuser:${PASSWORD}@[x` },
+    ],
+    [
+      '--audit-url',
+      ['audit', '--audit-url', `https://admin:${PASSWORD}@127.0.0.1:9`],
+      { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN },
+    ],
   ];
   for (const [name, args, env] of cases) {
     it(`${name}: usage error (exit 2), the password nowhere`, async () => {
       const cwd = tmpDir();
-      const r = await runCli([...args, '--out-dir', 'out'].filter((a, i, all) => !(args[0] === 'check' && (a === '--out-dir' || all[i - 1] === '--out-dir'))), { cwd, env });
+      const r = await runCli(
+        [...args, '--out-dir', 'out'].filter(
+          (a, i, all) => !(args[0] === 'check' && (a === '--out-dir' || all[i - 1] === '--out-dir')),
+        ),
+        { cwd, env },
+      );
       expect(r.code).toBe(2);
       expect(allOutput(r)).not.toContain(PASSWORD);
       expect(allOutput(r)).not.toContain(encodeURIComponent(PASSWORD));
@@ -223,7 +272,10 @@ describe('3. --out-dir cannot eat a working directory', () => {
   for (const [name, outDir] of unsafe) {
     it(`${name}: usage error, nothing deleted (snapshot --replay)`, async () => {
       const cwd = workdir();
-      const r = await runCli(['--replay', RECORDING, '--out-dir', outDir(cwd)], { cwd, env: { HOME: join(cwd, 'home') } });
+      const r = await runCli(['--replay', RECORDING, '--out-dir', outDir(cwd)], {
+        cwd,
+        env: { HOME: join(cwd, 'home') },
+      });
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/--out-dir/);
       expect(readFileSync(join(cwd, 'precious.txt'), 'utf8')).toBe('do not delete');
@@ -254,7 +306,10 @@ describe('3. --out-dir cannot eat a working directory', () => {
   it('collect --out-dir . is refused before any request', async () => {
     const cwd = workdir();
     const before = site.backend.requests.length;
-    const r = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', '.'], { cwd, env: { SVC_TOKEN: TOKEN } });
+    const r = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', '.'], {
+      cwd,
+      env: { SVC_TOKEN: TOKEN },
+    });
     expect(r.code).toBe(2);
     expect(site.backend.requests.length).toBe(before);
     expect(readdirSync(cwd).sort()).toEqual(['home', 'precious.txt']);
@@ -262,7 +317,10 @@ describe('3. --out-dir cannot eat a working directory', () => {
 
   it('audit --out-dir "" is refused', async () => {
     const cwd = workdir();
-    const r = await runCli(['audit', '--audit-url', 'https://127.0.0.1:9', '--out-dir', ''], { cwd, env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN } });
+    const r = await runCli(['audit', '--audit-url', 'https://127.0.0.1:9', '--out-dir', ''], {
+      cwd,
+      env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN },
+    });
     expect(r.code).toBe(2);
     expect(readdirSync(cwd).sort()).toEqual(['home', 'precious.txt']);
   });
@@ -297,7 +355,10 @@ describe('3. --out-dir cannot eat a working directory', () => {
     expect(r.code).toBe(2);
     expect(existsSync(join(collection, '_collection-manifest.json'))).toBe(true);
     expect(await runCli(['--replay', RECORDING, '--out-dir', 'snap'], { cwd })).toMatchObject({ code: 0 });
-    const c = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap'], { cwd, env: { SVC_TOKEN: TOKEN } });
+    const c = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap'], {
+      cwd,
+      env: { SVC_TOKEN: TOKEN },
+    });
     expect(c.code).toBe(2);
     expect(existsSync(join(cwd, 'snap', '_snapshot-manifest.json'))).toBe(true);
   });
@@ -305,19 +366,49 @@ describe('3. --out-dir cannot eat a working directory', () => {
 
 describe('4 and 5. hostile bytes from the server: escaped, and the token redacted in every spelling', () => {
   // The token as a hostile server may echo it: JSON-escaped, URL-encoded, mixed.
-  const ECHOES = ['fake\\u002dtoken\\u002Dall-types', 'fake%2Dtoken-all%2dtypes', '\\u0066ake-token-all-type\\u0073', 'fake-token-all-types'];
+  const ECHOES = [
+    'fake\\u002dtoken\\u002Dall-types',
+    'fake%2Dtoken-all%2dtypes',
+    '\\u0066ake-token-all-type\\u0073',
+    'fake-token-all-types',
+  ];
   let hostile: Awaited<ReturnType<typeof siteWith>>;
   beforeAll(async () => {
     hostile = await siteWith((url) => [
-      http.get(`${url}/api/teams`, () => new HttpResponse(`{"error":"${ESC}[2J${ESC}]0;owned${BEL} denied for ${ECHOES.join(' ')} \u202eevil"}`, { status: 500, headers: { 'content-type': 'application/json' } })),
-      http.get(`${url}/api/drives`, () => new HttpResponse(`[{"id": ${ESC}[31mred}]`, { status: 200, headers: { 'content-type': 'application/json' } })),
+      http.get(
+        `${url}/api/teams`,
+        () =>
+          new HttpResponse(`{"error":"${ESC}[2J${ESC}]0;owned${BEL} denied for ${ECHOES.join(' ')} \u202eevil"}`, {
+            status: 500,
+            headers: { 'content-type': 'application/json' },
+          }),
+      ),
+      http.get(
+        `${url}/api/drives`,
+        () =>
+          new HttpResponse(`[{"id": ${ESC}[31mred}]`, { status: 200, headers: { 'content-type': 'application/json' } }),
+      ),
     ]);
   });
   afterAll(async () => hostile.close());
 
   it('collect: error bodies and parse errors are escaped; the token is in no output, manifest or message', async () => {
     const cwd = tmpDir();
-    const r = await runCli(['collect', '--base-url', hostile.url, '--ca-file', hostile.caFile, '--out-dir', 'raw', '--retries', '0', '--json'], { cwd, env: { SVC_TOKEN: TOKEN } });
+    const r = await runCli(
+      [
+        'collect',
+        '--base-url',
+        hostile.url,
+        '--ca-file',
+        hostile.caFile,
+        '--out-dir',
+        'raw',
+        '--retries',
+        '0',
+        '--json',
+      ],
+      { cwd, env: { SVC_TOKEN: TOKEN } },
+    );
     expect(r.code).toBe(4);
     expectNoRawControls(r);
     expect(allOutput(r)).toContain('\\u001b[2J');
@@ -330,12 +421,26 @@ describe('4 and 5. hostile bytes from the server: escaped, and the token redacte
     expect(manifest).not.toContain(BEL);
     // The parse error names the route and a position, not the bytes.
     expect(r.stderr).toMatch(/GET \/api\/drives[^\n]*invalid JSON/);
-    expect(allOutput(r)).not.toContain("red}");
+    expect(allOutput(r)).not.toContain('red}');
   });
 
   it('snapshot --json: the same error is redacted and escaped in the JSON summary', async () => {
     const cwd = tmpDir();
-    const r = await runCli(['--base-url', hostile.url, '--ca-file', hostile.caFile, '--out-dir', 'snap', '--retries', '0', '--allow-partial', '--json'], { cwd, env: { SVC_TOKEN: TOKEN } });
+    const r = await runCli(
+      [
+        '--base-url',
+        hostile.url,
+        '--ca-file',
+        hostile.caFile,
+        '--out-dir',
+        'snap',
+        '--retries',
+        '0',
+        '--allow-partial',
+        '--json',
+      ],
+      { cwd, env: { SVC_TOKEN: TOKEN } },
+    );
     expect(r.code).toBe(4);
     expectNoRawControls(r);
     for (const echo of ECHOES) expect(allOutput(r)).not.toContain(echo);
@@ -351,12 +456,17 @@ describe('4 and 5. hostile bytes from the server: escaped, and the token redacte
     site.backend.setFault('users', { body: users });
     try {
       const cwd = tmpDir();
-      const snap = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap'], { cwd, env: { SVC_TOKEN: TOKEN } });
+      const snap = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap'], {
+        cwd,
+        env: { SVC_TOKEN: TOKEN },
+      });
       expect(snap.code).toBe(0);
       expectNoRawControls(snap);
       expect(allOutput(snap)).toContain('tier\\u001b[8m\\u202e');
       site.backend.setFault('realms', { body: realms });
-      const check = await runCli(['check', '--base-url', site.url, '--ca-file', site.caFile], { env: { SVC_TOKEN: TOKEN } });
+      const check = await runCli(['check', '--base-url', site.url, '--ca-file', site.caFile], {
+        env: { SVC_TOKEN: TOKEN },
+      });
       expectNoRawControls(check);
       expect(check.stdout).toContain('lib\\u001b]0;pwned\\u0007virt');
     } finally {
@@ -369,17 +479,30 @@ describe('4 and 5. hostile bytes from the server: escaped, and the token redacte
     users[0]![TOKEN] = 1;
     site.backend.setFault('users', { body: users });
     const echo = await siteWith((url) => [
-      http.get(`${url}/api/teams`, () => new HttpResponse(`<html>session fake\\u002dtoken\\u002dall\\u002dtypes expired</html>`, { status: 200, headers: { 'content-type': 'text/html' } })),
+      http.get(
+        `${url}/api/teams`,
+        () =>
+          new HttpResponse(`<html>session fake\\u002dtoken\\u002dall\\u002dtypes expired</html>`, {
+            status: 200,
+            headers: { 'content-type': 'text/html' },
+          }),
+      ),
     ]);
     try {
       const cwd = tmpDir();
-      const snap = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap'], { cwd, env: { SVC_TOKEN: TOKEN } });
+      const snap = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap'], {
+        cwd,
+        env: { SVC_TOKEN: TOKEN },
+      });
       expect(snap.code).toBe(0);
       const manifest = readFileSync(join(cwd, 'snap', '_snapshot-manifest.json'), 'utf8');
       expect(manifest).toContain('[redacted]');
       expect(manifest).not.toContain(TOKEN);
       expect(allOutput(snap)).not.toContain(TOKEN);
-      const col = await runCli(['collect', '--base-url', echo.url, '--ca-file', echo.caFile, '--out-dir', 'raw'], { cwd, env: { SVC_TOKEN: TOKEN } });
+      const col = await runCli(['collect', '--base-url', echo.url, '--ca-file', echo.caFile, '--out-dir', 'raw'], {
+        cwd,
+        env: { SVC_TOKEN: TOKEN },
+      });
       expect(col.code).toBe(4);
       const raw = readFileSync(join(cwd, 'raw', '_collection-manifest.json'), 'utf8');
       expect(raw).toMatch(/GET \/api\/teams|HTML or XML/);
@@ -394,11 +517,21 @@ describe('4 and 5. hostile bytes from the server: escaped, and the token redacte
 
   it('a body holding the token JSON-escaped is caught by the pre-publish scan: nothing is published', async () => {
     const scan = await siteWith((url) => [
-      http.get(`${url}/api/drives`, () => new HttpResponse(`[{"id":"d1","name":"fake\\u002dtoken\\u002dall\\u002dtypes"}]`, { status: 200, headers: { 'content-type': 'application/json' } })),
+      http.get(
+        `${url}/api/drives`,
+        () =>
+          new HttpResponse(`[{"id":"d1","name":"fake\\u002dtoken\\u002dall\\u002dtypes"}]`, {
+            status: 200,
+            headers: { 'content-type': 'application/json' },
+          }),
+      ),
     ]);
     try {
       const cwd = tmpDir();
-      const r = await runCli(['collect', '--base-url', scan.url, '--ca-file', scan.caFile, '--out-dir', 'raw'], { cwd, env: { SVC_TOKEN: TOKEN } });
+      const r = await runCli(['collect', '--base-url', scan.url, '--ca-file', scan.caFile, '--out-dir', 'raw'], {
+        cwd,
+        env: { SVC_TOKEN: TOKEN },
+      });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/a token was found in output file api-drives\.json; nothing was published/);
       expect(readdirSync(cwd)).toEqual([]);
@@ -423,9 +556,14 @@ describe.runIf(hasSshKeygen())('5. the signing key in the data', () => {
     ]);
     try {
       const cwd = tmpDir();
-      const r = await runCli(['--base-url', leak.url, '--ca-file', leak.caFile, '--out-dir', 'snap', '--sign-key', key], { cwd, env: { SVC_TOKEN: TOKEN } });
+      const r = await runCli(
+        ['--base-url', leak.url, '--ca-file', leak.caFile, '--out-dir', 'snap', '--sign-key', key],
+        { cwd, env: { SVC_TOKEN: TOKEN } },
+      );
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/the signing key's secret \(--sign-key or SVC_SIGN_KEY\), in one of its spellings .*, was found in output file \d+-drives \(\d+-\d+-\d{4}\)\.json; nothing was published/);
+      expect(r.stderr).toMatch(
+        /the signing key's secret \(--sign-key or SVC_SIGN_KEY\), in one of its spellings .*, was found in output file \d+-drives \(\d+-\d+-\d{4}\)\.json; nothing was published/,
+      );
       expect(r.stderr).toMatch(/treat the key as exposed\. Make a new key \(ssh-keygen -t ed25519/);
       expect(r.stderr).not.toMatch(/token|this is a bug/);
       // No line of the key's body, nor a long run of it, is ever shown.
@@ -435,9 +573,14 @@ describe.runIf(hasSshKeygen())('5. the signing key in the data', () => {
       }
       expect(readdirSync(cwd)).toEqual([]);
       // The same data with --raw: the raw body is the first file that holds it.
-      const raw = await runCli(['--base-url', leak.url, '--ca-file', leak.caFile, '--out-dir', 'snap', '--raw', '--sign-key', key, '--quiet'], { cwd, env: { SVC_TOKEN: TOKEN } });
+      const raw = await runCli(
+        ['--base-url', leak.url, '--ca-file', leak.caFile, '--out-dir', 'snap', '--raw', '--sign-key', key, '--quiet'],
+        { cwd, env: { SVC_TOKEN: TOKEN } },
+      );
       expect(raw.code).toBe(1);
-      expect(raw.stderr).toMatch(/the signing key's secret .* was found in output file raw\/api-drives\.json; nothing was published/);
+      expect(raw.stderr).toMatch(
+        /the signing key's secret .* was found in output file raw\/api-drives\.json; nothing was published/,
+      );
       expect(readdirSync(cwd)).toEqual([]);
     } finally {
       await leak.close();
@@ -519,7 +662,10 @@ describe('7 and 8. replay refuses what live refuses', () => {
     site.backend.setFault('users', { html200: true });
     let live: CliResult;
     try {
-      live = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap'], { cwd: tmpDir(), env: { SVC_TOKEN: TOKEN } });
+      live = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap'], {
+        cwd: tmpDir(),
+        env: { SVC_TOKEN: TOKEN },
+      });
     } finally {
       site.backend.clearFaults();
     }
@@ -538,14 +684,20 @@ describe('7 and 8. replay refuses what live refuses', () => {
 
     const partial = await runCli(['--replay', dir, '--out-dir', 'snap', '--allow-partial', '--json'], { cwd });
     expect(partial.code).toBe(4);
-    expect((JSON.parse(readFileSync(join(cwd, 'snap', '_snapshot-manifest.json'), 'utf8')) as { complete: boolean }).complete).toBe(false);
+    expect(
+      (JSON.parse(readFileSync(join(cwd, 'snap', '_snapshot-manifest.json'), 'utf8')) as { complete: boolean })
+        .complete,
+    ).toBe(false);
   });
 
   it('a list whose elements are not objects fails its route, live and replay', async () => {
     site.backend.setFault('users', { body: LIST_OF_NON_OBJECTS });
     let live: CliResult;
     try {
-      live = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap'], { cwd: tmpDir(), env: { SVC_TOKEN: TOKEN } });
+      live = await runCli(['--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'snap'], {
+        cwd: tmpDir(),
+        env: { SVC_TOKEN: TOKEN },
+      });
     } finally {
       site.backend.clearFaults();
     }
@@ -558,14 +710,18 @@ describe('7 and 8. replay refuses what live refuses', () => {
     for (const extra of [[], ['--raw']]) {
       const replay = await runCli(['--replay', dir, '--out-dir', 'snap', ...extra], { cwd: tmpDir() });
       expect(replay.code).toBe(1);
-      expect(replay.stderr).toMatch(/GET \/api\/users: expected a JSON array of objects but element 0 is a JSON number/);
+      expect(replay.stderr).toMatch(
+        /GET \/api\/users: expected a JSON array of objects but element 0 is a JSON number/,
+      );
     }
     const partial = tmpDir();
     const withRaw = await runCli(['--replay', dir, '--out-dir', 'snap', '--raw', '--allow-partial'], { cwd: partial });
     expect(withRaw.code).toBe(4);
     // The refused body is not republished in raw/, and its route is recorded failed there.
     expect(existsSync(join(partial, 'snap', 'raw', 'api-users.json'))).toBe(false);
-    const rawManifest = JSON.parse(readFileSync(join(partial, 'snap', 'raw', '_collection-manifest.json'), 'utf8')) as { routes: { route: string; error?: string }[] };
+    const rawManifest = JSON.parse(readFileSync(join(partial, 'snap', 'raw', '_collection-manifest.json'), 'utf8')) as {
+      routes: { route: string; error?: string }[];
+    };
     expect(rawManifest.routes.find((r) => r.route === 'GET /api/users')?.error).toMatch(/element 0 is a JSON number/);
   });
 });
@@ -583,20 +739,45 @@ async function onTmpfs(size: string, fn: (mnt: string) => Promise<void>): Promis
 
 /** Bytes available or used on the file system of `dir`, as df counts them. */
 function dfBytes(dir: string, field: 'avail' | 'used'): number {
-  return Number(execFileSync('df', [`--output=${field}`, '-B1', dir]).toString().trim().split('\n').pop());
+  return Number(
+    execFileSync('df', [`--output=${field}`, '-B1', dir])
+      .toString()
+      .trim()
+      .split('\n')
+      .pop(),
+  );
 }
 
 describe('9. errors that blame the right thing', () => {
   it('a gzip body sent unasked: the route fails saying the server compressed it, no compressed bytes printed', async () => {
     const gz = await siteWith((url) => [
-      http.get(`${url}/api/drives`, () => new HttpResponse(gzipSync(Buffer.from('[{"id":"d1"}]')), { status: 200, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } })),
-      http.get(`${url}/api/teams`, () => new HttpResponse(Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0x03, 0x8b, 0xae, 0x05, 0]), { status: 200, headers: { 'content-type': 'application/json' } })),
+      http.get(
+        `${url}/api/drives`,
+        () =>
+          new HttpResponse(gzipSync(Buffer.from('[{"id":"d1"}]')), {
+            status: 200,
+            headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+          }),
+      ),
+      http.get(
+        `${url}/api/teams`,
+        () =>
+          new HttpResponse(Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0x03, 0x8b, 0xae, 0x05, 0]), {
+            status: 200,
+            headers: { 'content-type': 'application/json' },
+          }),
+      ),
     ]);
     try {
       const cwd = tmpDir();
-      const r = await runCli(['collect', '--base-url', gz.url, '--ca-file', gz.caFile, '--out-dir', 'raw'], { cwd, env: { SVC_TOKEN: TOKEN } });
+      const r = await runCli(['collect', '--base-url', gz.url, '--ca-file', gz.caFile, '--out-dir', 'raw'], {
+        cwd,
+        env: { SVC_TOKEN: TOKEN },
+      });
       expect(r.code).toBe(4);
-      expect(r.stderr).toMatch(/GET \/api\/drives: the server sent the body compressed \(Content-Encoding: gzip\) although the request asked for none/);
+      expect(r.stderr).toMatch(
+        /GET \/api\/drives: the server sent the body compressed \(Content-Encoding: gzip\) although the request asked for none/,
+      );
       expect(r.stderr).toMatch(/GET \/api\/teams: expected JSON but received \d+ bytes of gzip-compressed data/);
       expect(r.stderr).not.toMatch(/may be truncated/);
       expectNoRawControls(r);
@@ -607,9 +788,14 @@ describe('9. errors that blame the right thing', () => {
 
   it('a closed HTTPS_PROXY port names the proxy, not the backend', async () => {
     const port = await closedPort();
-    const r = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'raw', '--retries', '0'], { cwd: tmpDir(), env: { SVC_TOKEN: TOKEN, HTTPS_PROXY: `http://127.0.0.1:${port}` } });
+    const r = await runCli(
+      ['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'raw', '--retries', '0'],
+      { cwd: tmpDir(), env: { SVC_TOKEN: TOKEN, HTTPS_PROXY: `http://127.0.0.1:${port}` } },
+    );
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`the proxy http://127.0.0.1:${port} (from HTTPS_PROXY) could not be reached (ECONNREFUSED)`);
+    expect(r.stderr).toContain(
+      `the proxy http://127.0.0.1:${port} (from HTTPS_PROXY) could not be reached (ECONNREFUSED)`,
+    );
     expect(r.stderr).not.toMatch(/connection refused by 127\.0\.0\.1/);
   });
 
@@ -617,68 +803,101 @@ describe('9. errors that blame the right thing', () => {
     const cwd = tmpDir();
     const r = await runCli(['--replay', RECORDING, '--out-dir', 'n'.repeat(300)], { cwd });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/a name is too long for the file system \(ENAMETOOLONG\) while writing .*n{300}.*nothing was published\. Choose a shorter output directory/);
+    expect(r.stderr).toMatch(
+      /a name is too long for the file system \(ENAMETOOLONG\) while writing .*n{300}.*nothing was published\. Choose a shorter output directory/,
+    );
     expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
     expect(readdirSync(cwd)).toEqual([]);
   });
 
   // A real full disk: a 160 KiB tmpfs, which only root may mount (CI runs as root, as .ci/run's apt-get needs).
-  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)('a full disk: the path, what happened and what to do (exit 1); the older snapshot stays whole and nothing is left half written', async () => {
-    await onTmpfs('160k', async (mnt) => {
-      const first = await runCli(['--replay', RECORDING, '--out-dir', 'out', '--quiet'], { cwd: mnt });
-      expect(first.code).toBe(0);
-      const before = Object.fromEntries(readdirSync(join(mnt, 'out')).map((f) => [f, readFileSync(join(mnt, 'out', f), 'utf8')]));
-      // Leave room for a little less than one more snapshot.
-      const free = dfBytes(mnt, 'avail');
-      writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - 24 * 1024)));
-      const r = await runCli(['--replay', RECORDING, '--out-dir', 'out'], { cwd: mnt });
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/no space is left on the device \(ENOSPC\) while writing .*; nothing was published\. Free some space/);
-      expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
-      expect(readdirSync(mnt).sort()).toEqual(['filler', 'out']);
-      expect(Object.fromEntries(readdirSync(join(mnt, 'out')).map((f) => [f, readFileSync(join(mnt, 'out', f), 'utf8')]))).toEqual(before);
-    });
-  });
+  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)(
+    'a full disk: the path, what happened and what to do (exit 1); the older snapshot stays whole and nothing is left half written',
+    async () => {
+      await onTmpfs('160k', async (mnt) => {
+        const first = await runCli(['--replay', RECORDING, '--out-dir', 'out', '--quiet'], { cwd: mnt });
+        expect(first.code).toBe(0);
+        const before = Object.fromEntries(
+          readdirSync(join(mnt, 'out')).map((f) => [f, readFileSync(join(mnt, 'out', f), 'utf8')]),
+        );
+        // Leave room for a little less than one more snapshot.
+        const free = dfBytes(mnt, 'avail');
+        writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - 24 * 1024)));
+        const r = await runCli(['--replay', RECORDING, '--out-dir', 'out'], { cwd: mnt });
+        expect(r.code).toBe(1);
+        expect(r.stderr).toMatch(
+          /no space is left on the device \(ENOSPC\) while writing .*; nothing was published\. Free some space/,
+        );
+        expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
+        expect(readdirSync(mnt).sort()).toEqual(['filler', 'out']);
+        expect(
+          Object.fromEntries(readdirSync(join(mnt, 'out')).map((f) => [f, readFileSync(join(mnt, 'out', f), 'utf8')])),
+        ).toEqual(before);
+      });
+    },
+  );
 
-  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)('a disk that fills while the spreadsheets are written: exit 1 with the path and what to do, nothing left behind', async () => {
-    await onTmpfs('1m', async (mnt) => {
-      const used = () => dfBytes(mnt, 'used');
-      const empty = used();
-      expect((await runCli(['--replay', RECORDING, '--out-dir', 'json', '--quiet'], { cwd: mnt })).code).toBe(0);
-      const json = used() - empty;
-      rmSync(join(mnt, 'json'), { recursive: true });
-      expect((await runCli(['--replay', RECORDING, '--out-dir', 'sheets', '--quiet', '--format', 'csv,xlsx'], { cwd: mnt })).code).toBe(0);
-      const sheets = used() - empty;
-      rmSync(join(mnt, 'sheets'), { recursive: true });
-      // Room for the JSON exports and half of the spreadsheets.
-      const free = dfBytes(mnt, 'avail');
-      writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - json - Math.floor((sheets - json) / 2))));
-      const r = await runCli(['--replay', RECORDING, '--out-dir', 'out', '--format', 'csv,xlsx'], { cwd: mnt });
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/no space is left on the device \(ENOSPC\) while writing .*\.(csv|xlsx); nothing was published\. Free some space/);
-      expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
-      expect(readdirSync(mnt)).toEqual(['filler']);
-    });
-  });
+  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)(
+    'a disk that fills while the spreadsheets are written: exit 1 with the path and what to do, nothing left behind',
+    async () => {
+      await onTmpfs('1m', async (mnt) => {
+        const used = () => dfBytes(mnt, 'used');
+        const empty = used();
+        expect((await runCli(['--replay', RECORDING, '--out-dir', 'json', '--quiet'], { cwd: mnt })).code).toBe(0);
+        const json = used() - empty;
+        rmSync(join(mnt, 'json'), { recursive: true });
+        expect(
+          (
+            await runCli(['--replay', RECORDING, '--out-dir', 'sheets', '--quiet', '--format', 'csv,xlsx'], {
+              cwd: mnt,
+            })
+          ).code,
+        ).toBe(0);
+        const sheets = used() - empty;
+        rmSync(join(mnt, 'sheets'), { recursive: true });
+        // Room for the JSON exports and half of the spreadsheets.
+        const free = dfBytes(mnt, 'avail');
+        writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - json - Math.floor((sheets - json) / 2))));
+        const r = await runCli(['--replay', RECORDING, '--out-dir', 'out', '--format', 'csv,xlsx'], { cwd: mnt });
+        expect(r.code).toBe(1);
+        expect(r.stderr).toMatch(
+          /no space is left on the device \(ENOSPC\) while writing .*\.(csv|xlsx); nothing was published\. Free some space/,
+        );
+        expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
+        expect(readdirSync(mnt)).toEqual(['filler']);
+      });
+    },
+  );
 
-  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)('a disk that fills while a live collect writes each body as it comes in: exit 1 with the path and what to do, nothing left behind', async () => {
-    await onTmpfs('160k', async (mnt) => {
-      const free = dfBytes(mnt, 'avail');
-      writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - 8 * 1024)));
-      const r = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'raw'], { cwd: mnt, env: { SVC_TOKEN: TOKEN } });
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/no space is left on the device \(ENOSPC\) while writing .*\.partial-.*; nothing was published\. Free some space/);
-      expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
-      expect(readdirSync(mnt)).toEqual(['filler']);
-    });
-  });
+  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)(
+    'a disk that fills while a live collect writes each body as it comes in: exit 1 with the path and what to do, nothing left behind',
+    async () => {
+      await onTmpfs('160k', async (mnt) => {
+        const free = dfBytes(mnt, 'avail');
+        writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - 8 * 1024)));
+        const r = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', 'raw'], {
+          cwd: mnt,
+          env: { SVC_TOKEN: TOKEN },
+        });
+        expect(r.code).toBe(1);
+        expect(r.stderr).toMatch(
+          /no space is left on the device \(ENOSPC\) while writing .*\.partial-.*; nothing was published\. Free some space/,
+        );
+        expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
+        expect(readdirSync(mnt)).toEqual(['filler']);
+      });
+    },
+  );
 
-  it.runIf(process.platform === 'linux')('a directory that cannot be written (/sys): the path, what happened and what to do (exit 1)', async () => {
-    const r = await runCli(['--replay', RECORDING, '--out-dir', '/sys/svc-snapshot-test'], { cwd: tmpDir() });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/\((EPERM|EACCES|EROFS)\) while writing \/sys; nothing was published\. (Check|Choose)/);
-    expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
-  });
+  it.runIf(process.platform === 'linux')(
+    'a directory that cannot be written (/sys): the path, what happened and what to do (exit 1)',
+    async () => {
+      const r = await runCli(['--replay', RECORDING, '--out-dir', '/sys/svc-snapshot-test'], { cwd: tmpDir() });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/\((EPERM|EACCES|EROFS)\) while writing \/sys; nothing was published\. (Check|Choose)/);
+      expect(r.stderr).not.toMatch(/unexpected failure|\n\s+at /);
+    },
+  );
 
   it('a --ca-file that is not a regular file (/dev/zero) is a usage error, not a crash', async () => {
     const r = await runCli(['check', '--base-url', site.url, '--ca-file', '/dev/zero'], { env: { SVC_TOKEN: TOKEN } });
@@ -691,12 +910,17 @@ describe('9. errors that blame the right thing', () => {
     const long = await startFakeSite({ realms: [{ id: realm, driver: 'libvirt' }] });
     try {
       const cwd = tmpDir();
-      const r = await runCli(['--base-url', long.url, '--ca-file', long.caFile, '--out-dir', 'snap', '--raw', '--quiet'], { cwd, env: { SVC_TOKEN: TOKEN } });
+      const r = await runCli(
+        ['--base-url', long.url, '--ca-file', long.caFile, '--out-dir', 'snap', '--raw', '--quiet'],
+        { cwd, env: { SVC_TOKEN: TOKEN } },
+      );
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       const files = listFiles(join(cwd, 'snap'));
       for (const f of files) for (const part of f.split('/')) expect(Buffer.byteLength(part)).toBeLessThanOrEqual(255);
-      const manifest = JSON.parse(readFileSync(join(cwd, 'snap', 'raw', '_collection-manifest.json'), 'utf8')) as { routes: { route: string; file: string | null }[] };
+      const manifest = JSON.parse(readFileSync(join(cwd, 'snap', 'raw', '_collection-manifest.json'), 'utf8')) as {
+        routes: { route: string; file: string | null }[];
+      };
       const active = manifest.routes.find((x) => x.route.endsWith('/active'))!;
       expect(active.file).toMatch(/^api-vms-rx{99}~[0-9a-f]{16}-active\.json$/);
       expect(files).toContain(`raw/${active.file}`);

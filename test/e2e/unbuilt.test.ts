@@ -41,7 +41,13 @@ if ((args[0] === 'ci' && !process.env.FAKE_NPM_IGNORE_SCRIPTS) || args.join(' ')
 }
 `;
 
-  function clone(): { repo: string; bootstrap: (target: string, env?: Record<string, string>) => { code: number | null; stderr: string; stdout: string; npm: Array<{ args: string[]; cwd: string }> } } {
+  function clone(): {
+    repo: string;
+    bootstrap: (
+      target: string,
+      env?: Record<string, string>,
+    ) => { code: number | null; stderr: string; stdout: string; npm: Array<{ args: string[]; cwd: string }> };
+  } {
     const repo = realpathSync(tmpDir('svc-fresh-clone-'));
     mkdirSync(join(repo, 'scripts'));
     copyFileSync(join(REPO_ROOT, 'scripts', 'bootstrap.mjs'), join(repo, 'scripts', 'bootstrap.mjs'));
@@ -51,8 +57,15 @@ if ((args[0] === 'ci' && !process.env.FAKE_NPM_IGNORE_SCRIPTS) || args.join(' ')
     const bootstrap = (target: string, env: Record<string, string> = {}) => {
       writeFileSync(log, '');
       // From another directory, as npm runs a script from the package's root whatever the shell's directory.
-      const r = spawnSync(process.execPath, [join(repo, 'scripts', 'bootstrap.mjs'), target], { cwd: tmpDir(), encoding: 'utf8', env: { PATH: process.env.PATH, npm_execpath: npm, FAKE_NPM_LOG: log, ...env } });
-      const calls = readFileSync(log, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { args: string[]; cwd: string });
+      const r = spawnSync(process.execPath, [join(repo, 'scripts', 'bootstrap.mjs'), target], {
+        cwd: tmpDir(),
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, npm_execpath: npm, FAKE_NPM_LOG: log, ...env },
+      });
+      const calls = readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as { args: string[]; cwd: string });
       return { code: r.status, stderr: r.stderr, stdout: r.stdout, npm: calls };
     };
     return { repo, bootstrap };
@@ -64,7 +77,8 @@ if ((args[0] === 'ci' && !process.env.FAKE_NPM_IGNORE_SCRIPTS) || args.join(' ')
     expect(first).toEqual({
       code: 0,
       stdout: '',
-      stderr: 'npm start: the dependencies are not installed in this clone: installing the locked versions (npm ci) and building lib/, once\n',
+      stderr:
+        'npm start: the dependencies are not installed in this clone: installing the locked versions (npm ci) and building lib/, once\n',
       npm: [{ args: ['ci', '--no-audit', '--no-fund'], cwd: repo }],
     });
     expect(bootstrap('start')).toEqual({ code: 0, stdout: '', stderr: '', npm: [] });
@@ -75,7 +89,9 @@ if ((args[0] === 'ci' && !process.env.FAKE_NPM_IGNORE_SCRIPTS) || args.join(' ')
     const { repo, bootstrap } = clone();
     const first = bootstrap('test');
     expect(first.code).toBe(0);
-    expect(first.stderr).toBe('npm test: the dependencies are not installed in this clone: installing the locked versions (npm ci) and building lib/, once\n');
+    expect(first.stderr).toBe(
+      'npm test: the dependencies are not installed in this clone: installing the locked versions (npm ci) and building lib/, once\n',
+    );
     expect(first.npm).toEqual([{ args: ['ci', '--no-audit', '--no-fund'], cwd: repo }]);
     rmSync(join(repo, 'lib'), { recursive: true });
     expect(bootstrap('test')).toEqual({ code: 0, stdout: '', stderr: '', npm: [] });
@@ -89,14 +105,21 @@ if ((args[0] === 'ci' && !process.env.FAKE_NPM_IGNORE_SCRIPTS) || args.join(' ')
     expect(ignored.stderr.split('\n')[1]).toBe('npm start: lib/ is not built: building it (npm run build), once');
     rmSync(join(repo, 'lib'), { recursive: true });
     const build = bootstrap('start');
-    expect(build).toEqual({ code: 0, stdout: '', stderr: 'npm start: lib/ is not built: building it (npm run build), once\n', npm: [{ args: ['run', 'build'], cwd: repo }] });
+    expect(build).toEqual({
+      code: 0,
+      stdout: '',
+      stderr: 'npm start: lib/ is not built: building it (npm run build), once\n',
+      npm: [{ args: ['run', 'build'], cwd: repo }],
+    });
   });
 
   it('an install that fails (or was interrupted before npm wrote its lockfile) stops with exit 1 and what to do; it is tried again next time', () => {
     const { repo, bootstrap } = clone();
     const failed = bootstrap('start', { FAKE_NPM_EXIT: '1' });
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toMatch(/\nnpm start: npm ci --no-audit --no-fund failed \(exit 1\); fix what it says above and run npm start again\n$/);
+    expect(failed.stderr).toMatch(
+      /\nnpm start: npm ci --no-audit --no-fund failed \(exit 1\); fix what it says above and run npm start again\n$/,
+    );
     expect(failed.npm).toHaveLength(1);
     // A node_modules/ without npm's hidden lockfile is an install that did not finish.
     mkdirSync(join(repo, 'node_modules', 'commander'), { recursive: true });
@@ -105,14 +128,19 @@ if ((args[0] === 'ci' && !process.env.FAKE_NPM_IGNORE_SCRIPTS) || args.join(' ')
   });
 
   it('package.json runs it first in start and test, and what runs before node_modules/ exists uses Node built-ins only', () => {
-    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
     expect(pkg.scripts.start).toMatch(/^node scripts\/bootstrap\.mjs start && node bin\/svc-snapshot\.js /);
     expect(pkg.scripts.test).toMatch(/^node scripts\/test-prereqs\.mjs && node scripts\/bootstrap\.mjs test && /);
     for (const script of ['bootstrap.mjs', 'test-prereqs.mjs']) {
       const text = readFileSync(join(REPO_ROOT, 'scripts', script), 'utf8');
       const imports = [...text.matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]);
       expect(imports.length, script).toBeGreaterThan(0);
-      expect(imports.filter((m) => !m!.startsWith('node:')), script).toEqual([]);
+      expect(
+        imports.filter((m) => !m!.startsWith('node:')),
+        script,
+      ).toEqual([]);
       expect(text, script).not.toMatch(/\bimport\(|require\(/);
     }
   });

@@ -5,7 +5,19 @@
  * receive them. Run `npm run build` first: these tests run bin/.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -20,7 +32,13 @@ import { allowedLine, hasSshKeygen, keyDir, makeKey, removeKeys, sshSign, sshVer
 
 const RECORDING = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
 /** The published JSON Schema of verify --json, as a validator (zod reads JSON Schema). */
-const PUBLISHED = z.fromJSONSchema((JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'summary-schema.json'), 'utf8')) as { $defs: Record<string, Parameters<typeof z.fromJSONSchema>[0]> }).$defs.verify!);
+const PUBLISHED = z.fromJSONSchema(
+  (
+    JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'summary-schema.json'), 'utf8')) as {
+      $defs: Record<string, Parameters<typeof z.fromJSONSchema>[0]>;
+    }
+  ).$defs.verify!,
+);
 
 let keys: string;
 let key: string;
@@ -39,7 +57,9 @@ beforeAll(async () => {
   fingerprint = /SHA256:\S+/.exec(execFileSync('ssh-keygen', ['-l', '-f', `${key}.pub`], { encoding: 'utf8' }))![0];
   work = tmpDir('svc-verify-');
   signed = join(work, 'signed');
-  const res = await runCli(['--replay', RECORDING, '--out-dir', signed, '--format', 'csv,xlsx', '--raw', '--quiet'], { env: { SVC_SIGN_KEY: key } });
+  const res = await runCli(['--replay', RECORDING, '--out-dir', signed, '--format', 'csv,xlsx', '--raw', '--quiet'], {
+    env: { SVC_SIGN_KEY: key },
+  });
   expect(res.stderr).toBe('');
   expect(res.code).toBe(0);
 });
@@ -62,7 +82,8 @@ function copy(name: string): string {
 }
 
 const stateOf = (s: z.infer<typeof VerifySummary>, file: string) => s.dirs[0]!.files.find((f) => f.file === file);
-const exportFile = (dir: string, name: string) => readdirSync(dir).find((f) => f.includes(`-${name} (`) && f.endsWith('.json'))!;
+const exportFile = (dir: string, name: string) =>
+  readdirSync(dir).find((f) => f.includes(`-${name} (`) && f.endsWith('.json'))!;
 
 describe.runIf(hasSshKeygen())('a signed snapshot', () => {
   it('verifies: every export, spreadsheet and raw file matches, the signature is valid, and ssh-keygen -Y verify accepts it', async () => {
@@ -76,7 +97,12 @@ describe.runIf(hasSshKeygen())('a signed snapshot', () => {
     expect(names).toContain('svc-snapshot-2026-11-21.xlsx');
     expect(names).toContain('raw/_collection-manifest.json');
     expect(names.filter((f) => f.startsWith('raw/api-'))).toHaveLength(readdirSync(join(signed, 'raw')).length - 1);
-    const ssh = sshVerify(allowed, 'nightly@site', join(signed, '_snapshot-manifest.json.sig'), join(signed, '_snapshot-manifest.json'));
+    const ssh = sshVerify(
+      allowed,
+      'nightly@site',
+      join(signed, '_snapshot-manifest.json.sig'),
+      join(signed, '_snapshot-manifest.json'),
+    );
     expect(ssh.output).toMatch(/Good "svc-snapshot" signature for nightly@site/);
     expect(ssh.code).toBe(0);
   });
@@ -118,7 +144,10 @@ describe.runIf(hasSshKeygen())('a signed snapshot', () => {
     expect(code).toBe(1);
     expect(summary.dirs[0]!.ok).toBe(false);
     expect(stateOf(summary, users)?.state).toBe('sha256 mismatch');
-    expect(stateOf(summary, csv)).toMatchObject({ state: 'size mismatch', detail: expect.stringMatching(/the manifest says/) });
+    expect(stateOf(summary, csv)).toMatchObject({
+      state: 'size mismatch',
+      detail: expect.stringMatching(/the manifest says/),
+    });
     expect(stateOf(summary, teams)?.state).toBe('symbolic link');
     expect(stateOf(summary, drives)).toMatchObject({ state: 'not a regular file', detail: 'a FIFO' });
     expect(stateOf(summary, projects)).toMatchObject({ state: 'not a regular file', detail: 'a directory' });
@@ -133,17 +162,47 @@ describe.runIf(hasSshKeygen())('a signed snapshot', () => {
 
   it('reports a changed manifest, another key, another namespace, a truncated, binary or huge signature, each saying which', async () => {
     const cases: Array<[string, (dir: string) => void, RegExp, string[]?]> = [
-      ['changed', (d) => writeFileSync(join(d, '_snapshot-manifest.json'), readFileSync(join(d, '_snapshot-manifest.json'), 'utf8').replace('"complete": true', '"complete": false')), /does not match the manifest/],
-      ['other-key', (d) => sshSign(other, join(d, '_snapshot-manifest.json')), /valid signature, but its key is not listed/, ['--allowed-signers', allowed]],
-      ['namespace', (d) => sshSign(key, join(d, '_snapshot-manifest.json'), 'file'), /namespace "file", not "svc-snapshot"/],
-      ['truncated', (d) => writeFileSync(join(d, '_snapshot-manifest.json.sig'), readFileSync(join(d, '_snapshot-manifest.json.sig'), 'utf8').slice(0, 200)), /truncated/],
+      [
+        'changed',
+        (d) =>
+          writeFileSync(
+            join(d, '_snapshot-manifest.json'),
+            readFileSync(join(d, '_snapshot-manifest.json'), 'utf8').replace('"complete": true', '"complete": false'),
+          ),
+        /does not match the manifest/,
+      ],
+      [
+        'other-key',
+        (d) => sshSign(other, join(d, '_snapshot-manifest.json')),
+        /valid signature, but its key is not listed/,
+        ['--allowed-signers', allowed],
+      ],
+      [
+        'namespace',
+        (d) => sshSign(key, join(d, '_snapshot-manifest.json'), 'file'),
+        /namespace "file", not "svc-snapshot"/,
+      ],
+      [
+        'truncated',
+        (d) =>
+          writeFileSync(
+            join(d, '_snapshot-manifest.json.sig'),
+            readFileSync(join(d, '_snapshot-manifest.json.sig'), 'utf8').slice(0, 200),
+          ),
+        /truncated/,
+      ],
       ['binary', (d) => writeFileSync(join(d, '_snapshot-manifest.json.sig'), Buffer.from([0, 1, 2, 255])), /binary/],
-      ['huge', (d) => writeFileSync(join(d, '_snapshot-manifest.json.sig'), Buffer.alloc(5 * 1024 * 1024, 65)), /larger than 16 KiB/],
+      [
+        'huge',
+        (d) => writeFileSync(join(d, '_snapshot-manifest.json.sig'), Buffer.alloc(5 * 1024 * 1024, 65)),
+        /larger than 16 KiB/,
+      ],
       ['rsa', (d) => sshSign(makeKey(keys, 'rsa-signer', 'rsa'), join(d, '_snapshot-manifest.json')), /RSA key/],
     ];
     for (const [name, damage, reason, extra] of cases) {
       const dir = copy(`sig-${name}`);
-      if (name !== 'changed' && name !== 'truncated' && name !== 'binary' && name !== 'huge') rmSync(join(dir, '_snapshot-manifest.json.sig'));
+      if (name !== 'changed' && name !== 'truncated' && name !== 'binary' && name !== 'huge')
+        rmSync(join(dir, '_snapshot-manifest.json.sig'));
       damage(dir);
       const { code, summary } = await verify([dir], extra);
       expect(code, name).toBe(1);
@@ -180,7 +239,10 @@ describe.runIf(hasSshKeygen())('files the manifest does not cover, and names it 
     writeFileSync(manifestFile, JSON.stringify(m, null, 2));
     const unsafe = await verify([plain]);
     expect(unsafe.code).toBe(1);
-    expect(unsafe.summary.dirs[0]!.files.filter((f) => f.state === 'unsafe name').map((f) => f.file)).toEqual(['../signed/_snapshot-manifest.json', '/etc/passwd']);
+    expect(unsafe.summary.dirs[0]!.files.filter((f) => f.state === 'unsafe name').map((f) => f.file)).toEqual([
+      '../signed/_snapshot-manifest.json',
+      '/etc/passwd',
+    ]);
   });
 });
 
@@ -207,28 +269,56 @@ describe('a file the manifest names more than once', () => {
   it('two exports entries, or an exports and a files entry, that disagree fail the file (exit 1), whichever comes first', async () => {
     const users = exportFile(snapshot, 'users');
     const cases: Array<[string, (m: Json) => void]> = [
-      ['second export entry wrong', (m) => m.exports!.push({ ...m.exports!.find((e) => e.file === users)!, sha256: other })],
-      ['first export entry wrong', (m) => m.exports!.unshift({ ...m.exports!.find((e) => e.file === users)!, sha256: other })],
-      ['files entry wrong', (m) => (m.files = [{ name: users, bytes: statSync(join(snapshot, users)).size, sha256: other }])],
-      ['two files entries of different sizes', (m) => {
-        const e = { name: users, bytes: statSync(join(snapshot, users)).size, sha256: m.exports!.find((x) => x.file === users)!.sha256 };
-        m.files = [e, { ...e, bytes: 1 }];
-      }],
+      [
+        'second export entry wrong',
+        (m) => m.exports!.push({ ...m.exports!.find((e) => e.file === users)!, sha256: other }),
+      ],
+      [
+        'first export entry wrong',
+        (m) => m.exports!.unshift({ ...m.exports!.find((e) => e.file === users)!, sha256: other }),
+      ],
+      [
+        'files entry wrong',
+        (m) => (m.files = [{ name: users, bytes: statSync(join(snapshot, users)).size, sha256: other }]),
+      ],
+      [
+        'two files entries of different sizes',
+        (m) => {
+          const e = {
+            name: users,
+            bytes: statSync(join(snapshot, users)).size,
+            sha256: m.exports!.find((x) => x.file === users)!.sha256,
+          };
+          m.files = [e, { ...e, bytes: 1 }];
+        },
+      ],
     ];
     for (const [name, edit] of cases) {
       const dir = edited(snapshot, '_snapshot-manifest.json', edit);
       const { code, summary } = await verify([dir]);
       expect(code, name).toBe(1);
       expect(summary.dirs[0]!.ok, name).toBe(false);
-      expect(summary.dirs[0]!.files.filter((f) => f.file === users), name).toEqual([
-        { file: users, state: 'conflicting entries', detail: expect.stringMatching(/^the manifest names it [23] times with different (sha256|size)/) },
+      expect(
+        summary.dirs[0]!.files.filter((f) => f.file === users),
+        name,
+      ).toEqual([
+        {
+          file: users,
+          state: 'conflicting entries',
+          detail: expect.stringMatching(/^the manifest names it [23] times with different (sha256|size)/),
+        },
       ]);
       // Every other file is still checked, and passes.
-      expect(summary.dirs[0]!.files.filter((f) => f.file !== users).every((f) => f.state === 'ok'), name).toBe(true);
+      expect(
+        summary.dirs[0]!.files.filter((f) => f.file !== users).every((f) => f.state === 'ok'),
+        name,
+      ).toBe(true);
     }
     const text = await runCli(['verify', edited(snapshot, '_snapshot-manifest.json', cases[0]![1])]);
     expect(text.code).toBe(1);
-    expect(text.stdout).toContain(`FAILED: ${users}: conflicting entries (the manifest names it 2 times with different sha256 (exports[`);
+    expect(text.stdout).toContain(
+      `FAILED: ${users}: conflicting entries (the manifest names it 2 times with different sha256 (exports[`,
+    );
   });
 
   it('entries that agree pass: an export named twice with its own hash, or in exports and files alike (exit 0)', async () => {
@@ -250,7 +340,12 @@ describe('a file the manifest names more than once', () => {
     });
     const { code, summary } = await verify([dir]);
     expect(code).toBe(1);
-    expect(stateOf(summary, 'api-users.json')).toMatchObject({ state: 'conflicting entries', detail: expect.stringMatching(/different sha256 \(routes\[1\]: sha256 [0-9a-f]{12}…, \d+ bytes; routes\[20\]: sha256 ffffffffffff…/) });
+    expect(stateOf(summary, 'api-users.json')).toMatchObject({
+      state: 'conflicting entries',
+      detail: expect.stringMatching(
+        /different sha256 \(routes\[1\]: sha256 [0-9a-f]{12}…, \d+ bytes; routes\[20\]: sha256 ffffffffffff…/,
+      ),
+    });
   });
 
   it("an audit collection names a query's, report's and objects' file twice: passes while they agree, fails when one disagrees", async () => {
@@ -261,13 +356,21 @@ describe('a file the manifest names more than once', () => {
     const o = await verify([objects]);
     expect(o.code).toBe(1);
     expect(o.summary.dirs[0]!.files.filter((f) => f.state !== 'ok')).toEqual([
-      { file: 'objects-user-2026-11-30.json', state: 'conflicting entries', detail: expect.stringMatching(/different sha256 \(routes\[\d+\]: .*; objects\[0\]: /) },
+      {
+        file: 'objects-user-2026-11-30.json',
+        state: 'conflicting entries',
+        detail: expect.stringMatching(/different sha256 \(routes\[\d+\]: .*; objects\[0\]: /),
+      },
     ]);
     const reports = edited(audit, '_audit-manifest.json', (m) => (m.reports![0]!.bytes = 1));
     const r = await verify([reports]);
     expect(r.code).toBe(1);
     expect(r.summary.dirs[0]!.files.filter((f) => f.state !== 'ok')).toEqual([
-      { file: 'reports-monthly-access-2026-10-01-2026-11-30.xlsx', state: 'conflicting entries', detail: expect.stringMatching(/different size/) },
+      {
+        file: 'reports-monthly-access-2026-10-01-2026-11-30.xlsx',
+        state: 'conflicting entries',
+        detail: expect.stringMatching(/different size/),
+      },
     ]);
   });
 });
@@ -293,7 +396,11 @@ describe('bad input', () => {
     const res = await verify([two, notJson]);
     expect(res.code).toBe(1);
     expect(res.summary.dirs.map((d) => [d.kind, d.ok, d.error])).toEqual([
-      [null, false, expect.stringMatching(/holds 2 manifests \(_snapshot-manifest\.json, _collection-manifest\.json\)/)],
+      [
+        null,
+        false,
+        expect.stringMatching(/holds 2 manifests \(_snapshot-manifest\.json, _collection-manifest\.json\)/),
+      ],
       ['audit', false, expect.stringMatching(/_audit-manifest\.json is not valid JSON/)],
     ]);
   });
@@ -311,19 +418,24 @@ describe('bad input', () => {
     expect(res.stdout).toBe('');
   });
 
-  it.runIf(hasSshKeygen())('a bad --sign-key stops the run before anything is written (exit 2), naming the file and never its content', async () => {
-    const dir = tmpDir('svc-verify-key-');
-    const open = join(dir, 'open-key');
-    cpSync(key, open);
-    chmodSync(open, 0o644);
-    const out = join(dir, 'out');
-    const res = await runCli(['--replay', RECORDING, '--out-dir', out, '--sign-key', open]);
-    expect(res.code).toBe(2);
-    expect(res.stderr).toContain(`the signing key ${open} (--sign-key) can be read or written by its group or others (mode 0644`);
-    const body = readFileSync(key, 'utf8').split('\n')[2]!;
-    expect(res.stderr).not.toContain(body);
-    expect(readdirSync(dir)).toEqual(['open-key']);
-  });
+  it.runIf(hasSshKeygen())(
+    'a bad --sign-key stops the run before anything is written (exit 2), naming the file and never its content',
+    async () => {
+      const dir = tmpDir('svc-verify-key-');
+      const open = join(dir, 'open-key');
+      cpSync(key, open);
+      chmodSync(open, 0o644);
+      const out = join(dir, 'out');
+      const res = await runCli(['--replay', RECORDING, '--out-dir', out, '--sign-key', open]);
+      expect(res.code).toBe(2);
+      expect(res.stderr).toContain(
+        `the signing key ${open} (--sign-key) can be read or written by its group or others (mode 0644`,
+      );
+      const body = readFileSync(key, 'utf8').split('\n')[2]!;
+      expect(res.stderr).not.toContain(body);
+      expect(readdirSync(dir)).toEqual(['open-key']);
+    },
+  );
 });
 
 describe.runIf(hasSshKeygen())('collect and audit sign their manifests', () => {
@@ -341,9 +453,24 @@ describe.runIf(hasSshKeygen())('collect and audit sign their manifests', () => {
   it('a signed raw collection and a signed audit collection verify, and ssh-keygen accepts both', async () => {
     const dir = tmpDir('svc-verify-collect-');
     const raw = join(dir, 'raw');
-    const c = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', raw, '--sign-key', key, '--quiet'], { env: { SVC_TOKEN: ALL_TYPES_TOKEN.value } });
+    const c = await runCli(
+      ['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', raw, '--sign-key', key, '--quiet'],
+      { env: { SVC_TOKEN: ALL_TYPES_TOKEN.value } },
+    );
     expect(c.code).toBe(0);
-    const a = await runCli(['audit', '--audit-url', audit.url, '--ca-file', getTestCerts().caFile, '--out-dir', join(dir, 'audit'), '--quiet'], { env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN, SVC_SIGN_KEY: key } });
+    const a = await runCli(
+      [
+        'audit',
+        '--audit-url',
+        audit.url,
+        '--ca-file',
+        getTestCerts().caFile,
+        '--out-dir',
+        join(dir, 'audit'),
+        '--quiet',
+      ],
+      { env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN, SVC_SIGN_KEY: key } },
+    );
     expect(a.code).toBe(0);
     const res = await verify([raw, join(dir, 'audit')], ['--allowed-signers', allowed]);
     expect(res.code).toBe(0);
@@ -352,11 +479,17 @@ describe.runIf(hasSshKeygen())('collect and audit sign their manifests', () => {
       ['audit', true, 'valid', fingerprint],
     ]);
     expect(res.summary.dirs[1]!.files.length).toBeGreaterThan(5);
-    for (const [d, m] of [[raw, '_collection-manifest.json'], [join(dir, 'audit'), '_audit-manifest.json']] as const) {
+    for (const [d, m] of [
+      [raw, '_collection-manifest.json'],
+      [join(dir, 'audit'), '_audit-manifest.json'],
+    ] as const) {
       expect(sshVerify(allowed, 'nightly@site', join(d, `${m}.sig`), join(d, m)).code).toBe(0);
     }
     // Publishing again over a signed output replaces it: the .sig is the tool's own file.
-    const again = await runCli(['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', raw, '--quiet'], { env: { SVC_TOKEN: ALL_TYPES_TOKEN.value } });
+    const again = await runCli(
+      ['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', raw, '--quiet'],
+      { env: { SVC_TOKEN: ALL_TYPES_TOKEN.value } },
+    );
     expect(again.code).toBe(0);
     expect(readdirSync(raw)).not.toContain('_collection-manifest.json.sig');
   });

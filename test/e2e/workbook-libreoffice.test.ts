@@ -14,16 +14,28 @@ import { fodsViaLibreOffice, sheetsViaLibreOffice } from '../helpers/libreoffice
 import { tmpDir } from '../helpers/run-cli.js';
 import { unzip } from '../helpers/unzip.js';
 
-
-
 const TIME = '2026-11-21T02:00:00.000Z';
 const LONG = `${'x'.repeat(32_766)}\u{1F600} and more after the cell's limit`;
 
 const USERS = [
-  { id: '007', phone: '+49 30 123456', text: 'line one\r\nline two\r\nline three', flag: true, bytes: 1_234_567_890, ratio: 0.5 },
+  {
+    id: '007',
+    phone: '+49 30 123456',
+    text: 'line one\r\nline two\r\nline three',
+    flag: true,
+    bytes: 1_234_567_890,
+    ratio: 0.5,
+  },
   { id: 'u2', phone: '0049 30 123456', text: 'a lone\rcarriage return', flag: false, bytes: 12, ratio: 1.25 },
   { id: 'u3', phone: null, text: LONG, flag: true, bytes: 0, ratio: null },
-  { id: 'u4', phone: '+4930', text: 'CR LF\r\n\r\nand a blank line, a\ttab & <markup>', flag: false, bytes: 987_654, ratio: 2 },
+  {
+    id: 'u4',
+    phone: '+4930',
+    text: 'CR LF\r\n\r\nand a blank line, a\ttab & <markup>',
+    flag: false,
+    bytes: 987_654,
+    ratio: 2,
+  },
 ];
 
 function manifest(): ReadableManifest {
@@ -37,7 +49,9 @@ function manifest(): ReadableManifest {
     authMode: 'token',
     realms: { source: 'GET /api/realms', ids: [] },
     routes: [],
-    exports: [{ export: 'users', count: USERS.length, file: `${USERS.length}-users (11-21-2026).json`, available: true }],
+    exports: [
+      { export: 'users', count: USERS.length, file: `${USERS.length}-users (11-21-2026).json`, available: true },
+    ],
     nullFields: [],
     validation: { issues: 0, samples: [] },
     drift: [],
@@ -118,17 +132,21 @@ describe('the workbook in LibreOffice', () => {
     expect(style?.[0]).toMatch(/fo:wrap-option="wrap"/);
   });
 
-  it('has document properties: title, creator and the snapshot\'s time (not the time the file was made)', () => {
+  it("has document properties: title, creator and the snapshot's time (not the time the file was made)", () => {
     const meta = /<office:meta>([\s\S]*?)<\/office:meta>/.exec(fods)?.[1] ?? '';
     expect(meta).toContain('<dc:title>svc-snapshot of https://platform.example.org, 2026-11-21</dc:title>');
     expect(meta).toContain('<meta:initial-creator>svc-snapshot 1.0.0</meta:initial-creator>');
     expect(meta).toContain('<meta:creation-date>2026-11-21T02:00:00</meta:creation-date>');
     const entries = unzip(bytes);
-    expect(entries.get('[Content_Types].xml')!.toString()).toContain('<Override PartName="/docProps/core.xml" ContentType="application/vnd.openxmlformats-package.core-properties+xml"/>');
-    expect(entries.get('_rels/.rels')!.toString()).toContain('relationships/metadata/core-properties" Target="docProps/core.xml"');
+    expect(entries.get('[Content_Types].xml')!.toString()).toContain(
+      '<Override PartName="/docProps/core.xml" ContentType="application/vnd.openxmlformats-package.core-properties+xml"/>',
+    );
+    expect(entries.get('_rels/.rels')!.toString()).toContain(
+      'relationships/metadata/core-properties" Target="docProps/core.xml"',
+    );
   });
 
-  it('is the same bytes when written again (the properties carry the snapshot\'s time)', async () => {
+  it("is the same bytes when written again (the properties carry the snapshot's time)", async () => {
     const parts: Buffer[] = [];
     await writeSpreadsheets({ manifest: manifest(), records: async () => USERS }, ['xlsx'], async (_n, chunks) => {
       for await (const c of chunks) parts.push(typeof c === 'string' ? Buffer.from(c) : Buffer.from(c));

@@ -71,8 +71,20 @@ interface AuditDataset {
   objects: Record<string, Array<Record<string, Json>>>;
 }
 
-const START: ParamSpec = { id: 'startDate', name: 'Start date', default: '1970-01-01', desc: 'first day of the period', type: 'date' };
-const END: ParamSpec = { id: 'endDate', name: 'End date', default: '2037-12-31', desc: 'last day of the period', type: 'date' };
+const START: ParamSpec = {
+  id: 'startDate',
+  name: 'Start date',
+  default: '1970-01-01',
+  desc: 'first day of the period',
+  type: 'date',
+};
+const END: ParamSpec = {
+  id: 'endDate',
+  name: 'End date',
+  default: '2037-12-31',
+  desc: 'last day of the period',
+  type: 'date',
+};
 
 function alert(date: string, hour: number, type: string, info: Json): AlertSpec {
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
@@ -136,15 +148,42 @@ function auditDataset(): AuditDataset {
         returnNames: ['type', 'count'],
         params: [
           { id: 'limit', name: 'Limit', default: 5, desc: 'most rows returned', type: 'int' },
-          { id: 'severities', name: 'Severities', default: ['high', 'critical'], desc: 'alert severities counted', type: 'string[]' },
+          {
+            id: 'severities',
+            name: 'Severities',
+            default: ['high', 'critical'],
+            desc: 'alert severities counted',
+            type: 'string[]',
+          },
         ],
         charts: [],
       },
     ],
     reports: [
-      { id: 'monthly-access', name: 'Monthly access report', desc: 'logins of every user', objType: '', objParam: '', queryIDs: { query_id: ['logins'], queryParams: [{ limit: 100 }] } },
-      { id: 'user-activity', name: 'User activity', desc: 'everything one user did', objType: 'user', objParam: 'userId', queryIDs: { query_id: ['logins'], queryParams: [{ user: '$userId' }] } },
-      { id: 'vm-inventory', name: 'VM inventory', desc: 'running hours of every VM', objType: '', objParam: '', queryIDs: { query_id: ['vm-usage'], queryParams: [{}] } },
+      {
+        id: 'monthly-access',
+        name: 'Monthly access report',
+        desc: 'logins of every user',
+        objType: '',
+        objParam: '',
+        queryIDs: { query_id: ['logins'], queryParams: [{ limit: 100 }] },
+      },
+      {
+        id: 'user-activity',
+        name: 'User activity',
+        desc: 'everything one user did',
+        objType: 'user',
+        objParam: 'userId',
+        queryIDs: { query_id: ['logins'], queryParams: [{ user: '$userId' }] },
+      },
+      {
+        id: 'vm-inventory',
+        name: 'VM inventory',
+        desc: 'running hours of every VM',
+        objType: '',
+        objParam: '',
+        queryIDs: { query_id: ['vm-usage'], queryParams: [{}] },
+      },
     ],
     alertTypes: {
       'login-failed': { name: 'Failed login', severity: 'medium', sType: 'user', sField: 'user' },
@@ -261,12 +300,17 @@ function param(params: Record<string, string | readonly string[] | undefined>, n
 /** The type check a real service would do on a query body, by the declared parameter types. */
 function checkType(p: ParamSpec, value: unknown): string | undefined {
   const ok =
-    p.type === 'date' ? typeof value === 'string' && DATE.test(value)
-    : p.type === 'int' ? Number.isInteger(value)
-    : p.type === 'number' ? typeof value === 'number'
-    : p.type === 'bool' ? typeof value === 'boolean'
-    : p.type === 'string[]' ? Array.isArray(value) && value.every((x) => typeof x === 'string')
-    : typeof value === 'string';
+    p.type === 'date'
+      ? typeof value === 'string' && DATE.test(value)
+      : p.type === 'int'
+        ? Number.isInteger(value)
+        : p.type === 'number'
+          ? typeof value === 'number'
+          : p.type === 'bool'
+            ? typeof value === 'boolean'
+            : p.type === 'string[]'
+              ? Array.isArray(value) && value.every((x) => typeof x === 'string')
+              : typeof value === 'string';
   return ok ? undefined : `parameter ${p.id} must be of type ${p.type}`;
 }
 
@@ -276,16 +320,21 @@ function runQuery(data: AuditDataset, q: QuerySpec, endDate: string, body: Recor
   switch (q.id) {
     case 'logins': {
       const user = body.user as string;
-      return data.logins.filter(([d, u]) => d >= from && d <= to && (user === '' || u === user)).slice(0, body.limit as number);
+      return data.logins
+        .filter(([d, u]) => d >= from && d <= to && (user === '' || u === user))
+        .slice(0, body.limit as number);
     }
     case 'vm-usage':
-      return data.vmUsage.filter(([, , hours, system]) => hours >= (body.minHours as number) && (!system || body.includeSystem === true));
+      return data.vmUsage.filter(
+        ([, , hours, system]) => hours >= (body.minHours as number) && (!system || body.includeSystem === true),
+      );
     case 'top-alerts': {
       const severities = body.severities as string[];
       const counts = new Map<string, number>();
       for (const a of data.alerts) {
         const t = data.alertTypes[a.type];
-        if (a.date <= endDate && t && severities.includes(t.severity)) counts.set(a.type, (counts.get(a.type) ?? 0) + 1);
+        if (a.date <= endDate && t && severities.includes(t.severity))
+          counts.set(a.type, (counts.get(a.type) ?? 0) + 1);
       }
       return [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, body.limit as number);
     }
@@ -294,7 +343,13 @@ function runQuery(data: AuditDataset, q: QuerySpec, endDate: string, body: Recor
   }
 }
 
-function reportSheet(data: AuditDataset, r: ReportSpec, from: string, to: string, objectId: string | undefined): Buffer {
+function reportSheet(
+  data: AuditDataset,
+  r: ReportSpec,
+  from: string,
+  to: string,
+  objectId: string | undefined,
+): Buffer {
   const queryId = r.queryIDs.query_id[0]!;
   const q = data.queries.find((x) => x.id === queryId)!;
   const body: Record<string, unknown> = { startDate: from, endDate: to };
@@ -339,14 +394,16 @@ export function createAuditBackend(options: AuditBackendOptions = {}): AuditBack
       const list = data.objects[param(p, 'type')];
       if (!list) return error(400, `unknown object type ${param(p, 'type')}`);
       if (!DATE.test(param(p, 'to'))) return error(400, 'end date must be YYYY-MM-DD');
-      if (!Array.isArray(body) || !body.every((x) => typeof x === 'string')) return error(400, 'body must be an array of ids');
+      if (!Array.isArray(body) || !body.every((x) => typeof x === 'string'))
+        return error(400, 'body must be an array of ids');
       return HttpResponse.json(body.length === 0 ? list : list.filter((o) => body.includes(o.id as string)));
     },
     query: (p, body) => {
       const q = data.queries.find((x) => x.id === param(p, 'id'));
       if (!q) return error(404, `no query ${param(p, 'id')}`);
       if (!DATE.test(param(p, 'to'))) return error(400, 'end date must be YYYY-MM-DD');
-      if (!body || typeof body !== 'object' || Array.isArray(body)) return error(400, 'body must be a map of parameters');
+      if (!body || typeof body !== 'object' || Array.isArray(body))
+        return error(400, 'body must be a map of parameters');
       const b = body as Record<string, unknown>;
       for (const qp of q.params) {
         if (!(qp.id in b)) return error(400, `missing parameter ${qp.id}`);
@@ -365,9 +422,13 @@ export function createAuditBackend(options: AuditBackendOptions = {}): AuditBack
     const r = data.reports.find((x) => x.id === param(p, 'id'));
     if (!r) return error(404, `no report ${param(p, 'id')}`);
     if (r.objParam && objectId === undefined) return error(400, `report ${r.id} needs ${r.objParam}`);
-    if (faults.reportAsJson?.includes(r.id)) return HttpResponse.json({ error: 'report engine unavailable', report: r.id });
+    if (faults.reportAsJson?.includes(r.id))
+      return HttpResponse.json({ error: 'report engine unavailable', report: r.id });
     const xlsx = reportSheet(data, r, param(p, 'from'), param(p, 'to'), objectId);
-    return new HttpResponse(new Uint8Array(xlsx), { status: 200, headers: { 'content-type': XLSX_TYPE, 'content-length': String(xlsx.length) } });
+    return new HttpResponse(new Uint8Array(xlsx), {
+      status: 200,
+      headers: { 'content-type': XLSX_TYPE, 'content-length': String(xlsx.length) },
+    });
   }
 
   const handlers = AUDIT_ROUTES.map((def) => {
@@ -385,14 +446,22 @@ export function createAuditBackend(options: AuditBackendOptions = {}): AuditBack
           body = undefined;
         }
       }
-      requests.push({ method: def.method, path: new URL(request.url).pathname, token: seenToken, ...(body !== undefined ? { body } : {}) });
+      requests.push({
+        method: def.method,
+        path: new URL(request.url).pathname,
+        token: seenToken,
+        ...(body !== undefined ? { body } : {}),
+      });
       const forced = faults.status?.[def.id];
       if (forced !== undefined) return error(forced, `fault: HTTP ${forced}`);
       if (faults.htmlLoginPage?.includes(def.id)) {
-        return new HttpResponse('<!doctype html><html><body><form action="/login">Sign in</form></body></html>', { headers: { 'content-type': 'text/html' } });
+        return new HttpResponse('<!doctype html><html><body><form action="/login">Sign in</form></body></html>', {
+          headers: { 'content-type': 'text/html' },
+        });
       }
       if (def.auth === 'token') {
-        if (faults.rejectAll) return error(faults.rejectAll, faults.rejectAll === 401 ? 'authentication required' : 'forbidden');
+        if (faults.rejectAll)
+          return error(faults.rejectAll, faults.rejectAll === 401 ? 'authentication required' : 'forbidden');
         if (seenToken !== 'valid') return error(401, 'authentication required');
       }
       return resolvers[def.id](params, body);

@@ -22,7 +22,11 @@ export const ALL_TYPES_TOKEN: FakeToken = Object.freeze({ value: 'fake-token-all
 
 /** One obviously fake read-only token per type, as backends before 3.14.1 hand them out. */
 export const PER_TYPE_TOKENS: readonly FakeToken[] = Object.freeze(
-  TOKEN_TYPES.map((type): FakeToken => ({ value: `fake-token-${type.toLowerCase()}-only`, types: [type], readOnly: true })),
+  TOKEN_TYPES.map((type): FakeToken => ({
+    value: `fake-token-${type.toLowerCase()}-only`,
+    types: [type],
+    readOnly: true,
+  })),
 );
 
 /** The environment that gives the CLI those tokens: SVC_TOKEN_USER=…, SVC_TOKEN_VM=… */
@@ -253,7 +257,8 @@ export function createFakeBackend(opts: FakeBackendOptions): FakeBackend {
 
   const catalogIds = new Set(ROUTES.map((r) => r.id));
   for (const id of catalogIds) if (!BODIES[id]) throw new Error(`fake backend: no data for catalog route ${id}`);
-  for (const id of Object.keys(BODIES)) if (!catalogIds.has(id)) throw new Error(`fake backend: data for unknown route ${id}`);
+  for (const id of Object.keys(BODIES))
+    if (!catalogIds.has(id)) throw new Error(`fake backend: data for unknown route ${id}`);
 
   const requests: RequestRecord[] = [];
   const faults = new Map<string, FaultState>();
@@ -286,7 +291,12 @@ export function createFakeBackend(opts: FakeBackendOptions): FakeBackend {
     return { auth: 'none' };
   };
 
-  const record = (request: Request, url: URL, entry: Omit<RequestRecord, 'method' | 'path'>, response: Response): Response => {
+  const record = (
+    request: Request,
+    url: URL,
+    entry: Omit<RequestRecord, 'method' | 'path'>,
+    response: Response,
+  ): Response => {
     requests.push({ method: request.method, path: redactedPath(url), ...entry });
     return response;
   };
@@ -296,10 +306,19 @@ export function createFakeBackend(opts: FakeBackendOptions): FakeBackend {
     return http.get(`${base}${path}`, async ({ request, params }) => {
       const url = new URL(request.url);
       const realm =
-        realmFrom === 'path' ? String(params.realm) : realmFrom ? (url.searchParams.get(realmFrom.query) ?? undefined) : undefined;
+        realmFrom === 'path'
+          ? String(params.realm)
+          : realmFrom
+            ? (url.searchParams.get(realmFrom.query) ?? undefined)
+            : undefined;
       const { auth, token } = authenticate(request, url);
       const done = (response: Response) =>
-        record(request, url, { status: response.status, auth, route: def.id, write: false, ...(realm !== undefined ? { realm } : {}) }, response);
+        record(
+          request,
+          url,
+          { status: response.status, auth, route: def.id, write: false, ...(realm !== undefined ? { realm } : {}) },
+          response,
+        );
       if (latencyMs) await sleep(latencyMs);
 
       if (!servedBy(release, def.since)) return done(jsonError(404, 'not found'));
@@ -312,13 +331,26 @@ export function createFakeBackend(opts: FakeBackendOptions): FakeBackend {
       const plan = planFault(state);
       if (plan.delayMs) await sleep(plan.delayMs);
       if (plan.kind === 'status') {
-        return done(jsonError(plan.status, `injected status ${plan.status}`, plan.retryAfter !== undefined ? { 'retry-after': plan.retryAfter } : {}));
+        return done(
+          jsonError(
+            plan.status,
+            `injected status ${plan.status}`,
+            plan.retryAfter !== undefined ? { 'retry-after': plan.retryAfter } : {},
+          ),
+        );
       }
       if (plan.kind === 'effect') {
         const { fault } = plan;
-        if (fault.html200) return done(new HttpResponse(LOGIN_PAGE, { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' } }));
-        if (fault.malformed) return done(new HttpResponse(MALFORMED_JSON, { status: 200, headers: { 'content-type': 'application/json' } }));
-        const bytes = fault.body !== undefined ? Buffer.from(JSON.stringify(fault.body), 'utf8') : bodyBytes(def, realm);
+        if (fault.html200)
+          return done(
+            new HttpResponse(LOGIN_PAGE, { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' } }),
+          );
+        if (fault.malformed)
+          return done(
+            new HttpResponse(MALFORMED_JSON, { status: 200, headers: { 'content-type': 'application/json' } }),
+          );
+        const bytes =
+          fault.body !== undefined ? Buffer.from(JSON.stringify(fault.body), 'utf8') : bodyBytes(def, realm);
         return done(jsonBytes(bytes, fault.truncate ? { [TRUNCATE_HEADER]: '1' } : {}));
       }
       return done(jsonBytes(bodyBytes(def, realm)));
@@ -330,7 +362,8 @@ export function createFakeBackend(opts: FakeBackendOptions): FakeBackend {
     return method(`${base}${w.path}`, async ({ request }) => {
       const url = new URL(request.url);
       const { auth, token } = authenticate(request, url);
-      const done = (response: Response) => record(request, url, { status: response.status, auth, route: w.id, write: true }, response);
+      const done = (response: Response) =>
+        record(request, url, { status: response.status, auth, route: w.id, write: true }, response);
       if (latencyMs) await sleep(latencyMs);
       if (!token) return done(jsonError(401, 'missing or invalid token'));
       if (!token.types.includes(w.tokenType)) return done(jsonError(403, `token lacks type ${w.tokenType}`));

@@ -63,9 +63,24 @@ function generate(name: string): TestCerts {
   const dir = join(certDir(), name);
   mkdirSync(dir, { mode: 0o700 });
   openssl(
-    ['req', '-x509', ...EC_KEY, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', DAYS, '-sha256',
-      '-subj', `/O=svc-snapshot tests/CN=svc-snapshot ${name} test CA`,
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'],
+    [
+      'req',
+      '-x509',
+      ...EC_KEY,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      DAYS,
+      '-sha256',
+      '-subj',
+      `/O=svc-snapshot tests/CN=svc-snapshot ${name} test CA`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
     dir,
   );
   openssl(['req', '-new', ...EC_KEY, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost'], dir);
@@ -82,8 +97,25 @@ function generate(name: string): TestCerts {
     ].join('\n'),
   );
   openssl(
-    ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-set_serial', '0x1001',
-      '-out', 'server.pem', '-days', DAYS, '-sha256', '-extfile', 'server.ext'],
+    [
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-set_serial',
+      '0x1001',
+      '-out',
+      'server.pem',
+      '-days',
+      DAYS,
+      '-sha256',
+      '-extfile',
+      'server.ext',
+    ],
     dir,
   );
   const certs: TestCerts = {

@@ -124,8 +124,50 @@ const FUTURE = Date.UTC(2028, 0, 1);
 const DAY = 86_400_000;
 const GIB = 1024 ** 3;
 
-const FIRST = ['Ada', 'Bo', 'Chen', 'Dara', 'Eve', 'Femi', 'Gus', 'Hana', 'Ivo', 'José', 'Kai', 'Lena', 'Mia', 'Noor', 'Øyvind', 'Priya', 'Quinn', 'Rosa', 'Sami', 'Zoë'];
-const LAST = ['Abe', 'Berg', 'Costa', 'Diallo', 'Eriksen', 'Fischer', 'García', 'Huang', 'Ito', 'Jansen', 'Kowalski', "O'Neill", 'Müller', 'Nakamura', 'Okafor', 'Petrov', 'Rossi', 'Singh', 'Tanaka', 'Weiß'];
+const FIRST = [
+  'Ada',
+  'Bo',
+  'Chen',
+  'Dara',
+  'Eve',
+  'Femi',
+  'Gus',
+  'Hana',
+  'Ivo',
+  'José',
+  'Kai',
+  'Lena',
+  'Mia',
+  'Noor',
+  'Øyvind',
+  'Priya',
+  'Quinn',
+  'Rosa',
+  'Sami',
+  'Zoë',
+];
+const LAST = [
+  'Abe',
+  'Berg',
+  'Costa',
+  'Diallo',
+  'Eriksen',
+  'Fischer',
+  'García',
+  'Huang',
+  'Ito',
+  'Jansen',
+  'Kowalski',
+  "O'Neill",
+  'Müller',
+  'Nakamura',
+  'Okafor',
+  'Petrov',
+  'Rossi',
+  'Singh',
+  'Tanaka',
+  'Weiß',
+];
 const ROLES = ['User', 'User', 'User', 'Admin', 'SubAdmin', 'SuperAdmin'];
 const DEACTIVATION = ['Admin', 'FailedPassword', 'Timeout', 'XSS', 'Registration'] as const;
 const DEPARTMENTS = ['Genomics', 'Imaging', 'Finance', 'IT', 'Epidemiology'];
@@ -162,7 +204,8 @@ function coprimeStep(n: number, primes: readonly number[] = [7919, 7927]): numbe
 function resolveSizes(sizes: Partial<DatasetSizes> | undefined): DatasetSizes {
   const out: DatasetSizes = { ...SMALL_SITE, ...sizes };
   for (const [k, v] of Object.entries(out)) {
-    if (!Number.isInteger(v) || v < 0) throw new Error(`dataset size ${k} must be a non-negative integer, got ${String(v)}`);
+    if (!Number.isInteger(v) || v < 0)
+      throw new Error(`dataset size ${k} must be a non-negative integer, got ${String(v)}`);
   }
   return out;
 }
@@ -172,7 +215,8 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
   const seed = opts.seed ?? 1;
   const realmSpecs = [...(opts.realms ?? DEFAULT_REALMS)];
   if (realmSpecs.length === 0) throw new Error('generateDataset: at least one realm is needed');
-  if (new Set(realmSpecs.map((r) => r.id)).size !== realmSpecs.length) throw new Error('generateDataset: duplicate realm id');
+  if (new Set(realmSpecs.map((r) => r.id)).size !== realmSpecs.length)
+    throw new Error('generateDataset: duplicate realm id');
   const sizes = resolveSizes(opts.sizes);
   const v14 = release === '3.14.1';
   /** A 3.14.1 field: its value on 3.14.1, absent on 3.13.8. */
@@ -188,7 +232,8 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
       const lastName = rng.pick(LAST);
       const joined = rng.ts(START, NOW - 30 * DAY);
       const state = rng.chance(0.85) ? 'Active' : rng.chance(0.5) ? 'Disabled' : 'Pending';
-      const deactivationType = state === 'Active' ? undefined : state === 'Pending' ? 'Registration' : rng.pick(DEACTIVATION);
+      const deactivationType =
+        state === 'Active' ? undefined : state === 'Pending' ? 'Registration' : rng.pick(DEACTIVATION);
       const login = rng.ts(joined, NOW);
       users.push(
         compact<UserInfo>({
@@ -211,7 +256,10 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
           passChanged: maybe(rng, 0.7, () => rng.ts(joined, NOW)),
           expiration: maybe(rng, 0.2, () => rng.ts(NOW, FUTURE)),
           tosAccepted: maybe(rng, 0.9, () => joined + rng.int(0, DAY)),
-          deactivatedUntil: deactivationType === 'Timeout' || deactivationType === 'FailedPassword' ? maybe(rng, 0.5, () => rng.ts(NOW, FUTURE)) : undefined,
+          deactivatedUntil:
+            deactivationType === 'Timeout' || deactivationType === 'FailedPassword'
+              ? maybe(rng, 0.5, () => rng.ts(NOW, FUTURE))
+              : undefined,
           lastEscrow: maybe(rng, 0.3, () => rng.ts(joined, NOW)),
         }),
       );
@@ -235,7 +283,12 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
         type: 'UserCert',
         created,
         modified: rng.ts(created, NOW),
-        data: { type: 'UserCert', expires, defaultExpiration: expires ? 365 * DAY : 0, maxExpiration: expires ? 730 * DAY : 0 },
+        data: {
+          type: 'UserCert',
+          expires,
+          defaultExpiration: expires ? 365 * DAY : 0,
+          maxExpiration: expires ? 730 * DAY : 0,
+        },
       });
     }
   }
@@ -418,13 +471,24 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
       const created = rng.ts(START, NOW);
       const info: LibvirtExtraInfo | AltvirtExtraInfo =
         realm.driver === 'libvirt'
-          ? { pool: rng.pick(['default', 'ssd-pool']), volume: `image-${i + 1}.qcow2`, deviceBusType: rng.chance(0.7) ? 'virtio' : 'scsi' }
-          : compact<AltvirtExtraInfo>({ sourceType: rng.pick(['NDFS', 'VolumeGroup', 'VMDisk'] as const), timezone: maybe(rng, 0.5, () => 'Europe/Berlin') });
+          ? {
+              pool: rng.pick(['default', 'ssd-pool']),
+              volume: `image-${i + 1}.qcow2`,
+              deviceBusType: rng.chance(0.7) ? 'virtio' : 'scsi',
+            }
+          : compact<AltvirtExtraInfo>({
+              sourceType: rng.pick(['NDFS', 'VolumeGroup', 'VMDisk'] as const),
+              timezone: maybe(rng, 0.5, () => 'Europe/Berlin'),
+            });
       const secureBoot = maybe(rng, 0.6, () => rng.chance(0.5));
       images.push(
         compact<ImageInfo>({
           id: rng.uuid(),
-          name: maybe(rng, 0.95, () => `${rng.pick(['Ubuntu 24.04', 'Windows Server 2022', 'Rocky 9', 'Debian 12'])} #${i + 1}`),
+          name: maybe(
+            rng,
+            0.95,
+            () => `${rng.pick(['Ubuntu 24.04', 'Windows Server 2022', 'Rocky 9', 'Debian 12'])} #${i + 1}`,
+          ),
           description: maybe(rng, 0.6, () => 'Base image with analysis tools'),
           size: maybe(rng, 0.9, () => rng.int(10, 200) * GIB),
           imageType: maybe(rng, 0.9, () => (rng.chance(0.3) ? 'windows' : 'linux') as 'windows' | 'linux'),
@@ -546,7 +610,8 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
           macOptions: rng.chance(0.2) ? ['static'] : [],
           settings: maybe(rng, 0.3, () => ({ autostart: rng.chance(0.5) })),
           // A VM that is still starting has not contacted the backend yet.
-          lastPing: launched && state !== 'Starting' && (running || rng.chance(0.8)) ? rng.ts(lastLaunched, NOW) : undefined,
+          lastPing:
+            launched && state !== 'Starting' && (running || rng.chance(0.8)) ? rng.ts(lastLaunched, NOW) : undefined,
           lastLaunched: launched ? lastLaunched : undefined,
           services: rng.chance(0.3) ? { jupyter: { port: 8888 } } : {},
           slurmAccount: maybe(rng, 0.1, () => `acct${rng.int(1, 99)}`),
@@ -559,7 +624,9 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
       const config = configs[i] as VMConfigInfo;
       const owner = config.owners[0] as string;
       const drives: Record<string, string> = {};
-      [...config.rwDrives, ...config.roDrives].forEach((d, slot) => (drives[`vd${String.fromCharCode(97 + slot)}`] = d));
+      [...config.rwDrives, ...config.roDrives].forEach(
+        (d, slot) => (drives[`vd${String.fromCharCode(97 + slot)}`] = d),
+      );
       const authedUsers = rng.sample(userIds, rng.int(0, 3)).filter((u) => u !== owner);
       const brick = brickById.get(config.brick);
       const start = config.lastLaunched ?? rng.ts(START, NOW);
@@ -595,7 +662,9 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
           shutDown: maybe(rng, 0.1, () => rng.ts(NOW, FUTURE)),
           // VMs spawned directly (not from a saved config) have none.
           config: rng.chance(0.95) ? config.id : undefined,
-          vmcInfo: rng.chance(0.5) ? [{ timestamp: rng.ts(start, NOW), info: { cpu: Math.round(rng.next() * 100) / 100 } }] : [],
+          vmcInfo: rng.chance(0.5)
+            ? [{ timestamp: rng.ts(start, NOW), info: { cpu: Math.round(rng.next() * 100) / 100 } }]
+            : [],
           systemInfo: maybe(rng, 0.4, () => ({ os: 'Ubuntu 24.04', kernel: '6.8.0' })),
         }),
       );
@@ -661,11 +730,19 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
     prefix: string,
   ): UsageInfo[] => {
     const rng = rngFor(stream);
-    interface Acc { files: { cnt: number; size: number }; vms: { cnt: number; mem: number; cores: number }; drives: { cnt: number; size: number; used: number } }
+    interface Acc {
+      files: { cnt: number; size: number };
+      vms: { cnt: number; mem: number; cores: number };
+      drives: { cnt: number; size: number; used: number };
+    }
     const acc = new Map<string, Acc>();
     const get = (id: string): Acc => {
       let a = acc.get(id);
-      if (!a) acc.set(id, (a = { files: { cnt: 0, size: 0 }, vms: { cnt: 0, mem: 0, cores: 0 }, drives: { cnt: 0, size: 0, used: 0 } }));
+      if (!a)
+        acc.set(
+          id,
+          (a = { files: { cnt: 0, size: 0 }, vms: { cnt: 0, mem: 0, cores: 0 }, drives: { cnt: 0, size: 0, used: 0 } }),
+        );
       return a;
     };
     for (const d of drives) {
@@ -742,11 +819,19 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
     const managers = admins.length ? admins : userIds;
     // A manager manages an object once: draw until the list is full or the draws run out.
     const seen = new Set<string>();
-    for (let draw = 0; managedObjects.length < sizes.managedObjects && managers.length && draw < sizes.managedObjects * 20; draw++) {
+    for (
+      let draw = 0;
+      managedObjects.length < sizes.managedObjects && managers.length && draw < sizes.managedObjects * 20;
+      draw++
+    ) {
       const team = rng.chance(0.5);
       const pool = team ? teamIds : projectIds;
       if (!pool.length) continue;
-      const mo: ManagedObjectInfo = { managerID: rng.pick(managers), objectType: team ? 'Team' : 'Project', objectID: rng.pick(pool) };
+      const mo: ManagedObjectInfo = {
+        managerID: rng.pick(managers),
+        objectType: team ? 'Team' : 'Project',
+        objectID: rng.pick(pool),
+      };
       const key = `${mo.managerID} ${mo.objectType} ${mo.objectID}`;
       if (seen.has(key)) continue;
       seen.add(key);
@@ -757,7 +842,10 @@ export function generateDataset(opts: DatasetOptions = {}): Dataset {
   const realms: RealmsResponse = {
     defaultRealm: (realmSpecs[0] as RealmSpec).id,
     realms: Object.fromEntries(
-      realmSpecs.map((r) => [r.id, { id: r.id, name: `${r.driver === 'libvirt' ? 'Libvirt' : 'Altvirt'} realm ${r.id}`, driver: r.driver }]),
+      realmSpecs.map((r) => [
+        r.id,
+        { id: r.id, name: `${r.driver === 'libvirt' ? 'Libvirt' : 'Altvirt'} realm ${r.id}`, driver: r.driver },
+      ]),
     ),
   };
 

@@ -54,7 +54,11 @@ if (values.size !== 'small' && values.size !== 'large') fail('--size is small or
 const latencyMs = Number(values.latency);
 if (!Number.isFinite(latencyMs) || latencyMs < 0) fail('--latency is a number of milliseconds');
 const large = values.size === 'large';
-const sizes: Partial<DatasetSizes> | undefined = values['sizes-json'] ? (JSON.parse(values['sizes-json']) as DatasetSizes) : large ? LARGE_SITE : undefined;
+const sizes: Partial<DatasetSizes> | undefined = values['sizes-json']
+  ? (JSON.parse(values['sizes-json']) as DatasetSizes)
+  : large
+    ? LARGE_SITE
+    : undefined;
 const realms: RealmSpec[] | undefined = values['realms-json']
   ? (JSON.parse(values['realms-json']) as RealmSpec[])
   : large
@@ -62,7 +66,15 @@ const realms: RealmSpec[] | undefined = values['realms-json']
     : undefined;
 const seed = /^\d+$/.test(values.seed) ? Number(values.seed) : values.seed;
 
-const site = await startFakeSite({ release, sizes, realms, seed, latencyMs, tokens: parseTokens(values['tokens-json']), variety: values.variety });
+const site = await startFakeSite({
+  release,
+  sizes,
+  realms,
+  seed,
+  latencyMs,
+  tokens: parseTokens(values['tokens-json']),
+  variety: values.variety,
+});
 site.backend.warm();
 
 let stopping = false;
@@ -78,4 +90,6 @@ process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
 
 const tokens = parseTokens(values['tokens-json']);
-process.stdout.write(`${JSON.stringify({ url: site.url, caFile: site.caFile, token: (tokens?.[0] ?? ALL_TYPES_TOKEN).value })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ url: site.url, caFile: site.caFile, token: (tokens?.[0] ?? ALL_TYPES_TOKEN).value })}\n`,
+);

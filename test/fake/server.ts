@@ -72,7 +72,10 @@ async function answer(
   const request = toRequest(req, origin, await readBody(req));
   const response =
     (await getResponse([...handlers], request)) ??
-    new Response(JSON.stringify({ error: 'not found' }), { status: 404, headers: { 'content-type': 'application/json' } });
+    new Response(JSON.stringify({ error: 'not found' }), {
+      status: 404,
+      headers: { 'content-type': 'application/json' },
+    });
   const headers = outgoingHeaders(response);
 
   if (response.headers.get(TRUNCATE_HEADER) === '1') {
@@ -98,7 +101,10 @@ async function answer(
  * every request, so a caller may fill the array after start (the backend needs
  * the server's URL before its handlers exist).
  */
-export async function startFakeServer(handlers: readonly RequestHandler[], opts: FakeServerOptions): Promise<FakeServer> {
+export async function startFakeServer(
+  handlers: readonly RequestHandler[],
+  opts: FakeServerOptions,
+): Promise<FakeServer> {
   let origin = '';
   const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
     answer(handlers, origin, req, res).catch((err: unknown) => {

@@ -11,10 +11,35 @@ import type { Rng } from './prng.js';
 import type { Dataset } from './types.js';
 
 /** Text as users type it: accents, other scripts, emoji (outside the BMP: surrogate pairs in JavaScript). */
-const WORDS = ['Génomique', 'Бioинформатика', '生物情報学', 'بيانات', 'Ωmega', 'façade', 'naïve', 'Zürich', 'São Paulo', 'Łódź', '데이터', '🧬', '📊', 'ß-Test', 'Ærø'];
+const WORDS = [
+  'Génomique',
+  'Бioинформатика',
+  '生物情報学',
+  'بيانات',
+  'Ωmega',
+  'façade',
+  'naïve',
+  'Zürich',
+  'São Paulo',
+  'Łódź',
+  '데이터',
+  '🧬',
+  '📊',
+  'ß-Test',
+  'Ærø',
+];
 
 /** What JSON must escape: quotes, backslashes (Windows paths), tabs, newlines, control characters. */
-const AWKWARD = ['"quoted"', 'C:\\data\\raw\\', 'tab\tseparated', 'line one\nline two', 'bell\u0007', 'nul-less \u001f unit', '</script>', "it's"];
+const AWKWARD = [
+  '"quoted"',
+  'C:\\data\\raw\\',
+  'tab\tseparated',
+  'line one\nline two',
+  'bell\u0007',
+  'nul-less \u001f unit',
+  '</script>',
+  "it's",
+];
 
 function phrase(rng: Rng, words: number): string {
   const out: string[] = [];
@@ -25,8 +50,14 @@ function phrase(rng: Rng, words: number): string {
 /** A settings object as front ends leave them: nested, with lists and mixed values. */
 function settings(rng: Rng): Record<string, unknown> {
   return {
-    ui: { theme: rng.pick(['dark', 'light', 'système']), columns: rng.sample(['name', 'size', 'owner', 'état', 'créé'], rng.int(1, 4)), density: rng.int(1, 3) },
-    labels: Object.fromEntries(rng.sample(['projet', 'cost-center', 'owner', 'data-class'], rng.int(0, 3)).map((k) => [k, phrase(rng, 2)])),
+    ui: {
+      theme: rng.pick(['dark', 'light', 'système']),
+      columns: rng.sample(['name', 'size', 'owner', 'état', 'créé'], rng.int(1, 4)),
+      density: rng.int(1, 3),
+    },
+    labels: Object.fromEntries(
+      rng.sample(['projet', 'cost-center', 'owner', 'data-class'], rng.int(0, 3)).map((k) => [k, phrase(rng, 2)]),
+    ),
     limits: { maxSnapshots: rng.int(0, 20), retention: { days: rng.int(1, 365), keepLast: rng.chance(0.5) } },
     ...(rng.chance(0.3) ? { note: phrase(rng, 4) } : {}),
   };

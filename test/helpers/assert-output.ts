@@ -18,7 +18,8 @@ export function listFiles(dir: string): string[] {
 /** No secret (as is or URL-encoded) in any file under `dirs` nor in the given texts. */
 export function expectNoSecrets(secrets: readonly string[], dirs: readonly string[], texts: readonly string[]): void {
   const forms = secrets.flatMap((s) => [s, encodeURIComponent(s)]);
-  for (const text of texts) for (const f of forms) expect(text.includes(f), `a token appears in output text`).toBe(false);
+  for (const text of texts)
+    for (const f of forms) expect(text.includes(f), `a token appears in output text`).toBe(false);
   for (const dir of dirs) {
     let files: string[] = [];
     try {

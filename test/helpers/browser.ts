@@ -4,7 +4,15 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 /** Debian's chromium (scripts/test-prereqs.mjs installs it); playwright-core downloads no browser. */
 const CHROMIUM = '/usr/bin/chromium';
 /** Off the network: no background requests, updates, sync or first-run pages of the browser's own. */
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
@@ -20,8 +28,15 @@ export interface OpenedPage {
 }
 
 /** Opens a file in a new context that records every request, console error and dialog. */
-export async function openFile(browser: Browser, file: string, opts: { javaScriptEnabled?: boolean; width?: number; height?: number } = {}): Promise<OpenedPage> {
-  const context = await browser.newContext({ javaScriptEnabled: opts.javaScriptEnabled ?? true, viewport: { width: opts.width ?? 1280, height: opts.height ?? 800 } });
+export async function openFile(
+  browser: Browser,
+  file: string,
+  opts: { javaScriptEnabled?: boolean; width?: number; height?: number } = {},
+): Promise<OpenedPage> {
+  const context = await browser.newContext({
+    javaScriptEnabled: opts.javaScriptEnabled ?? true,
+    viewport: { width: opts.width ?? 1280, height: opts.height ?? 800 },
+  });
   const page = await context.newPage();
   const requests: string[] = [];
   const consoleErrors: string[] = [];

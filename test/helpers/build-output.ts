@@ -14,7 +14,10 @@ import { REPO_ROOT } from './run-cli.js';
 
 export function builtOutput(c: RawCollection, options: BuildOptions = {}): { files: string[]; rest: string } {
   const r = buildAll(c, ['vms'], options);
-  return { files: r.exports.map(serializeExport), rest: JSON.stringify({ ...r, exports: r.exports.map((e) => ({ ...e, records: undefined })) }) };
+  return {
+    files: r.exports.map(serializeExport),
+    rest: JSON.stringify({ ...r, exports: r.exports.map((e) => ({ ...e, records: undefined })) }),
+  };
 }
 
 export type NamedCollection = [string, () => Promise<RawCollection> | RawCollection];

@@ -26,12 +26,23 @@ export function writeNight(dir: string, night: Night): string {
   const exports = EXPORTS.map((def) => {
     const reason = night.unavailable?.[def.name];
     const records = reason !== undefined ? [] : [...(night.records?.[def.name] ?? [])].map((r) => rec(def.name, r));
-    sortRecords(records, def.key, def.columns.map((c) => c.name));
+    sortRecords(
+      records,
+      def.key,
+      def.columns.map((c) => c.name),
+    );
     const file = exportFileName(def.name, records.length, night.date);
     const text = serializeExport({ records });
     writeFileSync(join(dir, file), text);
     const sha256 = createHash('sha256').update(text).digest('hex');
-    return { export: def.name, file, count: records.length, available: reason === undefined, ...(reason !== undefined ? { reason } : {}), sha256 };
+    return {
+      export: def.name,
+      file,
+      count: records.length,
+      available: reason === undefined,
+      ...(reason !== undefined ? { reason } : {}),
+      sha256,
+    };
   });
   const manifest = {
     kind: 'snapshot',
@@ -63,14 +74,21 @@ export function captureDeps(cwd: string, env: NodeJS.ProcessEnv = {}): Captured 
   let out = '';
   let err = '';
   return {
-    deps: { env, cwd, stdout: (t) => (out += t), reporter: plainReporter((l) => (err += l), false), now: () => new Date('2026-11-22T02:00:00Z') },
+    deps: {
+      env,
+      cwd,
+      stdout: (t) => (out += t),
+      reporter: plainReporter((l) => (err += l), false),
+      now: () => new Date('2026-11-22T02:00:00Z'),
+    },
     out: () => out,
     err: () => err,
   };
 }
 
 /** Three nights of one site: a user deactivated, a drive moved to another team, a user gone and back, storage growing. */
-export const USERS = (names: Record<string, string>) => Object.entries(names).map(([id, firstName]) => ({ id, firstName, permissions: ['read', 'write'] }));
+export const USERS = (names: Record<string, string>) =>
+  Object.entries(names).map(([id, firstName]) => ({ id, firstName, permissions: ['read', 'write'] }));
 
 export const NIGHTS: Night[] = [
   {
@@ -130,13 +148,14 @@ export const NIGHTS: Night[] = [
   },
 ];
 
-
 /** Rewrites one export file of a night and makes the manifest's sha256 match it, as a hostile or careless hand would; returns the new text. */
 export function tamperExport(dir: string, exportName: string, change: (text: string) => string): string {
   const file = readdirSync(dir).find((n) => n.includes(`-${exportName} (`))!;
   const text = change(readFileSync(join(dir, file), 'utf8'));
   writeFileSync(join(dir, file), text);
-  const manifest = JSON.parse(readFileSync(join(dir, '_snapshot-manifest.json'), 'utf8')) as { exports: { export: string; sha256: string }[] };
+  const manifest = JSON.parse(readFileSync(join(dir, '_snapshot-manifest.json'), 'utf8')) as {
+    exports: { export: string; sha256: string }[];
+  };
   manifest.exports.find((e) => e.export === exportName)!.sha256 = createHash('sha256').update(text).digest('hex');
   writeFileSync(join(dir, '_snapshot-manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   return text;

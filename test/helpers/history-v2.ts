@@ -12,7 +12,10 @@ import { REPO_ROOT } from './run-cli.js';
  */
 export const HISTORY_V2 = join(REPO_ROOT, 'test', 'fixtures', 'history-v2.sqlite');
 
-export const RECORDED_NIGHTS = [join(REPO_ROOT, 'recordings', 'platform-3.14.1'), join(REPO_ROOT, 'recordings', 'platform-3.14.1-night2')];
+export const RECORDED_NIGHTS = [
+  join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+  join(REPO_ROOT, 'recordings', 'platform-3.14.1-night2'),
+];
 
 /**
  * test/fixtures/history-v3.sqlite: the nights of recordings/platform-3.14.1
@@ -66,14 +69,25 @@ export async function replayHistoryFixture(fixture: string, url: string, work: s
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const objects = source.prepare("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, rowid").raw(true).all() as [string, string, string][];
+    const objects = source
+      .prepare(
+        "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, rowid",
+      )
+      .raw(true)
+      .all() as [string, string, string][];
     await client.query('BEGIN');
     for (const [type, name, sql] of objects) {
       await client.query(asPostgres(sql));
       if (type !== 'table') continue;
       const rows = source.prepare(`SELECT * FROM "${name}"`).raw(true).all() as unknown[][];
-      const columns = (source.prepare(`SELECT name FROM pragma_table_info(?)`).raw(true).all(name) as [string][]).map((r) => `"${r[0]}"`);
-      for (const row of rows) await client.query(`INSERT INTO "${name}" (${columns.join(', ')}) VALUES (${row.map((_, i) => `$${i + 1}`).join(', ')})`, row);
+      const columns = (source.prepare(`SELECT name FROM pragma_table_info(?)`).raw(true).all(name) as [string][]).map(
+        (r) => `"${r[0]}"`,
+      );
+      for (const row of rows)
+        await client.query(
+          `INSERT INTO "${name}" (${columns.join(', ')}) VALUES (${row.map((_, i) => `$${i + 1}`).join(', ')})`,
+          row,
+        );
     }
     await client.query('COMMIT');
   } finally {

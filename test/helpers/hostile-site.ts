@@ -12,14 +12,32 @@ import { CollectionBuilder } from '../unit/collection-builder.js';
 /** A small deterministic PRNG (test/fake/prng.ts). */
 const rng = (seed: number) => randomStream(seed);
 
-export const ODD_VALUES: unknown[] = [null, 3, -0.5, 'x', '', '\u0000', 'é', true, [], [1, 'a'], {}, { a: { b: 1 } }, 1e21];
+export const ODD_VALUES: unknown[] = [
+  null,
+  3,
+  -0.5,
+  'x',
+  '',
+  '\u0000',
+  'é',
+  true,
+  [],
+  [1, 'a'],
+  {},
+  { a: { b: 1 } },
+  1e21,
+];
 
 /**
  * Every list route of the small fake site with two realms (libvirt, and
  * `second` with the altvirt driver), each body the text `bodyOf` makes of the
  * route's records as the fake serves them.
  */
-export function fakeSiteCollection(seed: number, second: string, bodyOf: (routeId: string, records: Array<Record<string, unknown>>) => string): RawCollection {
+export function fakeSiteCollection(
+  seed: number,
+  second: string,
+  bodyOf: (routeId: string, records: Array<Record<string, unknown>>) => string,
+): RawCollection {
   const realms = [
     { id: 'libvirt', driver: 'libvirt' as const },
     { id: second, driver: 'altvirt' as const },

@@ -17,7 +17,10 @@ export interface InProcessRun {
  * handlers behind an undici dispatcher, an environment of exactly `env` (no
  * SVC_* variable of the developer's shell), and stdout and stderr captured.
  */
-export function inProcess(handlers: readonly RequestHandler[], opts: { env?: NodeJS.ProcessEnv; cwd: string; now?: () => Date }): InProcessRun {
+export function inProcess(
+  handlers: readonly RequestHandler[],
+  opts: { env?: NodeJS.ProcessEnv; cwd: string; now?: () => Date },
+): InProcessRun {
   let out = '';
   let err = '';
   const dispatcher = new MswDispatcher(handlers);

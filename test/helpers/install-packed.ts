@@ -13,7 +13,11 @@ export function npmEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 export async function npm(args: string[], cwd: string): Promise<string> {
-  const { stdout } = await run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, env: npmEnv(), maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd,
+    env: npmEnv(),
+    maxBuffer: 16 * 1024 * 1024,
+  });
   return stdout;
 }
 
@@ -26,7 +30,9 @@ export interface Packed {
 
 /** `npm pack` of the clone into `dir` (lib/ must be built: no prepare script is run). */
 export async function pack(dir: string): Promise<Packed> {
-  const packed = JSON.parse(await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], REPO_ROOT)) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  const packed = JSON.parse(
+    await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], REPO_ROOT),
+  ) as Array<{ filename: string; files: Array<{ path: string }> }>;
   return { tarball: join(dir, packed[0]!.filename), files: packed[0]!.files.map((f) => f.path) };
 }
 

@@ -3,7 +3,9 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseCsv } from './csv-parse.js';
 
-export const SOFFICE = ['/usr/bin/soffice', '/usr/local/bin/soffice', '/usr/lib/libreoffice/program/soffice'].find((p) => existsSync(p));
+export const SOFFICE = ['/usr/bin/soffice', '/usr/local/bin/soffice', '/usr/lib/libreoffice/program/soffice'].find(
+  (p) => existsSync(p),
+);
 
 /**
  * Every sheet of a workbook as LibreOffice reads it: converted to CSV (one
@@ -19,7 +21,16 @@ export function sheetsViaLibreOffice(xlsx: string, workDir: string): Map<string,
   mkdirSync(out, { recursive: true });
   execFileSync(
     SOFFICE,
-    [`-env:UserInstallation=file://${profile}`, '--headless', '--norestore', '--convert-to', 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,true,false,false,-1', '--outdir', out, xlsx],
+    [
+      `-env:UserInstallation=file://${profile}`,
+      '--headless',
+      '--norestore',
+      '--convert-to',
+      'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,true,false,false,-1',
+      '--outdir',
+      out,
+      xlsx,
+    ],
     { stdio: 'pipe', timeout: 600_000 },
   );
   const base = basename(xlsx, '.xlsx');
@@ -42,6 +53,20 @@ export function fodsViaLibreOffice(file: string, workDir: string, importFilter?:
   const profile = join(workDir, 'lo-profile-fods');
   mkdirSync(out, { recursive: true });
   const filter = importFilter ? [`--infilter=${importFilter}`] : [];
-  execFileSync(SOFFICE, [`-env:UserInstallation=file://${profile}`, '--headless', '--norestore', ...filter, '--convert-to', 'fods', '--outdir', out, file], { stdio: 'pipe', timeout: 120_000 });
+  execFileSync(
+    SOFFICE,
+    [
+      `-env:UserInstallation=file://${profile}`,
+      '--headless',
+      '--norestore',
+      ...filter,
+      '--convert-to',
+      'fods',
+      '--outdir',
+      out,
+      file,
+    ],
+    { stdio: 'pipe', timeout: 120_000 },
+  );
   return readFileSync(join(out, `${basename(file).replace(/\.[^.]+$/, '')}.fods`), 'utf8');
 }

@@ -26,7 +26,9 @@ export class MswDispatcher extends Dispatcher {
 
   override dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     if (!handler.onConnect || !handler.onHeaders || !handler.onData || !handler.onComplete || !handler.onError) {
-      throw new Error('MswDispatcher drives the handlers of Dispatcher#request (onConnect … onComplete); another API was used');
+      throw new Error(
+        'MswDispatcher drives the handlers of Dispatcher#request (onConnect … onComplete); another API was used',
+      );
     }
     let aborted = false;
     const fail = (err: Error) => {
@@ -39,7 +41,11 @@ export class MswDispatcher extends Dispatcher {
     return true;
   }
 
-  private async answer(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, aborted: () => boolean): Promise<void> {
+  private async answer(
+    opts: Dispatcher.DispatchOptions,
+    handler: Dispatcher.DispatchHandler,
+    aborted: () => boolean,
+  ): Promise<void> {
     const origin = typeof opts.origin === 'string' ? opts.origin : (opts.origin?.toString() ?? '');
     const url = `${origin.replace(/\/$/, '')}${opts.path}`;
     this.seen.push(`${opts.method} ${opts.path}`);
@@ -49,10 +55,17 @@ export class MswDispatcher extends Dispatcher {
       for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
     }
     const body = typeof opts.body === 'string' || Buffer.isBuffer(opts.body) ? opts.body : undefined;
-    const request = new Request(url, { method: opts.method, headers, ...(body !== undefined && body.length > 0 ? { body } : {}) });
+    const request = new Request(url, {
+      method: opts.method,
+      headers,
+      ...(body !== undefined && body.length > 0 ? { body } : {}),
+    });
     const response =
       (await getResponse([...this.handlers], request)) ??
-      new Response(JSON.stringify({ error: 'not found' }), { status: 404, headers: { 'content-type': 'application/json' } });
+      new Response(JSON.stringify({ error: 'not found' }), {
+        status: 404,
+        headers: { 'content-type': 'application/json' },
+      });
     const bytes = Buffer.from(await response.arrayBuffer());
     if (aborted()) return;
 

@@ -24,10 +24,19 @@ export interface PingReceiver {
 }
 
 /** A healthchecks-style receiver over real HTTPS on 127.0.0.1 that records every request. */
-export async function startPingReceiver(probe: () => unknown = () => undefined, certs: TestCerts = getTestCerts()): Promise<PingReceiver> {
+export async function startPingReceiver(
+  probe: () => unknown = () => undefined,
+  certs: TestCerts = getTestCerts(),
+): Promise<PingReceiver> {
   const handlers: RequestHandler[] = [];
   const server = await startFakeServer(handlers, { tls: true, certs });
-  const receiver: PingReceiver = { url: server.url, received: [], status: 200, delayMs: 0, close: () => server.close() };
+  const receiver: PingReceiver = {
+    url: server.url,
+    received: [],
+    status: 200,
+    delayMs: 0,
+    close: () => server.close(),
+  };
   handlers.push(
     http.all('*', async ({ request }) => {
       const url = new URL(request.url);

@@ -25,19 +25,24 @@ export interface PasswordRole {
 function findBinDir(): string | null {
   const base = '/usr/lib/postgresql';
   if (!existsSync(base)) return null;
-  const versions = readdirSync(base).filter((v) => existsSync(join(base, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(base)
+    .filter((v) => existsSync(join(base, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] ? join(base, versions[0], 'bin') : null;
 }
 
 /** Why PostgreSQL cannot be started here, or null when it can. In CI (CI=true) a missing server fails the suite instead. */
 export function postgresUnavailable(): string | null {
   if (findBinDir()) return null;
-  if (process.env.CI) throw new Error('PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb); .ci/run installs postgresql-15');
+  if (process.env.CI)
+    throw new Error('PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb); .ci/run installs postgresql-15');
   return 'PostgreSQL is not installed (/usr/lib/postgresql/*/bin/initdb)';
 }
 
 /** With `tls`, the server also speaks TLS with that certificate (ssl=on; plain connections are still accepted). */
-export async function startPostgres(opts: { tls?: { certPem: string; keyPem: string }; passwordRole?: PasswordRole } = {}): Promise<TestPostgres> {
+export async function startPostgres(
+  opts: { tls?: { certPem: string; keyPem: string }; passwordRole?: PasswordRole } = {},
+): Promise<TestPostgres> {
   const bin = findBinDir();
   if (!bin) throw new Error('PostgreSQL is not installed');
   // The postgres user must reach it, so not under a private TMPDIR.
@@ -51,7 +56,10 @@ export async function startPostgres(opts: { tls?: { certPem: string; keyPem: str
     if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout}`);
   };
   if (asRoot) {
-    const { uid, gid } = { uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()) };
+    const { uid, gid } = {
+      uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
+      gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
+    };
     chownSync(dir, uid, gid);
   }
   chmodSync(dir, 0o700);
@@ -63,17 +71,37 @@ export async function startPostgres(opts: { tls?: { certPem: string; keyPem: str
     const key = join(dir, 'server.key');
     writeFileSync(cert, opts.tls.certPem);
     writeFileSync(key, opts.tls.keyPem, { mode: 0o600 });
-    if (asRoot) for (const f of [cert, key]) chownSync(f, Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), Number(execFileSync('id', ['-g', 'postgres']).toString().trim()));
+    if (asRoot)
+      for (const f of [cert, key])
+        chownSync(
+          f,
+          Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
+          Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
+        );
     ssl = ` -c ssl=on -c ssl_cert_file=${cert} -c ssl_key_file=${key}`;
   }
   if (opts.passwordRole) {
     // Checked top down: the password role's rule comes before the trust rule that the other tests use.
     const user = opts.passwordRole.user;
     if (!/^[a-z_][a-z0-9_]*$/.test(user)) throw new Error(`role name ${user} is not a plain identifier`);
-    writeFileSync(join(data, 'pg_hba.conf'), `local all all trust\nhost all ${user} 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n`);
+    writeFileSync(
+      join(data, 'pg_hba.conf'),
+      `local all all trust\nhost all ${user} 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 trust\n`,
+    );
   }
   const port = await freePort();
-  run('pg_ctl', ['-D', data, '-w', '-t', '300', '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${ssl}`, 'start']);
+  run('pg_ctl', [
+    '-D',
+    data,
+    '-w',
+    '-t',
+    '300',
+    '-l',
+    join(dir, 'log'),
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${ssl}`,
+    'start',
+  ]);
   let stopped = false;
   const stop = () => {
     if (stopped) return;
@@ -91,7 +119,9 @@ export async function startPostgres(opts: { tls?: { certPem: string; keyPem: str
     try {
       // scram-sha-256 is PostgreSQL 15's default password_encryption; said here so the test does not depend on it.
       await client.query(`SET password_encryption = 'scram-sha-256'`);
-      await client.query(`CREATE ROLE ${opts.passwordRole.user} LOGIN PASSWORD '${opts.passwordRole.password.replace(/'/g, "''")}'`);
+      await client.query(
+        `CREATE ROLE ${opts.passwordRole.user} LOGIN PASSWORD '${opts.passwordRole.password.replace(/'/g, "''")}'`,
+      );
     } finally {
       await client.end();
     }

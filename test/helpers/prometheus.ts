@@ -18,7 +18,10 @@ export const PROMTOOL = onPath(['promtool']);
 
 /** Why the node_exporter and promtool tests cannot run here, or null when they can. In CI (CI=true) a missing program fails them instead. */
 export function prometheusToolsUnavailable(): string | null {
-  const missing = [NODE_EXPORTER ? null : 'prometheus-node-exporter', PROMTOOL ? null : 'promtool (package prometheus)'].filter((m) => m !== null);
+  const missing = [
+    NODE_EXPORTER ? null : 'prometheus-node-exporter',
+    PROMTOOL ? null : 'promtool (package prometheus)',
+  ].filter((m) => m !== null);
   if (missing.length === 0) return null;
   const why = `${missing.join(' and ')} not installed; apt-get install prometheus-node-exporter prometheus (.ci/run does)`;
   if (process.env.CI) throw new Error(why);
@@ -43,9 +46,18 @@ export interface NodeExporter {
 export async function startNodeExporter(dir: string): Promise<NodeExporter> {
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const child: ChildProcess = spawn(NODE_EXPORTER!, [`--web.listen-address=127.0.0.1:${port}`, '--collector.disable-defaults', '--collector.textfile', `--collector.textfile.directory=${dir}`], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child: ChildProcess = spawn(
+      NODE_EXPORTER!,
+      [
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--collector.disable-defaults',
+        '--collector.textfile',
+        `--collector.textfile.directory=${dir}`,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let log = '';
     child.stdout!.setEncoding('utf8').on('data', (c: string) => (log += c));
     child.stderr!.setEncoding('utf8').on('data', (c: string) => (log += c));

@@ -34,14 +34,23 @@ export interface CliResult {
  */
 export function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   // TMPDIR: the run's own temporary directory (test/global/tmp-root.ts), so that what a child leaves there is found.
-  const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: process.env.HOME, TZ: process.env.TZ, TMPDIR: process.env.TMPDIR, ...extra };
+  const env: Record<string, string | undefined> = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TZ: process.env.TZ,
+    TMPDIR: process.env.TMPDIR,
+    ...extra,
+  };
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
   return out;
 }
 
 /** Starts the CLI and returns the child (to signal it) and its result. */
-export function startCli(args: readonly string[], opts: RunCliOptions = {}): { child: ChildProcess; result: Promise<CliResult> } {
+export function startCli(
+  args: readonly string[],
+  opts: RunCliOptions = {},
+): { child: ChildProcess; result: Promise<CliResult> } {
   const child = spawn(process.execPath, [opts.bin ?? CLI_BIN, ...args], {
     cwd: opts.cwd ?? REPO_ROOT,
     env: cliEnv(opts.env),

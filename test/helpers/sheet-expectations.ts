@@ -68,7 +68,8 @@ export function expectedCell(exportName: string, header: string, record: Rec, st
   if (typeof v === 'boolean') return style === 'csv' ? String(v) : v ? 'TRUE' : 'FALSE';
   if (typeof v === 'number') {
     // The workbook shows whole numbers (bytes, counts) with thousands separators; LibreOffice's CSV export writes them as shown.
-    if (!(TIMESTAMP_COLUMNS[exportName] ?? []).includes(header)) return style === 'libreoffice' && Number.isInteger(v) ? v.toLocaleString('en-US') : String(v);
+    if (!(TIMESTAMP_COLUMNS[exportName] ?? []).includes(header))
+      return style === 'libreoffice' && Number.isInteger(v) ? v.toLocaleString('en-US') : String(v);
     const iso = new Date(v).toISOString();
     return style === 'csv' ? iso : iso.replace('T', ' ').replace('Z', '');
   }

@@ -13,7 +13,8 @@ export type Rec = Record<string, unknown>;
 export function rec(exportName: string, values: Rec): Rec {
   const def = CATALOG.find((e) => e.name === exportName);
   if (!def) throw new Error(`no export ${exportName}`);
-  for (const k of Object.keys(values)) if (!def.columns.some((c) => c.name === k)) throw new Error(`export ${exportName} has no column ${k}`);
+  for (const k of Object.keys(values))
+    if (!def.columns.some((c) => c.name === k)) throw new Error(`export ${exportName} has no column ${k}`);
   const out: Rec = {};
   for (const c of def.columns) out[c.name] = Object.hasOwn(values, c.name) ? values[c.name] : null;
   return out;
@@ -42,7 +43,14 @@ export function writeSnapshot(dir: string, spec: SnapSpec = {}): string {
     const content = `${JSON.stringify(records, null, 2)}\n`;
     writeFileSync(join(dir, file), content);
     const sha256 = createHash('sha256').update(content).digest('hex');
-    return { export: def.name, file, count: records.length, available: reason === undefined, ...(reason !== undefined ? { reason } : {}), sha256 };
+    return {
+      export: def.name,
+      file,
+      count: records.length,
+      available: reason === undefined,
+      ...(reason !== undefined ? { reason } : {}),
+      sha256,
+    };
   });
   const manifest = {
     kind: 'snapshot',
@@ -63,7 +71,6 @@ export function writeSnapshot(dir: string, spec: SnapSpec = {}): string {
   writeFileSync(join(dir, '_snapshot-manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   return dir;
 }
-
 
 /**
  * Replaces an export file of a snapshot directory and its sha256 in the

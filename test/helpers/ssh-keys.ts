@@ -22,7 +22,12 @@ export function removeKeys(dir: string): void {
 }
 
 /** `ssh-keygen -t <type> -N <passphrase> -f <dir>/<name>`; returns the private key's path (the public one is `.pub`). */
-export function makeKey(dir: string, name: string, type = 'ed25519', opts: { passphrase?: string; pem?: boolean } = {}): string {
+export function makeKey(
+  dir: string,
+  name: string,
+  type = 'ed25519',
+  opts: { passphrase?: string; pem?: boolean } = {},
+): string {
   const file = join(dir, name);
   const args = ['-q', '-t', type, '-N', opts.passphrase ?? '', '-C', `${name}@test`, '-f', file];
   if (opts.pem) args.push('-m', 'PEM');
@@ -43,7 +48,17 @@ export function sshSign(keyFile: string, file: string, namespace = 'svc-snapshot
 }
 
 /** `ssh-keygen -Y verify … < message`: its exit code and output. */
-export function sshVerify(allowedSigners: string, identity: string, sigFile: string, messageFile: string, namespace = 'svc-snapshot'): { code: number | null; output: string } {
-  const res = spawnSync('ssh-keygen', ['-Y', 'verify', '-n', namespace, '-f', allowedSigners, '-I', identity, '-s', sigFile], { input: readFileSync(messageFile), encoding: 'utf8' });
+export function sshVerify(
+  allowedSigners: string,
+  identity: string,
+  sigFile: string,
+  messageFile: string,
+  namespace = 'svc-snapshot',
+): { code: number | null; output: string } {
+  const res = spawnSync(
+    'ssh-keygen',
+    ['-Y', 'verify', '-n', namespace, '-f', allowedSigners, '-I', identity, '-s', sigFile],
+    { input: readFileSync(messageFile), encoding: 'utf8' },
+  );
   return { code: res.status, output: `${res.stdout}${res.stderr}` };
 }

@@ -27,7 +27,7 @@ export function unzip(zip: Buffer): Map<string, Buffer> {
     const raw = zip.subarray(dataStart, dataStart + compressed);
     const data = method === 8 ? inflateRawSync(raw) : raw;
     if (data.length !== size) throw new Error(`${name}: size ${data.length}, directory says ${size}`);
-    if ((crc32(data) >>> 0) !== crc) throw new Error(`${name}: CRC mismatch`);
+    if (crc32(data) >>> 0 !== crc) throw new Error(`${name}: CRC mismatch`);
     out.set(name, data);
     p += 46 + nameLen + extraLen + commentLen;
   }

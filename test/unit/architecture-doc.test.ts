@@ -37,7 +37,10 @@ function filesOf(stack: string): string[] {
   return out;
 }
 
-type FileHandleMethods = { readFile: (...a: unknown[]) => Promise<Buffer>; write: (...a: unknown[]) => Promise<unknown> };
+type FileHandleMethods = {
+  readFile: (...a: unknown[]) => Promise<Buffer>;
+  write: (...a: unknown[]) => Promise<unknown>;
+};
 
 /** A replay of the recording, following the record whose `id` is `marker`: the files on its way. */
 async function followedReplay(marker: string): Promise<Set<string>> {
@@ -55,7 +58,8 @@ async function followedReplay(marker: string): Promise<Set<string>> {
   });
   vi.spyOn(handle, 'write').mockImplementation(function (this: unknown, ...args: unknown[]) {
     const data = args[0];
-    if ((typeof data === 'string' || data instanceof Uint8Array) && Buffer.from(data).includes(marker)) note(new Error().stack);
+    if ((typeof data === 'string' || data instanceof Uint8Array) && Buffer.from(data).includes(marker))
+      note(new Error().stack);
     return write.apply(this, args);
   });
   const { parse, stringify } = JSON;
@@ -64,7 +68,10 @@ async function followedReplay(marker: string): Promise<Set<string>> {
     if (typeof text !== 'string' || !text.includes(marker)) return value;
     note(new Error().stack);
     // Every read of the record's fields is noted too.
-    const follow = (v: unknown) => (v !== null && typeof v === 'object' && (v as { id?: unknown }).id === marker ? new Proxy(v, { get: (t, k, r) => (note(new Error().stack), Reflect.get(t, k, r)) }) : v);
+    const follow = (v: unknown) =>
+      v !== null && typeof v === 'object' && (v as { id?: unknown }).id === marker
+        ? new Proxy(v, { get: (t, k, r) => (note(new Error().stack), Reflect.get(t, k, r)) })
+        : v;
     return Array.isArray(value) ? value.map(follow) : value;
   });
   vi.spyOn(JSON, 'stringify').mockImplementation((...args: Parameters<typeof JSON.stringify>) => {
@@ -76,7 +83,10 @@ async function followedReplay(marker: string): Promise<Set<string>> {
   Error.stackTraceLimit = Infinity;
   try {
     const cwd = tmpDir();
-    const result = await runSnapshot({ replay: RECORDING, outDir: join(cwd, 'out'), quiet: true }, inProcess([], { cwd }).deps);
+    const result = await runSnapshot(
+      { replay: RECORDING, outDir: join(cwd, 'out'), quiet: true },
+      inProcess([], { cwd }).deps,
+    );
     expect(result.exitCode).toBe(0);
   } finally {
     Error.stackTraceLimit = limit;
@@ -95,19 +105,27 @@ describe('docs/architecture.md', () => {
     const way = await followedReplay(users[0]!.id);
     const named = documented.map((d) => d.file);
     expect(new Set(named).size, 'a file named twice').toBe(named.length);
-    expect(named.filter((f) => !way.has(f)), 'named in the doc but not on the record\'s way').toEqual([]);
-    expect([...way].filter((f) => !named.includes(f)), 'on the record\'s way but not in the doc').toEqual([]);
+    expect(
+      named.filter((f) => !way.has(f)),
+      "named in the doc but not on the record's way",
+    ).toEqual([]);
+    expect(
+      [...way].filter((f) => !named.includes(f)),
+      "on the record's way but not in the doc",
+    ).toEqual([]);
     expect(named[0]).toBe('src/collect/replay.ts');
   });
 
   it('names for each file something it declares', () => {
     for (const { file, name } of documentedWay()) {
       const source = readFileSync(join(REPO_ROOT, file), 'utf8');
-      expect(source, `${file} declares no ${name}`).toMatch(new RegExp(`(function\\*?|class|const|interface) ${name}\\b`));
+      expect(source, `${file} declares no ${name}`).toMatch(
+        new RegExp(`(function\\*?|class|const|interface) ${name}\\b`),
+      );
     }
   });
 
-  it('puts the record\'s way before the first section', () => {
+  it("puts the record's way before the first section", () => {
     expect(DOC.indexOf("A record's way")).toBeGreaterThan(0);
     expect(DOC.indexOf("A record's way")).toBeLessThan(DOC.indexOf('## '));
   });

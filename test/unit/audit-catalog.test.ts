@@ -20,7 +20,7 @@ describe('audit route catalog', () => {
     expect(AUDIT_ROUTES.filter((r) => r.auth === 'none').map((r) => r.id)).toEqual(['info']);
   });
 
-  it('plans the contract\'s file names', () => {
+  it("plans the contract's file names", () => {
     expect(planAuditRoute(auditRoute('alerts'), { from: '2026-11-01', to: '2026-11-21' })).toMatchObject({
       label: 'GET /alerts/2026-11-01/2026-11-21',
       file: 'alerts-2026-11-01-2026-11-21.json',
@@ -29,13 +29,23 @@ describe('audit route catalog', () => {
       label: 'POST /queries/logins/2037-12-31',
       file: 'queries-logins-2037-12-31.json',
     });
-    expect(planAuditRoute(auditRoute('report-object'), { id: 'user', from: '1970-01-01', to: '2037-12-31', objectId: 'alice' }).file).toBe(
-      'reports-user-1970-01-01-2037-12-31-alice.xlsx',
-    );
+    expect(
+      planAuditRoute(auditRoute('report-object'), {
+        id: 'user',
+        from: '1970-01-01',
+        to: '2037-12-31',
+        objectId: 'alice',
+      }).file,
+    ).toBe('reports-user-1970-01-01-2037-12-31-alice.xlsx');
   });
 
   it('makes ids file-safe like realm ids and URL-encodes them in paths', () => {
-    const p = planAuditRoute(auditRoute('report-object'), { id: '-r', from: '1970-01-01', to: '2037-12-31', objectId: '../a/b c' });
+    const p = planAuditRoute(auditRoute('report-object'), {
+      id: '-r',
+      from: '1970-01-01',
+      to: '2037-12-31',
+      objectId: '../a/b c',
+    });
     expect(p.file).toBe('reports--r-1970-01-01-2037-12-31-%2E%2E%2Fa%2Fb%20c.xlsx');
     expect(p.file).not.toContain('/');
     expect(p.urlPath).toBe('/reports/-r/1970-01-01/2037-12-31/..%2Fa%2Fb%20c');
@@ -44,7 +54,9 @@ describe('audit route catalog', () => {
 
   it('refuses "." and "..", which URL parsing would remove from the path', () => {
     for (const objectId of ['.', '..']) {
-      expect(() => planAuditRoute(auditRoute('report-object'), { id: 'r', from: '1970-01-01', to: '2037-12-31', objectId })).toThrow(UsageError);
+      expect(() =>
+        planAuditRoute(auditRoute('report-object'), { id: 'r', from: '1970-01-01', to: '2037-12-31', objectId }),
+      ).toThrow(UsageError);
     }
   });
 

@@ -11,7 +11,13 @@ import type { AuditSummary } from '../../src/audit/summary.js';
 import { TokenRejectedError, UsageError, FailedError } from '../../src/errors.js';
 import { silentReporter } from '../../src/progress/reporter.js';
 import { cleanupAllSync } from '../../src/publish/index.js';
-import { createAuditBackend, FAKE_AUDIT_TOKEN, WRONG_FAKE_AUDIT_TOKEN, type AuditBackend, type AuditBackendOptions } from '../fake/audit-backend.js';
+import {
+  createAuditBackend,
+  FAKE_AUDIT_TOKEN,
+  WRONG_FAKE_AUDIT_TOKEN,
+  type AuditBackend,
+  type AuditBackendOptions,
+} from '../fake/audit-backend.js';
 import { startFakeServer, type FakeServer } from '../fake/server.js';
 
 // The command in-process against the fake audit service over loopback http
@@ -81,7 +87,14 @@ describe('svc-snapshot audit, in process', () => {
       'tags-list.json',
     ]);
     const manifest = await manifestOf(dir);
-    expect(manifest).toMatchObject({ kind: 'audit', auditUrl: server.url, service: { version: '4.2.0-fake' }, date: '2026-11-21', from: '1970-01-01', to: '2037-12-31' });
+    expect(manifest).toMatchObject({
+      kind: 'audit',
+      auditUrl: server.url,
+      service: { version: '4.2.0-fake' },
+      date: '2026-11-21',
+      from: '1970-01-01',
+      to: '2037-12-31',
+    });
     expect(manifest.routes.map((r) => r.route)).toEqual([
       'GET /info',
       'GET /queries/params',
@@ -102,11 +115,21 @@ describe('svc-snapshot audit, in process', () => {
     const summary = JSON.parse(out) as AuditSummary;
     expect(summary.alerts.total).toBe(13);
     expect(summary.alerts.bySeverity).toEqual({ critical: 1, high: 2, medium: 4, low: 2, info: 3, unknown: 1 });
-    expect(summary.alerts.byType[0]).toEqual({ type: 'login-failed', name: 'Failed login', severity: 'medium', count: 4 });
+    expect(summary.alerts.byType[0]).toEqual({
+      type: 'login-failed',
+      name: 'Failed login',
+      severity: 'medium',
+      count: 4,
+    });
   });
 
   it('runs a query with its defaults and --param overrides, and keys rows by returnNames', async () => {
-    const { dir } = await run({ from: '2026-10-01', to: '2026-11-30', query: ['logins', 'vm-usage'], param: ['user=alice', 'includeSystem=yes'] });
+    const { dir } = await run({
+      from: '2026-10-01',
+      to: '2026-11-30',
+      query: ['logins', 'vm-usage'],
+      param: ['user=alice', 'includeSystem=yes'],
+    });
     const logins = JSON.parse(await readFile(path.join(dir, 'queries-logins-2026-11-30.json'), 'utf8'));
     expect(logins.params).toEqual({ startDate: '2026-10-01', endDate: '2026-11-30', user: 'alice', limit: 100 });
     expect(logins.records[0]).toEqual({ date: '2026-10-01', user: 'alice', logins: 4 });
@@ -117,7 +140,12 @@ describe('svc-snapshot audit, in process', () => {
     const manifest = await manifestOf(dir);
     const q = manifest.routes.find((r) => r.route === 'POST /queries/logins/2026-11-30')!;
     expect(q.responseSha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(manifest.queries[0]!.paramSources).toEqual({ startDate: '--from', endDate: '--to', user: '--param', limit: 'default' });
+    expect(manifest.queries[0]!.paramSources).toEqual({
+      startDate: '--from',
+      endDate: '--to',
+      user: '--param',
+      limit: 'default',
+    });
   });
 
   it('downloads a report with and without an object id as spreadsheets', async () => {
@@ -186,7 +214,9 @@ describe('svc-snapshot audit, in process', () => {
     useBackend({ faults: { htmlLoginPage: ['tags-list'] } });
     const err = await failure({});
     expect(err).toBeInstanceOf(FailedError);
-    expect(err.message).toMatch(/^GET \/tags\/list: expected JSON but received \d+ bytes of HTML or XML \(text\/html\)/);
+    expect(err.message).toMatch(
+      /^GET \/tags\/list: expected JSON but received \d+ bytes of HTML or XML \(text\/html\)/,
+    );
     expect(await readdir(work)).toEqual([]);
   });
 
@@ -213,7 +243,11 @@ describe('svc-snapshot audit, in process', () => {
     const { dir, out } = await run({ json: true });
     const manifest = await manifestOf(dir);
     expect(manifest.validation.issues).toBe(1);
-    expect(manifest.validation.samples[0]).toMatchObject({ route: 'GET /alerts/1970-01-01/2037-12-31', index: 0, path: 'timestamp' });
+    expect(manifest.validation.samples[0]).toMatchObject({
+      route: 'GET /alerts/1970-01-01/2037-12-31',
+      index: 0,
+      path: 'timestamp',
+    });
     expect(JSON.stringify(manifest.validation)).not.toContain('secret-looking-value');
     expect((JSON.parse(out) as AuditSummary).validationIssues).toBe(1);
   });

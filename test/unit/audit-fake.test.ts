@@ -11,11 +11,23 @@ import { AUDIT_TOKEN_PATTERN } from '../../src/audit/settings.js';
 // with the models checks both.
 const ORIGIN = 'https://audit.test';
 
-async function call(backend: ReturnType<typeof createAuditBackend>, method: string, path: string, opts: { token?: string | null; body?: unknown } = {}) {
+async function call(
+  backend: ReturnType<typeof createAuditBackend>,
+  method: string,
+  path: string,
+  opts: { token?: string | null; body?: unknown } = {},
+) {
   const token = opts.token === undefined ? FAKE_AUDIT_TOKEN : opts.token;
   const headers: Record<string, string> = token ? { 'x-access-token': token } : {};
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await getResponse(backend.handlers, new Request(ORIGIN + path, { method, headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) }));
+  const res = await getResponse(
+    backend.handlers,
+    new Request(ORIGIN + path, {
+      method,
+      headers,
+      ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+    }),
+  );
   if (!res) throw new Error(`no handler for ${method} ${path}`);
   return res;
 }
@@ -33,14 +45,18 @@ describe('the fake audit service', () => {
       const body = await (await call(backend, 'GET', path)).json();
       expect(z.array(def.item!).safeParse(body).success, id).toBe(true);
     }
-    expect(m.AuditInfo.parse(await (await call(backend, 'GET', '/info', { token: null })).json()).version).toBe('4.2.0-fake');
+    expect(m.AuditInfo.parse(await (await call(backend, 'GET', '/info', { token: null })).json()).version).toBe(
+      '4.2.0-fake',
+    );
     const types = m.AlertTypeMap.parse(await (await call(backend, 'GET', '/alerts/list')).json());
     expect(Object.keys(types).length).toBe(5);
   });
 
   it('filters alerts by the dates in the path', async () => {
     const backend = createAuditBackend();
-    const alerts = z.array(m.AlertRecord).parse(await (await call(backend, 'GET', '/alerts/2026-11-01/2026-11-10')).json());
+    const alerts = z
+      .array(m.AlertRecord)
+      .parse(await (await call(backend, 'GET', '/alerts/2026-11-01/2026-11-10')).json());
     expect(alerts.map((a) => a.date)).toEqual(['2026-11-03', '2026-11-05', '2026-11-08']);
   });
 
@@ -55,9 +71,16 @@ describe('the fake audit service', () => {
 
   it('checks query bodies by the declared parameter types', async () => {
     const backend = createAuditBackend();
-    const ok = await call(backend, 'POST', '/queries/logins/2037-12-31', { body: { startDate: '2026-11-01', endDate: '2026-11-30', user: 'alice', limit: 2 } });
-    expect(z.array(m.QueryRow).parse(await ok.json())).toEqual([['2026-11-02', 'alice', 6], ['2026-11-20', 'alice', 2]]);
-    const bad = await call(backend, 'POST', '/queries/logins/2037-12-31', { body: { startDate: '2026-11-01', endDate: '2026-11-30', user: 'alice', limit: '2' } });
+    const ok = await call(backend, 'POST', '/queries/logins/2037-12-31', {
+      body: { startDate: '2026-11-01', endDate: '2026-11-30', user: 'alice', limit: 2 },
+    });
+    expect(z.array(m.QueryRow).parse(await ok.json())).toEqual([
+      ['2026-11-02', 'alice', 6],
+      ['2026-11-20', 'alice', 2],
+    ]);
+    const bad = await call(backend, 'POST', '/queries/logins/2037-12-31', {
+      body: { startDate: '2026-11-01', endDate: '2026-11-30', user: 'alice', limit: '2' },
+    });
     expect(bad.status).toBe(400);
     const missing = await call(backend, 'POST', '/queries/logins/2037-12-31', { body: {} });
     expect(missing.status).toBe(400);
@@ -65,7 +88,9 @@ describe('the fake audit service', () => {
 
   it('looks up objects, all of them for an empty list', async () => {
     const backend = createAuditBackend();
-    const all = z.array(m.LookedUpObject).parse(await (await call(backend, 'POST', '/objects/user/2037-12-31', { body: [] })).json());
+    const all = z
+      .array(m.LookedUpObject)
+      .parse(await (await call(backend, 'POST', '/objects/user/2037-12-31', { body: [] })).json());
     expect(all.length).toBe(4);
     const one = await (await call(backend, 'POST', '/objects/vm/2037-12-31', { body: ['vm-02'] })).json();
     expect(one).toEqual([{ id: 'vm-02', owner: 'bob', cores: 2 }]);

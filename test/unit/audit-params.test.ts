@@ -66,7 +66,13 @@ describe('audit query bodies', () => {
   it('sends every parameter: declared defaults, --param overrides, and the period from --from/--to', () => {
     const plan = buildQueryBody(LOGINS, GLOBAL, new Map([['limit', '7']]), PERIOD);
     expect(plan.body).toEqual({ startDate: '2026-11-01', endDate: '2026-11-30', user: '', limit: 7, flag: false });
-    expect(plan.sources).toEqual({ startDate: '--from', endDate: '--to', user: 'default', limit: '--param', flag: 'default' });
+    expect(plan.sources).toEqual({
+      startDate: '--from',
+      endDate: '--to',
+      user: 'default',
+      limit: '--param',
+      flag: 'default',
+    });
   });
 
   it('takes a missing type or default from GET /queries/params', () => {
@@ -75,7 +81,9 @@ describe('audit query bodies', () => {
   });
 
   it('asks for a value when no default is declared anywhere', () => {
-    expect(() => buildQueryBody(LOGINS, [], new Map(), PERIOD)).toThrow(/no default for its parameter flag; give one with --param flag=<value>/);
+    expect(() => buildQueryBody(LOGINS, [], new Map(), PERIOD)).toThrow(
+      /no default for its parameter flag; give one with --param flag=<value>/,
+    );
   });
 
   it('refuses --param names no selected query takes, naming the valid ones, and the period parameters', () => {

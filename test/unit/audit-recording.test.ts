@@ -6,7 +6,10 @@ import { describe, expect, it } from 'vitest';
 import type { AuditManifest } from '../../src/audit/collect.js';
 import { FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 
-const DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../recordings/audit/svc-snapshot-audit-2026-11-21');
+const DIR = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../recordings/audit/svc-snapshot-audit-2026-11-21',
+);
 
 describe('the recorded audit collection', () => {
   const manifest = JSON.parse(readFileSync(path.join(DIR, '_audit-manifest.json'), 'utf8')) as AuditManifest;
@@ -21,6 +24,7 @@ describe('the recorded audit collection', () => {
   });
 
   it('holds no token', () => {
-    for (const f of readdirSync(DIR)) expect(readFileSync(path.join(DIR, f)).includes(Buffer.from(FAKE_AUDIT_TOKEN)), f).toBe(false);
+    for (const f of readdirSync(DIR))
+      expect(readFileSync(path.join(DIR, f)).includes(Buffer.from(FAKE_AUDIT_TOKEN)), f).toBe(false);
   });
 });

@@ -17,11 +17,34 @@ describe('query rows as records', () => {
 
   it('writes the rows exactly as received beside the records', () => {
     const raw = '[[1.0, "a"],\n [2e3,"b"]]';
-    const text = queryFileText({ query: 'q', name: 'Q', endDate: '2026-11-21', params: { limit: 2 }, returnNames: ['n', 's'], returnTypes: ['float', 'string'] }, raw, rowsToRecords(['n', 's'], JSON.parse(raw)));
+    const text = queryFileText(
+      {
+        query: 'q',
+        name: 'Q',
+        endDate: '2026-11-21',
+        params: { limit: 2 },
+        returnNames: ['n', 's'],
+        returnTypes: ['float', 'string'],
+      },
+      raw,
+      rowsToRecords(['n', 's'], JSON.parse(raw)),
+    );
     expect(text).toContain('"rows": [[1.0, "a"],\n [2e3,"b"]],');
     const parsed = JSON.parse(text);
-    expect(Object.keys(parsed)).toEqual(['query', 'name', 'endDate', 'params', 'returnNames', 'returnTypes', 'rows', 'records']);
-    expect(parsed.records).toEqual([{ n: 1, s: 'a' }, { n: 2000, s: 'b' }]);
+    expect(Object.keys(parsed)).toEqual([
+      'query',
+      'name',
+      'endDate',
+      'params',
+      'returnNames',
+      'returnTypes',
+      'rows',
+      'records',
+    ]);
+    expect(parsed.records).toEqual([
+      { n: 1, s: 'a' },
+      { n: 2000, s: 'b' },
+    ]);
   });
 });
 
@@ -31,7 +54,10 @@ describe('alert summary', () => {
       a: { name: 'A', severity: 'high' as const },
       b: { name: 'B', severity: 'info' as const },
     };
-    const s = summariseAlerts([{ type: 'a' }, { type: 'b' }, { type: 'a' }, { type: 'zzz' }, { type: 'toString' }], types);
+    const s = summariseAlerts(
+      [{ type: 'a' }, { type: 'b' }, { type: 'a' }, { type: 'zzz' }, { type: 'toString' }],
+      types,
+    );
     expect(s.total).toBe(5);
     expect(s.bySeverity).toEqual({ critical: 0, high: 2, medium: 0, low: 0, info: 1, unknown: 2 });
     expect(s.byType).toEqual([
@@ -65,11 +91,20 @@ function unzip(buf: Buffer): Map<string, string> {
 }
 
 describe('spreadsheet check', () => {
-  it('accepts the fake service\'s workbook, a zip of the OOXML parts', () => {
-    const xlsx = makeXlsx('Report', [['name', 'n'], ['a & b', 1]]);
+  it("accepts the fake service's workbook, a zip of the OOXML parts", () => {
+    const xlsx = makeXlsx('Report', [
+      ['name', 'n'],
+      ['a & b', 1],
+    ]);
     expect(isSpreadsheet(xlsx)).toBe(true);
     const parts = unzip(xlsx);
-    expect([...parts.keys()]).toEqual(['[Content_Types].xml', '_rels/.rels', 'xl/workbook.xml', 'xl/_rels/workbook.xml.rels', 'xl/worksheets/sheet1.xml']);
+    expect([...parts.keys()]).toEqual([
+      '[Content_Types].xml',
+      '_rels/.rels',
+      'xl/workbook.xml',
+      'xl/_rels/workbook.xml.rels',
+      'xl/worksheets/sheet1.xml',
+    ]);
     expect(parts.get('xl/worksheets/sheet1.xml')).toContain('<t>a &amp; b</t>');
     expect(makeXlsx('Report', [['x']]).equals(makeXlsx('Report', [['x']]))).toBe(true);
   });
@@ -77,8 +112,12 @@ describe('spreadsheet check', () => {
   it('describes what arrived instead', () => {
     const body = Buffer.from('{"error":"report engine unavailable"}');
     expect(isSpreadsheet(body)).toBe(false);
-    expect(describeNotSpreadsheet(body, 'application/json; charset=utf-8')).toBe(`${body.length} bytes of JSON (application/json) starting "{"error":"report engine unavailable"}"`);
-    expect(describeNotSpreadsheet(Buffer.from('<html>login</html>'), undefined)).toMatch(/^18 bytes of HTML or XML starting/);
+    expect(describeNotSpreadsheet(body, 'application/json; charset=utf-8')).toBe(
+      `${body.length} bytes of JSON (application/json) starting "{"error":"report engine unavailable"}"`,
+    );
+    expect(describeNotSpreadsheet(Buffer.from('<html>login</html>'), undefined)).toMatch(
+      /^18 bytes of HTML or XML starting/,
+    );
     expect(describeNotSpreadsheet(Buffer.alloc(0), undefined)).toBe('an empty body');
     expect(isSpreadsheet(Buffer.from([0x50, 0x4b, 0x05, 0x06]))).toBe(false);
   });

@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { parseAuditDate, parseParams, parseReports, resolveAuditSettings as settingsOf } from '../../src/audit/settings.js';
+import {
+  parseAuditDate,
+  parseParams,
+  parseReports,
+  resolveAuditSettings as settingsOf,
+} from '../../src/audit/settings.js';
 import { readOptions } from '../../src/config/options.js';
 
 type AuditFlags = Record<string, unknown>;
-const resolveAuditSettings = (flags: AuditFlags, env: NodeJS.ProcessEnv) => settingsOf(readOptions('audit', flags, env), env);
+const resolveAuditSettings = (flags: AuditFlags, env: NodeJS.ProcessEnv) =>
+  settingsOf(readOptions('audit', flags, env), env);
 
 const TOKEN = 'FakeAuditToken00000000==';
 const URL = 'https://audit.example.org';
@@ -19,7 +25,8 @@ function usage(fn: () => unknown): UsageError {
   throw new Error('expected a UsageError');
 }
 
-const resolve = (flags: AuditFlags, env: NodeJS.ProcessEnv = { SVC_AUDIT_TOKEN: TOKEN }) => resolveAuditSettings({ auditUrl: URL, ...flags }, env);
+const resolve = (flags: AuditFlags, env: NodeJS.ProcessEnv = { SVC_AUDIT_TOKEN: TOKEN }) =>
+  resolveAuditSettings({ auditUrl: URL, ...flags }, env);
 
 describe('audit settings', () => {
   it('defaults the period to the spec\'s "all data" dates', () => {
@@ -29,7 +36,9 @@ describe('audit settings', () => {
   });
 
   it('takes the URL from SVC_AUDIT_URL, keeps a path prefix and strips only a trailing slash', () => {
-    expect(resolveAuditSettings({}, { SVC_AUDIT_URL: 'https://h.example.org/audit/api/', SVC_AUDIT_TOKEN: TOKEN }).auditUrl).toBe('https://h.example.org/audit/api');
+    expect(
+      resolveAuditSettings({}, { SVC_AUDIT_URL: 'https://h.example.org/audit/api/', SVC_AUDIT_TOKEN: TOKEN }).auditUrl,
+    ).toBe('https://h.example.org/audit/api');
     expect(resolve({ auditUrl: 'http://127.0.0.1:8080' }).auditUrl).toBe('http://127.0.0.1:8080');
     expect(usage(() => resolve({ auditUrl: 'http://audit.example.org' })).message).toContain('https://');
     expect(usage(() => resolveAuditSettings({}, { SVC_AUDIT_TOKEN: TOKEN })).message).toContain('--audit-url');
@@ -38,12 +47,21 @@ describe('audit settings', () => {
   it('lets SVC_AUDIT_TOKEN win over --audit-token', () => {
     const s = resolve({ auditToken: 'FlagAuditToken00000000==' });
     expect(s.token.source).toBe('SVC_AUDIT_TOKEN');
-    expect(resolve({ auditToken: 'FlagAuditToken00000000==' }, {}).token).toEqual({ value: 'FlagAuditToken00000000==', source: '--audit-token' });
+    expect(resolve({ auditToken: 'FlagAuditToken00000000==' }, {}).token).toEqual({
+      value: 'FlagAuditToken00000000==',
+      source: '--audit-token',
+    });
   });
 
   it('refuses a missing or malformed token without echoing it', () => {
     expect(usage(() => resolve({}, {})).message).toContain('SVC_AUDIT_TOKEN');
-    for (const bad of ['FakeAuditToken0000000==', 'FakeAuditToken000000000=', 'Fake+uditToken00000000==', `${TOKEN} `, `"${TOKEN}"`]) {
+    for (const bad of [
+      'FakeAuditToken0000000==',
+      'FakeAuditToken000000000=',
+      'Fake+uditToken00000000==',
+      `${TOKEN} `,
+      `"${TOKEN}"`,
+    ]) {
       const err = usage(() => resolve({}, { SVC_AUDIT_TOKEN: bad }));
       expect(err.message).not.toContain(bad);
       expect(err.message).not.toContain(bad.slice(0, 10));
@@ -63,7 +81,11 @@ describe('audit settings', () => {
   });
 
   it('parses --param at the first "=", the last repeat winning', () => {
-    expect([...parseParams(['a=1', 'b=x=y', 'c=', 'a=2'])]).toEqual([['a', '2'], ['b', 'x=y'], ['c', '']]);
+    expect([...parseParams(['a=1', 'b=x=y', 'c=', 'a=2'])]).toEqual([
+      ['a', '2'],
+      ['b', 'x=y'],
+      ['c', ''],
+    ]);
     expect(usage(() => parseParams(['limit'])).message).toContain('name=value');
     expect(() => parseParams(['=1'])).toThrow(UsageError);
   });
@@ -73,7 +95,11 @@ describe('audit settings', () => {
   });
 
   it('parses --report id[:objectId] at the first ":" and drops duplicates', () => {
-    expect(parseReports(['monthly', 'user:alice', 'user:a:b', 'monthly'])).toEqual([{ id: 'monthly' }, { id: 'user', objectId: 'alice' }, { id: 'user', objectId: 'a:b' }]);
+    expect(parseReports(['monthly', 'user:alice', 'user:a:b', 'monthly'])).toEqual([
+      { id: 'monthly' },
+      { id: 'user', objectId: 'alice' },
+      { id: 'user', objectId: 'a:b' },
+    ]);
     expect(() => parseReports([':x'])).toThrow(UsageError);
     expect(() => parseReports(['user:'])).toThrow(UsageError);
     expect(() => parseReports(['user:..'])).toThrow(UsageError);

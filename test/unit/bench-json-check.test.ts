@@ -17,11 +17,47 @@ function parseVerdict(text: string, shape: 'array' | 'object'): number | undefin
 /** A small deterministic PRNG (test/fake/prng.ts). */
 const rng = (seed: number) => randomStream(seed);
 
-const PIECES = ['[', ']', '{', '}', ',', ':', '"', '\\', '\\u00e9', '\\x', '0', '-', '1.5', '1e9', '.', 'e', 'true', 'nul', ' ', '\n', '\t', 'é', '\u0001', '\uFEFF', '<', 'a', '"k"', '00', '-0', '1E+2', '1e', '\\"'];
+const PIECES = [
+  '[',
+  ']',
+  '{',
+  '}',
+  ',',
+  ':',
+  '"',
+  '\\',
+  '\\u00e9',
+  '\\x',
+  '0',
+  '-',
+  '1.5',
+  '1e9',
+  '.',
+  'e',
+  'true',
+  'nul',
+  ' ',
+  '\n',
+  '\t',
+  'é',
+  '\u0001',
+  '\uFEFF',
+  '<',
+  'a',
+  '"k"',
+  '00',
+  '-0',
+  '1E+2',
+  '1e',
+  '\\"',
+];
 
 describe('the collector’s JSON check (no parse)', () => {
   it('vouches for every body the fake backend serves, with the record count', () => {
-    const backend = createFakeBackend({ baseUrl: 'https://127.0.0.1:1', realms: [{ id: 'libvirt', driver: 'libvirt' }] });
+    const backend = createFakeBackend({
+      baseUrl: 'https://127.0.0.1:1',
+      realms: [{ id: 'libvirt', driver: 'libvirt' }],
+    });
     for (const route of ROUTES) {
       const text = backend.responseBody(route.id, route.perRealm ? 'libvirt' : undefined);
       expect(checkJson(Buffer.from(text, 'utf8'), route.shape), route.id).toBe(parseVerdict(text, route.shape));
@@ -59,7 +95,17 @@ describe('the collector’s JSON check (no parse)', () => {
   });
 
   it('says no to HTML, truncated bodies, a byte order mark and stray bytes', () => {
-    for (const text of ['<!DOCTYPE html><html></html>', '[{"a":1}', '[{"a":"x', '\uFEFF[]', '[1]x', '[1] [2]', '', '   ', '["\u0000"]']) {
+    for (const text of [
+      '<!DOCTYPE html><html></html>',
+      '[{"a":1}',
+      '[{"a":"x',
+      '\uFEFF[]',
+      '[1]x',
+      '[1] [2]',
+      '',
+      '   ',
+      '["\u0000"]',
+    ]) {
       expect(checkJson(Buffer.from(text, 'utf8'), 'array'), JSON.stringify(text)).toBeUndefined();
     }
     expect(checkJson(Buffer.from([0x5b, 0x22, 0xff, 0xe2, 0x22, 0x5d]), 'array')).toBe(1);

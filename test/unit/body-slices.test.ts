@@ -41,12 +41,31 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 /** Slice sizes from a cut at every element to a few elements per slice. */
 const SIZES = [1, 2, 3, 5, 8, 13, 40, 97, 256, 400];
 
-
 /** A small deterministic PRNG (test/fake/prng.ts). */
 const rng = (seed: number) => randomStream(seed);
 
 /** Strings a cut must never fall inside of, and values of every JSON kind. */
-const TRICKY = ['[', ']', '{', '}', ',', '],[', '},{', '{"id":', ',{"id":"x"}', 'say "hi"', '\\', '[,', '\n\t', 'é', '😀', '中文', '\u2028', '\u0000', ''];
+const TRICKY = [
+  '[',
+  ']',
+  '{',
+  '}',
+  ',',
+  '],[',
+  '},{',
+  '{"id":',
+  ',{"id":"x"}',
+  'say "hi"',
+  '\\',
+  '[,',
+  '\n\t',
+  'é',
+  '😀',
+  '中文',
+  '\u2028',
+  '\u0000',
+  '',
+];
 const TRICKY_VALUES: string[] = [
   ...TRICKY.map((t) => JSON.stringify(t)),
   '"\\u005b\\u002c\\ud83d\\ude00\\""',
@@ -65,7 +84,7 @@ const SPACES = ['', ' ', '\n', '\r\n', '\t', ' \n  '];
 
 /** A list body with the records as given, whitespace of every kind between elements, some records indented. */
 function format(records: readonly unknown[], next: () => number): string {
-  const pick = <T,>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]!;
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]!;
   const parts = records.map((r) => (next() < 0.2 ? JSON.stringify(r, null, 2) : JSON.stringify(r)));
   return `${pick(SPACES)}[${pick(SPACES)}${parts.map((p, i) => (i === 0 ? p : `${pick(SPACES)},${pick(SPACES)}${p}`)).join('')}${pick(SPACES)}]${pick(SPACES)}`;
 }
@@ -85,7 +104,9 @@ function trickyRecords(records: Array<Record<string, unknown>>, next: () => numb
 /** Every route of the small fake site, reformatted and with tricky values; one route answers an empty list. */
 function slicingSite(seed: number): RawCollection {
   const next = rng(seed);
-  return fakeSiteCollection(seed, 'altvirt', (route, body) => format(route === 'security-levels' ? [] : trickyRecords(body, next), next));
+  return fakeSiteCollection(seed, 'altvirt', (route, body) =>
+    format(route === 'security-levels' ? [] : trickyRecords(body, next), next),
+  );
 }
 
 function decodeVerdict(body: Buffer, sliceBytes: number): string {
@@ -129,7 +150,17 @@ describe('an array body parsed a slice at a time', () => {
     Buffer.from('[{"id":"a,b"},{"id":"],["},{"id":"\\"},{\\"id\\":"}]'),
     Buffer.from('[\n  {"id": 1, "sub": [{"id": 2}, {"id": 3}]},\n  {"id": 4}\n]\n'),
     Buffer.from('[{"id":"é😀中"},{"id":"\\u005b\\u002c\\ud83d\\ude00"}]'),
-    ...Array.from({ length: 12 }, (_, i) => Buffer.from(format(trickyRecords(Array.from({ length: 4 + i }, (_, k) => ({ id: `r${k}`, n: k, s: 'x'.repeat(k * 7) })), next), next))),
+    ...Array.from({ length: 12 }, (_, i) =>
+      Buffer.from(
+        format(
+          trickyRecords(
+            Array.from({ length: 4 + i }, (_, k) => ({ id: `r${k}`, n: k, s: 'x'.repeat(k * 7) })),
+            next,
+          ),
+          next,
+        ),
+      ),
+    ),
   ];
 
   it('gives the values of the whole body parsed at once, cut at every element and every few', () => {
@@ -137,7 +168,8 @@ describe('an array body parsed a slice at a time', () => {
       const whole = wholeVerdict(body);
       expect(whole.startsWith('ok '), body.toString()).toBe(true);
       expect(whole).toBe(`ok ${JSON.stringify(JSON.parse(body.toString('utf8')))}`);
-      for (const bytes of SIZES) expect(decodeVerdict(body, bytes), `slices of ${bytes} ${body.toString()}`).toBe(whole);
+      for (const bytes of SIZES)
+        expect(decodeVerdict(body, bytes), `slices of ${bytes} ${body.toString()}`).toBe(whole);
     }
   });
 
@@ -147,7 +179,8 @@ describe('an array body parsed a slice at a time', () => {
       const body = mutate(mutate(bodies[n % bodies.length]!, next), next);
       const whole = wholeVerdict(body);
       if (whole.startsWith('refused')) refusals.add(whole.replace(/\d+/g, 'N'));
-      for (const bytes of SIZES) expect(decodeVerdict(body, bytes), `slices of ${bytes} ${JSON.stringify(body.toString('latin1'))}`).toBe(whole);
+      for (const bytes of SIZES)
+        expect(decodeVerdict(body, bytes), `slices of ${bytes} ${JSON.stringify(body.toString('latin1'))}`).toBe(whole);
     }
     // The mutations reach the kinds of fault there are: positions with lines and columns, cut short, wrong elements.
     expect([...refusals].some((r) => r.includes('(line N, column N)'))).toBe(true);
@@ -187,7 +220,19 @@ describe('an array body parsed a slice at a time', () => {
 describe('the UTF-16 length of a range of bytes (what fault positions are counted in)', () => {
   it('is the length of the decoded text for any bytes, valid UTF-8 or not, cut anywhere a character starts', () => {
     const next = rng(3);
-    const pieces = [[0x41], [0x0a], [0xc3, 0xa9], [0xe4, 0xb8, 0xad], [0xf0, 0x9f, 0x98, 0x80], [0xff], [0x80], [0xc3], [0xe4, 0xb8], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80]];
+    const pieces = [
+      [0x41],
+      [0x0a],
+      [0xc3, 0xa9],
+      [0xe4, 0xb8, 0xad],
+      [0xf0, 0x9f, 0x98, 0x80],
+      [0xff],
+      [0x80],
+      [0xc3],
+      [0xe4, 0xb8],
+      [0xed, 0xa0, 0x80],
+      [0xf4, 0x90, 0x80, 0x80],
+    ];
     for (let n = 0; n < 8; n++) {
       const bytes: number[] = [];
       // Over a MB, so the count is made of several decoded blocks.
@@ -254,10 +299,13 @@ describe('a large body read back from a collection', () => {
       searched: new Map<string, string>(),
     };
     await writeCollection(staging, c, 'raw/');
-    for (const r of c.manifest.routes) if (r.file !== null) expect(writes.get(`raw/${r.file}`)!.equals(readFileSync(join(dir, r.file)))).toBe(true);
+    for (const r of c.manifest.routes)
+      if (r.file !== null) expect(writes.get(`raw/${r.file}`)!.equals(readFileSync(join(dir, r.file)))).toBe(true);
     const drives = c.manifest.routes.find((r) => r.route === 'GET /api/drives')!;
     writeFileSync(join(dir, drives.file!), readFileSync(join(dir, drives.file!)).toString().replace('drive', 'drivf'));
-    await expect(writeCollection(staging, c, 'raw/')).rejects.toThrow(/does not match the sha256.*refusing to build from it/);
+    await expect(writeCollection(staging, c, 'raw/')).rejects.toThrow(
+      /does not match the sha256.*refusing to build from it/,
+    );
   });
 
   it('is refused, not built from, when it changes after the collection was read', async () => {
@@ -274,7 +322,9 @@ describe('a large body read back from a collection', () => {
   it('fails its route with the message a body in memory gets when it is not JSON', async () => {
     const dir = copy('broken');
     const manifestFile = join(dir, '_collection-manifest.json');
-    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as { routes: Array<{ route: string; file: string | null; sha256?: string; bytes?: number }> };
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as {
+      routes: Array<{ route: string; file: string | null; sha256?: string; bytes?: number }>;
+    };
     const drives = manifest.routes.find((r) => r.route === 'GET /api/drives')!;
     const broken = Buffer.from(`${readFileSync(join(dir, drives.file!), 'utf8').slice(0, -40)}\n,]`);
     writeFileSync(join(dir, drives.file!), broken);
@@ -285,13 +335,15 @@ describe('a large body read back from a collection', () => {
     const inMemory = await readCollection(dir);
     const onDisk = await readCollection(dir, { largeBodyBytes: 1 });
     const failed = (c: RawCollection) => c.manifest.routes.find((r) => r.route === 'GET /api/drives')!.error;
-    expect(failed(inMemory)).toMatch(/^expected JSON but received \d+ bytes that do not parse \(invalid JSON at character \d+ \(line \d+, column \d+\)\)/);
+    expect(failed(inMemory)).toMatch(
+      /^expected JSON but received \d+ bytes that do not parse \(invalid JSON at character \d+ \(line \d+, column \d+\)\)/,
+    );
     expect(failed(onDisk)).toBe(failed(inMemory));
     expect(readdirSync(dir)).toContain(drives.file);
   });
 });
 
-describe('a live run\'s large bodies spooled into the staging directory', () => {
+describe("a live run's large bodies spooled into the staging directory", () => {
   const source = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
   const SECRET = 'spool-secret-0123456789';
 
@@ -300,14 +352,22 @@ describe('a live run\'s large bodies spooled into the staging directory', () => 
     const live = await readCollection(source);
     const staging = await createStaging(join(tmp, 'spool-out', 'snapshot'), [SECRET]);
     try {
-      const spool = await largeBodiesToDisk(staging, live, { raw: false, minBytes: 1, matcher: secretMatcher([SECRET]) });
+      const spool = await largeBodiesToDisk(staging, live, {
+        raw: false,
+        minBytes: 1,
+        matcher: secretMatcher([SECRET]),
+      });
       const moved = spool.bytes;
       const swapped = live.manifest.routes.filter((r) => live.bodies.get(r.route) instanceof BodyFile);
       // Every array body, and nothing else: the realm list is an object.
       expect(swapped.length).toBeGreaterThan(10);
       expect(Buffer.isBuffer(live.bodies.get('GET /api/realms'))).toBe(true);
       expect(moved).toBe(swapped.reduce((n, r) => n + r.bytes!, 0));
-      for (const r of swapped) expect(readFileSync(join(staging.dir, '.bodies', r.file!)).equals(inMemory.bodies.get(r.route) as Buffer), r.file!).toBe(true);
+      for (const r of swapped)
+        expect(
+          readFileSync(join(staging.dir, '.bodies', r.file!)).equals(inMemory.bodies.get(r.route) as Buffer),
+          r.file!,
+        ).toBe(true);
       expect(builtOutput(live, { sliceBytes: 97 })).toEqual(builtOutput(inMemory));
       spool.remove();
       expect(readdirSync(staging.dir)).not.toContain('.bodies');
@@ -319,7 +379,11 @@ describe('a live run\'s large bodies spooled into the staging directory', () => 
   it('keep in memory a body that holds a token, and write nothing of it', async () => {
     const live = await readCollection(source);
     const users = live.manifest.routes.find((r) => r.route === 'GET /api/users')!;
-    const echoed = Buffer.from((live.bodies.get(users.route) as Buffer).toString('utf8').replace('"firstName":', `"note":"${SECRET}","firstName":`));
+    const echoed = Buffer.from(
+      (live.bodies.get(users.route) as Buffer)
+        .toString('utf8')
+        .replace('"firstName":', `"note":"${SECRET}","firstName":`),
+    );
     live.bodies.set(users.route, echoed);
     const staging = await createStaging(join(tmp, 'spool-secret', 'snapshot'), [SECRET]);
     try {

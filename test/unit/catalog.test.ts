@@ -7,7 +7,10 @@ describe('the route catalog', () => {
     expect(new Set(ROUTES.map((r) => r.path)).size).toBe(17);
     expect(ROUTES.every((r) => r.method === 'GET')).toBe(true);
     expect(ROUTES.filter((r) => r.since === '3.14.1')).toHaveLength(10);
-    expect(routeById('users-certifications')).toMatchObject({ tokenType: 'User', file: 'api-users-certifications.json' });
+    expect(routeById('users-certifications')).toMatchObject({
+      tokenType: 'User',
+      file: 'api-users-certifications.json',
+    });
   });
 
   it('plans three routes per realm and the others once', () => {

@@ -54,7 +54,8 @@ function sources(dir: string): string[] {
 function nameOf(node: ts.FunctionLikeDeclaration, file: ts.SourceFile, line: number): string {
   if (node.name) return node.name.getText(file);
   const parent = node.parent;
-  if ((ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) && parent.name) return parent.name.getText(file);
+  if ((ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) && parent.name)
+    return parent.name.getText(file);
   return `the function at line ${line}`;
 }
 
@@ -68,7 +69,8 @@ function longFunctions(path: string, text: string): string[] {
       const fn = node as ts.FunctionLikeDeclaration & { body: ts.Node };
       const first = lineOf(fn.body.getStart(file));
       const lines = lineOf(fn.body.getEnd()) - first + 1;
-      if (lines > MAX_BODY_LINES) out.push(`${path}:${lineOf(fn.getStart(file))} ${nameOf(fn, file, first)} spans ${lines} lines`);
+      if (lines > MAX_BODY_LINES)
+        out.push(`${path}:${lineOf(fn.getStart(file))} ${nameOf(fn, file, first)} spans ${lines} lines`);
     }
     ts.forEachChild(node, visit);
   };
@@ -77,7 +79,9 @@ function longFunctions(path: string, text: string): string[] {
 }
 
 function longLines(path: string, text: string): string[] {
-  return text.split('\n').flatMap((line, i) => (line.length > MAX_LINE_CHARS ? [`${path}:${i + 1} is ${line.length} characters`] : []));
+  return text
+    .split('\n')
+    .flatMap((line, i) => (line.length > MAX_LINE_CHARS ? [`${path}:${i + 1} is ${line.length} characters`] : []));
 }
 
 const FILES = sources(join(REPO_ROOT, 'src')).map((abs) => {
@@ -98,7 +102,9 @@ describe('the shape of src/', () => {
     const body = Array.from({ length: MAX_BODY_LINES }, (_, i) => `  const x${i} = ${i};`).join('\n');
     const text = `export function tooLong(): void {\n${body}\n}\nconst fits = () => {\n  return 1;\n};\n// ${'x'.repeat(MAX_LINE_CHARS)}\n`;
     expect(longFunctions('example.ts', text)).toEqual([`example.ts:1 tooLong spans ${MAX_BODY_LINES + 2} lines`]);
-    expect(longLines('example.ts', text)).toEqual([`example.ts:${MAX_BODY_LINES + 6} is ${MAX_LINE_CHARS + 3} characters`]);
+    expect(longLines('example.ts', text)).toEqual([
+      `example.ts:${MAX_BODY_LINES + 6} is ${MAX_LINE_CHARS + 3} characters`,
+    ]);
     const arrow = `const walk = (n: number) => {\n${body}\n};\nclass A {\n  m(): void {\n${body}\n  }\n}\n`;
     expect(longFunctions('example.ts', arrow)).toEqual([
       `example.ts:1 walk spans ${MAX_BODY_LINES + 2} lines`,
@@ -107,7 +113,9 @@ describe('the shape of src/', () => {
   });
 
   it('names in ALLOWED and PENDING only files that exist and still need it', () => {
-    const stale = [...Object.keys(ALLOWED), ...PENDING].filter((path) => !FILES.some((f) => f.path === path && f.problems.length > 0));
+    const stale = [...Object.keys(ALLOWED), ...PENDING].filter(
+      (path) => !FILES.some((f) => f.path === path && f.problems.length > 0),
+    );
     expect(stale).toEqual([]);
   });
 });

@@ -10,7 +10,13 @@ import { decideRealms, firstRoute, planAfterRealms } from '../../src/collect/pla
 import { runRoutes } from '../../src/collect/runner.js';
 import { FailedError, TokenRejectedError } from '../../src/errors.js';
 
-const realmsRec = (over: Partial<RouteRecord>): RouteRecord => ({ route: 'GET /api/realms', tokenType: 'VM', status: 200, file: 'api-realms.json', ...over });
+const realmsRec = (over: Partial<RouteRecord>): RouteRecord => ({
+  route: 'GET /api/realms',
+  tokenType: 'VM',
+  status: 200,
+  file: 'api-realms.json',
+  ...over,
+});
 
 describe('planning', () => {
   it('starts with GET /api/realms', () => {
@@ -19,7 +25,10 @@ describe('planning', () => {
 
   it("takes the backend's realm ids, once each, and says --realms was ignored when given", () => {
     const realm = (id: string, driver: string) => ({ id, name: `Realm ${id}`, driver });
-    const body = { defaultRealm: 'libvirt', realms: { a: realm('libvirt', 'libvirt'), b: realm('libvirt', 'libvirt'), c: realm('alt', 'altvirt') } };
+    const body = {
+      defaultRealm: 'libvirt',
+      realms: { a: realm('libvirt', 'libvirt'), b: realm('libvirt', 'libvirt'), c: realm('alt', 'altvirt') },
+    };
     const d = decideRealms(realmsRec({}), body, ['mine'], true);
     expect(d.realms).toEqual({ source: 'GET /api/realms', ids: ['libvirt', 'alt'] });
     expect(d.realmsFlagIgnored).toBe(true);
@@ -34,8 +43,15 @@ describe('planning', () => {
   });
 
   it('plans no per-realm route when the realms route failed, and uses --realms where the route is not served', () => {
-    expect(decideRealms(realmsRec({ status: 500, file: null, error: 'HTTP 500' }), undefined, ['mine'], true).realms).toEqual({ source: 'GET /api/realms', ids: [] });
-    const skipped = decideRealms(realmsRec({ status: 404, file: null, skipped: true, reason: 'x' }), undefined, ['r1', 'r2'], true);
+    expect(
+      decideRealms(realmsRec({ status: 500, file: null, error: 'HTTP 500' }), undefined, ['mine'], true).realms,
+    ).toEqual({ source: 'GET /api/realms', ids: [] });
+    const skipped = decideRealms(
+      realmsRec({ status: 404, file: null, skipped: true, reason: 'x' }),
+      undefined,
+      ['r1', 'r2'],
+      true,
+    );
     expect(skipped).toEqual({ realms: { source: '--realms', ids: ['r1', 'r2'] }, realmsFlagIgnored: false });
     const labels = planAfterRealms(skipped.realms).map((p) => p.label);
     expect(labels).toContain('GET /api/vms/r1/active');

@@ -36,9 +36,18 @@ export class CollectionBuilder {
     for (const p of [planRoute(REALMS_ROUTE), ...planRoutes(this.realms)]) {
       this.order.push(p.label);
       if (this.release === '3.13.8' && p.def.since !== null) {
-        this.entries.set(p.label, { route: p.label, tokenType: p.def.tokenType, status: 404, file: null, skipped: true, reason: SKIP_3141 });
+        this.entries.set(p.label, {
+          route: p.label,
+          tokenType: p.def.tokenType,
+          status: 404,
+          file: null,
+          skipped: true,
+          reason: SKIP_3141,
+        });
       } else if (p.def === REALMS_ROUTE) {
-        const realms = Object.fromEntries(this.realms.map((id) => [id, { id, name: id.toUpperCase(), driver: 'libvirt' }]));
+        const realms = Object.fromEntries(
+          this.realms.map((id) => [id, { id, name: id.toUpperCase(), driver: 'libvirt' }]),
+        );
         this.setBody(p.label, Buffer.from(JSON.stringify({ defaultRealm: this.realms[0] ?? '', realms })));
       } else {
         this.setBody(p.label, Buffer.from('[]'));
@@ -80,14 +89,28 @@ export class CollectionBuilder {
   skip(routeId: string, reason: string, realm?: string, status: number | null = 404): this {
     const label = this.label(routeId, realm);
     this.bodies.delete(label);
-    this.entries.set(label, { route: label, tokenType: routeById(routeId).tokenType, status, file: null, skipped: true, reason });
+    this.entries.set(label, {
+      route: label,
+      tokenType: routeById(routeId).tokenType,
+      status,
+      file: null,
+      skipped: true,
+      reason,
+    });
     return this;
   }
 
   fail(routeId: string, error: string, realm?: string, status: number | null = 500): this {
     const label = this.label(routeId, realm);
     this.bodies.delete(label);
-    this.entries.set(label, { route: label, tokenType: routeById(routeId).tokenType, status, file: null, attempts: 4, error });
+    this.entries.set(label, {
+      route: label,
+      tokenType: routeById(routeId).tokenType,
+      status,
+      file: null,
+      attempts: 4,
+      error,
+    });
     return this;
   }
 
@@ -120,10 +143,22 @@ function planRouteByLabel(label: string, realms: readonly string[]) {
 export const T = 1_700_000_000_000;
 
 export function user(o: Partial<m.UserInfo> & { id: string }): m.UserInfo {
-  return { firstName: 'Ada', lastName: 'Abe', email: `${o.id}@example.org`, joined: T, role: 'User', permissions: [], state: 'Active', ...o };
+  return {
+    firstName: 'Ada',
+    lastName: 'Abe',
+    email: `${o.id}@example.org`,
+    joined: T,
+    role: 'User',
+    permissions: [],
+    state: 'Active',
+    ...o,
+  };
 }
 
-export function member(o: Partial<m.TeamMemberInfo> & { id: string }, release: '3.14.1' | '3.13.8' = '3.14.1'): m.TeamMemberInfo {
+export function member(
+  o: Partial<m.TeamMemberInfo> & { id: string },
+  release: '3.14.1' | '3.13.8' = '3.14.1',
+): m.TeamMemberInfo {
   const base = { firstName: 'Bo', lastName: 'Berg' };
   return release === '3.14.1' ? { ...base, joined: T, modified: T + 1, perm: 1, ...o } : { ...base, ...o };
 }
@@ -133,11 +168,29 @@ export function team(o: Partial<m.TeamInfo> & { id: string }): m.TeamInfo {
 }
 
 export function usage(id: string, o: Partial<m.UsageInfo> = {}): m.UsageInfo {
-  return { id, exists: true, files: { cnt: 1, size: 10 }, vms: { cnt: 2, mem: 20, cores: 4 }, drives: { cnt: 3, size: 30, used: 15 }, ...o };
+  return {
+    id,
+    exists: true,
+    files: { cnt: 1, size: 10 },
+    vms: { cnt: 2, mem: 20, cores: 4 },
+    drives: { cnt: 3, size: 30, used: 15 },
+    ...o,
+  };
 }
 
 export function drive(o: Partial<m.DriveInfo> & { id: string }, release: '3.14.1' | '3.13.8' = '3.14.1'): m.DriveInfo {
-  const base: m.DriveInfo = { id: o.id, name: `drive ${o.id}`, owner: 'u1', capacity: 1024, format: 'ext4', readers: [], created: T, realmID: 'libvirt', state: 'Ready', hasSnapshot: false };
+  const base: m.DriveInfo = {
+    id: o.id,
+    name: `drive ${o.id}`,
+    owner: 'u1',
+    capacity: 1024,
+    format: 'ext4',
+    readers: [],
+    created: T,
+    realmID: 'libvirt',
+    state: 'Ready',
+    hasSnapshot: false,
+  };
   return release === '3.14.1' ? { ...base, sizeOnDisk: 512, keys: 1, hasMessage: false, ...o } : { ...base, ...o };
 }
 
@@ -146,13 +199,40 @@ export function project(o: Partial<m.ProjectInfo> & { id: string }): m.ProjectIn
 }
 
 export function image(o: Partial<m.ImageInfo> & { id: string }): m.ImageInfo {
-  return { name: `image ${o.id}`, info: { pool: 'default', volume: `${o.id}.qcow2`, deviceBusType: 'virtio' }, secureBoot: false, ...o };
+  return {
+    name: `image ${o.id}`,
+    info: { pool: 'default', volume: `${o.id}.qcow2`, deviceBusType: 'virtio' },
+    secureBoot: false,
+    ...o,
+  };
 }
 
 export function config(o: Partial<m.VMConfigInfo> & { id: string; brick: string }): m.VMConfigInfo {
-  return { state: 'Stopped', owners: ['u1'], name: `config ${o.id}`, description: '', rwDrives: [], roDrives: [], driveSlots: {}, macOptions: [], services: {}, ...o };
+  return {
+    state: 'Stopped',
+    owners: ['u1'],
+    name: `config ${o.id}`,
+    description: '',
+    rwDrives: [],
+    roDrives: [],
+    driveSlots: {},
+    macOptions: [],
+    services: {},
+    ...o,
+  };
 }
 
 export function brick(o: Partial<m.BrickInfoListed> & { id: string }): m.BrickInfoListed {
-  return { name: `brick ${o.id}`, description: '', vcores: 4, maxMemBytes: 8 * 1024 ** 3, realmID: 'libvirt', creatorID: 'u1', created: T, noQuota: false, debug: false, ...o };
+  return {
+    name: `brick ${o.id}`,
+    description: '',
+    vcores: 4,
+    maxMemBytes: 8 * 1024 ** 3,
+    realmID: 'libvirt',
+    creatorID: 'u1',
+    created: T,
+    noQuota: false,
+    debug: false,
+    ...o,
+  };
 }

@@ -13,14 +13,17 @@ import { clearSecrets, redact } from '../../src/util/redact.js';
 afterEach(() => clearSecrets());
 
 // Flags as commander gives them and the environment, read by the option records as a run reads them.
-const resolveTokens = (flags: Record<string, unknown>, env: NodeJS.ProcessEnv) => tokensOf(readOptions('collect', flags, env));
-const resolveConnection = (flags: Record<string, unknown>, env: NodeJS.ProcessEnv) => connectionOf(readOptions('collect', flags, env), env);
+const resolveTokens = (flags: Record<string, unknown>, env: NodeJS.ProcessEnv) =>
+  tokensOf(readOptions('collect', flags, env));
+const resolveConnection = (flags: Record<string, unknown>, env: NodeJS.ProcessEnv) =>
+  connectionOf(readOptions('collect', flags, env), env);
 
 describe('token precedence (CONTRACT section 2)', () => {
   it('uses SVC_TOKEN for every type when it is the only token', () => {
     const plan = resolveTokens({}, { SVC_TOKEN: 'fake-env-all' });
     expect(plan.authMode).toBe('token');
-    for (const t of ['User', 'Team', 'Drive', 'VM', 'Project'] as const) expect(plan.byType[t]?.source).toBe('SVC_TOKEN');
+    for (const t of ['User', 'Team', 'Drive', 'VM', 'Project'] as const)
+      expect(plan.byType[t]?.source).toBe('SVC_TOKEN');
   });
 
   it('prefers SVC_TOKEN over --token', () => {

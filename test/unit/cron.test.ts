@@ -10,7 +10,11 @@ import { tmpDir } from '../helpers/run-cli.js';
 describe('datedName', () => {
   it('splits a name around its last calendar date', () => {
     expect(datedName('svc-snapshot-2026-11-21')).toEqual({ prefix: 'svc-snapshot-', date: '2026-11-21', suffix: '' });
-    expect(datedName('site-2020-01-01-2026-11-21.d')).toEqual({ prefix: 'site-2020-01-01-', date: '2026-11-21', suffix: '.d' });
+    expect(datedName('site-2020-01-01-2026-11-21.d')).toEqual({
+      prefix: 'site-2020-01-01-',
+      date: '2026-11-21',
+      suffix: '.d',
+    });
     expect(datedName('2026-11-21')).toEqual({ prefix: '', date: '2026-11-21', suffix: '' });
   });
 
@@ -25,7 +29,8 @@ describe('parseKeep', () => {
   it('takes whole numbers from 1 and refuses the rest', () => {
     expect(parseKeep('1')).toBe(1);
     expect(parseKeep('14')).toBe(14);
-    for (const bad of ['0', '-2', '2.5', 'x', '', ' ', '1e400', 'Infinity']) expect(() => parseKeep(bad), bad).toThrow(/--keep must be a whole number/);
+    for (const bad of ['0', '-2', '2.5', 'x', '', ' ', '1e400', 'Infinity'])
+      expect(() => parseKeep(bad), bad).toThrow(/--keep must be a whole number/);
   });
 });
 
@@ -33,9 +38,27 @@ describe('pruneOlder', () => {
   it('never touches a dated directory whose manifest is not a complete one of this tool', () => {
     const parent = tmpDir();
     const manifests: Record<string, unknown> = {
-      '2026-01-01': { kind: 'snapshot', tool: { name: 'other-tool', version: '1' }, date: '2026-01-01', complete: true, exports: [] },
-      '2026-01-02': { kind: 'snapshot', tool: { name: 'svc-snapshot', version: '1' }, date: '2026-01-02', complete: false, exports: [] },
-      '2026-01-03': { kind: 'snapshot', tool: { name: 'svc-snapshot', version: '1' }, date: '2026-01-03', complete: true, exports: [{ file: '../escape.json' }] },
+      '2026-01-01': {
+        kind: 'snapshot',
+        tool: { name: 'other-tool', version: '1' },
+        date: '2026-01-01',
+        complete: true,
+        exports: [],
+      },
+      '2026-01-02': {
+        kind: 'snapshot',
+        tool: { name: 'svc-snapshot', version: '1' },
+        date: '2026-01-02',
+        complete: false,
+        exports: [],
+      },
+      '2026-01-03': {
+        kind: 'snapshot',
+        tool: { name: 'svc-snapshot', version: '1' },
+        date: '2026-01-03',
+        complete: true,
+        exports: [{ file: '../escape.json' }],
+      },
       '2026-01-04': { kind: 'collection', tool: { name: 'svc-snapshot', version: '1' }, routes: [] },
     };
     for (const [d, m] of Object.entries(manifests)) {
@@ -47,7 +70,13 @@ describe('pruneOlder', () => {
     mkdirSync(join(parent, 'svc-snapshot-2026-02-01'));
     const result = pruneOlder(join(parent, 'svc-snapshot-2026-02-01'), 'snapshot', 1);
     expect(result.pruned).toEqual([]);
-    expect(result.left.map((l) => l.dir.slice(-10)).sort()).toEqual(['2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04', '2026-01-05']);
+    expect(result.left.map((l) => l.dir.slice(-10)).sort()).toEqual([
+      '2026-01-01',
+      '2026-01-02',
+      '2026-01-03',
+      '2026-01-04',
+      '2026-01-05',
+    ]);
     expect(result.left.find((l) => l.dir.endsWith('01-02'))!.reason).toMatch(/partial snapshot/);
   });
 });
@@ -61,7 +90,12 @@ describe('renderMetrics', () => {
       endedAt: new Date(1_700_000_000_500),
       durationMs: 1234,
       lastSuccess: undefined,
-      report: { records: [{ export: 'a"b\\c\nd', count: 3 }, { export: 'users', count: 2 }] },
+      report: {
+        records: [
+          { export: 'a"b\\c\nd', count: 3 },
+          { export: 'users', count: 2 },
+        ],
+      },
     });
     const site = 'site="https://platform.example.org"';
     expect(text).toContain(`svc_snapshot_last_run_timestamp_seconds{command="snapshot",${site}} 1700000000.5\n`);
@@ -69,7 +103,8 @@ describe('renderMetrics', () => {
     expect(text).toContain(`svc_snapshot_duration_seconds{command="snapshot",${site}} 1.234\n`);
     expect(text).toContain(`svc_snapshot_records{command="snapshot",${site},export="a\\"b\\\\c\\nd"} 3\n`);
     // Every sample carries the site.
-    for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))) expect(line).toContain(`,${site}`);
+    for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#')))
+      expect(line).toContain(`,${site}`);
     expect(text.match(/# TYPE svc_snapshot_records gauge/g)).toHaveLength(1);
     expect(text).not.toContain('svc_snapshot_routes');
     expect(text).not.toContain('svc_snapshot_drift_fields');
@@ -80,15 +115,24 @@ describe('readLastSuccess', () => {
   it('reads only a well-formed sample of the same command', () => {
     const dir = tmpDir();
     const file = join(dir, 'm.prom');
-    writeFileSync(file, 'svc_snapshot_last_success_timestamp_seconds{command="collect"} 1600000000\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot"} 1700000000.25\n');
+    writeFileSync(
+      file,
+      'svc_snapshot_last_success_timestamp_seconds{command="collect"} 1600000000\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot"} 1700000000.25\n',
+    );
     expect(readLastSuccess(file, 'snapshot')).toBe(1700000000.25);
     expect(readLastSuccess(file, 'collect')).toBe(1600000000);
     expect(readLastSuccess(file, 'audit')).toBeUndefined();
     expect(readLastSuccess(join(dir, 'missing.prom'), 'snapshot')).toBeUndefined();
-    writeFileSync(file, 'svc_snapshot_last_success_timestamp_seconds{command="snapshot",command="x"} -5\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot"} 99999999999999\n');
+    writeFileSync(
+      file,
+      'svc_snapshot_last_success_timestamp_seconds{command="snapshot",command="x"} -5\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot"} 99999999999999\n',
+    );
     expect(readLastSuccess(file, 'snapshot')).toBeUndefined();
     // Another site's success is not this one's; a file without the site label (written before it) is this site's.
-    writeFileSync(file, 'svc_snapshot_last_success_timestamp_seconds{command="snapshot",site="https://a.example.org"} 1700000000\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot",site="https://b.example.org"} 1700000100\n');
+    writeFileSync(
+      file,
+      'svc_snapshot_last_success_timestamp_seconds{command="snapshot",site="https://a.example.org"} 1700000000\nsvc_snapshot_last_success_timestamp_seconds{command="snapshot",site="https://b.example.org"} 1700000100\n',
+    );
     expect(readLastSuccess(file, 'snapshot', 'https://b.example.org')).toBe(1700000100);
     expect(readLastSuccess(file, 'snapshot', 'https://c.example.org')).toBeUndefined();
     writeFileSync(file, 'svc_snapshot_last_success_timestamp_seconds{command="snapshot"} 1700000000\n');
@@ -116,9 +160,26 @@ describe('RunFacts', () => {
     reporter.routeDone({ route: 'GET /api/drives', status: 500, error: 'HTTP 500' } as never);
     reporter.routeRefused?.('GET /api/teams');
     expect(facts.report()).toEqual({ routes: { read: 1, skipped: 1, failed: 2 } });
-    facts.collection({ manifest: { baseUrl: 'https://platform.example.org', routes: [{ route: 'GET /api/users', status: 200 }, { route: 'GET /api/drives', status: 200 }] as never } });
+    facts.collection({
+      manifest: {
+        baseUrl: 'https://platform.example.org',
+        routes: [
+          { route: 'GET /api/users', status: 200 },
+          { route: 'GET /api/drives', status: 200 },
+        ] as never,
+      },
+    });
     expect(facts.site).toBe('https://platform.example.org');
-    facts.build({ exports: [{ export: 'users', count: 3 }], validation: { issues: 2 }, drift: [{ unknownFields: ['a', 'b'] }] });
-    expect(facts.report()).toEqual({ routes: { read: 2, skipped: 0, failed: 0 }, records: [{ export: 'users', count: 3 }], validationIssues: 2, driftFields: 2 });
+    facts.build({
+      exports: [{ export: 'users', count: 3 }],
+      validation: { issues: 2 },
+      drift: [{ unknownFields: ['a', 'b'] }],
+    });
+    expect(facts.report()).toEqual({
+      routes: { read: 2, skipped: 0, failed: 0 },
+      records: [{ export: 'users', count: 3 }],
+      validationIssues: 2,
+      driftFields: 2,
+    });
   });
 });

@@ -45,12 +45,27 @@ function fileSide(text: string, count: number, nullColumns: ReadonlySet<string>,
 }
 
 /** The same side parsed whole: what the diff compared before reading bytes. */
-const parsedSide = (text: string, nullColumns: ReadonlySet<string>): LoadedExport => ({ available: true, records: JSON.parse(text) as ExportRecord[], nullColumns });
+const parsedSide = (text: string, nullColumns: ReadonlySet<string>): LoadedExport => ({
+  available: true,
+  records: JSON.parse(text) as ExportRecord[],
+  nullColumns,
+});
 
-function bothWays(d: ExportDef, olderText: string, newerText: string, counts: [number, number], opts: { nulls?: ReadonlySet<string>; ignored?: ReadonlySet<string> } = {}) {
+function bothWays(
+  d: ExportDef,
+  olderText: string,
+  newerText: string,
+  counts: [number, number],
+  opts: { nulls?: ReadonlySet<string>; ignored?: ReadonlySet<string> } = {},
+) {
   const nulls = opts.nulls ?? new Set<string>();
   const parses = { n: 0 };
-  const fast = diffExport(d, fileSide(olderText, counts[0], nulls, parses), fileSide(newerText, counts[1], new Set(), parses), opts.ignored);
+  const fast = diffExport(
+    d,
+    fileSide(olderText, counts[0], nulls, parses),
+    fileSide(newerText, counts[1], new Set(), parses),
+    opts.ignored,
+  );
   const whole = diffExport(d, parsedSide(olderText, nulls), parsedSide(newerText, new Set()), opts.ignored);
   return { fast, whole, parses: parses.n };
 }
@@ -61,16 +76,68 @@ const ABSENT = Symbol('absent');
 
 /** Key values of every JSON type, few enough that keys repeat and match: non-ASCII, quotes, backslashes, and the text between two records. */
 const keyValue = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom('a', 'b', 'c', 'id-1', 'id-2', 'ID-1', 'proj|0003', 'proj|0003-x', ' lead', 'a ') },
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom('a', 'b', 'c', 'id-1', 'id-2', 'ID-1', 'proj|0003', 'proj|0003-x', ' lead', 'a '),
+  },
   {
     weight: 2,
-    arbitrary: fc.constantFrom('é', '😀', 'x"y', 'a\\b', '\n  },\n  {\n', '\n    "id": "a"', '', '\u0000', '\u0001"1"', '\u0002', '\u2028', 'ab\u007f'),
+    arbitrary: fc.constantFrom(
+      'é',
+      '😀',
+      'x"y',
+      'a\\b',
+      '\n  },\n  {\n',
+      '\n    "id": "a"',
+      '',
+      '\u0000',
+      '\u0001"1"',
+      '\u0002',
+      '\u2028',
+      'ab\u007f',
+    ),
   },
-  { weight: 2, arbitrary: fc.constantFrom<unknown>(1, 0, -0, 1.5, 1e21, -1, true, false, null, ABSENT, [], {}, [1, 'a'], { k: 1 }) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom<unknown>(1, 0, -0, 1.5, 1e21, -1, true, false, null, ABSENT, [], {}, [1, 'a'], { k: 1 }),
+  },
 );
-const asciiKey = fc.constantFrom('a', 'b', 'c', 'd', 'id-1', 'id-10', 'id-2', 'proj|0003', 'proj|0003-x', 'x y', '~', ' ');
+const asciiKey = fc.constantFrom(
+  'a',
+  'b',
+  'c',
+  'd',
+  'id-1',
+  'id-10',
+  'id-2',
+  'proj|0003',
+  'proj|0003-x',
+  'x y',
+  '~',
+  ' ',
+);
 const otherValue = fc.oneof(
-  fc.constantFrom<unknown>(null, ABSENT, 0, 1, -0, 1e21, 'x', 'y', 'é', 'a\\"b', '\n  }\n]\n', true, false, [], [1, 2], [2, 1], { a: 1 }, { id: 'a' }, ''),
+  fc.constantFrom<unknown>(
+    null,
+    ABSENT,
+    0,
+    1,
+    -0,
+    1e21,
+    'x',
+    'y',
+    'é',
+    'a\\"b',
+    '\n  }\n]\n',
+    true,
+    false,
+    [],
+    [1, 2],
+    [2, 1],
+    { a: 1 },
+    { id: 'a' },
+    '',
+  ),
   fc.string({ maxLength: 6 }),
   fc.integer(),
 );
@@ -78,32 +145,39 @@ const otherValue = fc.oneof(
 function recordOf(d: ExportDef, key: fc.Arbitrary<unknown>): fc.Arbitrary<ExportRecord> {
   const cols = d.columns.map((c) => c.name).slice(0, 6);
   for (const k of d.key) if (!cols.includes(k)) cols.push(k);
-  return fc.oneof(
-    { weight: 20, arbitrary: fc.tuple(fc.boolean(), ...cols.map((c) => (d.key.includes(c) ? key : otherValue))) },
-    // The empty record, and a record whose key holds the other side's layout in a nested value.
-    { weight: 1, arbitrary: fc.constant([false] as [boolean, ...unknown[]]) },
-  ).map(([reversed, ...values]) => {
-    const entries = cols.map((c, i) => [c, values[i] ?? ABSENT] as const).filter(([, v]) => v !== ABSENT);
-    return Object.fromEntries(reversed ? entries.reverse() : entries) as ExportRecord;
-  });
+  return fc
+    .oneof(
+      { weight: 20, arbitrary: fc.tuple(fc.boolean(), ...cols.map((c) => (d.key.includes(c) ? key : otherValue))) },
+      // The empty record, and a record whose key holds the other side's layout in a nested value.
+      { weight: 1, arbitrary: fc.constant([false] as [boolean, ...unknown[]]) },
+    )
+    .map(([reversed, ...values]) => {
+      const entries = cols.map((c, i) => [c, values[i] ?? ABSENT] as const).filter(([, v]) => v !== ABSENT);
+      return Object.fromEntries(reversed ? entries.reverse() : entries) as ExportRecord;
+    });
 }
 
 /** Older records, and newer ones made of them: the same, changed, dropped, or new. */
 function pairOf(d: ExportDef, key: fc.Arbitrary<unknown>, sorted: boolean, unique: boolean) {
   const record = recordOf(d, key);
   return fc
-    .tuple(fc.array(record, { maxLength: 25 }), fc.array(fc.tuple(fc.constantFrom('same', 'same', 'same', 'change', 'drop', 'add'), record), { maxLength: 30 }))
+    .tuple(
+      fc.array(record, { maxLength: 25 }),
+      fc.array(fc.tuple(fc.constantFrom('same', 'same', 'same', 'change', 'drop', 'add'), record), { maxLength: 30 }),
+    )
     .map(([older, ops]) => {
       const newer: ExportRecord[] = [];
       ops.forEach(([op, r], i) => {
         const o = older[i];
         if (o === undefined || op === 'add') newer.push(r);
         else if (op === 'same') newer.push(o);
-        else if (op === 'change') newer.push({ ...o, ...Object.fromEntries(Object.entries(r).filter(([c]) => !d.key.includes(c))) });
+        else if (op === 'change')
+          newer.push({ ...o, ...Object.fromEntries(Object.entries(r).filter(([c]) => !d.key.includes(c))) });
         if (op === 'add' && o !== undefined) newer.push(o);
       });
       if (unique) {
-        const once = (list: ExportRecord[]) => list.filter((r, i) => list.findIndex((x) => d.key.every((k) => x[k] === r[k])) === i);
+        const once = (list: ExportRecord[]) =>
+          list.filter((r, i) => list.findIndex((x) => d.key.every((k) => x[k] === r[k])) === i);
         return sortedPair(d, once(older), once(newer), sorted);
       }
       return sortedPair(d, older, newer, sorted);
@@ -111,19 +185,23 @@ function pairOf(d: ExportDef, key: fc.Arbitrary<unknown>, sorted: boolean, uniqu
 }
 
 function sortedPair(d: ExportDef, older: ExportRecord[], newer: ExportRecord[], sorted: boolean) {
-      if (sorted) {
-        const columns = d.columns.map((c) => c.name);
-        sortRecords(older, d.key, columns);
-        sortRecords(newer, d.key, columns);
-      }
-      return { older, newer };
+  if (sorted) {
+    const columns = d.columns.map((c) => c.name);
+    sortRecords(older, d.key, columns);
+    sortRecords(newer, d.key, columns);
+  }
+  return { older, newer };
 }
 
 const columnSet = (d: ExportDef) => fc.subarray(d.columns.map((c) => c.name).slice(0, 6)).map((cols) => new Set(cols));
 
 /** Whether the byte path must do without parsing any whole file: no empty record, no key value spanning lines. */
 function bytePathApplies(d: ExportDef, records: readonly ExportRecord[]): boolean {
-  return records.every((r) => Object.keys(r).length > 0 && d.key.every((k) => typeof r[k] !== 'object' || r[k] === null || Object.keys(r[k] as object).length === 0));
+  return records.every(
+    (r) =>
+      Object.keys(r).length > 0 &&
+      d.key.every((k) => typeof r[k] !== 'object' || r[k] === null || Object.keys(r[k] as object).length === 0),
+  );
 }
 
 describe('the diff of export files from their bytes', () => {
@@ -138,14 +216,25 @@ describe('the diff of export files from their bytes', () => {
       it(`${name}, ${mode}: the same diff as the files parsed whole`, () => {
         const d = def(name);
         fc.assert(
-          fc.property(pairOf(d, key, sorted, unique), columnSet(d), columnSet(d), fc.boolean(), ({ older, newer }, nulls, ignored, batched) => {
-            const olderText = serializeExport({ records: older });
-            // The export's writer: batches joined give the same bytes.
-            const newerText = batched ? [...serializeBatches([newer.slice(0, 3), [], newer.slice(3)])].join('') : serializeExport({ records: newer });
-            const { fast, whole, parses } = bothWays(d, olderText, newerText, [older.length, newer.length], { nulls, ignored });
-            expect(fast).toStrictEqual(whole);
-            if (bytePathApplies(d, older) && bytePathApplies(d, newer)) expect(parses).toBe(0);
-          }),
+          fc.property(
+            pairOf(d, key, sorted, unique),
+            columnSet(d),
+            columnSet(d),
+            fc.boolean(),
+            ({ older, newer }, nulls, ignored, batched) => {
+              const olderText = serializeExport({ records: older });
+              // The export's writer: batches joined give the same bytes.
+              const newerText = batched
+                ? [...serializeBatches([newer.slice(0, 3), [], newer.slice(3)])].join('')
+                : serializeExport({ records: newer });
+              const { fast, whole, parses } = bothWays(d, olderText, newerText, [older.length, newer.length], {
+                nulls,
+                ignored,
+              });
+              expect(fast).toStrictEqual(whole);
+              if (bytePathApplies(d, older) && bytePathApplies(d, newer)) expect(parses).toBe(0);
+            },
+          ),
           { numRuns: 300 },
         );
       });
@@ -161,7 +250,9 @@ describe('the diff of export files from their bytes', () => {
           ({ fast, whole } = bothWays(d, olderText, newerText, [olderCount, newerCount]));
         } catch (e) {
           // A file the whole parse refuses is refused the same way.
-          expect(() => diffExport(d, parsedSide(olderText, new Set()), parsedSide(newerText, new Set()), undefined)).toThrow((e as Error).message);
+          expect(() =>
+            diffExport(d, parsedSide(olderText, new Set()), parsedSide(newerText, new Set()), undefined),
+          ).toThrow((e as Error).message);
           return;
         }
         expect(fast).toStrictEqual(whole);
@@ -180,8 +271,14 @@ describe('the diff of export files from their bytes', () => {
         const rb = splitRecords(b, newerCount);
         const kb = rb && readKeys(b, rb, d.key);
         // Plain ASCII keys order as their strings do (the parts are joined by NUL).
-        const strictlyAscending = (k: RecordKeys, n: number) => Array.from({ length: n }, (_, i) => keyAt(k, i)!).every((key, i, all) => i === 0 || all[i - 1]! < key);
-        const mergeable = ka.ascii && strictlyAscending(ka, olderCount) && kb !== undefined && kb.ascii && strictlyAscending(kb, newerCount);
+        const strictlyAscending = (k: RecordKeys, n: number) =>
+          Array.from({ length: n }, (_, i) => keyAt(k, i)!).every((key, i, all) => i === 0 || all[i - 1]! < key);
+        const mergeable =
+          ka.ascii &&
+          strictlyAscending(ka, olderCount) &&
+          kb !== undefined &&
+          kb.ascii &&
+          strictlyAscending(kb, newerCount);
         const walk = walkNewer(ka, ra, olderCount, b, newerCount, d.key);
         expect(walk !== undefined).toBe(mergeable);
         if (!walk || !rb || !kb) return;
@@ -189,10 +286,17 @@ describe('the diff of export files from their bytes', () => {
         expect(walk.keys.spans.map((s) => [s.from, s.to, s.head])).toEqual(kb.spans.map((s) => [s.from, s.to, s.head]));
         const match = new Int32Array(newerCount).fill(-1);
         const same = new Uint8Array(newerCount);
-        matchRecordKeys(ka, olderCount, kb, newerCount, (i, j) => {
-          match[j] = i;
-          same[j] = sameBytes(a, ra, i, b, rb, j) ? 1 : 0;
-        }, () => undefined);
+        matchRecordKeys(
+          ka,
+          olderCount,
+          kb,
+          newerCount,
+          (i, j) => {
+            match[j] = i;
+            same[j] = sameBytes(a, ra, i, b, rb, j) ? 1 : 0;
+          },
+          () => undefined,
+        );
         expect(walk.match).toEqual(match);
         expect(walk.same).toEqual(same);
       }),
@@ -223,7 +327,10 @@ describe('the diff of export files from their bytes', () => {
 
   it('parses whole a file not in the serializer layout, or whose count is not the manifest count, and gives the same diff', () => {
     const d = def('users');
-    const older = [{ id: 'a', role: 'x' }, { id: 'b', role: 'y' }];
+    const older = [
+      { id: 'a', role: 'x' },
+      { id: 'b', role: 'y' },
+    ];
     const newer = [{ id: 'a', role: 'z' }, { id: 'c' }];
     const pretty = (r: unknown[]) => serializeExport({ records: r as ExportRecord[] });
     const cases: Array<[string, string, [number, number]]> = [
@@ -296,7 +403,12 @@ describe('matchKeys', () => {
         if (sortOlder) older.sort();
         if (sortNewer) newer.sort();
         const pairs: Array<[number, number] | [-1, number]> = [];
-        const matched = matchKeys(older, newer, (i, j) => pairs.push([i, j]), (j) => pairs.push([-1, j]));
+        const matched = matchKeys(
+          older,
+          newer,
+          (i, j) => pairs.push([i, j]),
+          (j) => pairs.push([-1, j]),
+        );
         const want = reference(older, newer);
         expect(pairs).toEqual(want.pairs);
         expect(older.map((_, i) => i).filter((i) => matched[i] === 0)).toEqual(want.removed);
@@ -315,26 +427,45 @@ describe('diffDirectories from the bytes of two snapshots', () => {
     const root = tmpDir();
     const users = (n: number, f: (i: number) => ExportRecord) => Array.from({ length: n }, (_, i) => f(i));
     const older = {
-      users: users(300, (i) => ({ id: `u${String(i).padStart(4, '0')}`, role: i % 7 === 0 ? 'Admin' : 'User', lastLogin: i })),
+      users: users(300, (i) => ({
+        id: `u${String(i).padStart(4, '0')}`,
+        role: i % 7 === 0 ? 'Admin' : 'User',
+        lastLogin: i,
+      })),
       team_memberships: users(50, (i) => ({ teamID: `t${i % 5}`, memberID: `u${i}`, perm: 1 })),
-      drives: [{ id: 'd1', name: 'é' }, { id: 'd1', name: 'twice' }, { id: 'd\u00e9', name: 'x' }],
+      drives: [
+        { id: 'd1', name: 'é' },
+        { id: 'd1', name: 'twice' },
+        { id: 'd\u00e9', name: 'x' },
+      ],
     };
     const newer = {
-      users: users(300, (i) => ({ id: `u${String(i + 3).padStart(4, '0')}`, role: i % 11 === 0 ? 'Admin' : 'User', lastLogin: i + 1 })),
+      users: users(300, (i) => ({
+        id: `u${String(i + 3).padStart(4, '0')}`,
+        role: i % 11 === 0 ? 'Admin' : 'User',
+        lastLogin: i + 1,
+      })),
       team_memberships: users(50, (i) => ({ teamID: `t${i % 5}`, memberID: `u${i}`, perm: i % 9 === 0 ? 2 : 1 })),
-      drives: [{ id: 'd1', name: 'twice' }, { id: 'd\u00e9', name: 'y' }],
+      drives: [
+        { id: 'd1', name: 'twice' },
+        { id: 'd\u00e9', name: 'y' },
+      ],
     };
-    for (const set of [older, newer]) for (const [name, list] of Object.entries(set)) sortRecords(list as ExportRecord[], def(name).key, []);
+    for (const set of [older, newer])
+      for (const [name, list] of Object.entries(set)) sortRecords(list as ExportRecord[], def(name).key, []);
     const a = writeSnapshot(join(root, 'a'), { records: older, nullFields: [['users', 'email']] });
     const b = writeSnapshot(join(root, 'b'), { records: newer });
     const cs = await diffDirectories(a, b);
     for (const d of EXPORTS) {
-      const text = (dir: string, records: ExportRecord[]) => readFileSync(join(dir, exportFileName(d.name, records.length, '2026-11-21')), 'utf8');
+      const text = (dir: string, records: ExportRecord[]) =>
+        readFileSync(join(dir, exportFileName(d.name, records.length, '2026-11-21')), 'utf8');
       const o = (older as Record<string, ExportRecord[]>)[d.name] ?? [];
       const n = (newer as Record<string, ExportRecord[]>)[d.name] ?? [];
       const nulls = d.name === 'users' ? new Set(['email']) : new Set<string>();
       const ignored = resolveIgnore(undefined, EXPORTS).byExport.get(d.name);
-      expect(exp(cs, d.name)).toStrictEqual(diffExport(d, parsedSide(text(a, o), nulls), parsedSide(text(b, n), new Set()), ignored));
+      expect(exp(cs, d.name)).toStrictEqual(
+        diffExport(d, parsedSide(text(a, o), nulls), parsedSide(text(b, n), new Set()), ignored),
+      );
     }
     expect(exp(cs, 'users').counts).toMatchObject({ added: 3, removed: 3 });
     expect(exp(cs, 'users').counts.changed).toBeGreaterThan(0);
@@ -343,7 +474,12 @@ describe('diffDirectories from the bytes of two snapshots', () => {
 
   it('a damaged export file gives the error of the file parsed whole', async () => {
     const root = tmpDir();
-    const records = { users: [{ id: 'u1', role: 'x' }, { id: 'u2', role: 'y' }] };
+    const records = {
+      users: [
+        { id: 'u1', role: 'x' },
+        { id: 'u2', role: 'y' },
+      ],
+    };
     const ok = writeSnapshot(join(root, 'ok'), { records });
     const bad = writeSnapshot(join(root, 'bad'), { records });
     const name = exportFileName('users', 2, '2026-11-21');
@@ -357,10 +493,16 @@ describe('diffDirectories from the bytes of two snapshots', () => {
     } catch (e) {
       why = describeJsonError(e, damaged);
     }
-    await expect(diffDirectories(ok, bad)).rejects.toThrow(new FailedError(`${exportFileName('users', 2, '2026-11-21')} in ${bad} is not valid JSON (${why}); the snapshot is damaged`));
+    await expect(diffDirectories(ok, bad)).rejects.toThrow(
+      new FailedError(
+        `${exportFileName('users', 2, '2026-11-21')} in ${bad} is not valid JSON (${why}); the snapshot is damaged`,
+      ),
+    );
     // Cut short.
     rewriteExport(bad, name, text.slice(0, 40));
-    await expect(diffDirectories(ok, bad)).rejects.toThrow(/users \(11-21-2026\)\.json in .* is not valid JSON \(.*\); the snapshot is damaged$/);
+    await expect(diffDirectories(ok, bad)).rejects.toThrow(
+      /users \(11-21-2026\)\.json in .* is not valid JSON \(.*\); the snapshot is damaged$/,
+    );
     // An element that is not a record, in the layout's separators.
     rewriteExport(bad, name, text.replace('{\n    "id": "u2",\n    "role": "y"\n  }', '5'));
     await expect(diffDirectories(ok, bad)).rejects.toThrow(/: element 1 is not a record; the snapshot is damaged/);

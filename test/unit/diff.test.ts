@@ -26,11 +26,11 @@ import { rec, rewriteExport, writeSnapshot, type Rec } from '../helpers/snapshot
 
 // ---------------------------------------------------------------- helpers
 
-
 /** Writes a raw collection directory (what `collect` writes). */
 function writeCollection(dir: string, c: RawCollection): string {
   mkdirSync(dir, { recursive: true });
-  for (const r of c.manifest.routes) if (r.file !== null) writeFileSync(join(dir, r.file), c.bodies.get(r.route) as Buffer);
+  for (const r of c.manifest.routes)
+    if (r.file !== null) writeFileSync(join(dir, r.file), c.bodies.get(r.route) as Buffer);
   writeFileSync(join(dir, '_collection-manifest.json'), `${JSON.stringify(c.manifest, null, 2)}\n`);
   return dir;
 }
@@ -50,9 +50,29 @@ function exp(cs: ChangeSet, name: string): ExportDiff {
   return d;
 }
 
-const u = (id: string, o: Rec = {}) => rec('users', { id, firstName: 'Ada', lastName: 'Abe', email: `${id}@example.org`, role: 'User', permissions: [], ...o });
-const m = (teamID: string, memberID: string, o: Rec = {}) => rec('team_memberships', { teamID, teamName: `Team ${teamID}`, memberID, firstName: 'Bo', lastName: 'Berg', email: `${memberID}@example.org`, perm: 1, ...o });
-const dr = (id: string, o: Rec = {}) => rec('drives', { id, name: `drive ${id}`, owner: 'u1', capacity: 1024, readers: [], keys: 1, sizeOnDisk: 512, ...o });
+const u = (id: string, o: Rec = {}) =>
+  rec('users', {
+    id,
+    firstName: 'Ada',
+    lastName: 'Abe',
+    email: `${id}@example.org`,
+    role: 'User',
+    permissions: [],
+    ...o,
+  });
+const m = (teamID: string, memberID: string, o: Rec = {}) =>
+  rec('team_memberships', {
+    teamID,
+    teamName: `Team ${teamID}`,
+    memberID,
+    firstName: 'Bo',
+    lastName: 'Berg',
+    email: `${memberID}@example.org`,
+    perm: 1,
+    ...o,
+  });
+const dr = (id: string, o: Rec = {}) =>
+  rec('drives', { id, name: `drive ${id}`, owner: 'u1', capacity: 1024, readers: [], keys: 1, sizeOnDisk: 512, ...o });
 
 // ---------------------------------------------------------------- the comparison
 
@@ -73,7 +93,9 @@ describe('diffDirectories on two snapshots', () => {
 
   it('finds added, removed and changed records with the old and new value of each changed column', async () => {
     const root = tmpDir();
-    const a = writeSnapshot(join(root, 'a'), { records: { users: [u('u1'), u('u2', { role: 'User', permissions: [1, 2] }), u('u3')] } });
+    const a = writeSnapshot(join(root, 'a'), {
+      records: { users: [u('u1'), u('u2', { role: 'User', permissions: [1, 2] }), u('u3')] },
+    });
     const b = writeSnapshot(join(root, 'b'), {
       records: { users: [u('u1'), u('u2', { role: 'Admin', permissions: [1, 2, 3] }), u('u4', { firstName: 'Zoë' })] },
     });
@@ -99,10 +121,24 @@ describe('diffDirectories on two snapshots', () => {
   it('compares values exactly and deeply: equal arrays are equal, order and type matter', async () => {
     const root = tmpDir();
     const a = writeSnapshot(join(root, 'a'), {
-      records: { users: [u('u1', { permissions: [1, 2] }), u('u2', { permissions: [1, 2] }), u('u3', { role: '1' }), u('u4', { email: null })] },
+      records: {
+        users: [
+          u('u1', { permissions: [1, 2] }),
+          u('u2', { permissions: [1, 2] }),
+          u('u3', { role: '1' }),
+          u('u4', { email: null }),
+        ],
+      },
     });
     const b = writeSnapshot(join(root, 'b'), {
-      records: { users: [u('u1', { permissions: [1, 2] }), u('u2', { permissions: [2, 1] }), u('u3', { role: 1 }), u('u4', { email: '' })] },
+      records: {
+        users: [
+          u('u1', { permissions: [1, 2] }),
+          u('u2', { permissions: [2, 1] }),
+          u('u3', { role: 1 }),
+          u('u4', { email: '' }),
+        ],
+      },
     });
     const users = exp(await diffDirectories(a, b), 'users');
     expect(users.changed.map((c) => [c.key.id, c.changes.map((x) => x.column)])).toEqual([
@@ -120,19 +156,32 @@ describe('diffDirectories on two snapshots', () => {
 
   it('matches team_memberships by team and member (a composite key)', async () => {
     const root = tmpDir();
-    const a = writeSnapshot(join(root, 'a'), { records: { team_memberships: [m('t1', 'u1'), m('t1', 'u2'), m('t2', 'u1', { perm: 1 })] } });
-    const b = writeSnapshot(join(root, 'b'), { records: { team_memberships: [m('t1', 'u1'), m('t2', 'u1', { perm: 3 }), m('t2', 'u2')] } });
+    const a = writeSnapshot(join(root, 'a'), {
+      records: { team_memberships: [m('t1', 'u1'), m('t1', 'u2'), m('t2', 'u1', { perm: 1 })] },
+    });
+    const b = writeSnapshot(join(root, 'b'), {
+      records: { team_memberships: [m('t1', 'u1'), m('t2', 'u1', { perm: 3 }), m('t2', 'u2')] },
+    });
     const tm = exp(await diffDirectories(a, b), 'team_memberships');
     expect(tm.key).toEqual(['teamID', 'memberID']);
     expect(tm.added.map((r) => [r.teamID, r.memberID])).toEqual([['t2', 'u2']]);
     expect(tm.removed.map((r) => [r.teamID, r.memberID])).toEqual([['t1', 'u2']]);
-    expect(tm.changed).toEqual([{ key: { teamID: 't2', memberID: 'u1' }, changes: [{ column: 'perm', old: 1, new: 3 }] }]);
+    expect(tm.changed).toEqual([
+      { key: { teamID: 't2', memberID: 'u1' }, changes: [{ column: 'perm', old: 1, new: 3 }] },
+    ]);
   });
 
   it('keeps composite key parts apart, whatever characters the values hold', async () => {
     const root = tmpDir();
-    const mo = (managerID: unknown, objectType: unknown, objectID: unknown) => rec('sub-admin_managed_objects', { managerID, objectType, objectID });
-    const both = [mo('a\u0000b', 'team', 'c'), mo('a', 'b\u0000team', 'c'), mo('1', 'team', 'x'), mo(1, 'team', 'x'), mo('\u0001"1"', 'team', 'x')];
+    const mo = (managerID: unknown, objectType: unknown, objectID: unknown) =>
+      rec('sub-admin_managed_objects', { managerID, objectType, objectID });
+    const both = [
+      mo('a\u0000b', 'team', 'c'),
+      mo('a', 'b\u0000team', 'c'),
+      mo('1', 'team', 'x'),
+      mo(1, 'team', 'x'),
+      mo('\u0001"1"', 'team', 'x'),
+    ];
     const a = writeSnapshot(join(root, 'a'), { records: { 'sub-admin_managed_objects': both } });
     const b = writeSnapshot(join(root, 'b'), { records: { 'sub-admin_managed_objects': [...both].reverse() } });
     const d = exp(await diffDirectories(a, b), 'sub-admin_managed_objects');
@@ -142,7 +191,9 @@ describe('diffDirectories on two snapshots', () => {
   it('matches records with a duplicate key by occurrence', async () => {
     const root = tmpDir();
     const a = writeSnapshot(join(root, 'a'), { records: { users: [u('u1', { role: 'A' }), u('u1', { role: 'B' })] } });
-    const b = writeSnapshot(join(root, 'b'), { records: { users: [u('u1', { role: 'A' }), u('u1', { role: 'C' }), u('u1', { role: 'D' })] } });
+    const b = writeSnapshot(join(root, 'b'), {
+      records: { users: [u('u1', { role: 'A' }), u('u1', { role: 'C' }), u('u1', { role: 'D' })] },
+    });
     const users = exp(await diffDirectories(a, b), 'users');
     expect(users.counts).toMatchObject({ added: 1, removed: 0, changed: 1, unchanged: 1 });
     expect(users.changed[0]!.changes).toEqual([{ column: 'role', old: 'B', new: 'C' }]);
@@ -152,14 +203,21 @@ describe('diffDirectories on two snapshots', () => {
     const root = tmpDir();
     // A 3.13.8 backend: keys and hasMessage are null and listed in nullFields; after the upgrade they have values.
     const a = writeSnapshot(join(root, 'a'), {
-      records: { drives: [dr('d1', { keys: null, hasMessage: null, capacity: 1024 }), dr('d2', { keys: null, hasMessage: null })] },
+      records: {
+        drives: [
+          dr('d1', { keys: null, hasMessage: null, capacity: 1024 }),
+          dr('d2', { keys: null, hasMessage: null }),
+        ],
+      },
       nullFields: [
         ['drives', 'keys'],
         ['drives', 'hasMessage'],
       ],
     });
     const b = writeSnapshot(join(root, 'b'), {
-      records: { drives: [dr('d1', { keys: 3, hasMessage: true, capacity: 2048 }), dr('d2', { keys: 1, hasMessage: false })] },
+      records: {
+        drives: [dr('d1', { keys: 3, hasMessage: true, capacity: 2048 }), dr('d2', { keys: 1, hasMessage: false })],
+      },
       nullFields: [['drives', 'snapshotPool']],
     });
     const d = exp(await diffDirectories(a, b), 'drives');
@@ -193,15 +251,24 @@ describe('diffDirectories on two snapshots', () => {
     });
     const cs = await diffDirectories(a, b);
     const pms = exp(cs, 'project_memberships');
-    expect(pms).toMatchObject({ availability: 'newer-only', hasChanges: true, older: { available: false, count: 0, reason }, newer: { available: true, count: 2 } });
+    expect(pms).toMatchObject({
+      availability: 'newer-only',
+      hasChanges: true,
+      older: { available: false, count: 0, reason },
+      newer: { available: true, count: 2 },
+    });
     expect(pms.counts).toEqual({ added: 0, removed: 0, changed: 0, unchanged: 0 });
     expect(pms.added).toEqual([]);
     expect(exp(cs, 'licensing_servers')).toMatchObject({ availability: 'older-only', hasChanges: true, removed: [] });
     expect(exp(cs, 'security_levels')).toMatchObject({ availability: 'neither', hasChanges: false });
     expect(cs.totals).toEqual({ added: 0, removed: 0, changed: 0, exportsChanged: 2 });
     const text = formatChangeSet(cs);
-    expect(text).toMatch(/project_memberships +available only in newer \(2 records\); older: GET \/api\/projects\/memberships was skipped/);
-    expect(text).toMatch(/licensing_servers +available only in older \(1 record\); newer: GET \/api\/external-servers failed: 500/);
+    expect(text).toMatch(
+      /project_memberships +available only in newer \(2 records\); older: GET \/api\/projects\/memberships was skipped/,
+    );
+    expect(text).toMatch(
+      /licensing_servers +available only in older \(1 record\); newer: GET \/api\/external-servers failed: 500/,
+    );
     expect(text).toMatch(/security_levels +unavailable in both/);
   });
 
@@ -214,7 +281,10 @@ describe('diffDirectories on two snapshots', () => {
     manifest.exports = manifest.exports.filter((e: { export: string }) => e.export !== 'users');
     writeFileSync(path, JSON.stringify(manifest));
     const users = exp(await diffDirectories(a, b), 'users');
-    expect(users).toMatchObject({ availability: 'newer-only', older: { available: false, reason: 'not listed in the manifest' } });
+    expect(users).toMatchObject({
+      availability: 'newer-only',
+      older: { available: false, reason: 'not listed in the manifest' },
+    });
   });
 });
 
@@ -246,14 +316,20 @@ describe('--ignore and the volatile columns', () => {
     expect(exp(cs, 'drives')).toMatchObject({ hasChanges: false, ignored: ['attached', 'sizeOnDisk'] });
     expect(exp(cs, 'users').counts.changed).toBe(1);
     expect(cs.totals.exportsChanged).toBe(1);
-    expect(formatChangeSet(cs)).toContain('ignored columns: the volatile defaults (lastLogin, drives.sizeOnDisk, … see docs/diff.md); --ignore none compares them\n');
-    expect(formatChangeSet(await diffDirectories(a, b, { ignore: ['role'] }))).toContain(`ignored columns: ${[...DEFAULT_IGNORE, 'role'].join(', ')}; --ignore none`);
+    expect(formatChangeSet(cs)).toContain(
+      'ignored columns: the volatile defaults (lastLogin, drives.sizeOnDisk, … see docs/diff.md); --ignore none compares them\n',
+    );
+    expect(formatChangeSet(await diffDirectories(a, b, { ignore: ['role'] }))).toContain(
+      `ignored columns: ${[...DEFAULT_IGNORE, 'role'].join(', ')}; --ignore none`,
+    );
   });
 
   it('--ignore none compares every column', async () => {
     const cs = await diffDirectories(a, b, { ignore: ['none'] });
     expect(cs.ignore).toEqual([]);
-    expect(exp(cs, 'user_profiles').changed).toEqual([{ key: { id: 'u1' }, changes: [{ column: 'lastLogin', old: 1, new: 2 }] }]);
+    expect(exp(cs, 'user_profiles').changed).toEqual([
+      { key: { id: 'u1' }, changes: [{ column: 'lastLogin', old: 1, new: 2 }] },
+    ]);
     expect(exp(cs, 'drives').changed[0]!.changes.map((c) => c.column)).toEqual(['attached', 'sizeOnDisk']);
     expect(cs.totals.exportsChanged).toBe(4);
     expect(formatChangeSet(cs)).not.toContain('ignored columns');
@@ -274,9 +350,15 @@ describe('--ignore and the volatile columns', () => {
 
   it('an --ignore that names no column, or a key column, is a usage error', async () => {
     await expect(diffDirectories(a, b, { ignore: ['lastlogin'] })).rejects.toThrow(UsageError);
-    await expect(diffDirectories(a, b, { ignore: ['lastlogin'] })).rejects.toThrow(/no export has a column "lastlogin"/);
-    await expect(diffDirectories(a, b, { ignore: ['users.nope'] })).rejects.toThrow(/export users has no column "nope"; its columns: id, firstName/);
-    await expect(diffDirectories(a, b, { ignore: ['nope.role'] })).rejects.toThrow(/unknown export "nope"; valid exports: users, teams/);
+    await expect(diffDirectories(a, b, { ignore: ['lastlogin'] })).rejects.toThrow(
+      /no export has a column "lastlogin"/,
+    );
+    await expect(diffDirectories(a, b, { ignore: ['users.nope'] })).rejects.toThrow(
+      /export users has no column "nope"; its columns: id, firstName/,
+    );
+    await expect(diffDirectories(a, b, { ignore: ['nope.role'] })).rejects.toThrow(
+      /unknown export "nope"; valid exports: users, teams/,
+    );
     await expect(diffDirectories(a, b, { ignore: ['users.id'] })).rejects.toThrow(/key column of users/);
     await expect(diffDirectories(a, b, { ignore: ['memberID'] })).rejects.toThrow(/key column of team_memberships/);
   });
@@ -284,7 +366,13 @@ describe('--ignore and the volatile columns', () => {
   it('every default volatile column is a non-key column of the catalog', () => {
     const rules = resolveIgnore(undefined, EXPORTS);
     expect(rules.list).toEqual(VOLATILE_COLUMNS.map((v) => v.name));
-    expect([...rules.byExport.keys()].sort()).toEqual(['drives', 'resources_by_project', 'team_memberships', 'teams', 'user_profiles']);
+    expect([...rules.byExport.keys()].sort()).toEqual([
+      'drives',
+      'resources_by_project',
+      'team_memberships',
+      'teams',
+      'user_profiles',
+    ]);
     expect(rules.byExport.get('teams')).toEqual(new Set(['usage_files_cnt', 'usage_files_size', 'usage_drives_used']));
   });
 });
@@ -345,7 +433,10 @@ describe('raw collections', () => {
 
   it('diffs two raw collections, and one of each', async () => {
     const root = tmpDir();
-    const older = writeCollection(join(root, 'raw-a'), collection([user({ id: 'u1' }), user({ id: 'u2' })], '2026-11-20'));
+    const older = writeCollection(
+      join(root, 'raw-a'),
+      collection([user({ id: 'u1' }), user({ id: 'u2' })], '2026-11-20'),
+    );
     const c = collection([user({ id: 'u1', role: 'Admin' }), user({ id: 'u3' })]);
     const newer = writeCollection(join(root, 'raw-b'), c);
     const newerSnap = writeSnapshotOf(join(root, 'snap-b'), c);
@@ -384,7 +475,9 @@ describe('missing and damaged directories', () => {
     mkdirSync(join(root, 'empty'));
     await expect(diffDirectories(join(root, 'missing'), ok)).rejects.toThrow(/missing does not exist/);
     await expect(diffDirectories(ok, join(root, 'file'))).rejects.toThrow(/is not a directory/);
-    await expect(diffDirectories(ok, join(root, 'empty'))).rejects.toThrow(/holds neither _snapshot-manifest.json nor _collection-manifest.json/);
+    await expect(diffDirectories(ok, join(root, 'empty'))).rejects.toThrow(
+      /holds neither _snapshot-manifest.json nor _collection-manifest.json/,
+    );
     await expect(diffDirectories(ok, join(root, 'empty'))).rejects.toBeInstanceOf(UsageError);
     writeFileSync(join(root, 'empty', '_snapshot-manifest.json'), '{"kind":"collection"}');
     await expect(diffDirectories(ok, join(root, 'empty'))).rejects.toThrow(/not a snapshot manifest \(kind/);
@@ -397,13 +490,17 @@ describe('missing and damaged directories', () => {
     const name = exportFileName('users', 1, '2026-11-21');
     const file = join(bad, name);
     writeFileSync(file, '[1]');
-    await expect(diffDirectories(ok, bad)).rejects.toThrow(/users \(11-21-2026\)\.json in .* does not match the sha256 in _snapshot-manifest\.json/);
+    await expect(diffDirectories(ok, bad)).rejects.toThrow(
+      /users \(11-21-2026\)\.json in .* does not match the sha256 in _snapshot-manifest\.json/,
+    );
     rewriteExport(bad, name, '{"id":"u1"}');
     await expect(diffDirectories(ok, bad)).rejects.toThrow(FailedError);
     rewriteExport(bad, name, '[1]');
     await expect(diffDirectories(ok, bad)).rejects.toThrow(/element 0 is not a record/);
     rmSync(file);
-    await expect(diffDirectories(ok, bad)).rejects.toThrow(/users \(11-21-2026\)\.json in .* does not exist; the snapshot cannot be read/);
+    await expect(diffDirectories(ok, bad)).rejects.toThrow(
+      /users \(11-21-2026\)\.json in .* does not exist; the snapshot cannot be read/,
+    );
   });
 });
 
@@ -413,7 +510,9 @@ describe('the summary and runDiff', () => {
   it('shows +added −removed ~changed per export, at most 20 records per export, and says how many more there are', async () => {
     const root = tmpDir();
     const many = Array.from({ length: 30 }, (_, i) => u(`u${String(i).padStart(2, '0')}`));
-    const a = writeSnapshot(join(root, 'a'), { records: { users: many.slice(0, 5), team_memberships: [m('t1', 'u1'), m('t1', 'u2')] } });
+    const a = writeSnapshot(join(root, 'a'), {
+      records: { users: many.slice(0, 5), team_memberships: [m('t1', 'u1'), m('t1', 'u2')] },
+    });
     const b = writeSnapshot(join(root, 'b'), {
       records: {
         users: [u('u00', { role: 'Admin', lastName: 'Z'.repeat(200) }), ...many.slice(1, 3), ...many.slice(5)],
@@ -436,7 +535,10 @@ describe('the summary and runDiff', () => {
 
   function deps(cwd: string) {
     const out: string[] = [];
-    return { out, deps: { env: {}, cwd, stdout: (t: string) => void out.push(t), reporter: silentReporter, now: () => new Date() } };
+    return {
+      out,
+      deps: { env: {}, cwd, stdout: (t: string) => void out.push(t), reporter: silentReporter, now: () => new Date() },
+    };
   }
 
   it('exits 0 without changes and 5 with changes; --json prints the whole change set', async () => {
@@ -449,8 +551,16 @@ describe('the summary and runDiff', () => {
     const changed = deps(root);
     expect(await runDiff({ json: true, export: ['users'] }, ['a', 'b'], changed.deps)).toEqual({ exitCode: 5 });
     const json = JSON.parse(changed.out.join(''));
-    expect(json).toMatchObject({ command: 'diff', schemaVersion: 1, hasChanges: true, older: { dir: join(root, 'a') }, newer: { dir: join(root, 'b') } });
-    expect(json.exports[0].changed).toEqual([{ key: { id: 'u1' }, changes: [{ column: 'role', old: 'User', new: 'Admin' }] }]);
+    expect(json).toMatchObject({
+      command: 'diff',
+      schemaVersion: 1,
+      hasChanges: true,
+      older: { dir: join(root, 'a') },
+      newer: { dir: join(root, 'b') },
+    });
+    expect(json.exports[0].changed).toEqual([
+      { key: { id: 'u1' }, changes: [{ column: 'role', old: 'User', new: 'Admin' }] },
+    ]);
     await expect(runDiff({}, ['a'], deps(root).deps)).rejects.toThrow(UsageError);
     await expect(runDiff({ export: ['nope'] }, ['a', 'b'], deps(root).deps)).rejects.toThrow(UsageError);
   });
@@ -487,7 +597,10 @@ describe('findPreviousSnapshot', () => {
     mkdirSync(join(parent, 'svc-snapshot-2026-11-21-broken'));
     writeFileSync(join(parent, 'svc-snapshot-2026-11-21-broken', '_snapshot-manifest.json'), '{ "kind": "snapshot", ');
     mkdirSync(join(parent, 'svc-snapshot-2026-11-21-collection'));
-    writeFileSync(join(parent, 'svc-snapshot-2026-11-21-collection', '_snapshot-manifest.json'), '{ "kind": "collection" }');
+    writeFileSync(
+      join(parent, 'svc-snapshot-2026-11-21-collection', '_snapshot-manifest.json'),
+      '{ "kind": "collection" }',
+    );
     writeFileSync(join(parent, 'svc-snapshot-2026-11-21.json'), '{}');
     expect(await findPreviousSnapshot(out)).toBe(expected);
   });

@@ -16,7 +16,9 @@ const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).di
 
 // Names with multi-byte characters: the digest must be of the UTF-8 bytes written, not of UTF-16 text.
 function collection() {
-  const users = Array.from({ length: EXPORT_BATCH * 2 + 7 }, (_, i) => user({ id: `u${String(i).padStart(4, '0')}`, firstName: i % 3 ? 'Zoë' : '李', lastName: '😀' }));
+  const users = Array.from({ length: EXPORT_BATCH * 2 + 7 }, (_, i) =>
+    user({ id: `u${String(i).padStart(4, '0')}`, firstName: i % 3 ? 'Zoë' : '李', lastName: '😀' }),
+  );
   return new CollectionBuilder({ realms: ['libvirt'] })
     .with('users', users)
     .with('drives', [drive({ id: 'd1', name: 'déjà vu' })])
@@ -29,7 +31,11 @@ function collection() {
  * a separator between batches, a missing newline) fails, not only a changed
  * character.
  */
-function expectStreamedBytes(dir: string, exports: readonly { export: string; file: string }[], c: RawCollection): void {
+function expectStreamedBytes(
+  dir: string,
+  exports: readonly { export: string; file: string }[],
+  c: RawCollection,
+): void {
   const whole = buildAll(c).exports;
   expect(exports).toHaveLength(whole.length);
   for (const [i, e] of exports.entries()) {
@@ -72,17 +78,20 @@ describe('export hashes in the snapshot manifest', () => {
     }
   });
 
-  it.each(['platform-3.14.1', 'platform-3.13.8'])('are of files whose bytes are serializeExport over the in-memory build, for the recording %s', async (name) => {
-    const staging = await createStaging(join(tmpDir(), 'snap'));
-    try {
-      const read = () => readCollection(join(REPO_ROOT, 'recordings', name), { checkBodies: true });
-      const written = await writeExports(staging, build(await read()), '2026-11-21');
-      expect(written.exports.some((e) => e.count > 0)).toBe(true);
-      expectStreamedBytes(staging.dir, written.exports, await read());
-    } finally {
-      staging.discard();
-    }
-  });
+  it.each(['platform-3.14.1', 'platform-3.13.8'])(
+    'are of files whose bytes are serializeExport over the in-memory build, for the recording %s',
+    async (name) => {
+      const staging = await createStaging(join(tmpDir(), 'snap'));
+      try {
+        const read = () => readCollection(join(REPO_ROOT, 'recordings', name), { checkBodies: true });
+        const written = await writeExports(staging, build(await read()), '2026-11-21');
+        expect(written.exports.some((e) => e.count > 0)).toBe(true);
+        expectStreamedBytes(staging.dir, written.exports, await read());
+      } finally {
+        staging.discard();
+      }
+    },
+  );
 
   it('are carried into the manifest, which its zod schema accepts, and required by it', async () => {
     const c = collection();
@@ -94,7 +103,9 @@ describe('export hashes in the snapshot manifest', () => {
       expect(SnapshotManifestSchema.safeParse(JSON.parse(JSON.stringify(manifest))).success).toBe(true);
       const { sha256: _dropped, ...withoutHash } = manifest.exports[0]!;
       expect(SnapshotManifestSchema.safeParse({ ...manifest, exports: [withoutHash] }).success).toBe(false);
-      expect(SnapshotManifestSchema.safeParse({ ...manifest, exports: [{ ...withoutHash, sha256: 'ABC' }] }).success).toBe(false);
+      expect(
+        SnapshotManifestSchema.safeParse({ ...manifest, exports: [{ ...withoutHash, sha256: 'ABC' }] }).success,
+      ).toBe(false);
     } finally {
       staging.discard();
     }

@@ -13,7 +13,12 @@ describe('rule 1: documented defaults apply where a field is absent', () => {
   it('writes noBackup as true when absent, keeps a sent value, and nulls a value of the wrong type', () => {
     const r = buildAll(
       new CollectionBuilder()
-        .with('drives', [drive({ id: 'd1' }), drive({ id: 'd2', noBackup: false }), drive({ id: 'd3', noBackup: true }), { ...drive({ id: 'd4' }), noBackup: 'yes' }])
+        .with('drives', [
+          drive({ id: 'd1' }),
+          drive({ id: 'd2', noBackup: false }),
+          drive({ id: 'd3', noBackup: true }),
+          { ...drive({ id: 'd4' }), noBackup: 'yes' },
+        ])
         .build(),
     );
     expect(rows(r, 'drives').map((d) => [d.id, d.noBackup])).toEqual([
@@ -38,7 +43,15 @@ describe('rule 1: documented defaults apply where a field is absent', () => {
         ])
         .build(),
     );
-    expect(rows(r, 'vm_hardware_setups').map((b) => [b.id, b.libvirt_pty, b.libvirt_nic, b.libvirt_clockOffset, b.libvirt_video])).toEqual([
+    expect(
+      rows(r, 'vm_hardware_setups').map((b) => [
+        b.id,
+        b.libvirt_pty,
+        b.libvirt_nic,
+        b.libvirt_clockOffset,
+        b.libvirt_video,
+      ]),
+    ).toEqual([
       ['b1', false, 'virtio', 'localtime', null],
       ['b2', false, 'virtio', 'utc', null],
       ['b3', true, 'rtl8139', 'localtime', null],
@@ -47,7 +60,11 @@ describe('rule 1: documented defaults apply where a field is absent', () => {
   });
 
   it('writes version 0 for a base image and keeps limit null (no limit)', () => {
-    const r = buildAll(new CollectionBuilder().with('vms-images', [image({ id: 'i0' }), image({ id: 'i1', version: 3, parent: 'i0', limit: 2 })]).build());
+    const r = buildAll(
+      new CollectionBuilder()
+        .with('vms-images', [image({ id: 'i0' }), image({ id: 'i1', version: 3, parent: 'i0', limit: 2 })])
+        .build(),
+    );
     expect(rows(r, 'vm_images').map((i) => [i.id, i.version, i.parent, i.limit])).toEqual([
       ['i0', 0, null, null],
       ['i1', 3, 'i0', 2],
@@ -56,9 +73,27 @@ describe('rule 1: documented defaults apply where a field is absent', () => {
 
   it('declares each default with the words of the spec, and refuses one of the wrong type', () => {
     const withDefaults = EXPORTS.flatMap((e) => e.columns.filter((c) => c.default).map((c) => `${e.name}.${c.name}`));
-    expect(withDefaults).toEqual(expect.arrayContaining(['drives.noBackup', 'vm_images.version', 'vm_hardware_setups.libvirt_pty', 'vm_hardware_setups.libvirt_nic', 'vm_hardware_setups.libvirt_clockOffset', 'teams.usage_vms_cnt', 'resources_by_project.vms_cnt']));
-    for (const e of EXPORTS) for (const c of e.columns) if (c.default) expect(c.default.spec, `${e.name}.${c.name}`).not.toBe('');
-    const bad = defineExport({ name: 'x', description: '', route: 'drives', key: ['id'], columns: [field('id'), field('noBackup', { default: { value: 'yes', spec: 'defaults to true' } })], omit: {} });
+    expect(withDefaults).toEqual(
+      expect.arrayContaining([
+        'drives.noBackup',
+        'vm_images.version',
+        'vm_hardware_setups.libvirt_pty',
+        'vm_hardware_setups.libvirt_nic',
+        'vm_hardware_setups.libvirt_clockOffset',
+        'teams.usage_vms_cnt',
+        'resources_by_project.vms_cnt',
+      ]),
+    );
+    for (const e of EXPORTS)
+      for (const c of e.columns) if (c.default) expect(c.default.spec, `${e.name}.${c.name}`).not.toBe('');
+    const bad = defineExport({
+      name: 'x',
+      description: '',
+      route: 'drives',
+      key: ['id'],
+      columns: [field('id'), field('noBackup', { default: { value: 'yes', spec: 'defaults to true' } })],
+      omit: {},
+    });
     expect(() => checkExportCatalog([bad])).toThrow(/default "yes" is not a value of the field's type/);
   });
 });
@@ -71,7 +106,9 @@ describe('rule 2: absent usage groups are zero', () => {
         .with('teams-usage', [usage('team|a', { vms: undefined }), usage('team|b')])
         .build(),
     );
-    expect(rows(r, 'teams').map((t) => [t.id, t.usage_files_cnt, t.usage_vms_cnt, t.usage_vms_mem, t.usage_drives_used])).toEqual([
+    expect(
+      rows(r, 'teams').map((t) => [t.id, t.usage_files_cnt, t.usage_vms_cnt, t.usage_vms_mem, t.usage_drives_used]),
+    ).toEqual([
       ['team|a', 1, 0, 0, 15],
       ['team|b', 1, 2, 20, 15],
       ['team|c', 0, 0, 0, 0],
@@ -82,7 +119,10 @@ describe('rule 2: absent usage groups are zero', () => {
   it('gives 0 for a group absent from a project usage row, but null for a group of the wrong type', () => {
     const r = buildAll(
       new CollectionBuilder()
-        .with('projects-usage', [usage('proj|a', { files: undefined, drives: undefined }), { ...usage('proj|b'), vms: 'n/a' }])
+        .with('projects-usage', [
+          usage('proj|a', { files: undefined, drives: undefined }),
+          { ...usage('proj|b'), vms: 'n/a' },
+        ])
         .build(),
     );
     expect(rows(r, 'resources_by_project').map((p) => [p.projectID, p.files_cnt, p.drives_used, p.vms_cnt])).toEqual([
@@ -93,7 +133,12 @@ describe('rule 2: absent usage groups are zero', () => {
   });
 
   it('keeps the usage columns null, and listed, when the usage route was not read', () => {
-    const r = buildAll(new CollectionBuilder().with('teams', [team({ id: 'team|a' })]).skip('teams-usage', 'no Team token').build());
+    const r = buildAll(
+      new CollectionBuilder()
+        .with('teams', [team({ id: 'team|a' })])
+        .skip('teams-usage', 'no Team token')
+        .build(),
+    );
     expect(rows(r, 'teams')[0]).toMatchObject({ usage_files_cnt: null, usage_vms_cnt: null });
     expect(nulls(r, 'teams')).toContain('usage_vms_cnt');
   });
@@ -104,7 +149,18 @@ describe('rule 3: version gaps come from the release, not from the data', () => 
     expect(backendRelease(new CollectionBuilder().build().manifest.routes)).toBe('3.14.1+');
     expect(backendRelease(new CollectionBuilder({ release: '3.13.8' }).build().manifest.routes)).toBe('before 3.14.1');
     const noToken = new CollectionBuilder({ release: '3.13.8' });
-    for (const id of ['realms', 'vms-bricks', 'external-servers', 'teams-usage', 'projects-memberships', 'projects-usage', 'security-requirements', 'security-levels', 'users-certifications', 'users-managed-objects']) {
+    for (const id of [
+      'realms',
+      'vms-bricks',
+      'external-servers',
+      'teams-usage',
+      'projects-memberships',
+      'projects-usage',
+      'security-requirements',
+      'security-levels',
+      'users-certifications',
+      'users-managed-objects',
+    ]) {
       noToken.skip(id, 'no token', undefined, null);
     }
     expect(backendRelease(noToken.build().manifest.routes)).toBe('unknown');
@@ -131,12 +187,27 @@ describe('rule 3: version gaps come from the release, not from the data', () => 
     );
     expect(nulls(r, 'drives')).toEqual(['sizeOnDisk', 'keys', 'hasMessage']);
     expect(nulls(r, 'vm_images')).toEqual(['secureBoot']);
-    expect(r.nullFields.find((n) => n.field === 'secureBoot')!.reason).toMatch(/this backend predates it \(its 3\.14\.1 routes answer 404\)/);
+    expect(r.nullFields.find((n) => n.field === 'secureBoot')!.reason).toMatch(
+      /this backend predates it \(its 3\.14\.1 routes answer 404\)/,
+    );
   });
 
   it('with the release unknown, lists the fields only when no record carries any 3.14.1 field, and says so', () => {
-    const b = new CollectionBuilder({ release: '3.13.8' }).with('drives', [drive({ id: 'd1' }, '3.13.8')]).with('vms-images', [image({ id: 'i1' })]);
-    for (const id of ['realms', 'vms-bricks', 'external-servers', 'teams-usage', 'projects-memberships', 'projects-usage', 'security-requirements', 'security-levels', 'users-certifications', 'users-managed-objects']) {
+    const b = new CollectionBuilder({ release: '3.13.8' })
+      .with('drives', [drive({ id: 'd1' }, '3.13.8')])
+      .with('vms-images', [image({ id: 'i1' })]);
+    for (const id of [
+      'realms',
+      'vms-bricks',
+      'external-servers',
+      'teams-usage',
+      'projects-memberships',
+      'projects-usage',
+      'security-requirements',
+      'security-levels',
+      'users-certifications',
+      'users-managed-objects',
+    ]) {
       b.skip(id, 'no token', undefined, null);
     }
     const r = buildAll(b.build());
@@ -150,7 +221,10 @@ describe('rule 4: nothing silently lost', () => {
   it('exports team and project settings as compact JSON with sorted keys', () => {
     const r = buildAll(
       new CollectionBuilder()
-        .with('teams', [team({ id: 'team|a', settings: { z: 1, a: { y: [2, { d: 1, c: 'é' }], b: null } } }), team({ id: 'team|b' })])
+        .with('teams', [
+          team({ id: 'team|a', settings: { z: 1, a: { y: [2, { d: 1, c: 'é' }], b: null } } }),
+          team({ id: 'team|b' }),
+        ])
         .with('projects', [project({ id: 'proj|a', settings: { archived: false } })])
         .build(),
     );
@@ -161,7 +235,10 @@ describe('rule 4: nothing silently lost', () => {
   it("exports images' driveFormats; their other settings keys are neither columns nor drift", () => {
     const r = buildAll(
       new CollectionBuilder()
-        .with('vms-images', [image({ id: 'i1', settings: { driveFormats: ['ext4', 'xfs'], color: 'red' } as never }), image({ id: 'i2' })])
+        .with('vms-images', [
+          image({ id: 'i1', settings: { driveFormats: ['ext4', 'xfs'], color: 'red' } as never }),
+          image({ id: 'i2' }),
+        ])
         .build(),
     );
     expect(rows(r, 'vm_images').map((i) => i.settings_driveFormats)).toEqual([['ext4', 'xfs'], null]);
@@ -169,20 +246,25 @@ describe('rule 4: nothing silently lost', () => {
   });
 
   it('gives every model field left out of an export a reason, and refuses an open object whose other keys have none', () => {
-    for (const e of EXPORTS) for (const [path, why] of Object.entries(e.omit)) expect(why, `${e.name}.${path}`).toMatch(/\w/);
+    for (const e of EXPORTS)
+      for (const [path, why] of Object.entries(e.omit)) expect(why, `${e.name}.${path}`).toMatch(/\w/);
     expect(EXPORTS.find((e) => e.name === 'vm_images')!.omit['settings.*']).toMatch(/frontend-only/);
     expect(EXPORTS.find((e) => e.name === 'teams')!.omit).not.toHaveProperty('settings');
     expect(EXPORTS.find((e) => e.name === 'projects')!.omit).not.toHaveProperty('settings');
     const images = EXPORTS.find((e) => e.name === 'vm_images')!;
     const { 'settings.*': _dropped, ...rest } = images.omit;
-    expect(() => checkExportCatalog([defineExport({ ...images, omit: rest })])).toThrow(/other keys of open object "settings"/);
+    expect(() => checkExportCatalog([defineExport({ ...images, omit: rest })])).toThrow(
+      /other keys of open object "settings"/,
+    );
   });
 });
 
 describe('rule 5: proposedRoute names documented GET routes only', () => {
   it('holds for every declared column and every nullFields entry of a 3.13.8 build', () => {
     for (const e of EXPORTS) {
-      for (const c of e.columns) if (c.source.kind === 'unavailable' && c.source.proposedRoute) expect(DOCUMENTED_GET_ROUTES.has(c.source.proposedRoute)).toBe(true);
+      for (const c of e.columns)
+        if (c.source.kind === 'unavailable' && c.source.proposedRoute)
+          expect(DOCUMENTED_GET_ROUTES.has(c.source.proposedRoute)).toBe(true);
     }
     const r = buildAll(new CollectionBuilder({ release: '3.13.8' }).build());
     const proposed = [...r.nullFields, ...r.exports].flatMap((x) => (x.proposedRoute ? [x.proposedRoute] : []));
@@ -192,7 +274,14 @@ describe('rule 5: proposedRoute names documented GET routes only', () => {
   });
 
   it('refuses an undocumented proposed route at catalog load', () => {
-    const bad = defineExport({ name: 'x', description: '', route: 'drives', key: ['id'], columns: [field('id'), unavailable('extra', 'not in the list', 'GET /api/drives/{id}')], omit: {} });
+    const bad = defineExport({
+      name: 'x',
+      description: '',
+      route: 'drives',
+      key: ['id'],
+      columns: [field('id'), unavailable('extra', 'not in the list', 'GET /api/drives/{id}')],
+      omit: {},
+    });
     expect(() => checkExportCatalog([bad])).toThrow(/not a GET route the API documents/);
   });
 });
@@ -205,7 +294,12 @@ describe('rule 6: readable without joins', () => {
         .with('vms-images', [image({ id: 'i1' })])
         .build(),
     );
-    expect(rows(r, 'user_profiles')[0]).toMatchObject({ id: 'u1', firstName: 'Zoë', lastName: 'Ng', state: 'Disabled' });
+    expect(rows(r, 'user_profiles')[0]).toMatchObject({
+      id: 'u1',
+      firstName: 'Zoë',
+      lastName: 'Ng',
+      state: 'Disabled',
+    });
     expect(rows(r, 'vm_images')[0]).toMatchObject({ realmID: 'libvirt', id: 'i1' });
     expect(Object.keys(rows(r, 'vm_images')[0]!)).not.toContain('realm');
   });
@@ -213,10 +307,25 @@ describe('rule 6: readable without joins', () => {
 
 describe('settings as sorted JSON text', () => {
   const viaStringify = (v: unknown) =>
-    JSON.stringify(v, (_k, x: unknown) => (x !== null && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]])) : x));
+    JSON.stringify(v, (_k, x: unknown) =>
+      x !== null && typeof x === 'object' && !Array.isArray(x)
+        ? Object.fromEntries(
+            Object.keys(x)
+              .sort()
+              .map((k) => [k, (x as Record<string, unknown>)[k]]),
+          )
+        : x,
+    );
 
   it('is what JSON.stringify writes with sorted keys, for any parsed JSON value', () => {
-    const samples = ['{}', '[]', '{"b":[1,{"z":null,"a":"\\u0000é\\"\\\\"}],"a":{},"__proto__":{"x":1}}', '{"n":[1e21,-0,0.1,true,false,null,[[]]],"":""}', '"x"', '3'];
+    const samples = [
+      '{}',
+      '[]',
+      '{"b":[1,{"z":null,"a":"\\u0000é\\"\\\\"}],"a":{},"__proto__":{"x":1}}',
+      '{"n":[1e21,-0,0.1,true,false,null,[[]]],"":""}',
+      '"x"',
+      '3',
+    ];
     for (const text of samples) expect(sortedJson(JSON.parse(text)), text).toBe(viaStringify(JSON.parse(text)));
   });
 

@@ -7,7 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { ROUTES, TOKEN_TYPES, routeById, type RouteDef } from '../../src/api/catalog.js';
 import * as m from '../../src/api/models.js';
-import { ALL_TYPES_TOKEN, createFakeBackend, WRITE_ROUTES, type FakeBackend, type FakeBackendOptions } from '../fake/backend.js';
+import {
+  ALL_TYPES_TOKEN,
+  createFakeBackend,
+  WRITE_ROUTES,
+  type FakeBackend,
+  type FakeBackendOptions,
+} from '../fake/backend.js';
 import { getTestCerts, getUntrustedCerts } from '../fake/certs.js';
 import { generateDataset, LARGE_SITE, LARGE_SITE_REALMS, type Dataset } from '../fake/dataset.js';
 import { startFakeServer } from '../fake/server.js';
@@ -105,13 +111,34 @@ function integrityProblems(d: Dataset): string[] {
   const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
   const unique = (ids: string[], what: string) => check(new Set(ids).size === ids.length, `${what} ids are unique`);
 
-  unique(d.users.map((u) => u.id), 'user');
-  unique(d.teams.map((t) => t.id), 'team');
-  unique(d.drives.map((x) => x.id), 'drive');
-  unique(d.projects.map((p) => p.id), 'project');
-  unique(d.projectMemberships.map((x) => x.id), 'membership');
-  unique(d.userCertifications.map((x) => x.id), 'certification');
-  unique(d.bricks.map((x) => x.id), 'brick');
+  unique(
+    d.users.map((u) => u.id),
+    'user',
+  );
+  unique(
+    d.teams.map((t) => t.id),
+    'team',
+  );
+  unique(
+    d.drives.map((x) => x.id),
+    'drive',
+  );
+  unique(
+    d.projects.map((p) => p.id),
+    'project',
+  );
+  unique(
+    d.projectMemberships.map((x) => x.id),
+    'membership',
+  );
+  unique(
+    d.userCertifications.map((x) => x.id),
+    'certification',
+  );
+  unique(
+    d.bricks.map((x) => x.id),
+    'brick',
+  );
   d.users.forEach((u) => check(uuid.test(u.id), `user id ${u.id} is a uuid`));
   d.teams.forEach((t) => check(/^team\|/.test(t.id) && uuid.test(t.id.slice(5)), `team id ${t.id}`));
   d.projects.forEach((p) => check(/^proj\|/.test(p.id) && uuid.test(p.id.slice(5)), `project id ${p.id}`));
@@ -122,7 +149,10 @@ function integrityProblems(d: Dataset): string[] {
   check(JSON.stringify(Object.keys(d.realms.realms)) === JSON.stringify([...realmIds]), 'realms map lists every realm');
   for (const t of d.teams) {
     for (const member of t.members) check(users.has(member.id), `member ${member.id} of ${t.id} is a user`);
-    unique(t.members.map((x) => x.id), `members of ${t.id}`);
+    unique(
+      t.members.map((x) => x.id),
+      `members of ${t.id}`,
+    );
   }
   for (const x of d.drives) {
     check(users.has(x.owner), `drive ${x.id} owner`);
@@ -136,10 +166,16 @@ function integrityProblems(d: Dataset): string[] {
     check(p.parent === undefined || projects.has(p.parent), `project ${p.id} parent`);
     check(p.securityLevel === undefined || levels.has(p.securityLevel), `project ${p.id} security level`);
   }
-  unique(d.projectMemberships.map((x) => `${x.projectID} ${x.userID}`), 'membership pair');
+  unique(
+    d.projectMemberships.map((x) => `${x.projectID} ${x.userID}`),
+    'membership pair',
+  );
   for (const x of d.projectMemberships) check(projects.has(x.projectID) && users.has(x.userID), `membership ${x.id}`);
   for (const l of d.securityLevels) l.requirements.forEach((r) => check(reqs.has(r), `level ${l.id} requirement`));
-  unique(d.userCertifications.map((x) => `${x.requirementID} ${x.userID}`), 'certification pair');
+  unique(
+    d.userCertifications.map((x) => `${x.requirementID} ${x.userID}`),
+    'certification pair',
+  );
   for (const c of d.userCertifications) {
     check(reqs.has(c.requirementID) && users.has(c.userID) && users.has(c.modifiedBy), `certification ${c.id}`);
   }
@@ -153,7 +189,10 @@ function integrityProblems(d: Dataset): string[] {
     [d.projectUsage, projects, 'no-project'],
   ] as const) {
     check(rows.filter((r) => r.id === none).length === 1, `one ${none} row`);
-    check(rows.some((r) => !r.exists && !known.has(r.id)), `a deleted row besides ${none}`);
+    check(
+      rows.some((r) => !r.exists && !known.has(r.id)),
+      `a deleted row besides ${none}`,
+    );
     for (const r of rows) check(r.id === none || r.exists === known.has(r.id), `usage row ${r.id} exists flag`);
   }
 
@@ -163,14 +202,16 @@ function integrityProblems(d: Dataset): string[] {
     const configs = new Set(data.configs.map((c) => c.id));
     for (const img of data.images) {
       check(img.parent === undefined || images.has(img.parent), `image ${img.id} parent`);
-      check(('pool' in img.info) === (driverOf.get(realm) === 'libvirt'), `image ${img.id} info matches the driver`);
+      check('pool' in img.info === (driverOf.get(realm) === 'libvirt'), `image ${img.id} info matches the driver`);
     }
     for (const c of data.configs) {
       check(bricks.get(c.brick)?.realmID === realm, `config ${c.id} brick of its realm`);
       c.owners.forEach((o) => check(users.has(o), `config ${c.id} owner`));
       check(c.team === undefined || teams.has(c.team), `config ${c.id} team`);
       check(c.project === undefined || projects.has(c.project), `config ${c.id} project`);
-      [...c.rwDrives, ...c.roDrives, ...Object.keys(c.driveSlots)].forEach((x) => check(drives.has(x), `config ${c.id} drive`));
+      [...c.rwDrives, ...c.roDrives, ...Object.keys(c.driveSlots)].forEach((x) =>
+        check(drives.has(x), `config ${c.id} drive`),
+      );
       check(c.vmID === undefined || data.activeVms.some((v) => v.id === c.vmID), `config ${c.id} vmID`);
       check(c.lastPing === undefined || c.lastLaunched !== undefined, `config ${c.id} pings only after a launch`);
     }
@@ -180,17 +221,26 @@ function integrityProblems(d: Dataset): string[] {
       check(bricks.has(v.brick) && users.has(v.owner), `vm ${v.id} brick and owner`);
       Object.values(v.drives).forEach((x) => check(drives.has(x), `vm ${v.id} drive`));
       check(!v.authedUsers.includes(v.owner) && v.authedUsers.every((u) => users.has(u)), `vm ${v.id} authed users`);
-      check(v.managers.every((u) => v.authedUsers.includes(u)), `vm ${v.id} managers are authed users`);
+      check(
+        v.managers.every((u) => v.authedUsers.includes(u)),
+        `vm ${v.id} managers are authed users`,
+      );
     }
   }
   for (const b of d.bricks) {
     const data = d.perRealm.get(b.realmID);
     const driver = driverOf.get(b.realmID);
     check(data !== undefined, `brick ${b.id} realm`);
-    check((b.libvirt !== undefined) === (driver === 'libvirt') && (b.altvirt !== undefined) === (driver === 'altvirt'), `brick ${b.id} config matches the driver`);
+    check(
+      (b.libvirt !== undefined) === (driver === 'libvirt') && (b.altvirt !== undefined) === (driver === 'altvirt'),
+      `brick ${b.id} config matches the driver`,
+    );
     check(users.has(b.creatorID), `brick ${b.id} creator`);
     check(b.imageID === undefined || !!data?.images.some((i) => i.id === b.imageID), `brick ${b.id} image`);
-    check(b.altvirt === undefined || !!data?.images.some((i) => i.id === b.altvirt?.imageID), `brick ${b.id} altvirt image`);
+    check(
+      b.altvirt === undefined || !!data?.images.some((i) => i.id === b.altvirt?.imageID),
+      `brick ${b.id} altvirt image`,
+    );
     b.whitelist?.teamIDs.forEach((t) => check(teams.has(t), `brick ${b.id} whitelisted team`));
     b.whitelist?.userIDs.forEach((u) => check(users.has(u), `brick ${b.id} whitelisted user`));
   }
@@ -201,7 +251,23 @@ describe('the dataset', () => {
   const medium = {
     release: '3.14.1' as const,
     realms: HOSTILE_REALMS,
-    sizes: { users: 300, teams: 20, membersPerTeam: 8, drives: 400, projects: 40, projectMemberships: 150, certifications: 100, managedObjects: 30, bricks: 20, externalServers: 20, imagesPerRealm: 20, configsPerRealm: 40, activeVmsPerRealm: 20, securityRequirements: 5, securityLevels: 4 },
+    sizes: {
+      users: 300,
+      teams: 20,
+      membersPerTeam: 8,
+      drives: 400,
+      projects: 40,
+      projectMemberships: 150,
+      certifications: 100,
+      managedObjects: 30,
+      bricks: 20,
+      externalServers: 20,
+      imagesPerRealm: 20,
+      configsPerRealm: 40,
+      activeVmsPerRealm: 20,
+      securityRequirements: 5,
+      securityLevels: 4,
+    },
   };
 
   it('is the same for the same seed and differs for another seed', () => {
@@ -212,7 +278,9 @@ describe('the dataset', () => {
     const old = generateDataset({ seed: 7, release: '3.13.8' });
     const cur = generateDataset({ seed: 7, release: '3.14.1' });
     expect(old.users).toEqual(cur.users);
-    expect(old.drives.map(({ id, owner, capacity }) => [id, owner, capacity])).toEqual(cur.drives.map(({ id, owner, capacity }) => [id, owner, capacity]));
+    expect(old.drives.map(({ id, owner, capacity }) => [id, owner, capacity])).toEqual(
+      cur.drives.map(({ id, owner, capacity }) => [id, owner, capacity]),
+    );
   });
 
   it('serves byte-identical bodies from two backends with the same seed', () => {
@@ -231,10 +299,11 @@ describe('the dataset', () => {
     const d = generateDataset(medium);
     const low = Date.UTC(2022, 0, 1);
     const high = Date.UTC(2029, 0, 1);
-    for (const u of d.users) for (const k of ['joined', 'lastLogin', 'passChanged'] as const) {
-      const v = u[k];
-      if (v !== undefined) expect(Number.isInteger(v) && v > low && v < high).toBe(true);
-    }
+    for (const u of d.users)
+      for (const k of ['joined', 'lastLogin', 'passChanged'] as const) {
+        const v = u[k];
+        if (v !== undefined) expect(Number.isInteger(v) && v > low && v < high).toBe(true);
+      }
     const driveTotal = d.drives.reduce((s, x) => s + x.capacity, 0);
     expect(d.teamUsage.filter((r) => r.exists).reduce((s, r) => s + (r.drives?.size ?? 0), 0)).toBe(driveTotal);
     expect(d.projectUsage.filter((r) => r.exists).reduce((s, r) => s + (r.drives?.size ?? 0), 0)).toBe(driveTotal);
@@ -303,9 +372,11 @@ describe('the dataset', () => {
       expect(fields.length).toBeGreaterThan(0);
       for (const r of records) for (const f of fields) expect(r, `${model}.${f}`).not.toHaveProperty(f);
     }
-    for (const r of cur.DriveInfo) expect(r).toMatchObject({ keys: expect.any(Number), hasMessage: expect.any(Boolean) });
+    for (const r of cur.DriveInfo)
+      expect(r).toMatchObject({ keys: expect.any(Number), hasMessage: expect.any(Boolean) });
     for (const r of cur.BrickInfoListed) expect(r).toMatchObject({ debug: expect.any(Boolean) });
-    for (const r of cur.TeamMemberInfo) expect(r).toMatchObject({ joined: expect.any(Number), modified: expect.any(Number), perm: expect.any(Number) });
+    for (const r of cur.TeamMemberInfo)
+      expect(r).toMatchObject({ joined: expect.any(Number), modified: expect.any(Number), perm: expect.any(Number) });
     for (const r of [...cur.BrickInfoListed]) expect(r).not.toHaveProperty('vmType');
     for (const r of [...cur.BrickInfoListed]) expect(r).not.toHaveProperty('externalServers');
   });
@@ -344,7 +415,11 @@ describe('the fake backend in-process', () => {
         expect(await res.text()).toBe(b.responseBody(def.id, realm));
       }
     }
-    expect(JSON.parse(b.responseBody('realms')).realms['../../evil']).toEqual({ id: '../../evil', name: expect.any(String), driver: 'libvirt' });
+    expect(JSON.parse(b.responseBody('realms')).realms['../../evil']).toEqual({
+      id: '../../evil',
+      name: expect.any(String),
+      driver: 'libvirt',
+    });
   });
 
   it('answers 401 without a token or with an unknown one, and 403 for a token lacking the type', async () => {
@@ -370,7 +445,14 @@ describe('the fake backend in-process', () => {
       ['cookie', 200],
       ['none', 401],
     ]);
-    expect(b.requests[0]).toEqual({ method: 'GET', path: '/api/users?token=REDACTED', status: 200, auth: 'url-param', route: 'users', write: false });
+    expect(b.requests[0]).toEqual({
+      method: 'GET',
+      path: '/api/users?token=REDACTED',
+      status: 200,
+      auth: 'url-param',
+      route: 'users',
+      write: false,
+    });
     expect(JSON.stringify(b.requests)).not.toContain(TOKEN);
   });
 
@@ -413,7 +495,9 @@ describe('the fake backend in-process', () => {
       expect((await call(b, w.path, { method: w.method, cookie: TOKEN })).status).toBe(200);
       expect((await call(b, w.path, { method: w.method })).status).toBe(401);
     }
-    expect(b.requests.filter((r) => r.write).map((r) => r.route)).toEqual(WRITE_ROUTES.flatMap((w) => [w.id, w.id, w.id]));
+    expect(b.requests.filter((r) => r.write).map((r) => r.route)).toEqual(
+      WRITE_ROUTES.flatMap((w) => [w.id, w.id, w.id]),
+    );
     // Read-only tokens read everything.
     expect((await call(b, '/api/users', { cookie: READ_ONLY.value })).status).toBe(200);
   });
@@ -588,7 +672,10 @@ describe('the fake backend over HTTPS', () => {
     const other = await startFakeSite();
     const client = new Agent({ connect: { ca: getTestCerts().caPem }, keepAliveTimeout: 60_000 });
     try {
-      const res = await request(`${other.url}/api/users`, { dispatcher: client, headers: { cookie: `SVC_TOKEN=${TOKEN}` } });
+      const res = await request(`${other.url}/api/users`, {
+        dispatcher: client,
+        headers: { cookie: `SVC_TOKEN=${TOKEN}` },
+      });
       await res.body.dump();
       // Resolves at all (a kept-alive socket would hold it open until the test times out).
       await other.close();
@@ -615,22 +702,37 @@ describe('the fake backend over HTTPS', () => {
 describe('test/fake/serve.ts', () => {
   it('serves from its own process, prints its URL and CA file, and stops on SIGTERM', async () => {
     const tokens = JSON.stringify([{ value: 'fake-token-serve', types: ['User'] }]);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/fake/serve.ts', '--release', '3.13.8', '--latency', '5', '--tokens-json', tokens], {
-      cwd: REPO_ROOT,
-      // TSX_DISABLE_CACHE: tsx would keep a cache in TMPDIR, which the run must leave empty.
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: process.env.TMPDIR ?? '/tmp', TSX_DISABLE_CACHE: '1' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'test/fake/serve.ts', '--release', '3.13.8', '--latency', '5', '--tokens-json', tokens],
+      {
+        cwd: REPO_ROOT,
+        // TSX_DISABLE_CACHE: tsx would keep a cache in TMPDIR, which the run must leave empty.
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          TMPDIR: process.env.TMPDIR ?? '/tmp',
+          TSX_DISABLE_CACHE: '1',
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     try {
       const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
       const { url, caFile } = JSON.parse(line) as { url: string; caFile: string };
       expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
       const { readFileSync } = await import('node:fs');
       const client = new Agent({ connect: { ca: readFileSync(caFile, 'utf8') } });
-      const users = await request(`${url}/api/users`, { dispatcher: client, headers: { cookie: 'SVC_TOKEN=fake-token-serve' } });
+      const users = await request(`${url}/api/users`, {
+        dispatcher: client,
+        headers: { cookie: 'SVC_TOKEN=fake-token-serve' },
+      });
       expect(users.statusCode).toBe(200);
       expect(((await users.body.json()) as unknown[]).length).toBeGreaterThan(0);
-      const realms = await request(`${url}/api/realms`, { dispatcher: client, headers: { cookie: 'SVC_TOKEN=fake-token-serve' } });
+      const realms = await request(`${url}/api/realms`, {
+        dispatcher: client,
+        headers: { cookie: 'SVC_TOKEN=fake-token-serve' },
+      });
       expect(realms.statusCode).toBe(404); // 3.13.8
       await realms.body.dump();
       await client.close();

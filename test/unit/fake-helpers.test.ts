@@ -19,7 +19,9 @@ describe('the CLI test helpers', () => {
     process.env.SVC_BASE_URL = 'https://127.0.0.1:1';
     process.env.NODE_EXTRA_CA_CERTS = '/nonexistent/ca.pem';
     const env = cliEnv({ SVC_TOKEN_USER: 'fake-token-user', HOME: undefined });
-    expect(Object.keys(env).sort()).toEqual(['PATH', 'SVC_TOKEN_USER', ...(process.env.TZ ? ['TZ'] : []), ...(process.env.TMPDIR ? ['TMPDIR'] : [])].sort());
+    expect(Object.keys(env).sort()).toEqual(
+      ['PATH', 'SVC_TOKEN_USER', ...(process.env.TZ ? ['TZ'] : []), ...(process.env.TMPDIR ? ['TMPDIR'] : [])].sort(),
+    );
   });
 
   it('run the CLI in that environment and report its exit', async () => {
@@ -37,10 +39,13 @@ describe('the CLI test helpers', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
     try {
-      const result = await runCli(['collect', '--base-url', `http://127.0.0.1:${port}`, '--out-dir', join(dir, 'out')], {
-        env: { SVC_TOKEN: 'fake-token-hang' },
-        timeoutMs: 1_500,
-      });
+      const result = await runCli(
+        ['collect', '--base-url', `http://127.0.0.1:${port}`, '--out-dir', join(dir, 'out')],
+        {
+          env: { SVC_TOKEN: 'fake-token-hang' },
+          timeoutMs: 1_500,
+        },
+      );
       expect(result).toMatchObject({ code: null, signal: 'SIGKILL', timedOut: true });
     } finally {
       server.close();

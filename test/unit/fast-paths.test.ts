@@ -63,25 +63,44 @@ describe('the body check (the JSON scan, or JSON.parse)', () => {
     }
   }
 
-  it.each(COLLECTIONS)('gives the same verdict with the scan on and off for every body of %s, and for every body cut short', async (_name, load) => {
-    const c = await load();
-    const defs = new Map([planRoute(REALMS_ROUTE), ...planRoutes(c.manifest.realms.ids)].map((p) => [p.label, p.def]));
-    for (const [label, raw] of c.bodies) {
-      const body = raw as Buffer;
-      const def = defs.get(label)!;
-      for (const b of [body, body.subarray(0, Math.floor(body.length / 2)), Buffer.concat([body, Buffer.from(',')])]) {
-        expect(verdict(label, def, b, false), label).toBe(verdict(label, def, b, true));
+  it.each(COLLECTIONS)(
+    'gives the same verdict with the scan on and off for every body of %s, and for every body cut short',
+    async (_name, load) => {
+      const c = await load();
+      const defs = new Map(
+        [planRoute(REALMS_ROUTE), ...planRoutes(c.manifest.realms.ids)].map((p) => [p.label, p.def]),
+      );
+      for (const [label, raw] of c.bodies) {
+        const body = raw as Buffer;
+        const def = defs.get(label)!;
+        for (const b of [
+          body,
+          body.subarray(0, Math.floor(body.length / 2)),
+          Buffer.concat([body, Buffer.from(',')]),
+        ]) {
+          expect(verdict(label, def, b, false), label).toBe(verdict(label, def, b, true));
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 describe('the diff of two nights (walkNewer, or the newer file split and keyed whole)', () => {
   const side = (text: string, count: number): LoadedExport => {
     const bytes = Buffer.from(text);
-    return { available: true, records: [], file: { bytes, count, parse: () => JSON.parse(bytes.toString('utf8')) as ExportRecord[] }, nullColumns: new Set() };
+    return {
+      available: true,
+      records: [],
+      file: { bytes, count, parse: () => JSON.parse(bytes.toString('utf8')) as ExportRecord[] },
+      nullColumns: new Set(),
+    };
   };
-  const diff = (d: Parameters<typeof diffExport>[0], older: LoadedExport, newer: LoadedExport, walk: boolean): unknown => {
+  const diff = (
+    d: Parameters<typeof diffExport>[0],
+    older: LoadedExport,
+    newer: LoadedExport,
+    walk: boolean,
+  ): unknown => {
     try {
       return diffExport(d, older, newer, undefined, fastPaths(walk ? [] : ['walkNewer']));
     } catch (e) {
@@ -105,7 +124,14 @@ describe('the hostile site', () => {
     const r = buildAll(hostileSite(1));
     expect(r.validation.issues).toBeGreaterThan(0);
     expect(r.drift.length).toBeGreaterThan(0);
-    const declined = r.exports.filter((e, i) => e.records.length > 1 && orderByUniqueStringKey(e.records, EXPORTS[i]!.key.map((k) => (rec: Record<string, unknown>) => rec[k])) === undefined);
+    const declined = r.exports.filter(
+      (e, i) =>
+        e.records.length > 1 &&
+        orderByUniqueStringKey(
+          e.records,
+          EXPORTS[i]!.key.map((k) => (rec: Record<string, unknown>) => rec[k]),
+        ) === undefined,
+    );
     expect(declined.length).toBeGreaterThan(0);
   });
 });
@@ -126,16 +152,29 @@ describe('the unique-string-key sort', () => {
         const row: Record<string, unknown> = { v: Math.floor(next() * 5), i };
         for (const k of key) {
           const r = next();
-          row[k] = r < 0.05 ? 1 : r < 0.08 ? null : Array.from({ length: Math.floor(next() * 3) }, () => PIECES[Math.floor(next() * PIECES.length)]).join('');
+          row[k] =
+            r < 0.05
+              ? 1
+              : r < 0.08
+                ? null
+                : Array.from({ length: Math.floor(next() * 3) }, () => PIECES[Math.floor(next() * PIECES.length)]).join(
+                    '',
+                  );
         }
         return row;
       });
-      const fast = orderByUniqueStringKey(rows, key.map((k) => (row: Record<string, unknown>) => row[k]));
+      const fast = orderByUniqueStringKey(
+        rows,
+        key.map((k) => (row: Record<string, unknown>) => row[k]),
+      );
       const plain = rows.map((r) => ({ ...r }));
       sortRecords(plain, key, names);
       if (fast === undefined) {
         const tuples = rows.map((r) => JSON.stringify(key.map((k) => r[k])));
-        const applies = rows.every((r) => key.every((k) => typeof r[k] === 'string' && (width === 1 || !(r[k] as string).includes('\u0000')))) && new Set(tuples).size === rows.length;
+        const applies =
+          rows.every((r) =>
+            key.every((k) => typeof r[k] === 'string' && (width === 1 || !(r[k] as string).includes('\u0000'))),
+          ) && new Set(tuples).size === rows.length;
         expect(applies, JSON.stringify(rows)).toBe(false);
       } else {
         applied++;
@@ -152,13 +191,22 @@ describe('the unique-string-key sort', () => {
       const n = Math.floor(next() * 600);
       // Long shared prefixes, keys that are prefixes of others, surrogate pairs, U+0000 and repeats.
       const prefix = 'team|'.repeat(Math.floor(next() * 3));
-      const keys = Array.from({ length: n }, () => prefix + Array.from({ length: Math.floor(next() * 6) }, () => PIECES[Math.floor(next() * PIECES.length)]).join(''));
+      const keys = Array.from(
+        { length: n },
+        () =>
+          prefix +
+          Array.from({ length: Math.floor(next() * 6) }, () => PIECES[Math.floor(next() * PIECES.length)]).join(''),
+      );
       const order = [...sortedIndexes(keys)];
       expect([...order].sort((a, b) => a - b)).toEqual(keys.map((_, i) => i));
       expect(order.map((i) => keys[i])).toEqual([...keys].sort(byLess));
     }
     // Random UUIDs, as most ids are.
-    const uuids = Array.from({ length: 5000 }, () => Array.from({ length: 36 }, (_, j) => ([8, 13, 18, 23].includes(j) ? '-' : '0123456789abcdef'[Math.floor(next() * 16)])).join(''));
+    const uuids = Array.from({ length: 5000 }, () =>
+      Array.from({ length: 36 }, (_, j) =>
+        [8, 13, 18, 23].includes(j) ? '-' : '0123456789abcdef'[Math.floor(next() * 16)],
+      ).join(''),
+    );
     expect([...sortedIndexes(uuids)].map((i) => uuids[i])).toEqual([...uuids].sort(byLess));
   });
 });

@@ -21,7 +21,9 @@ import { FAST_PATH_NAMES } from '../helpers/fast-paths.js';
 const run = promisify(execFile);
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** Each file of src/ with its opening comment. */
@@ -48,16 +50,24 @@ describe('the fence', () => {
   });
 
   it('gives every switch of FAST_PATHS exactly one fast path file, and every fast path file a switch of FAST_PATHS', () => {
-    for (const f of FAST) expect(FAST_PATH_NAMES, `${f.file} names no switch of FAST_PATHS (Switch: \`name\`)`).toContain(f.switchName);
-    for (const name of FAST_PATH_NAMES) expect(FAST.filter((f) => f.switchName === name).map((f) => f.file), name).toHaveLength(1);
+    for (const f of FAST)
+      expect(FAST_PATH_NAMES, `${f.file} names no switch of FAST_PATHS (Switch: \`name\`)`).toContain(f.switchName);
+    for (const name of FAST_PATH_NAMES)
+      expect(
+        FAST.filter((f) => f.switchName === name).map((f) => f.file),
+        name,
+      ).toHaveLength(1);
   });
 
-  it.each([...FAST, ...KEPT].map((h) => [h.file, h.head] as const))('%s opens with what it is equivalent to and the tests that hold it, which exist', (file, head) => {
-    expect(head).toMatch(/equivalent|stands in for/i);
-    const tests = namedTests(head);
-    expect(tests.length, `${file} names no test`).toBeGreaterThan(0);
-    for (const t of tests) expect(existsSync(join(REPO_ROOT, t)), `${file} names ${t}`).toBe(true);
-  });
+  it.each([...FAST, ...KEPT].map((h) => [h.file, h.head] as const))(
+    '%s opens with what it is equivalent to and the tests that hold it, which exist',
+    (file, head) => {
+      expect(head).toMatch(/equivalent|stands in for/i);
+      const tests = namedTests(head);
+      expect(tests.length, `${file} names no test`).toBeGreaterThan(0);
+      for (const t of tests) expect(existsSync(join(REPO_ROOT, t)), `${file} names ${t}`).toBe(true);
+    },
+  );
 
   describe('each switch, read by the code both on and off while its differential test runs', () => {
     const trace = mkdtempSync(join(tmpdir(), 'svc-fence-'));
@@ -80,7 +90,19 @@ describe('the fence', () => {
       const env: NodeJS.ProcessEnv = { ...process.env, SVC_FENCE_TRACE: out };
       // The child is a vitest run of its own, not a worker of this one.
       for (const key of Object.keys(env)) if (key.startsWith('VITEST')) delete env[key];
-      await run(process.execPath, [join(REPO_ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', testFile, '--project', 'shared', '--reporter', 'dot'], { cwd: REPO_ROOT, env, maxBuffer: 64 * 1024 * 1024 });
+      await run(
+        process.execPath,
+        [
+          join(REPO_ROOT, 'node_modules', 'vitest', 'vitest.mjs'),
+          'run',
+          testFile,
+          '--project',
+          'shared',
+          '--reporter',
+          'dot',
+        ],
+        { cwd: REPO_ROOT, env, maxBuffer: 64 * 1024 * 1024 },
+      );
       const seen = existsSync(out) ? readFileSync(out, 'utf8').split('\n') : [];
       for (const name of names) {
         expect(seen, `${testFile} never ran the code with ${name} on`).toContain(`${name}=on`);

@@ -11,9 +11,31 @@ import { describe, expect, it } from 'vitest';
 import { defineRule, severityRank, type FindingDraft, type Severity } from '../../src/findings/define.js';
 import { evaluateFindings, serializeFindings } from '../../src/findings/evaluate.js';
 
-const part = fc.constantFrom('', 'a', 'ab', 'a\u0000', 'a\u0001', 'a\u0002', 'a\u0003', '\u0000', '\u0001b', '\u0002', 'b', 'é', '😀', 'Z');
-const ref = fc.record({ export: fc.constantFrom('projects', 'project_memberships', 'teams'), key: fc.array(part, { maxLength: 3 }) });
-const draft: fc.Arbitrary<FindingDraft> = fc.record({ subject: ref, related: fc.array(ref, { maxLength: 2 }), detail: fc.constantFrom('', 'd', 'd"', 'd!', 'd\\', 'dZ', 'e', '\u0000') });
+const part = fc.constantFrom(
+  '',
+  'a',
+  'ab',
+  'a\u0000',
+  'a\u0001',
+  'a\u0002',
+  'a\u0003',
+  '\u0000',
+  '\u0001b',
+  '\u0002',
+  'b',
+  'é',
+  '😀',
+  'Z',
+);
+const ref = fc.record({
+  export: fc.constantFrom('projects', 'project_memberships', 'teams'),
+  key: fc.array(part, { maxLength: 3 }),
+});
+const draft: fc.Arbitrary<FindingDraft> = fc.record({
+  subject: ref,
+  related: fc.array(ref, { maxLength: 2 }),
+  detail: fc.constantFrom('', 'd', 'd"', 'd!', 'd\\', 'dZ', 'e', '\u0000'),
+});
 
 interface Line {
   rule: string;
@@ -47,22 +69,58 @@ function keys(ka: readonly string[], kb: readonly string[]): number {
   return ka.length - kb.length;
 }
 
-describe('the findings\' order', () => {
+describe("the findings' order", () => {
   it('is severity, rule, subject key part by part, then the related rows and the detail field by field, whatever they hold', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(draft, { maxLength: 12 }), fc.array(draft, { maxLength: 12 }), fc.array(draft, { maxLength: 12 }), async (x, y, z) => {
-        const rules = [
-          defineRule({ id: 'b-rule', severity: 'high', description: 'd', meaning: 'm', spec: [], reads: [{ export: 'teams', columns: ['id'] }], check: () => x }),
-          defineRule({ id: 'a-rule', severity: 'medium', description: 'd', meaning: 'm', spec: [], reads: [{ export: 'teams', columns: ['id'] }], check: () => y }),
-          defineRule({ id: 'a', severity: 'high', description: 'd', meaning: 'm', spec: [], reads: [{ export: 'teams', columns: ['id'] }], check: () => z }),
-        ];
-        const manifest = { time: '2026-11-21T02:00:00.000Z', exports: [{ export: 'teams', available: true }], nullFields: [] };
-        const report = await evaluateFindings(manifest, async () => [], { rules });
-        const lines = JSON.parse(serializeFindings(report)).findings as Line[];
-        const expected = lines.map((f) => ({ f, line: JSON.stringify(f) })).sort(reference).map((d) => d.line);
-        expect(lines.map((f) => JSON.stringify(f))).toEqual(expected);
-        expect(lines).toHaveLength(x.length + y.length + z.length);
-      }),
+      fc.asyncProperty(
+        fc.array(draft, { maxLength: 12 }),
+        fc.array(draft, { maxLength: 12 }),
+        fc.array(draft, { maxLength: 12 }),
+        async (x, y, z) => {
+          const rules = [
+            defineRule({
+              id: 'b-rule',
+              severity: 'high',
+              description: 'd',
+              meaning: 'm',
+              spec: [],
+              reads: [{ export: 'teams', columns: ['id'] }],
+              check: () => x,
+            }),
+            defineRule({
+              id: 'a-rule',
+              severity: 'medium',
+              description: 'd',
+              meaning: 'm',
+              spec: [],
+              reads: [{ export: 'teams', columns: ['id'] }],
+              check: () => y,
+            }),
+            defineRule({
+              id: 'a',
+              severity: 'high',
+              description: 'd',
+              meaning: 'm',
+              spec: [],
+              reads: [{ export: 'teams', columns: ['id'] }],
+              check: () => z,
+            }),
+          ];
+          const manifest = {
+            time: '2026-11-21T02:00:00.000Z',
+            exports: [{ export: 'teams', available: true }],
+            nullFields: [],
+          };
+          const report = await evaluateFindings(manifest, async () => [], { rules });
+          const lines = JSON.parse(serializeFindings(report)).findings as Line[];
+          const expected = lines
+            .map((f) => ({ f, line: JSON.stringify(f) }))
+            .sort(reference)
+            .map((d) => d.line);
+          expect(lines.map((f) => JSON.stringify(f))).toEqual(expected);
+          expect(lines).toHaveLength(x.length + y.length + z.length);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -37,14 +37,33 @@ function routesOf(rule: RuleDef): Set<string> {
 function withFailed(c: RawCollection, label: string): RawCollection {
   const bodies = new Map(c.bodies);
   bodies.delete(label);
-  const routes = c.manifest.routes.map((r) => (r.route === label ? { route: r.route, tokenType: r.tokenType, status: 503, file: null, attempts: 4, error: 'HTTP 503 Service Unavailable' } : r));
+  const routes = c.manifest.routes.map((r) =>
+    r.route === label
+      ? {
+          route: r.route,
+          tokenType: r.tokenType,
+          status: 503,
+          file: null,
+          attempts: 4,
+          error: 'HTTP 503 Service Unavailable',
+        }
+      : r,
+  );
   return { manifest: { ...c.manifest, routes }, bodies };
 }
 
 /** What a snapshot built from the collection gives the rules (--include vms, so that every optional input is held). */
 function findingsOf(c: RawCollection): Promise<FindingsReport> {
   const built = buildAll(c, ['vms']);
-  const manifest = { time: c.manifest.time, exports: built.exports.map((e) => ({ export: e.export, available: e.available, ...(e.reason !== undefined ? { reason: e.reason } : {}) })), nullFields: built.nullFields };
+  const manifest = {
+    time: c.manifest.time,
+    exports: built.exports.map((e) => ({
+      export: e.export,
+      available: e.available,
+      ...(e.reason !== undefined ? { reason: e.reason } : {}),
+    })),
+    nullFields: built.nullFields,
+  };
   const records = new Map(built.exports.map((e) => [e.export, e.records]));
   return evaluateFindings(manifest, async (name) => records.get(name)!);
 }
@@ -67,21 +86,32 @@ describe('a rule whose input a failed route leaves unavailable or incomplete', (
   const cases = allRoutes.flatMap((route) => {
     const def = routeById(route);
     // The recording's two realms: each failed alone, the other read.
-    return def.perRealm ? ['libvirt', 'altvirt'].map((realm) => ({ route, label: planRoute(def, realm).label })) : [{ route, label: planRoute(def).label }];
+    return def.perRealm
+      ? ['libvirt', 'altvirt'].map((realm) => ({ route, label: planRoute(def, realm).label }))
+      : [{ route, label: planRoute(def).label }];
   });
 
-  it.each(cases)('$label failed: every rule reading from it is not evaluated, naming it; every other rule is evaluated', async ({ route, label }) => {
-    expect(night3.manifest.routes.some((r) => r.route === label && r.error === undefined && r.file !== null), `${label} is read in the recording`).toBe(true);
-    const report = await findingsOf(withFailed(night3, label));
-    for (const rule of RULES) {
-      const result = report.rules.find((r) => r.id === rule.id)!;
-      if (routesOf(rule).has(route)) {
-        expect(result, `${rule.id} reads from ${label}`).toMatchObject({ evaluated: false, count: null });
-        expect(result.reason, rule.id).toContain(`${label} failed: HTTP 503 Service Unavailable`);
-        expect(report.findings.filter((f) => f.rule === rule.id), rule.id).toEqual([]);
-      } else {
-        expect(result, `${rule.id} does not read from ${label}`).toMatchObject({ evaluated: true });
+  it.each(cases)(
+    '$label failed: every rule reading from it is not evaluated, naming it; every other rule is evaluated',
+    async ({ route, label }) => {
+      expect(
+        night3.manifest.routes.some((r) => r.route === label && r.error === undefined && r.file !== null),
+        `${label} is read in the recording`,
+      ).toBe(true);
+      const report = await findingsOf(withFailed(night3, label));
+      for (const rule of RULES) {
+        const result = report.rules.find((r) => r.id === rule.id)!;
+        if (routesOf(rule).has(route)) {
+          expect(result, `${rule.id} reads from ${label}`).toMatchObject({ evaluated: false, count: null });
+          expect(result.reason, rule.id).toContain(`${label} failed: HTTP 503 Service Unavailable`);
+          expect(
+            report.findings.filter((f) => f.rule === rule.id),
+            rule.id,
+          ).toEqual([]);
+        } else {
+          expect(result, `${rule.id} does not read from ${label}`).toMatchObject({ evaluated: true });
+        }
       }
-    }
-  });
+    },
+  );
 });

@@ -31,7 +31,9 @@ const SITE = 'https://platform.example.org';
 
 /** `export.column` of every column whose schema, as the catalog declares it, is boolean. */
 const BOOLEANS: readonly { readonly exp: string; readonly column: string }[] = CATALOG.flatMap((exp) =>
-  exp.columns.filter((c) => unwrap(columnType(exp, c).schema) instanceof z.ZodBoolean).map((c) => ({ exp: exp.name, column: c.name })),
+  exp.columns
+    .filter((c) => unwrap(columnType(exp, c).schema) instanceof z.ZodBoolean)
+    .map((c) => ({ exp: exp.name, column: c.name })),
 );
 const named = (b: { exp: string; column: string }) => `${b.exp}.${b.column}`;
 
@@ -94,7 +96,9 @@ for (const engine of ENGINES) {
       if (engine.name === 'PostgreSQL') pg = await startPostgres();
       work = mkdtempSync(join(tmpdir(), 'svc-hist-bool-'));
       history = engine.name === 'SQLite' ? join(work, 'history.sqlite') : await pg!.createDatabase('booleans');
-      expect((await runHistory({ history, include: 'vms' }, ['load', ...NIGHTS], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+      expect(
+        (await runHistory({ history, include: 'vms' }, ['load', ...NIGHTS], captureDeps(work).deps)).exitCode,
+      ).toBe(EXIT.ok);
     });
     afterAll(() => {
       pg?.stop();
@@ -122,17 +126,31 @@ for (const engine of ENGINES) {
             const [row] = await db.all("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [t.table]);
             expect(String(row![0]), named(b)).toContain(`${column} INTEGER CHECK (${column} IN (0, 1))`);
           } else {
-            const [row] = await db.all('SELECT data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?', [t.table, b.column]);
+            const [row] = await db.all(
+              'SELECT data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?',
+              [t.table, b.column],
+            );
             expect(row?.[0], named(b)).toBe('boolean');
           }
           // What schema 3 stored for realms.isDefault ('true') and a number that is no boolean: refused by the column itself.
           for (const wrong of db.engine === 'sqlite' ? ['true', 2] : [2]) {
-            const insert = db.run(`INSERT INTO ${quoteIdent(t.table)} (version_id, base_url, seen_from, record, ${column}) VALUES (?, ?, ?, ?, ?)`, [-1, 'https://x.invalid', '2000-01-01T00:00:00.000Z', '{}', wrong]);
+            const insert = db.run(
+              `INSERT INTO ${quoteIdent(t.table)} (version_id, base_url, seen_from, record, ${column}) VALUES (?, ?, ?, ?, ?)`,
+              [-1, 'https://x.invalid', '2000-01-01T00:00:00.000Z', '{}', wrong],
+            );
             await expect(insert, `${named(b)} = ${JSON.stringify(wrong)}`).rejects.toThrow();
           }
           const current = records.get(b.exp) ?? [];
-          const count = async (where: string) => Number((await db.all(`SELECT COUNT(*) FROM ${quoteIdent(t.view)} WHERE base_url = ? AND ${where}`, [SITE]))[0]![0]);
-          expect([await count(column), await count(`NOT ${column}`), await count(`${column} IS NULL`)], named(b)).toEqual([
+          const count = async (where: string) =>
+            Number(
+              (
+                await db.all(`SELECT COUNT(*) FROM ${quoteIdent(t.view)} WHERE base_url = ? AND ${where}`, [SITE])
+              )[0]![0],
+            );
+          expect(
+            [await count(column), await count(`NOT ${column}`), await count(`${column} IS NULL`)],
+            named(b),
+          ).toEqual([
             current.filter((r) => r[b.column] === true).length,
             current.filter((r) => r[b.column] === false).length,
             current.filter((r) => r[b.column] === null || r[b.column] === undefined).length,

@@ -19,7 +19,9 @@ describe('history column types', () => {
       const c = exportTable(exp)!.typed.find((x) => x.name === col)!;
       return c.timestamp ? 'timestamp' : c.type;
     };
-    expect(['created', 'capacity', 'noBackup', 'readers', 'name', 'sizeOnDisk'].map((c) => typeOf('drives', c))).toEqual(['timestamp', 'real', 'boolean', 'text', 'text', 'real']);
+    expect(
+      ['created', 'capacity', 'noBackup', 'readers', 'name', 'sizeOnDisk'].map((c) => typeOf('drives', c)),
+    ).toEqual(['timestamp', 'real', 'boolean', 'text', 'text', 'real']);
     expect(typeOf('vm_hardware_setups', 'vmConfigCount')).toBe('integer');
     expect(typeOf('teams', 'quotas')).toBe('text');
     expect(typeOf('projects', 'settings')).toBe('text');
@@ -50,9 +52,30 @@ describe('history column types', () => {
   });
 
   it('match keys as text across engines, and read a key given on the command line as its type', () => {
-    expect([storedKeyText('integer', 5), storedKeyText('integer', '5'), keyText('integer', 5)]).toEqual(['5', '5', '5']);
-    expect([storedKeyText('boolean', 1), storedKeyText('boolean', true), storedKeyText('boolean', 0), keyText('boolean', false)]).toEqual(['true', 'true', 'false', 'false']);
-    expect([keyText('text', 'a'), keyText('text', ['a']), keyText('integer', 1.5), keyText('text', null)]).toEqual(['a', '["a"]', null, null]);
-    expect([keyParameter('integer', '42'), keyParameter('integer', 'x'), keyParameter('integer', '1.5'), keyParameter('boolean', 'true'), keyParameter('real', '2.5'), keyParameter('text', '42')]).toEqual([42, undefined, undefined, 1, 2.5, '42']);
+    expect([storedKeyText('integer', 5), storedKeyText('integer', '5'), keyText('integer', 5)]).toEqual([
+      '5',
+      '5',
+      '5',
+    ]);
+    expect([
+      storedKeyText('boolean', 1),
+      storedKeyText('boolean', true),
+      storedKeyText('boolean', 0),
+      keyText('boolean', false),
+    ]).toEqual(['true', 'true', 'false', 'false']);
+    expect([keyText('text', 'a'), keyText('text', ['a']), keyText('integer', 1.5), keyText('text', null)]).toEqual([
+      'a',
+      '["a"]',
+      null,
+      null,
+    ]);
+    expect([
+      keyParameter('integer', '42'),
+      keyParameter('integer', 'x'),
+      keyParameter('integer', '1.5'),
+      keyParameter('boolean', 'true'),
+      keyParameter('real', '2.5'),
+      keyParameter('text', '42'),
+    ]).toEqual([42, undefined, undefined, 1, 2.5, '42']);
   });
 });

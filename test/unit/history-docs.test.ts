@@ -24,9 +24,15 @@ function docBlocks(): Block[] {
   const doc = readFileSync(join(REPO_ROOT, 'docs', 'history.md'), 'utf8');
   return [...doc.matchAll(/^```sql([^\n]*)\n([\s\S]*?)^```$/gm)].map((m) => {
     const marks = m[1]!.trim().split(/\s+/).filter(Boolean);
-    for (const mark of marks) if (!/^(sqlite|postgres|requires:[a-z_]+)$/.test(mark)) throw new Error(`docs/history.md: unknown mark "${mark}" on a sql block`);
+    for (const mark of marks)
+      if (!/^(sqlite|postgres|requires:[a-z_]+)$/.test(mark))
+        throw new Error(`docs/history.md: unknown mark "${mark}" on a sql block`);
     const engine = marks.includes('sqlite') ? 'sqlite' : marks.includes('postgres') ? 'postgres' : null;
-    return { sql: m[2]!, engine, requires: marks.find((x) => x.startsWith('requires:'))?.slice('requires:'.length) ?? null };
+    return {
+      sql: m[2]!,
+      engine,
+      requires: marks.find((x) => x.startsWith('requires:'))?.slice('requires:'.length) ?? null,
+    };
   });
 }
 
@@ -42,7 +48,9 @@ describe('docs/history.md', () => {
     expect(blocks.filter((b) => b.requires === null && b.engine === null).length).toBeGreaterThanOrEqual(8);
     // A block for one engine has its twin for the other.
     for (const engine of ['sqlite', 'postgres'] as const) {
-      expect(blocks.filter((b) => b.engine === engine).map((b) => b.requires)).toEqual(blocks.filter((b) => b.engine !== null && b.engine !== engine).map((b) => b.requires));
+      expect(blocks.filter((b) => b.engine === engine).map((b) => b.requires)).toEqual(
+        blocks.filter((b) => b.engine !== null && b.engine !== engine).map((b) => b.requires),
+      );
     }
   });
 });
@@ -56,7 +64,11 @@ for (const engine of ENGINES) {
       work = mkdtempSync(join(tmpdir(), 'svc-hist-docs-'));
       history = engine.name === 'sqlite' ? join(work, 'docs.sqlite') : await pg!.createDatabase('docs');
       // With the VM exports (CONTRACT section 14), which the VM questions read.
-      const loaded = await runHistory({ history, include: 'vms' }, ['load', ...RECORDED_NIGHTS], captureDeps(work).deps);
+      const loaded = await runHistory(
+        { history, include: 'vms' },
+        ['load', ...RECORDED_NIGHTS],
+        captureDeps(work).deps,
+      );
       expect(loaded.exitCode).toBe(EXIT.ok);
     });
     afterAll(() => {
@@ -75,14 +87,25 @@ for (const engine of ENGINES) {
           // A block that needs an --include export (vm_configs) runs too: the recordings are loaded with --include vms.
           expect(relations.has(block.requires ?? 'runs'), `docs/history.md needs ${block.requires}`).toBe(true);
           const rows = await db.all(block.sql).catch((e: unknown) => {
-            throw new Error(`docs/history.md, the block\n${block.sql}\nfailed on ${engine.name}: ${(e as Error).message}`);
+            throw new Error(
+              `docs/history.md, the block\n${block.sql}\nfailed on ${engine.name}: ${(e as Error).message}`,
+            );
           });
-          expect(rows.length, `docs/history.md, the block\n${block.sql}\nreturned no rows on ${engine.name}`).toBeGreaterThan(0);
+          expect(
+            rows.length,
+            `docs/history.md, the block\n${block.sql}\nreturned no rows on ${engine.name}`,
+          ).toBeGreaterThan(0);
           ran.push(block.sql);
           // The answers the recordings hold (scripts/record-platform.ts, NIGHT2_CHANGES).
-          if (block.sql.includes("'added' AS change")) expect(rows.map((r) => r[0])).toEqual(['added', 'changed', 'removed']);
-          if (block.sql.includes('member_since')) expect(rows.map((r) => [r[1], r[3] === null])).toEqual([['Team 1 IT', false], ['Team 2 Imaging', true]]);
-          if (block.sql.includes('first_seen_disabled')) expect(rows).toEqual([['2026-11-22T02:00:00.000Z', '2026-11-21T02:00:00.000Z', 'Deactivated (Admin)']]);
+          if (block.sql.includes("'added' AS change"))
+            expect(rows.map((r) => r[0])).toEqual(['added', 'changed', 'removed']);
+          if (block.sql.includes('member_since'))
+            expect(rows.map((r) => [r[1], r[3] === null])).toEqual([
+              ['Team 1 IT', false],
+              ['Team 2 Imaging', true],
+            ]);
+          if (block.sql.includes('first_seen_disabled'))
+            expect(rows).toEqual([['2026-11-22T02:00:00.000Z', '2026-11-21T02:00:00.000Z', 'Deactivated (Admin)']]);
         }
         expect(ran.length).toBe(docBlocks().filter((b) => b.engine === null || b.engine === engine.name).length);
         expect(ran.some((sql) => sql.includes('FROM vm_configs'))).toBe(true);

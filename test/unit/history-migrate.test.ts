@@ -12,7 +12,13 @@ import { EXPORT_TABLES } from '../../src/history/schema.js';
 import { parseHistoryTarget } from '../../src/history/target.js';
 import { TOOL } from '../../src/version.js';
 import { captureDeps } from '../helpers/history-fixtures.js';
-import { copyHistoryV2, HISTORY_V3, RECORDED_NIGHTS, replayHistoryFixture, replayHistoryV2 } from '../helpers/history-v2.js';
+import {
+  copyHistoryV2,
+  HISTORY_V3,
+  RECORDED_NIGHTS,
+  replayHistoryFixture,
+  replayHistoryV2,
+} from '../helpers/history-v2.js';
 import { manifestsIn, verifyDir } from '../../src/verify/verify-dir.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
@@ -70,7 +76,12 @@ for (const engine of ENGINES) {
         out.history_meta = await db.all('SELECT * FROM history_meta ORDER BY name');
         return out;
       });
-    const meta = (history: string) => withDb(history, async (db) => Object.fromEntries((await db.all('SELECT name, value FROM history_meta')).map((r) => [String(r[0]), String(r[1])])));
+    const meta = (history: string) =>
+      withDb(history, async (db) =>
+        Object.fromEntries(
+          (await db.all('SELECT name, value FROM history_meta')).map((r) => [String(r[0]), String(r[1])]),
+        ),
+      );
 
     beforeAll(async () => {
       if (engine.name === 'PostgreSQL') pg = await startPostgres();
@@ -100,18 +111,27 @@ for (const engine of ENGINES) {
       for (const date of ['2026-11-21', '2026-11-22']) {
         const migrated = join(work, `asof-${n}-${date}`);
         const loaded = join(work, `asof-fresh-${n}-${date}`);
-        expect((await runHistory({ history, outDir: migrated }, ['as-of', date], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
-        expect((await runHistory({ history: fresh, outDir: loaded }, ['as-of', date], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+        expect(
+          (await runHistory({ history, outDir: migrated }, ['as-of', date], captureDeps(work).deps)).exitCode,
+        ).toBe(EXIT.ok);
+        expect(
+          (await runHistory({ history: fresh, outDir: loaded }, ['as-of', date], captureDeps(work).deps)).exitCode,
+        ).toBe(EXIT.ok);
         sameDirectories(loaded, migrated);
       }
       const log = captureDeps(work);
-      expect((await runHistory({ history, json: true }, ['log', 'drives', GROWN_DRIVE], log.deps)).exitCode).toBe(EXIT.ok);
+      expect((await runHistory({ history, json: true }, ['log', 'drives', GROWN_DRIVE], log.deps)).exitCode).toBe(
+        EXIT.ok,
+      );
       const versions = HistoryLogSummary.parse(JSON.parse(log.out())).versions;
       expect(versions.map((v) => v.changed.includes('capacity'))).toEqual([false, true]);
       expect(versions.map((v) => v.record.capacity)).toEqual([4294967296000, 8589934592000]);
       // The columns are typed: numbers compare as numbers, timestamps have their UTC time in the view.
       await withDb(history, async (db) => {
-        const [row] = await db.all('SELECT capacity, capacity > 5000000000000, "changed_utc", "hasSnapshot" FROM drives WHERE id = ?', [GROWN_DRIVE]);
+        const [row] = await db.all(
+          'SELECT capacity, capacity > 5000000000000, "changed_utc", "hasSnapshot" FROM drives WHERE id = ?',
+          [GROWN_DRIVE],
+        );
         expect(Number(row![0])).toBe(8589934592000);
         expect([true, 1]).toContain(row![1]);
         expect(new Date(row![2] as string | Date).toISOString()).toBe('2026-11-22T02:00:00.000Z');
@@ -131,33 +151,50 @@ for (const engine of ENGINES) {
         const relations = await db.relations();
         for (const t of EXPORT_TABLES.filter((e) => relations.has(e.table))) {
           for (const [id, text] of await db.all(`SELECT version_id, record FROM ${t.table}`)) {
-            await db.run(`UPDATE ${t.table} SET record = ? WHERE version_id = ?`, [JSON.stringify(JSON.parse(String(text))), Number(id)]);
+            await db.run(`UPDATE ${t.table} SET record = ? WHERE version_id = ?`, [
+              JSON.stringify(JSON.parse(String(text))),
+              Number(id),
+            ]);
           }
         }
         await db.run("UPDATE history_meta SET value = '1' WHERE name = 'schema_version'");
       });
       const out = join(work, `asof-schema1-${n}`);
-      expect((await runHistory({ history, outDir: out }, ['as-of', '2026-11-22'], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+      expect(
+        (await runHistory({ history, outDir: out }, ['as-of', '2026-11-22'], captureDeps(work).deps)).exitCode,
+      ).toBe(EXIT.ok);
       expect(await meta(history)).toEqual({ schema_version: SCHEMA_NOW, written_by: TOOL.version });
       expect(await contents(history)).toEqual(await contents(fresh));
     });
 
     it('leaves a database it cannot migrate as it was, and says why', async () => {
       const history = await v2();
-      await withDb(history, (db) => db.run("UPDATE drives_versions SET record = 'not json' WHERE version_id = (SELECT MAX(version_id) FROM drives_versions)"));
-      const before = await withDb(history, async (db) => ({ runs: await db.all('SELECT * FROM runs ORDER BY time'), users: await db.all('SELECT * FROM users_versions ORDER BY version_id') }));
+      await withDb(history, (db) =>
+        db.run(
+          "UPDATE drives_versions SET record = 'not json' WHERE version_id = (SELECT MAX(version_id) FROM drives_versions)",
+        ),
+      );
+      const before = await withDb(history, async (db) => ({
+        runs: await db.all('SELECT * FROM runs ORDER BY time'),
+        users: await db.all('SELECT * FROM users_versions ORDER BY version_id'),
+      }));
       const err = await runHistory({ history }, ['runs'], captureDeps(work).deps).then(
         () => undefined,
         (e: unknown) => e,
       );
       expect(err).toBeInstanceOf(DomainError);
       expect(exitCodeOf(err as DomainError)).toBe(EXIT.failed);
-      expect((err as DomainError).message).toMatch(/holds a version whose record is not an export record \(drives_versions, version_id \d+\).*not upgraded to history schema 4 \(nothing was changed\)/);
+      expect((err as DomainError).message).toMatch(
+        /holds a version whose record is not an export record \(drives_versions, version_id \d+\).*not upgraded to history schema 4 \(nothing was changed\)/,
+      );
       expect(await meta(history)).toEqual({ schema_version: '2', written_by: '1.0.0' });
       await withDb(history, async (db) => {
         expect(await db.columns('runs')).toContain('manifest');
         expect(await db.relations()).not.toContain('run_manifests');
-        expect({ runs: await db.all('SELECT * FROM runs ORDER BY time'), users: await db.all('SELECT * FROM users_versions ORDER BY version_id') }).toEqual(before);
+        expect({
+          runs: await db.all('SELECT * FROM runs ORDER BY time'),
+          users: await db.all('SELECT * FROM users_versions ORDER BY version_id'),
+        }).toEqual(before);
       });
     });
   });
@@ -166,11 +203,16 @@ for (const engine of ENGINES) {
 /** The declared type of one column: SQLite's column definition as its table was made, PostgreSQL's data type. */
 async function declared(db: HistoryDb, table: string, column: string): Promise<string> {
   if (db.engine === 'postgres') {
-    const [row] = await db.all('SELECT data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?', [table, column]);
+    const [row] = await db.all(
+      'SELECT data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?',
+      [table, column],
+    );
     return String(row?.[0]);
   }
   const [row] = await db.all("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [table]);
-  const line = String(row?.[0]).split('\n').find((l) => l.trim().startsWith(`"${column}" `));
+  const line = String(row?.[0])
+    .split('\n')
+    .find((l) => l.trim().startsWith(`"${column}" `));
   return String(line?.trim().replace(/,$/, ''));
 }
 
@@ -200,8 +242,27 @@ for (const engine of ENGINES) {
       }
     };
     const rows = (history: string, tables: readonly string[]) =>
-      withDb(history, async (db) => Object.fromEntries(await Promise.all(tables.map(async (t) => [t, await db.all(`SELECT * FROM ${t} ORDER BY ${EXPORT_TABLES.some((e) => e.view === t) ? '1, 2, 3, 4' : '1, 2'}`)] as const))));
-    const meta = (history: string) => withDb(history, async (db) => Object.fromEntries((await db.all('SELECT name, value FROM history_meta')).map((r) => [String(r[0]), String(r[1])])));
+      withDb(history, async (db) =>
+        Object.fromEntries(
+          await Promise.all(
+            tables.map(
+              async (t) =>
+                [
+                  t,
+                  await db.all(
+                    `SELECT * FROM ${t} ORDER BY ${EXPORT_TABLES.some((e) => e.view === t) ? '1, 2, 3, 4' : '1, 2'}`,
+                  ),
+                ] as const,
+            ),
+          ),
+        ),
+      );
+    const meta = (history: string) =>
+      withDb(history, async (db) =>
+        Object.fromEntries(
+          (await db.all('SELECT name, value FROM history_meta')).map((r) => [String(r[0]), String(r[1])]),
+        ),
+      );
     const exportRelations = EXPORT_TABLES.flatMap((t) => [t.table, t.view]);
 
     beforeAll(async () => {
@@ -231,7 +292,9 @@ for (const engine of ENGINES) {
       expect((await runHistory({ history }, ['runs'], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
       expect(await meta(history)).toEqual({ schema_version: SCHEMA_NOW, written_by: TOOL.version });
       await withDb(history, async (db) => {
-        expect(await declared(db, 'realms_versions', 'isDefault')).toBe(db.engine === 'sqlite' ? '"isDefault" INTEGER CHECK ("isDefault" IN (0, 1))' : 'boolean');
+        expect(await declared(db, 'realms_versions', 'isDefault')).toBe(
+          db.engine === 'sqlite' ? '"isDefault" INTEGER CHECK ("isDefault" IN (0, 1))' : 'boolean',
+        );
         expect(await db.all('SELECT id FROM realms WHERE "isDefault"')).toEqual([['libvirt']]);
         expect(await db.all('SELECT id FROM realms WHERE NOT "isDefault" ORDER BY id')).toEqual([['altvirt']]);
         // The release before kept no _findings.json: as-of of its nights writes none.
@@ -243,16 +306,27 @@ for (const engine of ENGINES) {
       for (const date of ['2026-11-21', '2026-11-22']) {
         const migrated = join(work, `asof3-${n}-${date}`);
         const loaded = join(work, `asof3-fresh-${n}-${date}`);
-        expect((await runHistory({ history, outDir: migrated }, ['as-of', date], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
-        expect((await runHistory({ history: fresh, outDir: loaded }, ['as-of', date], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
-        const exportsOf = (dir: string) => readdirSync(dir).filter((f) => !f.startsWith('_')).sort();
+        expect(
+          (await runHistory({ history, outDir: migrated }, ['as-of', date], captureDeps(work).deps)).exitCode,
+        ).toBe(EXIT.ok);
+        expect(
+          (await runHistory({ history: fresh, outDir: loaded }, ['as-of', date], captureDeps(work).deps)).exitCode,
+        ).toBe(EXIT.ok);
+        const exportsOf = (dir: string) =>
+          readdirSync(dir)
+            .filter((f) => !f.startsWith('_'))
+            .sort();
         expect(exportsOf(migrated)).toHaveLength(18);
         expect(exportsOf(migrated)).toEqual(exportsOf(loaded));
-        for (const f of exportsOf(loaded)) expect(readFileSync(join(migrated, f)).equals(readFileSync(join(loaded, f))), f).toBe(true);
+        for (const f of exportsOf(loaded))
+          expect(readFileSync(join(migrated, f)).equals(readFileSync(join(loaded, f))), f).toBe(true);
         // What the manifest listed besides the exports (_findings.json, raw/) is not there, and it says so no more.
         expect(readdirSync(migrated)).not.toContain('_findings.json');
         const report = await verifyDir(migrated, await manifestsIn(migrated), undefined, new Date());
-        expect(report.files.filter((f) => f.state !== 'ok'), JSON.stringify(report.files)).toEqual([]);
+        expect(
+          report.files.filter((f) => f.state !== 'ok'),
+          JSON.stringify(report.files),
+        ).toEqual([]);
         expect(report.ok).toBe(true);
       }
       // A second open changes nothing more.
@@ -263,7 +337,11 @@ for (const engine of ENGINES) {
 
     it('leaves a schema 3 database it cannot migrate as it was, and says why', async () => {
       const history = await v3();
-      await withDb(history, (db) => db.run("UPDATE realms_versions SET record = 'not json' WHERE version_id = (SELECT MAX(version_id) FROM realms_versions)"));
+      await withDb(history, (db) =>
+        db.run(
+          "UPDATE realms_versions SET record = 'not json' WHERE version_id = (SELECT MAX(version_id) FROM realms_versions)",
+        ),
+      );
       const before = await rows(history, ['realms_versions', 'runs']);
       const err = await runHistory({ history }, ['runs'], captureDeps(work).deps).then(
         () => undefined,
@@ -271,7 +349,9 @@ for (const engine of ENGINES) {
       );
       expect(err).toBeInstanceOf(DomainError);
       expect(exitCodeOf(err as DomainError)).toBe(EXIT.failed);
-      expect((err as DomainError).message).toMatch(/holds a version whose record is not an export record \(realms_versions, version_id \d+\).*not upgraded to history schema 4 \(nothing was changed\)/);
+      expect((err as DomainError).message).toMatch(
+        /holds a version whose record is not an export record \(realms_versions, version_id \d+\).*not upgraded to history schema 4 \(nothing was changed\)/,
+      );
       expect(await meta(history)).toEqual({ schema_version: '3', written_by: '1.0.0' });
       await withDb(history, async (db) => {
         expect(await declared(db, 'realms_versions', 'isDefault')).toMatch(/^("isDefault" TEXT|text)$/);

@@ -61,19 +61,25 @@ describe.runIf(hasSshKeygen())('history load --allowed-signers', () => {
     const history = join(work, 'h.sqlite');
     // b unsigned: nothing loaded, not even a.
     sign(a, key);
-    const unsigned = await failure(runHistory({ history, allowedSigners: allowed }, ['load', a, b], captureDeps(work).deps));
+    const unsigned = await failure(
+      runHistory({ history, allowedSigners: allowed }, ['load', a, b], captureDeps(work).deps),
+    );
     expect(unsigned.code).toBe(EXIT.failed);
     expect(unsigned.message).toMatch(/n2: _snapshot-manifest\.json is not signed.*nothing was loaded/);
     expect(existsSync(history)).toBe(false);
     // b signed by a key not listed.
     sign(b, other);
-    expect((await failure(runHistory({ history, allowedSigners: allowed }, ['load', a, b], captureDeps(work).deps))).message).toMatch(/valid signature, but its key is not listed in .*allowed_signers/);
+    expect(
+      (await failure(runHistory({ history, allowedSigners: allowed }, ['load', a, b], captureDeps(work).deps))).message,
+    ).toMatch(/valid signature, but its key is not listed in .*allowed_signers/);
     // b changed after signing.
     sign(b, key);
     const manifest = join(b, '_snapshot-manifest.json');
     const text = readFileSync(manifest, 'utf8');
     writeFileSync(manifest, text.replace('"complete": true', '"complete": true '));
-    expect((await failure(runHistory({ history, allowedSigners: allowed }, ['load', a, b], captureDeps(work).deps))).message).toMatch(/does not match the manifest/);
+    expect(
+      (await failure(runHistory({ history, allowedSigners: allowed }, ['load', a, b], captureDeps(work).deps))).message,
+    ).toMatch(/does not match the manifest/);
     writeFileSync(manifest, text);
     const load = captureDeps(work);
     expect((await runHistory({ history, allowedSigners: allowed }, ['load', a, b], load.deps)).exitCode).toBe(EXIT.ok);
@@ -90,13 +96,19 @@ describe.runIf(hasSshKeygen())('history load --allowed-signers', () => {
     const raw = join(work, 'raw');
     cpSync(join(REPO_ROOT, 'recordings', 'platform-3.14.1'), raw, { recursive: true });
     const history = join(work, 'raw.sqlite');
-    expect((await failure(runHistory({ history, allowedSigners: allowed }, ['load', raw], captureDeps(work).deps))).message).toMatch(/_collection-manifest\.json is not signed/);
+    expect(
+      (await failure(runHistory({ history, allowedSigners: allowed }, ['load', raw], captureDeps(work).deps))).message,
+    ).toMatch(/_collection-manifest\.json is not signed/);
     const manifest = join(raw, '_collection-manifest.json');
     writeFileSync(`${manifest}.sig`, signMessage(readFileSync(manifest), loadSigningKey(key, '--sign-key')));
-    expect((await runHistory({ history, allowedSigners: allowed }, ['load', raw], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+    expect(
+      (await runHistory({ history, allowedSigners: allowed }, ['load', raw], captureDeps(work).deps)).exitCode,
+    ).toBe(EXIT.ok);
     const runs = captureDeps(work);
     await runHistory({ history, json: true }, ['runs'], runs.deps);
-    expect(HistoryRunsSummary.parse(JSON.parse(runs.out())).runs.map((r) => r.key)).toEqual([loadSigningKey(key, '--sign-key').fingerprint]);
+    expect(HistoryRunsSummary.parse(JSON.parse(runs.out())).runs.map((r) => r.key)).toEqual([
+      loadSigningKey(key, '--sign-key').fingerprint,
+    ]);
   });
 
   it('history as-of of a snapshot whose manifest lists spreadsheets writes a manifest without them, which verify accepts', async () => {
@@ -126,6 +138,9 @@ describe.runIf(hasSshKeygen())('history load --allowed-signers', () => {
     const bad = join(work, 'bad_signers');
     writeFileSync(bad, 'nightly@site ssh-ed25519\n');
     const refused = await failure(runHistory({ history, allowedSigners: bad }, ['load', dir], captureDeps(work).deps));
-    expect(refused).toMatchObject({ code: EXIT.usage, message: expect.stringMatching(/bad_signers line 1 is malformed/) });
+    expect(refused).toMatchObject({
+      code: EXIT.usage,
+      message: expect.stringMatching(/bad_signers line 1 is malformed/),
+    });
   });
 });

@@ -19,7 +19,10 @@ const value = fc.letrec((tie) => ({
     fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), tie('value'), { maxKeys: 3 }),
   ),
 })).value;
-const record = fc.dictionary(fc.string({ unit: 'binary', minLength: 0, maxLength: 8 }), value, { minKeys: 1, maxKeys: 5 }) as fc.Arbitrary<ExportRecord>;
+const record = fc.dictionary(fc.string({ unit: 'binary', minLength: 0, maxLength: 8 }), value, {
+  minKeys: 1,
+  maxKeys: 5,
+}) as fc.Arbitrary<ExportRecord>;
 const records = fc.array(record, { maxLength: 230 });
 
 /** The record texts of a file, as the one splitter finds them (src/snapshot/records.ts), or undefined when it is not framed as the writer frames it. */
@@ -40,14 +43,25 @@ describe('record texts (history schema 2)', () => {
         expect(texts.map((t) => JSON.parse(t) as unknown)).toEqual(JSON.parse(file));
         expect(texts.length === 0 ? '[]\n' : `[\n  ${texts.join(',\n  ')}\n]\n`).toBe(file);
         expect(recordTextsOf(rs)).toEqual(texts);
-        expect(sameAsWritten(rs, texts, rs.map((_, i) => i))).toBe(true);
+        expect(
+          sameAsWritten(
+            rs,
+            texts,
+            rs.map((_, i) => i),
+          ),
+        ).toBe(true);
       }),
       { numRuns: 300 },
     );
   });
 
   it('refuses a file framed otherwise than the writer frames it', () => {
-    const file = serializeExport({ records: [{ id: 'a', n: 1 }, { id: 'b', n: [2] }] });
+    const file = serializeExport({
+      records: [
+        { id: 'a', n: 1 },
+        { id: 'b', n: [2] },
+      ],
+    });
     expect(splitRecordTexts(file)).toHaveLength(2);
     for (const bad of [
       file.slice(0, -1),
@@ -72,7 +86,11 @@ describe('record texts (history schema 2)', () => {
     const texts = recordTextsOf(rs);
     const all = rs.map((_, i) => i);
     expect(sameAsWritten(rs, texts, all)).toBe(true);
-    for (const change of [(t: string) => t.replace('"n": ', '"n":  '), (t: string) => t.replace('\n    "tags"', '\n     "tags"'), (t: string) => t.replace('"u', '"\\u0075')]) {
+    for (const change of [
+      (t: string) => t.replace('"n": ', '"n":  '),
+      (t: string) => t.replace('\n    "tags"', '\n     "tags"'),
+      (t: string) => t.replace('"u', '"\\u0075'),
+    ]) {
       const changed = [...texts];
       changed[217] = change(changed[217]!);
       expect(JSON.parse(changed[217]!)).toEqual(rs[217]);
@@ -84,7 +102,11 @@ describe('record texts (history schema 2)', () => {
   });
 
   it('checks a whole file from its texts a batch at a time: order across batches, layout only when asked', () => {
-    const rs: ExportRecord[] = Array.from({ length: 250 }, (_, i) => ({ id: `u${String(i).padStart(4, '0')}`, name: `Zoë ${i}`, n: i }));
+    const rs: ExportRecord[] = Array.from({ length: 250 }, (_, i) => ({
+      id: `u${String(i).padStart(4, '0')}`,
+      name: `Zoë ${i}`,
+      n: i,
+    }));
     const file = serializeExport({ records: rs });
     const check = (text: string, layout: boolean) => {
       const texts = splitRecordTexts(text);

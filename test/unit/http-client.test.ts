@@ -16,7 +16,15 @@ beforeAll(async () => {
 afterAll(async () => site.close());
 
 function client(opts: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}) {
-  return new HttpClient({ timeoutMs: 5000, retries: 3, concurrency: 2, ca, userAgent: 'test', backoffBaseMs: 10, ...opts });
+  return new HttpClient({
+    timeoutMs: 5000,
+    retries: 3,
+    concurrency: 2,
+    ca,
+    userAgent: 'test',
+    backoffBaseMs: 10,
+    ...opts,
+  });
 }
 
 const cookie = { cookie: `SVC_TOKEN=${ALL_TYPES_TOKEN.value}` };
@@ -34,7 +42,11 @@ describe('HttpClient', () => {
   it('returns 4xx answers other than 429 at once, without retrying', async () => {
     const c = client();
     const before = site.backend.requests.length;
-    const res = await c.get({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: { cookie: 'SVC_TOKEN=fake-token-unknown' } });
+    const res = await c.get({
+      label: 'GET /api/users',
+      url: `${site.url}/api/users`,
+      headers: { cookie: 'SVC_TOKEN=fake-token-unknown' },
+    });
     expect(res.status).toBe(401);
     expect(res.attempts).toBe(1);
     expect(site.backend.requests.length - before).toBe(1);
@@ -44,7 +56,9 @@ describe('HttpClient', () => {
   it('retries 5xx until the attempts run out, then throws an HttpError with the last status', async () => {
     site.backend.setFault('teams', { statuses: [502], always: true });
     const c = client({ retries: 2 });
-    const err = await c.get({ label: 'GET /api/teams', url: `${site.url}/api/teams`, headers: cookie }).catch((e: unknown) => e);
+    const err = await c
+      .get({ label: 'GET /api/teams', url: `${site.url}/api/teams`, headers: cookie })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HttpError);
     expect(err).toMatchObject({ status: 502, attempts: 3, route: 'GET /api/teams', kind: 'status' });
     expect((err as HttpError).message).toMatch(/^GET \/api\/teams: HTTP 502 after 3 attempts/);
@@ -58,7 +72,9 @@ describe('HttpClient', () => {
     // Order, not elapsed time: with a 10 ms backoff the retry would beat a
     // 500 ms timer; honouring Retry-After: 1 puts it after.
     const arrived: string[] = [];
-    const pending = c.get({ label: 'GET /api/drives', url: `${site.url}/api/drives`, headers: cookie }).then((r) => (arrived.push('response'), r));
+    const pending = c
+      .get({ label: 'GET /api/drives', url: `${site.url}/api/drives`, headers: cookie })
+      .then((r) => (arrived.push('response'), r));
     await new Promise((resolve) => setTimeout(resolve, 500)).then(() => arrived.push('timer'));
     const res = await pending;
     expect(res.status).toBe(200);
@@ -70,7 +86,9 @@ describe('HttpClient', () => {
   it('reports status 0 and a timeout when no complete response comes in time', async () => {
     site.backend.setFault('projects', { delayMs: 1500 });
     const c = client({ timeoutMs: 300, retries: 0 });
-    const err = await c.get({ label: 'GET /api/projects', url: `${site.url}/api/projects`, headers: cookie }).catch((e: unknown) => e);
+    const err = await c
+      .get({ label: 'GET /api/projects', url: `${site.url}/api/projects`, headers: cookie })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 0, kind: 'timeout', attempts: 1 });
     site.backend.clearFaults();
     await c.close();
@@ -78,7 +96,9 @@ describe('HttpClient', () => {
 
   it('refuses a server its trust store does not cover, naming --ca-file, without retrying', async () => {
     const c = client({ ca: [...rootCertificates] });
-    const err = await c.get({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: cookie }).catch((e: unknown) => e);
+    const err = await c
+      .get({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: cookie })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 0, kind: 'tls', attempts: 1 });
     expect((err as Error).message).toMatch(/--ca-file/);
     await c.close();
@@ -88,7 +108,9 @@ describe('HttpClient', () => {
     site.backend.setFault('users', { delayMs: 3000 });
     const abort = new AbortController();
     const c = client({ signal: abort.signal });
-    const pending = c.get({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: cookie }).catch((e: unknown) => e);
+    const pending = c
+      .get({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: cookie })
+      .catch((e: unknown) => e);
     setTimeout(() => abort.abort(), 100);
     // Not waited out: a request that ignored the abort would end with the delayed 200, not 'aborted'.
     expect(await pending).toMatchObject({ kind: 'aborted' });
@@ -134,7 +156,13 @@ describe('readBody', () => {
   });
 
   it('reads as chunks a length no buffer can hold, or one that is not a plain number', async () => {
-    for (const length of [String(bufferConstants.MAX_LENGTH + 1), '99999999999999999999999', '12abc', '-1', ['3', '3']]) {
+    for (const length of [
+      String(bufferConstants.MAX_LENGTH + 1),
+      '99999999999999999999999',
+      '12abc',
+      '-1',
+      ['3', '3'],
+    ]) {
       const body = await readBody(chunks('abc', 'def'), length);
       expect(body.toString(), String(length)).toBe('abcdef');
       expect(body.buffer.byteLength, String(length)).toBeLessThan(1024 * 1024);

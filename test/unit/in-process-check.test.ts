@@ -35,7 +35,12 @@ async function check(backend: FakeBackend, env: NodeJS.ProcessEnv, flags: CheckF
 
 describe('runCheck in-process against the msw handlers', () => {
   it('says all good on a 3.14.1 backend with one token, with the realms it lists (exit 0)', async () => {
-    const backend = site({ realms: [{ id: 'libvirt', driver: 'libvirt' }, { id: 'alt', driver: 'altvirt' }] });
+    const backend = site({
+      realms: [
+        { id: 'libvirt', driver: 'libvirt' },
+        { id: 'alt', driver: 'altvirt' },
+      ],
+    });
     const { exitCode, report } = await check(backend, { SVC_TOKEN: TOKEN });
     expect(exitCode).toBe(0);
     expect(report).toEqual({
@@ -43,7 +48,14 @@ describe('runCheck in-process against the msw handlers', () => {
       // http:// to a loopback host: TLS not used, so no verdict (the text says "not used" too).
       tls: { used: false, ok: null },
       release: '3.14.1+',
-      tokens: [{ source: 'SVC_TOKEN', types: ['User', 'Team', 'Drive', 'VM', 'Project'], reaches: ['User', 'Team', 'Drive', 'VM', 'Project'], refused: [] }],
+      tokens: [
+        {
+          source: 'SVC_TOKEN',
+          types: ['User', 'Team', 'Drive', 'VM', 'Project'],
+          reaches: ['User', 'Team', 'Drive', 'VM', 'Project'],
+          refused: [],
+        },
+      ],
       realms: { source: 'GET /api/realms', ids: ['libvirt', 'alt'] },
       ok: true,
     });
@@ -55,7 +67,15 @@ describe('runCheck in-process against the msw handlers', () => {
     const backend = site({ tokens: [{ value: 'fake-token-no-vm', types: ['User', 'Team', 'Drive', 'Project'] }] });
     const { exitCode, report } = await check(backend, { SVC_TOKEN: 'fake-token-no-vm' });
     expect(exitCode).toBe(3);
-    expect(report.tokens).toEqual([{ source: 'SVC_TOKEN', types: ['User', 'Team', 'Drive', 'VM', 'Project'], reaches: ['User', 'Team', 'Drive', 'Project'], refused: ['VM'], refusedWith: [{ type: 'VM', status: 403 }] }]);
+    expect(report.tokens).toEqual([
+      {
+        source: 'SVC_TOKEN',
+        types: ['User', 'Team', 'Drive', 'VM', 'Project'],
+        reaches: ['User', 'Team', 'Drive', 'Project'],
+        refused: ['VM'],
+        refusedWith: [{ type: 'VM', status: 403 }],
+      },
+    ]);
     expect(report.ok).toBe(false);
   });
 
@@ -70,7 +90,9 @@ describe('runCheck in-process against the msw handlers', () => {
     const backend = site({ tokens: [{ value: 'fake-token-no-vm', types: ['User', 'Team', 'Drive', 'Project'] }] });
     const run = inProcess(backend.handlers, { env: { SVC_TOKEN: 'fake-token-no-vm' }, cwd: tmpDir() });
     expect((await runCheck({ baseUrl: LOOPBACK, retries: '0' }, run.deps)).exitCode).toBe(3);
-    expect(run.stdout()).toContain('token from SVC_TOKEN: reaches User, Team, Drive, Project; REFUSED for VM (403: type not granted)\n');
+    expect(run.stdout()).toContain(
+      'token from SVC_TOKEN: reaches User, Team, Drive, Project; REFUSED for VM (403: type not granted)\n',
+    );
     expect(run.stdout()).toContain('  TLS: not used (http:// to a loopback host)\n');
     const unknown = inProcess(site().handlers, { env: { SVC_TOKEN: 'fake-token-unknown' }, cwd: tmpDir() });
     expect((await runCheck({ baseUrl: LOOPBACK, retries: '0' }, unknown.deps)).exitCode).toBe(3);
@@ -85,7 +107,11 @@ describe('runCheck in-process against the msw handlers', () => {
         { value: 'fake-token-vm-only', types: ['VM'] },
       ],
     });
-    const { exitCode, report } = await check(backend, { SVC_TOKEN_USER: 'fake-token-user-only' }, { tokenVm: 'fake-token-vm-only', realms: 'libvirt' });
+    const { exitCode, report } = await check(
+      backend,
+      { SVC_TOKEN_USER: 'fake-token-user-only' },
+      { tokenVm: 'fake-token-vm-only', realms: 'libvirt' },
+    );
     expect(exitCode).toBe(0);
     expect(report.release).toBe('before 3.14.1');
     expect(report.tokens).toEqual([

@@ -8,7 +8,13 @@ import { HttpClient } from '../../src/http/client.js';
 import { TokenRejectedError } from '../../src/errors.js';
 import { exitCodeOf } from '../../src/cli/main.js';
 import { silentReporter } from '../../src/progress/reporter.js';
-import { ALL_TYPES_TOKEN, PER_TYPE_TOKENS, createFakeBackend, perTypeTokenEnv, type FakeBackend } from '../fake/backend.js';
+import {
+  ALL_TYPES_TOKEN,
+  PER_TYPE_TOKENS,
+  createFakeBackend,
+  perTypeTokenEnv,
+  type FakeBackend,
+} from '../fake/backend.js';
 import type { FakeBackendOptions } from '../fake/backend.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
 import { REPO_ROOT } from '../helpers/run-cli.js';
@@ -31,7 +37,10 @@ async function collectFrom(backend: FakeBackend, env: NodeJS.ProcessEnv, flags: 
   const settings = resolveConnection(readOptions('collect', { baseUrl: BASE_URL, ...flags }, env), env);
   const dispatcher = new MswDispatcher(backend.handlers);
   // backoffBaseMs: retries are counted, not waited for.
-  const http = new HttpClient({ ...settings, userAgent: 'svc-snapshot-test', backoffBaseMs: 1, backoffMaxMs: 2 }, dispatcher);
+  const http = new HttpClient(
+    { ...settings, userAgent: 'svc-snapshot-test', backoffBaseMs: 1, backoffMaxMs: 2 },
+    dispatcher,
+  );
   try {
     return await collect(settings, { http, reporter: silentReporter, abort: new AbortController(), now: NOW });
   } finally {
@@ -62,7 +71,13 @@ function expectRecording(name: string, result: Awaited<ReturnType<typeof collect
 
 describe('collect() in-process against the msw handlers', () => {
   it('collects a 3.14.1 backend with one token: the recording, body for body', async () => {
-    const backend = site({ release: '3.14.1', realms: [{ id: 'libvirt', driver: 'libvirt' }, { id: 'altvirt', driver: 'altvirt' }] });
+    const backend = site({
+      release: '3.14.1',
+      realms: [
+        { id: 'libvirt', driver: 'libvirt' },
+        { id: 'altvirt', driver: 'altvirt' },
+      ],
+    });
     const result = await collectFrom(backend, { SVC_TOKEN: ALL_TYPES_TOKEN.value });
     expect(result.failed).toEqual([]);
     expectRecording('platform-3.14.1', result);
@@ -77,9 +92,14 @@ describe('collect() in-process against the msw handlers', () => {
 
   it('stops on a 401 with a TokenRejectedError that maps to exit 3 and names the token source', async () => {
     const backend = site();
-    const err = await collectFrom(backend, { SVC_TOKEN: 'fake-token-unknown' }).then(() => undefined, (e: unknown) => e);
+    const err = await collectFrom(backend, { SVC_TOKEN: 'fake-token-unknown' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(TokenRejectedError);
-    expect((err as Error).message).toMatch(/^401 on GET \/api\/realms: the token \(from SVC_TOKEN\) was refused: the server does not accept the token itself/);
+    expect((err as Error).message).toMatch(
+      /^401 on GET \/api\/realms: the token \(from SVC_TOKEN\) was refused: the server does not accept the token itself/,
+    );
     expect((err as Error).message).not.toMatch(/needs type|--token-vm/);
     expect((err as Error).message).not.toContain('fake-token-unknown');
     expect(exitCodeOf(err as TokenRejectedError)).toBe(3);
@@ -89,7 +109,10 @@ describe('collect() in-process against the msw handlers', () => {
 
   it('names the type a token lacks on a 403', async () => {
     const backend = site({ tokens: [{ value: 'fake-token-without-vm', types: ['User', 'Team', 'Drive', 'Project'] }] });
-    const err = await collectFrom(backend, { SVC_TOKEN: 'fake-token-without-vm' }).then(() => undefined, (e: unknown) => e);
+    const err = await collectFrom(backend, { SVC_TOKEN: 'fake-token-without-vm' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(TokenRejectedError);
     expect((err as Error).message).toMatch(/^403 on GET \/api\/realms: the VM token .*--token-vm or SVC_TOKEN_VM/);
   });
@@ -120,7 +143,11 @@ describe('collect() in-process against the msw handlers', () => {
   });
 
   it.each([
-    ['an HTML login page with status 200', { html200: true } as const, /expected JSON but received \d+ bytes of HTML.*text\/html/],
+    [
+      'an HTML login page with status 200',
+      { html200: true } as const,
+      /expected JSON but received \d+ bytes of HTML.*text\/html/,
+    ],
     ['a body that is not JSON', { malformed: true } as const, /do not parse/],
   ])('fails a route that answers %s, naming what arrived', async (_what, fault, message) => {
     const backend = site();

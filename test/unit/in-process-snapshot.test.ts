@@ -22,11 +22,21 @@ const TOKEN = ALL_TYPES_TOKEN.value;
 const NOW = () => new Date(2026, 10, 21, 12, 0, 0);
 
 function recordedSite() {
-  return createFakeBackend({ release: '3.14.1', seed: 2026, realms: [{ id: 'libvirt', driver: 'libvirt' }, { id: 'altvirt', driver: 'altvirt' }], baseUrl: BASE_URL });
+  return createFakeBackend({
+    release: '3.14.1',
+    seed: 2026,
+    realms: [
+      { id: 'libvirt', driver: 'libvirt' },
+      { id: 'altvirt', driver: 'altvirt' },
+    ],
+    baseUrl: BASE_URL,
+  });
 }
 
 function exportFiles(dir: string): string[] {
-  return readdirSync(dir).filter((f) => f.endsWith('.json') && !f.startsWith('_')).sort();
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json') && !f.startsWith('_'))
+    .sort();
 }
 
 /** A collection manifest without what changes from run to run (time, durations). */
@@ -71,7 +81,9 @@ describe('runSnapshot in-process against the msw handlers', () => {
     for (const f of rawFiles.filter((name) => !name.startsWith('_'))) {
       expect(readFileSync(join(out, 'raw', f)).equals(readFileSync(join(RECORDING, f))), f).toBe(true);
     }
-    expect(stableCollectionManifest(join(out, 'raw', '_collection-manifest.json'))).toEqual(stableCollectionManifest(join(RECORDING, '_collection-manifest.json')));
+    expect(stableCollectionManifest(join(out, 'raw', '_collection-manifest.json'))).toEqual(
+      stableCollectionManifest(join(RECORDING, '_collection-manifest.json')),
+    );
     expectNoSecrets([TOKEN], [out], [run.stdout(), run.stderr()]);
   });
 
@@ -84,7 +96,10 @@ describe('runSnapshot in-process against the msw handlers', () => {
       const run = inProcess(recordedSite().handlers, { env: { SVC_TOKEN: TOKEN }, cwd, now: NOW });
       const out = join(cwd, raw ? 'with-raw' : 'spooled');
       // Every array body counts as large here: each is read back from disk by the build.
-      const result = await runSnapshot({ baseUrl: BASE_URL, outDir: out, ...(raw ? { raw: true } : {}) }, { ...run.deps, largeBodyBytes: 1 });
+      const result = await runSnapshot(
+        { baseUrl: BASE_URL, outDir: out, ...(raw ? { raw: true } : {}) },
+        { ...run.deps, largeBodyBytes: 1 },
+      );
       expect(result.exitCode, run.stderr()).toBe(0);
       const files = exportFiles(out);
       expect(files).toEqual(exportFiles(replayed));
@@ -105,7 +120,9 @@ describe('runSnapshot in-process against the msw handlers', () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(TokenRejectedError);
-    expect((err as Error).message).toMatch(/^401 on GET \/api\/\S+: the token \(from SVC_TOKEN\) was refused: the server does not accept the token itself/);
+    expect((err as Error).message).toMatch(
+      /^401 on GET \/api\/\S+: the token \(from SVC_TOKEN\) was refused: the server does not accept the token itself/,
+    );
     expect(exitCodeOf(err as TokenRejectedError)).toBe(3);
     expect(backend.requests.some((r) => r.status === 401)).toBe(true);
     expect(existsSync(out)).toBe(false);

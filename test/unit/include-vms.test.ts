@@ -18,15 +18,38 @@ function exportOf(result: BuildResult, name: string): ExportResult {
 const VM_EXPORTS = ['vm_configs', 'active_vms', 'realms'];
 
 function vm(id: string, realm: string, o: Record<string, unknown> = {}) {
-  return { id, name: `vm ${id}`, owner: 'u1', brick: 'b1', active: true, drives: { vdb: 'd2', vda: 'd1' }, ip: '10.0.0.1', protocolVer: 3, authedUsers: ['u2'], managers: [], realmID: realm, services: {}, vmcInfo: [{ timestamp: 1, info: { cpu: 0.5 } }], ...o };
+  return {
+    id,
+    name: `vm ${id}`,
+    owner: 'u1',
+    brick: 'b1',
+    active: true,
+    drives: { vdb: 'd2', vda: 'd1' },
+    ip: '10.0.0.1',
+    protocolVer: 3,
+    authedUsers: ['u2'],
+    managers: [],
+    realmID: realm,
+    services: {},
+    vmcInfo: [{ timestamp: 1, info: { cpu: 0.5 } }],
+    ...o,
+  };
 }
 
 function twoRealms(): CollectionBuilder {
   return new CollectionBuilder({ realms: ['libvirt', 'altvirt'] })
-    .with('vms-configs', [config({ id: 'c1', brick: 'b1', owners: ['u1', 'u2'] }), config({ id: 'c2', brick: 'b1' })], 'libvirt')
+    .with(
+      'vms-configs',
+      [config({ id: 'c1', brick: 'b1', owners: ['u1', 'u2'] }), config({ id: 'c2', brick: 'b1' })],
+      'libvirt',
+    )
     .with('vms-configs', [config({ id: 'c1', brick: 'b2', settings: { z: 1, a: { y: 2, b: 3 } } })], 'altvirt')
     .with('vms-active', [vm('v1', 'libvirt')], 'libvirt')
-    .with('vms-active', [vm('v2', 'altvirt', { pubkey: { modulus: 'ab', publicExponent: '10001' }, vpn: { host: 'h', port: 1 } })], 'altvirt');
+    .with(
+      'vms-active',
+      [vm('v2', 'altvirt', { pubkey: { modulus: 'ab', publicExponent: '10001' }, vpn: { host: 'h', port: 1 } })],
+      'altvirt',
+    );
 }
 
 describe('the export catalog with --include', () => {
@@ -64,16 +87,29 @@ describe('a build with --include vms', () => {
 
   it('keys configs by realm and id: an id repeated across realms is two rows', () => {
     const rows = exportOf(result, 'vm_configs').records;
-    expect(rows.map((r) => [r.realmID, r.id])).toEqual([['altvirt', 'c1'], ['libvirt', 'c1'], ['libvirt', 'c2']]);
+    expect(rows.map((r) => [r.realmID, r.id])).toEqual([
+      ['altvirt', 'c1'],
+      ['libvirt', 'c1'],
+      ['libvirt', 'c2'],
+    ]);
     expect(rows[0]!.settings).toBe('{"a":{"b":3,"y":2},"z":1}');
     expect(rows[1]!.owners).toEqual(['u1', 'u2']);
   });
 
   it('writes running VMs with maps as sorted entries, nested objects as columns, vmcInfo and realmID left out', () => {
     const rows = exportOf(result, 'active_vms').records;
-    expect(rows.map((r) => [r.realmID, r.id])).toEqual([['altvirt', 'v2'], ['libvirt', 'v1']]);
+    expect(rows.map((r) => [r.realmID, r.id])).toEqual([
+      ['altvirt', 'v2'],
+      ['libvirt', 'v1'],
+    ]);
     expect(rows[1]!.drives).toEqual(['vda=d1', 'vdb=d2']);
-    expect(rows[0]).toMatchObject({ pubkey_modulus: 'ab', pubkey_publicExponent: '10001', vpn_host: 'h', vpn_port: 1, ssh_host: null });
+    expect(rows[0]).toMatchObject({
+      pubkey_modulus: 'ab',
+      pubkey_publicExponent: '10001',
+      vpn_host: 'h',
+      vpn_port: 1,
+      ssh_host: null,
+    });
     expect(Object.keys(rows[0]!)).not.toContain('vmcInfo');
     expect(Object.keys(rows[0]!).filter((k) => k === 'realmID')).toHaveLength(1);
   });
@@ -86,10 +122,28 @@ describe('a build with --include vms', () => {
   });
 
   it('nulls a realm field of the wrong type and counts it, keeping the realm', () => {
-    const c = twoRealms().raw('realms', JSON.stringify({ defaultRealm: 'libvirt', realms: { libvirt: { id: 'libvirt', name: 7, driver: 'libvirt' }, altvirt: { id: 'altvirt', name: 'A', driver: 'altvirt' } } })).build();
+    const c = twoRealms()
+      .raw(
+        'realms',
+        JSON.stringify({
+          defaultRealm: 'libvirt',
+          realms: {
+            libvirt: { id: 'libvirt', name: 7, driver: 'libvirt' },
+            altvirt: { id: 'altvirt', name: 'A', driver: 'altvirt' },
+          },
+        }),
+      )
+      .build();
     const r = buildAll(c, ['vms']);
-    expect(exportOf(r, 'realms').records.find((x) => x.id === 'libvirt')).toEqual({ id: 'libvirt', name: null, driver: 'libvirt', isDefault: true });
-    expect(r.validation.samples).toContainEqual(expect.objectContaining({ route: 'GET /api/realms', path: 'realms.libvirt.name' }));
+    expect(exportOf(r, 'realms').records.find((x) => x.id === 'libvirt')).toEqual({
+      id: 'libvirt',
+      name: null,
+      driver: 'libvirt',
+      isDefault: true,
+    });
+    expect(r.validation.samples).toContainEqual(
+      expect.objectContaining({ route: 'GET /api/realms', path: 'realms.libvirt.name' }),
+    );
   });
 
   it("a running VM whose realmID names another realm stays under the route's realm, and the disagreement is counted under validation without its value", () => {
@@ -97,7 +151,12 @@ describe('a build with --include vms', () => {
       .with('vms-active', [vm('v2', 'altvirt'), vm('v3', 'libvirt'), vm('v4', 'elsewhere')], 'altvirt')
       .build();
     const r = buildAll(c, ['vms']);
-    expect(exportOf(r, 'active_vms').records.map((x) => [x.realmID, x.id])).toEqual([['altvirt', 'v2'], ['altvirt', 'v3'], ['altvirt', 'v4'], ['libvirt', 'v1']]);
+    expect(exportOf(r, 'active_vms').records.map((x) => [x.realmID, x.id])).toEqual([
+      ['altvirt', 'v2'],
+      ['altvirt', 'v3'],
+      ['altvirt', 'v4'],
+      ['libvirt', 'v1'],
+    ]);
     const message = "names another realm than the route that listed the record; it is exported under the route's realm";
     expect(r.validation).toEqual({
       issues: 2,
@@ -109,13 +168,27 @@ describe('a build with --include vms', () => {
     // Counted without --include vms too: the route is read and validated all the same.
     expect(buildAll(c).validation.issues).toBe(2);
     // A realmID of the wrong type is zod's issue alone, not a second one.
-    const wrongType = buildAll(twoRealms().with('vms-active', [vm('v2', 'altvirt', { realmID: 7 })], 'altvirt').build(), ['vms']);
-    expect(wrongType.validation.samples).toEqual([expect.objectContaining({ route: 'GET /api/vms/altvirt/active', index: 0, path: 'realmID', message: expect.not.stringMatching(/another realm/) })]);
+    const wrongType = buildAll(
+      twoRealms()
+        .with('vms-active', [vm('v2', 'altvirt', { realmID: 7 })], 'altvirt')
+        .build(),
+      ['vms'],
+    );
+    expect(wrongType.validation.samples).toEqual([
+      expect.objectContaining({
+        route: 'GET /api/vms/altvirt/active',
+        index: 0,
+        path: 'realmID',
+        message: expect.not.stringMatching(/another realm/),
+      }),
+    ]);
   });
 
   it('a config with thousands of owners keeps them all, in order', () => {
     const owners = Array.from({ length: 5000 }, (_, i) => `u${5000 - i}`);
-    const r = buildAll(new CollectionBuilder().with('vms-configs', [config({ id: 'c', brick: 'b', owners })]).build(), ['vms']);
+    const r = buildAll(new CollectionBuilder().with('vms-configs', [config({ id: 'c', brick: 'b', owners })]).build(), [
+      'vms',
+    ]);
     expect(exportOf(r, 'vm_configs').records[0]!.owners).toEqual(owners);
   });
 
@@ -127,7 +200,12 @@ describe('a build with --include vms', () => {
     expect(e.records.map((r) => r.realmID)).toEqual(['libvirt', 'libvirt']);
     expect(exportOf(partial, 'active_vms').records).toHaveLength(2);
     const all = buildAll(new CollectionBuilder().fail('vms-configs', 'HTTP 500').build(), ['vms']);
-    expect(exportOf(all, 'vm_configs')).toEqual({ export: 'vm_configs', records: [], available: false, reason: 'GET /api/vms/libvirt/configs failed: HTTP 500' });
+    expect(exportOf(all, 'vm_configs')).toEqual({
+      export: 'vm_configs',
+      records: [],
+      available: false,
+      reason: 'GET /api/vms/libvirt/configs failed: HTTP 500',
+    });
     expect(exportOf(all, 'users').available).toBe(true);
   });
 
@@ -142,12 +220,23 @@ describe('a build with --include vms', () => {
       ],
     });
     const reason = `GET /api/realms was skipped: ${SKIP_3141}`;
-    expect(r.nullFields.filter((n) => n.export === 'realms')).toEqual(['name', 'driver', 'isDefault'].map((field) => ({ export: 'realms', field, reason, proposedRoute: 'GET /api/realms' })));
+    expect(r.nullFields.filter((n) => n.export === 'realms')).toEqual(
+      ['name', 'driver', 'isDefault'].map((field) => ({
+        export: 'realms',
+        field,
+        reason,
+        proposedRoute: 'GET /api/realms',
+      })),
+    );
   });
 
   it('when GET /api/realms failed, realms is unavailable with its reason (no realm list to fall back on)', () => {
     const r = buildAll(new CollectionBuilder().fail('realms', 'HTTP 502').build(), ['vms']);
-    expect(exportOf(r, 'realms')).toMatchObject({ available: false, records: [], reason: 'GET /api/realms failed: HTTP 502' });
+    expect(exportOf(r, 'realms')).toMatchObject({
+      available: false,
+      records: [],
+      reason: 'GET /api/realms failed: HTTP 502',
+    });
   });
 });
 
@@ -155,15 +244,32 @@ describe('the VM maps in the spreadsheets', () => {
   it("writes a config's driveSlots (keyed by drive id) as one text column, a VM's drives one column per device", () => {
     const configs = [{ realmID: 'r', id: 'c', driveSlots: ['d1=0', 'd2=1'] }];
     const cols = sheetColumns('vm_configs', configs);
-    expect(cols.filter((c) => c.column === 'driveSlots')).toEqual([{ header: 'driveSlots', column: 'driveSlots', type: 'value' }]);
-    expect(cellOf(cols.find((c) => c.column === 'driveSlots')!, configs[0]!)).toBe('d1=0; d2=1');
+    expect(cols.filter((c) => c.column === 'driveSlots')).toEqual([
+      { header: 'driveSlots', column: 'driveSlots', type: 'value' },
+    ]);
+    expect(
+      cellOf(
+        cols.find((c) => c.column === 'driveSlots')!,
+        configs[0]!,
+      ),
+    ).toBe('d1=0; d2=1');
     const vms = [{ realmID: 'r', id: 'v', drives: ['vda=d1', 'vdb=d2'] }];
-    expect(sheetColumns('active_vms', vms).filter((c) => c.column === 'drives').map((c) => c.header)).toEqual(['drives.vda', 'drives.vdb']);
+    expect(
+      sheetColumns('active_vms', vms)
+        .filter((c) => c.column === 'drives')
+        .map((c) => c.header),
+    ).toEqual(['drives.vda', 'drives.vdb']);
   });
 
   it('keeps a map with more keys than a sheet should have columns as one list column', () => {
     const many = Array.from({ length: MAX_KEY_COLUMNS + 1 }, (_, i) => `dev${i}=1`);
-    expect(sheetColumns('active_vms', [{ resources_devices: many }]).filter((c) => c.column === 'resources_devices')).toEqual([{ header: 'resources_devices', column: 'resources_devices', type: 'value' }]);
-    expect(sheetColumns('active_vms', [{ resources_devices: many.slice(1) }]).filter((c) => c.column === 'resources_devices')).toHaveLength(MAX_KEY_COLUMNS);
+    expect(
+      sheetColumns('active_vms', [{ resources_devices: many }]).filter((c) => c.column === 'resources_devices'),
+    ).toEqual([{ header: 'resources_devices', column: 'resources_devices', type: 'value' }]);
+    expect(
+      sheetColumns('active_vms', [{ resources_devices: many.slice(1) }]).filter(
+        (c) => c.column === 'resources_devices',
+      ),
+    ).toHaveLength(MAX_KEY_COLUMNS);
   });
 });

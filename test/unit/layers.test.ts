@@ -8,14 +8,18 @@ import { REPO_ROOT } from '../helpers/run-cli.js';
 const SRC = join(REPO_ROOT, 'src');
 
 function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** The folders a module imports from, relative to src/ ("cli", "commands", …); `import type` only when asked. */
 function importedFolders(file: string, withTypes = false): string[] {
   const text = readFileSync(file, 'utf8');
   const out: string[] = [];
-  for (const m of text.matchAll(withTypes ? /^import [^;]*? from '(\.{1,2}\/[^']+)'/gm : /^import (?!type )[^;]*? from '(\.{1,2}\/[^']+)'/gm)) {
+  for (const m of text.matchAll(
+    withTypes ? /^import [^;]*? from '(\.{1,2}\/[^']+)'/gm : /^import (?!type )[^;]*? from '(\.{1,2}\/[^']+)'/gm,
+  )) {
     const target = relative(SRC, join(file, '..', m[1]!));
     out.push(target.split('/')[0]!);
   }
@@ -78,7 +82,11 @@ describe('the layers', () => {
   it('below the command layer, no module imports from cli/ or commands/, not even a type (errors come from src/errors.ts, exit codes from src/exit-codes.ts, summaries from summaries/)', () => {
     const offenders = sources(SRC)
       .filter((f) => !/^(cli|commands)\//.test(relative(SRC, f)))
-      .flatMap((f) => importedFolders(f, true).filter((d) => d === 'cli' || d === 'commands').map((d) => `${relative(SRC, f)} → ${d}/`));
+      .flatMap((f) =>
+        importedFolders(f, true)
+          .filter((d) => d === 'cli' || d === 'commands')
+          .map((d) => `${relative(SRC, f)} → ${d}/`),
+      );
     expect(offenders).toEqual([]);
   });
 
@@ -94,15 +102,35 @@ describe('the layers', () => {
   });
 
   it('finds a cycle where there is one (the check itself)', () => {
-    expect(cycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual([['a', 'b', 'c']]);
-    expect(cycles(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
+    expect(
+      cycles(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a']],
+          ['d', ['a']],
+        ]),
+      ),
+    ).toEqual([['a', 'b', 'c']]);
+    expect(
+      cycles(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('config/ and progress/ take the route record and auth mode from api/, reaching up into no pipeline stage', () => {
     const above = new Set(['collect', 'exports', 'publish', 'commands', 'cli']);
     const offenders = sources(SRC)
       .filter((f) => /^(config|progress)\//.test(relative(SRC, f)))
-      .flatMap((f) => importedFolders(f, true).filter((d) => above.has(d)).map((d) => `${relative(SRC, f)} → ${d}/`));
+      .flatMap((f) =>
+        importedFolders(f, true)
+          .filter((d) => above.has(d))
+          .map((d) => `${relative(SRC, f)} → ${d}/`),
+      );
     expect(offenders).toEqual([]);
   });
 

@@ -59,7 +59,16 @@ function team314(): m.TeamInfo {
     startDate: T,
     endDate: T + 86_400_000,
     members: [
-      { id: 'u1', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.org', lastLogin: T, joined: T, modified: T, perm: 1 },
+      {
+        id: 'u1',
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        email: 'ada@example.org',
+        lastLogin: T,
+        joined: T,
+        modified: T,
+        perm: 1,
+      },
       { id: 'u-gone', firstName: '', lastName: '' },
     ],
   };
@@ -192,12 +201,29 @@ describe('API models', () => {
     expect(m.VirtualMachine.parse(virtualMachine())).toEqual(virtualMachine());
     expect(m.VMConfigInfo.parse(vmConfig())).toEqual(vmConfig());
     expect(m.UserInfo.parse(user())).toEqual(user());
-    const realms = { defaultRealm: 'libvirt', realms: { libvirt: { id: 'libvirt', name: 'Default', driver: 'libvirt' } } };
+    const realms = {
+      defaultRealm: 'libvirt',
+      realms: { libvirt: { id: 'libvirt', name: 'Default', driver: 'libvirt' } },
+    };
     expect(m.RealmsResponse.parse(realms)).toEqual(realms);
-    const usage = { id: 'no-team', exists: true, files: { cnt: 3, size: 10 }, vms: { cnt: 1, mem: 2, cores: 4 }, drives: { cnt: 2, size: 100, used: 150 } };
+    const usage = {
+      id: 'no-team',
+      exists: true,
+      files: { cnt: 3, size: 10 },
+      vms: { cnt: 1, mem: 2, cores: 4 },
+      drives: { cnt: 2, size: 100, used: 150 },
+    };
     expect(m.UsageInfo.parse(usage)).toEqual(usage);
     expect(m.ProjectUsageInfo.parse({ ...usage, id: 'no-project' })).toEqual({ ...usage, id: 'no-project' });
-    const token = { id: 't1', tokenTypes: ['User', 'Team'], tokenType: 'User', created: T, expires: T + 1, owner: 'u1', readOnly: true };
+    const token = {
+      id: 't1',
+      tokenTypes: ['User', 'Team'],
+      tokenType: 'User',
+      created: T,
+      expires: T + 1,
+      owner: 'u1',
+      readOnly: true,
+    };
     expect(m.APITokenInfo.parse(token)).toEqual(token);
   });
 

@@ -35,7 +35,8 @@ async function opensOf(dirs: readonly string[], run: () => Promise<unknown>): Pr
   opened.length = 0;
   await run();
   const counts = new Map<string, number>();
-  for (const dir of dirs) for (const f of readdirSync(dir).filter((n) => /^\d+-.*\.json$/.test(n))) counts.set(join(dir, f), 0);
+  for (const dir of dirs)
+    for (const f of readdirSync(dir).filter((n) => /^\d+-.*\.json$/.test(n))) counts.set(join(dir, f), 0);
   for (const path of opened) if (counts.has(path)) counts.set(path, counts.get(path)! + 1);
   return counts;
 }
@@ -52,10 +53,22 @@ describe('each export file is opened at most once per command', () => {
   });
 
   const cases: Array<[string, () => Promise<unknown>, () => readonly string[]]> = [
-    ['report --previous', () => runReport({ previous: dirs[0]!, out: join(cwd, 'page.html') }, [dirs[1]!], captureDeps(cwd).deps), () => dirs],
-    ['history load', () => runHistory({ history: join(cwd, 'history.sqlite') }, ['load', ...dirs], captureDeps(cwd).deps), () => dirs],
+    [
+      'report --previous',
+      () => runReport({ previous: dirs[0]!, out: join(cwd, 'page.html') }, [dirs[1]!], captureDeps(cwd).deps),
+      () => dirs,
+    ],
+    [
+      'history load',
+      () => runHistory({ history: join(cwd, 'history.sqlite') }, ['load', ...dirs], captureDeps(cwd).deps),
+      () => dirs,
+    ],
     ['findings', () => runFindings({}, [dirs[1]!], captureDeps(cwd).deps), () => [dirs[1]!]],
-    ['convert', () => runConvert({ format: 'csv,xlsx', outDir: join(cwd, 'converted') }, [dirs[1]!], captureDeps(cwd).deps), () => [dirs[1]!]],
+    [
+      'convert',
+      () => runConvert({ format: 'csv,xlsx', outDir: join(cwd, 'converted') }, [dirs[1]!], captureDeps(cwd).deps),
+      () => [dirs[1]!],
+    ],
   ];
   for (const [name, run, read] of cases) {
     it(`${name}: every export file of the snapshots it reads opened once`, async () => {

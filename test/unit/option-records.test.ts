@@ -76,7 +76,10 @@ describe('the option records', () => {
   });
 
   it('through the binary: --replay with server options is refused before anything is read', async () => {
-    const res = await runCli(['--replay', '/nonexistent-collection', '--base-url', 'https://platform.example.org', '--realms', 'a'], { env: { SVC_TOKEN: ENV.SVC_TOKEN } });
+    const res = await runCli(
+      ['--replay', '/nonexistent-collection', '--base-url', 'https://platform.example.org', '--realms', 'a'],
+      { env: { SVC_TOKEN: ENV.SVC_TOKEN } },
+    );
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/--replay builds from files and talks to no server; drop --base-url, --realms/);
     expect(res.stderr).not.toContain(ENV.SVC_TOKEN);
@@ -87,7 +90,10 @@ describe('the option records', () => {
     const values: Record<string, string> = { baseUrl: 'https://platform.example.org', realms: 'libvirt' };
     const secret = 'T0ken-typed-with-replay-0123456789';
     const runs = await Promise.all(
-      replay.conflicts!.keys.map(async (k) => ({ flag: flagOf(k), res: await runCli(['snapshot', '--replay', '/nonexistent-collection', flagOf(k), values[k] ?? secret]) })),
+      replay.conflicts!.keys.map(async (k) => ({
+        flag: flagOf(k),
+        res: await runCli(['snapshot', '--replay', '/nonexistent-collection', flagOf(k), values[k] ?? secret]),
+      })),
     );
     for (const { flag, res } of runs) {
       expect(res.code, `${flag}: ${res.stderr}`).toBe(2);
@@ -104,32 +110,58 @@ describe('the option records', () => {
   });
 
   it('parses through the record: a bad value is refused naming the flag', () => {
-    expect(() => readOptions('collect', { concurrency: '0' }, {}).concurrency).toThrow(/--concurrency must be a whole number from 1 to 64/);
-    expect(() => readOptions('audit', { timeout: 'soon' }, {}).timeout).toThrow(/--timeout must be a number greater than 0/);
+    expect(() => readOptions('collect', { concurrency: '0' }, {}).concurrency).toThrow(
+      /--concurrency must be a whole number from 1 to 64/,
+    );
+    expect(() => readOptions('audit', { timeout: 'soon' }, {}).timeout).toThrow(
+      /--timeout must be a number greater than 0/,
+    );
     expect(() => readOptions('snapshot', { realms: ' , ' }, {}).realms).toThrow(/--realms needs at least one realm id/);
-    expect(() => readOptions('snapshot', { keep: '0' }, {}).keep).toThrow(/--keep must be a whole number of at least 1/);
+    expect(() => readOptions('snapshot', { keep: '0' }, {}).keep).toThrow(
+      /--keep must be a whole number of at least 1/,
+    );
     expect(() => readOptions('audit', { from: '2026-02-30' }, {}).from).toThrow(/--from must be a calendar date/);
     expect(() => readOptions('convert', { format: 'csv,pdf' }, {}).format).toThrow(/"pdf" is not one of them/);
   });
 });
 
-describe('readOptions: records + flags + environment → a command\'s options', () => {
+describe("readOptions: records + flags + environment → a command's options", () => {
   afterEach(() => clearSecrets());
 
-  it('gives every option of the command its record\'s default when nothing is given, and none of another command', () => {
+  it("gives every option of the command its record's default when nothing is given, and none of another command", () => {
     const o = readOptions('snapshot', {}, {});
-    expect(o).toMatchObject({ timeout: 30, concurrency: 6, retries: 3, realms: ['libvirt'], format: [], raw: false, json: false, baseUrl: undefined, sources: {} });
+    expect(o).toMatchObject({
+      timeout: 30,
+      concurrency: 6,
+      retries: 3,
+      realms: ['libvirt'],
+      format: [],
+      raw: false,
+      json: false,
+      baseUrl: undefined,
+      sources: {},
+    });
     expect('auditUrl' in o).toBe(false);
     // --from is the audit period's first day, not where a value came from.
-    expect(readOptions('audit', { from: '2026-11-01' }, {})).toMatchObject({ from: '2026-11-01', to: '2037-12-31', sources: { from: '--from' } });
+    expect(readOptions('audit', { from: '2026-11-01' }, {})).toMatchObject({
+      from: '2026-11-01',
+      to: '2037-12-31',
+      sources: { from: '--from' },
+    });
     // A default that differs by command: convert writes both spreadsheet forms unless told otherwise.
     expect(readOptions('convert', {}, {}).format).toEqual(['csv', 'xlsx']);
   });
 
   it('a flag beats its variable; an empty variable counts as unset; where each value came from is kept', () => {
     const env = { SVC_BASE_URL: 'https://env.example.org/api', SVC_AUDIT_URL: '' };
-    expect(readOptions('snapshot', {}, env)).toMatchObject({ baseUrl: 'https://env.example.org', sources: { baseUrl: 'SVC_BASE_URL' } });
-    expect(readOptions('snapshot', { baseUrl: 'https://flag.example.org' }, env)).toMatchObject({ baseUrl: 'https://flag.example.org', sources: { baseUrl: '--base-url' } });
+    expect(readOptions('snapshot', {}, env)).toMatchObject({
+      baseUrl: 'https://env.example.org',
+      sources: { baseUrl: 'SVC_BASE_URL' },
+    });
+    expect(readOptions('snapshot', { baseUrl: 'https://flag.example.org' }, env)).toMatchObject({
+      baseUrl: 'https://flag.example.org',
+      sources: { baseUrl: '--base-url' },
+    });
     expect(readOptions('audit', {}, env).auditUrl).toBeUndefined();
     // A bad variable is refused naming the variable, not a flag the user never typed.
     expect(() => readOptions('snapshot', {}, { SVC_BASE_URL: 'ftp://x.example.org' }).baseUrl).toThrow(/SVC_BASE_URL/);
@@ -154,6 +186,8 @@ describe('readOptions: records + flags + environment → a command\'s options', 
   });
 
   it('refuses a conflict before reading any value', () => {
-    expect(() => readOptions('snapshot', { replay: 'x', baseUrl: 'not a url', timeout: 'soon' }, {})).toThrow(/--replay builds from files and talks to no server; drop --base-url/);
+    expect(() => readOptions('snapshot', { replay: 'x', baseUrl: 'not a url', timeout: 'soon' }, {})).toThrow(
+      /--replay builds from files and talks to no server; drop --base-url/,
+    );
   });
 });

@@ -47,7 +47,8 @@ describe('the terminal display', () => {
     r.routeStarted('GET /api/users');
     r.warn('w');
     r.close();
-    for (const line of t.writes.join('').split('\n')) expect(line.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace('\r', '').length).toBeLessThanOrEqual(60);
+    for (const line of t.writes.join('').split('\n'))
+      expect(line.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace('\r', '').length).toBeLessThanOrEqual(60);
   });
 });
 

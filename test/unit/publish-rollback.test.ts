@@ -36,13 +36,21 @@ afterEach(async () => {
 it('puts the previous directory back when the new one cannot be renamed into place', async () => {
   const target = path.join(work, 'out');
   await mkdir(target);
-  await writeFile(path.join(target, '_audit-manifest.json'), '{"kind":"audit","tool":{"name":"svc-snapshot","version":"0.0.0"},"routes":[{"status":200,"file":"old.txt"}]}');
+  await writeFile(
+    path.join(target, '_audit-manifest.json'),
+    '{"kind":"audit","tool":{"name":"svc-snapshot","version":"0.0.0"},"routes":[{"status":200,"file":"old.txt"}]}',
+  );
   await writeFile(path.join(target, 'old.txt'), 'old contents');
   failRename.when = (from) => path.basename(from).startsWith('.out.partial-');
 
-  const error = await withStaging(target, [], async (s) => {
-    await s.writeFile('new.txt', 'new contents');
-  }, 'audit').then(
+  const error = await withStaging(
+    target,
+    [],
+    async (s) => {
+      await s.writeFile('new.txt', 'new contents');
+    },
+    'audit',
+  ).then(
     () => undefined,
     (err: unknown) => err,
   );
@@ -57,11 +65,16 @@ it('puts the previous directory back when the new one cannot be renamed into pla
 it('leaves the previous directory and no staging directory when it cannot be moved aside', async () => {
   const target = path.join(work, 'out');
   await mkdir(target);
-  await writeFile(path.join(target, '_audit-manifest.json'), '{"kind":"audit","tool":{"name":"svc-snapshot","version":"0.0.0"},"routes":[{"status":200,"file":"old.txt"}]}');
+  await writeFile(
+    path.join(target, '_audit-manifest.json'),
+    '{"kind":"audit","tool":{"name":"svc-snapshot","version":"0.0.0"},"routes":[{"status":200,"file":"old.txt"}]}',
+  );
   await writeFile(path.join(target, 'old.txt'), 'old contents');
   failRename.when = (from) => from === target;
 
-  await expect(withStaging(target, [], async (s) => s.writeFile('new.txt', 'new'), 'audit')).rejects.toBeInstanceOf(FailedError);
+  await expect(withStaging(target, [], async (s) => s.writeFile('new.txt', 'new'), 'audit')).rejects.toBeInstanceOf(
+    FailedError,
+  );
   expect((await readdir(target)).sort()).toEqual(['_audit-manifest.json', 'old.txt']);
   expect(await readdir(work)).toEqual(['out']);
 });

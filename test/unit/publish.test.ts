@@ -9,11 +9,17 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FailedError } from '../../src/errors.js';
 import { exitCodeOf } from '../../src/cli/main.js';
-import { cleanupAllSync, commit as commitAny, createStaging, withStaging as withStagingAny } from '../../src/publish/index.js';
+import {
+  cleanupAllSync,
+  commit as commitAny,
+  createStaging,
+  withStaging as withStagingAny,
+} from '../../src/publish/index.js';
 import { SCAN_CHUNK_BYTES } from '../../src/publish/scan.js';
 
 // The earlier target in these tests is a raw collection this tool wrote: only such a directory may be replaced.
-const withStaging: typeof withStagingAny = (target, secrets, fill) => withStagingAny(target, secrets, fill, 'collection');
+const withStaging: typeof withStagingAny = (target, secrets, fill) =>
+  withStagingAny(target, secrets, fill, 'collection');
 const commit: typeof commitAny = (staging, target, secrets) => commitAny(staging, target, secrets, 'collection');
 
 const SECRET = 'fake-token-for-tests';
@@ -41,7 +47,11 @@ async function entries(dir: string): Promise<string[]> {
   return (await readdir(dir)).sort();
 }
 
-const OLD_MANIFEST = JSON.stringify({ kind: 'collection', tool: { name: 'svc-snapshot', version: '0.0.0' }, routes: [{ route: 'GET /api/users', file: 'api-users.json' }] });
+const OLD_MANIFEST = JSON.stringify({
+  kind: 'collection',
+  tool: { name: 'svc-snapshot', version: '0.0.0' },
+  routes: [{ route: 'GET /api/users', file: 'api-users.json' }],
+});
 
 async function makeOldTarget(target: string): Promise<void> {
   await mkdir(target, { recursive: true });
@@ -55,7 +65,11 @@ async function expectOldTargetIntact(target: string): Promise<void> {
   expect(await readFile(path.join(target, 'api-users.json'), 'utf8')).toBe('{"old":true}');
 }
 
-async function leakError(target: string, secrets: string[], fill: Parameters<typeof withStaging>[2]): Promise<FailedError> {
+async function leakError(
+  target: string,
+  secrets: string[],
+  fill: Parameters<typeof withStaging>[2],
+): Promise<FailedError> {
   const error = await withStaging(target, secrets, fill).then(
     () => undefined,
     (err: unknown) => err,
@@ -249,7 +263,9 @@ describe('writeChunks', () => {
     const seen: Buffer[] = [];
     const long = 'é'.repeat(700_000);
     await withStaging(target, [SECRET], async (s) => {
-      await s.writeChunks('e.json', ['[', Buffer.from('"ü😀"'), ',', `"${long}"`, ']\n'], (bytes) => seen.push(Buffer.from(bytes)));
+      await s.writeChunks('e.json', ['[', Buffer.from('"ü😀"'), ',', `"${long}"`, ']\n'], (bytes) =>
+        seen.push(Buffer.from(bytes)),
+      );
     });
     const file = await readFile(path.join(target, 'e.json'));
     expect(Buffer.concat(seen).equals(file)).toBe(true);
@@ -264,12 +280,15 @@ describe('the token-leak check as files are written', () => {
     const spelled = SECRET.replace(/-/g, '\\u002d');
     let afterSecond = false;
     const error = await leakError(target, [SECRET], async (s) => {
-      await s.writeChunks('export.json', (function* () {
-        yield `[${'x'.repeat(SCAN_CHUNK_BYTES - 5)}"${spelled.slice(0, 9)}`;
-        yield Buffer.from(`${spelled.slice(9)}"]`);
-        afterSecond = true;
-        yield '\n';
-      })());
+      await s.writeChunks(
+        'export.json',
+        (function* () {
+          yield `[${'x'.repeat(SCAN_CHUNK_BYTES - 5)}"${spelled.slice(0, 9)}`;
+          yield Buffer.from(`${spelled.slice(9)}"]`);
+          afterSecond = true;
+          yield '\n';
+        })(),
+      );
     });
     expect(error.message).toContain('export.json');
     expect(error.message).not.toContain(SECRET);
@@ -303,7 +322,10 @@ describe('the token-leak check as files are written', () => {
     const target = path.join(work, 'out');
     const staging = await createStaging(target, ['another-fake-token']);
     await staging.writeFile('a.json', `{"t":"${SECRET}"}`);
-    const error = await commit(staging, target, [SECRET]).then(() => undefined, (err: unknown) => err);
+    const error = await commit(staging, target, [SECRET]).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(error).toBeInstanceOf(FailedError);
     expect((error as Error).message).toContain('a.json');
     expect(await entries(work)).toEqual([]);
@@ -362,6 +384,8 @@ setInterval(() => {}, 1000);
 describe('an output directory that cannot be made', () => {
   it('is refused with a message naming the directory, without hanging under /proc', async () => {
     const { createStaging } = await import('../../src/publish/index.js');
-    await expect(createStaging('/proc/svc-snapshot-test-nope/out')).rejects.toThrow(/cannot write into \/proc\/svc-snapshot-test-nope \(ENOENT\)/);
+    await expect(createStaging('/proc/svc-snapshot-test-nope/out')).rejects.toThrow(
+      /cannot write into \/proc\/svc-snapshot-test-nope \(ENOENT\)/,
+    );
   });
 });

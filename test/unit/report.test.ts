@@ -17,8 +17,91 @@ function markup(html: string): { tags: Set<string>; attributes: Set<string> } {
   return { tags, attributes };
 }
 
-const PAGE_TAGS = ['!doctype', 'html', 'head', 'meta', 'title', 'style', 'body', 'header', 'h1', 'h2', 'h3', 'dl', 'dt', 'dd', 'time', 'bdi', 'nav', 'ul', 'li', 'a', 'main', 'section', 'p', 'span', 'strong', 'code', 'details', 'summary', 'div', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'fieldset', 'legend', 'input', 'label', 'figure', 'figcaption', 'svg', 'title', 'line', 'g', 'polyline', 'circle', 'text', 'footer'];
-const PAGE_ATTRIBUTES = ['lang', 'charset', 'http-equiv', 'content', 'name', 'id', 'aria-labelledby', 'aria-label', 'class', 'datetime', 'href', 'scope', 'type', 'for', 'xmlns', 'viewbox', 'role', 'x1', 'y1', 'x2', 'y2', 'stroke', 'fill', 'stroke-width', 'points', 'cx', 'cy', 'r', 'x', 'y', 'font-size', 'text-anchor'];
+const PAGE_TAGS = [
+  '!doctype',
+  'html',
+  'head',
+  'meta',
+  'title',
+  'style',
+  'body',
+  'header',
+  'h1',
+  'h2',
+  'h3',
+  'dl',
+  'dt',
+  'dd',
+  'time',
+  'bdi',
+  'nav',
+  'ul',
+  'li',
+  'a',
+  'main',
+  'section',
+  'p',
+  'span',
+  'strong',
+  'code',
+  'details',
+  'summary',
+  'div',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'th',
+  'td',
+  'fieldset',
+  'legend',
+  'input',
+  'label',
+  'figure',
+  'figcaption',
+  'svg',
+  'title',
+  'line',
+  'g',
+  'polyline',
+  'circle',
+  'text',
+  'footer',
+];
+const PAGE_ATTRIBUTES = [
+  'lang',
+  'charset',
+  'http-equiv',
+  'content',
+  'name',
+  'id',
+  'aria-labelledby',
+  'aria-label',
+  'class',
+  'datetime',
+  'href',
+  'scope',
+  'type',
+  'for',
+  'xmlns',
+  'viewbox',
+  'role',
+  'x1',
+  'y1',
+  'x2',
+  'y2',
+  'stroke',
+  'fill',
+  'stroke-width',
+  'points',
+  'cx',
+  'cy',
+  'r',
+  'x',
+  'y',
+  'font-size',
+  'text-anchor',
+];
 
 function diffOf(exportName: string, n: number, value: string): ExportDiff {
   return {
@@ -33,7 +116,10 @@ function diffOf(exportName: string, n: number, value: string): ExportDiff {
     counts: { added: 1, removed: 1, changed: n, unchanged: 0 },
     added: [{ id: value, name: value }],
     removed: [{ id: `${value}-gone`, name: value }],
-    changed: Array.from({ length: n }, (_, i) => ({ key: { id: `${value}-${i}` }, changes: [{ column: 'name', old: value, new: `${value}!` }] })),
+    changed: Array.from({ length: n }, (_, i) => ({
+      key: { id: `${value}-${i}` },
+      changes: [{ column: 'name', old: value, new: `${value}!` }],
+    })),
   };
 }
 
@@ -72,12 +158,35 @@ function modelWith(value: string, changed = 2): ReportModel {
           { id: 'certification-missing', severity: 'high', evaluated: true, count: 1 },
           { id: 'quota', severity: 'low', evaluated: false, reason: value, count: null },
         ],
-        findings: [{ rule: 'certification-missing', severity: 'high', subject: { export: 'users', key: [value] }, related: [], detail: value }],
+        findings: [
+          {
+            rule: 'certification-missing',
+            severity: 'high',
+            subject: { export: 'users', key: [value] },
+            related: [],
+            detail: value,
+          },
+        ],
       },
     },
     previous: { name: value, changes },
-    history: { label: value, nights: [{ time: '2026-11-20T02:00:00.000Z', date: '2026-11-20', counts: { users: 2, [value]: 3 } }, { time: '2026-11-21T02:00:00.000Z', date: '2026-11-21', counts: { users: 3 } }] },
-    vms: [{ export: 'active_vms', column: 'state', counts: [[value, 2], ['running', 1]] }],
+    history: {
+      label: value,
+      nights: [
+        { time: '2026-11-20T02:00:00.000Z', date: '2026-11-20', counts: { users: 2, [value]: 3 } },
+        { time: '2026-11-21T02:00:00.000Z', date: '2026-11-21', counts: { users: 3 } },
+      ],
+    },
+    vms: [
+      {
+        export: 'active_vms',
+        column: 'state',
+        counts: [
+          [value, 2],
+          ['running', 1],
+        ],
+      },
+    ],
   };
 }
 
@@ -124,7 +233,20 @@ describe('the report page', () => {
 
   it('shows the site, time, completeness and signature first, then the findings before the exports', () => {
     const html = renderReport(modelWith('https://platform.example.org'));
-    const order = ['<h1>Snapshot of <bdi>https://platform.example.org</bdi>, 2026-11-21</h1>', '2026-11-21 02:00:00 UTC', 'partial', 'invalid', 'id="findings"', 'id="exports"', 'id="changes"', 'id="availability"', 'id="validation"', 'id="drift"', 'id="trends"', 'id="vms"'];
+    const order = [
+      '<h1>Snapshot of <bdi>https://platform.example.org</bdi>, 2026-11-21</h1>',
+      '2026-11-21 02:00:00 UTC',
+      'partial',
+      'invalid',
+      'id="findings"',
+      'id="exports"',
+      'id="changes"',
+      'id="availability"',
+      'id="validation"',
+      'id="drift"',
+      'id="trends"',
+      'id="vms"',
+    ];
     const at = order.map((s) => html.indexOf(s));
     expect(at.every((i) => i >= 0)).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
@@ -167,7 +289,12 @@ describe('the trend chart', () => {
   });
 
   it('draws a flat series in the middle and an empty one without points', () => {
-    expect(countChart('c', 'e', [{ date: 'd', count: 2 }, { date: 'e', count: 2 }])).toContain('points="6,36 234,36"');
+    expect(
+      countChart('c', 'e', [
+        { date: 'd', count: 2 },
+        { date: 'e', count: 2 },
+      ]),
+    ).toContain('points="6,36 234,36"');
     expect(countChart('c', 'e', [])).not.toMatch(/<polyline|<circle/);
   });
 });

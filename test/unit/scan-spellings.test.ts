@@ -47,25 +47,24 @@ function spellings(ch: string, run: number, upper: boolean): string[] {
 /** A secret, each of its characters in one of its spellings, as bytes (latin1: one char per byte). */
 const spelledArb = fc.constantFrom(...SECRETS).chain((secret) => {
   const chars = [...secret];
-  return fc
-    .tuple(...chars.map(() => fc.tuple(fc.nat(), runArb, fc.boolean())))
-    .map((picks) => ({
-      secret,
-      spelled: Buffer.from(
-        chars
-          .map((ch, i) => {
-            const [pick, run, upper] = picks[i]!;
-            const options = spellings(ch, run, upper);
-            return options[pick % options.length]!;
-          })
-          .join(''),
-        'latin1',
-      ),
-    }));
+  return fc.tuple(...chars.map(() => fc.tuple(fc.nat(), runArb, fc.boolean()))).map((picks) => ({
+    secret,
+    spelled: Buffer.from(
+      chars
+        .map((ch, i) => {
+          const [pick, run, upper] = picks[i]!;
+          const options = spellings(ch, run, upper);
+          return options[pick % options.length]!;
+        })
+        .join(''),
+      'latin1',
+    ),
+  }));
 });
 
 /** Bytes around a secret: text that spells nothing of it, backslashes included (they lengthen a spelling's first run). */
-const fillerArb = (max: number) => fc.array(fc.constantFrom(0x20, 0x78, 0x5c, 0x22, 0x0a), { maxLength: max }).map((b) => Buffer.from(b));
+const fillerArb = (max: number) =>
+  fc.array(fc.constantFrom(0x20, 0x78, 0x5c, 0x22, 0x0a), { maxLength: max }).map((b) => Buffer.from(b));
 
 /** Runs the search as fileContains does: pieces of `chunk` bytes. */
 function found(secret: string, bytes: Buffer, chunk: number): boolean {
@@ -77,14 +76,21 @@ function found(secret: string, bytes: Buffer, chunk: number): boolean {
 describe('the pre-publish token scan, every spelling at every offset around a chunk boundary (property)', () => {
   it('finds each secret in each spelling the matcher accepts, starting anywhere from before to after a boundary', () => {
     fc.assert(
-      fc.property(spelledArb, fc.integer({ min: 128, max: 1024 }), fillerArb(8), fillerArb(8), ({ secret, spelled }, chunk, before, after) => {
-        const token = Buffer.concat([before, spelled, after]);
-        // Every start from "wholly in the first chunk" to "wholly in the second", across the boundary at `chunk`.
-        for (let start = Math.max(0, chunk - token.length - 1); start <= chunk + 1; start++) {
-          const bytes = Buffer.concat([Buffer.alloc(start, 0x2e), token, Buffer.alloc(chunk, 0x2e)]);
-          if (!found(secret, bytes, chunk)) throw new Error(`not found: ${secret} spelled in ${spelled.length} bytes from ${start}, chunk ${chunk}`);
-        }
-      }),
+      fc.property(
+        spelledArb,
+        fc.integer({ min: 128, max: 1024 }),
+        fillerArb(8),
+        fillerArb(8),
+        ({ secret, spelled }, chunk, before, after) => {
+          const token = Buffer.concat([before, spelled, after]);
+          // Every start from "wholly in the first chunk" to "wholly in the second", across the boundary at `chunk`.
+          for (let start = Math.max(0, chunk - token.length - 1); start <= chunk + 1; start++) {
+            const bytes = Buffer.concat([Buffer.alloc(start, 0x2e), token, Buffer.alloc(chunk, 0x2e)]);
+            if (!found(secret, bytes, chunk))
+              throw new Error(`not found: ${secret} spelled in ${spelled.length} bytes from ${start}, chunk ${chunk}`);
+          }
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -101,7 +107,7 @@ describe('the pre-publish token scan, every spelling at every offset around a ch
     );
   });
 
-  it('bounds what a match spans: no spelling with runs of at most MAX_BACKSLASHES is longer than the matcher\'s longest', () => {
+  it("bounds what a match spans: no spelling with runs of at most MAX_BACKSLASHES is longer than the matcher's longest", () => {
     fc.assert(
       fc.property(spelledArb, ({ secret, spelled }) => {
         const cut = new BackslashRuns().cut(spelled);
@@ -113,19 +119,25 @@ describe('the pre-publish token scan, every spelling at every offset around a ch
 
   it('cuts backslash runs the same whether the bytes come whole or in pieces', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.constantFrom(0x5c, 0x5c, 0x5c, 0x61)), { maxLength: 600 }), fc.array(fc.nat(), { maxLength: 8 }), (bytes, cuts) => {
-        const all = Buffer.from(bytes);
-        const whole = all.toString('latin1').replace(new RegExp(`\\\\{${MAX_BACKSLASHES + 1},}`, 'g'), backslashes(MAX_BACKSLASHES));
-        const runs = new BackslashRuns();
-        const at = [...new Set(cuts.map((c) => c % (all.length + 1)))].sort((a, b) => a - b);
-        const parts: Buffer[] = [];
-        for (let i = 0, from = 0; i <= at.length; i++) {
-          const to = i < at.length ? at[i]! : all.length;
-          parts.push(Buffer.from(runs.cut(all.subarray(from, to))));
-          from = to;
-        }
-        expect(Buffer.concat(parts).toString('latin1')).toBe(whole);
-      }),
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom(0x5c, 0x5c, 0x5c, 0x61)), { maxLength: 600 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (bytes, cuts) => {
+          const all = Buffer.from(bytes);
+          const whole = all
+            .toString('latin1')
+            .replace(new RegExp(`\\\\{${MAX_BACKSLASHES + 1},}`, 'g'), backslashes(MAX_BACKSLASHES));
+          const runs = new BackslashRuns();
+          const at = [...new Set(cuts.map((c) => c % (all.length + 1)))].sort((a, b) => a - b);
+          const parts: Buffer[] = [];
+          for (let i = 0, from = 0; i <= at.length; i++) {
+            const to = i < at.length ? at[i]! : all.length;
+            parts.push(Buffer.from(runs.cut(all.subarray(from, to))));
+            from = to;
+          }
+          expect(Buffer.concat(parts).toString('latin1')).toBe(whole);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -133,7 +145,8 @@ describe('the pre-publish token scan, every spelling at every offset around a ch
 
 describe('the pre-publish token scan on files', () => {
   const TOKEN = 'abcdefghijklmnopqrstuv12';
-  const escaped = (run: number) => [...TOKEN].map((ch) => `${backslashes(run)}u00${ch.charCodeAt(0).toString(16)}`).join('');
+  const escaped = (run: number) =>
+    [...TOKEN].map((ch) => `${backslashes(run)}u00${ch.charCodeAt(0).toString(16)}`).join('');
 
   async function inFile(spelled: string, start: number): Promise<boolean> {
     const file = join(work, 'body.json');
@@ -154,7 +167,8 @@ describe('the pre-publish token scan on files', () => {
   });
 
   it('finds it escaped more deeply than the pattern spells (200 backslashes a character, 4,920 bytes), across the boundary too', async () => {
-    for (const back of [1, 700, 2460, 4919]) expect(await inFile(escaped(200), SCAN_CHUNK_BYTES - back), String(back)).toBe(true);
+    for (const back of [1, 700, 2460, 4919])
+      expect(await inFile(escaped(200), SCAN_CHUNK_BYTES - back), String(back)).toBe(true);
   });
 
   it('finds a token with a quote and a backslash in a JSON text quoted inside JSON 1 to 10 times, at offsets across the boundary', async () => {
@@ -169,7 +183,9 @@ describe('the pre-publish token scan on files', () => {
         const bytes = Buffer.alloc(boundary + text.length + 100, 0x20);
         expect(bytes.write(text, boundary - back, 'latin1')).toBe(text.length);
         writeFileSync(file, bytes);
-        expect(await fileContains(file, secretMatcher([secret])!, 4096), `depth ${depth}, ${back} bytes before`).toBe(true);
+        expect(await fileContains(file, secretMatcher([secret])!, 4096), `depth ${depth}, ${back} bytes before`).toBe(
+          true,
+        );
         rmSync(file, { force: true });
       }
     }

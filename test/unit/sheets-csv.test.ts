@@ -3,7 +3,12 @@ import { csvCell, csvChunks, csvField, guardText } from '../../src/sheets/csv.js
 import type { SheetColumn } from '../../src/sheets/columns.js';
 import { parseCsv } from '../helpers/csv-parse.js';
 
-const col = (header: string, type: SheetColumn['type'] = 'value', key?: string): SheetColumn => ({ header, column: header.split('.')[0]!, type, ...(key !== undefined ? { key } : {}) });
+const col = (header: string, type: SheetColumn['type'] = 'value', key?: string): SheetColumn => ({
+  header,
+  column: header.split('.')[0]!,
+  type,
+  ...(key !== undefined ? { key } : {}),
+});
 
 describe('the CSV writer (RFC 4180)', () => {
   it('quotes exactly the fields that hold a comma, a double quote, CR or LF, doubling the quotes', () => {
@@ -32,7 +37,14 @@ describe('the CSV writer (RFC 4180)', () => {
   });
 
   it('writes a BOM, a CRLF-terminated header and one row per record that an RFC 4180 reader gets back', () => {
-    const columns = [col('id'), col('name'), col('created', 'timestamp'), col('tags'), col('quota.ssd', 'entries', 'ssd'), col('ok')];
+    const columns = [
+      col('id'),
+      col('name'),
+      col('created', 'timestamp'),
+      col('tags'),
+      col('quota.ssd', 'entries', 'ssd'),
+      col('ok'),
+    ];
     const records = [
       { id: 'a', name: 'Zoë, "the" =boss', created: 0, tags: ['x', 'y'], quota: ['hdd=1', 'ssd=2'], ok: true },
       { id: 'b', name: 'line\r\nbreak', created: null, tags: [], quota: null, ok: false },

@@ -22,7 +22,13 @@ describe('fast paths of the spreadsheet writers', () => {
   it('xmlText escapes exactly what the full escape does, for every code unit and any text', () => {
     expect(everyCodeUnitInContext().filter((t) => xmlText(t) !== escapeXmlText(t))).toEqual([]);
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: fc.constantFrom('_', 'x', '0', 'A', '&', '\r', '\uD800', '\uDC00', 'é', ' ') })), (t) => xmlText(t) === escapeXmlText(t)),
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: 'binary' }),
+          fc.string({ unit: fc.constantFrom('_', 'x', '0', 'A', '&', '\r', '\uD800', '\uDC00', 'é', ' ') }),
+        ),
+        (t) => xmlText(t) === escapeXmlText(t),
+      ),
       { numRuns: 2000 },
     );
   });
@@ -31,14 +37,40 @@ describe('fast paths of the spreadsheet writers', () => {
     const iso = isoTimestamps();
     const DAY = 86_400_000;
     // The ends of the Date range, of the epoch, of the four-digit years, and of a day, with fractions of a millisecond.
-    const edges = [0, -0, 1, -1, 0.5, -0.5, -1.5, 999.9, DAY - 1, DAY, -DAY, -DAY + 1, 8.64e15, -8.64e15, 8.64e15 - 0.25, -8.64e15 + 0.25];
+    const edges = [
+      0,
+      -0,
+      1,
+      -1,
+      0.5,
+      -0.5,
+      -1.5,
+      999.9,
+      DAY - 1,
+      DAY,
+      -DAY,
+      -DAY + 1,
+      8.64e15,
+      -8.64e15,
+      8.64e15 - 0.25,
+      -8.64e15 + 0.25,
+    ];
     const years = [-62_167_219_200_000, 253_402_300_800_000, -62_198_755_200_000];
     // Each side of midnight on the first and last days of the range, where a day's number is largest.
-    const ends = Array.from({ length: 2000 }, (_, i) => (1e8 - i) * DAY).flatMap((m) => [m - 1, m, -m, -m + 1, -m - 1].filter((x) => Math.abs(x) <= 8.64e15));
+    const ends = Array.from({ length: 2000 }, (_, i) => (1e8 - i) * DAY).flatMap((m) =>
+      [m - 1, m, -m, -m + 1, -m - 1].filter((x) => Math.abs(x) <= 8.64e15),
+    );
     const probes = [...edges, ...years.flatMap((y) => [y - 1, y, y + 1]), ...ends];
     expect(probes.filter((ms) => iso(ms) !== new Date(ms).toISOString())).toEqual([]);
     fc.assert(
-      fc.property(fc.oneof(fc.integer({ min: -8.64e15, max: 8.64e15 }), fc.double({ min: -8.64e15, max: 8.64e15, noNaN: true }), fc.integer({ min: 1.6e12, max: 1.9e12 })), (ms) => iso(ms) === new Date(ms).toISOString()),
+      fc.property(
+        fc.oneof(
+          fc.integer({ min: -8.64e15, max: 8.64e15 }),
+          fc.double({ min: -8.64e15, max: 8.64e15, noNaN: true }),
+          fc.integer({ min: 1.6e12, max: 1.9e12 }),
+        ),
+        (ms) => iso(ms) === new Date(ms).toISOString(),
+      ),
       { numRuns: 20_000 },
     );
     // More days than one formatter keeps: the cache starts over and stays right.
@@ -66,7 +98,10 @@ describe('fast paths of the spreadsheet writers', () => {
       v: fc.oneof(scalar, fc.array(scalar, { maxLength: 3 })),
       w: scalar,
       t: fc.oneof(scalar, fc.integer({ min: -8.64e15, max: 8.64e15 })),
-      m: fc.oneof(fc.constant(null), fc.array(fc.constantFrom('k=1', 'k=-2.5', 'k=x', 'j=3', 'k=', 'k=1e400'), { maxLength: 3 })),
+      m: fc.oneof(
+        fc.constant(null),
+        fc.array(fc.constantFrom('k=1', 'k=-2.5', 'k=x', 'j=3', 'k=', 'k=1e400'), { maxLength: 3 }),
+      ),
     });
     fc.assert(
       fc.property(fc.array(record, { maxLength: 700 }), (records) => {

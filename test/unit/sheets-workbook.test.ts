@@ -34,14 +34,24 @@ function manifest(exports: Array<{ export: string; count: number }>): ReadableMa
 }
 
 /** Runs writeSpreadsheets into memory and returns the files written. */
-async function writeAll(m: ReadableManifest, data: Record<string, Array<Record<string, unknown>>>, formats: Array<'csv' | 'xlsx'>, maxRows?: number) {
+async function writeAll(
+  m: ReadableManifest,
+  data: Record<string, Array<Record<string, unknown>>>,
+  formats: Array<'csv' | 'xlsx'>,
+  maxRows?: number,
+) {
   const files = new Map<string, Buffer>();
   const sink: SheetSink = async (name, chunks) => {
     const parts: Buffer[] = [];
     for await (const c of chunks) parts.push(typeof c === 'string' ? Buffer.from(c) : Buffer.from(c));
     files.set(name, Buffer.concat(parts));
   };
-  const written = await writeSpreadsheets({ manifest: m, records: async (e) => data[e.export]! }, formats, sink, maxRows !== undefined ? { maxRows } : {});
+  const written = await writeSpreadsheets(
+    { manifest: m, records: async (e) => data[e.export]! },
+    formats,
+    sink,
+    maxRows !== undefined ? { maxRows } : {},
+  );
   return { files, written };
 }
 
@@ -52,10 +62,16 @@ const USERS = [
 ];
 
 describe('which columns are timestamps and maps', () => {
-  it('takes timestamps from the models (the spec\'s ts fields) and maps from the catalog, for every export', () => {
+  it("takes timestamps from the models (the spec's ts fields) and maps from the catalog, for every export", () => {
     for (const exp of EXPORTS) {
-      expect(exp.columns.filter((c) => cellTypeOf(exp, c) === 'timestamp').map((c) => c.name), exp.name).toEqual(TIMESTAMP_COLUMNS[exp.name]);
-      expect(exp.columns.filter((c) => cellTypeOf(exp, c) === 'entries').map((c) => c.name), exp.name).toEqual(MAP_COLUMNS[exp.name] ?? []);
+      expect(
+        exp.columns.filter((c) => cellTypeOf(exp, c) === 'timestamp').map((c) => c.name),
+        exp.name,
+      ).toEqual(TIMESTAMP_COLUMNS[exp.name]);
+      expect(
+        exp.columns.filter((c) => cellTypeOf(exp, c) === 'entries').map((c) => c.name),
+        exp.name,
+      ).toEqual(MAP_COLUMNS[exp.name] ?? []);
     }
   });
 
@@ -64,23 +80,43 @@ describe('which columns are timestamps and maps', () => {
       { id: 't1', quotas: ['ssd=5', 'a=b=7'], teamQuotas_storage: [] },
       { id: 't2', quotas: ['hdd=1'], teamQuotas_storage: null },
     ];
-    expect(sheetColumns('teams', teams).map((c) => c.header)).toEqual(['id', 'quotas.a=b', 'quotas.hdd', 'quotas.ssd', 'teamQuotas_storage']);
+    expect(sheetColumns('teams', teams).map((c) => c.header)).toEqual([
+      'id',
+      'quotas.a=b',
+      'quotas.hdd',
+      'quotas.ssd',
+      'teamQuotas_storage',
+    ]);
     expect(splitEntry('a=b=7')).toEqual({ key: 'a=b', value: '7' });
   });
 
-  it('uses the catalog\'s columns for an empty export', () => {
-    expect(sheetColumns('users', []).map((c) => c.header)).toEqual(EXPORTS.find((e) => e.name === 'users')!.columns.map((c) => c.name));
+  it("uses the catalog's columns for an empty export", () => {
+    expect(sheetColumns('users', []).map((c) => c.header)).toEqual(
+      EXPORTS.find((e) => e.name === 'users')!.columns.map((c) => c.name),
+    );
   });
 });
 
 describe('the workbook', () => {
   it('is a valid ZIP whose first sheet is About, then one sheet per export, continued on "<export> (2)" past the row limit', async () => {
-    const m = manifest([{ export: 'users', count: 3 }, { export: 'teams', count: 0 }]);
+    const m = manifest([
+      { export: 'users', count: 3 },
+      { export: 'teams', count: 0 },
+    ]);
     const { files, written } = await writeAll(m, { users: USERS, teams: [] }, ['csv', 'xlsx'], 2);
-    expect(written.map((w) => w.file)).toEqual(['3-users (11-21-2026).csv', '0-teams (11-21-2026).csv', 'svc-snapshot-2026-11-21.xlsx']);
+    expect(written.map((w) => w.file)).toEqual([
+      '3-users (11-21-2026).csv',
+      '0-teams (11-21-2026).csv',
+      'svc-snapshot-2026-11-21.xlsx',
+    ]);
     const parts = unzip(files.get('svc-snapshot-2026-11-21.xlsx')!);
     const workbook = parts.get('xl/workbook.xml')!.toString();
-    expect([...workbook.matchAll(/<sheet name="([^"]+)"/g)].map((x) => x[1])).toEqual(['About', 'users', 'users (2)', 'teams']);
+    expect([...workbook.matchAll(/<sheet name="([^"]+)"/g)].map((x) => x[1])).toEqual([
+      'About',
+      'users',
+      'users (2)',
+      'teams',
+    ]);
     const page1 = parts.get('xl/worksheets/sheet2.xml')!.toString();
     const page2 = parts.get('xl/worksheets/sheet3.xml')!.toString();
     expect(page1.match(/<row /g)).toHaveLength(3);
@@ -90,7 +126,9 @@ describe('the workbook', () => {
       expect(page).toMatch(/<autoFilter ref="A1:F\d"\/>/);
     }
     expect(page2).toContain('u3');
-    expect(workbook).toContain(`<definedName name="_xlnm._FilterDatabase" localSheetId="2" hidden="1">'users (2)'!$A$1:$F$2</definedName>`);
+    expect(workbook).toContain(
+      `<definedName name="_xlnm._FilterDatabase" localSheetId="2" hidden="1">'users (2)'!$A$1:$F$2</definedName>`,
+    );
   });
 
   it('writes no formula anywhere: every text is an inline string, hostile or not', async () => {
@@ -103,7 +141,9 @@ describe('the workbook', () => {
     }
     const sheet = parts.get('xl/worksheets/sheet2.xml')!.toString();
     // A cell carries its reference only after an empty cell (ECMA-376 makes it optional); LibreOffice reads both (test/e2e/spreadsheets.test.ts).
-    expect(sheet).toContain('<row r="2"><c t="inlineStr"><is><t>u1</t></is></c><c t="inlineStr"><is><t>=1+1</t></is></c>');
+    expect(sheet).toContain(
+      '<row r="2"><c t="inlineStr"><is><t>u1</t></is></c><c t="inlineStr"><is><t>=1+1</t></is></c>',
+    );
     expect(sheet).toContain('bell_x0007_');
     expect(sheet).toContain('_x005F_x0041_');
     // Arrays are joined; a null is an empty cell (no <c> at all).
@@ -117,7 +157,14 @@ describe('the workbook', () => {
 
   it('writes numbers and booleans as typed cells and timestamps as date-times in UTC', async () => {
     const m = manifest([{ export: 'security_levels', count: 1 }]);
-    const rec = { id: 's', name: 'n', desc: 'd', created: Date.UTC(2026, 10, 21, 12, 0, 0), modified: null, requirements: ['r'] };
+    const rec = {
+      id: 's',
+      name: 'n',
+      desc: 'd',
+      created: Date.UTC(2026, 10, 21, 12, 0, 0),
+      modified: null,
+      requirements: ['r'],
+    };
     const { files } = await writeAll(m, { security_levels: [rec] }, ['xlsx']);
     const sheet = unzip(files.get('svc-snapshot-2026-11-21.xlsx')!).get('xl/worksheets/sheet2.xml')!.toString();
     // 2026-11-21 12:00 UTC is serial day 46347.5 of the 1900 date system.
@@ -128,7 +175,9 @@ describe('the workbook', () => {
     const m = manifest([{ export: 'users', count: 3 }]);
     const a = await writeAll(m, { users: USERS }, ['xlsx']);
     const b = await writeAll(m, { users: USERS }, ['xlsx']);
-    expect(a.files.get('svc-snapshot-2026-11-21.xlsx')!.equals(b.files.get('svc-snapshot-2026-11-21.xlsx')!)).toBe(true);
+    expect(a.files.get('svc-snapshot-2026-11-21.xlsx')!.equals(b.files.get('svc-snapshot-2026-11-21.xlsx')!)).toBe(
+      true,
+    );
   });
 
   it('refuses to write a token into the workbook, which compression would hide from the scan of the published files', async () => {
@@ -136,33 +185,49 @@ describe('the workbook', () => {
     const sink: SheetSink = async (_name, chunks) => {
       for await (const _c of chunks);
     };
-    const run = (needle: string) => writeSpreadsheets({ manifest: m, records: async () => USERS }, ['xlsx'], sink, { secrets: secretMatcher([needle]) });
-    await expect(run('Weiß')).rejects.toThrow(/a token was found in the workbook svc-snapshot-2026-11-21\.xlsx being written/);
+    const run = (needle: string) =>
+      writeSpreadsheets({ manifest: m, records: async () => USERS }, ['xlsx'], sink, {
+        secrets: secretMatcher([needle]),
+      });
+    await expect(run('Weiß')).rejects.toThrow(
+      /a token was found in the workbook svc-snapshot-2026-11-21\.xlsx being written/,
+    );
     await expect(run('not-in-the-data')).resolves.toHaveLength(1);
   });
 
-  it.runIf(hasSshKeygen())("refuses the signing key's secret in the workbook, saying it is the key's and what to do, never showing it", async () => {
-    const keys = keyDir();
-    try {
-      const key = makeKey(keys, 'nightly');
-      loadSigningKey(key, '--sign-key');
-      const m = manifest([{ export: 'users', count: 3 }]);
-      const sink: SheetSink = async (_name, chunks) => {
-        for await (const _c of chunks);
-      };
-      const leaked = USERS.map((u, i) => (i === 1 ? { ...u, lastName: readFileSync(key, 'utf8') } : u));
-      const err = await writeSpreadsheets({ manifest: m, records: async () => leaked }, ['xlsx'], sink, { secrets: secretMatcher(['a-token-not-in-the-data']) }).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(FailedError);
-      expect((err as Error).message).toMatch(/^the signing key's secret \(--sign-key or SVC_SIGN_KEY\).* was found in the workbook svc-snapshot-2026-11-21\.xlsx being written; nothing was published\..*treat the key as exposed/);
-      expect((err as Error).message).not.toMatch(/[A-Za-z0-9+/]{30,}/);
-      // The same workbook without the key's text is written.
-      await expect(writeSpreadsheets({ manifest: m, records: async () => USERS }, ['xlsx'], sink, { secrets: secretMatcher([]) })).resolves.toHaveLength(1);
-    } finally {
-      clearSigningSecrets();
-      clearSecrets();
-      removeKeys(keys);
-    }
-  });
+  it.runIf(hasSshKeygen())(
+    "refuses the signing key's secret in the workbook, saying it is the key's and what to do, never showing it",
+    async () => {
+      const keys = keyDir();
+      try {
+        const key = makeKey(keys, 'nightly');
+        loadSigningKey(key, '--sign-key');
+        const m = manifest([{ export: 'users', count: 3 }]);
+        const sink: SheetSink = async (_name, chunks) => {
+          for await (const _c of chunks);
+        };
+        const leaked = USERS.map((u, i) => (i === 1 ? { ...u, lastName: readFileSync(key, 'utf8') } : u));
+        const err = await writeSpreadsheets({ manifest: m, records: async () => leaked }, ['xlsx'], sink, {
+          secrets: secretMatcher(['a-token-not-in-the-data']),
+        }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(FailedError);
+        expect((err as Error).message).toMatch(
+          /^the signing key's secret \(--sign-key or SVC_SIGN_KEY\).* was found in the workbook svc-snapshot-2026-11-21\.xlsx being written; nothing was published\..*treat the key as exposed/,
+        );
+        expect((err as Error).message).not.toMatch(/[A-Za-z0-9+/]{30,}/);
+        // The same workbook without the key's text is written.
+        await expect(
+          writeSpreadsheets({ manifest: m, records: async () => USERS }, ['xlsx'], sink, {
+            secrets: secretMatcher([]),
+          }),
+        ).resolves.toHaveLength(1);
+      } finally {
+        clearSigningSecrets();
+        clearSecrets();
+        removeKeys(keys);
+      }
+    },
+  );
 
   it('refuses a manifest that names an export this version does not know (names become file names)', async () => {
     const m = manifest([{ export: '../../etc/x', count: 0 }]);

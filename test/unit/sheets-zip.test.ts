@@ -17,7 +17,13 @@ describe('the ZIP writer', () => {
     // 3 MB of text in pieces large and small; emoji are surrogate pairs in UTF-16 and 4 bytes in UTF-8.
     const big = 'Zoë 😀 Weiß, '.repeat(250_000);
     const small = Array.from({ length: 5000 }, (_, i) => `<row r="${i}">é😀</row>`);
-    const files = unzip(await zipOf([['a.xml', [big, 'x', big.slice(0, 12345)]], ['b/c.xml', small], ['empty', []]]));
+    const files = unzip(
+      await zipOf([
+        ['a.xml', [big, 'x', big.slice(0, 12345)]],
+        ['b/c.xml', small],
+        ['empty', []],
+      ]),
+    );
     expect(files.get('a.xml')!.toString('utf8')).toBe(`${big}x${big.slice(0, 12345)}`);
     expect(files.get('b/c.xml')!.toString('utf8')).toBe(small.join(''));
     expect(files.get('empty')!.length).toBe(0);
@@ -43,7 +49,8 @@ describe('the ZIP writer', () => {
     // Five blocks, a needle across each of the first four ends: each carried tail lands in the other block.
     const needle = 'SECRET-TOKEN-VALUE';
     const pieces: string[] = [];
-    for (let b = 0; b < 4; b++) pieces.push(`${b}`.repeat((1 << 20) - 7 - (b === 0 ? 0 : needle.length - 7)), 'SECRET-', 'TOKEN-VALUE');
+    for (let b = 0; b < 4; b++)
+      pieces.push(`${b}`.repeat((1 << 20) - 7 - (b === 0 ? 0 : needle.length - 7)), 'SECRET-', 'TOKEN-VALUE');
     pieces.push('z'.repeat(5000));
     const blocks: Buffer[] = [];
     const files = unzip(await zipOf([['s.xml', pieces]], (b) => blocks.push(Buffer.from(b)), needle.length - 1));
@@ -54,7 +61,10 @@ describe('the ZIP writer', () => {
 
   it('compresses to the same bytes whatever the output chunk size: each 1 MiB block as zlib gives it with its default 16 kB chunks', async () => {
     // Sheet-like rows, then incompressible text (its compressed form is larger than its input).
-    const rows = Array.from({ length: 30_000 }, (_, i) => `<row r="${i + 2}"><c r="A${i + 2}" t="inlineStr"><is><t>user-${(i * 7919) % 10007}</t></is></c></row>`);
+    const rows = Array.from(
+      { length: 30_000 },
+      (_, i) => `<row r="${i + 2}"><c r="A${i + 2}" t="inlineStr"><is><t>user-${(i * 7919) % 10007}</t></is></c></row>`,
+    );
     const noise = Array.from({ length: 40 }, () => randomBytes(30_000).toString('base64'));
     const pieces = [...rows, ...noise];
     // The inspector sees each uncompressed block (no overlap asked for).

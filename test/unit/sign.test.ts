@@ -69,25 +69,43 @@ describe.runIf(hasSshKeygen())('signatures, cross-checked with ssh-keygen', () =
     const { manifest, sig } = files('m3.json');
     sshSign(key, manifest);
     const check = checkSignature(readFileSync(sig), Buffer.concat([MANIFEST, Buffer.from(' ')]));
-    expect(check).toMatchObject({ valid: false, reason: expect.stringMatching(/does not match the manifest: the manifest was changed/) });
+    expect(check).toMatchObject({
+      valid: false,
+      reason: expect.stringMatching(/does not match the manifest: the manifest was changed/),
+    });
   });
 
   it('refuses a signature made for another namespace, naming it', () => {
     const { manifest, sig } = files('m4.json');
     sshSign(key, manifest, 'file');
-    expect(checkSignature(readFileSync(sig), MANIFEST)).toMatchObject({ valid: false, reason: expect.stringMatching(/namespace "file", not "svc-snapshot"/) });
+    expect(checkSignature(readFileSync(sig), MANIFEST)).toMatchObject({
+      valid: false,
+      reason: expect.stringMatching(/namespace "file", not "svc-snapshot"/),
+    });
   });
 
   it('refuses a truncated signature, and a binary or huge .sig, without reading past the cap', () => {
     const { manifest, sig } = files('m5.json');
     sshSign(key, manifest);
     const text = readFileSync(sig, 'utf8');
-    expect(checkSignature(Buffer.from(text.slice(0, 120)), MANIFEST)).toMatchObject({ valid: false, reason: expect.stringMatching(/truncated/) });
+    expect(checkSignature(Buffer.from(text.slice(0, 120)), MANIFEST)).toMatchObject({
+      valid: false,
+      reason: expect.stringMatching(/truncated/),
+    });
     const lines = text.split('\n');
     const cut = [lines[0], lines[1], lines[2]!.slice(0, 40), lines.at(-2), ''].join('\n');
-    expect(checkSignature(Buffer.from(cut), MANIFEST)).toMatchObject({ valid: false, reason: expect.stringMatching(/truncated|damaged/) });
-    expect(checkSignature(Buffer.from([0x00, 0xff, 0x13, 0x37]), MANIFEST)).toMatchObject({ valid: false, reason: expect.stringMatching(/binary/) });
-    expect(checkSignature(Buffer.alloc(20 * 1024, 0x41), MANIFEST)).toMatchObject({ valid: false, reason: expect.stringMatching(/larger than 16 KiB/) });
+    expect(checkSignature(Buffer.from(cut), MANIFEST)).toMatchObject({
+      valid: false,
+      reason: expect.stringMatching(/truncated|damaged/),
+    });
+    expect(checkSignature(Buffer.from([0x00, 0xff, 0x13, 0x37]), MANIFEST)).toMatchObject({
+      valid: false,
+      reason: expect.stringMatching(/binary/),
+    });
+    expect(checkSignature(Buffer.alloc(20 * 1024, 0x41), MANIFEST)).toMatchObject({
+      valid: false,
+      reason: expect.stringMatching(/larger than 16 KiB/),
+    });
   });
 
   it.each([
@@ -97,7 +115,10 @@ describe.runIf(hasSshKeygen())('signatures, cross-checked with ssh-keygen', () =
     const other = makeKey(dir, `other-${type}`, type);
     const { manifest, sig } = files(`m-${type}.json`);
     sshSign(other, manifest);
-    expect(checkSignature(readFileSync(sig), MANIFEST)).toMatchObject({ valid: false, reason: expect.stringMatching(reason) });
+    expect(checkSignature(readFileSync(sig), MANIFEST)).toMatchObject({
+      valid: false,
+      reason: expect.stringMatching(reason),
+    });
   });
 
   it('a valid signature by a key not in allowed_signers is not allowed, and one listed for another namespace neither', () => {
@@ -106,10 +127,22 @@ describe.runIf(hasSshKeygen())('signatures, cross-checked with ssh-keygen', () =
     sshSign(other, manifest);
     const check = checkSignature(readFileSync(sig), MANIFEST);
     if (!check.valid) throw new Error('expected a valid signature');
-    const allowed = { file: 'allowed', signers: parseAllowedSigners(`${allowedLine(key, 'nightly@site')}\n`, 'allowed') };
-    expect(findSigner(allowed, check.publicBlob, 'svc-snapshot', new Date())).toEqual({ ok: false, reason: 'its key is not listed in allowed' });
-    const scoped = { file: 'allowed', signers: parseAllowedSigners(`${allowedLine(other, 'x@site', 'namespaces="git,file"')}\n`, 'allowed') };
-    expect(findSigner(scoped, check.publicBlob, 'svc-snapshot', new Date())).toMatchObject({ ok: false, reason: expect.stringMatching(/line 1 lists the key for namespaces "git,file", not "svc-snapshot"/) });
+    const allowed = {
+      file: 'allowed',
+      signers: parseAllowedSigners(`${allowedLine(key, 'nightly@site')}\n`, 'allowed'),
+    };
+    expect(findSigner(allowed, check.publicBlob, 'svc-snapshot', new Date())).toEqual({
+      ok: false,
+      reason: 'its key is not listed in allowed',
+    });
+    const scoped = {
+      file: 'allowed',
+      signers: parseAllowedSigners(`${allowedLine(other, 'x@site', 'namespaces="git,file"')}\n`, 'allowed'),
+    };
+    expect(findSigner(scoped, check.publicBlob, 'svc-snapshot', new Date())).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/line 1 lists the key for namespaces "git,file", not "svc-snapshot"/),
+    });
   });
 });
 
@@ -128,17 +161,49 @@ describe.runIf(hasSshKeygen())('the signing key file', () => {
     ['a directory', () => (mkdirSync(join(dir, 'adir'), { recursive: true }), join(dir, 'adir')), /is a directory/],
     ['empty', () => (writeFileSync(join(dir, 'empty'), '', { mode: 0o600 }), join(dir, 'empty')), /is empty/],
     ['missing', () => join(dir, 'nothing-here'), /does not exist/],
-    ['a PEM RSA key', () => makeKey(dir, 'pem-rsa', 'rsa', { pem: true }), /holds a PEM "RSA PRIVATE KEY", not an OpenSSH private key/],
-    ['encrypted', () => makeKey(dir, 'encrypted', 'ed25519', { passphrase: 'correct horse battery' }), /is encrypted with a passphrase \(aes256-ctr\)/],
+    [
+      'a PEM RSA key',
+      () => makeKey(dir, 'pem-rsa', 'rsa', { pem: true }),
+      /holds a PEM "RSA PRIVATE KEY", not an OpenSSH private key/,
+    ],
+    [
+      'encrypted',
+      () => makeKey(dir, 'encrypted', 'ed25519', { passphrase: 'correct horse battery' }),
+      /is encrypted with a passphrase \(aes256-ctr\)/,
+    ],
     ['an RSA key', () => makeKey(dir, 'rsa', 'rsa'), /holds an RSA key \(ssh-rsa\); only Ed25519 keys sign/],
     ['an ECDSA key', () => makeKey(dir, 'ecdsa', 'ecdsa'), /holds an ECDSA key \(ecdsa-sha2-nistp256\)/],
-    ['world-readable', () => (copyFileSync(key, join(dir, 'open')), chmodSync(join(dir, 'open'), 0o644), join(dir, 'open')), /mode 0644, a private key must be 0600 or stricter/],
-    ['group-readable', () => (copyFileSync(key, join(dir, 'group')), chmodSync(join(dir, 'group'), 0o640), join(dir, 'group')), /mode 0640/],
+    [
+      'world-readable',
+      () => (copyFileSync(key, join(dir, 'open')), chmodSync(join(dir, 'open'), 0o644), join(dir, 'open')),
+      /mode 0644, a private key must be 0600 or stricter/,
+    ],
+    [
+      'group-readable',
+      () => (copyFileSync(key, join(dir, 'group')), chmodSync(join(dir, 'group'), 0o640), join(dir, 'group')),
+      /mode 0640/,
+    ],
     ['a symbolic link', () => (symlinkSync(key, join(dir, 'link')), join(dir, 'link')), /is a symbolic link/],
     // Only root can give a file away; elsewhere the row is left out.
-    ...(process.getuid?.() === 0 ? [['owned by another user', () => (copyFileSync(key, join(dir, 'theirs')), chownSync(join(dir, 'theirs'), 1, 1), join(dir, 'theirs')), /is owned by user id 1, not by the user running svc-snapshot/] as [string, () => string, RegExp]] : []),
-    ['the public key', () => (copyFileSync(`${key}.pub`, join(dir, 'pub')), chmodSync(join(dir, 'pub'), 0o600), join(dir, 'pub')), /is a public key; give the private key/],
-    ['a text file', () => (writeFileSync(join(dir, 'text'), 'hello\n', { mode: 0o600 }), join(dir, 'text')), /is not an OpenSSH private key/],
+    ...(process.getuid?.() === 0
+      ? [
+          [
+            'owned by another user',
+            () => (copyFileSync(key, join(dir, 'theirs')), chownSync(join(dir, 'theirs'), 1, 1), join(dir, 'theirs')),
+            /is owned by user id 1, not by the user running svc-snapshot/,
+          ] as [string, () => string, RegExp],
+        ]
+      : []),
+    [
+      'the public key',
+      () => (copyFileSync(`${key}.pub`, join(dir, 'pub')), chmodSync(join(dir, 'pub'), 0o600), join(dir, 'pub')),
+      /is a public key; give the private key/,
+    ],
+    [
+      'a text file',
+      () => (writeFileSync(join(dir, 'text'), 'hello\n', { mode: 0o600 }), join(dir, 'text')),
+      /is not an OpenSSH private key/,
+    ],
   ])('%s is a usage error naming the file, never its content', (_what, make, reason) => {
     const file = make();
     const message = refusal(file);
@@ -191,7 +256,10 @@ describe('allowed_signers', () => {
   it.each([
     [`nightly@site`, /line 1 is malformed: too few fields/],
     [`nightly@site ssh-ed25519 not-base64!`, /line 1 is malformed: the key is not base64/],
-    [`nightly@site frobnicate ssh-ed25519 ${KEY}`, /line 1 is malformed: "frobnicate" is neither a key type nor an option/],
+    [
+      `nightly@site frobnicate ssh-ed25519 ${KEY}`,
+      /line 1 is malformed: "frobnicate" is neither a key type nor an option/,
+    ],
     [`nightly@site valid-before="tomorrow" ssh-ed25519 ${KEY}`, /valid-before "tomorrow" is not a time/],
     [`nightly@site ssh-rsa ${KEY}`, /the key is not a ssh-rsa key/],
     [`nightly@site namespaces="svc-snapshot ssh-ed25519 ${KEY}`, /a quote is not closed/],
@@ -203,14 +271,24 @@ describe('allowed_signers', () => {
     const blob = Buffer.from(KEY, 'base64');
     const at = new Date('2027-06-01T00:00:00Z');
     const allowed = (line: string) => ({ file: 'allowed', signers: parseAllowedSigners(line, 'allowed') });
-    expect(findSigner(allowed(`a valid-before="20270101Z" ssh-ed25519 ${KEY}`), blob, 'svc-snapshot', at)).toMatchObject({ ok: false, reason: expect.stringMatching(/valid only before 2027-01-01/) });
-    expect(findSigner(allowed(`a valid-after="20280101Z" ssh-ed25519 ${KEY}`), blob, 'svc-snapshot', at)).toMatchObject({ ok: false, reason: expect.stringMatching(/valid only after 2028-01-01/) });
-    expect(findSigner(allowed(`a cert-authority ssh-ed25519 ${KEY}`), blob, 'svc-snapshot', at)).toMatchObject({ ok: false });
-    expect(findSigner(allowed(`a namespaces="svc-*,!git" ssh-ed25519 ${KEY}`), blob, 'svc-snapshot', at)).toMatchObject({ ok: true, principals: 'a', line: 1 });
+    expect(
+      findSigner(allowed(`a valid-before="20270101Z" ssh-ed25519 ${KEY}`), blob, 'svc-snapshot', at),
+    ).toMatchObject({ ok: false, reason: expect.stringMatching(/valid only before 2027-01-01/) });
+    expect(findSigner(allowed(`a valid-after="20280101Z" ssh-ed25519 ${KEY}`), blob, 'svc-snapshot', at)).toMatchObject(
+      { ok: false, reason: expect.stringMatching(/valid only after 2028-01-01/) },
+    );
+    expect(findSigner(allowed(`a cert-authority ssh-ed25519 ${KEY}`), blob, 'svc-snapshot', at)).toMatchObject({
+      ok: false,
+    });
+    expect(findSigner(allowed(`a namespaces="svc-*,!git" ssh-ed25519 ${KEY}`), blob, 'svc-snapshot', at)).toMatchObject(
+      { ok: true, principals: 'a', line: 1 },
+    );
   });
 
   it('a missing file or a directory is a usage error naming it', () => {
-    expect(() => readAllowedSigners('/nonexistent/allowed')).toThrow(/--allowed-signers \/nonexistent\/allowed does not exist/);
+    expect(() => readAllowedSigners('/nonexistent/allowed')).toThrow(
+      /--allowed-signers \/nonexistent\/allowed does not exist/,
+    );
     expect(() => readAllowedSigners('/tmp')).toThrow(/is not a regular file/);
   });
 });

@@ -29,10 +29,14 @@ function verify(serviceText: string): { status: number | null; output: string } 
   const dir = tmpDir();
   writeFileSync(join(dir, 'svc-snapshot.service'), serviceText.replaceAll(INSTALLED_BIN, CLI_BIN));
   writeFileSync(join(dir, 'svc-snapshot.timer'), timer);
-  const res = spawnSync(ANALYZE!, ['verify', '--man=no', join(dir, 'svc-snapshot.service'), join(dir, 'svc-snapshot.timer')], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH, SYSTEMD_LOG_COLOR: '0' },
-  });
+  const res = spawnSync(
+    ANALYZE!,
+    ['verify', '--man=no', join(dir, 'svc-snapshot.service'), join(dir, 'svc-snapshot.timer')],
+    {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, SYSTEMD_LOG_COLOR: '0' },
+    },
+  );
   return { status: res.status, output: `${res.stdout}${res.stderr}`.trim() };
 }
 
@@ -44,7 +48,9 @@ describe('docs/systemd units', () => {
 
   it.skipIf(!ANALYZE)('would be caught by that check if a directive were wrong (the check can fail)', () => {
     expect(verify(`${service}ProtectSystem=strictest\n`).output).toMatch(/ProtectSystem|protect system/i);
-    expect(verify(service.replace('SystemCallFilter=@system-service', 'SystemCallFilter=@system-servic')).output).toMatch(/system call group/i);
+    expect(
+      verify(service.replace('SystemCallFilter=@system-service', 'SystemCallFilter=@system-servic')).output,
+    ).toMatch(/system call group/i);
   });
 
   it('hardens the service and keeps the token out of the unit', () => {

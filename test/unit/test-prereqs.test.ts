@@ -18,7 +18,9 @@ function prereqs(env: Record<string, string>, asNobody = false) {
     copyFileSync(SCRIPT, script);
     chmodSync(script, 0o644);
   }
-  const cmd = asNobody ? ['/usr/bin/setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', process.execPath, script] : [process.execPath, script];
+  const cmd = asNobody
+    ? ['/usr/bin/setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', process.execPath, script]
+    : [process.execPath, script];
   const r = spawnSync(cmd[0]!, cmd.slice(1), { encoding: 'utf8', env, cwd: '/' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -34,12 +36,16 @@ describe('the test prerequisites check', () => {
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(/^npm test needs openssl, ssh-keygen, which are not installed \(.+\): as root, run apt-get update && apt-get install -y --no-install-recommends openssl openssh-client\n$/);
+    expect(r.stderr).toMatch(
+      /^npm test needs openssl, ssh-keygen, which are not installed \(.+\): as root, run apt-get update && apt-get install -y --no-install-recommends openssl openssh-client\n$/,
+    );
   });
 
   it.skipIf(!asRoot || !existsSync('/usr/bin/setpriv'))('stops without trying apt-get when not run by root', () => {
     const r = prereqs({ PATH: '/nonexistent' }, true);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/^npm test needs openssl, ssh-keygen, which are not installed \(only root can install them\): /);
+    expect(r.stderr).toMatch(
+      /^npm test needs openssl, ssh-keygen, which are not installed \(only root can install them\): /,
+    );
   });
 });

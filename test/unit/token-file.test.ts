@@ -34,7 +34,11 @@ function usageError(f: () => unknown): UsageError {
 
 describe('token files', () => {
   it('SVC_TOKEN_FILE gives the token (one trailing line break removed), named by the variable, and wins over --token', () => {
-    const o = readOptions('snapshot', { token: 'fake-token-from-the-flag' }, { SVC_TOKEN_FILE: tokenFile(`${TOKEN}\n`) });
+    const o = readOptions(
+      'snapshot',
+      { token: 'fake-token-from-the-flag' },
+      { SVC_TOKEN_FILE: tokenFile(`${TOKEN}\n`) },
+    );
     expect(o.token).toEqual({ value: TOKEN, source: 'SVC_TOKEN_FILE' });
     expect(o.sources.token).toBe('SVC_TOKEN_FILE');
     // Registered for redaction as soon as it is read.
@@ -42,7 +46,11 @@ describe('token files', () => {
   });
 
   it('a per-type file gives that type its token, before the general one', () => {
-    const o = readOptions('collect', {}, { SVC_TOKEN: 'fake-token-general', SVC_TOKEN_VM_FILE: tokenFile(`${TOKEN}\r\n`, 0o400) });
+    const o = readOptions(
+      'collect',
+      {},
+      { SVC_TOKEN: 'fake-token-general', SVC_TOKEN_VM_FILE: tokenFile(`${TOKEN}\r\n`, 0o400) },
+    );
     const plan = resolveTokens(o);
     expect(plan.byType.VM).toEqual({ value: TOKEN, source: 'SVC_TOKEN_VM_FILE' });
     expect(plan.byType.User).toEqual({ value: 'fake-token-general', source: 'SVC_TOKEN' });
@@ -50,7 +58,10 @@ describe('token files', () => {
   });
 
   it('SVC_AUDIT_TOKEN_FILE is checked as the audit token is, without repeating the file', () => {
-    expect(readOptions('audit', {}, { SVC_AUDIT_TOKEN_FILE: tokenFile(`${AUDIT}\n`) }).auditToken).toEqual({ value: AUDIT, source: 'SVC_AUDIT_TOKEN_FILE' });
+    expect(readOptions('audit', {}, { SVC_AUDIT_TOKEN_FILE: tokenFile(`${AUDIT}\n`) }).auditToken).toEqual({
+      value: AUDIT,
+      source: 'SVC_AUDIT_TOKEN_FILE',
+    });
     const bad = 'NotAnAuditTokenAtAll-1234';
     const e = usageError(() => readOptions('audit', {}, { SVC_AUDIT_TOKEN_FILE: tokenFile(bad) }).auditToken);
     expect(e.message).toMatch(/SVC_AUDIT_TOKEN_FILE is not an audit token secret/);
@@ -61,7 +72,9 @@ describe('token files', () => {
     for (const mode of [0o640, 0o604, 0o620]) {
       const path = tokenFile(TOKEN, mode);
       const e = usageError(() => readOptions('snapshot', {}, { SVC_TOKEN_FILE: path }).token);
-      expect(e.message).toBe(`SVC_TOKEN_FILE=${path}: the token file is open to its group or others (mode 0${mode.toString(8)}); make it its owner's alone: chmod 600 ${path}`);
+      expect(e.message).toBe(
+        `SVC_TOKEN_FILE=${path}: the token file is open to its group or others (mode 0${mode.toString(8)}); make it its owner's alone: chmod 600 ${path}`,
+      );
     }
   });
 
@@ -69,7 +82,8 @@ describe('token files', () => {
     const dir = tmpDir('svc-token-file-');
     const fifo = join(dir, 'fifo');
     execFileSync('mkfifo', ['-m', '0600', fifo]);
-    const read = (path: string) => usageError(() => readOptions('snapshot', {}, { SVC_TOKEN_FILE: path }).token).message;
+    const read = (path: string) =>
+      usageError(() => readOptions('snapshot', {}, { SVC_TOKEN_FILE: path }).token).message;
     expect(read(join(dir, 'missing'))).toMatch(/^SVC_TOKEN_FILE=.*missing: the token file cannot be read \(ENOENT\)/);
     expect(read(dir)).toMatch(/not a regular file/);
     expect(read(fifo)).toMatch(/not a regular file/);
@@ -78,11 +92,21 @@ describe('token files', () => {
 
   it('refuses the variable and its file variable set together; an empty one counts as unset', () => {
     const path = tokenFile(TOKEN);
-    const e = usageError(() => readOptions('snapshot', {}, { SVC_TOKEN: 'fake-token-general', SVC_TOKEN_FILE: path }).token);
-    expect(e.message).toBe('both SVC_TOKEN and SVC_TOKEN_FILE are set; set only one of them (an empty variable counts as unset)');
+    const e = usageError(
+      () => readOptions('snapshot', {}, { SVC_TOKEN: 'fake-token-general', SVC_TOKEN_FILE: path }).token,
+    );
+    expect(e.message).toBe(
+      'both SVC_TOKEN and SVC_TOKEN_FILE are set; set only one of them (an empty variable counts as unset)',
+    );
     expect(e.message).not.toContain('fake-token-general');
-    expect(readOptions('snapshot', {}, { SVC_TOKEN: '', SVC_TOKEN_FILE: path }).token).toEqual({ value: TOKEN, source: 'SVC_TOKEN_FILE' });
-    expect(readOptions('snapshot', {}, { SVC_TOKEN: 'fake-token-general', SVC_TOKEN_FILE: '' }).token).toEqual({ value: 'fake-token-general', source: 'SVC_TOKEN' });
+    expect(readOptions('snapshot', {}, { SVC_TOKEN: '', SVC_TOKEN_FILE: path }).token).toEqual({
+      value: TOKEN,
+      source: 'SVC_TOKEN_FILE',
+    });
+    expect(readOptions('snapshot', {}, { SVC_TOKEN: 'fake-token-general', SVC_TOKEN_FILE: '' }).token).toEqual({
+      value: 'fake-token-general',
+      source: 'SVC_TOKEN',
+    });
   });
 
   it('is read only when the command reads the token: a replay does not open it', () => {

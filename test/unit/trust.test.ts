@@ -31,7 +31,9 @@ function spell(ch: string, pick: number): string {
 }
 
 // Secrets as the parsers let them through: at least SHORTEST_SECRET characters (shorter tokens are refused).
-const secretArb = fc.string({ unit: 'grapheme', minLength: 6, maxLength: 24 }).filter((s) => s.trim().length >= 6 && s.length >= SHORTEST_SECRET && !s.includes('[redacted]'));
+const secretArb = fc
+  .string({ unit: 'grapheme', minLength: 6, maxLength: 24 })
+  .filter((s) => s.trim().length >= 6 && s.length >= SHORTEST_SECRET && !s.includes('[redacted]'));
 const spelledArb = secretArb.chain((secret) =>
   fc.array(fc.nat(11), { minLength: [...secret].length, maxLength: [...secret].length }).map((picks) => ({
     secret,
@@ -69,9 +71,14 @@ describe('redaction (property)', () => {
         err = e;
       }
       expect(err).toBeInstanceOf(UsageError);
-      expect((err as Error).message).toBe(`the token in SVC_TOKEN is ${short.length} character${short.length === 1 ? '' : 's'} long; an API token is longer: check what is set there`);
+      expect((err as Error).message).toBe(
+        `the token in SVC_TOKEN is ${short.length} character${short.length === 1 ? '' : 's'} long; an API token is longer: check what is set there`,
+      );
     }
-    expect(parseToken('x'.repeat(SHORTEST_SECRET), '--token')).toEqual({ value: 'x'.repeat(SHORTEST_SECRET), source: '--token' });
+    expect(parseToken('x'.repeat(SHORTEST_SECRET), '--token')).toEqual({
+      value: 'x'.repeat(SHORTEST_SECRET),
+      source: '--token',
+    });
   });
 
   it('leaves text without a secret as it is', () => {
@@ -124,7 +131,8 @@ describe('redaction (property)', () => {
   });
 });
 
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/;
+const CONTROL =
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/;
 
 describe('control-character escaping (property)', () => {
   it('leaves no control character, C0, DEL, C1, bidi or line separator, in any string', () => {
@@ -174,9 +182,15 @@ describe('realm ids in file names (property)', () => {
 
   it('two different realm ids never share a file name', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ minLength: 100, maxLength: 300 })), { minLength: 2, maxLength: 30 }), (realms) => {
-        expect(new Set(realms.map(realmFileComponent)).size).toBe(realms.length);
-      }),
+      fc.property(
+        fc.uniqueArray(
+          fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ minLength: 100, maxLength: 300 })),
+          { minLength: 2, maxLength: 30 },
+        ),
+        (realms) => {
+          expect(new Set(realms.map(realmFileComponent)).size).toBe(realms.length);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -200,13 +214,19 @@ describe('URL credentials', () => {
 
   it('never leave userinfo in the text shown, parsed or not (property)', () => {
     fc.assert(
-      fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 4 }), fc.constantFrom('https://', 'http://', '', 'https:/'), fc.constantFrom('127.0.0.1:8443/x', '[bad', 'host name/'), (user, password, scheme, rest) => {
-        fc.pre(!rest.includes('@'));
-        const shown = withoutUserinfo(`${scheme}${user}:${password}@${rest}`);
-        expect(shown).not.toContain(`:${password}@`);
-        expect(shown).not.toContain(`${user}:${password}`);
-        expect(shown.endsWith(rest)).toBe(true);
-      }),
+      fc.property(
+        fc.string({ minLength: 1 }),
+        fc.string({ minLength: 4 }),
+        fc.constantFrom('https://', 'http://', '', 'https:/'),
+        fc.constantFrom('127.0.0.1:8443/x', '[bad', 'host name/'),
+        (user, password, scheme, rest) => {
+          fc.pre(!rest.includes('@'));
+          const shown = withoutUserinfo(`${scheme}${user}:${password}@${rest}`);
+          expect(shown).not.toContain(`:${password}@`);
+          expect(shown).not.toContain(`${user}:${password}`);
+          expect(shown.endsWith(rest)).toBe(true);
+        },
+      ),
     );
   });
 });
@@ -224,7 +244,9 @@ describe('file-system errors', () => {
     }
     expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
     const message = describeFsError(err, '/srv/out/svc-snapshot-2026-11-22/1-users (11-22-2026).json');
-    expect(message).toMatch(/^no space is left on the device \(ENOSPC\) while writing \/srv\/out\/svc-snapshot-2026-11-22\/1-users \(11-22-2026\)\.json; nothing was published\. Free some space/);
+    expect(message).toMatch(
+      /^no space is left on the device \(ENOSPC\) while writing \/srv\/out\/svc-snapshot-2026-11-22\/1-users \(11-22-2026\)\.json; nothing was published\. Free some space/,
+    );
   });
 
   it('name the path for a real ENAMETOOLONG', () => {
@@ -235,7 +257,9 @@ describe('file-system errors', () => {
     } catch (e) {
       err = e;
     }
-    expect(describeFsError(err)).toMatch(/a name is too long for the file system \(ENAMETOOLONG\) while writing .*n{300}; nothing was published\. Choose a shorter output directory/);
+    expect(describeFsError(err)).toMatch(
+      /a name is too long for the file system \(ENAMETOOLONG\) while writing .*n{300}; nothing was published\. Choose a shorter output directory/,
+    );
   });
 
   it('leave other errors to the caller', () => {

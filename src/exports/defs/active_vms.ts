@@ -2,7 +2,8 @@ import { defineExport, field, realm } from '../define.js';
 
 export default defineExport({
   name: 'active_vms',
-  description: 'One row per running VM of every realm (GET /api/vms/{realm}/active), with the realm it was read from. Written with `--include vms`.',
+  description:
+    'One row per running VM of every realm (GET /api/vms/{realm}/active), with the realm it was read from. Written with `--include vms`.',
   route: 'vms-active',
   include: 'vms',
   key: ['realmID', 'id'],
@@ -35,13 +36,21 @@ export default defineExport({
     field('start'),
     field('shutDown'),
     field('lastPing'),
-    field('services', { as: 'json', note: 'application services the VM exposes (no key is documented), as compact JSON with sorted keys' }),
-    field('systemInfo', { as: 'json', note: 'what the VM reports of its system (no key is documented), as compact JSON with sorted keys' }),
+    field('services', {
+      as: 'json',
+      note: 'application services the VM exposes (no key is documented), as compact JSON with sorted keys',
+    }),
+    field('systemInfo', {
+      as: 'json',
+      note: 'what the VM reports of its system (no key is documented), as compact JSON with sorted keys',
+    }),
   ],
   omit: {
-    realmID: 'the realm of the route that listed the VM is the realmID column (the spec: the running VMs of that ' +
+    realmID:
+      'the realm of the route that listed the VM is the realmID column (the spec: the running VMs of that ' +
       'realm), so the field repeats it; a VM whose realmID names another realm is counted under validation',
-    vmcInfo: 'the VM controller\'s reports: free-form objects with a timestamp each, which change with every report ' +
+    vmcInfo:
+      "the VM controller's reports: free-form objects with a timestamp each, which change with every report " +
       '(diagnostics, not inventory); kept byte for byte in raw/',
   },
 });

@@ -2,7 +2,8 @@ import { defineExport, field } from '../define.js';
 
 export default defineExport({
   name: 'project_memberships',
-  description: 'One row per project membership (whether inherited memberships are listed is not documented; `duplicate` marks one that is also inherited).',
+  description:
+    'One row per project membership (whether inherited memberships are listed is not documented; `duplicate` marks one that is also inherited).',
   route: 'projects-memberships',
   key: ['projectID', 'userID', 'id'],
   columns: [

@@ -3,7 +3,8 @@ import { USAGE_ABSENT_IS_ZERO, USAGE_FIELDS } from './usage-groups.js';
 
 export default defineExport({
   name: 'teams',
-  description: 'One row per team, with its row of GET /api/teams/usage joined by team id (usage rows of `no-team` ' +
+  description:
+    'One row per team, with its row of GET /api/teams/usage joined by team id (usage rows of `no-team` ' +
     'and of deleted teams are not teams and stay out). Members are in team_memberships.',
   route: 'teams',
   key: ['id'],
@@ -22,7 +23,10 @@ export default defineExport({
     field('perUserQuotas.memory', { note: 'bytes; null: no limit (or no per-user quota set)' }),
     field('perUserQuotas.storage', { as: 'entries', note: 'storage type = bytes; [] : no limits' }),
     field('perUserQuotas.devices', { as: 'entries', note: 'device type = count; [] : no limits' }),
-    field('settings', { as: 'json', note: 'free-form team settings (no key is documented), as compact JSON with sorted keys' }),
+    field('settings', {
+      as: 'json',
+      note: 'free-form team settings (no key is documented), as compact JSON with sorted keys',
+    }),
     field('startDate', { note: 'resource access start' }),
     field('endDate', { note: 'resource access end' }),
     field('members', { name: 'memberCount', as: 'count', note: 'the members themselves are in team_memberships' }),
@@ -33,7 +37,8 @@ export default defineExport({
         by: 'id',
         path,
         default: USAGE_ABSENT_IS_ZERO,
-        note: '0 when the group is absent from the team\'s usage row or the team has no row; null only when GET ' +
+        note:
+          "0 when the group is absent from the team's usage row or the team has no row; null only when GET " +
           '/api/teams/usage was not read (then listed in nullFields)',
       }),
     ),

@@ -5,7 +5,11 @@
 import type { ColumnDefault } from '../define.js';
 
 /** Spec: "Groups with no resources may be absent from a row": an absent group counts none. */
-export const USAGE_ABSENT_IS_ZERO: ColumnDefault = { value: 0, scope: 'row', spec: 'groups with no resources may be absent from a row' };
+export const USAGE_ABSENT_IS_ZERO: ColumnDefault = {
+  value: 0,
+  scope: 'row',
+  spec: 'groups with no resources may be absent from a row',
+};
 
 export const USAGE_FIELDS = [
   'files.cnt',

@@ -4,7 +4,8 @@ const IN_USERS = 'an identity or role field: in users';
 
 export default defineExport({
   name: 'user_profiles',
-  description: 'One row per user account: profile (contact, organisation, notes) and account state (activity, ' +
+  description:
+    'One row per user account: profile (contact, organisation, notes) and account state (activity, ' +
     'deactivation, expiry, escrow). The name and `email` are repeated from users so the sheet reads on its own.',
   route: 'users',
   key: ['id'],

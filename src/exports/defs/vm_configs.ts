@@ -2,12 +2,16 @@ import { defineExport, field, realm } from '../define.js';
 
 export default defineExport({
   name: 'vm_configs',
-  description: 'One row per VM config of every realm (GET /api/vms/{realm}/configs), with the realm it was read from. Written with `--include vms`.',
+  description:
+    'One row per VM config of every realm (GET /api/vms/{realm}/configs), with the realm it was read from. Written with `--include vms`.',
   route: 'vms-configs',
   include: 'vms',
   key: ['realmID', 'id'],
   columns: [
-    realm('realmID', 'the realm whose GET /api/vms/{realm}/configs listed the config, named as in vm_images and drives; a config id may repeat across realms'),
+    realm(
+      'realmID',
+      'the realm whose GET /api/vms/{realm}/configs listed the config, named as in vm_images and drives; a config id may repeat across realms',
+    ),
     field('id'),
     field('name'),
     field('description'),
@@ -27,7 +31,13 @@ export default defineExport({
     field('slurmAccount'),
     field('lastLaunched', { note: 'null: never launched' }),
     field('lastPing', { note: 'null: the spawned VM never contacted the backend' }),
-    field('services', { as: 'json', note: 'application services configured for the VM (no key is documented), as compact JSON with sorted keys' }),
-    field('settings', { as: 'json', note: 'free-form config settings (not called frontend settings; no key is documented), as compact JSON with sorted keys' }),
+    field('services', {
+      as: 'json',
+      note: 'application services configured for the VM (no key is documented), as compact JSON with sorted keys',
+    }),
+    field('settings', {
+      as: 'json',
+      note: 'free-form config settings (not called frontend settings; no key is documented), as compact JSON with sorted keys',
+    }),
   ],
 });

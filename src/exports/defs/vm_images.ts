@@ -2,7 +2,8 @@ import { defineExport, field, realm } from '../define.js';
 
 export default defineExport({
   name: 'vm_images',
-  description: 'One row per VM image of every realm. `info_*` columns hold the realm-specific extra info: ' +
+  description:
+    'One row per VM image of every realm. `info_*` columns hold the realm-specific extra info: ' +
     'pool/volume/deviceBusType for libvirt realms, sourceType/timezone for the alternative driver.',
   route: 'vms-images',
   key: ['realmID', 'id'],
@@ -24,7 +25,9 @@ export default defineExport({
     field('parent', { note: 'null: a base image, which has no parent' }),
     field('limit', { note: 'max concurrent VMs; null: no limit (the documented meaning of an absent limit)' }),
     field('secureBoot', { note: 'null: the image predates the field (no default documented)' }),
-    field('settings.driveFormats', { note: 'formats allowed for drives attached to VMs running the image; null: not set' }),
+    field('settings.driveFormats', {
+      note: 'formats allowed for drives attached to VMs running the image; null: not set',
+    }),
   ],
   omit: {
     'settings.*': 'frontend-only settings (the spec documents only driveFormats, exported as settings_driveFormats)',

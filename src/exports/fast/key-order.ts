@@ -18,7 +18,10 @@
  * all-columns comparison, so the order is sortRecords' without building a
  * record first. Undefined when the case does not apply.
  */
-export function orderByUniqueStringKey<T>(rows: readonly T[], keyGetters: ReadonlyArray<(row: T) => unknown>): T[] | undefined {
+export function orderByUniqueStringKey<T>(
+  rows: readonly T[],
+  keyGetters: ReadonlyArray<(row: T) => unknown>,
+): T[] | undefined {
   const n = rows.length;
   const keys: string[] = new Array(n);
   for (let i = 0; i < n; i++) {

@@ -71,7 +71,8 @@ class Compiler {
     const def = defOf(schema);
     const checks = def.checks ?? [];
     // `.int()` is the one check modelled, on numbers only.
-    if (def.type === 'number') return checks.every((c) => isSafeInt(c._zod.def)) && this.emitNumber(v, out, checks.length > 0);
+    if (def.type === 'number')
+      return checks.every((c) => isSafeInt(c._zod.def)) && this.emitNumber(v, out, checks.length > 0);
     if (checks.length > 0) return false;
     switch (def.type) {
       case 'string':
@@ -126,7 +127,8 @@ class Compiler {
     const inner: string[] = [];
     this.emit(def.element, el, inner, prefix);
     out.push(`if (!Array.isArray(${v})) return false;`);
-    if (inner.length > 0) out.push(`for (let ${i} = 0; ${i} < ${v}.length; ${i}++) {`, `const ${el} = ${v}[${i}];`, ...inner, '}');
+    if (inner.length > 0)
+      out.push(`for (let ${i} = 0; ${i} < ${v}.length; ${i}++) {`, `const ${el} = ${v}[${i}];`, ...inner, '}');
     return true;
   }
 
@@ -137,7 +139,9 @@ class Compiler {
     const el = this.fresh();
     const inner: string[] = [];
     this.emit(def.valueType, el, inner, prefix === null ? null : `${prefix}*.`);
-    out.push(`if (typeof ${v} !== 'object' || ${v} === null || Array.isArray(${v}) || Object.hasOwn(${v}, '__proto__')) return false;`);
+    out.push(
+      `if (typeof ${v} !== 'object' || ${v} === null || Array.isArray(${v}) || Object.hasOwn(${v}, '__proto__')) return false;`,
+    );
     if (inner.length > 0) out.push(`for (const ${k} in ${v}) {`, `const ${el} = ${v}[${k}];`, ...inner, '}');
     return true;
   }
@@ -162,7 +166,13 @@ class Compiler {
       if (!optional) required++;
       out.push(`case ${JSON.stringify(name)}: {`, ...inner, ...(optional ? [] : [`${seen}++;`]), 'break;', '}');
     }
-    out.push(prefix === null || open ? 'default:' : `default: if (unknown !== null) unknown.add(${JSON.stringify(prefix)} + ${k});`, '}', '}');
+    out.push(
+      prefix === null || open
+        ? 'default:'
+        : `default: if (unknown !== null) unknown.add(${JSON.stringify(prefix)} + ${k});`,
+      '}',
+      '}',
+    );
     // Every required field present (an own key holds no undefined in JSON).
     out.push(`if (${seen} !== ${required}) return false;`);
     return true;
@@ -175,7 +185,9 @@ class Compiler {
     // Drift over a union is what no option declares: the interpreted walk knows how.
     const tree = driftTree(schema as z.ZodType);
     if (prefix !== null && tree) {
-      out.push(`if (unknown !== null) ${this.constant(collectDrift)}(${this.constant(tree)}, ${v}, ${JSON.stringify(prefix)}, unknown);`);
+      out.push(
+        `if (unknown !== null) ${this.constant(collectDrift)}(${this.constant(tree)}, ${v}, ${JSON.stringify(prefix)}, unknown);`,
+      );
     }
     return true;
   }

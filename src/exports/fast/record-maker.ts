@@ -30,7 +30,9 @@ export function recordMaker(names: readonly string[]): (values: readonly unknown
 export function plainRecordMaker(names: readonly string[]): (values: readonly unknown[]) => ExportRecord {
   return (values) => {
     const out: ExportRecord = {};
-    names.forEach((n, i) => Object.defineProperty(out, n, { value: values[i], enumerable: true, writable: true, configurable: true }));
+    names.forEach((n, i) =>
+      Object.defineProperty(out, n, { value: values[i], enumerable: true, writable: true, configurable: true }),
+    );
     return out;
   };
 }

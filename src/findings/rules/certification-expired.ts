@@ -1,15 +1,22 @@
 import { defineRule, iso, ts } from '../define.js';
-import { CERTIFICATION_READS, CERTIFICATION_SCOPE, CERTIFICATION_SPEC, certificationFinding, requiredCertifications } from '../certifications.js';
+import {
+  CERTIFICATION_READS,
+  CERTIFICATION_SCOPE,
+  CERTIFICATION_SPEC,
+  certificationFinding,
+  requiredCertifications,
+} from '../certifications.js';
 
 export default defineRule({
   id: 'certification-expired',
   severity: 'high',
-  description: 'A member of a project whose security level requires a requirement holds a certification for it only ' +
-    'with an `expires` before the snapshot\'s time.',
+  description:
+    'A member of a project whose security level requires a requirement holds a certification for it only ' +
+    "with an `expires` before the snapshot's time.",
   meaning:
-    'The same members and requirements as `certification-missing`; of the user\'s certifications for the requirement ' +
+    "The same members and requirements as `certification-missing`; of the user's certifications for the requirement " +
     'the best is taken (one without `expires` first, else the one expiring last). ' +
-    'A finding when that one has `expires` strictly before the snapshot\'s time (the manifest\'s `time`): expiring ' +
+    "A finding when that one has `expires` strictly before the snapshot's time (the manifest's `time`): expiring " +
     'exactly at that time, or later the same day, is not expired (see `certification-expiring`). ' +
     `A certification without \`expires\` never expires (the spec: absent = no expiry). ${CERTIFICATION_SCOPE}`,
   spec: CERTIFICATION_SPEC,

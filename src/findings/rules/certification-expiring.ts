@@ -1,17 +1,24 @@
 import { defineRule, iso, ts } from '../define.js';
-import { CERTIFICATION_READS, CERTIFICATION_SCOPE, CERTIFICATION_SPEC, certificationFinding, requiredCertifications } from '../certifications.js';
+import {
+  CERTIFICATION_READS,
+  CERTIFICATION_SCOPE,
+  CERTIFICATION_SPEC,
+  certificationFinding,
+  requiredCertifications,
+} from '../certifications.js';
 
 const DAY_MS = 86_400_000;
 
 export default defineRule({
   id: 'certification-expiring',
   severity: 'medium',
-  description: 'A member of a project whose security level requires a requirement holds a certification for it that ' +
-    'expires within `--expiring-days` (default 30) of the snapshot\'s time.',
+  description:
+    'A member of a project whose security level requires a requirement holds a certification for it that ' +
+    "expires within `--expiring-days` (default 30) of the snapshot's time.",
   meaning:
     'The same members, requirements and best certification as `certification-expired`. ' +
-    'A finding when its `expires` is at or after the snapshot\'s time and at most `--expiring-days` × 86,400,000 ms ' +
-    'after it (a certification expiring later on the snapshot\'s own day is expiring, not expired). ' +
+    "A finding when its `expires` is at or after the snapshot's time and at most `--expiring-days` × 86,400,000 ms " +
+    "after it (a certification expiring later on the snapshot's own day is expiring, not expired). " +
     `A certification without \`expires\` never expires. ${CERTIFICATION_SCOPE}`,
   spec: CERTIFICATION_SPEC,
   reads: CERTIFICATION_READS,
@@ -20,7 +27,10 @@ export default defineRule({
     for (const r of requiredCertifications(ctx)) {
       const expires = r.best ? ts(r.best.expires) : undefined;
       if (expires === undefined || expires < ctx.now || expires > until) continue;
-      yield certificationFinding(r, `holds a certification for it that expires ${iso(expires)}, within ${ctx.expiringDays} days`);
+      yield certificationFinding(
+        r,
+        `holds a certification for it that expires ${iso(expires)}, within ${ctx.expiringDays} days`,
+      );
     }
   },
 });

@@ -1,5 +1,11 @@
 import { defineRule } from '../define.js';
-import { CERTIFICATION_READS, CERTIFICATION_SCOPE, CERTIFICATION_SPEC, certificationFinding, requiredCertifications } from '../certifications.js';
+import {
+  CERTIFICATION_READS,
+  CERTIFICATION_SCOPE,
+  CERTIFICATION_SPEC,
+  certificationFinding,
+  requiredCertifications,
+} from '../certifications.js';
 
 export default defineRule({
   id: 'certification-missing',

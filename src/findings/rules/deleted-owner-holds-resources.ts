@@ -4,7 +4,8 @@ import { ref } from '../certifications.js';
 export default defineRule({
   id: 'deleted-owner-holds-resources',
   severity: 'medium',
-  description: 'A project (or team) usage row with `exists: false` still holds VMs, drives or vault files: resources whose owner was deleted.',
+  description:
+    'A project (or team) usage row with `exists: false` still holds VMs, drives or vault files: resources whose owner was deleted.',
   meaning:
     'A finding for each row of resources_by_project (GET /api/projects/usage) whose `exists` is false and that ' +
     'counts at least one VM (`vms_cnt`), drive (`drives_cnt`) or vault file (`files_cnt`). ' +
@@ -19,18 +20,26 @@ export default defineRule({
     },
     {
       where: 'management-api.md §2 UsageInfo',
-      text: '`exists` boolean (false when the team was deleted but still holds resources); `files` {`cnt` number of ' +
+      text:
+        '`exists` boolean (false when the team was deleted but still holds resources); `files` {`cnt` number of ' +
         'vault files, `size` bytes}; `vms` {`cnt`, `mem` bytes, `cores`}; `drives` {`cnt`, `size` provisioned bytes, ' +
         '`used` consumed bytes}. Groups with no resources may be absent from a row.',
     },
     {
       where: 'management-api.md §4 Rules',
-      text: '3. Team usage and project usage include one row with id `no-team` / `no-project` for untagged resources ' +
+      text:
+        '3. Team usage and project usage include one row with id `no-team` / `no-project` for untagged resources ' +
         '… Rows for deleted teams or projects that still hold resources have `exists` false.',
     },
   ],
-  reads: [{ export: 'resources_by_project', columns: ['projectID', 'exists', 'vms_cnt', 'drives_cnt', 'files_cnt', 'files_size'] }],
-  unseen: 'deleted teams not evaluated: the usage rows of deleted teams are in no export (teams has one row per team ' +
+  reads: [
+    {
+      export: 'resources_by_project',
+      columns: ['projectID', 'exists', 'vms_cnt', 'drives_cnt', 'files_cnt', 'files_size'],
+    },
+  ],
+  unseen:
+    'deleted teams not evaluated: the usage rows of deleted teams are in no export (teams has one row per team ' +
     'of GET /api/teams; they stay in the raw collection)',
   *check(ctx) {
     for (const p of ctx.records('resources_by_project')) {
@@ -42,7 +51,8 @@ export default defineRule({
       yield {
         subject: ref('resources_by_project', p.projectID),
         related: [],
-        detail: `deleted project ${keyText(p.projectID)} (exists: false) still holds ${vms} VM(s), ${drives} ` +
+        detail:
+          `deleted project ${keyText(p.projectID)} (exists: false) still holds ${vms} VM(s), ${drives} ` +
           `drive(s) and ${files} vault file(s) (${ts(p.files_size) ?? 0} bytes)`,
       };
     }

@@ -7,11 +7,11 @@ export default defineRule({
   description: 'A project membership whose `expires` has passed is still listed.',
   meaning:
     'Once per user and project of project_memberships (an inherited membership, `duplicate`, can be listed beside ' +
-    'the direct one): a finding when every row of the pair has an `expires` strictly before the snapshot\'s time. ' +
+    "the direct one): a finding when every row of the pair has an `expires` strictly before the snapshot's time. " +
     'A pair with a row without `expires` (no expiry) or with one at or after that time still grants the membership and is not reported. ' +
-    'The subject is the first row of the pair in key order, and the pair\'s other rows are related. The detail names ' +
+    "The subject is the first row of the pair in key order, and the pair's other rows are related. The detail names " +
     'each row of the pair marked `duplicate` by its `id` (the membership is also inherited, so the user may keep ' +
-    'access through the parent project), saying which one is the subject\'s: the subject need not be the row marked.',
+    "access through the parent project), saying which one is the subject's: the subject need not be the row marked.",
   spec: [
     {
       where: 'management-api.md §2 ProjectMembershipInfo',
@@ -34,8 +34,12 @@ export default defineRule({
           : '';
       yield {
         subject: ref('project_memberships', first.projectID, first.userID, first.id),
-        related: [ref('projects', first.projectID), ...rows.filter((r) => r !== first).map((r) => ref('project_memberships', r.projectID, r.userID, r.id))],
-        detail: `user ${first.userID as string} is still listed as a member of project ${first.projectID as string}, ` +
+        related: [
+          ref('projects', first.projectID),
+          ...rows.filter((r) => r !== first).map((r) => ref('project_memberships', r.projectID, r.userID, r.id)),
+        ],
+        detail:
+          `user ${first.userID as string} is still listed as a member of project ${first.projectID as string}, ` +
           `a membership that expired ${iso(last)}${inherited}`,
       };
     }

@@ -19,16 +19,19 @@ function limitOf(t: ExportRecord, typed: unknown, legacy: string): { limit: numb
   const own = ts(typed);
   if (own !== undefined) return { limit: own, source: `team quota of ${own} (teamQuotas.${legacy})` };
   const old = legacyQuota(t.quotas, legacy);
-  return old !== undefined ? { limit: old, source: `legacy quota of ${old} (quotas.${legacy}; teamQuotas sets no ${legacy} limit)` } : undefined;
+  return old !== undefined
+    ? { limit: old, source: `legacy quota of ${old} (quotas.${legacy}; teamQuotas sets no ${legacy} limit)` }
+    : undefined;
 }
 
 export default defineRule({
   id: 'quota-exceeded',
   severity: 'medium',
-  description: 'A team\'s usage is above its `teamQuotas` cores or memory, or its legacy `quotas` `cores` / `memory` where `teamQuotas` sets no such limit.',
+  description:
+    "A team's usage is above its `teamQuotas` cores or memory, or its legacy `quotas` `cores` / `memory` where `teamQuotas` sets no such limit.",
   meaning:
     'For each team of teams: a finding when `usage_vms_cores` is above its cores limit, and one when `usage_vms_mem` (bytes) is above its memory limit. ' +
-    'The limit is `teamQuotas_cores` (`teamQuotas_memory`) when set; where it is not, the legacy map\'s `cores` ' +
+    "The limit is `teamQuotas_cores` (`teamQuotas_memory`) when set; where it is not, the legacy map's `cores` " +
     '(`memory`) entry of `quotas`, a number (an entry that is not a number is no limit); the detail says which one ' +
     'it used. ' +
     'Where `teamQuotas` sets a limit, that one alone is compared (CONTRACT section 17 reads the legacy map only ' +
@@ -38,27 +41,49 @@ export default defineRule({
     'The usage row does not separate VMs on hardware setups exempt from team quotas (`noQuota`), so a team running ' +
     'such VMs can be reported without breaking its quota.',
   spec: [
-    { where: 'management-api.md §2 QuotasTyped', text: '`cores?` number (undefined = no limit); `memory?` number bytes (undefined = no limit)' },
+    {
+      where: 'management-api.md §2 QuotasTyped',
+      text: '`cores?` number (undefined = no limit); `memory?` number bytes (undefined = no limit)',
+    },
     {
       where: 'management-api.md §2 TeamInfo',
       text: '`quotas` map string -> number (legacy representation); `teamQuotas?` QuotasTyped (absent when no team quota is set)',
     },
-    { where: 'management-api.md §2 UsageInfo', text: '`vms` {`cnt`, `mem` bytes, `cores`} … Groups with no resources may be absent from a row.' },
-    { where: 'management-api.md §2 BrickInfo', text: '`noQuota` boolean (default false; whether the brick is exempt from team quotas)' },
+    {
+      where: 'management-api.md §2 UsageInfo',
+      text: '`vms` {`cnt`, `mem` bytes, `cores`} … Groups with no resources may be absent from a row.',
+    },
+    {
+      where: 'management-api.md §2 BrickInfo',
+      text: '`noQuota` boolean (default false; whether the brick is exempt from team quotas)',
+    },
   ],
-  reads: [{ export: 'teams', columns: ['id', 'name', 'quotas', 'teamQuotas_cores', 'teamQuotas_memory', 'usage_vms_cores', 'usage_vms_mem'] }],
+  reads: [
+    {
+      export: 'teams',
+      columns: ['id', 'name', 'quotas', 'teamQuotas_cores', 'teamQuotas_memory', 'usage_vms_cores', 'usage_vms_mem'],
+    },
+  ],
   *check(ctx) {
     for (const t of ctx.records('teams')) {
       const name = `team "${keyText(t.name)}" (${keyText(t.id)})`;
       const cores = limitOf(t, t.teamQuotas_cores, 'cores');
       const usedCores = ts(t.usage_vms_cores) ?? 0;
       if (cores !== undefined && usedCores > cores.limit) {
-        yield { subject: ref('teams', t.id), related: [], detail: `${name} uses ${usedCores} cores, above its ${cores.source}` };
+        yield {
+          subject: ref('teams', t.id),
+          related: [],
+          detail: `${name} uses ${usedCores} cores, above its ${cores.source}`,
+        };
       }
       const memory = limitOf(t, t.teamQuotas_memory, 'memory');
       const usedMemory = ts(t.usage_vms_mem) ?? 0;
       if (memory !== undefined && usedMemory > memory.limit) {
-        yield { subject: ref('teams', t.id), related: [], detail: `${name} uses ${usedMemory} bytes of memory, above its ${memory.source}` };
+        yield {
+          subject: ref('teams', t.id),
+          related: [],
+          detail: `${name} uses ${usedMemory} bytes of memory, above its ${memory.source}`,
+        };
       }
     }
   },

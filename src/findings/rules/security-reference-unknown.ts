@@ -4,10 +4,11 @@ import { byId, ref, strings } from '../certifications.js';
 export default defineRule({
   id: 'security-reference-unknown',
   severity: 'medium',
-  description: 'A project names a security level, or a level names a requirement, that the snapshot does not list: its members cannot be checked against it.',
+  description:
+    'A project names a security level, or a level names a requirement, that the snapshot does not list: its members cannot be checked against it.',
   meaning:
     'A finding for each project whose `securityLevel` is set and is not the `id` of a row of security_levels, and ' +
-    'one for each requirement id in a level\'s `requirements` that is not the `id` of a row of security_requirements ' +
+    "one for each requirement id in a level's `requirements` that is not the `id` of a row of security_requirements " +
     '(each id once per level). ' +
     'The certification rules skip such a level or requirement: this rule is where they show.',
   spec: [

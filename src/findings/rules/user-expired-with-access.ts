@@ -39,10 +39,11 @@ function vmsText(a: Access, read: boolean): string {
 export default defineRule({
   id: 'user-expired-with-access',
   severity: 'high',
-  description: 'A user whose `expiration` has passed, or who is deactivated, is still a team or project member, owns ' +
+  description:
+    'A user whose `expiration` has passed, or who is deactivated, is still a team or project member, owns ' +
     'a running VM or is among its `authedUsers`.',
   meaning:
-    'A user of user_profiles is lapsed when its `expiration` is strictly before the snapshot\'s time, or when it has ' +
+    "A user of user_profiles is lapsed when its `expiration` is strictly before the snapshot's time, or when it has " +
     'a `deactivationType` and either no `deactivatedUntil` or a `deactivatedUntil` at or after that time ' +
     '(a `deactivatedUntil` already passed ends a temporary deactivation: CONTRACT section 17, "a `deactivationType` ' +
     'whose `deactivatedUntil`, if any, has not passed"; one at exactly that time has not passed). `state` is not ' +
@@ -50,24 +51,26 @@ export default defineRule({
     'only. ' +
     'One finding per lapsed user that is a member of a team (team_memberships) or of a project (project_memberships, ' +
     'once per project however many rows), owns a running VM (active_vms `owner`, unless `ownerType` is `VM`: then ' +
-    'the owner is a VM) or is among a running VM\'s `authedUsers`; every such membership and VM is related. ' +
+    "the owner is a VM) or is among a running VM's `authedUsers`; every such membership and VM is related. " +
     'A running VM is one of active_vms whose `active` is true (CONTRACT section 17): a VM listed with `active` false ' +
     '(or not a boolean, exported as null) counts neither for its owner nor for its authorized users. ' +
     'A lapsed user whose only link is to such VMs is not reported; one reported for other access has them related ' +
     'and counted apart in the detail ("not counted: …"), so that the auditor sees them. ' +
     'The running VMs are read from active_vms, written with `--include vms`: a snapshot taken without it has the ' +
     'rule evaluated over the memberships alone, and its reason says that the VMs were not evaluated; one taken with ' +
-    'it whose running VMs were not all read (a realm\'s route failed) has the rule not evaluated.',
+    "it whose running VMs were not all read (a realm's route failed) has the rule not evaluated.",
   spec: [
     {
       where: 'management-api.md §2 UserInfo',
-      text: '`state` string (account state); `deactivationType?` DeactivationType; `expiration?` ts (account ' +
+      text:
+        '`state` string (account state); `deactivationType?` DeactivationType; `expiration?` ts (account ' +
         'expiration); `deactivatedUntil?` ts (temporary deactivation end). Allowed values of `role` and `state` and ' +
         'the permission codes: not shown.',
     },
     {
       where: 'management-api.md §2 UserInfo',
-      text: 'DeactivationType values: `Admin`, `FailedPassword` (consecutive failed passwords), `Timeout` ' +
+      text:
+        'DeactivationType values: `Admin`, `FailedPassword` (consecutive failed passwords), `Timeout` ' +
         '(inactivity), `XSS` (detected attack attempt), `Registration` (pending activation).',
     },
     { where: 'management-api.md §2 TeamInfo', text: '`members` TeamMemberInfo[]; TeamMemberInfo: `id` string' },
@@ -75,13 +78,20 @@ export default defineRule({
       where: 'management-api.md §2 ProjectMembershipInfo',
       text: '`projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited)',
     },
-    { where: 'management-api.md §2 VirtualMachine', text: '`owner` string; `authedUsers` string[] (all authorized users, owner excluded); `active` boolean' },
+    {
+      where: 'management-api.md §2 VirtualMachine',
+      text: '`owner` string; `authedUsers` string[] (all authorized users, owner excluded); `active` boolean',
+    },
   ],
   reads: [
     { export: 'user_profiles', columns: ['id', 'expiration', 'deactivationType', 'deactivatedUntil'] },
     { export: 'team_memberships', columns: ['teamID', 'memberID'] },
     { export: 'project_memberships', columns: ['projectID', 'userID', 'id'] },
-    { export: 'active_vms', columns: ['realmID', 'id', 'owner', 'ownerType', 'authedUsers', 'active'], optional: 'the running VMs' },
+    {
+      export: 'active_vms',
+      columns: ['realmID', 'id', 'owner', 'ownerType', 'authedUsers', 'active'],
+      optional: 'the running VMs',
+    },
   ],
   *check(ctx) {
     // The lapsed users first: only their memberships and VMs are gathered.
@@ -96,10 +106,15 @@ export default defineRule({
     const of = (user: unknown): Access | undefined => {
       if (typeof user !== 'string' || !lapsedUsers.has(user)) return undefined;
       let a = access.get(user);
-      if (!a) access.set(user, (a = { teams: [], projects: [], owned: [], authed: [], inactiveOwned: [], inactiveAuthed: [] }));
+      if (!a)
+        access.set(
+          user,
+          (a = { teams: [], projects: [], owned: [], authed: [], inactiveOwned: [], inactiveAuthed: [] }),
+        );
       return a;
     };
-    for (const m of ctx.records('team_memberships')) of(m.memberID)?.teams.push(ref('team_memberships', m.teamID, m.memberID));
+    for (const m of ctx.records('team_memberships'))
+      of(m.memberID)?.teams.push(ref('team_memberships', m.teamID, m.memberID));
     for (const { first } of membershipPairs(ctx.records('project_memberships'))) {
       of(first.userID)?.projects.push(ref('project_memberships', first.projectID, first.userID, first.id));
     }
@@ -125,7 +140,8 @@ export default defineRule({
       yield {
         subject: ref('user_profiles', user),
         related: [...a.teams, ...a.projects, ...a.owned, ...a.authed, ...a.inactiveOwned, ...a.inactiveAuthed],
-        detail: `user ${keyText(user)}: ${why}, still a member of ${a.teams.length} team(s) and ${a.projects.length} ` +
+        detail:
+          `user ${keyText(user)}: ${why}, still a member of ${a.teams.length} team(s) and ${a.projects.length} ` +
           `project(s)${vmsText(a, ctx.has('active_vms'))}`,
       };
     }
