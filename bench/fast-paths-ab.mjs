@@ -5,12 +5,12 @@ import { readCollection } from '../dist/collect/replay.js';
 import { checkBody } from '../dist/body/decode.js';
 import { planRoute, planRoutes, REALMS_ROUTE } from '../dist/api/catalog.js';
 import { build } from '../dist/exports/build.js';
+import { KEEP_EVERYTHING } from '../dist/exports/memory-policy.js';
 import { EXPORT_BATCH, serializeBatches } from '../dist/exports/serialize.js';
 import { FAST_PATHS } from '../dist/fast-paths.js';
 
 const [raw, roundsArg] = process.argv.slice(2);
 const rounds = Number(roundsArg ?? 5);
-const defaults = { ...FAST_PATHS };
 const median = (a) => {
   const s = [...a].sort((x, y) => x - y);
   const m = Math.floor(s.length / 2);
@@ -27,41 +27,40 @@ const cpuMs = (f) => {
 const collection = await readCollection(raw, { checkBodies: false });
 
 // The build: every export serialized into one hash, so a variant that changed a byte shows.
-function buildOnce() {
+function buildOnce(fast) {
   const h = createHash('sha256');
-  const gen = build(collection);
+  const gen = build(collection, KEEP_EVERYTHING, [], { fast });
   for (let step = gen.next(); !step.done; step = gen.next()) for (const s of serializeBatches(step.value.batches(EXPORT_BATCH))) h.update(s);
   return h.digest('hex').slice(0, 12);
 }
-const buildSwitches = Object.keys(FAST_PATHS).filter((k) => k !== 'jsonScan');
+// The switches the build reads.
+const buildSwitches = ['recordCheck', 'recordMaker', 'keyOrder'];
 const variants = ['all on', ...buildSwitches.map((k) => `${k} off`), 'all off'];
 const res = Object.fromEntries(variants.map((v) => [v, { cpu: [], hashes: new Set() }]));
-buildOnce();
+const switchesOf = (v) => {
+  const off = v === 'all off' ? buildSwitches : v === 'all on' ? [] : [v.replace(/ off$/, '')];
+  return { ...FAST_PATHS, ...Object.fromEntries(off.map((k) => [k, false])) };
+};
+buildOnce(FAST_PATHS);
 for (let r = 0; r < rounds; r++) {
   for (const v of variants) {
-    Object.assign(FAST_PATHS, defaults);
-    if (v === 'all off') for (const k of buildSwitches) FAST_PATHS[k] = false;
-    else if (v !== 'all on') FAST_PATHS[v.replace(/ off$/, '')] = false;
-    const { ms, out } = cpuMs(buildOnce);
+    const fast = switchesOf(v);
+    const { ms, out } = cpuMs(() => buildOnce(fast));
     res[v].cpu.push(ms);
     res[v].hashes.add(out);
   }
 }
-Object.assign(FAST_PATHS, defaults);
 
 // The body check: the JSON scan against JSON.parse over every body.
 const defs = new Map([planRoute(REALMS_ROUTE), ...planRoutes(collection.manifest.realms.ids)].map((p) => [p.label, p.def]));
-const checkAll = () => {
-  for (const [label, body] of collection.bodies) checkBody(label, defs.get(label), body, { quote: false });
+const checkAll = (fast) => {
+  for (const [label, body] of collection.bodies) checkBody(label, defs.get(label), body, { quote: false, fast });
 };
 const scan = { on: [], off: [] };
 for (let r = 0; r < rounds; r++) {
-  FAST_PATHS.jsonScan = true;
-  scan.on.push(cpuMs(checkAll).ms);
-  FAST_PATHS.jsonScan = false;
-  scan.off.push(cpuMs(checkAll).ms);
+  scan.on.push(cpuMs(() => checkAll(FAST_PATHS)).ms);
+  scan.off.push(cpuMs(() => checkAll({ ...FAST_PATHS, jsonScan: false })).ms);
 }
-Object.assign(FAST_PATHS, defaults);
 
 const base = median(res['all on'].cpu);
 const allHashes = new Set(variants.flatMap((v) => [...res[v].hashes]));

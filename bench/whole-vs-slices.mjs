@@ -10,13 +10,13 @@ const dist = new URL('../dist/', import.meta.url);
 const { readCollection } = await import(new URL('collect/replay.js', dist));
 const { build } = await import(new URL('exports/build.js', dist));
 const { serializeBatches, EXPORT_BATCH } = await import(new URL('exports/serialize.js', dist));
-const { SLICING } = await import(new URL('body/slices.js', dist));
+const { KEEP_EVERYTHING } = await import(new URL('exports/memory-policy.js', dist));
 
 async function digests(wholeBody) {
-  SLICING.wholeBody = wholeBody;
   const collection = await readCollection(dir);
   const exports = {};
-  const built = build(collection);
+  // One slice of any size is the whole body parsed at once.
+  const built = build(collection, KEEP_EVERYTHING, [], wholeBody ? { sliceBytes: Infinity } : {});
   let step = built.next();
   for (; !step.done; step = built.next()) {
     const e = step.value;

@@ -1,6 +1,6 @@
 import type { RouteDef } from '../api/catalog.js';
 import { checkJson } from './json-scan.js';
-import { FAST_PATHS } from '../fast-paths.js';
+import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { escapeControl } from '../util/escape.js';
 import { redact } from '../util/redact.js';
 import { describeJsonError } from '../util/json-error.js';
@@ -35,6 +35,8 @@ export interface DecodeOptions {
    * model of their own that says so (the audit service's query rows).
    */
   readonly elements?: 'objects' | 'any';
+  /** The size an array body is cut into slices of: arraySlices' own unless a test asks for others. */
+  readonly sliceBytes?: number;
 }
 
 function describeStart(body: Buffer): string {
@@ -128,7 +130,7 @@ export function* decodeSlices(
   route: string,
   def: Pick<RouteDef, 'shape'>,
   reader: ByteReader,
-  opts: DecodeOptions & { sliceBytes?: number } = {},
+  opts: DecodeOptions = {},
 ): Generator<unknown[], void, void> {
   const objects = def.shape === 'array' && (opts.elements ?? 'objects') === 'objects';
   let index = 0;
@@ -185,16 +187,17 @@ function assertShape(route: string, def: Pick<RouteDef, 'shape'>, value: unknown
  * Checks a body without keeping what it parses to, unless `keep`: the
  * byte-level check (checkJson, which builds nothing) vouches for the usual
  * body; anything it does not vouch for goes to JSON.parse, which has the last
- * word and the message. `count` is the number of records of a list.
+ * word and the message. `count` is the number of records of a list. `fast`:
+ * FAST_PATHS unless a differential test turns the scan off.
  */
 export function checkBody(
   route: string,
   def: Pick<RouteDef, 'shape'>,
   body: Buffer,
-  opts: DecodeOptions & { keep?: boolean } = {},
+  opts: DecodeOptions & { keep?: boolean; fast?: FastPaths } = {},
 ): { count?: number; value?: unknown } {
   const checked =
-    opts.keep || !FAST_PATHS.jsonScan
+    opts.keep || !(opts.fast ?? FAST_PATHS).jsonScan
       ? undefined
       : checkJson(body, def.shape, { objectElements: (opts.elements ?? 'objects') === 'objects' });
   if (checked !== undefined) return def.shape === 'array' ? { count: checked } : {};

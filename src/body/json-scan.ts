@@ -5,7 +5,8 @@
  * test/unit/bench-json-check.test.ts (every body of the fake site, and
  * random byte soups, against JSON.parse) and by test/unit/fast-paths.test.ts
  * (checkBody with the scan on and off over the recordings and a hostile
- * site); off: FAST_PATHS.jsonScan. What it earns: docs/architecture.md
+ * site). Switch: `jsonScan` (src/fast-paths.ts); differential test:
+ * test/unit/fast-paths.test.ts. What it earns: docs/architecture.md
  * (measured by bench/fast-paths.ts).
  *
  * Whether a body is JSON (RFC 8259, as JSON.parse reads it) of the expected

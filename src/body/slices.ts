@@ -2,9 +2,9 @@
  * KEPT FOR MEMORY, FENCED: slicing. Equivalent to JSON.parse of the whole
  * body (the same values in order; for a body that is not JSON, the same
  * message, fault position included), with no string longer than a slice.
- * Held by test/unit/body-slices.test.ts (every slice size from 1 byte, cut
- * guesses on and off, against JSON.parse of the whole body; the build's
- * bytes with slices of every size against the whole body). What it earns:
+ * Held by test/unit/body-slices.test.ts (every slice size from 1 byte
+ * against JSON.parse of the whole body; the build's bytes with slices of
+ * every size against the whole body). What it earns:
  * bodies over V8's 512 MB string limit at all, and a replay's peak memory
  * (bench --huge).
  *
@@ -24,9 +24,7 @@
  * `describeFault`), so the message is the whole body's, position included.
  */
 import type { ByteReader } from './reader.js';
-import { elementSignature, guessCut } from './slice-cut.js';
-import { FAST_PATHS } from '../fast-paths.js';
-import { describeJsonError, describeJsonFault } from '../util/json-error.js';
+import { describeJsonFault } from '../util/json-error.js';
 
 /**
  * A slice's target size. Small enough that its text is an ordinary young
@@ -45,14 +43,6 @@ const SLICE_BYTES = 64 * 1024;
 export const MAX_SLICE_BYTES = 256 * 1024 * 1024;
 
 const BLOCK = 1024 * 1024;
-
-/**
- * How array bodies are parsed. Changed only by the tests and the benchmark
- * that compare the slices with the whole body parsed at once (`wholeBody`,
- * the way every body was read before bodies were sliced, which V8 cannot do
- * for a body over about 512 MB).
- */
-export const SLICING = { bytes: SLICE_BYTES, wholeBody: false };
 
 /** The body is not JSON: `describe` is what describeJsonError says of the whole body. */
 export class SliceJsonError extends Error {
@@ -127,20 +117,10 @@ function scanCut(r: ByteReader, start: number, from: number): number {
   return NO_MORE;
 }
 
-/** Where the slice starting at `start` ends: a top-level comma, NO_MORE, or TOO_LONG; and whether it was guessed. */
-function findCut(
-  r: ByteReader,
-  start: number,
-  sliceBytes: number,
-  signature: Buffer | null,
-): { cut: number; guessed: boolean } {
+/** Where the slice starting at `start` ends: a top-level comma, NO_MORE, or TOO_LONG. */
+function findCut(r: ByteReader, start: number, sliceBytes: number): number {
   const from = start + Math.max(1, sliceBytes);
-  if (from >= r.size) return { cut: NO_MORE, guessed: false };
-  if (signature) {
-    const g = guessCut(r, from, signature);
-    if (g >= 0 && g - start <= MAX_SLICE_BYTES) return { cut: g, guessed: true };
-  }
-  return { cut: scanCut(r, start, from), guessed: false };
+  return from >= r.size ? NO_MORE : scanCut(r, start, from);
 }
 
 /** The slice's elements, or undefined when it does not parse. */
@@ -156,43 +136,19 @@ function parseSlice(text: string, first: boolean, last: boolean): unknown[] | un
  * The parsed elements of an array body (one that `opensArray`), a slice at
  * a time. Throws SliceJsonError when the body is not JSON, with the whole
  * body's description of the fault, and SliceTooLongError for an element
- * longer than MAX_SLICE_BYTES. `sliceBytes` is for tests (1 byte cuts at
- * every element).
+ * longer than MAX_SLICE_BYTES. Another `sliceBytes` is for tests: 1 cuts
+ * at every element, Infinity parses the body whole (one slice).
  */
-export function* arraySlices(r: ByteReader, sliceBytes = SLICING.bytes): Generator<unknown[], void, void> {
-  if (SLICING.wholeBody) {
-    const text = r.read(0, r.size).toString('utf8');
-    let list: unknown[];
-    try {
-      list = JSON.parse(text) as unknown[];
-    } catch (e) {
-      throw new SliceJsonError(describeJsonError(e, text));
-    }
-    yield list;
-    return;
-  }
-  const open = firstNonSpace(r);
-  const signature = FAST_PATHS.sliceGuess ? elementSignature(r, open) : null;
+export function* arraySlices(r: ByteReader, sliceBytes = SLICE_BYTES): Generator<unknown[], void, void> {
   let start = 0;
   // UTF-16 offset of `start` in the whole body's text: cuts fall on ASCII commas, so the texts of the slices and commas join to it.
   let offset = 0;
   for (;;) {
     const first = start === 0;
-    let { cut, guessed } = findCut(r, start, sliceBytes, signature);
+    const cut = findCut(r, start, sliceBytes);
     if (cut === TOO_LONG || (cut === NO_MORE && r.size - start > MAX_SLICE_BYTES)) throw tooLong(r, start, offset);
-    let text = r.read(start, cut === NO_MORE ? r.size : cut).toString('utf8');
-    let list = parseSlice(text, first, cut === NO_MORE);
-    if (list === undefined && guessed) {
-      // A wrong guess, or a fault: the scan decides where the slice ends.
-      const exact = scanCut(r, start, start + Math.max(1, sliceBytes));
-      if (exact === TOO_LONG || (exact === NO_MORE && r.size - start > MAX_SLICE_BYTES))
-        throw tooLong(r, start, offset);
-      if (exact !== cut) {
-        cut = exact;
-        text = r.read(start, cut === NO_MORE ? r.size : cut).toString('utf8');
-        list = parseSlice(text, first, cut === NO_MORE);
-      }
-    }
+    const text = r.read(start, cut === NO_MORE ? r.size : cut).toString('utf8');
+    const list = parseSlice(text, first, cut === NO_MORE);
     // An empty slice beside others stands for `[,` or `,]` or `,,`: not JSON.
     if (list === undefined || (list.length === 0 && !(first && cut === NO_MORE))) {
       throw new SliceJsonError(describeFault(r, start, offset, text, first, cut === NO_MORE));

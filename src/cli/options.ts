@@ -20,7 +20,7 @@ export function optionsFor(command: CommandName): Option[] {
       .join('; ');
     const description = o.perCommand?.[command]?.description ?? o.description;
     const option = new Option(o.flags, extra ? `${description} (${extra})` : description);
-    if (o.retired) option.hideHelp();
+    if (o.removed) option.hideHelp();
     const made = o.repeatable
       ? option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value])
       : option;

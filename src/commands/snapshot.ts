@@ -107,11 +107,6 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps): SnapshotPlan {
   // A directory taken as the target is said once the snapshot is published (CONTRACT section 11: a target that cannot be opened is exit 1).
   const historyTarget =
     o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd, { directory: 'when opened' }) : undefined;
-  if (o.sources.buildThreads !== undefined) {
-    deps.reporter.warn(
-      `${o.sources.buildThreads} no longer does anything: the exports are built on the main thread; drop it`,
-    );
-  }
   return {
     o,
     formats,

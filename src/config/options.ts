@@ -61,10 +61,14 @@ export interface OptionRecord {
   readonly repeatable?: boolean;
   /** Options this one cannot be combined with, and why: refused with exit 2 naming them. */
   readonly conflicts?: { readonly keys: readonly string[]; readonly why: string };
+  /**
+   * Removed in `release`: giving the flag or setting the variable is a usage
+   * error (exit 2) that names the release and says what to do, rather than a
+   * setting silently ignored. Help and the README do not show it.
+   */
+  readonly removed?: { readonly release: string; readonly why: string };
   /** A switch that is on by default: `--no-<flag>` turns it off (help shows both, this text for the `--no-` form). */
   readonly negatable?: { readonly description: string };
-  /** No longer does anything: still accepted (a job that sets it keeps running), with a warning from the command; help and the README do not show it. */
-  readonly retired?: boolean;
 }
 
 const LIVE = ['snapshot', 'collect', 'check'] as const;
@@ -342,10 +346,10 @@ const RECORDS = [
   {
     flags: '--build-threads <n>',
     key: 'buildThreads',
-    description: 'no longer does anything',
+    description: 'removed',
     commands: ['snapshot'],
     env: 'SVC_BUILD_THREADS',
-    retired: true,
+    removed: { release: '1.1.0', why: 'the exports are built on the main thread' },
   },
   {
     flags: '--strict',
@@ -554,22 +558,37 @@ export function refuseConflicts(command: CommandName, flags: Readonly<Record<str
   }
 }
 
+/** Refuses (exit 2) a removed option given as a flag or set as its variable, naming the release that removed it. */
+function refuseRemoved(command: CommandName, flags: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): void {
+  for (const rec of OPTIONS) {
+    if (!rec.removed || !rec.commands.includes(command)) continue;
+    const { release, why } = rec.removed;
+    if (flags[rec.key] !== undefined)
+      throw new UsageError(
+        `${flagName(rec.key)} was removed in svc-snapshot ${release} (${why}); drop it (CHANGELOG.md)`,
+      );
+    if (rec.env !== undefined && env[rec.env] !== undefined && env[rec.env] !== '')
+      throw new UsageError(`${rec.env} was removed in svc-snapshot ${release} (${why}); unset it (CHANGELOG.md)`);
+  }
+}
+
 /**
  * Records + flags (as commander gives them) + environment → the command's
  * typed options. Per option: the flag, else its variable when set and not
  * empty (a record with envWins takes the variable first); parsed by the
  * record's parser, which names where the text came from; else the record's
- * default (a switch is false). Conflicts are refused here, before anything
- * else. A value is parsed when the command first reads it, so that a bad
- * variable the command does not use (SVC_AUDIT_TOKEN for a snapshot, SVC_TOKEN
- * for --replay) stops nothing; every secret, read or not, is registered for
- * redaction at once.
+ * default (a switch is false). Removed options and conflicts are refused
+ * here, before anything else. A value is parsed when the command first
+ * reads it, so that a bad variable the command does not use
+ * (SVC_AUDIT_TOKEN for a snapshot, SVC_TOKEN for --replay) stops nothing;
+ * every secret, read or not, is registered for redaction at once.
  */
 export function readOptions<C extends CommandName>(
   command: C,
   flags: Readonly<Record<string, unknown>>,
   env: NodeJS.ProcessEnv,
 ): CommandOptions<C> {
+  refuseRemoved(command, flags, env);
   refuseConflicts(command, flags);
   const options: Record<string, unknown> = {};
   const sources: Record<string, string> = {};

@@ -3,13 +3,13 @@
  * (src/exports/serialize.ts: `JSON.stringify(records, null, 2)` and a
  * newline): where each record lies, and the values of its key columns,
  * found without parsing the file; and two files' records matched by those
- * keys, the newer file read only where its records are not the same bytes
- * as the older's (walkNewer). The diff then parses only the records that
- * differ (compare.ts). Every function here gives up (undefined) where the
- * bytes are not in that layout; the caller then parses the whole file.
+ * keys (or, faster, by walk-newer.ts). The diff then parses only the
+ * records that differ (compare.ts). Every function here gives up
+ * (undefined) where the bytes are not in that layout; the caller then
+ * parses the whole file.
  */
 import { keyOfValues, matchKeys } from './match.js';
-import { BETWEEN, EMPTY, HEAD, TAIL, type RecordRanges } from '../snapshot/records.js';
+import type { RecordRanges } from '../snapshot/records.js';
 
 /** Record `i` parsed, or undefined when its bytes are not one JSON value. */
 export function parseRecord<T>(bytes: Buffer, ranges: RecordRanges, i: number): T | undefined {
@@ -72,27 +72,6 @@ interface Spans {
   readonly ascii: boolean;
 }
 
-/** What columnSpans searches for, by column: made once (walkNewer reads one record at a time). */
-const needles = new Map<string, { readonly needle: Buffer; readonly short: boolean; readonly back: number }>();
-
-function needleOf(column: string): { readonly needle: Buffer; readonly short: boolean; readonly back: number } {
-  let made = needles.get(column);
-  if (!made) {
-    const name = Buffer.from(`${JSON.stringify(column)}: `);
-    // A needle shorter than 7 bytes is searched for by its first byte (memchr),
-    // a longer one by skipping: a short name is searched for without the line's
-    // start (its spaces and quote would slow either search), which is then checked.
-    const short = name.length - 1 < 7;
-    made = {
-      needle: short ? name.subarray(1) : Buffer.concat([LINE_START, name.subarray(1)]),
-      short,
-      back: short ? LINE_START.length : 0,
-    };
-    needles.set(column, made);
-  }
-  return made;
-}
-
 /**
  * The spans of column `column` in each record: the record's top-level line
  * `\n    "<column>": <value>` (its last one, as JSON.parse keeps the last
@@ -100,7 +79,7 @@ function needleOf(column: string): { readonly needle: Buffer; readonly short: bo
  * comma. One pass over the file: each line found is given to the record it
  * lies in.
  */
-function columnSpans(bytes: Buffer, ranges: RecordRanges, column: string): Spans | undefined {
+export function columnSpans(bytes: Buffer, ranges: RecordRanges, column: string): Spans | undefined {
   const n = ranges.starts.length;
   const from = new Int32Array(n).fill(-1);
   const to = new Int32Array(n).fill(-1);
@@ -108,7 +87,13 @@ function columnSpans(bytes: Buffer, ranges: RecordRanges, column: string): Spans
   /** 1: the record's value is a string of plain ASCII. */
   const plain = new Uint8Array(n);
   if (n === 0) return { from, to, head, ascii: true };
-  const { needle, short, back } = needleOf(column);
+  const name = Buffer.from(`${JSON.stringify(column)}: `);
+  // A needle shorter than 7 bytes is searched for by its first byte (memchr),
+  // a longer one by skipping: a short name is searched for without the line's
+  // start (its spaces and quote would slow either search), which is then checked.
+  const short = name.length - 1 < 7;
+  const needle = short ? name.subarray(1) : Buffer.concat([LINE_START, name.subarray(1)]);
+  const back = short ? LINE_START.length : 0;
   const { starts, ends } = ranges;
   const limit = ends[n - 1]!;
   let r = 0;
@@ -207,34 +192,10 @@ function allKeys(keys: RecordKeys, count: number): string[] | undefined {
   return out;
 }
 
-/** Bytes `xf`..`xt` of x against `yf`..`yt` of y: negative, 0 or positive, as bytes (and then length) order them. */
-function compareBytes(x: Buffer, xf: number, xt: number, y: Buffer, yf: number, yt: number): number {
-  const n = Math.min(xt - xf, yt - yf);
-  for (let k = 0; k < n; k++) {
-    const d = x[xf + k]! - y[yf + k]!;
-    if (d !== 0) return d;
-  }
-  return xt - xf - (yt - yf);
-}
-
-/** Record i of a against record j of b, by their key values' bytes (ascii keys: equal bytes are equal keys). */
-function compareKeys(a: RecordKeys, i: number, b: RecordKeys, j: number): number {
-  const ha = a.spans[0]!.head[i]!;
-  const hb = b.spans[0]!.head[j]!;
-  if (ha !== hb) return ha < hb ? -1 : 1;
-  for (let c = 0; c < a.spans.length; c++) {
-    const sa = a.spans[c]!;
-    const sb = b.spans[c]!;
-    const d = compareBytes(a.bytes, sa.from[i]! + 1, sa.to[i]! - 1, b.bytes, sb.from[j]! + 1, sb.to[j]! - 1);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-
 /**
  * matchKeys (match.ts) of two files' records by their keys as strings: where
- * walkNewer gives up (a key not ascii, or a side not ascending). Undefined
- * when a key value does not parse.
+ * walkNewer (walk-newer.ts) gives up (a key not ascii, or a side not
+ * ascending), or is switched off. Undefined when a key value does not parse.
  */
 export function matchRecordKeys(
   a: RecordKeys,
@@ -248,176 +209,4 @@ export function matchRecordKeys(
   const kb = ka && allKeys(b, bCount);
   if (!ka || !kb) return undefined;
   return matchKeys(ka, kb, onMatch, onAdded);
-}
-
-function ascends(k: RecordKeys, count: number): boolean {
-  for (let i = 1; i < count; i++) if (compareKeys(k, i - 1, k, i) >= 0) return false;
-  return true;
-}
-
-/** How the newer file's records match the older's, found by walkNewer. */
-export interface NewerWalk {
-  /** The newer file's records, as recordRanges gives them. */
-  readonly ranges: RecordRanges;
-  /** Their key columns, as readKeys gives them. */
-  readonly keys: RecordKeys;
-  /** For each newer record, the older record it matches, or -1 (added). */
-  readonly match: Int32Array;
-  /** 1 where a newer record is the same bytes as the older it matches. */
-  readonly same: Uint8Array;
-}
-
-/** Records walkNewer compares at once while they are the same bytes: most are, on two nights of a site. */
-const SAME_BLOCK = 16;
-
-/** Whether a separator (BETWEEN, then the next record's line) starts at `p`, before `last`. */
-function separatorAt(bytes: Buffer, p: number, last: number): boolean {
-  return p < last && bytes[p + 6] === 0x0a && bytes.compare(BETWEEN, 0, BETWEEN.length, p, p + BETWEEN.length) === 0;
-}
-
-/**
- * The older file's records (split, their keys read: every key ascii and
- * ascending) matched with the newer file's by a merge of their key bytes
- * (no key occurs twice on either side, so it matches as matchKeys would),
- * reading of the newer file only what the older does not already
- * say: where a newer record is the same bytes as the older record the merge
- * stands at, its extent and its keys are the older's (the same bytes hold the
- * same key, and no separator inside), and the merge moves on without
- * comparing keys; only the other newer records are split and have their
- * keys read. On two nights of a site most records are the same bytes, so
- * most of the newer file is compared once and never searched. The newer
- * file is held to what recordRanges and readKeys would hold it to (the
- * serializer's layout, `count` records, keys ascii and strictly ascending:
- * a record that matches an older one ascends by the merge's own order, an
- * added one is compared with the one before). Undefined when it is not so:
- * the caller then reads the newer file whole.
- */
-export function walkNewer(
-  older: RecordKeys,
-  olderRanges: RecordRanges,
-  olderCount: number,
-  bytes: Buffer,
-  count: number,
-  key: readonly string[],
-): NewerWalk | undefined {
-  const len = bytes.length;
-  if (!older.ascii || !ascends(older, olderCount)) return undefined;
-  if (count === 0 && bytes.equals(EMPTY)) {
-    const none = new Int32Array(0);
-    const spans = key.map(() => ({ from: none, to: none, head: new Float64Array(0), ascii: true }));
-    return {
-      ranges: { starts: none, ends: none },
-      keys: { bytes, spans, ascii: true, absent: key.map((k) => (({}) as Record<string, unknown>)[k]) },
-      match: none,
-      same: new Uint8Array(0),
-    };
-  }
-  if (count < 1 || count > len / 6 || len < HEAD.length + TAIL.length) return undefined;
-  if (
-    bytes.compare(HEAD, 0, HEAD.length, 0, HEAD.length) !== 0 ||
-    bytes.compare(TAIL, 0, TAIL.length, len - TAIL.length) !== 0
-  )
-    return undefined;
-  const last = len - TAIL.length + 4;
-  const starts = new Int32Array(count);
-  const ends = new Int32Array(count);
-  const spans = key.map(() => ({
-    from: new Int32Array(count),
-    to: new Int32Array(count),
-    head: new Float64Array(count),
-    ascii: true,
-  }));
-  const keys: RecordKeys = { bytes, spans, ascii: true, absent: key.map((k) => (({}) as Record<string, unknown>)[k]) };
-  const match = new Int32Array(count).fill(-1);
-  const same = new Uint8Array(count);
-  const a = older.bytes;
-  let i = 0;
-  let pos = HEAD.length - 1;
-  /** Newer record j, at `at`, is older record o's bytes: its extent and key spans are the older's, moved. */
-  const takeSame = (o: number, j: number, at: number): number => {
-    const as = olderRanges.starts[o]!;
-    for (let c = 0; c < spans.length; c++) {
-      const from = older.spans[c]!;
-      const to = spans[c]!;
-      to.from[j] = from.from[o]! - as + at;
-      to.to[j] = from.to[o]! - as + at;
-      to.head[j] = from.head[o]!;
-    }
-    starts[j] = at;
-    match[j] = o;
-    same[j] = 1;
-    return (ends[j] = olderRanges.ends[o]! - as + at);
-  };
-  for (let j = 0; j < count; j++) {
-    const isLast = j === count - 1;
-    // SAME_BLOCK records and the next one's `{` and newline the same bytes as the older's: all taken at once, as one by one below.
-    if (i + SAME_BLOCK < olderCount && j + SAME_BLOCK < count) {
-      const as = olderRanges.starts[i]!;
-      const ae = olderRanges.starts[i + SAME_BLOCK]! + 2;
-      const e = pos + ae - as;
-      if (e <= last && a.compare(bytes, pos, e, as, ae) === 0) {
-        for (let k = 0; k < SAME_BLOCK; k++) takeSame(i + k, j + k, pos + olderRanges.starts[i + k]! - as);
-        pos = e - 2;
-        i += SAME_BLOCK;
-        j += SAME_BLOCK - 1;
-        continue;
-      }
-    }
-    let end = -1;
-    if (i < olderCount) {
-      const as = olderRanges.starts[i]!;
-      const length = olderRanges.ends[i]! - as;
-      const e = pos + length;
-      if (
-        e <= last &&
-        a.compare(bytes, pos, e, as, as + length) === 0 &&
-        (isLast ? e === last : separatorAt(bytes, e - 1, last))
-      )
-        end = takeSame(i, j, pos);
-    }
-    if (end < 0) {
-      // As recordRanges: the first separator after the record's start ends it; the last record runs to the file's tail.
-      const p = bytes.indexOf(BETWEEN, pos + 1);
-      if (p >= 0 && p < last) {
-        if (
-          isLast ||
-          bytes[p - 1] !== 0x20 ||
-          bytes[p - 2] !== 0x20 ||
-          bytes[p - 3] !== 0x0a ||
-          bytes[p + 6] !== 0x0a ||
-          p - 3 <= pos
-        )
-          return undefined;
-        end = p + 1;
-      } else {
-        if (!isLast || pos >= last - 1) return undefined;
-        end = last;
-      }
-      // As readKeys, over this record alone.
-      const one = { starts: Int32Array.of(pos), ends: Int32Array.of(end) };
-      for (let c = 0; c < spans.length; c++) {
-        const s = columnSpans(bytes, one, key[c]!);
-        if (!s || !s.ascii) return undefined;
-        spans[c]!.from[j] = s.from[0]!;
-        spans[c]!.to[j] = s.to[0]!;
-        spans[c]!.head[j] = s.head[0]!;
-      }
-      let d = -1;
-      while (i < olderCount && (d = compareKeys(older, i, keys, j)) < 0) i++;
-      if (i < olderCount && d === 0) {
-        const as = olderRanges.starts[i]!;
-        const ae = olderRanges.ends[i]!;
-        match[j] = i;
-        same[j] = ae - as === end - pos && a.compare(bytes, pos, end, as, ae) === 0 ? 1 : 0;
-      }
-    }
-    starts[j] = pos;
-    ends[j] = end;
-    if (match[j]! >= 0) i = match[j]! + 1;
-    // Ascending: a record matched is above the one before by the merge's own order (that one matched an older record
-    // before this one's, or was found below the older record the merge stood at, and the older ascend); an added one is checked.
-    if (j > 0 && match[j]! < 0 && compareKeys(keys, j - 1, keys, j) >= 0) return undefined;
-    pos = end + 4;
-  }
-  return { ranges: { starts, ends }, keys, match, same };
 }

@@ -17,12 +17,12 @@ import { CollectionReader, type LoadReport, type Path, type RouteGroup, type Sou
 import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
 import { sortRecords } from './order.js';
 import { isPlainObject, locate, walk, type Getter, type Location, type Row } from './rows.js';
-import { FAST_PATHS } from '../fast-paths.js';
+import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { orderByUniqueStringKey } from './fast/key-order.js';
 import { plainRecordMaker, recordMaker } from './fast/record-maker.js';
 import { resolvePath } from './schema.js';
 import { backendRelease, type BackendRelease } from './release.js';
-import type { BuildResult, ExportRecord, ExportResult, NullField } from './types.js';
+import type { BuildOptions, BuildResult, ExportRecord, ExportResult, NullField } from './types.js';
 
 type KeyValue = string | number | boolean;
 
@@ -179,6 +179,7 @@ class Context {
     readonly backend: BackendRelease,
     /** The collection's realm list and where it came from (GET /api/realms or --realms). */
     readonly realms: RealmsRecord,
+    readonly fast: FastPaths,
   ) {}
 
   group(id: string): RouteGroup {
@@ -445,7 +446,7 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
   }
   const names = exp.columns.map((c) => c.name);
   const getters = exp.columns.map((c) => compileColumn(exp, c, ctx));
-  const make = FAST_PATHS.recordMaker ? recordMaker(names) : plainRecordMaker(names);
+  const make = ctx.fast.recordMaker ? recordMaker(names) : plainRecordMaker(names);
   const rows = rowsOf(exp, group);
   const values: unknown[] = new Array(names.length);
   const recordOf = (row: Row): ExportRecord => {
@@ -464,7 +465,7 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
     count: rows.length,
     nullFields: nullFieldsOf(exp, group, rows, ctx),
     *batches(size: number) {
-      const ordered = FAST_PATHS.keyOrder ? orderByUniqueStringKey(rows, keyGetters) : undefined;
+      const ordered = ctx.fast.keyOrder ? orderByUniqueStringKey(rows, keyGetters) : undefined;
       if (ordered) {
         for (let i = 0; i < ordered.length; i += size) yield ordered.slice(i, i + size).map(recordOf);
         return;
@@ -526,17 +527,23 @@ export type BuildSummary = Omit<BuildResult, 'exports'>;
  * return value is the summary. With KEEP_EVERYTHING (the default) the
  * collection is left as it was; the snapshot command passes a policy that
  * consumes the bodies and collects garbage. Byte for byte, the exports are
- * those of buildAll.
+ * those of buildAll, whatever the options.
  */
 export function* build(
   collection: RawCollection,
   memory: MemoryPolicy = KEEP_EVERYTHING,
   include: readonly Include[] = [],
+  options: BuildOptions = {},
 ): Generator<BuiltExport, BuildSummary, void> {
-  const reader = new CollectionReader(collection, memory.consumeBodies);
+  const reader = new CollectionReader(collection, memory.consumeBodies, options);
   const defs = exportsFor(include);
   const nullFields: NullField[][] = new Array(defs.length);
-  const ctx = new Context(reader, backendRelease(collection.manifest.routes), collection.manifest.realms);
+  const ctx = new Context(
+    reader,
+    backendRelease(collection.manifest.routes),
+    collection.manifest.realms,
+    options.fast ?? FAST_PATHS,
+  );
   const exports = exportsOf(reader, ctx, defs, memory.afterRelease);
   // Each export is let go before the next is asked for: a collection after the routes it read are released frees the records it alone reached.
   let step: IteratorResult<BuiltExport, void> | undefined = exports.next();
@@ -552,9 +559,13 @@ export function* build(
 }
 
 /** Every export with all its records at once, in catalog order; the collection is not modified. */
-export function buildAll(collection: RawCollection, include: readonly Include[] = []): BuildResult {
+export function buildAll(
+  collection: RawCollection,
+  include: readonly Include[] = [],
+  options: BuildOptions = {},
+): BuildResult {
   const exports: ExportResult[] = new Array(exportsFor(include).length);
-  const built = build(collection, KEEP_EVERYTHING, include);
+  const built = build(collection, KEEP_EVERYTHING, include, options);
   let step = built.next();
   for (; !step.done; step = built.next()) {
     const e = step.value;

@@ -15,6 +15,7 @@ import type { RawCollection } from '../collect/types.js';
 import { collectDrift, driftTree, type DriftNode } from './schema.js';
 import { compileFastCheck, type FastCheck } from './fast/record-check.js';
 import { FAST_PATHS } from '../fast-paths.js';
+import type { BuildOptions } from './types.js';
 import type { ValidationSample } from './types.js';
 
 export type Path = readonly (string | number)[];
@@ -158,6 +159,7 @@ class Loader {
     private readonly collection: RawCollection,
     /** Delete each body from the collection once it is read. */
     private readonly consume: boolean,
+    private readonly options: BuildOptions,
   ) {
     this.manifest = new Map(collection.manifest.routes.map((r) => [r.route, r]));
   }
@@ -182,7 +184,8 @@ class Loader {
       if (p.def.shape === 'array' && opensArray(reader)) {
         // A slice at a time: no string as long as the body, and each slice's text dropped once its records are checked.
         // A body from a file is never quoted in the message (it may not be what its name says).
-        for (const list of decodeSlices(label, p.def, reader, { quote: false })) check.add(list);
+        for (const list of decodeSlices(label, p.def, reader, { quote: false, sliceBytes: this.options.sliceBytes }))
+          check.add(list);
       } else {
         const value = decodeBody(label, p.def, reader.read(0, reader.size), { quote: false });
         if (p.def.shape === 'array' && !Array.isArray(value)) {
@@ -216,7 +219,7 @@ class Loader {
     }
     let fast = this.fastChecks.get(p.def);
     if (fast === undefined) {
-      fast = FAST_PATHS.recordCheck ? compileFastCheck(model) : ASK_ZOD;
+      fast = (this.options.fast ?? FAST_PATHS).recordCheck ? compileFastCheck(model) : ASK_ZOD;
       this.fastChecks.set(p.def, fast);
     }
     const check = fast;
@@ -293,9 +296,9 @@ export class CollectionReader {
   private readonly manifest: ReadonlyMap<string, RouteRecord>;
 
   /** With `consume` (the memory policy's consumeBodies), each body is deleted from the collection once read. */
-  constructor(collection: RawCollection, consume: boolean) {
+  constructor(collection: RawCollection, consume: boolean, options: BuildOptions = {}) {
     this.consume = consume;
-    this.loader = new Loader(collection, this.consume);
+    this.loader = new Loader(collection, this.consume, options);
     this.manifest = new Map(collection.manifest.routes.map((r) => [r.route, r]));
     this.realms = [...new Set(collection.manifest.realms.ids)];
     const realmsLabel = planRoute(REALMS_ROUTE).label;

@@ -60,9 +60,8 @@ export const KEEP_EVERYTHING: MemoryPolicy = {
  * parsed after it, and its records are still referenced then), before the
  * spreadsheets read the first export (the build's garbage) and after each
  * large one, and before the findings read theirs, so that the peak stays the
- * build's. (Without the collections after each large export the spreadsheets
- * took 2.5 % less CPU on the large site, but half the runs peaked 50 MB above
- * the build.)
+ * build's: the peak may not rise, and without the collections after each
+ * large export it does (docs/performance.md, "Kept for memory").
  */
 export function leanSnapshotMemory(_proof: BodiesFree): MemoryPolicy {
   return {

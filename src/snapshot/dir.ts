@@ -28,7 +28,7 @@ import {
   withFileInside,
 } from '../util/safe-read.js';
 import { plainRecordMaker, recordMaker } from '../exports/fast/record-maker.js';
-import { FAST_PATHS } from '../fast-paths.js';
+import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 
 export const SNAPSHOT_MANIFEST = '_snapshot-manifest.json';
 
@@ -157,8 +157,8 @@ function parseList(reader: ByteReader, keep: ((r: ExportRecord) => ExportRecord)
 }
 
 /** A function reducing a record to `columns`, in order, a missing one null. */
-function keepColumns(columns: readonly string[]): (r: ExportRecord) => ExportRecord {
-  const make = FAST_PATHS.recordMaker ? recordMaker(columns) : plainRecordMaker(columns);
+function keepColumns(columns: readonly string[], fast: FastPaths = FAST_PATHS): (r: ExportRecord) => ExportRecord {
+  const make = fast.recordMaker ? recordMaker(columns) : plainRecordMaker(columns);
   const values: unknown[] = new Array(columns.length);
   return (r) => {
     for (let i = 0; i < columns.length; i++) values[i] = r[columns[i]!] ?? null;
@@ -233,8 +233,12 @@ export class Snapshot {
    * with `columns`, each record holds only those (the findings read a few
    * columns of large exports).
    */
-  async records(entry: ManifestEntry, columns?: readonly string[]): Promise<ExportRecord[]> {
-    const keep = columns ? keepColumns(columns) : undefined;
+  async records(
+    entry: ManifestEntry,
+    columns?: readonly string[],
+    fast: FastPaths = FAST_PATHS,
+  ): Promise<ExportRecord[]> {
+    const keep = columns ? keepColumns(columns, fast) : undefined;
     const parsed = await this.open(entry, (fd, size) => {
       const reader = new HashedRange(fd, size, this.expected(entry), () => this.changed(entry.file));
       const json = parseList(reader, keep);

@@ -40,13 +40,14 @@ describe('installed with npm install -g', () => {
         'lib/main.js',
         'lib/ping-child.js',
         'README.md',
+        'CHANGELOG.md',
         'docs/systemd/install.sh',
         'docs/systemd/svc-snapshot.service',
       ]),
     );
     // The README's screenshots are for the repository's page; the package does without them.
     expect(files.filter((f) => f.endsWith('.png'))).toEqual([]);
-    expect(files.filter((f) => !/^(bin|lib|docs)\/|^(package\.json|README\.md)$/.test(f))).toEqual([]);
+    expect(files.filter((f) => !/^(bin|lib|docs)\/|^(package\.json|README\.md|CHANGELOG\.md)$/.test(f))).toEqual([]);
     expect(files.filter((f) => /^(src|test|dist|bench|recordings|scripts|node_modules)\//.test(f))).toEqual([]);
 
     const prefix = join(work, 'prefix');

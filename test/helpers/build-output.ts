@@ -9,10 +9,11 @@ import { readCollection } from '../../src/collect/replay.js';
 import type { RawCollection } from '../../src/collect/types.js';
 import { buildAll } from '../../src/exports/build.js';
 import { serializeExport } from '../../src/exports/serialize.js';
+import type { BuildOptions } from '../../src/exports/types.js';
 import { REPO_ROOT } from './run-cli.js';
 
-export function builtOutput(c: RawCollection): { files: string[]; rest: string } {
-  const r = buildAll(c, ['vms']);
+export function builtOutput(c: RawCollection, options: BuildOptions = {}): { files: string[]; rest: string } {
+  const r = buildAll(c, ['vms'], options);
   return {
     files: r.exports.map(serializeExport),
     rest: JSON.stringify({ ...r, exports: r.exports.map((e) => ({ ...e, records: undefined })) }),

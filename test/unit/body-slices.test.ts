@@ -1,19 +1,20 @@
 /**
  * Array bodies parsed a slice at a time (src/body/slices.ts) against the
- * whole body parsed at once (SLICING.wholeBody, the way every body was read
- * before): the same values, the same refusals with the same messages
+ * whole body parsed at once (one slice, the way every body was read before,
+ * its fault described as describeJsonError describes the whole text's): the same values, the same refusals with the same messages
  * (positions, lines and columns of the whole body), and a build that writes
  * the same bytes and reports the same validation, drift and nulls, with
- * slices from 1 byte (a cut at every element) to a few hundred, the guessed
- * cut on and off. Also: the UTF-16 length the fault positions rest on, and
- * large bodies left on disk by readCollection.
+ * slices from 1 byte (a cut at every element) to a few hundred. Also: the
+ * UTF-16 length the fault positions rest on, and large bodies left on disk
+ * by readCollection.
  */
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeBody } from '../../src/body/decode.js';
-import { SLICING, utf16Length } from '../../src/body/slices.js';
+import { utf16Length } from '../../src/body/slices.js';
+import { describeJsonError } from '../../src/util/json-error.js';
 import { bufferReader } from '../../src/body/reader.js';
 import { BodyFile } from '../../src/body/file.js';
 import { largeBodiesToDisk } from '../../src/snapshot/spool.js';
@@ -24,18 +25,13 @@ import type { RawCollection } from '../../src/collect/types.js';
 import { writeCollection } from '../../src/collect/write.js';
 import { buildAll } from '../../src/exports/build.js';
 import { CATALOG } from '../../src/exports/catalog.js';
-import { FAST_PATHS } from '../../src/fast-paths.js';
 import { FailedError } from '../../src/errors.js';
 import { REPO_ROOT } from '../helpers/run-cli.js';
 import { fakeSiteCollection } from '../helpers/hostile-site.js';
 import { builtOutput, RECORDING_COLLECTIONS, type NamedCollection } from '../helpers/build-output.js';
 import { randomStream } from '../fake/prng.js';
 
-const DEFAULT_SLICING = { ...SLICING };
-const DEFAULT_FAST = { ...FAST_PATHS };
 afterEach(() => {
-  Object.assign(SLICING, DEFAULT_SLICING);
-  Object.assign(FAST_PATHS, DEFAULT_FAST);
   vi.restoreAllMocks();
 });
 
@@ -44,9 +40,6 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** Slice sizes from a cut at every element to a few elements per slice. */
 const SIZES = [1, 2, 3, 5, 8, 13, 40, 97, 256, 400];
-
-/** Every way of slicing a test runs: each size, the guessed cut on and off. */
-const WAYS = SIZES.flatMap((bytes) => [true, false].map((guess) => ({ bytes, guess })));
 
 /** A small deterministic PRNG (test/fake/prng.ts). */
 const rng = (seed: number) => randomStream(seed);
@@ -116,12 +109,24 @@ function slicingSite(seed: number): RawCollection {
   );
 }
 
-function decodeVerdict(body: Buffer): string {
+function decodeVerdict(body: Buffer, sliceBytes: number): string {
   try {
-    return `ok ${JSON.stringify(decodeBody('GET /api/drives', { shape: 'array' }, body, { quote: false }))}`;
+    return `ok ${JSON.stringify(decodeBody('GET /api/drives', { shape: 'array' }, body, { quote: false, sliceBytes }))}`;
   } catch (e) {
     return `refused: ${(e as Error).message}`;
   }
+}
+
+/** The verdict on the whole body parsed at once (one slice), whose fault is the one describeJsonError gives for the whole text. */
+function wholeVerdict(body: Buffer): string {
+  const verdict = decodeVerdict(body, Infinity);
+  const text = body.toString('utf8');
+  try {
+    JSON.parse(text);
+  } catch (e) {
+    expect(verdict).toContain(`(${describeJsonError(e, text)})`);
+  }
+  return verdict;
 }
 
 /** The body with one random change: a byte removed, added or replaced, or the body cut short. */
@@ -160,15 +165,11 @@ describe('an array body parsed a slice at a time', () => {
 
   it('gives the values of the whole body parsed at once, cut at every element and every few', () => {
     for (const body of bodies) {
-      SLICING.wholeBody = true;
-      const whole = decodeVerdict(body);
+      const whole = wholeVerdict(body);
       expect(whole.startsWith('ok '), body.toString()).toBe(true);
-      SLICING.wholeBody = false;
-      for (const way of WAYS) {
-        SLICING.bytes = way.bytes;
-        FAST_PATHS.sliceGuess = way.guess;
-        expect(decodeVerdict(body), `${JSON.stringify(way)} ${body.toString()}`).toBe(whole);
-      }
+      expect(whole).toBe(`ok ${JSON.stringify(JSON.parse(body.toString('utf8')))}`);
+      for (const bytes of SIZES)
+        expect(decodeVerdict(body, bytes), `slices of ${bytes} ${body.toString()}`).toBe(whole);
     }
   });
 
@@ -176,15 +177,10 @@ describe('an array body parsed a slice at a time', () => {
     const refusals = new Set<string>();
     for (let n = 0; n < 400; n++) {
       const body = mutate(mutate(bodies[n % bodies.length]!, next), next);
-      SLICING.wholeBody = true;
-      const whole = decodeVerdict(body);
+      const whole = wholeVerdict(body);
       if (whole.startsWith('refused')) refusals.add(whole.replace(/\d+/g, 'N'));
-      SLICING.wholeBody = false;
-      for (const way of WAYS) {
-        SLICING.bytes = way.bytes;
-        FAST_PATHS.sliceGuess = way.guess;
-        expect(decodeVerdict(body), `${JSON.stringify(way)} ${JSON.stringify(body.toString('latin1'))}`).toBe(whole);
-      }
+      for (const bytes of SIZES)
+        expect(decodeVerdict(body, bytes), `slices of ${bytes} ${JSON.stringify(body.toString('latin1'))}`).toBe(whole);
     }
     // The mutations reach the kinds of fault there are: positions with lines and columns, cut short, wrong elements.
     expect([...refusals].some((r) => r.includes('(line N, column N)'))).toBe(true);
@@ -196,24 +192,17 @@ describe('an array body parsed a slice at a time', () => {
     const body = Buffer.from('[{"id":1},\n{"id":2},\n3,\n{"id":4},\n{"id":5]');
     const noFault = Buffer.from('[{"id":1},\n{"id":2},\n3,\n{"id":4},\n{"id":5}]');
     for (const b of [body, noFault]) {
-      SLICING.wholeBody = true;
-      const whole = decodeVerdict(b);
-      SLICING.wholeBody = false;
-      for (const way of WAYS) {
-        SLICING.bytes = way.bytes;
-        expect(decodeVerdict(b)).toBe(whole);
-      }
+      const whole = wholeVerdict(b);
+      for (const bytes of SIZES) expect(decodeVerdict(b, bytes)).toBe(whole);
     }
-    SLICING.bytes = 1;
-    expect(decodeVerdict(noFault)).toContain('element 2 is a JSON number');
-    expect(decodeVerdict(body)).toContain('invalid JSON at character 41 (line 5, column 8)');
+    expect(decodeVerdict(noFault, 1)).toContain('element 2 is a JSON number');
+    expect(decodeVerdict(body, 1)).toContain('invalid JSON at character 41 (line 5, column 8)');
   });
 
   it('makes no string longer than a slice and an element from the body', () => {
     const records = Array.from({ length: 2000 }, (_, i) => ({ id: `drive-${i}`, name: `name ${i}`, size: i * 1000 }));
     const body = Buffer.from(JSON.stringify(records));
     const longest = Math.max(...records.map((r) => JSON.stringify(r).length));
-    SLICING.bytes = 4096;
     const toString = Buffer.prototype.toString;
     let made = 0;
     vi.spyOn(Buffer.prototype, 'toString').mockImplementation(function (this: Buffer, ...args: unknown[]) {
@@ -221,7 +210,7 @@ describe('an array body parsed a slice at a time', () => {
       made = Math.max(made, s.length);
       return s;
     });
-    const value = decodeBody('GET /api/drives', { shape: 'array' }, body);
+    const value = decodeBody('GET /api/drives', { shape: 'array' }, body, { sliceBytes: 4096 });
     expect(value).toEqual(records);
     expect(made).toBeGreaterThan(0);
     expect(made).toBeLessThanOrEqual(4096 + longest + 1);
@@ -263,15 +252,11 @@ const COLLECTIONS: NamedCollection[] = [
 describe.each(COLLECTIONS)('the build over %s', (_name, load) => {
   it('writes the same bytes, validation, drift and nulls with slices of every size as with the whole body', async () => {
     const c = await load();
-    SLICING.wholeBody = true;
-    const expected = builtOutput(c);
-    SLICING.wholeBody = false;
-    for (const way of WAYS.filter((w) => [1, 5, 40, 400].includes(w.bytes))) {
-      SLICING.bytes = way.bytes;
-      FAST_PATHS.sliceGuess = way.guess;
-      const got = builtOutput(c);
-      expect(got.rest, JSON.stringify(way)).toBe(expected.rest);
-      got.files.forEach((f, i) => expect(f, `${CATALOG[i]!.name} ${JSON.stringify(way)}`).toBe(expected.files[i]));
+    const expected = builtOutput(c, { sliceBytes: Infinity });
+    for (const bytes of [1, 5, 40, 400]) {
+      const got = builtOutput(c, { sliceBytes: bytes });
+      expect(got.rest, `slices of ${bytes}`).toBe(expected.rest);
+      got.files.forEach((f, i) => expect(f, `${CATALOG[i]!.name}, slices of ${bytes}`).toBe(expected.files[i]));
     }
   });
 });
@@ -293,8 +278,7 @@ describe('a large body read back from a collection', () => {
     expect(files.some((b) => b instanceof BodyFile)).toBe(true);
     // The realm list does not open an array: it is read whole.
     expect(files.some((b) => Buffer.isBuffer(b))).toBe(true);
-    SLICING.bytes = 97;
-    expect(builtOutput(onDisk)).toEqual(builtOutput(inMemory));
+    expect(builtOutput(onDisk, { sliceBytes: 97 })).toEqual(builtOutput(inMemory));
   });
 
   it('is copied byte for byte into raw/, and its sha256 checked on the way', async () => {
@@ -384,8 +368,7 @@ describe("a live run's large bodies spooled into the staging directory", () => {
           readFileSync(join(staging.dir, '.bodies', r.file!)).equals(inMemory.bodies.get(r.route) as Buffer),
           r.file!,
         ).toBe(true);
-      SLICING.bytes = 97;
-      expect(builtOutput(live)).toEqual(builtOutput(inMemory));
+      expect(builtOutput(live, { sliceBytes: 97 })).toEqual(builtOutput(inMemory));
       spool.remove();
       expect(readdirSync(staging.dir)).not.toContain('.bodies');
     } finally {

@@ -48,7 +48,7 @@ describe('the option records', () => {
 
   it('documents every option with an environment variable in a README table row, beside its flag', () => {
     const rows = README.split('\n').filter((l) => l.startsWith('| `--'));
-    for (const o of OPTIONS.filter((r) => r.env !== undefined && !r.retired)) {
+    for (const o of OPTIONS.filter((r) => r.env !== undefined && !r.removed)) {
       const flag = o.flags.split(' ')[0]!;
       const row = rows.find((r) => r.includes(`\`${flag}`) && r.includes(o.env!));
       expect(row, `README has no options row with ${flag} and ${o.env}`).toBeDefined();

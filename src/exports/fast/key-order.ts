@@ -5,8 +5,9 @@
  * string, holds U+0000, or repeats), so the caller then takes sortRecords.
  *
  * Held by test/unit/fast-paths.test.ts (against sortRecords on random keys,
- * and the build with it off and on); off: FAST_PATHS.keyOrder. What it
- * earns: docs/architecture.md (measured by bench/fast-paths.ts).
+ * and the build with it off and on). Switch: `keyOrder` (src/fast-paths.ts);
+ * differential test: test/unit/fast-paths.test.ts. What it earns:
+ * docs/architecture.md (measured by bench/fast-paths.ts).
  */
 
 /**

@@ -6,7 +6,8 @@
  * package.json while this file exists. Held by the mutation test
  * test/unit/bench-fast-check.test.ts (every record of the fake site, each
  * value replaced by odd ones, against zod) and by
- * test/unit/fast-paths.test.ts; off: FAST_PATHS.recordCheck. What it earns:
+ * test/unit/fast-paths.test.ts. Switch: `recordCheck` (src/fast-paths.ts);
+ * differential test: test/unit/fast-paths.test.ts. What it earns:
  * docs/architecture.md (measured by bench/fast-paths.ts).
  *
  * A compiled yes/no check of a record against its route's zod model, for the

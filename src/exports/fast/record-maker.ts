@@ -6,9 +6,10 @@
  *
  * Held by test/unit/fast-paths.test.ts (recordMaker against plainRecordMaker
  * for every export's columns, and the build with it off and on giving the
- * same bytes over the recordings and a hostile fake site); off:
- * FAST_PATHS.recordMaker. What it earns: docs/architecture.md
- * (measured by bench/fast-paths.ts).
+ * same bytes over the recordings and a hostile fake site, and the columns
+ * read back from an export file). Switch: `recordMaker` (src/fast-paths.ts);
+ * differential test: test/unit/fast-paths.test.ts. What it earns:
+ * docs/architecture.md (measured by bench/fast-paths.ts).
  */
 import type { ExportRecord } from '../types.js';
 
