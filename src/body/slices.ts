@@ -4,9 +4,8 @@
  * message, fault position included), with no string longer than a slice.
  * Held by test/unit/body-slices.test.ts (every slice size from 1 byte
  * against JSON.parse of the whole body; the build's bytes with slices of
- * every size against the whole body). What it earns:
- * bodies over V8's 512 MB string limit at all, and a replay's peak memory
- * (bench --huge).
+ * every size against the whole body). What it earns: bodies over V8's
+ * 512 MB string limit at all, and a replay's peak memory (docs/performance.md).
  *
  * Array bodies parsed a slice at a time. A body is cut at top-level commas
  * into slices of about SLICE_BYTES, and each slice is parsed on its own, so
@@ -30,9 +29,8 @@ import { describeJsonFault } from '../util/json-error.js';
  * A slice's target size. Small enough that its text is an ordinary young
  * string, freed by the next scavenge: a text over about 128 KB lives in V8's
  * large-object space, and one over about 1 MB (Node's external strings)
- * outside the heap, both freed only by a full collection, so that with 4 MB
- * slices the texts of a 650 MB body piled up as garbage (peak RSS 2.35× the
- * body against 1.87× with 64 KB, and 48 s against 31 s).
+ * outside the heap, both freed only by a full collection: larger slices'
+ * texts pile up as garbage.
  */
 const SLICE_BYTES = 64 * 1024;
 

@@ -317,9 +317,7 @@ function bufferFor(bytes: number): Buffer | undefined {
 /**
  * The whole body. With a Content-Length, chunks are copied into one buffer
  * of that size as they arrive, rather than kept and concatenated at the end:
- * a large body then never takes twice its size (a drives list of 830 MB
- * peaked at 2.1× its size in a live collect when bodies over 512 MB were
- * kept as chunks). Exported for its tests.
+ * a large body then never takes twice its size. Exported for its tests.
  */
 export async function readBody(
   body: AsyncIterable<unknown>,

@@ -5,9 +5,8 @@
  * into the staging directory': the same build, a token-holding body kept in
  * memory) and test/unit/in-process-snapshot.test.ts (a live run with every
  * array body counted large, spooled and with raw/, writes the recording's
- * exports and publishes no spool). What it earns: a live snapshot of an
- * 830 MB drives body peaked at 1.84x the body instead of 3.87x
- * (bench/RESULTS.huge.md).
+ * exports and publishes no spool). What it earns: a live snapshot's peak
+ * memory on a huge body (docs/performance.md, `npm run bench -- --huge`).
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
@@ -25,8 +24,7 @@ const BODY_SPOOL = '.bodies';
  * A live run's array bodies of at least `minBytes`, swapped for files that
  * hold the same bytes, so that the build reads each a slice at a time, as a
  * replay reads a collection's large bodies, instead of holding its bytes
- * beside the records made of them (a live snapshot of an 830 MB drives list
- * peaked at 3.9× the body, the replay of it at 1.9×). With --raw, the files
+ * beside the records made of them. With --raw, the files
  * just written to raw/; otherwise copies written to .bodies/ in the staging
  * directory, which `remove` deletes once the build is done. A body holding a
  * secret is not spooled: the staging directory would refuse it, and the
