@@ -64,6 +64,20 @@ export interface ReadCollectionOptions {
  * (readInside). Opens no socket.
  */
 export async function readCollection(dir: string, options: ReadCollectionOptions = {}): Promise<RawCollection> {
+  const manifest = await readManifest(dir);
+  const defs = routeDefsByLabel(manifest);
+  const largeBodyBytes = options.largeBodyBytes ?? LARGE_BODY_BYTES;
+  const bodies = new Map<string, Body>();
+  await Promise.all(
+    manifest.routes.map((r) =>
+      readRouteBody(dir, r, options.checkBodies === false ? undefined : defs.get(r.route), largeBodyBytes, bodies),
+    ),
+  );
+  return { manifest, bodies };
+}
+
+/** The collection manifest of `dir`, parsed against its schema; a UsageError where there is none to read. */
+async function readManifest(dir: string): Promise<CollectionManifest> {
   const info = await stat(dir).catch(() => undefined);
   if (!info?.isDirectory()) {
     throw new UsageError(
@@ -97,57 +111,58 @@ export async function readCollection(dir: string, options: ReadCollectionOptions
         `(${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})`,
     );
   }
-  const manifest = parsed.data;
-  const defs = routeDefsByLabel(manifest);
-  const bodies = new Map<string, Body>();
-  await Promise.all(
-    manifest.routes.map(async (r) => {
-      if (r.file === null) return;
-      if (!isPlainFileName(r.file) || r.sha256 === undefined) {
-        throw new UsageError(
-          `${COLLECTION_MANIFEST} in ${escapeControl(dir)} names file "${escapeControl(r.file)}" for ` +
-            `${escapeControl(r.route)} without a valid name or sha256; the collection is damaged`,
-        );
-      }
-      const file = r.file;
-      let read: { body: Body; sha: string };
-      try {
-        const largeBodyBytes = options.largeBodyBytes ?? LARGE_BODY_BYTES;
-        read = await withFileInside(dir, file, (handle, size) =>
-          readBody(handle, size, new BodyFile(dir, file, size, r.sha256!), largeBodyBytes),
-        );
-      } catch (err) {
-        const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
-        throw new FailedError(
-          `${escapeControl(file)} is listed in ${COLLECTION_MANIFEST} but ${why}; refusing to build from ${escapeControl(dir)}`,
-        );
-      }
-      if (read.sha !== r.sha256) {
-        throw new FailedError(
-          `${escapeControl(file)} in ${escapeControl(dir)} does not match the sha256 in ${COLLECTION_MANIFEST}: it ` +
-            `was changed after collection; refusing to build from it`,
-        );
-      }
-      const body = read.body;
-      const def = options.checkBodies === false ? undefined : defs.get(r.route);
-      if (def) {
-        try {
-          if (Buffer.isBuffer(body)) checkBody(r.route, def, body, { quote: false });
-          else checkFile(r.route, def, body);
-        } catch (err) {
-          if (!(err instanceof BodyError)) throw err;
-          // As a live run records it: the route failed, its body is not used.
-          r.error = err.detail;
-          r.file = null;
-          delete r.sha256;
-          delete r.bytes;
-          return;
-        }
-      }
-      bodies.set(r.route, body);
-    }),
-  );
-  return { manifest, bodies };
+  return parsed.data;
+}
+
+/** Route r's body into `bodies`, checked by its sha256 and (given `def`) its shape; a body of another shape fails r. */
+async function readRouteBody(
+  dir: string,
+  r: RouteRecord,
+  def: RouteDef | undefined,
+  largeBodyBytes: number,
+  bodies: Map<string, Body>,
+): Promise<void> {
+  if (r.file === null) return;
+  if (!isPlainFileName(r.file) || r.sha256 === undefined) {
+    throw new UsageError(
+      `${COLLECTION_MANIFEST} in ${escapeControl(dir)} names file "${escapeControl(r.file)}" for ` +
+        `${escapeControl(r.route)} without a valid name or sha256; the collection is damaged`,
+    );
+  }
+  const file = r.file;
+  let read: { body: Body; sha: string };
+  try {
+    read = await withFileInside(dir, file, (handle, size) =>
+      readBody(handle, size, new BodyFile(dir, file, size, r.sha256!), largeBodyBytes),
+    );
+  } catch (err) {
+    const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
+    throw new FailedError(
+      `${escapeControl(file)} is listed in ${COLLECTION_MANIFEST} but ${why}; refusing to build from ${escapeControl(dir)}`,
+    );
+  }
+  if (read.sha !== r.sha256) {
+    throw new FailedError(
+      `${escapeControl(file)} in ${escapeControl(dir)} does not match the sha256 in ${COLLECTION_MANIFEST}: it ` +
+        `was changed after collection; refusing to build from it`,
+    );
+  }
+  const body = read.body;
+  if (def) {
+    try {
+      if (Buffer.isBuffer(body)) checkBody(r.route, def, body, { quote: false });
+      else checkFile(r.route, def, body);
+    } catch (err) {
+      if (!(err instanceof BodyError)) throw err;
+      // As a live run records it: the route failed, its body is not used.
+      r.error = err.detail;
+      r.file = null;
+      delete r.sha256;
+      delete r.bytes;
+      return;
+    }
+  }
+  bodies.set(r.route, body);
 }
 
 /** The route definition behind each label a collection of these realms can hold. */

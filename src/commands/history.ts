@@ -70,44 +70,69 @@ export async function runHistory(
   }
   const target = parseHistoryTarget(flags.history, deps.cwd);
   if (action === 'load') return runLoad(flags, rest, deps, target, afterExport);
-  if (action === 'runs') {
-    if (rest.length > 0) throw new UsageError('history runs takes no arguments');
-    return withDb(target, flags, deps, async (db) => {
-      const site = await chooseSite(db, flags.site);
-      const summary: HistoryRunsSummary = { runs: site === null ? [] : await listRuns(db, site) };
-      deps.reporter.close();
-      if (flags.json) deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
-      else if (summary.runs.length === 0) deps.stdout(`No snapshots in ${target.label}.\n`);
-      else {
-        const lines = summary.runs.map(
-          (r) =>
-            `${r.time}  ${r.date}  ${r.source.padEnd(6)}  ` +
-            `${Object.values(r.counts).reduce((a, b) => a + b, 0)} records  ` +
-            `${shown(r.baseUrl)}${r.key ? `  signed ${r.key}` : ''}`,
-        );
-        deps.stdout(`${lines.join('\n')}\n`);
-      }
-      return { exitCode: EXIT.ok };
-    });
-  }
-  if (action === 'log') {
-    const [exportName, ...key] = rest;
-    if (exportName === undefined || key.length === 0) {
-      throw new UsageError(
-        'history log needs an export and its key: svc-snapshot history log <export> <key>... (one value per key column)',
+  if (action === 'runs') return historyRuns(flags, rest, deps, target);
+  if (action === 'log') return historyLog(flags, rest, deps, target);
+  return historyAsOf(flags, rest, deps, target);
+}
+
+/** `history runs`: the snapshots the history holds of the site. */
+async function historyRuns(
+  flags: HistoryOptions,
+  rest: readonly string[],
+  deps: CommandDeps,
+  target: HistoryTarget,
+): Promise<CommandResult> {
+  if (rest.length > 0) throw new UsageError('history runs takes no arguments');
+  return withDb(target, flags, deps, async (db) => {
+    const site = await chooseSite(db, flags.site);
+    const summary: HistoryRunsSummary = { runs: site === null ? [] : await listRuns(db, site) };
+    deps.reporter.close();
+    if (flags.json) deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
+    else if (summary.runs.length === 0) deps.stdout(`No snapshots in ${target.label}.\n`);
+    else {
+      const lines = summary.runs.map(
+        (r) =>
+          `${r.time}  ${r.date}  ${r.source.padEnd(6)}  ` +
+          `${Object.values(r.counts).reduce((a, b) => a + b, 0)} records  ` +
+          `${shown(r.baseUrl)}${r.key ? `  signed ${r.key}` : ''}`,
       );
+      deps.stdout(`${lines.join('\n')}\n`);
     }
-    return withDb(target, flags, deps, async (db) => {
-      const site = await chooseSite(db, flags.site);
-      if (site === null) throw new FailedError(`${target.label} holds no snapshots yet`);
-      const log = await recordLog(db, site, exportName, key);
-      const summary: HistoryLogSummary = { export: exportName, key: log.key, versions: log.versions };
-      deps.reporter.close();
-      deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatLog(summary));
-      return { exitCode: EXIT.ok };
-    });
+    return { exitCode: EXIT.ok };
+  });
+}
+
+/** `history log <export> <key>...`: the versions of one record. */
+async function historyLog(
+  flags: HistoryOptions,
+  rest: readonly string[],
+  deps: CommandDeps,
+  target: HistoryTarget,
+): Promise<CommandResult> {
+  const [exportName, ...key] = rest;
+  if (exportName === undefined || key.length === 0) {
+    throw new UsageError(
+      'history log needs an export and its key: svc-snapshot history log <export> <key>... (one value per key column)',
+    );
   }
-  // as-of
+  return withDb(target, flags, deps, async (db) => {
+    const site = await chooseSite(db, flags.site);
+    if (site === null) throw new FailedError(`${target.label} holds no snapshots yet`);
+    const log = await recordLog(db, site, exportName, key);
+    const summary: HistoryLogSummary = { export: exportName, key: log.key, versions: log.versions };
+    deps.reporter.close();
+    deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatLog(summary));
+    return { exitCode: EXIT.ok };
+  });
+}
+
+/** `history as-of <date>`: the snapshot directory the history holds for that date. */
+async function historyAsOf(
+  flags: HistoryOptions,
+  rest: readonly string[],
+  deps: CommandDeps,
+  target: HistoryTarget,
+): Promise<CommandResult> {
   const [date, ...extra] = rest;
   if (date === undefined || extra.length > 0 || !/^\d{4}-\d{2}-\d{2}$/.test(date) || !isMatch(date, 'yyyy-MM-dd')) {
     throw new UsageError(
@@ -205,12 +230,7 @@ async function runLoad(
   for (const d of dirs) heads.push(await openInput(resolveOutDir(deps.cwd, d, d)));
   // With --allowed-signers, every signature is checked before anything is loaded.
   const signed = allowed ? await requireSignatures(heads, allowed, deps.now()) : undefined;
-  if (flags.site !== undefined) {
-    const site = normaliseSite(flags.site);
-    const other = heads.find((h) => h.baseUrl !== site);
-    if (other)
-      throw new UsageError(`${other.dir} is a snapshot of ${other.baseUrl}, not of --site ${site}; nothing was loaded`);
-  }
+  if (flags.site !== undefined) checkSite(heads, flags.site);
   // Oldest first, whatever order the shell expanded the names in.
   heads.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
   // A signal from here on stops a transaction, which the database rolls back.
@@ -260,24 +280,44 @@ async function runLoad(
     whenInterrupted(undefined);
   }
   deps.reporter.close();
+  writeLoadSummary(loaded, skipped, target, flags.json, deps);
+  return { exitCode: skipped > 0 ? EXIT.incomplete : EXIT.ok };
+}
+
+/** Refuses the load when a snapshot is of another site than --site. */
+function checkSite(heads: readonly { dir: string; baseUrl: string }[], flagSite: string): void {
+  const site = normaliseSite(flagSite);
+  const other = heads.find((h) => h.baseUrl !== site);
+  if (other)
+    throw new UsageError(`${other.dir} is a snapshot of ${other.baseUrl}, not of --site ${site}; nothing was loaded`);
+}
+
+/** What `history load` did, on stdout: JSON with --json, else a line per snapshot. */
+function writeLoadSummary(
+  loaded: HistoryLoadSummary['snapshots'],
+  skipped: number,
+  target: HistoryTarget,
+  json: boolean,
+  deps: CommandDeps,
+): void {
   const summary: HistoryLoadSummary = {
     command: 'history load',
     target: target.label,
     snapshots: loaded,
     complete: skipped === 0,
   };
-  if (flags.json) deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
-  else {
-    const lines = loaded.map(
-      (l) =>
-        `  ${l.status.padEnd(14)} ${l.time}  ` +
-        `${l.dir}${l.status === 'loaded' ? `  (${l.opened} versions opened, ${l.closed} closed)` : ''}`,
-    );
-    deps.stdout(
-      `History ${target.label}:\n${lines.join('\n')}\n${skipped > 0 ? `  ${skipped} partial snapshot(s) skipped (exit 4)\n` : ''}`,
-    );
+  if (json) {
+    deps.stdout(`${JSON.stringify(summary, null, 2)}\n`);
+    return;
   }
-  return { exitCode: skipped > 0 ? EXIT.incomplete : EXIT.ok };
+  const lines = loaded.map(
+    (l) =>
+      `  ${l.status.padEnd(14)} ${l.time}  ` +
+      `${l.dir}${l.status === 'loaded' ? `  (${l.opened} versions opened, ${l.closed} closed)` : ''}`,
+  );
+  deps.stdout(
+    `History ${target.label}:\n${lines.join('\n')}\n${skipped > 0 ? `  ${skipped} partial snapshot(s) skipped (exit 4)\n` : ''}`,
+  );
 }
 
 function stopped(err: unknown, dir: string, before: number): unknown {

@@ -22,7 +22,7 @@ import { DIFF_SCHEMA_VERSION } from './types.js';
 import type { IgnoreRules } from './ignore.js';
 import { keyFunction, matchKeys } from './match.js';
 import { keyAt, matchRecordKeys, parseRecord, readKeys, sameBytes, type RecordKeys } from './bytes.js';
-import { walkNewer } from './walk-newer.js';
+import { walkNewer, type NewerWalk } from './walk-newer.js';
 import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { recordRanges, type RecordRanges } from '../snapshot/records.js';
 
@@ -225,6 +225,26 @@ function diffRecords(
   return withRecords(base, added, removed, changed, unchanged);
 }
 
+/** matchRecordKeys's calls and result, read from the walk of the newer file (walkNewer). */
+function matchWalked(
+  walk: NewerWalk,
+  olderCount: number,
+  newerCount: number,
+  onMatch: (i: number, j: number, sameRecord: boolean) => void,
+  onAdded: (j: number) => void,
+): Uint8Array {
+  const matched = new Uint8Array(olderCount);
+  for (let j = 0; j < newerCount; j++) {
+    const i = walk.match[j]!;
+    if (i < 0) onAdded(j);
+    else {
+      matched[i] = 1;
+      onMatch(i, j, walk.same[j] === 1);
+    }
+  }
+  return matched;
+}
+
 /**
  * The diff of two snapshot export files from their bytes (bytes.ts), the
  * same as diffRecords of the files parsed: records are matched by the keys
@@ -295,26 +315,16 @@ function diffFiles(
     const n = ok ? parsed(keysB, rb, j) : undefined;
     if (n !== undefined) added.push(n);
   };
-  let matched: Uint8Array | undefined;
-  if (walk) {
-    matched = new Uint8Array(a.count);
-    for (let j = 0; j < b.count; j++) {
-      const i = walk.match[j]!;
-      if (i < 0) onAdded(j);
-      else {
-        matched[i] = 1;
-        onMatch(i, j, walk.same[j] === 1);
-      }
-    }
-  } else
-    matched = matchRecordKeys(
-      keysA,
-      a.count,
-      keysB,
-      b.count,
-      (i, j) => onMatch(i, j, sameBytes(a.bytes, ra, i, b.bytes, rb, j)),
-      onAdded,
-    );
+  const matched = walk
+    ? matchWalked(walk, a.count, b.count, onMatch, onAdded)
+    : matchRecordKeys(
+        keysA,
+        a.count,
+        keysB,
+        b.count,
+        (i, j) => onMatch(i, j, sameBytes(a.bytes, ra, i, b.bytes, rb, j)),
+        onAdded,
+      );
   if (!matched) return undefined;
   const removed: ExportRecord[] = [];
   for (let i = 0; ok && i < a.count; i++) {

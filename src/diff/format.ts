@@ -120,9 +120,10 @@ export function formatChangeSet(cs: ChangeSet, opts: FormatOptions = {}): string
   }
   if (cs.ignore.length > 0) {
     const defaults = cs.ignore.length === DEFAULT_IGNORE.length && cs.ignore.every((c, i) => c === DEFAULT_IGNORE[i]);
-    lines.push(
-      `  ignored columns: ${defaults ? 'the volatile defaults (lastLogin, drives.sizeOnDisk, … see docs/diff.md)' : cs.ignore.join(', ')}; --ignore none compares them`,
-    );
+    const ignored = defaults
+      ? 'the volatile defaults (lastLogin, drives.sizeOnDisk, … see docs/diff.md)'
+      : cs.ignore.join(', ');
+    lines.push(`  ignored columns: ${ignored}; --ignore none compares them`);
   }
   lines.push('');
   const width = Math.max(0, ...cs.exports.map((d) => d.export.length));

@@ -69,6 +69,155 @@ function separatorAt(bytes: Buffer, p: number, last: number): boolean {
   return p < last && bytes[p + 6] === 0x0a && bytes.compare(BETWEEN, 0, BETWEEN.length, p, p + BETWEEN.length) === 0;
 }
 
+/** The walk of a newer file that holds no records. */
+function emptyWalk(bytes: Buffer, key: readonly string[]): NewerWalk {
+  const none = new Int32Array(0);
+  const spans = key.map(() => ({ from: none, to: none, head: new Float64Array(0), ascii: true }));
+  return {
+    ranges: { starts: none, ends: none },
+    keys: { bytes, spans, ascii: true, absent: key.map((k) => (({}) as Record<string, unknown>)[k]) },
+    match: none,
+    same: new Uint8Array(0),
+  };
+}
+
+/** Whether `bytes` can be `count` records framed as the serializer frames them (its head and tail). */
+function framed(bytes: Buffer, count: number): boolean {
+  const len = bytes.length;
+  if (count < 1 || count > len / 6 || len < HEAD.length + TAIL.length) return false;
+  return (
+    bytes.compare(HEAD, 0, HEAD.length, 0, HEAD.length) === 0 &&
+    bytes.compare(TAIL, 0, TAIL.length, len - TAIL.length) === 0
+  );
+}
+
+/** The tables of a walk over `count` records, none of them read or matched yet. */
+function newWalk(bytes: Buffer, count: number, key: readonly string[]): NewerWalk {
+  const spans = key.map(() => ({
+    from: new Int32Array(count),
+    to: new Int32Array(count),
+    head: new Float64Array(count),
+    ascii: true,
+  }));
+  return {
+    ranges: { starts: new Int32Array(count), ends: new Int32Array(count) },
+    keys: { bytes, spans, ascii: true, absent: key.map((k) => (({}) as Record<string, unknown>)[k]) },
+    match: new Int32Array(count).fill(-1),
+    same: new Uint8Array(count),
+  };
+}
+
+/** Whether the newer record at `pos` is older record o's bytes, then a separator (the last: then the file's tail). */
+function sameAsOlder(
+  older: RecordKeys,
+  olderRanges: RecordRanges,
+  o: number,
+  bytes: Buffer,
+  pos: number,
+  last: number,
+  isLast: boolean,
+): boolean {
+  const as = olderRanges.starts[o]!;
+  const length = olderRanges.ends[o]! - as;
+  const e = pos + length;
+  return (
+    e <= last &&
+    older.bytes.compare(bytes, pos, e, as, as + length) === 0 &&
+    (isLast ? e === last : separatorAt(bytes, e - 1, last))
+  );
+}
+
+/** Newer record j, at `at`, is older record o's bytes: its extent and key spans are the older's, moved. */
+function takeSame(
+  older: RecordKeys,
+  olderRanges: RecordRanges,
+  o: number,
+  walk: NewerWalk,
+  j: number,
+  at: number,
+): void {
+  const as = olderRanges.starts[o]!;
+  const spans = walk.keys.spans;
+  for (let c = 0; c < spans.length; c++) {
+    const from = older.spans[c]!;
+    const to = spans[c]!;
+    to.from[j] = from.from[o]! - as + at;
+    to.to[j] = from.to[o]! - as + at;
+    to.head[j] = from.head[o]!;
+  }
+  walk.ranges.starts[j] = at;
+  walk.ranges.ends[j] = olderRanges.ends[o]! - as + at;
+  walk.match[j] = o;
+  walk.same[j] = 1;
+}
+
+/** As recordRanges: the first separator after the record's start ends it; the last record runs to the file's tail (-1: out of layout). */
+function recordEnd(bytes: Buffer, pos: number, last: number, isLast: boolean): number {
+  const p = bytes.indexOf(BETWEEN, pos + 1);
+  if (p >= 0 && p < last) {
+    if (
+      isLast ||
+      bytes[p - 1] !== 0x20 ||
+      bytes[p - 2] !== 0x20 ||
+      bytes[p - 3] !== 0x0a ||
+      bytes[p + 6] !== 0x0a ||
+      p - 3 <= pos
+    )
+      return -1;
+    return p + 1;
+  }
+  if (!isLast || pos >= last - 1) return -1;
+  return last;
+}
+
+/** Newer record j, at `pos`, split off and its keys read; false where the file is out of layout or a key not ascii. */
+function readRecord(
+  walk: NewerWalk,
+  key: readonly string[],
+  j: number,
+  pos: number,
+  last: number,
+  isLast: boolean,
+): boolean {
+  const { bytes, spans } = walk.keys;
+  const end = recordEnd(bytes, pos, last, isLast);
+  if (end < 0) return false;
+  walk.ranges.starts[j] = pos;
+  walk.ranges.ends[j] = end;
+  // As readKeys, over this record alone.
+  const one = { starts: Int32Array.of(pos), ends: Int32Array.of(end) };
+  for (let c = 0; c < spans.length; c++) {
+    const s = columnSpans(bytes, one, key[c]!);
+    if (!s || !s.ascii) return false;
+    spans[c]!.from[j] = s.from[0]!;
+    spans[c]!.to[j] = s.to[0]!;
+    spans[c]!.head[j] = s.head[0]!;
+  }
+  return true;
+}
+
+/** The merge from older record i on to newer record j (read): its match, if an older has its key; returns where it stands. */
+function mergeTo(
+  older: RecordKeys,
+  olderRanges: RecordRanges,
+  olderCount: number,
+  i: number,
+  walk: NewerWalk,
+  j: number,
+): number {
+  let d = -1;
+  while (i < olderCount && (d = compareKeys(older, i, walk.keys, j)) < 0) i++;
+  if (i < olderCount && d === 0) {
+    const as = olderRanges.starts[i]!;
+    const ae = olderRanges.ends[i]!;
+    const pos = walk.ranges.starts[j]!;
+    const end = walk.ranges.ends[j]!;
+    walk.match[j] = i;
+    walk.same[j] = ae - as === end - pos && older.bytes.compare(walk.keys.bytes, pos, end, as, ae) === 0 ? 1 : 0;
+  }
+  return i;
+}
+
 /**
  * The older file's records (split, their keys read: every key ascii and
  * ascending) matched with the newer file's by a merge of their key bytes
@@ -94,111 +243,28 @@ export function walkNewer(
   count: number,
   key: readonly string[],
 ): NewerWalk | undefined {
-  const len = bytes.length;
   if (!older.ascii || !ascends(older, olderCount)) return undefined;
-  if (count === 0 && bytes.equals(EMPTY)) {
-    const none = new Int32Array(0);
-    const spans = key.map(() => ({ from: none, to: none, head: new Float64Array(0), ascii: true }));
-    return {
-      ranges: { starts: none, ends: none },
-      keys: { bytes, spans, ascii: true, absent: key.map((k) => (({}) as Record<string, unknown>)[k]) },
-      match: none,
-      same: new Uint8Array(0),
-    };
-  }
-  if (count < 1 || count > len / 6 || len < HEAD.length + TAIL.length) return undefined;
-  if (
-    bytes.compare(HEAD, 0, HEAD.length, 0, HEAD.length) !== 0 ||
-    bytes.compare(TAIL, 0, TAIL.length, len - TAIL.length) !== 0
-  )
-    return undefined;
-  const last = len - TAIL.length + 4;
-  const starts = new Int32Array(count);
-  const ends = new Int32Array(count);
-  const spans = key.map(() => ({
-    from: new Int32Array(count),
-    to: new Int32Array(count),
-    head: new Float64Array(count),
-    ascii: true,
-  }));
-  const keys: RecordKeys = { bytes, spans, ascii: true, absent: key.map((k) => (({}) as Record<string, unknown>)[k]) };
-  const match = new Int32Array(count).fill(-1);
-  const same = new Uint8Array(count);
-  const a = older.bytes;
+  if (count === 0 && bytes.equals(EMPTY)) return emptyWalk(bytes, key);
+  if (!framed(bytes, count)) return undefined;
+  const last = bytes.length - TAIL.length + 4;
+  const walk = newWalk(bytes, count, key);
+  const { keys, match } = walk;
+  const ends = walk.ranges.ends;
   let i = 0;
   let pos = HEAD.length - 1;
-  /** Newer record j, at `at`, is older record o's bytes: its extent and key spans are the older's, moved. */
-  const takeSame = (o: number, j: number, at: number): number => {
-    const as = olderRanges.starts[o]!;
-    for (let c = 0; c < spans.length; c++) {
-      const from = older.spans[c]!;
-      const to = spans[c]!;
-      to.from[j] = from.from[o]! - as + at;
-      to.to[j] = from.to[o]! - as + at;
-      to.head[j] = from.head[o]!;
-    }
-    starts[j] = at;
-    match[j] = o;
-    same[j] = 1;
-    return (ends[j] = olderRanges.ends[o]! - as + at);
-  };
   for (let j = 0; j < count; j++) {
     const isLast = j === count - 1;
-    let end = -1;
-    if (i < olderCount) {
-      const as = olderRanges.starts[i]!;
-      const length = olderRanges.ends[i]! - as;
-      const e = pos + length;
-      if (
-        e <= last &&
-        a.compare(bytes, pos, e, as, as + length) === 0 &&
-        (isLast ? e === last : separatorAt(bytes, e - 1, last))
-      )
-        end = takeSame(i, j, pos);
+    if (i < olderCount && sameAsOlder(older, olderRanges, i, bytes, pos, last, isLast)) {
+      takeSame(older, olderRanges, i, walk, j, pos);
+    } else {
+      if (!readRecord(walk, key, j, pos, last, isLast)) return undefined;
+      i = mergeTo(older, olderRanges, olderCount, i, walk, j);
     }
-    if (end < 0) {
-      // As recordRanges: the first separator after the record's start ends it; the last record runs to the file's tail.
-      const p = bytes.indexOf(BETWEEN, pos + 1);
-      if (p >= 0 && p < last) {
-        if (
-          isLast ||
-          bytes[p - 1] !== 0x20 ||
-          bytes[p - 2] !== 0x20 ||
-          bytes[p - 3] !== 0x0a ||
-          bytes[p + 6] !== 0x0a ||
-          p - 3 <= pos
-        )
-          return undefined;
-        end = p + 1;
-      } else {
-        if (!isLast || pos >= last - 1) return undefined;
-        end = last;
-      }
-      // As readKeys, over this record alone.
-      const one = { starts: Int32Array.of(pos), ends: Int32Array.of(end) };
-      for (let c = 0; c < spans.length; c++) {
-        const s = columnSpans(bytes, one, key[c]!);
-        if (!s || !s.ascii) return undefined;
-        spans[c]!.from[j] = s.from[0]!;
-        spans[c]!.to[j] = s.to[0]!;
-        spans[c]!.head[j] = s.head[0]!;
-      }
-      let d = -1;
-      while (i < olderCount && (d = compareKeys(older, i, keys, j)) < 0) i++;
-      if (i < olderCount && d === 0) {
-        const as = olderRanges.starts[i]!;
-        const ae = olderRanges.ends[i]!;
-        match[j] = i;
-        same[j] = ae - as === end - pos && a.compare(bytes, pos, end, as, ae) === 0 ? 1 : 0;
-      }
-    }
-    starts[j] = pos;
-    ends[j] = end;
     if (match[j]! >= 0) i = match[j]! + 1;
     // Ascending: a record matched is above the one before by the merge's own order (that one matched an older record
     // before this one's, or was found below the older record the merge stood at, and the older ascend); an added one is checked.
     if (j > 0 && match[j]! < 0 && compareKeys(keys, j - 1, keys, j) >= 0) return undefined;
-    pos = end + 4;
+    pos = ends[j]! + 4;
   }
-  return { ranges: { starts, ends }, keys, match, same };
+  return walk;
 }

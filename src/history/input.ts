@@ -97,7 +97,8 @@ function* exportPieces(records: readonly ExportRecord[]): Generator<string> {
 
 const notLaidOut = (dir: string, file: string) =>
   new FailedError(
-    `${shown(file)} in ${dir} is not laid out as svc-snapshot writes exports (2-space JSON, one array); it would not come back byte for byte, so the snapshot was not loaded`,
+    `${shown(file)} in ${dir} is not laid out as svc-snapshot writes exports (2-space JSON, one array); ` +
+      'it would not come back byte for byte, so the snapshot was not loaded',
   );
 
 /** Why a file that is not framed as the writer frames it was refused: not JSON, not an array of records, not `count` of them, or laid out otherwise. */
@@ -150,7 +151,8 @@ function fileRows(
   if (problem?.kind === 'layout') throw notLaidOut(dir, file);
   if (problem?.kind === 'order') {
     throw new FailedError(
-      `${shown(file)} in ${dir} is not sorted by its key (record ${problem.record + 1} sorts before the one above it); it is not an export as svc-snapshot writes it, so the snapshot was not loaded`,
+      `${shown(file)} in ${dir} is not sorted by its key (record ${problem.record + 1} sorts before the one above it); ` +
+        'it is not an export as svc-snapshot writes it, so the snapshot was not loaded',
     );
   }
   const record = (i: number): ExportRecord => {
@@ -196,7 +198,8 @@ function snapshotInput(snapshot: Snapshot): SnapshotInput {
       );
     if (e.sha256 === undefined) {
       throw new FailedError(
-        `${SNAPSHOT_MANIFEST} in ${dir} has no sha256 for ${e.export} (written by a version before export hashes); its files cannot be verified, so it was not loaded. ` +
+        `${SNAPSHOT_MANIFEST} in ${dir} has no sha256 for ${e.export} (written by a version before export hashes); ` +
+          'its files cannot be verified, so it was not loaded. ' +
           'Load its raw collection instead (svc-snapshot history load <dir>/raw), or re-create it with --replay',
       );
     }

@@ -48,6 +48,30 @@ function keyView(key: readonly string[], texts: readonly (string | null)[], inde
   return view;
 }
 
+/** The records whose text is no open version's (`fresh`), and the open versions a record's text kept (`kept`). */
+function matchByText(open: readonly unknown[][], texts: readonly string[]): { kept: Uint8Array; fresh: number[] } {
+  // A version is the record's exact text: a record whose text is an open version's is unchanged (most of a night's
+  // records); the others are checked, then matched by key with the open versions no text matched.
+  const byText = new Map<string, number | number[]>();
+  for (let i = 0; i < open.length; i++) {
+    const text = String(open[i]![1]);
+    const had = byText.get(text);
+    // Two open versions with one text: only a backend repeating a record makes them.
+    if (had === undefined) byText.set(text, i);
+    else if (typeof had === 'number') byText.set(text, [had, i]);
+    else had.push(i);
+  }
+  const kept = new Uint8Array(open.length);
+  const fresh: number[] = [];
+  for (let i = 0; i < texts.length; i++) {
+    const hit = byText.get(texts[i]!);
+    const o = typeof hit === 'number' ? hit : hit?.find((x) => kept[x] === 0);
+    if (o === undefined || kept[o] === 1) fresh.push(i);
+    else kept[o] = 1;
+  }
+  return { kept, fresh };
+}
+
 async function loadExport(
   db: HistoryDb,
   t: ExportTable,
@@ -84,26 +108,7 @@ async function loadExport(
     }
     return { opened: texts.length, closed: 0 };
   }
-  // A version is the record's exact text: a record whose text is an open version's is unchanged (most of a night's
-  // records); the others are checked, then matched by key with the open versions no text matched.
-  const byText = new Map<string, number | number[]>();
-  for (let i = 0; i < open.length; i++) {
-    const text = String(open[i]![1]);
-    const had = byText.get(text);
-    // Two open versions with one text: only a backend repeating a record makes them.
-    if (had === undefined) byText.set(text, i);
-    else if (typeof had === 'number') byText.set(text, [had, i]);
-    else had.push(i);
-  }
-  const kept = new Uint8Array(open.length);
-  const fresh: number[] = [];
-  for (let i = 0; i < texts.length; i++) {
-    const hit = byText.get(texts[i]!);
-    const o = typeof hit === 'number' ? hit : hit?.find((x) => kept[x] === 0);
-    if (o === undefined || kept[o] === 1) fresh.push(i);
-    else kept[o] = 1;
-  }
-  byText.clear();
+  const { kept, fresh } = matchByText(open, texts);
   const parsed = fresh.map((i) => file.record(i));
   file.checkTexts(fresh, parsed);
   const records = new Map(fresh.map((i, j) => [i, parsed[j]!]));

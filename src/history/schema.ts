@@ -300,28 +300,10 @@ const BASE_SQL = [
  * Returns false for a database without history (read-only callers say so).
  */
 export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boolean> {
-  let relations: Set<string>;
-  try {
-    relations = await db.relations();
-  } catch (err) {
-    throw new FailedError(
-      `the history database ${db.label} cannot be read: ${(err as Error).message}; give a SQLite file written by svc-snapshot, or a postgres:// URL`,
-      { cause: err },
-    );
-  }
+  const relations = await readRelations(db);
   let version: number | undefined;
   if (relations.has('history_meta')) {
-    const rows = await db.all('SELECT name, value FROM history_meta');
-    const meta = new Map(rows.map((r) => [String(r[0]), String(r[1])]));
-    version = Number(meta.get('schema_version'));
-    if (!Number.isInteger(version) || version > SCHEMA_VERSION) {
-      throw new FailedError(
-        `the history database ${db.label} was written by svc-snapshot ` +
-          `${meta.get('written_by') ?? '(unknown version)'} with history schema ${meta.get('schema_version') ?? '?'}; ` +
-          `this svc-snapshot ${TOOL.version} knows schema ${SCHEMA_VERSION} and will not read or change it: upgrade ` +
-          `svc-snapshot, or name another database with --history`,
-      );
-    }
+    version = await readSchemaVersion(db);
   } else if (relations.size > 0 && [...relations].some((r) => !r.startsWith('sqlite_'))) {
     throw new FailedError(
       `${db.label} holds tables but no svc-snapshot history (no history_meta table); name an empty or new database with --history`,
@@ -335,53 +317,96 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
     db.transaction(async () => {
       const now = await db.relations();
       let migrated = false;
-      if (!now.has('history_meta')) {
-        for (const sql of BASE_SQL) await db.exec(sql);
-        await db.run('INSERT INTO history_meta (name, value) VALUES (?, ?), (?, ?)', [
-          'schema_version',
-          String(SCHEMA_VERSION),
-          'written_by',
-          TOOL.version,
-        ]);
-      } else {
-        // Read again inside the transaction: another process may have upgraded it meanwhile.
-        const [row] = await db.all("SELECT value FROM history_meta WHERE name = 'schema_version'");
-        const current = Number(row?.[0]);
-        if (current === 1) await migrateFrom1(db, now);
-        // The fingerprint of the key whose signature history load --allowed-signers verified (null: not checked); a schema 2 database written before it lacks it.
-        if (!(await db.columns('runs')).has(SIGNING_KEY_COLUMN))
-          await db.exec(`ALTER TABLE runs ADD COLUMN ${SIGNING_KEY_COLUMN} TEXT`);
-        if (current < 3) await migrateFrom2(db, now);
-        if (current < 4) await migrateFrom3(db, now);
-        migrated = current < SCHEMA_VERSION;
-        if (migrated) {
-          await db.run("UPDATE history_meta SET value = ? WHERE name = 'schema_version'", [String(SCHEMA_VERSION)]);
-          await db.run("UPDATE history_meta SET value = ? WHERE name = 'written_by'", [TOOL.version]);
-        }
-      }
+      if (!now.has('history_meta')) await createBase(db);
+      else migrated = await migrate(db, now);
       // A database brought to this schema gets every export's table too (an --include export's, whoever opened it), so that it
       // looks as one this version made; a read-only open of a current one changes nothing.
       if (!write && !migrated) return;
-      for (const t of EXPORT_TABLES) {
-        if (!now.has(t.table)) {
-          await db.exec(versionsTableSql(db, t, t.table, []));
-          await createExportTable(db, t, []);
-          continue;
-        }
-        const have = await db.columns(t.table);
-        const missing = t.typed.filter((c) => !have.has(c.name));
-        if (missing.length === 0) continue;
-        for (const c of missing)
-          await db.exec(
-            `ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${quoteIdent(c.name)} ` +
-              `${sqlType(db.engine, quoteIdent(c.name), c.type)}`,
-          );
-        await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(t.view)}`);
-        await db.exec(viewSql(db, t, await extraColumns(db, t)));
-      }
+      await completeExportTables(db, now);
     }),
   );
   return true;
+}
+
+/** The database's tables and views; a FailedError where it cannot be read. */
+async function readRelations(db: HistoryDb): Promise<Set<string>> {
+  try {
+    return await db.relations();
+  } catch (err) {
+    throw new FailedError(
+      `the history database ${db.label} cannot be read: ${(err as Error).message}; ` +
+        'give a SQLite file written by svc-snapshot, or a postgres:// URL',
+      { cause: err },
+    );
+  }
+}
+
+/** The schema version history_meta holds; a FailedError where it is not one this version reads. */
+async function readSchemaVersion(db: HistoryDb): Promise<number> {
+  const rows = await db.all('SELECT name, value FROM history_meta');
+  const meta = new Map(rows.map((r) => [String(r[0]), String(r[1])]));
+  const version = Number(meta.get('schema_version'));
+  if (!Number.isInteger(version) || version > SCHEMA_VERSION) {
+    throw new FailedError(
+      `the history database ${db.label} was written by svc-snapshot ` +
+        `${meta.get('written_by') ?? '(unknown version)'} with history schema ${meta.get('schema_version') ?? '?'}; ` +
+        `this svc-snapshot ${TOOL.version} knows schema ${SCHEMA_VERSION} and will not read or change it: upgrade ` +
+        `svc-snapshot, or name another database with --history`,
+    );
+  }
+  return version;
+}
+
+/** The tables of a new history database, at this schema. */
+async function createBase(db: HistoryDb): Promise<void> {
+  for (const sql of BASE_SQL) await db.exec(sql);
+  await db.run('INSERT INTO history_meta (name, value) VALUES (?, ?), (?, ?)', [
+    'schema_version',
+    String(SCHEMA_VERSION),
+    'written_by',
+    TOOL.version,
+  ]);
+}
+
+/** Brings an existing history database to this schema; whether it was older. */
+async function migrate(db: HistoryDb, now: Set<string>): Promise<boolean> {
+  // Read again inside the transaction: another process may have upgraded it meanwhile.
+  const [row] = await db.all("SELECT value FROM history_meta WHERE name = 'schema_version'");
+  const current = Number(row?.[0]);
+  if (current === 1) await migrateFrom1(db, now);
+  // The fingerprint of the key whose signature history load --allowed-signers verified (null: not checked);
+  // a schema 2 database written before it lacks it.
+  if (!(await db.columns('runs')).has(SIGNING_KEY_COLUMN))
+    await db.exec(`ALTER TABLE runs ADD COLUMN ${SIGNING_KEY_COLUMN} TEXT`);
+  if (current < 3) await migrateFrom2(db, now);
+  if (current < 4) await migrateFrom3(db, now);
+  const migrated = current < SCHEMA_VERSION;
+  if (migrated) {
+    await db.run("UPDATE history_meta SET value = ? WHERE name = 'schema_version'", [String(SCHEMA_VERSION)]);
+    await db.run("UPDATE history_meta SET value = ? WHERE name = 'written_by'", [TOOL.version]);
+  }
+  return migrated;
+}
+
+/** Every export's table and view, made where missing and given the columns the catalog added since. */
+async function completeExportTables(db: HistoryDb, now: Set<string>): Promise<void> {
+  for (const t of EXPORT_TABLES) {
+    if (!now.has(t.table)) {
+      await db.exec(versionsTableSql(db, t, t.table, []));
+      await createExportTable(db, t, []);
+      continue;
+    }
+    const have = await db.columns(t.table);
+    const missing = t.typed.filter((c) => !have.has(c.name));
+    if (missing.length === 0) continue;
+    for (const c of missing)
+      await db.exec(
+        `ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${quoteIdent(c.name)} ` +
+          `${sqlType(db.engine, quoteIdent(c.name), c.type)}`,
+      );
+    await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(t.view)}`);
+    await db.exec(viewSql(db, t, await extraColumns(db, t)));
+  }
 }
 
 /** A read-only command that finds an older schema upgrades it, and says so when it cannot write (a read-only file or role). */

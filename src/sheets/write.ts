@@ -83,7 +83,8 @@ function checkExports(m: ReadableManifest): void {
   for (const e of m.exports) {
     if (!known.has(e.export))
       throw new FailedError(
-        `the snapshot manifest lists an export ${JSON.stringify(e.export.slice(0, 60))} that this version does not know; convert it with the version that wrote it`,
+        `the snapshot manifest lists an export ${JSON.stringify(e.export.slice(0, 60))} that this version does not know; ` +
+          'convert it with the version that wrote it',
       );
     if (seen.has(e.export))
       throw new FailedError(`the snapshot manifest lists export ${e.export} twice; the snapshot is damaged`);

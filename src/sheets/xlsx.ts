@@ -104,7 +104,10 @@ export function cellText(text: string): string {
   return text.slice(0, high >= 0xd800 && high <= 0xdbff ? MAX_CELL_TEXT - 1 : MAX_CELL_TEXT);
 }
 
-/** Characters a `<v>` value cannot carry: those that need an `_xHHHH_` escape (which a reader does not decode in `<v>`), and whitespace at either end (which LibreOffice trims there). */
+/**
+ * Characters a `<v>` value cannot carry: those that need an `_xHHHH_` escape (which a reader does not decode in `<v>`),
+ * and whitespace at either end (which LibreOffice trims there).
+ */
 const NOT_FOR_VALUE =
   /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|_x[0-9A-Fa-f]{4}_|^\s|\s$/;
 
@@ -121,12 +124,15 @@ function asStringValue(t: string): boolean {
   return t.includes('\r') && t.includes('\n') && !NOT_FOR_VALUE.test(t);
 }
 
+/** The entity a `<v>` value writes for one of `&`, `<`, `>` and CR. */
+const valueEntity = (c: string): string => (c === '\r' ? '&#13;' : c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;');
+
 function textCell(ref: string | undefined, text: string, style: number): string {
   const t = cellText(text);
   // Multi-line texts wrap within their cell.
   const s = t.includes('\n') || t.includes('\r') ? (style === STYLE.bold ? STYLE.boldWrapped : STYLE.wrapped) : style;
   if (asStringValue(t)) {
-    return `${cellOpen(ref)} s="${s}" t="str"><v>${t.replace(/[&<>\r]/g, (c) => (c === '\r' ? '&#13;' : c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'))}</v></c>`;
+    return `${cellOpen(ref)} s="${s}" t="str"><v>${t.replace(/[&<>\r]/g, valueEntity)}</v></c>`;
   }
   // The attribute only where it matters: it is most of a short cell's bytes.
   const open = LOOSE_SPACE.test(t) ? '<t xml:space="preserve">' : '<t>';
@@ -184,14 +190,17 @@ export function* sheetXml(sheet: SheetSpec): Generator<string> {
   if (!sheet.table) head += '<sheetPr><pageSetUpPr fitToPage="1"/></sheetPr>';
   head += `<dimension ref="A1:${last}${sheet.rowCount + 1}"/>`;
   head += sheet.table
-    ? '<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft" activeCell="A2" sqref="A2"/></sheetView></sheetViews>'
+    ? '<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/>' +
+      '<selection pane="bottomLeft" activeCell="A2" sqref="A2"/></sheetView></sheetViews>'
     : '<sheetViews><sheetView workbookViewId="0"/></sheetViews>';
   head += '<sheetFormatPr defaultRowHeight="15"/>';
   if (n > 0)
     head += `<cols>${sheet.widths.map((w, i) => `<col min="${i + 1}" max="${i + 1}" width="${w}" customWidth="1"/>`).join('')}</cols>`;
   head += '<sheetData>';
-  if (n > 0)
-    head += `<row r="1">${sheet.headers.map((h, i) => textCell(undefined, h, sheet.table || sheet.boldRows?.has(0) ? STYLE.bold : STYLE.plain)).join('')}</row>`;
+  if (n > 0) {
+    const style = sheet.table || sheet.boldRows?.has(0) ? STYLE.bold : STYLE.plain;
+    head += `<row r="1">${sheet.headers.map((h) => textCell(undefined, h, style)).join('')}</row>`;
+  }
   yield head;
   // A piece is its cells' strings joined once: one flat string, where
   // appending with += would build a tree of small strings that the ZIP
@@ -236,7 +245,8 @@ export function corePropsXml(p: { title: string; creator: string; time: string; 
   // W3CDTF without milliseconds, as Excel writes it.
   const when = p.time.replace(/\.\d+Z$/, 'Z');
   return (
-    `${XML_HEAD}<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/" ` +
+    `${XML_HEAD}<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" ` +
+    'xmlns:dc="http://purl.org/dc/elements/1.1/" ' +
     'xmlns:dcterms="http://purl.org/dc/terms/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">' +
     `<dc:title>${attr(p.title)}</dc:title><dc:creator>${attr(p.creator)}</dc:creator><dc:description>${attr(p.description)}</dc:description>` +
     `<dcterms:created xsi:type="dcterms:W3CDTF">${when}</dcterms:created><dcterms:modified xsi:type="dcterms:W3CDTF">${when}</dcterms:modified>` +
@@ -264,7 +274,8 @@ export function contentTypesXml(sheetCount: number): string {
 export const ROOT_RELS_XML =
   `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` +
   '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/>' +
-  '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" Target="docProps/core.xml"/></Relationships>';
+  '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" ' +
+  'Target="docProps/core.xml"/></Relationships>';
 
 /** Sheet names in order, each with the range of its autofilter if it has one. */
 export function workbookXml(sheets: ReadonlyArray<{ name: string; filter?: string }>): string {
@@ -277,24 +288,28 @@ export function workbookXml(sheets: ReadonlyArray<{ name: string; filter?: strin
         : '',
     )
     .join('');
-  return `${XML_HEAD}<workbook xmlns="${NS}" xmlns:r="${NS_R}"><bookViews><workbookView/></bookViews><sheets>${list}</sheets>${names ? `<definedNames>${names}</definedNames>` : ''}</workbook>`;
+  const defined = names ? `<definedNames>${names}</definedNames>` : '';
+  return `${XML_HEAD}<workbook xmlns="${NS}" xmlns:r="${NS_R}"><bookViews><workbookView/></bookViews><sheets>${list}</sheets>${defined}</workbook>`;
 }
 
 export function workbookRelsXml(sheetCount: number): string {
   const sheets = Array.from(
     { length: sheetCount },
     (_, i) =>
-      `<Relationship Id="rId${i + 1}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet${i + 1}.xml"/>`,
+      `<Relationship Id="rId${i + 1}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" ` +
+      `Target="worksheets/sheet${i + 1}.xml"/>`,
   ).join('');
   return (
     `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${sheets}` +
-    `<Relationship Id="rId${sheetCount + 1}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/></Relationships>`
+    `<Relationship Id="rId${sheetCount + 1}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" ` +
+    'Target="styles.xml"/></Relationships>'
   );
 }
 
 export const STYLES_XML =
   `${XML_HEAD}<styleSheet xmlns="${NS}">` +
-  '<numFmts count="2"><numFmt numFmtId="164" formatCode="yyyy\\-mm\\-dd hh:mm:ss.000"/><numFmt numFmtId="165" formatCode="&quot;TRUE&quot;;&quot;TRUE&quot;;&quot;FALSE&quot;"/></numFmts>' +
+  '<numFmts count="2"><numFmt numFmtId="164" formatCode="yyyy\\-mm\\-dd hh:mm:ss.000"/>' +
+  '<numFmt numFmtId="165" formatCode="&quot;TRUE&quot;;&quot;TRUE&quot;;&quot;FALSE&quot;"/></numFmts>' +
   '<fonts count="2"><font><sz val="11"/><name val="Calibri"/></font><font><b/><sz val="11"/><name val="Calibri"/></font></fonts>' +
   '<fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills>' +
   '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>' +

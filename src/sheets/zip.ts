@@ -46,6 +46,36 @@ interface DeflatedEntry {
   readonly size: number;
 }
 
+/** One block's raw deflate stream, on libuv's thread pool. */
+function deflateBlock(data: Buffer): Promise<Buffer> {
+  // A sync flush ends the piece on a byte boundary without a final
+  // block, so independent pieces concatenate into one deflate stream.
+  // One output buffer that holds the whole result (deflate's worst case
+  // adds about 1/8 for stored blocks): with zlib's default 16 kB chunks,
+  // each chunk is a round trip through this thread, which is busy
+  // producing the next block, so compression would wait for it instead of
+  // running beside it. The compressed bytes are the same either way
+  // (zlib's output does not depend on the output buffer's size; held by
+  // sheets-zip.test.ts, "compresses to the same bytes whatever the output
+  // chunk size").
+  return deflateRawAsync(data, {
+    level: LEVEL,
+    finishFlush: constants.Z_SYNC_FLUSH,
+    chunkSize: data.length + (data.length >> 3) + 1024,
+  });
+}
+
+/** Where a slice of `piece` from `i` that fits in `room` bytes of UTF-8 ends. */
+function sliceEnd(piece: string, i: number, room: number): number {
+  // At most 3 bytes of UTF-8 per UTF-16 code unit; never split a surrogate pair.
+  let end = Math.min(piece.length, i + Math.floor(room / 3));
+  if (end < piece.length && end > i) {
+    const last = piece.charCodeAt(end - 1);
+    if (last >= 0xd800 && last <= 0xdbff) end--;
+  }
+  return end;
+}
+
 /**
  * An entry's content, compressed: the raw deflate stream of its text pieces,
  * as buffers, and as the generator's value what its data descriptor says.
@@ -89,21 +119,7 @@ async function* deflateEntry(
       throw new ZipTooLargeError(`${name} would exceed 4 GB uncompressed, the limit of a ZIP file without ZIP64`);
     // The other block is free once its compression is settled.
     yield* settle();
-    // A sync flush ends the piece on a byte boundary without a final
-    // block, so independent pieces concatenate into one deflate stream.
-    // One output buffer that holds the whole result (deflate's worst case
-    // adds about 1/8 for stored blocks): with zlib's default 16 kB chunks,
-    // each chunk is a round trip through this thread, which is busy
-    // producing the next block, so compression would wait for it instead of
-    // running beside it. The compressed bytes are the same either way
-    // (zlib's output does not depend on the output buffer's size; held by
-    // sheets-zip.test.ts, "compresses to the same bytes whatever the output
-    // chunk size").
-    pending = deflateRawAsync(data, {
-      level: LEVEL,
-      finishFlush: constants.Z_SYNC_FLUSH,
-      chunkSize: data.length + (data.length >> 3) + 1024,
-    });
+    pending = deflateBlock(data);
     // Settled (and any failure thrown) by the next flush or the end of the entry.
     pending.catch(() => {});
     // The next block starts with this one's tail, for the inspector's overlap; this one is not written to until it is compressed.
@@ -120,12 +136,7 @@ async function* deflateEntry(
       continue;
     }
     for (let i = 0; i < piece.length;) {
-      // At most 3 bytes of UTF-8 per UTF-16 code unit; never split a surrogate pair.
-      let end = Math.min(piece.length, i + Math.floor((BLOCK_BYTES + overlap - used) / 3));
-      if (end < piece.length && end > i) {
-        const last = piece.charCodeAt(end - 1);
-        if (last >= 0xd800 && last <= 0xdbff) end--;
-      }
+      const end = sliceEnd(piece, i, BLOCK_BYTES + overlap - used);
       if (end <= i) {
         yield* flush();
         continue;

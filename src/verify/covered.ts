@@ -89,7 +89,9 @@ function merge(entries: readonly Entry[]): Covered {
   );
   return {
     ...covered,
-    conflict: `the manifest names it ${entries.length} times with different ${fields.join(' and ')} (${said.join('; ')}); at most one of them can be right, so the file is not taken as verified`,
+    conflict:
+      `the manifest names it ${entries.length} times with different ${fields.join(' and ')} (${said.join('; ')}); ` +
+      'at most one of them can be right, so the file is not taken as verified',
   };
 }
 

@@ -48,7 +48,8 @@ export async function manifestsIn(dir: string): Promise<OutputKind[]> {
   const info = await stat(dir).catch((err: NodeJS.ErrnoException) => err);
   if (info instanceof Error)
     throw new UsageError(
-      `${escapeControl(dir)} ${info.code === 'ENOENT' ? 'does not exist' : `cannot be read (${info.code ?? 'error'})`}; give snapshot, raw collection or audit collection directories`,
+      `${escapeControl(dir)} ${info.code === 'ENOENT' ? 'does not exist' : `cannot be read (${info.code ?? 'error'})`}; ` +
+        'give snapshot, raw collection or audit collection directories',
     );
   if (!info.isDirectory())
     throw new UsageError(
@@ -59,7 +60,8 @@ export async function manifestsIn(dir: string): Promise<OutputKind[]> {
     if ((await lstat(path.join(dir, MANIFEST_OF[kind])).catch(() => undefined)) !== undefined) kinds.push(kind);
   if (kinds.length === 0) {
     throw new UsageError(
-      `${escapeControl(dir)} holds no manifest of svc-snapshot (${KINDS.map((k) => MANIFEST_OF[k]).join(', ')}): it is not a snapshot, raw collection or audit collection`,
+      `${escapeControl(dir)} holds no manifest of svc-snapshot (${KINDS.map((k) => MANIFEST_OF[k]).join(', ')}): ` +
+        'it is not a snapshot, raw collection or audit collection',
     );
   }
   return kinds;
@@ -83,7 +85,8 @@ export async function verifyDir(
   if (kinds.length > 1)
     return failed(
       null,
-      `holds ${kinds.length} manifests (${kinds.map((k) => MANIFEST_OF[k]).join(', ')}); an output of svc-snapshot holds one, so this directory is not one as written`,
+      `holds ${kinds.length} manifests (${kinds.map((k) => MANIFEST_OF[k]).join(', ')}); ` +
+        'an output of svc-snapshot holds one, so this directory is not one as written',
     );
   const kind = kinds[0]!;
   const name = MANIFEST_OF[kind];
