@@ -10,7 +10,6 @@ import { auditRoute, planAuditRoute, type PlannedAuditRoute } from './catalog.js
 import {
   CancelledError,
   fetchAudit,
-  sha256,
   type AuditFetcherDeps,
   type AuditResponse,
   type AuditRouteRecord,
@@ -20,6 +19,7 @@ import { buildQueryBody, checkParamNames } from './params.js';
 import { queryFileText, rowsToRecords } from './records.js';
 import type { AuditSettings, ObjectsRequest, ReportRequest } from './settings.js';
 import { validateItems, type ValidationIssue } from './validate.js';
+import { sha256Hex } from '../util/safe-read.js';
 
 export const AUDIT_MANIFEST = '_audit-manifest.json';
 
@@ -344,7 +344,7 @@ class WrittenFiles {
     this.routes.push({
       ...res.record,
       bytes: bytes.length,
-      sha256: sha256(bytes),
+      sha256: sha256Hex(bytes),
       responseBytes: res.record.bytes,
       responseSha256: res.record.sha256,
     });

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { BodyError, decodeBody } from '../body/decode.js';
 import { FailedError, type TokenRejectedError } from '../errors.js';
 import { auditAuth, tokenRefused } from '../http/auth.js';
@@ -9,6 +8,7 @@ import type { Reporter } from '../progress/reporter.js';
 import type { PlannedAuditRoute } from './catalog.js';
 import type { AuditToken } from './settings.js';
 import { describeNotSpreadsheet, isSpreadsheet } from './xlsx.js';
+import { sha256Hex } from '../util/safe-read.js';
 
 /** One request's entry in `_audit-manifest.json`. */
 export interface AuditRouteRecord {
@@ -38,10 +38,6 @@ export interface AuditResponse {
 
 /** An in-flight request cut short because another one failed first; never the error reported. */
 export class CancelledError extends Error {}
-
-export function sha256(data: Buffer | string): string {
-  return createHash('sha256').update(data).digest('hex');
-}
 
 const XLSX_ACCEPT =
   'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, application/octet-stream;q=0.9, */*;q=0.5';
@@ -171,7 +167,7 @@ async function fetchAuditOnce(
     status,
     file: p.file,
     bytes: body.length,
-    sha256: sha256(body),
+    sha256: sha256Hex(body),
     attempts: fetched.attempts,
     durationMs: fetched.durationMs,
   };
