@@ -81,9 +81,18 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
       durationMs: Math.round(performance.now() - t0),
     };
     deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : formatCollectSummary(summary));
+    const exitCode = failed.length === 0 ? EXIT.ok : EXIT.incomplete;
     return {
-      exitCode: failed.length === 0 ? EXIT.ok : EXIT.incomplete,
+      exitCode,
       report: { routes: { read: s.counts.ok, skipped: s.counts.skipped, failed: s.counts.failed } },
+      notice: {
+        command: 'collect',
+        site: collection.manifest.baseUrl,
+        time: started.toISOString(),
+        exitCode,
+        failedRoutes: s.failed.map((r) => ({ route: r.route, error: r.error })),
+        outDir,
+      },
     };
   } finally {
     await http.close().catch(() => {});
