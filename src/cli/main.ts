@@ -128,6 +128,17 @@ const COMMANDS: CommandSpec[] = [
     run: async (flags, args, deps) => (await import('../commands/report.js')).runReport(flags, args, deps),
   },
   {
+    name: 'notify',
+    args: '[snapshot-dir]',
+    summary:
+      'send the digest of an existing snapshot to the --notify targets again, or with --test a test message (docs/notify.md)',
+    examples: [
+      'svc-snapshot notify --test --notify slack+https://hooks.slack.com/services/…   # says which targets worked',
+      'SVC_NOTIFY_FILE=/etc/svc-snapshot/notify svc-snapshot notify svc-snapshot-2026-11-21 --previous svc-snapshot-2026-11-20',
+    ],
+    run: async (flags, args, deps) => (await import('../commands/notify.js')).runNotify(flags, args, deps),
+  },
+  {
     name: 'verify',
     args: '<dir...>',
     summary:

@@ -98,8 +98,13 @@ function whereSection(d: Digest): Section[] {
 
 function exportLine(e: Digest['exports'][number]): string {
   if (!e.available) return `${e.export}: unavailable`;
-  const changes = e.added !== undefined ? ` (+${e.added} added, -${e.removed} removed, ~${e.changed} changed)` : '';
-  return `${e.export}: ${e.count}${changes}`;
+  if (e.added === undefined) return `${e.export}: ${e.count}`;
+  const parts = [
+    e.added ? `+${e.added} added` : '',
+    e.removed ? `-${e.removed} removed` : '',
+    e.changed ? `~${e.changed} changed` : '',
+  ].filter((p) => p !== '');
+  return `${e.export}: ${e.count} (${parts.length > 0 ? parts.join(', ') : 'no change'})`;
 }
 
 /** The digest as sections of capped lines, in the order every sink shows them. */
