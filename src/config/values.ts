@@ -225,7 +225,7 @@ export function parseBooleanValue(raw: string, from: string): boolean {
 }
 
 /** What `--notify-on` may name (CONTRACT section 19). */
-export const NOTIFY_ON = ['failure', 'changes', 'findings', 'always'] as const;
+const NOTIFY_ON = ['failure', 'changes', 'findings', 'always'] as const;
 export type NotifyOn = (typeof NOTIFY_ON)[number];
 
 /** `--notify-on failure,changes`: the values, once each; an unknown one is a usage error naming the valid ones. */

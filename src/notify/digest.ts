@@ -142,7 +142,7 @@ function toDigest(f: FindingIn, state?: DigestFinding['state']): DigestFinding {
 }
 
 /** Most severe first, then rule, then name: the order lists are capped in. */
-export function bySeverity(a: DigestFinding, b: DigestFinding): number {
+function bySeverity(a: DigestFinding, b: DigestFinding): number {
   const s = SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity);
   if (s !== 0) return s;
   return a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;

@@ -24,7 +24,7 @@ function fitted<T>(d: Digest, limits: DocLimits, render: (doc: DigestDoc) => T, 
  * `@` leaves the text as it reads and unparsed. Site text goes into
  * plain_text objects, which render no mrkdwn links or formatting.
  */
-export function slackSafe(text: string): string {
+function slackSafe(text: string): string {
   return text.replace(/<(?=[!@#])/g, '<\u2060').replace(/@(?=(here|channel|everyone)\b)/gi, '@\u2060');
 }
 

@@ -14,9 +14,6 @@ import { alertmanagerPosts, Deadline, notifyDispatcher, postAll, sendEmail, webh
 import { readHmacKey, readTargets, type HttpTarget, type Target } from './targets.js';
 import type { Dispatcher } from 'undici';
 
-export { buildDigest, type RunNotice } from './digest.js';
-export type { FindingsIn } from './digest.js';
-
 export type NotifyCommand = 'snapshot' | 'collect' | 'audit' | 'notify';
 
 export interface NotifySettings {

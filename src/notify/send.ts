@@ -18,11 +18,11 @@ import type { EmailTarget, HttpTarget } from './targets.js';
 import type { EmailContent } from './formats.js';
 
 /** The headers of a signed webhook body (docs/notify.md shows a receiver's check). */
-export const SIGNATURE_HEADER = 'x-svc-snapshot-signature';
-export const TIMESTAMP_HEADER = 'x-svc-snapshot-timestamp';
+const SIGNATURE_HEADER = 'x-svc-snapshot-signature';
+const TIMESTAMP_HEADER = 'x-svc-snapshot-timestamp';
 
 /** `sha256=<hex>` of HMAC-SHA256 over `<timestamp>.<body>`: the timestamp is signed with the body, against replay. */
-export function signBody(key: string, timestamp: string, body: string): string {
+function signBody(key: string, timestamp: string, body: string): string {
   return `sha256=${createHmac('sha256', key).update(`${timestamp}.${body}`).digest('hex')}`;
 }
 
@@ -42,7 +42,7 @@ export class Deadline {
  * 1 s, 2 s … (at most 8 s, never past the deadline) between attempts.
  * Resolves to undefined, or to why the last attempt failed.
  */
-export async function withRetries(
+async function withRetries(
   deadline: Deadline,
   once: (timeoutMs: number) => Promise<string | undefined>,
 ): Promise<string | undefined> {

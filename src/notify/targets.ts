@@ -11,8 +11,6 @@ import { isLoopbackHost } from '../config/url.js';
 import { readSecretFile } from '../config/token-file.js';
 import { registerSecret } from '../util/redact.js';
 
-export type SinkKind = 'webhook' | 'alertmanager' | 'slack' | 'teams' | 'email';
-
 interface TargetBase {
   /** How messages and the metrics' `sink` label name it: kind and host, `#2` on for a second one alike. */
   readonly name: string;
@@ -47,7 +45,7 @@ const ADDRESS = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A
  * One target; `where` names it in messages (`--notify (the 2nd)`,
  * `SVC_NOTIFY_FILE line 3`), since the text itself is never repeated.
  */
-export function parseTarget(raw: string, where: string): Omit<HttpTarget, 'name'> | Omit<EmailTarget, 'name'> {
+function parseTarget(raw: string, where: string): Omit<HttpTarget, 'name'> | Omit<EmailTarget, 'name'> {
   const text = raw.trim();
   registerSecret(text);
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(text)?.[1]?.toLowerCase();

@@ -28,7 +28,7 @@ export function clip(text: string, max: number): string {
 }
 
 /** One section of the digest: a heading and its lines, `more` of them left out for the sink's limits. */
-export interface Section {
+interface Section {
   readonly heading: string;
   readonly lines: readonly string[];
   readonly more: number;
@@ -50,7 +50,7 @@ export interface DocLimits {
 
 const COMMAND_NOUN = { snapshot: 'Snapshot', collect: 'Raw collection', audit: 'Audit collection' } as const;
 
-export function titleOf(d: Digest): string {
+function titleOf(d: Digest): string {
   const noun = COMMAND_NOUN[d.command];
   const site = clip(clean(d.site), 120);
   if (d.test) return `Test message from svc-snapshot for ${site}: notifications reach this target`;
@@ -67,7 +67,7 @@ export function titleOf(d: Digest): string {
   return `${noun} of ${site} ${what}${news.length > 0 ? `: ${news.join(', ')}` : ''}`;
 }
 
-export function findingLine(f: DigestFinding, max: number): string {
+function findingLine(f: DigestFinding, max: number): string {
   const since = f.state === 'open' && f.firstSeen ? ` (since ${clean(f.firstSeen).slice(0, 10)})` : '';
   return clip(`[${f.severity}] ${clean(f.rule)}: ${clean(f.name)}: ${clean(f.detail)}${since}`, max);
 }
