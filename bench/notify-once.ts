@@ -1,0 +1,78 @@
+/**
+ * The notification row alone: what `--notify` adds to a nightly snapshot with
+ * findings on the large site, the digest sent to local receivers (a JSON
+ * webhook, Slack, Teams and Alertmanager on 127.0.0.1, which read each body
+ * whole and answer 200). The large site collected once, then `--replay
+ * --findings` and the same with `--notify` alternately; the target is at most
+ * 0.05× the replay.
+ *
+ *   npm run build && node --import tsx bench/notify-once.ts [runs] [factor]
+ */
+import { createServer } from 'node:http';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { run, stat, withCollectedSite } from './harness.js';
+
+const runs = Number(process.argv[2] ?? 3);
+const factor = Number(process.argv[3] ?? 1);
+const TARGET = 0.05;
+
+/** Receives every POST whole and answers 200; counts the requests and bytes, and keeps the webhook's last body. */
+async function startReceivers() {
+  const seen = { requests: 0, bytes: 0, lastHook: '' };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      seen.requests++;
+      seen.bytes += body.length;
+      if (req.url === '/hook') seen.lastHook = body.toString('utf8');
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { seen, base, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+await withCollectedSite('notify', factor, async ({ raw, workDir, bin: BIN, log }) => {
+  const receivers = await startReceivers();
+  const targets = [`${receivers.base}/hook`, `slack+${receivers.base}/slack`, `teams+${receivers.base}/teams`];
+  const notify = [...targets, `alertmanager+${receivers.base}`].flatMap((t) => ['--notify', t]);
+  const plain: number[] = [];
+  const notified: number[] = [];
+  try {
+    for (let r = 0; r < runs; r++) {
+      const a = join(workDir, `svc-snapshot-a-${r}`);
+      plain.push((await run([BIN, '--replay', raw, '--out-dir', a, '--findings', '--quiet'], { workDir })).ms);
+      rmSync(a, { recursive: true, force: true });
+      const b = join(workDir, `svc-snapshot-b-${r}`);
+      const args = [BIN, '--replay', raw, '--out-dir', b, '--findings', '--quiet', ...notify, '--notify-on', 'always'];
+      notified.push((await run(args, { workDir })).ms);
+      rmSync(b, { recursive: true, force: true });
+      log(`round ${r + 1}: --findings ${plain[r]!.toFixed(0)} ms, with --notify ${notified[r]!.toFixed(0)} ms`);
+    }
+  } finally {
+    await receivers.close();
+  }
+  const p = stat(plain)!.median;
+  const n = stat(notified)!.median;
+  const active = (JSON.parse(receivers.seen.lastHook) as { findings: { active: number } }).findings.active;
+  const ratio = (n - p) / p;
+  process.stdout.write(
+    `${JSON.stringify({
+      factor,
+      runs,
+      findings: active,
+      replayFindingsMs: p,
+      withNotifyMs: n,
+      addedRatio: ratio,
+      target: TARGET,
+      met: ratio <= TARGET,
+      requests: receivers.seen.requests,
+      bytesSent: receivers.seen.bytes,
+    })}\n`,
+  );
+});
