@@ -22,6 +22,8 @@ import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { buildDigest, type FindingIn } from '../../src/notify/digest.js';
 import { deliver, type NotifySettings } from '../../src/notify/index.js';
 import { readTargets } from '../../src/notify/targets.js';
+import { startFakeSite } from '../helpers/fake-site.js';
+import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 
 const NIGHT1 = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
 const NIGHT2 = join(REPO_ROOT, 'recordings', 'platform-3.14.1-night2');
@@ -233,6 +235,37 @@ describe.skipIf(!available)('--notify on a nightly snapshot', () => {
     expect(body.outcome.state).toBe('failed');
     expect(body.outcome.exitCode).toBe(res.code);
     expect(body.outcome.failure).toContain(notCollection);
+  }, 60_000);
+});
+
+describe.skipIf(!available)('--notify on collect', () => {
+  it('sends the collection outcome and where it is; a failed run to Alertmanager is an alert of its own', async () => {
+    const site = await startFakeSite();
+    try {
+      const out = join(tmpDir(), 'raw');
+      const args = ['collect', '--base-url', site.url, '--ca-file', certs.caFile, '--out-dir', out];
+      const hookTarget = ['--notify', `${hook.url}/in/${SECRETS[0]}`, '--notify', `alertmanager+${am.url}`];
+      // A complete collection has no changes or findings: sent only when asked always.
+      const quiet = await runCli([...args, ...hookTarget], { env: { SVC_TOKEN: ALL_TYPES_TOKEN.value } });
+      expect(quiet.code, quiet.stderr).toBe(0);
+      expect(hook.received).toHaveLength(0);
+      const ok = await runCli([...args, ...hookTarget, '--notify-on', 'always'], {
+        env: { SVC_TOKEN: ALL_TYPES_TOKEN.value },
+      });
+      expect(ok.code, ok.stderr).toBe(0);
+      const body = JSON.parse(hook.received[0]!.body);
+      expect(body).toMatchObject({ command: 'collect', outDir: out, outcome: { exitCode: 0, state: 'complete' } });
+      const refused = await runCli([...args, ...hookTarget], { env: { SVC_TOKEN: 'a-token-the-site-refuses' } });
+      expect(refused.code).toBe(3);
+      expect(JSON.parse(hook.received[1]!.body).outcome).toMatchObject({ exitCode: 3, state: 'failed' });
+      const run = (await am.alerts()).find(
+        (a) => a.labels.alertname === 'SvcSnapshotRunFailed' && a.labels.site === site.url,
+      );
+      expect(run?.labels.command).toBe('collect');
+      noSecrets(refused.stderr, refused.stdout);
+    } finally {
+      await site.close();
+    }
   }, 60_000);
 });
 
