@@ -89,6 +89,22 @@ const FindingsFileSchema = z.looseObject({
   rules: z.array(z.looseObject({ id: z.string(), evaluated: z.boolean(), reason: z.string().optional() })),
   findings: z.array(FindingSchema),
   resolved: z.array(FindingSchema).optional(),
+  waivers: z
+    .looseObject({
+      endingSoon: z
+        .array(
+          z.looseObject({
+            rule: z.string(),
+            owner: z.string(),
+            expires: z.string(),
+            reason: z.string().optional(),
+            id: z.string().optional(),
+            subject: z.array(z.string()).optional(),
+          }),
+        )
+        .optional(),
+    })
+    .optional(),
 });
 
 /** The snapshot's `_findings.json`, checked against the manifest's sha256, when it holds one. */

@@ -19,7 +19,8 @@ export interface FindingIn {
   readonly related?: ReadonlyArray<{ readonly export: string; readonly key: readonly string[] }>;
   readonly detail: string;
   readonly id?: string;
-  readonly display?: Readonly<Record<string, unknown>>;
+  /** Section 18's names (`user`, `email`, `project`, `team`, `requirement`, `level`, `vms`), shown in their order. */
+  readonly display?: object;
   readonly state?: 'new' | 'open';
   readonly firstSeen?: string;
   readonly waived?: { readonly reason: string; readonly owner: string; readonly expires: string };
@@ -31,13 +32,18 @@ export interface FindingsIn {
   readonly rules: ReadonlyArray<{ readonly id: string; readonly evaluated: boolean; readonly reason?: string }>;
   readonly findings: readonly FindingIn[];
   readonly resolved?: readonly FindingIn[];
-  /** Waivers that end within --expiring-days (section 18's "ending soon"). */
-  readonly waiversEndingSoon?: ReadonlyArray<{
-    readonly rule: string;
-    readonly reason: string;
-    readonly owner: string;
-    readonly expires: string;
-  }>;
+  /** With --waivers (section 18): the waivers that end within --expiring-days among what became of them. */
+  readonly waivers?: { readonly endingSoon?: readonly WaiverEndingSoon[] };
+}
+
+/** A waiver of the file that ends soon, as `_findings.json` lists it. */
+export interface WaiverEndingSoon {
+  readonly rule: string;
+  readonly owner: string;
+  readonly expires: string;
+  readonly reason?: string;
+  readonly id?: string;
+  readonly subject?: readonly string[];
 }
 
 /** What a command tells the digest of a run that ended (published, or not). */
@@ -106,7 +112,7 @@ export interface Digest {
   readonly resolved: readonly DigestFinding[];
   readonly openCount: number;
   readonly notEvaluated: ReadonlyArray<{ readonly rule: string; readonly reason: string }>;
-  readonly waiversEndingSoon: NonNullable<FindingsIn['waiversEndingSoon']>;
+  readonly waiversEndingSoon: readonly WaiverEndingSoon[];
 }
 
 /** A finding's stable id: section 18's, else a hash of the rule and the keys (stable while the finding is). */
@@ -174,7 +180,7 @@ function findingsPart(f: FindingsIn | undefined) {
     resolved: (f?.resolved ?? []).map((x) => toDigest(x, 'resolved')).sort(bySeverity),
     openCount: lifecycle ? active.filter((x) => x.state !== 'new').length : 0,
     notEvaluated: (f?.rules ?? []).filter((r) => !r.evaluated).map((r) => ({ rule: r.id, reason: r.reason ?? '' })),
-    waiversEndingSoon: f?.waiversEndingSoon ?? [],
+    waiversEndingSoon: f?.waivers?.endingSoon ?? [],
   };
 }
 

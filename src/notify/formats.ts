@@ -189,7 +189,9 @@ export function webhookPayload(d: Digest): unknown {
       resolved: capped(d.resolved, webhookFinding),
       waiversEndingSoon: capped(d.waiversEndingSoon, (w) => ({
         rule: clean(w.rule),
-        reason: clip(clean(w.reason), 1000),
+        ...(w.id !== undefined ? { id: clip(clean(w.id), 200) } : {}),
+        ...(w.subject !== undefined ? { subject: w.subject.map((k) => clip(clean(k), 200)) } : {}),
+        ...(w.reason !== undefined ? { reason: clip(clean(w.reason), 1000) } : {}),
         owner: clip(clean(w.owner), 200),
         expires: clean(w.expires),
       })),

@@ -111,8 +111,11 @@ function exportLine(e: Digest['exports'][number]): string {
 export function digestDoc(d: Digest, l: DocLimits): DigestDoc {
   if (d.test) return { title: titleOf(d), sections: [] };
   const findingsHeading = d.lifecycle ? 'New findings' : 'Findings';
-  const waiverLine = (w: Digest['waiversEndingSoon'][number]) =>
-    clip(`${clean(w.rule)}: ${clean(w.reason)} (${clean(w.owner)}, ends ${clean(w.expires)})`, l.line);
+  const waiverLine = (w: Digest['waiversEndingSoon'][number]) => {
+    const what = w.id ?? (w.subject !== undefined ? w.subject.join(' / ') : undefined) ?? 'every subject';
+    const why = w.reason !== undefined ? `: ${w.reason}` : '';
+    return clip(`${clean(w.rule)} ${clean(what)}${clean(why)} (${clean(w.owner)}, ends ${clean(w.expires)})`, l.line);
+  };
   const summary: string[] = [];
   if (d.findingsEvaluated) {
     const parts = [`${d.active.length} active`];

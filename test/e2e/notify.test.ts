@@ -19,6 +19,7 @@ import {
   type SmtpReceiver,
 } from '../helpers/notify-receivers.js';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { PROMTOOL, promtoolCheck } from '../helpers/prometheus.js';
 import { buildDigest, type FindingIn } from '../../src/notify/digest.js';
 import { deliver, type NotifySettings } from '../../src/notify/index.js';
 import { readTargets } from '../../src/notify/targets.js';
@@ -31,6 +32,8 @@ const certs = getTestCerts();
 const HMAC_KEY = 'a-signing-key-of-the-receiver-0123456789';
 const SECRETS = ['hook-secret-1a2b3c', 'T0SLACK/B0SLACK/slack-secret-4d5e6f', 'teams-secret-7a8b9c'];
 const available = existsSync(ALERTMANAGER) && existsSync('/usr/lib/python3/dist-packages/aiosmtpd');
+// npm test installs them (scripts/test-prereqs.mjs): in CI a missing one fails rather than skips.
+if (!available && process.env.CI) throw new Error('prometheus-alertmanager or python3-aiosmtpd is not installed');
 
 let hook: PingReceiver;
 let slack: PingReceiver;
@@ -196,6 +199,7 @@ describe.skipIf(!available)('--notify on a nightly snapshot', () => {
     expect(res.stderr).toContain(`warning: notification to webhook ${host} failed: answered HTTP 500`);
     const metrics = readFileSync(join(base, 'svc-snapshot-2026-11-23.prom'), 'utf8');
     expect(metrics).toContain(`sink="webhook ${host}"} 1`);
+    if (PROMTOOL) expect(promtoolCheck(metrics)).toEqual({ code: 0, output: '' });
     noSecrets(res.stdout, res.stderr, metrics);
     expect(existsSync(join(base, 'svc-snapshot-2026-11-23', '_snapshot-manifest.json'))).toBe(true);
   }, 120_000);

@@ -170,6 +170,9 @@ describe('section 18, when the report has it', () => {
       rules: [],
       findings: lifecycle,
       resolved: [{ ...finding(4, 'Di Gone'), id: 'id-gone' }],
+      waivers: {
+        endingSoon: [{ rule: 'quota-exceeded', subject: ['team-7'], owner: 'ops@example.org', expires: '2026-12-01' }],
+      },
     },
   });
   it('lists the new findings and the resolved ones, by their display names', () => {
@@ -179,6 +182,7 @@ describe('section 18, when the report has it', () => {
     const text = emailContent(d).text;
     expect(text).toMatch(/New findings \(1\)\n {2}\[high\] certification-expired: Ann New · Project 1/);
     expect(text).toContain('Resolved findings (1)');
+    expect(text).toContain('Waivers ending soon (1)\n  quota-exceeded team-7 (ops@example.org, ends 2026-12-01)');
   });
   it('sends on new or resolved findings; a night with nothing new sends nothing', () => {
     expect(worthSending(d, ['findings'])).toBe(true);
