@@ -8,7 +8,7 @@
  * as it is, with no new/resolved split.
  */
 import { createHash } from 'node:crypto';
-import { SEVERITIES, type NotifyOn, type Severity } from '../config/values.js';
+import type { NotifyOn, Severity } from '../config/values.js';
 import type { ChangeSet } from '../diff/types.js';
 
 /** A finding as the digest reads it: section 17's fields, and section 18's where present. */
@@ -148,8 +148,10 @@ function toDigest(f: FindingIn, state?: DigestFinding['state']): DigestFinding {
 }
 
 /** Most severe first, then rule, then name: the order lists are capped in. */
+const RANK: Readonly<Record<Severity, number>> = { critical: 0, high: 1, medium: 2, low: 3, info: 4 };
+
 function bySeverity(a: DigestFinding, b: DigestFinding): number {
-  const s = SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity);
+  const s = RANK[a.severity] - RANK[b.severity];
   if (s !== 0) return s;
   return a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

@@ -241,8 +241,8 @@ export function alertsOf(d: Digest, s: AlertSettings): PostableAlert[] {
       id: clip(clean(f.id), 200),
     },
     annotations: {
-      summary: clip(`${clean(f.rule)}: ${clean(f.name)}`, 1000),
-      description: clip(clean(f.detail), 2000),
+      summary: clip(`${clean(f.rule)}: ${clean(f.name)}`, 500),
+      description: clip(clean(f.detail), 300),
     },
     startsAt: f.firstSeen !== undefined && !Number.isNaN(Date.parse(f.firstSeen)) ? f.firstSeen : d.time,
     endsAt,
