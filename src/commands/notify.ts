@@ -10,6 +10,7 @@ import { diffDirectories, findPreviousSnapshot, type ChangeSet } from '../diff/i
 import { buildDigest, type FindingsIn } from '../notify/digest.js';
 import { deliver, failureWarning, notifySettings, testDigest, type SinkResult } from '../notify/index.js';
 import { snapshotNotice } from '../notify/notice.js';
+import type { NotifySummary } from '../summaries/schemas.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
 const USAGE =
@@ -45,7 +46,7 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
   deps.reporter.close();
   deps.stdout(
     o.json
-      ? `${JSON.stringify({ command: 'notify', test: o.test, targets: results }, null, 2)}\n`
+      ? `${JSON.stringify({ command: 'notify', test: o.test, targets: results } satisfies NotifySummary, null, 2)}\n`
       : results
           .map((r) => `${r.state === 'sent' ? 'sent to  ' : 'FAILED   '} ${r.sink}${r.why ? `: ${r.why}` : ''}\n`)
           .join(''),
