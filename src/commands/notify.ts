@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { join } from 'node:path';
+import { hostname } from 'node:os';
 import { EXIT } from '../exit-codes.js';
 import { FailedError, UsageError } from '../errors.js';
 import { readOptions } from '../config/options.js';
@@ -34,7 +35,7 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
   const now = deps.now();
   let results: SinkResult[];
   if (o.test) {
-    results = await deliver(testDigest('svc-snapshot', now), settings, { now, test: true });
+    results = await deliver(testDigest(hostname(), now), settings, { now, test: true });
   } else {
     const dir = resolveOutDir(deps.cwd, given!, given!);
     const previous = o.previous !== undefined ? resolveOutDir(deps.cwd, o.previous, o.previous) : undefined;

@@ -53,7 +53,7 @@ const COMMAND_NOUN = { snapshot: 'Snapshot', collect: 'Raw collection', audit: '
 function titleOf(d: Digest): string {
   const noun = COMMAND_NOUN[d.command];
   const site = clip(clean(d.site), 120);
-  if (d.test) return `Test message from svc-snapshot for ${site}: notifications reach this target`;
+  if (d.test) return `Test message from svc-snapshot on ${site}: notifications reach this target`;
   const what =
     d.outcome.state === 'failed'
       ? `FAILED (exit ${d.outcome.exitCode})`
