@@ -37,7 +37,7 @@ export interface FindingsIn {
 }
 
 /** A waiver of the file that ends soon, as `_findings.json` lists it. */
-export interface WaiverEndingSoon {
+interface WaiverEndingSoon {
   readonly rule: string;
   readonly owner: string;
   readonly expires: string;
