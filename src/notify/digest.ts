@@ -7,7 +7,8 @@
  * those names where the report has them; without them every finding is shown
  * as it is, with no new/resolved split.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
+import { escapeControl } from '../util/escape.js';
 import type { NotifyOn, Severity } from '../config/values.js';
 import type { ChangeSet } from '../diff/types.js';
 
@@ -65,6 +66,7 @@ export interface RunNotice {
   readonly findings?: FindingsIn;
 }
 
+/** A finding of the digest: every text in it already cleaned (`escapeControl`), as text.ts's `clean` would. */
 export interface DigestFinding {
   readonly id: string;
   readonly rule: string;
@@ -119,10 +121,7 @@ export interface Digest {
 function idOf(f: FindingIn): string {
   if (f.id !== undefined && f.id !== '') return f.id;
   const keys = [f.subject, ...(f.related ?? [])].map((r) => `${r.export}\u0000${r.key.join('\u0000')}`);
-  return createHash('sha256')
-    .update(`${f.rule}\u0001${keys.join('\u0001')}`)
-    .digest('hex')
-    .slice(0, 32);
+  return hash('sha256', `${f.rule}\u0001${keys.join('\u0001')}`, 'hex').slice(0, 32);
 }
 
 /** The names of section 18's `display` (strings and numbers, in its order), else the subject's export and key. */
@@ -133,16 +132,17 @@ function nameOf(f: FindingIn): string {
   return names.length > 0 ? names.join(' · ') : `${f.subject.export} ${f.subject.key.join(' / ')}`;
 }
 
+/** A finding as every sink shows it: its texts cleaned once here (control characters escaped), never again. */
 function toDigest(f: FindingIn, state?: DigestFinding['state']): DigestFinding {
   const s = state ?? f.state;
   return {
-    id: idOf(f),
-    rule: f.rule,
+    id: escapeControl(idOf(f)),
+    rule: escapeControl(f.rule),
     severity: f.severity,
-    name: nameOf(f),
-    detail: f.detail,
+    name: escapeControl(nameOf(f)),
+    detail: escapeControl(f.detail),
     ...(s !== undefined ? { state: s } : {}),
-    ...(f.firstSeen !== undefined ? { firstSeen: f.firstSeen } : {}),
+    ...(f.firstSeen !== undefined ? { firstSeen: escapeControl(f.firstSeen) } : {}),
     ...(f.waived !== undefined ? { waived: f.waived } : {}),
   };
 }

@@ -144,13 +144,13 @@ const WEBHOOK_LIST = 1000;
 
 function webhookFinding(f: DigestFinding) {
   return {
-    id: clip(clean(f.id), 200),
-    rule: clean(f.rule),
+    id: clip(f.id, 200),
+    rule: f.rule,
     severity: f.severity,
-    name: clip(clean(f.name), 1000),
-    detail: clip(clean(f.detail), 2000),
+    name: clip(f.name, 1000),
+    detail: clip(f.detail, 2000),
     ...(f.state !== undefined ? { state: f.state } : {}),
-    ...(f.firstSeen !== undefined ? { firstSeen: clean(f.firstSeen) } : {}),
+    ...(f.firstSeen !== undefined ? { firstSeen: f.firstSeen } : {}),
   };
 }
 
@@ -235,14 +235,14 @@ export function alertsOf(d: Digest, s: AlertSettings): PostableAlert[] {
   const finding = (f: DigestFinding, endsAt: string): PostableAlert => ({
     labels: {
       alertname: 'SvcSnapshotFinding',
-      rule: clean(f.rule),
+      rule: f.rule,
       severity: f.severity,
       site,
-      id: clip(clean(f.id), 200),
+      id: clip(f.id, 200),
     },
     annotations: {
-      summary: clip(`${clean(f.rule)}: ${clean(f.name)}`, 500),
-      description: clip(clean(f.detail), 300),
+      summary: clip(`${f.rule}: ${f.name}`, 500),
+      description: clip(f.detail, 300),
     },
     startsAt: f.firstSeen !== undefined && !Number.isNaN(Date.parse(f.firstSeen)) ? f.firstSeen : d.time,
     endsAt,

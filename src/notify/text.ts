@@ -68,8 +68,9 @@ function titleOf(d: Digest): string {
 }
 
 function findingLine(f: DigestFinding, max: number): string {
-  const since = f.state === 'open' && f.firstSeen ? ` (since ${clean(f.firstSeen).slice(0, 10)})` : '';
-  return clip(`[${f.severity}] ${clean(f.rule)}: ${clean(f.name)}: ${clean(f.detail)}${since}`, max);
+  // A DigestFinding's texts are cleaned already (digest.ts).
+  const since = f.state === 'open' && f.firstSeen ? ` (since ${f.firstSeen.slice(0, 10)})` : '';
+  return clip(`[${f.severity}] ${f.rule}: ${f.name}: ${f.detail}${since}`, max);
 }
 
 function list<T>(heading: string, items: readonly T[], max: number, line: (x: T) => string): Section[] {
