@@ -8,7 +8,9 @@
  * on a machine shared with other jobs the wall time of two runs of the same
  * work varied by a third, the CPU time by a few per cent.
  *
- *   npm run build && node --import tsx bench/notify-once.ts [runs] [factor]
+ *   npm run build && node --import tsx bench/notify-once.ts [runs] [factor] [--no-alertmanager]
+ *
+ * --no-alertmanager leaves Alertmanager out: the digest alone, without an alert per finding.
  */
 import { createServer } from 'node:http';
 import { rmSync } from 'node:fs';
@@ -19,6 +21,7 @@ import { run, stat, withCollectedSite } from './harness.js';
 const runs = Number(process.argv[2] ?? 3);
 const factor = Number(process.argv[3] ?? 1);
 const TARGET = 0.05;
+const withAlertmanager = !process.argv.includes('--no-alertmanager');
 
 /** Receives every POST whole and answers 200; counts the requests and bytes, and keeps the webhook's last body. */
 async function startReceivers() {
@@ -42,7 +45,8 @@ async function startReceivers() {
 await withCollectedSite('notify', factor, async ({ raw, workDir, bin: BIN, log }) => {
   const receivers = await startReceivers();
   const targets = [`${receivers.base}/hook`, `slack+${receivers.base}/slack`, `teams+${receivers.base}/teams`];
-  const notify = [...targets, `alertmanager+${receivers.base}`].flatMap((t) => ['--notify', t]);
+  const all = withAlertmanager ? [...targets, `alertmanager+${receivers.base}`] : targets;
+  const notify = all.flatMap((t) => ['--notify', t]);
   const plain: number[] = [];
   const notified: number[] = [];
   const plainCpu: number[] = [];
@@ -79,6 +83,7 @@ await withCollectedSite('notify', factor, async ({ raw, workDir, bin: BIN, log }
     `${JSON.stringify({
       factor,
       runs,
+      alertmanager: withAlertmanager,
       findings: active,
       replayFindingsMs: p,
       withNotifyMs: n,
