@@ -5,7 +5,7 @@
 // for the benchmark's helpers; lib/ is rebuilt from it every time.
 //
 // Kept out of the bundle: undici (required lazily, only by commands that talk
-// to a server) and the two database drivers (native code, imported lazily).
+// to a server), nodemailer (only for e-mail) and the two database drivers (native code, imported lazily).
 import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
@@ -20,7 +20,7 @@ await build({
   platform: 'node',
   target: 'node20',
   outdir: 'lib',
-  external: ['libsql', 'pg', 'undici'],
+  external: ['libsql', 'pg', 'undici', 'nodemailer'],
   // commander is CommonJS: its require() calls need a require in an ES module.
   banner: {
     js: "import { createRequire as __svcRequire } from 'node:module'; const require = __svcRequire(import.meta.url);",

@@ -79,6 +79,18 @@ const NEEDS = [
     present: () => onPath('promtool') || existsSync('/usr/bin/promtool'),
     packages: ['prometheus'],
   },
+  {
+    what: 'prometheus-alertmanager',
+    why: 'receiving the notifications as alerts',
+    present: anyOf('/usr/bin/prometheus-alertmanager'),
+    packages: ['prometheus-alertmanager'],
+  },
+  {
+    what: 'aiosmtpd (Debian python3-aiosmtpd)',
+    why: 'receiving the notifications as e-mail (run by /usr/bin/python3)',
+    present: anyOf('/usr/lib/python3/dist-packages/aiosmtpd'),
+    packages: ['python3-aiosmtpd'],
+  },
 ];
 
 function run(cmd, args) {

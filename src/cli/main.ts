@@ -14,6 +14,8 @@ import type { CommandDeps, CommandResult } from '../commands/context.js';
 import type { RunReport } from '../cron/metrics.js';
 import type { CronCommand, CronRun } from '../cron/run.js';
 import type { RunFacts } from '../cron/facts.js';
+import type { RunNotice } from '../notify/digest.js';
+import type { NotifySettings } from '../notify/index.js';
 
 type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps) => Promise<CommandResult>;
 
@@ -124,6 +126,17 @@ const COMMANDS: CommandSpec[] = [
       'svc-snapshot report svc-snapshot-2026-11-21 --previous svc-snapshot-2026-11-14 --history=/var/lib/svc/history.sqlite --out /srv/share/last-night.html',
     ],
     run: async (flags, args, deps) => (await import('../commands/report.js')).runReport(flags, args, deps),
+  },
+  {
+    name: 'notify',
+    args: '[snapshot-dir]',
+    summary:
+      'send the digest of an existing snapshot to the --notify targets again, or with --test a test message (docs/notify.md)',
+    examples: [
+      'svc-snapshot notify --test --notify slack+https://hooks.slack.com/services/…   # says which targets worked',
+      'SVC_NOTIFY_FILE=/etc/svc-snapshot/notify svc-snapshot notify svc-snapshot-2026-11-21 --previous svc-snapshot-2026-11-20',
+    ],
+    run: async (flags, args, deps) => (await import('../commands/notify.js')).runNotify(flags, args, deps),
   },
   {
     name: 'verify',
@@ -266,6 +279,10 @@ class Invocation {
   /** --metrics-file and --ping-url: opened once the flags are parsed, finished whatever the outcome. */
   private cron: CronRun | undefined;
   private report: RunReport | undefined;
+  private facts: RunFacts | undefined;
+  /** --notify (or SVC_NOTIFY_FILE): read before the command runs, the digest sent once the outcome is known. */
+  private notify: { settings: NotifySettings; site: string | undefined } | undefined;
+  private notice: RunNotice | undefined;
 
   constructor(
     argv: string[],
@@ -288,10 +305,49 @@ class Invocation {
       );
     }
     const facts = await this.openCron(spec, flags);
+    this.facts = facts;
+    await this.openNotify(spec, flags);
     // Each command reads its options with readOptions (src/config/options.ts), which refuses conflicting ones first.
     const result = await spec.run(flags, args, makeDeps(this.reporter, facts));
     this.exitCode = result.exitCode;
     this.report = result.report;
+    this.notice = result.notice;
+  }
+
+  /** --notify and SVC_NOTIFY_FILE on the commands that send a digest: a bad target is a usage error before any request. */
+  private async openNotify(spec: CommandSpec, flags: Record<string, unknown>): Promise<void> {
+    if (spec.name !== 'snapshot' && spec.name !== 'collect' && spec.name !== 'audit') return;
+    const asked = ['notify', 'notifyOn', 'notifySeverity', 'notifyInterval', 'notifyTimeout'].some(
+      (k) => flags[k] !== undefined,
+    );
+    if (!asked && !process.env.SVC_NOTIFY_FILE) return;
+    const { notifySettings } = await import('../notify/index.js');
+    const settings = notifySettings(spec.name, flags, process.env);
+    if (settings)
+      this.notify = { settings, site: (await import('../cron/run.js')).siteOf(spec.name, flags, process.env) };
+  }
+
+  /** The digest of the run: the command's notice, or what a failed run knew. Warnings only; the exit code stays. */
+  private async sendDigest(): Promise<RunReport | undefined> {
+    if (!this.notify) return this.report;
+    const { notifyRun } = await import('../notify/index.js');
+    const notice: RunNotice = this.notice ?? {
+      command: this.command as RunNotice['command'],
+      site: this.facts?.site ?? this.notify.site,
+      time: new Date().toISOString(),
+      exitCode: this.exitCode,
+      failure: this.failureText,
+    };
+    try {
+      const rows = await notifyRun(notice, this.notify.settings, (m) => this.reporter.warn(m));
+      return { ...(this.report ?? this.facts?.report()), notifyFailures: rows };
+    } catch (err) {
+      // A notification never changes the run's outcome, whatever went wrong in it.
+      this.reporter.warn(
+        `the notifications could not be sent (${(err as Error).name}); the run's outcome is unchanged`,
+      );
+      return this.report;
+    }
   }
 
   /** --metrics-file and --ping-url (or SVC_PING_URL): the run's facts, counted from here on, for the cron side. */
@@ -347,7 +403,8 @@ class Invocation {
 
   /** The cron side's metrics and ping, whatever the outcome. */
   async finish(): Promise<void> {
-    await this.cron?.finish(this.exitCode, this.report);
+    const report = await this.sendDigest();
+    await this.cron?.finish(this.exitCode, report);
   }
 
   private printFailure(code: number): void {

@@ -70,6 +70,13 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
         routes: { read: routes.length, skipped: 0, failed: 0 },
         validationIssues: collection.manifest.validation.issues,
       },
+      notice: {
+        command: 'audit',
+        site: settings.auditUrl,
+        time: collection.manifest.time,
+        exitCode: EXIT.ok,
+        outDir,
+      },
     };
   } finally {
     await http.close().catch(() => {});

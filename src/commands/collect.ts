@@ -13,6 +13,8 @@ import type { CollectSummary } from '../summaries/schemas.js';
 import { summariseRoutes } from '../summaries/routes.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 
+import type { RunNotice } from '../notify/digest.js';
+
 export type { CollectSummary };
 
 export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
@@ -81,13 +83,27 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
       durationMs: Math.round(performance.now() - t0),
     };
     deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : formatCollectSummary(summary));
+    const exitCode = failed.length === 0 ? EXIT.ok : EXIT.incomplete;
     return {
-      exitCode: failed.length === 0 ? EXIT.ok : EXIT.incomplete,
+      exitCode,
       report: { routes: { read: s.counts.ok, skipped: s.counts.skipped, failed: s.counts.failed } },
+      notice: collectNotice(collection.manifest.baseUrl, started, exitCode, s.failed, outDir),
     };
   } finally {
     await http.close().catch(() => {});
   }
+}
+
+/** What the run's digest tells (--notify): a collection has no exports or findings, only its outcome. */
+function collectNotice(
+  site: string,
+  started: Date,
+  exitCode: number,
+  failed: ReadonlyArray<{ route: string; error: string }>,
+  outDir: string,
+): RunNotice {
+  const failedRoutes = failed.map((r) => ({ route: r.route, error: r.error }));
+  return { command: 'collect', site, time: started.toISOString(), exitCode, failedRoutes, outDir };
 }
 
 function formatCollectSummary(s: CollectSummary): string {

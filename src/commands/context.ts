@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import type { Reporter } from '../progress/reporter.js';
 import type { RunReport } from '../cron/metrics.js';
 import type { RunFacts } from '../cron/facts.js';
+import type { RunNotice } from '../notify/digest.js';
 import { assertReplaceable, assertSafeTarget, type OutputKind } from '../publish/target.js';
 import { checkKeepTarget } from '../cron/keep.js';
 import { noteTarget } from '../publish/registry.js';
@@ -29,6 +30,8 @@ export interface CommandResult {
   readonly exitCode: number;
   /** What the run found, for --metrics-file. */
   readonly report?: RunReport;
+  /** What the run's digest tells (--notify, src/notify): a run that throws is told from its error instead. */
+  readonly notice?: RunNotice;
 }
 
 export function resolveOutDir(cwd: string, flag: string | undefined, fallback: string): string {

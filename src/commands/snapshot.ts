@@ -46,6 +46,7 @@ import {
 } from '../findings/index.js';
 import { writeStagingReport } from '../report/index.js';
 import { trustStore, type SheetFormat } from '../config/values.js';
+import { snapshotNotice } from '../notify/notice.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
@@ -236,7 +237,12 @@ async function afterPublishing(
   const { built, manifest, spreadsheets, findings, report } = staged;
   const o = plan.o;
   warnAboutResponses(built, deps.reporter);
-  const previous = o.diffPrevious ? await diffWithPrevious(outDir, deps.reporter, report?.previous) : undefined;
+  // --notify tells each export's changes since the previous snapshot too: compared as --diff-previous does, quietly.
+  const notifying = (o.notify?.length ?? 0) > 0 || (deps.env.SVC_NOTIFY_FILE ?? '') !== '';
+  const previous =
+    o.diffPrevious || notifying
+      ? await diffWithPrevious(outDir, o.diffPrevious ? deps.reporter : undefined, report?.previous)
+      : undefined;
   const history = plan.historyTarget ? await loadIntoHistory(outDir, o, deps, plan.historyTarget) : undefined;
   if (findings) deps.reporter.info(findingsLine(findings));
   const findingsFailed = findings ? failOnMessage(findings, plan.findingsAsked.failOn) : undefined;
@@ -259,7 +265,8 @@ async function afterPublishing(
     ...(spreadsheets ? { spreadsheets } : {}),
     ...(history ? { history } : {}),
   };
-  deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(outcome), null, 2)}\n` : formatSnapshotSummary(outcome));
+  const shown = o.diffPrevious ? outcome : { ...outcome, previous: undefined };
+  deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(shown), null, 2)}\n` : formatSnapshotSummary(shown));
   // 6 only for a complete snapshot: an incomplete one is 4 whatever its findings.
   const exitCode =
     history?.status === 'failed'
@@ -272,7 +279,14 @@ async function afterPublishing(
   const findingsReport = findings
     ? { findings: findingCounts(findings), findingsUnevaluated: unevaluatedRules(findings) }
     : {};
-  return { exitCode, report: { ...snapshotReport(manifest), ...findingsReport } };
+  const notice = snapshotNotice(manifest, {
+    outDir,
+    exitCode,
+    ...(report ? { reportFile: path.join(outDir, report.name) } : {}),
+    ...(previous ? { previous } : {}),
+    ...(findings ? { findings } : {}),
+  });
+  return { exitCode, report: { ...snapshotReport(manifest), ...findingsReport }, notice };
 }
 
 /** The raw collection: read back from --replay's directory, or collected from the server. */
@@ -345,12 +359,12 @@ function warnAboutResponses(built: BuildSummary, reporter: Reporter): void {
 /** --diff-previous: the snapshot is published either way, so a diff that cannot be made is reported, not fatal. */
 async function diffWithPrevious(
   outDir: string,
-  reporter: Reporter,
+  reporter: Reporter | undefined,
   shown?: { dir: string; changes: ChangeSet },
 ): Promise<NonNullable<SnapshotOutcome['previous']>> {
   const dir = (await findPreviousSnapshot(outDir)) ?? null;
   if (!dir) {
-    reporter.warn(`--diff-previous: no older svc-snapshot-* directory beside ${outDir}`);
+    reporter?.warn(`--diff-previous: no older svc-snapshot-* directory beside ${outDir}`);
     return { dir };
   }
   // --format html compared the same two snapshots for its page (the same options): not again.
@@ -358,7 +372,7 @@ async function diffWithPrevious(
   try {
     return { dir, changes: await diffDirectories(dir, outDir) };
   } catch (err) {
-    reporter.warn(`--diff-previous: could not compare with ${dir}: ${(err as Error).message}`);
+    reporter?.warn(`--diff-previous: could not compare with ${dir}: ${(err as Error).message}`);
     return { dir };
   }
 }

@@ -20,6 +20,7 @@ import {
   parseInclude,
   parseInteger,
   parseKeep,
+  parseNotifyOn,
   parsePositiveNumber,
   parseRealms,
   parseSeverity,
@@ -30,7 +31,17 @@ import {
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
 
 export type CommandName =
-  'snapshot' | 'collect' | 'audit' | 'check' | 'diff' | 'convert' | 'history' | 'verify' | 'findings' | 'report';
+  | 'snapshot'
+  | 'collect'
+  | 'audit'
+  | 'check'
+  | 'diff'
+  | 'convert'
+  | 'history'
+  | 'verify'
+  | 'findings'
+  | 'report'
+  | 'notify';
 
 /**
  * Every option of every command, as data (one list drives commander, the help
@@ -84,7 +95,10 @@ const ALL = [
   'verify',
   'findings',
   'report',
+  'notify',
 ] as const;
+/** The commands that send a digest after their run (CONTRACT section 19), and `notify` itself. */
+const NOTIFYING = ['snapshot', 'collect', 'audit', 'notify'] as const;
 /** What a live run needs and a replay does not take. */
 const SERVER_OPTIONS = [
   'baseUrl',
@@ -312,7 +326,7 @@ const RECORDS = [
     flags: '--ca-file <path>',
     key: 'caFile',
     description: 'PEM file of extra trusted CA certificates (NODE_EXTRA_CA_CERTS is honoured too)',
-    commands: [...NET, 'history', 'report'],
+    commands: [...NET, 'history', 'report', 'notify'],
   },
   {
     flags: '--out-dir <dir>',
@@ -437,7 +451,7 @@ const RECORDS = [
     key: 'findingsInheritLevels',
     description:
       "findings: hold a child project to its ancestors' security levels too, its own level adding to them (docs/findings.md)",
-    commands: ['snapshot', 'findings', 'report'],
+    commands: ['snapshot', 'findings', 'report', 'notify'],
     default: true,
     negatable: { description: 'findings: hold a project to its own security level only' },
   },
@@ -467,6 +481,58 @@ const RECORDS = [
     default: 30,
     parse: (raw: string, from: string) => parseInteger(from, raw, 0, 3650),
   },
+  {
+    flags: '--notify <target>',
+    key: 'notify',
+    description:
+      'after the run, send its digest to this target (repeatable; SVC_NOTIFY_FILE names a file of targets, one a line): ' +
+      'https://… (JSON webhook), alertmanager+https://…, slack+https://…, teams+https://…, smtp://host:587?from=…&to=… ' +
+      'or smtps://… (docs/notify.md)',
+    commands: NOTIFYING,
+    repeatable: true,
+  },
+  {
+    flags: '--notify-on <list>',
+    key: 'notifyOn',
+    description:
+      'comma-separated: when a digest is sent to chat, e-mail and webhooks: failure, changes, findings, or always ' +
+      '(a failed run always sends one; Alertmanager gets every run)',
+    commands: ['snapshot', 'collect', 'audit'],
+    default: ['failure', 'changes', 'findings'],
+    defaultText: 'failure,changes,findings',
+    parse: parseNotifyOn,
+  },
+  {
+    flags: '--notify-severity <severity>',
+    key: 'notifySeverity',
+    description: 'Alertmanager: the findings at or above this severity are alerts (info, low, medium, high, critical)',
+    commands: NOTIFYING,
+    default: 'high',
+    parse: parseSeverity,
+  },
+  {
+    flags: '--notify-interval <hours>',
+    key: 'notifyInterval',
+    description:
+      "Alertmanager: hours an alert keeps firing without the next run's (its endsAt); more than the schedule's",
+    commands: NOTIFYING,
+    default: 26,
+    parse: (raw: string, from: string) => parsePositiveNumber(from, raw, 24 * 366),
+  },
+  {
+    flags: '--notify-timeout <seconds>',
+    key: 'notifyTimeout',
+    description: 'seconds allowed for each target, retries included; then a warning, and the exit code is unchanged',
+    commands: NOTIFYING,
+    default: 30,
+    parse: (raw: string, from: string) => parsePositiveNumber(from, raw, 3600),
+  },
+  {
+    flags: '--test',
+    key: 'test',
+    description: 'send a short test message to each target and say which worked',
+    commands: ['notify'],
+  },
   { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ALL },
   { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ALL },
   { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ALL },
@@ -484,7 +550,7 @@ const RECORDS = [
     flags: '--previous <dir>',
     key: 'previous',
     description: 'the snapshot to show the changes since',
-    commands: ['report'],
+    commands: ['report', 'notify'],
     defaultText: 'the newest older snapshot beside it',
   },
   {

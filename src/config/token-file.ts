@@ -22,9 +22,15 @@ const MAX_TOKEN_FILE_BYTES = 64 * 1024;
  * without blocking), readable and writable by its owner only, not empty, at
  * most 64 KiB, with one trailing line break removed. The text is then checked
  * as the variable's value would be; messages name the variable and the path,
- * never the contents.
+ * never the contents. `noun` and `holding` name other secret files read the
+ * same way (SVC_NOTIFY_FILE's targets, SVC_NOTIFY_HMAC_FILE's key).
  */
-function readTokenFile(fileVariable: string, path: string): string {
+export function readSecretFile(
+  fileVariable: string,
+  path: string,
+  noun = 'the token file',
+  holding = 'the token',
+): string {
   const fail = (what: string) => new UsageError(`${fileVariable}=${path}: ${what}`);
   let fd: number;
   try {
@@ -32,24 +38,22 @@ function readTokenFile(fileVariable: string, path: string): string {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? 'error';
     throw fail(
-      `the token file cannot be read (${code}); give the path of a file holding the token, readable by the user running svc-snapshot`,
+      `${noun} cannot be read (${code}); give the path of a file holding ${holding}, readable by the user running svc-snapshot`,
     );
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) throw fail('not a regular file; give the path of a file holding the token');
+    if (!st.isFile()) throw fail(`not a regular file; give the path of a file holding ${holding}`);
     if ((st.mode & 0o077) !== 0) {
       const mode = (st.mode & 0o777).toString(8).padStart(4, '0');
-      throw fail(
-        `the token file is open to its group or others (mode ${mode}); make it its owner's alone: chmod 600 ${path}`,
-      );
+      throw fail(`${noun} is open to its group or others (mode ${mode}); make it its owner's alone: chmod 600 ${path}`);
     }
     if (st.size > MAX_TOKEN_FILE_BYTES)
-      throw fail(`larger than ${MAX_TOKEN_FILE_BYTES / 1024} KiB, which no token file is`);
+      throw fail(`larger than ${MAX_TOKEN_FILE_BYTES / 1024} KiB, which no token or key file is`);
     const text = readOpenedFile(fd, st.size)
       .toString('utf8')
       .replace(/\r?\n$/, '');
-    if (text === '') throw fail('the token file is empty; write the token into it');
+    if (text === '') throw fail(`${noun} is empty; write ${holding} into it`);
     return text;
   } finally {
     closeSync(fd);
@@ -73,6 +77,6 @@ export function fromTokenFile(
       `both ${variable} and ${fileVariable} are set; set only one of them (an empty variable counts as unset)`,
     );
   }
-  const text = readTokenFile(fileVariable, path);
+  const text = readSecretFile(fileVariable, path);
   return parse === undefined ? text : parse(text, fileVariable);
 }

@@ -223,3 +223,22 @@ export function parseBooleanValue(raw: string, from: string): boolean {
     `${from} must be true or false (${from}=false); got "${raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`,
   );
 }
+
+/** What `--notify-on` may name (CONTRACT section 19). */
+const NOTIFY_ON = ['failure', 'changes', 'findings', 'always'] as const;
+export type NotifyOn = (typeof NOTIFY_ON)[number];
+
+/** `--notify-on failure,changes`: the values, once each; an unknown one is a usage error naming the valid ones. */
+export function parseNotifyOn(raw: string, from: string): NotifyOn[] {
+  const values = raw
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== '');
+  if (values.length === 0) throw new UsageError(`${from} needs at least one of ${NOTIFY_ON.join(', ')}`);
+  const unknown = values.find((v) => !(NOTIFY_ON as readonly string[]).includes(v));
+  if (unknown !== undefined)
+    throw new UsageError(
+      `${from} takes ${NOTIFY_ON.join(', ')} (comma-separated); got "${unknown.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`,
+    );
+  return [...new Set(values)] as NotifyOn[];
+}

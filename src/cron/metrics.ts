@@ -13,6 +13,8 @@ export interface RunReport {
   readonly findings?: ReadonlyArray<{ rule: string; severity: string; count: number }>;
   /** The rules that could not be evaluated (snapshot with --findings): what --fail-on fails closed on, beside the findings. */
   readonly findingsUnevaluated?: ReadonlyArray<{ rule: string; severity: string }>;
+  /** Each notification target (--notify) by its sink name: 1 when it failed in this run, else 0. */
+  readonly notifyFailures?: ReadonlyArray<{ sink: string; failed: number }>;
 }
 
 export interface MetricsInput {
@@ -49,6 +51,9 @@ const HELP: Record<string, string> = {
   svc_snapshot_findings_unevaluated:
     'Rules the last run could not evaluate (1 each), by rule and severity (snapshot ' +
     '--findings; the reason is in _findings.json).',
+  svc_snapshot_notify_failures:
+    'Notification targets (--notify) that could not be reached by the last run (1 each, 0 when sent), ' +
+    'by sink: its kind and host.',
 };
 
 /** Label values escaped as the text exposition format requires. */
@@ -92,6 +97,8 @@ export function renderMetrics(m: MetricsInput): string {
       '1',
     ]);
   }
+  for (const n of r?.notifyFailures ?? [])
+    samples.push(['svc_snapshot_notify_failures', `${cmd},sink="${label(n.sink)}"`, String(n.failed)]);
   const lines: string[] = [];
   let previous = '';
   for (const [name, labels, value] of samples) {

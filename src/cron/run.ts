@@ -141,7 +141,7 @@ export class CronRun {
 }
 
 /** The site of the metrics' `site` label as the flags and environment give it (--base-url; audit: --audit-url), if valid. */
-function siteOf(command: CronCommand, flags: CronFlags, env: NodeJS.ProcessEnv): string | undefined {
+export function siteOf(command: CronCommand, flags: CronFlags, env: NodeJS.ProcessEnv): string | undefined {
   try {
     if (command === 'audit') return readOptions(command, { auditUrl: flags.auditUrl }, env).auditUrl;
     return readOptions(command, { baseUrl: flags.baseUrl }, env).baseUrl;

@@ -108,7 +108,7 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
  * connections per origin, TLS always verified (the `ca` option only adds
  * trust), and HTTPS_PROXY / HTTP_PROXY / NO_PROXY honoured.
  */
-function createDispatcher(opts: Pick<TransportOptions, 'concurrency' | 'ca' | 'timeoutMs'>): Dispatcher {
+export function createDispatcher(opts: Pick<TransportOptions, 'concurrency' | 'ca' | 'timeoutMs'>): Dispatcher {
   // One secure context for every connection: given `ca` alone, each new socket
   // would parse the whole trust store again (~40 ms of CPU per connection).
   // rejectUnauthorized is spelled out on every TLS option set: left undefined,

@@ -110,6 +110,16 @@ export const ReportSummary = z.strictObject({
 });
 export type ReportSummary = z.infer<typeof ReportSummary>;
 
+/** `notify --json`: each target by its sink name (never its URL) and what became of the message. */
+export const NotifySummary = z.strictObject({
+  command: z.literal('notify'),
+  test: z.boolean(),
+  targets: z.array(
+    z.strictObject({ sink: z.string(), state: z.enum(['sent', 'skipped', 'failed']), why: z.string().optional() }),
+  ),
+});
+export type NotifySummary = z.infer<typeof NotifySummary>;
+
 const TokenType = z.enum(['User', 'Team', 'Drive', 'VM', 'Project']);
 
 /** `used: false` (and `ok: null`, no verdict) for http:// to a loopback host, where no TLS is spoken. */
@@ -336,6 +346,7 @@ const SUMMARIES = {
   verify: VerifySummary,
   report: ReportSummary,
   findings: FindingsSummary,
+  notify: NotifySummary,
 
   failure: FailureSummary,
 } as const;

@@ -24,7 +24,7 @@ const NIGHT2 = join(RECORDINGS, 'platform-3.14.1-night2');
 const OLD_BACKEND = join(RECORDINGS, 'platform-3.13.8');
 
 /** The commands that write no directory; every other command is run below. */
-const WRITE_NO_DIRECTORY = ['check', 'diff', 'findings', 'verify'];
+const WRITE_NO_DIRECTORY = ['check', 'diff', 'findings', 'notify', 'verify'];
 
 let site: FakeSite;
 let audit: FakeServer;

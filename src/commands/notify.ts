@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { EXIT } from '../exit-codes.js';
+import { FailedError, UsageError } from '../errors.js';
+import { readOptions } from '../config/options.js';
+import { SEVERITIES } from '../config/values.js';
+import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
+import { FINDINGS_FILE } from '../findings/index.js';
+import { diffDirectories, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
+import { buildDigest, type FindingsIn } from '../notify/digest.js';
+import { deliver, failureWarning, notifySettings, testDigest, type SinkResult } from '../notify/index.js';
+import { snapshotNotice } from '../notify/notice.js';
+import type { NotifySummary } from '../summaries/schemas.js';
+import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
+
+const USAGE =
+  'svc-snapshot notify <snapshot-dir> [--previous <dir>] --notify <target>, or notify --test --notify <target>';
+
+/**
+ * `svc-snapshot notify` (CONTRACT section 19): `--test` sends a short test
+ * message to each target; `notify <snapshot-dir>` sends that snapshot's
+ * digest again (whatever --notify-on would say). Each target's result is
+ * printed; exit 0 when every target took it, 1 when one did not.
+ */
+export async function runNotify(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
+  const o = readOptions('notify', rawFlags, deps.env);
+  const [given] = args;
+  if (!o.test && (given === undefined || given === ''))
+    throw new UsageError(`notify needs a snapshot directory: ${USAGE}`);
+  if (o.test && given !== undefined) throw new UsageError(`notify --test takes no snapshot directory: ${USAGE}`);
+  if (o.previous === '') throw new UsageError('--previous is empty (an unset variable?); give a snapshot directory');
+  const settings = notifySettings('notify', rawFlags, deps.env);
+  if (!settings) throw new UsageError(`notify needs at least one target (--notify or SVC_NOTIFY_FILE): ${USAGE}`);
+  const now = deps.now();
+  let results: SinkResult[];
+  if (o.test) {
+    results = await deliver(testDigest(hostname(), now), settings, { now, test: true });
+  } else {
+    const dir = resolveOutDir(deps.cwd, given!, given!);
+    const previous = o.previous !== undefined ? resolveOutDir(deps.cwd, o.previous, o.previous) : undefined;
+    deps.reporter.info(`reading ${dir}`);
+    const digest = buildDigest(await noticeOf(dir, previous));
+    results = await deliver(digest, { ...settings, on: ['always'] }, { now });
+  }
+  for (const r of results) if (r.state === 'failed') deps.reporter.warn(failureWarning(r));
+  deps.reporter.close();
+  deps.stdout(
+    o.json
+      ? `${JSON.stringify({ command: 'notify', test: o.test, targets: results } satisfies NotifySummary, null, 2)}\n`
+      : results
+          .map((r) => `${r.state === 'sent' ? 'sent to  ' : 'FAILED   '} ${r.sink}${r.why ? `: ${r.why}` : ''}\n`)
+          .join(''),
+  );
+  return { exitCode: results.every((r) => r.state !== 'failed') ? EXIT.ok : EXIT.failed };
+}
+
+/** The notice of a published snapshot: its manifest, its `_findings.json` when it has one, the diff with the previous. */
+async function noticeOf(dir: string, previousGiven: string | undefined) {
+  const snapshot = await openSnapshot(dir);
+  const m = snapshot.manifest;
+  const reportName = m.files?.find((f) => /^svc-snapshot-\d{4}-\d{2}-\d{2}\.html$/.test(f.name))?.name;
+  const previousDir = previousGiven ?? (await findPreviousSnapshot(dir)) ?? null;
+  let changes: ChangeSet | undefined;
+  if (previousDir !== null) changes = await diffDirectories(previousDir, dir);
+  const findings = await findingsFile(snapshot);
+  return snapshotNotice(m, {
+    outDir: dir,
+    exitCode: m.complete ? EXIT.ok : EXIT.incomplete,
+    ...(reportName ? { reportFile: join(dir, reportName) } : {}),
+    previous: { dir: previousDir, ...(changes ? { changes } : {}) },
+    ...(findings ? { findings } : {}),
+  });
+}
+
+const RowRef = z.object({ export: z.string(), key: z.array(z.string()) });
+const FindingSchema = z.looseObject({
+  rule: z.string(),
+  severity: z.enum(SEVERITIES),
+  subject: RowRef,
+  related: z.array(RowRef).optional(),
+  detail: z.string(),
+  id: z.string().optional(),
+  display: z.record(z.string(), z.unknown()).optional(),
+  state: z.enum(['new', 'open']).optional(),
+  firstSeen: z.string().optional(),
+  waived: z.object({ reason: z.string(), owner: z.string(), expires: z.string() }).optional(),
+});
+const FindingsFileSchema = z.looseObject({
+  time: z.string(),
+  rules: z.array(z.looseObject({ id: z.string(), evaluated: z.boolean(), reason: z.string().optional() })),
+  findings: z.array(FindingSchema),
+  resolved: z.array(FindingSchema).optional(),
+  waivers: z
+    .looseObject({
+      endingSoon: z
+        .array(
+          z.looseObject({
+            rule: z.string(),
+            owner: z.string(),
+            expires: z.string(),
+            reason: z.string().optional(),
+            id: z.string().optional(),
+            subject: z.array(z.string()).optional(),
+          }),
+        )
+        .optional(),
+    })
+    .optional(),
+});
+
+/** The snapshot's `_findings.json`, checked against the manifest's sha256, when it holds one. */
+async function findingsFile(snapshot: Snapshot): Promise<FindingsIn | undefined> {
+  const listed = snapshot.manifest.files?.find((f) => f.name === FINDINGS_FILE);
+  if (!listed) return undefined;
+  const bytes = await snapshot.listedFile(listed);
+  let parsed: ReturnType<typeof FindingsFileSchema.safeParse>;
+  try {
+    parsed = FindingsFileSchema.safeParse(JSON.parse(bytes.toString('utf8')));
+  } catch {
+    parsed = { success: false } as typeof parsed;
+  }
+  if (!parsed.success) throw new FailedError(`${snapshot.dir}: ${FINDINGS_FILE} is not a findings report of this tool`);
+  return parsed.data as FindingsIn;
+}

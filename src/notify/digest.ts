@@ -1,0 +1,218 @@
+/**
+ * The digest of one run (CONTRACT section 19): the one typed input every sink
+ * renders. It is built from what the command knew: the outcome, the failed
+ * routes, the change set against the previous snapshot (src/diff) and the
+ * findings report. The findings' lifecycle fields of section 18 (`id`,
+ * `display`, `state`, `firstSeen`, `waived`, the `resolved` list) are read by
+ * those names where the report has them; without them every finding is shown
+ * as it is, with no new/resolved split.
+ */
+import { hash } from 'node:crypto';
+import { escapeControl } from '../util/escape.js';
+import type { NotifyOn, Severity } from '../config/values.js';
+import type { ChangeSet } from '../diff/types.js';
+
+/** A finding as the digest reads it: section 17's fields, and section 18's where present. */
+export interface FindingIn {
+  readonly rule: string;
+  readonly severity: Severity;
+  readonly subject: { readonly export: string; readonly key: readonly string[] };
+  readonly related?: ReadonlyArray<{ readonly export: string; readonly key: readonly string[] }>;
+  readonly detail: string;
+  readonly id?: string;
+  /** Section 18's names (`user`, `email`, `project`, `team`, `requirement`, `level`, `vms`), shown in their order. */
+  readonly display?: object;
+  readonly state?: 'new' | 'open';
+  readonly firstSeen?: string;
+  readonly waived?: { readonly reason: string; readonly owner: string; readonly expires: string };
+}
+
+/** A findings report as the digest reads it (`_findings.json`, with section 18's lists where present). */
+export interface FindingsIn {
+  readonly time: string;
+  readonly rules: ReadonlyArray<{ readonly id: string; readonly evaluated: boolean; readonly reason?: string }>;
+  readonly findings: readonly FindingIn[];
+  readonly resolved?: readonly FindingIn[];
+  /** With --waivers (section 18): the waivers that end within --expiring-days among what became of them. */
+  readonly waivers?: { readonly endingSoon?: readonly WaiverEndingSoon[] };
+}
+
+/** A waiver of the file that ends soon, as `_findings.json` lists it. */
+interface WaiverEndingSoon {
+  readonly rule: string;
+  readonly owner: string;
+  readonly expires: string;
+  readonly reason?: string;
+  readonly id?: string;
+  readonly subject?: readonly string[];
+}
+
+/** What a command tells the digest of a run that ended (published, or not). */
+export interface RunNotice {
+  readonly command: 'snapshot' | 'collect' | 'audit';
+  readonly site: string | undefined;
+  /** The snapshot's (collection's) time, else when the run ended; ISO 8601 UTC. */
+  readonly time: string;
+  readonly exitCode: number;
+  /** Why the run failed (exit 1, 2, 3), as it told the user. */
+  readonly failure?: string;
+  readonly failedRoutes?: ReadonlyArray<{ readonly route: string; readonly error: string }>;
+  /** Where the output was published. */
+  readonly outDir?: string;
+  readonly reportFile?: string;
+  /** Records per export, and whether each is available. */
+  readonly exports?: ReadonlyArray<{ readonly export: string; readonly count: number; readonly available: boolean }>;
+  readonly previous?: { readonly dir: string; readonly changes?: ChangeSet };
+  readonly findings?: FindingsIn;
+}
+
+/** A finding of the digest: every text in it already cleaned (`escapeControl`), as text.ts's `clean` would. */
+export interface DigestFinding {
+  readonly id: string;
+  readonly rule: string;
+  readonly severity: Severity;
+  /** The names a person reads (section 18's `display`), else the subject's export and key. */
+  readonly name: string;
+  readonly detail: string;
+  readonly state?: 'new' | 'open' | 'resolved';
+  readonly firstSeen?: string;
+  readonly waived?: FindingIn['waived'];
+}
+
+export interface Digest {
+  /** `notify --test`: a short message that only says the target is reached. */
+  readonly test?: boolean;
+  readonly command: RunNotice['command'];
+  readonly site: string;
+  readonly time: string;
+  readonly outcome: {
+    readonly exitCode: number;
+    readonly state: 'complete' | 'partial' | 'failed';
+    readonly failure?: string;
+    readonly failedRoutes: ReadonlyArray<{ readonly route: string; readonly error: string }>;
+  };
+  readonly outDir?: string;
+  readonly reportFile?: string;
+  readonly previousDir?: string;
+  readonly exports: ReadonlyArray<{
+    readonly export: string;
+    readonly count: number;
+    readonly available: boolean;
+    readonly added?: number;
+    readonly removed?: number;
+    readonly changed?: number;
+  }>;
+  readonly hasChanges: boolean;
+  /** Whether the findings carry section 18's lifecycle: then `findings` lists the new ones, `resolved` the gone ones. */
+  readonly lifecycle: boolean;
+  readonly findingsEvaluated: boolean;
+  /** Active (not waived) findings: the new ones with a lifecycle, all of them without; most severe first. */
+  readonly findings: readonly DigestFinding[];
+  /** Every active finding, for Alertmanager (which wants the open ones too). */
+  readonly active: readonly DigestFinding[];
+  readonly waived: readonly DigestFinding[];
+  readonly resolved: readonly DigestFinding[];
+  readonly openCount: number;
+  readonly notEvaluated: ReadonlyArray<{ readonly rule: string; readonly reason: string }>;
+  readonly waiversEndingSoon: readonly WaiverEndingSoon[];
+}
+
+/** A finding's stable id: section 18's, else a hash of the rule and the keys (stable while the finding is). */
+function idOf(f: FindingIn): string {
+  if (f.id !== undefined && f.id !== '') return f.id;
+  const keys = [f.subject, ...(f.related ?? [])].map((r) => `${r.export}\u0000${r.key.join('\u0000')}`);
+  return hash('sha256', `${f.rule}\u0001${keys.join('\u0001')}`, 'hex').slice(0, 32);
+}
+
+/** The names of section 18's `display` (strings and numbers, in its order), else the subject's export and key. */
+function nameOf(f: FindingIn): string {
+  const names = Object.values(f.display ?? {}).filter(
+    (v): v is string | number => (typeof v === 'string' && v !== '') || typeof v === 'number',
+  );
+  return names.length > 0 ? names.join(' · ') : `${f.subject.export} ${f.subject.key.join(' / ')}`;
+}
+
+/** A finding as every sink shows it: its texts cleaned once here (control characters escaped), never again. */
+function toDigest(f: FindingIn, state?: DigestFinding['state']): DigestFinding {
+  const s = state ?? f.state;
+  return {
+    id: escapeControl(idOf(f)),
+    rule: escapeControl(f.rule),
+    severity: f.severity,
+    name: escapeControl(nameOf(f)),
+    detail: escapeControl(f.detail),
+    ...(s !== undefined ? { state: s } : {}),
+    ...(f.firstSeen !== undefined ? { firstSeen: escapeControl(f.firstSeen) } : {}),
+    ...(f.waived !== undefined ? { waived: f.waived } : {}),
+  };
+}
+
+/** Most severe first, then rule, then name: the order lists are capped in. */
+const RANK: Readonly<Record<Severity, number>> = { critical: 0, high: 1, medium: 2, low: 3, info: 4 };
+
+function bySeverity(a: DigestFinding, b: DigestFinding): number {
+  const s = RANK[a.severity] - RANK[b.severity];
+  if (s !== 0) return s;
+  return a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+function outcomeState(n: RunNotice): Digest['outcome']['state'] {
+  if (n.outDir === undefined || ![0, 4, 5, 6].includes(n.exitCode)) return 'failed';
+  return n.exitCode === 4 ? 'partial' : 'complete';
+}
+
+function exportsOf(n: RunNotice): Digest['exports'] {
+  const diffs = new Map((n.previous?.changes?.exports ?? []).map((d) => [d.export, d]));
+  return (n.exports ?? []).map((e) => {
+    const d = diffs.get(e.export);
+    return { ...e, ...(d ? { added: d.counts.added, removed: d.counts.removed, changed: d.counts.changed } : {}) };
+  });
+}
+
+function findingsPart(f: FindingsIn | undefined) {
+  const all = (f?.findings ?? []).map((x) => toDigest(x));
+  const lifecycle = (f?.findings ?? []).some((x) => x.state !== undefined) || f?.resolved !== undefined;
+  const active = all.filter((x) => x.waived === undefined).sort(bySeverity);
+  return {
+    lifecycle,
+    findingsEvaluated: f !== undefined,
+    findings: lifecycle ? active.filter((x) => x.state === 'new') : active,
+    active,
+    waived: all.filter((x) => x.waived !== undefined).sort(bySeverity),
+    resolved: (f?.resolved ?? []).map((x) => toDigest(x, 'resolved')).sort(bySeverity),
+    openCount: lifecycle ? active.filter((x) => x.state !== 'new').length : 0,
+    notEvaluated: (f?.rules ?? []).filter((r) => !r.evaluated).map((r) => ({ rule: r.id, reason: r.reason ?? '' })),
+    waiversEndingSoon: f?.waivers?.endingSoon ?? [],
+  };
+}
+
+export function buildDigest(n: RunNotice): Digest {
+  return {
+    command: n.command,
+    site: n.site ?? 'unknown site',
+    time: n.time,
+    outcome: {
+      exitCode: n.exitCode,
+      state: outcomeState(n),
+      ...(n.failure !== undefined ? { failure: n.failure } : {}),
+      failedRoutes: n.failedRoutes ?? [],
+    },
+    ...(n.outDir !== undefined ? { outDir: n.outDir } : {}),
+    ...(n.reportFile !== undefined ? { reportFile: n.reportFile } : {}),
+    ...(n.previous !== undefined ? { previousDir: n.previous.dir } : {}),
+    exports: exportsOf(n),
+    hasChanges: n.previous?.changes?.hasChanges ?? false,
+    ...findingsPart(n.findings),
+  };
+}
+
+/**
+ * Whether chat, e-mail and webhooks get this digest (`--notify-on`): a failed
+ * or partial run always; otherwise as asked. Without section 18's lifecycle
+ * every active finding counts as news, since none can be told apart as old.
+ */
+export function worthSending(d: Digest, on: readonly NotifyOn[]): boolean {
+  if (d.outcome.state !== 'complete' || on.includes('always')) return true;
+  if (on.includes('changes') && d.hasChanges) return true;
+  return on.includes('findings') && (d.findings.length > 0 || d.resolved.length > 0);
+}

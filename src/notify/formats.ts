@@ -1,0 +1,268 @@
+/**
+ * Each sink's payload, built from the digest's capped lines (text.ts) and
+ * measured against the sink's documented limits: when a rendering is over,
+ * the lists are shortened (their "and N more" grows) and it is rendered
+ * again, so that a payload is never cut in the middle, and so never broken.
+ */
+import { SEVERITIES, type Severity } from '../config/values.js';
+import type { Digest, DigestFinding } from './digest.js';
+import { clean, clip, digestDoc, moreLine, plainText, type DigestDoc, type DocLimits } from './text.js';
+
+/** Renders with `limits`, halving the lists until `size` of the result is within `max`. */
+function fitted<T>(d: Digest, limits: DocLimits, render: (doc: DigestDoc) => T, size: (t: T) => number, max: number) {
+  let l = limits;
+  for (;;) {
+    const out = render(digestDoc(d, l));
+    if (size(out) <= max || (l.findings === 0 && l.resolved === 0 && l.others === 0)) return out;
+    l = { ...l, findings: l.findings >> 1, resolved: l.resolved >> 1, others: l.others >> 1 };
+  }
+}
+
+/**
+ * Slack turns `<!channel>`, `<@U123>` and `<#C1>` into mentions and links, and
+ * some clients `@here` too: a word joiner (U+2060, invisible) after the `<` or
+ * `@` leaves the text as it reads and unparsed. Site text goes into
+ * plain_text objects, which render no mrkdwn links or formatting.
+ */
+function slackSafe(text: string): string {
+  return text.replace(/<(?=[!@#])/g, '<\u2060').replace(/@(?=(here|channel|everyone)\b)/gi, '@\u2060');
+}
+
+/** Slack's escaping of the three characters its message text gives meaning to (the notification's fallback text). */
+function slackEscape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** Block Kit: a section's text is at most 3000 characters, a header's 150, a message 50 blocks. */
+const SLACK_SECTION = 3000;
+const SLACK_MESSAGE_CHARS = 12_000;
+
+function slackSections(doc: DigestDoc): string[] {
+  const texts: string[] = [];
+  for (const s of doc.sections) {
+    let current = s.heading;
+    const lines = s.more > 0 ? [...s.lines, moreLine(s.more)] : s.lines;
+    for (const line of lines) {
+      if (current.length + 1 + line.length > SLACK_SECTION) {
+        texts.push(current);
+        current = line;
+      } else current += `\n${line}`;
+    }
+    texts.push(current);
+  }
+  return texts;
+}
+
+export function slackPayload(d: Digest): { text: string; blocks: unknown[] } {
+  const limits = { findings: 20, resolved: 10, others: 5, line: 280 };
+  const render = (doc: DigestDoc) => ({
+    text: slackEscape(clip(doc.title, 300)),
+    blocks: [
+      { type: 'header', text: { type: 'plain_text', text: slackSafe(clip(doc.title, 150)), emoji: false } },
+      ...slackSections(doc)
+        .slice(0, 48)
+        .map((t) => ({ type: 'section', text: { type: 'plain_text', text: slackSafe(t), emoji: false } })),
+    ],
+  });
+  const chars = (p: { blocks: unknown[] }) => JSON.stringify(p.blocks).length;
+  return fitted(d, limits, render, chars, SLACK_MESSAGE_CHARS);
+}
+
+/** Teams takes a message of at most 28 KB; a card kept under 24 KB leaves room for the envelope. */
+const TEAMS_MAX_BYTES = 24_000;
+
+/** A RichTextBlock of TextRuns: a TextRun shows its text as it is (no markdown, so no link or image from the data). */
+function richText(text: string, bold = false): unknown {
+  return { type: 'RichTextBlock', inlines: [{ type: 'TextRun', text, ...(bold ? { weight: 'Bolder' } : {}) }] };
+}
+
+function teamsCard(doc: DigestDoc): unknown {
+  const body: unknown[] = [richText(clip(doc.title, 300), true)];
+  for (const s of doc.sections) {
+    body.push(richText(s.heading, true), ...s.lines.map((l) => richText(l)));
+    if (s.more > 0) body.push(richText(moreLine(s.more)));
+  }
+  return {
+    type: 'message',
+    attachments: [
+      {
+        contentType: 'application/vnd.microsoft.card.adaptive',
+        contentUrl: null,
+        content: {
+          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+          type: 'AdaptiveCard',
+          version: '1.4',
+          body,
+        },
+      },
+    ],
+  };
+}
+
+export function teamsPayload(d: Digest): unknown {
+  const limits = { findings: 25, resolved: 10, others: 5, line: 300 };
+  return fitted(d, limits, teamsCard, (c) => Buffer.byteLength(JSON.stringify(c)), TEAMS_MAX_BYTES);
+}
+
+function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+/** The e-mail's HTML part: every line escaped text, no link, image or style from the data. */
+function html(doc: DigestDoc): string {
+  const parts = [`<h2>${escapeHtml(doc.title)}</h2>`];
+  for (const s of doc.sections) {
+    const items = s.lines.map((l) => `<li>${escapeHtml(l)}</li>`);
+    if (s.more > 0) items.push(`<li><em>${escapeHtml(moreLine(s.more))}</em></li>`);
+    parts.push(`<h3>${escapeHtml(s.heading)}</h3>`, `<ul>${items.join('')}</ul>`);
+  }
+  return `<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>${parts.join('\n')}</body></html>\n`;
+}
+
+export interface EmailContent {
+  readonly subject: string;
+  readonly text: string;
+  readonly html: string;
+}
+
+/** A sensible e-mail: at most about 200 KB of text, the subject one line. */
+const EMAIL_MAX_CHARS = 200_000;
+
+export function emailContent(d: Digest): EmailContent {
+  const limits = { findings: 300, resolved: 100, others: 50, line: 500 };
+  const render = (doc: DigestDoc) => ({ subject: clip(doc.title, 200), text: plainText(doc), html: html(doc) });
+  return fitted(d, limits, render, (e) => e.text.length + e.html.length, EMAIL_MAX_CHARS);
+}
+
+/** The generic webhook: the digest itself as JSON, its values cleaned and its lists capped at 1000 each. */
+const WEBHOOK_LIST = 1000;
+
+function webhookFinding(f: DigestFinding) {
+  return {
+    id: clip(f.id, 200),
+    rule: f.rule,
+    severity: f.severity,
+    name: clip(f.name, 1000),
+    detail: clip(f.detail, 2000),
+    ...(f.state !== undefined ? { state: f.state } : {}),
+    ...(f.firstSeen !== undefined ? { firstSeen: f.firstSeen } : {}),
+  };
+}
+
+function capped<T, U>(items: readonly T[], map: (x: T) => U) {
+  return { items: items.slice(0, WEBHOOK_LIST).map(map), more: Math.max(0, items.length - WEBHOOK_LIST) };
+}
+
+export function webhookPayload(d: Digest): unknown {
+  return {
+    version: 1,
+    ...(d.test ? { test: true } : {}),
+    title: titleLine(d),
+    command: d.command,
+    site: clean(d.site),
+    time: d.time,
+    outcome: {
+      exitCode: d.outcome.exitCode,
+      state: d.outcome.state,
+      ...(d.outcome.failure !== undefined ? { failure: clip(clean(d.outcome.failure), 4000) } : {}),
+      failedRoutes: capped(d.outcome.failedRoutes, (r) => ({
+        route: clean(r.route),
+        error: clip(clean(r.error), 1000),
+      })),
+    },
+    ...(d.outDir !== undefined ? { outDir: clean(d.outDir) } : {}),
+    ...(d.reportFile !== undefined ? { reportFile: clean(d.reportFile) } : {}),
+    ...(d.previousDir !== undefined ? { previousDir: clean(d.previousDir) } : {}),
+    hasChanges: d.hasChanges,
+    exports: d.exports,
+    findings: {
+      evaluated: d.findingsEvaluated,
+      lifecycle: d.lifecycle,
+      active: d.active.length,
+      waived: d.waived.length,
+      shown: capped(d.findings, webhookFinding),
+      resolved: capped(d.resolved, webhookFinding),
+      waiversEndingSoon: capped(d.waiversEndingSoon, (w) => ({
+        rule: clean(w.rule),
+        ...(w.id !== undefined ? { id: clip(clean(w.id), 200) } : {}),
+        ...(w.subject !== undefined ? { subject: w.subject.map((k) => clip(clean(k), 200)) } : {}),
+        ...(w.reason !== undefined ? { reason: clip(clean(w.reason), 1000) } : {}),
+        owner: clip(clean(w.owner), 200),
+        expires: clean(w.expires),
+      })),
+      notEvaluated: d.notEvaluated.map((r) => ({ rule: clean(r.rule), reason: clip(clean(r.reason), 1000) })),
+    },
+  };
+}
+
+function titleLine(d: Digest): string {
+  return digestDoc(d, { findings: 0, resolved: 0, others: 0, line: 100 }).title;
+}
+
+/** Alertmanager's postableAlert (api/v2/openapi.yaml). */
+export interface PostableAlert {
+  readonly labels: Record<string, string>;
+  readonly annotations: Record<string, string>;
+  readonly startsAt: string;
+  readonly endsAt: string;
+}
+
+export interface AlertSettings {
+  readonly severity: Severity;
+  readonly intervalHours: number;
+  readonly now: Date;
+}
+
+function atLeast(s: Severity, min: Severity): boolean {
+  return SEVERITIES.indexOf(s) <= SEVERITIES.indexOf(min);
+}
+
+/**
+ * The alerts of one run: each active finding at or above the severity, firing
+ * until the next run is due; waived and resolved ones ended now (an alert that
+ * was not firing is ended harmlessly); and the run's own alert, firing when
+ * it failed, ended when it did not.
+ */
+export function alertsOf(d: Digest, s: AlertSettings): PostableAlert[] {
+  const now = s.now.toISOString();
+  const until = new Date(s.now.getTime() + s.intervalHours * 3600_000).toISOString();
+  const site = clip(clean(d.site), 1000);
+  const finding = (f: DigestFinding, endsAt: string): PostableAlert => ({
+    labels: {
+      alertname: 'SvcSnapshotFinding',
+      rule: f.rule,
+      severity: f.severity,
+      site,
+      id: clip(f.id, 200),
+    },
+    annotations: {
+      summary: clip(`${f.rule}: ${f.name}`, 500),
+      description: clip(f.detail, 300),
+    },
+    startsAt: f.firstSeen !== undefined && !Number.isNaN(Date.parse(f.firstSeen)) ? f.firstSeen : d.time,
+    endsAt,
+  });
+  const failed = d.outcome.state === 'failed';
+  const run: PostableAlert = {
+    labels: { alertname: 'SvcSnapshotRunFailed', command: d.command, severity: 'critical', site },
+    annotations: {
+      summary: clip(titleLine(d), 1000),
+      description: clip(clean(d.outcome.failure ?? `exit code ${d.outcome.exitCode}`), 2000),
+    },
+    startsAt: now,
+    endsAt: failed ? until : now,
+  };
+  if (failed) return [run];
+  const wanted = (f: DigestFinding) => atLeast(f.severity, s.severity);
+  return [
+    run,
+    ...d.active.filter(wanted).map((f) => finding(f, until)),
+    ...d.waived.filter(wanted).map((f) => finding(f, now)),
+    ...d.resolved.filter(wanted).map((f) => finding(f, now)),
+  ];
+}

@@ -1,0 +1,109 @@
+/**
+ * Notification targets (CONTRACT section 19): the scheme names the sink, a
+ * target URL is a secret that no message repeats, http:// only to loopback,
+ * and SVC_NOTIFY_FILE is checked as the token files are.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readHmacKey, readTargets } from '../../src/notify/targets.js';
+import { notifySettings } from '../../src/notify/index.js';
+import { UsageError } from '../../src/errors.js';
+import { clearSecrets, redact } from '../../src/util/redact.js';
+import { tmpDir } from '../helpers/run-cli.js';
+
+afterEach(() => clearSecrets());
+
+const SLACK = 'slack+https://hooks.slack.com/services/T0AAAA/B0BBBB/s3cr3tSlackKeyXYZ';
+
+function refused(targets: string[]): string {
+  try {
+    readTargets(targets, {});
+  } catch (e) {
+    expect(e).toBeInstanceOf(UsageError);
+    return (e as Error).message;
+  }
+  throw new Error('not refused');
+}
+
+describe('notification targets', () => {
+  it('name the sink by scheme, and each sink by its kind and host alone', () => {
+    const t = readTargets(
+      [
+        'https://hooks.example.org/in/abc',
+        'alertmanager+https://am.example.org:9093/',
+        SLACK,
+        'teams+https://prod.westeurope.logic.azure.com/workflows/1/triggers/manual/paths/invoke?sig=abc123def456',
+        'smtp://mailer:pa55word-long@mail.example.org?from=svc@example.org&to=a@example.org,b@example.org',
+        'smtps://mail.example.org?from=svc@example.org&to=a@example.org',
+        'slack+https://hooks.slack.com/services/T1/B1/another-key-0000',
+      ],
+      {},
+    );
+    expect(t.map((x) => x.name)).toEqual([
+      'webhook hooks.example.org',
+      'alertmanager am.example.org:9093',
+      'slack hooks.slack.com',
+      'teams prod.westeurope.logic.azure.com',
+      'email mail.example.org:587',
+      'email mail.example.org:465',
+      'slack hooks.slack.com #2',
+    ]);
+    expect(t[1]).toMatchObject({ kind: 'alertmanager', url: 'https://am.example.org:9093' });
+    expect(t[4]).toMatchObject({ implicitTls: false, to: ['a@example.org', 'b@example.org'] });
+  });
+
+  it('are secrets: redacted from any message once read, URL and password alike', () => {
+    readTargets([SLACK, 'smtp://mailer:pa55word-long@mail.example.org?from=s@example.org&to=a@example.org'], {});
+    expect(redact(`failed posting to ${SLACK.slice(6)}`)).not.toContain('s3cr3tSlackKeyXYZ');
+    expect(redact('login pa55word-long refused')).toBe('login [redacted] refused');
+  });
+
+  it('are refused without repeating them: unknown scheme, not a URL, credentials, http:// to another host', () => {
+    expect(refused(['ftp://user:Secret-9876@host/x'])).toMatch(/scheme "ftp", which names no sink/);
+    expect(refused(['not a url Secret-9876'])).toMatch(/--notify \(the 1st\) is not a URL/);
+    expect(refused(['https://user:Secret-9876@hooks.example.org/x'])).toMatch(/must not hold a user name or password/);
+    expect(refused(['slack+http://hooks.example.org/Secret-9876'])).toMatch(/http:\/\/ to a host that is not loopback/);
+    expect(refused(['smtp://mail.example.org?to=a@example.org'])).toMatch(/needs from=/);
+    expect(refused(['smtp://mail.example.org?from=a@example.org&to=x%0d%0aBcc:y@example.org'])).toMatch(/needs to=/);
+    for (const bad of ['ftp://user:Secret-9876@host/x', 'https://user:Secret-9876@hooks.example.org/x'])
+      expect(refused([bad])).not.toContain('Secret-9876');
+    expect(readTargets(['alertmanager+http://127.0.0.1:9093'], {})[0]!.name).toBe('alertmanager 127.0.0.1:9093');
+  });
+
+  it('SVC_NOTIFY_FILE: one a line, comments skipped, mode 0600 or stricter as the token files', () => {
+    const dir = tmpDir();
+    const file = join(dir, 'targets');
+    writeFileSync(file, `# the team's channel\n${SLACK}\n\nhttps://hooks.example.org/in/abc\n`, { mode: 0o600 });
+    expect(readTargets([], { SVC_NOTIFY_FILE: file }).map((t) => t.kind)).toEqual(['slack', 'webhook']);
+    chmodSync(file, 0o644);
+    expect(() => readTargets([], { SVC_NOTIFY_FILE: file })).toThrow(/open to its group or others \(mode 0644\)/);
+    writeFileSync(join(dir, 'bad'), 'https://ok.example.org/x\ngopher://Secret-in-file-123\n', { mode: 0o600 });
+    let message = '';
+    try {
+      readTargets([], { SVC_NOTIFY_FILE: join(dir, 'bad') });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/SVC_NOTIFY_FILE line 2 has the scheme "gopher"/);
+    expect(message).not.toContain('Secret-in-file-123');
+  });
+
+  it('SVC_NOTIFY_HMAC_FILE: a key file of its owner alone, 16 characters or more', () => {
+    const dir = tmpDir();
+    writeFileSync(join(dir, 'key'), 'k'.repeat(32) + '\n', { mode: 0o600 });
+    expect(readHmacKey({ SVC_NOTIFY_HMAC_FILE: join(dir, 'key') })).toBe('k'.repeat(32));
+    writeFileSync(join(dir, 'short'), 'short', { mode: 0o600 });
+    expect(() => readHmacKey({ SVC_NOTIFY_HMAC_FILE: join(dir, 'short') })).toThrow(/shorter than 16/);
+  });
+
+  it('the --notify-* options need a target, and are parsed before the run', () => {
+    expect(() => notifySettings('snapshot', { notifyOn: 'changes' }, {})).toThrow(/--notify-on needs a target/);
+    expect(() => notifySettings('snapshot', { notify: [SLACK], notifyOn: 'sometimes' }, {})).toThrow(
+      /--notify-on takes failure, changes, findings, always/,
+    );
+    const s = notifySettings('snapshot', { notify: [SLACK] }, {})!;
+    expect(s).toMatchObject({ on: ['failure', 'changes', 'findings'], severity: 'high', intervalHours: 26 });
+    expect(s.timeoutMs).toBe(30_000);
+  });
+});
