@@ -74,6 +74,8 @@ export default defineRule({
           subject: ref('teams', t.id),
           related: [],
           detail: `${name} uses ${usedCores} cores, above its ${cores.source}`,
+          part: 'cores',
+          about: { team: keyText(t.id) },
         };
       }
       const memory = limitOf(t, t.teamQuotas_memory, 'memory');
@@ -83,6 +85,8 @@ export default defineRule({
           subject: ref('teams', t.id),
           related: [],
           detail: `${name} uses ${usedMemory} bytes of memory, above its ${memory.source}`,
+          part: 'memory',
+          about: { team: keyText(t.id) },
         };
       }
     }

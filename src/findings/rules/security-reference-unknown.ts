@@ -32,6 +32,7 @@ export default defineRule({
         subject: ref('projects', p.id),
         related: [],
         detail: `project "${keyText(p.name)}" (${keyText(p.id)}) requires security level ${p.securityLevel}, which security_levels does not list`,
+        about: { project: keyText(p.id) },
       };
     }
     for (const l of ctx.records('security_levels')) {
@@ -41,6 +42,8 @@ export default defineRule({
           subject: ref('security_levels', l.id),
           related: [],
           detail: `security level "${keyText(l.name)}" (${keyText(l.id)}) names requirement ${reqID}, which security_requirements does not list`,
+          part: reqID,
+          about: { level: keyText(l.id) },
         };
       }
     }
