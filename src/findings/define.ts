@@ -102,6 +102,8 @@ export interface RuleDef {
    * that its count is never read as covering it.
    */
   readonly unseen?: string;
+  /** Where one subject can have several findings of the rule: what tells them apart (a draft's `part`), for docs/findings.md. */
+  readonly part?: string;
   readonly check: (ctx: RuleContext) => Iterable<FindingDraft>;
 }
 

@@ -58,6 +58,7 @@ export default defineRule({
       text: '`noQuota` boolean (default false; whether the brick is exempt from team quotas)',
     },
   ],
+  part: '`cores` or `memory`, the quota exceeded',
   reads: [
     {
       export: 'teams',

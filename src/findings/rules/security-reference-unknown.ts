@@ -18,6 +18,7 @@ export default defineRule({
     },
     { where: 'management-api.md §2 SecurityRequirementInfo', text: '`id` string (`sreq|<uuid>`)' },
   ],
+  part: 'for a level, the requirement id it names that is not listed; a project has one finding',
   reads: [
     { export: 'projects', columns: ['id', 'name', 'securityLevel'] },
     { export: 'security_levels', columns: ['id', 'name', 'requirements'] },
