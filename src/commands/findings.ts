@@ -60,7 +60,11 @@ export async function runFindings(rawFlags: RawFlags, args: string[], deps: Comm
   const report = overTime(evaluated, previous, settings);
   for (const r of report.rules) if (!r.evaluated) deps.reporter.warn(`${r.id} not evaluated: ${r.reason ?? ''}`);
   deps.stdout(
-    csv ? [...findingsCsvChunks(report)].join('') : o.json ? serializeFindings(report) : formatFindings(report, dir),
+    csv
+      ? [...findingsCsvChunks(report, true)].join('')
+      : o.json
+        ? serializeFindings(report)
+        : formatFindings(report, dir),
   );
   const failed = failOnMessage(report, settings.failOn);
   if (failed) deps.reporter.warn(failed);

@@ -41,7 +41,7 @@ function displayCells(d: FindingDisplay): Array<string | undefined> {
   return [d.user, d.email, d.project, d.team, d.requirement, d.level, d.vms];
 }
 
-function row(f: Finding | ResolvedFinding, state: string | undefined): string {
+function row(f: Finding | ResolvedFinding, state: string | undefined, eol: string): string {
   const finding = 'related' in f ? f : undefined;
   const w = finding?.waived;
   const ended = finding?.waiverEnded;
@@ -60,22 +60,28 @@ function row(f: Finding | ResolvedFinding, state: string | undefined): string {
     w?.expires,
     ended ? `${ended.owner} until ${ended.expires}: ${ended.reason}` : undefined,
   ];
-  return `${cells.map(field).join(',')}\r\n`;
+  return `${cells.map(field).join(',')}${eol}`;
 }
 
-/** The CSV's text a chunk at a time: a large site's findings are never one string. */
-export function* findingsCsvChunks(report: FindingsReport): Generator<string> {
-  yield `${BOM}${FINDINGS_CSV_COLUMNS.join(',')}\r\n`;
+/**
+ * The CSV's text a chunk at a time: a large site's findings are never one
+ * string. `stream`: for stdout, where every byte passes the terminal's
+ * escaping (which spells out CR and the byte-order mark): LF line ends and
+ * no byte-order mark, the same rows otherwise.
+ */
+export function* findingsCsvChunks(report: FindingsReport, stream = false): Generator<string> {
+  const eol = stream ? '\n' : '\r\n';
+  yield `${stream ? '' : BOM}${FINDINGS_CSV_COLUMNS.join(',')}${eol}`;
   const { findings } = report;
   for (let i = 0; i < findings.length; i += ROWS_PER_CHUNK)
     yield findings
       .slice(i, i + ROWS_PER_CHUNK)
-      .map((f) => row(f, f.state))
+      .map((f) => row(f, f.state, eol))
       .join('');
   const resolved = report.resolved ?? [];
   for (let i = 0; i < resolved.length; i += ROWS_PER_CHUNK)
     yield resolved
       .slice(i, i + ROWS_PER_CHUNK)
-      .map((f) => row(f, 'resolved'))
+      .map((f) => row(f, 'resolved', eol))
       .join('');
 }

@@ -240,7 +240,8 @@ in the manifest's \`files\`), one row per finding and then one per resolved
 finding (state \`resolved\`), with the spreadsheets' CSV rules (RFC 4180,
 UTF-8 with a byte-order mark, a text that would start a formula prefixed with
 \`'\`). The columns: ${FINDINGS_CSV_COLUMNS.map((c) => `\`${c}\``).join(', ')}
-(\`subject_key\`'s values joined with \`; \`).
+(\`subject_key\`'s values joined with \`; \`). On stdout, where every byte passes
+the terminal's escaping, the rows end with LF and have no byte-order mark.
 `;
 
 function renderRule(rule: RuleDef): string {
