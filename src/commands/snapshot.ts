@@ -48,6 +48,7 @@ import {
 } from '../findings/index.js';
 import { findingsCsvChunks } from '../findings/csv.js';
 import { previousFindings } from '../findings/lifecycle.js';
+import { previousFromHistory } from '../history/findings.js';
 import { writeStagingReport } from '../report/index.js';
 import { trustStore, type SheetFormat } from '../config/values.js';
 
@@ -229,15 +230,26 @@ async function writeBeside(
   return { spreadsheets, findings, report };
 }
 
-/** The findings of the snapshot in staging, told against the newest older snapshot beside its directory, with the waivers. */
+/**
+ * The findings of the snapshot in staging, told against the newest older snapshot beside its directory (else, with
+ * --history, the newest earlier night in the database), with the waivers.
+ */
 async function findingsOverTime(snapshot: ReturnType<typeof stagedSnapshot>, input: StagingInput) {
-  const asked = input.plan.findingsAsked;
+  const { plan, deps } = input;
+  const asked = plan.findingsAsked;
   const evaluated = await findingsOf(snapshot, asked);
-  const lookup = {
-    beside: { dir: input.outDir, time: evaluated.time },
-    warn: (m: string) => input.deps.reporter.warn(m),
-  };
-  return overTime(evaluated, await previousFindings(lookup, findingsOf, asked), asked);
+  const warn = (m: string) => deps.reporter.warn(m);
+  const previous =
+    (await previousFindings({ beside: { dir: input.outDir, time: evaluated.time }, warn }, findingsOf, asked)) ??
+    (plan.historyTarget
+      ? await previousFromHistory(
+          reportHistory(plan.historyTarget, plan.o, deps),
+          snapshot.manifest.baseUrl,
+          evaluated.time,
+          warn,
+        )
+      : undefined);
+  return overTime(evaluated, previous, asked);
 }
 
 /** The history the report page reads its trends from. */

@@ -251,6 +251,12 @@ function renderRule(rule: RuleDef): string {
     .map((r) => `- ${r.export}: ${r.columns.map((c) => `\`${c}\``).join(', ')}${optional(r)}`)
     .join('\n');
   const spec = rule.spec.map((s) => `- ${s.where}: ${s.text}`).join('\n');
+  const partText =
+    rule.part !== undefined ? `\nSeveral findings of one subject are told apart (in their id) by ${rule.part}.\n` : '';
+  const unseenText =
+    rule.unseen !== undefined
+      ? `\nNever sees, and says so in its \`reason\` whenever it is evaluated: ${rule.unseen}.\n`
+      : '';
   return `## ${rule.id}
 
 Severity: **${rule.severity}**. ${rule.description}
@@ -260,7 +266,7 @@ ${rule.meaning}
 Reads:
 
 ${reads}
-${rule.part !== undefined ? `\nSeveral findings of one subject are told apart (in their id) by ${rule.part}.\n` : ''}${rule.unseen !== undefined ? `\nNever sees, and says so in its \`reason\` whenever it is evaluated: ${rule.unseen}.\n` : ''}
+${partText}${unseenText}
 Rests on:
 
 ${spec}

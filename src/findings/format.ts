@@ -19,25 +19,54 @@ function refText(r: RowRef): string {
 /** A time as its date, for "open since" and "first seen". */
 const day = (time: string | undefined): string => escapeControl((time ?? '').slice(0, 10));
 
-/** The person a display names: full name and e-mail. */
+/** The person a display names: full name and e-mail (raw: the caller escapes it for where it goes). */
 function person(d: FindingDisplay): string | undefined {
   if (d.user === undefined) return undefined;
-  return escapeControl(d.email !== undefined && d.email !== d.user ? `${d.user} <${d.email}>` : d.user);
+  return d.email !== undefined && d.email !== d.user ? `${d.user} <${d.email}>` : d.user;
 }
 
-/** Who or what a finding is about, as its group's heading. */
-function heading(f: { display: FindingDisplay; subject: RowRef }): string {
+/** Who or what a finding is about, as its group's heading (raw text). */
+export function findingHeading(f: { display: FindingDisplay; subject: RowRef }): string {
   const d = f.display;
   return (
     person(d) ??
     (d.project !== undefined
-      ? `project ${escapeControl(d.project)}`
+      ? `project ${d.project}`
       : d.team !== undefined
-        ? `team ${escapeControl(d.team)}`
+        ? `team ${d.team}`
         : d.level !== undefined
-          ? `security level ${escapeControl(d.level)}`
-          : refText(f.subject))
+          ? `security level ${d.level}`
+          : `${f.subject.export} ${f.subject.key.join(' / ')}`)
   );
+}
+
+const heading = (f: { display: FindingDisplay; subject: RowRef }) => escapeControl(findingHeading(f));
+
+/** One person's (or thing's) findings, by project ('' first: those about no project). */
+export interface FindingGroup {
+  readonly heading: string;
+  readonly projects: ReadonlyArray<{ readonly project: string; readonly findings: readonly Finding[] }>;
+}
+
+/** The findings under their person (or project, team, level, row), then project: groups in the order of their first finding. */
+export function groupFindings(findings: readonly Finding[]): FindingGroup[] {
+  const groups = new Map<string, Map<string, Finding[]>>();
+  for (const f of findings) {
+    const head = findingHeading(f);
+    let projects = groups.get(head);
+    // What is about the person alone (no project) comes first.
+    if (!projects) groups.set(head, (projects = new Map([['', []]])));
+    const sub = f.display.user !== undefined && f.display.project !== undefined ? f.display.project : '';
+    let list = projects.get(sub);
+    if (!list) projects.set(sub, (list = []));
+    list.push(f);
+  }
+  return [...groups].map(([head, projects]) => ({
+    heading: head,
+    projects: [...projects]
+      .filter(([, list]) => list.length > 0)
+      .map(([project, list]) => ({ project, findings: list })),
+  }));
 }
 
 /** What the finding says under its heading: the requirement it is about, or its sentence. */
@@ -68,24 +97,11 @@ function findingLine(f: Finding, indent: string): string {
   return `${indent}${sev(f.severity)}  ${f.rule}  ${tags(f)}${what(f)}  (${refText(f.subject)})`;
 }
 
-/** The findings under their person (or project, team, level, row), then project: groups in the order of their first finding. */
 function grouped(findings: readonly Finding[]): string[] {
-  const groups = new Map<string, Map<string, Finding[]>>();
-  for (const f of findings) {
-    const head = heading(f);
-    let projects = groups.get(head);
-    // What is about the person alone (no project) comes first.
-    if (!projects) groups.set(head, (projects = new Map([['', []]])));
-    const sub = f.display.user !== undefined && f.display.project !== undefined ? f.display.project : '';
-    let list = projects.get(sub);
-    if (!list) projects.set(sub, (list = []));
-    list.push(f);
-  }
   const lines: string[] = [];
-  for (const [head, projects] of groups) {
-    lines.push('', head);
-    for (const [project, list] of projects) {
-      if (list.length === 0) continue;
+  for (const group of groupFindings(findings)) {
+    lines.push('', escapeControl(group.heading));
+    for (const { project, findings: list } of group.projects) {
       if (project !== '') lines.push(`  project ${escapeControl(project)}`);
       for (const f of list) lines.push(findingLine(f, project !== '' ? '    ' : '  '));
     }

@@ -6,6 +6,8 @@ import { quoteIdent, type HistoryDb } from './engine.js';
 import { exportTable, type ExportTable } from './schema.js';
 import { keyText, rowFunction, storedKeyText } from './columns.js';
 import type { InputExport, SnapshotInput } from './input.js';
+import { loadFindings } from './findings.js';
+import { FINDINGS_FILE_NAME } from '../findings/names.js';
 
 export type LoadStatus = 'loaded' | 'already loaded';
 
@@ -213,8 +215,16 @@ export async function loadSnapshot(
     );
     // The files as-of gives back besides the exports (_findings.json), as the snapshot holds them.
     for (const f of input.kept) {
-      const row = [input.baseUrl, input.time, f.name, f.sha256, await f.text()];
-      await db.run('INSERT INTO run_files (base_url, time, name, sha256, content) VALUES (?, ?, ?, ?, ?)', row);
+      const text = await f.text();
+      await db.run('INSERT INTO run_files (base_url, time, name, sha256, content) VALUES (?, ?, ?, ?, ?)', [
+        input.baseUrl,
+        input.time,
+        f.name,
+        f.sha256,
+        text,
+      ]);
+      // The night's findings, valid-time like the exports (src/history/findings.ts).
+      if (f.name === FINDINGS_FILE_NAME) await loadFindings(db, input.baseUrl, input.time, text);
     }
     // The newest run before this one: an export with the same hash there has the same records, so its versions stay as they are.
     const previousRows =

@@ -6,13 +6,14 @@ import type { ExportRecord } from '../exports/types.js';
 import { quoteIdent, type HistoryDb } from './engine.js';
 import { recordTextsOf } from './texts.js';
 import { rowFunction, sqlType, typedColumn, utcExpression, type TypedColumn } from './columns.js';
+import { FINDINGS_INDEX_SQL, findingsTableSql } from './findings.js';
 
 /**
  * The history schema (docs/history.md). Raise SCHEMA_VERSION with any change
  * an older tool could not read or would write wrongly; a database of a newer
  * schema is refused, naming the tool version that wrote it.
  */
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 /** Versions rewritten per statement when a schema 1 database is brought to 2. */
 const MIGRATE_BATCH = 500;
@@ -337,6 +338,7 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
       let migrated = false;
       if (!now.has('history_meta')) {
         for (const sql of BASE_SQL) await db.exec(sql);
+        await createFindingsTable(db);
         await db.run('INSERT INTO history_meta (name, value) VALUES (?, ?), (?, ?)', [
           'schema_version',
           String(SCHEMA_VERSION),
@@ -353,6 +355,8 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
           await db.exec(`ALTER TABLE runs ADD COLUMN ${SIGNING_KEY_COLUMN} TEXT`);
         if (current < 3) await migrateFrom2(db, now);
         if (current < 4) await migrateFrom3(db, now);
+        // Schema 5 keeps the findings of every night loaded from then on (src/history/findings.ts).
+        if (current < 5) await createFindingsTable(db);
         migrated = current < SCHEMA_VERSION;
         if (migrated) {
           await db.run("UPDATE history_meta SET value = ? WHERE name = 'schema_version'", [String(SCHEMA_VERSION)]);
@@ -382,6 +386,11 @@ export async function ensureSchema(db: HistoryDb, write: boolean): Promise<boole
     }),
   );
   return true;
+}
+
+async function createFindingsTable(db: HistoryDb): Promise<void> {
+  await db.exec(findingsTableSql(db.engine));
+  await db.exec(FINDINGS_INDEX_SQL);
 }
 
 /** A read-only command that finds an older schema upgrades it, and says so when it cannot write (a read-only file or role). */

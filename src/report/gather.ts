@@ -17,6 +17,7 @@ import {
 } from '../findings/evaluate.js';
 import { findingsOf, overTime } from '../findings/index.js';
 import { previousFindings } from '../findings/lifecycle.js';
+import { previousFromHistory } from '../history/findings.js';
 import type { WaiversFile } from '../findings/waivers.js';
 import { exportsRead } from '../findings/catalog.js';
 import { openHistory } from '../history/engine.js';
@@ -165,11 +166,13 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
     ...(opts.expiringDays !== undefined ? { expiringDays: opts.expiringDays } : {}),
   };
   const evaluated = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, evalOpts);
-  const before = await previousFindings(
-    { ...(given !== undefined ? { given } : {}), beside: { dir, time: manifest.time }, warn: opts.warn ?? (() => {}) },
-    findingsOf,
-    evalOpts,
-  );
+  const warn = opts.warn ?? (() => {});
+  const before =
+    (await previousFindings(
+      { ...(given !== undefined ? { given } : {}), beside: { dir, time: manifest.time }, warn },
+      findingsOf,
+      evalOpts,
+    )) ?? (opts.history ? await previousFromHistory(opts.history, manifest.baseUrl, manifest.time, warn) : undefined);
   const report = overTime(evaluated, before, {
     expiringDays: evalOpts.expiringDays ?? DEFAULT_EXPIRING_DAYS,
     ...(opts.waivers ? { waivers: opts.waivers } : {}),

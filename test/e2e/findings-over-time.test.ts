@@ -14,6 +14,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { SOFFICE, fodsViaLibreOffice } from '../helpers/libreoffice.js';
 import { writeSnapshot } from '../helpers/snapshot-dir.js';
+import { openHistory } from '../../src/history/engine.js';
+import { parseHistoryTarget } from '../../src/history/target.js';
 
 const findingsSchema = (() => {
   const ajv = new Ajv2020({ allErrors: true, strict: false });
@@ -126,6 +128,20 @@ describe('the third night with the shipped waivers', () => {
     expect(out).toContain('Stale (they match no finding):\n  line 20: certification-missing');
   });
 
+  it('the report page: new and resolved first, then each person once, the waived findings marked', async () => {
+    const page = join(tmpDir('svc-over-time-page-'), 'page.html');
+    const res = await runCli(['report', night3, '--waivers', WAIVERS, '--out', page]);
+    expect(res.code, res.stderr).toBe(0);
+    const html = readFileSync(page, 'utf8');
+    expect(html).toMatch(/<p>Since the snapshot of 2026-11-22T02:00:00.000Z: \d+ new, \d+ open, \d+ resolved\.<\/p>/);
+    const person = '<summary><bdi>Priya Tanaka &lt;priya.tanaka.10@example.org&gt;</bdi>: 3 findings</summary>';
+    expect(html.split(person)).toHaveLength(2);
+    expect(html.indexOf('<summary>New: ')).toBeLessThan(html.indexOf(person));
+    expect(html.indexOf('<summary>Resolved: ')).toBeLessThan(html.indexOf('<h3>By person</h3>'));
+    expect(html).toContain('waived by <bdi>security-office@example.org</bdi> until 2026-12-15');
+    expect(html).toContain('<p>Stale (they match no finding):</p>');
+  });
+
   it('findings --previous <dir>: the states against that snapshot', async () => {
     const res = await runCli(['findings', night3, '--json', '--previous', join(parent, 'svc-snapshot-2026-11-21')]);
     expect(res.code).toBe(0);
@@ -182,6 +198,45 @@ describe('the third night with the shipped waivers', () => {
     expect(hostileFods).toContain('&apos;=HYPERLINK(&quot;http://example.org&quot;,&quot;x&quot;)');
     expect((await runCli(['findings', night3, '--format', 'xlsx'])).code).toBe(2);
   }, 120_000);
+});
+
+describe('the findings in the history database', () => {
+  it('findings_versions: open since their first night, the resolved ones closed; a snapshot with no neighbour takes its states from it', async () => {
+    const dir = tmpDir('svc-over-time-history-');
+    const history = join(dir, 'h.sqlite');
+    const nights = ['2026-11-21', '2026-11-22', '2026-11-23'].map((d) => join(parent, `svc-snapshot-${d}`));
+    const load = await runCli(['history', 'load', ...nights, `--history=${history}`]);
+    expect(load.code, load.stderr).toBe(0);
+    const report = JSON.parse(readFileSync(join(night3, '_findings.json'), 'utf8')) as Report;
+    const db = await openHistory(parseHistoryTarget(history, dir), { mustExist: true });
+    try {
+      const current = await db.all(
+        'SELECT id, first_seen, waived_owner FROM findings_versions WHERE seen_to IS NULL ORDER BY id',
+      );
+      expect(current.map((r) => [r[0], r[1]])).toEqual(
+        report.findings.map((f) => [f.id, f.firstSeen]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+      );
+      expect(current.filter((r) => r[2] !== null)).toHaveLength(2);
+      for (const f of report.resolved!) {
+        const rows = await db.all('SELECT seen_to FROM findings_versions WHERE id = ? ORDER BY version_id', [f.id]);
+        expect(rows.at(-1)![0]).toBe(report.time);
+      }
+    } finally {
+      await db.close();
+    }
+    // Nights 1 and 2 in a database; night 3 taken alone elsewhere: its states come from the database.
+    const partial = join(dir, 'two.sqlite');
+    expect((await runCli(['history', 'load', ...nights.slice(0, 2), `--history=${partial}`])).code).toBe(0);
+    const out = join(dir, 'alone', 'svc-snapshot-2026-11-23');
+    const res = await runCli(['--replay', NIGHTS[2]!, '--out-dir', out, '--findings', `--history=${partial}`]);
+    expect(res.code, res.stderr).toBe(0);
+    const alone = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as Report;
+    expect(alone.previous).toEqual({ time: '2026-11-22T02:00:00.000Z', source: 'history' });
+    expect(alone.findings.map((f) => [f.id, f.state, f.firstSeen])).toEqual(
+      report.findings.map((f) => [f.id, f.state, f.firstSeen]),
+    );
+    expect(alone.resolved!.map((f) => f.id)).toEqual(report.resolved!.map((f) => f.id));
+  });
 });
 
 describe('an unusable waivers file', () => {
