@@ -48,7 +48,7 @@ import {
 } from '../findings/index.js';
 import { findingsCsvChunks } from '../findings/csv.js';
 import { previousFindings } from '../findings/lifecycle.js';
-import { previousFromHistory } from '../history/findings.js';
+import { previousFromHistory } from '../history/previous-findings.js';
 import { writeStagingReport } from '../report/index.js';
 import { trustStore, type SheetFormat } from '../config/values.js';
 

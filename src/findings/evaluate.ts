@@ -43,7 +43,7 @@ export interface WaiverMark {
 }
 
 /** new: not seen the night before; open: seen then too, first on `firstSeen` (CONTRACT section 18). */
-export type FindingState = 'new' | 'open';
+type FindingState = 'new' | 'open';
 
 export interface Finding {
   /** Stable across nights and machines (identity.ts). */

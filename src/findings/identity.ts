@@ -28,7 +28,7 @@ export function uuidV5(namespace: string, name: string): string {
 }
 
 /** The name a finding's id is made of (documented in docs/findings.md). */
-export function findingIdName(rule: string, subject: RowRef, part: string | undefined): string {
+function findingIdName(rule: string, subject: RowRef, part: string | undefined): string {
   return JSON.stringify([rule, subject.export, subject.key, part ?? null]);
 }
 

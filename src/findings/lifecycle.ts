@@ -80,7 +80,7 @@ export function parseFindingsFile(text: string): { time: string; findings: Previ
  * snapshot, checked against the manifest's size and sha256), else the rules
  * evaluated over its exports with the same settings (`evaluate`).
  */
-export async function previousFindingsOf(
+async function previousFindingsOf(
   snapshot: Snapshot,
   evaluate: (snapshot: Snapshot, opts: EvaluateOptions) => Promise<FindingsReport>,
   opts: EvaluateOptions,

@@ -27,7 +27,7 @@ const FIELDS = ['rule', 'id', 'subject', 'reason', 'owner', 'expires'] as const;
 /** Characters that could move a terminal's cursor or turn text around (C0, DEL, C1, bidi controls). */
 const HOSTILE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
-export interface Waiver {
+interface Waiver {
   /** The line of the entry in the file (1-based). */
   readonly line: number;
   readonly rule: string;

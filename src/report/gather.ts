@@ -17,7 +17,7 @@ import {
 } from '../findings/evaluate.js';
 import { findingsOf, overTime } from '../findings/index.js';
 import { previousFindings } from '../findings/lifecycle.js';
-import { previousFromHistory } from '../history/findings.js';
+import { previousFromHistory } from '../history/previous-findings.js';
 import type { WaiversFile } from '../findings/waivers.js';
 import { exportsRead } from '../findings/catalog.js';
 import { openHistory } from '../history/engine.js';
