@@ -295,7 +295,7 @@ const WaiverNote = z.strictObject({
 });
 
 /** `svc-snapshot findings --json`, and the content of `_findings.json` (CONTRACT sections 17 and 18; docs/findings.md). */
-export const FindingsSummary = z.strictObject({
+const FindingsSummary = z.strictObject({
   /** The snapshot's time, which every rule compares with. */
   time: z.string(),
   /** The night the states are told against (the previous snapshot, or the history database's newest earlier run); absent: none. */

@@ -8,9 +8,15 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXPORTS } from '../../src/exports/catalog.js';
-import { evaluateFindings, failing, findingCounts, type FindingsReport } from '../../src/findings/evaluate.js';
+import {
+  evaluateFindings,
+  failing,
+  findingCounts,
+  serializeFindings,
+  type FindingsReport,
+} from '../../src/findings/evaluate.js';
 import { FINDING_ID_NAMESPACE, findingId, uuidV5 } from '../../src/findings/identity.js';
-import { applyLifecycle } from '../../src/findings/lifecycle.js';
+import { applyLifecycle, parseFindingsFile } from '../../src/findings/lifecycle.js';
 import { applyWaivers, checkWaiverDates, loadWaivers } from '../../src/findings/waivers.js';
 import { formatFindings } from '../../src/findings/format.js';
 import { findingsCsvChunks } from '../../src/findings/csv.js';
@@ -161,6 +167,27 @@ describe('new, open, resolved', () => {
     expect(formatFindings(second, '/snap')).toMatch(
       /Since the snapshot of 2026-11-20T02:00:00.000Z: 1 new, \d+ open, 1 resolved\.\nNew:\n/,
     );
+  });
+});
+
+describe("the previous night's _findings.json", () => {
+  it('reads back what this version writes; refuses an earlier file (no ids) and members of the wrong type', async () => {
+    const r = await evaluate(site());
+    const text = serializeFindings(r);
+    expect(parseFindingsFile(text)!.findings.map((f) => f.id)).toEqual(r.findings.map((f) => f.id));
+    const json = JSON.parse(text) as { findings: Array<Record<string, unknown>> };
+    const without = (change: (f: Record<string, unknown>) => void) => {
+      const copy = JSON.parse(text) as typeof json;
+      change(copy.findings[0]!);
+      return parseFindingsFile(JSON.stringify(copy));
+    };
+    expect(json.findings.length).toBeGreaterThan(0);
+    expect(without((f) => delete f.id)).toBeUndefined();
+    expect(without((f) => (f.waived = 'yes'))).toBeUndefined();
+    expect(without((f) => (f.display = { user: 1 }))).toBeUndefined();
+    expect(without((f) => (f.severity = 'urgent'))).toBeUndefined();
+    expect(without((f) => (f.subject = { export: 'users', key: [1] }))).toBeUndefined();
+    expect(parseFindingsFile('{"time": "x", "findings": [')).toBeUndefined();
   });
 });
 
