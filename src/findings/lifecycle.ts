@@ -15,7 +15,14 @@ import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { findPreviousSnapshot } from '../diff/previous.js';
 import type { FindingDisplay } from './display.js';
 import { SEVERITIES, type RowRef, type Severity } from './define.js';
-import type { EvaluateOptions, Finding, FindingsReport, PreviousNight, ResolvedFinding } from './evaluate.js';
+import {
+  findingWith,
+  type EvaluateOptions,
+  type Finding,
+  type FindingsReport,
+  type PreviousNight,
+  type ResolvedFinding,
+} from './evaluate.js';
 
 /** A finding of the previous night, as the lifecycle needs it. */
 export interface PreviousFinding {
@@ -42,8 +49,8 @@ export function applyLifecycle(report: FindingsReport, previous: PreviousFinding
     now.add(f.id);
     const was = before.get(f.id);
     return was
-      ? { ...f, state: 'open', firstSeen: was.firstSeen ?? previous.night.time }
-      : { ...f, state: 'new', firstSeen: report.time };
+      ? findingWith(f, { state: 'open', firstSeen: was.firstSeen ?? previous.night.time })
+      : findingWith(f, { state: 'new', firstSeen: report.time });
   });
   const resolved: ResolvedFinding[] = [];
   for (const f of before.values()) {

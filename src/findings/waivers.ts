@@ -14,7 +14,7 @@ import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node, type YAM
 import { UsageError } from '../errors.js';
 import { readOpenedFile, sha256Hex } from '../util/safe-read.js';
 import { RULES } from './catalog.js';
-import type { Finding, WaiverMark, WaiverNote, WaiversSummary } from './evaluate.js';
+import { findingWith, type Finding, type WaiverMark, type WaiverNote, type WaiversSummary } from './evaluate.js';
 
 /** A waivers file of a thousand entries is some 300 KB; past this it is not one. */
 export const WAIVERS_MAX_BYTES = 4 * 1024 * 1024;
@@ -260,9 +260,9 @@ export function applyWaivers(
     if (inForce.length > 0) {
       const w = pick(inForce);
       for (const x of inForce) used.add(x);
-      return { ...f, waived: mark(w) };
+      return findingWith(f, { waived: mark(w) });
     }
-    return { ...f, waiverEnded: mark(pick(ws)) };
+    return findingWith(f, { waiverEnded: mark(pick(ws)) });
   });
   const soon = now + expiringDays * DAY_MS;
   const summary: WaiversSummary = {
