@@ -139,6 +139,7 @@ export function overTimeRows(
     return a && b && replay ? (a.median - b.median) / replay.median : undefined;
   };
   return [
+    { figure: 'Baseline: --findings with no night before, in the same rounds', unit: 'ms', stat: stat(s.findings) },
     {
       figure: '--findings beside the night before, with 1,000 waivers (time added over --findings)',
       unit: 'ms',
@@ -147,6 +148,7 @@ export function overTimeRows(
       ratioOf: 'added ÷ --replay',
       target: { op: '≤', value: TARGETS.lifecycleVsReplay },
     },
+    { figure: 'Baseline: findings <dir> --json of that night', unit: 'ms', stat: stat(s.json) },
     {
       figure: 'findings <dir> --format csv, every finding (time added over findings <dir> --json)',
       unit: 'ms',
