@@ -23,6 +23,7 @@ import {
   type ReportContext,
 } from './report.js';
 import { benchVerify } from './verify.js';
+import { overTimeContext, overTimeRound, overTimeRows, overTimeSupported } from './findings-over-time.js';
 import {
   DIFF_CHANGED_SHARE,
   LATENCY_MS,
@@ -40,7 +41,7 @@ const DEFAULTS = { concurrency: readOptions('collect', {}, {}).concurrency };
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_BIN = join(REPO_ROOT, 'bin', 'svc-snapshot.js');
-const BENCH = join(REPO_ROOT, 'bench');
+export const BENCH = join(REPO_ROOT, 'bench');
 
 export interface BenchOptions {
   /** Runs per figure (medians); default MIN_RUNS. */
@@ -400,6 +401,9 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
         (await run([join(BENCH, 'mutate.mjs'), raw, mutated, String(DIFF_CHANGED_SHARE)], { workDir })).stdout,
       ) as { changed: number; total: number };
     }
+    const overTime = overTimeSupported(BIN)
+      ? await overTimeContext(BIN, mutated, raw, join(workDir, 'over-time-nights'), workDir, run)
+      : undefined;
     const report: ReportContext | undefined = reportSupported(BIN)
       ? await nightBefore(BIN, mutated, raw, join(workDir, 'report-nights'), workDir, run)
       : undefined;
@@ -417,6 +421,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       sheets: [] as number[],
       sheetsRss: [] as number[],
       findings: [] as number[],
+      overTime: { findings: [] as number[], lifecycle: [] as number[], json: [] as number[], csv: [] as number[] },
       includeVms: [] as number[],
       report: [] as number[],
       reportBytes: [] as number[],
@@ -514,6 +519,13 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
           (await run([BIN, '--replay', raw, '--out-dir', findingsDir, '--findings', '--quiet'], { workDir })).ms,
         );
         rmSync(findingsDir, { recursive: true, force: true });
+      }
+      if (overTime) {
+        const o = await overTimeRound(overTime, `round-${r}`);
+        samples.overTime.findings.push(o.findingsMs);
+        samples.overTime.lifecycle.push(o.lifecycleMs);
+        samples.overTime.json.push(o.jsonMs);
+        samples.overTime.csv.push(o.csvMs);
       }
       if (includeSupported(BIN)) {
         const vmsDir = join(workDir, `include-vms-${r}`);
@@ -694,6 +706,10 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       // What the rules add (reading back the exports they need and evaluating), against the replay that built them.
       rows.push(addedRow('--replay --findings (time added over --replay)', samples.findings, TARGETS.findingsVsReplay));
     } else notes.push('This build has no --findings: the findings figure was not measured.');
+    if (samples.overTime.lifecycle.length > 0) {
+      // The states against the night before and 1,000 waivers, and the findings' CSV (bench/findings-over-time.ts).
+      rows.push(...overTimeRows(samples.overTime, rep, stat));
+    } else notes.push('This build has no --waivers: the findings-over-time figures were not measured.');
     if (samples.includeVms.length > 0) {
       // What the VM inventory adds (every VM config and running VM of every realm, the realms) to the replay of the same collection.
       rows.push(

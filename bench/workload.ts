@@ -72,6 +72,10 @@ export const TARGETS = {
   diffVsParse: 2,
   /** Time that `--findings` adds to a replay ≤ this × the replay itself (issue 36). */
   findingsVsReplay: 0.2,
+  /** Time that the states against the night before and 1,000 waivers add to `--findings` ≤ this × a replay (issue 45). */
+  lifecycleVsReplay: 0.1,
+  /** Time that the CSV of all findings adds to `findings <dir>` (over its --json) ≤ this × a replay (issue 45). */
+  findingsCsvVsReplay: 0.1,
   /** Time that `--include vms` (50,000 VM configs, 20,000 running VMs on the large site) adds to a replay ≤ this × the replay itself (issue 35). */
   includeVmsVsReplay: 0.35,
   /** Time that `--format html` (the report, beside the night before, whose changes it shows) adds to a replay ≤ this × the replay itself (issue 37). */

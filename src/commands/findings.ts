@@ -1,31 +1,71 @@
 import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
 import { readOptions } from '../config/options.js';
-import { failOnMessage, findingsSettings, findingsOf, formatFindings, serializeFindings } from '../findings/index.js';
+import {
+  failOnMessage,
+  findingsSettings,
+  findingsOf,
+  formatFindings,
+  overTime,
+  serializeFindings,
+} from '../findings/index.js';
+import { findingsCsvChunks } from '../findings/csv.js';
+import { previousFindings } from '../findings/lifecycle.js';
 import { openSnapshot } from '../snapshot/dir.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
+
+/** `--format` on findings: csv alone (the JSON form is --json). */
+function csvAsked(o: { readonly format: readonly string[]; readonly sources: { readonly format?: string } }): boolean {
+  if (o.sources.format === undefined) return false;
+  if (o.format.length !== 1 || o.format[0] !== 'csv')
+    throw new UsageError('findings --format takes csv (one row per finding); for JSON give --json');
+  return true;
+}
 
 /**
  * `svc-snapshot findings <snapshot-dir>`: the rules of docs/findings.md over
  * an existing snapshot, which is only read (its export files checked against
- * the manifest's sha256). A text table, or with --json the object
- * `_findings.json` holds; --fail-on exits 6 when a finding of that severity
- * or higher exists, or a rule of that severity or higher was not evaluated
- * (unless --fail-on-unevaluated=false).
+ * the manifest's sha256). A text table, with --json the object
+ * `_findings.json` holds, with --format csv one row per finding; each
+ * finding's state against --previous (or the newest older snapshot beside
+ * it), and the --waivers. --fail-on exits 6 when a finding of that severity
+ * or higher exists that is not waived, or a rule of that severity or higher
+ * was not evaluated (unless --fail-on-unevaluated=false).
  */
 export async function runFindings(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('findings', rawFlags, deps.env);
   const [given] = args;
   if (given === undefined || given === '')
     throw new UsageError('findings needs the snapshot directory: svc-snapshot findings <snapshot-dir>');
+  if (o.previous === '')
+    throw new UsageError(
+      '--previous is empty (an unset variable?); give a snapshot directory, or leave it out to use the newest older ' +
+        'one beside the snapshot',
+    );
+  const csv = csvAsked(o);
+  if (csv && o.json) throw new UsageError('--format csv and --json both choose what findings prints; give one');
   const dir = resolveOutDir(deps.cwd, given, given);
   const settings = findingsSettings(o);
-  const report = await findingsOf(await openSnapshot(dir), {
-    expiringDays: settings.expiringDays,
-    inheritLevels: settings.inheritLevels,
-  });
+  const opts = { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels };
+  const evaluated = await findingsOf(await openSnapshot(dir), opts);
+  const previous = await previousFindings(
+    {
+      ...(o.previous !== undefined ? { given: resolveOutDir(deps.cwd, o.previous, o.previous) } : {}),
+      beside: { dir, time: evaluated.time },
+      warn: (m) => deps.reporter.warn(m),
+    },
+    findingsOf,
+    opts,
+  );
+  const report = overTime(evaluated, previous, settings);
   for (const r of report.rules) if (!r.evaluated) deps.reporter.warn(`${r.id} not evaluated: ${r.reason ?? ''}`);
-  deps.stdout(o.json ? serializeFindings(report) : formatFindings(report, dir));
+  deps.stdout(
+    csv
+      ? [...findingsCsvChunks(report, true)].join('')
+      : o.json
+        ? serializeFindings(report)
+        : formatFindings(report, dir),
+  );
   const failed = failOnMessage(report, settings.failOn);
   if (failed) deps.reporter.warn(failed);
   deps.reporter.close();

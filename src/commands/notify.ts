@@ -6,7 +6,8 @@ import { FailedError, UsageError } from '../errors.js';
 import { readOptions } from '../config/options.js';
 import { SEVERITIES } from '../config/values.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
-import { FINDINGS_FILE } from '../findings/index.js';
+import { FINDINGS_FILE, findingsOf, findingsSettings, overTime, type FindingsReport } from '../findings/index.js';
+import { previousFindings } from '../findings/lifecycle.js';
 import { diffDirectories, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
 import { buildDigest, type FindingsIn } from '../notify/digest.js';
 import { deliver, failureWarning, notifySettings, testDigest, type SinkResult } from '../notify/index.js';
@@ -40,7 +41,9 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
     const dir = resolveOutDir(deps.cwd, given!, given!);
     const previous = o.previous !== undefined ? resolveOutDir(deps.cwd, o.previous, o.previous) : undefined;
     deps.reporter.info(`reading ${dir}`);
-    const digest = buildDigest(await noticeOf(dir, previous));
+    // --waivers (section 18): the findings evaluated again, as `findings` does, with the waivers of today's file.
+    const waived = o.waivers !== undefined ? await waivedFindings(dir, previous, o, deps) : undefined;
+    const digest = buildDigest(await noticeOf(dir, previous, waived));
     results = await deliver(digest, { ...settings, on: ['always'] }, { now });
   }
   for (const r of results) if (r.state === 'failed') deps.reporter.warn(failureWarning(r));
@@ -56,14 +59,14 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
 }
 
 /** The notice of a published snapshot: its manifest, its `_findings.json` when it has one, the diff with the previous. */
-async function noticeOf(dir: string, previousGiven: string | undefined) {
+async function noticeOf(dir: string, previousGiven: string | undefined, waived: FindingsReport | undefined) {
   const snapshot = await openSnapshot(dir);
   const m = snapshot.manifest;
   const reportName = m.files?.find((f) => /^svc-snapshot-\d{4}-\d{2}-\d{2}\.html$/.test(f.name))?.name;
   const previousDir = previousGiven ?? (await findPreviousSnapshot(dir)) ?? null;
   let changes: ChangeSet | undefined;
   if (previousDir !== null) changes = await diffDirectories(previousDir, dir);
-  const findings = await findingsFile(snapshot);
+  const findings = waived ?? (await findingsFile(snapshot));
   return snapshotNotice(m, {
     outDir: dir,
     exitCode: m.complete ? EXIT.ok : EXIT.incomplete,
@@ -71,6 +74,24 @@ async function noticeOf(dir: string, previousGiven: string | undefined) {
     previous: { dir: previousDir, ...(changes ? { changes } : {}) },
     ...(findings ? { findings } : {}),
   });
+}
+
+/** The rules over the snapshot, beside the night before (--previous, else the newest older one beside it), waived. */
+async function waivedFindings(
+  dir: string,
+  previousGiven: string | undefined,
+  o: ReturnType<typeof readOptions<'notify'>>,
+  deps: CommandDeps,
+): Promise<FindingsReport> {
+  const settings = findingsSettings(o);
+  const opts = { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels };
+  const evaluated = await findingsOf(await openSnapshot(dir), opts);
+  const lookup = {
+    ...(previousGiven !== undefined ? { given: previousGiven } : {}),
+    beside: { dir, time: evaluated.time },
+    warn: (m: string) => deps.reporter.warn(m),
+  };
+  return overTime(evaluated, await previousFindings(lookup, findingsOf, opts), settings);
 }
 
 const RowRef = z.object({ export: z.string(), key: z.array(z.string()) });

@@ -4,6 +4,7 @@ import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
 import { readOptions } from '../config/options.js';
 import { trustStore } from '../config/values.js';
+import { findingsSettings } from '../findings/index.js';
 import { parseHistoryTarget } from '../history/target.js';
 import { modelOfDirectory, renderReport, reportFileName, type HistorySource } from '../report/index.js';
 import { renamingSink } from '../sheets/file-sink.js';
@@ -39,6 +40,7 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
   const history: HistorySource | undefined = target
     ? { target, ...(target.engine === 'postgres' ? { ca: trustStore(o.caFile, deps.env) } : {}) }
     : undefined;
+  const findings = findingsSettings(o);
   const outFile = o.out !== undefined ? resolveOutDir(deps.cwd, o.out, o.out) : undefined;
   if (outFile !== undefined && (await stat(outFile).catch(() => undefined))?.isDirectory()) {
     throw new UsageError(`--out ${outFile} is a directory; give the file to write`);
@@ -46,6 +48,9 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
   deps.reporter.info(`reading ${dir}`);
   const model = await modelOfDirectory(dir, {
     inheritLevels: o.findingsInheritLevels,
+    expiringDays: findings.expiringDays,
+    ...(findings.waivers ? { waivers: findings.waivers } : {}),
+    warn: (m) => deps.reporter.warn(m),
     ...(o.previous !== undefined ? { previous: resolveOutDir(deps.cwd, o.previous, o.previous) } : {}),
     ...(history ? { history } : {}),
   });

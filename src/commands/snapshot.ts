@@ -34,16 +34,21 @@ import { whenInterrupted } from '../publish/registry.js';
 import { hashingWriter } from '../snapshot/listed-files.js';
 import { signManifest } from '../sign/manifest-signature.js';
 import {
+  FINDINGS_CSV,
   FINDINGS_FILE,
   checkFindingsOptions,
   failOnMessage,
   findingCounts,
   findingsLine,
   findingsOf,
+  overTime,
   unevaluatedRules,
   writeFindingsFile,
   type FindingsSettings,
 } from '../findings/index.js';
+import { findingsCsvChunks } from '../findings/csv.js';
+import { previousFindings } from '../findings/lifecycle.js';
+import { previousFromHistory } from '../history/previous-findings.js';
 import { writeStagingReport } from '../report/index.js';
 import { trustStore, type SheetFormat } from '../config/values.js';
 import { snapshotNotice } from '../notify/notice.js';
@@ -142,6 +147,7 @@ async function fillStaging(staging: Staging, input: StagingInput) {
   const others = [
     ...(spreadsheets ?? []).map((f) => f.file),
     ...(findings ? [FINDINGS_FILE] : []),
+    ...(findings && input.plan.formats.includes('csv') ? [FINDINGS_CSV] : []),
     ...(report ? [report.name] : []),
     ...(input.plan.o.raw ? [`raw/${COLLECTION_MANIFEST}`] : []),
   ];
@@ -202,10 +208,11 @@ async function writeBeside(
   // --findings and --format html: the rules over the export files just written, at the manifest's time, once the build's garbage is collected.
   if (o.findings || html) memory.beforeFindingsRead();
   const evaluated =
-    o.findings || html ? await findingsOf(stagedSnapshot(staging.dir, manifest), plan.findingsAsked) : undefined;
-  // --findings: written before the manifest, which lists _findings.json in its files.
+    o.findings || html ? await findingsOverTime(stagedSnapshot(staging.dir, manifest), input) : undefined;
+  // --findings: written before the manifest, which lists _findings.json (and with --format csv _findings.csv) in its files.
   const findings = o.findings ? evaluated : undefined;
   if (findings) await writeFindingsFile(hashed, findings);
+  if (findings && formats.includes('csv')) await hashed.writeChunks(FINDINGS_CSV, findingsCsvChunks(findings));
   // --format html: the report page (src/report), after the files it reads and before the manifest that lists it.
   const report =
     html && evaluated
@@ -217,6 +224,28 @@ async function writeBeside(
         })
       : undefined;
   return { spreadsheets, findings, report };
+}
+
+/**
+ * The findings of the snapshot in staging, told against the newest older snapshot beside its directory (else, with
+ * --history, the newest earlier night in the database), with the waivers.
+ */
+async function findingsOverTime(snapshot: ReturnType<typeof stagedSnapshot>, input: StagingInput) {
+  const { plan, deps } = input;
+  const asked = plan.findingsAsked;
+  const evaluated = await findingsOf(snapshot, asked);
+  const warn = (m: string) => deps.reporter.warn(m);
+  const previous =
+    (await previousFindings({ beside: { dir: input.outDir, time: evaluated.time }, warn }, findingsOf, asked)) ??
+    (plan.historyTarget
+      ? await previousFromHistory(
+          reportHistory(plan.historyTarget, plan.o, deps),
+          snapshot.manifest.baseUrl,
+          evaluated.time,
+          warn,
+        )
+      : undefined);
+  return overTime(evaluated, previous, asked);
 }
 
 /** The history the report page reads its trends from. */

@@ -129,6 +129,10 @@ const OUT_DIR_HELP = {
 /** convert writes only the spreadsheet forms (json alone is refused there: the JSON files are the snapshot itself). */
 const FORMAT_HELP = {
   snapshot: { defaultText: 'json' },
+  findings: {
+    description: 'csv: one row per finding instead of the text table (docs/findings.md)',
+    defaultText: 'text',
+  },
   convert: {
     description: 'comma-separated spreadsheet formats: csv, xlsx (the JSON exports are the snapshot itself)',
     defaultText: 'csv,xlsx',
@@ -381,9 +385,9 @@ const RECORDS = [
     flags: '--format <list>',
     key: 'format',
     description: 'comma-separated output formats: json (always written), csv, xlsx, html (the report)',
-    commands: ['snapshot', 'convert'],
-    commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'] },
-    defaultText: 'snapshot: json; convert: csv,xlsx',
+    commands: ['snapshot', 'convert', 'findings'],
+    commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'], findings: [] },
+    defaultText: 'snapshot: json; convert: csv,xlsx; findings: the text table',
     perCommand: FORMAT_HELP,
     parse: parseFormats,
   },
@@ -476,8 +480,8 @@ const RECORDS = [
   {
     flags: '--expiring-days <n>',
     key: 'expiringDays',
-    description: "certification-expiring: days ahead of the snapshot's time (0-3650)",
-    commands: ['snapshot', 'findings'],
+    description: "certification-expiring, and waivers ending soon: days ahead of the snapshot's time (0-3650)",
+    commands: ['snapshot', 'findings', 'report', 'notify'],
     default: 30,
     parse: (raw: string, from: string) => parseInteger(from, raw, 0, 3650),
   },
@@ -533,6 +537,23 @@ const RECORDS = [
     description: 'send a short test message to each target and say which worked',
     commands: ['notify'],
   },
+  {
+    flags: '--waivers <file>',
+    key: 'waivers',
+    description:
+      'findings: a YAML or JSON file of waivers (rule, id or subject, reason, owner, expires): a waived finding is ' +
+      'kept and marked, and not counted by --fail-on nor svc_snapshot_findings (docs/findings.md)',
+    commands: ['snapshot', 'findings', 'report', 'notify'],
+    env: 'SVC_WAIVERS',
+  },
+  {
+    flags: '--waivers-max-days <n>',
+    key: 'waiversMaxDays',
+    description: 'the furthest ahead of today a waiver may end, in days (1-3650)',
+    commands: ['snapshot', 'findings', 'report', 'notify'],
+    default: 366,
+    parse: (raw: string, from: string) => parseInteger(from, raw, 1, 3650),
+  },
   { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ALL },
   { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ALL },
   { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ALL },
@@ -549,8 +570,8 @@ const RECORDS = [
   {
     flags: '--previous <dir>',
     key: 'previous',
-    description: 'the snapshot to show the changes since',
-    commands: ['report', 'notify'],
+    description: 'the snapshot to show the changes and the new and resolved findings since',
+    commands: ['report', 'findings', 'notify'],
     defaultText: 'the newest older snapshot beside it',
   },
   {

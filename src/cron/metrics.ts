@@ -10,7 +10,7 @@ export interface RunReport {
   readonly validationIssues?: number;
   readonly driftFields?: number;
   /** Findings per evaluated rule (snapshot with --findings); a rule that was not evaluated has no series. */
-  readonly findings?: ReadonlyArray<{ rule: string; severity: string; count: number }>;
+  readonly findings?: ReadonlyArray<{ rule: string; severity: string; count: number; waived?: number }>;
   /** The rules that could not be evaluated (snapshot with --findings): what --fail-on fails closed on, beside the findings. */
   readonly findingsUnevaluated?: ReadonlyArray<{ rule: string; severity: string }>;
   /** Each notification target (--notify) by its sink name: 1 when it failed in this run, else 0. */
@@ -47,7 +47,9 @@ const HELP: Record<string, string> = {
     'Validation issues in the responses of the last run (fields of the wrong type, records at odds with their route).',
   svc_snapshot_drift_fields: 'Field names the backend returned that the models do not know, in the last run.',
   svc_snapshot_findings:
-    'Findings of the last run per evaluated rule and severity (snapshot --findings; docs/findings.md).',
+    'Findings of the last run per evaluated rule and severity (snapshot --findings; docs/findings.md), waived ones not counted.',
+  svc_snapshot_findings_waived:
+    'Findings of the last run waived by the --waivers file, per evaluated rule and severity (docs/findings.md).',
   svc_snapshot_findings_unevaluated:
     'Rules the last run could not evaluate (1 each), by rule and severity (snapshot ' +
     '--findings; the reason is in _findings.json).',
@@ -90,6 +92,14 @@ export function renderMetrics(m: MetricsInput): string {
       `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`,
       String(f.count),
     ]);
+  for (const f of r?.findings ?? []) {
+    if (f.waived === undefined) continue;
+    samples.push([
+      'svc_snapshot_findings_waived',
+      `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`,
+      String(f.waived),
+    ]);
+  }
   for (const f of r?.findingsUnevaluated ?? []) {
     samples.push([
       'svc_snapshot_findings_unevaluated',

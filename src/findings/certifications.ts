@@ -38,6 +38,8 @@ export const CERTIFICATION_READS: readonly RuleInput[] = [
 /** A requirement a project's level holds its members to: what every finding of it shares, made once per project and requirement. */
 interface ProjectRequirement {
   readonly requirement: ExportRecord;
+  /** The level that requires it. */
+  readonly level: ExportRecord;
   /** The project, the ancestor the level is inherited from (if it is), its level and the requirement, as related rows. */
   readonly related: readonly RowRef[];
   /** "member of project "P" (id), whose security level "L" requires "R" (id)", or the ancestor it inherits the level from. */
@@ -62,10 +64,14 @@ export function certificationFinding(r: RequiredCertification, detail: string): 
   const related = r.best
     ? [...r.required.related, ref('user_certifications', r.best.userID, r.best.requirementID, r.best.id)]
     : r.required.related;
+  const requirement = keyText(r.required.requirement.id);
   return {
     subject: ref('project_memberships', m.projectID, m.userID, m.id),
     related,
     detail: `user ${r.userID}, ${r.required.text}, ${detail}`,
+    part: requirement,
+    summary: detail,
+    about: { user: r.userID, project: keyText(m.projectID), requirement, level: keyText(r.required.level.id) },
   };
 }
 
@@ -264,6 +270,7 @@ function projectRequirement(project: ExportRecord, s: Source): ProjectRequiremen
   if (from === project) {
     return {
       requirement,
+      level,
       related: [
         ref('projects', project.id),
         ref('security_levels', level.id),
@@ -275,6 +282,7 @@ function projectRequirement(project: ExportRecord, s: Source): ProjectRequiremen
   const kin = typeof project.parent === 'string' && project.parent === from.id ? 'its parent' : 'its ancestor';
   return {
     requirement,
+    level,
     related: [
       ref('projects', project.id),
       ref('projects', from.id),

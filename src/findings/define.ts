@@ -24,11 +24,34 @@ export interface RowRef {
   readonly key: readonly string[];
 }
 
+/**
+ * The ids of what a finding is about, by kind, for the names a person reads
+ * (its `display`: display.ts looks them up): a user, project, team, security
+ * requirement or level, and the running VMs (realm and id).
+ */
+export interface FindingAbout {
+  readonly user?: string;
+  readonly project?: string;
+  readonly team?: string;
+  readonly requirement?: string;
+  readonly level?: string;
+  readonly vms?: ReadonlyArray<readonly [string, string]>;
+}
+
 /** What a check reports: the row that must be acted on, the rows that show why, and one sentence. */
 export interface FindingDraft {
   readonly subject: RowRef;
   readonly related: readonly RowRef[];
   readonly detail: string;
+  /**
+   * Where one subject can have several findings of the rule, what tells them
+   * apart (the requirement of a certification rule): part of the finding's
+   * stable id (CONTRACT section 18). Absent where a subject has one finding.
+   */
+  readonly part?: string;
+  readonly about?: FindingAbout;
+  /** A shorter sentence than `detail` for a line under the person and project it is about (the text output); else the detail. */
+  readonly summary?: string;
 }
 
 /** The columns of one export a rule reads. */
@@ -79,6 +102,8 @@ export interface RuleDef {
    * that its count is never read as covering it.
    */
   readonly unseen?: string;
+  /** Where one subject can have several findings of the rule: what tells them apart (a draft's `part`), for docs/findings.md. */
+  readonly part?: string;
   readonly check: (ctx: RuleContext) => Iterable<FindingDraft>;
 }
 

@@ -6,6 +6,9 @@
 import { RULES } from './catalog.js';
 import { SEVERITIES, severityRank, type RuleDef } from './define.js';
 import { DEFAULT_EXPIRING_DAYS } from './evaluate.js';
+import { FINDINGS_CSV_COLUMNS } from './csv.js';
+import { FINDING_ID_NAMESPACE } from './identity.js';
+import { DEFAULT_WAIVERS_MAX_DAYS, WAIVERS_MAX_BYTES } from './waivers.js';
 
 const INTRO = `# Findings
 
@@ -25,7 +28,7 @@ those columns of the export records (never over the raw responses).
   \`sha256\` as it is read, each once: a snapshot whose exports were edited is
   refused (exit 1).
 - \`--fail-on <severity>\` (both) exits 6 when a finding of that severity or
-  higher exists; the snapshot is published either way. Severities, highest
+  higher exists that is not waived (see *Waivers*); the snapshot is published either way. Severities, highest
   first: ${SEVERITIES.map((s) => `\`${s}\``).join(', ')}. It fails closed: a rule
   of that severity or higher that could not be evaluated (see *Not evaluated*)
   exits 6 too, the warning naming each such rule and why (five at most, then
@@ -112,12 +115,26 @@ rule that reads project_memberships takes each user and project once.
   "rules": [ { "id": "certification-missing", "severity": "high", "evaluated": true, "count": 18 },
              { "id": "quota-exceeded", "severity": "medium", "evaluated": false,
                "reason": "teams.usage_vms_cores is null in this snapshot: …", "count": null } ],
-  "findings": [ { "rule": "certification-missing", "severity": "high",
+  "findings": [ { "id": "6f1c…-5…", "rule": "certification-missing", "severity": "high",
+                  "state": "open", "firstSeen": "2026-11-21T02:00:00.000Z",
                   "subject": { "export": "project_memberships", "key": ["proj|…", "<user id>", "<membership id>"] },
                   "related": [ { "export": "projects", "key": ["proj|…"] } ],
-                  "detail": "user …, member of project \\"Project 1\\" …, holds no certification for it" } ]
+                  "detail": "user …, member of project \\"Project 1\\" …, holds no certification for it",
+                  "display": { "user": "Priya Tanaka", "email": "priya.tanaka.10@example.org", "project": "Project 1",
+                               "requirement": "Requirement 1: Clinical data course", "level": "Level 1" },
+                  "waived": { "reason": "NDA and course booked", "owner": "security-office@example.org",
+                              "expires": "2026-12-15" } } ]
 }
 \`\`\`
+
+With a previous night the object also has \`previous\` (\`{ "time", "source" }\`)
+after \`time\`, and \`resolved\` after \`findings\`; with \`--waivers\`, \`waivers\`
+(the file's \`sha256\`, its number of \`entries\`, and the waivers \`stale\`,
+\`endingSoon\` and \`ended\`, each with its \`line\`, \`rule\`, match, \`owner\`
+and \`expires\`) and, per rule, \`waived\` (how many of its \`count\` are waived).
+\`$defs.findings\` of [summary-schema.json](summary-schema.json) is its JSON
+Schema (draft 2020-12), for \`_findings.json\` and \`svc-snapshot findings
+--json\` alike.
 
 A row is named by its export and the values of the export's key columns, in
 the order docs/exports.md lists them, as text. Rules are sorted by severity
@@ -128,6 +145,105 @@ compact JSON (a night's file compares with another's line by line). Values from 
 escaped on the terminal.
 `;
 
+const OVER_TIME = `
+## Findings over time
+
+**Ids.** Every finding has an \`id\`, the same on every night and machine
+while the finding lasts: the UUID version 5 (RFC 9562, SHA-1) in the
+namespace \`${FINDING_ID_NAMESPACE}\` (itself the UUID v5 of
+\`svc-snapshot findings\` in RFC 9562's URL namespace) of the name
+\`JSON.stringify([rule, subject export, subject key, part])\`: the key values
+as \`subject.key\` writes them, and \`part\` what tells apart several findings
+of one rule on one subject (each rule below says what, where it can happen),
+else \`null\`. For example \`["quota-exceeded","teams",["team|…"],"cores"]\`.
+
+**Names.** \`display\` holds the names a person reads, each present when the
+finding is about one: \`user\` (first and last name) and \`email\` (users),
+\`project\`, \`team\`, \`requirement\`, \`level\` (the \`name\` of projects,
+teams, security_requirements, security_levels) and \`vms\` (the running VMs'
+names, active_vms, joined with ", "). A user the users export does not list,
+or lists with neither name nor e-mail, is \`deleted user <id>\`; another id
+that its export does not list is \`<id> (no project of that id listed)\`; an
+export the snapshot cannot give leaves the id itself. Names never stop a rule:
+the keys stay exact in \`subject\` and \`related\`. The text output and the
+report group the findings by person, then project (one person lacking three
+requirements of one project is one entry of three lines); a finding about no
+person under its project, team or level.
+
+**New, open, resolved.** The previous night is the newest older snapshot
+beside this one (as \`--diff-previous\` finds it), or \`--previous <dir>\`
+(\`findings\`, \`report\`). Its findings are those of its \`_findings.json\`
+(checked against its manifest) when it was written by this version, else the
+rules evaluated over its exports with the same settings. Findings are matched
+by \`id\`: one seen the night before is \`open\`, its \`firstSeen\` carried
+from that night's file (or that night's time); any other is \`new\`, with
+\`firstSeen\` this snapshot's time. The previous night's findings that are gone
+are listed in \`resolved\` (with their \`firstSeen\`). Without a previous
+night, findings have no \`state\`. A previous snapshot found beside that
+cannot be read is warned about and left out; one given with \`--previous\`
+that cannot be read is the command's error. The text output and the report
+show the new and resolved findings first.
+
+### Waivers
+
+\`--waivers <file>\` (or \`SVC_WAIVERS\`) on \`snapshot\` (with \`--findings\` or
+\`--format html\`), \`findings\` and \`report\`:
+
+\`\`\`yaml
+waivers:
+  - rule: certification-missing
+    subject: ["proj|fa021be1-…", "996f25a8-…"]   # the subject key, or its beginning
+    reason: NDA and course booked for 4 December
+    owner: security-office@example.org
+    expires: 2026-12-15
+  - rule: quota-exceeded
+    id: 6f1c…                                    # or one finding, by its id
+    reason: extra cores granted for the campaign
+    owner: platform-team@example.org
+    expires: 2027-01-31
+\`\`\`
+
+- The file is YAML 1.2 (so JSON too), UTF-8, a regular file (never read
+  through a symbolic link) of at most ${WAIVERS_MAX_BYTES / 1024 / 1024} MiB,
+  holding one member, \`waivers\`. Each entry has \`rule\` (a rule of this page),
+  exactly one match, \`id\` or \`subject\` (a list of key values; a shorter list
+  matches every subject it begins: \`[project id]\` every member of a project
+  for a certification rule), \`reason\` and \`owner\` (plain text: no control or
+  bidirectional characters), and \`expires\` (\`YYYY-MM-DD\`, required). Nothing
+  else: an unknown field (a typo) is refused.
+- A waiver applies through the whole of its \`expires\` day (UTC), compared
+  with the snapshot's time like everything else. \`expires\` may be at most
+  \`--waivers-max-days\` (default ${DEFAULT_WAIVERS_MAX_DAYS}) after today, so
+  that every waiver is looked at again within a year.
+- A finding a waiver in force matches stays in every output with
+  \`waived: { reason, owner, expires }\` (several matching: the one ending
+  last). It does not count for \`--fail-on\` nor in
+  \`svc_snapshot_findings\`; \`svc_snapshot_findings_waived{rule,severity,site}\`
+  counts it. A waiver whose date has passed no longer applies and is no
+  error: the finding is active again and carries \`waiverEnded\` (whose
+  waiver ended when); the waiver is listed in \`waivers.ended\`. A waiver in
+  force that matches no finding is \`stale\`; one ending within
+  \`--expiring-days\` is listed in \`endingSoon\`.
+- \`waivers.sha256\` in \`_findings.json\` is the file's sha256: a signed snapshot
+  shows which waivers were in force.
+- An unusable file (not YAML, not UTF-8, no \`waivers\` list, an unknown rule
+  or field, no match or two, no \`expires\` or one that is not a date or is too
+  far ahead, the same rule and match twice, hostile text, a link, a file too
+  large) is a usage error naming the file and the line, exit 2, before
+  anything is read or written.
+
+### CSV
+
+\`svc-snapshot findings <dir> --format csv\` prints, and \`--findings --format
+csv\` on a snapshot writes beside \`_findings.json\` as \`_findings.csv\` (listed
+in the manifest's \`files\`), one row per finding and then one per resolved
+finding (state \`resolved\`), with the spreadsheets' CSV rules (RFC 4180,
+UTF-8 with a byte-order mark, a text that would start a formula prefixed with
+\`'\`). The columns: ${FINDINGS_CSV_COLUMNS.map((c) => `\`${c}\``).join(', ')}
+(\`subject_key\`'s values joined with \`; \`). On stdout, where every byte passes
+the terminal's escaping, the rows end with LF and have no byte-order mark.
+`;
+
 function renderRule(rule: RuleDef): string {
   const optional = (r: RuleDef['reads'][number]) =>
     r.optional !== undefined ? ` (optional: ${r.optional}, left out when the snapshot does not hold it)` : '';
@@ -135,6 +251,12 @@ function renderRule(rule: RuleDef): string {
     .map((r) => `- ${r.export}: ${r.columns.map((c) => `\`${c}\``).join(', ')}${optional(r)}`)
     .join('\n');
   const spec = rule.spec.map((s) => `- ${s.where}: ${s.text}`).join('\n');
+  const partText =
+    rule.part !== undefined ? `\nSeveral findings of one subject are told apart (in their id) by ${rule.part}.\n` : '';
+  const unseenText =
+    rule.unseen !== undefined
+      ? `\nNever sees, and says so in its \`reason\` whenever it is evaluated: ${rule.unseen}.\n`
+      : '';
   return `## ${rule.id}
 
 Severity: **${rule.severity}**. ${rule.description}
@@ -144,7 +266,7 @@ ${rule.meaning}
 Reads:
 
 ${reads}
-${rule.unseen !== undefined ? `\nNever sees, and says so in its \`reason\` whenever it is evaluated: ${rule.unseen}.\n` : ''}
+${partText}${unseenText}
 Rests on:
 
 ${spec}
@@ -157,5 +279,5 @@ export function renderFindingsMarkdown(): string {
   );
   const rows = rules.map((r) => `| [\`${r.id}\`](#${r.id}) | ${r.severity} | ${r.description.replace(/\|/g, '\\|')} |`);
   const table = ['| rule | severity | what it names |', '|---|---|---|', ...rows].join('\n');
-  return `${INTRO}\n## The rules\n\n${table}\n\n${rules.map(renderRule).join('\n')}`;
+  return `${INTRO}${OVER_TIME}\n## The rules\n\n${table}\n\n${rules.map(renderRule).join('\n')}`;
 }

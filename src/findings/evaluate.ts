@@ -10,7 +10,17 @@ import { FailedError } from '../errors.js';
 import { CATALOG } from '../exports/catalog.js';
 import type { ExportRecord } from '../exports/types.js';
 import { RULES, exportsRead } from './catalog.js';
-import { severityRank, type RowRef, type RuleContext, type RuleDef, type RuleInput, type Severity } from './define.js';
+import {
+  severityRank,
+  type FindingAbout,
+  type RowRef,
+  type RuleContext,
+  type RuleDef,
+  type RuleInput,
+  type Severity,
+} from './define.js';
+import { DISPLAY_READS, DisplayNames, type FindingDisplay } from './display.js';
+import { findingId } from './identity.js';
 
 /** The default of `--expiring-days`. */
 export const DEFAULT_EXPIRING_DAYS = 30;
@@ -25,19 +35,81 @@ interface RuleResult {
   readonly count: number | null;
 }
 
-interface Finding {
+/** A waiver as a finding carries it (CONTRACT section 18): in force (`waived`), or ended (`waiverEnded`). */
+export interface WaiverMark {
+  readonly reason: string;
+  readonly owner: string;
+  readonly expires: string;
+}
+
+/** new: not seen the night before; open: seen then too, first on `firstSeen` (CONTRACT section 18). */
+type FindingState = 'new' | 'open';
+
+export interface Finding {
+  /** Stable across nights and machines (identity.ts). */
+  readonly id: string;
   readonly rule: string;
   readonly severity: Severity;
   readonly subject: RowRef;
   readonly related: readonly RowRef[];
   readonly detail: string;
+  readonly display: FindingDisplay;
+  /** The ids behind `display` (not written: the keys are in subject and related). */
+  readonly about?: FindingAbout;
+  /** The rule's shorter sentence for the text output, if it has one (not written). */
+  readonly summary?: string;
+  /** With a previous night to compare with (lifecycle.ts). */
+  readonly state?: FindingState;
+  readonly firstSeen?: string;
+  /** With --waivers (waivers.ts): the waiver in force, or the one that ended. */
+  readonly waived?: WaiverMark;
+  readonly waiverEnded?: WaiverMark;
+}
+
+/** A finding of the previous night that is gone tonight. */
+export interface ResolvedFinding {
+  readonly id: string;
+  readonly rule: string;
+  readonly severity: Severity;
+  readonly subject: RowRef;
+  readonly detail: string;
+  readonly display: FindingDisplay;
+  readonly firstSeen: string;
+}
+
+/** A waiver of the file as `_findings.json` lists it: stale (matches nothing), or ending soon. */
+export interface WaiverNote {
+  readonly line: number;
+  readonly rule: string;
+  readonly id?: string;
+  readonly subject?: readonly string[];
+  readonly owner: string;
+  readonly expires: string;
+}
+
+/** With --waivers: the file's sha256 and what became of its waivers. */
+export interface WaiversSummary {
+  readonly sha256: string;
+  readonly entries: number;
+  readonly stale: readonly WaiverNote[];
+  readonly endingSoon: readonly WaiverNote[];
+  readonly ended: readonly WaiverNote[];
+}
+
+/** The night the states are told against: the previous snapshot, or the history database's newest earlier run. */
+export interface PreviousNight {
+  readonly time: string;
+  readonly source: 'snapshot' | 'history';
 }
 
 /** `_findings.json` and `svc-snapshot findings --json`. */
 export interface FindingsReport {
   readonly time: string;
+  readonly previous?: PreviousNight;
+  readonly waivers?: WaiversSummary;
   readonly rules: readonly RuleResult[];
   readonly findings: readonly Finding[];
+  readonly resolved?: readonly ResolvedFinding[];
 }
 
 /** What the evaluation reads of a snapshot manifest. */
@@ -126,14 +198,66 @@ function compareRef(a: RowRef, b: RowRef): number {
   return a.key.length - b.key.length;
 }
 
-/** A finding as its line of `_findings.json`: compact JSON, keys in a fixed order. */
+const refJson = (r: RowRef) => ({ export: r.export, key: r.key });
+
+/**
+ * A finding as its line of `_findings.json`: compact JSON, keys in a fixed
+ * order; the lifecycle and waiver members only when known (JSON.stringify
+ * leaves out a member whose value is undefined).
+ */
 function findingLine(f: Finding): string {
   return JSON.stringify({
+    id: f.id,
     rule: f.rule,
     severity: f.severity,
-    subject: { export: f.subject.export, key: f.subject.key },
-    related: f.related.map((r) => ({ export: r.export, key: r.key })),
+    state: f.state,
+    firstSeen: f.firstSeen,
+    subject: refJson(f.subject),
+    related: f.related.map(refJson),
     detail: f.detail,
+    display: f.display,
+    waived: f.waived,
+    waiverEnded: f.waiverEnded,
+  });
+}
+
+/**
+ * A finding with its lifecycle or waiver members set. Every finding is made
+ * with all its members, in one order, so that the large site's tens of
+ * thousands are objects of one shape: copies by spreading took twice as
+ * long to make and to serialize.
+ */
+export function findingWith(
+  f: Finding,
+  more: Pick<Finding, 'state' | 'firstSeen' | 'waived' | 'waiverEnded'>,
+): Finding {
+  return {
+    id: f.id,
+    rule: f.rule,
+    severity: f.severity,
+    subject: f.subject,
+    related: f.related,
+    detail: f.detail,
+    display: f.display,
+    about: f.about,
+    summary: f.summary,
+    state: more.state ?? f.state,
+    firstSeen: more.firstSeen ?? f.firstSeen,
+    waived: more.waived ?? f.waived,
+    waiverEnded: more.waiverEnded ?? f.waiverEnded,
+  };
+}
+
+/** A resolved finding as its line of `_findings.json`'s `resolved`. */
+function resolvedLine(f: ResolvedFinding): string {
+  return JSON.stringify({
+    id: f.id,
+    rule: f.rule,
+    severity: f.severity,
+    firstSeen: f.firstSeen,
+    subject: refJson(f.subject),
+    detail: f.detail,
+    display: f.display,
   });
 }
 
@@ -177,9 +301,28 @@ function snapshotTime(time: string): number {
 }
 
 /**
+ * The exports the rules read, with the names `display` reads (DISPLAY_READS)
+ * of each export the snapshot holds available: a name the snapshot cannot
+ * give is said by its id, and stops no rule.
+ */
+export function withDisplayReads(
+  reads: Map<string, Set<string>>,
+  manifest?: FindingsManifest,
+): Map<string, Set<string>> {
+  for (const [name, columns] of DISPLAY_READS) {
+    if (manifest && !manifest.exports.some((e) => e.export === name && e.available)) continue;
+    let cols = reads.get(name);
+    if (!cols) reads.set(name, (cols = new Set()));
+    for (const c of columns) cols.add(c);
+  }
+  return reads;
+}
+
+/**
  * Evaluates the rules. `load` gives the records of one export, each holding
  * at least `columns` (the union of what the rules read of it); it is called
- * once per export a rule that can be evaluated reads, never for another.
+ * once per export a rule that can be evaluated reads, and once per available export the
+ * display names are read from (DISPLAY_READS), never for another.
  */
 export async function evaluateFindings(
   manifest: FindingsManifest,
@@ -194,7 +337,9 @@ export async function evaluateFindings(
   // The exports the evaluated rules read, less the optional ones this snapshot does not hold.
   const usable = evaluable.map((r) => ({ ...r, reads: r.reads.filter((i) => !leftOutInput(i, manifest)) }));
   const loaded = new Map<string, readonly ExportRecord[]>();
-  for (const [name, columns] of exportsRead(usable)) loaded.set(name, await load(name, [...columns]));
+  for (const [name, columns] of withDisplayReads(exportsRead(usable), manifest))
+    loaded.set(name, await load(name, [...columns]));
+  const names = new DisplayNames((name) => loaded.get(name));
 
   const results: RuleResult[] = [];
   const findings: Finding[] = [];
@@ -222,11 +367,19 @@ export async function evaluateFindings(
     let count = 0;
     for (const draft of rule.check(ctx)) {
       findings.push({
+        id: findingId(rule.id, draft.subject, draft.part),
         rule: rule.id,
         severity: rule.severity,
         subject: draft.subject,
         related: draft.related,
         detail: draft.detail,
+        display: names.of(draft.about),
+        about: draft.about,
+        summary: draft.summary,
+        state: undefined,
+        firstSeen: undefined,
+        waived: undefined,
+        waiverEnded: undefined,
       });
       count++;
     }
@@ -247,14 +400,15 @@ export async function evaluateFindings(
 const FINDINGS_PER_CHUNK = 2000;
 
 /**
- * The text of `_findings.json`, a chunk at a time: the object's three
- * members on their own lines, each rule and each finding one compact JSON
- * line (keys in a fixed order), one newline at the end. A line per finding
- * keeps the file a third of its indented size on a large site, and a diff of
- * two nights' files line by line; chunks spare a large site's file being one
- * string in memory.
+ * The text of `_findings.json`, a chunk at a time: the object's members on
+ * their own lines (`previous`, `waivers` and `resolved` only when known),
+ * each rule and each finding one compact JSON line (keys in a fixed order),
+ * one newline at the end. A line per finding keeps the file a third of its
+ * indented size on a large site, and a diff of two nights' files line by
+ * line; chunks spare a large site's file being one string in memory.
  */
 export function* serializeFindingsChunks(report: FindingsReport): Generator<string> {
+  const waived = report.waivers !== undefined ? waivedCounts(report) : undefined;
   const rules = report.rules.map((r) =>
     JSON.stringify({
       id: r.id,
@@ -262,16 +416,38 @@ export function* serializeFindingsChunks(report: FindingsReport): Generator<stri
       evaluated: r.evaluated,
       ...(r.reason !== undefined ? { reason: r.reason } : {}),
       count: r.count,
+      ...(waived && r.evaluated ? { waived: waived.get(r.id) ?? 0 } : {}),
     }),
   );
   const list = (lines: string[]) => (lines.length === 0 ? '[]' : `[\n    ${lines.join(',\n    ')}\n  ]`);
   const { findings } = report;
-  yield `{\n  "time": ${JSON.stringify(report.time)},\n  "rules": ${list(rules)},\n  "findings": ${findings.length === 0 ? '[]' : '[\n    '}`;
+  let head = `{\n  "time": ${JSON.stringify(report.time)},\n`;
+  if (report.previous) head += `  "previous": ${JSON.stringify(report.previous)},\n`;
+  if (report.waivers) head += `  "waivers": ${waiversText(report.waivers)},\n`;
+  yield `${head}  "rules": ${list(rules)},\n  "findings": ${findings.length === 0 ? '[]' : '[\n    '}`;
   for (let i = 0; i < findings.length; i += FINDINGS_PER_CHUNK) {
     const lines = findings.slice(i, i + FINDINGS_PER_CHUNK).map(findingLine);
     yield `${i > 0 ? ',\n    ' : ''}${lines.join(',\n    ')}`;
   }
-  yield findings.length === 0 ? '\n}\n' : '\n  ]\n}\n';
+  if (findings.length > 0) yield '\n  ]';
+  yield report.resolved !== undefined ? `,\n  "resolved": ${list(report.resolved.map(resolvedLine))}\n}\n` : '\n}\n';
+}
+
+/** The waivers member: its lists one compact entry a line. */
+function waiversText(w: WaiversSummary): string {
+  const list = (notes: readonly WaiverNote[]) =>
+    notes.length === 0 ? '[]' : `[\n      ${notes.map((n) => JSON.stringify(n)).join(',\n      ')}\n    ]`;
+  return (
+    `{\n    "sha256": ${JSON.stringify(w.sha256)},\n    "entries": ${w.entries},\n    "stale": ${list(w.stale)},\n` +
+    `    "endingSoon": ${list(w.endingSoon)},\n    "ended": ${list(w.ended)}\n  }`
+  );
+}
+
+/** Waived findings per rule. */
+function waivedCounts(report: FindingsReport): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const f of report.findings) if (f.waived) out.set(f.rule, (out.get(f.rule) ?? 0) + 1);
+  return out;
 }
 
 /** The bytes of `_findings.json` as one string (serializeFindingsChunks joined). */
@@ -281,13 +457,21 @@ export function serializeFindings(report: FindingsReport): string {
 
 /**
  * Findings by rule and severity, for the metrics file
- * (`svc_snapshot_findings{rule,severity,site}`): one entry per evaluated rule,
- * its count (0 included); a rule not evaluated has no entry.
+ * (`svc_snapshot_findings{rule,severity,site}` and
+ * `svc_snapshot_findings_waived{rule,severity,site}`): one entry per evaluated
+ * rule, its findings not waived and its waived ones (0 included); a rule not
+ * evaluated has no entry.
  */
-export function findingCounts(report: FindingsReport): Array<{ rule: string; severity: Severity; count: number }> {
+export function findingCounts(
+  report: FindingsReport,
+): Array<{ rule: string; severity: Severity; count: number; waived?: number }> {
+  const waived = waivedCounts(report);
   return report.rules
     .filter((r) => r.evaluated)
-    .map((r) => ({ rule: r.id, severity: r.severity, count: r.count ?? 0 }));
+    .map((r) => {
+      const w = waived.get(r.id) ?? 0;
+      return { rule: r.id, severity: r.severity, count: (r.count ?? 0) - w, ...(report.waivers ? { waived: w } : {}) };
+    });
 }
 
 /** The rules not evaluated, for the metrics file (`svc_snapshot_findings_unevaluated{rule,severity}`): what --fail-on fails closed on. */
@@ -313,7 +497,8 @@ export function failing(
 ): { findings: number; unevaluated: ReadonlyArray<{ id: string; reason: string }> } {
   if (failOn.severity === undefined) return { findings: 0, unevaluated: [] };
   const floor = severityRank(failOn.severity);
-  const findings = report.findings.filter((f) => severityRank(f.severity) >= floor).length;
+  // A waived finding does not count (CONTRACT section 18); one whose waiver ended does.
+  const findings = report.findings.filter((f) => !f.waived && severityRank(f.severity) >= floor).length;
   const unevaluated = failOn.unevaluated
     ? report.rules
         .filter((r) => !r.evaluated && severityRank(r.severity) >= floor)

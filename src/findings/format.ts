@@ -1,14 +1,158 @@
 /**
- * The text table of `svc-snapshot findings`: the rules (evaluated with their
- * counts, or not evaluated with the reason), then one line per finding.
- * Every value that came from the data is escaped for the terminal.
+ * The text of `svc-snapshot findings`: the rules (evaluated with their
+ * counts, or not evaluated with the reason); what changed since the previous
+ * night and what the waivers did; then the new and resolved findings first,
+ * and every finding under the person (then the project) it is about, so
+ * that one person lacking three requirements of one project reads as one
+ * entry of three lines (CONTRACT section 18). Every value that came from the
+ * data is escaped for the terminal.
  */
 import { escapeControl } from '../util/escape.js';
 import type { RowRef } from './define.js';
-import type { FindingsReport } from './evaluate.js';
+import type { FindingDisplay } from './display.js';
+import type { Finding, FindingsReport, ResolvedFinding, WaiverNote, WaiversSummary } from './evaluate.js';
 
 function refText(r: RowRef): string {
   return `${r.export} ${r.key.map((k) => escapeControl(k)).join(' / ')}`;
+}
+
+/** A time as its date, for "open since" and "first seen". */
+const day = (time: string | undefined): string => escapeControl((time ?? '').slice(0, 10));
+
+/** The person a display names: full name and e-mail (raw: the caller escapes it for where it goes). */
+function person(d: FindingDisplay): string | undefined {
+  if (d.user === undefined) return undefined;
+  return d.email !== undefined && d.email !== d.user ? `${d.user} <${d.email}>` : d.user;
+}
+
+/** Who or what a finding is about, as its group's heading (raw text). */
+export function findingHeading(f: { display: FindingDisplay; subject: RowRef }): string {
+  const d = f.display;
+  return (
+    person(d) ??
+    (d.project !== undefined
+      ? `project ${d.project}`
+      : d.team !== undefined
+        ? `team ${d.team}`
+        : d.level !== undefined
+          ? `security level ${d.level}`
+          : `${f.subject.export} ${f.subject.key.join(' / ')}`)
+  );
+}
+
+const heading = (f: { display: FindingDisplay; subject: RowRef }) => escapeControl(findingHeading(f));
+
+/** One person's (or thing's) findings, by project ('' first: those about no project). */
+export interface FindingGroup {
+  readonly heading: string;
+  readonly projects: ReadonlyArray<{ readonly project: string; readonly findings: readonly Finding[] }>;
+}
+
+/** The findings under their person (or project, team, level, row), then project: groups in the order of their first finding. */
+export function groupFindings(findings: readonly Finding[]): FindingGroup[] {
+  const groups = new Map<string, Map<string, Finding[]>>();
+  for (const f of findings) {
+    const head = findingHeading(f);
+    let projects = groups.get(head);
+    // What is about the person alone (no project) comes first.
+    if (!projects) groups.set(head, (projects = new Map([['', []]])));
+    const sub = f.display.user !== undefined && f.display.project !== undefined ? f.display.project : '';
+    let list = projects.get(sub);
+    if (!list) projects.set(sub, (list = []));
+    list.push(f);
+  }
+  return [...groups].map(([head, projects]) => ({
+    heading: head,
+    projects: [...projects]
+      .filter(([, list]) => list.length > 0)
+      .map(([project, list]) => ({ project, findings: list })),
+  }));
+}
+
+/** What the finding says under its heading: the requirement it is about, or its sentence. */
+function what(f: Finding): string {
+  const d = f.display;
+  if (d.requirement !== undefined) {
+    const level = d.level !== undefined ? ` of level "${escapeControl(d.level)}"` : '';
+    return `requirement "${escapeControl(d.requirement)}"${level}: ${escapeControl(f.summary ?? f.detail)}`;
+  }
+  return escapeControl(f.summary ?? f.detail);
+}
+
+function tags(f: Finding): string {
+  const out: string[] = [];
+  if (f.state === 'new') out.push('[new]');
+  if (f.state === 'open') out.push(`[open since ${day(f.firstSeen)}]`);
+  const w = f.waived;
+  if (w)
+    out.push(`[waived by ${escapeControl(w.owner)} until ${escapeControl(w.expires)}: ${escapeControl(w.reason)}]`);
+  const e = f.waiverEnded;
+  if (e) out.push(`[waiver of ${escapeControl(e.owner)} ended ${escapeControl(e.expires)}]`);
+  return out.length > 0 ? `${out.join(' ')} ` : '';
+}
+
+const sev = (s: string) => s.toUpperCase().padEnd(8);
+
+function findingLine(f: Finding, indent: string): string {
+  return `${indent}${sev(f.severity)}  ${f.rule}  ${tags(f)}${what(f)}  (${refText(f.subject)})`;
+}
+
+function grouped(findings: readonly Finding[]): string[] {
+  const lines: string[] = [];
+  for (const group of groupFindings(findings)) {
+    lines.push('', escapeControl(group.heading));
+    for (const { project, findings: list } of group.projects) {
+      if (project !== '') lines.push(`  project ${escapeControl(project)}`);
+      for (const f of list) lines.push(findingLine(f, project !== '' ? '    ' : '  '));
+    }
+  }
+  return lines;
+}
+
+function resolvedLine(f: ResolvedFinding): string {
+  return (
+    `  ${sev(f.severity)}  ${f.rule}  ${heading(f)}: ${escapeControl(f.detail)}  (first seen ${day(f.firstSeen)}; ` +
+    `${refText(f.subject)})`
+  );
+}
+
+function noteText(n: WaiverNote): string {
+  const match =
+    n.id !== undefined ? `id ${escapeControl(n.id)}` : `subject ${(n.subject ?? []).map(escapeControl).join(' / ')}`;
+  return `line ${n.line}: ${escapeControl(n.rule)} ${match} (${escapeControl(n.owner)}, expires ${escapeControl(n.expires)})`;
+}
+
+function waiverLines(w: WaiversSummary, waived: number): string[] {
+  const lines = [`Waivers (sha256 ${w.sha256}): ${w.entries} entries, ${waived} finding(s) waived.`];
+  for (const [title, list] of [
+    ['Ended (their findings are active again)', w.ended],
+    ['Ending soon', w.endingSoon],
+    ['Stale (they match no finding)', w.stale],
+  ] as const) {
+    if (list.length === 0) continue;
+    lines.push(`${title}:`, ...list.map((n) => `  ${noteText(n)}`));
+  }
+  return lines;
+}
+
+/** The lines before the findings: the comparison with the previous night, and the waivers. */
+function overTime(report: FindingsReport): string[] {
+  const lines: string[] = [];
+  const fresh = report.findings.filter((f) => f.state === 'new');
+  if (report.previous) {
+    const open = report.findings.length - fresh.length;
+    const resolved = report.resolved ?? [];
+    lines.push(
+      '',
+      `Since ${report.previous.source === 'history' ? 'the history database' : 'the snapshot'} of ` +
+        `${escapeControl(report.previous.time)}: ${fresh.length} new, ${open} open, ${resolved.length} resolved.`,
+    );
+    if (fresh.length > 0)
+      lines.push('New:', ...fresh.map((f) => findingLine(f, '  ').replace('[new] ', `${heading(f)}: `)));
+    if (resolved.length > 0) lines.push('Resolved:', ...resolved.map(resolvedLine));
+  }
+  if (report.waivers) lines.push('', ...waiverLines(report.waivers, report.findings.filter((f) => f.waived).length));
+  return lines;
 }
 
 export function formatFindings(report: FindingsReport, dir: string): string {
@@ -22,6 +166,7 @@ export function formatFindings(report: FindingsReport, dir: string): string {
         `${head}  ${String(r.count).padStart(6)}${r.reason !== undefined ? `  (${escapeControl(r.reason)})` : ''}`,
       );
   }
+  lines.push(...overTime(report));
   if (report.findings.length === 0) {
     const evaluated = report.rules.filter((r) => r.evaluated).length;
     lines.push(
@@ -34,10 +179,6 @@ export function formatFindings(report: FindingsReport, dir: string): string {
     );
     return `${lines.join('\n')}\n`;
   }
-  lines.push('');
-  for (const f of report.findings) {
-    lines.push(`${f.severity.toUpperCase().padEnd(8)}  ${f.rule}  ${refText(f.subject)}`);
-    lines.push(`          ${escapeControl(f.detail)}`);
-  }
+  lines.push(...grouped(report.findings));
   return `${lines.join('\n')}\n`;
 }

@@ -5,6 +5,9 @@
  */
 import { UsageError } from '../errors.js';
 import type { Snapshot } from '../snapshot/dir.js';
+import { applyLifecycle, type PreviousFindings } from './lifecycle.js';
+import { FINDINGS_FILE_NAME } from './names.js';
+import { applyWaivers, checkWaiverDates, loadWaivers, type WaiversFile } from './waivers.js';
 import { SEVERITIES, type Severity } from './define.js';
 import {
   evaluateFindings,
@@ -19,7 +22,8 @@ export { findingCounts, serializeFindings, unevaluatedRules, type FailOn, type F
 export { formatFindings } from './format.js';
 
 /** The file `--findings` adds to a snapshot directory (to be listed in the manifest's `files`). */
-export const FINDINGS_FILE = '_findings.json';
+export const FINDINGS_FILE = FINDINGS_FILE_NAME;
+export { FINDINGS_CSV_NAME as FINDINGS_CSV } from './names.js';
 
 /** What a command that evaluates the findings was asked for, parsed before anything is read or published. */
 export interface FindingsSettings {
@@ -27,13 +31,17 @@ export interface FindingsSettings {
   readonly expiringDays: number;
   /** --findings-inherit-levels (default) or --no-findings-inherit-levels. */
   readonly inheritLevels: boolean;
+  /** --waivers / SVC_WAIVERS, read and checked whole. */
+  readonly waivers?: WaiversFile;
 }
 
 interface FindingsOptions {
-  readonly failOn: Severity | undefined;
-  readonly failOnUnevaluated: boolean;
+  readonly failOn?: Severity | undefined;
+  readonly failOnUnevaluated?: boolean;
   readonly expiringDays: number;
   readonly findingsInheritLevels: boolean;
+  readonly waivers: string | undefined;
+  readonly waiversMaxDays: number;
   readonly sources: Readonly<Record<string, string | undefined>>;
 }
 
@@ -43,15 +51,22 @@ interface FindingsOptions {
  * never after a snapshot was published. --fail-on-unevaluated changes what
  * --fail-on fails on: alone it would do nothing, which a job would not notice.
  */
-export function findingsSettings(o: FindingsOptions): FindingsSettings {
+export function findingsSettings(o: FindingsOptions, now: () => number = Date.now): FindingsSettings {
   const from = o.sources.failOnUnevaluated;
   if (from !== undefined && o.sources.failOn === undefined) {
     throw new UsageError(`${from} changes what --fail-on <severity> fails on; give --fail-on too, or drop ${from}`);
   }
+  let waivers: WaiversFile | undefined;
+  if (o.waivers !== undefined) {
+    const source = o.sources.waivers ?? '--waivers';
+    waivers = loadWaivers(o.waivers, source);
+    checkWaiverDates(waivers, o.waiversMaxDays, now(), source);
+  }
   return {
-    failOn: { severity: o.failOn, unevaluated: o.failOnUnevaluated },
+    failOn: { severity: o.failOn, unevaluated: o.failOnUnevaluated ?? true },
     expiringDays: o.expiringDays,
     inheritLevels: o.findingsInheritLevels,
+    ...(waivers ? { waivers } : {}),
   };
 }
 
@@ -65,11 +80,12 @@ export function checkFindingsOptions(
   html: boolean,
 ): FindingsSettings {
   if (!o.findings) {
-    for (const key of ['failOn', 'failOnUnevaluated', 'expiringDays', ...(html ? [] : ['findingsInheritLevels'])]) {
+    const findingsOnly = ['failOn', 'failOnUnevaluated', 'expiringDays'];
+    for (const key of [...findingsOnly, ...(html ? [] : ['findingsInheritLevels', 'waivers', 'waiversMaxDays'])]) {
       const from = o.sources[key];
       if (from !== undefined)
         throw new UsageError(
-          `${from} needs --findings on a snapshot${key === 'findingsInheritLevels' ? ' (or --format html)' : ''} (or ` +
+          `${from} needs --findings on a snapshot${findingsOnly.includes(key) ? '' : ' (or --format html)'} (or ` +
             `use svc-snapshot findings <snapshot-dir>)`,
         );
     }
@@ -100,6 +116,29 @@ export async function findingsOf(snapshot: Snapshot, opts: EvaluateOptions): Pro
   );
   await snapshot.checkRest();
   return report;
+}
+
+/**
+ * The findings over time (CONTRACT section 18): each one's state against the
+ * previous night's, when there is one, and the waivers, when given, at the
+ * snapshot's time.
+ */
+export function overTime(
+  report: FindingsReport,
+  previous: PreviousFindings | undefined,
+  settings: Pick<FindingsSettings, 'waivers' | 'expiringDays'>,
+): FindingsReport {
+  let out = previous ? applyLifecycle(report, previous) : report;
+  if (settings.waivers) {
+    const { findings, summary } = applyWaivers(
+      out.findings,
+      settings.waivers,
+      Date.parse(out.time),
+      settings.expiringDays,
+    );
+    out = { ...out, waivers: summary, findings };
+  }
+  return out;
 }
 
 /** `--findings`: FINDINGS_FILE written into the staging directory a chunk at a time, before the manifest that lists it. */

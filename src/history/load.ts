@@ -6,6 +6,8 @@ import { quoteIdent, type HistoryDb } from './engine.js';
 import { exportTable, type ExportTable } from './schema.js';
 import { keyText, rowFunction, storedKeyText } from './columns.js';
 import type { InputExport, SnapshotInput } from './input.js';
+import { loadFindings } from './findings.js';
+import { FINDINGS_FILE_NAME } from '../findings/names.js';
 
 export type LoadStatus = 'loaded' | 'already loaded';
 
@@ -193,34 +195,7 @@ export async function loadSnapshot(
           'Load older snapshots into a new database together with the newer ones (history load sorts them)',
       );
     }
-    await db.run(
-      'INSERT INTO runs (base_url, time, date, source, complete, tool_version, signing_key) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      [
-        input.baseUrl,
-        input.time,
-        input.date,
-        input.source,
-        input.complete ? 1 : 0,
-        TOOL.version,
-        input.signingKey ?? null,
-      ],
-    );
-    // The manifest as it was, for as-of: beside runs, so that a look at runs is a look at its columns.
-    await db.run('INSERT INTO run_manifests (base_url, time, manifest) VALUES (?, ?, ?)', [
-      input.baseUrl,
-      input.time,
-      input.manifestText,
-    ]);
-    await db.insertRows(
-      'run_exports',
-      ['base_url', 'time', 'export', 'file', 'count', 'available', 'sha256'],
-      input.exports.map((e) => [input.baseUrl, input.time, e.export, e.file, e.count, e.available ? 1 : 0, e.sha256]),
-    );
-    // The files as-of gives back besides the exports (_findings.json), as the snapshot holds them.
-    for (const f of input.kept) {
-      const row = [input.baseUrl, input.time, f.name, f.sha256, await f.text()];
-      await db.run('INSERT INTO run_files (base_url, time, name, sha256, content) VALUES (?, ?, ?, ?, ?)', row);
-    }
+    await insertRun(db, input);
     // The newest run before this one: an export with the same hash there has the same records, so its versions stay as they are.
     const previousRows =
       newestTime === null
@@ -244,4 +219,44 @@ export async function loadSnapshot(
     await input.verify();
     return { status: 'loaded' as const, opened, closed };
   });
+}
+
+/** The run's rows: runs, its manifest, its exports' hashes, the files kept beside them and the night's findings. */
+async function insertRun(db: HistoryDb, input: SnapshotInput): Promise<void> {
+  await db.run(
+    'INSERT INTO runs (base_url, time, date, source, complete, tool_version, signing_key) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    [
+      input.baseUrl,
+      input.time,
+      input.date,
+      input.source,
+      input.complete ? 1 : 0,
+      TOOL.version,
+      input.signingKey ?? null,
+    ],
+  );
+  // The manifest as it was, for as-of: beside runs, so that a look at runs is a look at its columns.
+  await db.run('INSERT INTO run_manifests (base_url, time, manifest) VALUES (?, ?, ?)', [
+    input.baseUrl,
+    input.time,
+    input.manifestText,
+  ]);
+  await db.insertRows(
+    'run_exports',
+    ['base_url', 'time', 'export', 'file', 'count', 'available', 'sha256'],
+    input.exports.map((e) => [input.baseUrl, input.time, e.export, e.file, e.count, e.available ? 1 : 0, e.sha256]),
+  );
+  // The files as-of gives back besides the exports (_findings.json), as the snapshot holds them.
+  for (const f of input.kept) {
+    const text = await f.text();
+    await db.run('INSERT INTO run_files (base_url, time, name, sha256, content) VALUES (?, ?, ?, ?, ?)', [
+      input.baseUrl,
+      input.time,
+      f.name,
+      f.sha256,
+      text,
+    ]);
+    // The night's findings, valid-time like the exports (src/history/findings.ts).
+    if (f.name === FINDINGS_FILE_NAME) await loadFindings(db, input.baseUrl, input.time, text);
+  }
 }

@@ -6,13 +6,14 @@ import type { ExportRecord } from '../exports/types.js';
 import { quoteIdent, type HistoryDb } from './engine.js';
 import { recordTextsOf } from './texts.js';
 import { rowFunction, sqlType, typedColumn, utcExpression, type TypedColumn } from './columns.js';
+import { FINDINGS_INDEX_SQL, findingsTableSql } from './findings.js';
 
 /**
  * The history schema (docs/history.md). Raise SCHEMA_VERSION with any change
  * an older tool could not read or would write wrongly; a database of a newer
  * schema is refused, naming the tool version that wrote it.
  */
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 /** Versions rewritten per statement when a schema 1 database is brought to 2. */
 const MIGRATE_BATCH = 500;
@@ -360,12 +361,19 @@ async function readSchemaVersion(db: HistoryDb): Promise<number> {
 /** The tables of a new history database, at this schema. */
 async function createBase(db: HistoryDb): Promise<void> {
   for (const sql of BASE_SQL) await db.exec(sql);
+  await createFindingsTable(db);
   await db.run('INSERT INTO history_meta (name, value) VALUES (?, ?), (?, ?)', [
     'schema_version',
     String(SCHEMA_VERSION),
     'written_by',
     TOOL.version,
   ]);
+}
+
+/** The table of the findings of every night loaded (schema 5). */
+async function createFindingsTable(db: HistoryDb): Promise<void> {
+  await db.exec(findingsTableSql(db.engine));
+  await db.exec(FINDINGS_INDEX_SQL);
 }
 
 /** Brings an existing history database to this schema; whether it was older. */
@@ -380,6 +388,8 @@ async function migrate(db: HistoryDb, now: Set<string>): Promise<boolean> {
     await db.exec(`ALTER TABLE runs ADD COLUMN ${SIGNING_KEY_COLUMN} TEXT`);
   if (current < 3) await migrateFrom2(db, now);
   if (current < 4) await migrateFrom3(db, now);
+  // Schema 5 keeps the findings of every night loaded from then on (src/history/findings.ts).
+  if (current < 5) await createFindingsTable(db);
   const migrated = current < SCHEMA_VERSION;
   if (migrated) {
     await db.run("UPDATE history_meta SET value = ? WHERE name = 'schema_version'", [String(SCHEMA_VERSION)]);

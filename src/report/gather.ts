@@ -9,7 +9,16 @@
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { diffWithSnapshot, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
-import { evaluateFindings, type FindingsReport } from '../findings/evaluate.js';
+import {
+  DEFAULT_EXPIRING_DAYS,
+  evaluateFindings,
+  withDisplayReads,
+  type FindingsReport,
+} from '../findings/evaluate.js';
+import { findingsOf, overTime } from '../findings/index.js';
+import { previousFindings } from '../findings/lifecycle.js';
+import { previousFromHistory } from '../history/previous-findings.js';
+import type { WaiversFile } from '../findings/waivers.js';
 import { exportsRead } from '../findings/catalog.js';
 import { openHistory } from '../history/engine.js';
 import { listRuns, normaliseSite } from '../history/query.js';
@@ -100,7 +109,7 @@ function vmStates(snapshot: Snapshot, entry: ManifestEntry, bytes: Buffer): VmSt
  * findings' rules read, and the VMs' states.
  */
 function exportReaders(snapshot: Snapshot, findings: boolean) {
-  const columns = findings ? exportsRead() : new Map<string, Set<string>>();
+  const columns = findings ? withDisplayReads(exportsRead()) : new Map<string, Set<string>>();
   const records = new Map<string, ExportRecord[]>();
   const states = new Map<string, VmStates>();
   const use = (entry: ManifestEntry, bytes: Buffer): void => {
@@ -121,6 +130,11 @@ function exportReaders(snapshot: Snapshot, findings: boolean) {
 export interface DirectoryOptions {
   /** --findings-inherit-levels (default true): the reading of the security levels the page's findings take. */
   readonly inheritLevels?: boolean;
+  /** --expiring-days and --waivers: the findings over time (CONTRACT section 18). */
+  readonly expiringDays?: number;
+  readonly waivers?: WaiversFile;
+  /** A previous snapshot found beside that cannot be read for its findings: said, not fatal. */
+  readonly warn?: (message: string) => void;
   /** `--previous`: compared with this directory (its problems are the command's); otherwise the newest older one beside the snapshot, if any. */
   readonly previous?: string;
   readonly history?: HistorySource;
@@ -147,8 +161,21 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
       : await besidePrevious(dir, undefined, compare);
   // The files the diff did not read (no older snapshot, or a failed comparison), and every other one checked (an edited one: exit 1).
   await snapshot.checkRest(readers.use);
-  const report = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, {
+  const evalOpts = {
     inheritLevels: opts.inheritLevels ?? true,
+    ...(opts.expiringDays !== undefined ? { expiringDays: opts.expiringDays } : {}),
+  };
+  const evaluated = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, evalOpts);
+  const warn = opts.warn ?? (() => {});
+  const before =
+    (await previousFindings(
+      { ...(given !== undefined ? { given } : {}), beside: { dir, time: manifest.time }, warn },
+      findingsOf,
+      evalOpts,
+    )) ?? (opts.history ? await previousFromHistory(opts.history, manifest.baseUrl, manifest.time, warn) : undefined);
+  const report = overTime(evaluated, before, {
+    expiringDays: evalOpts.expiringDays ?? DEFAULT_EXPIRING_DAYS,
+    ...(opts.waivers ? { waivers: opts.waivers } : {}),
   });
   const vms = readers.vms();
   const history = await historyPart(opts.history, manifest, true);

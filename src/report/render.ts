@@ -5,20 +5,18 @@
  * out; every list is sorted, and the only time on the page is the snapshot's.
  * Every value from the site goes through escape.ts.
  */
-import { SEVERITIES } from '../findings/define.js';
 import type { ChangeSet, ExportDiff } from '../diff/types.js';
-import type { FindingsReport } from '../findings/evaluate.js';
 import { esc, sentence, text, value } from './escape.js';
 import type { ReportModel, TrendNight, VmStates } from './model.js';
 import { STYLE } from './style.js';
+import { findingsSection } from './findings.js';
+import { notShown, plural, section, table } from './html.js';
 import { countChart } from './svg.js';
 
 /** Changed records shown per export; the rest are counted. */
 export const CHANGES_SHOWN = 50;
 /** Changed columns shown per changed record (with a value cut at 200 characters, a page stays small whatever the site). */
 const COLUMNS_SHOWN = 30;
-/** Findings shown per severity; the rest are counted. */
-const FINDINGS_SHOWN = 200;
 /** Null columns, validation samples and drifting routes shown; the rest are counted. */
 const LIST_SHOWN = 200;
 
@@ -27,21 +25,7 @@ export const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:
 
 /** `2026-11-21T02:00:00.000Z` → `2026-11-21 02:00:00 UTC`. */
 const humanTime = (iso: string) => iso.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC');
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-function section(id: string, title: string, body: string): string {
-  return `<section id="${id}" aria-labelledby="${id}-h"><h2 id="${id}-h">${title}</h2>\n${body}</section>\n`;
-}
-
-function table(head: readonly string[], rows: readonly string[], cls = ''): string {
-  const th = head.map((h) => `<th scope="col">${h}</th>`).join('');
-  return `<div class="scroll"><table${cls ? ` class="${cls}"` : ''}><thead><tr>${th}</tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>\n`;
-}
-
-function notShown(n: number, what: string): string {
-  return n > 0 ? `<p class="more">${n} more ${what} not shown.</p>\n` : '';
-}
 
 /** A key as `column=value` pairs (a finding's key is a list of values in key order). */
 function keyText(key: Readonly<Record<string, unknown>>): string {
@@ -70,41 +54,6 @@ function header(m: ReportModel): string {
   ];
   const facts = rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('');
   return `<header><h1>Snapshot of <bdi>${text(man.baseUrl)}</bdi>, ${esc(man.date)}</h1>\n<dl class="facts">${facts}</dl></header>\n`;
-}
-
-function findingsSection(f: ReportModel['findings']): string {
-  if ('problem' in f)
-    return section('findings', 'Findings', `<p>The findings could not be evaluated: ${sentence(f.problem)}</p>\n`);
-  const r: FindingsReport = f.report;
-  const counts = SEVERITIES.map((s) => [s, r.findings.filter((x) => x.severity === s).length] as const);
-  let body = `<p class="counts">${counts.map(([s, n]) => `<span class="sev${n > 0 ? ` sev-${s}` : ''}">${s}: ${n}</span>`).join(' ')}</p>\n`;
-  if (r.findings.length === 0) body += '<p>No finding.</p>\n';
-  for (const [severity, n] of counts) {
-    if (n === 0) continue;
-    const list = r.findings.filter((x) => x.severity === severity);
-    const rows = list
-      .slice(0, FINDINGS_SHOWN)
-      .map(
-        (x) =>
-          `<tr><td class="nw sev-${severity}">${severity}</td><td class="nw"><code>${text(x.rule)}</code></td>` +
-          `<td>${text(x.subject.export)} <bdi>${x.subject.key.map((k) => value(k)).join(', ')}</bdi></td>` +
-          `<td>${sentence(x.detail)}</td></tr>`,
-      );
-    const shownRows =
-      table(['Severity', 'Rule', 'Subject', 'Detail'], rows) + notShown(n - rows.length, `${severity} findings`);
-    body += `<details open><summary>${esc(severity)}: ${plural(n, 'finding')}</summary>\n${shownRows}</details>\n`;
-  }
-  const skipped = r.rules.filter((x) => !x.evaluated);
-  if (skipped.length > 0) {
-    const items = skipped.map((x) => `<li><code>${text(x.id)}</code>: ${sentence(x.reason ?? 'no reason given')}</li>`);
-    body += `<h3>Rules not evaluated</h3>\n<ul>${items.join('')}</ul>\n`;
-  }
-  // Evaluated without an optional export (the running VMs without --include vms): what was left out.
-  const partial = r.rules.filter((x) => x.evaluated && x.reason !== undefined);
-  if (partial.length > 0) {
-    body += `<h3>Rules evaluated in part</h3>\n<ul>${partial.map((x) => `<li><code>${text(x.id)}</code>: ${sentence(x.reason!)}</li>`).join('')}</ul>\n`;
-  }
-  return section('findings', 'Findings', body);
 }
 
 function change(n: number, sign: string, what: string): string {

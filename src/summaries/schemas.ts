@@ -279,10 +279,47 @@ export type VerifySummary = z.infer<typeof VerifySummary>;
 const FindingSeverity = z.enum(SEVERITIES);
 const RowRef = z.strictObject({ export: z.string(), key: z.array(z.string()) });
 
-/** `svc-snapshot findings --json`, and the content of `_findings.json` (CONTRACT section 17; docs/findings.md). */
+/** The names a person reads beside the keys (CONTRACT section 18), each present when the finding is about one. */
+const FindingDisplay = z.strictObject({
+  /** The user's full name; "deleted user <id>" for a user the snapshot lists with no name nor e-mail, or not at all. */
+  user: z.string().optional(),
+  email: z.string().optional(),
+  project: z.string().optional(),
+  team: z.string().optional(),
+  requirement: z.string().optional(),
+  level: z.string().optional(),
+  /** The running VMs' names, joined with ", ". */
+  vms: z.string().optional(),
+});
+const Uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+/** A waiver as a finding carries it: its reason, owner and end date (YYYY-MM-DD). */
+const WaiverMark = z.strictObject({ reason: z.string(), owner: z.string(), expires: z.string() });
+/** A waiver of the waivers file, by its line there. */
+const WaiverNote = z.strictObject({
+  line: count,
+  rule: z.string(),
+  id: z.string().optional(),
+  subject: z.array(z.string()).optional(),
+  owner: z.string(),
+  expires: z.string(),
+});
+
+/** `svc-snapshot findings --json`, and the content of `_findings.json` (CONTRACT sections 17 and 18; docs/findings.md). */
 const FindingsSummary = z.strictObject({
   /** The snapshot's time, which every rule compares with. */
   time: z.string(),
+  /** The night the states are told against (the previous snapshot, or the history database's newest earlier run); absent: none. */
+  previous: z.strictObject({ time: z.string(), source: z.enum(['snapshot', 'history']) }).optional(),
+  /** With --waivers: the file's sha256, its number of entries, and its waivers that match nothing, end soon, or have ended. */
+  waivers: z
+    .strictObject({
+      sha256: z.string().regex(/^[0-9a-f]{64}$/),
+      entries: count,
+      stale: z.array(WaiverNote),
+      endingSoon: z.array(WaiverNote),
+      ended: z.array(WaiverNote),
+    })
+    .optional(),
   rules: z.array(
     z.strictObject({
       id: z.string(),
@@ -290,19 +327,46 @@ const FindingsSummary = z.strictObject({
       evaluated: z.boolean(),
       /** Not evaluated: why. Evaluated: what was left out (an optional export the snapshot lacks), when anything was. */
       reason: z.string().optional(),
-      /** null when not evaluated: never 0 for "could not look". */
+      /** null when not evaluated: never 0 for "could not look". Waived findings included. */
       count: count.nullable(),
+      /** With --waivers: how many of `count` are waived. */
+      waived: count.optional(),
     }),
   ),
   findings: z.array(
     z.strictObject({
+      /** UUID v5, stable across nights and machines (docs/findings.md). */
+      id: Uuid,
       rule: z.string(),
       severity: FindingSeverity,
+      /** With a previous night: new, or open since firstSeen. */
+      state: z.enum(['new', 'open']).optional(),
+      /** The time of the first snapshot it was seen in (this one's for a new finding). */
+      firstSeen: z.string().optional(),
       subject: RowRef,
       related: z.array(RowRef),
       detail: z.string(),
+      display: FindingDisplay,
+      /** Waived by the waivers file: not counted by --fail-on nor svc_snapshot_findings. */
+      waived: WaiverMark.optional(),
+      /** A waiver that matched it has ended (its date passed): active again. */
+      waiverEnded: WaiverMark.optional(),
     }),
   ),
+  /** With a previous night: its findings that are gone. */
+  resolved: z
+    .array(
+      z.strictObject({
+        id: Uuid,
+        rule: z.string(),
+        severity: FindingSeverity,
+        firstSeen: z.string(),
+        subject: RowRef,
+        detail: z.string(),
+        display: FindingDisplay,
+      }),
+    )
+    .optional(),
 });
 
 /**

@@ -164,15 +164,20 @@ describe.skipIf(!available)('--notify on a nightly snapshot', () => {
     expect(mails[0]!.tls).toBe(true);
     expect(mails[0]!.rcpt_tos).toEqual(['admins@example.org']);
     expect(mails[0]!.subject).toMatch(
-      /^Snapshot of https:\/\/platform\.example\.org complete: \d+ finding\(s\), changes$/,
+      /^Snapshot of https:\/\/platform\.example\.org complete: \d+ new finding\(s\), changes$/,
     );
     expect(mails[0]!.parts.map((p) => p.type)).toEqual(['text/plain', 'text/html']);
 
-    // Alertmanager: one alert per high or critical finding, read back through its API.
-    const alerts = (await am.alerts()).filter((a) => a.labels.alertname === 'SvcSnapshotFinding');
-    expect(alerts.length).toBe(
-      body.findings.shown.items.filter((f: { severity: string }) => f.severity === 'high').length,
+    // Alertmanager: one alert per active high or critical finding of _findings.json (new and open), read back
+    // through its API.
+    const written = JSON.parse(readFileSync(join(base, 'svc-snapshot-2026-11-22', '_findings.json'), 'utf8'));
+    const paging = written.findings.filter(
+      (f: { severity: string; waived?: unknown }) =>
+        (f.severity === 'high' || f.severity === 'critical') && f.waived === undefined,
     );
+    const alerts = (await am.alerts()).filter((a) => a.labels.alertname === 'SvcSnapshotFinding');
+    expect(paging.length).toBeGreaterThan(1);
+    expect(alerts.map((a) => a.labels.id).sort()).toEqual(paging.map((f: { id: string }) => f.id).sort());
     for (const a of alerts) {
       expect(Object.keys(a.labels).sort()).toEqual(['alertname', 'id', 'rule', 'severity', 'site']);
       expect(Date.parse(a.endsAt) - Date.now()).toBeGreaterThan(25 * 3600_000);
@@ -316,6 +321,39 @@ describe.skipIf(!available)('svc-snapshot notify', () => {
     expect(body.outDir).toBe(join(base, 'svc-snapshot-2026-11-22'));
     expect(body.hasChanges).toBe(true);
     expect(body.findings.evaluated).toBe(true);
+    expect(body.findings.waived).toBe(0);
+  }, 60_000);
+
+  it('<snapshot-dir> --waivers: the findings evaluated again with the waivers of the file given', async () => {
+    const res = await runCli([
+      'notify',
+      join(base, 'svc-snapshot-2026-11-22'),
+      '--previous',
+      join(base, 'svc-snapshot-2026-11-21'),
+      '--waivers',
+      join(REPO_ROOT, 'recordings', 'waivers.yaml'),
+      '--ca-file',
+      certs.caFile,
+      '--notify',
+      `${hook.url}/in/${SECRETS[0]}`,
+    ]);
+    expect(res.code, res.stderr).toBe(0);
+    const body = JSON.parse(hook.received[0]!.body);
+    // As `findings` with the same waivers counts them: on night 2 the shipped file waives Priya Tanaka's and Femi
+    // Weiss's missing requirements in Project 1.
+    const findings = await runCli([
+      'findings',
+      join(base, 'svc-snapshot-2026-11-22'),
+      '--previous',
+      join(base, 'svc-snapshot-2026-11-21'),
+      '--waivers',
+      join(REPO_ROOT, 'recordings', 'waivers.yaml'),
+      '--json',
+    ]);
+    const waived = JSON.parse(findings.stdout).findings.filter((f: { waived?: unknown }) => f.waived !== undefined);
+    expect(waived.length).toBeGreaterThan(0);
+    expect(body.findings.waived).toBe(waived.length);
+    expect(body.findings.lifecycle).toBe(true);
   }, 60_000);
 });
 

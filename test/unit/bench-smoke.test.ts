@@ -147,6 +147,17 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     expect(r.notes.join('\n')).toContain('4-night history database is the 3-night file above with 1 more nights');
     ratio('svc-snapshot --help', m('svc-snapshot --help') / m('node -e 0'));
     ratio(
+      '--findings beside the night before, with 1,000 waivers',
+      (m('--findings beside the night before, with 1,000 waivers') -
+        m('Baseline: --findings with no night before, in the same rounds')) /
+        m('--replay of the collection'),
+    );
+    ratio(
+      'findings <dir> --format csv, every finding',
+      (m('findings <dir> --format csv, every finding') - m('Baseline: findings <dir> --json of that night')) /
+        m('--replay of the collection'),
+    );
+    ratio(
       'svc-snapshot diff of the two snapshots',
       m('svc-snapshot diff of the two snapshots') / m('Baseline: JSON.parse of both snapshots'),
     );

@@ -863,11 +863,13 @@ describe('the report', () => {
       const body = i < findingLines.length - 1 ? line.slice(4, -1) : line.slice(4);
       if (i < findingLines.length - 1) expect(line.endsWith('},')).toBe(true);
       expect(JSON.parse(body)).toEqual({
+        id: r.findings[i]!.id,
         rule: r.findings[i]!.rule,
         severity: r.findings[i]!.severity,
         subject: r.findings[i]!.subject,
         related: r.findings[i]!.related,
         detail: r.findings[i]!.detail,
+        display: r.findings[i]!.display,
       });
     });
   });

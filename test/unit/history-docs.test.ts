@@ -8,7 +8,7 @@ import { openHistory } from '../../src/history/engine.js';
 import { parseHistoryTarget } from '../../src/history/target.js';
 import { captureDeps } from '../helpers/history-fixtures.js';
 import { RECORDED_NIGHTS } from '../helpers/history-v2.js';
-import { REPO_ROOT } from '../helpers/run-cli.js';
+import { REPO_ROOT, runCli } from '../helpers/run-cli.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 interface Block {
@@ -63,12 +63,16 @@ for (const engine of ENGINES) {
       if (engine.name === 'postgres') pg = await startPostgres();
       work = mkdtempSync(join(tmpdir(), 'svc-hist-docs-'));
       history = engine.name === 'sqlite' ? join(work, 'docs.sqlite') : await pg!.createDatabase('docs');
-      // With the VM exports (CONTRACT section 14), which the VM questions read.
-      const loaded = await runHistory(
-        { history, include: 'vms' },
-        ['load', ...RECORDED_NIGHTS],
-        captureDeps(work).deps,
-      );
+      // With the VM exports (CONTRACT section 14), which the VM questions read, and the findings (section 18), which
+      // the findings' questions read: each night taken with --include vms --findings, as a nightly job would.
+      const nights: string[] = [];
+      for (const [i, night] of RECORDED_NIGHTS.entries()) {
+        const out = join(work, `night${i + 1}`);
+        const taken = await runCli(['--replay', night, '--include', 'vms', '--findings', '--out-dir', out, '--quiet']);
+        expect(taken.code, taken.stderr).toBe(0);
+        nights.push(out);
+      }
+      const loaded = await runHistory({ history, include: 'vms' }, ['load', ...nights], captureDeps(work).deps);
       expect(loaded.exitCode).toBe(EXIT.ok);
     });
     afterAll(() => {
@@ -104,6 +108,10 @@ for (const engine of ENGINES) {
               ['Team 1 IT', false],
               ['Team 2 Imaging', true],
             ]);
+          if (block.sql.includes('days_open'))
+            expect(new Set(rows.map((r) => `${String(r[4])} ${Number(r[5])}`))).toEqual(
+              new Set(['2026-11-21T02:00:00.000Z 1', '2026-11-22T02:00:00.000Z 0']),
+            );
           if (block.sql.includes('first_seen_disabled'))
             expect(rows).toEqual([['2026-11-22T02:00:00.000Z', '2026-11-21T02:00:00.000Z', 'Deactivated (Admin)']]);
         }

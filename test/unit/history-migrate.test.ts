@@ -23,7 +23,7 @@ import { manifestsIn, verifyDir } from '../../src/verify/verify-dir.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 /** The history schema this version writes. */
-const SCHEMA_NOW = '4';
+const SCHEMA_NOW = '5';
 
 // The drive the second night grew to twice its capacity (scripts/record-platform.ts).
 const GROWN_DRIVE = 'e2169453-48cb-47af-9b62-4d8311462d28';
@@ -185,7 +185,7 @@ for (const engine of ENGINES) {
       expect(err).toBeInstanceOf(DomainError);
       expect(exitCodeOf(err as DomainError)).toBe(EXIT.failed);
       expect((err as DomainError).message).toMatch(
-        /holds a version whose record is not an export record \(drives_versions, version_id \d+\).*not upgraded to history schema 4 \(nothing was changed\)/,
+        /holds a version whose record is not an export record \(drives_versions, version_id \d+\).*not upgraded to history schema 5 \(nothing was changed\)/,
       );
       expect(await meta(history)).toEqual({ schema_version: '2', written_by: '1.0.0' });
       await withDb(history, async (db) => {
@@ -350,7 +350,7 @@ for (const engine of ENGINES) {
       expect(err).toBeInstanceOf(DomainError);
       expect(exitCodeOf(err as DomainError)).toBe(EXIT.failed);
       expect((err as DomainError).message).toMatch(
-        /holds a version whose record is not an export record \(realms_versions, version_id \d+\).*not upgraded to history schema 4 \(nothing was changed\)/,
+        /holds a version whose record is not an export record \(realms_versions, version_id \d+\).*not upgraded to history schema 5 \(nothing was changed\)/,
       );
       expect(await meta(history)).toEqual({ schema_version: '3', written_by: '1.0.0' });
       await withDb(history, async (db) => {

@@ -160,11 +160,13 @@ function modelWith(value: string, changed = 2): ReportModel {
         ],
         findings: [
           {
+            id: '2ed6657d-e927-568b-95e1-2665a8aea6a2',
             rule: 'certification-missing',
             severity: 'high',
             subject: { export: 'users', key: [value] },
             related: [],
             detail: value,
+            display: { user: value, project: value },
           },
         ],
       },

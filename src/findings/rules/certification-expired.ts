@@ -20,6 +20,7 @@ export default defineRule({
     'exactly at that time, or later the same day, is not expired (see `certification-expiring`). ' +
     `A certification without \`expires\` never expires (the spec: absent = no expiry). ${CERTIFICATION_SCOPE}`,
   spec: CERTIFICATION_SPEC,
+  part: 'the requirement id (`security_requirements` `id`)',
   reads: CERTIFICATION_READS,
   *check(ctx) {
     for (const r of requiredCertifications(ctx)) {

@@ -21,6 +21,7 @@ export default defineRule({
     "after it (a certification expiring later on the snapshot's own day is expiring, not expired). " +
     `A certification without \`expires\` never expires. ${CERTIFICATION_SCOPE}`,
   spec: CERTIFICATION_SPEC,
+  part: 'the requirement id (`security_requirements` `id`)',
   reads: CERTIFICATION_READS,
   *check(ctx) {
     const until = ctx.now + ctx.expiringDays * DAY_MS;

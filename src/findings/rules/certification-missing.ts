@@ -18,6 +18,7 @@ export default defineRule({
     `user_certifications holds no row with that \`userID\` and \`requirementID\`, expired or not. ` +
     `${CERTIFICATION_SCOPE}`,
   spec: CERTIFICATION_SPEC,
+  part: 'the requirement id (`security_requirements` `id`)',
   reads: CERTIFICATION_READS,
   *check(ctx) {
     for (const r of requiredCertifications(ctx)) {

@@ -54,6 +54,7 @@ export default defineRule({
         detail:
           `deleted project ${keyText(p.projectID)} (exists: false) still holds ${vms} VM(s), ${drives} ` +
           `drive(s) and ${files} vault file(s) (${ts(p.files_size) ?? 0} bytes)`,
+        about: { project: keyText(p.projectID) },
       };
     }
   },

@@ -41,6 +41,7 @@ export default defineRule({
         detail:
           `user ${first.userID as string} is still listed as a member of project ${first.projectID as string}, ` +
           `a membership that expired ${iso(last)}${inherited}`,
+        about: { user: first.userID as string, project: first.projectID as string },
       };
     }
   },

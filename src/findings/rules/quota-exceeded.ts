@@ -58,6 +58,7 @@ export default defineRule({
       text: '`noQuota` boolean (default false; whether the brick is exempt from team quotas)',
     },
   ],
+  part: '`cores` or `memory`, the quota exceeded',
   reads: [
     {
       export: 'teams',
@@ -74,6 +75,8 @@ export default defineRule({
           subject: ref('teams', t.id),
           related: [],
           detail: `${name} uses ${usedCores} cores, above its ${cores.source}`,
+          part: 'cores',
+          about: { team: keyText(t.id) },
         };
       }
       const memory = limitOf(t, t.teamQuotas_memory, 'memory');
@@ -83,6 +86,8 @@ export default defineRule({
           subject: ref('teams', t.id),
           related: [],
           detail: `${name} uses ${usedMemory} bytes of memory, above its ${memory.source}`,
+          part: 'memory',
+          about: { team: keyText(t.id) },
         };
       }
     }

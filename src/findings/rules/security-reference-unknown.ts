@@ -18,6 +18,7 @@ export default defineRule({
     },
     { where: 'management-api.md §2 SecurityRequirementInfo', text: '`id` string (`sreq|<uuid>`)' },
   ],
+  part: 'for a level, the requirement id it names that is not listed; a project has one finding',
   reads: [
     { export: 'projects', columns: ['id', 'name', 'securityLevel'] },
     { export: 'security_levels', columns: ['id', 'name', 'requirements'] },
@@ -32,6 +33,7 @@ export default defineRule({
         subject: ref('projects', p.id),
         related: [],
         detail: `project "${keyText(p.name)}" (${keyText(p.id)}) requires security level ${p.securityLevel}, which security_levels does not list`,
+        about: { project: keyText(p.id) },
       };
     }
     for (const l of ctx.records('security_levels')) {
@@ -41,6 +43,8 @@ export default defineRule({
           subject: ref('security_levels', l.id),
           related: [],
           detail: `security level "${keyText(l.name)}" (${keyText(l.id)}) names requirement ${reqID}, which security_requirements does not list`,
+          part: reqID,
+          about: { level: keyText(l.id) },
         };
       }
     }

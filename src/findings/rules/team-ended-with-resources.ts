@@ -40,6 +40,7 @@ export default defineRule({
         detail:
           `team "${keyText(t.name)}" (${keyText(t.id)}) ended ${iso(end)} and still holds ${vms} VM(s), ` +
           `${drives} drive(s) and ${files} vault file(s) (${ts(t.usage_files_size) ?? 0} bytes)`,
+        about: { team: keyText(t.id) },
       };
     }
   },

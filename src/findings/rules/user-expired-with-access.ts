@@ -143,6 +143,7 @@ export default defineRule({
         detail:
           `user ${keyText(user)}: ${why}, still a member of ${a.teams.length} team(s) and ${a.projects.length} ` +
           `project(s)${vmsText(a, ctx.has('active_vms'))}`,
+        about: { user, vms: [...a.owned, ...a.authed].map((r) => [r.key[0]!, r.key[1]!] as const) },
       };
     }
   },

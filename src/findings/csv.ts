@@ -1,0 +1,87 @@
+/**
+ * The findings as CSV (CONTRACT section 18): `svc-snapshot findings <dir>
+ * --format csv`, and `_findings.csv` beside `_findings.json` with
+ * `--findings --format csv`. One row per finding, then one per finding of
+ * the previous night that is gone (state `resolved`), written with the
+ * spreadsheets' CSV rules (RFC 4180, UTF-8 with a byte-order mark, a text
+ * that would start a formula prefixed with `'`).
+ */
+import { BOM, csvField, guardText } from '../sheets/csv.js';
+import type { FindingDisplay } from './display.js';
+import type { Finding, FindingsReport, ResolvedFinding } from './evaluate.js';
+
+/** The header, in order (docs/findings.md lists it). */
+export const FINDINGS_CSV_COLUMNS = [
+  'id',
+  'state',
+  'severity',
+  'rule',
+  'user',
+  'email',
+  'project',
+  'team',
+  'requirement',
+  'level',
+  'vms',
+  'subject_export',
+  'subject_key',
+  'detail',
+  'first_seen',
+  'waived_reason',
+  'waived_owner',
+  'waived_expires',
+  'waiver_ended',
+] as const;
+
+const ROWS_PER_CHUNK = 2000;
+
+const field = (v: string | undefined): string => (v === undefined ? '' : csvField(guardText(v)));
+
+function displayCells(d: FindingDisplay): Array<string | undefined> {
+  return [d.user, d.email, d.project, d.team, d.requirement, d.level, d.vms];
+}
+
+function row(f: Finding | ResolvedFinding, state: string | undefined, eol: string): string {
+  const finding = 'related' in f ? f : undefined;
+  const w = finding?.waived;
+  const ended = finding?.waiverEnded;
+  const cells = [
+    f.id,
+    state,
+    f.severity,
+    f.rule,
+    ...displayCells(f.display),
+    f.subject.export,
+    f.subject.key.join('; '),
+    f.detail,
+    f.firstSeen,
+    w?.reason,
+    w?.owner,
+    w?.expires,
+    ended ? `${ended.owner} until ${ended.expires}: ${ended.reason}` : undefined,
+  ];
+  return `${cells.map(field).join(',')}${eol}`;
+}
+
+/**
+ * The CSV's text a chunk at a time: a large site's findings are never one
+ * string. `stream`: for stdout, where every byte passes the terminal's
+ * escaping (which spells out CR and the byte-order mark): LF line ends and
+ * no byte-order mark, the same rows otherwise.
+ */
+export function* findingsCsvChunks(report: FindingsReport, stream = false): Generator<string> {
+  const eol = stream ? '\n' : '\r\n';
+  yield `${stream ? '' : BOM}${FINDINGS_CSV_COLUMNS.join(',')}${eol}`;
+  const { findings } = report;
+  for (let i = 0; i < findings.length; i += ROWS_PER_CHUNK)
+    yield findings
+      .slice(i, i + ROWS_PER_CHUNK)
+      .map((f) => row(f, f.state, eol))
+      .join('');
+  const resolved = report.resolved ?? [];
+  for (let i = 0; i < resolved.length; i += ROWS_PER_CHUNK)
+    yield resolved
+      .slice(i, i + ROWS_PER_CHUNK)
+      .map((f) => row(f, 'resolved', eol))
+      .join('');
+}

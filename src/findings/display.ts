@@ -1,0 +1,89 @@
+/**
+ * The names a person reads beside a finding's exact keys (CONTRACT section
+ * 18, `display`): the user's full name and e-mail, and the names of the
+ * project, team, security requirement, level and running VMs it is about,
+ * looked up in the snapshot's own exports. A name the snapshot cannot give
+ * (the export unavailable, or the id listed nowhere) is said as such with
+ * the id: a user the users export does not list, or lists with no name and
+ * no e-mail, is a "deleted user <id>".
+ */
+import type { ExportRecord } from '../exports/types.js';
+import { keyText, type FindingAbout } from './define.js';
+
+/** What the names are read from: each export's key and name columns. */
+export const DISPLAY_READS: ReadonlyMap<string, readonly string[]> = new Map([
+  ['users', ['id', 'firstName', 'lastName', 'email']],
+  ['projects', ['id', 'name']],
+  ['teams', ['id', 'name']],
+  ['security_requirements', ['id', 'name']],
+  ['security_levels', ['id', 'name']],
+  ['active_vms', ['realmID', 'id', 'name']],
+]);
+
+/** `display` of `_findings.json`: each member present when the finding is about one. */
+export interface FindingDisplay {
+  readonly user?: string;
+  readonly email?: string;
+  readonly project?: string;
+  readonly team?: string;
+  readonly requirement?: string;
+  readonly level?: string;
+  readonly vms?: string;
+}
+
+const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
+
+/** Names by id, made once per export from the records the evaluation loaded. */
+export class DisplayNames {
+  private readonly maps = new Map<string, Map<string, ExportRecord>>();
+
+  constructor(private readonly records: (exportName: string) => readonly ExportRecord[] | undefined) {}
+
+  private find(exportName: string, id: string): ExportRecord | undefined {
+    let map = this.maps.get(exportName);
+    if (!map) {
+      map = new Map();
+      for (const r of this.records(exportName) ?? []) {
+        const key = exportName === 'active_vms' ? `${keyText(r.realmID)}\u0000${keyText(r.id)}` : keyText(r.id);
+        if (!map.has(key)) map.set(key, r);
+      }
+      this.maps.set(exportName, map);
+    }
+    return map.get(id);
+  }
+
+  private named(exportName: string, kind: string, id: string): string {
+    const name = text(this.find(exportName, id)?.name);
+    if (name !== '') return name;
+    return this.records(exportName) === undefined ? id : `${id} (no ${kind} of that id listed)`;
+  }
+
+  private vm(realm: string, id: string): string {
+    const name = text(this.find('active_vms', `${realm}\u0000${id}`)?.name);
+    return name !== '' ? name : `VM ${realm}/${id}`;
+  }
+
+  private user(id: string): { user: string; email?: string } {
+    const u = this.find('users', id);
+    const full = `${text(u?.firstName)} ${text(u?.lastName)}`.trim();
+    const email = text(u?.email);
+    if (full === '' && email === '') return { user: this.records('users') === undefined ? id : `deleted user ${id}` };
+    return { user: full !== '' ? full : email, ...(email !== '' ? { email } : {}) };
+  }
+
+  of(about: FindingAbout | undefined): FindingDisplay {
+    if (!about) return {};
+    return {
+      ...(about.user !== undefined ? this.user(about.user) : {}),
+      ...(about.project !== undefined ? { project: this.named('projects', 'project', about.project) } : {}),
+      ...(about.team !== undefined ? { team: this.named('teams', 'team', about.team) } : {}),
+      ...(about.requirement !== undefined
+        ? { requirement: this.named('security_requirements', 'requirement', about.requirement) }
+        : {}),
+      ...(about.level !== undefined ? { level: this.named('security_levels', 'level', about.level) } : {}),
+      ...(about.vms !== undefined && about.vms.length > 0
+        ? { vms: about.vms.map(([realm, id]) => this.vm(realm, id)).join(', ') }
+        : {}),
+    };
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * A finding's stable id (CONTRACT section 18): a UUID version 5 (RFC 9562
+ * §5.5, SHA-1) in the namespace FINDING_ID_NAMESPACE, of the name
+ * `JSON.stringify([rule, subject export, subject key, part])`, where `part`
+ * is what tells apart several findings of one rule on one subject (the
+ * requirement of the certification rules; null where a subject has one
+ * finding). Nothing in it depends on the night, the machine or the order of
+ * the findings, so a finding keeps its id from one night to the next.
+ */
+import { createHash } from 'node:crypto';
+import type { RowRef } from './define.js';
+
+/** The namespace of the findings' ids: itself the UUID v5 of `svc-snapshot findings` in RFC 9562's URL namespace. */
+export const FINDING_ID_NAMESPACE = '53dfa2c6-4101-551d-b900-908101cfc3d1';
+
+function uuidBytes(uuid: string): Buffer {
+  return Buffer.from(uuid.replace(/-/g, ''), 'hex');
+}
+
+/** RFC 9562 UUID version 5 of `name` (UTF-8) in `namespace`. */
+export function uuidV5(namespace: string, name: string): string {
+  const hash = createHash('sha1').update(uuidBytes(namespace)).update(name, 'utf8').digest();
+  const b = hash.subarray(0, 16);
+  b[6] = (b[6]! & 0x0f) | 0x50;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = b.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The name a finding's id is made of (documented in docs/findings.md). */
+function findingIdName(rule: string, subject: RowRef, part: string | undefined): string {
+  return JSON.stringify([rule, subject.export, subject.key, part ?? null]);
+}
+
+export function findingId(rule: string, subject: RowRef, part: string | undefined): string {
+  return uuidV5(FINDING_ID_NAMESPACE, findingIdName(rule, subject, part));
+}

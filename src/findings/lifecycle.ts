@@ -1,0 +1,163 @@
+/**
+ * The findings' lifecycle (CONTRACT section 18): against the previous
+ * night's findings, each finding is `new` or `open` since `firstSeen` (the
+ * time of the first snapshot it was seen in, carried from night to night),
+ * and the previous night's findings that are gone are `resolved`. Findings
+ * are matched by their stable id alone (identity.ts).
+ *
+ * The previous night's findings come from its `_findings.json` when the
+ * snapshot holds one written by this version (checked against its manifest,
+ * and against the one schema of the file), else from the rules evaluated
+ * over its exports (then `firstSeen` starts at that snapshot's time).
+ */
+import { FINDINGS_FILE_NAME } from './names.js';
+import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
+import { findPreviousSnapshot } from '../diff/previous.js';
+import type { FindingDisplay } from './display.js';
+import { SEVERITIES, type RowRef, type Severity } from './define.js';
+import {
+  findingWith,
+  type EvaluateOptions,
+  type Finding,
+  type FindingsReport,
+  type PreviousNight,
+  type ResolvedFinding,
+} from './evaluate.js';
+
+/** A finding of the previous night, as the lifecycle needs it. */
+export interface PreviousFinding {
+  readonly id: string;
+  readonly rule: string;
+  readonly severity: Severity;
+  readonly subject: RowRef;
+  readonly detail: string;
+  readonly display: FindingDisplay;
+  readonly firstSeen?: string;
+}
+
+export interface PreviousFindings {
+  readonly night: PreviousNight;
+  readonly findings: readonly PreviousFinding[];
+}
+
+/** The report with each finding's state and first night, and the previous night's findings that are gone. */
+export function applyLifecycle(report: FindingsReport, previous: PreviousFindings): FindingsReport {
+  const before = new Map<string, PreviousFinding>();
+  for (const f of previous.findings) if (!before.has(f.id)) before.set(f.id, f);
+  const now = new Set<string>();
+  const findings: Finding[] = report.findings.map((f) => {
+    now.add(f.id);
+    const was = before.get(f.id);
+    return was
+      ? findingWith(f, { state: 'open', firstSeen: was.firstSeen ?? previous.night.time })
+      : findingWith(f, { state: 'new', firstSeen: report.time });
+  });
+  const resolved: ResolvedFinding[] = [];
+  for (const f of before.values()) {
+    if (now.has(f.id)) continue;
+    resolved.push({
+      id: f.id,
+      rule: f.rule,
+      severity: f.severity,
+      subject: f.subject,
+      detail: f.detail,
+      display: f.display,
+      firstSeen: f.firstSeen ?? previous.night.time,
+    });
+  }
+  return { ...report, previous: previous.night, findings, resolved };
+}
+
+const isText = (v: unknown): v is string => typeof v === 'string';
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const SEVERITY_SET: ReadonlySet<string> = new Set(SEVERITIES);
+
+/** A finding of the file as the lifecycle reads it: the members it needs, each of its type; undefined otherwise. */
+function previousFinding(v: unknown): PreviousFinding | undefined {
+  if (!isRecord(v) || !isText(v.id) || !isText(v.rule) || !isText(v.detail) || !isText(v.severity)) return undefined;
+  if (!SEVERITY_SET.has(v.severity) || !isRecord(v.subject) || !isRecord(v.display)) return undefined;
+  const { export: exportName, key } = v.subject;
+  if (!isText(exportName) || !Array.isArray(key) || !key.every(isText)) return undefined;
+  if (!Object.values(v.display).every(isText) || (v.firstSeen !== undefined && !isText(v.firstSeen))) return undefined;
+  // The waiver is read by the history's findings_versions.
+  const w = v.waived;
+  if (w !== undefined && !(isRecord(w) && isText(w.reason) && isText(w.owner) && isText(w.expires))) return undefined;
+  return v as unknown as PreviousFinding;
+}
+
+/**
+ * The findings of `_findings.json`'s text, or undefined when it is not the
+ * file this version writes (an earlier one's has no ids). Only what the
+ * lifecycle reads is checked, member by member: the whole schema
+ * (FindingsSummary, which the tests hold the file to) took 1.2 s of a large
+ * site's 46,000 findings, more than the target of the whole lifecycle.
+ */
+export function parseFindingsFile(text: string): { time: string; findings: PreviousFinding[] } | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(json) || !isText(json.time) || !Array.isArray(json.findings)) return undefined;
+  const findings: PreviousFinding[] = [];
+  for (const f of json.findings) {
+    const checked = previousFinding(f);
+    if (!checked) return undefined;
+    findings.push(checked);
+  }
+  return { time: json.time, findings };
+}
+
+/**
+ * The previous snapshot's findings: its `_findings.json` (read through the
+ * snapshot, checked against the manifest's size and sha256), else the rules
+ * evaluated over its exports with the same settings (`evaluate`).
+ */
+async function previousFindingsOf(
+  snapshot: Snapshot,
+  evaluate: (snapshot: Snapshot, opts: EvaluateOptions) => Promise<FindingsReport>,
+  opts: EvaluateOptions,
+): Promise<PreviousFindings> {
+  const listed = snapshot.manifest.files?.find((f) => f.name === FINDINGS_FILE_NAME);
+  if (listed) {
+    const file = parseFindingsFile((await snapshot.listedFile(listed)).toString('utf8'));
+    if (file) return { night: { time: file.time, source: 'snapshot' }, findings: file.findings };
+  }
+  const report = await evaluate(snapshot, opts);
+  return { night: { time: report.time, source: 'snapshot' }, findings: report.findings };
+}
+
+/** Where the previous night is looked for: a directory given (--previous), or beside the snapshot (as --diff-previous finds it). */
+export interface PreviousLookup {
+  readonly given?: string;
+  /** The snapshot's directory (its final name for a snapshot in staging), and its time. */
+  readonly beside?: { readonly dir: string; readonly time: string };
+  /** A previous snapshot found beside that cannot be read is warned about and left out: it must not fail a night. */
+  readonly warn: (message: string) => void;
+}
+
+/**
+ * The previous night's findings: those of the snapshot given, whose problems
+ * are the command's (exit 1 or 2), or of the newest older snapshot beside
+ * this one, if any, left out with a warning when it cannot be read.
+ */
+export async function previousFindings(
+  lookup: PreviousLookup,
+  evaluate: (snapshot: Snapshot, opts: EvaluateOptions) => Promise<FindingsReport>,
+  opts: EvaluateOptions,
+): Promise<PreviousFindings | undefined> {
+  if (lookup.given !== undefined) return previousFindingsOf(await openSnapshot(lookup.given), evaluate, opts);
+  if (!lookup.beside) return undefined;
+  const dir = await findPreviousSnapshot(lookup.beside.dir, lookup.beside.time);
+  if (dir === undefined) return undefined;
+  try {
+    return await previousFindingsOf(await openSnapshot(dir), evaluate, opts);
+  } catch (e) {
+    lookup.warn(
+      `the findings of the previous snapshot ${dir} could not be read, so every finding is told without a state: ` +
+        `${(e as Error).message}`,
+    );
+    return undefined;
+  }
+}

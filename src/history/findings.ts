@@ -1,0 +1,186 @@
+/**
+ * The findings of every night loaded (CONTRACT section 18): a table
+ * `findings_versions`, valid-time like the exports' tables (docs/history.md):
+ * one version per finding (by its stable id) and state of it (its severity,
+ * detail, names and waiver), seen from the first run holding it until the
+ * first run in which it changed or was gone. `first_seen` is the time of the
+ * run from which the finding has been there without a gap, so "how long has
+ * this been open" is one query. The findings are those of the snapshot's
+ * `_findings.json` as it was written (the rules of the version that took it),
+ * never evaluated again; a night without one written by this version (no
+ * `--findings`, or an earlier version's file without ids) leaves them as
+ * they were, as an unavailable export leaves its records.
+ */
+import { parseFindingsFile, type PreviousFinding, type PreviousFindings } from '../findings/lifecycle.js';
+import { quoteIdent, type HistoryDb } from './engine.js';
+
+export const FINDINGS_TABLE = 'findings_versions';
+
+/** Every column text but the version's number: ids, JSON texts and ISO 8601 times, as the exports' seen_from. */
+export function findingsTableSql(engine: HistoryDb['engine']): string {
+  const id = engine === 'sqlite' ? 'version_id INTEGER PRIMARY KEY' : 'version_id BIGINT PRIMARY KEY';
+  return `CREATE TABLE ${FINDINGS_TABLE} (
+  ${id},
+  base_url TEXT NOT NULL,
+  seen_from TEXT NOT NULL,
+  seen_to TEXT,
+  id TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  severity TEXT NOT NULL,
+  subject_export TEXT NOT NULL,
+  subject_key TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  display TEXT NOT NULL,
+  user_name TEXT,
+  project_name TEXT,
+  waived_owner TEXT,
+  waived_expires TEXT,
+  waived_reason TEXT,
+  first_seen TEXT NOT NULL
+)`;
+}
+
+export const FINDINGS_INDEX_SQL = `CREATE INDEX findings_versions_open ON ${FINDINGS_TABLE} (base_url, id) WHERE seen_to IS NULL`;
+
+interface Stored {
+  readonly versionId: number;
+  readonly content: string;
+  readonly firstSeen: string;
+}
+
+interface NightFinding extends PreviousFinding {
+  readonly waived?: { readonly reason: string; readonly owner: string; readonly expires: string };
+}
+
+/** What makes a new version: everything but the times. */
+function contentOf(f: NightFinding): string {
+  return JSON.stringify([f.rule, f.severity, f.subject, f.detail, f.display, f.waived ?? null]);
+}
+
+const COLUMNS = [
+  'version_id',
+  'base_url',
+  'seen_from',
+  'seen_to',
+  'id',
+  'rule',
+  'severity',
+  'subject_export',
+  'subject_key',
+  'detail',
+  'display',
+  'user_name',
+  'project_name',
+  'waived_owner',
+  'waived_expires',
+  'waived_reason',
+  'first_seen',
+];
+
+/** The findings of the night `time` given by its `_findings.json` text, loaded: versions opened and closed. */
+export async function loadFindings(
+  db: HistoryDb,
+  baseUrl: string,
+  time: string,
+  fileText: string,
+): Promise<{ opened: number; closed: number }> {
+  const file = parseFindingsFile(fileText);
+  if (!file) return { opened: 0, closed: 0 };
+  const rows = await db.all(
+    `SELECT version_id, id, rule, severity, subject_export, subject_key, detail, display, waived_owner, waived_expires, ` +
+      `waived_reason, first_seen FROM ${FINDINGS_TABLE} WHERE base_url = ? AND seen_to IS NULL`,
+    [baseUrl],
+  );
+  const open = new Map<string, Stored>();
+  for (const r of rows) {
+    const waived = r[8] == null ? undefined : { reason: String(r[10]), owner: String(r[8]), expires: String(r[9]) };
+    const stored: NightFinding = {
+      id: String(r[1]),
+      rule: String(r[2]),
+      severity: String(r[3]) as NightFinding['severity'],
+      subject: { export: String(r[4]), key: JSON.parse(String(r[5])) as string[] },
+      detail: String(r[6]),
+      display: JSON.parse(String(r[7])) as NightFinding['display'],
+      ...(waived ? { waived } : {}),
+    };
+    open.set(stored.id, { versionId: Number(r[0]), content: contentOf(stored), firstSeen: String(r[11]) });
+  }
+  const close: number[] = [];
+  const insert: unknown[][] = [];
+  let next = Number((await db.all(`SELECT MAX(version_id) FROM ${FINDINGS_TABLE}`))[0]?.[0] ?? 0) + 1;
+  const seen = new Set<string>();
+  for (const f of file.findings as NightFinding[]) {
+    if (seen.has(f.id)) continue;
+    seen.add(f.id);
+    const was = open.get(f.id);
+    if (was && was.content === contentOf(f)) continue;
+    if (was) close.push(was.versionId);
+    insert.push([
+      next++,
+      baseUrl,
+      time,
+      null,
+      f.id,
+      f.rule,
+      f.severity,
+      f.subject.export,
+      JSON.stringify(f.subject.key),
+      f.detail,
+      JSON.stringify(f.display),
+      f.display.user ?? null,
+      f.display.project ?? null,
+      f.waived?.owner ?? null,
+      f.waived?.expires ?? null,
+      f.waived?.reason ?? null,
+      was?.firstSeen ?? time,
+    ]);
+  }
+  for (const [id, was] of open) if (!seen.has(id)) close.push(was.versionId);
+  for (let i = 0; i < close.length; i += 500) {
+    const batch = close.slice(i, i + 500);
+    await db.run(`UPDATE ${FINDINGS_TABLE} SET seen_to = ? WHERE version_id IN (${batch.map(() => '?').join(', ')})`, [
+      time,
+      ...batch,
+    ]);
+  }
+  if (insert.length > 0) await db.insertRows(FINDINGS_TABLE, COLUMNS, insert);
+  return { opened: insert.length, closed: close.length };
+}
+
+/**
+ * The findings of the newest run of `baseUrl` before `time`, as the lifecycle
+ * takes a previous night: each with its first_seen; undefined when no run
+ * before it is loaded, or that run's findings are not known.
+ */
+export async function findingsBefore(
+  db: HistoryDb,
+  baseUrl: string,
+  time: string,
+): Promise<PreviousFindings | undefined> {
+  const [newest] = await db.all('SELECT MAX(time) FROM runs WHERE base_url = ? AND time < ?', [baseUrl, time]);
+  const night = newest?.[0] == null ? undefined : String(newest[0]);
+  if (night === undefined) return undefined;
+  const known = await db.all('SELECT 1 FROM run_files WHERE base_url = ? AND time = ? AND name = ?', [
+    baseUrl,
+    night,
+    '_findings.json',
+  ]);
+  if (known.length === 0) return undefined;
+  const rows = await db.all(
+    `SELECT id, rule, severity, subject_export, subject_key, detail, display, first_seen FROM ${quoteIdent(FINDINGS_TABLE)} ` +
+      'WHERE base_url = ? AND seen_from <= ? AND (seen_to IS NULL OR seen_to > ?) ORDER BY version_id',
+    [baseUrl, night, night],
+  );
+  return {
+    night: { time: night, source: 'history' },
+    findings: rows.map((r) => ({
+      id: String(r[0]),
+      rule: String(r[1]),
+      severity: String(r[2]) as PreviousFinding['severity'],
+      subject: { export: String(r[3]), key: JSON.parse(String(r[4])) as string[] },
+      detail: String(r[5]),
+      display: JSON.parse(String(r[6])) as PreviousFinding['display'],
+      firstSeen: String(r[7]),
+    })),
+  };
+}

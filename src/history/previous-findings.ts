@@ -1,0 +1,42 @@
+/**
+ * The previous night of a snapshot or a report, taken from a history database
+ * (src/history/findings.ts keeps the findings of every night loaded).
+ */
+import { existsSync } from 'node:fs';
+import type { PreviousFindings } from '../findings/lifecycle.js';
+import { openHistory } from './engine.js';
+import { FINDINGS_TABLE, findingsBefore } from './findings.js';
+import { normaliseSite } from './query.js';
+import type { HistoryTarget } from './target.js';
+
+/**
+ * The previous night from a history database (`--history` on a snapshot or
+ * a report, when no older snapshot is beside it): the findings of the newest
+ * earlier run of the site. A database that does not exist yet (a first
+ * night) gives none; one that cannot be read is warned about and left out,
+ * since the states must not fail a night.
+ */
+export async function previousFromHistory(
+  source: { readonly target: HistoryTarget; readonly ca?: readonly string[] },
+  baseUrl: string,
+  time: string,
+  warn: (message: string) => void,
+): Promise<PreviousFindings | undefined> {
+  if (source.target.engine === 'sqlite' && !existsSync(source.target.path)) return undefined;
+  try {
+    const db = await openHistory(source.target, { mustExist: true, ...(source.ca ? { ca: source.ca } : {}) });
+    try {
+      const relations = await db.relations();
+      if (!relations.has(FINDINGS_TABLE)) return undefined;
+      return await findingsBefore(db, normaliseSite(baseUrl), time);
+    } finally {
+      await db.close();
+    }
+  } catch (e) {
+    warn(
+      `the findings of the previous night could not be read from the history database ${source.target.label}, so ` +
+        `every finding is told without a state: ${(e as Error).message}`,
+    );
+    return undefined;
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * The report's findings (CONTRACT sections 16 to 18): the counts by
+ * severity, what is new and resolved since the previous night first, what
+ * the waivers did, then every finding under the person (then the project) it
+ * is about, by the names a person reads. Every value from the site goes
+ * through escape.ts.
+ */
+import { SEVERITIES } from '../findings/define.js';
+import type { Finding, FindingsReport, ResolvedFinding, WaiverNote } from '../findings/evaluate.js';
+import { findingHeading, groupFindings } from '../findings/format.js';
+import { esc, sentence, text, value } from './escape.js';
+import { notShown, plural, section, table } from './html.js';
+import type { ReportModel } from './model.js';
+
+/** Findings shown on the page (new, resolved, and under their people); the rest are counted. */
+const FINDINGS_SHOWN = 200;
+
+const subjectCell = (f: { subject: Finding['subject'] }) =>
+  `${text(f.subject.export)} <bdi>${f.subject.key.map((k) => value(k)).join(', ')}</bdi>`;
+
+/** What a finding says beside its person: the requirement it is about and its whole sentence (the page has room for it). */
+function what(f: Finding): string {
+  const d = f.display;
+  const req =
+    d.requirement !== undefined
+      ? `requirement <bdi>${text(d.requirement)}</bdi>${d.level !== undefined ? ` of level <bdi>${text(d.level)}</bdi>` : ''}: `
+      : '';
+  return `${req}${sentence(f.detail)}`;
+}
+
+function stateCell(f: Finding): string {
+  if (f.state === 'new') return '<strong>new</strong>';
+  if (f.state === 'open') return `open since ${esc((f.firstSeen ?? '').slice(0, 10))}`;
+  return '';
+}
+
+function waiverCell(f: Finding): string {
+  if (f.waived)
+    return `waived by <bdi>${text(f.waived.owner)}</bdi> until ${text(f.waived.expires)}: ${sentence(f.waived.reason)}`;
+  if (f.waiverEnded)
+    return `<strong class="bad">waiver of <bdi>${text(f.waiverEnded.owner)}</bdi> ended ${text(f.waiverEnded.expires)}</strong>`;
+  return '';
+}
+
+const sevCell = (s: string) => `<td class="nw sev-${s}">${s}</td>`;
+
+function newTable(list: readonly Finding[]): string {
+  const rows = list
+    .slice(0, FINDINGS_SHOWN)
+    .map(
+      (f) =>
+        `<tr>${sevCell(f.severity)}<td class="nw"><code>${text(f.rule)}</code></td><td><bdi>${text(findingHeading(f))}</bdi></td>` +
+        `<td>${what(f)}</td><td>${waiverCell(f)}</td></tr>`,
+    );
+  return (
+    table(['Severity', 'Rule', 'Who', 'What', 'Waiver'], rows) + notShown(list.length - rows.length, 'new findings')
+  );
+}
+
+function resolvedTable(list: readonly ResolvedFinding[]): string {
+  const rows = list
+    .slice(0, FINDINGS_SHOWN)
+    .map(
+      (f) =>
+        `<tr>${sevCell(f.severity)}<td class="nw"><code>${text(f.rule)}</code></td><td><bdi>${text(findingHeading(f))}</bdi></td>` +
+        `<td>${sentence(f.detail)}</td><td class="nw">${esc(f.firstSeen.slice(0, 10))}</td></tr>`,
+    );
+  return (
+    table(['Severity', 'Rule', 'Who', 'Detail', 'First seen'], rows) +
+    notShown(list.length - rows.length, 'resolved findings')
+  );
+}
+
+function since(r: FindingsReport): string {
+  if (!r.previous) return '';
+  const fresh = r.findings.filter((f) => f.state === 'new');
+  const resolved = r.resolved ?? [];
+  let body =
+    `<p>Since the ${r.previous.source === 'history' ? 'history database' : 'snapshot'} of ${esc(r.previous.time)}: ` +
+    `${fresh.length} new, ${r.findings.length - fresh.length} open, ${resolved.length} resolved.</p>\n`;
+  if (fresh.length > 0)
+    body += `<details open><summary>New: ${plural(fresh.length, 'finding')}</summary>\n${newTable(fresh)}</details>\n`;
+  if (resolved.length > 0)
+    body += `<details open><summary>Resolved: ${plural(resolved.length, 'finding')}</summary>\n${resolvedTable(resolved)}</details>\n`;
+  return body;
+}
+
+function noteItem(n: WaiverNote): string {
+  const match =
+    n.id !== undefined ? `id ${text(n.id)}` : `subject <bdi>${(n.subject ?? []).map((k) => value(k)).join(', ')}</bdi>`;
+  return `<li>line ${n.line}: <code>${text(n.rule)}</code> ${match} (<bdi>${text(n.owner)}</bdi>, expires ${text(n.expires)})</li>`;
+}
+
+function waivers(r: FindingsReport): string {
+  const w = r.waivers;
+  if (!w) return '';
+  const waived = r.findings.filter((f) => f.waived).length;
+  let body = `<h3>Waivers</h3>\n<p>${plural(w.entries, 'waiver')} (file sha256 <code>${esc(w.sha256)}</code>): ${plural(waived, 'finding')} waived.</p>\n`;
+  for (const [title, list] of [
+    ['Ended (their findings are active again)', w.ended],
+    ['Ending soon', w.endingSoon],
+    ['Stale (they match no finding)', w.stale],
+  ] as const) {
+    if (list.length > 0) body += `<p>${title}:</p>\n<ul>${list.map(noteItem).join('')}</ul>\n`;
+  }
+  return body;
+}
+
+/** Every finding under its person, then project, up to FINDINGS_SHOWN in all. */
+function byPerson(findings: readonly Finding[]): string {
+  let shownCount = 0;
+  let body = '';
+  for (const group of groupFindings(findings)) {
+    const rows: string[] = [];
+    let n = 0;
+    for (const { project, findings: list } of group.projects) {
+      for (const f of list) {
+        n++;
+        if (shownCount >= FINDINGS_SHOWN) continue;
+        shownCount++;
+        rows.push(
+          `<tr>${sevCell(f.severity)}<td class="nw"><code>${text(f.rule)}</code></td><td class="nw">${stateCell(f)}</td>` +
+            `<td><bdi>${text(project)}</bdi></td><td>${what(f)}</td><td>${subjectCell(f)}</td><td>${waiverCell(f)}</td></tr>`,
+        );
+      }
+    }
+    if (rows.length === 0) continue;
+    body +=
+      `<details open><summary><bdi>${text(group.heading)}</bdi>: ${plural(n, 'finding')}</summary>\n` +
+      table(['Severity', 'Rule', 'State', 'Project', 'What', 'Subject', 'Waiver'], rows) +
+      '</details>\n';
+  }
+  return body + notShown(findings.length - shownCount, 'findings');
+}
+
+export function findingsSection(f: ReportModel['findings']): string {
+  if ('problem' in f)
+    return section('findings', 'Findings', `<p>The findings could not be evaluated: ${sentence(f.problem)}</p>\n`);
+  const r: FindingsReport = f.report;
+  const counts = SEVERITIES.map((s) => [s, r.findings.filter((x) => x.severity === s).length] as const);
+  let body = `<p class="counts">${counts.map(([s, n]) => `<span class="sev${n > 0 ? ` sev-${s}` : ''}">${s}: ${n}</span>`).join(' ')}</p>\n`;
+  body += since(r) + waivers(r);
+  if (r.findings.length === 0) body += '<p>No finding.</p>\n';
+  else body += `<h3>By person</h3>\n${byPerson(r.findings)}`;
+  const skipped = r.rules.filter((x) => !x.evaluated);
+  if (skipped.length > 0) {
+    const items = skipped.map((x) => `<li><code>${text(x.id)}</code>: ${sentence(x.reason ?? 'no reason given')}</li>`);
+    body += `<h3>Rules not evaluated</h3>\n<ul>${items.join('')}</ul>\n`;
+  }
+  // Evaluated without an optional export (the running VMs without --include vms): what was left out.
+  const partial = r.rules.filter((x) => x.evaluated && x.reason !== undefined);
+  if (partial.length > 0) {
+    body += `<h3>Rules evaluated in part</h3>\n<ul>${partial.map((x) => `<li><code>${text(x.id)}</code>: ${sentence(x.reason!)}</li>`).join('')}</ul>\n`;
+  }
+  return section('findings', 'Findings', body);
+}

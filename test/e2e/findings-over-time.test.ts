@@ -1,0 +1,259 @@
+/**
+ * CONTRACT section 18 through the binary, over the three shipped nights and
+ * recordings/waivers.yaml: states against the night before, a waived
+ * finding, an ended waiver, a stale one; `_findings.json` valid against the
+ * committed JSON Schema; the findings CSV beside it, the same from
+ * `svc-snapshot findings --format csv`, read back by LibreOffice; the
+ * metrics; an unusable waivers file refused with nothing written.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { SOFFICE, fodsViaLibreOffice } from '../helpers/libreoffice.js';
+import { writeSnapshot } from '../helpers/snapshot-dir.js';
+import { openHistory } from '../../src/history/engine.js';
+import { parseHistoryTarget } from '../../src/history/target.js';
+
+const findingsSchema = (() => {
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  ajv.addSchema(JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'summary-schema.json'), 'utf8')) as object, 'summary');
+  return ajv.getSchema('summary#/$defs/findings')!;
+})();
+
+const NIGHTS = ['platform-3.14.1', 'platform-3.14.1-night2', 'platform-3.14.1-night3'].map((n) =>
+  join(REPO_ROOT, 'recordings', n),
+);
+const WAIVERS = join(REPO_ROOT, 'recordings', 'waivers.yaml');
+const NIGHT1_TIME = '2026-11-21T02:00:00.000Z';
+
+interface Finding {
+  id: string;
+  rule: string;
+  severity: string;
+  state?: string;
+  firstSeen?: string;
+  subject: { export: string; key: string[] };
+  display: Record<string, string>;
+  waived?: { reason: string; owner: string; expires: string };
+  waiverEnded?: { owner: string; expires: string };
+}
+interface Report {
+  time: string;
+  previous?: { time: string; source: string };
+  waivers?: {
+    sha256: string;
+    stale: Array<{ line: number }>;
+    endingSoon: Array<{ line: number }>;
+    ended: Array<{ line: number }>;
+  };
+  findings: Finding[];
+  resolved?: Finding[];
+}
+
+let parent: string;
+let night3: string;
+let metrics: string;
+
+beforeAll(async () => {
+  parent = tmpDir('svc-over-time-');
+  metrics = join(parent, 'svc.prom');
+  for (const [i, night] of NIGHTS.entries()) {
+    const res = await runCli(
+      ['--replay', night, '--findings', '--format', 'csv', '--waivers', WAIVERS, '--metrics-file', metrics],
+      { cwd: parent },
+    );
+    expect(res.code, res.stderr).toBe(0);
+    if (i === 2) expect(res.stderr).not.toContain('warning');
+  }
+  night3 = join(parent, 'svc-snapshot-2026-11-23');
+}, 120_000);
+
+describe('the third night with the shipped waivers', () => {
+  it('_findings.json: valid against the schema, each finding new or open since its first night, the resolved ones listed', () => {
+    const report = JSON.parse(readFileSync(join(night3, '_findings.json'), 'utf8')) as Report;
+    expect(findingsSchema(report), JSON.stringify(findingsSchema.errors)).toBe(true);
+    expect(report.previous).toEqual({ time: '2026-11-22T02:00:00.000Z', source: 'snapshot' });
+    const states = report.findings.map((f) => f.state);
+    expect(states.filter((s) => s === 'new').length).toBeGreaterThan(0);
+    expect(report.findings.some((f) => f.state === 'open' && f.firstSeen === NIGHT1_TIME)).toBe(true);
+    expect(report.resolved!.length).toBeGreaterThan(0);
+    expect(report.resolved!.every((f) => f.firstSeen === NIGHT1_TIME)).toBe(true);
+    // No resolved finding is still there; every id once.
+    const ids = new Set(report.findings.map((f) => f.id));
+    expect(ids.size).toBe(report.findings.length);
+    expect(report.resolved!.some((f) => ids.has(f.id))).toBe(false);
+  });
+
+  it('two findings waived, one waiver ended (its finding active again), one stale, one ending soon; the file hash recorded', () => {
+    const report = JSON.parse(readFileSync(join(night3, '_findings.json'), 'utf8')) as Report;
+    const waived = report.findings.filter((f) => f.waived);
+    expect(waived.map((f) => [f.display.user, f.display.requirement])).toEqual([
+      ['Priya Tanaka', 'Requirement 1: Clinical data course'],
+      ['Priya Tanaka', 'Requirement 3: Clinical data course'],
+    ]);
+    expect(waived[0]!.waived!.owner).toBe('security-office@example.org');
+    const ended = report.findings.filter((f) => f.waiverEnded);
+    expect(ended.map((f) => [f.rule, f.display.team, f.waiverEnded!.expires])).toEqual([
+      ['quota-exceeded', 'Team 2 Imaging', '2026-11-22'],
+    ]);
+    expect(report.waivers!.sha256).toBe(createHash('sha256').update(readFileSync(WAIVERS)).digest('hex'));
+    expect(report.waivers!.ended.map((n) => n.line)).toEqual([14]);
+    expect(report.waivers!.stale.map((n) => n.line)).toEqual([20]);
+    expect(report.waivers!.endingSoon.map((n) => n.line)).toEqual([8]);
+  });
+
+  it('--fail-on counts what is not waived; the metrics split the waived ones out', async () => {
+    const text = readFileSync(metrics, 'utf8');
+    expect(text).toMatch(/^svc_snapshot_findings\{[^}]*rule="certification-missing",severity="high"\} 12$/m);
+    expect(text).toMatch(/^svc_snapshot_findings_waived\{[^}]*rule="certification-missing",severity="high"\} 2$/m);
+    expect(text).toMatch(/^svc_snapshot_findings_waived\{[^}]*rule="quota-exceeded",severity="medium"\} 0$/m);
+    const res = await runCli(['findings', night3, '--waivers', WAIVERS, '--fail-on', 'high']);
+    expect(res.code).toBe(6);
+    expect(res.stderr).toContain('--fail-on high: 16 finding(s) of severity high or higher (exit 6)');
+    const without = await runCli(['findings', night3, '--fail-on', 'high']);
+    expect(without.stderr).toContain('--fail-on high: 18 finding(s) of severity high or higher (exit 6)');
+  });
+
+  it('the text shows new and resolved first, then each person once with their projects', async () => {
+    const res = await runCli(['findings', night3, '--waivers', WAIVERS]);
+    expect(res.code).toBe(0);
+    const out = res.stdout;
+    expect(out).toMatch(/Since the snapshot of 2026-11-22T02:00:00.000Z: \d+ new, \d+ open, \d+ resolved\.\nNew:\n/);
+    expect(out.indexOf('Resolved:')).toBeLessThan(out.indexOf('\nPriya Tanaka <priya.tanaka.10@example.org>\n'));
+    expect(out.split('\n').filter((l) => l === 'Priya Tanaka <priya.tanaka.10@example.org>')).toHaveLength(1);
+    expect(out).toContain('[waived by security-office@example.org until 2026-12-15: ');
+    expect(out).toContain('Stale (they match no finding):\n  line 20: certification-missing');
+  });
+
+  it('the report page: new and resolved first, then each person once, the waived findings marked', async () => {
+    const page = join(tmpDir('svc-over-time-page-'), 'page.html');
+    const res = await runCli(['report', night3, '--waivers', WAIVERS, '--out', page]);
+    expect(res.code, res.stderr).toBe(0);
+    const html = readFileSync(page, 'utf8');
+    expect(html).toMatch(/<p>Since the snapshot of 2026-11-22T02:00:00.000Z: \d+ new, \d+ open, \d+ resolved\.<\/p>/);
+    const person = '<summary><bdi>Priya Tanaka &lt;priya.tanaka.10@example.org&gt;</bdi>: 3 findings</summary>';
+    expect(html.split(person)).toHaveLength(2);
+    expect(html.indexOf('<summary>New: ')).toBeLessThan(html.indexOf(person));
+    expect(html.indexOf('<summary>Resolved: ')).toBeLessThan(html.indexOf('<h3>By person</h3>'));
+    expect(html).toContain('waived by <bdi>security-office@example.org</bdi> until 2026-12-15');
+    expect(html).toContain('<p>Stale (they match no finding):</p>');
+  });
+
+  it('findings --previous <dir>: the states against that snapshot', async () => {
+    const res = await runCli(['findings', night3, '--json', '--previous', join(parent, 'svc-snapshot-2026-11-21')]);
+    expect(res.code).toBe(0);
+    const report = JSON.parse(res.stdout) as Report;
+    expect(report.previous).toEqual({ time: NIGHT1_TIME, source: 'snapshot' });
+    expect(report.findings.filter((f) => f.state === 'open').every((f) => f.firstSeen === NIGHT1_TIME)).toBe(true);
+  });
+
+  it('_findings.csv is listed and verified with the snapshot; findings --format csv prints the same bytes; LibreOffice reads it as text', async () => {
+    const manifest = JSON.parse(readFileSync(join(night3, '_snapshot-manifest.json'), 'utf8')) as {
+      files: Array<{ name: string }>;
+    };
+    expect(manifest.files.map((f) => f.name)).toContain('_findings.csv');
+    expect((await runCli(['verify', night3])).code).toBe(0);
+    const res = await runCli(['findings', night3, '--format', 'csv', '--waivers', WAIVERS]);
+    expect(res.code).toBe(0);
+    const written = readFileSync(join(night3, '_findings.csv'), 'utf8');
+    // On stdout every byte passes the terminal's escaping: LF line ends, no byte-order mark, the same rows.
+    expect(res.stdout).toBe(written.slice(1).replace(/\r\n/g, '\n'));
+    expect(written.split('\r\n')[0]).toBe(
+      '\uFEFFid,state,severity,rule,user,email,project,team,requirement,level,vms,subject_export,subject_key,detail,' +
+        'first_seen,waived_reason,waived_owner,waived_expires,waiver_ended',
+    );
+    if (!SOFFICE) throw new Error('LibreOffice (soffice) is not installed: node scripts/test-prereqs.mjs installs it');
+    const work = tmpDir('svc-findings-csv-');
+    const file = join(work, 'findings.csv');
+    writeFileSync(file, written);
+    const fods = fodsViaLibreOffice(file, work, 'CSV:44,34,76,1');
+    expect(fods).toContain('<text:p>Priya Tanaka</text:p>');
+    expect(fods).toContain('<text:p>security-office@example.org</text:p>');
+    // A team whose name a spreadsheet would take for a formula: text, through findings --format csv.
+    const hostile = writeSnapshot(join(work, 'snap'), {
+      records: {
+        teams: [
+          {
+            id: 'team|x',
+            name: '=HYPERLINK("http://example.org","x")',
+            teamQuotas_cores: 1,
+            usage_vms_cores: 2,
+            usage_vms_mem: 0,
+            usage_vms_cnt: 1,
+            usage_drives_cnt: 0,
+            endDate: null,
+          },
+        ],
+      },
+    });
+    const printed = await runCli(['findings', hostile, '--format', 'csv']);
+    expect(printed.code).toBe(0);
+    const hostileFile = join(work, 'hostile.csv');
+    writeFileSync(hostileFile, printed.stdout);
+    const hostileFods = fodsViaLibreOffice(hostileFile, work, 'CSV:44,34,76,1');
+    expect(hostileFods).not.toContain('table:formula');
+    expect(hostileFods).toContain('&apos;=HYPERLINK(&quot;http://example.org&quot;,&quot;x&quot;)');
+    expect((await runCli(['findings', night3, '--format', 'xlsx'])).code).toBe(2);
+  }, 120_000);
+});
+
+describe('the findings in the history database', () => {
+  it('findings_versions: open since their first night, the resolved ones closed; a snapshot with no neighbour takes its states from it', async () => {
+    const dir = tmpDir('svc-over-time-history-');
+    const history = join(dir, 'h.sqlite');
+    const nights = ['2026-11-21', '2026-11-22', '2026-11-23'].map((d) => join(parent, `svc-snapshot-${d}`));
+    const load = await runCli(['history', 'load', ...nights, `--history=${history}`]);
+    expect(load.code, load.stderr).toBe(0);
+    const report = JSON.parse(readFileSync(join(night3, '_findings.json'), 'utf8')) as Report;
+    const db = await openHistory(parseHistoryTarget(history, dir), { mustExist: true });
+    try {
+      const current = await db.all(
+        'SELECT id, first_seen, waived_owner FROM findings_versions WHERE seen_to IS NULL ORDER BY id',
+      );
+      expect(current.map((r) => [r[0], r[1]])).toEqual(
+        report.findings.map((f) => [f.id, f.firstSeen]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+      );
+      expect(current.filter((r) => r[2] !== null)).toHaveLength(2);
+      for (const f of report.resolved!) {
+        const rows = await db.all('SELECT seen_to FROM findings_versions WHERE id = ? ORDER BY version_id', [f.id]);
+        expect(rows.at(-1)![0]).toBe(report.time);
+      }
+    } finally {
+      await db.close();
+    }
+    // Nights 1 and 2 in a database; night 3 taken alone elsewhere: its states come from the database.
+    const partial = join(dir, 'two.sqlite');
+    expect((await runCli(['history', 'load', ...nights.slice(0, 2), `--history=${partial}`])).code).toBe(0);
+    const out = join(dir, 'alone', 'svc-snapshot-2026-11-23');
+    const res = await runCli(['--replay', NIGHTS[2]!, '--out-dir', out, '--findings', `--history=${partial}`]);
+    expect(res.code, res.stderr).toBe(0);
+    const alone = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as Report;
+    expect(alone.previous).toEqual({ time: '2026-11-22T02:00:00.000Z', source: 'history' });
+    expect(alone.findings.map((f) => [f.id, f.state, f.firstSeen])).toEqual(
+      report.findings.map((f) => [f.id, f.state, f.firstSeen]),
+    );
+    expect(alone.resolved!.map((f) => f.id)).toEqual(report.resolved!.map((f) => f.id));
+  });
+});
+
+describe('an unusable waivers file', () => {
+  it('is exit 2 naming the line, before anything is written; a snapshot is not published', async () => {
+    const dir = tmpDir('svc-bad-waivers-');
+    const bad = join(dir, 'waivers.yaml');
+    writeFileSync(bad, 'waivers:\n  - rule: quota-exceeded\n    subject: [t]\n    reason: r\n    owner: o\n');
+    const out = join(dir, 'snap');
+    const res = await runCli(['--replay', NIGHTS[2]!, '--out-dir', out, '--findings'], { env: { SVC_WAIVERS: bad } });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`SVC_WAIVERS ${bad}, line 2: expires is missing`);
+    expect(existsSync(out)).toBe(false);
+    const findings = await runCli(['findings', night3, '--waivers', bad]);
+    expect(findings.code).toBe(2);
+    expect(findings.stdout).toBe('');
+    const noFindings = await runCli(['--replay', NIGHTS[2]!, '--out-dir', out, '--waivers', WAIVERS]);
+    expect(noFindings.code).toBe(2);
+    expect(noFindings.stderr).toContain('--waivers needs --findings on a snapshot (or --format html)');
+  });
+});
