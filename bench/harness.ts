@@ -24,6 +24,7 @@ import {
 } from './report.js';
 import { benchVerify } from './verify.js';
 import { overTimeContext, overTimeRound, overTimeRows, overTimeSupported } from './findings-over-time.js';
+import { notifyArgs, notifyRow, notifySupported, startReceivers } from './notify.js';
 import {
   DIFF_CHANGED_SHARE,
   LATENCY_MS,
@@ -368,6 +369,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
   const hashChecks: Array<{ round: number; files: number; identical: boolean }> = [];
   const sites: Array<{ name: string; site: Site; collectionBytes: number }> = [];
   const servers: Server[] = [];
+  /** The notification row's local receivers (bench/notify.ts). */
+  let receivers: Awaited<ReturnType<typeof startReceivers>> | undefined;
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
   try {
     const one = site(factor === 1 ? 'large (1×)' : `${factor}× large`, factor, opts.realmCount);
@@ -404,6 +407,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     const overTime = overTimeSupported(BIN)
       ? await overTimeContext(BIN, mutated, raw, join(workDir, 'over-time-nights'), workDir, run)
       : undefined;
+    receivers = findingsSupported(BIN) && notifySupported(BIN) ? await startReceivers() : undefined;
     const report: ReportContext | undefined = reportSupported(BIN)
       ? await nightBefore(BIN, mutated, raw, join(workDir, 'report-nights'), workDir, run)
       : undefined;
@@ -421,6 +425,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       sheets: [] as number[],
       sheetsRss: [] as number[],
       findings: [] as number[],
+      notify: [] as number[],
       overTime: { findings: [] as number[], lifecycle: [] as number[], json: [] as number[], csv: [] as number[] },
       includeVms: [] as number[],
       report: [] as number[],
@@ -519,6 +524,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
           (await run([BIN, '--replay', raw, '--out-dir', findingsDir, '--findings', '--quiet'], { workDir })).ms,
         );
         rmSync(findingsDir, { recursive: true, force: true });
+        if (receivers) {
+          const args = [BIN, '--replay', raw, '--out-dir', findingsDir, '--findings', '--quiet'];
+          samples.notify.push((await run([...args, ...notifyArgs(receivers.base)], { workDir })).ms);
+          rmSync(findingsDir, { recursive: true, force: true });
+        }
       }
       if (overTime) {
         const o = await overTimeRound(overTime, `round-${r}`);
@@ -706,6 +716,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       // What the rules add (reading back the exports they need and evaluating), against the replay that built them.
       rows.push(addedRow('--replay --findings (time added over --replay)', samples.findings, TARGETS.findingsVsReplay));
     } else notes.push('This build has no --findings: the findings figure was not measured.');
+    if (samples.notify.length > 0) rows.push(notifyRow(samples.notify, samples.findings, rep, stat));
+    else notes.push('This build has no --notify: what the notifications add was not measured.');
     if (samples.overTime.lifecycle.length > 0) {
       // The states against the night before and 1,000 waivers, and the findings' CSV (bench/findings-over-time.ts).
       rows.push(...overTimeRows(samples.overTime, rep, stat));
@@ -899,6 +911,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
       log(`[${elapsed()}] 2× site measured`);
     }
   } finally {
+    await receivers?.close();
     for (const s of servers) await s.stop().catch(() => {});
     rmSync(workDir, { recursive: true, force: true });
   }

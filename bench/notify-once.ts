@@ -12,41 +12,19 @@
  *
  * --no-alertmanager leaves Alertmanager out: the digest alone, without an alert per finding.
  */
-import { createServer } from 'node:http';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { run, stat, withCollectedSite } from './harness.js';
+import { notifyArgs, startReceivers } from './notify.js';
 
 const runs = Number(process.argv[2] ?? 3);
 const factor = Number(process.argv[3] ?? 1);
 const TARGET = 0.05;
 const withAlertmanager = !process.argv.includes('--no-alertmanager');
 
-/** Receives every POST whole and answers 200; counts the requests and bytes, and keeps the webhook's last body. */
-async function startReceivers() {
-  const seen = { requests: 0, bytes: 0, lastHook: '' };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      seen.requests++;
-      seen.bytes += body.length;
-      if (req.url === '/hook') seen.lastHook = body.toString('utf8');
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { seen, base, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
 await withCollectedSite('notify', factor, async ({ raw, workDir, bin: BIN, log }) => {
   const receivers = await startReceivers();
-  const targets = [`${receivers.base}/hook`, `slack+${receivers.base}/slack`, `teams+${receivers.base}/teams`];
-  const all = withAlertmanager ? [...targets, `alertmanager+${receivers.base}`] : targets;
-  const notify = all.flatMap((t) => ['--notify', t]);
+  const notify = notifyArgs(receivers.base, withAlertmanager);
   const plain: number[] = [];
   const notified: number[] = [];
   const plainCpu: number[] = [];
@@ -59,7 +37,7 @@ await withCollectedSite('notify', factor, async ({ raw, workDir, bin: BIN, log }
       plainCpu.push(pa.cpuMs!);
       rmSync(a, { recursive: true, force: true });
       const b = join(workDir, `svc-snapshot-b-${r}`);
-      const args = [BIN, '--replay', raw, '--out-dir', b, '--findings', '--quiet', ...notify, '--notify-on', 'always'];
+      const args = [BIN, '--replay', raw, '--out-dir', b, '--findings', '--quiet', ...notify];
       const nb = await run(args, { workDir, rss: true });
       notified.push(nb.ms);
       notifiedCpu.push(nb.cpuMs!);

@@ -76,6 +76,8 @@ export const TARGETS = {
   lifecycleVsReplay: 0.1,
   /** Time that the CSV of all findings adds to `findings <dir>` (over its --json) ≤ this × a replay (issue 45). */
   findingsCsvVsReplay: 0.1,
+  /** Time that `--notify` to local receivers adds to `--replay --findings` ≤ this × a replay (issue 46). */
+  notifyVsReplay: 0.05,
   /** Time that `--include vms` (50,000 VM configs, 20,000 running VMs on the large site) adds to a replay ≤ this × the replay itself (issue 35). */
   includeVmsVsReplay: 0.35,
   /** Time that `--format html` (the report, beside the night before, whose changes it shows) adds to a replay ≤ this × the replay itself (issue 37). */

@@ -127,6 +127,11 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
         m('--replay of the collection'),
     );
     ratio(
+      '--replay --findings --notify to local receivers',
+      (m('--replay --findings --notify to local receivers') - m('--replay --findings (time added over --replay)')) /
+        m('--replay of the collection'),
+    );
+    ratio(
       '--replay --include vms (time added over --replay)',
       (m('--replay --include vms (time added over --replay)') - m('--replay of the collection')) /
         m('--replay of the collection'),
