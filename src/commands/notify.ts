@@ -42,8 +42,9 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
     const previous = o.previous !== undefined ? resolveOutDir(deps.cwd, o.previous, o.previous) : undefined;
     deps.reporter.info(`reading ${dir}`);
     // --waivers (section 18): the findings evaluated again, as `findings` does, with the waivers of today's file.
-    const waived = o.waivers !== undefined ? await waivedFindings(dir, previous, o, deps) : undefined;
-    const digest = buildDigest(await noticeOf(dir, previous, waived));
+    const snapshot = await openSnapshot(dir);
+    const waived = o.waivers !== undefined ? await waivedFindings(snapshot, previous, o, deps) : undefined;
+    const digest = buildDigest(await noticeOf(snapshot, previous, waived));
     results = await deliver(digest, { ...settings, on: ['always'] }, { now });
   }
   for (const r of results) if (r.state === 'failed') deps.reporter.warn(failureWarning(r));
@@ -59,8 +60,8 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
 }
 
 /** The notice of a published snapshot: its manifest, its `_findings.json` when it has one, the diff with the previous. */
-async function noticeOf(dir: string, previousGiven: string | undefined, waived: FindingsReport | undefined) {
-  const snapshot = await openSnapshot(dir);
+async function noticeOf(snapshot: Snapshot, previousGiven: string | undefined, waived: FindingsReport | undefined) {
+  const dir = snapshot.dir;
   const m = snapshot.manifest;
   const reportName = m.files?.find((f) => /^svc-snapshot-\d{4}-\d{2}-\d{2}\.html$/.test(f.name))?.name;
   const previousDir = previousGiven ?? (await findPreviousSnapshot(dir)) ?? null;
@@ -78,17 +79,17 @@ async function noticeOf(dir: string, previousGiven: string | undefined, waived: 
 
 /** The rules over the snapshot, beside the night before (--previous, else the newest older one beside it), waived. */
 async function waivedFindings(
-  dir: string,
+  snapshot: Snapshot,
   previousGiven: string | undefined,
   o: ReturnType<typeof readOptions<'notify'>>,
   deps: CommandDeps,
 ): Promise<FindingsReport> {
   const settings = findingsSettings(o);
   const opts = { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels };
-  const evaluated = await findingsOf(await openSnapshot(dir), opts);
+  const evaluated = await findingsOf(snapshot, opts);
   const lookup = {
     ...(previousGiven !== undefined ? { given: previousGiven } : {}),
-    beside: { dir, time: evaluated.time },
+    beside: { dir: snapshot.dir, time: evaluated.time },
     warn: (m: string) => deps.reporter.warn(m),
   };
   return overTime(evaluated, await previousFindings(lookup, findingsOf, opts), settings);

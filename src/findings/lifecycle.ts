@@ -13,8 +13,7 @@
 import { FINDINGS_FILE_NAME } from './names.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { findPreviousSnapshot } from '../diff/previous.js';
-import type { FindingDisplay } from './display.js';
-import { SEVERITIES, type RowRef, type Severity } from './define.js';
+import { SEVERITIES } from './define.js';
 import {
   findingWith,
   type EvaluateOptions,
@@ -24,16 +23,8 @@ import {
   type ResolvedFinding,
 } from './evaluate.js';
 
-/** A finding of the previous night, as the lifecycle needs it. */
-export interface PreviousFinding {
-  readonly id: string;
-  readonly rule: string;
-  readonly severity: Severity;
-  readonly subject: RowRef;
-  readonly detail: string;
-  readonly display: FindingDisplay;
-  readonly firstSeen?: string;
-}
+/** A finding of the previous night, as the lifecycle needs it: a resolved finding's fields, `firstSeen` where known. */
+export type PreviousFinding = Omit<ResolvedFinding, 'firstSeen'> & { readonly firstSeen?: string };
 
 export interface PreviousFindings {
   readonly night: PreviousNight;
