@@ -11,9 +11,13 @@ import { build } from 'esbuild';
 
 rmSync('lib', { recursive: true, force: true });
 await build({
-  // Flat names: cron/ping.ts finds its child process as ./ping-child.js beside
-  // it, and version.ts reads ../package.json.
-  entryPoints: { main: 'dist/cli/main.js', 'ping-child': 'dist/cron/ping-child.js' },
+  // Flat names: cron/ping.ts and notify/signal.ts find their child processes
+  // (./ping-child.js, ./notify-child.js) beside them, and version.ts reads ../package.json.
+  entryPoints: {
+    main: 'dist/cli/main.js',
+    'ping-child': 'dist/cron/ping-child.js',
+    'notify-child': 'dist/notify/notify-child.js',
+  },
   bundle: true,
   splitting: true,
   format: 'esm',

@@ -16,6 +16,7 @@ import type { CronCommand, CronRun } from '../cron/run.js';
 import type { RunFacts } from '../cron/facts.js';
 import type { RunNotice } from '../notify/digest.js';
 import type { NotifySettings } from '../notify/index.js';
+import type { notifyRunSync } from '../notify/signal.js';
 
 type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps) => Promise<CommandResult>;
 
@@ -281,7 +282,7 @@ class Invocation {
   private report: RunReport | undefined;
   private facts: RunFacts | undefined;
   /** --notify (or SVC_NOTIFY_FILE): read before the command runs, the digest sent once the outcome is known. */
-  private notify: { settings: NotifySettings; site: string | undefined } | undefined;
+  private notify: { settings: NotifySettings; site: string | undefined; sendSync: typeof notifyRunSync } | undefined;
   private notice: RunNotice | undefined;
 
   constructor(
@@ -323,21 +324,19 @@ class Invocation {
     if (!asked && !process.env.SVC_NOTIFY_FILE) return;
     const { notifySettings } = await import('../notify/index.js');
     const settings = notifySettings(spec.name, flags, process.env);
-    if (settings)
-      this.notify = { settings, site: (await import('../cron/run.js')).siteOf(spec.name, flags, process.env) };
+    if (!settings) return;
+    const [{ siteOf }, { notifyRunSync: sendSync }] = await Promise.all([
+      import('../cron/run.js'),
+      import('../notify/signal.js'),
+    ]);
+    this.notify = { settings, site: siteOf(spec.name, flags, process.env), sendSync };
   }
 
   /** The digest of the run: the command's notice, or what a failed run knew. Warnings only; the exit code stays. */
   private async sendDigest(): Promise<RunReport | undefined> {
     if (!this.notify) return this.report;
     const { notifyRun } = await import('../notify/index.js');
-    const notice: RunNotice = this.notice ?? {
-      command: this.command as RunNotice['command'],
-      site: this.facts?.site ?? this.notify.site,
-      time: new Date().toISOString(),
-      exitCode: this.exitCode,
-      failure: this.failureText,
-    };
+    const notice = this.notice ?? this.failureNotice(this.notify.site);
     try {
       const rows = await notifyRun(notice, this.notify.settings, (m) => this.reporter.warn(m));
       return { ...(this.report ?? this.facts?.report()), notifyFailures: rows };
@@ -348,6 +347,17 @@ class Invocation {
       );
       return this.report;
     }
+  }
+
+  /** What a run that ended without the command's notice knew: its exit code and why. */
+  private failureNotice(site: string | undefined): RunNotice {
+    return {
+      command: this.command as RunNotice['command'],
+      site: this.facts?.site ?? site,
+      time: new Date().toISOString(),
+      exitCode: this.exitCode,
+      failure: this.failureText,
+    };
   }
 
   /** --metrics-file and --ping-url (or SVC_PING_URL): the run's facts, counted from here on, for the cron side. */
@@ -373,8 +383,14 @@ class Invocation {
     this.reporter.close();
     process.stderr.write(`svc-snapshot: ${forTerminal(error.message)}\n`);
     this.failureText = error.message;
+    this.exitCode = code;
     this.printFailure(code);
-    this.cron?.finishSync(code);
+    let notifyFailures: Array<{ sink: string; failed: number }> | undefined;
+    if (this.notify) {
+      const { settings, site, sendSync } = this.notify;
+      notifyFailures = sendSync(this.failureNotice(site), settings, (m) => this.reporter.warn(m));
+    }
+    this.cron?.finishSync(code, notifyFailures);
     return code;
   }
 

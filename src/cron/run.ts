@@ -94,10 +94,11 @@ export class CronRun {
   }
 
   /** The same from a signal handler: synchronous, then the process exits. */
-  finishSync(exitCode: number): void {
+  finishSync(exitCode: number, notifyFailures?: ReadonlyArray<{ sink: string; failed: number }>): void {
     if (this.finished) return;
     this.finished = true;
-    this.writeMetrics(exitCode, this.facts.report());
+    const report = this.facts.report();
+    this.writeMetrics(exitCode, notifyFailures ? { ...report, notifyFailures } : report);
     if (this.ping) {
       const warning = sendPingSync(this.ping, 'fail');
       if (warning) this.warn(warning);

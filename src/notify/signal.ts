@@ -1,0 +1,50 @@
+/**
+ * The digest of a run stopped by SIGINT or SIGTERM (CONTRACT section 19: a
+ * failed run sends one too). A signal handler ends the process without
+ * going back to the event loop, so the digest is sent by a child process
+ * (./notify-child.js) while this one waits, bounded by --notify-timeout, as
+ * the cron side's `/fail` ping is (src/cron/ping.ts). The settings, target
+ * URLs included, go to the child on its stdin, never in its arguments or
+ * environment.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { RunNotice } from './digest.js';
+import type { NotifySettings } from './index.js';
+
+/** What the child prints on stdout: the warnings to give, and each sink's row for the metrics. */
+export interface ChildResult {
+  readonly warnings: readonly string[];
+  readonly rows: ReadonlyArray<{ sink: string; failed: number }>;
+}
+
+/** Sends the digest of `notice` to every target, synchronously; the warnings given, the metrics' rows returned. */
+export function notifyRunSync(
+  notice: RunNotice,
+  s: NotifySettings,
+  warn: (message: string) => void,
+  now: Date = new Date(),
+): Array<{ sink: string; failed: number }> {
+  const child = fileURLToPath(new URL('./notify-child.js', import.meta.url));
+  const res = spawnSync(process.execPath, [child], {
+    input: JSON.stringify({ notice, settings: s, now: now.toISOString() }),
+    // The child's own deadline is --notify-timeout; this one only stops a child that hangs past it.
+    timeout: s.timeoutMs + 5000,
+    stdio: ['pipe', 'pipe', 'ignore'],
+    encoding: 'utf8',
+  });
+  let result: ChildResult | undefined;
+  try {
+    if (res.status === 0) result = JSON.parse(res.stdout) as ChildResult;
+  } catch {
+    result = undefined;
+  }
+  if (result === undefined) {
+    warn(
+      `the notifications of the interrupted run could not be sent within --notify-timeout (${s.timeoutMs / 1000} s); the run's outcome is unchanged`,
+    );
+    return s.targets.map((t) => ({ sink: t.name, failed: 1 }));
+  }
+  for (const w of result.warnings) warn(w);
+  return [...result.rows];
+}
