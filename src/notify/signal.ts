@@ -40,9 +40,11 @@ export function notifyRunSync(
     result = undefined;
   }
   if (result === undefined) {
-    warn(
-      `the notifications of the interrupted run could not be sent within --notify-timeout (${s.timeoutMs / 1000} s); the run's outcome is unchanged`,
-    );
+    const why =
+      res.error !== undefined || res.signal !== null
+        ? `within --notify-timeout (${s.timeoutMs / 1000} s)`
+        : `(the process sending them exited ${res.status})`;
+    warn(`the notifications of the interrupted run could not be sent ${why}; the run's outcome is unchanged`);
     return s.targets.map((t) => ({ sink: t.name, failed: 1 }));
   }
   for (const w of result.warnings) warn(w);
