@@ -1,0 +1,35 @@
+/**
+ * notifyRunSync when its sending process cannot do its work: here, run from
+ * src/ by the tests, it finds no ./notify-child.js beside it (the build puts
+ * one in lib/), so the process exits with an error. The run is told so, each
+ * sink counts as failed, and nothing of the target is printed.
+ */
+import { describe, expect, it } from 'vitest';
+import { notifyRunSync } from '../../src/notify/signal.js';
+import type { NotifySettings } from '../../src/notify/index.js';
+
+const SECRET = 'unit-signal-secret-0a1b2c';
+
+describe('notifyRunSync', () => {
+  it('a sending process that fails: a warning saying so, every sink failed, no secret', () => {
+    const settings: NotifySettings = {
+      targets: [{ kind: 'webhook', name: 'webhook 127.0.0.1:9', url: `https://127.0.0.1:9/in/${SECRET}` }],
+      hmacKey: undefined,
+      on: ['always'],
+      severity: 'high',
+      intervalHours: 26,
+      timeoutMs: 2000,
+      ca: undefined,
+    };
+    const warnings: string[] = [];
+    const rows = notifyRunSync(
+      { command: 'snapshot', site: 'https://site', time: new Date(0).toISOString(), exitCode: 143, failure: 'x' },
+      settings,
+      (m) => warnings.push(m),
+    );
+    expect(rows).toEqual([{ sink: 'webhook 127.0.0.1:9', failed: 1 }]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/could not be sent \(the process sending them exited 1\)/);
+    expect(warnings.join('\n')).not.toContain(SECRET);
+  });
+});
