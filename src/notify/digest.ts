@@ -139,10 +139,29 @@ export function idOf(f: FindingIn): string {
 
 /** The names of section 18's `display` (strings and numbers, in its order), else the subject's export and key. */
 export function nameOf(f: FindingIn): string {
-  const names = Object.values(f.display ?? {}).filter(
-    (v): v is string | number => (typeof v === 'string' && v !== '') || typeof v === 'number',
-  );
-  return names.length > 0 ? names.join(' · ') : `${f.subject.export} ${f.subject.key.join(' / ')}`;
+  let name = '';
+  for (const v of Object.values(f.display ?? {}))
+    if ((typeof v === 'string' && v !== '') || typeof v === 'number') name = name === '' ? `${v}` : `${name} · ${v}`;
+  return name !== '' ? name : `${f.subject.export} ${f.subject.key.join(' / ')}`;
+}
+
+/** Each finding's name cleaned, made once whether its list's order, its digest entry or its alert needs it first. */
+const cleanNames = new WeakMap<FindingIn, string>();
+
+export function cleanNameOf(f: FindingIn): string {
+  let name = cleanNames.get(f);
+  if (name === undefined) cleanNames.set(f, (name = escapeControl(nameOf(f))));
+  return name;
+}
+
+/** A function that cleans a rule's id once for each rule: a report has tens of thousands of findings of a few rules. */
+export function ruleCleaner(): (rule: string) => string {
+  const cleaned = new Map<string, string>();
+  return (rule) => {
+    let c = cleaned.get(rule);
+    if (c === undefined) cleaned.set(rule, (c = escapeControl(rule)));
+    return c;
+  };
 }
 
 /** A finding as every sink shows it: its texts cleaned once here (control characters escaped), never again. */
@@ -152,7 +171,7 @@ function toDigest(f: FindingIn, state?: DigestFinding['state']): DigestFinding {
     id: escapeControl(idOf(f)),
     rule: escapeControl(f.rule),
     severity: f.severity,
-    name: escapeControl(nameOf(f)),
+    name: cleanNameOf(f),
     detail: escapeControl(f.detail),
     ...(s !== undefined ? { state: s } : {}),
     ...(f.firstSeen !== undefined ? { firstSeen: escapeControl(f.firstSeen) } : {}),
@@ -167,22 +186,13 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/**
- * The digest's order on the cleaned texts, as the sinks show them. A name is
- * made (and cleaned) only when two findings of one severity and rule meet,
- * and once for each finding.
- */
+/** The digest's order on the cleaned texts, as the sinks show them. */
 function findingOrder(): (a: FindingIn, b: FindingIn) => number {
-  const names = new Map<FindingIn, string>();
-  const name = (f: FindingIn) => {
-    let n = names.get(f);
-    if (n === undefined) names.set(f, (n = escapeControl(nameOf(f))));
-    return n;
-  };
+  const rule = ruleCleaner();
   return (a, b) =>
     RANK[a.severity] - RANK[b.severity] ||
-    compareText(escapeControl(a.rule), escapeControl(b.rule)) ||
-    compareText(name(a), name(b));
+    compareText(rule(a.rule), rule(b.rule)) ||
+    compareText(cleanNameOf(a), cleanNameOf(b));
 }
 
 /**

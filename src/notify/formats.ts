@@ -5,7 +5,15 @@
  * again, so that a payload is never cut in the middle, and so never broken.
  */
 import { SEVERITIES, type Severity } from '../config/values.js';
-import { idOf, nameOf, type Digest, type DigestFinding, type FindingIn, type FindingList } from './digest.js';
+import {
+  cleanNameOf,
+  idOf,
+  ruleCleaner,
+  type Digest,
+  type DigestFinding,
+  type FindingIn,
+  type FindingList,
+} from './digest.js';
 import { clean, clip, digestDoc, moreLine, plainText, type DigestDoc, type DocLimits } from './text.js';
 
 /** Renders with `limits`, halving the lists until `size` of the result is within `max`. */
@@ -253,22 +261,23 @@ export function* alertsOf(d: Digest, s: AlertSettings): Generator<PostableAlert>
     [d.waived, now],
     [d.resolved, now],
   ];
+  const rule = ruleCleaner();
   for (const [list, endsAt] of lists)
-    for (const f of list.all) if (atLeast(f.severity, s.severity)) yield findingAlert(f, site, d.time, endsAt);
+    for (const f of list.all)
+      if (atLeast(f.severity, s.severity)) yield findingAlert(f, rule(f.rule), site, d.time, endsAt);
 }
 
 /**
  * A finding's alert: the labels of CONTRACT section 19, and what a person
  * reads in one line (rule and display names). The finding's detail is left
- * to the digest and `_findings.json`, found by `id`: it was most of each
+ * to the digest and `_findings.json`, found by `id`: it would be most of each
  * alert's bytes, and tens of thousands of alerts are sent every run.
  */
-function findingAlert(f: FindingIn, site: string, time: string, endsAt: string): PostableAlert {
-  const rule = clean(f.rule);
+function findingAlert(f: FindingIn, rule: string, site: string, time: string, endsAt: string): PostableAlert {
   const firstSeen = f.firstSeen !== undefined ? clean(f.firstSeen) : undefined;
   return {
     labels: { alertname: 'SvcSnapshotFinding', rule, severity: f.severity, site, id: clip(clean(idOf(f)), 200) },
-    annotations: { summary: clip(`${rule}: ${clean(nameOf(f))}`, 500) },
+    annotations: { summary: clip(`${rule}: ${cleanNameOf(f)}`, 500) },
     startsAt: firstSeen !== undefined && !Number.isNaN(Date.parse(firstSeen)) ? firstSeen : time,
     endsAt,
   };

@@ -84,6 +84,17 @@ describe('firstInOrder', () => {
   });
 });
 
+describe("a finding's name", () => {
+  const base = findings(1)[0]!;
+  it('is its display values that are text or numbers, in their order, else its subject', () => {
+    const display = { user: 'Ann', empty: '', none: null, team: 7, flag: true, nested: { x: 1 }, project: 'P 2' };
+    expect(nameOf({ ...base, display })).toBe('Ann · 7 · P 2');
+    expect(nameOf({ ...base, display: { a: '', b: null } })).toBe('users u0');
+    const { display: _, ...bare } = base;
+    expect(nameOf({ ...bare, subject: { export: 'teams', key: ['t1', 'x'] } })).toBe('teams t1 / x');
+  });
+});
+
 describe('the lists the sinks show', () => {
   for (const n of [0, 1, 7, 60, 3000]) {
     it(`of ${n} finding(s) are a full sort's first, with the rest counted`, () => {
