@@ -79,6 +79,19 @@ export interface DigestFinding {
   readonly waived?: FindingIn['waived'];
 }
 
+/**
+ * Findings as the report has them, and the first of them in the order the
+ * sinks show them: a sink shows the top few (Slack 20, the webhook 1,000) and
+ * counts the rest, so only those shown are made DigestFindings.
+ */
+export interface FindingList {
+  readonly length: number;
+  /** Every one, in the report's order, its texts not cleaned yet (Alertmanager's alerts are made from these). */
+  readonly all: readonly FindingIn[];
+  /** The first `n`, most severe first, then by rule, then by name. */
+  top(n: number): readonly DigestFinding[];
+}
+
 export interface Digest {
   /** `notify --test`: a short message that only says the target is reached. */
   readonly test?: boolean;
@@ -106,30 +119,49 @@ export interface Digest {
   /** Whether the findings carry section 18's lifecycle: then `findings` lists the new ones, `resolved` the gone ones. */
   readonly lifecycle: boolean;
   readonly findingsEvaluated: boolean;
-  /** Active (not waived) findings: the new ones with a lifecycle, all of them without; most severe first. */
-  readonly findings: readonly DigestFinding[];
+  /** Active (not waived) findings: the new ones with a lifecycle, all of them without. */
+  readonly findings: FindingList;
   /** Every active finding, for Alertmanager (which wants the open ones too). */
-  readonly active: readonly DigestFinding[];
-  readonly waived: readonly DigestFinding[];
-  readonly resolved: readonly DigestFinding[];
+  readonly active: FindingList;
+  readonly waived: FindingList;
+  readonly resolved: FindingList;
   readonly openCount: number;
   readonly notEvaluated: ReadonlyArray<{ readonly rule: string; readonly reason: string }>;
   readonly waiversEndingSoon: readonly WaiverEndingSoon[];
 }
 
 /** A finding's stable id: section 18's, else a hash of the rule and the keys (stable while the finding is). */
-function idOf(f: FindingIn): string {
+export function idOf(f: FindingIn): string {
   if (f.id !== undefined && f.id !== '') return f.id;
   const keys = [f.subject, ...(f.related ?? [])].map((r) => `${r.export}\u0000${r.key.join('\u0000')}`);
   return hash('sha256', `${f.rule}\u0001${keys.join('\u0001')}`, 'hex').slice(0, 32);
 }
 
 /** The names of section 18's `display` (strings and numbers, in its order), else the subject's export and key. */
-function nameOf(f: FindingIn): string {
-  const names = Object.values(f.display ?? {}).filter(
-    (v): v is string | number => (typeof v === 'string' && v !== '') || typeof v === 'number',
-  );
-  return names.length > 0 ? names.join(' · ') : `${f.subject.export} ${f.subject.key.join(' / ')}`;
+export function nameOf(f: FindingIn): string {
+  let name = '';
+  for (const v of Object.values(f.display ?? {}))
+    if ((typeof v === 'string' && v !== '') || typeof v === 'number') name = name === '' ? `${v}` : `${name} · ${v}`;
+  return name !== '' ? name : `${f.subject.export} ${f.subject.key.join(' / ')}`;
+}
+
+/** Each finding's name cleaned, made once whether its list's order, its digest entry or its alert needs it first. */
+const cleanNames = new WeakMap<FindingIn, string>();
+
+export function cleanNameOf(f: FindingIn): string {
+  let name = cleanNames.get(f);
+  if (name === undefined) cleanNames.set(f, (name = escapeControl(nameOf(f))));
+  return name;
+}
+
+/** A function that cleans a rule's id once for each rule: a report has tens of thousands of findings of a few rules. */
+export function ruleCleaner(): (rule: string) => string {
+  const cleaned = new Map<string, string>();
+  return (rule) => {
+    let c = cleaned.get(rule);
+    if (c === undefined) cleaned.set(rule, (c = escapeControl(rule)));
+    return c;
+  };
 }
 
 /** A finding as every sink shows it: its texts cleaned once here (control characters escaped), never again. */
@@ -139,7 +171,7 @@ function toDigest(f: FindingIn, state?: DigestFinding['state']): DigestFinding {
     id: escapeControl(idOf(f)),
     rule: escapeControl(f.rule),
     severity: f.severity,
-    name: escapeControl(nameOf(f)),
+    name: cleanNameOf(f),
     detail: escapeControl(f.detail),
     ...(s !== undefined ? { state: s } : {}),
     ...(f.firstSeen !== undefined ? { firstSeen: escapeControl(f.firstSeen) } : {}),
@@ -150,10 +182,54 @@ function toDigest(f: FindingIn, state?: DigestFinding['state']): DigestFinding {
 /** Most severe first, then rule, then name: the order lists are capped in. */
 const RANK: Readonly<Record<Severity, number>> = { critical: 0, high: 1, medium: 2, low: 3, info: 4 };
 
-function bySeverity(a: DigestFinding, b: DigestFinding): number {
-  const s = RANK[a.severity] - RANK[b.severity];
-  if (s !== 0) return s;
-  return a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The digest's order on the cleaned texts, as the sinks show them. */
+function findingOrder(): (a: FindingIn, b: FindingIn) => number {
+  const rule = ruleCleaner();
+  return (a, b) =>
+    RANK[a.severity] - RANK[b.severity] ||
+    compareText(rule(a.rule), rule(b.rule)) ||
+    compareText(cleanNameOf(a), cleanNameOf(b));
+}
+
+/**
+ * The first `n` of `items` as a stable sort by `order` would put them,
+ * without sorting the rest: each item is compared with the last one kept, and
+ * inserted after its equals when it comes before.
+ */
+export function firstInOrder<T>(items: readonly T[], n: number, order: (a: T, b: T) => number): T[] {
+  const kept: T[] = [];
+  if (n <= 0) return kept;
+  for (const x of items) {
+    if (kept.length === n && order(x, kept[n - 1]!) >= 0) continue;
+    let lo = 0;
+    let hi = kept.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (order(x, kept[mid]!) < 0) hi = mid;
+      else lo = mid + 1;
+    }
+    kept.splice(lo, 0, x);
+    if (kept.length > n) kept.pop();
+  }
+  return kept;
+}
+
+/** A list whose first findings are made when a sink asks for them; the longest asked for is kept for the next. */
+function findingList(all: readonly FindingIn[], state?: DigestFinding['state']): FindingList {
+  let made: readonly DigestFinding[] = [];
+  return {
+    length: all.length,
+    all,
+    top(n) {
+      if (n > made.length && made.length < all.length)
+        made = firstInOrder(all, n, findingOrder()).map((f) => toDigest(f, state));
+      return made.slice(0, n);
+    },
+  };
 }
 
 function outcomeState(n: RunNotice): Digest['outcome']['state'] {
@@ -170,16 +246,16 @@ function exportsOf(n: RunNotice): Digest['exports'] {
 }
 
 function findingsPart(f: FindingsIn | undefined) {
-  const all = (f?.findings ?? []).map((x) => toDigest(x));
-  const lifecycle = (f?.findings ?? []).some((x) => x.state !== undefined) || f?.resolved !== undefined;
-  const active = all.filter((x) => x.waived === undefined).sort(bySeverity);
+  const all = f?.findings ?? [];
+  const lifecycle = all.some((x) => x.state !== undefined) || f?.resolved !== undefined;
+  const active = all.filter((x) => x.waived === undefined);
   return {
     lifecycle,
     findingsEvaluated: f !== undefined,
-    findings: lifecycle ? active.filter((x) => x.state === 'new') : active,
-    active,
-    waived: all.filter((x) => x.waived !== undefined).sort(bySeverity),
-    resolved: (f?.resolved ?? []).map((x) => toDigest(x, 'resolved')).sort(bySeverity),
+    findings: findingList(lifecycle ? active.filter((x) => x.state === 'new') : active),
+    active: findingList(active),
+    waived: findingList(all.filter((x) => x.waived !== undefined)),
+    resolved: findingList(f?.resolved ?? [], 'resolved'),
     openCount: lifecycle ? active.filter((x) => x.state !== 'new').length : 0,
     notEvaluated: (f?.rules ?? []).filter((r) => !r.evaluated).map((r) => ({ rule: r.id, reason: r.reason ?? '' })),
     waiversEndingSoon: f?.waivers?.endingSoon ?? [],

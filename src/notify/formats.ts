@@ -5,7 +5,15 @@
  * again, so that a payload is never cut in the middle, and so never broken.
  */
 import { SEVERITIES, type Severity } from '../config/values.js';
-import type { Digest, DigestFinding } from './digest.js';
+import {
+  cleanNameOf,
+  idOf,
+  ruleCleaner,
+  type Digest,
+  type DigestFinding,
+  type FindingIn,
+  type FindingList,
+} from './digest.js';
 import { clean, clip, digestDoc, moreLine, plainText, type DigestDoc, type DocLimits } from './text.js';
 
 /** Renders with `limits`, halving the lists until `size` of the result is within `max`. */
@@ -158,6 +166,10 @@ function capped<T, U>(items: readonly T[], map: (x: T) => U) {
   return { items: items.slice(0, WEBHOOK_LIST).map(map), more: Math.max(0, items.length - WEBHOOK_LIST) };
 }
 
+function cappedFindings(list: FindingList) {
+  return { items: list.top(WEBHOOK_LIST).map(webhookFinding), more: Math.max(0, list.length - WEBHOOK_LIST) };
+}
+
 export function webhookPayload(d: Digest): unknown {
   return {
     version: 1,
@@ -185,8 +197,8 @@ export function webhookPayload(d: Digest): unknown {
       lifecycle: d.lifecycle,
       active: d.active.length,
       waived: d.waived.length,
-      shown: capped(d.findings, webhookFinding),
-      resolved: capped(d.resolved, webhookFinding),
+      shown: cappedFindings(d.findings),
+      resolved: cappedFindings(d.resolved),
       waiversEndingSoon: capped(d.waiversEndingSoon, (w) => ({
         rule: clean(w.rule),
         ...(w.id !== undefined ? { id: clip(clean(w.id), 200) } : {}),
@@ -226,29 +238,15 @@ function atLeast(s: Severity, min: Severity): boolean {
  * The alerts of one run: each active finding at or above the severity, firing
  * until the next run is due; waived and resolved ones ended now (an alert that
  * was not firing is ended harmlessly); and the run's own alert, firing when
- * it failed, ended when it did not.
+ * it failed, ended when it did not. Made one at a time from the report's
+ * findings, as they are sent, in the report's order.
  */
-export function alertsOf(d: Digest, s: AlertSettings): PostableAlert[] {
+export function* alertsOf(d: Digest, s: AlertSettings): Generator<PostableAlert> {
   const now = s.now.toISOString();
   const until = new Date(s.now.getTime() + s.intervalHours * 3600_000).toISOString();
   const site = clip(clean(d.site), 1000);
-  const finding = (f: DigestFinding, endsAt: string): PostableAlert => ({
-    labels: {
-      alertname: 'SvcSnapshotFinding',
-      rule: f.rule,
-      severity: f.severity,
-      site,
-      id: clip(f.id, 200),
-    },
-    annotations: {
-      summary: clip(`${f.rule}: ${f.name}`, 500),
-      description: clip(f.detail, 300),
-    },
-    startsAt: f.firstSeen !== undefined && !Number.isNaN(Date.parse(f.firstSeen)) ? f.firstSeen : d.time,
-    endsAt,
-  });
   const failed = d.outcome.state === 'failed';
-  const run: PostableAlert = {
+  yield {
     labels: { alertname: 'SvcSnapshotRunFailed', command: d.command, severity: 'critical', site },
     annotations: {
       summary: clip(titleLine(d), 1000),
@@ -257,12 +255,30 @@ export function alertsOf(d: Digest, s: AlertSettings): PostableAlert[] {
     startsAt: now,
     endsAt: failed ? until : now,
   };
-  if (failed) return [run];
-  const wanted = (f: DigestFinding) => atLeast(f.severity, s.severity);
-  return [
-    run,
-    ...d.active.filter(wanted).map((f) => finding(f, until)),
-    ...d.waived.filter(wanted).map((f) => finding(f, now)),
-    ...d.resolved.filter(wanted).map((f) => finding(f, now)),
+  if (failed) return;
+  const lists: Array<[FindingList, string]> = [
+    [d.active, until],
+    [d.waived, now],
+    [d.resolved, now],
   ];
+  const rule = ruleCleaner();
+  for (const [list, endsAt] of lists)
+    for (const f of list.all)
+      if (atLeast(f.severity, s.severity)) yield findingAlert(f, rule(f.rule), site, d.time, endsAt);
+}
+
+/**
+ * A finding's alert: the labels of CONTRACT section 19, and what a person
+ * reads in one line (rule and display names). The finding's detail is left
+ * to the digest and `_findings.json`, found by `id`: it would be most of each
+ * alert's bytes, and tens of thousands of alerts are sent every run.
+ */
+function findingAlert(f: FindingIn, rule: string, site: string, time: string, endsAt: string): PostableAlert {
+  const firstSeen = f.firstSeen !== undefined ? clean(f.firstSeen) : undefined;
+  return {
+    labels: { alertname: 'SvcSnapshotFinding', rule, severity: f.severity, site, id: clip(clean(idOf(f)), 200) },
+    annotations: { summary: clip(`${rule}: ${cleanNameOf(f)}`, 500) },
+    startsAt: firstSeen !== undefined && !Number.isNaN(Date.parse(firstSeen)) ? firstSeen : time,
+    endsAt,
+  };
 }

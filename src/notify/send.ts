@@ -91,7 +91,7 @@ async function postOnce(dispatcher: Dispatcher, p: Post, timeoutMs: number): Pro
 /** The POSTs of one sink, in order, each retried within the one deadline. */
 export async function postAll(
   dispatcher: Dispatcher,
-  posts: readonly Post[],
+  posts: Iterable<Post>,
   deadline: Deadline,
 ): Promise<string | undefined> {
   for (const p of posts) {
@@ -115,11 +115,17 @@ export function webhookPost(target: HttpTarget, payload: unknown, hmacKey: strin
 /** Alertmanager takes any number of alerts in one POST; batches keep each body a few MB at most. */
 const ALERTS_PER_POST = 2000;
 
-export function alertmanagerPosts(target: HttpTarget, alerts: readonly unknown[]): Post[] {
-  const posts: Post[] = [];
-  for (let i = 0; i < alerts.length; i += ALERTS_PER_POST)
-    posts.push({ url: `${target.url}/api/v2/alerts`, body: JSON.stringify(alerts.slice(i, i + ALERTS_PER_POST)) });
-  return posts;
+/** The POSTs of the alerts, each batch's body made when the one before it has been sent. */
+export function* alertmanagerPosts(target: HttpTarget, alerts: Iterable<unknown>): Generator<Post> {
+  let batch: unknown[] = [];
+  for (const a of alerts) {
+    batch.push(a);
+    if (batch.length === ALERTS_PER_POST) {
+      yield { url: `${target.url}/api/v2/alerts`, body: JSON.stringify(batch) };
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield { url: `${target.url}/api/v2/alerts`, body: JSON.stringify(batch) };
 }
 
 /** The reason an SMTP attempt failed: nodemailer's error code and response code, never the message (it may quote a login). */

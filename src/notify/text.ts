@@ -73,9 +73,15 @@ function findingLine(f: DigestFinding, max: number): string {
   return clip(`[${f.severity}] ${f.rule}: ${f.name}: ${f.detail}${since}`, max);
 }
 
-function list<T>(heading: string, items: readonly T[], max: number, line: (x: T) => string): Section[] {
+/** A list's section: its first `max` items (FindingList's `top`, else the first of an array) and how many more. */
+function list<T>(
+  heading: string,
+  items: readonly T[] | { readonly length: number; top(n: number): readonly T[] },
+  max: number,
+  line: (x: T) => string,
+): Section[] {
   if (items.length === 0) return [];
-  const shown = items.slice(0, max).map(line);
+  const shown = ('top' in items ? items.top(max) : items.slice(0, max)).map(line);
   return [{ heading: `${heading} (${items.length})`, lines: shown, more: items.length - shown.length }];
 }
 

@@ -135,7 +135,7 @@ describe('the lists', () => {
     ];
     const d = buildDigest(notice(list));
     const text = emailContent(d).text;
-    expect(d.findings[0]!.severity).toBe('critical');
+    expect(d.findings.top(1)[0]!.severity).toBe('critical');
     const slack = strings(slackPayload(d).blocks).join('\n');
     expect(slack.indexOf('Critical one')).toBeLessThan(slack.indexOf('Low 0'));
     expect(slack).toContain('and 11 more');
@@ -177,8 +177,8 @@ describe('section 18, when the report has it', () => {
   });
   it('lists the new findings and the resolved ones, by their display names', () => {
     expect(d.lifecycle).toBe(true);
-    expect(d.findings.map((f) => f.id)).toEqual(['id-new']);
-    expect(d.resolved.map((f) => f.name)).toEqual(['Di Gone · Project 4']);
+    expect(d.findings.top(10).map((f) => f.id)).toEqual(['id-new']);
+    expect(d.resolved.top(10).map((f) => f.name)).toEqual(['Di Gone · Project 4']);
     const text = emailContent(d).text;
     expect(text).toMatch(/New findings \(1\)\n {2}\[high\] certification-expired: Ann New · Project 1/);
     expect(text).toContain('Resolved findings (1)');
@@ -195,7 +195,7 @@ describe('section 18, when the report has it', () => {
   });
   it('Alertmanager: active findings fire until the next run is due, waived and resolved ones end now', () => {
     const now = new Date('2026-11-22T02:05:00.000Z');
-    const alerts = alertsOf(d, { severity: 'high', intervalHours: 26, now });
+    const alerts = [...alertsOf(d, { severity: 'high', intervalHours: 26, now })];
     const byId = new Map(alerts.map((a) => [a.labels.id, a]));
     expect(byId.get('id-open')!.startsAt).toBe('2026-11-01T02:00:00.000Z');
     expect(byId.get('id-open')!.endsAt).toBe('2026-11-23T04:05:00.000Z');
@@ -209,11 +209,13 @@ describe('section 18, when the report has it', () => {
     expect(byId.get('id-gone')!.endsAt).toBe(now.toISOString());
     const run = alerts.find((a) => a.labels.alertname === 'SvcSnapshotRunFailed')!;
     expect(run.endsAt).toBe(now.toISOString());
-    expect(alertsOf(d, { severity: 'critical', intervalHours: 26, now })).toHaveLength(1);
+    expect([...alertsOf(d, { severity: 'critical', intervalHours: 26, now })]).toHaveLength(1);
   });
   it('a failed run is one alert of its own, firing', () => {
     const failed = buildDigest({ ...notice([]), exitCode: 3, outDir: undefined, failure: 'token rejected' });
-    const alerts = alertsOf(failed, { severity: 'high', intervalHours: 26, now: new Date('2026-11-22T00:00:00Z') });
+    const alerts = [
+      ...alertsOf(failed, { severity: 'high', intervalHours: 26, now: new Date('2026-11-22T00:00:00Z') }),
+    ];
     expect(alerts).toHaveLength(1);
     expect(alerts[0]!.labels.alertname).toBe('SvcSnapshotRunFailed');
     expect(alerts[0]!.endsAt).toBe('2026-11-23T02:00:00.000Z');
