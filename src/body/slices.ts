@@ -41,6 +41,8 @@ const SLICE_BYTES = 64 * 1024;
 export const MAX_SLICE_BYTES = 256 * 1024 * 1024;
 
 const BLOCK = 1024 * 1024;
+/** What the scan for a cut reads at a time: a slice and a record's length past it, so that a file is read about twice, not a block per slice. */
+const SCAN_BLOCK = SLICE_BYTES + 16 * 1024;
 
 /** The body is not JSON: `describe` is what describeJsonError says of the whole body. */
 export class SliceJsonError extends Error {
@@ -92,9 +94,9 @@ function scanCut(r: ByteReader, start: number, from: number): number {
   let depth = start === 0 ? 0 : 1;
   let inString = false;
   let escaped = false;
-  for (let p = start; p < r.size; p += BLOCK) {
+  for (let p = start; p < r.size; p += SCAN_BLOCK) {
     if (p - start > MAX_SLICE_BYTES) return TOO_LONG;
-    const b = r.read(p, p + BLOCK);
+    const b = r.read(p, p + SCAN_BLOCK);
     for (let i = 0; i < b.length; i++) {
       const c = b[i]!;
       if (inString) {

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeBody } from '../../src/body/decode.js';
-import { utf16Length } from '../../src/body/slices.js';
+import { arraySlices, utf16Length } from '../../src/body/slices.js';
 import { describeJsonError } from '../../src/util/json-error.js';
 import { bufferReader } from '../../src/body/reader.js';
 import { BodyFile } from '../../src/body/file.js';
@@ -214,6 +214,28 @@ describe('an array body parsed a slice at a time', () => {
     expect(value).toEqual(records);
     expect(made).toBeGreaterThan(0);
     expect(made).toBeLessThanOrEqual(4096 + longest + 1);
+  });
+});
+
+describe('a file parsed a slice at a time', () => {
+  it('is read about twice over (the scan for a cut, then the slice), not a block per slice', () => {
+    const records = Array.from({ length: 60_000 }, (_, i) => ({ id: `drive-${i}`, name: `name ${i}`, size: i * 1000 }));
+    const bytes = Buffer.from(JSON.stringify(records, null, 2));
+    const inner = bufferReader(bytes);
+    let read = 0;
+    const counting = {
+      size: inner.size,
+      read: (start: number, end: number) => {
+        const b = inner.read(start, end);
+        read += b.length;
+        return b;
+      },
+    };
+    const values = [...arraySlices(counting)].flat();
+    expect(values).toEqual(records);
+    expect(bytes.length).toBeGreaterThan(4 * 1024 * 1024);
+    expect(read).toBeGreaterThanOrEqual(bytes.length);
+    expect(read).toBeLessThan(3 * bytes.length);
   });
 });
 
