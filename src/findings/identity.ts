@@ -7,7 +7,7 @@
  * finding). Nothing in it depends on the night, the machine or the order of
  * the findings, so a finding keeps its id from one night to the next.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { RowRef } from './define.js';
 
 /** The namespace of the findings' ids: itself the UUID v5 of `svc-snapshot findings` in RFC 9562's URL namespace. */
@@ -17,10 +17,12 @@ function uuidBytes(uuid: string): Buffer {
   return Buffer.from(uuid.replace(/-/g, ''), 'hex');
 }
 
+const FINDING_ID_NAMESPACE_BYTES = uuidBytes(FINDING_ID_NAMESPACE);
+
 /** RFC 9562 UUID version 5 of `name` (UTF-8) in `namespace`. */
 export function uuidV5(namespace: string, name: string): string {
-  const hash = createHash('sha1').update(uuidBytes(namespace)).update(name, 'utf8').digest();
-  const b = hash.subarray(0, 16);
+  const ns = namespace === FINDING_ID_NAMESPACE ? FINDING_ID_NAMESPACE_BYTES : uuidBytes(namespace);
+  const b = hash('sha1', Buffer.concat([ns, Buffer.from(name, 'utf8')]), 'buffer').subarray(0, 16);
   b[6] = (b[6]! & 0x0f) | 0x50;
   b[8] = (b[8]! & 0x3f) | 0x80;
   const hex = b.toString('hex');
