@@ -89,15 +89,18 @@ async function diffSides(
  * The change set between `older` and an opened snapshot (the report's: a
  * published one, or one still in staging whose manifest is not yet
  * written), with the default options; `use` is given each of the newer
- * side's export files' bytes as the diff reads them.
+ * side's export files' bytes as the diff reads them, `useOlder` those of an
+ * opened older snapshot.
  */
 export async function diffWithSnapshot(
-  older: string,
+  older: string | Snapshot,
   newer: Snapshot,
   use: (entry: ManifestEntry, bytes: Buffer) => void,
+  useOlder?: (entry: ManifestEntry, bytes: Buffer) => void,
 ): Promise<ChangeSet> {
   const exports = selectExports(undefined);
-  const a = await loadSide(resolve(older), exports);
+  const a =
+    typeof older === 'string' ? await loadSide(resolve(older), exports) : snapshotSide(older, exports, useOlder);
   const b = snapshotSide(newer, exports, use);
   return diffSides(a, b, compared(exports, [], {}, a, b), resolveIgnore(undefined, CATALOG));
 }

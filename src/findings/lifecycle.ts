@@ -100,21 +100,22 @@ export function parseFindingsFile(text: string): { time: string; findings: Previ
   return { time: json.time, findings };
 }
 
-/**
- * The previous snapshot's findings: its `_findings.json` (read through the
- * snapshot, checked against the manifest's size and sha256), else the rules
- * evaluated over its exports with the same settings (`evaluate`).
- */
-async function previousFindingsOf(
+/** The findings of a snapshot's `_findings.json` (checked against the manifest's size and sha256), when it holds one this version wrote. */
+export async function findingsFileOf(snapshot: Snapshot): Promise<PreviousFindings | undefined> {
+  const listed = snapshot.manifest.files?.find((f) => f.name === FINDINGS_FILE_NAME);
+  if (!listed) return undefined;
+  const file = parseFindingsFile((await snapshot.listedFile(listed)).toString('utf8'));
+  return file && { night: { time: file.time, source: 'snapshot' }, findings: file.findings };
+}
+
+/** The previous snapshot's findings: its `_findings.json`, else the rules evaluated over its exports with the same settings (`evaluate`). */
+export async function previousFindingsOf(
   snapshot: Snapshot,
   evaluate: (snapshot: Snapshot, opts: EvaluateOptions) => Promise<FindingsReport>,
   opts: EvaluateOptions,
 ): Promise<PreviousFindings> {
-  const listed = snapshot.manifest.files?.find((f) => f.name === FINDINGS_FILE_NAME);
-  if (listed) {
-    const file = parseFindingsFile((await snapshot.listedFile(listed)).toString('utf8'));
-    if (file) return { night: { time: file.time, source: 'snapshot' }, findings: file.findings };
-  }
+  const file = await findingsFileOf(snapshot);
+  if (file) return file;
   const report = await evaluate(snapshot, opts);
   return { night: { time: report.time, source: 'snapshot' }, findings: report.findings };
 }

@@ -7,16 +7,17 @@
  * catalog's: a new export appears without code here.
  */
 import { existsSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { diffWithSnapshot, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
 import {
   DEFAULT_EXPIRING_DAYS,
   evaluateFindings,
   withDisplayReads,
+  type EvaluateOptions,
   type FindingsReport,
 } from '../findings/evaluate.js';
 import { findingsOf, overTime } from '../findings/index.js';
-import { previousFindings } from '../findings/lifecycle.js';
+import { findingsFileOf, previousFindingsOf, type PreviousFindings } from '../findings/lifecycle.js';
 import { previousFromHistory } from '../history/previous-findings.js';
 import type { WaiversFile } from '../findings/waivers.js';
 import { exportsRead } from '../findings/catalog.js';
@@ -25,7 +26,14 @@ import { listRuns, normaliseSite } from '../history/query.js';
 import type { HistoryTarget } from '../history/target.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
 import type { ExportRecord } from '../exports/types.js';
-import { openSnapshot, SNAPSHOT_MANIFEST, stagedSnapshot, type ManifestEntry, type Snapshot } from '../snapshot/dir.js';
+import {
+  openSnapshot,
+  openSnapshotOrCollection,
+  SNAPSHOT_MANIFEST,
+  stagedSnapshot,
+  type ManifestEntry,
+  type Snapshot,
+} from '../snapshot/dir.js';
 import { manifestSignature } from '../sign/manifest-signature.js';
 import type { SigningKey } from '../sign/key.js';
 import type { ReportManifest, ReportModel, TrendNight, VmStates } from './model.js';
@@ -153,27 +161,29 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
     new Date(manifest.time),
   );
   const readers = exportReaders(snapshot, true);
-  const compare = (older: string) => diffWithSnapshot(older, snapshot, readers.use);
-  const given = opts.previous;
-  const previous =
-    given !== undefined
-      ? { name: basename(given), changes: await compare(given) }
-      : await besidePrevious(dir, undefined, compare);
-  // The files the diff did not read (no older snapshot, or a failed comparison), and every other one checked (an edited one: exit 1).
-  await snapshot.checkRest(readers.use);
   const evalOpts = {
     inheritLevels: opts.inheritLevels ?? true,
     ...(opts.expiringDays !== undefined ? { expiringDays: opts.expiringDays } : {}),
   };
-  const evaluated = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, evalOpts);
   const warn = opts.warn ?? (() => {});
-  const before =
-    (await previousFindings(
-      { ...(given !== undefined ? { given } : {}), beside: { dir, time: manifest.time }, warn },
-      findingsOf,
-      evalOpts,
-    )) ?? (opts.history ? await previousFromHistory(opts.history, manifest.baseUrl, manifest.time, warn) : undefined);
-  const report = overTime(evaluated, before, {
+  const given = opts.previous;
+  const older = given ?? (await findPreviousSnapshot(dir, manifest.time));
+  const night =
+    older === undefined ? undefined : await olderNight(older, snapshot, readers.use, evalOpts, given === undefined);
+  const previous = night?.compared ?? { problem: 'there is no older snapshot beside this one' };
+  // The files the diff did not read (no older snapshot, or a failed comparison), and every other one checked (an edited one: exit 1).
+  await snapshot.checkRest(readers.use);
+  const evaluated = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, evalOpts);
+  let before = night && (await night.findings().catch((e: unknown) => e));
+  if (before instanceof Error) {
+    if (given !== undefined) throw before;
+    warn(
+      `the findings of the previous snapshot ${older} could not be read, so every finding is told without a state: ${before.message}`,
+    );
+    before = undefined;
+  }
+  if (!before && opts.history) before = await previousFromHistory(opts.history, manifest.baseUrl, manifest.time, warn);
+  const report = overTime(evaluated, before as PreviousFindings | undefined, {
     expiringDays: evalOpts.expiringDays ?? DEFAULT_EXPIRING_DAYS,
     ...(opts.waivers ? { waivers: opts.waivers } : {}),
   });
@@ -187,6 +197,51 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
     ...(history ? { history } : {}),
     ...(vms ? { vms } : {}),
   };
+}
+
+/**
+ * The older night, opened once: compared with the snapshot, and its
+ * findings (its `_findings.json`, else the rules over the columns its export
+ * files gave as the comparison read them, the others read after). Its
+ * problems are the command's when it was given (`found` false); when it was
+ * found beside, a failed comparison is said on the page and its findings'
+ * failure is the caller's to warn of.
+ */
+async function olderNight(
+  dir: string,
+  newer: Snapshot,
+  use: (entry: ManifestEntry, bytes: Buffer) => void,
+  evalOpts: EvaluateOptions,
+  found: boolean,
+): Promise<{ compared: ReportModel['previous']; findings: () => Promise<PreviousFindings> }> {
+  const failed = (err: unknown) => ({ problem: `the comparison with ${basename(dir)} failed: ${messageOf(err)}` });
+  let opened: Snapshot | undefined;
+  try {
+    opened = await openSnapshotOrCollection(resolve(dir), 'give a snapshot directory or a raw collection');
+  } catch (err) {
+    if (!found) throw err;
+    return { compared: failed(err), findings: () => Promise.reject(err as Error) };
+  }
+  const older = opened ?? dir;
+  const file = opened ? await findingsFileOf(opened).catch((e: unknown) => e as Error) : undefined;
+  const olderReaders = opened && file === undefined ? exportReaders(opened, true) : undefined;
+  let compared: ReportModel['previous'];
+  try {
+    compared = { name: basename(dir), changes: await diffWithSnapshot(older, newer, use, olderReaders?.use) };
+  } catch (err) {
+    if (!found) throw err;
+    compared = failed(err);
+  }
+  const findings = async (): Promise<PreviousFindings> => {
+    if (file instanceof Error) throw file;
+    if (file) return file;
+    // A raw collection given as --previous has no findings: openSnapshot says so.
+    if (!opened || !olderReaders) return previousFindingsOf(await openSnapshot(dir), findingsOf, evalOpts);
+    await opened.checkRest(olderReaders.use);
+    const report = await evaluateFindings(opened.manifest, async (name) => olderReaders.records.get(name)!, evalOpts);
+    return { night: { time: report.time, source: 'snapshot' }, findings: report.findings };
+  };
+  return { compared, findings };
 }
 
 /** The newest older snapshot beside `dir`, compared; its absence or a failed comparison is said on the page, not fatal. */

@@ -78,4 +78,33 @@ describe('each export file is opened at most once per command', () => {
       expect([...counts].filter(([, n]) => n !== 1)).toEqual([]);
     });
   }
+
+  describe('beside nights written without --findings', () => {
+    const plain = NIGHTS.map((_, i) => join(cwd, 'plain', `svc-snapshot-night${i}`));
+    beforeAll(async () => {
+      for (const [i, replay] of NIGHTS.entries()) {
+        const flags = { replay, outDir: plain[i]!, include: 'vms' };
+        expect((await runSnapshot(flags, captureDeps(cwd).deps)).exitCode).toBe(0);
+      }
+    });
+    const runs: Array<[string, () => Promise<unknown>]> = [
+      [
+        'report --previous',
+        () => runReport({ previous: plain[0]!, out: join(cwd, 'plain.html') }, [plain[1]!], captureDeps(cwd).deps),
+      ],
+      [
+        'report (the night before found beside)',
+        () => runReport({ out: join(cwd, 'plain2.html') }, [plain[1]!], captureDeps(cwd).deps),
+      ],
+    ];
+    for (const [name, run] of runs) {
+      it(`${name}: the night before's findings made from the files as the comparison reads them, each opened once`, async () => {
+        let result: unknown;
+        const counts = await opensOf(plain, async () => (result = await run()));
+        expect(result).toMatchObject({ exitCode: 0 });
+        expect(counts.size).toBeGreaterThanOrEqual(18 * plain.length);
+        expect([...counts].filter(([, n]) => n !== 1)).toEqual([]);
+      });
+    }
+  });
 });
