@@ -68,22 +68,25 @@ export class DisplayNames {
     const full = `${text(u?.firstName)} ${text(u?.lastName)}`.trim();
     const email = text(u?.email);
     if (full === '' && email === '') return { user: this.records('users') === undefined ? id : `deleted user ${id}` };
-    return { user: full !== '' ? full : email, ...(email !== '' ? { email } : {}) };
+    return email !== '' ? { user: full !== '' ? full : email, email } : { user: full };
   }
 
   of(about: FindingAbout | undefined): FindingDisplay {
-    if (!about) return {};
-    return {
-      ...(about.user !== undefined ? this.user(about.user) : {}),
-      ...(about.project !== undefined ? { project: this.named('projects', 'project', about.project) } : {}),
-      ...(about.team !== undefined ? { team: this.named('teams', 'team', about.team) } : {}),
-      ...(about.requirement !== undefined
-        ? { requirement: this.named('security_requirements', 'requirement', about.requirement) }
-        : {}),
-      ...(about.level !== undefined ? { level: this.named('security_levels', 'level', about.level) } : {}),
-      ...(about.vms !== undefined && about.vms.length > 0
-        ? { vms: about.vms.map(([realm, id]) => this.vm(realm, id)).join(', ') }
-        : {}),
-    };
+    // Members in FindingDisplay's order, the order `_findings.json` writes them in.
+    const d: { -readonly [K in keyof FindingDisplay]: FindingDisplay[K] } = {};
+    if (!about) return d;
+    if (about.user !== undefined) {
+      const { user, email } = this.user(about.user);
+      d.user = user;
+      if (email !== undefined) d.email = email;
+    }
+    if (about.project !== undefined) d.project = this.named('projects', 'project', about.project);
+    if (about.team !== undefined) d.team = this.named('teams', 'team', about.team);
+    if (about.requirement !== undefined)
+      d.requirement = this.named('security_requirements', 'requirement', about.requirement);
+    if (about.level !== undefined) d.level = this.named('security_levels', 'level', about.level);
+    if (about.vms !== undefined && about.vms.length > 0)
+      d.vms = about.vms.map(([realm, id]) => this.vm(realm, id)).join(', ');
+    return d;
   }
 }
