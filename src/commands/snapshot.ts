@@ -47,9 +47,10 @@ import {
   type FindingsSettings,
 } from '../findings/index.js';
 import { findingsCsvChunks } from '../findings/csv.js';
-import { previousFindings } from '../findings/lifecycle.js';
+import { previousFindings, type PreviousFindings } from '../findings/lifecycle.js';
+import type { FindingsReport } from '../findings/evaluate.js';
 import { previousFromHistory } from '../history/previous-findings.js';
-import { writeStagingReport } from '../report/index.js';
+import { stagingReport } from '../report/index.js';
 import { trustStore, type SheetFormat } from '../config/values.js';
 import { snapshotNotice } from '../notify/notice.js';
 
@@ -207,45 +208,62 @@ async function writeBeside(
   const spreadsheets = formats.length > 0 ? await writeSpreadsheets(written, formats, sink, sheetOptions) : undefined;
   // --findings and --format html: the rules over the export files just written, at the manifest's time, once the build's garbage is collected.
   if (o.findings || html) memory.beforeFindingsRead();
-  const evaluated =
-    o.findings || html ? await findingsOverTime(stagedSnapshot(staging.dir, manifest), input) : undefined;
+  const current =
+    o.findings || html ? await findingsOf(stagedSnapshot(staging.dir, manifest), plan.findingsAsked) : undefined;
+  const warn = (m: string) => deps.reporter.warn(m);
+  // --format html: the page's comparison with the night before also gives that night's findings (its files read once).
+  const page =
+    html && current
+      ? await stagingReport({ dir: staging.dir, writeFile: hashed.writeFile }, manifest, {
+          outDir: input.outDir,
+          findings: (before) => findingsOverTime(current, before, input, manifest.baseUrl),
+          evaluate: plan.findingsAsked,
+          warn,
+          ...(plan.signKey ? { signKey: plan.signKey } : {}),
+          ...(plan.historyTarget ? { history: reportHistory(plan.historyTarget, o, deps) } : {}),
+        })
+      : undefined;
+  const evaluated = page
+    ? page.findings
+    : current &&
+      (await findingsOverTime(
+        current,
+        await previousFindings(
+          { beside: { dir: input.outDir, time: current.time }, warn },
+          findingsOf,
+          plan.findingsAsked,
+        ),
+        input,
+        manifest.baseUrl,
+      ));
   // --findings: written before the manifest, which lists _findings.json (and with --format csv _findings.csv) in its files.
   const findings = o.findings ? evaluated : undefined;
   if (findings) await writeFindingsFile(hashed, findings);
   if (findings && formats.includes('csv')) await hashed.writeChunks(FINDINGS_CSV, findingsCsvChunks(findings));
   // --format html: the report page (src/report), after the files it reads and before the manifest that lists it.
-  const report =
-    html && evaluated
-      ? await writeStagingReport({ dir: staging.dir, writeFile: hashed.writeFile }, manifest, {
-          outDir: input.outDir,
-          findings: evaluated,
-          ...(plan.signKey ? { signKey: plan.signKey } : {}),
-          ...(plan.historyTarget ? { history: reportHistory(plan.historyTarget, o, deps) } : {}),
-        })
-      : undefined;
+  const report = page ? await page.write() : undefined;
   return { spreadsheets, findings, report };
 }
 
 /**
- * The findings of the snapshot in staging, told against the newest older snapshot beside its directory (else, with
- * --history, the newest earlier night in the database), with the waivers.
+ * The findings of the snapshot in staging told against the night before's (the newest older snapshot beside its
+ * directory; else, with --history, the newest earlier night in the database), with the waivers.
  */
-async function findingsOverTime(snapshot: ReturnType<typeof stagedSnapshot>, input: StagingInput) {
+async function findingsOverTime(
+  current: FindingsReport,
+  before: PreviousFindings | undefined,
+  input: StagingInput,
+  baseUrl: string,
+): Promise<FindingsReport> {
   const { plan, deps } = input;
-  const asked = plan.findingsAsked;
-  const evaluated = await findingsOf(snapshot, asked);
-  const warn = (m: string) => deps.reporter.warn(m);
   const previous =
-    (await previousFindings({ beside: { dir: input.outDir, time: evaluated.time }, warn }, findingsOf, asked)) ??
+    before ??
     (plan.historyTarget
-      ? await previousFromHistory(
-          reportHistory(plan.historyTarget, plan.o, deps),
-          snapshot.manifest.baseUrl,
-          evaluated.time,
-          warn,
+      ? await previousFromHistory(reportHistory(plan.historyTarget, plan.o, deps), baseUrl, current.time, (m) =>
+          deps.reporter.warn(m),
         )
       : undefined);
-  return overTime(evaluated, previous, asked);
+  return overTime(current, previous, plan.findingsAsked);
 }
 
 /** The history the report page reads its trends from. */

@@ -8,7 +8,7 @@
  */
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { diffWithSnapshot, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
+import { diffWithSnapshot, findPreviousSnapshot } from '../diff/index.js';
 import {
   DEFAULT_EXPIRING_DAYS,
   evaluateFindings,
@@ -174,16 +174,9 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
   // The files the diff did not read (no older snapshot, or a failed comparison), and every other one checked (an edited one: exit 1).
   await snapshot.checkRest(readers.use);
   const evaluated = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, evalOpts);
-  let before = night && (await night.findings().catch((e: unknown) => e));
-  if (before instanceof Error) {
-    if (given !== undefined) throw before;
-    warn(
-      `the findings of the previous snapshot ${older} could not be read, so every finding is told without a state: ${before.message}`,
-    );
-    before = undefined;
-  }
+  let before = night && (given !== undefined ? await night.findings() : await findingsOrWarn(night, older!, warn));
   if (!before && opts.history) before = await previousFromHistory(opts.history, manifest.baseUrl, manifest.time, warn);
-  const report = overTime(evaluated, before as PreviousFindings | undefined, {
+  const report = overTime(evaluated, before, {
     expiringDays: evalOpts.expiringDays ?? DEFAULT_EXPIRING_DAYS,
     ...(opts.waivers ? { waivers: opts.waivers } : {}),
   });
@@ -232,7 +225,8 @@ async function olderNight(
     if (!found) throw err;
     compared = failed(err);
   }
-  const findings = async (): Promise<PreviousFindings> => {
+  // Made now, so that the night before's records are let go before the snapshot's own are read.
+  const made = await (async (): Promise<PreviousFindings> => {
     if (file instanceof Error) throw file;
     if (file) return file;
     // A raw collection given as --previous has no findings: openSnapshot says so.
@@ -240,30 +234,36 @@ async function olderNight(
     await opened.checkRest(olderReaders.use);
     const report = await evaluateFindings(opened.manifest, async (name) => olderReaders.records.get(name)!, evalOpts);
     return { night: { time: report.time, source: 'snapshot' }, findings: report.findings };
-  };
+  })().catch((e: unknown) => e as Error);
+  const findings = () => (made instanceof Error ? Promise.reject(made) : Promise.resolve(made));
   return { compared, findings };
 }
 
-/** The newest older snapshot beside `dir`, compared; its absence or a failed comparison is said on the page, not fatal. */
-async function besidePrevious(
+/** The night before's findings, or undefined with a warning when they cannot be read (a night before found beside must not fail a night). */
+async function findingsOrWarn(
+  night: { findings: () => Promise<PreviousFindings> },
   dir: string,
-  ownTime: string | undefined,
-  diff: (older: string) => Promise<ChangeSet>,
-): Promise<ReportModel['previous']> {
-  const older = await findPreviousSnapshot(dir, ownTime);
-  if (older === undefined) return { problem: 'there is no older snapshot beside this one' };
+  warn: (message: string) => void,
+): Promise<PreviousFindings | undefined> {
   try {
-    return { name: basename(older), changes: await diff(older) };
-  } catch (err) {
-    return { problem: `the comparison with ${basename(older)} failed: ${messageOf(err)}` };
+    return await night.findings();
+  } catch (e) {
+    warn(
+      `the findings of the previous snapshot ${dir} could not be read, so every finding is told without a state: ${messageOf(e)}`,
+    );
+    return undefined;
   }
 }
 
 export interface StagingOptions {
   /** Where the snapshot is being published: its neighbours hold the previous snapshot. */
   readonly outDir: string;
-  /** The findings, evaluated over the export files just written (findingsOf a staged snapshot). */
-  readonly findings: FindingsReport;
+  /** The snapshot's findings told against the night before's, when there are any (the rules are evaluated first: findingsOf a staged snapshot). */
+  readonly findings: (previous: PreviousFindings | undefined) => Promise<FindingsReport>;
+  /** The rules' settings, for a night before without `_findings.json`. */
+  readonly evaluate: EvaluateOptions;
+  /** A night before whose findings cannot be read: said, not fatal. */
+  readonly warn: (message: string) => void;
   readonly signKey?: SigningKey;
   readonly history?: HistorySource;
 }
@@ -273,10 +273,9 @@ export async function modelOfStaging(
   stagingDir: string,
   manifest: SnapshotManifest,
   opts: StagingOptions,
-): Promise<ReportModel> {
+): Promise<ReportModel & { readonly findings: { readonly report: FindingsReport } }> {
   const snapshot = stagedSnapshot(stagingDir, manifest);
   const readers = exportReaders(snapshot, false);
-  const report = opts.findings;
   const signature = opts.signKey
     ? {
         state: 'signed',
@@ -284,10 +283,11 @@ export async function modelOfStaging(
         reason: 'the manifest is signed as it is written, after this page',
       }
     : { state: 'unsigned', key: null };
-  const previous = await besidePrevious(opts.outDir, manifest.time, (older) =>
-    diffWithSnapshot(older, snapshot, readers.use),
-  );
+  const older = await findPreviousSnapshot(opts.outDir, manifest.time);
+  const night = older === undefined ? undefined : await olderNight(older, snapshot, readers.use, opts.evaluate, true);
+  const previous = night?.compared ?? { problem: 'there is no older snapshot beside this one' };
   await snapshot.checkRest(readers.use);
+  const report = await opts.findings(night && (await findingsOrWarn(night, older!, opts.warn)));
   const vms = readers.vms();
   const history = await historyPart(opts.history, manifest, false);
   return {

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { ChangeSet } from '../diff/index.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
+import type { FindingsReport } from '../findings/evaluate.js';
 import { modelOfStaging, type StagingOptions } from './gather.js';
 import { renderReport } from './render.js';
 
@@ -23,22 +24,30 @@ interface ReportStaging {
 }
 
 /**
- * `--format html`: the page written into the staging directory. Returns its
- * file name, for the manifest's `files`, and the comparison with the previous
- * snapshot the page shows, so that --diff-previous need not make it again.
+ * `--format html`: the page's model gathered from the staging directory (the
+ * comparison with the previous snapshot, and the findings told against that
+ * night's), and `write`, which writes the page into staging. `write` returns
+ * the page's file name, for the manifest's `files`, and the comparison the
+ * page shows, so that --diff-previous need not make it again.
  */
-export async function writeStagingReport(
+export async function stagingReport(
   staging: ReportStaging,
   manifest: SnapshotManifest,
   opts: StagingOptions,
-): Promise<{ name: string; previous?: { dir: string; changes: ChangeSet } }> {
+): Promise<{
+  findings: FindingsReport;
+  write: () => Promise<{ name: string; previous?: { dir: string; changes: ChangeSet } }>;
+}> {
   const name = reportFileName(manifest.date);
   const model = await modelOfStaging(staging.dir, manifest, opts);
-  await staging.writeFile(name, renderReport(model));
   // The previous snapshot is found beside the output directory (findPreviousSnapshot).
   const previous =
     'changes' in model.previous
       ? { dir: path.join(path.dirname(opts.outDir), model.previous.name), changes: model.previous.changes }
       : undefined;
-  return { name, ...(previous ? { previous } : {}) };
+  const write = async () => {
+    await staging.writeFile(name, renderReport(model));
+    return { name, ...(previous ? { previous } : {}) };
+  };
+  return { findings: model.findings.report, write };
 }

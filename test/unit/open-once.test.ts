@@ -6,7 +6,7 @@
  * every file open of the process counted by wrapping node:fs/promises' open,
  * which every reader of a snapshot's files goes through (withFileInside).
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { runConvert } from '../../src/commands/convert.js';
@@ -97,6 +97,18 @@ describe('each export file is opened at most once per command', () => {
         () => runReport({ out: join(cwd, 'plain2.html') }, [plain[1]!], captureDeps(cwd).deps),
       ],
     ];
+    it('--format html on a snapshot: the night before found beside, its findings made as the comparison reads it, each file opened once', async () => {
+      const out = join(cwd, 'plain', 'svc-snapshot-html');
+      let result: unknown;
+      const flags = { replay: NIGHTS[1]!, outDir: out, include: 'vms', format: 'html', findings: true };
+      const counts = await opensOf([plain[0]!], async () => (result = await runSnapshot(flags, captureDeps(cwd).deps)));
+      expect(result).toMatchObject({ exitCode: 0 });
+      expect(counts.size).toBeGreaterThanOrEqual(18);
+      expect([...counts].filter(([, n]) => n !== 1)).toEqual([]);
+      // The states came from that night: its findings were made.
+      const file = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as { previous?: unknown };
+      expect(file.previous).toBeDefined();
+    });
     for (const [name, run] of runs) {
       it(`${name}: the night before's findings made from the files as the comparison reads them, each opened once`, async () => {
         let result: unknown;
