@@ -165,28 +165,67 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
     inheritLevels: opts.inheritLevels ?? true,
     ...(opts.expiringDays !== undefined ? { expiringDays: opts.expiringDays } : {}),
   };
-  const warn = opts.warn ?? (() => {});
   const given = opts.previous;
+  const warn = opts.warn ?? (() => {});
+  const findings = async (before: PreviousFindings | undefined) => {
+    const evaluated = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, evalOpts);
+    const previous =
+      before ??
+      (opts.history ? await previousFromHistory(opts.history, manifest.baseUrl, manifest.time, warn) : undefined);
+    return overTime(evaluated, previous, {
+      expiringDays: evalOpts.expiringDays ?? DEFAULT_EXPIRING_DAYS,
+      ...(opts.waivers ? { waivers: opts.waivers } : {}),
+    });
+  };
   const older = given ?? (await findPreviousSnapshot(dir, manifest.time));
+  const nights = await bothNights(snapshot, readers, {
+    older,
+    given: given !== undefined,
+    evaluate: evalOpts,
+    warn,
+    findings,
+  });
+  return modelOf(manifest, signature, nights, readers, await historyPart(opts.history, manifest, true));
+}
+
+/**
+ * The comparison with the older night, if any, and the findings told
+ * against that night's: every export file of the snapshot read once (by the
+ * comparison, else after it) and handed to `readers`.
+ */
+async function bothNights(
+  snapshot: Snapshot,
+  readers: ReturnType<typeof exportReaders>,
+  o: {
+    older: string | undefined;
+    given: boolean;
+    evaluate: EvaluateOptions;
+    warn: (message: string) => void;
+    findings: (before: PreviousFindings | undefined) => Promise<FindingsReport>;
+  },
+) {
   const night =
-    older === undefined ? undefined : await olderNight(older, snapshot, readers.use, evalOpts, given === undefined);
+    o.older === undefined ? undefined : await olderNight(o.older, snapshot, readers.use, o.evaluate, !o.given);
   const previous = night?.compared ?? { problem: 'there is no older snapshot beside this one' };
   // The files the diff did not read (no older snapshot, or a failed comparison), and every other one checked (an edited one: exit 1).
   await snapshot.checkRest(readers.use);
-  const evaluated = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, evalOpts);
-  let before = night && (given !== undefined ? await night.findings() : await findingsOrWarn(night, older!, warn));
-  if (!before && opts.history) before = await previousFromHistory(opts.history, manifest.baseUrl, manifest.time, warn);
-  const report = overTime(evaluated, before, {
-    expiringDays: evalOpts.expiringDays ?? DEFAULT_EXPIRING_DAYS,
-    ...(opts.waivers ? { waivers: opts.waivers } : {}),
-  });
+  const before = night && (o.given ? await night.findings() : await findingsOrWarn(night, o.older!, o.warn));
+  return { previous, report: await o.findings(before) };
+}
+
+function modelOf(
+  manifest: ReportManifest,
+  signature: ReportModel['signature'],
+  nights: { previous: ReportModel['previous']; report: FindingsReport },
+  readers: ReturnType<typeof exportReaders>,
+  history: ReportModel['history'] | undefined,
+): ReportModel & { readonly findings: { readonly report: FindingsReport } } {
   const vms = readers.vms();
-  const history = await historyPart(opts.history, manifest, true);
   return {
     manifest,
     signature,
-    findings: { report },
-    previous,
+    findings: { report: nights.report },
+    previous: nights.previous,
     ...(history ? { history } : {}),
     ...(vms ? { vms } : {}),
   };
@@ -284,18 +323,6 @@ export async function modelOfStaging(
       }
     : { state: 'unsigned', key: null };
   const older = await findPreviousSnapshot(opts.outDir, manifest.time);
-  const night = older === undefined ? undefined : await olderNight(older, snapshot, readers.use, opts.evaluate, true);
-  const previous = night?.compared ?? { problem: 'there is no older snapshot beside this one' };
-  await snapshot.checkRest(readers.use);
-  const report = await opts.findings(night && (await findingsOrWarn(night, older!, opts.warn)));
-  const vms = readers.vms();
-  const history = await historyPart(opts.history, manifest, false);
-  return {
-    manifest,
-    signature,
-    findings: { report },
-    previous,
-    ...(history ? { history } : {}),
-    ...(vms ? { vms } : {}),
-  };
+  const nights = await bothNights(snapshot, readers, { older, given: false, ...opts });
+  return modelOf(manifest, signature, nights, readers, await historyPart(opts.history, manifest, false));
 }
