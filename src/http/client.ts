@@ -144,11 +144,6 @@ export class HttpClient {
     this.dispatcher = dispatcher ?? createDispatcher(opts);
   }
 
-  /** POST that only reads (e.g. POST /queries/{id}/{date}): the same deadline and retries as GET. */
-  async post(req: GetRequest & { body: string | Buffer }): Promise<Fetched> {
-    return this.get({ ...req, method: 'POST' });
-  }
-
   async get(req: GetRequest): Promise<Fetched> {
     const started = performance.now();
     const maxAttempts = 1 + this.opts.retries;
@@ -162,31 +157,23 @@ export class HttpClient {
       const outcome = await this.once(req, host);
       if (outcome.type === 'answer') {
         const encoding = unaskedEncoding(outcome.headers['content-encoding']);
+        const refuse = (detail: string) =>
+          new HttpError({ route: req.label, status: outcome.status, kind: 'status', attempts: attempt, detail });
         if (encoding !== undefined && outcome.status === 200) {
           // Refused, not decoded: the raw collection keeps bodies byte for byte as
           // the API answers them, and a body compressed unasked is a proxy or
           // server misconfiguration worth seeing rather than hiding.
-          throw new HttpError({
-            route: req.label,
-            status: outcome.status,
-            kind: 'status',
-            attempts: attempt,
-            detail:
-              `the server sent the body compressed (Content-Encoding: ${encoding}) although the request asked ` +
+          throw refuse(
+            `the server sent the body compressed (Content-Encoding: ${encoding}) although the request asked ` +
               `for none (Accept-Encoding: identity); nothing of it was used. Turn off compression for this client on ` +
               `the server or proxy`,
-          });
+          );
         }
         if (!isRetryableStatus(outcome.status) || attempt === maxAttempts) {
-          if (isRetryableStatus(outcome.status)) {
-            throw new HttpError({
-              route: req.label,
-              status: outcome.status,
-              kind: 'status',
-              attempts: attempt,
-              detail: `HTTP ${outcome.status} after ${attempt} attempt${attempt > 1 ? 's' : ''}${bodyHint(outcome.body)}`,
-            });
-          }
+          if (isRetryableStatus(outcome.status))
+            throw refuse(
+              `HTTP ${outcome.status} after ${attempt} attempt${attempt > 1 ? 's' : ''}${bodyHint(outcome.body)}`,
+            );
           return {
             status: outcome.status,
             headers: outcome.headers,
