@@ -8,6 +8,7 @@ import { httpsProxy } from '../config/proxy.js';
 import { withoutUserinfo } from '../config/url.js';
 import { escapeControl } from '../util/escape.js';
 import { bodyHint } from './body-hint.js';
+import { TOOL } from '../version.js';
 
 export interface TransportOptions {
   readonly timeoutMs: number;
@@ -282,6 +283,20 @@ export class HttpClient {
 
   async close(): Promise<void> {
     await this.dispatcher.close();
+  }
+}
+
+/** `use` with a client of this tool's user agent (on `dispatcher`, the tests', when given), closed after it whatever happened. */
+export async function withHttpClient<T>(
+  opts: Omit<TransportOptions, 'userAgent'>,
+  dispatcher: Dispatcher | undefined,
+  use: (http: HttpClient) => Promise<T>,
+): Promise<T> {
+  const http = new HttpClient({ ...opts, userAgent: `${TOOL.name}/${TOOL.version}` }, dispatcher);
+  try {
+    return await use(http);
+  } finally {
+    await http.close().catch(() => {});
   }
 }
 
