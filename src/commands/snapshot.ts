@@ -54,14 +54,7 @@ import { snapshotNotice } from '../notify/notice.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
-/**
- * A snapshot, in order: the settings; the collection (from the network, or
- * read back with --replay: a live snapshot is a collection followed by the
- * same build a replay runs); failed routes refused; then, in the staging
- * directory, raw/ when asked, the exports built and written, the strict
- * check, the manifest, the spreadsheets and the manifest file; publishing;
- * and after it the diff, the history load, the retention and the summary.
- */
+/** The default command (CONTRACT section 5): a live snapshot is a collection followed by the same build a replay runs. */
 export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
   const plan = planSnapshot(flags, deps);
