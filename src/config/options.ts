@@ -655,11 +655,7 @@ export function readOptions<C extends CommandName>(
     const file = fileVariable !== undefined && env[fileVariable] !== '' ? env[fileVariable] : undefined;
     if (file !== undefined) {
       sources[rec.key] = fileVariable!;
-      let fromFile: { value: unknown } | undefined;
-      Object.defineProperty(options, rec.key, {
-        enumerable: true,
-        get: () => (fromFile ??= { value: fromTokenFile(rec.env!, file, variable !== undefined, rec.parse) }).value,
-      });
+      defineLazy(options, rec.key, () => fromTokenFile(rec.env!, file, variable !== undefined, rec.parse));
       continue;
     }
     const useVariable = variable !== undefined && (rec.envWins === true || flag === undefined);
@@ -675,12 +671,14 @@ export function readOptions<C extends CommandName>(
       options[rec.key] = raw;
       continue;
     }
-    let parsed: { value: unknown } | undefined;
-    Object.defineProperty(options, rec.key, {
-      enumerable: true,
-      get: () => (parsed ??= { value: parse(raw, source) }).value,
-    });
+    defineLazy(options, rec.key, () => parse(raw, source));
   }
   options.sources = sources;
   return options as CommandOptions<C>;
+}
+
+/** `key` of `target` as `compute` gives it when first read, then kept. */
+function defineLazy(target: object, key: string, compute: () => unknown): void {
+  let computed: { value: unknown } | undefined;
+  Object.defineProperty(target, key, { enumerable: true, get: () => (computed ??= { value: compute() }).value });
 }
