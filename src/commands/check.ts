@@ -1,5 +1,5 @@
 import { planRoute, routeById, TOKEN_TYPES, type RouteDef, type TokenType } from '../api/catalog.js';
-import { managementAuth } from '../http/auth.js';
+import { getRoute } from '../collect/fetch-route.js';
 import { RealmsResponse } from '../api/models.js';
 import { resolveConnection, type ConnectionSettings } from '../config/settings.js';
 import { readOptions } from '../config/options.js';
@@ -64,12 +64,7 @@ async function probe(
 ): Promise<Probe> {
   const p = planRoute(def, def.perRealm ? realm : undefined);
   try {
-    const res = await http.get({
-      label: p.label,
-      url: settings.baseUrl + p.urlPath,
-      headers: managementAuth(token.value),
-    });
-    return { kind: 'answer', res };
+    return { kind: 'answer', res: await getRoute(http, settings.baseUrl, p, token.value) };
   } catch (err) {
     if (err instanceof HttpError) return { kind: 'error', err };
     throw err;
