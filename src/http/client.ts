@@ -247,23 +247,16 @@ export class HttpClient {
         body: await readBody(res.body, res.headers['content-length']),
       };
     } catch (err) {
-      if (this.opts.signal?.aborted)
-        return { type: 'failure', status: 0, kind: 'aborted', detail: 'cancelled', cause: err };
-      if (deadline.aborted) {
-        return {
-          type: 'failure',
-          status: 0,
-          kind: 'timeout',
-          detail: `no complete response within ${this.opts.timeoutMs / 1000} s (--timeout)`,
-          cause: err,
-        };
-      }
-      return {
+      const failure = (f: Pick<Failure, 'kind' | 'detail'>): Failure => ({
         type: 'failure',
         status: 0,
-        ...describeTransportError(err, host, proxyInUse(new URL(req.url).protocol)),
+        ...f,
         cause: err,
-      };
+      });
+      if (this.opts.signal?.aborted) return failure({ kind: 'aborted', detail: 'cancelled' });
+      const timeout = `no complete response within ${this.opts.timeoutMs / 1000} s (--timeout)`;
+      if (deadline.aborted) return failure({ kind: 'timeout', detail: timeout });
+      return failure(describeTransportError(err, host, proxyInUse(new URL(req.url).protocol)));
     }
   }
 
