@@ -1,13 +1,6 @@
 /**
- * Every fast path, by name. A fast path is a hand-written stand-in for a
- * plain path that must give the same result; its file opens with FAST PATH,
- * what it stands in for, its switch and its differential test. The switches
- * are a parameter of the code that has the choice (the build, the body
- * check, the record reader, the diff), FAST_PATHS by default: every command
- * runs with all of them on. A switch off takes the plain path; the
- * differential tests pass each one off and on and require the same result,
- * and test/unit/fence.test.ts requires that they do, for every switch here.
- * What each earns: docs/architecture.md.
+ * Every fast path's switch, by name: FAST_PATHS (all on) is what the commands run; a switch off takes the plain path
+ * (docs/architecture.md, "Fast paths"; test/unit/fence.test.ts holds each to its differential test).
  */
 export interface FastPaths {
   /** exports/fast/record-check.ts: a compiled yes/no check instead of zod's safeParse for every record. */

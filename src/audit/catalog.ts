@@ -44,12 +44,8 @@ export interface AuditRouteDef {
   readonly summary: string;
 }
 
-function route(def: AuditRouteDef): AuditRouteDef {
-  return def;
-}
-
 export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
-  route({
+  {
     id: 'info',
     method: 'GET',
     path: '/info',
@@ -58,8 +54,8 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
     shape: 'object',
     item: m.AuditInfo,
     summary: 'service name and version',
-  }),
-  route({
+  },
+  {
     id: 'queries-params',
     method: 'GET',
     path: '/queries/params',
@@ -68,8 +64,8 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
     shape: 'array',
     item: m.ParamDesc,
     summary: 'parameter descriptions',
-  }),
-  route({
+  },
+  {
     id: 'tags-list',
     method: 'GET',
     path: '/tags/list',
@@ -78,8 +74,8 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
     shape: 'array',
     item: m.Tag,
     summary: 'tags',
-  }),
-  route({
+  },
+  {
     id: 'queries-list',
     method: 'GET',
     path: '/queries/list',
@@ -88,8 +84,8 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
     shape: 'array',
     item: m.QueryDesc,
     summary: 'query descriptions',
-  }),
-  route({
+  },
+  {
     id: 'reports-list',
     method: 'GET',
     path: '/reports/list',
@@ -98,8 +94,8 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
     shape: 'array',
     item: m.ReportDesc,
     summary: 'report descriptions',
-  }),
-  route({
+  },
+  {
     id: 'alerts-list',
     method: 'GET',
     path: '/alerts/list',
@@ -108,8 +104,8 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
     shape: 'map',
     item: m.AlertType,
     summary: 'alert type map',
-  }),
-  route({
+  },
+  {
     id: 'alerts',
     method: 'GET',
     path: '/alerts/{from}/{to}',
@@ -118,8 +114,8 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
     shape: 'array',
     item: m.AlertRecord,
     summary: 'alerts triggered in the period',
-  }),
-  route({
+  },
+  {
     id: 'objects',
     method: 'POST',
     path: '/objects/{type}/{to}',
@@ -129,8 +125,8 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
     item: m.LookedUpObject,
     request: m.ObjectIds,
     summary: 'objects of a type as they were at the end date (--objects)',
-  }),
-  route({
+  },
+  {
     id: 'query',
     method: 'POST',
     path: '/queries/{id}/{to}',
@@ -140,8 +136,8 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
     item: m.QueryRow,
     request: m.QueryBody,
     summary: 'rows of a named query',
-  }),
-  route({
+  },
+  {
     id: 'report',
     method: 'GET',
     path: '/reports/{id}/{from}/{to}',
@@ -149,8 +145,8 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
     file: 'reports-{id}-{from}-{to}.xlsx',
     shape: 'xlsx',
     summary: 'report spreadsheet',
-  }),
-  route({
+  },
+  {
     id: 'report-object',
     method: 'GET',
     path: '/reports/{id}/{from}/{to}/{objectId}',
@@ -158,7 +154,7 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
     file: 'reports-{id}-{from}-{to}-{objectId}.xlsx',
     shape: 'xlsx',
     summary: 'report spreadsheet for one object',
-  }),
+  },
 ];
 
 const VAR = /\{(\w+)\}/g;

@@ -1,5 +1,4 @@
 import { format } from 'date-fns/format';
-import pLimit from 'p-limit';
 import type { ZodType } from 'zod';
 import { FailedError, TokenRejectedError, UsageError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
@@ -20,6 +19,7 @@ import { queryFileText, rowsToRecords } from './records.js';
 import type { AuditSettings, ObjectsRequest, ReportRequest } from './settings.js';
 import { validateItems, type ValidationIssue } from './validate.js';
 import { sha256Hex } from '../util/safe-read.js';
+import { settleBounded } from '../collect/runner.js';
 
 export const AUDIT_MANIFEST = '_audit-manifest.json';
 
@@ -131,24 +131,14 @@ interface ReportPlan {
 type RunAll = <T>(tasks: Array<() => Promise<T>>) => Promise<T[]>;
 
 function boundedAll(concurrency: number, abort: AbortController): RunAll {
-  const limit = pLimit(concurrency);
-  return async <T>(tasks: Array<() => Promise<T>>): Promise<T[]> => {
-    const settled = await Promise.allSettled(
-      tasks.map((task) =>
-        limit(async () => {
-          try {
-            return await task();
-          } catch (err) {
-            abort.abort(err);
-            throw err;
-          }
-        }),
-      ),
+  return (tasks) =>
+    settleBounded(
+      tasks,
+      concurrency,
+      (task) => task(),
+      (err) => abort.abort(err),
+      pickError,
     );
-    const errors = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
-    if (errors.length > 0) throw pickError(errors);
-    return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
-  };
 }
 
 /**

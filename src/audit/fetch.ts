@@ -115,13 +115,10 @@ async function fetchAuditOnce(
   let fetched: Fetched;
   deps.reporter.routeStarted(p.label);
   try {
-    const req = { label: p.label, url: deps.auditUrl + p.urlPath, headers };
-    if (p.def.method === 'POST') {
-      headers['content-type'] = 'application/json';
-      fetched = await deps.http.post({ ...req, body: JSON.stringify(requestBody ?? null) });
-    } else {
-      fetched = await deps.http.get(req);
-    }
+    const post = p.def.method === 'POST';
+    if (post) headers['content-type'] = 'application/json';
+    const payload = post ? { method: 'POST' as const, body: JSON.stringify(requestBody ?? null) } : {};
+    fetched = await deps.http.get({ label: p.label, url: deps.auditUrl + p.urlPath, headers, ...payload });
   } catch (err) {
     if (err instanceof HttpError) {
       if (err.kind === 'aborted') throw new CancelledError(err.message);

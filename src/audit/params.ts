@@ -133,12 +133,9 @@ export function buildQueryBody(
     const def = declaredDefault(p, global);
     const raw = overrides.get(p.id);
     if (raw !== undefined) {
-      const info = paramType(p.type ?? global.get(p.id)?.type, def.value);
-      body[p.id] = convertParam(
-        `--param ${p.id} (query ${query.id}, type ${p.type ?? global.get(p.id)?.type ?? 'not declared'})`,
-        info,
-        raw,
-      );
+      const type = p.type ?? global.get(p.id)?.type;
+      const what = `--param ${p.id} (query ${query.id}, type ${type ?? 'not declared'})`;
+      body[p.id] = convertParam(what, paramType(type, def.value), raw);
       sources[p.id] = '--param';
     } else if (def.has) {
       body[p.id] = def.value;

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { resolveTransport } from '../config/settings.js';
+import { resolveTransport, type Transport } from '../config/settings.js';
 import type { CommandOptions } from '../config/options.js';
 import { AUDIT_TOKEN_PATTERN, parseCalendarDate, type ResolvedToken } from '../config/values.js';
 
@@ -20,7 +20,7 @@ export interface ObjectsRequest {
   readonly ids: readonly string[];
 }
 
-export interface AuditSettings {
+export interface AuditSettings extends Transport {
   /** Normalised, without a trailing `/`. */
   readonly auditUrl: string;
   readonly token: AuditToken;
@@ -31,10 +31,6 @@ export interface AuditSettings {
   readonly params: ReadonlyMap<string, string>;
   readonly reports: readonly ReportRequest[];
   readonly objects: readonly ObjectsRequest[];
-  readonly timeoutMs: number;
-  readonly concurrency: number;
-  readonly retries: number;
-  readonly ca: readonly string[] | undefined;
 }
 
 export { AUDIT_TOKEN_PATTERN };

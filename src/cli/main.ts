@@ -305,11 +305,10 @@ class Invocation {
         'NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates and host names are always verified (for an internal CA, use --ca-file)',
       );
     }
-    const facts = await this.openCron(spec, flags);
-    this.facts = facts;
+    this.facts = await this.openCron(spec, flags);
     await this.openNotify(spec, flags);
     // Each command reads its options with readOptions (src/config/options.ts), which refuses conflicting ones first.
-    const result = await spec.run(flags, args, makeDeps(this.reporter, facts));
+    const result = await spec.run(flags, args, makeDeps(this.reporter, this.facts));
     this.exitCode = result.exitCode;
     this.report = result.report;
     this.notice = result.notice;

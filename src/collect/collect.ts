@@ -15,6 +15,7 @@ import { TOOL } from '../version.js';
 import { fetchRoute, type FetchedRoute } from './fetch-route.js';
 import type { CollectionManifest } from './manifest.js';
 import { decideRealms, firstRoute, planAfterRealms } from './plan.js';
+import { markFailed } from './replay.js';
 import { runRoutes } from './runner.js';
 import type { RawCollection } from './types.js';
 
@@ -77,10 +78,7 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
   if (decided.realmsFlagIgnored)
     deps.reporter.warn('--realms is ignored: this backend lists its realms at GET /api/realms');
   if (decided.shapeError !== undefined) {
-    realmsRec.error = decided.shapeError;
-    delete realmsRec.sha256;
-    delete realmsRec.bytes;
-    realmsRec.file = null;
+    markFailed(realmsRec, decided.shapeError);
     bodies.delete(realmsPlan.label);
   }
   decidedRealms = decided.realms;

@@ -10,7 +10,7 @@ import type { RouteRecord } from '../api/route-record.js';
 import type { ConnectionSettings } from '../config/settings.js';
 import { tokenEnvName, tokenFlagName } from '../config/tokens.js';
 import { managementAuth, tokenRefused } from '../http/auth.js';
-import type { HttpClient } from '../http/client.js';
+import type { Fetched, HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import { sha256Hex } from '../util/safe-read.js';
 
@@ -38,6 +38,11 @@ function statusHint(status: number): string {
   return '';
 }
 
+/** A GET of a planned management API route, `token` in its cookie. */
+export function getRoute(http: HttpClient, baseUrl: string, p: PlannedRoute, token: string): Promise<Fetched> {
+  return http.get({ label: p.label, url: baseUrl + p.urlPath, headers: managementAuth(token) });
+}
+
 export async function fetchRoute(
   p: PlannedRoute,
   settings: ConnectionSettings,
@@ -52,11 +57,7 @@ export async function fetchRoute(
     };
   started(p.label);
   try {
-    const res = await http.get({
-      label: p.label,
-      url: settings.baseUrl + p.urlPath,
-      headers: managementAuth(token.value),
-    });
+    const res = await getRoute(http, settings.baseUrl, p, token.value);
     const base = {
       route: p.label,
       tokenType: type,

@@ -33,14 +33,19 @@ export function markBodyFailures(
   for (const f of failures) {
     const r = collection.manifest.routes.find((x) => x.route === f.route);
     if (!r || r.error !== undefined) continue;
-    r.error = f.detail;
-    r.file = null;
-    delete r.sha256;
-    delete r.bytes;
+    markFailed(r, f.detail);
     collection.bodies.delete(f.route);
     marked.push(r);
   }
   return marked;
+}
+
+/** Records route `r` as failed with `error`, as a live run records a failed route: no file, size or hash. */
+export function markFailed(r: RouteRecord, error: string): void {
+  r.error = error;
+  r.file = null;
+  delete r.sha256;
+  delete r.bytes;
 }
 
 export interface ReadCollectionOptions {
@@ -155,10 +160,7 @@ async function readRouteBody(
     } catch (err) {
       if (!(err instanceof BodyError)) throw err;
       // As a live run records it: the route failed, its body is not used.
-      r.error = err.detail;
-      r.file = null;
-      delete r.sha256;
-      delete r.bytes;
+      markFailed(r, err.detail);
       return;
     }
   }

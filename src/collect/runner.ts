@@ -8,29 +8,47 @@ import pLimit from 'p-limit';
 import type { PlannedRoute } from '../api/catalog.js';
 import { TokenRejectedError } from '../errors.js';
 
-export async function runRoutes<T>(
+export function runRoutes<T>(
   plan: readonly PlannedRoute[],
   concurrency: number,
   abort: AbortController,
   fetchOne: (p: PlannedRoute) => Promise<T>,
 ): Promise<T[]> {
+  const refused = (err: unknown) => err instanceof TokenRejectedError;
+  return settleBounded(
+    plan,
+    concurrency,
+    fetchOne,
+    (err) => refused(err) && abort.abort(err),
+    (errors) => errors.find(refused) ?? errors[0],
+  );
+}
+
+/**
+ * `run` over every item, at most `concurrency` at once, each outcome kept; `onError` sees each failure as it
+ * happens (to cancel the others), and once all are settled the error `pick` chooses among the failures is thrown.
+ */
+export async function settleBounded<I, T>(
+  items: readonly I[],
+  concurrency: number,
+  run: (item: I) => Promise<T>,
+  onError: (err: unknown) => void,
+  pick: (errors: unknown[]) => unknown,
+): Promise<T[]> {
   const limit = pLimit(concurrency);
   const settled = await Promise.allSettled(
-    plan.map((p) =>
+    items.map((item) =>
       limit(async () => {
         try {
-          return await fetchOne(p);
+          return await run(item);
         } catch (err) {
-          if (err instanceof TokenRejectedError) abort.abort(err);
+          onError(err);
           throw err;
         }
       }),
     ),
   );
-  const fatal =
-    settled.find(
-      (s): s is PromiseRejectedResult => s.status === 'rejected' && s.reason instanceof TokenRejectedError,
-    ) ?? settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (fatal) throw fatal.reason;
+  const errors = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
+  if (errors.length > 0) throw pick(errors);
   return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }

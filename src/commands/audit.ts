@@ -6,9 +6,8 @@ import { writeAudit } from '../audit/write.js';
 import { EXIT } from '../exit-codes.js';
 import { AUDIT_MANIFEST } from '../audit/collect.js';
 import { signManifest } from '../sign/manifest-signature.js';
-import { HttpClient } from '../http/client.js';
+import { withHttpClient } from '../http/client.js';
 import { withStaging } from '../publish/index.js';
-import { TOOL } from '../version.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 
@@ -25,8 +24,7 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
   const signKey = o.signKey;
   const t0 = performance.now();
   const abort = new AbortController();
-  const http = new HttpClient({ ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal });
-  try {
+  return withHttpClient({ ...settings, signal: abort.signal }, undefined, async (http) => {
     deps.reporter.info(
       `collecting from the audit service at ${settings.auditUrl} for ${settings.from} to ${settings.to}`,
     );
@@ -78,7 +76,5 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
         outDir,
       },
     };
-  } finally {
-    await http.close().catch(() => {});
-  }
+  });
 }

@@ -2,11 +2,10 @@ import { requireAuditToken, requireAuditUrl } from '../audit/settings.js';
 import { auditAuth } from '../http/auth.js';
 import { resolveTransport } from '../config/settings.js';
 import type { CommandOptions } from '../config/options.js';
-import { HttpClient } from '../http/client.js';
+import { withHttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import { describeTls, observeTls, tlsForJson, tlsVerdict } from '../http/tls-observer.js';
 import { EXIT } from '../exit-codes.js';
-import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult } from './context.js';
 import type { CheckAuditSummary } from '../summaries/schemas.js';
 
@@ -17,55 +16,51 @@ export async function runCheckAudit(o: CommandOptions<'check'>, deps: CommandDep
   const auditUrl = requireAuditUrl(o.auditUrl);
   const token = requireAuditToken(o.auditToken);
   const transport = resolveTransport(o, deps.env);
-  const http = new HttpClient({
-    ...transport,
-    retries: Math.min(transport.retries, 1),
-    userAgent: `${TOOL.name}/${TOOL.version}`,
-  });
-  const report: AuditCheckReport = {
-    reachable: true,
-    tls: { ok: true },
-    token: { source: token.source, accepted: null },
-    ok: false,
-  };
-  const observer = observeTls(new URL(auditUrl).hostname);
-  try {
+  return withHttpClient({ ...transport, retries: Math.min(transport.retries, 1) }, undefined, async (http) => {
+    const report: AuditCheckReport = {
+      reachable: true,
+      tls: { ok: true },
+      token: { source: token.source, accepted: null },
+      ok: false,
+    };
+    const observer = observeTls(new URL(auditUrl).hostname);
     try {
-      const info = await http.get({ label: 'GET /info', url: `${auditUrl}/info` });
-      if (info.status === 200) {
-        try {
-          const v = JSON.parse(info.body.toString('utf8')) as { name?: unknown; version?: unknown };
-          report.service = {
-            ...(typeof v.name === 'string' ? { name: v.name } : {}),
-            ...(typeof v.version === 'string' ? { version: v.version } : {}),
-          };
-        } catch {
-          report.service = {};
+      try {
+        const info = await http.get({ label: 'GET /info', url: `${auditUrl}/info` });
+        if (info.status === 200) {
+          try {
+            const v = JSON.parse(info.body.toString('utf8')) as { name?: unknown; version?: unknown };
+            report.service = {
+              ...(typeof v.name === 'string' ? { name: v.name } : {}),
+              ...(typeof v.version === 'string' ? { version: v.version } : {}),
+            };
+          } catch {
+            report.service = {};
+          }
         }
+        const list = await http.get({
+          label: 'GET /queries/list',
+          url: `${auditUrl}/queries/list`,
+          headers: auditAuth(token.value),
+        });
+        report.token = { source: token.source, accepted: list.status === 200, status: list.status };
+      } catch (err) {
+        if (!(err instanceof HttpError)) throw err;
+        if (err.kind === 'tls') report.tls = { ok: false, error: err.detail };
+        else if (err.status === 0) report.reachable = false;
       }
-      const list = await http.get({
-        label: 'GET /queries/list',
-        url: `${auditUrl}/queries/list`,
-        headers: auditAuth(token.value),
-      });
-      report.token = { source: token.source, accepted: list.status === 200, status: list.status };
-    } catch (err) {
-      if (!(err instanceof HttpError)) throw err;
-      if (err.kind === 'tls') report.tls = { ok: false, error: err.detail };
-      else if (err.status === 0) report.reachable = false;
+      report.tls = tlsVerdict(auditUrl, observer.authorized(), report.tls, report.reachable);
+      report.ok = report.reachable && report.tls.ok && report.token.accepted === true;
+      deps.reporter.close();
+      const json: CheckAuditSummary = { ...report, tls: tlsForJson(auditUrl, report.tls) };
+      deps.stdout(o.json ? `${JSON.stringify(json, null, 2)}\n` : formatAuditCheck(auditUrl, report));
+      if (report.ok) return { exitCode: EXIT.ok };
+      if (report.token.status === 401 || report.token.status === 403) return { exitCode: EXIT.tokenRejected };
+      return { exitCode: EXIT.failed };
+    } finally {
+      observer.stop();
     }
-    report.tls = tlsVerdict(auditUrl, observer.authorized(), report.tls, report.reachable);
-    report.ok = report.reachable && report.tls.ok && report.token.accepted === true;
-    deps.reporter.close();
-    const json: CheckAuditSummary = { ...report, tls: tlsForJson(auditUrl, report.tls) };
-    deps.stdout(o.json ? `${JSON.stringify(json, null, 2)}\n` : formatAuditCheck(auditUrl, report));
-    if (report.ok) return { exitCode: EXIT.ok };
-    if (report.token.status === 401 || report.token.status === 403) return { exitCode: EXIT.tokenRejected };
-    return { exitCode: EXIT.failed };
-  } finally {
-    observer.stop();
-    await http.close().catch(() => {});
-  }
+  });
 }
 
 function formatAuditCheck(url: string, r: AuditCheckReport): string {

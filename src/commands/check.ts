@@ -1,15 +1,14 @@
 import { planRoute, routeById, TOKEN_TYPES, type RouteDef, type TokenType } from '../api/catalog.js';
-import { managementAuth } from '../http/auth.js';
+import { getRoute } from '../collect/fetch-route.js';
 import { RealmsResponse } from '../api/models.js';
 import { resolveConnection, type ConnectionSettings } from '../config/settings.js';
 import { readOptions } from '../config/options.js';
 import type { ResolvedToken } from '../config/tokens.js';
-import { HttpClient, type Fetched } from '../http/client.js';
+import { withHttpClient, type Fetched, type HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import { describeTls, observeTls, tlsForJson, tlsVerdict } from '../http/tls-observer.js';
 import { escapeControl } from '../util/escape.js';
 import { EXIT } from '../exit-codes.js';
-import { TOOL } from '../version.js';
 import type { CommandDeps, CommandResult, RawFlags } from './context.js';
 import { runCheckAudit } from './check-audit.js';
 import type { CheckSummary } from '../summaries/schemas.js';
@@ -35,28 +34,25 @@ export async function runCheck(flags: RawFlags, deps: CommandDeps): Promise<Comm
   const o = readOptions('check', flags, deps.env);
   if (o.audit) return runCheckAudit(o, deps);
   const settings = resolveConnection(o, deps.env);
-  const http = new HttpClient(
-    { ...settings, retries: Math.min(settings.retries, 1), userAgent: `${TOOL.name}/${TOOL.version}` },
-    deps.dispatcher,
-  );
-  const observer = observeTls(new URL(settings.baseUrl).hostname);
-  try {
-    const checked = await check(settings, http);
-    const tls = tlsVerdict(settings.baseUrl, observer.authorized(), checked.tls, checked.reachable);
-    const report =
-      tls === checked.tls
-        ? checked
-        : { ...checked, tls, tokens: tls.ok ? checked.tokens : [], ok: checked.ok && tls.ok };
-    deps.reporter.close();
-    const json: CheckSummary = { ...report, tls: tlsForJson(settings.baseUrl, report.tls) };
-    deps.stdout(o.json ? `${JSON.stringify(json, null, 2)}\n` : formatCheck(settings.baseUrl, report));
-    if (report.ok) return { exitCode: EXIT.ok };
-    if (!report.reachable || !report.tls.ok) return { exitCode: EXIT.failed };
-    return { exitCode: report.tokens.some((t) => t.refused.length > 0) ? EXIT.tokenRejected : EXIT.failed };
-  } finally {
-    observer.stop();
-    await http.close().catch(() => {});
-  }
+  return withHttpClient({ ...settings, retries: Math.min(settings.retries, 1) }, deps.dispatcher, async (http) => {
+    const observer = observeTls(new URL(settings.baseUrl).hostname);
+    try {
+      const checked = await check(settings, http);
+      const tls = tlsVerdict(settings.baseUrl, observer.authorized(), checked.tls, checked.reachable);
+      const report =
+        tls === checked.tls
+          ? checked
+          : { ...checked, tls, tokens: tls.ok ? checked.tokens : [], ok: checked.ok && tls.ok };
+      deps.reporter.close();
+      const json: CheckSummary = { ...report, tls: tlsForJson(settings.baseUrl, report.tls) };
+      deps.stdout(o.json ? `${JSON.stringify(json, null, 2)}\n` : formatCheck(settings.baseUrl, report));
+      if (report.ok) return { exitCode: EXIT.ok };
+      if (!report.reachable || !report.tls.ok) return { exitCode: EXIT.failed };
+      return { exitCode: report.tokens.some((t) => t.refused.length > 0) ? EXIT.tokenRejected : EXIT.failed };
+    } finally {
+      observer.stop();
+    }
+  });
 }
 
 async function probe(
@@ -68,12 +64,7 @@ async function probe(
 ): Promise<Probe> {
   const p = planRoute(def, def.perRealm ? realm : undefined);
   try {
-    const res = await http.get({
-      label: p.label,
-      url: settings.baseUrl + p.urlPath,
-      headers: managementAuth(token.value),
-    });
-    return { kind: 'answer', res };
+    return { kind: 'answer', res: await getRoute(http, settings.baseUrl, p, token.value) };
   } catch (err) {
     if (err instanceof HttpError) return { kind: 'error', err };
     throw err;

@@ -1,13 +1,12 @@
 import { resolveConnection } from '../config/settings.js';
 import { readOptions } from '../config/options.js';
-import { HttpClient } from '../http/client.js';
+import { withHttpClient } from '../http/client.js';
 import { collect, collectionDate } from '../collect/collect.js';
 import { BodyWrites, COLLECTION_MANIFEST, writeCollectionManifest } from '../collect/write.js';
 import { signManifest } from '../sign/manifest-signature.js';
 import { withStaging } from '../publish/index.js';
 import { EXIT } from '../exit-codes.js';
 import { FailedError } from '../errors.js';
-import { TOOL } from '../version.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import type { CollectSummary } from '../summaries/schemas.js';
 import { summariseRoutes } from '../summaries/routes.js';
@@ -24,11 +23,7 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
   const signKey = o.signKey;
   const t0 = performance.now();
   const abort = new AbortController();
-  const http = new HttpClient(
-    { ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal },
-    deps.dispatcher,
-  );
-  try {
+  return withHttpClient({ ...settings, signal: abort.signal }, deps.dispatcher, async (http) => {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
     const started = (deps.now ?? (() => new Date()))();
     const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-raw-${collectionDate(started)}`);
@@ -89,9 +84,7 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
       report: { routes: { read: s.counts.ok, skipped: s.counts.skipped, failed: s.counts.failed } },
       notice: collectNotice(collection.manifest.baseUrl, started, exitCode, s.failed, outDir),
     };
-  } finally {
-    await http.close().catch(() => {});
-  }
+  });
 }
 
 /** What the run's digest tells (--notify): a collection has no exports or findings, only its outcome. */

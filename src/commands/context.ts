@@ -8,10 +8,10 @@ import { assertReplaceable, assertSafeTarget, type OutputKind } from '../publish
 import { checkKeepTarget } from '../cron/keep.js';
 import { noteTarget } from '../publish/registry.js';
 
-/** What a command may touch of the outside world; tests pass their own. */
 /** The flags of a command as commander gives them; readOptions reads them with the environment. */
 export type RawFlags = Readonly<Record<string, unknown>>;
 
+/** What a command may touch of the outside world; tests pass their own. */
 export interface CommandDeps {
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;

@@ -11,12 +11,7 @@ import { readOptions } from '../config/options.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { whenInterrupted } from '../publish/registry.js';
 
-/**
- * `svc-snapshot convert <snapshot-dir>`: the spreadsheet forms of a published
- * snapshot, written beside its files (or into --out-dir) by temporary name
- * and rename; the snapshot's own files are only read, each checked against
- * its sha256.
- */
+/** `svc-snapshot convert <snapshot-dir>` (docs/spreadsheets.md): the snapshot is only read; its files are written by rename. */
 export async function runConvert(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
   const flags = readOptions('convert', rawFlags, deps.env);
   const t0 = performance.now();

@@ -5,11 +5,7 @@ import { diffDirectories, formatChangeSet } from '../diff/index.js';
 import { readOptions } from '../config/options.js';
 import type { CommandDeps, CommandResult, RawFlags } from './context.js';
 
-/**
- * `svc-snapshot diff <older> <newer>` (CONTRACT section 9): exit 0 when
- * nothing changed, 5 when something did, 2 for usage errors and missing or
- * unreadable directories, 1 for anything else.
- */
+/** `svc-snapshot diff <older> <newer>` (CONTRACT section 9, docs/diff.md). */
 export async function runDiff(rawFlags: RawFlags, args: readonly string[], deps: CommandDeps): Promise<CommandResult> {
   const flags = readOptions('diff', rawFlags, deps.env);
   if (args.length !== 2) throw new UsageError('diff needs two directories: svc-snapshot diff <older> <newer>');

@@ -22,16 +22,7 @@ function csvAsked(o: { readonly format: readonly string[]; readonly sources: { r
   return true;
 }
 
-/**
- * `svc-snapshot findings <snapshot-dir>`: the rules of docs/findings.md over
- * an existing snapshot, which is only read (its export files checked against
- * the manifest's sha256). A text table, with --json the object
- * `_findings.json` holds, with --format csv one row per finding; each
- * finding's state against --previous (or the newest older snapshot beside
- * it), and the --waivers. --fail-on exits 6 when a finding of that severity
- * or higher exists that is not waived, or a rule of that severity or higher
- * was not evaluated (unless --fail-on-unevaluated=false).
- */
+/** `svc-snapshot findings <snapshot-dir>` (CONTRACT sections 17 and 18, docs/findings.md): the snapshot is only read. */
 export async function runFindings(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('findings', rawFlags, deps.env);
   const [given] = args;

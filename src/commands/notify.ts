@@ -18,12 +18,7 @@ import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } fr
 const USAGE =
   'svc-snapshot notify <snapshot-dir> [--previous <dir>] --notify <target>, or notify --test --notify <target>';
 
-/**
- * `svc-snapshot notify` (CONTRACT section 19): `--test` sends a short test
- * message to each target; `notify <snapshot-dir>` sends that snapshot's
- * digest again (whatever --notify-on would say). Each target's result is
- * printed; exit 0 when every target took it, 1 when one did not.
- */
+/** `svc-snapshot notify` (CONTRACT section 19, docs/notify.md): exit 0 when every target took the message, 1 when one did not. */
 export async function runNotify(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('notify', rawFlags, deps.env);
   const [given] = args;

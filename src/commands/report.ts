@@ -12,12 +12,7 @@ import { whenInterrupted } from '../publish/registry.js';
 import type { ReportSummary } from '../summaries/schemas.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
-/**
- * `svc-snapshot report <snapshot-dir>`: the report page (CONTRACT section 16)
- * of a published snapshot, whose files are only read (each export checked
- * against the manifest's sha256). Written into the snapshot directory, or to
- * --out, under a temporary name and renamed; mode 0600.
- */
+/** `svc-snapshot report <snapshot-dir>` (CONTRACT section 16): the snapshot is only read; the page is written by rename, mode 0600. */
 export async function runReport(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('report', rawFlags, deps.env);
   const [given] = args;

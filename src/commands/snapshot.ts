@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { resolveConnection } from '../config/settings.js';
 import { readOptions, type CommandOptions } from '../config/options.js';
-import { HttpClient } from '../http/client.js';
+import { withHttpClient } from '../http/client.js';
 import { collect } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, toManifestFile } from '../collect/write.js';
@@ -19,7 +19,6 @@ import { withStaging } from '../publish/index.js';
 import type { Staging } from '../publish/staging.js';
 import { EXIT } from '../exit-codes.js';
 import { FailedError } from '../errors.js';
-import { TOOL } from '../version.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { summariseRoutes } from '../summaries/routes.js';
@@ -56,14 +55,7 @@ import { snapshotNotice } from '../notify/notice.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
-/**
- * A snapshot, in order: the settings; the collection (from the network, or
- * read back with --replay: a live snapshot is a collection followed by the
- * same build a replay runs); failed routes refused; then, in the staging
- * directory, raw/ when asked, the exports built and written, the strict
- * check, the manifest, the spreadsheets and the manifest file; publishing;
- * and after it the diff, the history load, the retention and the summary.
- */
+/** The default command (CONTRACT section 5): a live snapshot is a collection followed by the same build a replay runs. */
 export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
   const plan = planSnapshot(flags, deps);
@@ -353,17 +345,11 @@ async function obtainCollection(
   }
   const settings = resolveConnection(o, deps.env);
   const abort = new AbortController();
-  const http = new HttpClient(
-    { ...settings, userAgent: `${TOOL.name}/${TOOL.version}`, signal: abort.signal },
-    deps.dispatcher,
-  );
-  try {
+  return withHttpClient({ ...settings, signal: abort.signal }, deps.dispatcher, async (http) => {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
     const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });
     return { collection, secrets: settings.tokens.secrets, source: 'live' };
-  } finally {
-    await http.close().catch(() => {});
-  }
+  });
 }
 
 function failedOf(collection: RawCollection): RouteRecord[] {

@@ -6,13 +6,7 @@ import { escapeControl } from '../util/escape.js';
 import { manifestsIn, verifyDir, WARNING_STATES, type DirReport } from '../verify/verify-dir.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
-/**
- * `svc-snapshot verify <dir>...` (CONTRACT section 13). Exit 0 when every
- * directory matches its manifest (and its signature, when one is there or
- * --allowed-signers asks for one), 1 naming what does not, 2 for usage: no
- * directory, a path that is not a directory, or one that holds no manifest
- * of this tool (`/` included), all refused before anything is read.
- */
+/** `svc-snapshot verify <dir>...` (CONTRACT section 13, docs/verify.md): usage errors are refused before anything is read. */
 export async function runVerify(flags: RawFlags, args: readonly string[], deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('verify', flags, deps.env);
   if (args.length === 0) throw new UsageError('verify needs directories: svc-snapshot verify <dir>...');

@@ -43,11 +43,7 @@ export type CommandName =
   | 'report'
   | 'notify';
 
-/**
- * Every option of every command, as data (one list drives commander, the help
- * text and the README's option table). `key` is the camelCase property commander
- * gives the parsed value.
- */
+/** One option of some commands (see the file's opening comment). */
 export interface OptionRecord {
   readonly flags: string;
   readonly key: string;
@@ -139,6 +135,24 @@ const FORMAT_HELP = {
   },
 } as const;
 
+/** The token types a backend before 3.14.1 takes one token each for, in help's order. */
+const TYPE_TOKENS = ['User', 'Team', 'Drive', 'VM', 'Project'] as const;
+
+/** `--token-vm` / SVC_TOKEN_VM for the type VM, and so on: the record of a per-type token. */
+function typeToken<T extends (typeof TYPE_TOKENS)[number]>(type: T) {
+  const lower = type.toLowerCase() as Lowercase<T>;
+  return {
+    flags: `--token-${lower} <token>` as const,
+    key: `token${type[0]}${lower.slice(1)}` as `token${Capitalize<Lowercase<T>>}`,
+    description: `${type} token, for backends before 3.14.1`,
+    commands: LIVE,
+    env: `SVC_TOKEN_${type.toUpperCase()}` as `SVC_TOKEN_${Uppercase<T>}`,
+    envWins: true,
+    secret: true,
+    parse: parseToken,
+  } as const;
+}
+
 const RECORDS = [
   {
     flags: '--base-url <url>',
@@ -160,56 +174,7 @@ const RECORDS = [
     secret: true,
     parse: parseToken,
   },
-  {
-    flags: '--token-user <token>',
-    key: 'tokenUser',
-    description: 'User token, for backends before 3.14.1',
-    commands: LIVE,
-    env: 'SVC_TOKEN_USER',
-    envWins: true,
-    secret: true,
-    parse: parseToken,
-  },
-  {
-    flags: '--token-team <token>',
-    key: 'tokenTeam',
-    description: 'Team token, for backends before 3.14.1',
-    commands: LIVE,
-    env: 'SVC_TOKEN_TEAM',
-    envWins: true,
-    secret: true,
-    parse: parseToken,
-  },
-  {
-    flags: '--token-drive <token>',
-    key: 'tokenDrive',
-    description: 'Drive token, for backends before 3.14.1',
-    commands: LIVE,
-    env: 'SVC_TOKEN_DRIVE',
-    envWins: true,
-    secret: true,
-    parse: parseToken,
-  },
-  {
-    flags: '--token-vm <token>',
-    key: 'tokenVm',
-    description: 'VM token, for backends before 3.14.1',
-    commands: LIVE,
-    env: 'SVC_TOKEN_VM',
-    envWins: true,
-    secret: true,
-    parse: parseToken,
-  },
-  {
-    flags: '--token-project <token>',
-    key: 'tokenProject',
-    description: 'Project token, for backends before 3.14.1',
-    commands: LIVE,
-    env: 'SVC_TOKEN_PROJECT',
-    envWins: true,
-    secret: true,
-    parse: parseToken,
-  },
+  ...TYPE_TOKENS.map(typeToken),
   {
     flags: '--realms <ids>',
     key: 'realms',
@@ -690,11 +655,7 @@ export function readOptions<C extends CommandName>(
     const file = fileVariable !== undefined && env[fileVariable] !== '' ? env[fileVariable] : undefined;
     if (file !== undefined) {
       sources[rec.key] = fileVariable!;
-      let fromFile: { value: unknown } | undefined;
-      Object.defineProperty(options, rec.key, {
-        enumerable: true,
-        get: () => (fromFile ??= { value: fromTokenFile(rec.env!, file, variable !== undefined, rec.parse) }).value,
-      });
+      defineLazy(options, rec.key, () => fromTokenFile(rec.env!, file, variable !== undefined, rec.parse));
       continue;
     }
     const useVariable = variable !== undefined && (rec.envWins === true || flag === undefined);
@@ -710,12 +671,14 @@ export function readOptions<C extends CommandName>(
       options[rec.key] = raw;
       continue;
     }
-    let parsed: { value: unknown } | undefined;
-    Object.defineProperty(options, rec.key, {
-      enumerable: true,
-      get: () => (parsed ??= { value: parse(raw, source) }).value,
-    });
+    defineLazy(options, rec.key, () => parse(raw, source));
   }
   options.sources = sources;
   return options as CommandOptions<C>;
+}
+
+/** `key` of `target` as `compute` gives it when first read, then kept. */
+function defineLazy(target: object, key: string, compute: () => unknown): void {
+  let computed: { value: unknown } | undefined;
+  Object.defineProperty(target, key, { enumerable: true, get: () => (computed ??= { value: compute() }).value });
 }

@@ -6,7 +6,7 @@ import type { CommandOptions } from './options.js';
 import { UsageError } from '../errors.js';
 
 /** What every command that talks to the management API needs. */
-export interface ConnectionSettings {
+export interface ConnectionSettings extends Transport {
   /** Normalised, without trailing `/` or `/api`. */
   readonly baseUrl: string;
   readonly tokens: TokenPlan;
@@ -14,11 +14,6 @@ export interface ConnectionSettings {
   readonly realms: readonly string[];
   /** --realms was given (it only matters where GET /api/realms is not served). */
   readonly realmsGiven: boolean;
-  readonly timeoutMs: number;
-  readonly concurrency: number;
-  readonly retries: number;
-  /** Full trust store when --ca-file is given; undefined keeps Node's default. */
-  readonly ca: readonly string[] | undefined;
 }
 
 /** The options a live run reads, as readOptions gives them (snapshot, collect and check all take them). */
@@ -28,6 +23,9 @@ export type ConnectionOptions = Pick<
 >;
 /** The transport options, shared with the audit service's client. */
 export type TransportOptions = Pick<CommandOptions<'audit'>, 'timeout' | 'concurrency' | 'retries' | 'caFile'>;
+
+/** The transport settings of the management and audit clients; `ca` is the full trust store with --ca-file, else undefined (Node's default). */
+export type Transport = Readonly<ReturnType<typeof resolveTransport>>;
 
 /** Transport options shared by the management and audit clients. */
 export function resolveTransport(o: TransportOptions, env: NodeJS.ProcessEnv) {

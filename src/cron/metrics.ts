@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { readOpenedFile } from '../util/safe-read.js';
 import path from 'node:path';
 
 /** What a run knew when it ended; absent parts are left out of the file rather than written as zeros. */
@@ -86,27 +87,12 @@ export function renderMetrics(m: MetricsInput): string {
   if (r?.validationIssues !== undefined)
     samples.push(['svc_snapshot_validation_issues', cmd, String(r.validationIssues)]);
   if (r?.driftFields !== undefined) samples.push(['svc_snapshot_drift_fields', cmd, String(r.driftFields)]);
+  const ruleLabels = (f: { rule: string; severity: string }) =>
+    `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`;
+  for (const f of r?.findings ?? []) samples.push(['svc_snapshot_findings', ruleLabels(f), String(f.count)]);
   for (const f of r?.findings ?? [])
-    samples.push([
-      'svc_snapshot_findings',
-      `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`,
-      String(f.count),
-    ]);
-  for (const f of r?.findings ?? []) {
-    if (f.waived === undefined) continue;
-    samples.push([
-      'svc_snapshot_findings_waived',
-      `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`,
-      String(f.waived),
-    ]);
-  }
-  for (const f of r?.findingsUnevaluated ?? []) {
-    samples.push([
-      'svc_snapshot_findings_unevaluated',
-      `${cmd},rule="${label(f.rule)}",severity="${label(f.severity)}"`,
-      '1',
-    ]);
-  }
+    if (f.waived !== undefined) samples.push(['svc_snapshot_findings_waived', ruleLabels(f), String(f.waived)]);
+  for (const f of r?.findingsUnevaluated ?? []) samples.push(['svc_snapshot_findings_unevaluated', ruleLabels(f), '1']);
   for (const n of r?.notifyFailures ?? [])
     samples.push(['svc_snapshot_notify_failures', `${cmd},sink="${label(n.sink)}"`, String(n.failed)]);
   const lines: string[] = [];
@@ -186,9 +172,7 @@ function readSmallRegularFile(file: string): string | undefined {
   try {
     const info = fstatSync(fd);
     if (!info.isFile() || info.size > PREVIOUS_MAX_BYTES) return undefined;
-    const buf = Buffer.alloc(Math.min(info.size, PREVIOUS_MAX_BYTES));
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    return buf.subarray(0, n).toString('utf8');
+    return readOpenedFile(fd, info.size).toString('utf8');
   } catch {
     return undefined;
   } finally {

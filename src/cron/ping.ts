@@ -1,9 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { createSecureContext } from 'node:tls';
 import { fileURLToPath } from 'node:url';
-import type { Dispatcher } from 'undici';
 import { TOOL } from '../version.js';
+import { createDispatcher } from '../http/client.js';
 
 export type PingEvent = 'start' | 'success' | 'fail';
 
@@ -39,7 +38,8 @@ function pingHost(base: string): string {
 export async function sendPing(target: PingTarget, event: PingEvent): Promise<string | undefined> {
   const { timeoutMs } = target;
   const undici = createRequire(import.meta.url)('undici') as typeof import('undici');
-  const dispatcher = pingDispatcher(undici, target.ca, timeoutMs);
+  // One connection, with the run's trust and proxy settings and TLS verified, as the API's requests.
+  const dispatcher = createDispatcher({ concurrency: 1, ca: target.ca, timeoutMs });
   const host = pingHost(target.url);
   try {
     const res = await undici.request(pingUrl(target.url, event), {
@@ -59,29 +59,6 @@ export async function sendPing(target: PingTarget, event: PingEvent): Promise<st
   } finally {
     await dispatcher.close().catch(() => {});
   }
-}
-
-/**
- * One connection, the run's trust and proxy settings, and verification
- * forced on: `rejectUnauthorized` is explicit because Node otherwise takes
- * it from NODE_TLS_REJECT_UNAUTHORIZED, which must not turn it off.
- */
-function pingDispatcher(
-  undici: typeof import('undici'),
-  ca: readonly string[] | undefined,
-  timeoutMs: number,
-): Dispatcher {
-  const tls = { rejectUnauthorized: true, ...(ca ? { secureContext: createSecureContext({ ca: [...ca] }) } : {}) };
-  const common = {
-    connections: 1,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    connect: { ...tls, timeout: timeoutMs },
-  };
-  const proxied = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((k) => process.env[k]);
-  return proxied
-    ? new undici.EnvHttpProxyAgent({ ...common, requestTls: tls, proxyTls: tls })
-    : new undici.Agent(common);
 }
 
 /**

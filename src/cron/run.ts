@@ -36,10 +36,6 @@ export class CronRun {
     private readonly flagSite: string | undefined,
   ) {}
 
-  private warn(message: string): void {
-    this.out.warn(message);
-  }
-
   /**
    * Undefined when neither option is given (--ping-url also by SVC_PING_URL). The metrics path is taken
    * as is, so that a usage error below is still recorded.
@@ -79,7 +75,7 @@ export class CronRun {
     // A bad --timeout is the command's usage error, which the failure ping reports with the default timeout.
     this.ping = { ...this.ping, timeoutMs: Math.min(PING_TIMEOUT_MS, o.timeout * 1000) };
     const warning = await sendPing(this.ping, 'start');
-    if (warning) this.warn(warning);
+    if (warning) this.out.warn(warning);
   }
 
   /** Writes the metrics and sends the success or failure ping; never throws. */
@@ -89,7 +85,7 @@ export class CronRun {
     this.writeMetrics(exitCode, report ?? this.facts.report());
     if (this.ping) {
       const warning = await sendPing(this.ping, exitCode === 0 ? 'success' : 'fail');
-      if (warning) this.warn(warning);
+      if (warning) this.out.warn(warning);
     }
   }
 
@@ -101,7 +97,7 @@ export class CronRun {
     this.writeMetrics(exitCode, notifyFailures ? { ...report, notifyFailures } : report);
     if (this.ping) {
       const warning = sendPingSync(this.ping, 'fail');
-      if (warning) this.warn(warning);
+      if (warning) this.out.warn(warning);
     }
   }
 

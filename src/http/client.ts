@@ -8,6 +8,7 @@ import { httpsProxy } from '../config/proxy.js';
 import { withoutUserinfo } from '../config/url.js';
 import { escapeControl } from '../util/escape.js';
 import { bodyHint } from './body-hint.js';
+import { TOOL } from '../version.js';
 
 export interface TransportOptions {
   readonly timeoutMs: number;
@@ -144,11 +145,6 @@ export class HttpClient {
     this.dispatcher = dispatcher ?? createDispatcher(opts);
   }
 
-  /** POST that only reads (e.g. POST /queries/{id}/{date}): the same deadline and retries as GET. */
-  async post(req: GetRequest & { body: string | Buffer }): Promise<Fetched> {
-    return this.get({ ...req, method: 'POST' });
-  }
-
   async get(req: GetRequest): Promise<Fetched> {
     const started = performance.now();
     const maxAttempts = 1 + this.opts.retries;
@@ -162,31 +158,23 @@ export class HttpClient {
       const outcome = await this.once(req, host);
       if (outcome.type === 'answer') {
         const encoding = unaskedEncoding(outcome.headers['content-encoding']);
+        const refuse = (detail: string) =>
+          new HttpError({ route: req.label, status: outcome.status, kind: 'status', attempts: attempt, detail });
         if (encoding !== undefined && outcome.status === 200) {
           // Refused, not decoded: the raw collection keeps bodies byte for byte as
           // the API answers them, and a body compressed unasked is a proxy or
           // server misconfiguration worth seeing rather than hiding.
-          throw new HttpError({
-            route: req.label,
-            status: outcome.status,
-            kind: 'status',
-            attempts: attempt,
-            detail:
-              `the server sent the body compressed (Content-Encoding: ${encoding}) although the request asked ` +
+          throw refuse(
+            `the server sent the body compressed (Content-Encoding: ${encoding}) although the request asked ` +
               `for none (Accept-Encoding: identity); nothing of it was used. Turn off compression for this client on ` +
               `the server or proxy`,
-          });
+          );
         }
         if (!isRetryableStatus(outcome.status) || attempt === maxAttempts) {
-          if (isRetryableStatus(outcome.status)) {
-            throw new HttpError({
-              route: req.label,
-              status: outcome.status,
-              kind: 'status',
-              attempts: attempt,
-              detail: `HTTP ${outcome.status} after ${attempt} attempt${attempt > 1 ? 's' : ''}${bodyHint(outcome.body)}`,
-            });
-          }
+          if (isRetryableStatus(outcome.status))
+            throw refuse(
+              `HTTP ${outcome.status} after ${attempt} attempt${attempt > 1 ? 's' : ''}${bodyHint(outcome.body)}`,
+            );
           return {
             status: outcome.status,
             headers: outcome.headers,
@@ -259,23 +247,16 @@ export class HttpClient {
         body: await readBody(res.body, res.headers['content-length']),
       };
     } catch (err) {
-      if (this.opts.signal?.aborted)
-        return { type: 'failure', status: 0, kind: 'aborted', detail: 'cancelled', cause: err };
-      if (deadline.aborted) {
-        return {
-          type: 'failure',
-          status: 0,
-          kind: 'timeout',
-          detail: `no complete response within ${this.opts.timeoutMs / 1000} s (--timeout)`,
-          cause: err,
-        };
-      }
-      return {
+      const failure = (f: Pick<Failure, 'kind' | 'detail'>): Failure => ({
         type: 'failure',
         status: 0,
-        ...describeTransportError(err, host, proxyInUse(new URL(req.url).protocol)),
+        ...f,
         cause: err,
-      };
+      });
+      if (this.opts.signal?.aborted) return failure({ kind: 'aborted', detail: 'cancelled' });
+      const timeout = `no complete response within ${this.opts.timeoutMs / 1000} s (--timeout)`;
+      if (deadline.aborted) return failure({ kind: 'timeout', detail: timeout });
+      return failure(describeTransportError(err, host, proxyInUse(new URL(req.url).protocol)));
     }
   }
 
@@ -295,6 +276,20 @@ export class HttpClient {
 
   async close(): Promise<void> {
     await this.dispatcher.close();
+  }
+}
+
+/** `use` with a client of this tool's user agent (on `dispatcher`, the tests', when given), closed after it whatever happened. */
+export async function withHttpClient<T>(
+  opts: Omit<TransportOptions, 'userAgent'>,
+  dispatcher: Dispatcher | undefined,
+  use: (http: HttpClient) => Promise<T>,
+): Promise<T> {
+  const http = new HttpClient({ ...opts, userAgent: `${TOOL.name}/${TOOL.version}` }, dispatcher);
+  try {
+    return await use(http);
+  } finally {
+    await http.close().catch(() => {});
   }
 }
 

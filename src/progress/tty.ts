@@ -130,12 +130,9 @@ class TtyReporter implements Reporter {
     this.drawnLines = lines.length;
   }
 
+  /** A line scrolling above the display, which is drawn again below it (once closed, the line alone). */
   private message(text: string): void {
-    if (this.closed) {
-      this.stream.write(`${forTerminal(text)}\n`);
-      return;
-    }
-    this.erase();
+    if (!this.closed) this.erase();
     this.stream.write(`${forTerminal(text)}\n`);
     this.draw();
   }

@@ -109,13 +109,13 @@ function publishSync(
   }
   try {
     rmSync(backup, { recursive: true, force: true });
-    unregisterBackup(backup);
   } catch (err) {
-    unregisterBackup(backup);
     throw new FailedError(
       `${target} was published, but its previous contents could not be removed from ${backup}; remove that directory by hand`,
       { cause: err },
     );
+  } finally {
+    unregisterBackup(backup);
   }
 }
 

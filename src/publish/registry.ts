@@ -49,16 +49,12 @@ export function cleanupAllSync(): void {
   }
   for (const [backup, target] of backups) {
     try {
-      if (!existsSync(backup)) {
-        backups.delete(backup);
-      } else if (!existsSync(target)) {
-        renameSync(backup, target);
-        backups.delete(backup);
-      } else {
-        // The new target is in place: the backup is the previous run's output.
-        rmSync(backup, { recursive: true, force: true });
-        backups.delete(backup);
+      if (existsSync(backup)) {
+        // Put back where the replacement did not finish; with the new target in place, the previous run's output.
+        if (!existsSync(target)) renameSync(backup, target);
+        else rmSync(backup, { recursive: true, force: true });
       }
+      backups.delete(backup);
     } catch {
       // Best effort, as above.
     }

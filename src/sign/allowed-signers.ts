@@ -85,12 +85,7 @@ export function parseAllowedSigners(text: string, where: string): AllowedSigner[
     if (fields.length < 3) throw malformed('too few fields');
     const principals = unquote(fields[0]!);
     let at = 1;
-    let options: Options = {
-      certAuthority: false,
-      namespaces: undefined,
-      validAfter: undefined,
-      validBefore: undefined,
-    };
+    let options = NO_OPTIONS;
     if (!KEY_TYPE.test(fields[1]!)) {
       const parsed = parseOptions(fields[1]!);
       if (typeof parsed === 'string') throw malformed(parsed);
@@ -117,42 +112,21 @@ interface Options {
   validBefore: Date | undefined;
 }
 
-/** Whitespace-separated fields, a double-quoted part (with its spaces) staying within its field; undefined when a quote is not closed. */
-function splitFields(line: string): string[] | undefined {
-  const fields: string[] = [];
-  let current = '';
-  let quoted = false;
-  for (const ch of line) {
-    if (ch === '"') quoted = !quoted;
-    if (!quoted && (ch === ' ' || ch === '\t')) {
-      if (current !== '') fields.push(current);
-      current = '';
-      continue;
-    }
-    current += ch;
-  }
-  if (quoted) return undefined;
-  if (current !== '') fields.push(current);
-  return fields;
-}
+const NO_OPTIONS: Readonly<Options> = {
+  certAuthority: false,
+  namespaces: undefined,
+  validAfter: undefined,
+  validBefore: undefined,
+};
 
-function unquote(s: string): string {
-  return s.length >= 2 && s.startsWith('"') && s.endsWith('"') ? s.slice(1, -1) : s;
-}
-
-function parseOptions(field: string): Options | string {
-  const options: Options = {
-    certAuthority: false,
-    namespaces: undefined,
-    validAfter: undefined,
-    validBefore: undefined,
-  };
+/** `text` cut at every one of `separators` outside double quotes: a quoted part (with its separators) stays in its piece. */
+function splitOutsideQuotes(text: string, separators: string): string[] {
   const parts: string[] = [];
   let current = '';
   let quoted = false;
-  for (const ch of field) {
+  for (const ch of text) {
     if (ch === '"') quoted = !quoted;
-    if (ch === ',' && !quoted) {
+    if (!quoted && separators.includes(ch)) {
       parts.push(current);
       current = '';
       continue;
@@ -160,7 +134,22 @@ function parseOptions(field: string): Options | string {
     current += ch;
   }
   parts.push(current);
-  for (const part of parts) {
+  return parts;
+}
+
+/** Whitespace-separated fields, a double-quoted part (with its spaces) staying within its field; undefined when a quote is not closed. */
+function splitFields(line: string): string[] | undefined {
+  if ((line.split('"').length - 1) % 2 === 1) return undefined;
+  return splitOutsideQuotes(line, ' \t').filter((f) => f !== '');
+}
+
+function unquote(s: string): string {
+  return s.length >= 2 && s.startsWith('"') && s.endsWith('"') ? s.slice(1, -1) : s;
+}
+
+function parseOptions(field: string): Options | string {
+  const options: Options = { ...NO_OPTIONS };
+  for (const part of splitOutsideQuotes(field, ',')) {
     const m = /^([A-Za-z-]+)(?:="([^"]*)")?$/.exec(part);
     const name = m?.[1]?.toLowerCase();
     const value = m?.[2];
@@ -185,14 +174,8 @@ function parseOptions(field: string): Options | string {
 function parseTimestamp(value: string): Date | undefined {
   const m = /^(\d{4})(\d{2})(\d{2})(?:(\d{2})(\d{2})(\d{2})?)?(Z)?$/.exec(value);
   if (!m) return undefined;
-  const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const n = (i: number) => Number(m[i] ?? 0);
+  const [y, mo, d, h, mi, s] = [n(1), n(2), n(3), n(4), n(5), n(6)];
   const date = m[7] ? new Date(Date.UTC(y, mo - 1, d, h, mi, s)) : new Date(y, mo - 1, d, h, mi, s);
   if (Number.isNaN(date.getTime()) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 59)
     return undefined;

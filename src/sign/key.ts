@@ -8,7 +8,7 @@
  */
 import { constants, closeSync, fstatSync, lstatSync, openSync } from 'node:fs';
 import { readOpenedFile } from '../util/safe-read.js';
-import { createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 import { registerSecret } from '../util/redact.js';
@@ -28,8 +28,6 @@ export interface SigningKey {
   /** The Ed25519 signature of `data`. */
   sign(data: Buffer): Buffer;
 }
-
-const sha256 = (b: Buffer) => createHash('sha256').update(b).digest();
 
 /** A usage error about the key file: names the file and what to do, never its content. */
 function refused(file: string, from: string, problem: string): UsageError {
@@ -76,7 +74,7 @@ export function loadSigningKey(file: string, from: string): SigningKey {
   });
   return {
     publicBlob: key.publicBlob,
-    fingerprint: fingerprint(key.publicBlob, sha256),
+    fingerprint: fingerprint(key.publicBlob),
     sign: (data) => sign(null, data, privateKey),
   };
 }

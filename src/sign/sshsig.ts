@@ -18,8 +18,6 @@ const MAGIC = Buffer.from('SSHSIG', 'latin1');
 const BEGIN = '-----BEGIN SSH SIGNATURE-----';
 const END = '-----END SSH SIGNATURE-----';
 
-const sha256 = (b: Buffer) => createHash('sha256').update(b).digest();
-
 function signedData(namespace: string, hashAlg: string, message: Buffer): Buffer {
   const digest = createHash(hashAlg).update(message).digest();
   return Buffer.concat([MAGIC, sshString(namespace), sshString(''), sshString(hashAlg), sshString(digest)]);
@@ -76,7 +74,7 @@ export function checkSignature(sigFile: Buffer, message: Buffer, namespace = SIG
     throw err;
   }
   if (typeof parsed === 'string') return bad(parsed);
-  const fp = fingerprint(parsed.publicBlob, sha256);
+  const fp = fingerprint(parsed.publicBlob);
   const keyType = blobKeyType(parsed.publicBlob) ?? '(unreadable)';
   if (keyType !== 'ssh-ed25519')
     return bad(`was made with ${describeKeyType(keyType)}; only Ed25519 signatures are accepted`, fp);

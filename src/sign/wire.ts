@@ -3,6 +3,7 @@
  * signatures are made of: big-endian uint32, and byte strings prefixed by
  * their uint32 length. Only what this tool reads and writes.
  */
+import { createHash } from 'node:crypto';
 
 /** A reader over bytes that throws WireError when the bytes run out before what they announce. */
 export class WireReader {
@@ -74,8 +75,8 @@ export function blobKeyType(blob: Buffer): string | undefined {
 }
 
 /** `SHA256:<base64 without padding>`, as ssh-keygen -l prints a key's fingerprint. */
-export function fingerprint(blob: Buffer, hash: (b: Buffer) => Buffer): string {
-  return `SHA256:${hash(blob).toString('base64').replace(/=+$/, '')}`;
+export function fingerprint(blob: Buffer): string {
+  return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
 }
 
 /** A key type as a person knows it, for messages. */

@@ -6,6 +6,7 @@
  * listed, and the signature checked. Reads only: nothing is written, so it
  * works on a read-only copy.
  */
+import type { Stats } from 'node:fs';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
@@ -181,13 +182,7 @@ async function checkCovered(dir: string, c: Covered): Promise<FileReport> {
   }
 }
 
-function describeType(info: {
-  isDirectory(): boolean;
-  isFIFO(): boolean;
-  isSocket(): boolean;
-  isBlockDevice(): boolean;
-  isCharacterDevice(): boolean;
-}): string {
+function describeType(info: Stats): string {
   if (info.isDirectory()) return 'a directory';
   if (info.isFIFO()) return 'a FIFO';
   if (info.isSocket()) return 'a socket';
