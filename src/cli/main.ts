@@ -291,7 +291,10 @@ class Invocation {
   ) {
     this.debug = argv.includes('--debug');
     this.json = argv.includes('--json');
-    this.command = commandOf(argv.slice(2));
+    this.command = commandOf(
+      argv.slice(2),
+      COMMANDS.map((c) => c.name),
+    );
   }
 
   /** Commander's action, once the flags are parsed: the reporter, the cron side, then the command itself. */

@@ -109,6 +109,15 @@ describe('--json on a failed run prints one object', () => {
     expect(validOutput('failure', load.stdout)).toMatchObject({ command: 'history load', exitCode: load.code });
   });
 
+  it.each(['verify', 'findings', 'report', 'notify', 'convert', 'diff', 'check'])(
+    '%s with a flag it does not know (exit 2): the object names that command',
+    async (command) => {
+      const res = await runCli([command, '--json', '--no-such-flag']);
+      expect(res.code).toBe(2);
+      expect(validOutput('failure', res.stdout)).toMatchObject({ command, exitCode: 2 });
+    },
+  );
+
   it('SIGTERM during a snapshot (exit 143): one object saying nothing was published', async () => {
     const cwd = tmpDir();
     site.backend.setFault('drives', { delayMs: 20_000 });
