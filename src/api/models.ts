@@ -1,13 +1,9 @@
 /**
- * zod models of the management REST API resources (spec section 2).
- *
- * These schemas are the single source of the TypeScript types. They are plain
- * `z.object`s: unknown keys are tolerated (and stripped on parse); callers that
- * need the unknown field names compare record keys with `schema.shape`.
- *
- * Fields added in backend 3.14.1 are optional here even where the spec marks
- * them required, because a 3.13.8 backend does not send them; they are listed
- * in {@link SINCE_3_14_1}.
+ * zod models of the management REST API resources (spec section 2), the
+ * single source of the TypeScript types. Plain `z.object`s: unknown keys are
+ * stripped on parse, and the drift is found by comparing keys with `shape`.
+ * Fields added in backend 3.14.1 are optional even where the spec marks them
+ * required, because a 3.13.8 backend does not send them (SINCE_3_14_1).
  */
 import { z } from 'zod';
 

@@ -3,18 +3,9 @@
  * whose security level is known, once per user and project, against each
  * known requirement its project is held to, with the user's best
  * certification for it (one without `expires` first, else the one expiring
- * last).
- *
- * Decisions the spec leaves open, stated in each rule's meaning:
- * - with --findings-inherit-levels (the default, CONTRACT section 17) a
- *   project is held to its own level and to those of its ancestors (by
- *   `parent`), each requirement once, taken from the nearest project that
- *   requires it; with --no-findings-inherit-levels to its own level only;
- * - a level naming a requirement that security_requirements does not list,
- *   and a project naming a level that security_levels does not list, are
- *   skipped here and reported by `security-reference-unknown`;
- * - every requirement is taken as held through a certification
- *   (`UserCertificationInfo.requirementID`), whatever its `type`.
+ * last). The decisions the spec leaves open (inherited levels, unknown
+ * references, every requirement held through a certification) are stated in
+ * each rule's meaning (docs/findings.md).
  */
 import type { ExportRecord } from '../exports/types.js';
 import {

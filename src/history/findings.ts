@@ -1,15 +1,9 @@
 /**
- * The findings of every night loaded (CONTRACT section 18): a table
- * `findings_versions`, valid-time like the exports' tables (docs/history.md):
- * one version per finding (by its stable id) and state of it (its severity,
- * detail, names and waiver), seen from the first run holding it until the
- * first run in which it changed or was gone. `first_seen` is the time of the
- * run from which the finding has been there without a gap, so "how long has
- * this been open" is one query. The findings are those of the snapshot's
- * `_findings.json` as it was written (the rules of the version that took it),
- * never evaluated again; a night without one written by this version (no
- * `--findings`, or an earlier version's file without ids) leaves them as
- * they were, as an unavailable export leaves its records.
+ * The findings of every night loaded (CONTRACT section 18): the valid-time
+ * table `findings_versions` (docs/history.md). The findings are those of the
+ * snapshot's `_findings.json` as it was written, never evaluated again; a
+ * night without one written by this version leaves them as they were, as an
+ * unavailable export leaves its records.
  */
 import { parseFindingsFile, type PreviousFinding, type PreviousFindings } from '../findings/lifecycle.js';
 import { quoteIdent, type HistoryDb } from './engine.js';

@@ -1,9 +1,6 @@
 /**
- * The spreadsheet forms of a snapshot (CONTRACT section 10), shared by
- * `snapshot --format` (from the exports just written into the staging
- * directory) and `convert` (from a published snapshot): one export's records
- * in memory at a time, each written to its CSV file and its workbook
- * sheets before the next is read.
+ * The spreadsheet forms of a snapshot (CONTRACT section 10), for `snapshot
+ * --format` and `convert`: one export's records in memory at a time.
  */
 import { FailedError } from '../errors.js';
 import type { SheetFormat } from '../config/values.js';
