@@ -22,7 +22,6 @@ const jsonObject = () => z.record(z.string(), z.unknown());
 // ---------------------------------------------------------------- tokens
 
 export const TokenType = z.enum(['Drive', 'VM', 'Team', 'Project', 'User']);
-export type TokenType = z.infer<typeof TokenType>;
 
 export const APITokenInfo = z.object({
   id: z.string(),
@@ -37,7 +36,6 @@ export const APITokenInfo = z.object({
   owner: z.string(),
   readOnly: z.boolean(),
 });
-export type APITokenInfo = z.infer<typeof APITokenInfo>;
 
 export const APITokenCreateResponse = z.object({
   id: z.string(),
@@ -49,7 +47,6 @@ export const APITokenCreateResponse = z.object({
   token: z.string(),
   readOnly: z.boolean(),
 });
-export type APITokenCreateResponse = z.infer<typeof APITokenCreateResponse>;
 
 // ---------------------------------------------------------------- drives
 
@@ -101,7 +98,6 @@ export const RealmInfo = z.object({
   name: z.string(),
   driver: z.string(),
 });
-export type RealmInfo = z.infer<typeof RealmInfo>;
 
 /** GET /api/realms: the only route answering an object rather than an array. */
 export const RealmsResponse = z.object({
@@ -117,13 +113,11 @@ export const LibvirtExtraInfo = z.object({
   volume: z.string(),
   deviceBusType: z.enum(['scsi', 'virtio']),
 });
-export type LibvirtExtraInfo = z.infer<typeof LibvirtExtraInfo>;
 
 export const AltvirtExtraInfo = z.object({
   sourceType: z.enum(['NDFS', 'VolumeGroup', 'VMDisk']),
   timezone: z.string().optional(),
 });
-export type AltvirtExtraInfo = z.infer<typeof AltvirtExtraInfo>;
 
 /** Drive formats an image's `settings.driveFormats` draws from (Create VM Image body). */
 export const DriveFormat = z.enum(['ext4', 'ntfs', 'btrfs', 'xfs', 'zfs']);
@@ -194,7 +188,6 @@ export const PublicKey = z.object({
   /** Hex. */
   publicExponent: z.string(),
 });
-export type PublicKey = z.infer<typeof PublicKey>;
 
 export const HostUsage = z.object({
   vms: z.number(),
@@ -202,20 +195,17 @@ export const HostUsage = z.object({
   memory: z.number(),
   devices: z.record(z.string(), z.number()),
 });
-export type HostUsage = z.infer<typeof HostUsage>;
 
 export const HostAndPort = z.object({
   host: z.string(),
   port: z.number(),
 });
-export type HostAndPort = z.infer<typeof HostAndPort>;
 
 export const VMCInfo = z.object({
   /** Typed `number` in the spec, not `ts`. */
   timestamp: z.number(),
   info: jsonObject(),
 });
-export type VMCInfo = z.infer<typeof VMCInfo>;
 
 export const VirtualMachine = z.object({
   id: z.string(),
@@ -270,7 +260,6 @@ export const LibvirtBrickConfig = z.object({
   /** Typed `string` here without listed values (unlike LibvirtExtraInfo). */
   deviceBusType: z.string().optional(),
 });
-export type LibvirtBrickConfig = z.infer<typeof LibvirtBrickConfig>;
 
 export const AltvirtBrickConfig = z.object({
   imageID: z.string(),
@@ -280,13 +269,11 @@ export const AltvirtBrickConfig = z.object({
   osType: z.enum(['linux', 'windows']).optional(),
   debug: z.boolean().optional(),
 });
-export type AltvirtBrickConfig = z.infer<typeof AltvirtBrickConfig>;
 
 export const BrickWhitelist = z.object({
   teamIDs: z.array(z.string()),
   userIDs: z.array(z.string()),
 });
-export type BrickWhitelist = z.infer<typeof BrickWhitelist>;
 
 export const BrickInfo = z.object({
   id: z.string(),
@@ -370,7 +357,6 @@ export const QuotasTyped = z.object({
   /** Device type to count. */
   devices: z.record(z.string(), z.number()).optional(),
 });
-export type QuotasTyped = z.infer<typeof QuotasTyped>;
 
 export const TeamInfo = z.object({
   id: z.string(),
@@ -399,7 +385,6 @@ export const UsageGroupFiles = z.object({
   /** Bytes. */
   size: z.number(),
 });
-export type UsageGroupFiles = z.infer<typeof UsageGroupFiles>;
 
 export const UsageGroupVms = z.object({
   cnt: z.number(),
@@ -407,7 +392,6 @@ export const UsageGroupVms = z.object({
   mem: z.number(),
   cores: z.number(),
 });
-export type UsageGroupVms = z.infer<typeof UsageGroupVms>;
 
 export const UsageGroupDrives = z.object({
   cnt: z.number(),
@@ -416,7 +400,6 @@ export const UsageGroupDrives = z.object({
   /** Consumed bytes. */
   used: z.number(),
 });
-export type UsageGroupDrives = z.infer<typeof UsageGroupDrives>;
 
 /**
  * One row of team usage. One row has id `no-team` (untagged resources), so the
@@ -468,7 +451,6 @@ export type ProjectMembershipInfo = z.infer<typeof ProjectMembershipInfo>;
  * is false for a deleted project.
  */
 export const ProjectUsageInfo = z.object(UsageInfo.shape);
-export type ProjectUsageInfo = z.infer<typeof ProjectUsageInfo>;
 
 // ---------------------------------------------------------------- security
 
@@ -480,7 +462,6 @@ export const SecurityRequirementData = z.object({
   /** Milliseconds (a duration). */
   maxExpiration: z.number(),
 });
-export type SecurityRequirementData = z.infer<typeof SecurityRequirementData>;
 
 export const SecurityRequirementInfo = z.object({
   /** `sreq|<uuid>`. */
@@ -510,7 +491,6 @@ export type SecurityLevelInfo = z.infer<typeof SecurityLevelInfo>;
 // ---------------------------------------------------------------- users
 
 export const DeactivationType = z.enum(['Admin', 'FailedPassword', 'Timeout', 'XSS', 'Registration']);
-export type DeactivationType = z.infer<typeof DeactivationType>;
 
 export const UserInfo = z.object({
   id: z.string(),
