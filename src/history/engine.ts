@@ -64,6 +64,9 @@ function isDirectory(path: string): boolean {
   }
 }
 
+/** The names a query of one column gives (relations, columns). */
+const firstColumn = (rows: unknown[][]): Set<string> => new Set(rows.map((r) => String(r[0])));
+
 type SqliteDatabase = InstanceType<typeof import('libsql')>;
 
 async function openSqlite(path: string, opts: OpenOptions): Promise<HistoryDb> {
@@ -149,13 +152,11 @@ class SqliteHistory implements HistoryDb {
   }
 
   async relations(): Promise<Set<string>> {
-    const rows = this.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").raw(true).all();
-    return new Set(rows.map((r) => String((r as unknown[])[0])));
+    return firstColumn(await this.all("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"));
   }
 
   async columns(table: string): Promise<Set<string>> {
-    const rows = this.prepare('SELECT name FROM pragma_table_info(?)').raw(true).all(table);
-    return new Set(rows.map((r) => String((r as unknown[])[0])));
+    return firstColumn(await this.all('SELECT name FROM pragma_table_info(?)', [table]));
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
@@ -314,20 +315,21 @@ class PostgresHistory implements HistoryDb {
   }
 
   async relations(): Promise<Set<string>> {
-    const { rows } = await this.query(
-      'SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ' +
-        'UNION SELECT table_name FROM information_schema.views WHERE table_schema = current_schema()',
-      [],
+    return firstColumn(
+      await this.all(
+        'SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ' +
+          'UNION SELECT table_name FROM information_schema.views WHERE table_schema = current_schema()',
+      ),
     );
-    return new Set(rows.map((r) => String((r as unknown[])[0])));
   }
 
   async columns(table: string): Promise<Set<string>> {
-    const { rows } = await this.query(
-      'SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
-      [table],
+    return firstColumn(
+      await this.all(
+        'SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
+        [table],
+      ),
     );
-    return new Set(rows.map((r) => String((r as unknown[])[0])));
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
