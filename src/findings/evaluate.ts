@@ -223,9 +223,8 @@ function findingLine(f: Finding): string {
 
 /**
  * A finding with its lifecycle or waiver members set. Every finding is made
- * with all its members, in one order, so that the large site's tens of
- * thousands are objects of one shape: copies by spreading took twice as
- * long to make and to serialize.
+ * with all its members, in one order, so that a large site's findings are
+ * objects of one shape (spread copies were twice as slow).
  */
 export function findingWith(
   f: Finding,

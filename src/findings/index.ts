@@ -103,9 +103,8 @@ interface FindingsStaging {
  * run's findings), and every other export file checked too, so that a
  * directory whose exports were edited is refused whole (exit 1), as
  * `verify` refuses it. A snapshot being written (`--findings`, `--format
- * html`) reads back the files just written into its staging directory:
- * keeping the rules' columns as the build yields them measured no faster
- * (twice: the rules ran slower on the build's records) and peaked higher.
+ * html`) reads back the files just written into its staging directory (no
+ * slower than keeping the build's records, and lower in memory).
  */
 export async function findingsOf(snapshot: Snapshot, opts: EvaluateOptions): Promise<FindingsReport> {
   // evaluateFindings loads only exports the manifest lists as available.
