@@ -1,8 +1,8 @@
 /**
- * What the build may release and when, as one object the command passes in
- * (STYLE 16): whether each body may be deleted from the collection once read,
- * and when a garbage collection is worth its time. The build, the spreadsheet
- * writer and the snapshot command only call it back.
+ * What the build may release and when, as one object the command passes in:
+ * whether each body may be deleted from the collection once read, and when a
+ * garbage collection is worth its time. The build, the spreadsheet writer and
+ * the snapshot command only call it back.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
