@@ -39,7 +39,6 @@ export const APITokenInfo = z.object({
 
 export const APITokenCreateResponse = z.object({
   id: z.string(),
-  /** Since 3.14.1. */
   tokenTypes: z.array(TokenType).optional(),
   /** Deprecated since 3.14.1: only the first type, `tokenTypes[0]`. */
   tokenType: TokenType,
@@ -81,11 +80,8 @@ export const DriveInfo = z.object({
    * by `capacity` (snapshots and metadata count).
    */
   sizeOnDisk: z.number().optional(),
-  /** Since 3.14.1 (required there; optional for older backends). */
   keys: z.number().optional(),
-  /** Since 3.14.1. */
   snapshotPool: z.string().optional(),
-  /** Since 3.14.1 (required there; optional for older backends). */
   hasMessage: z.boolean().optional(),
 });
 export type DriveInfo = z.infer<typeof DriveInfo>;
@@ -302,7 +298,6 @@ export const BrickInfo = z.object({
   /** A string here, unlike the `settings` objects of other resources. */
   settings: z.string().optional(),
   vmType: z.enum(['Secure', 'Service', 'Data', 'Worker']),
-  /** Since 3.14.1. */
   debug: z.boolean().optional(),
 });
 export type BrickInfo = z.infer<typeof BrickInfo>;
@@ -338,7 +333,6 @@ export const TeamMemberInfo = z.object({
   lastName: z.string(),
   email: z.string().optional(),
   lastLogin: ts().optional(),
-  /** Since 3.14.1. */
   joined: ts().optional(),
   /** Since 3.14.1: last membership change. */
   modified: ts().optional(),
