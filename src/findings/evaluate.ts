@@ -188,14 +188,17 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function compareRef(a: RowRef, b: RowRef): number {
-  const byExport = compareText(a.export, b.export);
-  if (byExport !== 0) return byExport;
-  for (let i = 0; i < Math.min(a.key.length, b.key.length); i++) {
-    const c = compareText(a.key[i]!, b.key[i]!);
+/** Two lists element by element, a list that is a prefix of the other first. */
+function compareLists<T>(a: readonly T[], b: readonly T[], compare: (x: T, y: T) => number): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const c = compare(a[i]!, b[i]!);
     if (c !== 0) return c;
   }
-  return a.key.length - b.key.length;
+  return a.length - b.length;
+}
+
+function compareRef(a: RowRef, b: RowRef): number {
+  return compareText(a.export, b.export) || compareLists(a.key, b.key, compareText);
 }
 
 const refJson = (r: RowRef) => ({ export: r.export, key: r.key });
@@ -260,15 +263,6 @@ function resolvedLine(f: ResolvedFinding): string {
   });
 }
 
-/** The related rows one by one (compareRef), a list that is a prefix of the other first. */
-function compareRelated(a: readonly RowRef[], b: readonly RowRef[]): number {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const c = compareRef(a[i]!, b[i]!);
-    if (c !== 0) return c;
-  }
-  return a.length - b.length;
-}
-
 /**
  * Severity (critical first), rule, subject (export, then key part by part),
  * then the related rows the same way, then the detail: every field compared
@@ -282,7 +276,7 @@ function sortFindings(findings: readonly Finding[]): Finding[] {
       b.rank - a.rank ||
       compareText(a.f.rule, b.f.rule) ||
       compareRef(a.f.subject, b.f.subject) ||
-      compareRelated(a.f.related, b.f.related) ||
+      compareLists(a.f.related, b.f.related, compareRef) ||
       compareText(a.f.detail, b.f.detail),
   );
   return decorated.map((d) => d.f);
