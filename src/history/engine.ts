@@ -25,6 +25,17 @@ export interface HistoryDb {
 
 export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
+/** Ends the versions `ids` of a valid-time table at `time`, a batch of ids per statement. */
+export async function closeVersions(db: HistoryDb, table: string, ids: readonly number[], time: string): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) {
+    const batch = ids.slice(i, i + 500);
+    await db.run(
+      `UPDATE ${quoteIdent(table)} SET seen_to = ? WHERE version_id IN (${batch.map(() => '?').join(', ')})`,
+      [time, ...batch],
+    );
+  }
+}
+
 export interface OpenOptions {
   /** Read-only commands must not create an empty database by mistake. */
   readonly mustExist: boolean;

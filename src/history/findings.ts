@@ -6,7 +6,7 @@
  * unavailable export leaves its records.
  */
 import { parseFindingsFile, type PreviousFinding, type PreviousFindings } from '../findings/lifecycle.js';
-import { quoteIdent, type HistoryDb } from './engine.js';
+import { closeVersions, quoteIdent, type HistoryDb } from './engine.js';
 
 export const FINDINGS_TABLE = 'findings_versions';
 
@@ -118,13 +118,7 @@ export async function loadFindings(
     ]);
   }
   for (const [id, was] of open) if (!seen.has(id)) close.push(was.versionId);
-  for (let i = 0; i < close.length; i += 500) {
-    const batch = close.slice(i, i + 500);
-    await db.run(`UPDATE ${FINDINGS_TABLE} SET seen_to = ? WHERE version_id IN (${batch.map(() => '?').join(', ')})`, [
-      time,
-      ...batch,
-    ]);
-  }
+  await closeVersions(db, FINDINGS_TABLE, close, time);
   if (insert.length > 0) await db.insertRows(FINDINGS_TABLE, COLUMNS, insert);
   return { opened: insert.length, closed: close.length };
 }
