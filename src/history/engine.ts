@@ -1,7 +1,7 @@
-import { closeSync, existsSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { FailedError } from '../errors.js';
-import { DIRECTORY_ADVICE, type HistoryTarget } from './target.js';
+import { DIRECTORY_ADVICE, isDirectory, type HistoryTarget } from './target.js';
 
 /**
  * The two engines behind one small interface. SQL is written once, with `?`
@@ -65,14 +65,6 @@ const SQLITE_ROWS_PER_INSERT = 50;
 interface Statement {
   run(...params: readonly unknown[]): unknown;
   raw(on: boolean): { all(...params: readonly unknown[]): unknown[] };
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /** The names a query of one column gives (relations, columns). */
