@@ -126,11 +126,6 @@ export interface EvaluateOptions {
   readonly rules?: readonly RuleDef[];
 }
 
-/** Whether the snapshot holds the export at all (an --include export is absent from a snapshot taken without its group). */
-function holds(input: RuleInput, manifest: FindingsManifest): boolean {
-  return manifest.exports.some((e) => e.export === input.export);
-}
-
 /**
  * Why an export a rule reads cannot be read on this snapshot, or undefined
  * when it can. An export published with a reason beside `available: true` is
@@ -161,7 +156,7 @@ function unusable(input: RuleInput, manifest: FindingsManifest): string | undefi
  * column is null) stops the rule like any other: it was asked for.
  */
 function leftOutInput(input: RuleInput, manifest: FindingsManifest): boolean {
-  return input.optional !== undefined && !holds(input, manifest);
+  return input.optional !== undefined && !manifest.exports.some((e) => e.export === input.export);
 }
 
 /** Why a rule cannot be evaluated on this snapshot (an export it needs cannot be read whole), or undefined when it can. */
