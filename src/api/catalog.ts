@@ -33,8 +33,12 @@ export interface RouteDef {
   readonly recordRealm?: string;
 }
 
-function route(def: RouteDef): RouteDef {
-  return def;
+/** The declared part of a route: every route is a GET, per realm when its path holds `{realm}`, an array unless said. */
+type RouteInput = Omit<RouteDef, 'method' | 'since' | 'perRealm' | 'shape'> &
+  Partial<Pick<RouteDef, 'since' | 'shape'>>;
+
+function route(def: RouteInput): RouteDef {
+  return { method: 'GET', since: null, perRealm: def.path.includes('{realm}'), shape: 'array', ...def };
 }
 
 /**
@@ -44,190 +48,115 @@ function route(def: RouteDef): RouteDef {
 export const ROUTES: readonly RouteDef[] = [
   route({
     id: 'realms',
-    method: 'GET',
     path: '/api/realms',
     tokenType: 'VM',
     since: '3.14.1',
-    perRealm: false,
     file: 'api-realms.json',
     shape: 'object',
     item: m.RealmsResponse,
   }),
-  route({
-    id: 'users',
-    method: 'GET',
-    path: '/api/users',
-    tokenType: 'User',
-    since: null,
-    perRealm: false,
-    file: 'api-users.json',
-    shape: 'array',
-    item: m.UserInfo,
-  }),
-  route({
-    id: 'teams',
-    method: 'GET',
-    path: '/api/teams',
-    tokenType: 'Team',
-    since: null,
-    perRealm: false,
-    file: 'api-teams.json',
-    shape: 'array',
-    item: m.TeamInfo,
-  }),
-  route({
-    id: 'drives',
-    method: 'GET',
-    path: '/api/drives',
-    tokenType: 'Drive',
-    since: null,
-    perRealm: false,
-    file: 'api-drives.json',
-    shape: 'array',
-    item: m.DriveInfo,
-  }),
+  route({ id: 'users', path: '/api/users', tokenType: 'User', file: 'api-users.json', item: m.UserInfo }),
+  route({ id: 'teams', path: '/api/teams', tokenType: 'Team', file: 'api-teams.json', item: m.TeamInfo }),
+  route({ id: 'drives', path: '/api/drives', tokenType: 'Drive', file: 'api-drives.json', item: m.DriveInfo }),
   route({
     id: 'projects',
-    method: 'GET',
     path: '/api/projects',
     tokenType: 'Project',
-    since: null,
-    perRealm: false,
     file: 'api-projects.json',
-    shape: 'array',
     item: m.ProjectInfo,
   }),
   route({
     id: 'vms-images',
-    method: 'GET',
     path: '/api/vms/images?realm={realm}',
     tokenType: 'VM',
-    since: null,
-    perRealm: true,
     file: 'api-vms-images-{realm}.json',
-    shape: 'array',
     item: m.ImageInfo,
   }),
   route({
     id: 'vms-active',
-    method: 'GET',
     path: '/api/vms/{realm}/active',
     tokenType: 'VM',
-    since: null,
-    perRealm: true,
     file: 'api-vms-{realm}-active.json',
-    shape: 'array',
     item: m.VirtualMachine,
     recordRealm: 'realmID',
   }),
   route({
     id: 'vms-configs',
-    method: 'GET',
     path: '/api/vms/{realm}/configs',
     tokenType: 'VM',
-    since: null,
-    perRealm: true,
     file: 'api-vms-{realm}-configs.json',
-    shape: 'array',
     item: m.VMConfigInfo,
   }),
   route({
     id: 'vms-bricks',
-    method: 'GET',
     path: '/api/vms/bricks',
     tokenType: 'VM',
     since: '3.14.1',
-    perRealm: false,
     file: 'api-vms-bricks.json',
-    shape: 'array',
     item: m.BrickInfoListed,
   }),
   route({
     id: 'external-servers',
-    method: 'GET',
     path: '/api/external-servers',
     tokenType: 'VM',
     since: '3.14.1',
-    perRealm: false,
     file: 'api-external-servers.json',
-    shape: 'array',
     item: m.ExternalServerInfo,
   }),
   route({
     id: 'teams-usage',
-    method: 'GET',
     path: '/api/teams/usage',
     tokenType: 'Team',
     since: '3.14.1',
-    perRealm: false,
     file: 'api-teams-usage.json',
-    shape: 'array',
     item: m.UsageInfo,
   }),
   route({
     id: 'projects-memberships',
-    method: 'GET',
     path: '/api/projects/memberships',
     tokenType: 'Project',
     since: '3.14.1',
-    perRealm: false,
     file: 'api-projects-memberships.json',
-    shape: 'array',
     item: m.ProjectMembershipInfo,
   }),
   route({
     id: 'projects-usage',
-    method: 'GET',
     path: '/api/projects/usage',
     tokenType: 'Project',
     since: '3.14.1',
-    perRealm: false,
     file: 'api-projects-usage.json',
-    shape: 'array',
     item: m.ProjectUsageInfo,
   }),
   route({
     id: 'security-requirements',
-    method: 'GET',
     path: '/api/security-requirements',
     tokenType: 'Project',
     since: '3.14.1',
-    perRealm: false,
     file: 'api-security-requirements.json',
-    shape: 'array',
     item: m.SecurityRequirementInfo,
   }),
   route({
     id: 'security-levels',
-    method: 'GET',
     path: '/api/security-levels',
     tokenType: 'Project',
     since: '3.14.1',
-    perRealm: false,
     file: 'api-security-levels.json',
-    shape: 'array',
     item: m.SecurityLevelInfo,
   }),
   route({
     id: 'users-certifications',
-    method: 'GET',
     path: '/api/users/certifications',
     tokenType: 'User',
     since: '3.14.1',
-    perRealm: false,
     file: 'api-users-certifications.json',
-    shape: 'array',
     item: m.UserCertificationInfo,
   }),
   route({
     id: 'users-managed-objects',
-    method: 'GET',
     path: '/api/users/managed-objects',
     tokenType: 'User',
     since: '3.14.1',
-    perRealm: false,
     file: 'api-users-managed-objects.json',
-    shape: 'array',
     item: m.ManagedObjectInfo,
   }),
 ];
@@ -239,7 +168,7 @@ function checkCatalog(routes: readonly RouteDef[]): void {
       if (seen.has(key)) throw new Error(`route catalog: duplicate ${key}`);
       seen.add(key);
     }
-    if (r.perRealm !== r.path.includes('{realm}') || r.perRealm !== r.file.includes('{realm}')) {
+    if (r.perRealm !== r.file.includes('{realm}')) {
       throw new Error(`route catalog: ${r.id} perRealm does not match its path and file templates`);
     }
     if (r.recordRealm !== undefined && (!r.perRealm || !Object.hasOwn(r.item.shape, r.recordRealm))) {

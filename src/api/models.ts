@@ -1,13 +1,9 @@
 /**
- * zod models of the management REST API resources (spec section 2).
- *
- * These schemas are the single source of the TypeScript types. They are plain
- * `z.object`s: unknown keys are tolerated (and stripped on parse); callers that
- * need the unknown field names compare record keys with `schema.shape`.
- *
- * Fields added in backend 3.14.1 are optional here even where the spec marks
- * them required, because a 3.13.8 backend does not send them; they are listed
- * in {@link SINCE_3_14_1}.
+ * zod models of the management REST API resources (spec section 2), the
+ * single source of the TypeScript types. Plain `z.object`s: unknown keys are
+ * stripped on parse, and the drift is found by comparing keys with `shape`.
+ * Fields added in backend 3.14.1 are optional even where the spec marks them
+ * required, because a 3.13.8 backend does not send them (SINCE_3_14_1).
  */
 import { z } from 'zod';
 
@@ -26,7 +22,6 @@ const jsonObject = () => z.record(z.string(), z.unknown());
 // ---------------------------------------------------------------- tokens
 
 export const TokenType = z.enum(['Drive', 'VM', 'Team', 'Project', 'User']);
-export type TokenType = z.infer<typeof TokenType>;
 
 export const APITokenInfo = z.object({
   id: z.string(),
@@ -41,11 +36,9 @@ export const APITokenInfo = z.object({
   owner: z.string(),
   readOnly: z.boolean(),
 });
-export type APITokenInfo = z.infer<typeof APITokenInfo>;
 
 export const APITokenCreateResponse = z.object({
   id: z.string(),
-  /** Since 3.14.1. */
   tokenTypes: z.array(TokenType).optional(),
   /** Deprecated since 3.14.1: only the first type, `tokenTypes[0]`. */
   tokenType: TokenType,
@@ -53,7 +46,6 @@ export const APITokenCreateResponse = z.object({
   token: z.string(),
   readOnly: z.boolean(),
 });
-export type APITokenCreateResponse = z.infer<typeof APITokenCreateResponse>;
 
 // ---------------------------------------------------------------- drives
 
@@ -88,11 +80,8 @@ export const DriveInfo = z.object({
    * by `capacity` (snapshots and metadata count).
    */
   sizeOnDisk: z.number().optional(),
-  /** Since 3.14.1 (required there; optional for older backends). */
   keys: z.number().optional(),
-  /** Since 3.14.1. */
   snapshotPool: z.string().optional(),
-  /** Since 3.14.1 (required there; optional for older backends). */
   hasMessage: z.boolean().optional(),
 });
 export type DriveInfo = z.infer<typeof DriveInfo>;
@@ -105,7 +94,6 @@ export const RealmInfo = z.object({
   name: z.string(),
   driver: z.string(),
 });
-export type RealmInfo = z.infer<typeof RealmInfo>;
 
 /** GET /api/realms: the only route answering an object rather than an array. */
 export const RealmsResponse = z.object({
@@ -121,13 +109,11 @@ export const LibvirtExtraInfo = z.object({
   volume: z.string(),
   deviceBusType: z.enum(['scsi', 'virtio']),
 });
-export type LibvirtExtraInfo = z.infer<typeof LibvirtExtraInfo>;
 
 export const AltvirtExtraInfo = z.object({
   sourceType: z.enum(['NDFS', 'VolumeGroup', 'VMDisk']),
   timezone: z.string().optional(),
 });
-export type AltvirtExtraInfo = z.infer<typeof AltvirtExtraInfo>;
 
 /** Drive formats an image's `settings.driveFormats` draws from (Create VM Image body). */
 export const DriveFormat = z.enum(['ext4', 'ntfs', 'btrfs', 'xfs', 'zfs']);
@@ -198,7 +184,6 @@ export const PublicKey = z.object({
   /** Hex. */
   publicExponent: z.string(),
 });
-export type PublicKey = z.infer<typeof PublicKey>;
 
 export const HostUsage = z.object({
   vms: z.number(),
@@ -206,20 +191,17 @@ export const HostUsage = z.object({
   memory: z.number(),
   devices: z.record(z.string(), z.number()),
 });
-export type HostUsage = z.infer<typeof HostUsage>;
 
 export const HostAndPort = z.object({
   host: z.string(),
   port: z.number(),
 });
-export type HostAndPort = z.infer<typeof HostAndPort>;
 
 export const VMCInfo = z.object({
   /** Typed `number` in the spec, not `ts`. */
   timestamp: z.number(),
   info: jsonObject(),
 });
-export type VMCInfo = z.infer<typeof VMCInfo>;
 
 export const VirtualMachine = z.object({
   id: z.string(),
@@ -274,7 +256,6 @@ export const LibvirtBrickConfig = z.object({
   /** Typed `string` here without listed values (unlike LibvirtExtraInfo). */
   deviceBusType: z.string().optional(),
 });
-export type LibvirtBrickConfig = z.infer<typeof LibvirtBrickConfig>;
 
 export const AltvirtBrickConfig = z.object({
   imageID: z.string(),
@@ -284,13 +265,11 @@ export const AltvirtBrickConfig = z.object({
   osType: z.enum(['linux', 'windows']).optional(),
   debug: z.boolean().optional(),
 });
-export type AltvirtBrickConfig = z.infer<typeof AltvirtBrickConfig>;
 
 export const BrickWhitelist = z.object({
   teamIDs: z.array(z.string()),
   userIDs: z.array(z.string()),
 });
-export type BrickWhitelist = z.infer<typeof BrickWhitelist>;
 
 export const BrickInfo = z.object({
   id: z.string(),
@@ -319,7 +298,6 @@ export const BrickInfo = z.object({
   /** A string here, unlike the `settings` objects of other resources. */
   settings: z.string().optional(),
   vmType: z.enum(['Secure', 'Service', 'Data', 'Worker']),
-  /** Since 3.14.1. */
   debug: z.boolean().optional(),
 });
 export type BrickInfo = z.infer<typeof BrickInfo>;
@@ -355,7 +333,6 @@ export const TeamMemberInfo = z.object({
   lastName: z.string(),
   email: z.string().optional(),
   lastLogin: ts().optional(),
-  /** Since 3.14.1. */
   joined: ts().optional(),
   /** Since 3.14.1: last membership change. */
   modified: ts().optional(),
@@ -374,7 +351,6 @@ export const QuotasTyped = z.object({
   /** Device type to count. */
   devices: z.record(z.string(), z.number()).optional(),
 });
-export type QuotasTyped = z.infer<typeof QuotasTyped>;
 
 export const TeamInfo = z.object({
   id: z.string(),
@@ -403,7 +379,6 @@ export const UsageGroupFiles = z.object({
   /** Bytes. */
   size: z.number(),
 });
-export type UsageGroupFiles = z.infer<typeof UsageGroupFiles>;
 
 export const UsageGroupVms = z.object({
   cnt: z.number(),
@@ -411,7 +386,6 @@ export const UsageGroupVms = z.object({
   mem: z.number(),
   cores: z.number(),
 });
-export type UsageGroupVms = z.infer<typeof UsageGroupVms>;
 
 export const UsageGroupDrives = z.object({
   cnt: z.number(),
@@ -420,7 +394,6 @@ export const UsageGroupDrives = z.object({
   /** Consumed bytes. */
   used: z.number(),
 });
-export type UsageGroupDrives = z.infer<typeof UsageGroupDrives>;
 
 /**
  * One row of team usage. One row has id `no-team` (untagged resources), so the
@@ -472,7 +445,6 @@ export type ProjectMembershipInfo = z.infer<typeof ProjectMembershipInfo>;
  * is false for a deleted project.
  */
 export const ProjectUsageInfo = z.object(UsageInfo.shape);
-export type ProjectUsageInfo = z.infer<typeof ProjectUsageInfo>;
 
 // ---------------------------------------------------------------- security
 
@@ -484,7 +456,6 @@ export const SecurityRequirementData = z.object({
   /** Milliseconds (a duration). */
   maxExpiration: z.number(),
 });
-export type SecurityRequirementData = z.infer<typeof SecurityRequirementData>;
 
 export const SecurityRequirementInfo = z.object({
   /** `sreq|<uuid>`. */
@@ -514,7 +485,6 @@ export type SecurityLevelInfo = z.infer<typeof SecurityLevelInfo>;
 // ---------------------------------------------------------------- users
 
 export const DeactivationType = z.enum(['Admin', 'FailedPassword', 'Timeout', 'XSS', 'Registration']);
-export type DeactivationType = z.infer<typeof DeactivationType>;
 
 export const UserInfo = z.object({
   id: z.string(),

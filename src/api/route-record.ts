@@ -1,9 +1,8 @@
 /**
  * The shapes every layer shares about one collection: a route's record, the
  * realms it was planned for, and how tokens were given. Both manifests list
- * them (src/collect/manifest.ts, src/exports/manifest.ts); config/,
- * progress/ and collect/ read them from here, below all of them. Types are
- * inferred from the schemas, so a reader and a writer cannot drift apart.
+ * them; types are inferred from the schemas, so a reader and a writer cannot
+ * drift apart.
  */
 import { z } from 'zod';
 import { TOKEN_TYPES } from './catalog.js';

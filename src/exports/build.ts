@@ -1,7 +1,6 @@
 /**
- * build(collection, memory, include): the 15 exports (and those of the
- * groups --include names), one at a time, then the nulls
- * manifest, validation and drift, from a raw collection. No I/O, no clock:
+ * build(collection, memory, include): the exports one at a time, then the
+ * nulls manifest, validation and drift, from a raw collection. No I/O, no clock:
  * a live run and a replay of its collection call this same function on the
  * same bytes, so their export files are identical by construction. The one
  * effect on its input is the memory policy's to allow: with consumeBodies,
@@ -522,12 +521,9 @@ export type BuildSummary = Omit<BuildResult, 'exports'>;
 /**
  * The build, one export at a time: each export's records are made when its
  * `batches` is iterated, which must happen before the next export is asked
- * for (the routes it read are released then). Exports come in the order that
- * keeps memory lowest, each with its catalog position; the generator's
- * return value is the summary. With KEEP_EVERYTHING (the default) the
- * collection is left as it was; the snapshot command passes a policy that
- * consumes the bodies and collects garbage. Byte for byte, the exports are
- * those of buildAll, whatever the options.
+ * for (the routes it read are released then). The generator's return value
+ * is the summary. With KEEP_EVERYTHING (the default) the collection is left
+ * as it was. Byte for byte, the exports are those of buildAll.
  */
 export function* build(
   collection: RawCollection,

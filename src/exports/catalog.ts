@@ -92,9 +92,7 @@ export interface ColumnType {
  */
 export function columnType(exp: ExportDef, col: ColumnDef): ColumnType {
   const src = col.source;
-  let read: z.ZodType | undefined;
-  if (src.kind === 'field') read = resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema;
-  else if (src.kind === 'join') read = resolvePath(routeById(src.route).item, src.path).schema;
+  const read = src.kind === 'field' || src.kind === 'join' ? readSchema(exp, src) : undefined;
   const as = src.kind === 'field' || src.kind === 'join' ? src.as : undefined;
   let written: z.ZodType;
   if (src.kind === 'count' || as === 'count') written = z.number().int();
@@ -106,6 +104,13 @@ export function columnType(exp: ExportDef, col: ColumnDef): ColumnType {
   const kind: ValueKind =
     u instanceof z.ZodNumber ? (u.isInt ? 'integer' : 'real') : u instanceof z.ZodBoolean ? 'boolean' : 'text';
   return { schema: as === 'entries' ? read! : written, kind, timestamp: TIMESTAMPS.has(u), entries: as === 'entries' };
+}
+
+/** The model schema a field or join column reads. */
+function readSchema(exp: ExportDef, src: Extract<ColumnDef['source'], { kind: 'field' | 'join' }>): z.ZodType {
+  return src.kind === 'field'
+    ? resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema
+    : resolvePath(routeById(src.route).item, src.path).schema;
 }
 
 /**
@@ -159,10 +164,7 @@ function checkDefault(where: string, exp: ExportDef, route: RouteDef, col: Colum
   if ((src.kind !== 'field' && src.kind !== 'join') || src.as !== 'value')
     throw new Error(`${where}: a default needs a field or join column written as a value`);
   if (!d.spec) throw new Error(`${where}: a default must quote the spec`);
-  const schema =
-    src.kind === 'field'
-      ? resolvePath(route.item, src.path, exp.each ? [exp.each] : []).schema
-      : resolvePath(routeById(src.route).item, src.path).schema;
+  const schema = readSchema(exp, src);
   for (const v of [d.value, ...Object.values(d.cases ?? {})]) {
     if (!schema.safeParse(v).success)
       throw new Error(`${where}: default ${JSON.stringify(v)} is not a value of the field's type`);
@@ -219,26 +221,24 @@ function checkCoverage(exp: ExportDef, route: RouteDef): void {
     c.source.kind === 'field' ? [c.source.path] : c.source.kind === 'equals' ? [c.source.path, c.source.other] : [],
   );
   const omitted = Object.keys(exp.omit);
+  const resolveOmitted = (o: string, path: string) => {
+    try {
+      return resolvePath(route.item, path, exp.each ? [exp.each] : []);
+    } catch (e) {
+      throw new Error(`export ${exp.name}: omitted "${o}": ${(e as Error).message}`);
+    }
+  };
   for (const o of omitted) {
     if (o.endsWith('.*')) {
       // The other keys of an open object: it must be open, and some of its keys exported.
       const base = o.slice(0, -2);
-      let open = false;
-      try {
-        open = isOpenObject(resolvePath(route.item, base, exp.each ? [exp.each] : []).schema);
-      } catch (e) {
-        throw new Error(`export ${exp.name}: omitted "${o}": ${(e as Error).message}`);
-      }
-      if (!open) throw new Error(`export ${exp.name}: omitted "${o}": "${base}" is not an open object`);
+      if (!isOpenObject(resolveOmitted(o, base).schema))
+        throw new Error(`export ${exp.name}: omitted "${o}": "${base}" is not an open object`);
       if (!used.some((u) => u.startsWith(`${base}.`)))
         throw new Error(`export ${exp.name}: omitted "${o}": no key of "${base}" is exported; omit "${base}" itself`);
       continue;
     }
-    try {
-      resolvePath(route.item, o, exp.each ? [exp.each] : []);
-    } catch (e) {
-      throw new Error(`export ${exp.name}: omitted "${o}": ${(e as Error).message}`);
-    }
+    resolveOmitted(o, o);
     if (used.some((u) => u === o || u.startsWith(`${o}.`) || o.startsWith(`${u}.`))) {
       throw new Error(`export ${exp.name}: "${o}" is both exported and omitted`);
     }
@@ -302,12 +302,9 @@ export function checkExportCatalog(exports: readonly ExportDef[]): void {
         src.kind === 'realm' ||
         src.kind === 'count' ||
         (src.kind === 'field' && src.as === 'count') ||
-        (src.kind === 'field' &&
+        ((src.kind === 'field' || src.kind === 'join') &&
           src.as === 'value' &&
-          kindOf(resolvePath(route.item, src.path, exp.each ? [exp.each] : []).schema) === 'scalar') ||
-        (src.kind === 'join' &&
-          src.as === 'value' &&
-          kindOf(resolvePath(routeById(src.route).item, src.path).schema) === 'scalar');
+          kindOf(readSchema(exp, src)) === 'scalar');
       if (!scalar) throw new Error(`export ${exp.name}: key column ${k} is not a scalar column`);
     }
     checkCoverage(exp, route);

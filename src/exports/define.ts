@@ -138,17 +138,7 @@ export interface ExportDef {
   readonly omit: Readonly<Record<string, string>>;
 }
 
-export interface ExportInput {
-  name: string;
-  description: string;
-  route: string;
-  each?: string;
-  include?: Include;
-  realmListFallback?: string;
-  key: readonly string[];
-  columns: readonly ColumnDef[];
-  omit?: Readonly<Record<string, string>>;
-}
+type ExportInput = Omit<ExportDef, 'omit'> & Partial<Pick<ExportDef, 'omit'>>;
 
 /** Declares an export. The catalog checks every declaration against the route catalog and models at load. */
 export function defineExport(input: ExportInput): ExportDef {
@@ -193,15 +183,7 @@ export function field(path: string, opts: ColumnOptions = {}): ColumnDef {
 /** A column read from the record of `route` whose `by` equals this row's `on`. */
 export function join(
   name: string,
-  spec: {
-    route: string;
-    on: string;
-    by: string;
-    path: string;
-    as?: Representation;
-    note?: string;
-    default?: ColumnDefault;
-  },
+  spec: Omit<JoinSource, 'kind' | 'as'> & Partial<Pick<JoinSource, 'as'>> & Pick<ColumnOptions, 'note' | 'default'>,
 ): ColumnDef {
   return {
     name,
@@ -212,7 +194,7 @@ export function join(
 }
 
 /** A column counting the records of `route` whose `by` equals this row's `on`. */
-export function count(name: string, spec: { route: string; on: string; by: string; note?: string }): ColumnDef {
+export function count(name: string, spec: Omit<CountSource, 'kind'> & Pick<ColumnOptions, 'note'>): ColumnDef {
   return {
     name,
     source: { kind: 'count', route: spec.route, on: spec.on, by: spec.by },
@@ -231,7 +213,7 @@ export function unavailable(name: string, reason: string, proposedRoute?: string
 }
 
 /** A boolean column: whether the row's field `path` equals the record's scalar field `other` (null when either is absent). */
-export function equals(name: string, spec: { path: string; other: string; note?: string }): ColumnDef {
+export function equals(name: string, spec: Omit<EqualsSource, 'kind'> & Pick<ColumnOptions, 'note'>): ColumnDef {
   return {
     name,
     source: { kind: 'equals', path: spec.path, other: spec.other },

@@ -28,22 +28,16 @@ export interface SourceRecord {
   readonly rejected: readonly Path[] | undefined;
 }
 
-export type RouteBody =
+export type RouteBody = { readonly label: string; readonly realm: string | undefined } & (
+  | { readonly ok: true; readonly records: readonly SourceRecord[] }
   | {
-      readonly label: string;
-      readonly realm: string | undefined;
-      readonly ok: true;
-      readonly records: readonly SourceRecord[];
-    }
-  | {
-      readonly label: string;
-      readonly realm: string | undefined;
       readonly ok: false;
       /** "GET /api/... was skipped: …" / "… failed: …". */
       readonly reason: string;
       /** Not called or not served (as opposed to failed): naming the route helps. */
       readonly skipped: boolean;
-    };
+    }
+);
 
 /** A route across every realm it was planned for. */
 export interface RouteGroup {
@@ -148,6 +142,12 @@ interface BodyReport {
   drift: { route: string; unknownFields: string[] } | undefined;
 }
 
+function memo<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let v = map.get(key);
+  if (v === undefined) map.set(key, (v = make()));
+  return v;
+}
+
 class Loader {
   private readonly reports = new Map<string, BodyReport>();
   private readonly bodyFailures = new Map<string, string>();
@@ -168,15 +168,15 @@ class Loader {
     const { label, realm } = p;
     const bad = problem(label, this.manifest.get(label));
     if (bad) return { label, realm, ok: false, ...bad };
+    const failed = (why: string): RouteBody => ({
+      label,
+      realm,
+      ok: false,
+      reason: `${label} failed: ${why}`,
+      skipped: false,
+    });
     const raw = this.collection.bodies.get(label);
-    if (!raw)
-      return {
-        label,
-        realm,
-        ok: false,
-        reason: `${label} failed: the collection holds no body for it`,
-        skipped: false,
-      };
+    if (!raw) return failed('the collection holds no body for it');
     let records: SourceRecord[];
     const reader = openBody(raw);
     try {
@@ -188,9 +188,7 @@ class Loader {
           check.add(list);
       } else {
         const value = decodeBody(label, p.def, reader.read(0, reader.size), { quote: false });
-        if (p.def.shape === 'array' && !Array.isArray(value)) {
-          return { label, realm, ok: false, reason: `${label} failed: the body is not a JSON array`, skipped: false };
-        }
+        if (p.def.shape === 'array' && !Array.isArray(value)) return failed('the body is not a JSON array');
         check.add(p.def.shape === 'array' ? (value as unknown[]) : [value]);
       }
       // A body read back from a file is checked against its sha256 once read whole, before anything of it is used.
@@ -201,7 +199,7 @@ class Loader {
       reader.done();
       if (e instanceof BodyError) {
         this.bodyFailures.set(label, e.detail);
-        return { label, realm, ok: false, reason: `${label} failed: ${e.detail}`, skipped: false };
+        return failed(e.detail);
       }
       throw e;
     }
@@ -212,21 +210,17 @@ class Loader {
   /** Validates each record once with the route's model and collects unknown field names, a list (a slice) at a time. */
   private checker(p: PlannedRoute): { add(list: readonly unknown[]): void; done(): SourceRecord[] } {
     const model = p.def.item;
-    let tree = this.trees.get(p.def);
-    if (tree === undefined) {
-      tree = driftTree(model);
-      this.trees.set(p.def, tree);
-    }
-    let fast = this.fastChecks.get(p.def);
-    if (fast === undefined) {
-      fast = (this.options.fast ?? FAST_PATHS).recordCheck ? compileFastCheck(model) : ASK_ZOD;
-      this.fastChecks.set(p.def, fast);
-    }
-    const check = fast;
-    const drift = tree;
+    const drift = memo(this.trees, p.def, () => driftTree(model));
+    const check = memo(this.fastChecks, p.def, () =>
+      (this.options.fast ?? FAST_PATHS).recordCheck ? compileFastCheck(model) : ASK_ZOD,
+    );
     const report: BodyReport = { count: 0, samples: [], drift: undefined };
     const unknown = new Set<string>();
     const out: SourceRecord[] = [];
+    const sample = (index: number, path: string, message: string): void => {
+      report.count++;
+      if (report.samples.length < MAX_SAMPLES) report.samples.push({ route: p.label, index, path, message });
+    };
     const add = (list: readonly unknown[]): void => {
       for (let k = 0; k < list.length; k++) {
         const value = list[k];
@@ -240,18 +234,12 @@ class Loader {
           const flat: FlatIssue[] = [];
           flattenIssues(result.error.issues, value, [], flat);
           for (const f of flat) {
-            report.count++;
-            if (report.samples.length < MAX_SAMPLES)
-              report.samples.push({ route: p.label, index: i, path: f.path.join('.'), message: f.message });
+            sample(i, f.path.join('.'), f.message);
             if (!f.keep) (rejected ??= []).push(f.path);
           }
         }
         if (drift && !passed) collectDrift(drift, value, '', unknown);
-        if (otherRealm(p, value)) {
-          report.count++;
-          if (report.samples.length < MAX_SAMPLES)
-            report.samples.push({ route: p.label, index: i, path: p.def.recordRealm!, message: OTHER_REALM });
-        }
+        if (otherRealm(p, value)) sample(i, p.def.recordRealm!, OTHER_REALM);
         out.push({ value, realm: p.realm, rejected });
       }
     };
@@ -320,6 +308,12 @@ export class CollectionReader {
     return def.perRealm ? this.realms.map((r) => planRoute(def, r)) : [planRoute(def)];
   }
 
+  /** The planned bodies of a catalog route id (one per realm for a per-realm route; none without the realm list). */
+  private plansOf(id: string): PlannedRoute[] {
+    const def = ROUTES.find((r) => r.id === id);
+    return !def || (def.perRealm && this.noRealms) ? [] : this.plans(def);
+  }
+
   /** The group of a catalog route id, read on first use. After `release`, its records may not be read. */
   group(id: string): RouteGroup {
     let g = this.groups.get(id);
@@ -340,10 +334,8 @@ export class CollectionReader {
 
   /** Bytes of a route's bodies as collected (every realm), read or not. */
   bytes(id: string): number {
-    const def = ROUTES.find((r) => r.id === id);
-    if (!def || (def.perRealm && this.noRealms)) return 0;
     let sum = 0;
-    for (const p of this.plans(def)) sum += this.manifest.get(p.label)?.bytes ?? 0;
+    for (const p of this.plansOf(id)) sum += this.manifest.get(p.label)?.bytes ?? 0;
     return sum;
   }
 
@@ -365,13 +357,6 @@ export class CollectionReader {
     });
   }
 
-  /** The labels of a route's bodies (one per realm for a per-realm route). */
-  private labelsOf(id: string): string[] {
-    const def = ROUTES.find((r) => r.id === id);
-    if (!def || (def.perRealm && this.noRealms)) return [];
-    return this.plans(def).map((p) => p.label);
-  }
-
   /**
    * Reads every route not read yet (no export reads
    * GET /api/vms/{realm}/active, but its validation and drift are reported
@@ -384,7 +369,7 @@ export class CollectionReader {
         this.group(def.id);
         if (this.consume) this.release(def.id);
       }
-      labels.push(...this.labelsOf(def.id));
+      labels.push(...this.plansOf(def.id).map((p) => p.label));
     }
     return this.loader.report(labels);
   }

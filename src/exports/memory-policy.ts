@@ -1,11 +1,8 @@
 /**
  * What the build may release and when, as one object the command passes in:
- * whether the build may delete each body from the collection once read, and
- * when a garbage collection is worth its time (after large bodies are
- * released, and before exports are read back for the spreadsheets or the
- * findings). The build, the spreadsheet writer and the snapshot command only
- * call it back; which policy applies is the command's choice, and nothing
- * else in the command carries it.
+ * whether each body may be deleted from the collection once read, and when a
+ * garbage collection is worth its time. The build, the spreadsheet writer and
+ * the snapshot command only call it back.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';

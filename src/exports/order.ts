@@ -90,9 +90,5 @@ export function compareRecords(
   key: readonly string[],
   columns: readonly string[],
 ): number {
-  for (const k of key) {
-    const c = compareValues(a[k], b[k]);
-    if (c !== 0) return c;
-  }
-  return compareColumns(a, b, columns);
+  return compareColumns(a, b, key) || compareColumns(a, b, columns);
 }

@@ -19,10 +19,6 @@ export function unwrap(s: Schema): Schema {
   }
 }
 
-function isOptional(s: Schema): boolean {
-  return s instanceof z.ZodOptional;
-}
-
 /** The object shapes a schema stands for: one for an object, one per option for a union of objects. */
 function objectShapes(s: Schema): Array<Record<string, Schema>> {
   const u = unwrap(s);
@@ -101,8 +97,6 @@ export function describeType(s: Schema): string {
 export interface ResolvedPath {
   /** The schema of the value at the path. */
   readonly schema: Schema;
-  /** Whether some step of the path is optional (the value may be absent). */
-  readonly optional: boolean;
   /** The last step was added in backend 3.14.1 (SINCE_3_14_1 of the model that declares it). */
   readonly since3141: boolean;
 }
@@ -128,14 +122,12 @@ function addedIn3141(owner: Schema, key: string): boolean {
 export function resolvePath(root: Schema, path: string, through: readonly string[] = []): ResolvedPath {
   const segs = path.split('.');
   let cur: Schema = root;
-  let optional = false;
   let since3141 = false;
   let walked = '';
   for (const seg of segs) {
     const fields = fieldsOf(cur);
     const next = fields?.get(seg);
     if (!fields || !next) throw new Error(`no field "${seg}"${walked ? ` under "${walked}"` : ''}`);
-    optional ||= isOptional(next) || ownersOf(cur, seg).length < objectShapes(cur).length;
     since3141 = ownersOf(cur, seg).some((o) => addedIn3141(o, seg));
     walked = walked ? `${walked}.${seg}` : seg;
     cur = next;
@@ -146,7 +138,7 @@ export function resolvePath(root: Schema, path: string, through: readonly string
       cur = el;
     }
   }
-  return { schema: cur, optional, since3141 };
+  return { schema: cur, since3141 };
 }
 
 // ---------------------------------------------------------------- drift

@@ -3,18 +3,9 @@
  * whose security level is known, once per user and project, against each
  * known requirement its project is held to, with the user's best
  * certification for it (one without `expires` first, else the one expiring
- * last).
- *
- * Decisions the spec leaves open, stated in each rule's meaning:
- * - with --findings-inherit-levels (the default, CONTRACT section 17) a
- *   project is held to its own level and to those of its ancestors (by
- *   `parent`), each requirement once, taken from the nearest project that
- *   requires it; with --no-findings-inherit-levels to its own level only;
- * - a level naming a requirement that security_requirements does not list,
- *   and a project naming a level that security_levels does not list, are
- *   skipped here and reported by `security-reference-unknown`;
- * - every requirement is taken as held through a certification
- *   (`UserCertificationInfo.requirementID`), whatever its `type`.
+ * last). The decisions the spec leaves open (inherited levels, unknown
+ * references, every requirement held through a certification) are stated in
+ * each rule's meaning (docs/findings.md).
  */
 import type { ExportRecord } from '../exports/types.js';
 import {
@@ -27,7 +18,7 @@ import {
   type SpecCitation,
 } from './define.js';
 
-export const CERTIFICATION_READS: readonly RuleInput[] = [
+const CERTIFICATION_READS: readonly RuleInput[] = [
   { export: 'projects', columns: ['id', 'name', 'securityLevel', 'parent'] },
   { export: 'project_memberships', columns: ['projectID', 'userID', 'id'] },
   { export: 'security_levels', columns: ['id', 'name', 'requirements'] },
@@ -267,33 +258,24 @@ const named = (p: ExportRecord) => `project "${keyText(p.name)}" (${keyText(p.id
 function projectRequirement(project: ExportRecord, s: Source): ProjectRequirement {
   const { requirement, level, from } = s;
   const req = `"${keyText(requirement.name)}" (${keyText(requirement.id)})`;
-  if (from === project) {
-    return {
-      requirement,
-      level,
-      related: [
-        ref('projects', project.id),
-        ref('security_levels', level.id),
-        ref('security_requirements', requirement.id),
-      ],
-      text: `member of ${named(project)}, whose security level "${keyText(level.name)}" requires ${req}`,
-    };
-  }
   const kin = typeof project.parent === 'string' && project.parent === from.id ? 'its parent' : 'its ancestor';
   return {
     requirement,
     level,
     related: [
       ref('projects', project.id),
-      ref('projects', from.id),
+      ...(from === project ? [] : [ref('projects', from.id)]),
       ref('security_levels', level.id),
       ref('security_requirements', requirement.id),
     ],
-    text: `member of ${named(project)}, which inherits from ${kin} ${named(from)} the security level "${keyText(level.name)}", requiring ${req}`,
+    text:
+      from === project
+        ? `member of ${named(project)}, whose security level "${keyText(level.name)}" requires ${req}`
+        : `member of ${named(project)}, which inherits from ${kin} ${named(from)} the security level "${keyText(level.name)}", requiring ${req}`,
   };
 }
 
-export const CERTIFICATION_SPEC: readonly SpecCitation[] = [
+const CERTIFICATION_SPEC: readonly SpecCitation[] = [
   {
     where: 'management-api.md §2 ProjectInfo',
     text: '`securityLevel?` string (id of the required security level, if set); `parent?` string (parent project id)',
@@ -312,6 +294,13 @@ export const CERTIFICATION_SPEC: readonly SpecCitation[] = [
   },
   { where: 'management-api.md §2 SecurityRequirementInfo', text: '`type` string (e.g. `UserCert`)' },
 ];
+
+/** What the three certification rules declare alike: the spec they rest on, what tells findings apart, what they read. */
+export const CERTIFICATION_INPUTS = {
+  spec: CERTIFICATION_SPEC,
+  part: 'the requirement id (`security_requirements` `id`)',
+  reads: CERTIFICATION_READS,
+} as const;
 
 export const CERTIFICATION_SCOPE =
   "The spec does not say whether a child project takes its parent's security level; either reading is defensible, " +

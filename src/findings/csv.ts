@@ -1,10 +1,6 @@
 /**
- * The findings as CSV (CONTRACT section 18): `svc-snapshot findings <dir>
- * --format csv`, and `_findings.csv` beside `_findings.json` with
- * `--findings --format csv`. One row per finding, then one per finding of
- * the previous night that is gone (state `resolved`), written with the
- * spreadsheets' CSV rules (RFC 4180, UTF-8 with a byte-order mark, a text
- * that would start a formula prefixed with `'`).
+ * The findings as CSV (CONTRACT section 18): one row per finding, then one
+ * per resolved finding, written with the spreadsheets' CSV rules.
  */
 import { BOM, csvField, guardText } from '../sheets/csv.js';
 import type { FindingDisplay } from './display.js';

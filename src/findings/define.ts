@@ -1,11 +1,8 @@
 /**
- * The vocabulary of the findings (CONTRACT section 17). A rule is data: an
- * id, a severity, a one-line description, its exact meaning, the spec lines
- * it rests on, the export columns it reads, and the check, a function over
- * those columns of the export records. The evaluation (evaluate.ts), the
- * "not evaluated" reasons and docs/findings.md are all computed from these
- * declarations; a check reads only the columns its rule declares (held for
- * every rule by test/unit/findings.test.ts).
+ * The vocabulary of the findings (CONTRACT section 17). A rule is data; the
+ * evaluation, the "not evaluated" reasons and docs/findings.md are computed
+ * from these declarations, and a check reads only the columns its rule
+ * declares (held by test/unit/findings.test.ts).
  */
 import type { ExportRecord } from '../exports/types.js';
 

@@ -1,11 +1,8 @@
 /**
  * The names a person reads beside a finding's exact keys (CONTRACT section
- * 18, `display`): the user's full name and e-mail, and the names of the
- * project, team, security requirement, level and running VMs it is about,
- * looked up in the snapshot's own exports. A name the snapshot cannot give
- * (the export unavailable, or the id listed nowhere) is said as such with
- * the id: a user the users export does not list, or lists with no name and
- * no e-mail, is a "deleted user <id>".
+ * 18, `display`), looked up in the snapshot's own exports. A name the
+ * snapshot cannot give is said as such with the id: a user the users export
+ * does not list, or lists with no name and no e-mail, is a "deleted user <id>".
  */
 import type { ExportRecord } from '../exports/types.js';
 import { keyText, type FindingAbout } from './define.js';

@@ -126,11 +126,6 @@ export interface EvaluateOptions {
   readonly rules?: readonly RuleDef[];
 }
 
-/** Whether the snapshot holds the export at all (an --include export is absent from a snapshot taken without its group). */
-function holds(input: RuleInput, manifest: FindingsManifest): boolean {
-  return manifest.exports.some((e) => e.export === input.export);
-}
-
 /**
  * Why an export a rule reads cannot be read on this snapshot, or undefined
  * when it can. An export published with a reason beside `available: true` is
@@ -161,7 +156,7 @@ function unusable(input: RuleInput, manifest: FindingsManifest): string | undefi
  * column is null) stops the rule like any other: it was asked for.
  */
 function leftOutInput(input: RuleInput, manifest: FindingsManifest): boolean {
-  return input.optional !== undefined && !holds(input, manifest);
+  return input.optional !== undefined && !manifest.exports.some((e) => e.export === input.export);
 }
 
 /** Why a rule cannot be evaluated on this snapshot (an export it needs cannot be read whole), or undefined when it can. */
@@ -188,14 +183,17 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function compareRef(a: RowRef, b: RowRef): number {
-  const byExport = compareText(a.export, b.export);
-  if (byExport !== 0) return byExport;
-  for (let i = 0; i < Math.min(a.key.length, b.key.length); i++) {
-    const c = compareText(a.key[i]!, b.key[i]!);
+/** Two lists element by element, a list that is a prefix of the other first. */
+function compareLists<T>(a: readonly T[], b: readonly T[], compare: (x: T, y: T) => number): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const c = compare(a[i]!, b[i]!);
     if (c !== 0) return c;
   }
-  return a.key.length - b.key.length;
+  return a.length - b.length;
+}
+
+function compareRef(a: RowRef, b: RowRef): number {
+  return compareText(a.export, b.export) || compareLists(a.key, b.key, compareText);
 }
 
 const refJson = (r: RowRef) => ({ export: r.export, key: r.key });
@@ -223,9 +221,8 @@ function findingLine(f: Finding): string {
 
 /**
  * A finding with its lifecycle or waiver members set. Every finding is made
- * with all its members, in one order, so that the large site's tens of
- * thousands are objects of one shape: copies by spreading took twice as
- * long to make and to serialize.
+ * with all its members, in one order, so that a large site's findings are
+ * objects of one shape (spread copies were twice as slow).
  */
 export function findingWith(
   f: Finding,
@@ -261,15 +258,6 @@ function resolvedLine(f: ResolvedFinding): string {
   });
 }
 
-/** The related rows one by one (compareRef), a list that is a prefix of the other first. */
-function compareRelated(a: readonly RowRef[], b: readonly RowRef[]): number {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const c = compareRef(a[i]!, b[i]!);
-    if (c !== 0) return c;
-  }
-  return a.length - b.length;
-}
-
 /**
  * Severity (critical first), rule, subject (export, then key part by part),
  * then the related rows the same way, then the detail: every field compared
@@ -283,7 +271,7 @@ function sortFindings(findings: readonly Finding[]): Finding[] {
       b.rank - a.rank ||
       compareText(a.f.rule, b.f.rule) ||
       compareRef(a.f.subject, b.f.subject) ||
-      compareRelated(a.f.related, b.f.related) ||
+      compareLists(a.f.related, b.f.related, compareRef) ||
       compareText(a.f.detail, b.f.detail),
   );
   return decorated.map((d) => d.f);

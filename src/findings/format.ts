@@ -1,11 +1,8 @@
 /**
- * The text of `svc-snapshot findings`: the rules (evaluated with their
- * counts, or not evaluated with the reason); what changed since the previous
- * night and what the waivers did; then the new and resolved findings first,
- * and every finding under the person (then the project) it is about, so
- * that one person lacking three requirements of one project reads as one
- * entry of three lines (CONTRACT section 18). Every value that came from the
- * data is escaped for the terminal.
+ * The text of `svc-snapshot findings` (CONTRACT section 18): the rules, what
+ * changed since the previous night, then every finding under the person (then
+ * the project) it is about. Every value that came from the data is escaped
+ * for the terminal.
  */
 import { escapeControl } from '../util/escape.js';
 import type { RowRef } from './define.js';

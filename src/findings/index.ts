@@ -6,7 +6,7 @@
 import { UsageError } from '../errors.js';
 import type { Snapshot } from '../snapshot/dir.js';
 import { applyLifecycle, type PreviousFindings } from './lifecycle.js';
-import { FINDINGS_FILE_NAME } from './names.js';
+import { FINDINGS_FILE_NAME as FINDINGS_FILE } from './names.js';
 import { applyWaivers, checkWaiverDates, loadWaivers, type WaiversFile } from './waivers.js';
 import { SEVERITIES, type Severity } from './define.js';
 import {
@@ -21,9 +21,7 @@ import {
 export { findingCounts, serializeFindings, unevaluatedRules, type FailOn, type FindingsReport } from './evaluate.js';
 export { formatFindings } from './format.js';
 
-/** The file `--findings` adds to a snapshot directory (to be listed in the manifest's `files`). */
-export const FINDINGS_FILE = FINDINGS_FILE_NAME;
-export { FINDINGS_CSV_NAME as FINDINGS_CSV } from './names.js';
+export { FINDINGS_FILE_NAME as FINDINGS_FILE, FINDINGS_CSV_NAME as FINDINGS_CSV } from './names.js';
 
 /** What a command that evaluates the findings was asked for, parsed before anything is read or published. */
 export interface FindingsSettings {
@@ -103,9 +101,8 @@ interface FindingsStaging {
  * run's findings), and every other export file checked too, so that a
  * directory whose exports were edited is refused whole (exit 1), as
  * `verify` refuses it. A snapshot being written (`--findings`, `--format
- * html`) reads back the files just written into its staging directory:
- * keeping the rules' columns as the build yields them measured no faster
- * (twice: the rules ran slower on the build's records) and peaked higher.
+ * html`) reads back the files just written into its staging directory (no
+ * slower than keeping the build's records, and lower in memory).
  */
 export async function findingsOf(snapshot: Snapshot, opts: EvaluateOptions): Promise<FindingsReport> {
   // evaluateFindings loads only exports the manifest lists as available.

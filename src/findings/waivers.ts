@@ -1,13 +1,9 @@
 /**
- * Waivers (CONTRACT section 18): a YAML (or JSON, which is YAML) file with a
- * top-level `waivers` list, each entry a rule, a match (`id`, a finding's
- * stable id, or `subject`, the subject's key values in key order, a shorter
- * list matching every subject it begins), a reason, an owner and an end
- * date. The file is read and checked whole when the option is read, before
- * anything else is (an unusable file is a usage error naming the line, exit
- * 2, and nothing is written); a waiver whose date has passed is no error:
- * it simply no longer applies, and the findings it matched say whose waiver
- * ended when.
+ * Waivers (CONTRACT section 18; the file's form in docs/findings.md). The
+ * file is read and checked whole when the option is read, before anything
+ * else is (an unusable file is a usage error naming the line, exit 2, and
+ * nothing is written); a waiver whose date has passed is no error: it simply
+ * no longer applies.
  */
 import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node, type YAMLMap } from 'yaml';

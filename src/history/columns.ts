@@ -1,16 +1,8 @@
 /**
  * The SQL type of every export column in the history database (CONTRACT
- * section 15), derived from the export catalog's declarations and the models
- * they read, never from names: an export added to the catalog gets typed
- * columns without code here.
- *
- * - a field (or join) written as a value: the model's type; `ts()` fields are
- *   timestamps (epoch milliseconds, INTEGER / bigint);
- * - `count` columns and `as: 'count'` fields: integers;
- * - arrays, `entries` maps and `json` objects: JSON text;
- * - `equals` columns (whether two fields agree, e.g. the default realm):
- *   booleans;
- * - the realm, and columns the API does not supply: text.
+ * section 15; the table of types in docs/history.md), derived from the export
+ * catalog's declarations and the models they read, never from names: an
+ * export added to the catalog gets typed columns without code here.
  */
 import type { ColumnDef, ExportDef } from '../exports/define.js';
 import { columnType, type ValueKind } from '../exports/catalog.js';

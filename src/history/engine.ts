@@ -1,7 +1,7 @@
-import { closeSync, existsSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { FailedError } from '../errors.js';
-import { DIRECTORY_ADVICE, type HistoryTarget } from './target.js';
+import { DIRECTORY_ADVICE, isDirectory, type HistoryTarget } from './target.js';
 
 /**
  * The two engines behind one small interface. SQL is written once, with `?`
@@ -24,6 +24,17 @@ export interface HistoryDb {
 }
 
 export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/** Ends the versions `ids` of a valid-time table at `time`, a batch of ids per statement. */
+export async function closeVersions(db: HistoryDb, table: string, ids: readonly number[], time: string): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) {
+    const batch = ids.slice(i, i + 500);
+    await db.run(
+      `UPDATE ${quoteIdent(table)} SET seen_to = ? WHERE version_id IN (${batch.map(() => '?').join(', ')})`,
+      [time, ...batch],
+    );
+  }
+}
 
 export interface OpenOptions {
   /** Read-only commands must not create an empty database by mistake. */
@@ -56,13 +67,8 @@ interface Statement {
   raw(on: boolean): { all(...params: readonly unknown[]): unknown[] };
 }
 
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
+/** The names a query of one column gives (relations, columns). */
+const firstColumn = (rows: unknown[][]): Set<string> => new Set(rows.map((r) => String(r[0])));
 
 type SqliteDatabase = InstanceType<typeof import('libsql')>;
 
@@ -149,13 +155,11 @@ class SqliteHistory implements HistoryDb {
   }
 
   async relations(): Promise<Set<string>> {
-    const rows = this.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").raw(true).all();
-    return new Set(rows.map((r) => String((r as unknown[])[0])));
+    return firstColumn(await this.all("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"));
   }
 
   async columns(table: string): Promise<Set<string>> {
-    const rows = this.prepare('SELECT name FROM pragma_table_info(?)').raw(true).all(table);
-    return new Set(rows.map((r) => String((r as unknown[])[0])));
+    return firstColumn(await this.all('SELECT name FROM pragma_table_info(?)', [table]));
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
@@ -314,20 +318,21 @@ class PostgresHistory implements HistoryDb {
   }
 
   async relations(): Promise<Set<string>> {
-    const { rows } = await this.query(
-      'SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ' +
-        'UNION SELECT table_name FROM information_schema.views WHERE table_schema = current_schema()',
-      [],
+    return firstColumn(
+      await this.all(
+        'SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ' +
+          'UNION SELECT table_name FROM information_schema.views WHERE table_schema = current_schema()',
+      ),
     );
-    return new Set(rows.map((r) => String((r as unknown[])[0])));
   }
 
   async columns(table: string): Promise<Set<string>> {
-    const { rows } = await this.query(
-      'SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
-      [table],
+    return firstColumn(
+      await this.all(
+        'SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
+        [table],
+      ),
     );
-    return new Set(rows.map((r) => String((r as unknown[])[0])));
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {

@@ -1,43 +1,41 @@
 /**
- * The findings of every night loaded (CONTRACT section 18): a table
- * `findings_versions`, valid-time like the exports' tables (docs/history.md):
- * one version per finding (by its stable id) and state of it (its severity,
- * detail, names and waiver), seen from the first run holding it until the
- * first run in which it changed or was gone. `first_seen` is the time of the
- * run from which the finding has been there without a gap, so "how long has
- * this been open" is one query. The findings are those of the snapshot's
- * `_findings.json` as it was written (the rules of the version that took it),
- * never evaluated again; a night without one written by this version (no
- * `--findings`, or an earlier version's file without ids) leaves them as
- * they were, as an unavailable export leaves its records.
+ * The findings of every night loaded (CONTRACT section 18): the valid-time
+ * table `findings_versions` (docs/history.md). The findings are those of the
+ * snapshot's `_findings.json` as it was written, never evaluated again; a
+ * night without one written by this version leaves them as they were, as an
+ * unavailable export leaves its records.
  */
 import { parseFindingsFile, type PreviousFinding, type PreviousFindings } from '../findings/lifecycle.js';
-import { quoteIdent, type HistoryDb } from './engine.js';
+import { closeVersions, quoteIdent, type HistoryDb } from './engine.js';
 
 export const FINDINGS_TABLE = 'findings_versions';
 
-/** Every column text but the version's number: ids, JSON texts and ISO 8601 times, as the exports' seen_from. */
+/** The columns after the version's number, all text: ids, JSON texts and ISO 8601 times, as the exports' seen_from. */
+const TEXT_COLUMNS: ReadonlyArray<readonly [name: string, nullable: boolean]> = [
+  ['base_url', false],
+  ['seen_from', false],
+  ['seen_to', true],
+  ['id', false],
+  ['rule', false],
+  ['severity', false],
+  ['subject_export', false],
+  ['subject_key', false],
+  ['detail', false],
+  ['display', false],
+  ['user_name', true],
+  ['project_name', true],
+  ['waived_owner', true],
+  ['waived_expires', true],
+  ['waived_reason', true],
+  ['first_seen', false],
+];
+
+const COLUMNS = ['version_id', ...TEXT_COLUMNS.map(([name]) => name)];
+
 export function findingsTableSql(engine: HistoryDb['engine']): string {
   const id = engine === 'sqlite' ? 'version_id INTEGER PRIMARY KEY' : 'version_id BIGINT PRIMARY KEY';
-  return `CREATE TABLE ${FINDINGS_TABLE} (
-  ${id},
-  base_url TEXT NOT NULL,
-  seen_from TEXT NOT NULL,
-  seen_to TEXT,
-  id TEXT NOT NULL,
-  rule TEXT NOT NULL,
-  severity TEXT NOT NULL,
-  subject_export TEXT NOT NULL,
-  subject_key TEXT NOT NULL,
-  detail TEXT NOT NULL,
-  display TEXT NOT NULL,
-  user_name TEXT,
-  project_name TEXT,
-  waived_owner TEXT,
-  waived_expires TEXT,
-  waived_reason TEXT,
-  first_seen TEXT NOT NULL
-)`;
+  const columns = TEXT_COLUMNS.map(([name, nullable]) => `  ${name} TEXT${nullable ? '' : ' NOT NULL'}`);
+  return `CREATE TABLE ${FINDINGS_TABLE} (\n  ${id},\n${columns.join(',\n')}\n)`;
 }
 
 export const FINDINGS_INDEX_SQL = `CREATE INDEX findings_versions_open ON ${FINDINGS_TABLE} (base_url, id) WHERE seen_to IS NULL`;
@@ -52,30 +50,22 @@ interface NightFinding extends PreviousFinding {
   readonly waived?: { readonly reason: string; readonly owner: string; readonly expires: string };
 }
 
+/** A stored finding from its columns id, rule, severity, subject_export, subject_key, detail, display, in that order. */
+function storedFinding(r: readonly unknown[]): PreviousFinding {
+  return {
+    id: String(r[0]),
+    rule: String(r[1]),
+    severity: String(r[2]) as PreviousFinding['severity'],
+    subject: { export: String(r[3]), key: JSON.parse(String(r[4])) as string[] },
+    detail: String(r[5]),
+    display: JSON.parse(String(r[6])) as PreviousFinding['display'],
+  };
+}
+
 /** What makes a new version: everything but the times. */
 function contentOf(f: NightFinding): string {
   return JSON.stringify([f.rule, f.severity, f.subject, f.detail, f.display, f.waived ?? null]);
 }
-
-const COLUMNS = [
-  'version_id',
-  'base_url',
-  'seen_from',
-  'seen_to',
-  'id',
-  'rule',
-  'severity',
-  'subject_export',
-  'subject_key',
-  'detail',
-  'display',
-  'user_name',
-  'project_name',
-  'waived_owner',
-  'waived_expires',
-  'waived_reason',
-  'first_seen',
-];
 
 /** The findings of the night `time` given by its `_findings.json` text, loaded: versions opened and closed. */
 export async function loadFindings(
@@ -94,15 +84,7 @@ export async function loadFindings(
   const open = new Map<string, Stored>();
   for (const r of rows) {
     const waived = r[8] == null ? undefined : { reason: String(r[10]), owner: String(r[8]), expires: String(r[9]) };
-    const stored: NightFinding = {
-      id: String(r[1]),
-      rule: String(r[2]),
-      severity: String(r[3]) as NightFinding['severity'],
-      subject: { export: String(r[4]), key: JSON.parse(String(r[5])) as string[] },
-      detail: String(r[6]),
-      display: JSON.parse(String(r[7])) as NightFinding['display'],
-      ...(waived ? { waived } : {}),
-    };
+    const stored: NightFinding = { ...storedFinding(r.slice(1)), ...(waived ? { waived } : {}) };
     open.set(stored.id, { versionId: Number(r[0]), content: contentOf(stored), firstSeen: String(r[11]) });
   }
   const close: number[] = [];
@@ -136,13 +118,7 @@ export async function loadFindings(
     ]);
   }
   for (const [id, was] of open) if (!seen.has(id)) close.push(was.versionId);
-  for (let i = 0; i < close.length; i += 500) {
-    const batch = close.slice(i, i + 500);
-    await db.run(`UPDATE ${FINDINGS_TABLE} SET seen_to = ? WHERE version_id IN (${batch.map(() => '?').join(', ')})`, [
-      time,
-      ...batch,
-    ]);
-  }
+  await closeVersions(db, FINDINGS_TABLE, close, time);
   if (insert.length > 0) await db.insertRows(FINDINGS_TABLE, COLUMNS, insert);
   return { opened: insert.length, closed: close.length };
 }
@@ -173,14 +149,6 @@ export async function findingsBefore(
   );
   return {
     night: { time: night, source: 'history' },
-    findings: rows.map((r) => ({
-      id: String(r[0]),
-      rule: String(r[1]),
-      severity: String(r[2]) as PreviousFinding['severity'],
-      subject: { export: String(r[3]), key: JSON.parse(String(r[4])) as string[] },
-      detail: String(r[5]),
-      display: JSON.parse(String(r[6])) as PreviousFinding['display'],
-      firstSeen: String(r[7]),
-    })),
+    findings: rows.map((r) => ({ ...storedFinding(r), firstSeen: String(r[7]) })),
   };
 }

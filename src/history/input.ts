@@ -207,9 +207,6 @@ function snapshotInput(snapshot: Snapshot): SnapshotInput {
       fileRows(dir, e.file, await snapshot.bytes(e, false), e.count, table.def.key, whole);
     return { export: e.export, file: e.file, count: e.count, available: e.available, sha256: e.sha256, rows };
   });
-  const manifestText = snapshot.manifestBytes!.toString('utf8');
-  const kept = keptFiles(snapshot);
-  const verify = () => snapshot.checkRest();
   return {
     dir,
     baseUrl: m.baseUrl,
@@ -217,10 +214,10 @@ function snapshotInput(snapshot: Snapshot): SnapshotInput {
     date: m.date,
     source: m.source,
     complete: m.complete,
-    manifestText,
+    manifestText: snapshot.manifestBytes!.toString('utf8'),
     exports,
-    kept,
-    verify,
+    kept: keptFiles(snapshot),
+    verify: () => snapshot.checkRest(),
   };
 }
 

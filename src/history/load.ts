@@ -2,7 +2,7 @@ import { FailedError } from '../errors.js';
 import { matchRecords } from '../diff/compare.js';
 import type { ExportRecord } from '../exports/types.js';
 import { TOOL } from '../version.js';
-import { quoteIdent, type HistoryDb } from './engine.js';
+import { closeVersions, quoteIdent, type HistoryDb } from './engine.js';
 import { exportTable, type ExportTable } from './schema.js';
 import { keyText, rowFunction, storedKeyText } from './columns.js';
 import type { InputExport, SnapshotInput } from './input.js';
@@ -21,18 +21,7 @@ export interface LoadResult {
 /** Test seam: called inside the transaction after each export; a throw must leave nothing of the snapshot behind. */
 export type AfterExport = (exportName: string) => Promise<void> | void;
 
-const CLOSE_BATCH = 500;
 const FIRST_LOAD_SLICE = 5000;
-
-async function closeVersions(db: HistoryDb, t: ExportTable, ids: number[], time: string): Promise<void> {
-  for (let i = 0; i < ids.length; i += CLOSE_BATCH) {
-    const batch = ids.slice(i, i + CLOSE_BATCH);
-    await db.run(
-      `UPDATE ${quoteIdent(t.table)} SET seen_to = ? WHERE version_id IN (${batch.map(() => '?').join(', ')})`,
-      [time, ...batch],
-    );
-  }
-}
 
 const INDEX = Symbol('record index');
 type KeyView = Record<string, string | null> & { [INDEX]: number };
@@ -149,7 +138,7 @@ async function loadExport(
     (view) => insert((view as unknown as KeyView)[INDEX]),
   );
   for (let j = 0; j < matched.length; j++) if (matched[j] === 0) toClose.push(Number(open[rest[j]!]![0]));
-  await closeVersions(db, t, toClose, time);
+  await closeVersions(db, t.table, toClose, time);
   await db.insertRows(t.table, columns, rows);
   return { opened: rows.length, closed: toClose.length };
 }

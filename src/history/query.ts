@@ -6,6 +6,7 @@ import { quoteIdent, type HistoryDb } from './engine.js';
 import { EXPORT_TABLES, exportTable } from './schema.js';
 import { keyParameter } from './columns.js';
 import { isPlainFileName, sha256Hex } from '../util/safe-read.js';
+import type { HistoryLogSummary, HistoryRunsSummary } from '../summaries/schemas.js';
 
 /** A base URL as the tool writes it in manifests: no trailing `/` or `/api`. */
 export function normaliseSite(raw: string): string {
@@ -32,15 +33,7 @@ export async function chooseSite(db: HistoryDb, flag: string | undefined): Promi
   return sites[0] ?? null;
 }
 
-export interface RunRow {
-  baseUrl: string;
-  time: string;
-  date: string;
-  source: 'live' | 'replay';
-  counts: Record<string, number>;
-  /** The fingerprint of the key that signed it, verified by history load --allowed-signers; null otherwise. */
-  key: string | null;
-}
+type RunRow = HistoryRunsSummary['runs'][number];
 
 export async function listRuns(db: HistoryDb, site: string): Promise<RunRow[]> {
   const runs = await db.all(
@@ -65,12 +58,7 @@ export async function listRuns(db: HistoryDb, site: string): Promise<RunRow[]> {
   }));
 }
 
-export interface Version {
-  from: string;
-  to: string | null;
-  record: ExportRecord;
-  changed: string[];
-}
+type Version = HistoryLogSummary['versions'][number];
 
 function changedColumns(a: ExportRecord, b: ExportRecord): string[] {
   const names = [...new Set([...Object.keys(a), ...Object.keys(b)])];

@@ -29,45 +29,63 @@ async function migrateFrom1(db: HistoryDb, relations: Set<string>): Promise<void
   for (const t of EXPORT_TABLES) {
     if (!relations.has(t.table)) continue;
     const table = quoteIdent(t.table);
-    let after = 0;
-    for (;;) {
-      const rows = await db.all(
-        `SELECT version_id, record FROM ${table} WHERE version_id > ? ORDER BY version_id LIMIT ${MIGRATE_BATCH}`,
-        [after],
-      );
-      if (rows.length === 0) break;
-      const texts = recordTextsOf(
-        rows.map((r) => {
-          try {
-            const record: unknown = JSON.parse(String(r[1]));
-            if (
-              record !== null &&
-              typeof record === 'object' &&
-              !Array.isArray(record) &&
-              Object.keys(record).length > 0
-            )
-              return record as ExportRecord;
-          } catch {
-            // Said below.
-          }
-          throw new FailedError(
-            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, ` +
-              `version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not ` +
-              `upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load ` +
-              `the snapshots into a new database`,
-          );
-        }),
-      );
+    for await (const rows of versionBatches(db, table, 'version_id, record', 0)) {
+      const texts = recordTextsOf(rows.map((r) => storedRecord(db, t, Number(r[0]), r[1], true)));
       // UPDATE … FROM (VALUES …): one statement per batch in both engines (SQLite 3.33+; the VALUES columns are column1, column2 in both).
       const values = rows.map(() => '(CAST(? AS BIGINT), ?)').join(', ');
       await db.run(
         `UPDATE ${table} SET record = v.column2 FROM (VALUES ${values}) AS v WHERE ${table}.version_id = v.column1`,
         rows.flatMap((r, i) => [Number(r[0]), texts[i]!]),
       );
-      after = Number(rows[rows.length - 1]![0]);
     }
   }
   // Schema 3 and 4 follow in the same transaction (migrateFrom2, migrateFrom3).
+}
+
+/** The rows of a versions table in batches, by version_id from just after `after`. */
+async function* versionBatches(
+  db: HistoryDb,
+  table: string,
+  select: string,
+  after: number,
+): AsyncGenerator<unknown[][]> {
+  for (;;) {
+    const rows = await db.all(
+      `SELECT ${select} FROM ${table} WHERE version_id > ? ORDER BY version_id LIMIT ${MIGRATE_BATCH}`,
+      [after],
+    );
+    if (rows.length === 0) return;
+    yield rows;
+    after = Number(rows[rows.length - 1]![0]);
+  }
+}
+
+/** A version's stored record, parsed; a FailedError where it is not an export record (schema 1 needs one non-empty). */
+function storedRecord(
+  db: HistoryDb,
+  t: ExportTable,
+  versionId: number,
+  text: unknown,
+  nonEmpty: boolean,
+): ExportRecord {
+  try {
+    const record: unknown = JSON.parse(String(text));
+    if (
+      record !== null &&
+      typeof record === 'object' &&
+      !Array.isArray(record) &&
+      (!nonEmpty || Object.keys(record).length > 0)
+    )
+      return record as ExportRecord;
+  } catch {
+    // Said below.
+  }
+  throw new FailedError(
+    `the history database ${db.label} holds a version whose record is not an export record (${t.table}, ` +
+      `version_id ${versionId}): it was changed by something other than svc-snapshot, and it was not ` +
+      `upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load ` +
+      `the snapshots into a new database`,
+  );
 }
 
 /** The column of `runs` that keeps the signing key's fingerprint (CONTRACT section 13). */
@@ -166,37 +184,17 @@ async function rebuildTable(db: HistoryDb, t: ExportTable): Promise<void> {
   const columns = [...VERSION_COLUMNS, ...t.columns, ...extra];
   const table = quoteIdent(t.table);
   const select = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...extra].map(quoteIdent).join(', ');
-  let after = -1;
-  for (;;) {
-    const rows = await db.all(
-      `SELECT ${select} FROM ${table} WHERE version_id > ? ORDER BY version_id LIMIT ${MIGRATE_BATCH}`,
-      [after],
-    );
-    if (rows.length === 0) break;
+  for await (const rows of versionBatches(db, table, select, -1)) {
     await db.insertRows(
       next,
       columns,
       rows.map((r) => {
-        let record: unknown;
-        try {
-          record = JSON.parse(String(r[4]));
-        } catch {
-          // Said below.
-        }
-        if (record === null || typeof record !== 'object' || Array.isArray(record)) {
-          throw new FailedError(
-            `the history database ${db.label} holds a version whose record is not an export record (${t.table}, ` +
-              `version_id ${Number(r[0])}): it was changed by something other than svc-snapshot, and it was not ` +
-              `upgraded to history schema ${SCHEMA_VERSION} (nothing was changed). Restore it from a backup, or load ` +
-              `the snapshots into a new database`,
-          );
-        }
-        const row = toRow(Number(r[0]), String(r[1]), String(r[2]), String(r[4]), record as ExportRecord);
+        const record = storedRecord(db, t, Number(r[0]), r[4], false);
+        const row = toRow(Number(r[0]), String(r[1]), String(r[2]), String(r[4]), record);
         row[3] = r[3];
         return [...row, ...r.slice(5)];
       }),
     );
-    after = Number(rows[rows.length - 1]![0]);
   }
   await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(t.view)}`);
   await db.exec(`DROP TABLE ${table}`);

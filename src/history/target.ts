@@ -3,8 +3,6 @@ import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { DEFAULT_HISTORY_FILE } from '../config/options.js';
 
-/** `--history` given without a value (CONTRACT section 11); the option's record holds it. */
-
 export type HistoryTarget =
   | { readonly engine: 'sqlite'; readonly path: string; readonly label: string }
   | {
@@ -98,14 +96,15 @@ function parsePostgres(value: string): HistoryTarget {
  * database; SQLite would only say it cannot open it. Said here, with the fix.
  */
 function refuseDirectory(given: string, path: string): void {
-  let isDir = false;
+  if (isDirectory(path)) throw new UsageError(`--history ${JSON.stringify(given.slice(0, 120))} ${DIRECTORY_ADVICE}`);
+}
+
+export function isDirectory(path: string): boolean {
   try {
-    isDir = statSync(path).isDirectory();
+    return statSync(path).isDirectory();
   } catch {
-    return;
+    return false;
   }
-  if (!isDir) return;
-  throw new UsageError(`--history ${JSON.stringify(given.slice(0, 120))} ${DIRECTORY_ADVICE}`);
 }
 
 /** What to do when --history named a directory: said by the usage error above and by the open of a snapshot's history (src/history/engine.ts). */

@@ -1,14 +1,11 @@
 /**
- * Each record's text as an export file holds it: the history keeps it in the
- * `record` column (schema 2), so that a night finds its unchanged records by
- * comparing texts, without parsing, checking and re-serializing them again.
- *
- * The export writer (src/exports/serialize.ts) writes
- * `JSON.stringify(records, null, 2)` and a newline: `[\n  ` + the record
- * texts joined by `,\n  ` + `\n]\n` (`[]\n` when empty). A record's text runs
- * from its `{` to the `}` that closes it, with the file's indentation inside
- * it (its lines are indented four spaces, its last line two). It is JSON, so
- * `json_extract(record, '$.id')` and `record::json->>'id'` read it.
+ * Each record's text as an export file holds it, for the history's `record`
+ * column (schema 2), so that a night finds its unchanged records by comparing
+ * texts, without parsing them again. The export writer
+ * (src/exports/serialize.ts) writes `JSON.stringify(records, null, 2)` and a
+ * newline: a record's text runs from its `{` to the `}` that closes it, with
+ * the file's indentation inside it (its lines are indented four spaces, its
+ * last line two).
  */
 import { compareRecords } from '../exports/order.js';
 import { EXPORT_BATCH } from '../exports/serialize.js';

@@ -1,10 +1,9 @@
 /**
  * How an export's columns appear in the spreadsheet forms (CONTRACT section
- * 10). Two facts come from declarations, never from names: a column is a
- * timestamp when its model field is a `ts()` schema (src/api/models.ts,
- * TIMESTAMPS), and a column is a map when the catalog writes it `as:
- * 'entries'`. A map becomes one numeric column per key so that a spreadsheet
- * can sum it; the keys are those present in the export.
+ * 10). A column is a timestamp when its model field is a `ts()` schema
+ * (TIMESTAMPS), and a map when the catalog writes it `as: 'entries'`, never
+ * by its name. A map becomes one numeric column per key present in the
+ * export, so that a spreadsheet can sum it.
  */
 import type { ColumnDef, ExportDef } from '../exports/define.js';
 import { CATALOG, columnType, exportByName } from '../exports/catalog.js';

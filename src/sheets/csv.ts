@@ -1,10 +1,8 @@
 /**
- * CSV as RFC 4180 has it: CRLF line ends, a field in double quotes when it
- * holds a comma, a quote, CR or LF, quotes doubled inside. UTF-8 with a
- * byte-order mark, so that Excel reads non-ASCII names right. A text that a
- * spreadsheet would take for a formula gets a leading `'` (CONTRACT section
- * 10). A dependency (csv-stringify) would need the same formula cast and the
- * same value formatting around it; this is shorter.
+ * CSV as RFC 4180 has it, UTF-8 with a byte-order mark so that Excel reads
+ * non-ASCII names right, and a leading `'` on a text a spreadsheet would take
+ * for a formula (CONTRACT section 10). csv-stringify would need the same
+ * formula cast and value formatting around it; this is shorter.
  */
 import type { Cell, SheetColumn } from './columns.js';
 import { cellOf } from './columns.js';

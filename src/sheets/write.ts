@@ -1,9 +1,6 @@
 /**
- * The spreadsheet forms of a snapshot (CONTRACT section 10), shared by
- * `snapshot --format` (from the exports just written into the staging
- * directory) and `convert` (from a published snapshot): one export's records
- * in memory at a time, each written to its CSV file and its workbook
- * sheets before the next is read.
+ * The spreadsheet forms of a snapshot (CONTRACT section 10), for `snapshot
+ * --format` and `convert`: one export's records in memory at a time.
  */
 import { FailedError } from '../errors.js';
 import type { SheetFormat } from '../config/values.js';
@@ -133,29 +130,6 @@ interface SheetPlan {
   readonly csv: boolean;
   readonly xlsx: boolean;
   readonly maxRows: number;
-  /** Refuses a workbook block holding a secret (ZipWriter's and deflateEntry's inspector). */
-  readonly secrets: SecretMatcher | null;
-}
-
-/** The plan of the spreadsheets of `formats`. */
-function sheetPlan(
-  date: string,
-  formats: readonly SheetFormat[],
-  opts: Pick<SheetOptions, 'secrets' | 'maxRows'> = {},
-): SheetPlan {
-  return {
-    date,
-    csv: formats.includes('csv'),
-    xlsx: formats.includes('xlsx'),
-    maxRows: opts.maxRows ?? MAX_DATA_ROWS,
-    secrets: opts.secrets ?? null,
-  };
-}
-
-/** One export's plan in the workbook: where its sheets go. */
-interface ExportFormsPlan extends SheetPlan {
-  /** The workbook's number of the export's first sheet (xl/worksheets/sheetN.xml). */
-  readonly firstSheet: number;
 }
 
 /** Throws when a workbook block holds a secret in any spelling (the token scan, before compression hides it). */
@@ -176,11 +150,6 @@ interface PreparedSheets {
   readonly columns: number;
   /** Each sheet's name and content, made when asked for (its rows are read as the XML is written). */
   readonly pages: ReadonlyArray<{ readonly name: string; readonly spec: () => SheetSpec }>;
-}
-
-/** The workbook part of an export's sheet `page`. */
-function sheetPart(plan: ExportFormsPlan, page: number): string {
-  return `xl/worksheets/sheet${plan.firstSheet + page}.xml`;
 }
 
 /**
@@ -226,13 +195,16 @@ export async function writeSpreadsheets(
   if (formats.length === 0) return [];
   const m = source.manifest;
   checkExports(m);
-  const plan = sheetPlan(m.date, formats, opts);
-  const { maxRows, xlsx } = plan;
-  const names = m.exports.map((e) => sheetNames(e.export, e.count, maxRows));
+  const plan: SheetPlan = {
+    date: m.date,
+    csv: formats.includes('csv'),
+    xlsx: formats.includes('xlsx'),
+    maxRows: opts.maxRows ?? MAX_DATA_ROWS,
+  };
+  const names = m.exports.map((e) => sheetNames(e.export, e.count, plan.maxRows));
+  // The workbook's number of each export's first sheet (xl/worksheets/sheetN.xml); sheet 1 is the About sheet.
   const firstSheet: number[] = [];
-  // Sheet 1 is the About sheet.
   names.reduce((n, pages) => (firstSheet.push(n), n + pages.length), 2);
-  const plans = m.exports.map((_, i): ExportFormsPlan => ({ ...plan, firstSheet: firstSheet[i]! }));
   const csvFiles: Array<WrittenSheetFile | undefined> = [];
   const csvSink =
     (i: number): SheetSink =>
@@ -247,14 +219,14 @@ export async function writeSpreadsheets(
     previous = records.length;
     return records;
   };
-  if (!xlsx) {
+  if (!plan.xlsx) {
     // CSV files alone.
-    for (let i = 0; i < m.exports.length; i++) await prepareForms(m.exports[i]!, await read(i), plans[i]!, csvSink(i));
+    for (let i = 0; i < m.exports.length; i++) await prepareForms(m.exports[i]!, await read(i), plan, csvSink(i));
     return csvFiles.filter((f): f is WrittenSheetFile => f !== undefined);
   }
   const file = workbookFileName(m.date);
   try {
-    await sink(file, workbook(m, names, plans, opts.secrets ?? null, read, csvSink));
+    await sink(file, workbook(m, names, plan, firstSheet, opts.secrets ?? null, read, csvSink));
   } catch (err) {
     if (err instanceof ZipTooLargeError)
       throw new FailedError(`${file}: ${err.message}; write CSV only (--format csv)`);
@@ -267,7 +239,8 @@ export async function writeSpreadsheets(
 async function* workbook(
   m: ReadableManifest,
   names: readonly string[][],
-  plans: readonly ExportFormsPlan[],
+  plan: SheetPlan,
+  firstSheet: readonly number[],
   secrets: SecretMatcher | null,
   read: (i: number) => Promise<ExportRecord[]>,
   csvSink: (i: number) => SheetSink,
@@ -296,15 +269,15 @@ async function* workbook(
   const filters = (i: number, columns: number): void => {
     const count = m.exports[i]!.count;
     names[i]!.forEach((_, p) => {
-      const filter = filterRange(columns, Math.min(count, (p + 1) * plans[i]!.maxRows) - p * plans[i]!.maxRows);
-      if (filter !== undefined) sheets[plans[i]!.firstSheet + p - 1]!.filter = filter;
+      const filter = filterRange(columns, Math.min(count, (p + 1) * plan.maxRows) - p * plan.maxRows);
+      if (filter !== undefined) sheets[firstSheet[i]! + p - 1]!.filter = filter;
     });
   };
   for (let i = 0; i < m.exports.length; i++) {
-    const prepared = await prepareForms(m.exports[i]!, await read(i), plans[i]!, csvSink(i));
+    const prepared = await prepareForms(m.exports[i]!, await read(i), plan, csvSink(i));
     filters(i, prepared.columns);
     for (let p = 0; p < prepared.pages.length; p++)
-      yield* zip.entry(sheetPart(plans[i]!, p), sheetXml(prepared.pages[p]!.spec()));
+      yield* zip.entry(`xl/worksheets/sheet${firstSheet[i]! + p}.xml`, sheetXml(prepared.pages[p]!.spec()));
   }
   // Last, because the autofilter ranges depend on the columns found in the data (one per map key).
   yield* zip.entry('xl/workbook.xml', [workbookXml(sheets)]);

@@ -85,8 +85,7 @@ const LOOSE_SPACE = /^\s|\s$|\s\s|[\t\n]/;
 /**
  * `<c` and the cell's reference: `r` is optional (ECMA-376 Part 1, 18.3.1.4;
  * a cell without it is the one after the cell before it in its row), so it
- * is written only after an empty cell, which is left out. It was a fifth of
- * a sheet's bytes.
+ * is written only after an empty cell, which is left out.
  */
 function cellOpen(ref: string | undefined): string {
   return ref === undefined ? '<c' : `<c r="${ref}"`;

@@ -15,8 +15,7 @@ const BLOCK_BYTES = 1 << 20;
 const MAX_32 = 0xffffffff;
 /**
  * zlib's fastest level: sheet XML is so repetitive that level 1 comes within
- * about a fifth of the default's size at a third of its time (the benchmark's
- * spreadsheet row is mostly compression).
+ * about a fifth of the default's size at a third of its time.
  */
 const LEVEL = 1;
 
@@ -50,14 +49,9 @@ interface DeflatedEntry {
 function deflateBlock(data: Buffer): Promise<Buffer> {
   // A sync flush ends the piece on a byte boundary without a final
   // block, so independent pieces concatenate into one deflate stream.
-  // One output buffer that holds the whole result (deflate's worst case
-  // adds about 1/8 for stored blocks): with zlib's default 16 kB chunks,
-  // each chunk is a round trip through this thread, which is busy
-  // producing the next block, so compression would wait for it instead of
-  // running beside it. The compressed bytes are the same either way
-  // (zlib's output does not depend on the output buffer's size; held by
-  // sheets-zip.test.ts, "compresses to the same bytes whatever the output
-  // chunk size").
+  // One output buffer holds the whole result (deflate's worst case adds
+  // about 1/8): with 16 kB chunks, each would be a round trip through this
+  // busy thread. The bytes are the same either way (sheets-zip.test.ts).
   return deflateRawAsync(data, {
     level: LEVEL,
     finishFlush: constants.Z_SYNC_FLUSH,

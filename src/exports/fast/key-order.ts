@@ -3,20 +3,14 @@
  * and sorting with sortRecords (src/exports/order.ts) when it applies, and
  * says so by returning undefined when it does not (a key value that is not a
  * string, holds U+0000, or repeats), so the caller then takes sortRecords.
- *
- * Held by test/unit/fast-paths.test.ts (against sortRecords on random keys,
- * and the build with it off and on). Switch: `keyOrder` (src/fast-paths.ts);
- * differential test: test/unit/fast-paths.test.ts. What it earns:
- * docs/architecture.md (measured by bench/fast-paths.ts).
+ * Switch: `keyOrder` (src/fast-paths.ts); differential test:
+ * test/unit/fast-paths.test.ts. What it earns: docs/architecture.md.
  */
 
 /**
- * The rows in file order when the common case holds: every key value a
- * string and every key unique. Then the key columns joined by U+0000 (when no
- * value holds one) order exactly as the tuple does under compareValues
- * (UTF-16 code units, a prefix first), and no tie ever reaches the
- * all-columns comparison, so the order is sortRecords' without building a
- * record first. Undefined when the case does not apply.
+ * The rows in file order when every key value is a string and every key
+ * unique: the key columns joined by U+0000 then order exactly as the tuple
+ * does under compareValues, and no tie reaches the all-columns comparison.
  */
 export function orderByUniqueStringKey<T>(
   rows: readonly T[],
@@ -49,11 +43,8 @@ const SMALL_RANGE = 12;
 /**
  * The positions of `keys` in the order of their UTF-16 code units, a prefix
  * before what extends it (the order of `<`): a three-way radix quicksort
- * (Bentley and Sedgewick's multikey quicksort) on charCodeAt, which reads
- * each character of a shared prefix once per range instead of comparing
- * whole strings through a comparator call (on 100,000 random UUIDs about a
- * third of the time of Array.prototype.sort with a comparator). Equal keys
- * end up side by side, in no fixed order.
+ * (Bentley and Sedgewick's multikey quicksort) on charCodeAt. Equal keys end
+ * up side by side, in no fixed order.
  */
 export function sortedIndexes(keys: readonly string[]): Int32Array {
   const n = keys.length;

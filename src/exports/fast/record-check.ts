@@ -1,22 +1,14 @@
 /**
  * FAST PATH: the compiled record checker. Equivalent to
  * `model.safeParse(value).success` (plus collectDrift for the unknown field
- * names) wherever it answers true; it reads zod's private `_zod.def` and
- * generates code with `new Function`, so zod is pinned to an exact version in
- * package.json while this file exists. Held by the mutation test
- * test/unit/bench-fast-check.test.ts (every record of the fake site, each
- * value replaced by odd ones, against zod) and by
- * test/unit/fast-paths.test.ts. Switch: `recordCheck` (src/fast-paths.ts);
+ * names) wherever it answers true; `false` means "ask zod", and anything the
+ * compiler does not model (a refinement, a transform, a schema type the route
+ * models do not use) compiles to `false`. It reads zod's private `_zod.def`
+ * and generates code with `new Function`, so zod is pinned to an exact version
+ * in package.json while this file exists. Also held by the mutation test
+ * test/unit/bench-fast-check.test.ts. Switch: `recordCheck` (src/fast-paths.ts);
  * differential test: test/unit/fast-paths.test.ts. What it earns:
- * docs/architecture.md (measured by bench/fast-paths.ts).
- *
- * A compiled yes/no check of a record against its route's zod model, for the
- * common case: `true` only where `model.safeParse(value)` would succeed, so a
- * valid record (nearly every record) never reaches zod, which would copy it
- * while validating. `false` means "ask zod": the build then runs `safeParse`
- * for the issues, exactly as before. Anything the compiler does not model
- * (a refinement, a transform, a schema type the route models do not use)
- * compiles to `false`, i.e. always zod.
+ * docs/architecture.md.
  *
  * Semantics mirrored from zod 4 for JSON input: `z.number()` is a finite
  * number and `.int()` a safe integer; optional accepts `undefined` (absent);

@@ -3,24 +3,13 @@
  * is equivalent to `plainRecordMaker(names)` below: a record with the given
  * keys in order and the given values, built from a generated object literal
  * (new Function) so that every record of an export has one fixed shape.
- *
- * Held by test/unit/fast-paths.test.ts (recordMaker against plainRecordMaker
- * for every export's columns, and the build with it off and on giving the
- * same bytes over the recordings and a hostile fake site, and the columns
- * read back from an export file). Switch: `recordMaker` (src/fast-paths.ts);
- * differential test: test/unit/fast-paths.test.ts. What it earns:
- * docs/architecture.md (measured by bench/fast-paths.ts).
+ * Column names are checked against a strict identifier pattern at catalog
+ * load, and are JSON-quoted here besides. Switch: `recordMaker`
+ * (src/fast-paths.ts); differential test: test/unit/fast-paths.test.ts. What
+ * it earns: docs/architecture.md.
  */
 import type { ExportRecord } from '../types.js';
 
-/**
- * A function returning a record with the given columns, in order, from an
- * array of values. Generated once per export because an object literal has
- * one fixed shape: building 100k records this way is an order of magnitude
- * faster than assigning computed keys, and serializes faster too. Column
- * names are checked against a strict identifier pattern at catalog load, and
- * are JSON-quoted here besides.
- */
 export function recordMaker(names: readonly string[]): (values: readonly unknown[]) => ExportRecord {
   const body = `return {${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')}};`;
   return new Function('v', body) as (values: readonly unknown[]) => ExportRecord;

@@ -1,8 +1,7 @@
 import { defineRule, iso, ts } from '../define.js';
 import {
-  CERTIFICATION_READS,
+  CERTIFICATION_INPUTS,
   CERTIFICATION_SCOPE,
-  CERTIFICATION_SPEC,
   certificationFinding,
   requiredCertifications,
 } from '../certifications.js';
@@ -19,9 +18,7 @@ export default defineRule({
     "A finding when that one has `expires` strictly before the snapshot's time (the manifest's `time`): expiring " +
     'exactly at that time, or later the same day, is not expired (see `certification-expiring`). ' +
     `A certification without \`expires\` never expires (the spec: absent = no expiry). ${CERTIFICATION_SCOPE}`,
-  spec: CERTIFICATION_SPEC,
-  part: 'the requirement id (`security_requirements` `id`)',
-  reads: CERTIFICATION_READS,
+  ...CERTIFICATION_INPUTS,
   *check(ctx) {
     for (const r of requiredCertifications(ctx)) {
       const expires = r.best ? ts(r.best.expires) : undefined;

@@ -1,8 +1,7 @@
 import { defineRule, iso, ts } from '../define.js';
 import {
-  CERTIFICATION_READS,
+  CERTIFICATION_INPUTS,
   CERTIFICATION_SCOPE,
-  CERTIFICATION_SPEC,
   certificationFinding,
   requiredCertifications,
 } from '../certifications.js';
@@ -20,9 +19,7 @@ export default defineRule({
     "A finding when its `expires` is at or after the snapshot's time and at most `--expiring-days` × 86,400,000 ms " +
     "after it (a certification expiring later on the snapshot's own day is expiring, not expired). " +
     `A certification without \`expires\` never expires. ${CERTIFICATION_SCOPE}`,
-  spec: CERTIFICATION_SPEC,
-  part: 'the requirement id (`security_requirements` `id`)',
-  reads: CERTIFICATION_READS,
+  ...CERTIFICATION_INPUTS,
   *check(ctx) {
     const until = ctx.now + ctx.expiringDays * DAY_MS;
     for (const r of requiredCertifications(ctx)) {

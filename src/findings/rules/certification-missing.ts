@@ -1,8 +1,7 @@
 import { defineRule } from '../define.js';
 import {
-  CERTIFICATION_READS,
+  CERTIFICATION_INPUTS,
   CERTIFICATION_SCOPE,
-  CERTIFICATION_SPEC,
   certificationFinding,
   requiredCertifications,
 } from '../certifications.js';
@@ -17,9 +16,7 @@ export default defineRule({
     `for each requirement of the level's \`requirements\` that security_requirements lists, a finding when ` +
     `user_certifications holds no row with that \`userID\` and \`requirementID\`, expired or not. ` +
     `${CERTIFICATION_SCOPE}`,
-  spec: CERTIFICATION_SPEC,
-  part: 'the requirement id (`security_requirements` `id`)',
-  reads: CERTIFICATION_READS,
+  ...CERTIFICATION_INPUTS,
   *check(ctx) {
     for (const r of requiredCertifications(ctx)) {
       if (r.best) continue;

@@ -68,25 +68,18 @@ export default defineRule({
   *check(ctx) {
     for (const t of ctx.records('teams')) {
       const name = `team "${keyText(t.name)}" (${keyText(t.id)})`;
-      const cores = limitOf(t, t.teamQuotas_cores, 'cores');
-      const usedCores = ts(t.usage_vms_cores) ?? 0;
-      if (cores !== undefined && usedCores > cores.limit) {
+      const quantities = [
+        { part: 'cores', typed: t.teamQuotas_cores, used: ts(t.usage_vms_cores) ?? 0, unit: 'cores' },
+        { part: 'memory', typed: t.teamQuotas_memory, used: ts(t.usage_vms_mem) ?? 0, unit: 'bytes of memory' },
+      ];
+      for (const q of quantities) {
+        const quota = limitOf(t, q.typed, q.part);
+        if (quota === undefined || q.used <= quota.limit) continue;
         yield {
           subject: ref('teams', t.id),
           related: [],
-          detail: `${name} uses ${usedCores} cores, above its ${cores.source}`,
-          part: 'cores',
-          about: { team: keyText(t.id) },
-        };
-      }
-      const memory = limitOf(t, t.teamQuotas_memory, 'memory');
-      const usedMemory = ts(t.usage_vms_mem) ?? 0;
-      if (memory !== undefined && usedMemory > memory.limit) {
-        yield {
-          subject: ref('teams', t.id),
-          related: [],
-          detail: `${name} uses ${usedMemory} bytes of memory, above its ${memory.source}`,
-          part: 'memory',
+          detail: `${name} uses ${q.used} ${q.unit}, above its ${quota.source}`,
+          part: q.part,
           about: { team: keyText(t.id) },
         };
       }
