@@ -200,34 +200,25 @@ async function writeBeside(
   const spreadsheets = formats.length > 0 ? await writeSpreadsheets(written, formats, sink, sheetOptions) : undefined;
   // --findings and --format html: the rules over the export files just written, at the manifest's time, once the build's garbage is collected.
   if (o.findings || html) memory.beforeFindingsRead();
-  const current =
-    o.findings || html ? await findingsOf(stagedSnapshot(staging.dir, manifest), plan.findingsAsked) : undefined;
+  const current = () => findingsOf(stagedSnapshot(staging.dir, manifest), plan.findingsAsked);
   const warn = (m: string) => deps.reporter.warn(m);
-  // --format html: the page's comparison with the night before also gives that night's findings (its files read once).
-  const page =
-    html && current
-      ? await stagingReport({ dir: staging.dir, writeFile: hashed.writeFile }, manifest, {
-          outDir: input.outDir,
-          findings: (before) => findingsOverTime(current, before, input, manifest.baseUrl),
-          evaluate: plan.findingsAsked,
-          warn,
-          ...(plan.signKey ? { signKey: plan.signKey } : {}),
-          ...(plan.historyTarget ? { history: reportHistory(plan.historyTarget, o, deps) } : {}),
-        })
-      : undefined;
+  // --format html: the page's comparison with the night before also gives that night's findings (its files read
+  // once); the snapshot's own are evaluated after that night's, so that the two nights' records are not held at once.
+  const page = html
+    ? await stagingReport({ dir: staging.dir, writeFile: hashed.writeFile }, manifest, {
+        outDir: input.outDir,
+        findings: async (before) => findingsOverTime(await current(), before, input, manifest.baseUrl),
+        evaluate: plan.findingsAsked,
+        warn,
+        ...(plan.signKey ? { signKey: plan.signKey } : {}),
+        ...(plan.historyTarget ? { history: reportHistory(plan.historyTarget, o, deps) } : {}),
+      })
+    : undefined;
   const evaluated = page
     ? page.findings
-    : current &&
-      (await findingsOverTime(
-        current,
-        await previousFindings(
-          { beside: { dir: input.outDir, time: current.time }, warn },
-          findingsOf,
-          plan.findingsAsked,
-        ),
-        input,
-        manifest.baseUrl,
-      ));
+    : o.findings
+      ? await findingsBeside(await current(), input, warn, manifest.baseUrl)
+      : undefined;
   // --findings: written before the manifest, which lists _findings.json (and with --format csv _findings.csv) in its files.
   const findings = o.findings ? evaluated : undefined;
   if (findings) await writeFindingsFile(hashed, findings);
@@ -235,6 +226,18 @@ async function writeBeside(
   // --format html: the report page (src/report), after the files it reads and before the manifest that lists it.
   const report = page ? await page.write() : undefined;
   return { spreadsheets, findings, report };
+}
+
+/** The findings of the snapshot in staging told against the newest older snapshot's beside it (--findings alone). */
+async function findingsBeside(
+  current: FindingsReport,
+  input: StagingInput,
+  warn: (m: string) => void,
+  baseUrl: string,
+) {
+  const asked = input.plan.findingsAsked;
+  const before = await previousFindings({ beside: { dir: input.outDir, time: current.time }, warn }, findingsOf, asked);
+  return findingsOverTime(current, before, input, baseUrl);
 }
 
 /**

@@ -264,17 +264,16 @@ async function olderNight(
     if (!found) throw err;
     compared = failed(err);
   }
-  // Made now, so that the night before's records are let go before the snapshot's own are read.
-  const made = await (async (): Promise<PreviousFindings> => {
+  const findings = async (): Promise<PreviousFindings> => {
     if (file instanceof Error) throw file;
     if (file) return file;
     // A raw collection given as --previous has no findings: openSnapshot says so.
     if (!opened || !olderReaders) return previousFindingsOf(await openSnapshot(dir), findingsOf, evalOpts);
     await opened.checkRest(olderReaders.use);
     const report = await evaluateFindings(opened.manifest, async (name) => olderReaders.records.get(name)!, evalOpts);
+    olderReaders.records.clear();
     return { night: { time: report.time, source: 'snapshot' }, findings: report.findings };
-  })().catch((e: unknown) => e as Error);
-  const findings = () => (made instanceof Error ? Promise.reject(made) : Promise.resolve(made));
+  };
   return { compared, findings };
 }
 

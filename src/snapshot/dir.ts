@@ -343,5 +343,7 @@ export class Snapshot {
       const actual = await this.open(e, (fd) => hashFile(fd).sha256);
       if (actual !== sha256) throw this.changed(e.file);
     }
+    // Every file is read now: the buffer of the largest is let go (a later read makes another).
+    this.buffer = Buffer.alloc(0);
   }
 }
