@@ -88,6 +88,8 @@ export interface FindingList {
   readonly length: number;
   /** Every one, in the report's order, its texts not cleaned yet (Alertmanager's alerts are made from these). */
   readonly all: readonly FindingIn[];
+  /** Each one's name (`nameOf`) cleaned, in `all`'s order: made once, for the list's order and for the alerts. */
+  names(): readonly string[];
   /** The first `n`, most severe first, then by rule, then by name. */
   top(n: number): readonly DigestFinding[];
 }
@@ -145,15 +147,6 @@ export function nameOf(f: FindingIn): string {
   return name !== '' ? name : `${f.subject.export} ${f.subject.key.join(' / ')}`;
 }
 
-/** Each finding's name cleaned, made once whether its list's order, its digest entry or its alert needs it first. */
-const cleanNames = new WeakMap<FindingIn, string>();
-
-export function cleanNameOf(f: FindingIn): string {
-  let name = cleanNames.get(f);
-  if (name === undefined) cleanNames.set(f, (name = escapeControl(nameOf(f))));
-  return name;
-}
-
 /** A function that cleans a rule's id once for each rule: a report has tens of thousands of findings of a few rules. */
 export function ruleCleaner(): (rule: string) => string {
   const cleaned = new Map<string, string>();
@@ -165,13 +158,13 @@ export function ruleCleaner(): (rule: string) => string {
 }
 
 /** A finding as every sink shows it: its texts cleaned once here (control characters escaped), never again. */
-function toDigest(f: FindingIn, state?: DigestFinding['state']): DigestFinding {
+function toDigest(f: FindingIn, name: string, state?: DigestFinding['state']): DigestFinding {
   const s = state ?? f.state;
   return {
     id: escapeControl(idOf(f)),
     rule: escapeControl(f.rule),
     severity: f.severity,
-    name: cleanNameOf(f),
+    name,
     detail: escapeControl(f.detail),
     ...(s !== undefined ? { state: s } : {}),
     ...(f.firstSeen !== undefined ? { firstSeen: escapeControl(f.firstSeen) } : {}),
@@ -186,13 +179,14 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** The digest's order on the cleaned texts, as the sinks show them. */
-function findingOrder(): (a: FindingIn, b: FindingIn) => number {
+/** The digest's order of `all[a]` and `all[b]` on the cleaned texts, as the sinks show them. */
+function findingOrder(all: readonly FindingIn[], names: readonly string[]): (a: number, b: number) => number {
   const rule = ruleCleaner();
+  const rules = all.map((f) => rule(f.rule));
   return (a, b) =>
-    RANK[a.severity] - RANK[b.severity] ||
-    compareText(rule(a.rule), rule(b.rule)) ||
-    compareText(cleanNameOf(a), cleanNameOf(b));
+    RANK[all[a]!.severity] - RANK[all[b]!.severity] ||
+    compareText(rules[a]!, rules[b]!) ||
+    compareText(names[a]!, names[b]!);
 }
 
 /**
@@ -220,16 +214,22 @@ export function firstInOrder<T>(items: readonly T[], n: number, order: (a: T, b:
 
 /** A list whose first findings are made when a sink asks for them; the longest asked for is kept for the next. */
 function findingList(all: readonly FindingIn[], state?: DigestFinding['state']): FindingList {
+  let names: readonly string[] | undefined;
   let made: readonly DigestFinding[] = [];
-  return {
+  const list: FindingList = {
     length: all.length,
     all,
+    names: () => (names ??= all.map((f) => escapeControl(nameOf(f)))),
     top(n) {
-      if (n > made.length && made.length < all.length)
-        made = firstInOrder(all, n, findingOrder()).map((f) => toDigest(f, state));
+      if (n > made.length && made.length < all.length) {
+        const name = list.names();
+        const first = firstInOrder([...all.keys()], n, findingOrder(all, name));
+        made = first.map((i) => toDigest(all[i]!, name[i]!, state));
+      }
       return made.slice(0, n);
     },
   };
+  return list;
 }
 
 function outcomeState(n: RunNotice): Digest['outcome']['state'] {
@@ -249,11 +249,13 @@ function findingsPart(f: FindingsIn | undefined) {
   const all = f?.findings ?? [];
   const lifecycle = all.some((x) => x.state !== undefined) || f?.resolved !== undefined;
   const active = all.filter((x) => x.waived === undefined);
+  // Without a lifecycle the shown findings are the active ones: one list, its names made once.
+  const activeList = findingList(active);
   return {
     lifecycle,
     findingsEvaluated: f !== undefined,
-    findings: findingList(lifecycle ? active.filter((x) => x.state === 'new') : active),
-    active: findingList(active),
+    findings: lifecycle ? findingList(active.filter((x) => x.state === 'new')) : activeList,
+    active: activeList,
     waived: findingList(all.filter((x) => x.waived !== undefined)),
     resolved: findingList(f?.resolved ?? [], 'resolved'),
     openCount: lifecycle ? active.filter((x) => x.state !== 'new').length : 0,

@@ -5,15 +5,7 @@
  * again, so that a payload is never cut in the middle, and so never broken.
  */
 import { SEVERITIES, type Severity } from '../config/values.js';
-import {
-  cleanNameOf,
-  idOf,
-  ruleCleaner,
-  type Digest,
-  type DigestFinding,
-  type FindingIn,
-  type FindingList,
-} from './digest.js';
+import { idOf, ruleCleaner, type Digest, type DigestFinding, type FindingIn, type FindingList } from './digest.js';
 import { clean, clip, digestDoc, moreLine, plainText, type DigestDoc, type DocLimits } from './text.js';
 
 /** Renders with `limits`, halving the lists until `size` of the result is within `max`. */
@@ -262,9 +254,13 @@ export function* alertsOf(d: Digest, s: AlertSettings): Generator<PostableAlert>
     [d.resolved, now],
   ];
   const rule = ruleCleaner();
-  for (const [list, endsAt] of lists)
-    for (const f of list.all)
-      if (atLeast(f.severity, s.severity)) yield findingAlert(f, rule(f.rule), site, d.time, endsAt);
+  for (const [list, endsAt] of lists) {
+    const names = list.names();
+    for (let i = 0; i < list.all.length; i++) {
+      const f = list.all[i]!;
+      if (atLeast(f.severity, s.severity)) yield findingAlert(f, rule(f.rule), names[i]!, site, d.time, endsAt);
+    }
+  }
 }
 
 /**
@@ -273,11 +269,18 @@ export function* alertsOf(d: Digest, s: AlertSettings): Generator<PostableAlert>
  * to the digest and `_findings.json`, found by `id`: it would be most of each
  * alert's bytes, and tens of thousands of alerts are sent every run.
  */
-function findingAlert(f: FindingIn, rule: string, site: string, time: string, endsAt: string): PostableAlert {
+function findingAlert(
+  f: FindingIn,
+  rule: string,
+  name: string,
+  site: string,
+  time: string,
+  endsAt: string,
+): PostableAlert {
   const firstSeen = f.firstSeen !== undefined ? clean(f.firstSeen) : undefined;
   return {
     labels: { alertname: 'SvcSnapshotFinding', rule, severity: f.severity, site, id: clip(clean(idOf(f)), 200) },
-    annotations: { summary: clip(`${rule}: ${cleanNameOf(f)}`, 500) },
+    annotations: { summary: clip(`${rule}: ${name}`, 500) },
     startsAt: firstSeen !== undefined && !Number.isNaN(Date.parse(firstSeen)) ? firstSeen : time,
     endsAt,
   };
