@@ -49,7 +49,7 @@ import { findingsCsvChunks } from '../findings/csv.js';
 import { previousFindings, type PreviousFindings } from '../findings/lifecycle.js';
 import type { FindingsReport } from '../findings/evaluate.js';
 import { previousFromHistory } from '../history/previous-findings.js';
-import { stagingReport } from '../report/index.js';
+import { comparedBeside, nightsOfStaging, stagingReport } from '../report/index.js';
 import { trustStore, type SheetFormat } from '../config/values.js';
 import { snapshotNotice } from '../notify/notice.js';
 
@@ -135,7 +135,7 @@ async function fillStaging(staging: Staging, input: StagingInput) {
   // The files besides the exports are hashed as they are written, for the manifest's files (verify covers them).
   const hashed = hashingWriter(staging);
   const { built, manifest, memory } = await buildIntoStaging(staging, input, hashed);
-  const { spreadsheets, findings, report } = await writeBeside(staging, input, manifest, memory, hashed);
+  const { spreadsheets, findings, report, compared } = await writeBeside(staging, input, manifest, memory, hashed);
   // The files besides the exports are listed with their hashes as written, and the manifest is signed as written.
   const others = [
     ...(spreadsheets ?? []).map((f) => f.file),
@@ -150,7 +150,7 @@ async function fillStaging(staging: Staging, input: StagingInput) {
       : manifest;
   await staging.writeFile(SNAPSHOT_MANIFEST, toManifestFile(listed));
   await signManifest(staging, SNAPSHOT_MANIFEST, input.plan.signKey);
-  return { built, manifest: listed, spreadsheets, findings, report };
+  return { built, manifest: listed, spreadsheets, findings, report, compared };
 }
 
 /** raw/ when asked, then the exports built and written, the failed routes and --strict checked again, and the manifest made. */
@@ -214,21 +214,35 @@ async function writeBeside(
         ...(plan.historyTarget ? { history: reportHistory(plan.historyTarget, o, deps) } : {}),
       })
     : undefined;
-  const evaluated = page
-    ? page.findings
-    : o.findings
-      ? await findingsBeside(await current(), input, warn, manifest.baseUrl)
+  // --findings with --diff-previous or --notify (no page): the comparison they make is made here, for the same reason.
+  const nights =
+    !html && o.findings && comparesPrevious(o, deps)
+      ? await nightsOfStaging(staging.dir, manifest, {
+          outDir: input.outDir,
+          findings: async (before) => findingsOverTime(await current(), before, input, manifest.baseUrl),
+          evaluate: plan.findingsAsked,
+          warn,
+        })
       : undefined;
+  const evaluated =
+    page?.findings ??
+    nights?.report ??
+    (o.findings ? await findingsBeside(await current(), input, warn, manifest.baseUrl) : undefined);
   // --findings: written before the manifest, which lists _findings.json (and with --format csv _findings.csv) in its files.
   const findings = o.findings ? evaluated : undefined;
   if (findings) await writeFindingsFile(hashed, findings);
   if (findings && formats.includes('csv')) await hashed.writeChunks(FINDINGS_CSV, findingsCsvChunks(findings));
   // --format html: the report page (src/report), after the files it reads and before the manifest that lists it.
   const report = page ? await page.write() : undefined;
-  return { spreadsheets, findings, report };
+  return { spreadsheets, findings, report, compared: nights && comparedBeside(input.outDir, nights.previous) };
 }
 
-/** The findings of the snapshot in staging told against the newest older snapshot's beside it (--findings alone). */
+/** --diff-previous, and --notify (it tells each export's changes since the previous snapshot too, compared quietly). */
+function comparesPrevious(o: SnapshotOptions, deps: CommandDeps): boolean {
+  return o.diffPrevious === true || (o.notify?.length ?? 0) > 0 || (deps.env.SVC_NOTIFY_FILE ?? '') !== '';
+}
+
+/** The findings of the snapshot in staging told against the newest older snapshot's beside it (--findings without a comparison). */
 async function findingsBeside(
   current: FindingsReport,
   input: StagingInput,
@@ -276,15 +290,12 @@ async function afterPublishing(
   outDir: string,
   t0: number,
 ): Promise<CommandResult> {
-  const { built, manifest, spreadsheets, findings, report } = staged;
+  const { built, manifest, spreadsheets, findings, report, compared } = staged;
   const o = plan.o;
   warnAboutResponses(built, deps.reporter);
-  // --notify tells each export's changes since the previous snapshot too: compared as --diff-previous does, quietly.
-  const notifying = (o.notify?.length ?? 0) > 0 || (deps.env.SVC_NOTIFY_FILE ?? '') !== '';
-  const previous =
-    o.diffPrevious || notifying
-      ? await diffWithPrevious(outDir, o.diffPrevious ? deps.reporter : undefined, report?.previous)
-      : undefined;
+  const previous = comparesPrevious(o, deps)
+    ? await diffWithPrevious(outDir, o.diffPrevious ? deps.reporter : undefined, report?.previous ?? compared)
+    : undefined;
   const history = plan.historyTarget ? await loadIntoHistory(outDir, o, deps, plan.historyTarget) : undefined;
   if (findings) deps.reporter.info(findingsLine(findings));
   const findingsFailed = findings ? failOnMessage(findings, plan.findingsAsked.failOn) : undefined;

@@ -306,6 +306,24 @@ export interface StagingOptions {
   readonly history?: HistorySource;
 }
 
+/**
+ * `--findings` with `--diff-previous` or `--notify` (no page): the comparison
+ * of the snapshot in staging with the newest older one beside it, and the
+ * findings told against that night's, its files read once.
+ */
+export async function nightsOfStaging(
+  stagingDir: string,
+  manifest: SnapshotManifest,
+  opts: Pick<StagingOptions, 'outDir' | 'findings' | 'evaluate' | 'warn'>,
+): Promise<{ previous: ReportModel['previous']; report: FindingsReport }> {
+  const older = await findPreviousSnapshot(opts.outDir, manifest.time);
+  // Nothing to compare with: the files just written need not be read for it.
+  if (older === undefined)
+    return { previous: { problem: 'no older snapshot' }, report: await opts.findings(undefined) };
+  const snapshot = stagedSnapshot(stagingDir, manifest);
+  return bothNights(snapshot, exportReaders(snapshot, false), { older, given: false, ...opts });
+}
+
 /** `--format html`: the exports just written into staging and the manifest about to be written. */
 export async function modelOfStaging(
   stagingDir: string,

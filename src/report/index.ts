@@ -9,8 +9,9 @@ import type { SnapshotManifest } from '../exports/manifest.js';
 import type { FindingsReport } from '../findings/evaluate.js';
 import { modelOfStaging, type StagingOptions } from './gather.js';
 import { renderReport } from './render.js';
+import type { ReportModel } from './model.js';
 
-export { modelOfDirectory, type HistorySource } from './gather.js';
+export { modelOfDirectory, nightsOfStaging, type HistorySource } from './gather.js';
 export { renderReport } from './render.js';
 
 /** The report's file name in a snapshot of that date. */
@@ -40,14 +41,20 @@ export async function stagingReport(
 }> {
   const name = reportFileName(manifest.date);
   const model = await modelOfStaging(staging.dir, manifest, opts);
-  // The previous snapshot is found beside the output directory (findPreviousSnapshot).
-  const previous =
-    'changes' in model.previous
-      ? { dir: path.join(path.dirname(opts.outDir), model.previous.name), changes: model.previous.changes }
-      : undefined;
+  const previous = comparedBeside(opts.outDir, model.previous);
   const write = async () => {
     await staging.writeFile(name, renderReport(model));
     return { name, ...(previous ? { previous } : {}) };
   };
   return { findings: model.findings.report, write };
+}
+
+/** The comparison made in staging, as --diff-previous takes it: the previous snapshot is found beside the output directory. */
+export function comparedBeside(
+  outDir: string,
+  previous: ReportModel['previous'],
+): { dir: string; changes: ChangeSet } | undefined {
+  return 'changes' in previous
+    ? { dir: path.join(path.dirname(outDir), previous.name), changes: previous.changes }
+    : undefined;
 }

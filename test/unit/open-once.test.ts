@@ -109,6 +109,21 @@ describe('each export file is opened at most once per command', () => {
       const file = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as { previous?: unknown };
       expect(file.previous).toBeDefined();
     });
+    it('--findings --diff-previous on a snapshot: the night before compared once and its findings made from that reading', async () => {
+      const out = join(cwd, 'plain', 'svc-snapshot-diff');
+      const io = captureDeps(cwd);
+      let result: unknown;
+      const flags = { replay: NIGHTS[1]!, outDir: out, include: 'vms', findings: true, diffPrevious: true, json: true };
+      const counts = await opensOf([plain[0]!], async () => (result = await runSnapshot(flags, io.deps)));
+      expect(result).toMatchObject({ exitCode: 0 });
+      expect(counts.size).toBeGreaterThanOrEqual(18);
+      expect([...counts].filter(([, n]) => n !== 1)).toEqual([]);
+      const file = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as { previous?: unknown };
+      expect(file.previous).toBeDefined();
+      const summary = JSON.parse(io.out()) as { diffPrevious?: { previous: string | null; exports?: unknown[] } };
+      expect(summary.diffPrevious?.previous).toBe(plain[0]);
+      expect(summary.diffPrevious?.exports?.length).toBeGreaterThan(0);
+    });
     for (const [name, run] of runs) {
       it(`${name}: the night before's findings made from the files as the comparison reads them, each opened once`, async () => {
         let result: unknown;
