@@ -143,12 +143,21 @@ export async function previousFindings(
   if (!lookup.beside) return undefined;
   const dir = await findPreviousSnapshot(lookup.beside.dir, lookup.beside.time);
   if (dir === undefined) return undefined;
+  return previousOrWarn(async () => previousFindingsOf(await openSnapshot(dir), evaluate, opts), dir, lookup.warn);
+}
+
+/** The findings of a previous snapshot found beside, or undefined with a warning when they cannot be read: they must not fail a night. */
+export async function previousOrWarn(
+  read: () => Promise<PreviousFindings>,
+  dir: string,
+  warn: (message: string) => void,
+): Promise<PreviousFindings | undefined> {
   try {
-    return await previousFindingsOf(await openSnapshot(dir), evaluate, opts);
+    return await read();
   } catch (e) {
-    lookup.warn(
+    warn(
       `the findings of the previous snapshot ${dir} could not be read, so every finding is told without a state: ` +
-        `${(e as Error).message}`,
+        `${e instanceof Error ? e.message : String(e)}`,
     );
     return undefined;
   }

@@ -17,7 +17,7 @@ import {
   type FindingsReport,
 } from '../findings/evaluate.js';
 import { findingsOf, overTime } from '../findings/index.js';
-import { findingsFileOf, previousFindingsOf, type PreviousFindings } from '../findings/lifecycle.js';
+import { findingsFileOf, previousFindingsOf, previousOrWarn, type PreviousFindings } from '../findings/lifecycle.js';
 import { previousFromHistory } from '../history/previous-findings.js';
 import type { WaiversFile } from '../findings/waivers.js';
 import { exportsRead } from '../findings/catalog.js';
@@ -209,7 +209,7 @@ async function bothNights(
   const previous = night?.compared ?? { problem: 'there is no older snapshot beside this one' };
   // The files the diff did not read (no older snapshot, or a failed comparison), and every other one checked (an edited one: exit 1).
   await snapshot.checkRest(readers.use);
-  const before = night && (o.given ? await night.findings() : await findingsOrWarn(night, o.older!, o.warn));
+  const before = night && (o.given ? await night.findings() : await previousOrWarn(night.findings, o.older!, o.warn));
   return { previous, report: await o.findings(before) };
 }
 
@@ -275,22 +275,6 @@ async function olderNight(
     return { night: { time: report.time, source: 'snapshot' }, findings: report.findings };
   };
   return { compared, findings };
-}
-
-/** The night before's findings, or undefined with a warning when they cannot be read (a night before found beside must not fail a night). */
-async function findingsOrWarn(
-  night: { findings: () => Promise<PreviousFindings> },
-  dir: string,
-  warn: (message: string) => void,
-): Promise<PreviousFindings | undefined> {
-  try {
-    return await night.findings();
-  } catch (e) {
-    warn(
-      `the findings of the previous snapshot ${dir} could not be read, so every finding is told without a state: ${messageOf(e)}`,
-    );
-    return undefined;
-  }
 }
 
 export interface StagingOptions {
