@@ -118,7 +118,7 @@ async function fetchAuditOnce(
     const post = p.def.method === 'POST';
     if (post) headers['content-type'] = 'application/json';
     const payload = post ? { method: 'POST' as const, body: JSON.stringify(requestBody ?? null) } : {};
-    fetched = await deps.http.get({ label: p.label, url: deps.auditUrl + p.urlPath, headers, ...payload });
+    fetched = await deps.http.read({ label: p.label, url: deps.auditUrl + p.urlPath, headers, ...payload });
   } catch (err) {
     if (err instanceof HttpError) {
       if (err.kind === 'aborted') throw new CancelledError(err.message);

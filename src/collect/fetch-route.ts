@@ -40,7 +40,7 @@ function statusHint(status: number): string {
 
 /** A GET of a planned management API route, `token` in its cookie. */
 export function getRoute(http: HttpClient, baseUrl: string, p: PlannedRoute, token: string): Promise<Fetched> {
-  return http.get({ label: p.label, url: baseUrl + p.urlPath, headers: managementAuth(token) });
+  return http.read({ label: p.label, url: baseUrl + p.urlPath, headers: managementAuth(token) });
 }
 
 export async function fetchRoute(

@@ -26,7 +26,7 @@ export async function runCheckAudit(o: CommandOptions<'check'>, deps: CommandDep
     const observer = observeTls(new URL(auditUrl).hostname);
     try {
       try {
-        const info = await http.get({ label: 'GET /info', url: `${auditUrl}/info` });
+        const info = await http.read({ label: 'GET /info', url: `${auditUrl}/info` });
         if (info.status === 200) {
           try {
             const v = JSON.parse(info.body.toString('utf8')) as { name?: unknown; version?: unknown };
@@ -38,7 +38,7 @@ export async function runCheckAudit(o: CommandOptions<'check'>, deps: CommandDep
             report.service = {};
           }
         }
-        const list = await http.get({
+        const list = await http.read({
           label: 'GET /queries/list',
           url: `${auditUrl}/queries/list`,
           headers: auditAuth(token.value),

@@ -24,7 +24,7 @@ export interface TransportOptions {
   readonly backoffMaxMs?: number;
 }
 
-export interface GetRequest {
+export interface ReadRequest {
   /** `GET /api/users`: the route as reported; never holds a token. */
   readonly label: string;
   /** Absolute URL. */
@@ -145,7 +145,8 @@ export class HttpClient {
     this.dispatcher = dispatcher ?? createDispatcher(opts);
   }
 
-  async get(req: GetRequest): Promise<Fetched> {
+  /** A request that only reads (a GET, or a POST that only reads, such as the audit service's queries), with the deadline and retries. */
+  async read(req: ReadRequest): Promise<Fetched> {
     const started = performance.now();
     const maxAttempts = 1 + this.opts.retries;
     const host = new URL(req.url).host;
@@ -206,7 +207,7 @@ export class HttpClient {
     });
   }
 
-  private throwIfAborted(req: GetRequest, attempts: number): void {
+  private throwIfAborted(req: ReadRequest, attempts: number): void {
     if (this.opts.signal?.aborted) {
       throw new HttpError({
         route: req.label,
@@ -219,7 +220,7 @@ export class HttpClient {
     }
   }
 
-  private async once(req: GetRequest, host: string): Promise<Answer | Failure> {
+  private async once(req: ReadRequest, host: string): Promise<Answer | Failure> {
     const deadline = AbortSignal.timeout(this.opts.timeoutMs);
     const signal = this.opts.signal ? AbortSignal.any([deadline, this.opts.signal]) : deadline;
     try {

@@ -32,7 +32,7 @@ const cookie = { cookie: `SVC_TOKEN=${ALL_TYPES_TOKEN.value}` };
 describe('HttpClient', () => {
   it('returns the exact bytes the server sent', async () => {
     const c = client();
-    const res = await c.get({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: cookie });
+    const res = await c.read({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: cookie });
     expect(res.status).toBe(200);
     expect(res.body.toString()).toBe(site.backend.responseBody('users'));
     expect(res.attempts).toBe(1);
@@ -42,7 +42,7 @@ describe('HttpClient', () => {
   it('returns 4xx answers other than 429 at once, without retrying', async () => {
     const c = client();
     const before = site.backend.requests.length;
-    const res = await c.get({
+    const res = await c.read({
       label: 'GET /api/users',
       url: `${site.url}/api/users`,
       headers: { cookie: 'SVC_TOKEN=fake-token-unknown' },
@@ -57,7 +57,7 @@ describe('HttpClient', () => {
     site.backend.setFault('teams', { statuses: [502], always: true });
     const c = client({ retries: 2 });
     const err = await c
-      .get({ label: 'GET /api/teams', url: `${site.url}/api/teams`, headers: cookie })
+      .read({ label: 'GET /api/teams', url: `${site.url}/api/teams`, headers: cookie })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HttpError);
     expect(err).toMatchObject({ status: 502, attempts: 3, route: 'GET /api/teams', kind: 'status' });
@@ -73,7 +73,7 @@ describe('HttpClient', () => {
     // 500 ms timer; honouring Retry-After: 1 puts it after.
     const arrived: string[] = [];
     const pending = c
-      .get({ label: 'GET /api/drives', url: `${site.url}/api/drives`, headers: cookie })
+      .read({ label: 'GET /api/drives', url: `${site.url}/api/drives`, headers: cookie })
       .then((r) => (arrived.push('response'), r));
     await new Promise((resolve) => setTimeout(resolve, 500)).then(() => arrived.push('timer'));
     const res = await pending;
@@ -87,7 +87,7 @@ describe('HttpClient', () => {
     site.backend.setFault('projects', { delayMs: 1500 });
     const c = client({ timeoutMs: 300, retries: 0 });
     const err = await c
-      .get({ label: 'GET /api/projects', url: `${site.url}/api/projects`, headers: cookie })
+      .read({ label: 'GET /api/projects', url: `${site.url}/api/projects`, headers: cookie })
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 0, kind: 'timeout', attempts: 1 });
     site.backend.clearFaults();
@@ -97,7 +97,7 @@ describe('HttpClient', () => {
   it('refuses a server its trust store does not cover, naming --ca-file, without retrying', async () => {
     const c = client({ ca: [...rootCertificates] });
     const err = await c
-      .get({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: cookie })
+      .read({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: cookie })
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 0, kind: 'tls', attempts: 1 });
     expect((err as Error).message).toMatch(/--ca-file/);
@@ -109,7 +109,7 @@ describe('HttpClient', () => {
     const abort = new AbortController();
     const c = client({ signal: abort.signal });
     const pending = c
-      .get({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: cookie })
+      .read({ label: 'GET /api/users', url: `${site.url}/api/users`, headers: cookie })
       .catch((e: unknown) => e);
     setTimeout(() => abort.abort(), 100);
     // Not waited out: a request that ignored the abort would end with the delayed 200, not 'aborted'.

@@ -297,7 +297,7 @@ describe('TLS whatever NODE_TLS_REJECT_UNAUTHORIZED says', () => {
     process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
     // The system store only: the untrusted CA is not in it.
     const c = new HttpClient({ timeoutMs: 5000, retries: 0, concurrency: 1, ca: undefined, userAgent: 'test' });
-    const err = await c.get({ label: 'GET /api/users', url: `${untrusted.url}/api/users` }).then(
+    const err = await c.read({ label: 'GET /api/users', url: `${untrusted.url}/api/users` }).then(
       () => undefined,
       (e: unknown) => e,
     );
