@@ -6,13 +6,14 @@
  * digest has always promised.
  */
 import { describe, expect, it } from 'vitest';
-import { buildDigest, firstInOrder, nameOf, type FindingIn, type RunNotice } from '../../src/notify/digest.js';
+import { buildDigest, firstInOrder, nameOf, type FindingIn } from '../../src/notify/digest.js';
 import { alertsOf, slackPayload, webhookPayload, emailContent } from '../../src/notify/formats.js';
 import { alertmanagerPosts } from '../../src/notify/send.js';
 import { readTargets } from '../../src/notify/targets.js';
 import { escapeControl } from '../../src/util/escape.js';
 import { clip } from '../../src/notify/text.js';
 import { HOSTILE_NAMES } from '../helpers/hostile-names.js';
+import { runNotice } from '../helpers/run-notice.js';
 
 const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
 const RULES = [
@@ -60,18 +61,6 @@ function sortedIds(list: readonly FindingIn[]): string[] {
     .map((f) => f.id);
 }
 
-function notice(list: FindingIn[], extra: Partial<RunNotice> = {}): RunNotice {
-  return {
-    command: 'snapshot',
-    site: 'https://platform.example.org',
-    time: '2026-11-22T02:00:00.000Z',
-    exitCode: 0,
-    outDir: '/var/lib/svc/svc-snapshot-2026-11-22',
-    findings: { time: '2026-11-22T02:00:00.000Z', rules: [], findings: list },
-    ...extra,
-  };
-}
-
 describe('firstInOrder', () => {
   it('gives the first n of a stable sort, ties in their given order', () => {
     const items = Array.from({ length: 500 }, (_, i) => ({ k: (i * 7919) % 37, i }));
@@ -99,7 +88,7 @@ describe('the lists the sinks show', () => {
   for (const n of [0, 1, 7, 60, 3000]) {
     it(`of ${n} finding(s) are a full sort's first, with the rest counted`, () => {
       const list = findings(n);
-      const d = buildDigest(notice(list));
+      const d = buildDigest(runNotice(list));
       const want = sortedIds(list);
       for (const k of [1, 20, 1000, n + 5]) expect(d.findings.top(k).map((f) => f.id)).toEqual(want.slice(0, k));
       expect(d.findings.length).toBe(n);
@@ -114,7 +103,7 @@ describe('the lists the sinks show', () => {
   }
   it('are the same whichever sink asks first (a shorter list, then a longer one)', () => {
     const list = findings(2500, 3);
-    const d = buildDigest(notice(list));
+    const d = buildDigest(runNotice(list));
     const want = sortedIds(list);
     expect(d.findings.top(20).map((f) => f.id)).toEqual(want.slice(0, 20));
     expect(d.findings.top(300).map((f) => f.id)).toEqual(want.slice(0, 300));
@@ -122,7 +111,7 @@ describe('the lists the sinks show', () => {
     expect(emailContent(d).text).toContain(`Findings (2500)`);
   });
   it('show cleaned texts: a control character in a name or rule is shown as \\uXXXX', () => {
-    const d = buildDigest(notice(findings(200)));
+    const d = buildDigest(runNotice(findings(200)));
     const shown = d.findings.top(200);
     expect(shown.some((f) => f.rule === 'rule\\u0007bell')).toBe(true);
     for (const f of shown) expect(`${f.rule}${f.name}`).not.toMatch(/[\u0000-\u001f\u202e]/);
@@ -134,7 +123,7 @@ describe('the lists the sinks show', () => {
       ...(i % 5 === 0 ? { waived: { reason: 'r', owner: 'o', expires: '2027-01-01' } } : {}),
     }));
     const resolved = findings(50, 5).map((f) => ({ ...f, id: `gone-${f.id!}` }));
-    const d = buildDigest({ ...notice(list), findings: { time: 't', rules: [], findings: list, resolved } });
+    const d = buildDigest({ ...runNotice(list), findings: { time: 't', rules: [], findings: list, resolved } });
     const fresh = list.filter((f) => f.state === 'new' && f.waived === undefined);
     expect(d.findings.top(1000).map((f) => f.id)).toEqual(sortedIds(fresh));
     expect(d.resolved.top(10).map((f) => f.id)).toEqual(sortedIds(resolved).slice(0, 10));
@@ -151,7 +140,7 @@ describe('Alertmanager', () => {
 
   it('one alert per finding at or above the severity: the contract labels, a one-line summary, nothing else', () => {
     const list = findings(300);
-    const alerts = [...alertsOf(buildDigest(notice(list)), settings)];
+    const alerts = [...alertsOf(buildDigest(runNotice(list)), settings)];
     const paging = list.filter((f) => f.severity === 'critical' || f.severity === 'high');
     const mine = alerts.filter((a) => a.labels.alertname === 'SvcSnapshotFinding');
     expect(mine.map((a) => a.labels.id).sort()).toEqual(paging.map((f) => f.id).sort());
@@ -169,7 +158,7 @@ describe('Alertmanager', () => {
   });
   it('a name of 50,000 characters is cut in the summary', () => {
     const long: FindingIn = { ...findings(1)[0]!, severity: 'high', display: { user: HOSTILE_NAMES[6] } };
-    const [, a] = [...alertsOf(buildDigest(notice([long])), settings)];
+    const [, a] = [...alertsOf(buildDigest(runNotice([long])), settings)];
     expect(a!.annotations.summary!.length).toBeLessThanOrEqual(500);
   });
   it('POSTs batches of 2,000 compact alerts, each made when the one before it is sent', () => {

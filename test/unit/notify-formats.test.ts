@@ -5,10 +5,11 @@
  * no name is cut inside a word.
  */
 import { describe, expect, it } from 'vitest';
-import { buildDigest, worthSending, type FindingIn, type RunNotice } from '../../src/notify/digest.js';
+import { buildDigest, worthSending, type FindingIn } from '../../src/notify/digest.js';
 import { alertsOf, emailContent, slackPayload, teamsPayload, webhookPayload } from '../../src/notify/formats.js';
 import { clip } from '../../src/notify/text.js';
 import { HOSTILE_NAMES } from '../helpers/hostile-names.js';
+import { runNotice } from '../helpers/run-notice.js';
 
 const CHAT_HOSTILE = [
   '<!channel> wake up',
@@ -31,20 +32,7 @@ function finding(i: number, name: string, severity: FindingIn['severity'] = 'hig
   };
 }
 
-function notice(findings: FindingIn[], extra: Partial<RunNotice> = {}): RunNotice {
-  return {
-    command: 'snapshot',
-    site: 'https://platform.example.org',
-    time: '2026-11-22T02:00:00.000Z',
-    exitCode: 0,
-    outDir: '/var/lib/svc/svc-snapshot-2026-11-22',
-    exports: [{ export: 'users', count: 12, available: true }],
-    findings: { time: '2026-11-22T02:00:00.000Z', rules: [], findings },
-    ...extra,
-  };
-}
-
-const hostile = buildDigest(notice(CHAT_HOSTILE.map((n, i) => finding(i, n))));
+const hostile = buildDigest(runNotice(CHAT_HOSTILE.map((n, i) => finding(i, n))));
 
 /** Every string value of a JSON document. */
 function strings(v: unknown): string[] {
@@ -97,7 +85,7 @@ describe('Teams', () => {
   });
   it('stays under the 28 KB a Teams message may take, with "and N more"', () => {
     const many = buildDigest(
-      notice(Array.from({ length: 2000 }, (_, i) => finding(i, `User ${i} ${'x'.repeat(200)}`))),
+      runNotice(Array.from({ length: 2000 }, (_, i) => finding(i, `User ${i} ${'x'.repeat(200)}`))),
     );
     const json = JSON.stringify(teamsPayload(many));
     expect(Buffer.byteLength(json)).toBeLessThanOrEqual(28 * 1024);
@@ -109,7 +97,7 @@ describe('e-mail', () => {
   const mail = emailContent(hostile);
   it('has a one-line subject: no CR or LF can add a header', () => {
     expect(mail.subject).not.toMatch(/[\r\n]/);
-    const crlf = emailContent(buildDigest(notice([], { site: 'https://x.example\r\nBcc: victim@example.org' })));
+    const crlf = emailContent(buildDigest(runNotice([], { site: 'https://x.example\r\nBcc: victim@example.org' })));
     expect(crlf.subject).not.toMatch(/[\r\n]/);
     expect(crlf.subject).toContain('\\u000d\\u000aBcc');
   });
@@ -133,7 +121,7 @@ describe('the lists', () => {
       ...Array.from({ length: 30 }, (_, i) => finding(i, `Low ${i}`, 'low')),
       finding(99, 'Critical one', 'critical'),
     ];
-    const d = buildDigest(notice(list));
+    const d = buildDigest(runNotice(list));
     const text = emailContent(d).text;
     expect(d.findings.top(1)[0]!.severity).toBe('critical');
     const slack = strings(slackPayload(d).blocks).join('\n');
@@ -142,7 +130,7 @@ describe('the lists', () => {
     expect(text).toContain('Critical one');
   });
   it('26,000 findings make payloads within every limit', () => {
-    const d = buildDigest(notice(Array.from({ length: 26_000 }, (_, i) => finding(i, `User ${i}`))));
+    const d = buildDigest(runNotice(Array.from({ length: 26_000 }, (_, i) => finding(i, `User ${i}`))));
     expect(JSON.stringify(slackPayload(d).blocks).length).toBeLessThanOrEqual(12_000);
     const hook = webhookPayload(d) as { findings: { shown: { items: unknown[]; more: number } } };
     expect(hook.findings.shown.items).toHaveLength(1000);
@@ -164,7 +152,7 @@ describe('section 18, when the report has it', () => {
     },
   ];
   const d = buildDigest({
-    ...notice(lifecycle),
+    ...runNotice(lifecycle),
     findings: {
       time: '2026-11-22T02:00:00.000Z',
       rules: [],
@@ -187,11 +175,11 @@ describe('section 18, when the report has it', () => {
   it('sends on new or resolved findings; a night with nothing new sends nothing', () => {
     expect(worthSending(d, ['findings'])).toBe(true);
     const quiet = buildDigest({
-      ...notice([lifecycle[1]!]),
+      ...runNotice([lifecycle[1]!]),
       findings: { time: 't', rules: [], findings: [lifecycle[1]!], resolved: [] },
     });
     expect(worthSending(quiet, ['failure', 'changes', 'findings'])).toBe(false);
-    expect(worthSending(buildDigest({ ...notice([]), exitCode: 1, outDir: undefined }), ['changes'])).toBe(true);
+    expect(worthSending(buildDigest({ ...runNotice([]), exitCode: 1, outDir: undefined }), ['changes'])).toBe(true);
   });
   it('Alertmanager: active findings fire until the next run is due, waived and resolved ones end now', () => {
     const now = new Date('2026-11-22T02:05:00.000Z');
@@ -212,7 +200,7 @@ describe('section 18, when the report has it', () => {
     expect([...alertsOf(d, { severity: 'critical', intervalHours: 26, now })]).toHaveLength(1);
   });
   it('a failed run is one alert of its own, firing', () => {
-    const failed = buildDigest({ ...notice([]), exitCode: 3, outDir: undefined, failure: 'token rejected' });
+    const failed = buildDigest({ ...runNotice([]), exitCode: 3, outDir: undefined, failure: 'token rejected' });
     const alerts = [
       ...alertsOf(failed, { severity: 'high', intervalHours: 26, now: new Date('2026-11-22T00:00:00Z') }),
     ];
