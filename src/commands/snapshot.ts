@@ -201,13 +201,15 @@ async function writeBeside(
   // --findings and --format html: the rules over the export files just written, at the manifest's time, once the build's garbage is collected.
   if (o.findings || html) memory.beforeFindingsRead();
   const current = () => findingsOf(stagedSnapshot(staging.dir, manifest), plan.findingsAsked);
+  const toldAgainst = async (before: PreviousFindings | undefined) =>
+    findingsOverTime(await current(), before, input, manifest.baseUrl);
   const warn = (m: string) => deps.reporter.warn(m);
   // --format html: the page's comparison with the night before also gives that night's findings (its files read
   // once); the snapshot's own are evaluated after that night's, so that the two nights' records are not held at once.
   const page = html
     ? await stagingReport({ dir: staging.dir, writeFile: hashed.writeFile }, manifest, {
         outDir: input.outDir,
-        findings: async (before) => findingsOverTime(await current(), before, input, manifest.baseUrl),
+        findings: toldAgainst,
         evaluate: plan.findingsAsked,
         warn,
         ...(plan.signKey ? { signKey: plan.signKey } : {}),
@@ -219,7 +221,7 @@ async function writeBeside(
     !html && o.findings && comparesPrevious(o, deps)
       ? await nightsOfStaging(staging.dir, manifest, {
           outDir: input.outDir,
-          findings: async (before) => findingsOverTime(await current(), before, input, manifest.baseUrl),
+          findings: toldAgainst,
           evaluate: plan.findingsAsked,
           warn,
         })
