@@ -1,7 +1,6 @@
-import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { TOOL } from '../version.js';
+import { runChildSync } from '../util/child-sync.js';
 import { createDispatcher } from '../http/client.js';
 
 export type PingEvent = 'start' | 'success' | 'fail';
@@ -67,13 +66,8 @@ export async function sendPing(target: PingTarget, event: PingEvent): Promise<st
  * process sends it while this one waits, bounded by the ping timeout.
  */
 export function sendPingSync(target: PingTarget, event: PingEvent): string | undefined {
-  const child = fileURLToPath(new URL('./ping-child.js', import.meta.url));
-  const res = spawnSync(process.execPath, [child], {
-    input: JSON.stringify({ url: target.url, ca: target.ca ?? null, timeoutMs: target.timeoutMs, event }),
-    timeout: target.timeoutMs + 1000,
-    stdio: ['pipe', 'pipe', 'ignore'],
-    encoding: 'utf8',
-  });
+  const input = { url: target.url, ca: target.ca ?? null, timeoutMs: target.timeoutMs, event };
+  const res = runChildSync(new URL('./ping-child.js', import.meta.url), input, target.timeoutMs + 1000);
   if (res.error || res.status === null) return `ping "${event}" to ${pingHost(target.url)} did not finish in time`;
   const warning = res.stdout.trim();
   return warning === '' ? undefined : warning;

@@ -7,8 +7,7 @@
  * URLs included, go to the child on its stdin, never in its arguments or
  * environment.
  */
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { runChildSync } from '../util/child-sync.js';
 import type { RunNotice } from './digest.js';
 import type { NotifySettings } from './index.js';
 
@@ -25,14 +24,9 @@ export function notifyRunSync(
   warn: (message: string) => void,
   now: Date = new Date(),
 ): Array<{ sink: string; failed: number }> {
-  const child = fileURLToPath(new URL('./notify-child.js', import.meta.url));
-  const res = spawnSync(process.execPath, [child], {
-    input: JSON.stringify({ notice, settings: s, now: now.toISOString() }),
-    // The child's own deadline is --notify-timeout; this one only stops a child that hangs past it.
-    timeout: s.timeoutMs + 5000,
-    stdio: ['pipe', 'pipe', 'ignore'],
-    encoding: 'utf8',
-  });
+  const input = { notice, settings: s, now: now.toISOString() };
+  // The child's own deadline is --notify-timeout; this one only stops a child that hangs past it.
+  const res = runChildSync(new URL('./notify-child.js', import.meta.url), input, s.timeoutMs + 5000);
   let result: ChildResult | undefined;
   try {
     if (res.status === 0) result = JSON.parse(res.stdout) as ChildResult;
