@@ -11,7 +11,7 @@ export function openClient(caFile, concurrency) {
 
 /** The response to one planned route, which must be 200. */
 export async function fetchOk(http, baseUrl, token, p) {
-  const res = await http.get({ label: p.label, url: baseUrl + p.urlPath, headers: { cookie: `SVC_TOKEN=${token}` } });
+  const res = await http.read({ label: p.label, url: baseUrl + p.urlPath, headers: { cookie: `SVC_TOKEN=${token}` } });
   if (res.status !== 200) throw new Error(`${p.label}: HTTP ${res.status}`);
   return res;
 }
