@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { TOOL } from '../version.js';
 import { runChildSync } from '../util/child-sync.js';
 import { createDispatcher } from '../http/client.js';
@@ -36,14 +35,15 @@ function pingHost(base: string): string {
  */
 export async function sendPing(target: PingTarget, event: PingEvent): Promise<string | undefined> {
   const { timeoutMs } = target;
-  const undici = createRequire(import.meta.url)('undici') as typeof import('undici');
   // One connection, with the run's trust and proxy settings and TLS verified, as the API's requests.
   const dispatcher = createDispatcher({ concurrency: 1, ca: target.ca, timeoutMs });
   const host = pingHost(target.url);
   try {
-    const res = await undici.request(pingUrl(target.url, event), {
+    const url = new URL(pingUrl(target.url, event));
+    const res = await dispatcher.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
       method: 'GET',
-      dispatcher,
       headers: { 'user-agent': `${TOOL.name}/${TOOL.version}` },
       signal: AbortSignal.timeout(timeoutMs),
     });

@@ -65,13 +65,28 @@ const RETRY_AFTER_CAP_MS = 60_000;
 /** The longest Buffer this Node.js makes. */
 const { MAX_LENGTH } = bufferConstants;
 
+/** The two dispatchers this tool makes; every undici dispatcher has `request()`. */
+interface UndiciParts {
+  readonly Agent: typeof import('undici').Agent;
+  readonly EnvHttpProxyAgent: typeof import('undici').EnvHttpProxyAgent;
+}
+
 /**
- * undici, loaded on first use: it takes ~60 ms to load, which `--help`,
- * `--replay` and `diff` never need. (It is CommonJS, so `require` gives the
- * same module an `import` would.)
+ * undici, loaded on first use (`--help`, `--replay` and `diff` never need
+ * it), and only the parts used: its index.js also loads fetch, WebSocket,
+ * caches and mocks (about 170 ms here, against 60 ms for these). What
+ * index.js does to them is done here too: every dispatcher gets the request
+ * API. The paths are those of the pinned version; test/unit/http-client.test.ts
+ * fails if they stop giving the package's own classes.
  */
-function undici(): typeof import('undici') {
-  return createRequire(import.meta.url)('undici') as typeof import('undici');
+function undici(): UndiciParts {
+  const require = createRequire(import.meta.url);
+  const { prototype } = require('undici/lib/dispatcher/dispatcher.js') as { prototype: object };
+  if (!('request' in prototype)) Object.assign(prototype, require('undici/lib/api/index.js'));
+  return {
+    Agent: require('undici/lib/dispatcher/agent.js') as UndiciParts['Agent'],
+    EnvHttpProxyAgent: require('undici/lib/dispatcher/env-http-proxy-agent.js') as UndiciParts['EnvHttpProxyAgent'],
+  };
 }
 
 /** The proxy from the environment, for messages: never its credentials (those are refused anyway). */

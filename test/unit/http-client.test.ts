@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { constants as bufferConstants } from 'node:buffer';
-import { HttpClient, isRetryableStatus, parseRetryAfter, readBody } from '../../src/http/client.js';
+import { Agent, EnvHttpProxyAgent } from 'undici';
+import { createDispatcher, HttpClient, isRetryableStatus, parseRetryAfter, readBody } from '../../src/http/client.js';
 import { HttpError } from '../../src/http/errors.js';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
@@ -28,6 +29,31 @@ function client(opts: Partial<ConstructorParameters<typeof HttpClient>[0]> = {})
 }
 
 const cookie = { cookie: `SVC_TOKEN=${ALL_TYPES_TOKEN.value}` };
+
+describe('createDispatcher', () => {
+  // It loads only the parts of undici it uses, by their paths in the package: these hold them to its exports.
+  const opts = { concurrency: 1, ca: undefined, timeoutMs: 1000 };
+
+  it("makes undici's own Agent, with the request API", async () => {
+    const d = createDispatcher(opts);
+    expect(d).toBeInstanceOf(Agent);
+    expect(typeof d.request).toBe('function');
+    await d.close();
+  });
+
+  it("makes undici's own EnvHttpProxyAgent when a proxy is set", async () => {
+    const before = process.env.HTTPS_PROXY;
+    process.env.HTTPS_PROXY = 'http://127.0.0.1:9';
+    try {
+      const d = createDispatcher(opts);
+      expect(d).toBeInstanceOf(EnvHttpProxyAgent);
+      await d.close();
+    } finally {
+      if (before === undefined) delete process.env.HTTPS_PROXY;
+      else process.env.HTTPS_PROXY = before;
+    }
+  });
+});
 
 describe('HttpClient', () => {
   it('returns the exact bytes the server sent', async () => {
