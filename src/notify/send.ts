@@ -88,17 +88,23 @@ async function postOnce(dispatcher: Dispatcher, p: Post, timeoutMs: number): Pro
   }
 }
 
-/** The POSTs of one sink, in order, each retried within the one deadline. */
+/**
+ * The POSTs of one sink, in order, each retried within the one deadline; the
+ * next body is made while the one before is on its way (Alertmanager's
+ * batches are made as they are asked for), and sent once it is answered.
+ */
 export async function postAll(
   dispatcher: Dispatcher,
   posts: Iterable<Post>,
   deadline: Deadline,
 ): Promise<string | undefined> {
+  let sending: Promise<string | undefined> | undefined;
   for (const p of posts) {
-    const why = await withRetries(deadline, (ms) => postOnce(dispatcher, p, ms));
+    const why = await sending;
     if (why !== undefined) return why;
+    sending = withRetries(deadline, (ms) => postOnce(dispatcher, p, ms));
   }
-  return undefined;
+  return sending;
 }
 
 export function webhookPost(target: HttpTarget, payload: unknown, hmacKey: string | undefined, now: Date): Post {
@@ -115,7 +121,7 @@ export function webhookPost(target: HttpTarget, payload: unknown, hmacKey: strin
 /** Alertmanager takes any number of alerts in one POST; batches keep each body a few MB at most. */
 const ALERTS_PER_POST = 2000;
 
-/** The POSTs of the alerts, each batch's body made when the one before it has been sent. */
+/** The POSTs of the alerts, each batch's body made when it is asked for. */
 export function* alertmanagerPosts(target: HttpTarget, alerts: Iterable<unknown>): Generator<Post> {
   let batch: unknown[] = [];
   for (const a of alerts) {
