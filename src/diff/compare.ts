@@ -195,16 +195,8 @@ function diffRecords(
   ignored: ReadonlySet<string> | undefined,
 ): ExportDiff {
   const { base, compared } = exportHeader(def, older, newer, viewOf(older.records), viewOf(newer.records), ignored);
-  if (base.availability !== 'both') {
-    return {
-      ...base,
-      hasChanges: base.availability !== 'neither',
-      counts: { added: 0, removed: 0, changed: 0, unchanged: 0 },
-      added: [],
-      removed: [],
-      changed: [],
-    };
-  }
+  if (base.availability !== 'both')
+    return { ...withRecords(base, [], [], [], 0), hasChanges: base.availability !== 'neither' };
   const compare = comparer(compared);
   const added: ExportRecord[] = [];
   const changed: ChangedRecord[] = [];

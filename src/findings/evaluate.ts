@@ -170,11 +170,9 @@ function notEvaluatedReason(rule: RuleDef, manifest: FindingsManifest): string |
 
 /** What an evaluated rule left out: each optional export the snapshot does not hold, with the reason, and what it never sees. */
 function leftOut(rule: RuleDef, manifest: FindingsManifest): string | undefined {
-  const parts: string[] = [];
-  for (const input of rule.reads) {
-    if (leftOutInput(input, manifest))
-      parts.push(`${input.optional} (${input.export}) not evaluated: ${unusable(input, manifest)!}`);
-  }
+  const parts = rule.reads
+    .filter((input) => leftOutInput(input, manifest))
+    .map((input) => `${input.optional} (${input.export}) not evaluated: ${unusable(input, manifest)!}`);
   if (rule.unseen !== undefined) parts.push(rule.unseen);
   return parts.length > 0 ? parts.join('; ') : undefined;
 }
@@ -219,11 +217,7 @@ function findingLine(f: Finding): string {
   });
 }
 
-/**
- * A finding with its lifecycle or waiver members set. Every finding is made
- * with all its members, in one order, so that a large site's findings are
- * objects of one shape (spread copies were twice as slow).
- */
+/** A finding with its lifecycle or waiver members set: every finding has all its members, in one order (one object shape). */
 export function findingWith(
   f: Finding,
   more: Pick<Finding, 'state' | 'firstSeen' | 'waived' | 'waiverEnded'>,

@@ -74,8 +74,9 @@ function exportsSection(m: ReportModel): string {
       : '<td class="num">–</td><td class="num">–</td><td class="num">–</td>';
     return `<tr><th scope="row">${text(e.export)}</th><td class="num">${e.count}</td>${diff}<td>${avail}</td></tr>`;
   });
+  const name = 'name' in m.previous ? `<bdi>${text(m.previous.name)}</bdi>` : '';
   const since = changes
-    ? `<p>Since the previous snapshot, ${previousName(m)} of ${esc(changes.older.time ? humanTime(changes.older.time) : 'unknown time')}: ` +
+    ? `<p>Since the previous snapshot, ${name} of ${esc(changes.older.time ? humanTime(changes.older.time) : 'unknown time')}: ` +
       `${changes.totals.added} added, ${changes.totals.removed} removed, ${changes.totals.changed} changed, ` +
       `in ${plural(changes.totals.exportsChanged, 'export')}.</p>\n`
     : `<p>No comparison: ${sentence('problem' in m.previous ? m.previous.problem : '')}</p>\n`;
@@ -84,10 +85,6 @@ function exportsSection(m: ReportModel): string {
     'Exports',
     since + table(['Export', 'Records', 'Added', 'Removed', 'Changed', 'Availability'], rows, 'exports'),
   );
-}
-
-function previousName(m: ReportModel): string {
-  return 'name' in m.previous ? `<bdi>${text(m.previous.name)}</bdi>` : '';
 }
 
 /** One export's changes: added and removed by key, changed with each column old → new; at most CHANGES_SHOWN records. */
@@ -263,7 +260,7 @@ function nav(m: ReportModel): string {
 
 /** The page, as UTF-8 text. */
 export function renderReport(m: ReportModel): string {
-  const title = `svc-snapshot report: ${shownTitle(m.manifest.baseUrl)}, ${m.manifest.date}`;
+  const title = `svc-snapshot report: ${text(m.manifest.baseUrl)}, ${m.manifest.date}`;
   return [
     '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
     `<meta http-equiv="Content-Security-Policy" content="${CSP}">\n`,
@@ -285,8 +282,4 @@ export function renderReport(m: ReportModel): string {
       `from the snapshot of ${esc(humanTime(m.manifest.time))}.</p></footer>\n`,
     '</body>\n</html>\n',
   ].join('');
-}
-
-function shownTitle(site: string): string {
-  return text(site);
 }
