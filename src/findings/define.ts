@@ -15,6 +15,16 @@ export function severityRank(s: Severity): number {
   return SEVERITIES.length - 1 - SEVERITIES.indexOf(s);
 }
 
+/** Strings by UTF-16 code units (not by locale), so that an order depends on the data alone. */
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Rules (or their results) as docs/findings.md and `_findings.json` list them: by severity, highest first, then id. */
+export function compareRules(a: { severity: Severity; id: string }, b: { severity: Severity; id: string }): number {
+  return severityRank(b.severity) - severityRank(a.severity) || compareText(a.id, b.id);
+}
+
 /** A row of an export, named by the values of the export's key columns (docs/exports.md), in key order. */
 export interface RowRef {
   readonly export: string;

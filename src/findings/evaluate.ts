@@ -11,6 +11,8 @@ import { CATALOG } from '../exports/catalog.js';
 import type { ExportRecord } from '../exports/types.js';
 import { RULES, exportsRead } from './catalog.js';
 import {
+  compareRules,
+  compareText,
   severityRank,
   type FindingAbout,
   type RowRef,
@@ -175,10 +177,6 @@ function leftOut(rule: RuleDef, manifest: FindingsManifest): string | undefined 
     .map((input) => `${input.optional} (${input.export}) not evaluated: ${unusable(input, manifest)!}`);
   if (rule.unseen !== undefined) parts.push(rule.unseen);
   return parts.length > 0 ? parts.join('; ') : undefined;
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Two lists element by element, a list that is a prefix of the other first. */
@@ -374,7 +372,7 @@ export async function evaluateFindings(
       count,
     });
   }
-  results.sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || compareText(a.id, b.id));
+  results.sort(compareRules);
   return { time: manifest.time, rules: results, findings: sortFindings(findings) };
 }
 

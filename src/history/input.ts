@@ -83,18 +83,6 @@ export interface SnapshotInput {
   readonly signingKey?: string;
 }
 
-/**
- * The bytes serializeExport({ records }) writes, as pieces of EXPORT_BATCH
- * records (serializeBatches writes the same bytes): a large export's whole
- * indented text is never built, and it can be longer than V8's longest string.
- */
-function* exportPieces(records: readonly ExportRecord[]): Generator<string> {
-  function* batches() {
-    for (let i = 0; i < records.length; i += EXPORT_BATCH) yield records.slice(i, i + EXPORT_BATCH);
-  }
-  yield* serializeBatches(batches());
-}
-
 const notLaidOut = (dir: string, file: string) =>
   new FailedError(
     `${shown(file)} in ${dir} is not laid out as svc-snapshot writes exports (2-space JSON, one array); ` +
@@ -243,10 +231,16 @@ function keptFiles(snapshot: Snapshot): KeptFile[] {
   return out;
 }
 
-/** The sha256 of the export file these records make, without making it as one string. */
+/**
+ * The sha256 of the export file these records make, hashed a batch of EXPORT_BATCH records at a time (serializeBatches writes
+ * serializeExport's bytes): a large export's whole text is never built, and it can be longer than V8's longest string.
+ */
 function exportSha256(records: readonly ExportRecord[]): string {
   const hash = createHash('sha256');
-  for (const piece of exportPieces(records)) hash.update(piece);
+  function* batches() {
+    for (let i = 0; i < records.length; i += EXPORT_BATCH) yield records.slice(i, i + EXPORT_BATCH);
+  }
+  for (const piece of serializeBatches(batches())) hash.update(piece);
   return hash.digest('hex');
 }
 

@@ -16,6 +16,7 @@ import {
   type EvaluateOptions,
   type FindingsReport,
 } from '../findings/evaluate.js';
+import { compareText } from '../findings/define.js';
 import { findingsOf, overTime } from '../findings/index.js';
 import { findingsFileOf, previousFindingsOf, previousOrWarn, type PreviousFindings } from '../findings/lifecycle.js';
 import { previousFromHistory } from '../history/previous-findings.js';
@@ -63,7 +64,7 @@ async function historyNights(source: HistorySource, manifest: ReportManifest, st
     const runs = await listRuns(db, normaliseSite(manifest.baseUrl));
     const nights: TrendNight[] = runs.map((r) => ({ time: r.time, date: r.date, counts: r.counts }));
     if (!nights.some((n) => n.time === manifest.time)) nights.push(own);
-    return nights.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+    return nights.sort((a, b) => compareText(a.time, b.time));
   } finally {
     await db.close();
   }
@@ -106,7 +107,7 @@ function vmStates(snapshot: Snapshot, entry: ManifestEntry, bytes: Buffer): VmSt
   return {
     export: entry.export,
     column: STATE_COLUMNS[k]!,
-    counts: [...counts[k]!].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)),
+    counts: [...counts[k]!].sort((a, b) => b[1] - a[1] || compareText(a[0], b[0])),
   };
 }
 

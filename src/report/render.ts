@@ -6,6 +6,7 @@
  * Every value from the site goes through escape.ts.
  */
 import type { ChangeSet, ExportDiff } from '../diff/types.js';
+import { compareText } from '../findings/define.js';
 import { esc, sentence, text, value } from './escape.js';
 import type { ReportModel, TrendNight, VmStates } from './model.js';
 import { STYLE } from './style.js';
@@ -25,7 +26,6 @@ export const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:
 
 /** `2026-11-21T02:00:00.000Z` → `2026-11-21 02:00:00 UTC`. */
 const humanTime = (iso: string) => iso.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC');
-const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A key as `column=value` pairs (a finding's key is a list of values in key order). */
 function keyText(key: Readonly<Record<string, unknown>>): string {
@@ -154,7 +154,7 @@ function availabilitySection(m: ReportModel): string {
     unavailable.length === 0
       ? '<p>Every export is available.</p>\n'
       : table(['Export', 'Reason', 'Proposed route'], unavailable.map(unavailableRow));
-  const nulls = [...man.nullFields].sort((a, b) => byText(a.export, b.export) || byText(a.field, b.field));
+  const nulls = [...man.nullFields].sort((a, b) => compareText(a.export, b.export) || compareText(a.field, b.field));
   body += `<h3>Null columns</h3>\n`;
   body +=
     nulls.length === 0
@@ -195,13 +195,13 @@ function validationSection(m: ReportModel): string {
 }
 
 function driftSection(m: ReportModel): string {
-  const drift = [...m.manifest.drift].sort((a, b) => byText(a.route, b.route));
+  const drift = [...m.manifest.drift].sort((a, b) => compareText(a.route, b.route));
   if (drift.length === 0) return section('drift', 'Drift', '<p>No route returned fields the models do not know.</p>\n');
   const rows = drift.slice(0, LIST_SHOWN).map(
     (d) =>
       `<tr><td><code>${text(d.route)}</code></td>` +
       `<td>${[...d.unknownFields]
-        .sort(byText)
+        .sort(compareText)
         .map((f) => `<code>${text(f)}</code>`)
         .join(', ')}</td></tr>`,
   );
@@ -224,7 +224,8 @@ function trendsSection(m: ReportModel): string {
     );
   const nights: readonly TrendNight[] = h.nights;
   const names = m.manifest.exports.map((e) => e.export);
-  for (const n of nights) for (const k of Object.keys(n.counts).sort(byText)) if (!names.includes(k)) names.push(k);
+  for (const n of nights)
+    for (const k of Object.keys(n.counts).sort(compareText)) if (!names.includes(k)) names.push(k);
   const charts = names.map((name, i) => {
     const points = nights.map((n) => ({ date: n.date, count: n.counts[name] }));
     const rows = points.map((p) => `<tr><td>${esc(p.date)}</td><td class="num">${p.count ?? '–'}</td></tr>`);
