@@ -69,15 +69,9 @@ export interface Finding {
 }
 
 /** A finding of the previous night that is gone tonight. */
-export interface ResolvedFinding {
-  readonly id: string;
-  readonly rule: string;
-  readonly severity: Severity;
-  readonly subject: RowRef;
-  readonly detail: string;
-  readonly display: FindingDisplay;
+export type ResolvedFinding = Pick<Finding, 'id' | 'rule' | 'severity' | 'subject' | 'detail' | 'display'> & {
   readonly firstSeen: string;
-}
+};
 
 /** A waiver of the file as `_findings.json` lists it: stale (matches nothing), or ending soon. */
 export interface WaiverNote {
