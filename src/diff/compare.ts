@@ -92,13 +92,7 @@ function absentColumns(first: ExportRecord | undefined, columns: readonly string
   return first ? columns.filter((c) => !Object.hasOwn(first, c)) : [];
 }
 
-/**
- * The one matching of records by an export's key (diff and the history
- * database both use it): calls `onMatch` with the older record's index for
- * each newer record that has a partner, `onAdded` for the others, and returns
- * one flag per older record (1 = matched; 0 = removed). The n-th duplicate of
- * a key on one side is matched with the n-th on the other.
- */
+/** matchKeys (match.ts) of records by an export's key, handing on the newer records: diff and the history database both use it. */
 export function matchRecords(
   key: readonly string[],
   older: readonly ExportRecord[],
@@ -212,8 +206,7 @@ function diffRecords(
     },
     (n) => added.push(n),
   );
-  const removed: ExportRecord[] = [];
-  for (let i = 0; i < older.records.length; i++) if (matched[i] === 0) removed.push(older.records[i]!);
+  const removed = older.records.filter((_, i) => matched[i] === 0);
   return withRecords(base, added, removed, changed, unchanged);
 }
 

@@ -177,8 +177,6 @@ export function formatFindings(report: FindingsReport, dir: string): string {
           ? 'No findings from the rules evaluated.'
           : 'No findings.',
     );
-    return `${lines.join('\n')}\n`;
-  }
-  lines.push(...grouped(report.findings));
+  } else lines.push(...grouped(report.findings));
   return `${lines.join('\n')}\n`;
 }

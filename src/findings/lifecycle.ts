@@ -21,10 +21,14 @@ import {
   type FindingsReport,
   type PreviousNight,
   type ResolvedFinding,
+  type WaiverMark,
 } from './evaluate.js';
 
-/** A finding of the previous night, as the lifecycle needs it: a resolved finding's fields, `firstSeen` where known. */
-export type PreviousFinding = Omit<ResolvedFinding, 'firstSeen'> & { readonly firstSeen?: string };
+/** A finding of the previous night, as the lifecycle needs it: a resolved finding's fields, `firstSeen` where known (and its waiver, for the history). */
+export type PreviousFinding = Omit<ResolvedFinding, 'firstSeen'> & {
+  readonly firstSeen?: string;
+  readonly waived?: WaiverMark;
+};
 
 export interface PreviousFindings {
   readonly night: PreviousNight;

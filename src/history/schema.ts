@@ -3,7 +3,7 @@ import { CATALOG } from '../exports/catalog.js';
 import type { ExportDef } from '../exports/define.js';
 import { TOOL } from '../version.js';
 import type { ExportRecord } from '../exports/types.js';
-import { quoteIdent, type HistoryDb } from './engine.js';
+import { quoteIdent, versionIdSql, type HistoryDb } from './engine.js';
 import { recordTextsOf } from './texts.js';
 import { columnSql, rowFunction, sqlType, typedColumn, utcExpression, type TypedColumn } from './columns.js';
 import { FINDINGS_INDEX_SQL, findingsTableSql } from './findings.js';
@@ -125,14 +125,12 @@ export function exportTable(name: string): ExportTable | undefined {
 }
 
 function versionsTableSql(db: HistoryDb, t: ExportTable, name: string, extra: readonly string[]): string {
-  // SQLite's INTEGER PRIMARY KEY is the row id itself; PostgreSQL needs 64 bits for the same range.
-  const id = db.engine === 'sqlite' ? 'version_id INTEGER PRIMARY KEY' : 'version_id BIGINT PRIMARY KEY';
   const cols = [
     ...t.typed.map((c) => `  ${columnSql(db.engine, c)}`),
     ...extra.map((c) => `  ${quoteIdent(c)} TEXT`),
   ].join(',\n');
   return `CREATE TABLE ${quoteIdent(name)} (
-  ${id},
+  ${versionIdSql(db.engine)},
   base_url TEXT NOT NULL,
   seen_from TEXT NOT NULL,
   seen_to TEXT,

@@ -162,30 +162,24 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
     new Date(manifest.time),
   );
   const readers = exportReaders(snapshot, true);
-  const evalOpts = {
+  const evaluate = {
     inheritLevels: opts.inheritLevels ?? true,
     ...(opts.expiringDays !== undefined ? { expiringDays: opts.expiringDays } : {}),
   };
   const given = opts.previous;
   const warn = opts.warn ?? (() => {});
   const findings = async (before: PreviousFindings | undefined) => {
-    const evaluated = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, evalOpts);
+    const evaluated = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, evaluate);
     const previous =
       before ??
       (opts.history ? await previousFromHistory(opts.history, manifest.baseUrl, manifest.time, warn) : undefined);
     return overTime(evaluated, previous, {
-      expiringDays: evalOpts.expiringDays ?? DEFAULT_EXPIRING_DAYS,
+      expiringDays: evaluate.expiringDays ?? DEFAULT_EXPIRING_DAYS,
       ...(opts.waivers ? { waivers: opts.waivers } : {}),
     });
   };
   const older = given ?? (await findPreviousSnapshot(dir, manifest.time));
-  const nights = await bothNights(snapshot, readers, {
-    older,
-    given: given !== undefined,
-    evaluate: evalOpts,
-    warn,
-    findings,
-  });
+  const nights = await bothNights(snapshot, readers, { older, given: given !== undefined, evaluate, warn, findings });
   return modelOf(manifest, signature, nights, readers, await historyPart(opts.history, manifest, true));
 }
 
