@@ -250,18 +250,16 @@ async function readCollectionDir(dir: string, include: readonly Include[]): Prom
   const complete = collection.manifest.routes.every((r) => r.error === undefined);
   const result = build(collection, include);
   const date = collection.manifest.date;
-  const written = result.exports.map((e) => {
-    return {
-      export: e.export,
-      file: exportFileName(e.export, e.records.length, date),
-      count: e.records.length,
-      available: e.available,
-      reason: e.reason,
-      proposedRoute: e.proposedRoute,
-      sha256: exportSha256(e.records),
-      records: e.records,
-    };
-  });
+  const written = result.exports.map((e) => ({
+    export: e.export,
+    file: exportFileName(e.export, e.records.length, date),
+    count: e.records.length,
+    available: e.available,
+    reason: e.reason,
+    proposedRoute: e.proposedRoute,
+    sha256: exportSha256(e.records),
+    records: e.records,
+  }));
   const manifest = snapshotManifest(
     collection,
     { ...result, exports: written.map(({ records: _r, ...rest }) => rest) },
@@ -281,13 +279,9 @@ async function readCollectionDir(dir: string, include: readonly Include[]): Prom
     kept: [],
     // The texts are the writer's own: nothing to check.
     verify: async () => {},
-    exports: written.map((w) => ({
-      export: w.export,
-      file: w.file,
-      count: w.count,
-      available: w.available,
-      sha256: w.sha256,
-      rows: async () => ({ texts: recordTextsOf(w.records), record: (i) => w.records[i]!, checkTexts() {} }),
+    exports: written.map(({ reason: _r, proposedRoute: _p, records, ...w }) => ({
+      ...w,
+      rows: async () => ({ texts: recordTextsOf(records), record: (i) => records[i]!, checkTexts() {} }),
     })),
   };
 }

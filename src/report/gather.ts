@@ -19,12 +19,11 @@ import {
 import { compareText } from '../findings/define.js';
 import { findingsOf, overTime } from '../findings/index.js';
 import { findingsFileOf, previousFindingsOf, previousOrWarn, type PreviousFindings } from '../findings/lifecycle.js';
-import { previousFromHistory } from '../history/previous-findings.js';
+import { previousFromHistory, type HistorySource } from '../history/previous-findings.js';
 import type { WaiversFile } from '../findings/waivers.js';
 import { exportsRead } from '../findings/catalog.js';
 import { openHistory } from '../history/engine.js';
 import { listRuns, normaliseSite } from '../history/query.js';
-import type { HistoryTarget } from '../history/target.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
 import type { ExportRecord } from '../exports/types.js';
 import {
@@ -42,11 +41,6 @@ import type { ReportManifest, ReportModel, TrendNight, VmStates } from './model.
 /** The exports that hold VMs (`--include vms`), and the columns that may hold a VM's state, first found wins. */
 const VM_EXPORTS = ['active_vms', 'vm_configs'] as const;
 const STATE_COLUMNS = ['state', 'status', 'powerState', 'power_state'] as const;
-
-export interface HistorySource {
-  readonly target: HistoryTarget;
-  readonly ca?: readonly string[];
-}
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
