@@ -143,6 +143,13 @@ export function ts(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
+/** What a usage row still holds, for a detail: "N VM(s), N drive(s) and N vault file(s) (N bytes)"; undefined for nothing. */
+export function resourcesHeld(vms: unknown, drives: unknown, files: unknown, bytes: unknown): string | undefined {
+  const [v, d, f] = [vms, drives, files].map((n) => ts(n) ?? 0) as [number, number, number];
+  if (v <= 0 && d <= 0 && f <= 0) return undefined;
+  return `${v} VM(s), ${d} drive(s) and ${f} vault file(s) (${ts(bytes) ?? 0} bytes)`;
+}
+
 /** Epoch milliseconds as an ISO date-time, for details. */
 export function iso(ms: number): string {
   const d = new Date(ms);
