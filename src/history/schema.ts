@@ -181,7 +181,7 @@ async function rebuildTable(db: HistoryDb, t: ExportTable): Promise<void> {
   const toRow = rowFunction(t.typed);
   const columns = [...VERSION_COLUMNS, ...t.columns, ...extra];
   const table = quoteIdent(t.table);
-  const select = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...extra].map(quoteIdent).join(', ');
+  const select = [...VERSION_COLUMNS, ...extra].map(quoteIdent).join(', ');
   for await (const rows of versionBatches(db, table, select, -1)) {
     await db.insertRows(
       next,
