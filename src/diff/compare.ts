@@ -71,10 +71,6 @@ function comparer(columns: readonly string[]): Comparer {
   ) as Comparer;
 }
 
-function availabilityOf(o: boolean, n: boolean): Availability {
-  return o ? (n ? 'both' : 'older-only') : n ? 'newer-only' : 'neither';
-}
-
 /** What an export diff says of one side: its records' count and its first record (unobtainable columns are judged by it). */
 interface SideView {
   readonly count: number;
@@ -118,7 +114,8 @@ function exportHeader(
   newerView: SideView,
   ignored: ReadonlySet<string> | undefined,
 ) {
-  const availability = availabilityOf(older.available, newer.available);
+  const [o, n] = [older.available, newer.available];
+  const availability: Availability = o ? (n ? 'both' : 'older-only') : n ? 'newer-only' : 'neither';
   const columns = def.columns.map((c) => c.name);
   const unobtainableSet = new Set<string>();
   const ignoredList: string[] = [];
