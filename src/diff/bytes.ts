@@ -137,9 +137,7 @@ export function columnSpans(bytes: Buffer, ranges: RecordRanges, column: string)
     plain[r] = isPlain;
     pos = end;
   }
-  let ascii = true;
-  for (let k = 0; k < n && ascii; k++) if (plain[k] === 0) ascii = false;
-  return { from, to, head, ascii };
+  return { from, to, head, ascii: !plain.includes(0) };
 }
 
 /** The key columns of a file's records, read from their bytes. */

@@ -71,10 +71,6 @@ function comparer(columns: readonly string[]): Comparer {
   ) as Comparer;
 }
 
-function availabilityOf(o: boolean, n: boolean): Availability {
-  return o ? (n ? 'both' : 'older-only') : n ? 'newer-only' : 'neither';
-}
-
 /** What an export diff says of one side: its records' count and its first record (unobtainable columns are judged by it). */
 interface SideView {
   readonly count: number;
@@ -92,13 +88,7 @@ function absentColumns(first: ExportRecord | undefined, columns: readonly string
   return first ? columns.filter((c) => !Object.hasOwn(first, c)) : [];
 }
 
-/**
- * The one matching of records by an export's key (diff and the history
- * database both use it): calls `onMatch` with the older record's index for
- * each newer record that has a partner, `onAdded` for the others, and returns
- * one flag per older record (1 = matched; 0 = removed). The n-th duplicate of
- * a key on one side is matched with the n-th on the other.
- */
+/** matchKeys (match.ts) of records by an export's key, handing on the newer records: diff and the history database both use it. */
 export function matchRecords(
   key: readonly string[],
   older: readonly ExportRecord[],
@@ -124,7 +114,8 @@ function exportHeader(
   newerView: SideView,
   ignored: ReadonlySet<string> | undefined,
 ) {
-  const availability = availabilityOf(older.available, newer.available);
+  const [o, n] = [older.available, newer.available];
+  const availability: Availability = o ? (n ? 'both' : 'older-only') : n ? 'newer-only' : 'neither';
   const columns = def.columns.map((c) => c.name);
   const unobtainableSet = new Set<string>();
   const ignoredList: string[] = [];
@@ -195,16 +186,8 @@ function diffRecords(
   ignored: ReadonlySet<string> | undefined,
 ): ExportDiff {
   const { base, compared } = exportHeader(def, older, newer, viewOf(older.records), viewOf(newer.records), ignored);
-  if (base.availability !== 'both') {
-    return {
-      ...base,
-      hasChanges: base.availability !== 'neither',
-      counts: { added: 0, removed: 0, changed: 0, unchanged: 0 },
-      added: [],
-      removed: [],
-      changed: [],
-    };
-  }
+  if (base.availability !== 'both')
+    return { ...withRecords(base, [], [], [], 0), hasChanges: base.availability !== 'neither' };
   const compare = comparer(compared);
   const added: ExportRecord[] = [];
   const changed: ChangedRecord[] = [];
@@ -220,8 +203,7 @@ function diffRecords(
     },
     (n) => added.push(n),
   );
-  const removed: ExportRecord[] = [];
-  for (let i = 0; i < older.records.length; i++) if (matched[i] === 0) removed.push(older.records[i]!);
+  const removed = older.records.filter((_, i) => matched[i] === 0);
   return withRecords(base, added, removed, changed, unchanged);
 }
 

@@ -76,12 +76,8 @@ function overviewLine(d: ExportDiff, width: number): string {
 
 function details(d: ExportDiff, o: Required<FormatOptions>): string[] {
   const lines = [`${d.export}: ${countsText(d)}`];
-  for (const [side, info] of [
-    ['older', d.older],
-    ['newer', d.newer],
-  ] as const) {
-    if (info.reason !== undefined) lines.push(`  note: ${side} is ${escapeControl(info.reason)}`);
-  }
+  if (d.older.reason !== undefined) lines.push(`  note: older is ${escapeControl(d.older.reason)}`);
+  if (d.newer.reason !== undefined) lines.push(`  note: newer is ${escapeControl(d.newer.reason)}`);
   if (d.unobtainable.length > 0) lines.push(`  not compared (unobtainable): ${d.unobtainable.join(', ')}`);
   let shown = 0;
   const total = d.counts.added + d.counts.removed + d.counts.changed;

@@ -20,15 +20,15 @@ export { findPreviousSnapshot } from './previous.js';
 export type * from './types.js';
 
 /** The catalog exports named (in catalog order), or all; an unknown name is a usage error listing the valid ones. */
-function selectExports(names: readonly string[] | undefined, catalog: readonly ExportDef[] = CATALOG): ExportDef[] {
-  if (names === undefined || names.length === 0) return [...catalog];
-  const unknown = names.filter((n) => !catalog.some((e) => e.name === n));
+function selectExports(names: readonly string[] | undefined): ExportDef[] {
+  if (names === undefined || names.length === 0) return [...CATALOG];
+  const unknown = names.filter((n) => !CATALOG.some((e) => e.name === n));
   if (unknown.length > 0) {
     throw new UsageError(
-      `--export: unknown export${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; valid exports: ${catalog.map((e) => e.name).join(', ')}`,
+      `--export: unknown export${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; valid exports: ${CATALOG.map((e) => e.name).join(', ')}`,
     );
   }
-  return catalog.filter((e) => names.includes(e.name));
+  return CATALOG.filter((e) => names.includes(e.name));
 }
 
 /**

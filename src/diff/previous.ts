@@ -33,13 +33,6 @@ function snapshotTime(
   return dayStart(manifest?.date) ?? dayStart(NAME_DATE.exec(name)?.[1]);
 }
 
-async function isDirectory(path: string): Promise<boolean> {
-  return stat(path).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-}
-
 /**
  * The newest `svc-snapshot-*` directory beside `outDir` (same parent) that
  * is older than `outDir`, by manifest `time` (falling back to the date in its
@@ -65,7 +58,7 @@ export async function findPreviousSnapshot(outDir: string, ownTime?: string): Pr
   for (const name of entries) {
     if (name === self || !SNAPSHOT_DIR.test(name) || OTHER_DIR.test(name)) continue;
     const path = join(parent, name);
-    if (!(await isDirectory(path))) continue;
+    if (!(await stat(path).catch(() => undefined))?.isDirectory()) continue;
     const manifest = (await openSnapshot(path).catch(() => undefined))?.manifest;
     if (manifest === undefined) continue;
     const time = snapshotTime(name, manifest);

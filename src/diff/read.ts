@@ -38,11 +38,9 @@ function parseExportBytes(dir: string, file: string, bytes: Buffer): ExportRecor
   }
   if (!Array.isArray(json))
     throw new FailedError(`${shown} in ${escapeControl(dir)} is not a JSON array of records; the snapshot is damaged`);
-  for (let i = 0; i < json.length; i++) {
-    const r: unknown = json[i];
-    if (r === null || typeof r !== 'object' || Array.isArray(r))
-      throw new FailedError(`${shown} in ${escapeControl(dir)}: element ${i} is not a record; the snapshot is damaged`);
-  }
+  const bad = json.findIndex((r: unknown) => r === null || typeof r !== 'object' || Array.isArray(r));
+  if (bad >= 0)
+    throw new FailedError(`${shown} in ${escapeControl(dir)}: element ${bad} is not a record; the snapshot is damaged`);
   return json as ExportRecord[];
 }
 

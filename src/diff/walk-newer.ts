@@ -11,14 +11,6 @@
  * test/unit/fast-paths.test.ts (the diff of such two nights with it on and
  * off). Switch: `walkNewer` (src/fast-paths.ts); differential test:
  * test/unit/fast-paths.test.ts. What it earns: docs/performance.md.
- *
- * The older file's records are split and their keys read as before; the
- * merge then walks the newer file, and where a newer record is the same
- * bytes as the older record the merge stands at, it takes that record's
- * extent and keys from the older (the same bytes hold the same key and no
- * record separator) and moves on without comparing keys. On two nights of a
- * site most records are the same bytes, so most of the newer file is
- * compared once and never searched.
  */
 import { columnSpans, type RecordKeys } from './bytes.js';
 import { BETWEEN, EMPTY, HEAD, TAIL, type RecordRanges } from '../snapshot/records.js';
@@ -67,18 +59,6 @@ export interface NewerWalk {
 /** Whether a separator (BETWEEN, then the next record's line) starts at `p`, before `last`. */
 function separatorAt(bytes: Buffer, p: number, last: number): boolean {
   return p < last && bytes[p + 6] === 0x0a && bytes.compare(BETWEEN, 0, BETWEEN.length, p, p + BETWEEN.length) === 0;
-}
-
-/** The walk of a newer file that holds no records. */
-function emptyWalk(bytes: Buffer, key: readonly string[]): NewerWalk {
-  const none = new Int32Array(0);
-  const spans = key.map(() => ({ from: none, to: none, head: new Float64Array(0), ascii: true }));
-  return {
-    ranges: { starts: none, ends: none },
-    keys: { bytes, spans, ascii: true, absent: key.map((k) => (({}) as Record<string, unknown>)[k]) },
-    match: none,
-    same: new Uint8Array(0),
-  };
 }
 
 /** Whether `bytes` can be `count` records framed as the serializer frames them (its head and tail). */
@@ -244,7 +224,7 @@ export function walkNewer(
   key: readonly string[],
 ): NewerWalk | undefined {
   if (!older.ascii || !ascends(older, olderCount)) return undefined;
-  if (count === 0 && bytes.equals(EMPTY)) return emptyWalk(bytes, key);
+  if (count === 0 && bytes.equals(EMPTY)) return newWalk(bytes, 0, key);
   if (!framed(bytes, count)) return undefined;
   const last = bytes.length - TAIL.length + 4;
   const walk = newWalk(bytes, count, key);

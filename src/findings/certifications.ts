@@ -275,15 +275,18 @@ function projectRequirement(project: ExportRecord, s: Source): ProjectRequiremen
   };
 }
 
+/** The spec line security-reference-unknown rests on too. */
+export const LEVEL_REQUIREMENTS_SPEC: SpecCitation = {
+  where: 'management-api.md §2 SecurityLevelInfo',
+  text: '`requirements` string[] (requirement ids making up the level). `ProjectInfo.securityLevel` holds one of these ids.',
+};
+
 const CERTIFICATION_SPEC: readonly SpecCitation[] = [
   {
     where: 'management-api.md §2 ProjectInfo',
     text: '`securityLevel?` string (id of the required security level, if set); `parent?` string (parent project id)',
   },
-  {
-    where: 'management-api.md §2 SecurityLevelInfo',
-    text: '`requirements` string[] (requirement ids making up the level). `ProjectInfo.securityLevel` holds one of these ids.',
-  },
+  LEVEL_REQUIREMENTS_SPEC,
   {
     where: 'management-api.md §2 ProjectMembershipInfo',
     text: '`projectID` string; `userID` string; … `duplicate` boolean (the membership is also inherited); `expires?` ts.',

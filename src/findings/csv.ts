@@ -68,16 +68,14 @@ function row(f: Finding | ResolvedFinding, state: string | undefined, eol: strin
 export function* findingsCsvChunks(report: FindingsReport, stream = false): Generator<string> {
   const eol = stream ? '\n' : '\r\n';
   yield `${stream ? '' : BOM}${FINDINGS_CSV_COLUMNS.join(',')}${eol}`;
-  const { findings } = report;
-  for (let i = 0; i < findings.length; i += ROWS_PER_CHUNK)
-    yield findings
+  yield* chunked(report.findings, (f) => row(f, f.state, eol));
+  yield* chunked(report.resolved ?? [], (f) => row(f, 'resolved', eol));
+}
+
+function* chunked<T>(list: readonly T[], toRow: (f: T) => string): Generator<string> {
+  for (let i = 0; i < list.length; i += ROWS_PER_CHUNK)
+    yield list
       .slice(i, i + ROWS_PER_CHUNK)
-      .map((f) => row(f, f.state, eol))
-      .join('');
-  const resolved = report.resolved ?? [];
-  for (let i = 0; i < resolved.length; i += ROWS_PER_CHUNK)
-    yield resolved
-      .slice(i, i + ROWS_PER_CHUNK)
-      .map((f) => row(f, 'resolved', eol))
+      .map(toRow)
       .join('');
 }

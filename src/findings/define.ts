@@ -15,6 +15,16 @@ export function severityRank(s: Severity): number {
   return SEVERITIES.length - 1 - SEVERITIES.indexOf(s);
 }
 
+/** Strings by UTF-16 code units (not by locale), so that an order depends on the data alone. */
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Rules (or their results) as docs/findings.md and `_findings.json` list them: by severity, highest first, then id. */
+export function compareRules(a: { severity: Severity; id: string }, b: { severity: Severity; id: string }): number {
+  return severityRank(b.severity) - severityRank(a.severity) || compareText(a.id, b.id);
+}
+
 /** A row of an export, named by the values of the export's key columns (docs/exports.md), in key order. */
 export interface RowRef {
   readonly export: string;
@@ -131,6 +141,13 @@ export function keyText(value: unknown): string {
 /** A timestamp column (epoch milliseconds) as a number, or undefined when absent or not a finite number. */
 export function ts(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+/** What a usage row still holds, for a detail: "N VM(s), N drive(s) and N vault file(s) (N bytes)"; undefined for nothing. */
+export function resourcesHeld(vms: unknown, drives: unknown, files: unknown, bytes: unknown): string | undefined {
+  const [v, d, f] = [vms, drives, files].map((n) => ts(n) ?? 0) as [number, number, number];
+  if (v <= 0 && d <= 0 && f <= 0) return undefined;
+  return `${v} VM(s), ${d} drive(s) and ${f} vault file(s) (${ts(bytes) ?? 0} bytes)`;
 }
 
 /** Epoch milliseconds as an ISO date-time, for details. */

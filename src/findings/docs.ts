@@ -4,7 +4,7 @@
  * committed file equals this output.
  */
 import { RULES } from './catalog.js';
-import { SEVERITIES, severityRank, type RuleDef } from './define.js';
+import { SEVERITIES, compareRules, type RuleDef } from './define.js';
 import { DEFAULT_EXPIRING_DAYS } from './evaluate.js';
 import { FINDINGS_CSV_COLUMNS } from './csv.js';
 import { FINDING_ID_NAMESPACE } from './identity.js';
@@ -274,9 +274,7 @@ ${spec}
 }
 
 export function renderFindingsMarkdown(): string {
-  const rules = [...RULES].sort(
-    (a, b) => severityRank(b.severity) - severityRank(a.severity) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-  );
+  const rules = [...RULES].sort(compareRules);
   const rows = rules.map((r) => `| [\`${r.id}\`](#${r.id}) | ${r.severity} | ${r.description.replace(/\|/g, '\\|')} |`);
   const table = ['| rule | severity | what it names |', '|---|---|---|', ...rows].join('\n');
   return `${INTRO}${OVER_TIME}\n## The rules\n\n${table}\n\n${rules.map(renderRule).join('\n')}`;

@@ -11,6 +11,8 @@ import { CATALOG } from '../exports/catalog.js';
 import type { ExportRecord } from '../exports/types.js';
 import { RULES, exportsRead } from './catalog.js';
 import {
+  compareRules,
+  compareText,
   severityRank,
   type FindingAbout,
   type RowRef,
@@ -67,15 +69,9 @@ export interface Finding {
 }
 
 /** A finding of the previous night that is gone tonight. */
-export interface ResolvedFinding {
-  readonly id: string;
-  readonly rule: string;
-  readonly severity: Severity;
-  readonly subject: RowRef;
-  readonly detail: string;
-  readonly display: FindingDisplay;
+export type ResolvedFinding = Pick<Finding, 'id' | 'rule' | 'severity' | 'subject' | 'detail' | 'display'> & {
   readonly firstSeen: string;
-}
+};
 
 /** A waiver of the file as `_findings.json` lists it: stale (matches nothing), or ending soon. */
 export interface WaiverNote {
@@ -170,17 +166,11 @@ function notEvaluatedReason(rule: RuleDef, manifest: FindingsManifest): string |
 
 /** What an evaluated rule left out: each optional export the snapshot does not hold, with the reason, and what it never sees. */
 function leftOut(rule: RuleDef, manifest: FindingsManifest): string | undefined {
-  const parts: string[] = [];
-  for (const input of rule.reads) {
-    if (leftOutInput(input, manifest))
-      parts.push(`${input.optional} (${input.export}) not evaluated: ${unusable(input, manifest)!}`);
-  }
+  const parts = rule.reads
+    .filter((input) => leftOutInput(input, manifest))
+    .map((input) => `${input.optional} (${input.export}) not evaluated: ${unusable(input, manifest)!}`);
   if (rule.unseen !== undefined) parts.push(rule.unseen);
   return parts.length > 0 ? parts.join('; ') : undefined;
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Two lists element by element, a list that is a prefix of the other first. */
@@ -219,11 +209,7 @@ function findingLine(f: Finding): string {
   });
 }
 
-/**
- * A finding with its lifecycle or waiver members set. Every finding is made
- * with all its members, in one order, so that a large site's findings are
- * objects of one shape (spread copies were twice as slow).
- */
+/** A finding with its lifecycle or waiver members set: every finding has all its members, in one order (one object shape). */
 export function findingWith(
   f: Finding,
   more: Pick<Finding, 'state' | 'firstSeen' | 'waived' | 'waiverEnded'>,
@@ -380,7 +366,7 @@ export async function evaluateFindings(
       count,
     });
   }
-  results.sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || compareText(a.id, b.id));
+  results.sort(compareRules);
   return { time: manifest.time, rules: results, findings: sortFindings(findings) };
 }
 

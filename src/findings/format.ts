@@ -119,16 +119,19 @@ function noteText(n: WaiverNote): string {
   return `line ${n.line}: ${escapeControl(n.rule)} ${match} (${escapeControl(n.owner)}, expires ${escapeControl(n.expires)})`;
 }
 
-function waiverLines(w: WaiversSummary, waived: number): string[] {
-  const lines = [`Waivers (sha256 ${w.sha256}): ${w.entries} entries, ${waived} finding(s) waived.`];
-  for (const [title, list] of [
+/** The waivers' lists a reader acts on, titled, in the order the text and the report show them. */
+export function waiverLists(w: WaiversSummary): ReadonlyArray<readonly [string, readonly WaiverNote[]]> {
+  return [
     ['Ended (their findings are active again)', w.ended],
     ['Ending soon', w.endingSoon],
     ['Stale (they match no finding)', w.stale],
-  ] as const) {
-    if (list.length === 0) continue;
-    lines.push(`${title}:`, ...list.map((n) => `  ${noteText(n)}`));
-  }
+  ];
+}
+
+function waiverLines(w: WaiversSummary, waived: number): string[] {
+  const lines = [`Waivers (sha256 ${w.sha256}): ${w.entries} entries, ${waived} finding(s) waived.`];
+  for (const [title, list] of waiverLists(w))
+    if (list.length > 0) lines.push(`${title}:`, ...list.map((n) => `  ${noteText(n)}`));
   return lines;
 }
 
@@ -174,8 +177,6 @@ export function formatFindings(report: FindingsReport, dir: string): string {
           ? 'No findings from the rules evaluated.'
           : 'No findings.',
     );
-    return `${lines.join('\n')}\n`;
-  }
-  lines.push(...grouped(report.findings));
+  } else lines.push(...grouped(report.findings));
   return `${lines.join('\n')}\n`;
 }

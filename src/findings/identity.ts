@@ -29,11 +29,7 @@ export function uuidV5(namespace: string, name: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** The name a finding's id is made of (documented in docs/findings.md). */
-function findingIdName(rule: string, subject: RowRef, part: string | undefined): string {
-  return JSON.stringify([rule, subject.export, subject.key, part ?? null]);
-}
-
+/** A finding's id, of the name documented in docs/findings.md. */
 export function findingId(rule: string, subject: RowRef, part: string | undefined): string {
-  return uuidV5(FINDING_ID_NAMESPACE, findingIdName(rule, subject, part));
+  return uuidV5(FINDING_ID_NAMESPACE, JSON.stringify([rule, subject.export, subject.key, part ?? null]));
 }

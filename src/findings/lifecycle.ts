@@ -21,10 +21,14 @@ import {
   type FindingsReport,
   type PreviousNight,
   type ResolvedFinding,
+  type WaiverMark,
 } from './evaluate.js';
 
-/** A finding of the previous night, as the lifecycle needs it: a resolved finding's fields, `firstSeen` where known. */
-export type PreviousFinding = Omit<ResolvedFinding, 'firstSeen'> & { readonly firstSeen?: string };
+/** A finding of the previous night, as the lifecycle needs it: a resolved finding's fields, `firstSeen` where known (and its waiver, for the history). */
+export type PreviousFinding = Omit<ResolvedFinding, 'firstSeen'> & {
+  readonly firstSeen?: string;
+  readonly waived?: WaiverMark;
+};
 
 export interface PreviousFindings {
   readonly night: PreviousNight;
@@ -80,8 +84,7 @@ function previousFinding(v: unknown): PreviousFinding | undefined {
  * The findings of `_findings.json`'s text, or undefined when it is not the
  * file this version writes (an earlier one's has no ids). Only what the
  * lifecycle reads is checked, member by member: the whole schema
- * (FindingsSummary, which the tests hold the file to) took 1.2 s of a large
- * site's 46,000 findings, more than the target of the whole lifecycle.
+ * (FindingsSummary, which the tests hold the file to) is slow on a large site.
  */
 export function parseFindingsFile(text: string): { time: string; findings: PreviousFinding[] } | undefined {
   let json: unknown;

@@ -23,16 +23,9 @@ const FIELDS = ['rule', 'id', 'subject', 'reason', 'owner', 'expires'] as const;
 /** Characters that could move a terminal's cursor or turn text around (C0, DEL, C1, bidi controls). */
 const HOSTILE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
-interface Waiver {
-  /** The line of the entry in the file (1-based). */
-  readonly line: number;
-  readonly rule: string;
-  readonly id?: string;
-  readonly subject?: readonly string[];
+/** An entry of the file: its `line` (1-based) and fields (`expires` YYYY-MM-DD, as written). */
+interface Waiver extends WaiverNote {
   readonly reason: string;
-  readonly owner: string;
-  /** YYYY-MM-DD, as written. */
-  readonly expires: string;
   /** The first instant the waiver no longer applies: the start (UTC) of the day after `expires`. */
   readonly endsAt: number;
 }

@@ -7,6 +7,7 @@
 import type { ColumnDef, ExportDef } from '../exports/define.js';
 import { columnType, type ValueKind } from '../exports/catalog.js';
 import type { ExportRecord } from '../exports/types.js';
+import { quoteIdent } from './engine.js';
 
 export type ColumnType = ValueKind;
 
@@ -24,12 +25,16 @@ export function typedColumn(exp: ExportDef, col: ColumnDef): TypedColumn {
 }
 
 /** The column's SQL type in each engine; SQLite keeps booleans as 0/1, checked. */
-export function sqlType(engine: 'sqlite' | 'postgres', name: string, type: ColumnType): string {
+export function sqlType(engine: 'sqlite' | 'postgres', c: TypedColumn): string {
   if (engine === 'postgres')
-    return { integer: 'BIGINT', real: 'DOUBLE PRECISION', boolean: 'BOOLEAN', text: 'TEXT' }[type];
-  if (type === 'boolean') return `INTEGER CHECK (${name} IN (0, 1))`;
-  return { integer: 'INTEGER', real: 'REAL', text: 'TEXT' }[type];
+    return { integer: 'BIGINT', real: 'DOUBLE PRECISION', boolean: 'BOOLEAN', text: 'TEXT' }[c.type];
+  if (c.type === 'boolean') return `INTEGER CHECK (${quoteIdent(c.name)} IN (0, 1))`;
+  return { integer: 'INTEGER', real: 'REAL', text: 'TEXT' }[c.type];
 }
+
+/** A column's definition, its name and type, as CREATE TABLE and ADD COLUMN take it. */
+export const columnSql = (engine: 'sqlite' | 'postgres', c: TypedColumn) =>
+  `${quoteIdent(c.name)} ${sqlType(engine, c)}`;
 
 /** The `<column>_utc` of a timestamp column in the view of current records: ISO 8601 text (SQLite) or timestamptz (PostgreSQL). */
 export function utcExpression(engine: 'sqlite' | 'postgres', quoted: string): string {

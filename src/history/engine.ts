@@ -25,6 +25,10 @@ export interface HistoryDb {
 
 export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
+/** A valid-time table's first column: SQLite's INTEGER PRIMARY KEY is the row id itself; PostgreSQL needs 64 bits for the same range. */
+export const versionIdSql = (engine: HistoryDb['engine']) =>
+  `version_id ${engine === 'sqlite' ? 'INTEGER' : 'BIGINT'} PRIMARY KEY`;
+
 /** Ends the versions `ids` of a valid-time table at `time`, a batch of ids per statement. */
 export async function closeVersions(db: HistoryDb, table: string, ids: readonly number[], time: string): Promise<void> {
   for (let i = 0; i < ids.length; i += 500) {

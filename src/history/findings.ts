@@ -6,7 +6,7 @@
  * unavailable export leaves its records.
  */
 import { parseFindingsFile, type PreviousFinding, type PreviousFindings } from '../findings/lifecycle.js';
-import { closeVersions, quoteIdent, type HistoryDb } from './engine.js';
+import { closeVersions, quoteIdent, versionIdSql, type HistoryDb } from './engine.js';
 
 export const FINDINGS_TABLE = 'findings_versions';
 
@@ -33,9 +33,8 @@ const TEXT_COLUMNS: ReadonlyArray<readonly [name: string, nullable: boolean]> = 
 const COLUMNS = ['version_id', ...TEXT_COLUMNS.map(([name]) => name)];
 
 export function findingsTableSql(engine: HistoryDb['engine']): string {
-  const id = engine === 'sqlite' ? 'version_id INTEGER PRIMARY KEY' : 'version_id BIGINT PRIMARY KEY';
   const columns = TEXT_COLUMNS.map(([name, nullable]) => `  ${name} TEXT${nullable ? '' : ' NOT NULL'}`);
-  return `CREATE TABLE ${FINDINGS_TABLE} (\n  ${id},\n${columns.join(',\n')}\n)`;
+  return `CREATE TABLE ${FINDINGS_TABLE} (\n  ${versionIdSql(engine)},\n${columns.join(',\n')}\n)`;
 }
 
 export const FINDINGS_INDEX_SQL = `CREATE INDEX findings_versions_open ON ${FINDINGS_TABLE} (base_url, id) WHERE seen_to IS NULL`;
@@ -44,10 +43,6 @@ interface Stored {
   readonly versionId: number;
   readonly content: string;
   readonly firstSeen: string;
-}
-
-interface NightFinding extends PreviousFinding {
-  readonly waived?: { readonly reason: string; readonly owner: string; readonly expires: string };
 }
 
 /** A stored finding from its columns id, rule, severity, subject_export, subject_key, detail, display, in that order. */
@@ -63,7 +58,7 @@ function storedFinding(r: readonly unknown[]): PreviousFinding {
 }
 
 /** What makes a new version: everything but the times. */
-function contentOf(f: NightFinding): string {
+function contentOf(f: PreviousFinding): string {
   return JSON.stringify([f.rule, f.severity, f.subject, f.detail, f.display, f.waived ?? null]);
 }
 
@@ -84,14 +79,14 @@ export async function loadFindings(
   const open = new Map<string, Stored>();
   for (const r of rows) {
     const waived = r[8] == null ? undefined : { reason: String(r[10]), owner: String(r[8]), expires: String(r[9]) };
-    const stored: NightFinding = { ...storedFinding(r.slice(1)), ...(waived ? { waived } : {}) };
+    const stored: PreviousFinding = { ...storedFinding(r.slice(1)), ...(waived ? { waived } : {}) };
     open.set(stored.id, { versionId: Number(r[0]), content: contentOf(stored), firstSeen: String(r[11]) });
   }
   const close: number[] = [];
   const insert: unknown[][] = [];
   let next = Number((await db.all(`SELECT MAX(version_id) FROM ${FINDINGS_TABLE}`))[0]?.[0] ?? 0) + 1;
   const seen = new Set<string>();
-  for (const f of file.findings as NightFinding[]) {
+  for (const f of file.findings) {
     if (seen.has(f.id)) continue;
     seen.add(f.id);
     const was = open.get(f.id);

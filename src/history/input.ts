@@ -83,18 +83,6 @@ export interface SnapshotInput {
   readonly signingKey?: string;
 }
 
-/**
- * The bytes serializeExport({ records }) writes, as pieces of EXPORT_BATCH
- * records (serializeBatches writes the same bytes): a large export's whole
- * indented text is never built, and it can be longer than V8's longest string.
- */
-function* exportPieces(records: readonly ExportRecord[]): Generator<string> {
-  function* batches() {
-    for (let i = 0; i < records.length; i += EXPORT_BATCH) yield records.slice(i, i + EXPORT_BATCH);
-  }
-  yield* serializeBatches(batches());
-}
-
 const notLaidOut = (dir: string, file: string) =>
   new FailedError(
     `${shown(file)} in ${dir} is not laid out as svc-snapshot writes exports (2-space JSON, one array); ` +
@@ -169,14 +157,8 @@ function fileRows(
     texts,
     record,
     checkTexts(which, records) {
-      if (
-        !sameAsWritten(
-          records,
-          which.map((i) => texts[i]!),
-          which.map((_, j) => j),
-        )
-      )
-        throw notLaidOut(dir, file);
+      const given = which.map((i) => texts[i]!);
+      if (!sameAsWritten(records, given)) throw notLaidOut(dir, file);
     },
   };
 }
@@ -249,10 +231,16 @@ function keptFiles(snapshot: Snapshot): KeptFile[] {
   return out;
 }
 
-/** The sha256 of the export file these records make, without making it as one string. */
+/**
+ * The sha256 of the export file these records make, hashed a batch of EXPORT_BATCH records at a time (serializeBatches writes
+ * serializeExport's bytes): a large export's whole text is never built, and it can be longer than V8's longest string.
+ */
 function exportSha256(records: readonly ExportRecord[]): string {
   const hash = createHash('sha256');
-  for (const piece of exportPieces(records)) hash.update(piece);
+  function* batches() {
+    for (let i = 0; i < records.length; i += EXPORT_BATCH) yield records.slice(i, i + EXPORT_BATCH);
+  }
+  for (const piece of serializeBatches(batches())) hash.update(piece);
   return hash.digest('hex');
 }
 
@@ -262,18 +250,16 @@ async function readCollectionDir(dir: string, include: readonly Include[]): Prom
   const complete = collection.manifest.routes.every((r) => r.error === undefined);
   const result = build(collection, include);
   const date = collection.manifest.date;
-  const written = result.exports.map((e) => {
-    return {
-      export: e.export,
-      file: exportFileName(e.export, e.records.length, date),
-      count: e.records.length,
-      available: e.available,
-      reason: e.reason,
-      proposedRoute: e.proposedRoute,
-      sha256: exportSha256(e.records),
-      records: e.records,
-    };
-  });
+  const written = result.exports.map((e) => ({
+    export: e.export,
+    file: exportFileName(e.export, e.records.length, date),
+    count: e.records.length,
+    available: e.available,
+    reason: e.reason,
+    proposedRoute: e.proposedRoute,
+    sha256: exportSha256(e.records),
+    records: e.records,
+  }));
   const manifest = snapshotManifest(
     collection,
     { ...result, exports: written.map(({ records: _r, ...rest }) => rest) },
@@ -293,13 +279,9 @@ async function readCollectionDir(dir: string, include: readonly Include[]): Prom
     kept: [],
     // The texts are the writer's own: nothing to check.
     verify: async () => {},
-    exports: written.map((w) => ({
-      export: w.export,
-      file: w.file,
-      count: w.count,
-      available: w.available,
-      sha256: w.sha256,
-      rows: async () => ({ texts: recordTextsOf(w.records), record: (i) => w.records[i]!, checkTexts() {} }),
+    exports: written.map(({ reason: _r, proposedRoute: _p, records, ...w }) => ({
+      ...w,
+      rows: async () => ({ texts: recordTextsOf(records), record: (i) => records[i]!, checkTexts() {} }),
     })),
   };
 }

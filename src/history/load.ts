@@ -1,6 +1,5 @@
 import { FailedError } from '../errors.js';
 import { matchRecords } from '../diff/compare.js';
-import type { ExportRecord } from '../exports/types.js';
 import { TOOL } from '../version.js';
 import { closeVersions, quoteIdent, type HistoryDb } from './engine.js';
 import { exportTable, type ExportTable } from './schema.js';
@@ -33,9 +32,9 @@ type KeyView = Record<string, string | null> & { [INDEX]: number };
  * texts then differ, which closes one version and opens another, exactly as
  * if they had not been paired.
  */
-function keyView(key: readonly string[], texts: readonly (string | null)[], index: number): KeyView {
+function keyView(key: readonly string[], index: number, textOf: (k: number) => string | null): KeyView {
   const view = { [INDEX]: index } as KeyView;
-  for (let i = 0; i < key.length; i++) view[key[i]!] = texts[i]!;
+  for (let k = 0; k < key.length; k++) view[key[k]!] = textOf(k);
   return view;
 }
 
@@ -107,27 +106,11 @@ async function loadExport(
   for (let i = 0; i < open.length; i++) if (kept[i] === 0) rest.push(i);
   const rows: unknown[][] = [];
   const toClose: number[] = [];
-  const insert = (i: number) => {
-    rows.push(toRow(nextId++, baseUrl, time, texts[i]!, records.get(i)!));
-  };
-  const older: ExportRecord[] = rest.map((o) =>
-    keyView(
-      key,
-      keyTypes.map((type, k) => storedKeyText(type, open[o]![2 + k])),
-      o,
-    ),
-  );
-  const newer: ExportRecord[] = fresh.map((i) =>
-    keyView(
-      key,
-      keyTypes.map((type, k) => keyText(type, records.get(i)![key[k]!])),
-      i,
-    ),
-  );
+  const insert = (i: number) => rows.push(toRow(nextId++, baseUrl, time, texts[i]!, records.get(i)!));
   const matched = matchRecords(
     key,
-    older,
-    newer,
+    rest.map((o) => keyView(key, o, (k) => storedKeyText(keyTypes[k]!, open[o]![2 + k]))),
+    fresh.map((i) => keyView(key, i, (k) => keyText(keyTypes[k]!, records.get(i)![key[k]!]))),
     (j, view) => {
       const i = (view as unknown as KeyView)[INDEX];
       const o = rest[j]!;

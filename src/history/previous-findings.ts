@@ -9,6 +9,12 @@ import { FINDINGS_TABLE, findingsBefore } from './findings.js';
 import { normaliseSite } from './query.js';
 import type { HistoryTarget } from './target.js';
 
+/** `--history` and its `--ca-file`: the database a report's trends and a night's previous findings are read from. */
+export interface HistorySource {
+  readonly target: HistoryTarget;
+  readonly ca?: readonly string[];
+}
+
 /**
  * The previous night from a history database (`--history` on a snapshot or
  * a report, when no older snapshot is beside it): the findings of the newest
@@ -17,7 +23,7 @@ import type { HistoryTarget } from './target.js';
  * since the states must not fail a night.
  */
 export async function previousFromHistory(
-  source: { readonly target: HistoryTarget; readonly ca?: readonly string[] },
+  source: HistorySource,
   baseUrl: string,
   time: string,
   warn: (message: string) => void,

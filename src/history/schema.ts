@@ -3,9 +3,9 @@ import { CATALOG } from '../exports/catalog.js';
 import type { ExportDef } from '../exports/define.js';
 import { TOOL } from '../version.js';
 import type { ExportRecord } from '../exports/types.js';
-import { quoteIdent, type HistoryDb } from './engine.js';
+import { quoteIdent, versionIdSql, type HistoryDb } from './engine.js';
 import { recordTextsOf } from './texts.js';
-import { rowFunction, sqlType, typedColumn, utcExpression, type TypedColumn } from './columns.js';
+import { columnSql, rowFunction, sqlType, typedColumn, utcExpression, type TypedColumn } from './columns.js';
 import { FINDINGS_INDEX_SQL, findingsTableSql } from './findings.js';
 
 /**
@@ -125,14 +125,12 @@ export function exportTable(name: string): ExportTable | undefined {
 }
 
 function versionsTableSql(db: HistoryDb, t: ExportTable, name: string, extra: readonly string[]): string {
-  // SQLite's INTEGER PRIMARY KEY is the row id itself; PostgreSQL needs 64 bits for the same range.
-  const id = db.engine === 'sqlite' ? 'version_id INTEGER PRIMARY KEY' : 'version_id BIGINT PRIMARY KEY';
   const cols = [
-    ...t.typed.map((c) => `  ${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`),
+    ...t.typed.map((c) => `  ${columnSql(db.engine, c)}`),
     ...extra.map((c) => `  ${quoteIdent(c)} TEXT`),
   ].join(',\n');
   return `CREATE TABLE ${quoteIdent(name)} (
-  ${id},
+  ${versionIdSql(db.engine)},
   base_url TEXT NOT NULL,
   seen_from TEXT NOT NULL,
   seen_to TEXT,
@@ -183,7 +181,7 @@ async function rebuildTable(db: HistoryDb, t: ExportTable): Promise<void> {
   const toRow = rowFunction(t.typed);
   const columns = [...VERSION_COLUMNS, ...t.columns, ...extra];
   const table = quoteIdent(t.table);
-  const select = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...extra].map(quoteIdent).join(', ');
+  const select = [...VERSION_COLUMNS, ...extra].map(quoteIdent).join(', ');
   for await (const rows of versionBatches(db, table, select, -1)) {
     await db.insertRows(
       next,
@@ -220,16 +218,14 @@ async function typedAsDeclared(db: HistoryDb, t: ExportTable): Promise<boolean> 
   if (db.engine === 'sqlite') {
     const [row] = await db.all("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [t.table]);
     const sql = String(row?.[0] ?? '');
-    return t.typed.every((c) =>
-      sql.includes(`${quoteIdent(c.name)} ${sqlType(db.engine, quoteIdent(c.name), c.type)}`),
-    );
+    return t.typed.every((c) => sql.includes(columnSql(db.engine, c)));
   }
   const rows = await db.all(
     'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
     [t.table],
   );
   const types = new Map(rows.map((r) => [String(r[0]), String(r[1]).toUpperCase()]));
-  return t.typed.every((c) => types.get(c.name) === sqlType(db.engine, quoteIdent(c.name), c.type));
+  return t.typed.every((c) => types.get(c.name) === sqlType(db.engine, c));
 }
 
 /**
@@ -407,11 +403,7 @@ async function completeExportTables(db: HistoryDb, now: Set<string>): Promise<vo
     const have = await db.columns(t.table);
     const missing = t.typed.filter((c) => !have.has(c.name));
     if (missing.length === 0) continue;
-    for (const c of missing)
-      await db.exec(
-        `ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${quoteIdent(c.name)} ` +
-          `${sqlType(db.engine, quoteIdent(c.name), c.type)}`,
-      );
+    for (const c of missing) await db.exec(`ALTER TABLE ${quoteIdent(t.table)} ADD COLUMN ${columnSql(db.engine, c)}`);
     await db.exec(`DROP VIEW IF EXISTS ${quoteIdent(t.view)}`);
     await db.exec(viewSql(db, t, await extraColumns(db, t)));
   }

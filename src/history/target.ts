@@ -36,8 +36,11 @@ export function parseHistoryTarget(
     );
   }
   const path = isAbsolute(value) ? value : resolve(cwd, value);
-  // A snapshot has its night to lose: it publishes first, and the open then fails (exit 1, with the same advice).
-  if (opts.directory !== 'when opened') refuseDirectory(value, path);
+  // `--history [target]` takes the next argument, so `history load --history svc-snapshot-2026-11-23 …` names a snapshot
+  // directory as the database, which SQLite would only say it cannot open. A snapshot has its night to lose: it publishes
+  // first, and the open then fails (exit 1, with the same advice).
+  if (opts.directory !== 'when opened' && isDirectory(path))
+    throw new UsageError(`--history ${JSON.stringify(value.slice(0, 120))} ${DIRECTORY_ADVICE}`);
   return { engine: 'sqlite', path, label: path };
 }
 
@@ -88,15 +91,6 @@ function parsePostgres(value: string): HistoryTarget {
   }
   const label = `postgres://${encodeURIComponent(user)}@${url.host}/${encodeURIComponent(database)}`;
   return { engine: 'postgres', host, port, user, database, sslmode, label };
-}
-
-/**
- * `--history [target]` takes the next argument as its value, so `history load
- * --history svc-snapshot-2026-11-23 …` names a snapshot directory as the
- * database; SQLite would only say it cannot open it. Said here, with the fix.
- */
-function refuseDirectory(given: string, path: string): void {
-  if (isDirectory(path)) throw new UsageError(`--history ${JSON.stringify(given.slice(0, 120))} ${DIRECTORY_ADVICE}`);
 }
 
 export function isDirectory(path: string): boolean {

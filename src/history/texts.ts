@@ -28,27 +28,19 @@ export function recordTextsOf(records: readonly ExportRecord[]): string[] {
 
 /**
  * Whether texts[i] is exactly what the writer makes of records[i], for every
- * i of `which` (ascending): checked a batch at a time, as the writer
- * stringifies, which is faster than record by record.
+ * i: checked a batch at a time, as the writer stringifies, which is faster
+ * than record by record.
  */
-export function sameAsWritten(
-  records: readonly ExportRecord[],
-  texts: readonly string[],
-  which: readonly number[],
-): boolean {
-  for (let start = 0; start < which.length; start += EXPORT_BATCH) {
-    const indices = which.slice(start, start + EXPORT_BATCH);
-    const made = JSON.stringify(
-      indices.map((i) => records[i]),
-      null,
-      2,
-    );
+export function sameAsWritten(records: readonly ExportRecord[], texts: readonly string[]): boolean {
+  for (let start = 0; start < texts.length; start += EXPORT_BATCH) {
+    const batch = texts.slice(start, start + EXPORT_BATCH);
+    const made = JSON.stringify(records.slice(start, start + EXPORT_BATCH), null, 2);
     // `[\n  ` + the texts joined by `,\n  ` + `\n]`.
-    if (made.length !== indices.reduce((n, i) => n + texts[i]!.length + 4, 2)) return false;
+    if (made.length !== batch.reduce((n, t) => n + t.length + 4, 2)) return false;
     let at = 4;
-    for (const i of indices) {
-      if (!made.startsWith(texts[i]!, at)) return false;
-      at += texts[i]!.length + 4;
+    for (const t of batch) {
+      if (!made.startsWith(t, at)) return false;
+      at += t.length + 4;
     }
   }
   return true;
@@ -95,15 +87,7 @@ export function fileProblem(
     } catch {
       return { kind: 'layout' };
     }
-    if (
-      layout &&
-      !sameAsWritten(
-        records,
-        batch,
-        batch.map((_, i) => i),
-      )
-    )
-      return { kind: 'layout' };
+    if (layout && !sameAsWritten(records, batch)) return { kind: 'layout' };
     const at = firstOutOfOrder(records, key, last);
     if (at !== undefined) return { kind: 'order', record: start + at };
     last = records[records.length - 1];

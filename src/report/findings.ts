@@ -7,7 +7,7 @@
  */
 import { SEVERITIES } from '../findings/define.js';
 import type { Finding, FindingsReport, ResolvedFinding, WaiverNote } from '../findings/evaluate.js';
-import { findingHeading, groupFindings } from '../findings/format.js';
+import { findingHeading, groupFindings, waiverLists } from '../findings/format.js';
 import { esc, sentence, text, value } from './escape.js';
 import { notShown, plural, section, table } from './html.js';
 import type { ReportModel } from './model.js';
@@ -96,13 +96,8 @@ function waivers(r: FindingsReport): string {
   if (!w) return '';
   const waived = r.findings.filter((f) => f.waived).length;
   let body = `<h3>Waivers</h3>\n<p>${plural(w.entries, 'waiver')} (file sha256 <code>${esc(w.sha256)}</code>): ${plural(waived, 'finding')} waived.</p>\n`;
-  for (const [title, list] of [
-    ['Ended (their findings are active again)', w.ended],
-    ['Ending soon', w.endingSoon],
-    ['Stale (they match no finding)', w.stale],
-  ] as const) {
+  for (const [title, list] of waiverLists(w))
     if (list.length > 0) body += `<p>${title}:</p>\n<ul>${list.map(noteItem).join('')}</ul>\n`;
-  }
   return body;
 }
 

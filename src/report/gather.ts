@@ -16,14 +16,14 @@ import {
   type EvaluateOptions,
   type FindingsReport,
 } from '../findings/evaluate.js';
+import { compareText } from '../findings/define.js';
 import { findingsOf, overTime } from '../findings/index.js';
 import { findingsFileOf, previousFindingsOf, previousOrWarn, type PreviousFindings } from '../findings/lifecycle.js';
-import { previousFromHistory } from '../history/previous-findings.js';
+import { previousFromHistory, type HistorySource } from '../history/previous-findings.js';
 import type { WaiversFile } from '../findings/waivers.js';
 import { exportsRead } from '../findings/catalog.js';
 import { openHistory } from '../history/engine.js';
 import { listRuns, normaliseSite } from '../history/query.js';
-import type { HistoryTarget } from '../history/target.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
 import type { ExportRecord } from '../exports/types.js';
 import {
@@ -42,11 +42,6 @@ import type { ReportManifest, ReportModel, TrendNight, VmStates } from './model.
 const VM_EXPORTS = ['active_vms', 'vm_configs'] as const;
 const STATE_COLUMNS = ['state', 'status', 'powerState', 'power_state'] as const;
 
-export interface HistorySource {
-  readonly target: HistoryTarget;
-  readonly ca?: readonly string[];
-}
-
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The nights of the history database for this site, the snapshot's own night added when it is not loaded yet. */
@@ -63,7 +58,7 @@ async function historyNights(source: HistorySource, manifest: ReportManifest, st
     const runs = await listRuns(db, normaliseSite(manifest.baseUrl));
     const nights: TrendNight[] = runs.map((r) => ({ time: r.time, date: r.date, counts: r.counts }));
     if (!nights.some((n) => n.time === manifest.time)) nights.push(own);
-    return nights.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+    return nights.sort((a, b) => compareText(a.time, b.time));
   } finally {
     await db.close();
   }
@@ -106,7 +101,7 @@ function vmStates(snapshot: Snapshot, entry: ManifestEntry, bytes: Buffer): VmSt
   return {
     export: entry.export,
     column: STATE_COLUMNS[k]!,
-    counts: [...counts[k]!].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)),
+    counts: [...counts[k]!].sort((a, b) => b[1] - a[1] || compareText(a[0], b[0])),
   };
 }
 
@@ -161,30 +156,24 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
     new Date(manifest.time),
   );
   const readers = exportReaders(snapshot, true);
-  const evalOpts = {
+  const evaluate = {
     inheritLevels: opts.inheritLevels ?? true,
     ...(opts.expiringDays !== undefined ? { expiringDays: opts.expiringDays } : {}),
   };
   const given = opts.previous;
   const warn = opts.warn ?? (() => {});
   const findings = async (before: PreviousFindings | undefined) => {
-    const evaluated = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, evalOpts);
+    const evaluated = await evaluateFindings(manifest, async (name) => readers.records.get(name)!, evaluate);
     const previous =
       before ??
       (opts.history ? await previousFromHistory(opts.history, manifest.baseUrl, manifest.time, warn) : undefined);
     return overTime(evaluated, previous, {
-      expiringDays: evalOpts.expiringDays ?? DEFAULT_EXPIRING_DAYS,
+      expiringDays: evaluate.expiringDays ?? DEFAULT_EXPIRING_DAYS,
       ...(opts.waivers ? { waivers: opts.waivers } : {}),
     });
   };
   const older = given ?? (await findPreviousSnapshot(dir, manifest.time));
-  const nights = await bothNights(snapshot, readers, {
-    older,
-    given: given !== undefined,
-    evaluate: evalOpts,
-    warn,
-    findings,
-  });
+  const nights = await bothNights(snapshot, readers, { older, given: given !== undefined, evaluate, warn, findings });
   return modelOf(manifest, signature, nights, readers, await historyPart(opts.history, manifest, true));
 }
 

@@ -11,7 +11,8 @@ import { modelOfStaging, type StagingOptions } from './gather.js';
 import { renderReport } from './render.js';
 import type { ReportModel } from './model.js';
 
-export { modelOfDirectory, nightsOfStaging, type HistorySource } from './gather.js';
+export { modelOfDirectory, nightsOfStaging } from './gather.js';
+export type { HistorySource } from '../history/previous-findings.js';
 export { renderReport } from './render.js';
 
 /** The report's file name in a snapshot of that date. */

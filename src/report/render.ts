@@ -6,6 +6,7 @@
  * Every value from the site goes through escape.ts.
  */
 import type { ChangeSet, ExportDiff } from '../diff/types.js';
+import { compareText } from '../findings/define.js';
 import { esc, sentence, text, value } from './escape.js';
 import type { ReportModel, TrendNight, VmStates } from './model.js';
 import { STYLE } from './style.js';
@@ -25,7 +26,6 @@ export const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:
 
 /** `2026-11-21T02:00:00.000Z` → `2026-11-21 02:00:00 UTC`. */
 const humanTime = (iso: string) => iso.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC');
-const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A key as `column=value` pairs (a finding's key is a list of values in key order). */
 function keyText(key: Readonly<Record<string, unknown>>): string {
@@ -74,8 +74,9 @@ function exportsSection(m: ReportModel): string {
       : '<td class="num">–</td><td class="num">–</td><td class="num">–</td>';
     return `<tr><th scope="row">${text(e.export)}</th><td class="num">${e.count}</td>${diff}<td>${avail}</td></tr>`;
   });
+  const name = 'name' in m.previous ? `<bdi>${text(m.previous.name)}</bdi>` : '';
   const since = changes
-    ? `<p>Since the previous snapshot, ${previousName(m)} of ${esc(changes.older.time ? humanTime(changes.older.time) : 'unknown time')}: ` +
+    ? `<p>Since the previous snapshot, ${name} of ${esc(changes.older.time ? humanTime(changes.older.time) : 'unknown time')}: ` +
       `${changes.totals.added} added, ${changes.totals.removed} removed, ${changes.totals.changed} changed, ` +
       `in ${plural(changes.totals.exportsChanged, 'export')}.</p>\n`
     : `<p>No comparison: ${sentence('problem' in m.previous ? m.previous.problem : '')}</p>\n`;
@@ -84,10 +85,6 @@ function exportsSection(m: ReportModel): string {
     'Exports',
     since + table(['Export', 'Records', 'Added', 'Removed', 'Changed', 'Availability'], rows, 'exports'),
   );
-}
-
-function previousName(m: ReportModel): string {
-  return 'name' in m.previous ? `<bdi>${text(m.previous.name)}</bdi>` : '';
 }
 
 /** One export's changes: added and removed by key, changed with each column old → new; at most CHANGES_SHOWN records. */
@@ -157,7 +154,7 @@ function availabilitySection(m: ReportModel): string {
     unavailable.length === 0
       ? '<p>Every export is available.</p>\n'
       : table(['Export', 'Reason', 'Proposed route'], unavailable.map(unavailableRow));
-  const nulls = [...man.nullFields].sort((a, b) => byText(a.export, b.export) || byText(a.field, b.field));
+  const nulls = [...man.nullFields].sort((a, b) => compareText(a.export, b.export) || compareText(a.field, b.field));
   body += `<h3>Null columns</h3>\n`;
   body +=
     nulls.length === 0
@@ -198,13 +195,13 @@ function validationSection(m: ReportModel): string {
 }
 
 function driftSection(m: ReportModel): string {
-  const drift = [...m.manifest.drift].sort((a, b) => byText(a.route, b.route));
+  const drift = [...m.manifest.drift].sort((a, b) => compareText(a.route, b.route));
   if (drift.length === 0) return section('drift', 'Drift', '<p>No route returned fields the models do not know.</p>\n');
   const rows = drift.slice(0, LIST_SHOWN).map(
     (d) =>
       `<tr><td><code>${text(d.route)}</code></td>` +
       `<td>${[...d.unknownFields]
-        .sort(byText)
+        .sort(compareText)
         .map((f) => `<code>${text(f)}</code>`)
         .join(', ')}</td></tr>`,
   );
@@ -227,7 +224,8 @@ function trendsSection(m: ReportModel): string {
     );
   const nights: readonly TrendNight[] = h.nights;
   const names = m.manifest.exports.map((e) => e.export);
-  for (const n of nights) for (const k of Object.keys(n.counts).sort(byText)) if (!names.includes(k)) names.push(k);
+  for (const n of nights)
+    for (const k of Object.keys(n.counts).sort(compareText)) if (!names.includes(k)) names.push(k);
   const charts = names.map((name, i) => {
     const points = nights.map((n) => ({ date: n.date, count: n.counts[name] }));
     const rows = points.map((p) => `<tr><td>${esc(p.date)}</td><td class="num">${p.count ?? '–'}</td></tr>`);
@@ -263,7 +261,7 @@ function nav(m: ReportModel): string {
 
 /** The page, as UTF-8 text. */
 export function renderReport(m: ReportModel): string {
-  const title = `svc-snapshot report: ${shownTitle(m.manifest.baseUrl)}, ${m.manifest.date}`;
+  const title = `svc-snapshot report: ${text(m.manifest.baseUrl)}, ${m.manifest.date}`;
   return [
     '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
     `<meta http-equiv="Content-Security-Policy" content="${CSP}">\n`,
@@ -285,8 +283,4 @@ export function renderReport(m: ReportModel): string {
       `from the snapshot of ${esc(humanTime(m.manifest.time))}.</p></footer>\n`,
     '</body>\n</html>\n',
   ].join('');
-}
-
-function shownTitle(site: string): string {
-  return text(site);
 }

@@ -1,4 +1,4 @@
-import { defineRule, keyText, ts } from '../define.js';
+import { defineRule, keyText, resourcesHeld } from '../define.js';
 import { ref } from '../certifications.js';
 
 export default defineRule({
@@ -44,16 +44,12 @@ export default defineRule({
   *check(ctx) {
     for (const p of ctx.records('resources_by_project')) {
       if (p.exists !== false) continue;
-      const vms = ts(p.vms_cnt) ?? 0;
-      const drives = ts(p.drives_cnt) ?? 0;
-      const files = ts(p.files_cnt) ?? 0;
-      if (vms <= 0 && drives <= 0 && files <= 0) continue;
+      const held = resourcesHeld(p.vms_cnt, p.drives_cnt, p.files_cnt, p.files_size);
+      if (held === undefined) continue;
       yield {
         subject: ref('resources_by_project', p.projectID),
         related: [],
-        detail:
-          `deleted project ${keyText(p.projectID)} (exists: false) still holds ${vms} VM(s), ${drives} ` +
-          `drive(s) and ${files} vault file(s) (${ts(p.files_size) ?? 0} bytes)`,
+        detail: `deleted project ${keyText(p.projectID)} (exists: false) still holds ${held}`,
         about: { project: keyText(p.projectID) },
       };
     }

@@ -1,5 +1,5 @@
 import { defineRule, keyText } from '../define.js';
-import { byId, ref, strings } from '../certifications.js';
+import { LEVEL_REQUIREMENTS_SPEC, byId, ref, strings } from '../certifications.js';
 
 export default defineRule({
   id: 'security-reference-unknown',
@@ -12,10 +12,7 @@ export default defineRule({
     '(each id once per level). ' +
     'The certification rules skip such a level or requirement: this rule is where they show.',
   spec: [
-    {
-      where: 'management-api.md §2 SecurityLevelInfo',
-      text: '`requirements` string[] (requirement ids making up the level). `ProjectInfo.securityLevel` holds one of these ids.',
-    },
+    LEVEL_REQUIREMENTS_SPEC,
     { where: 'management-api.md §2 SecurityRequirementInfo', text: '`id` string (`sreq|<uuid>`)' },
   ],
   part: 'for a level, the requirement id it names that is not listed; a project has one finding',

@@ -1,4 +1,4 @@
-import { defineRule, iso, keyText, ts } from '../define.js';
+import { defineRule, iso, keyText, resourcesHeld, ts } from '../define.js';
 import { ref } from '../certifications.js';
 
 export default defineRule({
@@ -30,16 +30,12 @@ export default defineRule({
     for (const t of ctx.records('teams')) {
       const end = ts(t.endDate);
       if (end === undefined || end >= ctx.now) continue;
-      const vms = ts(t.usage_vms_cnt) ?? 0;
-      const drives = ts(t.usage_drives_cnt) ?? 0;
-      const files = ts(t.usage_files_cnt) ?? 0;
-      if (vms <= 0 && drives <= 0 && files <= 0) continue;
+      const held = resourcesHeld(t.usage_vms_cnt, t.usage_drives_cnt, t.usage_files_cnt, t.usage_files_size);
+      if (held === undefined) continue;
       yield {
         subject: ref('teams', t.id),
         related: [],
-        detail:
-          `team "${keyText(t.name)}" (${keyText(t.id)}) ended ${iso(end)} and still holds ${vms} VM(s), ` +
-          `${drives} drive(s) and ${files} vault file(s) (${ts(t.usage_files_size) ?? 0} bytes)`,
+        detail: `team "${keyText(t.name)}" (${keyText(t.id)}) ended ${iso(end)} and still holds ${held}`,
         about: { team: keyText(t.id) },
       };
     }

@@ -1,6 +1,10 @@
 import { defineRule, iso, keyText, ts, type RowRef } from '../define.js';
+import { membershipPairs, ref, strings } from '../certifications.js';
+import type { ExportRecord } from '../../exports/types.js';
 
 interface Access {
+  /** Why the user counts as lapsed (lapsed()). */
+  readonly why: string;
   readonly teams: RowRef[];
   readonly projects: RowRef[];
   readonly owned: RowRef[];
@@ -9,8 +13,6 @@ interface Access {
   readonly inactiveOwned: RowRef[];
   readonly inactiveAuthed: RowRef[];
 }
-import { membershipPairs, ref, strings } from '../certifications.js';
-import type { ExportRecord } from '../../exports/types.js';
 
 /** Why a user counts as expired or deactivated at `now`, or undefined. */
 function lapsed(u: ExportRecord, now: number): string | undefined {
@@ -95,24 +97,23 @@ export default defineRule({
   ],
   *check(ctx) {
     // The lapsed users first: only their memberships and VMs are gathered.
-    const lapsedUsers = new Map<string, string>();
-    for (const u of ctx.records('user_profiles')) {
-      if (typeof u.id !== 'string' || lapsedUsers.has(u.id)) continue;
-      const why = lapsed(u, ctx.now);
-      if (why) lapsedUsers.set(u.id, why);
-    }
-    if (lapsedUsers.size === 0) return;
     const access = new Map<string, Access>();
-    const of = (user: unknown): Access | undefined => {
-      if (typeof user !== 'string' || !lapsedUsers.has(user)) return undefined;
-      let a = access.get(user);
-      if (!a)
-        access.set(
-          user,
-          (a = { teams: [], projects: [], owned: [], authed: [], inactiveOwned: [], inactiveAuthed: [] }),
-        );
-      return a;
-    };
+    for (const u of ctx.records('user_profiles')) {
+      if (typeof u.id !== 'string' || access.has(u.id)) continue;
+      const why = lapsed(u, ctx.now);
+      if (why)
+        access.set(u.id, {
+          why,
+          teams: [],
+          projects: [],
+          owned: [],
+          authed: [],
+          inactiveOwned: [],
+          inactiveAuthed: [],
+        });
+    }
+    if (access.size === 0) return;
+    const of = (user: unknown) => (typeof user === 'string' ? access.get(user) : undefined);
     for (const m of ctx.records('team_memberships'))
       of(m.memberID)?.teams.push(ref('team_memberships', m.teamID, m.memberID));
     for (const { first } of membershipPairs(ctx.records('project_memberships'))) {
@@ -133,15 +134,14 @@ export default defineRule({
         }
       }
     }
-    for (const [user, why] of lapsedUsers) {
-      const a = access.get(user);
+    for (const [user, a] of access) {
       // A VM listed but not active grants no access by itself (CONTRACT section 17: a running VM, `active` true).
-      if (!a || a.teams.length + a.projects.length + a.owned.length + a.authed.length === 0) continue;
+      if (a.teams.length + a.projects.length + a.owned.length + a.authed.length === 0) continue;
       yield {
         subject: ref('user_profiles', user),
         related: [...a.teams, ...a.projects, ...a.owned, ...a.authed, ...a.inactiveOwned, ...a.inactiveAuthed],
         detail:
-          `user ${keyText(user)}: ${why}, still a member of ${a.teams.length} team(s) and ${a.projects.length} ` +
+          `user ${keyText(user)}: ${a.why}, still a member of ${a.teams.length} team(s) and ${a.projects.length} ` +
           `project(s)${vmsText(a, ctx.has('active_vms'))}`,
         about: { user, vms: [...a.owned, ...a.authed].map((r) => [r.key[0]!, r.key[1]!] as const) },
       };
