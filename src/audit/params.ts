@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { ParamDesc, QueryDesc, QueryParam } from './models.js';
-import { parseAuditDate } from './settings.js';
+import { parseCalendarDate } from '../config/values.js';
 
 /**
  * How a `--param` value (always text on the command line) becomes the JSON
@@ -80,7 +80,7 @@ function convertScalar(kind: Exclude<ParamKind, 'list'>, raw: string, what: stri
       throw new UsageError(`${what} must be true or false (got "${raw}")`);
     }
     case 'date':
-      return parseAuditDate(what, raw);
+      return parseCalendarDate(what, raw);
     case 'string':
       return raw;
   }

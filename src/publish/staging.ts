@@ -203,7 +203,8 @@ function* pieces(text: string, max: number): Generator<string> {
   }
 }
 
-async function writeAll(handle: FileHandle, data: Uint8Array): Promise<void> {
+/** Writes all of `data`: one write may take only part of it. */
+export async function writeAll(handle: FileHandle, data: Uint8Array): Promise<void> {
   let done = 0;
   while (done < data.length) done += (await handle.write(data, done, data.length - done)).bytesWritten;
 }
