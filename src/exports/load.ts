@@ -151,7 +151,7 @@ function memo<K, V>(map: Map<K, V>, key: K, make: () => V): V {
 class Loader {
   private readonly reports = new Map<string, BodyReport>();
   private readonly bodyFailures = new Map<string, string>();
-  private readonly manifest: ReadonlyMap<string, RouteRecord>;
+  readonly manifest: ReadonlyMap<string, RouteRecord>;
   private readonly trees = new Map<RouteDef, DriftNode | null>();
   private readonly fastChecks = new Map<RouteDef, FastCheck>();
 
@@ -281,13 +281,11 @@ export class CollectionReader {
   private readonly groups = new Map<string, RouteGroup>();
   private readonly released = new Set<string>();
   private readonly consume: boolean;
-  private readonly manifest: ReadonlyMap<string, RouteRecord>;
 
   /** With `consume` (the memory policy's consumeBodies), each body is deleted from the collection once read. */
   constructor(collection: RawCollection, consume: boolean, options: BuildOptions = {}) {
     this.consume = consume;
     this.loader = new Loader(collection, this.consume, options);
-    this.manifest = new Map(collection.manifest.routes.map((r) => [r.route, r]));
     this.realms = [...new Set(collection.manifest.realms.ids)];
     const realmsLabel = planRoute(REALMS_ROUTE).label;
     const realmsEntry = collection.manifest.routes.find((r) => r.route === realmsLabel);
@@ -335,7 +333,7 @@ export class CollectionReader {
   /** Bytes of a route's bodies as collected (every realm), read or not. */
   bytes(id: string): number {
     let sum = 0;
-    for (const p of this.plansOf(id)) sum += this.manifest.get(p.label)?.bytes ?? 0;
+    for (const p of this.plansOf(id)) sum += this.loader.manifest.get(p.label)?.bytes ?? 0;
     return sum;
   }
 

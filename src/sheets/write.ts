@@ -59,10 +59,6 @@ export interface SheetOptions {
   readonly beforeRead?: (previousRecords: number) => void;
 }
 
-function csvFileName(exportName: string, count: number, date: string): string {
-  return exportFileName(exportName, count, date).replace(/\.json$/, '.csv');
-}
-
 function workbookFileName(date: string): string {
   return `svc-snapshot-${date}.xlsx`;
 }
@@ -120,10 +116,6 @@ function exportSheet(
   return { headers: columns.map((c) => c.header), widths, rows: rows(), rowCount: to - from, table: true };
 }
 
-function filterRange(columns: number, rows: number): string | undefined {
-  return columns > 0 ? `$A$1:$${columnLetters(columns - 1)}$${rows + 1}` : undefined;
-}
-
 /** What writing one export's forms needs besides its records, the same for every export. */
 interface SheetPlan {
   readonly date: string;
@@ -168,7 +160,8 @@ async function prepareForms(
   let measured: number[] | undefined;
   if (plan.csv) {
     if (plan.xlsx) measured = columns.map((c) => c.header.length);
-    await writeCsv(csvFileName(entry.export, records.length, plan.date), csvChunks(columns, records, measured));
+    const file = exportFileName(entry.export, records.length, plan.date).replace(/\.json$/, '.csv');
+    await writeCsv(file, csvChunks(columns, records, measured));
   } else if (plan.xlsx) measured = measureWidths(columns, records);
   if (!plan.xlsx) return { columns: columns.length, pages: [] };
   const widths = measured!.map(fitWidth);
@@ -268,10 +261,11 @@ async function* workbook(
   );
   const filters = (i: number, columns: number): void => {
     const count = m.exports[i]!.count;
-    names[i]!.forEach((_, p) => {
-      const filter = filterRange(columns, Math.min(count, (p + 1) * plan.maxRows) - p * plan.maxRows);
-      if (filter !== undefined) sheets[firstSheet[i]! + p - 1]!.filter = filter;
-    });
+    if (columns > 0)
+      names[i]!.forEach((_, p) => {
+        const rows = Math.min(count, (p + 1) * plan.maxRows) - p * plan.maxRows;
+        sheets[firstSheet[i]! + p - 1]!.filter = `$A$1:$${columnLetters(columns - 1)}$${rows + 1}`;
+      });
   };
   for (let i = 0; i < m.exports.length; i++) {
     const prepared = await prepareForms(m.exports[i]!, await read(i), plan, csvSink(i));
