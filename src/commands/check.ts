@@ -3,7 +3,7 @@ import { getRoute } from '../collect/fetch-route.js';
 import { RealmsResponse } from '../api/models.js';
 import { resolveConnection, type ConnectionSettings } from '../config/settings.js';
 import { readOptions } from '../config/options.js';
-import type { ResolvedToken } from '../config/tokens.js';
+import type { ResolvedToken } from '../config/values.js';
 import { withHttpClient, type Fetched, type HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import { describeTls, observeTls, tlsForJson, tlsVerdict } from '../http/tls-observer.js';

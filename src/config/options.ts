@@ -10,7 +10,7 @@ import { normaliseServiceUrl } from './url.js';
 import { registerSecret } from '../util/redact.js';
 import { loadSigningKey } from '../sign/key.js';
 import { readAllowedSigners } from '../sign/allowed-signers.js';
-import { fromTokenFile, tokenFileVariable } from './token-file.js';
+import { fromTokenFile } from './token-file.js';
 import {
   parseAuditToken,
   parseBooleanValue,
@@ -617,7 +617,7 @@ export function readOptions<C extends CommandName>(
     if (rec.secret)
       for (const text of [flag, variable]) if (typeof text === 'string' && text !== '') registerSecret(text);
     // A secret's file variable (SVC_TOKEN_FILE: src/config/token-file.ts) stands for its variable, read when the command reads the option.
-    const fileVariable = rec.secret && rec.env !== undefined ? tokenFileVariable(rec.env) : undefined;
+    const fileVariable = rec.secret && rec.env !== undefined ? `${rec.env}_FILE` : undefined;
     const file = fileVariable !== undefined && env[fileVariable] !== '' ? env[fileVariable] : undefined;
     if (file !== undefined) {
       sources[rec.key] = fileVariable!;
