@@ -15,11 +15,11 @@ import type { ColumnDef, ColumnDefault, ExportDef, Representation } from './defi
 import { CollectionReader, type LoadReport, type Path, type RouteGroup, type SourceRecord } from './load.js';
 import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
 import { sortRecords } from './order.js';
-import { isPlainObject, locate, walk, type Getter, type Location, type Row } from './rows.js';
+import { locate, walk, type Getter, type Location, type Row } from './rows.js';
 import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { orderByUniqueStringKey } from './fast/key-order.js';
 import { plainRecordMaker, recordMaker } from './fast/record-maker.js';
-import { resolvePath } from './schema.js';
+import { isPlainObject, resolvePath } from './schema.js';
 import { backendRelease, type BackendRelease } from './release.js';
 import type { BuildOptions, BuildResult, ExportRecord, ExportResult, NullField } from './types.js';
 
