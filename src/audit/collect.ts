@@ -159,15 +159,12 @@ export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Pr
   };
   const issues: ValidationIssue[] = [];
 
-  // 1. GET /info, without the token (spec section 5): its version goes into the manifest.
+  // GET /info, without the token (spec section 5): its version goes into the manifest.
   const [info] = await all([() => fetchAudit(fetcher, planAuditRoute(auditRoute('info')))]);
   const service = serviceOf(info!);
-  // 2. The capability lists.
   const lists = await all(LIST_ROUTES.map((id) => () => fetchAudit(fetcher, planAuditRoute(auditRoute(id)))));
   const capabilities = readCapabilities(lists, issues);
-  // 3. Check what was asked for against what the service lists.
   const plans = planRequests(settings, capabilities, issues);
-  // 4. The data routes.
   const data = await fetchData(all, fetcher, plans);
   const alerts = validateItems(data.alerts.planned.label, m.AlertRecord, data.alerts.json);
   issues.push(...alerts.issues);

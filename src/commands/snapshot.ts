@@ -132,11 +132,10 @@ type HashingWriter = ReturnType<typeof hashingWriter>;
 
 /** The staging directory's contents: raw/ when asked, the exports, the files beside them, and the manifest that lists them, signed. */
 async function fillStaging(staging: Staging, input: StagingInput) {
-  // The files besides the exports are hashed as they are written, for the manifest's files (verify covers them).
   const hashed = hashingWriter(staging);
   const { built, manifest, memory } = await buildIntoStaging(staging, input, hashed);
   const { spreadsheets, findings, report, compared } = await writeBeside(staging, input, manifest, memory, hashed);
-  // The files besides the exports are listed with their hashes as written, and the manifest is signed as written.
+  // The files besides the exports are listed in the manifest with their hashes as written (verify covers them).
   const others = [
     ...(spreadsheets ?? []).map((f) => f.file),
     ...(findings ? [FINDINGS_FILE] : []),

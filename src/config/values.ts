@@ -189,16 +189,13 @@ function readPem(path: string, what: string): string[] {
  */
 export function trustStore(caFile: string | undefined, env: NodeJS.ProcessEnv): string[] | undefined {
   if (caFile === undefined) return undefined;
-  const extra = env.NODE_EXTRA_CA_CERTS ? safeReadPem(env.NODE_EXTRA_CA_CERTS) : [];
-  return [...rootCertificates, ...extra, ...readPem(caFile, '--ca-file')];
-}
-
-function safeReadPem(path: string): string[] {
+  let extra: string[] = [];
   try {
-    return readRegularText(path).match(PEM_CERT) ?? [];
+    if (env.NODE_EXTRA_CA_CERTS) extra = readRegularText(env.NODE_EXTRA_CA_CERTS).match(PEM_CERT) ?? [];
   } catch {
-    return []; // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS.
+    // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS.
   }
+  return [...rootCertificates, ...extra, ...readPem(caFile, '--ca-file')];
 }
 
 /** A finding's severity, most severe first (CONTRACT section 17; src/findings/define.ts). */
