@@ -142,7 +142,8 @@ interface BodyReport {
   drift: { route: string; unknownFields: string[] } | undefined;
 }
 
-function memo<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+/** The value of `key` in `map`, made and kept there when first asked for. */
+export function memo<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   let v = map.get(key);
   if (v === undefined) map.set(key, (v = make()));
   return v;
@@ -314,20 +315,18 @@ export class CollectionReader {
 
   /** The group of a catalog route id, read on first use. After `release`, its records may not be read. */
   group(id: string): RouteGroup {
-    let g = this.groups.get(id);
-    if (g) return g;
-    const def = ROUTES.find((r) => r.id === id);
-    if (!def) throw new Error(`no route ${id}`);
-    const bodies = def.perRealm && this.noRealms ? [this.noRealms] : this.plans(def).map((p) => this.loader.body(p));
-    const records: SourceRecord[] = [];
-    const missing: Array<Extract<RouteBody, { ok: false }>> = [];
-    for (const b of bodies) {
-      if (b.ok) for (const r of b.records) records.push(r);
-      else missing.push(b);
-    }
-    g = { def, bodies, records, missing };
-    this.groups.set(id, g);
-    return g;
+    return memo(this.groups, id, () => {
+      const def = ROUTES.find((r) => r.id === id);
+      if (!def) throw new Error(`no route ${id}`);
+      const bodies = def.perRealm && this.noRealms ? [this.noRealms] : this.plans(def).map((p) => this.loader.body(p));
+      const records: SourceRecord[] = [];
+      const missing: Array<Extract<RouteBody, { ok: false }>> = [];
+      for (const b of bodies) {
+        if (b.ok) for (const r of b.records) records.push(r);
+        else missing.push(b);
+      }
+      return { def, bodies, records, missing };
+    });
   }
 
   /** Bytes of a route's bodies as collected (every realm), read or not. */
