@@ -46,7 +46,7 @@ const DATE_SHAPE = /^\d{4}-\d{2}-\d{2}$/;
 /**
  * A real calendar date `YYYY-MM-DD` (2026-02-30 is not one); returns it
  * unchanged. A round trip through a UTC date rather than date-fns: this module
- * is on the path of `--help`, which starts without date-fns (40 ms).
+ * is on the path of `--help`, which starts without loading date-fns.
  */
 export function parseCalendarDate(what: string, raw: string): string {
   const day = new Date(`${raw}T00:00:00.000Z`);
