@@ -101,8 +101,7 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps): SnapshotPlan {
   const html = (o.format as readonly string[]).includes('html');
   const findingsAsked = checkFindingsOptions(o, html);
   // An option is parsed when first read: --include is checked here, and --sign-key's secret is known to the token scan before anything is written.
-  const include = o.include;
-  const signKey = o.signKey;
+  const { include, signKey } = o;
   // A directory taken as the target is said once the snapshot is published (CONTRACT section 11: a target that cannot be opened is exit 1).
   const historyTarget =
     o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd, { directory: 'when opened' }) : undefined;
