@@ -62,34 +62,26 @@ export type SheetFormat = 'csv' | 'xlsx';
 type OutputFormat = SheetFormat | 'html';
 const FORMATS = ['json', 'csv', 'xlsx', 'html'] as const;
 
-/**
- * `--format json,csv,xlsx,html` → the formats asked for besides json (which
- * is always written). Unknown or empty entries are a usage error.
- */
-export function parseFormats(value: string): OutputFormat[] {
-  const items = value.split(',').map((s) => s.trim().toLowerCase());
-  const bad = items.filter((s) => !(FORMATS as readonly string[]).includes(s));
-  if (bad.length > 0 || items.length === 0) {
+/** The entries of a comma-separated list, lower case; an unknown or empty one is a usage error naming the valid ones. */
+function listOf(raw: string, from: string, valid: readonly string[]): string[] {
+  const items = raw.split(',').map((s) => s.trim().toLowerCase());
+  const bad = items.filter((s) => !valid.includes(s));
+  if (bad.length > 0) {
     const shown = bad.map((b) => JSON.stringify(b.slice(0, 20))).join(', ');
-    throw new UsageError(
-      `--format takes a comma-separated list of ${FORMATS.join(', ')}${shown ? `; ${shown} is not one of them` : ''}`,
-    );
+    throw new UsageError(`${from} takes a comma-separated list of ${valid.join(', ')}; ${shown} is not one of them`);
   }
+  return items;
+}
+
+/** `--format json,csv,xlsx,html` → the formats asked for besides json (which is always written). */
+export function parseFormats(raw: string, from: string): OutputFormat[] {
+  const items = listOf(raw, from, FORMATS);
   return (['csv', 'xlsx', 'html'] as const).filter((f) => items.includes(f));
 }
 
-/**
- * `--include vms`: the export groups to add after the 15, once each, in the
- * order of INCLUDES. An unknown or empty entry is a usage error naming the
- * valid values.
- */
+/** `--include vms`: the export groups to add after the 15, once each, in the order of INCLUDES. */
 export function parseInclude(raw: string, from: string): Include[] {
-  const items = raw.split(',').map((s) => s.trim().toLowerCase());
-  const bad = items.filter((s) => !(INCLUDES as readonly string[]).includes(s));
-  if (bad.length > 0) {
-    const shown = bad.map((b) => JSON.stringify(b.slice(0, 20))).join(', ');
-    throw new UsageError(`${from} takes a comma-separated list of ${INCLUDES.join(', ')}; ${shown} is not one of them`);
-  }
+  const items = listOf(raw, from, INCLUDES);
   return INCLUDES.filter((i) => items.includes(i));
 }
 
