@@ -190,6 +190,11 @@ export function trustStore(caFile: string | undefined, env: NodeJS.ProcessEnv): 
   return [...rootCertificates, ...extra, ...readPem(caFile, '--ca-file')];
 }
 
+/** A value as a message may show it: its first 40 characters, each unprintable one as `?`. */
+function printable(raw: string): string {
+  return raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?');
+}
+
 /** A finding's severity, most severe first (CONTRACT section 17; src/findings/define.ts). */
 export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -198,9 +203,7 @@ export type Severity = (typeof SEVERITIES)[number];
 export function parseSeverity(raw: string, from: string): Severity {
   const s = raw.trim().toLowerCase();
   if ((SEVERITIES as readonly string[]).includes(s)) return s as Severity;
-  throw new UsageError(
-    `${from} must be one of ${SEVERITIES.join(', ')}; got "${raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`,
-  );
+  throw new UsageError(`${from} must be one of ${SEVERITIES.join(', ')}; got "${printable(raw)}"`);
 }
 
 /** `--fail-on-unevaluated=false`: a switch that is on by default, turned off by its value. */
@@ -208,9 +211,7 @@ export function parseBooleanValue(raw: string, from: string): boolean {
   const s = raw.trim().toLowerCase();
   if (s === 'true') return true;
   if (s === 'false') return false;
-  throw new UsageError(
-    `${from} must be true or false (${from}=false); got "${raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`,
-  );
+  throw new UsageError(`${from} must be true or false (${from}=false); got "${printable(raw)}"`);
 }
 
 /** What `--notify-on` may name (CONTRACT section 19). */
@@ -226,8 +227,6 @@ export function parseNotifyOn(raw: string, from: string): NotifyOn[] {
   if (values.length === 0) throw new UsageError(`${from} needs at least one of ${NOTIFY_ON.join(', ')}`);
   const unknown = values.find((v) => !(NOTIFY_ON as readonly string[]).includes(v));
   if (unknown !== undefined)
-    throw new UsageError(
-      `${from} takes ${NOTIFY_ON.join(', ')} (comma-separated); got "${unknown.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`,
-    );
+    throw new UsageError(`${from} takes ${NOTIFY_ON.join(', ')} (comma-separated); got "${printable(unknown)}"`);
   return [...new Set(values)] as NotifyOn[];
 }
