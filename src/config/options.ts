@@ -29,18 +29,21 @@ import {
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
 
-export type CommandName =
-  | 'snapshot'
-  | 'collect'
-  | 'audit'
-  | 'check'
-  | 'diff'
-  | 'convert'
-  | 'history'
-  | 'verify'
-  | 'findings'
-  | 'report'
-  | 'notify';
+/** Every command. */
+const ALL = [
+  'snapshot',
+  'collect',
+  'audit',
+  'check',
+  'diff',
+  'convert',
+  'history',
+  'verify',
+  'findings',
+  'report',
+  'notify',
+] as const;
+export type CommandName = (typeof ALL)[number];
 
 /** One option of some commands (see the file's opening comment). */
 export interface OptionRecord {
@@ -80,19 +83,6 @@ export interface OptionRecord {
 
 const LIVE = ['snapshot', 'collect', 'check'] as const;
 const NET = ['snapshot', 'collect', 'check', 'audit'] as const;
-const ALL = [
-  'snapshot',
-  'collect',
-  'audit',
-  'check',
-  'diff',
-  'convert',
-  'history',
-  'verify',
-  'findings',
-  'report',
-  'notify',
-] as const;
 /** The commands that send a digest after their run (CONTRACT section 19), and `notify` itself. */
 const NOTIFYING = ['snapshot', 'collect', 'audit', 'notify'] as const;
 /** What a live run needs and a replay does not take. */
