@@ -3,28 +3,11 @@ import { realmFileComponent } from '../api/catalog.js';
 import { UsageError } from '../errors.js';
 import * as m from './models.js';
 
-/**
- * Every route of the audit service (spec/audit-api.md section 4), as data. The
- * command, the fake audit service and the tests read this one list.
- */
-export type AuditRouteId =
-  | 'info'
-  | 'queries-params'
-  | 'tags-list'
-  | 'queries-list'
-  | 'reports-list'
-  | 'alerts-list'
-  | 'alerts'
-  | 'objects'
-  | 'query'
-  | 'report'
-  | 'report-object';
-
 /** Variables of path and file templates. */
 export type AuditVar = 'from' | 'to' | 'id' | 'objectId' | 'type';
 
-export interface AuditRouteDef {
-  readonly id: AuditRouteId;
+export interface AuditRouteDef<I extends string = string> {
+  readonly id: I;
   readonly method: 'GET' | 'POST';
   /** Relative to the audit URL; `{from}` etc. are filled by `planAuditRoute`. */
   readonly path: string;
@@ -46,18 +29,22 @@ export interface AuditRouteDef {
  * A route of the catalog: its file is its path with `/` as `-` (`/alerts/{from}/{to}` → `alerts-{from}-{to}.json`),
  * and every route but GET /info sends the token (spec section 5).
  */
-function route(
-  id: AuditRouteId,
+function route<I extends string>(
+  id: I,
   method: AuditRouteDef['method'],
   path: string,
   shape: AuditRouteDef['shape'],
   models: Pick<AuditRouteDef, 'item' | 'request'> = {},
-): AuditRouteDef {
+): AuditRouteDef<I> {
   const file = `${path.slice(1).replaceAll('/', '-')}.${shape === 'xlsx' ? 'xlsx' : 'json'}`;
   return { id, method, path, auth: id === 'info' ? 'none' : 'token', file, shape, ...models };
 }
 
-export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
+/**
+ * Every route of the audit service (spec/audit-api.md section 4), as data. The
+ * command, the fake audit service and the tests read this one list.
+ */
+export const AUDIT_ROUTES = [
   route('info', 'GET', '/info', 'object', { item: m.AuditInfo }),
   route('queries-params', 'GET', '/queries/params', 'array', { item: m.ParamDesc }),
   route('tags-list', 'GET', '/tags/list', 'array', { item: m.Tag }),
@@ -69,7 +56,8 @@ export const AUDIT_ROUTES: readonly AuditRouteDef[] = [
   route('query', 'POST', '/queries/{id}/{to}', 'array', { item: m.QueryRow, request: m.QueryBody }),
   route('report', 'GET', '/reports/{id}/{from}/{to}', 'xlsx'),
   route('report-object', 'GET', '/reports/{id}/{from}/{to}/{objectId}', 'xlsx'),
-];
+] as const;
+export type AuditRouteId = (typeof AUDIT_ROUTES)[number]['id'];
 
 const VAR = /\{(\w+)\}/g;
 
