@@ -62,15 +62,12 @@ export function paramType(type: string | undefined, declaredDefault: unknown): P
 
 function convertScalar(kind: Exclude<ParamKind, 'list'>, raw: string, what: string): unknown {
   switch (kind) {
-    case 'number': {
-      const n = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(n)) throw new UsageError(`${what} must be a number (got "${raw}")`);
-      return n;
-    }
+    case 'number':
     case 'integer': {
       const n = Number(raw);
-      if (raw.trim() === '' || !Number.isSafeInteger(n))
-        throw new UsageError(`${what} must be a whole number (got "${raw}")`);
+      const whole = kind === 'integer';
+      if (raw.trim() === '' || !(whole ? Number.isSafeInteger(n) : Number.isFinite(n)))
+        throw new UsageError(`${what} must be a ${whole ? 'whole number' : 'number'} (got "${raw}")`);
       return n;
     }
     case 'boolean': {
