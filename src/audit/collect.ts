@@ -182,7 +182,9 @@ export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Pr
     // Each object is a free-form record (the spec does not show its fields); a non-object element is counted.
     issues.push(...validateItems(res.planned.label, m.LookedUpObject, res.json).issues);
     out.put(res);
-    return objectsEntry(o.request, res);
+    const { file, status, bytes, sha256 } = res.record;
+    const count = (res.json as unknown[]).length;
+    return { type: o.request.type, ids: [...o.request.ids], file, status, bytes, sha256, count };
   });
 
   const manifest: AuditManifest = {
@@ -418,19 +420,6 @@ function planReports(
           : planAuditRoute(auditRoute('report-object'), { ...values, objectId: request.objectId }),
     };
   });
-}
-
-function objectsEntry(request: ObjectsRequest, res: AuditResponse): AuditObjectsEntry {
-  const r = res.record;
-  return {
-    type: request.type,
-    ids: [...request.ids],
-    file: r.file,
-    status: r.status,
-    bytes: r.bytes,
-    sha256: r.sha256,
-    count: (res.json as unknown[]).length,
-  };
 }
 
 function checkDistinctFiles(files: readonly string[]): void {
