@@ -130,17 +130,6 @@ interface ReportPlan {
 /** Runs tasks with bounded concurrency; the first failure cancels the others (through `abort`), then one error is thrown. */
 type RunAll = <T>(tasks: Array<() => Promise<T>>) => Promise<T[]>;
 
-function boundedAll(concurrency: number, abort: AbortController): RunAll {
-  return (tasks) =>
-    settleBounded(
-      tasks,
-      concurrency,
-      (task) => task(),
-      (err) => abort.abort(err),
-      pickError,
-    );
-}
-
 /**
  * The audit collection: GET /info without the token, then the five
  * capability lists, then — once --query, --param and --report are checked
@@ -149,7 +138,14 @@ function boundedAll(concurrency: number, abort: AbortController): RunAll {
  */
 export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Promise<AuditCollection> {
   const started = (deps.now ?? (() => new Date()))();
-  const all = boundedAll(settings.concurrency, deps.abort);
+  const all: RunAll = (tasks) =>
+    settleBounded(
+      tasks,
+      settings.concurrency,
+      (task) => task(),
+      (err) => deps.abort.abort(err),
+      pickError,
+    );
   const fetcher: AuditFetcherDeps = {
     http: deps.http,
     reporter: deps.reporter,
