@@ -124,20 +124,6 @@ interface SheetPlan {
   readonly maxRows: number;
 }
 
-/** Throws when a workbook block holds a secret in any spelling (the token scan, before compression hides it). */
-function workbookInspector(
-  matcher: SecretMatcher | null,
-  file: string,
-): { inspect: (block: Buffer) => void; overlap: number } {
-  return {
-    inspect: (block) => {
-      const kind = matcher ? secretInBytes(matcher, block) : null;
-      if (kind !== null) throw secretFound(kind, `the workbook ${file} being written`);
-    },
-    overlap: matcher ? Math.max(0, matcher.longest - 1) : 0,
-  };
-}
-
 interface PreparedSheets {
   readonly columns: number;
   /** Each sheet's name and content, made when asked for (its rows are read as the XML is written). */
@@ -238,8 +224,12 @@ async function* workbook(
   read: (i: number) => Promise<ExportRecord[]>,
   csvSink: (i: number) => SheetSink,
 ): AsyncGenerator<Buffer> {
-  const { inspect, overlap } = workbookInspector(secrets, workbookFileName(m.date));
-  const zip = new ZipWriter(new Date(m.time), inspect, overlap);
+  // Each block is searched for a secret in any spelling (the token scan) before compression hides it.
+  const inspect = (block: Buffer): void => {
+    const kind = secrets ? secretInBytes(secrets, block) : null;
+    if (kind !== null) throw secretFound(kind, `the workbook ${workbookFileName(m.date)} being written`);
+  };
+  const zip = new ZipWriter(new Date(m.time), inspect, secrets ? Math.max(0, secrets.longest - 1) : 0);
   const sheets: Array<{ name: string; filter?: string }> = [{ name: ABOUT_SHEET }];
   // The sheet list is known from the manifest's counts and the catalog before any records are read.
   for (const pages of names) for (const name of pages) sheets.push({ name });
