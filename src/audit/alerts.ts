@@ -23,15 +23,12 @@ export const SEVERITY_ORDER: readonly SeverityOrUnknown[] = ['critical', 'high',
 export function summariseAlerts(alerts: readonly Pick<AlertRecord, 'type'>[], types: AlertTypeMap): AlertSummary {
   const bySeverity = Object.fromEntries(SEVERITY_ORDER.map((s) => [s, 0])) as Record<SeverityOrUnknown, number>;
   const byType = new Map<string, number>();
-  for (const a of alerts) {
-    const severity = Object.hasOwn(types, a.type) ? types[a.type]!.severity : 'unknown';
-    bySeverity[severity] += 1;
-    byType.set(a.type, (byType.get(a.type) ?? 0) + 1);
-  }
+  for (const a of alerts) byType.set(a.type, (byType.get(a.type) ?? 0) + 1);
   const rows = [...byType].map(([type, count]): AlertTypeCount => {
     const t = Object.hasOwn(types, type) ? types[type] : undefined;
     return { type, name: t?.name ?? null, severity: t?.severity ?? 'unknown', count };
   });
+  for (const r of rows) bySeverity[r.severity] += r.count;
   rows.sort((a, b) => b.count - a.count || (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
   return { total: alerts.length, bySeverity, byType: rows };
 }

@@ -130,17 +130,6 @@ interface ReportPlan {
 /** Runs tasks with bounded concurrency; the first failure cancels the others (through `abort`), then one error is thrown. */
 type RunAll = <T>(tasks: Array<() => Promise<T>>) => Promise<T[]>;
 
-function boundedAll(concurrency: number, abort: AbortController): RunAll {
-  return (tasks) =>
-    settleBounded(
-      tasks,
-      concurrency,
-      (task) => task(),
-      (err) => abort.abort(err),
-      pickError,
-    );
-}
-
 /**
  * The audit collection: GET /info without the token, then the five
  * capability lists, then — once --query, --param and --report are checked
@@ -149,7 +138,14 @@ function boundedAll(concurrency: number, abort: AbortController): RunAll {
  */
 export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Promise<AuditCollection> {
   const started = (deps.now ?? (() => new Date()))();
-  const all = boundedAll(settings.concurrency, deps.abort);
+  const all: RunAll = (tasks) =>
+    settleBounded(
+      tasks,
+      settings.concurrency,
+      (task) => task(),
+      (err) => deps.abort.abort(err),
+      pickError,
+    );
   const fetcher: AuditFetcherDeps = {
     http: deps.http,
     reporter: deps.reporter,
@@ -159,15 +155,12 @@ export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Pr
   };
   const issues: ValidationIssue[] = [];
 
-  // 1. GET /info, without the token (spec section 5): its version goes into the manifest.
+  // GET /info, without the token (spec section 5): its version goes into the manifest.
   const [info] = await all([() => fetchAudit(fetcher, planAuditRoute(auditRoute('info')))]);
   const service = serviceOf(info!);
-  // 2. The capability lists.
   const lists = await all(LIST_ROUTES.map((id) => () => fetchAudit(fetcher, planAuditRoute(auditRoute(id)))));
   const capabilities = readCapabilities(lists, issues);
-  // 3. Check what was asked for against what the service lists.
   const plans = planRequests(settings, capabilities, issues);
-  // 4. The data routes.
   const data = await fetchData(all, fetcher, plans);
   const alerts = validateItems(data.alerts.planned.label, m.AlertRecord, data.alerts.json);
   issues.push(...alerts.issues);
@@ -185,7 +178,9 @@ export async function collectAudit(settings: AuditSettings, deps: AuditDeps): Pr
     // Each object is a free-form record (the spec does not show its fields); a non-object element is counted.
     issues.push(...validateItems(res.planned.label, m.LookedUpObject, res.json).issues);
     out.put(res);
-    return objectsEntry(o.request, res);
+    const { file, status, bytes, sha256 } = res.record;
+    const count = (res.json as unknown[]).length;
+    return { type: o.request.type, ids: [...o.request.ids], file, status, bytes, sha256, count };
   });
 
   const manifest: AuditManifest = {
@@ -421,19 +416,6 @@ function planReports(
           : planAuditRoute(auditRoute('report-object'), { ...values, objectId: request.objectId }),
     };
   });
-}
-
-function objectsEntry(request: ObjectsRequest, res: AuditResponse): AuditObjectsEntry {
-  const r = res.record;
-  return {
-    type: request.type,
-    ids: [...request.ids],
-    file: r.file,
-    status: r.status,
-    bytes: r.bytes,
-    sha256: r.sha256,
-    count: (res.json as unknown[]).length,
-  };
 }
 
 function checkDistinctFiles(files: readonly string[]): void {

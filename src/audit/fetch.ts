@@ -6,7 +6,7 @@ import type { Fetched, HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import type { Reporter } from '../progress/reporter.js';
 import type { PlannedAuditRoute } from './catalog.js';
-import type { AuditToken } from './settings.js';
+import type { ResolvedToken } from '../config/values.js';
 import { describeNotSpreadsheet, isSpreadsheet } from './xlsx.js';
 import { sha256Hex } from '../util/safe-read.js';
 
@@ -61,7 +61,7 @@ function statusHint(p: PlannedAuditRoute, status: number): string {
   return ' (not found: check --audit-url)';
 }
 
-function rejected(route: string, status: 401 | 403, token: AuditToken): TokenRejectedError {
+function rejected(route: string, status: 401 | 403, token: ResolvedToken): TokenRejectedError {
   return tokenRefused({
     route,
     status,
@@ -80,7 +80,7 @@ export interface AuditFetcherDeps {
   readonly onEnded?: (state: 'read' | 'failed') => void;
   readonly reporter: Reporter;
   readonly auditUrl: string;
-  readonly token: AuditToken;
+  readonly token: ResolvedToken;
 }
 
 /**

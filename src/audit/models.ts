@@ -14,7 +14,6 @@ export const AuditInfo = z.object({
   version: z.string(),
   name: z.string(),
 });
-export type AuditInfo = z.infer<typeof AuditInfo>;
 
 /** GET /queries/params: the parameters queries may take. */
 export const ParamDesc = z.object({
@@ -33,7 +32,6 @@ export const Tag = z.object({
   cat: z.string().optional(),
   pri: z.number().optional(),
 });
-export type Tag = z.infer<typeof Tag>;
 
 /** One parameter of a query description. */
 export const QueryParam = z.object({
@@ -87,7 +85,6 @@ export const AlertType = z.object({
   sType: z.string().optional(),
   sField: z.string().optional(),
 });
-export type AlertType = z.infer<typeof AlertType>;
 
 /** GET /alerts/list: alert type id → alert type. */
 export const AlertTypeMap = z.record(z.string(), AlertType);
@@ -105,15 +102,12 @@ export type AlertRecord = z.infer<typeof AlertRecord>;
 
 /** POST /queries/{QueryID}/{EndDate}: an array of rows, each an array of values. */
 export const QueryRow = z.array(json());
-export type QueryRow = z.infer<typeof QueryRow>;
 
 /** POST /objects/{Type}/{EndDate}: the fields of the objects are "not shown". */
 export const LookedUpObject = z.record(z.string(), json());
-export type LookedUpObject = z.infer<typeof LookedUpObject>;
 
 /** The body of POST /queries/{QueryID}/{EndDate}: parameter id → value. */
 export const QueryBody = z.record(z.string(), json());
-export type QueryBody = z.infer<typeof QueryBody>;
 
 /** The body of POST /objects/{Type}/{EndDate}: ids to retrieve, `[]` for all. */
 export const ObjectIds = z.array(z.string());

@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { ParamDesc, QueryDesc, QueryParam } from './models.js';
-import { parseAuditDate } from './settings.js';
+import { parseCalendarDate } from '../config/values.js';
 
 /**
  * How a `--param` value (always text on the command line) becomes the JSON
@@ -62,15 +62,12 @@ export function paramType(type: string | undefined, declaredDefault: unknown): P
 
 function convertScalar(kind: Exclude<ParamKind, 'list'>, raw: string, what: string): unknown {
   switch (kind) {
-    case 'number': {
-      const n = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(n)) throw new UsageError(`${what} must be a number (got "${raw}")`);
-      return n;
-    }
+    case 'number':
     case 'integer': {
       const n = Number(raw);
-      if (raw.trim() === '' || !Number.isSafeInteger(n))
-        throw new UsageError(`${what} must be a whole number (got "${raw}")`);
+      const whole = kind === 'integer';
+      if (raw.trim() === '' || !(whole ? Number.isSafeInteger(n) : Number.isFinite(n)))
+        throw new UsageError(`${what} must be a ${whole ? 'whole number' : 'number'} (got "${raw}")`);
       return n;
     }
     case 'boolean': {
@@ -80,7 +77,7 @@ function convertScalar(kind: Exclude<ParamKind, 'list'>, raw: string, what: stri
       throw new UsageError(`${what} must be true or false (got "${raw}")`);
     }
     case 'date':
-      return parseAuditDate(what, raw);
+      return parseCalendarDate(what, raw);
     case 'string':
       return raw;
   }

@@ -41,10 +41,6 @@ export interface QueryFileHead {
   readonly returnTypes: readonly string[];
 }
 
-function indentTail(json: string, spaces: number): string {
-  return json.replace(/\n/g, `\n${' '.repeat(spaces)}`);
-}
-
 /**
  * The file `queries-<id>-<to>.json`:
  *
@@ -60,5 +56,5 @@ export function queryFileText(
   records: readonly Record<string, unknown>[],
 ): string {
   const start = JSON.stringify(head, null, 2);
-  return `${start.slice(0, -2)},\n  "rows": ${rawRows.trim()},\n  "records": ${indentTail(JSON.stringify(records, null, 2), 2)}\n}\n`;
+  return `${start.slice(0, -2)},\n  "rows": ${rawRows.trim()},\n  "records": ${JSON.stringify(records, null, 2).replace(/\n/g, '\n  ')}\n}\n`;
 }

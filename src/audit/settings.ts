@@ -1,13 +1,10 @@
 import { UsageError } from '../errors.js';
 import { resolveTransport, type Transport } from '../config/settings.js';
 import type { CommandOptions } from '../config/options.js';
-import { AUDIT_TOKEN_PATTERN, parseCalendarDate, type ResolvedToken } from '../config/values.js';
+import type { ResolvedToken } from '../config/values.js';
 
 /** The options `svc-snapshot audit` reads (readOptions('audit', …)); check --audit reads the URL, token and transport of them. */
 export type AuditOptions = CommandOptions<'audit'>;
-
-/** An audit token secret and where it came from (`SVC_AUDIT_TOKEN` or `--audit-token`: safe to print). */
-export type AuditToken = ResolvedToken;
 
 export interface ReportRequest {
   readonly id: string;
@@ -23,7 +20,7 @@ export interface ObjectsRequest {
 export interface AuditSettings extends Transport {
   /** Normalised, without a trailing `/`. */
   readonly auditUrl: string;
-  readonly token: AuditToken;
+  readonly token: ResolvedToken;
   readonly from: string;
   readonly to: string;
   readonly queries: readonly string[];
@@ -33,10 +30,6 @@ export interface AuditSettings extends Transport {
   readonly objects: readonly ObjectsRequest[];
 }
 
-export { AUDIT_TOKEN_PATTERN };
-/** A real calendar date `YYYY-MM-DD` (2026-02-30 is not one); returns it unchanged. */
-export const parseAuditDate = parseCalendarDate;
-
 /** The audit service's URL, from --audit-url or SVC_AUDIT_URL (read and normalised by the option records). */
 export function requireAuditUrl(url: string | undefined): string {
   if (url === undefined)
@@ -45,7 +38,7 @@ export function requireAuditUrl(url: string | undefined): string {
 }
 
 /** SVC_AUDIT_TOKEN wins over --audit-token (CONTRACT section 7; the option record says so). The message never holds the value. */
-export function requireAuditToken(token: AuditToken | undefined): AuditToken {
+export function requireAuditToken(token: ResolvedToken | undefined): ResolvedToken {
   if (token === undefined) {
     throw new UsageError(
       'no audit token given: set SVC_AUDIT_TOKEN (or pass --audit-token) with a token created in the audit front end',

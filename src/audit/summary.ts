@@ -1,4 +1,5 @@
 import { SEVERITY_ORDER } from './alerts.js';
+import { formatPruned } from '../cron/retention.js';
 import type { AuditSummary } from '../summaries/schemas.js';
 import type { AuditManifest } from './collect.js';
 
@@ -60,5 +61,6 @@ export function formatAuditSummary(s: AuditSummary): string {
     lines.push(
       `  ${s.validationIssues} record(s) did not have the documented shape; see validation in _audit-manifest.json`,
     );
+  lines.push(...formatPruned(s.pruned));
   return `${lines.join('\n')}\n`;
 }

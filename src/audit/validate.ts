@@ -15,10 +15,6 @@ export interface Validated<T> {
   readonly issues: ValidationIssue[];
 }
 
-function issuesOf(route: string, index: number | string, error: z.ZodError): ValidationIssue[] {
-  return error.issues.map((i) => ({ route, index, path: i.path.map(String).join('.'), message: i.message }));
-}
-
 /** Validates every element of an array, or every value of a map, with `model`. Unknown fields are tolerated. */
 export function validateItems<T>(route: string, model: z.ZodType<T>, body: unknown): Validated<T> {
   const entries: Array<[number | string, unknown]> = Array.isArray(body)
@@ -29,7 +25,9 @@ export function validateItems<T>(route: string, model: z.ZodType<T>, body: unkno
   for (const [index, value] of entries) {
     const r = model.safeParse(value);
     if (r.success) valid.push({ index, value: r.data });
-    else issues.push(...issuesOf(route, index, r.error));
+    else
+      for (const i of r.error.issues)
+        issues.push({ route, index, path: i.path.map(String).join('.'), message: i.message });
   }
   return { valid, issues };
 }

@@ -9,7 +9,7 @@ import { signManifest } from '../sign/manifest-signature.js';
 import { withHttpClient } from '../http/client.js';
 import { withStaging } from '../publish/index.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
-import { applyKeep, formatPruned } from '../cron/retention.js';
+import { applyKeep } from '../cron/retention.js';
 
 export type { AuditSummary };
 
@@ -53,14 +53,7 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
       ...auditSummary(collection.manifest, outDir, collection.files.size + 1, Math.round(performance.now() - t0)),
       ...(pruned ? { pruned } : {}),
     };
-    deps.stdout(
-      o.json
-        ? `${JSON.stringify(summary, null, 2)}\n`
-        : formatAuditSummary(summary) +
-            formatPruned(pruned)
-              .map((l) => `${l}\n`)
-              .join(''),
-    );
+    deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : formatAuditSummary(summary));
     const routes = collection.manifest.routes;
     return {
       exitCode: EXIT.ok,

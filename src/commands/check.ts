@@ -3,7 +3,7 @@ import { getRoute } from '../collect/fetch-route.js';
 import { RealmsResponse } from '../api/models.js';
 import { resolveConnection, type ConnectionSettings } from '../config/settings.js';
 import { readOptions } from '../config/options.js';
-import type { ResolvedToken } from '../config/tokens.js';
+import type { ResolvedToken } from '../config/values.js';
 import { withHttpClient, type Fetched, type HttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import { describeTls, observeTls, tlsForJson, tlsVerdict } from '../http/tls-observer.js';
@@ -55,14 +55,14 @@ export async function runCheck(flags: RawFlags, deps: CommandDeps): Promise<Comm
   });
 }
 
+/** One GET of `def` with `token` (a per-realm route in the first realm of --realms). */
 async function probe(
   settings: ConnectionSettings,
   http: HttpClient,
   def: RouteDef,
   token: ResolvedToken,
-  realm?: string,
 ): Promise<Probe> {
-  const p = planRoute(def, def.perRealm ? realm : undefined);
+  const p = planRoute(def, def.perRealm ? settings.realms[0] : undefined);
   try {
     return { kind: 'answer', res: await getRoute(http, settings.baseUrl, p, token.value) };
   } catch (err) {
@@ -100,7 +100,8 @@ export async function check(settings: ConnectionSettings, http: HttpClient): Pro
       errors: [] as string[],
     };
     for (const type of types) {
-      let outcome = await probe(settings, http, routeById(PROBES[type].newer), token, settings.realms[0]);
+      const newer = routeById(PROBES[type].newer);
+      let outcome = await probe(settings, http, newer, token);
       if (outcome.kind === 'error') {
         if (outcome.err.kind === 'tls') report.tls = { ok: false, error: outcome.err.detail };
         if (outcome.err.status === 0)
@@ -109,10 +110,9 @@ export async function check(settings: ConnectionSettings, http: HttpClient): Pro
         row.errors.push(outcome.err.message);
         continue;
       }
-      const newer = routeById(PROBES[type].newer);
       if (outcome.res.status === 404 && newer.since !== null) {
         newerServed = false;
-        outcome = await probe(settings, http, routeById(PROBES[type].older), token, settings.realms[0]);
+        outcome = await probe(settings, http, routeById(PROBES[type].older), token);
         if (outcome.kind === 'error') {
           row.errors.push(outcome.err.message);
           continue;

@@ -12,8 +12,6 @@ import type { CollectSummary } from '../summaries/schemas.js';
 import { summariseRoutes } from '../summaries/routes.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 
-import type { RunNotice } from '../notify/digest.js';
-
 export type { CollectSummary };
 
 export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
@@ -82,21 +80,17 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
     return {
       exitCode,
       report: { routes: { read: s.counts.ok, skipped: s.counts.skipped, failed: s.counts.failed } },
-      notice: collectNotice(collection.manifest.baseUrl, started, exitCode, s.failed, outDir),
+      // A collection has no exports or findings to tell, only its outcome.
+      notice: {
+        command: 'collect',
+        site: collection.manifest.baseUrl,
+        time: started.toISOString(),
+        exitCode,
+        failedRoutes: s.failed.map((r) => ({ route: r.route, error: r.error })),
+        outDir,
+      },
     };
   });
-}
-
-/** What the run's digest tells (--notify): a collection has no exports or findings, only its outcome. */
-function collectNotice(
-  site: string,
-  started: Date,
-  exitCode: number,
-  failed: ReadonlyArray<{ route: string; error: string }>,
-  outDir: string,
-): RunNotice {
-  const failedRoutes = failed.map((r) => ({ route: r.route, error: r.error }));
-  return { command: 'collect', site, time: started.toISOString(), exitCode, failedRoutes, outDir };
 }
 
 function formatCollectSummary(s: CollectSummary): string {

@@ -8,10 +8,12 @@ import {
   formatFindings,
   overTime,
   serializeFindings,
+  type FindingsReport,
+  type FindingsSettings,
 } from '../findings/index.js';
 import { findingsCsvChunks } from '../findings/csv.js';
 import { previousFindings } from '../findings/lifecycle.js';
-import { openSnapshot } from '../snapshot/dir.js';
+import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
 /** `--format` on findings: csv alone (the JSON form is --json). */
@@ -37,18 +39,8 @@ export async function runFindings(rawFlags: RawFlags, args: string[], deps: Comm
   if (csv && o.json) throw new UsageError('--format csv and --json both choose what findings prints; give one');
   const dir = resolveOutDir(deps.cwd, given, given);
   const settings = findingsSettings(o);
-  const opts = { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels };
-  const evaluated = await findingsOf(await openSnapshot(dir), opts);
-  const previous = await previousFindings(
-    {
-      ...(o.previous !== undefined ? { given: resolveOutDir(deps.cwd, o.previous, o.previous) } : {}),
-      beside: { dir, time: evaluated.time },
-      warn: (m) => deps.reporter.warn(m),
-    },
-    findingsOf,
-    opts,
-  );
-  const report = overTime(evaluated, previous, settings);
+  const previous = o.previous !== undefined ? resolveOutDir(deps.cwd, o.previous, o.previous) : undefined;
+  const report = await findingsSince(await openSnapshot(dir), previous, settings, deps);
   for (const r of report.rules) if (!r.evaluated) deps.reporter.warn(`${r.id} not evaluated: ${r.reason ?? ''}`);
   deps.stdout(
     csv
@@ -61,4 +53,24 @@ export async function runFindings(rawFlags: RawFlags, args: string[], deps: Comm
   if (failed) deps.reporter.warn(failed);
   deps.reporter.close();
   return { exitCode: failed ? EXIT.findings : EXIT.ok };
+}
+
+/**
+ * The rules over the snapshot, told against the night before (`previous`, else the newest older snapshot beside
+ * it), with the waivers of `settings`.
+ */
+export async function findingsSince(
+  snapshot: Snapshot,
+  previous: string | undefined,
+  settings: FindingsSettings,
+  deps: CommandDeps,
+): Promise<FindingsReport> {
+  const opts = { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels };
+  const evaluated = await findingsOf(snapshot, opts);
+  const lookup = {
+    ...(previous !== undefined ? { given: previous } : {}),
+    beside: { dir: snapshot.dir, time: evaluated.time },
+    warn: (m: string) => deps.reporter.warn(m),
+  };
+  return overTime(evaluated, await previousFindings(lookup, findingsOf, opts), settings);
 }

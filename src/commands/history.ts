@@ -5,7 +5,7 @@ import type { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary } from '
 import { SNAPSHOT_MANIFEST } from '../snapshot/dir.js';
 import { trustStore } from '../config/values.js';
 import { openHistory, type HistoryDb } from '../history/engine.js';
-import { openInput, readInput, type SnapshotInput } from '../history/input.js';
+import { openInput, readInput, type InputHead, type SnapshotInput } from '../history/input.js';
 import { CATALOG } from '../exports/catalog.js';
 import type { Include } from '../includes.js';
 import { loadSnapshot, type AfterExport, type LoadStatus } from '../history/load.js';
@@ -34,28 +34,6 @@ type HistoryOptions = CommandOptions<'history'>;
 
 const ACTIONS = ['load', 'runs', 'log', 'as-of'] as const;
 
-async function open(
-  target: HistoryTarget,
-  flags: Pick<HistoryOptions, 'caFile'>,
-  deps: CommandDeps,
-  write: boolean,
-): Promise<HistoryDb> {
-  const ca = target.engine === 'postgres' ? trustStore(flags.caFile, deps.env) : undefined;
-  const db = await openHistory(target, { mustExist: !write, ...(ca ? { ca } : {}) });
-  try {
-    if (!(await ensureSchema(db, write))) {
-      await db.close();
-      throw new FailedError(
-        `${target.label} holds no svc-snapshot history yet; load snapshots first with svc-snapshot history load <dir>...`,
-      );
-    }
-  } catch (err) {
-    await db.close();
-    throw err;
-  }
-  return db;
-}
-
 /** `svc-snapshot history <load|runs|log|as-of>` (CONTRACT section 11). */
 export async function runHistory(
   rawFlags: RawFlags,
@@ -83,7 +61,7 @@ async function historyRuns(
   target: HistoryTarget,
 ): Promise<CommandResult> {
   if (rest.length > 0) throw new UsageError('history runs takes no arguments');
-  return withDb(target, flags, deps, async (db) => {
+  return withDb(target, flags, deps, false, async (db) => {
     const site = await chooseSite(db, flags.site);
     const summary: HistoryRunsSummary = { runs: site === null ? [] : await listRuns(db, site) };
     deps.reporter.close();
@@ -115,7 +93,7 @@ async function historyLog(
       'history log needs an export and its key: svc-snapshot history log <export> <key>... (one value per key column)',
     );
   }
-  return withDb(target, flags, deps, async (db) => {
+  return withDb(target, flags, deps, false, async (db) => {
     const site = await chooseSite(db, flags.site);
     if (site === null) throw new FailedError(`${target.label} holds no snapshots yet`);
     const log = await recordLog(db, site, exportName, key);
@@ -141,7 +119,7 @@ async function historyAsOf(
   }
   // The output is a snapshot directory: the same --out-dir rules as a snapshot (CONTRACT section 6), checked before the database is opened.
   checkOutputOptions(deps.cwd, flags, 'snapshot');
-  return withDb(target, flags, deps, async (db) => {
+  return withDb(target, flags, deps, false, async (db) => {
     const t0 = performance.now();
     const site = await chooseSite(db, flags.site);
     if (site === null) throw new FailedError(`${target.label} holds no snapshots yet`);
@@ -176,14 +154,21 @@ async function historyAsOf(
   });
 }
 
-async function withDb(
+/** Opens the history database (its schema created when `write`, else required), runs `fn` on it, then closes it. */
+async function withDb<T>(
   target: HistoryTarget,
-  flags: HistoryOptions,
+  flags: Pick<HistoryOptions, 'caFile'>,
   deps: CommandDeps,
-  fn: (db: HistoryDb) => Promise<CommandResult>,
-): Promise<CommandResult> {
-  const db = await open(target, flags, deps, false);
+  write: boolean,
+  fn: (db: HistoryDb) => Promise<T>,
+): Promise<T> {
+  const ca = target.engine === 'postgres' ? trustStore(flags.caFile, deps.env) : undefined;
+  const db = await openHistory(target, { mustExist: !write, ...(ca ? { ca } : {}) });
   try {
+    if (!(await ensureSchema(db, write)))
+      throw new FailedError(
+        `${target.label} holds no svc-snapshot history yet; load snapshots first with svc-snapshot history load <dir>...`,
+      );
     return await fn(db);
   } finally {
     await db.close();
@@ -226,7 +211,7 @@ async function runLoad(
   }
   const allowed = flags.allowedSigners;
   const include = flags.include;
-  const heads = [];
+  const heads: InputHead[] = [];
   for (const d of dirs) heads.push(await openInput(resolveOutDir(deps.cwd, d, d)));
   // With --allowed-signers, every signature is checked before anything is loaded.
   const signed = allowed ? await requireSignatures(heads, allowed, deps.now()) : undefined;
@@ -238,45 +223,37 @@ async function runLoad(
     'nothing of the snapshot being loaded is in the history database; the snapshots loaded before it stay loaded. ' +
       'Run the same command again to go on',
   );
-  const db = await open(target, flags, deps, true);
   const loaded: HistoryLoadSummary['snapshots'] = [];
   let skipped = 0;
   try {
-    // Each taken off the list as it is loaded: what a snapshot holds (its buffer as large as its largest export) is let go.
-    for (let h = heads.shift(); h !== undefined; h = heads.shift()) {
-      const dir = h.dir;
-      const read = await readInput(h, include).catch((err: unknown) => {
-        throw stopped(err, dir, loaded.length);
-      });
-      warnNotHeld(read, include, deps);
-      const input = signed ? { ...read, signingKey: signed.get(dir)! } : read;
-      if (!input.complete && !flags.allowPartial) {
-        deps.reporter.warn(
-          `${h.dir} is a partial snapshot (complete: false); skipped. Pass --allow-partial to load it anyway`,
-        );
-        loaded.push({ dir: h.dir, baseUrl: input.baseUrl, time: input.time, status: 'skipped', opened: 0, closed: 0 });
-        skipped++;
-        continue;
+    await withDb(target, flags, deps, true, async (db) => {
+      // Each taken off the list as it is loaded: what a snapshot holds (its buffer as large as its largest export) is let go.
+      for (let h = heads.shift(); h !== undefined; h = heads.shift()) {
+        const dir = h.dir;
+        const read = await readInput(h, include).catch((err: unknown) => {
+          throw stopped(err, dir, loaded.length);
+        });
+        warnNotHeld(read, include, deps);
+        const input = signed ? { ...read, signingKey: signed.get(dir)! } : read;
+        const entry = { dir, baseUrl: input.baseUrl, time: input.time };
+        if (!input.complete && !flags.allowPartial) {
+          deps.reporter.warn(
+            `${dir} is a partial snapshot (complete: false); skipped. Pass --allow-partial to load it anyway`,
+          );
+          loaded.push({ ...entry, status: 'skipped', opened: 0, closed: 0 });
+          skipped++;
+          continue;
+        }
+        deps.reporter.info(`loading ${dir} (${input.time}) into ${target.label}`);
+        const result = await loadSnapshot(db, input, afterExport).catch((err: unknown) => {
+          throw stopped(err, dir, loaded.filter((l) => l.status !== 'skipped').length);
+        });
+        if (result.status === 'already loaded') deps.reporter.info(`${dir} was loaded before; nothing changed`);
+        const { status, opened, closed } = result;
+        loaded.push({ ...entry, status: status satisfies LoadStatus, opened, closed });
       }
-      deps.reporter.info(`loading ${h.dir} (${input.time}) into ${target.label}`);
-      let result;
-      try {
-        result = await loadSnapshot(db, input, afterExport);
-      } catch (err) {
-        throw stopped(err, h.dir, loaded.filter((l) => l.status !== 'skipped').length);
-      }
-      if (result.status === 'already loaded') deps.reporter.info(`${h.dir} was loaded before; nothing changed`);
-      loaded.push({
-        dir: h.dir,
-        baseUrl: input.baseUrl,
-        time: input.time,
-        status: result.status satisfies LoadStatus,
-        opened: result.opened,
-        closed: result.closed,
-      });
-    }
+    });
   } finally {
-    await db.close();
     whenInterrupted(undefined);
   }
   deps.reporter.close();
@@ -354,10 +331,11 @@ export async function loadPublished(
   flags: Pick<HistoryOptions, 'caFile'>,
   deps: CommandDeps,
 ): Promise<LoadStatus> {
-  const db = await open(target, flags, deps, true);
-  try {
-    return (await loadSnapshot(db, await readInput(await openInput(dir)))).status;
-  } finally {
-    await db.close();
-  }
+  return withDb(
+    target,
+    flags,
+    deps,
+    true,
+    async (db) => (await loadSnapshot(db, await readInput(await openInput(dir)))).status,
+  );
 }

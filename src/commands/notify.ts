@@ -6,8 +6,8 @@ import { FailedError, UsageError } from '../errors.js';
 import { readOptions } from '../config/options.js';
 import { SEVERITIES } from '../config/values.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
-import { FINDINGS_FILE, findingsOf, findingsSettings, overTime, type FindingsReport } from '../findings/index.js';
-import { previousFindings } from '../findings/lifecycle.js';
+import { FINDINGS_FILE, findingsSettings, type FindingsReport } from '../findings/index.js';
+import { findingsSince } from './findings.js';
 import { diffDirectories, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
 import { buildDigest, type FindingsIn } from '../notify/digest.js';
 import { deliver, failureWarning, notifySettings, testDigest, type SinkResult } from '../notify/index.js';
@@ -38,7 +38,8 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
     deps.reporter.info(`reading ${dir}`);
     // --waivers (section 18): the findings evaluated again, as `findings` does, with the waivers of today's file.
     const snapshot = await openSnapshot(dir);
-    const waived = o.waivers !== undefined ? await waivedFindings(snapshot, previous, o, deps) : undefined;
+    const waived =
+      o.waivers !== undefined ? await findingsSince(snapshot, previous, findingsSettings(o), deps) : undefined;
     const digest = buildDigest(await noticeOf(snapshot, previous, waived));
     results = await deliver(digest, { ...settings, on: ['always'] }, { now });
   }
@@ -70,24 +71,6 @@ async function noticeOf(snapshot: Snapshot, previousGiven: string | undefined, w
     previous: { dir: previousDir, ...(changes ? { changes } : {}) },
     ...(findings ? { findings } : {}),
   });
-}
-
-/** The rules over the snapshot, beside the night before (--previous, else the newest older one beside it), waived. */
-async function waivedFindings(
-  snapshot: Snapshot,
-  previousGiven: string | undefined,
-  o: ReturnType<typeof readOptions<'notify'>>,
-  deps: CommandDeps,
-): Promise<FindingsReport> {
-  const settings = findingsSettings(o);
-  const opts = { expiringDays: settings.expiringDays, inheritLevels: settings.inheritLevels };
-  const evaluated = await findingsOf(snapshot, opts);
-  const lookup = {
-    ...(previousGiven !== undefined ? { given: previousGiven } : {}),
-    beside: { dir: snapshot.dir, time: evaluated.time },
-    warn: (m: string) => deps.reporter.warn(m),
-  };
-  return overTime(evaluated, await previousFindings(lookup, findingsOf, opts), settings);
 }
 
 const RowRef = z.object({ export: z.string(), key: z.array(z.string()) });

@@ -101,8 +101,7 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps): SnapshotPlan {
   const html = (o.format as readonly string[]).includes('html');
   const findingsAsked = checkFindingsOptions(o, html);
   // An option is parsed when first read: --include is checked here, and --sign-key's secret is known to the token scan before anything is written.
-  const include = o.include;
-  const signKey = o.signKey;
+  const { include, signKey } = o;
   // A directory taken as the target is said once the snapshot is published (CONTRACT section 11: a target that cannot be opened is exit 1).
   const historyTarget =
     o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd, { directory: 'when opened' }) : undefined;
@@ -132,11 +131,10 @@ type HashingWriter = ReturnType<typeof hashingWriter>;
 
 /** The staging directory's contents: raw/ when asked, the exports, the files beside them, and the manifest that lists them, signed. */
 async function fillStaging(staging: Staging, input: StagingInput) {
-  // The files besides the exports are hashed as they are written, for the manifest's files (verify covers them).
   const hashed = hashingWriter(staging);
   const { built, manifest, memory } = await buildIntoStaging(staging, input, hashed);
   const { spreadsheets, findings, report, compared } = await writeBeside(staging, input, manifest, memory, hashed);
-  // The files besides the exports are listed with their hashes as written, and the manifest is signed as written.
+  // The files besides the exports are listed in the manifest with their hashes as written (verify covers them).
   const others = [
     ...(spreadsheets ?? []).map((f) => f.file),
     ...(findings ? [FINDINGS_FILE] : []),

@@ -3,15 +3,14 @@
  * help text (src/cli/options.ts), the README's option table (a test compares
  * them), and readOptions, the one function that turns the records, the flags
  * and the environment into a command's typed options (parsed, defaulted, the
- * environment applied, conflicts refused). `key` is the camelCase property
- * commander gives the flag's text.
+ * environment applied, conflicts refused).
  */
 import { UsageError } from '../errors.js';
 import { normaliseServiceUrl } from './url.js';
 import { registerSecret } from '../util/redact.js';
 import { loadSigningKey } from '../sign/key.js';
 import { readAllowedSigners } from '../sign/allowed-signers.js';
-import { fromTokenFile, tokenFileVariable } from './token-file.js';
+import { fromTokenFile } from './token-file.js';
 import {
   parseAuditToken,
   parseBooleanValue,
@@ -30,22 +29,26 @@ import {
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
 
-export type CommandName =
-  | 'snapshot'
-  | 'collect'
-  | 'audit'
-  | 'check'
-  | 'diff'
-  | 'convert'
-  | 'history'
-  | 'verify'
-  | 'findings'
-  | 'report'
-  | 'notify';
+/** Every command. */
+const ALL = [
+  'snapshot',
+  'collect',
+  'audit',
+  'check',
+  'diff',
+  'convert',
+  'history',
+  'verify',
+  'findings',
+  'report',
+  'notify',
+] as const;
+export type CommandName = (typeof ALL)[number];
 
 /** One option of some commands (see the file's opening comment). */
 export interface OptionRecord {
   readonly flags: string;
+  /** The camelCase property commander gives the flag's value, derived from `flags` (KeyOf). */
   readonly key: string;
   readonly description: string;
   readonly commands: readonly CommandName[];
@@ -80,19 +83,6 @@ export interface OptionRecord {
 
 const LIVE = ['snapshot', 'collect', 'check'] as const;
 const NET = ['snapshot', 'collect', 'check', 'audit'] as const;
-const ALL = [
-  'snapshot',
-  'collect',
-  'audit',
-  'check',
-  'diff',
-  'convert',
-  'history',
-  'verify',
-  'findings',
-  'report',
-  'notify',
-] as const;
 /** The commands that send a digest after their run (CONTRACT section 19), and `notify` itself. */
 const NOTIFYING = ['snapshot', 'collect', 'audit', 'notify'] as const;
 /** What a live run needs and a replay does not take. */
@@ -143,7 +133,6 @@ function typeToken<T extends (typeof TYPE_TOKENS)[number]>(type: T) {
   const lower = type.toLowerCase() as Lowercase<T>;
   return {
     flags: `--token-${lower} <token>` as const,
-    key: `token${type[0]}${lower.slice(1)}` as `token${Capitalize<Lowercase<T>>}`,
     description: `${type} token, for backends before 3.14.1`,
     commands: LIVE,
     env: `SVC_TOKEN_${type.toUpperCase()}` as `SVC_TOKEN_${Uppercase<T>}`,
@@ -153,10 +142,10 @@ function typeToken<T extends (typeof TYPE_TOKENS)[number]>(type: T) {
   } as const;
 }
 
-const RECORDS = [
+/** The records as written: each one's key is derived from its flags (KeyOf). */
+const DECLARED = [
   {
     flags: '--base-url <url>',
-    key: 'baseUrl',
     description: 'base URL of the platform; the API is at <url>/api',
     commands: LIVE,
     env: 'SVC_BASE_URL',
@@ -164,7 +153,6 @@ const RECORDS = [
   },
   {
     flags: '--token <token>',
-    key: 'token',
     description:
       'API token for every type (SVC_TOKEN wins over it; SVC_TOKEN_FILE, SVC_TOKEN_<TYPE>_FILE and ' +
       'SVC_AUDIT_TOKEN_FILE name a file holding a token instead)',
@@ -177,7 +165,6 @@ const RECORDS = [
   ...TYPE_TOKENS.map(typeToken),
   {
     flags: '--realms <ids>',
-    key: 'realms',
     description: 'comma-separated realm ids, used when GET /api/realms is not served',
     commands: LIVE,
     default: ['libvirt'],
@@ -185,7 +172,6 @@ const RECORDS = [
   },
   {
     flags: '--audit-url <url>',
-    key: 'auditUrl',
     description: 'base URL of the audit service',
     commands: ['audit', 'check'],
     env: 'SVC_AUDIT_URL',
@@ -193,7 +179,6 @@ const RECORDS = [
   },
   {
     flags: '--audit-token <token>',
-    key: 'auditToken',
     description: 'audit service token (SVC_AUDIT_TOKEN wins over it)',
     commands: ['audit', 'check'],
     env: 'SVC_AUDIT_TOKEN',
@@ -203,7 +188,6 @@ const RECORDS = [
   },
   {
     flags: '--from <date>',
-    key: 'from',
     description: 'first day of the audit period, YYYY-MM-DD',
     commands: ['audit'],
     default: '1970-01-01',
@@ -211,7 +195,6 @@ const RECORDS = [
   },
   {
     flags: '--to <date>',
-    key: 'to',
     description: 'last day of the audit period, YYYY-MM-DD',
     commands: ['audit'],
     default: '2037-12-31',
@@ -219,48 +202,41 @@ const RECORDS = [
   },
   {
     flags: '--query <id>',
-    key: 'query',
     description: 'run this audit query (repeatable)',
     commands: ['audit'],
     repeatable: true,
   },
   {
     flags: '--param <name=value>',
-    key: 'param',
     description: 'audit query parameter (repeatable)',
     commands: ['audit'],
     repeatable: true,
   },
   {
     flags: '--report <id[:objectId]>',
-    key: 'report',
     description: 'download this audit report (repeatable)',
     commands: ['audit'],
     repeatable: true,
   },
   {
     flags: '--objects <Type[:id,id...]>',
-    key: 'objects',
     description: 'look up the objects of this type as they were at --to; without ids, all of them (repeatable)',
     commands: ['audit'],
     repeatable: true,
   },
   {
     flags: '--audit',
-    key: 'audit',
     description: 'check the audit service instead of the management API',
     commands: ['check'],
   },
   {
     flags: '--export <name>',
-    key: 'export',
     description: 'only this export (repeatable)',
     commands: ['diff'],
     repeatable: true,
   },
   {
     flags: '--ignore <column>',
-    key: 'ignore',
     description:
       'ignore changes of this column or export.column (repeatable); the volatile columns of docs/diff.md ' +
       'are ignored by default, --ignore none compares them',
@@ -269,7 +245,6 @@ const RECORDS = [
   },
   {
     flags: '--timeout <seconds>',
-    key: 'timeout',
     description: 'seconds allowed for each request, headers and body',
     commands: NET,
     default: 30,
@@ -277,7 +252,6 @@ const RECORDS = [
   },
   {
     flags: '--concurrency <n>',
-    key: 'concurrency',
     description: 'requests in flight at once (1-64)',
     commands: NET,
     default: 6,
@@ -285,7 +259,6 @@ const RECORDS = [
   },
   {
     flags: '--retries <n>',
-    key: 'retries',
     description: 'retries of a request after a network error, timeout, 429 or 5xx (0-10)',
     commands: NET,
     default: 3,
@@ -293,33 +266,28 @@ const RECORDS = [
   },
   {
     flags: '--ca-file <path>',
-    key: 'caFile',
     description: 'PEM file of extra trusted CA certificates (NODE_EXTRA_CA_CERTS is honoured too)',
     commands: [...NET, 'history', 'report', 'notify'],
   },
   {
     flags: '--out-dir <dir>',
-    key: 'outDir',
     description: 'output directory',
     commands: ['snapshot', 'collect', 'audit', 'convert', 'history'],
     perCommand: OUT_DIR_HELP,
   },
   {
     flags: '--raw',
-    key: 'raw',
     description: 'also write the raw collection to <out-dir>/raw/',
     commands: ['snapshot'],
   },
   {
     flags: '--replay <dir>',
-    key: 'replay',
     description: 'build the exports from a raw collection instead of the network',
     commands: ['snapshot'],
     conflicts: { keys: SERVER_OPTIONS, why: 'builds from files and talks to no server' },
   },
   {
     flags: '--allow-partial',
-    key: 'allowPartial',
     description: 'publish even when routes failed (exit 4)',
     commands: ['snapshot', 'history'],
     perCommand: {
@@ -328,7 +296,6 @@ const RECORDS = [
   },
   {
     flags: '--build-threads <n>',
-    key: 'buildThreads',
     description: 'removed',
     commands: ['snapshot'],
     env: 'SVC_BUILD_THREADS',
@@ -336,19 +303,16 @@ const RECORDS = [
   },
   {
     flags: '--strict',
-    key: 'strict',
     description: 'make any schema problem in a response fatal',
     commands: ['snapshot'],
   },
   {
     flags: '--diff-previous',
-    key: 'diffPrevious',
     description: 'after publishing, diff against the newest older snapshot beside it',
     commands: ['snapshot'],
   },
   {
     flags: '--format <list>',
-    key: 'format',
     description: 'comma-separated output formats: json (always written), csv, xlsx, html (the report)',
     commands: ['snapshot', 'convert', 'findings'],
     commandDefaults: { snapshot: [], convert: ['csv', 'xlsx'], findings: [] },
@@ -358,7 +322,6 @@ const RECORDS = [
   },
   {
     flags: '--include <list>',
-    key: 'include',
     description:
       'add export groups after the 15 exports: vms (vm_configs, active_vms, realms); diff and history ' +
       'load build them from a raw collection, and read a snapshot as it holds its exports; convert: the snapshot ' +
@@ -370,7 +333,6 @@ const RECORDS = [
   },
   {
     flags: '--keep <n>',
-    key: 'keep',
     description:
       'after a complete run, delete older complete output directories of the same kind beside the new ' +
       'one, keeping the newest n (the new one included)',
@@ -379,14 +341,12 @@ const RECORDS = [
   },
   {
     flags: '--metrics-file <path>',
-    key: 'metricsFile',
     description:
       "write Prometheus metrics for node_exporter's textfile collector to this file, on success and on failure",
     commands: ['snapshot', 'collect', 'audit'],
   },
   {
     flags: '--ping-url <url>',
-    key: 'pingUrl',
     description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure',
     commands: ['snapshot', 'collect', 'audit'],
     env: 'SVC_PING_URL',
@@ -394,7 +354,6 @@ const RECORDS = [
   },
   {
     flags: '--sign-key <file>',
-    key: 'signKey',
     description:
       'sign the manifest with this OpenSSH Ed25519 private key (unencrypted, mode 0600) into <manifest>.sig, published with the output',
     commands: ['snapshot', 'collect', 'audit'],
@@ -403,7 +362,6 @@ const RECORDS = [
   },
   {
     flags: '--allowed-signers <file>',
-    key: 'allowedSigners',
     description:
       'OpenSSH allowed_signers file: a signature must verify and be made by a key it lists (history: only such snapshots are loaded)',
     commands: ['verify', 'history'],
@@ -411,13 +369,11 @@ const RECORDS = [
   },
   {
     flags: '--findings',
-    key: 'findings',
     description: 'evaluate the findings rules (docs/findings.md) and write _findings.json into the snapshot',
     commands: ['snapshot'],
   },
   {
     flags: '--findings-inherit-levels',
-    key: 'findingsInheritLevels',
     description:
       "findings: hold a child project to its ancestors' security levels too, its own level adding to them (docs/findings.md)",
     commands: ['snapshot', 'findings', 'report', 'notify'],
@@ -426,7 +382,6 @@ const RECORDS = [
   },
   {
     flags: '--fail-on <severity>',
-    key: 'failOn',
     description:
       'exit 6 when a finding of this severity or higher exists, or a rule of this severity or higher ' +
       'could not be evaluated (info, low, medium, high, critical); the snapshot is published either way',
@@ -435,7 +390,6 @@ const RECORDS = [
   },
   {
     flags: '--fail-on-unevaluated <boolean>',
-    key: 'failOnUnevaluated',
     description:
       'with --fail-on: also exit 6 when a rule of that severity or higher could not be evaluated (true), or on findings alone (false)',
     commands: ['snapshot', 'findings'],
@@ -444,7 +398,6 @@ const RECORDS = [
   },
   {
     flags: '--expiring-days <n>',
-    key: 'expiringDays',
     description: "certification-expiring, and waivers ending soon: days ahead of the snapshot's time (0-3650)",
     commands: ['snapshot', 'findings', 'report', 'notify'],
     default: 30,
@@ -452,7 +405,6 @@ const RECORDS = [
   },
   {
     flags: '--notify <target>',
-    key: 'notify',
     description:
       'after the run, send its digest to this target (repeatable; SVC_NOTIFY_FILE names a file of targets, one a line): ' +
       'https://… (JSON webhook), alertmanager+https://…, slack+https://…, teams+https://…, smtp://host:587?from=…&to=… ' +
@@ -462,7 +414,6 @@ const RECORDS = [
   },
   {
     flags: '--notify-on <list>',
-    key: 'notifyOn',
     description:
       'comma-separated: when a digest is sent to chat, e-mail and webhooks: failure, changes, findings, or always ' +
       '(a failed run always sends one; Alertmanager gets every run)',
@@ -473,7 +424,6 @@ const RECORDS = [
   },
   {
     flags: '--notify-severity <severity>',
-    key: 'notifySeverity',
     description: 'Alertmanager: the findings at or above this severity are alerts (info, low, medium, high, critical)',
     commands: NOTIFYING,
     default: 'high',
@@ -481,7 +431,6 @@ const RECORDS = [
   },
   {
     flags: '--notify-interval <hours>',
-    key: 'notifyInterval',
     description:
       "Alertmanager: hours an alert keeps firing without the next run's (its endsAt); more than the schedule's",
     commands: NOTIFYING,
@@ -490,7 +439,6 @@ const RECORDS = [
   },
   {
     flags: '--notify-timeout <seconds>',
-    key: 'notifyTimeout',
     description: 'seconds allowed for each target, retries included; then a warning, and the exit code is unchanged',
     commands: NOTIFYING,
     default: 30,
@@ -498,13 +446,11 @@ const RECORDS = [
   },
   {
     flags: '--test',
-    key: 'test',
     description: 'send a short test message to each target and say which worked',
     commands: ['notify'],
   },
   {
     flags: '--waivers <file>',
-    key: 'waivers',
     description:
       'findings: a YAML or JSON file of waivers (rule, id or subject, reason, owner, expires): a waived finding is ' +
       'kept and marked, and not counted by --fail-on nor svc_snapshot_findings (docs/findings.md)',
@@ -513,18 +459,16 @@ const RECORDS = [
   },
   {
     flags: '--waivers-max-days <n>',
-    key: 'waiversMaxDays',
     description: 'the furthest ahead of today a waiver may end, in days (1-3650)',
     commands: ['snapshot', 'findings', 'report', 'notify'],
     default: 366,
     parse: (raw: string, from: string) => parseInteger(from, raw, 1, 3650),
   },
-  { flags: '--quiet', key: 'quiet', description: 'print nothing on stderr but errors', commands: ALL },
-  { flags: '--json', key: 'json', description: 'print one JSON summary object on stdout', commands: ALL },
-  { flags: '--debug', key: 'debug', description: 'show stack traces of unexpected errors', commands: ALL },
+  { flags: '--quiet', description: 'print nothing on stderr but errors', commands: ALL },
+  { flags: '--json', description: 'print one JSON summary object on stdout', commands: ALL },
+  { flags: '--debug', description: 'show stack traces of unexpected errors', commands: ALL },
   {
     flags: '--history [target]',
-    key: 'history',
     description:
       'history database: a SQLite file or postgres://user@host:port/db (password from PGPASSWORD or ' +
       "~/.pgpass); snapshot: load the new snapshot into it after publishing (and --format html: the report's " +
@@ -534,29 +478,41 @@ const RECORDS = [
   },
   {
     flags: '--previous <dir>',
-    key: 'previous',
     description: 'the snapshot to show the changes and the new and resolved findings since',
     commands: ['report', 'findings', 'notify'],
     defaultText: 'the newest older snapshot beside it',
   },
   {
     flags: '--out <file>',
-    key: 'out',
     description: 'the file to write the page to',
     commands: ['report'],
     defaultText: '<snapshot-dir>/svc-snapshot-<YYYY-MM-DD>.html',
   },
   {
     flags: '--site <base-url>',
-    key: 'site',
     description: 'the site (base URL) to read or load, required when the history database holds several',
     commands: ['history'],
   },
-] as const satisfies readonly OptionRecord[];
+] as const satisfies readonly Omit<OptionRecord, 'key'>[];
 
-export const OPTIONS: readonly OptionRecord[] = RECORDS;
+/** `base-url` → `baseUrl`. */
+type Camel<S extends string> = S extends `${infer A}-${infer B}` ? `${A}${Capitalize<Camel<B>>}` : S;
+/** A record's key: the property commander gives its flag's value (`--base-url <url>` → `baseUrl`). */
+type KeyOf<F extends string> = F extends `--${infer N} ${string}`
+  ? Camel<N>
+  : F extends `--${infer N}`
+    ? Camel<N>
+    : never;
+type Keyed<R> = R extends { flags: infer F extends string } ? R & { key: KeyOf<F> } : never;
+type Records = Keyed<(typeof DECLARED)[number]>;
 
-type Records = (typeof RECORDS)[number];
+export const OPTIONS: readonly OptionRecord[] = DECLARED.map((rec) => ({
+  ...rec,
+  key: rec.flags
+    .split(' ')[0]!
+    .slice(2)
+    .replace(/-(.)/g, (_, c: string) => c.toUpperCase()),
+}));
 /** What commander gives: a list for a repeatable option, `true` for `[value]` given bare, text for `<value>`, else a switch. */
 type RawOf<R> = R extends { repeatable: true }
   ? string[]
@@ -651,7 +607,7 @@ export function readOptions<C extends CommandName>(
     if (rec.secret)
       for (const text of [flag, variable]) if (typeof text === 'string' && text !== '') registerSecret(text);
     // A secret's file variable (SVC_TOKEN_FILE: src/config/token-file.ts) stands for its variable, read when the command reads the option.
-    const fileVariable = rec.secret && rec.env !== undefined ? tokenFileVariable(rec.env) : undefined;
+    const fileVariable = rec.secret && rec.env !== undefined ? `${rec.env}_FILE` : undefined;
     const file = fileVariable !== undefined && env[fileVariable] !== '' ? env[fileVariable] : undefined;
     if (file !== undefined) {
       sources[rec.key] = fileVariable!;

@@ -1,7 +1,3 @@
-import { closeSync, constants, fstatSync, openSync } from 'node:fs';
-import { readOpenedFile } from '../util/safe-read.js';
-import { UsageError } from '../errors.js';
-
 /**
  * Token files: `SVC_TOKEN_FILE`, `SVC_TOKEN_<TYPE>_FILE`, `SVC_AUDIT_TOKEN_FILE`
  * name a file holding the token of the variable without `_FILE` (systemd's
@@ -10,9 +6,9 @@ import { UsageError } from '../errors.js';
  * wins over the flag as the variable does, and setting both is a usage
  * error (which one was meant cannot be known). An empty variable is unset.
  */
-export function tokenFileVariable(variable: string): string {
-  return `${variable}_FILE`;
-}
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { readOpenedFile } from '../util/safe-read.js';
+import { UsageError } from '../errors.js';
 
 /** A token is a few hundred bytes at most; anything past this is not a token file. */
 const MAX_TOKEN_FILE_BYTES = 64 * 1024;
@@ -71,7 +67,7 @@ export function fromTokenFile(
   variableAlsoSet: boolean,
   parse: ((raw: string, from: string) => unknown) | undefined,
 ): unknown {
-  const fileVariable = tokenFileVariable(variable);
+  const fileVariable = `${variable}_FILE`;
   if (variableAlsoSet) {
     throw new UsageError(
       `both ${variable} and ${fileVariable} are set; set only one of them (an empty variable counts as unset)`,

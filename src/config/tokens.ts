@@ -7,7 +7,6 @@ import { flagName, OPTIONS } from './options.js';
 /** The token options (the option records give their precedence: each variable wins over its flag). */
 export type TokenKey = 'token' | 'tokenUser' | 'tokenTeam' | 'tokenDrive' | 'tokenVm' | 'tokenProject';
 export type TokenOptions = Readonly<Record<TokenKey, ResolvedToken | undefined>>;
-export type { ResolvedToken };
 
 export interface TokenPlan {
   readonly byType: Readonly<Partial<Record<TokenType, ResolvedToken>>>;
@@ -16,22 +15,18 @@ export interface TokenPlan {
   readonly secrets: readonly string[];
 }
 
-const KEY_OF: Record<TokenType, Exclude<TokenKey, 'token'>> = {
-  User: 'tokenUser',
-  Team: 'tokenTeam',
-  Drive: 'tokenDrive',
-  VM: 'tokenVm',
-  Project: 'tokenProject',
-};
+/** `tokenVm` for the type VM: the key the option records derive from `--token-vm`. */
+const keyOf = <T extends TokenType>(type: T) =>
+  `token${type[0]}${type.slice(1).toLowerCase()}` as `token${Capitalize<Lowercase<T>>}`;
 
 /** `--token-vm`, from the option record. */
 export function tokenFlagName(type: TokenType): string {
-  return flagName(KEY_OF[type]);
+  return flagName(keyOf(type));
 }
 
 /** `SVC_TOKEN_VM`, from the option record. */
 export function tokenEnvName(type: TokenType): string {
-  return OPTIONS.find((o) => o.key === KEY_OF[type])!.env!;
+  return OPTIONS.find((o) => o.key === keyOf(type))!.env!;
 }
 
 /**
@@ -44,7 +39,7 @@ export function resolveTokens(o: TokenOptions): TokenPlan {
   const general = o.token;
   const byType: Partial<Record<TokenType, ResolvedToken>> = {};
   for (const type of TOKEN_TYPES) {
-    const t = o[KEY_OF[type]] ?? general;
+    const t = o[keyOf(type)] ?? general;
     if (t) byType[type] = t;
   }
   const resolved = Object.values(byType);

@@ -46,7 +46,7 @@ const DATE_SHAPE = /^\d{4}-\d{2}-\d{2}$/;
 /**
  * A real calendar date `YYYY-MM-DD` (2026-02-30 is not one); returns it
  * unchanged. A round trip through a UTC date rather than date-fns: this module
- * is on the path of `--help`, which starts without date-fns (40 ms).
+ * is on the path of `--help`, which starts without loading date-fns.
  */
 export function parseCalendarDate(what: string, raw: string): string {
   const day = new Date(`${raw}T00:00:00.000Z`);
@@ -62,34 +62,26 @@ export type SheetFormat = 'csv' | 'xlsx';
 type OutputFormat = SheetFormat | 'html';
 const FORMATS = ['json', 'csv', 'xlsx', 'html'] as const;
 
-/**
- * `--format json,csv,xlsx,html` → the formats asked for besides json (which
- * is always written). Unknown or empty entries are a usage error.
- */
-export function parseFormats(value: string): OutputFormat[] {
-  const items = value.split(',').map((s) => s.trim().toLowerCase());
-  const bad = items.filter((s) => !(FORMATS as readonly string[]).includes(s));
-  if (bad.length > 0 || items.length === 0) {
+/** The entries of a comma-separated list, lower case; an unknown or empty one is a usage error naming the valid ones. */
+function listOf(raw: string, from: string, valid: readonly string[]): string[] {
+  const items = raw.split(',').map((s) => s.trim().toLowerCase());
+  const bad = items.filter((s) => !valid.includes(s));
+  if (bad.length > 0) {
     const shown = bad.map((b) => JSON.stringify(b.slice(0, 20))).join(', ');
-    throw new UsageError(
-      `--format takes a comma-separated list of ${FORMATS.join(', ')}${shown ? `; ${shown} is not one of them` : ''}`,
-    );
+    throw new UsageError(`${from} takes a comma-separated list of ${valid.join(', ')}; ${shown} is not one of them`);
   }
+  return items;
+}
+
+/** `--format json,csv,xlsx,html` → the formats asked for besides json (which is always written). */
+export function parseFormats(raw: string, from: string): OutputFormat[] {
+  const items = listOf(raw, from, FORMATS);
   return (['csv', 'xlsx', 'html'] as const).filter((f) => items.includes(f));
 }
 
-/**
- * `--include vms`: the export groups to add after the 15, once each, in the
- * order of INCLUDES. An unknown or empty entry is a usage error naming the
- * valid values.
- */
+/** `--include vms`: the export groups to add after the 15, once each, in the order of INCLUDES. */
 export function parseInclude(raw: string, from: string): Include[] {
-  const items = raw.split(',').map((s) => s.trim().toLowerCase());
-  const bad = items.filter((s) => !(INCLUDES as readonly string[]).includes(s));
-  if (bad.length > 0) {
-    const shown = bad.map((b) => JSON.stringify(b.slice(0, 20))).join(', ');
-    throw new UsageError(`${from} takes a comma-separated list of ${INCLUDES.join(', ')}; ${shown} is not one of them`);
-  }
+  const items = listOf(raw, from, INCLUDES);
   return INCLUDES.filter((i) => items.includes(i));
 }
 
@@ -189,16 +181,18 @@ function readPem(path: string, what: string): string[] {
  */
 export function trustStore(caFile: string | undefined, env: NodeJS.ProcessEnv): string[] | undefined {
   if (caFile === undefined) return undefined;
-  const extra = env.NODE_EXTRA_CA_CERTS ? safeReadPem(env.NODE_EXTRA_CA_CERTS) : [];
+  let extra: string[] = [];
+  try {
+    if (env.NODE_EXTRA_CA_CERTS) extra = readRegularText(env.NODE_EXTRA_CA_CERTS).match(PEM_CERT) ?? [];
+  } catch {
+    // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS.
+  }
   return [...rootCertificates, ...extra, ...readPem(caFile, '--ca-file')];
 }
 
-function safeReadPem(path: string): string[] {
-  try {
-    return readRegularText(path).match(PEM_CERT) ?? [];
-  } catch {
-    return []; // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS.
-  }
+/** A value as a message may show it: its first 40 characters, each unprintable one as `?`. */
+function printable(raw: string): string {
+  return raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?');
 }
 
 /** A finding's severity, most severe first (CONTRACT section 17; src/findings/define.ts). */
@@ -209,9 +203,7 @@ export type Severity = (typeof SEVERITIES)[number];
 export function parseSeverity(raw: string, from: string): Severity {
   const s = raw.trim().toLowerCase();
   if ((SEVERITIES as readonly string[]).includes(s)) return s as Severity;
-  throw new UsageError(
-    `${from} must be one of ${SEVERITIES.join(', ')}; got "${raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`,
-  );
+  throw new UsageError(`${from} must be one of ${SEVERITIES.join(', ')}; got "${printable(raw)}"`);
 }
 
 /** `--fail-on-unevaluated=false`: a switch that is on by default, turned off by its value. */
@@ -219,9 +211,7 @@ export function parseBooleanValue(raw: string, from: string): boolean {
   const s = raw.trim().toLowerCase();
   if (s === 'true') return true;
   if (s === 'false') return false;
-  throw new UsageError(
-    `${from} must be true or false (${from}=false); got "${raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`,
-  );
+  throw new UsageError(`${from} must be true or false (${from}=false); got "${printable(raw)}"`);
 }
 
 /** What `--notify-on` may name (CONTRACT section 19). */
@@ -237,8 +227,6 @@ export function parseNotifyOn(raw: string, from: string): NotifyOn[] {
   if (values.length === 0) throw new UsageError(`${from} needs at least one of ${NOTIFY_ON.join(', ')}`);
   const unknown = values.find((v) => !(NOTIFY_ON as readonly string[]).includes(v));
   if (unknown !== undefined)
-    throw new UsageError(
-      `${from} takes ${NOTIFY_ON.join(', ')} (comma-separated); got "${unknown.slice(0, 40).replace(/[^\x20-\x7e]/g, '?')}"`,
-    );
+    throw new UsageError(`${from} takes ${NOTIFY_ON.join(', ')} (comma-separated); got "${printable(unknown)}"`);
   return [...new Set(values)] as NotifyOn[];
 }

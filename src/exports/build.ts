@@ -12,14 +12,14 @@ import { exportsFor } from './catalog.js';
 import type { RealmsRecord } from '../api/route-record.js';
 import type { Include } from '../includes.js';
 import type { ColumnDef, ColumnDefault, ExportDef, Representation } from './define.js';
-import { CollectionReader, type LoadReport, type Path, type RouteGroup, type SourceRecord } from './load.js';
+import { CollectionReader, memo, type LoadReport, type Path, type RouteGroup, type SourceRecord } from './load.js';
 import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
 import { sortRecords } from './order.js';
-import { isPlainObject, locate, walk, type Getter, type Location, type Row } from './rows.js';
+import { locate, walk, type Getter, type Location, type Row } from './rows.js';
 import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { orderByUniqueStringKey } from './fast/key-order.js';
 import { plainRecordMaker, recordMaker } from './fast/record-maker.js';
-import { resolvePath } from './schema.js';
+import { isPlainObject, resolvePath } from './schema.js';
 import { backendRelease, type BackendRelease } from './release.js';
 import type { BuildOptions, BuildResult, ExportRecord, ExportResult, NullField } from './types.js';
 
@@ -193,33 +193,28 @@ class Context {
 
   /** The first record of `route` per value of `by` (a duplicate id keeps the first, in response order). */
   index(route: string, by: string): Map<KeyValue, SourceRecord> {
-    const id = `${route}\u0000${by}`;
-    let index = this.indexes.get(id);
-    if (!index) {
-      index = new Map();
+    return memo(this.indexes, `${route}\u0000${by}`, () => {
+      const index = new Map<KeyValue, SourceRecord>();
       const get = fieldGetter(by, 'value', undefined);
       for (const rec of this.group(route).records) {
         const k = get({ rec, elem: -1, elemValue: undefined });
         if (isKeyValue(k) && !index.has(k)) index.set(k, rec);
       }
-      this.indexes.set(id, index);
-    }
-    return index;
+      return index;
+    });
   }
 
+  /** The number of records of `route` per value of `by`. */
   count(route: string, by: string): Map<KeyValue, number> {
-    const id = `${route}\u0000${by}`;
-    let counts = this.counts.get(id);
-    if (!counts) {
-      counts = new Map();
+    return memo(this.counts, `${route}\u0000${by}`, () => {
+      const counts = new Map<KeyValue, number>();
       const get = fieldGetter(by, 'value', undefined);
       for (const rec of this.group(route).records) {
         const k = get({ rec, elem: -1, elemValue: undefined });
         if (isKeyValue(k)) counts.set(k, (counts.get(k) ?? 0) + 1);
       }
-      this.counts.set(id, counts);
-    }
-    return counts;
+      return counts;
+    });
   }
 }
 
@@ -301,18 +296,15 @@ function rowsOf(exp: ExportDef, group: RouteGroup): Row[] {
 }
 
 /** Field columns added in backend 3.14.1, from the models' SINCE_3_14_1 (computed once per export). */
-const since3141 = new WeakMap<ExportDef, ReadonlyArray<{ col: ColumnDef; path: string }>>();
+const since3141 = new Map<ExportDef, ReadonlyArray<{ col: ColumnDef; path: string }>>();
 function since3141Columns(exp: ExportDef, def: RouteDef): ReadonlyArray<{ col: ColumnDef; path: string }> {
-  let cols = since3141.get(exp);
-  if (!cols) {
-    cols = exp.columns.flatMap((col) =>
+  return memo(since3141, exp, () =>
+    exp.columns.flatMap((col) =>
       col.source.kind === 'field' && resolvePath(def.item, col.source.path, exp.each ? [exp.each] : []).since3141
         ? [{ col, path: col.source.path }]
         : [],
-    );
-    since3141.set(exp, cols);
-  }
-  return cols;
+    ),
+  );
 }
 
 /**

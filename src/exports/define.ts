@@ -169,15 +169,20 @@ interface ColumnOptions {
   sheetAsList?: true;
 }
 
-/** A column read from the record's field at `path`. */
-export function field(path: string, opts: ColumnOptions = {}): ColumnDef {
+/** A column of `source`, with whichever of `default`, `note` and `sheetAsList` are given. */
+function column(name: string, source: ColumnSource, opts: Omit<ColumnOptions, 'name' | 'as'>): ColumnDef {
   return {
-    name: opts.name ?? flatName(path),
-    source: { kind: 'field', path, as: opts.as ?? 'value' },
+    name,
+    source,
     ...(opts.default !== undefined ? { default: opts.default } : {}),
     ...(opts.note !== undefined ? { note: opts.note } : {}),
     ...(opts.sheetAsList ? { sheetAsList: true as const } : {}),
   };
+}
+
+/** A column read from the record's field at `path`. */
+export function field(path: string, opts: ColumnOptions = {}): ColumnDef {
+  return column(opts.name ?? flatName(path), { kind: 'field', path, as: opts.as ?? 'value' }, opts);
 }
 
 /** A column read from the record of `route` whose `by` equals this row's `on`. */
@@ -185,26 +190,18 @@ export function join(
   name: string,
   spec: Omit<JoinSource, 'kind' | 'as'> & Partial<Pick<JoinSource, 'as'>> & Pick<ColumnOptions, 'note' | 'default'>,
 ): ColumnDef {
-  return {
-    name,
-    source: { kind: 'join', route: spec.route, on: spec.on, by: spec.by, path: spec.path, as: spec.as ?? 'value' },
-    ...(spec.default !== undefined ? { default: spec.default } : {}),
-    ...(spec.note !== undefined ? { note: spec.note } : {}),
-  };
+  const { route, on, by, path } = spec;
+  return column(name, { kind: 'join', route, on, by, path, as: spec.as ?? 'value' }, spec);
 }
 
 /** A column counting the records of `route` whose `by` equals this row's `on`. */
 export function count(name: string, spec: Omit<CountSource, 'kind'> & Pick<ColumnOptions, 'note'>): ColumnDef {
-  return {
-    name,
-    source: { kind: 'count', route: spec.route, on: spec.on, by: spec.by },
-    ...(spec.note !== undefined ? { note: spec.note } : {}),
-  };
+  return column(name, { kind: 'count', route: spec.route, on: spec.on, by: spec.by }, spec);
 }
 
 /** A column holding the realm a per-realm record was read from. */
 export function realm(name: string, note?: string): ColumnDef {
-  return { name, source: { kind: 'realm' }, ...(note !== undefined ? { note } : {}) };
+  return column(name, { kind: 'realm' }, { note });
 }
 
 /** A column the API cannot supply. `proposedRoute`, when given, must be a GET route the API documents. */
@@ -214,9 +211,5 @@ export function unavailable(name: string, reason: string, proposedRoute?: string
 
 /** A boolean column: whether the row's field `path` equals the record's scalar field `other` (null when either is absent). */
 export function equals(name: string, spec: Omit<EqualsSource, 'kind'> & Pick<ColumnOptions, 'note'>): ColumnDef {
-  return {
-    name,
-    source: { kind: 'equals', path: spec.path, other: spec.other },
-    ...(spec.note !== undefined ? { note: spec.note } : {}),
-  };
+  return column(name, { kind: 'equals', path: spec.path, other: spec.other }, spec);
 }

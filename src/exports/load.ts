@@ -142,7 +142,8 @@ interface BodyReport {
   drift: { route: string; unknownFields: string[] } | undefined;
 }
 
-function memo<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+/** The value of `key` in `map`, made and kept there when first asked for. */
+export function memo<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   let v = map.get(key);
   if (v === undefined) map.set(key, (v = make()));
   return v;
@@ -151,7 +152,7 @@ function memo<K, V>(map: Map<K, V>, key: K, make: () => V): V {
 class Loader {
   private readonly reports = new Map<string, BodyReport>();
   private readonly bodyFailures = new Map<string, string>();
-  private readonly manifest: ReadonlyMap<string, RouteRecord>;
+  readonly manifest: ReadonlyMap<string, RouteRecord>;
   private readonly trees = new Map<RouteDef, DriftNode | null>();
   private readonly fastChecks = new Map<RouteDef, FastCheck>();
 
@@ -281,13 +282,11 @@ export class CollectionReader {
   private readonly groups = new Map<string, RouteGroup>();
   private readonly released = new Set<string>();
   private readonly consume: boolean;
-  private readonly manifest: ReadonlyMap<string, RouteRecord>;
 
   /** With `consume` (the memory policy's consumeBodies), each body is deleted from the collection once read. */
   constructor(collection: RawCollection, consume: boolean, options: BuildOptions = {}) {
     this.consume = consume;
     this.loader = new Loader(collection, this.consume, options);
-    this.manifest = new Map(collection.manifest.routes.map((r) => [r.route, r]));
     this.realms = [...new Set(collection.manifest.realms.ids)];
     const realmsLabel = planRoute(REALMS_ROUTE).label;
     const realmsEntry = collection.manifest.routes.find((r) => r.route === realmsLabel);
@@ -316,26 +315,24 @@ export class CollectionReader {
 
   /** The group of a catalog route id, read on first use. After `release`, its records may not be read. */
   group(id: string): RouteGroup {
-    let g = this.groups.get(id);
-    if (g) return g;
-    const def = ROUTES.find((r) => r.id === id);
-    if (!def) throw new Error(`no route ${id}`);
-    const bodies = def.perRealm && this.noRealms ? [this.noRealms] : this.plans(def).map((p) => this.loader.body(p));
-    const records: SourceRecord[] = [];
-    const missing: Array<Extract<RouteBody, { ok: false }>> = [];
-    for (const b of bodies) {
-      if (b.ok) for (const r of b.records) records.push(r);
-      else missing.push(b);
-    }
-    g = { def, bodies, records, missing };
-    this.groups.set(id, g);
-    return g;
+    return memo(this.groups, id, () => {
+      const def = ROUTES.find((r) => r.id === id);
+      if (!def) throw new Error(`no route ${id}`);
+      const bodies = def.perRealm && this.noRealms ? [this.noRealms] : this.plans(def).map((p) => this.loader.body(p));
+      const records: SourceRecord[] = [];
+      const missing: Array<Extract<RouteBody, { ok: false }>> = [];
+      for (const b of bodies) {
+        if (b.ok) for (const r of b.records) records.push(r);
+        else missing.push(b);
+      }
+      return { def, bodies, records, missing };
+    });
   }
 
   /** Bytes of a route's bodies as collected (every realm), read or not. */
   bytes(id: string): number {
     let sum = 0;
-    for (const p of this.plansOf(id)) sum += this.manifest.get(p.label)?.bytes ?? 0;
+    for (const p of this.plansOf(id)) sum += this.loader.manifest.get(p.label)?.bytes ?? 0;
     return sum;
   }
 

@@ -1,11 +1,9 @@
 import { z } from 'zod';
-import { sha256Hex } from '../util/safe-read.js';
 import { RouteRecordSchema } from '../api/route-record.js';
 import { CollectionManifestSchema } from '../collect/manifest.js';
 import type { RawCollection } from '../collect/types.js';
 import { TOOL } from '../version.js';
 import { INCLUDES, type Include } from '../includes.js';
-import { exportFileName, serializeExport } from './serialize.js';
 import type { BuildResult } from './types.js';
 
 /** Lower-case hex SHA-256, as the collection manifest writes it too. */
@@ -109,27 +107,4 @@ export function snapshotManifest(
     drift: result.drift,
     complete,
   };
-}
-
-/** Pure: the manifest and the export files of one build (every export's text at once; see writeExports in src/snapshot/files.ts for the lean way). */
-export function snapshotFiles(
-  collection: RawCollection,
-  result: BuildResult,
-  source: 'live' | 'replay',
-  withRaw: boolean,
-  complete: boolean,
-  include: readonly Include[] = [],
-) {
-  const m = collection.manifest;
-  const files = result.exports.map((e) => ({
-    name: exportFileName(e.export, e.records.length, m.date),
-    content: serializeExport(e),
-  }));
-  const exports = result.exports.map((e, i) => ({
-    ...e,
-    file: files[i]!.name,
-    count: e.records.length,
-    sha256: sha256Hex(files[i]!.content),
-  }));
-  return { files, manifest: snapshotManifest(collection, { ...result, exports }, source, withRaw, complete, include) };
 }

@@ -4,6 +4,7 @@
  * Shared by the build and the fast paths that stand in for parts of it.
  */
 import type { SourceRecord } from './load.js';
+import { isPlainObject } from './schema.js';
 
 /** A row before it becomes a record: a source record, or one element of its `each` array. */
 export interface Row {
@@ -14,10 +15,6 @@ export interface Row {
 }
 
 export type Getter = (row: Row) => unknown;
-
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 export function walk(value: unknown, segs: readonly string[]): unknown {
   let cur = value;

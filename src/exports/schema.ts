@@ -6,42 +6,32 @@
  */
 import { z } from 'zod';
 import * as models from '../api/models.js';
-import { SINCE_3_14_1 } from '../api/models.js';
 
 type Schema = z.ZodType;
 
 /** The schema under `.optional()` / `.nullable()`. */
 export function unwrap(s: Schema): Schema {
   let cur = s;
-  for (;;) {
-    if (cur instanceof z.ZodOptional || cur instanceof z.ZodNullable) cur = cur.unwrap() as Schema;
-    else return cur;
-  }
+  while (cur instanceof z.ZodOptional || cur instanceof z.ZodNullable) cur = cur.unwrap() as Schema;
+  return cur;
 }
 
-/** The object shapes a schema stands for: one for an object, one per option for a union of objects. */
-function objectShapes(s: Schema): Array<Record<string, Schema>> {
+/** The objects a schema stands for: itself, or each option of a union of objects. */
+function objectsOf(s: Schema): z.ZodObject[] {
   const u = unwrap(s);
-  if (u instanceof z.ZodObject) return [u.shape as Record<string, Schema>];
-  if (u instanceof z.ZodUnion) return (u.options as Schema[]).flatMap(objectShapes);
+  if (u instanceof z.ZodObject) return [u];
+  if (u instanceof z.ZodUnion) return (u.options as Schema[]).flatMap(objectsOf);
   return [];
 }
 
 /** Declared fields of an object (or union of objects), in declaration order; undefined when not object-shaped. */
 export function fieldsOf(s: Schema): Map<string, Schema> | undefined {
-  const shapes = objectShapes(s);
-  if (shapes.length === 0) return undefined;
+  const objects = objectsOf(s);
+  if (objects.length === 0) return undefined;
   const out = new Map<string, Schema>();
-  for (const shape of shapes) for (const [k, v] of Object.entries(shape)) if (!out.has(k)) out.set(k, v);
+  for (const o of objects)
+    for (const [k, v] of Object.entries(o.shape as Record<string, Schema>)) if (!out.has(k)) out.set(k, v);
   return out;
-}
-
-/** Every object schema that declares `key`, for a union several. */
-function ownersOf(s: Schema, key: string): Schema[] {
-  const u = unwrap(s);
-  if (u instanceof z.ZodObject) return key in u.shape ? [u] : [];
-  if (u instanceof z.ZodUnion) return (u.options as Schema[]).flatMap((o) => ownersOf(o, key));
-  return [];
 }
 
 /**
@@ -109,11 +99,6 @@ const MODEL_NAMES: ReadonlyMap<Schema, string> = (() => {
   return names;
 })();
 
-function addedIn3141(owner: Schema, key: string): boolean {
-  const name = MODEL_NAMES.get(owner);
-  return name !== undefined && (SINCE_3_14_1[name]?.includes(key) ?? false);
-}
-
 /**
  * Follows a dotted path through object fields; `through` names array fields
  * that may be entered (the path then continues in their element). Throws
@@ -128,7 +113,10 @@ export function resolvePath(root: Schema, path: string, through: readonly string
     const fields = fieldsOf(cur);
     const next = fields?.get(seg);
     if (!fields || !next) throw new Error(`no field "${seg}"${walked ? ` under "${walked}"` : ''}`);
-    since3141 = ownersOf(cur, seg).some((o) => addedIn3141(o, seg));
+    // Added in 3.14.1 by the model (of a union, any one) that declares it.
+    since3141 = objectsOf(cur).some(
+      (o) => seg in o.shape && models.SINCE_3_14_1[MODEL_NAMES.get(o) ?? '']?.includes(seg),
+    );
     walked = walked ? `${walked}.${seg}` : seg;
     cur = next;
     if (through.includes(walked)) {
@@ -170,7 +158,8 @@ export function driftTree(s: Schema): DriftNode | null {
   return null;
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
+/** A JSON object: not null and not an array. */
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 

@@ -132,7 +132,7 @@ interface Allowed {
 function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): Allowed | string {
   if (kind === 'snapshot') {
     const m = SnapshotManifest.safeParse(json);
-    if (!m.success) return incomplete(json, 'snapshot');
+    if (!m.success) return incomplete('snapshot');
     if (rule.complete && !m.data.complete) return 'is a partial snapshot (published with --allow-partial)';
     // The spreadsheet forms of CONTRACT section 10 are the tool's files too.
     const files = m.data.exports.flatMap((e) => [e.file, e.file.replace(/\.json$/, '.csv')]);
@@ -144,7 +144,7 @@ function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): A
   }
   if (kind === 'collection') {
     const m = CollectionManifest.safeParse(json);
-    if (!m.success) return incomplete(json, 'collection');
+    if (!m.success) return incomplete('collection');
     if (rule.complete && m.data.routes.some((r) => r.error !== undefined)) return 'is a collection with failed routes';
     return {
       files: new Set([...m.data.routes.flatMap((r) => (r.file ? [r.file] : [])), `${MANIFEST_OF.collection}.sig`]),
@@ -152,7 +152,7 @@ function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): A
     };
   }
   const m = AuditManifest.safeParse(json);
-  if (!m.success) return incomplete(json, 'audit');
+  if (!m.success) return incomplete('audit');
   if (rule.complete && m.data.routes.some((r) => r.error !== undefined || r.status < 200 || r.status > 299)) {
     return 'is an audit collection with failed requests';
   }
@@ -163,7 +163,7 @@ function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): A
   return { files: new Set(files), subdirs: new Set() };
 }
 
-function incomplete(_json: unknown, kind: string): string {
+function incomplete(kind: string): string {
   return `does not hold a ${kind} manifest of svc-snapshot`;
 }
 

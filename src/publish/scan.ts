@@ -217,17 +217,8 @@ export function secretFound(kind: SecretKind, where: string): FailedError {
   );
 }
 
-/** Whether the file holds a secret in any spelling: read `chunkBytes` (SCAN_CHUNK_BYTES) at a time and searched with SecretSearch. */
-export async function fileContains(
-  file: string,
-  matcher: SecretMatcher,
-  chunkBytes = SCAN_CHUNK_BYTES,
-): Promise<boolean> {
-  return (await secretInFileBytes(file, matcher, chunkBytes)) !== null;
-}
-
-/** What secret the file holds in any spelling (null for none), read and searched as fileContains does. */
-async function secretInFileBytes(
+/** What secret the file holds in any spelling (null for none): read `chunkBytes` at a time and searched with SecretSearch. */
+export async function secretInFileBytes(
   file: string,
   matcher: SecretMatcher,
   chunkBytes = SCAN_CHUNK_BYTES,

@@ -88,7 +88,14 @@ export async function createStaging(targetDir: string, secrets: readonly string[
     const rel = segments.join(path.sep);
     searched.delete(rel);
     const search = matcher ? new SecretSearch(matcher) : undefined;
-    await explained(run({ dir, segments, search, rel }), dir, relPath);
+    try {
+      await run({ dir, segments, search, rel });
+    } catch (err) {
+      // A file-system failure names the file, what happened and what to do.
+      const message = describeFsError(err, path.join(dir, relPath));
+      if (message) throw new FailedError(message, { cause: err });
+      throw err;
+    }
     searched.set(rel, fileIdentity(path.join(dir, rel)));
   };
   return {
@@ -116,17 +123,6 @@ function searched(t: WriteTarget, bytes: Uint8Array, onBytes?: (bytes: Uint8Arra
   if (t.search?.push(bytes)) throw secretFound(t.search.found!, `output file ${escapeControl(t.rel)}`);
   onBytes?.(bytes);
   return bytes;
-}
-
-/** A file-system failure while writing becomes a FailedError that names the file, what happened and what to do. */
-async function explained(write: Promise<void>, dir: string, relPath: string): Promise<void> {
-  try {
-    await write;
-  } catch (err) {
-    const message = describeFsError(err, path.join(dir, relPath));
-    if (message) throw new FailedError(message, { cause: err });
-    throw err;
-  }
 }
 
 /**
@@ -203,7 +199,8 @@ function* pieces(text: string, max: number): Generator<string> {
   }
 }
 
-async function writeAll(handle: FileHandle, data: Uint8Array): Promise<void> {
+/** Writes all of `data`: one write may take only part of it. */
+export async function writeAll(handle: FileHandle, data: Uint8Array): Promise<void> {
   let done = 0;
   while (done < data.length) done += (await handle.write(data, done, data.length - done)).bytesWritten;
 }

@@ -59,17 +59,10 @@ function columnNames(name: string, records: readonly ExportRecord[]): string[] {
   // first appearance.
   if (records.length === 0)
     return CATALOG.some((e) => e.name === name) ? exportByName(name).columns.map((c) => c.name) : [];
+  // A Set keeps its first insertion's order.
   const seen = new Set<string>();
-  const out: string[] = [];
-  for (const r of records) {
-    for (const k of Object.keys(r)) {
-      if (!seen.has(k)) {
-        seen.add(k);
-        out.push(k);
-      }
-    }
-  }
-  return out;
+  for (const r of records) for (const k of Object.keys(r)) seen.add(k);
+  return [...seen];
 }
 
 function mapKeys(records: readonly ExportRecord[], column: string): string[] | undefined {

@@ -10,13 +10,8 @@ import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FailedError } from '../errors.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
-import { FILE_MODE } from '../publish/staging.js';
+import { FILE_MODE, writeAll } from '../publish/staging.js';
 import type { SheetSink } from './write.js';
-
-async function writeAll(handle: FileHandle, data: Uint8Array): Promise<void> {
-  let done = 0;
-  while (done < data.length) done += (await handle.write(data, done, data.length - done)).bytesWritten;
-}
 
 function fsFailure(path: string, err: unknown): FailedError {
   const code = (err as NodeJS.ErrnoException).code ?? 'error';

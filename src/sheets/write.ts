@@ -59,10 +59,6 @@ export interface SheetOptions {
   readonly beforeRead?: (previousRecords: number) => void;
 }
 
-function csvFileName(exportName: string, count: number, date: string): string {
-  return exportFileName(exportName, count, date).replace(/\.json$/, '.csv');
-}
-
 function workbookFileName(date: string): string {
   return `svc-snapshot-${date}.xlsx`;
 }
@@ -120,30 +116,12 @@ function exportSheet(
   return { headers: columns.map((c) => c.header), widths, rows: rows(), rowCount: to - from, table: true };
 }
 
-function filterRange(columns: number, rows: number): string | undefined {
-  return columns > 0 ? `$A$1:$${columnLetters(columns - 1)}$${rows + 1}` : undefined;
-}
-
 /** What writing one export's forms needs besides its records, the same for every export. */
 interface SheetPlan {
   readonly date: string;
   readonly csv: boolean;
   readonly xlsx: boolean;
   readonly maxRows: number;
-}
-
-/** Throws when a workbook block holds a secret in any spelling (the token scan, before compression hides it). */
-function workbookInspector(
-  matcher: SecretMatcher | null,
-  file: string,
-): { inspect: (block: Buffer) => void; overlap: number } {
-  return {
-    inspect: (block) => {
-      const kind = matcher ? secretInBytes(matcher, block) : null;
-      if (kind !== null) throw secretFound(kind, `the workbook ${file} being written`);
-    },
-    overlap: matcher ? Math.max(0, matcher.longest - 1) : 0,
-  };
 }
 
 interface PreparedSheets {
@@ -168,7 +146,8 @@ async function prepareForms(
   let measured: number[] | undefined;
   if (plan.csv) {
     if (plan.xlsx) measured = columns.map((c) => c.header.length);
-    await writeCsv(csvFileName(entry.export, records.length, plan.date), csvChunks(columns, records, measured));
+    const file = exportFileName(entry.export, records.length, plan.date).replace(/\.json$/, '.csv');
+    await writeCsv(file, csvChunks(columns, records, measured));
   } else if (plan.xlsx) measured = measureWidths(columns, records);
   if (!plan.xlsx) return { columns: columns.length, pages: [] };
   const widths = measured!.map(fitWidth);
@@ -245,8 +224,12 @@ async function* workbook(
   read: (i: number) => Promise<ExportRecord[]>,
   csvSink: (i: number) => SheetSink,
 ): AsyncGenerator<Buffer> {
-  const { inspect, overlap } = workbookInspector(secrets, workbookFileName(m.date));
-  const zip = new ZipWriter(new Date(m.time), inspect, overlap);
+  // Each block is searched for a secret in any spelling (the token scan) before compression hides it.
+  const inspect = (block: Buffer): void => {
+    const kind = secrets ? secretInBytes(secrets, block) : null;
+    if (kind !== null) throw secretFound(kind, `the workbook ${workbookFileName(m.date)} being written`);
+  };
+  const zip = new ZipWriter(new Date(m.time), inspect, secrets ? Math.max(0, secrets.longest - 1) : 0);
   const sheets: Array<{ name: string; filter?: string }> = [{ name: ABOUT_SHEET }];
   // The sheet list is known from the manifest's counts and the catalog before any records are read.
   for (const pages of names) for (const name of pages) sheets.push({ name });
@@ -268,10 +251,11 @@ async function* workbook(
   );
   const filters = (i: number, columns: number): void => {
     const count = m.exports[i]!.count;
-    names[i]!.forEach((_, p) => {
-      const filter = filterRange(columns, Math.min(count, (p + 1) * plan.maxRows) - p * plan.maxRows);
-      if (filter !== undefined) sheets[firstSheet[i]! + p - 1]!.filter = filter;
-    });
+    if (columns > 0)
+      names[i]!.forEach((_, p) => {
+        const rows = Math.min(count, (p + 1) * plan.maxRows) - p * plan.maxRows;
+        sheets[firstSheet[i]! + p - 1]!.filter = `$A$1:$${columnLetters(columns - 1)}$${rows + 1}`;
+      });
   };
   for (let i = 0; i < m.exports.length; i++) {
     const prepared = await prepareForms(m.exports[i]!, await read(i), plan, csvSink(i));

@@ -13,10 +13,7 @@ const deflateRawAsync = promisify(deflateRaw);
 /** Uncompressed bytes gathered before they are compressed. */
 const BLOCK_BYTES = 1 << 20;
 const MAX_32 = 0xffffffff;
-/**
- * zlib's fastest level: sheet XML is so repetitive that level 1 comes within
- * about a fifth of the default's size at a third of its time.
- */
+/** zlib's fastest level: sheet XML is repetitive enough that a higher one gains little (docs/performance.md). */
 const LEVEL = 1;
 
 export class ZipTooLargeError extends Error {}
@@ -47,11 +44,9 @@ interface DeflatedEntry {
 
 /** One block's raw deflate stream, on libuv's thread pool. */
 function deflateBlock(data: Buffer): Promise<Buffer> {
-  // A sync flush ends the piece on a byte boundary without a final
-  // block, so independent pieces concatenate into one deflate stream.
-  // One output buffer holds the whole result (deflate's worst case adds
-  // about 1/8): with 16 kB chunks, each would be a round trip through this
-  // busy thread. The bytes are the same either way (sheets-zip.test.ts).
+  // A sync flush ends the piece on a byte boundary without a final block, so independent pieces concatenate into
+  // one deflate stream. One output buffer holds the whole result (deflate's worst case adds about 1/8), so that
+  // the thread pool hands back each block in one piece rather than a chunk at a time.
   return deflateRawAsync(data, {
     level: LEVEL,
     finishFlush: constants.Z_SYNC_FLUSH,

@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CATALOG, EXPORTS } from '../../src/exports/catalog.js';
-import { exportFileName } from '../../src/exports/serialize.js';
+import { exportFileName, serializeExport } from '../../src/exports/serialize.js';
+import { snapshotManifest } from '../../src/exports/manifest.js';
+import type { BuildResult } from '../../src/exports/types.js';
+import type { RawCollection } from '../../src/collect/types.js';
+import type { Include } from '../../src/includes.js';
+import { sha256Hex } from '../../src/util/safe-read.js';
 
 // Snapshot directories written as the snapshot command writes them, for the
 // diff's unit and end-to-end tests.
@@ -83,4 +88,27 @@ export function rewriteExport(dir: string, file: string, content: string): void 
   const manifest = JSON.parse(readFileSync(path, 'utf8')) as { exports: Array<{ file: string; sha256?: string }> };
   for (const e of manifest.exports) if (e.file === file) e.sha256 = createHash('sha256').update(content).digest('hex');
   writeFileSync(path, `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+/** The manifest and the export files of one build, every export's text at once: what writeExports (src/snapshot/files.ts) streams. */
+export function snapshotFiles(
+  collection: RawCollection,
+  result: BuildResult,
+  source: 'live' | 'replay',
+  withRaw: boolean,
+  complete: boolean,
+  include: readonly Include[] = [],
+) {
+  const m = collection.manifest;
+  const files = result.exports.map((e) => ({
+    name: exportFileName(e.export, e.records.length, m.date),
+    content: serializeExport(e),
+  }));
+  const exports = result.exports.map((e, i) => ({
+    ...e,
+    file: files[i]!.name,
+    count: e.records.length,
+    sha256: sha256Hex(files[i]!.content),
+  }));
+  return { files, manifest: snapshotManifest(collection, { ...result, exports }, source, withRaw, complete, include) };
 }

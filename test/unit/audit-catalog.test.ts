@@ -20,6 +20,22 @@ describe('audit route catalog', () => {
     expect(AUDIT_ROUTES.filter((r) => r.auth === 'none').map((r) => r.id)).toEqual(['info']);
   });
 
+  it("names each route's file as the contract does", () => {
+    expect(AUDIT_ROUTES.map((r) => r.file)).toEqual([
+      'info.json',
+      'queries-params.json',
+      'tags-list.json',
+      'queries-list.json',
+      'reports-list.json',
+      'alerts-list.json',
+      'alerts-{from}-{to}.json',
+      'objects-{type}-{to}.json',
+      'queries-{id}-{to}.json',
+      'reports-{id}-{from}-{to}.xlsx',
+      'reports-{id}-{from}-{to}-{objectId}.xlsx',
+    ]);
+  });
+
   it("plans the contract's file names", () => {
     expect(planAuditRoute(auditRoute('alerts'), { from: '2026-11-01', to: '2026-11-21' })).toMatchObject({
       label: 'GET /alerts/2026-11-01/2026-11-21',

@@ -29,9 +29,11 @@ describe('audit query parameter types', () => {
   it('converts values and refuses ones that do not fit', () => {
     expect(convertParam('p', { kind: 'integer' }, '42')).toBe(42);
     expect(() => convertParam('p', { kind: 'integer' }, '4.2')).toThrow(UsageError);
+    expect(() => convertParam('p', { kind: 'integer' }, '4.2')).toThrow('p must be a whole number (got "4.2")');
     expect(() => convertParam('p', { kind: 'integer' }, '')).toThrow(UsageError);
     expect(convertParam('p', { kind: 'number' }, '0.25')).toBe(0.25);
     expect(() => convertParam('p', { kind: 'number' }, 'abc')).toThrow(UsageError);
+    expect(() => convertParam('p', { kind: 'number' }, 'abc')).toThrow('p must be a number (got "abc")');
     expect(convertParam('p', { kind: 'boolean' }, 'YES')).toBe(true);
     expect(convertParam('p', { kind: 'boolean' }, '0')).toBe(false);
     expect(() => convertParam('p', { kind: 'boolean' }, 'maybe')).toThrow(UsageError);

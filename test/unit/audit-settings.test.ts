@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import {
-  parseAuditDate,
-  parseParams,
-  parseReports,
-  resolveAuditSettings as settingsOf,
-} from '../../src/audit/settings.js';
+import { parseParams, parseReports, resolveAuditSettings as settingsOf } from '../../src/audit/settings.js';
+import { parseCalendarDate } from '../../src/config/values.js';
 import { readOptions } from '../../src/config/options.js';
 
 type AuditFlags = Record<string, unknown>;
@@ -69,9 +65,9 @@ describe('audit settings', () => {
   });
 
   it('accepts only real calendar dates', () => {
-    expect(parseAuditDate('--from', '2024-02-29')).toBe('2024-02-29');
+    expect(parseCalendarDate('--from', '2024-02-29')).toBe('2024-02-29');
     for (const bad of ['2026-02-30', '2025-02-29', '2026-13-01', '2026-1-05', '26-01-05', '2026-01-05T00:00', '']) {
-      expect(() => parseAuditDate('--from', bad)).toThrow(UsageError);
+      expect(() => parseCalendarDate('--from', bad)).toThrow(UsageError);
     }
   });
 

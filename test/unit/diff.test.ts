@@ -6,7 +6,6 @@ import { CollectionBuilder, drive, member, team, user } from './collection-build
 import { EXPORTS } from '../../src/exports/catalog.js';
 import { buildAll } from '../../src/exports/build.js';
 import { exportFileName } from '../../src/exports/serialize.js';
-import { snapshotFiles } from '../../src/exports/manifest.js';
 import { runDiff } from '../../src/commands/diff.js';
 import { FailedError, UsageError } from '../../src/errors.js';
 import { silentReporter } from '../../src/progress/reporter.js';
@@ -22,7 +21,7 @@ import {
   type ChangeSet,
   type ExportDiff,
 } from '../../src/diff/index.js';
-import { rec, rewriteExport, writeSnapshot, type Rec } from '../helpers/snapshot-dir.js';
+import { rec, rewriteExport, snapshotFiles, writeSnapshot, type Rec } from '../helpers/snapshot-dir.js';
 
 // ---------------------------------------------------------------- helpers
 

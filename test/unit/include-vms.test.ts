@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildAll } from '../../src/exports/build.js';
 import { CATALOG, EXPORTS, exportsFor } from '../../src/exports/catalog.js';
 import { serializeExport } from '../../src/exports/serialize.js';
-import { snapshotFiles } from '../../src/exports/manifest.js';
+import { snapshotFiles } from '../helpers/snapshot-dir.js';
 import { parseInclude } from '../../src/config/values.js';
 import { UsageError } from '../../src/errors.js';
 import { cellOf, MAX_KEY_COLUMNS, sheetColumns } from '../../src/sheets/columns.js';

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Option } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../src/cli/main.js';
 import { resolveAuditSettings } from '../../src/audit/settings.js';
@@ -44,6 +45,11 @@ describe('the option records', () => {
     // What the run would use if the user typed the shown default.
     const typed = (readOptions(command, { [key]: shown }, {}) as unknown as Record<string, unknown>)[key];
     expect(used()).toEqual(typed);
+  });
+
+  it("keys each record by the property commander gives its flag's value", () => {
+    for (const o of OPTIONS) expect(o.key, o.flags).toBe(new Option(o.flags).attributeName());
+    expect(OPTIONS.find((o) => o.flags.startsWith('--token-vm'))?.key).toBe('tokenVm');
   });
 
   it('documents every option with an environment variable in a README table row, beside its flag', () => {

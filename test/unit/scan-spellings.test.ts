@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BackslashRuns, fileContains, SCAN_CHUNK_BYTES, SecretSearch, secretMatcher } from '../../src/publish/scan.js';
+import {
+  BackslashRuns,
+  SCAN_CHUNK_BYTES,
+  SecretSearch,
+  secretInFileBytes,
+  secretMatcher,
+} from '../../src/publish/scan.js';
 import { MAX_BACKSLASHES, MAX_SPELLING_BYTES, redact, registerSecret, clearSecrets } from '../../src/util/redact.js';
 
 const work = mkdtempSync(join(tmpdir(), 'svc-scan-spellings-'));
@@ -66,7 +72,7 @@ const spelledArb = fc.constantFrom(...SECRETS).chain((secret) => {
 const fillerArb = (max: number) =>
   fc.array(fc.constantFrom(0x20, 0x78, 0x5c, 0x22, 0x0a), { maxLength: max }).map((b) => Buffer.from(b));
 
-/** Runs the search as fileContains does: pieces of `chunk` bytes. */
+/** Runs the search as secretInFileBytes does: pieces of `chunk` bytes. */
 function found(secret: string, bytes: Buffer, chunk: number): boolean {
   const search = new SecretSearch(secretMatcher([secret])!, chunk);
   for (let at = 0; at < bytes.length; at += chunk) if (search.push(bytes.subarray(at, at + chunk))) return true;
@@ -154,7 +160,7 @@ describe('the pre-publish token scan on files', () => {
     bytes.write(spelled, start, 'latin1');
     writeFileSync(file, bytes);
     try {
-      return await fileContains(file, secretMatcher(['another-token-here', TOKEN])!);
+      return (await secretInFileBytes(file, secretMatcher(['another-token-here', TOKEN])!)) === 'token';
     } finally {
       rmSync(file, { force: true });
     }
@@ -183,9 +189,10 @@ describe('the pre-publish token scan on files', () => {
         const bytes = Buffer.alloc(boundary + text.length + 100, 0x20);
         expect(bytes.write(text, boundary - back, 'latin1')).toBe(text.length);
         writeFileSync(file, bytes);
-        expect(await fileContains(file, secretMatcher([secret])!, 4096), `depth ${depth}, ${back} bytes before`).toBe(
-          true,
-        );
+        expect(
+          await secretInFileBytes(file, secretMatcher([secret])!, 4096),
+          `depth ${depth}, ${back} bytes before`,
+        ).toBe('token');
         rmSync(file, { force: true });
       }
     }

@@ -244,10 +244,10 @@ describe('helpers', () => {
   });
 
   it('reads --format lists', () => {
-    expect(parseFormats('json')).toEqual([]);
-    expect(parseFormats('xlsx,json,csv')).toEqual(['csv', 'xlsx']);
-    expect(() => parseFormats('')).toThrow(/comma-separated list/);
-    expect(() => parseFormats('csv,pdf')).toThrow(/"pdf" is not one of them/);
+    expect(parseFormats('json', '--format')).toEqual([]);
+    expect(parseFormats('xlsx,json,csv', '--format')).toEqual(['csv', 'xlsx']);
+    expect(() => parseFormats('', '--format')).toThrow(/comma-separated list/);
+    expect(() => parseFormats('csv,pdf', '--format')).toThrow(/"pdf" is not one of them/);
   });
 });
 

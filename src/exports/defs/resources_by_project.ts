@@ -1,4 +1,4 @@
-import { defineExport, field, flatName, join } from '../define.js';
+import { defineExport, field, join } from '../define.js';
 import { USAGE_ABSENT_IS_ZERO, USAGE_FIELDS } from './usage-groups.js';
 
 export default defineExport({
@@ -19,11 +19,7 @@ export default defineExport({
     }),
     field('exists', { note: 'false: the project was deleted but still holds resources' }),
     ...USAGE_FIELDS.map((path) =>
-      field(path, {
-        name: flatName(path),
-        default: USAGE_ABSENT_IS_ZERO,
-        note: '0 when the group is absent from the row',
-      }),
+      field(path, { default: USAGE_ABSENT_IS_ZERO, note: '0 when the group is absent from the row' }),
     ),
   ],
 });
