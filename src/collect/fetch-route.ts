@@ -4,7 +4,7 @@
  * the route's shape and kept as the exact bytes received. A refused token
  * throws (exit 3); every other failure is the record's `error`.
  */
-import { REALMS_ROUTE, type PlannedRoute, type TokenType } from '../api/catalog.js';
+import { REALMS_ROUTE, type PlannedRoute } from '../api/catalog.js';
 import { BodyError, checkBody } from '../body/decode.js';
 import type { RouteRecord } from '../api/route-record.js';
 import type { ConnectionSettings } from '../config/settings.js';
@@ -28,10 +28,6 @@ export interface FetchedRoute {
   readonly unreachable?: HttpError;
 }
 
-function noTokenReason(type: TokenType): string {
-  return `no token for type ${type}: set ${tokenEnvName(type)} or ${tokenFlagName(type)} (or SVC_TOKEN for every type)`;
-}
-
 function statusHint(status: number): string {
   if (status === 404) return ' (not found: for a per-realm route, check the realm id)';
   if (status === 400) return ' (bad request)';
@@ -51,10 +47,10 @@ export async function fetchRoute(
 ): Promise<FetchedRoute> {
   const type = p.def.tokenType;
   const token = settings.tokens.byType[type];
-  if (!token)
-    return {
-      record: { route: p.label, tokenType: type, status: null, file: null, skipped: true, reason: noTokenReason(type) },
-    };
+  if (!token) {
+    const reason = `no token for type ${type}: set ${tokenEnvName(type)} or ${tokenFlagName(type)} (or SVC_TOKEN for every type)`;
+    return { record: { route: p.label, tokenType: type, status: null, file: null, skipped: true, reason } };
+  }
   started(p.label);
   try {
     const res = await getRoute(http, settings.baseUrl, p, token.value);
@@ -87,10 +83,8 @@ export async function fetchRoute(
     if (res.status !== 200)
       return { record: { ...base, file: null, error: `HTTP ${res.status}${statusHint(res.status)}` } };
     const ct = res.headers['content-type'];
-    // A body is only checked to be JSON of the route's shape (a scan that
-    // builds nothing) and kept as bytes: a parsed body takes about 2.3 times
-    // its bytes, and the build parses each body once, when it needs it. The
-    // realm list decides the plan, so that one is parsed here.
+    // A body is only checked to be JSON of the route's shape (a scan that builds nothing) and kept as bytes: the
+    // build parses each body once, when it needs it. The realm list decides the plan, so that one is parsed here.
     const keep = p.def === REALMS_ROUTE;
     const checked = checkBody(p.label, p.def, res.body, { contentType: Array.isArray(ct) ? ct[0] : ct, keep });
     return {

@@ -54,8 +54,7 @@ export interface ReadCollectionOptions {
    * so that a body a live run would have refused fails its route here too,
    * even when its sha256 matches. A caller that builds at once may pass
    * false and apply the build's `bodyFailures` (markBodyFailures) instead:
-   * the build parses every body anyway, and a second pass over a large
-   * collection costs about a tenth of a replay.
+   * the build parses every body anyway.
    */
   readonly checkBodies?: boolean;
   /** Array bodies of at least this many bytes stay on disk until the build reads them (default LARGE_BODY_BYTES; tests pass less). */
