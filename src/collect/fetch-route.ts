@@ -47,20 +47,15 @@ export async function fetchRoute(
 ): Promise<FetchedRoute> {
   const type = p.def.tokenType;
   const token = settings.tokens.byType[type];
+  const head = { route: p.label, tokenType: type };
   if (!token) {
     const reason = `no token for type ${type}: set ${tokenEnvName(type)} or ${tokenFlagName(type)} (or SVC_TOKEN for every type)`;
-    return { record: { route: p.label, tokenType: type, status: null, file: null, skipped: true, reason } };
+    return { record: { ...head, status: null, file: null, skipped: true, reason } };
   }
   started(p.label);
   try {
     const res = await getRoute(http, settings.baseUrl, p, token.value);
-    const base = {
-      route: p.label,
-      tokenType: type,
-      status: res.status,
-      attempts: res.attempts,
-      durationMs: res.durationMs,
-    };
+    const base = { ...head, status: res.status, attempts: res.attempts, durationMs: res.durationMs };
     if (res.status === 401 || res.status === 403) {
       // A 401 refuses the token itself, whatever its types; only a 403 is about the type.
       throw tokenRefused({
@@ -94,14 +89,12 @@ export async function fetchRoute(
       ...(keep ? { value: checked.value } : {}),
     };
   } catch (err) {
-    if (err instanceof BodyError)
-      return { record: { route: p.label, tokenType: type, status: 200, file: null, error: err.detail } };
+    if (err instanceof BodyError) return { record: { ...head, status: 200, file: null, error: err.detail } };
     if (err instanceof HttpError) {
       const unreachable = p.def === REALMS_ROUTE && (err.kind === 'tls' || err.kind === 'network') ? err : undefined;
       return {
         record: {
-          route: p.label,
-          tokenType: type,
+          ...head,
           status: err.status === 0 ? null : err.status,
           file: null,
           attempts: err.attempts,
