@@ -304,6 +304,25 @@ const WaiverNote = z.strictObject({
   expires: z.string(),
 });
 
+const Finding = z.strictObject({
+  /** UUID v5, stable across nights and machines (docs/findings.md). */
+  id: Uuid,
+  rule: z.string(),
+  severity: FindingSeverity,
+  /** With a previous night: new, or open since firstSeen. */
+  state: z.enum(['new', 'open']).optional(),
+  /** The time of the first snapshot it was seen in (this one's for a new finding). */
+  firstSeen: z.string().optional(),
+  subject: RowRef,
+  related: z.array(RowRef),
+  detail: z.string(),
+  display: FindingDisplay,
+  /** Waived by the waivers file: not counted by --fail-on nor svc_snapshot_findings. */
+  waived: WaiverMark.optional(),
+  /** A waiver that matched it has ended (its date passed): active again. */
+  waiverEnded: WaiverMark.optional(),
+});
+
 /** `svc-snapshot findings --json`, and the content of `_findings.json` (CONTRACT sections 17 and 18; docs/findings.md). */
 const FindingsSummary = z.strictObject({
   /** The snapshot's time, which every rule compares with. */
@@ -333,38 +352,11 @@ const FindingsSummary = z.strictObject({
       waived: count.optional(),
     }),
   ),
-  findings: z.array(
-    z.strictObject({
-      /** UUID v5, stable across nights and machines (docs/findings.md). */
-      id: Uuid,
-      rule: z.string(),
-      severity: FindingSeverity,
-      /** With a previous night: new, or open since firstSeen. */
-      state: z.enum(['new', 'open']).optional(),
-      /** The time of the first snapshot it was seen in (this one's for a new finding). */
-      firstSeen: z.string().optional(),
-      subject: RowRef,
-      related: z.array(RowRef),
-      detail: z.string(),
-      display: FindingDisplay,
-      /** Waived by the waivers file: not counted by --fail-on nor svc_snapshot_findings. */
-      waived: WaiverMark.optional(),
-      /** A waiver that matched it has ended (its date passed): active again. */
-      waiverEnded: WaiverMark.optional(),
-    }),
-  ),
+  findings: z.array(Finding),
   /** With a previous night: its findings that are gone. */
   resolved: z
     .array(
-      z.strictObject({
-        id: Uuid,
-        rule: z.string(),
-        severity: FindingSeverity,
-        firstSeen: z.string(),
-        subject: RowRef,
-        detail: z.string(),
-        display: FindingDisplay,
-      }),
+      Finding.omit({ state: true, related: true, waived: true, waiverEnded: true }).extend({ firstSeen: z.string() }),
     )
     .optional(),
 });
