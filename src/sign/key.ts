@@ -6,8 +6,8 @@
  * file's content, and its secret material is registered so that redaction
  * and the pre-publish scan look for it (knownSigningSecrets).
  */
-import { constants, closeSync, fstatSync, lstatSync, openSync } from 'node:fs';
-import { readOpenedFile } from '../util/safe-read.js';
+import { closeSync, fstatSync, lstatSync, openSync } from 'node:fs';
+import { readOpenedFile, SAFE_OPEN_FLAGS } from '../util/safe-read.js';
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
@@ -102,7 +102,7 @@ function readKeyFile(file: string, from: string): Buffer {
   if (!info.isFile()) throw refused(file, from, 'is not a regular file');
   let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    fd = openSync(file, SAFE_OPEN_FLAGS);
   } catch (err) {
     throw refused(file, from, `cannot be opened (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
