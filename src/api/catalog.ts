@@ -33,12 +33,16 @@ export interface RouteDef {
   readonly recordRealm?: string;
 }
 
-/** The declared part of a route: every route is a GET, per realm when its path holds `{realm}`, an array unless said. */
-type RouteInput = Omit<RouteDef, 'method' | 'since' | 'perRealm' | 'shape'> &
+/**
+ * The declared part of a route: every route is a GET, per realm when its path holds `{realm}`, an array unless said,
+ * and stored in the file its path names (`/api/vms/images?realm={realm}` in `api-vms-images-{realm}.json`).
+ */
+type RouteInput = Omit<RouteDef, 'method' | 'since' | 'perRealm' | 'shape' | 'file'> &
   Partial<Pick<RouteDef, 'since' | 'shape'>>;
 
 function route(def: RouteInput): RouteDef {
-  return { method: 'GET', since: null, perRealm: def.path.includes('{realm}'), shape: 'array', ...def };
+  const file = `${def.path.slice(1).replace(/\?realm=|\//g, '-')}.json`;
+  return { method: 'GET', since: null, perRealm: def.path.includes('{realm}'), shape: 'array', file, ...def };
 }
 
 /**
@@ -51,32 +55,28 @@ export const ROUTES: readonly RouteDef[] = [
     path: '/api/realms',
     tokenType: 'VM',
     since: '3.14.1',
-    file: 'api-realms.json',
     shape: 'object',
     item: m.RealmsResponse,
   }),
-  route({ id: 'users', path: '/api/users', tokenType: 'User', file: 'api-users.json', item: m.UserInfo }),
-  route({ id: 'teams', path: '/api/teams', tokenType: 'Team', file: 'api-teams.json', item: m.TeamInfo }),
-  route({ id: 'drives', path: '/api/drives', tokenType: 'Drive', file: 'api-drives.json', item: m.DriveInfo }),
+  route({ id: 'users', path: '/api/users', tokenType: 'User', item: m.UserInfo }),
+  route({ id: 'teams', path: '/api/teams', tokenType: 'Team', item: m.TeamInfo }),
+  route({ id: 'drives', path: '/api/drives', tokenType: 'Drive', item: m.DriveInfo }),
   route({
     id: 'projects',
     path: '/api/projects',
     tokenType: 'Project',
-    file: 'api-projects.json',
     item: m.ProjectInfo,
   }),
   route({
     id: 'vms-images',
     path: '/api/vms/images?realm={realm}',
     tokenType: 'VM',
-    file: 'api-vms-images-{realm}.json',
     item: m.ImageInfo,
   }),
   route({
     id: 'vms-active',
     path: '/api/vms/{realm}/active',
     tokenType: 'VM',
-    file: 'api-vms-{realm}-active.json',
     item: m.VirtualMachine,
     recordRealm: 'realmID',
   }),
@@ -84,7 +84,6 @@ export const ROUTES: readonly RouteDef[] = [
     id: 'vms-configs',
     path: '/api/vms/{realm}/configs',
     tokenType: 'VM',
-    file: 'api-vms-{realm}-configs.json',
     item: m.VMConfigInfo,
   }),
   route({
@@ -92,7 +91,6 @@ export const ROUTES: readonly RouteDef[] = [
     path: '/api/vms/bricks',
     tokenType: 'VM',
     since: '3.14.1',
-    file: 'api-vms-bricks.json',
     item: m.BrickInfoListed,
   }),
   route({
@@ -100,7 +98,6 @@ export const ROUTES: readonly RouteDef[] = [
     path: '/api/external-servers',
     tokenType: 'VM',
     since: '3.14.1',
-    file: 'api-external-servers.json',
     item: m.ExternalServerInfo,
   }),
   route({
@@ -108,7 +105,6 @@ export const ROUTES: readonly RouteDef[] = [
     path: '/api/teams/usage',
     tokenType: 'Team',
     since: '3.14.1',
-    file: 'api-teams-usage.json',
     item: m.UsageInfo,
   }),
   route({
@@ -116,7 +112,6 @@ export const ROUTES: readonly RouteDef[] = [
     path: '/api/projects/memberships',
     tokenType: 'Project',
     since: '3.14.1',
-    file: 'api-projects-memberships.json',
     item: m.ProjectMembershipInfo,
   }),
   route({
@@ -124,7 +119,6 @@ export const ROUTES: readonly RouteDef[] = [
     path: '/api/projects/usage',
     tokenType: 'Project',
     since: '3.14.1',
-    file: 'api-projects-usage.json',
     item: m.ProjectUsageInfo,
   }),
   route({
@@ -132,7 +126,6 @@ export const ROUTES: readonly RouteDef[] = [
     path: '/api/security-requirements',
     tokenType: 'Project',
     since: '3.14.1',
-    file: 'api-security-requirements.json',
     item: m.SecurityRequirementInfo,
   }),
   route({
@@ -140,7 +133,6 @@ export const ROUTES: readonly RouteDef[] = [
     path: '/api/security-levels',
     tokenType: 'Project',
     since: '3.14.1',
-    file: 'api-security-levels.json',
     item: m.SecurityLevelInfo,
   }),
   route({
@@ -148,7 +140,6 @@ export const ROUTES: readonly RouteDef[] = [
     path: '/api/users/certifications',
     tokenType: 'User',
     since: '3.14.1',
-    file: 'api-users-certifications.json',
     item: m.UserCertificationInfo,
   }),
   route({
@@ -156,7 +147,6 @@ export const ROUTES: readonly RouteDef[] = [
     path: '/api/users/managed-objects',
     tokenType: 'User',
     since: '3.14.1',
-    file: 'api-users-managed-objects.json',
     item: m.ManagedObjectInfo,
   }),
 ];
@@ -263,11 +253,7 @@ export function planRoute(def: RouteDef, realm?: string): PlannedRoute {
 
 /** Every route to read once the realms are known, realms route excluded. */
 export function planRoutes(realms: readonly string[]): PlannedRoute[] {
-  const plan: PlannedRoute[] = [];
-  for (const def of ROUTES) {
-    if (def === REALMS_ROUTE) continue;
-    if (def.perRealm) for (const realm of realms) plan.push(planRoute(def, realm));
-    else plan.push(planRoute(def));
-  }
-  return plan;
+  return ROUTES.filter((def) => def !== REALMS_ROUTE).flatMap((def) =>
+    def.perRealm ? realms.map((realm) => planRoute(def, realm)) : [planRoute(def)],
+  );
 }

@@ -37,16 +37,6 @@ export const APITokenInfo = z.object({
   readOnly: z.boolean(),
 });
 
-export const APITokenCreateResponse = z.object({
-  id: z.string(),
-  tokenTypes: z.array(TokenType).optional(),
-  /** Deprecated since 3.14.1: only the first type, `tokenTypes[0]`. */
-  tokenType: TokenType,
-  /** The token value; returned only once, never stored by the server. */
-  token: z.string(),
-  readOnly: z.boolean(),
-});
-
 // ---------------------------------------------------------------- drives
 
 export const DriveInfo = z.object({
@@ -547,7 +537,6 @@ export type ManagedObjectInfo = z.infer<typeof ManagedObjectInfo>;
  */
 export const SINCE_3_14_1: Readonly<Record<string, readonly string[]>> = Object.freeze({
   APITokenInfo: Object.freeze(['tokenTypes']),
-  APITokenCreateResponse: Object.freeze(['tokenTypes']),
   DriveInfo: Object.freeze(['sizeOnDisk', 'keys', 'snapshotPool', 'hasMessage']),
   ImageInfo: Object.freeze(['secureBoot']),
   BrickInfo: Object.freeze(['debug']),

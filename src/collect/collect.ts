@@ -5,7 +5,7 @@
  * still collected; a refused token stops everything at once.
  */
 import { format } from 'date-fns/format';
-import type { PlannedRoute } from '../api/catalog.js';
+import { planRoute, REALMS_ROUTE, type PlannedRoute } from '../api/catalog.js';
 import type { RouteRecord } from '../api/route-record.js';
 import type { ConnectionSettings } from '../config/settings.js';
 import { FailedError, TokenRejectedError } from '../errors.js';
@@ -14,7 +14,7 @@ import type { Reporter } from '../progress/reporter.js';
 import { TOOL } from '../version.js';
 import { fetchRoute, type FetchedRoute } from './fetch-route.js';
 import type { CollectionManifest } from './manifest.js';
-import { decideRealms, firstRoute, planAfterRealms } from './plan.js';
+import { decideRealms, planAfterRealms } from './plan.js';
 import { markFailed } from './replay.js';
 import { runRoutes } from './runner.js';
 import type { RawCollection } from './types.js';
@@ -65,7 +65,8 @@ export async function collect(settings: ConnectionSettings, deps: CollectDeps): 
     return rest;
   };
 
-  const realmsPlan = firstRoute();
+  // The realm list decides the plan, so the realms route comes first.
+  const realmsPlan = planRoute(REALMS_ROUTE);
   const [first] = await runRoutes([realmsPlan], 1, deps.abort, fetchOne);
   // A TLS failure or an unreachable host on the first route would fail every
   // route after it, each with its retries: stop here and say why.

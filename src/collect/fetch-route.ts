@@ -4,7 +4,7 @@
  * the route's shape and kept as the exact bytes received. A refused token
  * throws (exit 3); every other failure is the record's `error`.
  */
-import { REALMS_ROUTE, type PlannedRoute, type TokenType } from '../api/catalog.js';
+import { REALMS_ROUTE, type PlannedRoute } from '../api/catalog.js';
 import { BodyError, checkBody } from '../body/decode.js';
 import type { RouteRecord } from '../api/route-record.js';
 import type { ConnectionSettings } from '../config/settings.js';
@@ -28,10 +28,6 @@ export interface FetchedRoute {
   readonly unreachable?: HttpError;
 }
 
-function noTokenReason(type: TokenType): string {
-  return `no token for type ${type}: set ${tokenEnvName(type)} or ${tokenFlagName(type)} (or SVC_TOKEN for every type)`;
-}
-
 function statusHint(status: number): string {
   if (status === 404) return ' (not found: for a per-realm route, check the realm id)';
   if (status === 400) return ' (bad request)';
@@ -51,20 +47,15 @@ export async function fetchRoute(
 ): Promise<FetchedRoute> {
   const type = p.def.tokenType;
   const token = settings.tokens.byType[type];
-  if (!token)
-    return {
-      record: { route: p.label, tokenType: type, status: null, file: null, skipped: true, reason: noTokenReason(type) },
-    };
+  const head = { route: p.label, tokenType: type };
+  if (!token) {
+    const reason = `no token for type ${type}: set ${tokenEnvName(type)} or ${tokenFlagName(type)} (or SVC_TOKEN for every type)`;
+    return { record: { ...head, status: null, file: null, skipped: true, reason } };
+  }
   started(p.label);
   try {
     const res = await getRoute(http, settings.baseUrl, p, token.value);
-    const base = {
-      route: p.label,
-      tokenType: type,
-      status: res.status,
-      attempts: res.attempts,
-      durationMs: res.durationMs,
-    };
+    const base = { ...head, status: res.status, attempts: res.attempts, durationMs: res.durationMs };
     if (res.status === 401 || res.status === 403) {
       // A 401 refuses the token itself, whatever its types; only a 403 is about the type.
       throw tokenRefused({
@@ -87,10 +78,8 @@ export async function fetchRoute(
     if (res.status !== 200)
       return { record: { ...base, file: null, error: `HTTP ${res.status}${statusHint(res.status)}` } };
     const ct = res.headers['content-type'];
-    // A body is only checked to be JSON of the route's shape (a scan that
-    // builds nothing) and kept as bytes: a parsed body takes about 2.3 times
-    // its bytes, and the build parses each body once, when it needs it. The
-    // realm list decides the plan, so that one is parsed here.
+    // A body is only checked to be JSON of the route's shape (a scan that builds nothing) and kept as bytes: the
+    // build parses each body once, when it needs it. The realm list decides the plan, so that one is parsed here.
     const keep = p.def === REALMS_ROUTE;
     const checked = checkBody(p.label, p.def, res.body, { contentType: Array.isArray(ct) ? ct[0] : ct, keep });
     return {
@@ -100,14 +89,12 @@ export async function fetchRoute(
       ...(keep ? { value: checked.value } : {}),
     };
   } catch (err) {
-    if (err instanceof BodyError)
-      return { record: { route: p.label, tokenType: type, status: 200, file: null, error: err.detail } };
+    if (err instanceof BodyError) return { record: { ...head, status: 200, file: null, error: err.detail } };
     if (err instanceof HttpError) {
       const unreachable = p.def === REALMS_ROUTE && (err.kind === 'tls' || err.kind === 'network') ? err : undefined;
       return {
         record: {
-          route: p.label,
-          tokenType: type,
+          ...head,
           status: err.status === 0 ? null : err.status,
           file: null,
           attempts: err.attempts,

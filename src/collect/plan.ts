@@ -2,16 +2,11 @@
  * Planning, pure: the realms route first, then, from what it answered, the
  * realm list and every other route. No I/O; the collector asks and acts.
  */
-import { REALMS_ROUTE, planRoute, planRoutes, type PlannedRoute } from '../api/catalog.js';
+import { planRoutes, type PlannedRoute } from '../api/catalog.js';
 import { RealmsResponse } from '../api/models.js';
 import type { RealmsRecord, RouteRecord } from '../api/route-record.js';
 import { escapeControl } from '../util/escape.js';
 import { redact } from '../util/redact.js';
-
-/** The first route of every collection: the realm list decides the plan. */
-export function firstRoute(): PlannedRoute {
-  return planRoute(REALMS_ROUTE);
-}
 
 export interface RealmsDecision {
   readonly realms: RealmsRecord;

@@ -54,8 +54,7 @@ export interface ReadCollectionOptions {
    * so that a body a live run would have refused fails its route here too,
    * even when its sha256 matches. A caller that builds at once may pass
    * false and apply the build's `bodyFailures` (markBodyFailures) instead:
-   * the build parses every body anyway, and a second pass over a large
-   * collection costs about a tenth of a replay.
+   * the build parses every body anyway.
    */
   readonly checkBodies?: boolean;
   /** Array bodies of at least this many bytes stay on disk until the build reads them (default LARGE_BODY_BYTES; tests pass less). */
@@ -81,24 +80,20 @@ export async function readCollection(dir: string, options: ReadCollectionOptions
   return { manifest, bodies };
 }
 
+const NEEDS_COLLECTION = "--replay needs a raw collection directory (from svc-snapshot collect, or a snapshot's raw/)";
+
 /** The collection manifest of `dir`, parsed against its schema; a UsageError where there is none to read. */
 async function readManifest(dir: string): Promise<CollectionManifest> {
   const info = await stat(dir).catch(() => undefined);
   if (!info?.isDirectory()) {
-    throw new UsageError(
-      `${escapeControl(dir)} is not a directory; --replay needs a raw collection directory (from svc-snapshot ` +
-        `collect, or a snapshot's raw/)`,
-    );
+    throw new UsageError(`${escapeControl(dir)} is not a directory; ${NEEDS_COLLECTION}`);
   }
   let text: string;
   try {
     text = (await readInside(dir, COLLECTION_MANIFEST)).toString('utf8');
   } catch (err) {
     const why = err instanceof UnreadableEntryError ? err.problem : 'cannot be read';
-    throw new UsageError(
-      `${COLLECTION_MANIFEST} in ${escapeControl(dir)} ${why}; --replay needs a raw collection directory (from ` +
-        `svc-snapshot collect, or a snapshot's raw/)`,
-    );
+    throw new UsageError(`${COLLECTION_MANIFEST} in ${escapeControl(dir)} ${why}; ${NEEDS_COLLECTION}`);
   }
   let json: unknown;
   try {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { readOpenedFile } from '../util/safe-read.js';
+import { closeSync, constants, fstatSync, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readOpenedFile, SAFE_OPEN_FLAGS } from '../util/safe-read.js';
 import path from 'node:path';
 
 /** What a run knew when it ended; absent parts are left out of the file rather than written as zeros. */
@@ -165,7 +165,7 @@ export function readPreviousSite(file: string, command: string): string | undefi
 function readSmallRegularFile(file: string): string | undefined {
   let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(file, SAFE_OPEN_FLAGS);
   } catch {
     return undefined;
   }
@@ -192,9 +192,7 @@ export function writeMetricsFile(file: string, text: string): void {
   const temp = path.join(dir, `.${path.basename(file)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
   const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
   try {
-    const buf = Buffer.from(text, 'utf8');
-    let done = 0;
-    while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
+    writeFileSync(fd, text, 'utf8');
     closeSync(fd);
     renameSync(temp, file);
   } catch (err) {

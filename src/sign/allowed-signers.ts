@@ -15,16 +15,9 @@ import { blobKeyType } from './wire.js';
 /** An allowed_signers file of a site is a few KB; past this it is not one. */
 const MAX_FILE_BYTES = 1024 * 1024;
 
-export interface AllowedSigner {
-  readonly line: number;
-  readonly principals: string;
-  readonly certAuthority: boolean;
-  readonly namespaces: string | undefined;
-  readonly validAfter: Date | undefined;
-  readonly validBefore: Date | undefined;
-  readonly keyType: string;
-  readonly publicBlob: Buffer;
-}
+export type AllowedSigner = Readonly<
+  Options & { line: number; principals: string; keyType: string; publicBlob: Buffer }
+>;
 
 export interface AllowedSigners {
   readonly file: string;

@@ -4,10 +4,10 @@
  * `ssh-keygen -t ed25519 -N ''` writes it), parsed here with Node's crypto
  * alone. The key is a secret like a token: no message ever holds any of the
  * file's content, and its secret material is registered so that redaction
- * and the pre-publish scan look for it (registerSigningSecrets).
+ * and the pre-publish scan look for it (knownSigningSecrets).
  */
-import { constants, closeSync, fstatSync, lstatSync, openSync } from 'node:fs';
-import { readOpenedFile } from '../util/safe-read.js';
+import { closeSync, fstatSync, lstatSync, openSync } from 'node:fs';
+import { readOpenedFile, SAFE_OPEN_FLAGS } from '../util/safe-read.js';
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
@@ -67,7 +67,10 @@ export function loadSigningKey(file: string, from: string): SigningKey {
     if (err instanceof WireError) throw refused(file, from, 'is a damaged or truncated OpenSSH private key');
     throw err;
   }
-  registerSigningSecrets(signingSecretForms(key.seed, body, key.seedAt));
+  for (const form of signingSecretForms(key.seed, body, key.seedAt)) {
+    signingSecrets.add(form);
+    registerSecret(form);
+  }
   const privateKey: KeyObject = createPrivateKey({
     key: { kty: 'OKP', crv: 'Ed25519', d: key.seed.toString('base64url'), x: key.publicKey.toString('base64url') },
     format: 'jwk',
@@ -99,7 +102,7 @@ function readKeyFile(file: string, from: string): Buffer {
   if (!info.isFile()) throw refused(file, from, 'is not a regular file');
   let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    fd = openSync(file, SAFE_OPEN_FLAGS);
   } catch (err) {
     throw refused(file, from, `cannot be opened (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
@@ -180,13 +183,6 @@ export function knownSigningSecrets(): readonly string[] {
 /** Only for tests. */
 export function clearSigningSecrets(): void {
   signingSecrets.clear();
-}
-
-function registerSigningSecrets(forms: readonly string[]): void {
-  for (const f of forms) {
-    signingSecrets.add(f);
-    registerSecret(f);
-  }
 }
 
 /**

@@ -35,9 +35,7 @@ export function signMessage(message: Buffer, key: SigningKey, namespace = SIGNAT
     sshString('sha512'),
     sshString(Buffer.concat([sshString('ssh-ed25519'), sshString(signature)])),
   ]);
-  const b64 = blob.toString('base64');
-  const lines: string[] = [];
-  for (let i = 0; i < b64.length; i += 70) lines.push(b64.slice(i, i + 70));
+  const lines = blob.toString('base64').match(/.{1,70}/g)!;
   return `${BEGIN}\n${lines.join('\n')}\n${END}\n`;
 }
 

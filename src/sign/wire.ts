@@ -20,10 +20,6 @@ export class WireReader {
     return this.at >= this.buf.length;
   }
 
-  get rest(): Buffer {
-    return this.buf.subarray(this.at);
-  }
-
   bytes(n: number): Buffer {
     if (n < 0 || this.at + n > this.buf.length) throw new WireError('ends before the data it announces');
     const out = this.buf.subarray(this.at, this.at + n);

@@ -13,6 +13,9 @@ const RouteCounts = z.strictObject({ ok: count, skipped: count, failed: count })
 const Skipped = z.array(z.strictObject({ route: z.string(), reason: z.string() }));
 const Failed = z.array(z.strictObject({ route: z.string(), status: z.number().int().nullable(), error: z.string() }));
 const Date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+/** With --keep: the older output directories deleted, oldest first. */
+const Pruned = z.array(z.string()).optional();
 
 export const CollectSummary = z.strictObject({
   command: z.literal('collect'),
@@ -23,8 +26,7 @@ export const CollectSummary = z.strictObject({
   routes: RouteCounts,
   skipped: Skipped,
   failed: Failed,
-  /** With --keep: the older output directories deleted, oldest first. */
-  pruned: z.array(z.string()).optional(),
+  pruned: Pruned,
   durationMs: count,
 });
 export type CollectSummary = z.infer<typeof CollectSummary>;
@@ -50,7 +52,7 @@ export const SnapshotSummary = z.strictObject({
       available: z.boolean(),
       reason: z.string().optional(),
       /** The file's SHA-256 (hex), as in the snapshot manifest. */
-      sha256: z.string().regex(/^[0-9a-f]{64}$/),
+      sha256: Sha256,
       nullFields: z.array(z.string()),
     }),
   ),
@@ -85,8 +87,7 @@ export const SnapshotSummary = z.strictObject({
       error: z.string().optional(),
     })
     .optional(),
-  /** With --keep: the older output directories deleted, oldest first. */
-  pruned: z.array(z.string()).optional(),
+  pruned: Pruned,
   durationMs: count,
 });
 export type SnapshotSummary = z.infer<typeof SnapshotSummary>;
@@ -191,12 +192,11 @@ export const AuditSummary = z.strictObject({
       file: z.string(),
       count,
       bytes: count,
-      sha256: z.string().regex(/^[0-9a-f]{64}$/),
+      sha256: Sha256,
     }),
   ),
   validationIssues: count,
-  /** With --keep: the older output directories deleted, oldest first. */
-  pruned: z.array(z.string()).optional(),
+  pruned: Pruned,
   durationMs: count,
 });
 export type AuditSummary = z.infer<typeof AuditSummary>;
@@ -304,6 +304,25 @@ const WaiverNote = z.strictObject({
   expires: z.string(),
 });
 
+const Finding = z.strictObject({
+  /** UUID v5, stable across nights and machines (docs/findings.md). */
+  id: Uuid,
+  rule: z.string(),
+  severity: FindingSeverity,
+  /** With a previous night: new, or open since firstSeen. */
+  state: z.enum(['new', 'open']).optional(),
+  /** The time of the first snapshot it was seen in (this one's for a new finding). */
+  firstSeen: z.string().optional(),
+  subject: RowRef,
+  related: z.array(RowRef),
+  detail: z.string(),
+  display: FindingDisplay,
+  /** Waived by the waivers file: not counted by --fail-on nor svc_snapshot_findings. */
+  waived: WaiverMark.optional(),
+  /** A waiver that matched it has ended (its date passed): active again. */
+  waiverEnded: WaiverMark.optional(),
+});
+
 /** `svc-snapshot findings --json`, and the content of `_findings.json` (CONTRACT sections 17 and 18; docs/findings.md). */
 const FindingsSummary = z.strictObject({
   /** The snapshot's time, which every rule compares with. */
@@ -313,7 +332,7 @@ const FindingsSummary = z.strictObject({
   /** With --waivers: the file's sha256, its number of entries, and its waivers that match nothing, end soon, or have ended. */
   waivers: z
     .strictObject({
-      sha256: z.string().regex(/^[0-9a-f]{64}$/),
+      sha256: Sha256,
       entries: count,
       stale: z.array(WaiverNote),
       endingSoon: z.array(WaiverNote),
@@ -333,38 +352,11 @@ const FindingsSummary = z.strictObject({
       waived: count.optional(),
     }),
   ),
-  findings: z.array(
-    z.strictObject({
-      /** UUID v5, stable across nights and machines (docs/findings.md). */
-      id: Uuid,
-      rule: z.string(),
-      severity: FindingSeverity,
-      /** With a previous night: new, or open since firstSeen. */
-      state: z.enum(['new', 'open']).optional(),
-      /** The time of the first snapshot it was seen in (this one's for a new finding). */
-      firstSeen: z.string().optional(),
-      subject: RowRef,
-      related: z.array(RowRef),
-      detail: z.string(),
-      display: FindingDisplay,
-      /** Waived by the waivers file: not counted by --fail-on nor svc_snapshot_findings. */
-      waived: WaiverMark.optional(),
-      /** A waiver that matched it has ended (its date passed): active again. */
-      waiverEnded: WaiverMark.optional(),
-    }),
-  ),
+  findings: z.array(Finding),
   /** With a previous night: its findings that are gone. */
   resolved: z
     .array(
-      z.strictObject({
-        id: Uuid,
-        rule: z.string(),
-        severity: FindingSeverity,
-        firstSeen: z.string(),
-        subject: RowRef,
-        detail: z.string(),
-        display: FindingDisplay,
-      }),
+      Finding.omit({ state: true, related: true, waived: true, waiverEnded: true }).extend({ firstSeen: z.string() }),
     )
     .optional(),
 });

@@ -4,9 +4,9 @@
  * before any other failure, cancelling what is in flight.
  */
 import { describe, expect, it } from 'vitest';
-import { planRoute, routeById, type PlannedRoute } from '../../src/api/catalog.js';
+import { planRoute, REALMS_ROUTE, routeById, type PlannedRoute } from '../../src/api/catalog.js';
 import type { RouteRecord } from '../../src/api/route-record.js';
-import { decideRealms, firstRoute, planAfterRealms } from '../../src/collect/plan.js';
+import { decideRealms, planAfterRealms } from '../../src/collect/plan.js';
 import { runRoutes } from '../../src/collect/runner.js';
 import { FailedError, TokenRejectedError } from '../../src/errors.js';
 
@@ -20,7 +20,7 @@ const realmsRec = (over: Partial<RouteRecord>): RouteRecord => ({
 
 describe('planning', () => {
   it('starts with GET /api/realms', () => {
-    expect(firstRoute().label).toBe('GET /api/realms');
+    expect(planRoute(REALMS_ROUTE).label).toBe('GET /api/realms');
   });
 
   it("takes the backend's realm ids, once each, and says --realms was ignored when given", () => {
