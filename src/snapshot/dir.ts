@@ -18,6 +18,7 @@ import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
 import { arraySlices, opensArray, SliceJsonError, SliceTooLongError } from '../body/slices.js';
 import { bufferReader, type ByteReader } from '../body/reader.js';
+import { isRecord } from '../body/decode.js';
 import { HashedRange } from '../body/hashed-range.js';
 import {
   hashedPieces,
@@ -124,10 +125,6 @@ class NotARecord extends Error {
   constructor(readonly index: number) {
     super(`element ${index} is not a record`);
   }
-}
-
-function isRecord(r: unknown): r is ExportRecord {
-  return r !== null && typeof r === 'object' && !Array.isArray(r);
 }
 
 /**
