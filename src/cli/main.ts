@@ -192,8 +192,7 @@ export function buildProgram(
     for (const o of optionsFor(spec.name)) cmd.addOption(o);
     cmd.action(async (...params: unknown[]) => {
       const command = params[params.length - 1] as Command;
-      const args = command.args;
-      await onRun(spec, command.opts(), args);
+      await onRun(spec, command.opts(), command.args);
     });
     // `svc-snapshot --help` is what a newcomer types first: it shows the default command's options too.
     if (spec.isDefault)
