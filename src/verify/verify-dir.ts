@@ -73,14 +73,13 @@ export async function verifyDir(
   allowed: AllowedSigners | undefined,
   now: Date,
 ): Promise<DirReport> {
-  const unsigned: SignatureState = { state: 'unsigned', key: null };
   const failed = (kind: OutputKind | null, error: string): DirReport => ({
     dir,
     kind,
     ok: false,
     error,
     files: [],
-    signature: unsigned,
+    signature: { state: 'unsigned', key: null },
   });
   if (kinds.length > 1)
     return failed(
