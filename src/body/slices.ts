@@ -64,19 +64,13 @@ function isSpace(c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
-/** Index of the first byte that is not JSON whitespace (size when there is none). */
-function firstNonSpace(r: ByteReader): number {
-  for (let p = 0; p < r.size; p += BLOCK) {
-    const b = r.read(p, p + BLOCK);
-    for (let i = 0; i < b.length; i++) if (!isSpace(b[i])) return p + i;
-  }
-  return r.size;
-}
-
 /** Whether the body's first non-whitespace byte opens an array: only such a body is sliced. */
 export function opensArray(r: ByteReader): boolean {
-  const i = firstNonSpace(r);
-  return i < r.size && r.read(i, i + 1)[0] === 0x5b;
+  for (let p = 0; p < r.size; p += BLOCK) {
+    const b = r.read(p, p + BLOCK);
+    for (let i = 0; i < b.length; i++) if (!isSpace(b[i])) return b[i] === 0x5b;
+  }
+  return false;
 }
 
 const NO_MORE = -1;
@@ -117,12 +111,6 @@ function scanCut(r: ByteReader, start: number, from: number): number {
   return NO_MORE;
 }
 
-/** Where the slice starting at `start` ends: a top-level comma, NO_MORE, or TOO_LONG. */
-function findCut(r: ByteReader, start: number, sliceBytes: number): number {
-  const from = start + Math.max(1, sliceBytes);
-  return from >= r.size ? NO_MORE : scanCut(r, start, from);
-}
-
 /** The slice's elements, or undefined when it does not parse. */
 function parseSlice(text: string, first: boolean, last: boolean): unknown[] | undefined {
   try {
@@ -145,7 +133,8 @@ export function* arraySlices(r: ByteReader, sliceBytes = SLICE_BYTES): Generator
   let offset = 0;
   for (;;) {
     const first = start === 0;
-    const cut = findCut(r, start, sliceBytes);
+    const from = start + Math.max(1, sliceBytes);
+    const cut = from >= r.size ? NO_MORE : scanCut(r, start, from);
     if (cut === TOO_LONG || (cut === NO_MORE && r.size - start > MAX_SLICE_BYTES)) throw tooLong(r, start, offset);
     const text = r.read(start, cut === NO_MORE ? r.size : cut).toString('utf8');
     const list = parseSlice(text, first, cut === NO_MORE);

@@ -204,13 +204,6 @@ export function buildProgram(
   return program;
 }
 
-/** A live display on a terminal, plain lines otherwise (cron, pipes, CI). */
-function makeReporter(quiet: boolean): Reporter {
-  const stderr = process.stderr;
-  if (stderr.isTTY && process.env.TERM !== 'dumb' && !process.env.CI) return ttyReporter(stderr, quiet);
-  return plainReporter((l) => stderr.write(l), quiet);
-}
-
 /** The one mapping of an error from below to an exit code (CONTRACT section 6). */
 export function exitCodeOf(err: DomainError): ExitCode {
   if (err instanceof UsageError) return EXIT.usage;
@@ -301,7 +294,12 @@ class Invocation {
     this.debug = Boolean(flags.debug);
     this.json = Boolean(flags.json);
     this.command = spec.name === 'history' && typeof args[0] === 'string' ? `history ${args[0]}` : spec.name;
-    this.reporter = makeReporter(Boolean(flags.quiet));
+    // A live display on a terminal, plain lines otherwise (cron, pipes, CI).
+    const stderr = process.stderr;
+    this.reporter =
+      stderr.isTTY && process.env.TERM !== 'dumb' && !process.env.CI
+        ? ttyReporter(stderr, Boolean(flags.quiet))
+        : plainReporter((l) => stderr.write(l), Boolean(flags.quiet));
     if (this.tlsOffIgnored) {
       this.reporter.warn(
         'NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates and host names are always verified (for an internal CA, use --ca-file)',
