@@ -48,8 +48,16 @@ function describeValue(value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'an array' : `a JSON ${typeof value}`;
 }
 
-function isRecord(value: unknown): boolean {
+/** Whether a parsed value is a JSON object (a record). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Why a list is not of objects: its first element that is not one, `index` elements of the body coming before the list. */
+function notAnObject(list: unknown[], index: number): string | undefined {
+  const i = list.findIndex((v) => !isRecord(v));
+  if (i < 0) return undefined;
+  return `expected a JSON array of objects but element ${index + i} is ${describeValue(list[i])}; the body has the wrong shape`;
 }
 
 /** `contentType` as shown in a message: ` (application/json)`, escaped and short; empty without one. */
@@ -69,9 +77,8 @@ export function decodeBody(
   route: string,
   def: Pick<RouteDef, 'shape'>,
   body: Buffer,
-  options: DecodeOptions | string = {},
+  opts: DecodeOptions = {},
 ): unknown {
-  const opts: DecodeOptions = typeof options === 'string' ? { contentType: options } : options;
   const reader = bufferReader(body);
   if (opensArray(reader)) {
     const out: unknown[] = [];
@@ -138,11 +145,7 @@ export function* decodeSlices(
   let bad: string | undefined;
   try {
     for (const list of arraySlices(reader, opts.sliceBytes)) {
-      if (objects && bad === undefined) {
-        const i = list.findIndex((v) => !isRecord(v));
-        if (i >= 0)
-          bad = `expected a JSON array of objects but element ${index + i} is ${describeValue(list[i])}; the body has the wrong shape`;
-      }
+      if (objects && bad === undefined) bad = notAnObject(list, index);
       index += list.length;
       if (def.shape === 'array' && bad === undefined) yield list;
     }
@@ -170,13 +173,8 @@ function assertShape(route: string, def: Pick<RouteDef, 'shape'>, value: unknown
   if (def.shape === 'array') {
     if (!Array.isArray(value)) throw new BodyError(route, `expected a JSON array but received ${describeValue(value)}`);
     if (elements === 'any') return;
-    const bad = value.findIndex((v) => !isRecord(v));
-    if (bad >= 0) {
-      throw new BodyError(
-        route,
-        `expected a JSON array of objects but element ${bad} is ${describeValue(value[bad])}; the body has the wrong shape`,
-      );
-    }
+    const bad = notAnObject(value, 0);
+    if (bad !== undefined) throw new BodyError(route, bad);
   }
   if (def.shape === 'object' && !isRecord(value)) {
     throw new BodyError(route, `expected a JSON object but received ${describeValue(value)}`);

@@ -89,12 +89,8 @@ class FileReader implements BodyReader {
       this.fd = openSync(file.path, SAFE_OPEN_FLAGS);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      throw new FailedError(
-        `${escapeControl(file.name)} in ${escapeControl(file.dir)} cannot be read back (${code}); refusing to build from it`,
-        {
-          cause: err,
-        },
-      );
+      const where = `${escapeControl(file.name)} in ${escapeControl(file.dir)}`;
+      throw new FailedError(`${where} cannot be read back (${code}); refusing to build from it`, { cause: err });
     }
     const st = fstatSync(this.fd);
     this.size = st.size;

@@ -53,12 +53,10 @@ function skipString(b: Uint8Array, i: number): number {
   const n = b.length;
   i++;
   for (;;) {
-    // The common run of plain characters.
     let c = 0;
     while (i < n && (c = b[i]!) !== C.Quote && c !== C.Backslash && c >= 0x20) i++;
     if (i >= n || c < 0x20) return -1;
     if (c === C.Quote) return i + 1;
-    // An escape.
     const e = b[i + 1];
     if (e === undefined) return -1;
     if (e === 0x75) {

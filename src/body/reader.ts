@@ -1,8 +1,3 @@
-/**
- * A body's bytes by range, whatever holds them: a Buffer in memory
- * (bufferReader), a file read back a slice at a time (./file.ts, hashed on
- * the way by ./hashed-range.ts). The slices (./slices.ts) read through it.
- */
 /** A body's bytes, read by range: a Buffer in memory, or a file read back a slice at a time. */
 export interface ByteReader {
   readonly size: number;

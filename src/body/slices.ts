@@ -64,19 +64,13 @@ function isSpace(c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
-/** Index of the first byte that is not JSON whitespace (size when there is none). */
-function firstNonSpace(r: ByteReader): number {
-  for (let p = 0; p < r.size; p += BLOCK) {
-    const b = r.read(p, p + BLOCK);
-    for (let i = 0; i < b.length; i++) if (!isSpace(b[i])) return p + i;
-  }
-  return r.size;
-}
-
 /** Whether the body's first non-whitespace byte opens an array: only such a body is sliced. */
 export function opensArray(r: ByteReader): boolean {
-  const i = firstNonSpace(r);
-  return i < r.size && r.read(i, i + 1)[0] === 0x5b;
+  for (let p = 0; p < r.size; p += BLOCK) {
+    const b = r.read(p, p + BLOCK);
+    for (let i = 0; i < b.length; i++) if (!isSpace(b[i])) return b[i] === 0x5b;
+  }
+  return false;
 }
 
 const NO_MORE = -1;
@@ -117,12 +111,6 @@ function scanCut(r: ByteReader, start: number, from: number): number {
   return NO_MORE;
 }
 
-/** Where the slice starting at `start` ends: a top-level comma, NO_MORE, or TOO_LONG. */
-function findCut(r: ByteReader, start: number, sliceBytes: number): number {
-  const from = start + Math.max(1, sliceBytes);
-  return from >= r.size ? NO_MORE : scanCut(r, start, from);
-}
-
 /** The slice's elements, or undefined when it does not parse. */
 function parseSlice(text: string, first: boolean, last: boolean): unknown[] | undefined {
   try {
@@ -145,13 +133,14 @@ export function* arraySlices(r: ByteReader, sliceBytes = SLICE_BYTES): Generator
   let offset = 0;
   for (;;) {
     const first = start === 0;
-    const cut = findCut(r, start, sliceBytes);
+    const from = start + Math.max(1, sliceBytes);
+    const cut = from >= r.size ? NO_MORE : scanCut(r, start, from);
     if (cut === TOO_LONG || (cut === NO_MORE && r.size - start > MAX_SLICE_BYTES)) throw tooLong(r, start, offset);
     const text = r.read(start, cut === NO_MORE ? r.size : cut).toString('utf8');
     const list = parseSlice(text, first, cut === NO_MORE);
     // An empty slice beside others stands for `[,` or `,]` or `,,`: not JSON.
     if (list === undefined || (list.length === 0 && !(first && cut === NO_MORE))) {
-      throw new SliceJsonError(describeFault(r, start, offset, text, first, cut === NO_MORE));
+      throw new SliceJsonError(faultIn(r, start, offset, text, cut === NO_MORE ? '' : ',') ?? 'invalid JSON');
     }
     yield list;
     if (cut === NO_MORE) return;
@@ -160,53 +149,41 @@ export function* arraySlices(r: ByteReader, sliceBytes = SLICE_BYTES): Generator
   }
 }
 
+/** An element too long to slice: the whole body's fault if one comes before the window ends, else SliceTooLongError. */
+function tooLong(r: ByteReader, start: number, offset: number): Error {
+  const text = r.read(start, start + MAX_SLICE_BYTES).toString('utf8');
+  const fault = faultIn(r, start, offset, text, '', /end of JSON input|Unterminated string/i);
+  return fault === undefined ? new SliceTooLongError(start) : new SliceJsonError(fault);
+}
+
 /**
- * The whole body's description of its first fault, which lies in this slice
- * (every slice before it parsed). The window reads like the whole body from
- * the slice on: `[0,` puts JSON.parse in the state the whole body's parse is
- * in after a top-level comma, and the comma that ends the slice is kept, so
+ * The whole body's description of its first fault, when it lies in the
+ * window of `text` (every slice before it parsed); undefined when none, or
+ * `unless` matches it. The window reads like the whole body from the slice
+ * on: `[0,` puts JSON.parse in the state the whole body's parse is in after a
+ * top-level comma, and the comma that ends the slice is kept (`suffix`), so
  * the fault is met at the same character in the same state.
  */
-function describeFault(
+function faultIn(
   r: ByteReader,
   start: number,
   offset: number,
   text: string,
-  first: boolean,
-  last: boolean,
-): string {
-  const prefix = first ? '' : '[0,';
+  suffix: string,
+  unless?: RegExp,
+): string | undefined {
+  const prefix = start === 0 ? '' : '[0,';
   try {
-    JSON.parse(`${prefix}${text}${last ? '' : ','}`);
+    JSON.parse(`${prefix}${text}${suffix}`);
   } catch (e) {
+    if (unless?.test(e instanceof Error ? e.message : String(e))) return undefined;
     return describeJsonFault(
       e,
       (position) => place(r, start, offset, text, position - prefix.length),
       () => false,
     );
   }
-  return 'invalid JSON';
-}
-
-/** An element too long to slice: the whole body's fault if one comes before the window ends, else SliceTooLongError. */
-function tooLong(r: ByteReader, start: number, offset: number): Error {
-  const text = r.read(start, start + MAX_SLICE_BYTES).toString('utf8');
-  const prefix = start === 0 ? '' : '[0,';
-  try {
-    JSON.parse(`${prefix}${text}`);
-  } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
-    if (!/end of JSON input|Unterminated string/i.test(message)) {
-      return new SliceJsonError(
-        describeJsonFault(
-          e,
-          (position) => place(r, start, offset, text, position - prefix.length),
-          () => false,
-        ),
-      );
-    }
-  }
-  return new SliceTooLongError(start);
+  return undefined;
 }
 
 /** Offset, line and column in the whole body's text of a position in a slice's text. */

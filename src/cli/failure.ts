@@ -10,11 +10,9 @@ const HISTORY_ACTIONS = ['load', 'runs', 'log', 'as-of'];
 
 /** The command as typed, from the arguments alone (a parse error comes before any command runs): snapshot when none is named. */
 export function commandOf(args: readonly string[], commands: readonly string[]): string {
-  const words = args.filter((a) => !a.startsWith('-'));
-  const first = args.find((a) => !a.startsWith('-'));
+  const [first, action] = args.filter((a) => !a.startsWith('-'));
   if (first === undefined || !commands.includes(first)) return 'snapshot';
   if (first !== 'history') return first;
-  const action = words[1];
   return action !== undefined && HISTORY_ACTIONS.includes(action) ? `history ${action}` : 'history';
 }
 

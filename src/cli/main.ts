@@ -192,8 +192,7 @@ export function buildProgram(
     for (const o of optionsFor(spec.name)) cmd.addOption(o);
     cmd.action(async (...params: unknown[]) => {
       const command = params[params.length - 1] as Command;
-      const args = command.args;
-      await onRun(spec, command.opts(), args);
+      await onRun(spec, command.opts(), command.args);
     });
     // `svc-snapshot --help` is what a newcomer types first: it shows the default command's options too.
     if (spec.isDefault)
@@ -203,13 +202,6 @@ export function buildProgram(
       );
   }
   return program;
-}
-
-/** A live display on a terminal, plain lines otherwise (cron, pipes, CI). */
-function makeReporter(quiet: boolean): Reporter {
-  const stderr = process.stderr;
-  if (stderr.isTTY && process.env.TERM !== 'dumb' && !process.env.CI) return ttyReporter(stderr, quiet);
-  return plainReporter((l) => stderr.write(l), quiet);
 }
 
 /** The one mapping of an error from below to an exit code (CONTRACT section 6). */
@@ -302,7 +294,12 @@ class Invocation {
     this.debug = Boolean(flags.debug);
     this.json = Boolean(flags.json);
     this.command = spec.name === 'history' && typeof args[0] === 'string' ? `history ${args[0]}` : spec.name;
-    this.reporter = makeReporter(Boolean(flags.quiet));
+    // A live display on a terminal, plain lines otherwise (cron, pipes, CI).
+    const stderr = process.stderr;
+    this.reporter =
+      stderr.isTTY && process.env.TERM !== 'dumb' && !process.env.CI
+        ? ttyReporter(stderr, Boolean(flags.quiet))
+        : plainReporter((l) => stderr.write(l), Boolean(flags.quiet));
     if (this.tlsOffIgnored) {
       this.reporter.warn(
         'NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: certificates and host names are always verified (for an internal CA, use --ca-file)',

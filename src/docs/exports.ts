@@ -143,11 +143,9 @@ function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): st
             ? ', object as compact JSON text'
             : '');
       break;
-    case 'join': {
-      const other = routeById(src.route);
-      source = `derived: \`${src.path}\` of the ${routeName(other)} record whose \`${src.by}\` equals this row's \`${src.on}\``;
+    case 'join':
+      source = `derived: \`${src.path}\` of the ${routeName(routeById(src.route))} record whose \`${src.by}\` equals this row's \`${src.on}\``;
       break;
-    }
     case 'count': {
       const other = routeById(src.route);
       source = `derived: number of ${routeName(other)} records${other.perRealm ? ', every realm,' : ''} whose \`${src.by}\` equals this row's \`${src.on}\``;
@@ -164,10 +162,8 @@ function columnRow(exp: ExportDef, def: RouteDef, col: ColumnDef, i: number): st
       break;
   }
   const d = col.default;
-  const dflt = d
-    ? `; absent: ${d.by && d.cases ? `${casesText(d.by, d.cases)}, else ` : ''}\`${JSON.stringify(d.value)}\` (spec: "${d.spec}")`
-    : '';
-  source += dflt;
+  if (d)
+    source += `; absent: ${d.by && d.cases ? `${casesText(d.by, d.cases)}, else ` : ''}\`${JSON.stringify(d.value)}\` (spec: "${d.spec}")`;
   const note = col.note ? ` — ${col.note}` : '';
   return `| ${i + 1} | \`${col.name}\` | ${cell(type)} | ${cell(source + note)} | ${cell(sheetForm(exp, col, t, type))} |`;
 }
@@ -200,11 +196,10 @@ function mapValueKind(t: ColumnType): string {
 }
 
 function derivedRoutes(exp: ExportDef): RouteDef[] {
-  const ids: string[] = [];
-  for (const c of exp.columns)
-    if ((c.source.kind === 'join' || c.source.kind === 'count') && !ids.includes(c.source.route))
-      ids.push(c.source.route);
-  return ids.map(routeById);
+  const ids = exp.columns.flatMap((c) =>
+    c.source.kind === 'join' || c.source.kind === 'count' ? [c.source.route] : [],
+  );
+  return [...new Set(ids)].map(routeById);
 }
 
 function exportSection(exp: ExportDef): string {

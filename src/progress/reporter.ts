@@ -42,8 +42,7 @@ export function plainReporter(write: (line: string) => void, quiet: boolean): Re
   return {
     routeStarted() {},
     routeDone(record, records) {
-      if (quiet) return;
-      out(`svc-snapshot: ${describeRecord(record, records)}`);
+      if (!quiet) out(`svc-snapshot: ${describeRecord(record, records)}`);
     },
     info(message) {
       if (!quiet) out(`svc-snapshot: ${message}`);

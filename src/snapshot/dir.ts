@@ -15,15 +15,15 @@ import { COLLECTION_MANIFEST } from '../collect/write.js';
 import type { ExportRecord } from '../exports/types.js';
 import { ReadableManifestExportSchema, SnapshotManifestSchema } from '../exports/manifest.js';
 import { escapeControl } from '../util/escape.js';
-import { describeJsonError } from '../util/json-error.js';
 import { arraySlices, opensArray, SliceJsonError, SliceTooLongError } from '../body/slices.js';
 import { bufferReader, type ByteReader } from '../body/reader.js';
+import { isRecord } from '../body/decode.js';
 import { HashedRange } from '../body/hashed-range.js';
 import {
   hashedPieces,
   hashFile,
   isPlainFileName,
-  readManifestFile,
+  readManifestJson,
   UnreadableEntryError,
   withFileInside,
 } from '../util/safe-read.js';
@@ -58,26 +58,15 @@ async function readManifest(dir: string): Promise<{ bytes: Buffer; manifest: Rea
   const info = await stat(dir).catch(() => undefined);
   if (!info) return 'does not exist';
   if (!info.isDirectory()) return 'is not a directory';
-  let bytes: Buffer;
-  try {
-    bytes = await readManifestFile(dir, SNAPSHOT_MANIFEST);
-  } catch (err) {
-    if (err instanceof UnreadableEntryError) return `has no readable ${SNAPSHOT_MANIFEST} (it ${err.problem})`;
-    throw err;
-  }
-  const text = bytes.toString('utf8');
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    return `has a ${SNAPSHOT_MANIFEST} that is not valid JSON (${describeJsonError(e, text)})`;
-  }
-  const parsed = ReadableManifestSchema.safeParse(json);
+  const read = await readManifestJson(dir, SNAPSHOT_MANIFEST);
+  if ('unreadable' in read) return `has no readable ${SNAPSHOT_MANIFEST} (it ${read.unreadable})`;
+  if ('invalid' in read) return `has a ${SNAPSHOT_MANIFEST} that is not valid JSON (${read.invalid})`;
+  const parsed = ReadableManifestSchema.safeParse(read.json);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
     return `has a ${SNAPSHOT_MANIFEST} that is not a snapshot manifest (${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})`;
   }
-  return { bytes, manifest: parsed.data };
+  return { bytes: read.bytes, manifest: parsed.data };
 }
 
 /** Opens the snapshot directory `dir`: its manifest read and parsed, nothing else yet; NotASnapshotError (exit 2) ending with `hint` otherwise. */
@@ -124,10 +113,6 @@ class NotARecord extends Error {
   constructor(readonly index: number) {
     super(`element ${index} is not a record`);
   }
-}
-
-function isRecord(r: unknown): r is ExportRecord {
-  return r !== null && typeof r === 'object' && !Array.isArray(r);
 }
 
 /**

@@ -42,35 +42,26 @@ export async function writeExports(
   built: Generator<BuiltExport, BuildSummary, void>,
   date: string,
 ): Promise<BuildSummary & { exports: ManifestExport[] }> {
+  // Filled by catalog position: every position of the exports built, so no gap is left.
+  const exports: ManifestExport[] = [];
   try {
-    return await writeEach(staging, built, date);
+    let step: IteratorResult<BuiltExport, BuildSummary> | undefined = built.next();
+    while (!step.done) {
+      exports[step.value.index] = await writeOne(staging, step.value, date);
+      // Let go of the export (its records' sources) before the next is asked for: the build may collect garbage then.
+      step = undefined;
+      step = built.next();
+    }
+    return { ...step.value, exports };
   } catch (err) {
     // Ends the build where it stopped; the write's failure is the one to report.
     try {
       built.return(undefined as never);
     } catch {
-      // The write's failure is the one reported.
+      // Ignored, as above.
     }
     throw err;
   }
-}
-
-async function writeEach(
-  staging: Pick<Staging, 'writeChunks'>,
-  built: Generator<BuiltExport, BuildSummary, void>,
-  date: string,
-): Promise<BuildSummary & { exports: ManifestExport[] }> {
-  // Filled by catalog position: every position of the exports built, so no gap is left.
-  const exports: ManifestExport[] = [];
-  let step: IteratorResult<BuiltExport, BuildSummary> | undefined = built.next();
-  while (!step.done) {
-    const index = step.value.index;
-    exports[index] = await writeOne(staging, step.value, date);
-    // Let go of the export (its records' sources) before the next is asked for: the build may collect garbage then.
-    step = undefined;
-    step = built.next();
-  }
-  return { ...step.value, exports };
 }
 
 /** One export's file, and its manifest entry. */

@@ -38,14 +38,6 @@ const ADVICE: Record<string, { what: string; todo: string }> = {
   EIO: { what: 'the device reported an input/output error', todo: 'check the disk and its logs' },
 };
 
-function isFsError(err: unknown): err is NodeJS.ErrnoException {
-  return (
-    err instanceof Error &&
-    typeof (err as NodeJS.ErrnoException).code === 'string' &&
-    typeof (err as NodeJS.ErrnoException).syscall === 'string'
-  );
-}
-
 /**
  * A file-system failure in words: the path, what happened and what to do
  * (CONTRACT section 6). The path is the one the error names, or
@@ -53,13 +45,13 @@ function isFsError(err: unknown): err is NodeJS.ErrnoException {
  * means nothing to the reader; its directory does).
  */
 export function describeFsError(err: unknown, fallbackPath?: string, preferFallback = false): string | undefined {
-  if (!isFsError(err)) return undefined;
-  const code = err.code!;
-  const advice = ADVICE[code];
+  const e = err as NodeJS.ErrnoException;
+  if (!(err instanceof Error) || typeof e.code !== 'string' || typeof e.syscall !== 'string') return undefined;
+  const advice = ADVICE[e.code];
   if (!advice) return undefined;
-  const where = preferFallback ? (fallbackPath ?? err.path) : (err.path ?? fallbackPath);
+  const where = preferFallback ? (fallbackPath ?? e.path) : (e.path ?? fallbackPath);
   return (
-    `${advice.what} (${code}) while writing ${where ? escapeControl(where) : 'the output'}; nothing was ` +
+    `${advice.what} (${e.code}) while writing ${where ? escapeControl(where) : 'the output'}; nothing was ` +
     `published. ${advice.todo[0]!.toUpperCase()}${advice.todo.slice(1)}`
   );
 }

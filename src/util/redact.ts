@@ -38,10 +38,6 @@ function hexAlternatives(n: number, width: number): string {
     .join('');
 }
 
-function escapeRegExp(s: string): string {
-  return s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
-}
-
 /**
  * The most backslashes one spelling of a character takes in byte mode. A text
  * JSON-escaped N times puts 2^N - 1 backslashes before an escaped character
@@ -85,7 +81,7 @@ function secretPatternSource(secret: string, bytes = false): string {
   for (const ch of secret) {
     const utf8 = [...Buffer.from(ch, 'utf8')];
     const alts = new Set<string>();
-    alts.add(escapeRegExp(bytes ? String.fromCharCode(...utf8) : ch));
+    alts.add((bytes ? String.fromCharCode(...utf8) : ch).replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&'));
     alts.add(utf8.map((b) => `%${hexAlternatives(b, 2)}`).join(''));
     let units = '';
     const backslashes = bytes ? `\\\\{1,${MAX_BACKSLASHES}}` : '\\\\+';

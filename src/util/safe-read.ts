@@ -3,6 +3,7 @@ import { constants, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { escapeControl } from './escape.js';
+import { describeJsonError } from './json-error.js';
 
 /**
  * Why a file of a collection or snapshot was not read. `problem` never holds
@@ -43,14 +44,33 @@ export async function readInside(dir: string, name: string): Promise<Buffer> {
 /** A manifest is a few MB at most; past this it is not one. */
 const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 
-/** A manifest's bytes, read as readInside reads a file; one larger than a manifest ever is is refused unread. */
-export async function readManifestFile(dir: string, name: string): Promise<Buffer> {
-  return withFileInside(dir, name, async (handle, size) => {
-    const limit = `${MANIFEST_MAX_BYTES / 1024 / 1024} MiB`;
-    if (size > MANIFEST_MAX_BYTES)
-      throw new UnreadableEntryError(dir, name, `is larger than ${limit}, far larger than a manifest`);
-    return handle.readFile();
-  });
+/**
+ * A manifest's bytes, read as readInside reads a file (one larger than a
+ * manifest ever is is refused unread), and their parse; else why not: the
+ * file's problem (`unreadable`), or where its JSON fails (`invalid`).
+ */
+export async function readManifestJson(
+  dir: string,
+  name: string,
+): Promise<{ bytes: Buffer; json: unknown } | { unreadable: string } | { invalid: string }> {
+  let bytes: Buffer;
+  try {
+    bytes = await withFileInside(dir, name, async (handle, size) => {
+      const limit = `${MANIFEST_MAX_BYTES / 1024 / 1024} MiB`;
+      if (size > MANIFEST_MAX_BYTES)
+        throw new UnreadableEntryError(dir, name, `is larger than ${limit}, far larger than a manifest`);
+      return handle.readFile();
+    });
+  } catch (err) {
+    if (err instanceof UnreadableEntryError) return { unreadable: err.problem };
+    throw err;
+  }
+  const text = bytes.toString('utf8');
+  try {
+    return { bytes, json: JSON.parse(text) };
+  } catch (e) {
+    return { invalid: describeJsonError(e, text) };
+  }
 }
 
 /**

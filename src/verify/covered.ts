@@ -61,10 +61,9 @@ function entry(
   at: string,
   file: string,
   segments: string[] | undefined,
-  bytes: number | undefined,
-  sha256: string | undefined,
+  sized: { bytes?: number | undefined; sha256?: string | undefined },
 ): Entry {
-  return { at, file, segments, bytes, sha256 };
+  return { at, file, segments, bytes: sized.bytes, sha256: sized.sha256 };
 }
 
 /**
@@ -112,21 +111,12 @@ function gather(fill: (add: (c: Entry) => void, later: Set<string>) => void): Ma
 export function snapshotContents(m: ReadableManifest): ManifestContents {
   return gather((add, later) => {
     m.exports.forEach((e, i) => {
-      add(entry(`exports[${i}]`, e.file, segmentsOf(e.file, false), e.bytes, e.sha256));
+      add(entry(`exports[${i}]`, e.file, segmentsOf(e.file, false), e));
       later.add(e.file.replace(/\.json$/, '.csv'));
     });
-    (m.files ?? []).forEach((f, i) => add(entry(`files[${i}]`, f.name, segmentsOf(f.name, true), f.bytes, f.sha256)));
+    (m.files ?? []).forEach((f, i) => add(entry(`files[${i}]`, f.name, segmentsOf(f.name, true), f)));
     m.routes.forEach((r, i) => {
-      if (r.file)
-        add(
-          entry(
-            `routes[${i}]`,
-            `raw/${r.file}`,
-            isPlainFileName(r.file) ? ['raw', r.file] : undefined,
-            r.bytes,
-            r.sha256,
-          ),
-        );
+      if (r.file) add(entry(`routes[${i}]`, `raw/${r.file}`, isPlainFileName(r.file) ? ['raw', r.file] : undefined, r));
     });
     later.add(`svc-snapshot-${m.date}.xlsx`);
     later.add(`svc-snapshot-${m.date}.html`);
@@ -144,16 +134,14 @@ export function manifestContents(kind: Exclude<OutputKind, 'snapshot'>, json: un
   return gather((add) => {
     if (kind === 'collection') {
       (parsed.data as z.infer<typeof Collection>).routes.forEach((r, i) => {
-        if (r.file) add(entry(`routes[${i}]`, r.file, segmentsOf(r.file, false), r.bytes, r.sha256));
+        if (r.file) add(entry(`routes[${i}]`, r.file, segmentsOf(r.file, false), r));
       });
       return;
     }
     const m = parsed.data as z.infer<typeof Audit>;
     // Every file is a request's (routes, with its hash); queries, reports and objects name the same files.
     for (const list of ['routes', 'queries', 'reports', 'objects'] as const) {
-      (m[list] ?? []).forEach((r, i) =>
-        add(entry(`${list}[${i}]`, r.file, segmentsOf(r.file, false), r.bytes, r.sha256)),
-      );
+      (m[list] ?? []).forEach((r, i) => add(entry(`${list}[${i}]`, r.file, segmentsOf(r.file, false), r)));
     }
   });
 }

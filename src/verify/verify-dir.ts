@@ -14,10 +14,9 @@ import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
 import type { AllowedSigners } from '../sign/allowed-signers.js';
 import { SIGNATURE_SUFFIX, manifestSignature, type SignatureState } from '../sign/manifest-signature.js';
 import { escapeControl } from '../util/escape.js';
-import { hashFile, readManifestFile, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
+import { hashFile, readManifestJson, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { manifestContents, snapshotContents, type Covered, type ManifestContents } from './covered.js';
 import { NotASnapshotError, openSnapshot } from '../snapshot/dir.js';
-import { describeJsonError } from '../util/json-error.js';
 import { WARNING_STATES, type FileState } from './states.js';
 
 export { WARNING_STATES } from './states.js';
@@ -74,14 +73,13 @@ export async function verifyDir(
   allowed: AllowedSigners | undefined,
   now: Date,
 ): Promise<DirReport> {
-  const unsigned: SignatureState = { state: 'unsigned', key: null };
   const failed = (kind: OutputKind | null, error: string): DirReport => ({
     dir,
     kind,
     ok: false,
     error,
     files: [],
-    signature: unsigned,
+    signature: { state: 'unsigned', key: null },
   });
   if (kinds.length > 1)
     return failed(
@@ -122,22 +120,11 @@ async function otherManifest(
   kind: Exclude<OutputKind, 'snapshot'>,
 ): Promise<{ manifest: Buffer; contents: ManifestContents } | string> {
   const name = MANIFEST_OF[kind];
-  let manifest: Buffer;
-  try {
-    manifest = await readManifestFile(dir, name);
-  } catch (err) {
-    if (err instanceof UnreadableEntryError) return `${escapeControl(name)} ${err.problem}`;
-    throw err;
-  }
-  const text = manifest.toString('utf8');
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    return `${name} is not valid JSON (${describeJsonError(e, text)})`;
-  }
-  const contents = manifestContents(kind, json);
-  return typeof contents === 'string' ? escapeControl(contents) : { manifest, contents };
+  const read = await readManifestJson(dir, name);
+  if ('unreadable' in read) return `${escapeControl(name)} ${read.unreadable}`;
+  if ('invalid' in read) return `${name} is not valid JSON (${read.invalid})`;
+  const contents = manifestContents(kind, read.json);
+  return typeof contents === 'string' ? escapeControl(contents) : { manifest: read.bytes, contents };
 }
 
 /** One file the manifest names: where it is, what it is, its size and hash. */
