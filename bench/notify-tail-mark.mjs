@@ -1,4 +1,4 @@
-// Preload of bench/notify-tail.mjs: the CPU and wall time of the process from
+// Preload of bench/notify-tail.ts: the CPU and wall time of the process from
 // its first write to stdout (the run's summary, after publishing) to its exit,
 // written to MARK_FILE as JSON.
 import { writeFileSync } from 'node:fs';
