@@ -1,6 +1,6 @@
 import { FailedError } from '../errors.js';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isLiveStaging, noteTarget, registerStaging, unregisterStaging } from './registry.js';
 import { describeFsError } from '../util/fs-error.js';
@@ -102,7 +102,7 @@ export async function createStaging(targetDir: string, secrets: readonly string[
     dir,
     secrets: [...secrets],
     searched,
-    writeFile: (relPath, data) => write(relPath, (t) => writeInto(t, data)),
+    writeFile: (relPath, data) => write(relPath, (t) => writeChunksInto(t, [data])),
     writeChunks: (relPath, chunks, onBytes) => write(relPath, (t) => writeChunksInto(t, chunks, onBytes)),
     discard: () => discardDir(dir),
   };
@@ -143,14 +143,6 @@ function discardDir(dir: string): void {
   if (!isLiveStaging(dir)) return;
   rmSync(dir, { recursive: true, force: true });
   unregisterStaging(dir);
-}
-
-async function writeInto(t: WriteTarget, data: string | Uint8Array): Promise<void> {
-  // A long string is encoded piece by piece rather than into one buffer as large as the file.
-  if (typeof data === 'string' && data.length > WRITE_BUFFER_BYTES / 3) return writeChunksInto(t, [data]);
-  const bytes = searched(t, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
-  const file = await prepareFile(t.dir, t.segments);
-  await writeFile(file, bytes, { mode: FILE_MODE });
 }
 
 /** Strings are encoded into one reused buffer of this size, written when full. */
