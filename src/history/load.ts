@@ -2,7 +2,7 @@ import { FailedError } from '../errors.js';
 import { matchRecords } from '../diff/compare.js';
 import { TOOL } from '../version.js';
 import { closeVersions, quoteIdent, type HistoryDb } from './engine.js';
-import { exportTable, type ExportTable } from './schema.js';
+import { exportTable, VERSION_COLUMNS, type ExportTable } from './schema.js';
 import { keyText, rowFunction, storedKeyText } from './columns.js';
 import type { InputExport, SnapshotInput } from './input.js';
 import { loadFindings } from './findings.js';
@@ -84,7 +84,7 @@ async function loadExport(
       );
   const [maxRow] = await db.all(`SELECT MAX(version_id) FROM ${quoteIdent(t.table)}`);
   let nextId = Number(maxRow?.[0] ?? 0) + 1;
-  const columns = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...t.columns];
+  const columns = [...VERSION_COLUMNS, ...t.columns];
   const toRow = rowFunction(t.typed);
   const keyTypes = key.map((k) => t.typed.find((c) => c.name === k)!.type);
   if (first) {
