@@ -233,6 +233,6 @@ function safeSegments(dir: string, relPath: string): string[] {
   return rel.split(path.sep);
 }
 
-function assertLive(dir: string): void {
+export function assertLive(dir: string): void {
   if (!isLiveStaging(dir)) throw new Error(`staging directory ${dir} was already published or discarded`);
 }
