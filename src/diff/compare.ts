@@ -88,23 +88,6 @@ function absentColumns(first: ExportRecord | undefined, columns: readonly string
   return first ? columns.filter((c) => !Object.hasOwn(first, c)) : [];
 }
 
-/** matchKeys (match.ts) of records by an export's key, handing on the newer records: diff and the history database both use it. */
-export function matchRecords(
-  key: readonly string[],
-  older: readonly ExportRecord[],
-  newer: readonly ExportRecord[],
-  onMatch: (olderIndex: number, n: ExportRecord) => void,
-  onAdded: (n: ExportRecord) => void,
-): Uint8Array {
-  const keyOf = keyFunction(key);
-  return matchKeys(
-    older.map(keyOf),
-    newer.map(keyOf),
-    (i, j) => onMatch(i, newer[j]!),
-    (j) => onAdded(newer[j]!),
-  );
-}
-
 /** An export diff without its records: availability, counts of each side, and the columns compared. */
 function exportHeader(
   def: ExportDef,
@@ -196,12 +179,12 @@ function diffRecords(
   if (base.availability !== 'both')
     return { ...withRecords(base, [], [], [], 0), hasChanges: base.availability !== 'neither' };
   const t = tally(def.key, compared);
-  const matched = matchRecords(
-    def.key,
-    older.records,
-    newer.records,
-    (i, n) => t.pair(older.records[i]!, n),
-    (n) => t.added.push(n),
+  const keyOf = keyFunction(def.key);
+  const matched = matchKeys(
+    older.records.map(keyOf),
+    newer.records.map(keyOf),
+    (i, j) => t.pair(older.records[i]!, newer.records[j]!),
+    (j) => t.added.push(newer.records[j]!),
   );
   const removed = older.records.filter((_, i) => matched[i] === 0);
   return withRecords(base, t.added, removed, t.changed, t.unchanged);
