@@ -82,14 +82,14 @@ export async function createStaging(targetDir: string, secrets: readonly string[
   }
   const matcher = secretMatcher(secrets);
   const searched = new Map<string, string>();
-  /** Runs one write with a search of its bytes; the file counts as searched once the write is whole. */
-  const write = async (relPath: string, run: (target: WriteTarget) => Promise<void>): Promise<void> => {
+  /** Writes one file with a search of its bytes; the file counts as searched once the write is whole. */
+  const write = async (relPath: string, chunks: Chunks, onBytes?: (bytes: Uint8Array) => void): Promise<void> => {
     const segments = safeSegments(dir, relPath);
     const rel = segments.join(path.sep);
     searched.delete(rel);
     const search = matcher ? new SecretSearch(matcher) : undefined;
     try {
-      await run({ dir, segments, search, rel });
+      await writeChunksInto({ dir, segments, search, rel }, chunks, onBytes);
     } catch (err) {
       // A file-system failure names the file, what happened and what to do.
       const message = describeFsError(err, path.join(dir, relPath));
@@ -102,8 +102,8 @@ export async function createStaging(targetDir: string, secrets: readonly string[
     dir,
     secrets: [...secrets],
     searched,
-    writeFile: (relPath, data) => write(relPath, (t) => writeChunksInto(t, [data])),
-    writeChunks: (relPath, chunks, onBytes) => write(relPath, (t) => writeChunksInto(t, chunks, onBytes)),
+    writeFile: (relPath, data) => write(relPath, [data]),
+    writeChunks: write,
     discard: () => discardDir(dir),
   };
 }
