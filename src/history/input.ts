@@ -260,14 +260,8 @@ async function readCollectionDir(dir: string, include: readonly Include[]): Prom
     sha256: exportSha256(e.records),
     records: e.records,
   }));
-  const manifest = snapshotManifest(
-    collection,
-    { ...result, exports: written.map(({ records: _r, ...rest }) => rest) },
-    'replay',
-    false,
-    complete,
-    include,
-  );
+  // snapshotManifest takes of each export only the manifest's fields.
+  const manifest = snapshotManifest(collection, { ...result, exports: written }, 'replay', false, complete, include);
   return {
     dir,
     baseUrl: manifest.baseUrl,

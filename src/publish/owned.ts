@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync } from 'node:fs';
-import { readOpenedFile } from '../util/safe-read.js';
+import { isPlainFileName, readOpenedFile } from '../util/safe-read.js';
 import path from 'node:path';
 import { z } from 'zod';
 import { escapeControl } from '../util/escape.js';
@@ -17,7 +17,7 @@ export const MANIFEST_OF: Record<OutputKind, string> = {
 const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 
 const Tool = z.object({ name: z.literal('svc-snapshot'), version: z.string() });
-const FileName = z.string().refine(isPlainName, 'not a plain file name');
+const FileName = z.string().refine(isPlainFileName, 'not a plain file name');
 const Date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 
 const SnapshotManifest = z.object({
@@ -61,10 +61,6 @@ export type Ownership = { owned: true; tree: OwnedTree } | { owned: false; reaso
  */
 export interface OwnershipRule {
   readonly complete: boolean;
-}
-
-function isPlainName(name: string): boolean {
-  return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
 }
 
 /**
@@ -134,7 +130,7 @@ function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): S
     // The spreadsheet forms of CONTRACT section 10 are the tool's files too.
     const files = m.data.exports.flatMap((e) => [e.file, e.file.replace(/\.json$/, '.csv')]);
     files.push(`svc-snapshot-${m.data.date}.xlsx`);
-    for (const f of m.data.files ?? []) if (isPlainName(f.name)) files.push(f.name);
+    for (const f of m.data.files ?? []) if (isPlainFileName(f.name)) files.push(f.name);
     // `--findings` (CONTRACT section 17).
     files.push('_findings.json');
     return new Set(files);
