@@ -92,6 +92,8 @@ export function resetPublishLedger(): void {
 }
 
 /** What an interruption would leave behind now, when it is not "nothing was published" (whenInterrupted's text). */
+let outcome: string | undefined;
+
 export function currentOutcome(): string | undefined {
   return outcome;
 }
@@ -101,9 +103,6 @@ type Signal = 'SIGINT' | 'SIGTERM';
 export type OnSignal = (signal: Signal, error: InterruptedError) => unknown;
 
 let installed: { onSignal: OnSignal | undefined; uninstall: () => void } | undefined;
-
-/** What a signal would leave behind now, when it is not "nothing was published" (see `whenInterrupted`). */
-let outcome: string | undefined;
 
 /**
  * Says what a signal arriving from now on leaves behind (a history load in
