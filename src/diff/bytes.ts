@@ -162,9 +162,12 @@ export function readKeys(bytes: Buffer, ranges: RecordRanges, key: readonly stri
     bytes,
     spans,
     ascii: spans.every((s) => s.ascii),
-    absent: key.map((k) => (({}) as Record<string, unknown>)[k]),
+    absent: absentValues(key),
   };
 }
+
+/** What `record[column]` gives for each key column a record lacks (what an empty object inherits). */
+export const absentValues = (key: readonly string[]): unknown[] => key.map((k) => (({}) as Record<string, unknown>)[k]);
 
 /** Record r's key (match.ts), or undefined when a key value does not parse. */
 export function keyAt(keys: RecordKeys, r: number): string | undefined {

@@ -20,9 +20,9 @@ import type {
 } from './types.js';
 import { DIFF_SCHEMA_VERSION } from './types.js';
 import type { IgnoreRules } from './ignore.js';
-import { keyFunction, matchKeys } from './match.js';
+import { keyFunction, matchKeys, matchPartners } from './match.js';
 import { keyAt, matchRecordKeys, parseRecord, readKeys, sameBytes, type RecordKeys } from './bytes.js';
-import { walkNewer, type NewerWalk } from './walk-newer.js';
+import { walkNewer } from './walk-newer.js';
 import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { recordRanges, type RecordRanges } from '../snapshot/records.js';
 
@@ -88,23 +88,6 @@ function absentColumns(first: ExportRecord | undefined, columns: readonly string
   return first ? columns.filter((c) => !Object.hasOwn(first, c)) : [];
 }
 
-/** matchKeys (match.ts) of records by an export's key, handing on the newer records: diff and the history database both use it. */
-export function matchRecords(
-  key: readonly string[],
-  older: readonly ExportRecord[],
-  newer: readonly ExportRecord[],
-  onMatch: (olderIndex: number, n: ExportRecord) => void,
-  onAdded: (n: ExportRecord) => void,
-): Uint8Array {
-  const keyOf = keyFunction(key);
-  return matchKeys(
-    older.map(keyOf),
-    newer.map(keyOf),
-    (i, j) => onMatch(i, newer[j]!),
-    (j) => onAdded(newer[j]!),
-  );
-}
-
 /** An export diff without its records: availability, counts of each side, and the columns compared. */
 function exportHeader(
   def: ExportDef,
@@ -159,23 +142,30 @@ function withRecords(
   };
 }
 
-/** The change of a matched pair, or undefined when no compared column differs. */
-function changeOf(
-  key: readonly string[],
-  compared: readonly string[],
-  compare: Comparer,
-  o: ExportRecord,
-  n: ExportRecord,
-): ChangedRecord | undefined {
-  const differing = compare(o, n);
-  if (differing === undefined) return undefined;
-  const changes: ColumnChange[] = differing.map((c) => {
-    const column = compared[c]!;
-    return { column, old: orNull(o[column]), new: orNull(n[column]) };
-  });
-  const k: Record<string, unknown> = {};
-  for (const kc of key) k[kc] = orNull(n[kc]);
-  return { key: k, changes };
+/** An export diff's records as they are found: the added ones, and each matched pair as changed or unchanged. */
+function tally(key: readonly string[], compared: readonly string[]) {
+  const compare = comparer(compared);
+  const t = {
+    added: [] as ExportRecord[],
+    changed: [] as ChangedRecord[],
+    unchanged: 0,
+    /** A matched pair: changed when a compared column differs. */
+    pair(o: ExportRecord, n: ExportRecord): void {
+      const differing = compare(o, n);
+      if (differing === undefined) {
+        t.unchanged++;
+        return;
+      }
+      const changes: ColumnChange[] = differing.map((c) => {
+        const column = compared[c]!;
+        return { column, old: orNull(o[column]), new: orNull(n[column]) };
+      });
+      const k: Record<string, unknown> = {};
+      for (const kc of key) k[kc] = orNull(n[kc]);
+      t.changed.push({ key: k, changes });
+    },
+  };
+  return t;
 }
 
 /** The diff of two parsed sides (a raw collection's, or a snapshot's export file parsed whole). */
@@ -188,43 +178,16 @@ function diffRecords(
   const { base, compared } = exportHeader(def, older, newer, viewOf(older.records), viewOf(newer.records), ignored);
   if (base.availability !== 'both')
     return { ...withRecords(base, [], [], [], 0), hasChanges: base.availability !== 'neither' };
-  const compare = comparer(compared);
-  const added: ExportRecord[] = [];
-  const changed: ChangedRecord[] = [];
-  let unchanged = 0;
-  const matched = matchRecords(
-    def.key,
-    older.records,
-    newer.records,
-    (i, n) => {
-      const c = changeOf(def.key, compared, compare, older.records[i]!, n);
-      if (c) changed.push(c);
-      else unchanged++;
-    },
-    (n) => added.push(n),
+  const t = tally(def.key, compared);
+  const keyOf = keyFunction(def.key);
+  const matched = matchKeys(
+    older.records.map(keyOf),
+    newer.records.map(keyOf),
+    (i, j) => t.pair(older.records[i]!, newer.records[j]!),
+    (j) => t.added.push(newer.records[j]!),
   );
   const removed = older.records.filter((_, i) => matched[i] === 0);
-  return withRecords(base, added, removed, changed, unchanged);
-}
-
-/** matchRecordKeys's calls and result, read from the walk of the newer file (walkNewer). */
-function matchWalked(
-  walk: NewerWalk,
-  olderCount: number,
-  newerCount: number,
-  onMatch: (i: number, j: number, sameRecord: boolean) => void,
-  onAdded: (j: number) => void,
-): Uint8Array {
-  const matched = new Uint8Array(olderCount);
-  for (let j = 0; j < newerCount; j++) {
-    const i = walk.match[j]!;
-    if (i < 0) onAdded(j);
-    else {
-      matched[i] = 1;
-      onMatch(i, j, walk.same[j] === 1);
-    }
-  }
-  return matched;
+  return withRecords(base, t.added, removed, t.changed, t.unchanged);
 }
 
 /**
@@ -276,37 +239,24 @@ function diffFiles(
     ok = false;
     return undefined;
   };
-  const compare = comparer(compared);
-  const added: ExportRecord[] = [];
-  const changed: ChangedRecord[] = [];
-  let unchanged = 0;
-  const onMatch = (i: number, j: number, sameRecord: boolean) => {
+  const t = tally(def.key, compared);
+  const onMatch = (i: number, j: number) => {
     if (!ok) return;
-    if (sameRecord) {
-      unchanged++;
+    if (walk ? walk.same[j] === 1 : sameBytes(a.bytes, ra, i, b.bytes, rb, j)) {
+      t.unchanged++;
       return;
     }
     const o = parsed(keysA, ra, i);
     const n = parsed(keysB, rb, j);
-    if (o === undefined || n === undefined) return;
-    const c = changeOf(def.key, compared, compare, o, n);
-    if (c) changed.push(c);
-    else unchanged++;
+    if (o !== undefined && n !== undefined) t.pair(o, n);
   };
   const onAdded = (j: number) => {
     const n = ok ? parsed(keysB, rb, j) : undefined;
-    if (n !== undefined) added.push(n);
+    if (n !== undefined) t.added.push(n);
   };
   const matched = walk
-    ? matchWalked(walk, a.count, b.count, onMatch, onAdded)
-    : matchRecordKeys(
-        keysA,
-        a.count,
-        keysB,
-        b.count,
-        (i, j) => onMatch(i, j, sameBytes(a.bytes, ra, i, b.bytes, rb, j)),
-        onAdded,
-      );
+    ? matchPartners(walk.match, a.count, onMatch, onAdded)
+    : matchRecordKeys(keysA, a.count, keysB, b.count, onMatch, onAdded);
   if (!matched) return undefined;
   const removed: ExportRecord[] = [];
   for (let i = 0; ok && i < a.count; i++) {
@@ -314,7 +264,7 @@ function diffFiles(
     const o = parsed(keysA, ra, i);
     if (o !== undefined) removed.push(o);
   }
-  return ok ? withRecords(base, added, removed, changed, unchanged) : undefined;
+  return ok ? withRecords(base, t.added, removed, t.changed, t.unchanged) : undefined;
 }
 
 /** A side with its export file, if any, parsed whole (today's errors for a damaged file). */

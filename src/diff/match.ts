@@ -86,47 +86,45 @@ function mergePartners(older: readonly string[], newer: readonly string[]): Int3
   return partners;
 }
 
-/**
- * Calls `onMatch` with the older and the newer index of each newer record
- * that has a partner (in newer's order), `onAdded` with the index of each
- * other one, and returns one flag per older record (1 = matched; 0 =
- * removed). The n-th duplicate of a key on one side is matched with the
- * n-th on the other.
- */
-export function matchKeys(
-  older: readonly string[],
-  newer: readonly string[],
-  onMatch: (olderIndex: number, newerIndex: number) => void,
-  onAdded: (newerIndex: number) => void,
-): Uint8Array {
-  const matched = new Uint8Array(older.length);
-  const partners = mergePartners(older, newer);
-  if (partners) {
-    for (let j = 0; j < newer.length; j++) {
-      const i = partners[j]!;
-      if (i < 0) {
-        onAdded(j);
-        continue;
-      }
-      matched[i] = 1;
-      onMatch(i, j);
-    }
-    return matched;
-  }
+/** For each newer key, the index of its older partner or -1, by a Map of older: where mergePartners cannot say. */
+function mapPartners(older: readonly string[], newer: readonly string[]): Int32Array {
   // Only older is indexed: newer is walked once, and a flag per older record says it was matched.
   const olderIndex = indexKeys(older);
+  const taken = new Uint8Array(older.length);
+  const partners = new Int32Array(newer.length);
   let newerDups: Map<string, number> | undefined;
   for (let j = 0; j < newer.length; j++) {
     const k = newer[j]!;
     let i = olderIndex.get(k);
-    if (i !== undefined && matched[i] === 1) {
+    if (i !== undefined && taken[i] === 1) {
       // The key occurred before in newer: this is its n-th occurrence.
       newerDups ??= new Map();
       const count = (newerDups.get(k) ?? 1) + 1;
       newerDups.set(k, count);
       i = olderIndex.get(nth(k, count));
     }
-    if (i === undefined) {
+    if (i !== undefined) taken[i] = 1;
+    partners[j] = i ?? -1;
+  }
+  return partners;
+}
+
+/**
+ * Calls `onMatch` with the older and the newer index of each newer record
+ * whose partner (older index, or -1) is given, in newer's order, `onAdded`
+ * with the index of each other one, and returns one flag per older record
+ * (1 = matched; 0 = removed).
+ */
+export function matchPartners(
+  partners: Int32Array,
+  olderCount: number,
+  onMatch: (olderIndex: number, newerIndex: number) => void,
+  onAdded: (newerIndex: number) => void,
+): Uint8Array {
+  const matched = new Uint8Array(olderCount);
+  for (let j = 0; j < partners.length; j++) {
+    const i = partners[j]!;
+    if (i < 0) {
       onAdded(j);
       continue;
     }
@@ -134,4 +132,14 @@ export function matchKeys(
     onMatch(i, j);
   }
   return matched;
+}
+
+/** matchPartners of two sides' keys: the n-th duplicate of a key on one side is matched with the n-th on the other. */
+export function matchKeys(
+  older: readonly string[],
+  newer: readonly string[],
+  onMatch: (olderIndex: number, newerIndex: number) => void,
+  onAdded: (newerIndex: number) => void,
+): Uint8Array {
+  return matchPartners(mergePartners(older, newer) ?? mapPartners(older, newer), older.length, onMatch, onAdded);
 }

@@ -86,15 +86,9 @@ async function loadCollection(dir: string, include: readonly Include[]): Promise
   const collection = await readCollection(dir);
   const result = buildAll(collection, include);
   const nulls = nullColumnsByExport(result.nullFields);
-  const exports = new Map<string, LoadedExport>();
-  for (const e of result.exports) {
-    exports.set(e.export, {
-      available: e.available,
-      ...(e.reason !== undefined ? { reason: e.reason } : {}),
-      records: e.records,
-      nullColumns: nulls.get(e.export) ?? new Set(),
-    });
-  }
+  const exports = new Map<string, LoadedExport>(
+    result.exports.map((e) => [e.export, { ...e, nullColumns: nulls.get(e.export) ?? new Set<string>() }]),
+  );
   const m = collection.manifest;
   return {
     info: { dir, kind: 'collection', baseUrl: m.baseUrl, time: m.time, date: m.date },

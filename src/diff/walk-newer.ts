@@ -12,7 +12,7 @@
  * off). Switch: `walkNewer` (src/fast-paths.ts); differential test:
  * test/unit/fast-paths.test.ts. What it earns: docs/performance.md.
  */
-import { columnSpans, type RecordKeys } from './bytes.js';
+import { absentValues, columnSpans, sameBytes, type RecordKeys } from './bytes.js';
 import { BETWEEN, EMPTY, HEAD, TAIL, type RecordRanges } from '../snapshot/records.js';
 
 /** Bytes `xf`..`xt` of x against `yf`..`yt` of y: negative, 0 or positive, as bytes (and then length) order them. */
@@ -81,7 +81,7 @@ function newWalk(bytes: Buffer, count: number, key: readonly string[]): NewerWal
   }));
   return {
     ranges: { starts: new Int32Array(count), ends: new Int32Array(count) },
-    keys: { bytes, spans, ascii: true, absent: key.map((k) => (({}) as Record<string, unknown>)[k]) },
+    keys: { bytes, spans, ascii: true, absent: absentValues(key) },
     match: new Int32Array(count).fill(-1),
     same: new Uint8Array(count),
   };
@@ -188,12 +188,8 @@ function mergeTo(
   let d = -1;
   while (i < olderCount && (d = compareKeys(older, i, walk.keys, j)) < 0) i++;
   if (i < olderCount && d === 0) {
-    const as = olderRanges.starts[i]!;
-    const ae = olderRanges.ends[i]!;
-    const pos = walk.ranges.starts[j]!;
-    const end = walk.ranges.ends[j]!;
     walk.match[j] = i;
-    walk.same[j] = ae - as === end - pos && older.bytes.compare(walk.keys.bytes, pos, end, as, ae) === 0 ? 1 : 0;
+    walk.same[j] = sameBytes(older.bytes, olderRanges, i, walk.keys.bytes, walk.ranges, j) ? 1 : 0;
   }
   return i;
 }

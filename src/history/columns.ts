@@ -4,8 +4,7 @@
  * catalog's declarations and the models they read, never from names: an
  * export added to the catalog gets typed columns without code here.
  */
-import type { ColumnDef, ExportDef } from '../exports/define.js';
-import { columnType, type ValueKind } from '../exports/catalog.js';
+import type { ValueKind } from '../exports/catalog.js';
 import type { ExportRecord } from '../exports/types.js';
 import { quoteIdent } from './engine.js';
 
@@ -16,12 +15,6 @@ export interface TypedColumn {
   readonly type: ColumnType;
   /** Epoch milliseconds: the view of current records adds `<name>_utc`. */
   readonly timestamp: boolean;
-}
-
-/** The history type the catalog declares for one column of an export (columnType), whatever its source. */
-export function typedColumn(exp: ExportDef, col: ColumnDef): TypedColumn {
-  const { kind, timestamp } = columnType(exp, col);
-  return { name: col.name, type: kind, timestamp };
 }
 
 /** The column's SQL type in each engine; SQLite keeps booleans as 0/1, checked. */

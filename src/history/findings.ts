@@ -6,6 +6,7 @@
  * unavailable export leaves its records.
  */
 import { parseFindingsFile, type PreviousFinding, type PreviousFindings } from '../findings/lifecycle.js';
+import { FINDINGS_FILE_NAME } from '../findings/names.js';
 import { closeVersions, quoteIdent, versionIdSql, type HistoryDb } from './engine.js';
 
 export const FINDINGS_TABLE = 'findings_versions';
@@ -134,7 +135,7 @@ export async function findingsBefore(
   const known = await db.all('SELECT 1 FROM run_files WHERE base_url = ? AND time = ? AND name = ?', [
     baseUrl,
     night,
-    '_findings.json',
+    FINDINGS_FILE_NAME,
   ]);
   if (known.length === 0) return undefined;
   const rows = await db.all(

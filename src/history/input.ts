@@ -251,23 +251,13 @@ async function readCollectionDir(dir: string, include: readonly Include[]): Prom
   const result = build(collection, include);
   const date = collection.manifest.date;
   const written = result.exports.map((e) => ({
-    export: e.export,
+    ...e,
     file: exportFileName(e.export, e.records.length, date),
     count: e.records.length,
-    available: e.available,
-    reason: e.reason,
-    proposedRoute: e.proposedRoute,
     sha256: exportSha256(e.records),
-    records: e.records,
   }));
-  const manifest = snapshotManifest(
-    collection,
-    { ...result, exports: written.map(({ records: _r, ...rest }) => rest) },
-    'replay',
-    false,
-    complete,
-    include,
-  );
+  // snapshotManifest takes of each export only the manifest's fields.
+  const manifest = snapshotManifest(collection, { ...result, exports: written }, 'replay', false, complete, include);
   return {
     dir,
     baseUrl: manifest.baseUrl,

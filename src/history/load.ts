@@ -1,8 +1,8 @@
 import { FailedError } from '../errors.js';
-import { matchRecords } from '../diff/compare.js';
+import { keyOfValues, matchKeys } from '../diff/match.js';
 import { TOOL } from '../version.js';
 import { closeVersions, quoteIdent, type HistoryDb } from './engine.js';
-import { exportTable, type ExportTable } from './schema.js';
+import { exportTable, VERSION_COLUMNS, type ExportTable } from './schema.js';
 import { keyText, rowFunction, storedKeyText } from './columns.js';
 import type { InputExport, SnapshotInput } from './input.js';
 import { loadFindings } from './findings.js';
@@ -21,22 +21,6 @@ export interface LoadResult {
 export type AfterExport = (exportName: string) => Promise<void> | void;
 
 const FIRST_LOAD_SLICE = 5000;
-
-const INDEX = Symbol('record index');
-type KeyView = Record<string, string | null> & { [INDEX]: number };
-
-/**
- * A record's key columns as text (src/history/columns.ts), with the record's
- * position. Both sides are matched on these views, so the stored records need
- * not be parsed: a key whose type changed (1 and "1") pairs two records whose
- * texts then differ, which closes one version and opens another, exactly as
- * if they had not been paired.
- */
-function keyView(key: readonly string[], index: number, textOf: (k: number) => string | null): KeyView {
-  const view = { [INDEX]: index } as KeyView;
-  for (let k = 0; k < key.length; k++) view[key[k]!] = textOf(k);
-  return view;
-}
 
 /** The records whose text is no open version's (`fresh`), and the open versions a record's text kept (`kept`). */
 function matchByText(open: readonly unknown[][], texts: readonly string[]): { kept: Uint8Array; fresh: number[] } {
@@ -84,7 +68,7 @@ async function loadExport(
       );
   const [maxRow] = await db.all(`SELECT MAX(version_id) FROM ${quoteIdent(t.table)}`);
   let nextId = Number(maxRow?.[0] ?? 0) + 1;
-  const columns = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record', ...t.columns];
+  const columns = [...VERSION_COLUMNS, ...t.columns];
   const toRow = rowFunction(t.typed);
   const keyTypes = key.map((k) => t.typed.find((c) => c.name === k)!.type);
   if (first) {
@@ -107,18 +91,19 @@ async function loadExport(
   const rows: unknown[][] = [];
   const toClose: number[] = [];
   const insert = (i: number) => rows.push(toRow(nextId++, baseUrl, time, texts[i]!, records.get(i)!));
-  const matched = matchRecords(
-    key,
-    rest.map((o) => keyView(key, o, (k) => storedKeyText(keyTypes[k]!, open[o]![2 + k]))),
-    fresh.map((i) => keyView(key, i, (k) => keyText(keyTypes[k]!, records.get(i)![key[k]!]))),
-    (j, view) => {
-      const i = (view as unknown as KeyView)[INDEX];
+  // Both sides are matched on their key columns as text (src/history/columns.ts), so the stored records need not be
+  // parsed: a key whose type changed (1 and "1") pairs two records whose texts then differ, which closes one version
+  // and opens another, exactly as if they had not been paired.
+  const matched = matchKeys(
+    rest.map((o) => keyOfValues(keyTypes.map((type, k) => storedKeyText(type, open[o]![2 + k])))),
+    fresh.map((i) => keyOfValues(keyTypes.map((type, k) => keyText(type, records.get(i)![key[k]!])))),
+    (j, f) => {
       const o = rest[j]!;
-      if (texts[i] === open[o]![1]) return;
+      if (texts[fresh[f]!] === open[o]![1]) return;
       toClose.push(Number(open[o]![0]));
-      insert(i);
+      insert(fresh[f]!);
     },
-    (view) => insert((view as unknown as KeyView)[INDEX]),
+    (f) => insert(fresh[f]!),
   );
   for (let j = 0; j < matched.length; j++) if (matched[j] === 0) toClose.push(Number(open[rest[j]!]![0]));
   await closeVersions(db, t.table, toClose, time);

@@ -147,12 +147,8 @@ export async function exportsAsOf(db: HistoryDb, site: string, time: string): Pr
   for (const t of EXPORT_TABLES) {
     const entry = listed.find((r) => String(r[0]) === t.def.name);
     if (!entry) continue;
-    const [, file, count, available, sha] = entry;
-    if (!isPlainFileName(String(file))) {
-      throw new FailedError(
-        `${db.label} names "${String(file).slice(0, 80)}" as a file of ${t.def.name}; the database is damaged`,
-      );
-    }
+    const [, name, count, available, sha] = entry;
+    const file = plainName(db, name, t.def.name);
     let records: ExportRecord[] = [];
     if (Number(available) === 1) {
       const rows = await db.all(
@@ -165,11 +161,11 @@ export async function exportsAsOf(db: HistoryDb, site: string, time: string): Pr
     const content = serializeExport({ records });
     if (records.length !== Number(count) || sha256Hex(content) !== String(sha)) {
       throw new FailedError(
-        `${t.def.name} as of ${time} does not come back as the file that was loaded (${String(file)}); ` +
+        `${t.def.name} as of ${time} does not come back as the file that was loaded (${file}); ` +
           `the history database ${db.label} was changed by something other than svc-snapshot`,
       );
     }
-    files.push({ name: String(file), content });
+    files.push({ name: file, content });
   }
   return files;
 }
@@ -183,18 +179,20 @@ export async function keptFilesAsOf(db: HistoryDb, site: string, time: string): 
     'SELECT name, sha256, content FROM run_files WHERE base_url = ? AND time = ? ORDER BY name',
     [site, time],
   );
-  return rows.map(([name, sha, content]) => {
-    if (!isPlainFileName(String(name))) {
-      throw new FailedError(
-        `${db.label} names "${String(name).slice(0, 80)}" as a file of the snapshot of ${time}; the database is damaged`,
-      );
-    }
+  return rows.map(([stored, sha, content]) => {
+    const name = plainName(db, stored, `the snapshot of ${time}`);
     if (sha256Hex(String(content)) !== String(sha)) {
       throw new FailedError(
-        `${String(name)} as of ${time} does not come back as the file that was loaded; ` +
+        `${name} as of ${time} does not come back as the file that was loaded; ` +
           `the history database ${db.label} was changed by something other than svc-snapshot`,
       );
     }
-    return { name: String(name), content: String(content) };
+    return { name, content: String(content) };
   });
+}
+
+/** A file name the database gives as one of `of`'s; a FailedError where it is not a plain file name. */
+function plainName(db: HistoryDb, name: unknown, of: string): string {
+  if (isPlainFileName(String(name))) return String(name);
+  throw new FailedError(`${db.label} names "${String(name).slice(0, 80)}" as a file of ${of}; the database is damaged`);
 }

@@ -1,11 +1,11 @@
 import { FailedError } from '../errors.js';
-import { CATALOG } from '../exports/catalog.js';
+import { CATALOG, columnType } from '../exports/catalog.js';
 import type { ExportDef } from '../exports/define.js';
 import { TOOL } from '../version.js';
 import type { ExportRecord } from '../exports/types.js';
 import { quoteIdent, versionIdSql, type HistoryDb } from './engine.js';
 import { recordTextsOf } from './texts.js';
-import { columnSql, rowFunction, sqlType, typedColumn, utcExpression, type TypedColumn } from './columns.js';
+import { columnSql, rowFunction, sqlType, utcExpression, type TypedColumn } from './columns.js';
 import { FINDINGS_INDEX_SQL, findingsTableSql } from './findings.js';
 
 /**
@@ -92,7 +92,7 @@ function storedRecord(
 const SIGNING_KEY_COLUMN = 'signing_key';
 
 /** Columns every versions table has before the export's own; no catalog column may take these names. */
-const VERSION_COLUMNS = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record'] as const;
+export const VERSION_COLUMNS: readonly string[] = ['version_id', 'base_url', 'seen_from', 'seen_to', 'record'];
 
 export interface ExportTable {
   readonly def: ExportDef;
@@ -108,10 +108,14 @@ const ident = (name: string) => name.toLowerCase().replace(/[^a-z0-9_]/g, '_');
 
 export const EXPORT_TABLES: readonly ExportTable[] = CATALOG.map((def) => {
   const view = ident(def.name);
-  const typed = def.columns.map((c) => typedColumn(def, c));
+  // The history type the catalog declares for each column (columnType), whatever its source.
+  const typed = def.columns.map((c): TypedColumn => {
+    const { kind, timestamp } = columnType(def, c);
+    return { name: c.name, type: kind, timestamp };
+  });
   const columns = typed.map((c) => c.name);
   for (const c of typed) {
-    if ((VERSION_COLUMNS as readonly string[]).includes(c.name))
+    if (VERSION_COLUMNS.includes(c.name))
       throw new Error(`export ${def.name}: column ${c.name} clashes with a history column`);
     if (c.timestamp && columns.includes(`${c.name}_utc`)) {
       throw new Error(`export ${def.name}: column ${c.name}_utc clashes with the view's UTC time of ${c.name}`);
@@ -165,7 +169,7 @@ async function createExportTable(db: HistoryDb, t: ExportTable, extra: readonly 
 /** The columns of a versions table that the catalog no longer declares (kept, as text). */
 async function extraColumns(db: HistoryDb, t: ExportTable): Promise<string[]> {
   const have = await db.columns(t.table);
-  return [...have].filter((c) => !(VERSION_COLUMNS as readonly string[]).includes(c) && !t.columns.includes(c)).sort();
+  return [...have].filter((c) => !VERSION_COLUMNS.includes(c) && !t.columns.includes(c)).sort();
 }
 
 /**

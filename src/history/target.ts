@@ -79,16 +79,14 @@ function parsePostgres(value: string): HistoryTarget {
   }
   const loopback = host === 'localhost' || host === '::1' || /^127\./.test(host);
   const mode = url.searchParams.get('sslmode') ?? (loopback ? 'disable' : 'verify-full');
-  let sslmode: 'disable' | 'verify-full';
-  if (mode === 'disable') sslmode = 'disable';
-  else if (mode === 'require' || mode === 'verify-ca' || mode === 'verify-full') sslmode = 'verify-full';
-  else {
+  if (!['disable', 'require', 'verify-ca', 'verify-full'].includes(mode)) {
     throw new UsageError(
       `--history: sslmode=${mode.slice(0, 20)} is not supported: use sslmode=disable (no TLS) or verify-full (TLS ` +
         `with the certificate and host name verified; require and verify-ca mean the same here, as TLS is never ` +
         `unverified)`,
     );
   }
+  const sslmode = mode === 'disable' ? 'disable' : 'verify-full';
   const label = `postgres://${encodeURIComponent(user)}@${url.host}/${encodeURIComponent(database)}`;
   return { engine: 'postgres', host, port, user, database, sslmode, label };
 }

@@ -4,9 +4,9 @@ import { chmod } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError, FailedError } from '../errors.js';
 import { describeFsError } from '../util/fs-error.js';
-import { isLiveStaging, notePublished, registerBackup, unregisterBackup, unregisterStaging } from './registry.js';
+import { notePublished, registerBackup, unregisterBackup, unregisterStaging } from './registry.js';
 import { assertNoSecrets, listTree, secretMatcher } from './scan.js';
-import { createStaging, DIR_MODE, FILE_MODE, fileIdentity, targetParts, type Staging } from './staging.js';
+import { assertLive, createStaging, DIR_MODE, FILE_MODE, fileIdentity, targetParts, type Staging } from './staging.js';
 import { assertReplaceable, assertSafeTarget, type OutputKind } from './target.js';
 
 /**
@@ -20,10 +20,8 @@ export async function commit(
   secrets: readonly string[],
   kind?: OutputKind,
 ): Promise<void> {
-  const { target, parent, base } = targetParts(targetDir);
-  if (!isLiveStaging(staging.dir)) {
-    throw new Error(`staging directory ${staging.dir} was already published or discarded`);
-  }
+  const { target, parent } = targetParts(targetDir);
+  assertLive(staging.dir);
   if (path.dirname(staging.dir) !== parent) {
     staging.discard();
     throw new Error(`staging directory ${staging.dir} is not beside ${target}`);
@@ -41,7 +39,7 @@ export async function commit(
   }
   // From here on everything is synchronous: a signal handler runs between
   // event-loop tasks, so it sees either the old target or the new one.
-  publishSync(staging, target, parent, base, kind);
+  publishSync(staging, target, kind);
 }
 
 /**
@@ -60,20 +58,12 @@ function stillSearched(staging: Staging, secrets: readonly string[]): Set<string
   return out;
 }
 
-function publishSync(
-  staging: Staging,
-  target: string,
-  parent: string,
-  base: string,
-  kind: OutputKind | undefined,
-): void {
-  let existing: ReturnType<typeof lstatSync> | undefined;
+function publishSync(staging: Staging, target: string, kind: OutputKind | undefined): void {
   try {
     // Checked again here, just before the rename: what is replaced must be the tool's own output.
     assertSafeTarget(target, process.cwd());
     assertReplaceable(target, kind);
-    existing = lstatSync(target, { throwIfNoEntry: false });
-    if (!existing) {
+    if (!lstatSync(target, { throwIfNoEntry: false })) {
       renameSync(staging.dir, target);
       unregisterStaging(staging.dir);
       notePublished(target);
@@ -84,6 +74,7 @@ function publishSync(
     throw wrap(err, target);
   }
 
+  const { parent, base } = targetParts(target);
   const backup = path.join(parent, `.${base}.previous-${process.pid}-${randomBytes(4).toString('hex')}`);
   registerBackup(backup, target);
   try {

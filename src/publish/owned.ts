@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync } from 'node:fs';
-import { readOpenedFile } from '../util/safe-read.js';
+import { isPlainFileName, readOpenedFile } from '../util/safe-read.js';
 import path from 'node:path';
 import { z } from 'zod';
 import { escapeControl } from '../util/escape.js';
@@ -17,7 +17,7 @@ export const MANIFEST_OF: Record<OutputKind, string> = {
 const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 
 const Tool = z.object({ name: z.literal('svc-snapshot'), version: z.string() });
-const FileName = z.string().refine(isPlainName, 'not a plain file name');
+const FileName = z.string().refine(isPlainFileName, 'not a plain file name');
 const Date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 
 const SnapshotManifest = z.object({
@@ -63,10 +63,6 @@ export interface OwnershipRule {
   readonly complete: boolean;
 }
 
-function isPlainName(name: string): boolean {
-  return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
-}
-
 /**
  * Whether `dir` is a complete output directory of `kind` written by this tool
  * and holding nothing else (CONTRACT sections 6 and 12): a real directory, its
@@ -107,7 +103,8 @@ function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule):
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (entry.name === manifestName) continue;
     const child = path.join(rel, entry.name);
-    if (entry.isDirectory() && allowed.subdirs.has(entry.name)) {
+    // A snapshot's raw/ is the collection it was built from.
+    if (entry.isDirectory() && kind === 'snapshot' && entry.name === 'raw') {
       const sub = check(path.join(dir, entry.name), 'collection', child, rule);
       if (!sub.owned) return { owned: false, reason: `${escapeControl(child)}/ ${sub.reason}` };
       files.push(...sub.tree.files);
@@ -115,7 +112,8 @@ function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule):
       continue;
     }
     if (!entry.isFile()) return { owned: false, reason: `holds ${escapeControl(child)}, which is not a regular file` };
-    if (!allowed.files.has(entry.name))
+    // Each kind's manifest may have its signature beside it.
+    if (!allowed.has(entry.name) && entry.name !== `${manifestName}.sig`)
       return { owned: false, reason: `holds ${escapeControl(child)}, which its manifest does not list` };
     files.push(child);
   }
@@ -123,44 +121,32 @@ function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule):
   return { owned: true, tree: { files, dirs } };
 }
 
-interface Allowed {
-  files: Set<string>;
-  subdirs: Set<string>;
-}
-
 /** The names a complete manifest accounts for, or why the manifest does not qualify. */
-function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): Allowed | string {
+function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): Set<string> | string {
   if (kind === 'snapshot') {
     const m = SnapshotManifest.safeParse(json);
     if (!m.success) return incomplete('snapshot');
     if (rule.complete && !m.data.complete) return 'is a partial snapshot (published with --allow-partial)';
     // The spreadsheet forms of CONTRACT section 10 are the tool's files too.
     const files = m.data.exports.flatMap((e) => [e.file, e.file.replace(/\.json$/, '.csv')]);
-    files.push(`svc-snapshot-${m.data.date}.xlsx`, `${MANIFEST_OF.snapshot}.sig`);
-    for (const f of m.data.files ?? []) if (isPlainName(f.name)) files.push(f.name);
+    files.push(`svc-snapshot-${m.data.date}.xlsx`);
+    for (const f of m.data.files ?? []) if (isPlainFileName(f.name)) files.push(f.name);
     // `--findings` (CONTRACT section 17).
     files.push('_findings.json');
-    return { files: new Set(files), subdirs: new Set(['raw']) };
+    return new Set(files);
   }
   if (kind === 'collection') {
     const m = CollectionManifest.safeParse(json);
     if (!m.success) return incomplete('collection');
     if (rule.complete && m.data.routes.some((r) => r.error !== undefined)) return 'is a collection with failed routes';
-    return {
-      files: new Set([...m.data.routes.flatMap((r) => (r.file ? [r.file] : [])), `${MANIFEST_OF.collection}.sig`]),
-      subdirs: new Set(),
-    };
+    return new Set(m.data.routes.flatMap((r) => (r.file ? [r.file] : [])));
   }
   const m = AuditManifest.safeParse(json);
   if (!m.success) return incomplete('audit');
   if (rule.complete && m.data.routes.some((r) => r.error !== undefined || r.status < 200 || r.status > 299)) {
     return 'is an audit collection with failed requests';
   }
-  const files = [
-    ...[...m.data.routes, ...(m.data.queries ?? []), ...(m.data.reports ?? [])].map((r) => r.file),
-    `${MANIFEST_OF.audit}.sig`,
-  ];
-  return { files: new Set(files), subdirs: new Set() };
+  return new Set([...m.data.routes, ...(m.data.queries ?? []), ...(m.data.reports ?? [])].map((r) => r.file));
 }
 
 function incomplete(kind: string): string {

@@ -66,32 +66,34 @@ export function cleanupAllSync(): void {
  * made for each) and those it did publish: what a failed run's --json object
  * says was and was not published.
  */
-const ledger = { targets: [] as string[], published: [] as string[] };
+const ledger = { targets: new Set<string>(), published: new Set<string>() };
 
 export function noteTarget(target: string): void {
-  if (!ledger.targets.includes(target)) ledger.targets.push(target);
+  ledger.targets.add(target);
 }
 
 export function notePublished(target: string): void {
   noteTarget(target);
-  if (!ledger.published.includes(target)) ledger.published.push(target);
+  ledger.published.add(target);
 }
 
 /** What was published and what was not, by output directory, in the order the run began them. */
 export function publishLedger(): { published: string[]; notPublished: string[] } {
   return {
     published: [...ledger.published],
-    notPublished: ledger.targets.filter((t) => !ledger.published.includes(t)),
+    notPublished: [...ledger.targets].filter((t) => !ledger.published.has(t)),
   };
 }
 
 /** A new run (main) starts a new ledger. */
 export function resetPublishLedger(): void {
-  ledger.targets.length = 0;
-  ledger.published.length = 0;
+  ledger.targets.clear();
+  ledger.published.clear();
 }
 
 /** What an interruption would leave behind now, when it is not "nothing was published" (whenInterrupted's text). */
+let outcome: string | undefined;
+
 export function currentOutcome(): string | undefined {
   return outcome;
 }
@@ -101,9 +103,6 @@ type Signal = 'SIGINT' | 'SIGTERM';
 export type OnSignal = (signal: Signal, error: InterruptedError) => unknown;
 
 let installed: { onSignal: OnSignal | undefined; uninstall: () => void } | undefined;
-
-/** What a signal would leave behind now, when it is not "nothing was published" (see `whenInterrupted`). */
-let outcome: string | undefined;
 
 /**
  * Says what a signal arriving from now on leaves behind (a history load in

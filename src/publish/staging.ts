@@ -1,6 +1,6 @@
 import { FailedError } from '../errors.js';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isLiveStaging, noteTarget, registerStaging, unregisterStaging } from './registry.js';
 import { describeFsError } from '../util/fs-error.js';
@@ -82,14 +82,14 @@ export async function createStaging(targetDir: string, secrets: readonly string[
   }
   const matcher = secretMatcher(secrets);
   const searched = new Map<string, string>();
-  /** Runs one write with a search of its bytes; the file counts as searched once the write is whole. */
-  const write = async (relPath: string, run: (target: WriteTarget) => Promise<void>): Promise<void> => {
+  /** Writes one file with a search of its bytes; the file counts as searched once the write is whole. */
+  const write = async (relPath: string, chunks: Chunks, onBytes?: (bytes: Uint8Array) => void): Promise<void> => {
     const segments = safeSegments(dir, relPath);
     const rel = segments.join(path.sep);
     searched.delete(rel);
     const search = matcher ? new SecretSearch(matcher) : undefined;
     try {
-      await run({ dir, segments, search, rel });
+      await writeChunksInto({ dir, segments, search, rel }, chunks, onBytes);
     } catch (err) {
       // A file-system failure names the file, what happened and what to do.
       const message = describeFsError(err, path.join(dir, relPath));
@@ -102,8 +102,8 @@ export async function createStaging(targetDir: string, secrets: readonly string[
     dir,
     secrets: [...secrets],
     searched,
-    writeFile: (relPath, data) => write(relPath, (t) => writeInto(t, data)),
-    writeChunks: (relPath, chunks, onBytes) => write(relPath, (t) => writeChunksInto(t, chunks, onBytes)),
+    writeFile: (relPath, data) => write(relPath, [data]),
+    writeChunks: write,
     discard: () => discardDir(dir),
   };
 }
@@ -143,14 +143,6 @@ function discardDir(dir: string): void {
   if (!isLiveStaging(dir)) return;
   rmSync(dir, { recursive: true, force: true });
   unregisterStaging(dir);
-}
-
-async function writeInto(t: WriteTarget, data: string | Uint8Array): Promise<void> {
-  // A long string is encoded piece by piece rather than into one buffer as large as the file.
-  if (typeof data === 'string' && data.length > WRITE_BUFFER_BYTES / 3) return writeChunksInto(t, [data]);
-  const bytes = searched(t, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
-  const file = await prepareFile(t.dir, t.segments);
-  await writeFile(file, bytes, { mode: FILE_MODE });
 }
 
 /** Strings are encoded into one reused buffer of this size, written when full. */
@@ -241,6 +233,6 @@ function safeSegments(dir: string, relPath: string): string[] {
   return rel.split(path.sep);
 }
 
-function assertLive(dir: string): void {
+export function assertLive(dir: string): void {
   if (!isLiveStaging(dir)) throw new Error(`staging directory ${dir} was already published or discarded`);
 }
