@@ -9,11 +9,13 @@
  */
 import type { ExportRecord } from '../exports/types.js';
 import {
+  defineRule,
   keyText,
   ts,
   type FindingDraft,
   type RowRef,
   type RuleContext,
+  type RuleDef,
   type RuleInput,
   type SpecCitation,
 } from './define.js';
@@ -37,7 +39,7 @@ interface ProjectRequirement {
   readonly text: string;
 }
 
-export interface RequiredCertification {
+interface RequiredCertification {
   /** The first row of the user and project in key order. */
   readonly membership: ExportRecord;
   readonly userID: string;
@@ -50,7 +52,7 @@ export interface RequiredCertification {
  * The finding of a required certification: the membership, and the project, level, requirement and
  * certification behind it (made only for a finding: the join has one entry per member and requirement).
  */
-export function certificationFinding(r: RequiredCertification, detail: string): FindingDraft {
+function certificationFinding(r: RequiredCertification, detail: string): FindingDraft {
   const m = r.membership;
   const related = r.best
     ? [...r.required.related, ref('user_certifications', r.best.userID, r.best.requirementID, r.best.id)]
@@ -126,7 +128,7 @@ const joined = new WeakMap<
   { readonly inherit: boolean; readonly list: readonly RequiredCertification[] }
 >();
 
-export function requiredCertifications(ctx: RuleContext): readonly RequiredCertification[] {
+function requiredCertifications(ctx: RuleContext): readonly RequiredCertification[] {
   const key = ctx.records('project_memberships');
   let out = joined.get(key);
   if (!out || out.inherit !== ctx.inheritLevels)
@@ -298,14 +300,32 @@ const CERTIFICATION_SPEC: readonly SpecCitation[] = [
   { where: 'management-api.md §2 SecurityRequirementInfo', text: '`type` string (e.g. `UserCert`)' },
 ];
 
-/** What the three certification rules declare alike: the spec they rest on, what tells findings apart, what they read. */
-export const CERTIFICATION_INPUTS = {
-  spec: CERTIFICATION_SPEC,
-  part: 'the requirement id (`security_requirements` `id`)',
-  reads: CERTIFICATION_READS,
-} as const;
+/** The three certification rules: what they declare alike, and a finding for each required certification `detail` describes. */
+export function certificationRule(
+  rule: Pick<RuleDef, 'id' | 'severity' | 'description' | 'meaning'> & {
+    /** What the finding says of the member's certification, or undefined for no finding. */
+    readonly detail: (r: RequiredCertification, ctx: RuleContext) => string | undefined;
+  },
+): RuleDef {
+  return defineRule({
+    id: rule.id,
+    severity: rule.severity,
+    description: rule.description,
+    // The decisions the three share follow each rule's own words.
+    meaning: `${rule.meaning} ${CERTIFICATION_SCOPE}`,
+    spec: CERTIFICATION_SPEC,
+    part: 'the requirement id (`security_requirements` `id`)',
+    reads: CERTIFICATION_READS,
+    *check(ctx) {
+      for (const r of requiredCertifications(ctx)) {
+        const detail = rule.detail(r, ctx);
+        if (detail !== undefined) yield certificationFinding(r, detail);
+      }
+    },
+  });
+}
 
-export const CERTIFICATION_SCOPE =
+const CERTIFICATION_SCOPE =
   "The spec does not say whether a child project takes its parent's security level; either reading is defensible, " +
   'and `--findings-inherit-levels` (the default, the stricter one: CONTRACT section 17) chooses. ' +
   'Inheriting, a project is held to its own `securityLevel` and to the levels of its ancestors (following ' +
