@@ -232,17 +232,15 @@ export function findingWith(
 }
 
 /** A resolved finding as its line of `_findings.json`'s `resolved`. */
-function resolvedLine(f: ResolvedFinding): string {
-  return JSON.stringify({
-    id: f.id,
-    rule: f.rule,
-    severity: f.severity,
-    firstSeen: f.firstSeen,
-    subject: refJson(f.subject),
-    detail: f.detail,
-    display: f.display,
-  });
-}
+const resolvedJson = (f: ResolvedFinding) => ({
+  id: f.id,
+  rule: f.rule,
+  severity: f.severity,
+  firstSeen: f.firstSeen,
+  subject: refJson(f.subject),
+  detail: f.detail,
+  display: f.display,
+});
 
 /**
  * Severity (critical first), rule, subject (export, then key part by part),
@@ -340,21 +338,19 @@ export async function evaluateFindings(
     };
     let count = 0;
     for (const draft of rule.check(ctx)) {
-      findings.push({
+      // Through findingWith: every finding has all its members, in one order.
+      const finding = {
         id: findingId(rule.id, draft.subject, draft.part),
         rule: rule.id,
         severity: rule.severity,
         subject: draft.subject,
-        related: draft.related,
+        related: draft.related ?? [],
         detail: draft.detail,
         display: names.of(draft.about),
         about: draft.about,
         summary: draft.summary,
-        state: undefined,
-        firstSeen: undefined,
-        waived: undefined,
-        waiverEnded: undefined,
-      });
+      };
+      findings.push(findingWith(finding, {}));
       count++;
     }
     const partly = leftOut(rule, manifest);
@@ -383,34 +379,38 @@ const FINDINGS_PER_CHUNK = 2000;
  */
 export function* serializeFindingsChunks(report: FindingsReport): Generator<string> {
   const waived = report.waivers !== undefined ? waivedCounts(report) : undefined;
-  const rules = report.rules.map((r) =>
-    JSON.stringify({
-      id: r.id,
-      severity: r.severity,
-      evaluated: r.evaluated,
-      ...(r.reason !== undefined ? { reason: r.reason } : {}),
-      count: r.count,
-      ...(waived && r.evaluated ? { waived: waived.get(r.id) ?? 0 } : {}),
-    }),
-  );
-  const list = (lines: string[]) => (lines.length === 0 ? '[]' : `[\n    ${lines.join(',\n    ')}\n  ]`);
+  const rules = report.rules.map((r) => ({
+    id: r.id,
+    severity: r.severity,
+    evaluated: r.evaluated,
+    ...(r.reason !== undefined ? { reason: r.reason } : {}),
+    count: r.count,
+    ...(waived && r.evaluated ? { waived: waived.get(r.id) ?? 0 } : {}),
+  }));
   const { findings } = report;
   let head = `{\n  "time": ${JSON.stringify(report.time)},\n`;
   if (report.previous) head += `  "previous": ${JSON.stringify(report.previous)},\n`;
   if (report.waivers) head += `  "waivers": ${waiversText(report.waivers)},\n`;
-  yield `${head}  "rules": ${list(rules)},\n  "findings": ${findings.length === 0 ? '[]' : '[\n    '}`;
+  yield `${head}  "rules": ${jsonList(rules, '  ')},\n  "findings": ${findings.length === 0 ? '[]' : '[\n    '}`;
   for (let i = 0; i < findings.length; i += FINDINGS_PER_CHUNK) {
     const lines = findings.slice(i, i + FINDINGS_PER_CHUNK).map(findingLine);
     yield `${i > 0 ? ',\n    ' : ''}${lines.join(',\n    ')}`;
   }
   if (findings.length > 0) yield '\n  ]';
-  yield report.resolved !== undefined ? `,\n  "resolved": ${list(report.resolved.map(resolvedLine))}\n}\n` : '\n}\n';
+  yield report.resolved !== undefined
+    ? `,\n  "resolved": ${jsonList(report.resolved.map(resolvedJson), '  ')}\n}\n`
+    : '\n}\n';
+}
+
+/** A JSON array, one compact value a line, closed at `indent`; `[]` when empty. */
+function jsonList(values: readonly unknown[], indent: string): string {
+  const lines = values.map((v) => JSON.stringify(v));
+  return lines.length === 0 ? '[]' : `[\n${indent}  ${lines.join(`,\n${indent}  `)}\n${indent}]`;
 }
 
 /** The waivers member: its lists one compact entry a line. */
 function waiversText(w: WaiversSummary): string {
-  const list = (notes: readonly WaiverNote[]) =>
-    notes.length === 0 ? '[]' : `[\n      ${notes.map((n) => JSON.stringify(n)).join(',\n      ')}\n    ]`;
+  const list = (notes: readonly WaiverNote[]) => jsonList(notes, '    ');
   return (
     `{\n    "sha256": ${JSON.stringify(w.sha256)},\n    "entries": ${w.entries},\n    "stale": ${list(w.stale)},\n` +
     `    "endingSoon": ${list(w.endingSoon)},\n    "ended": ${list(w.ended)}\n  }`
