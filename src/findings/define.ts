@@ -119,15 +119,7 @@ export function defineRule(input: RuleDef): RuleDef {
   return Object.freeze({
     ...input,
     spec: Object.freeze(input.spec.map((s) => Object.freeze({ ...s }))),
-    reads: Object.freeze(
-      input.reads.map((r) =>
-        Object.freeze({
-          export: r.export,
-          columns: Object.freeze([...r.columns]),
-          ...(r.optional !== undefined ? { optional: r.optional } : {}),
-        }),
-      ),
-    ),
+    reads: Object.freeze(input.reads.map((r) => Object.freeze({ ...r, columns: Object.freeze([...r.columns]) }))),
   });
 }
 
