@@ -5,10 +5,10 @@
  * nothing is written); a waiver whose date has passed is no error: it simply
  * no longer applies.
  */
-import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node, type YAMLMap } from 'yaml';
 import { UsageError } from '../errors.js';
-import { readOpenedFile, sha256Hex } from '../util/safe-read.js';
+import { readOpenedFile, SAFE_OPEN_FLAGS, sha256Hex } from '../util/safe-read.js';
 import { RULES } from './catalog.js';
 import { findingWith, type Finding, type WaiverMark, type WaiverNote, type WaiversSummary } from './evaluate.js';
 
@@ -49,7 +49,7 @@ function readWaiversBytes(path: string, from: string): Buffer {
   const fail = (what: string) => new UsageError(`${from} ${path}: ${what}`);
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    fd = openSync(path, SAFE_OPEN_FLAGS);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? 'error';
     if (code === 'ELOOP' || code === 'EMLINK')
