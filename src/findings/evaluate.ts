@@ -248,17 +248,15 @@ const resolvedJson = (f: ResolvedFinding) => ({
  * as UTF-16 code units, so that two findings are in one order only unless
  * they are the same. Nothing is serialized to be compared.
  */
-function sortFindings(findings: readonly Finding[]): Finding[] {
-  const decorated = findings.map((f) => ({ f, rank: severityRank(f.severity) }));
-  decorated.sort(
+function sortFindings(findings: Finding[]): Finding[] {
+  return findings.sort(
     (a, b) =>
-      b.rank - a.rank ||
-      compareText(a.f.rule, b.f.rule) ||
-      compareRef(a.f.subject, b.f.subject) ||
-      compareLists(a.f.related, b.f.related, compareRef) ||
-      compareText(a.f.detail, b.f.detail),
+      severityRank(b.severity) - severityRank(a.severity) ||
+      compareText(a.rule, b.rule) ||
+      compareRef(a.subject, b.subject) ||
+      compareLists(a.related, b.related, compareRef) ||
+      compareText(a.detail, b.detail),
   );
-  return decorated.map((d) => d.f);
 }
 
 /** The snapshot's time as epoch milliseconds; a manifest whose time is not a date is refused. */

@@ -10,6 +10,7 @@
  * and against the one schema of the file), else from the rules evaluated
  * over its exports (then `firstSeen` starts at that snapshot's time).
  */
+import { isRecord } from '../body/decode.js';
 import { FINDINGS_FILE_NAME } from './names.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { findPreviousSnapshot } from '../diff/previous.js';
@@ -64,7 +65,6 @@ export function applyLifecycle(report: FindingsReport, previous: PreviousFinding
 }
 
 const isText = (v: unknown): v is string => typeof v === 'string';
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const SEVERITY_SET: ReadonlySet<string> = new Set(SEVERITIES);
 
 /** A finding of the file as the lifecycle reads it: the members it needs, each of its type; undefined otherwise. */
