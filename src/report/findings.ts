@@ -9,7 +9,7 @@ import { SEVERITIES } from '../findings/define.js';
 import type { Finding, FindingsReport, ResolvedFinding, WaiverNote } from '../findings/evaluate.js';
 import { findingHeading, groupFindings, waiverLists } from '../findings/format.js';
 import { esc, sentence, text, value } from './escape.js';
-import { notShown, plural, section, table } from './html.js';
+import { cappedTable, notShown, plural, section, table } from './html.js';
 import type { ReportModel } from './model.js';
 
 /** Findings shown on the page (new, resolved, and under their people); the rest are counted. */
@@ -54,13 +54,10 @@ function sinceList<F extends Finding | ResolvedFinding>(
   cells: (f: F) => string,
 ): string {
   if (list.length === 0) return '';
-  const rows = list
-    .slice(0, FINDINGS_SHOWN)
-    .map((f) => `<tr>${ruleCells(f)}<td><bdi>${text(findingHeading(f))}</bdi></td>${cells(f)}</tr>`);
+  const row = (f: F) => `<tr>${ruleCells(f)}<td><bdi>${text(findingHeading(f))}</bdi></td>${cells(f)}</tr>`;
   return (
     `<details open><summary>${title}: ${plural(list.length, 'finding')}</summary>\n` +
-    table(['Severity', 'Rule', 'Who', ...heads], rows) +
-    notShown(list.length - rows.length, `${title.toLowerCase()} findings`) +
+    cappedTable(['Severity', 'Rule', 'Who', ...heads], list, FINDINGS_SHOWN, row, `${title.toLowerCase()} findings`) +
     '</details>\n'
   );
 }
