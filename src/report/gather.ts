@@ -156,10 +156,7 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
     new Date(manifest.time),
   );
   const readers = exportReaders(snapshot, true);
-  const evaluate = {
-    inheritLevels: opts.inheritLevels ?? true,
-    ...(opts.expiringDays !== undefined ? { expiringDays: opts.expiringDays } : {}),
-  };
+  const evaluate = { inheritLevels: opts.inheritLevels ?? true, expiringDays: opts.expiringDays };
   const given = opts.previous;
   const warn = opts.warn ?? (() => {});
   const findings = async (before: PreviousFindings | undefined) => {
@@ -168,8 +165,8 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
       before ??
       (opts.history ? await previousFromHistory(opts.history, manifest.baseUrl, manifest.time, warn) : undefined);
     return overTime(evaluated, previous, {
-      expiringDays: evaluate.expiringDays ?? DEFAULT_EXPIRING_DAYS,
-      ...(opts.waivers ? { waivers: opts.waivers } : {}),
+      expiringDays: opts.expiringDays ?? DEFAULT_EXPIRING_DAYS,
+      waivers: opts.waivers,
     });
   };
   const older = given ?? (await findPreviousSnapshot(dir, manifest.time));
