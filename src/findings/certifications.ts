@@ -146,8 +146,6 @@ interface Source {
 /** A project's requirements by id, in order (its own first), each once. Never changed once made: merged maps may be shared. */
 type Held = ReadonlyMap<string, Source>;
 
-const NONE: Held = new Map();
-
 /** `own` first, then what `above` adds (the nearest source of each requirement wins). */
 function merge(own: Held, above: Held | undefined): Held {
   if (above === undefined || above.size === 0) return own;
@@ -222,19 +220,14 @@ function* joinRequired(ctx: RuleContext): Generator<RequiredCertification> {
     if (!before || better(c, before)) held.set(requirementID, c);
   }
   // Each project's own known requirements: its level's list without repeats, in order; none without a known level.
-  const own = new Map<ExportRecord, Held>();
   const ownOf = (project: ExportRecord): Held => {
-    let held = own.get(project);
-    if (!held) {
-      const level = typeof project.securityLevel === 'string' ? levels.get(project.securityLevel) : undefined;
-      const made = new Map<string, Source>();
-      for (const reqID of level ? strings(level.requirements) : []) {
-        const requirement = requirements.get(reqID);
-        if (requirement && level && !made.has(reqID)) made.set(reqID, { requirement, level, from: project });
-      }
-      own.set(project, (held = made.size > 0 ? made : NONE));
+    const level = typeof project.securityLevel === 'string' ? levels.get(project.securityLevel) : undefined;
+    const own = new Map<string, Source>();
+    for (const reqID of level ? strings(level.requirements) : []) {
+      const requirement = requirements.get(reqID);
+      if (requirement && level && !own.has(reqID)) own.set(reqID, { requirement, level, from: project });
     }
-    return held;
+    return own;
   };
   const heldOf = heldResolver(projects, ownOf, ctx.inheritLevels);
   // What each project's members are held to, as findings name it, made once per project.
