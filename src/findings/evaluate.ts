@@ -334,7 +334,7 @@ export async function evaluateFindings(
         return records;
       },
     };
-    let count = 0;
+    const before = findings.length;
     for (const draft of rule.check(ctx)) {
       // Through findingWith: every finding has all its members, in one order.
       const finding = {
@@ -349,16 +349,9 @@ export async function evaluateFindings(
         summary: draft.summary,
       };
       findings.push(findingWith(finding, {}));
-      count++;
     }
-    const partly = leftOut(rule, manifest);
-    results.push({
-      id: rule.id,
-      severity: rule.severity,
-      evaluated: true,
-      ...(partly !== undefined ? { reason: partly } : {}),
-      count,
-    });
+    const count = findings.length - before;
+    results.push({ id: rule.id, severity: rule.severity, evaluated: true, reason: leftOut(rule, manifest), count });
   }
   results.sort(compareRules);
   return { time: manifest.time, rules: results, findings: sortFindings(findings) };
