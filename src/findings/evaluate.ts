@@ -271,24 +271,6 @@ function snapshotTime(time: string): number {
 }
 
 /**
- * The exports the rules read, with the names `display` reads (DISPLAY_READS)
- * of each export the snapshot holds available: a name the snapshot cannot
- * give is said by its id, and stops no rule.
- */
-export function withDisplayReads(
-  reads: Map<string, Set<string>>,
-  manifest?: FindingsManifest,
-): Map<string, Set<string>> {
-  for (const [name, columns] of DISPLAY_READS) {
-    if (manifest && !manifest.exports.some((e) => e.export === name && e.available)) continue;
-    let cols = reads.get(name);
-    if (!cols) reads.set(name, (cols = new Set()));
-    for (const c of columns) cols.add(c);
-  }
-  return reads;
-}
-
-/**
  * Evaluates the rules. `load` gives the records of one export, each holding
  * at least `columns` (the union of what the rules read of it); it is called
  * once per export a rule that can be evaluated reads, and once per available export the
@@ -303,12 +285,13 @@ export async function evaluateFindings(
   const now = snapshotTime(manifest.time);
   const expiringDays = opts.expiringDays ?? DEFAULT_EXPIRING_DAYS;
   const reasons = new Map(rules.map((r) => [r.id, notEvaluatedReason(r, manifest)]));
+  // The exports the evaluated rules read, less the optional ones this snapshot does not hold, then those the
+  // names are read from that it holds available: a name the snapshot cannot give is said by its id, and stops no rule.
   const evaluable = rules.filter((r) => reasons.get(r.id) === undefined);
-  // The exports the evaluated rules read, less the optional ones this snapshot does not hold.
-  const usable = evaluable.map((r) => ({ ...r, reads: r.reads.filter((i) => !leftOutInput(i, manifest)) }));
+  const reads = evaluable.flatMap((r) => r.reads.filter((i) => !leftOutInput(i, manifest)));
+  const shown = DISPLAY_READS.filter((d) => manifest.exports.some((e) => e.export === d.export && e.available));
   const loaded = new Map<string, readonly ExportRecord[]>();
-  for (const [name, columns] of withDisplayReads(exportsRead(usable), manifest))
-    loaded.set(name, await load(name, [...columns]));
+  for (const [name, columns] of exportsRead([...reads, ...shown])) loaded.set(name, await load(name, [...columns]));
   const names = new DisplayNames((name) => loaded.get(name));
 
   const results: RuleResult[] = [];

@@ -12,7 +12,6 @@ import { diffWithSnapshot, findPreviousSnapshot } from '../diff/index.js';
 import {
   DEFAULT_EXPIRING_DAYS,
   evaluateFindings,
-  withDisplayReads,
   type EvaluateOptions,
   type FindingsReport,
 } from '../findings/evaluate.js';
@@ -21,7 +20,8 @@ import { findingsOf, overTime } from '../findings/index.js';
 import { findingsFileOf, previousFindingsOf, previousOrWarn, type PreviousFindings } from '../findings/lifecycle.js';
 import { previousFromHistory, type HistorySource } from '../history/previous-findings.js';
 import type { WaiversFile } from '../findings/waivers.js';
-import { exportsRead } from '../findings/catalog.js';
+import { exportsRead, RULES } from '../findings/catalog.js';
+import { DISPLAY_READS } from '../findings/display.js';
 import { openHistory } from '../history/engine.js';
 import { listRuns, normaliseSite } from '../history/query.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
@@ -112,7 +112,9 @@ function vmStates(snapshot: Snapshot, entry: ManifestEntry, bytes: Buffer): VmSt
  * findings' rules read, and the VMs' states.
  */
 function exportReaders(snapshot: Snapshot, findings: boolean) {
-  const columns = findings ? withDisplayReads(exportsRead()) : new Map<string, Set<string>>();
+  const columns = findings
+    ? exportsRead([...RULES.flatMap((r) => r.reads), ...DISPLAY_READS])
+    : new Map<string, Set<string>>();
   const records = new Map<string, ExportRecord[]>();
   const states = new Map<string, VmStates>();
   const use = (entry: ManifestEntry, bytes: Buffer): void => {
