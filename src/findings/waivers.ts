@@ -183,9 +183,9 @@ export function loadWaivers(path: string, from: string): WaiversFile {
 
 /** --waivers-max-days: a waiver ending further ahead of `today` than that is refused (exit 2), naming its line. */
 export function checkWaiverDates(file: WaiversFile, maxDays: number, today: number, from: string): void {
-  const limit = Date.UTC(new Date(today).getUTCFullYear(), new Date(today).getUTCMonth(), new Date(today).getUTCDate());
+  const limit = Math.floor(today / DAY_MS) * DAY_MS + maxDays * DAY_MS;
   for (const w of file.waivers) {
-    if (w.endsAt - DAY_MS > limit + maxDays * DAY_MS)
+    if (w.endsAt - DAY_MS > limit)
       throw new UsageError(
         `${from} ${file.path}, line ${w.line}: expires ${w.expires} is more than ${maxDays} days ahead; ` +
           'a waiver is reviewed at least once a year (--waivers-max-days sets another limit); nothing was written',
