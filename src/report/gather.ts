@@ -125,10 +125,7 @@ function exportReaders(snapshot: Snapshot, findings: boolean) {
     if (vms) states.set(entry.export, vms);
   };
   // In VM_EXPORTS' order, whatever the order the files were read in.
-  const vms = (): VmStates[] | undefined => {
-    const out = VM_EXPORTS.flatMap((name) => states.get(name) ?? []);
-    return out.length > 0 ? out : undefined;
-  };
+  const vms = () => VM_EXPORTS.flatMap((name) => states.get(name) ?? []);
   return { use, records, vms };
 }
 
@@ -208,14 +205,13 @@ function modelOf(
   readers: ReturnType<typeof exportReaders>,
   history: ReportModel['history'] | undefined,
 ): ReportModel & { readonly findings: { readonly report: FindingsReport } } {
-  const vms = readers.vms();
   return {
     manifest,
     signature,
     findings: { report: nights.report },
     previous: nights.previous,
-    ...(history ? { history } : {}),
-    ...(vms ? { vms } : {}),
+    history,
+    vms: readers.vms(),
   };
 }
 
