@@ -18,7 +18,6 @@ import { SEVERITIES } from './define.js';
 import {
   findingWith,
   type EvaluateOptions,
-  type Finding,
   type FindingsReport,
   type PreviousNight,
   type ResolvedFinding,
@@ -40,18 +39,16 @@ export interface PreviousFindings {
 export function applyLifecycle(report: FindingsReport, previous: PreviousFindings): FindingsReport {
   const before = new Map<string, PreviousFinding>();
   for (const f of previous.findings) if (!before.has(f.id)) before.set(f.id, f);
-  const now = new Set<string>();
-  const findings: Finding[] = report.findings.map((f) => {
-    now.add(f.id);
+  const findings = report.findings.map((f) => {
     const was = before.get(f.id);
     return was
       ? findingWith(f, { state: 'open', firstSeen: was.firstSeen ?? previous.night.time })
       : findingWith(f, { state: 'new', firstSeen: report.time });
   });
-  const resolved: ResolvedFinding[] = [];
-  for (const f of before.values()) {
-    if (now.has(f.id)) continue;
-    resolved.push({
+  const now = new Set(report.findings.map((f) => f.id));
+  const resolved = [...before.values()]
+    .filter((f) => !now.has(f.id))
+    .map((f) => ({
       id: f.id,
       rule: f.rule,
       severity: f.severity,
@@ -59,8 +56,7 @@ export function applyLifecycle(report: FindingsReport, previous: PreviousFinding
       detail: f.detail,
       display: f.display,
       firstSeen: f.firstSeen ?? previous.night.time,
-    });
-  }
+    }));
   return { ...report, previous: previous.night, findings, resolved };
 }
 
