@@ -89,19 +89,22 @@ function better(a: ExportRecord, b: ExportRecord): boolean {
   return eb !== undefined && ea > eb;
 }
 
-/**
- * Project memberships once per user and project (an inherited membership,
- * `duplicate`, may be listed beside the direct one): the first row in key
- * order, and every row of the pair.
- */
-export function membershipPairs(
-  records: readonly ExportRecord[],
-): ReadonlyArray<{ first: ExportRecord; rows: ExportRecord[] }> {
-  let out = pairsOf.get(records);
-  if (out) return out;
+/** A user and project of project_memberships: the first row in key order, and every row of the pair. */
+interface MembershipPair {
+  readonly first: ExportRecord;
+  readonly rows: ExportRecord[];
+}
+
+/** The pairs of a records array, made once: every rule reading project_memberships is given the same array (evaluate.ts). */
+const pairsOf = new WeakMap<readonly ExportRecord[], readonly MembershipPair[]>();
+
+/** Project memberships once per user and project (an inherited membership, `duplicate`, may be listed beside the direct one). */
+export function membershipPairs(records: readonly ExportRecord[]): readonly MembershipPair[] {
+  const known = pairsOf.get(records);
+  if (known) return known;
   // By project, then user: no joined string key made and hashed for each of the site's memberships.
-  const byProject = new Map<string, Map<string, { first: ExportRecord; rows: ExportRecord[] }>>();
-  const pairs: Array<{ first: ExportRecord; rows: ExportRecord[] }> = [];
+  const byProject = new Map<string, Map<string, MembershipPair>>();
+  const pairs: MembershipPair[] = [];
   for (const m of records) {
     const { projectID, userID } = m;
     if (typeof projectID !== 'string' || typeof userID !== 'string') continue;
@@ -115,12 +118,9 @@ export function membershipPairs(
       pairs.push(made);
     }
   }
-  pairsOf.set(records, (out = pairs));
-  return out;
+  pairsOf.set(records, pairs);
+  return pairs;
 }
-
-/** The pairs of a records array, made once: every rule reading project_memberships is given the same array (evaluate.ts). */
-const pairsOf = new WeakMap<readonly ExportRecord[], ReadonlyArray<{ first: ExportRecord; rows: ExportRecord[] }>>();
 
 /** The join, made once for the three rules that share it: the evaluation gives them the same memberships array (and one reading of the levels). */
 const joined = new WeakMap<
