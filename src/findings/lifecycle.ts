@@ -90,12 +90,8 @@ export function parseFindingsFile(text: string): { time: string; findings: Previ
     return undefined;
   }
   if (!isRecord(json) || !isText(json.time) || !Array.isArray(json.findings)) return undefined;
-  const findings: PreviousFinding[] = [];
-  for (const f of json.findings) {
-    const checked = previousFinding(f);
-    if (!checked) return undefined;
-    findings.push(checked);
-  }
+  const findings = json.findings.map(previousFinding);
+  if (!findings.every((f) => f !== undefined)) return undefined;
   return { time: json.time, findings };
 }
 
