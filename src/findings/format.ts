@@ -160,11 +160,9 @@ export function formatFindings(report: FindingsReport, dir: string): string {
   const idWidth = Math.max(...report.rules.map((r) => r.id.length));
   for (const r of report.rules) {
     const head = `  ${r.id.padEnd(idWidth)}  ${r.severity.padEnd(8)}`;
+    const partly = r.reason !== undefined ? `  (${escapeControl(r.reason)})` : '';
     if (!r.evaluated) lines.push(`${head}  not evaluated: ${escapeControl(r.reason ?? '')}`);
-    else
-      lines.push(
-        `${head}  ${String(r.count).padStart(6)}${r.reason !== undefined ? `  (${escapeControl(r.reason)})` : ''}`,
-      );
+    else lines.push(`${head}  ${String(r.count).padStart(6)}${partly}`);
   }
   lines.push(...overTime(report));
   if (report.findings.length === 0) {
