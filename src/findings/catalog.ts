@@ -4,7 +4,7 @@
  * reads that the exports do not have is a mistake in the declarations.
  */
 import { CATALOG } from '../exports/catalog.js';
-import type { RuleDef } from './define.js';
+import type { RuleDef, RuleInput } from './define.js';
 import certificationMissing from './rules/certification-missing.js';
 import certificationExpired from './rules/certification-expired.js';
 import certificationExpiring from './rules/certification-expiring.js';
@@ -48,15 +48,13 @@ export function checkRules(rules: readonly RuleDef[]): readonly RuleDef[] {
   return Object.freeze([...rules]);
 }
 
-/** The exports the rules read, each with the union of the columns read. */
-export function exportsRead(rules: readonly RuleDef[] = RULES): Map<string, Set<string>> {
+/** The exports the inputs read, each with the union of the columns read. */
+export function exportsRead(inputs: readonly RuleInput[]): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
-  for (const rule of rules) {
-    for (const input of rule.reads) {
-      let cols = out.get(input.export);
-      if (!cols) out.set(input.export, (cols = new Set()));
-      for (const c of input.columns) cols.add(c);
-    }
+  for (const input of inputs) {
+    let cols = out.get(input.export);
+    if (!cols) out.set(input.export, (cols = new Set()));
+    for (const c of input.columns) cols.add(c);
   }
   return out;
 }

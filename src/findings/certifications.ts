@@ -9,11 +9,13 @@
  */
 import type { ExportRecord } from '../exports/types.js';
 import {
+  defineRule,
   keyText,
   ts,
   type FindingDraft,
   type RowRef,
   type RuleContext,
+  type RuleDef,
   type RuleInput,
   type SpecCitation,
 } from './define.js';
@@ -37,7 +39,7 @@ interface ProjectRequirement {
   readonly text: string;
 }
 
-export interface RequiredCertification {
+interface RequiredCertification {
   /** The first row of the user and project in key order. */
   readonly membership: ExportRecord;
   readonly userID: string;
@@ -50,7 +52,7 @@ export interface RequiredCertification {
  * The finding of a required certification: the membership, and the project, level, requirement and
  * certification behind it (made only for a finding: the join has one entry per member and requirement).
  */
-export function certificationFinding(r: RequiredCertification, detail: string): FindingDraft {
+function certificationFinding(r: RequiredCertification, detail: string): FindingDraft {
   const m = r.membership;
   const related = r.best
     ? [...r.required.related, ref('user_certifications', r.best.userID, r.best.requirementID, r.best.id)]
@@ -87,19 +89,22 @@ function better(a: ExportRecord, b: ExportRecord): boolean {
   return eb !== undefined && ea > eb;
 }
 
-/**
- * Project memberships once per user and project (an inherited membership,
- * `duplicate`, may be listed beside the direct one): the first row in key
- * order, and every row of the pair.
- */
-export function membershipPairs(
-  records: readonly ExportRecord[],
-): ReadonlyArray<{ first: ExportRecord; rows: ExportRecord[] }> {
-  let out = pairsOf.get(records);
-  if (out) return out;
+/** A user and project of project_memberships: the first row in key order, and every row of the pair. */
+interface MembershipPair {
+  readonly first: ExportRecord;
+  readonly rows: ExportRecord[];
+}
+
+/** The pairs of a records array, made once: every rule reading project_memberships is given the same array (evaluate.ts). */
+const pairsOf = new WeakMap<readonly ExportRecord[], readonly MembershipPair[]>();
+
+/** Project memberships once per user and project (an inherited membership, `duplicate`, may be listed beside the direct one). */
+export function membershipPairs(records: readonly ExportRecord[]): readonly MembershipPair[] {
+  const known = pairsOf.get(records);
+  if (known) return known;
   // By project, then user: no joined string key made and hashed for each of the site's memberships.
-  const byProject = new Map<string, Map<string, { first: ExportRecord; rows: ExportRecord[] }>>();
-  const pairs: Array<{ first: ExportRecord; rows: ExportRecord[] }> = [];
+  const byProject = new Map<string, Map<string, MembershipPair>>();
+  const pairs: MembershipPair[] = [];
   for (const m of records) {
     const { projectID, userID } = m;
     if (typeof projectID !== 'string' || typeof userID !== 'string') continue;
@@ -113,12 +118,9 @@ export function membershipPairs(
       pairs.push(made);
     }
   }
-  pairsOf.set(records, (out = pairs));
-  return out;
+  pairsOf.set(records, pairs);
+  return pairs;
 }
-
-/** The pairs of a records array, made once: every rule reading project_memberships is given the same array (evaluate.ts). */
-const pairsOf = new WeakMap<readonly ExportRecord[], ReadonlyArray<{ first: ExportRecord; rows: ExportRecord[] }>>();
 
 /** The join, made once for the three rules that share it: the evaluation gives them the same memberships array (and one reading of the levels). */
 const joined = new WeakMap<
@@ -126,7 +128,7 @@ const joined = new WeakMap<
   { readonly inherit: boolean; readonly list: readonly RequiredCertification[] }
 >();
 
-export function requiredCertifications(ctx: RuleContext): readonly RequiredCertification[] {
+function requiredCertifications(ctx: RuleContext): readonly RequiredCertification[] {
   const key = ctx.records('project_memberships');
   let out = joined.get(key);
   if (!out || out.inherit !== ctx.inheritLevels)
@@ -143,8 +145,6 @@ interface Source {
 
 /** A project's requirements by id, in order (its own first), each once. Never changed once made: merged maps may be shared. */
 type Held = ReadonlyMap<string, Source>;
-
-const NONE: Held = new Map();
 
 /** `own` first, then what `above` adds (the nearest source of each requirement wins). */
 function merge(own: Held, above: Held | undefined): Held {
@@ -220,19 +220,14 @@ function* joinRequired(ctx: RuleContext): Generator<RequiredCertification> {
     if (!before || better(c, before)) held.set(requirementID, c);
   }
   // Each project's own known requirements: its level's list without repeats, in order; none without a known level.
-  const own = new Map<ExportRecord, Held>();
   const ownOf = (project: ExportRecord): Held => {
-    let held = own.get(project);
-    if (!held) {
-      const level = typeof project.securityLevel === 'string' ? levels.get(project.securityLevel) : undefined;
-      const made = new Map<string, Source>();
-      for (const reqID of level ? strings(level.requirements) : []) {
-        const requirement = requirements.get(reqID);
-        if (requirement && level && !made.has(reqID)) made.set(reqID, { requirement, level, from: project });
-      }
-      own.set(project, (held = made.size > 0 ? made : NONE));
+    const level = typeof project.securityLevel === 'string' ? levels.get(project.securityLevel) : undefined;
+    const own = new Map<string, Source>();
+    for (const reqID of level ? strings(level.requirements) : []) {
+      const requirement = requirements.get(reqID);
+      if (requirement && level && !own.has(reqID)) own.set(reqID, { requirement, level, from: project });
     }
-    return held;
+    return own;
   };
   const heldOf = heldResolver(projects, ownOf, ctx.inheritLevels);
   // What each project's members are held to, as findings name it, made once per project.
@@ -298,14 +293,32 @@ const CERTIFICATION_SPEC: readonly SpecCitation[] = [
   { where: 'management-api.md §2 SecurityRequirementInfo', text: '`type` string (e.g. `UserCert`)' },
 ];
 
-/** What the three certification rules declare alike: the spec they rest on, what tells findings apart, what they read. */
-export const CERTIFICATION_INPUTS = {
-  spec: CERTIFICATION_SPEC,
-  part: 'the requirement id (`security_requirements` `id`)',
-  reads: CERTIFICATION_READS,
-} as const;
+/** The three certification rules: what they declare alike, and a finding for each required certification `detail` describes. */
+export function certificationRule(
+  rule: Pick<RuleDef, 'id' | 'severity' | 'description' | 'meaning'> & {
+    /** What the finding says of the member's certification, or undefined for no finding. */
+    readonly detail: (r: RequiredCertification, ctx: RuleContext) => string | undefined;
+  },
+): RuleDef {
+  return defineRule({
+    id: rule.id,
+    severity: rule.severity,
+    description: rule.description,
+    // The decisions the three share follow each rule's own words.
+    meaning: `${rule.meaning} ${CERTIFICATION_SCOPE}`,
+    spec: CERTIFICATION_SPEC,
+    part: 'the requirement id (`security_requirements` `id`)',
+    reads: CERTIFICATION_READS,
+    *check(ctx) {
+      for (const r of requiredCertifications(ctx)) {
+        const detail = rule.detail(r, ctx);
+        if (detail !== undefined) yield certificationFinding(r, detail);
+      }
+    },
+  });
+}
 
-export const CERTIFICATION_SCOPE =
+const CERTIFICATION_SCOPE =
   "The spec does not say whether a child project takes its parent's security level; either reading is defensible, " +
   'and `--findings-inherit-levels` (the default, the stricter one: CONTRACT section 17) chooses. ' +
   'Inheriting, a project is held to its own `securityLevel` and to the levels of its ancestors (following ' +

@@ -3,8 +3,10 @@
  * per resolved finding, written with the spreadsheets' CSV rules.
  */
 import { BOM, csvField, guardText } from '../sheets/csv.js';
-import type { FindingDisplay } from './display.js';
 import type { Finding, FindingsReport, ResolvedFinding } from './evaluate.js';
+
+/** The members of a finding's `display`, each a column of its own. */
+const DISPLAY_COLUMNS = ['user', 'email', 'project', 'team', 'requirement', 'level', 'vms'] as const;
 
 /** The header, in order (docs/findings.md lists it). */
 export const FINDINGS_CSV_COLUMNS = [
@@ -12,13 +14,7 @@ export const FINDINGS_CSV_COLUMNS = [
   'state',
   'severity',
   'rule',
-  'user',
-  'email',
-  'project',
-  'team',
-  'requirement',
-  'level',
-  'vms',
+  ...DISPLAY_COLUMNS,
   'subject_export',
   'subject_key',
   'detail',
@@ -33,10 +29,6 @@ const ROWS_PER_CHUNK = 2000;
 
 const field = (v: string | undefined): string => (v === undefined ? '' : csvField(guardText(v)));
 
-function displayCells(d: FindingDisplay): Array<string | undefined> {
-  return [d.user, d.email, d.project, d.team, d.requirement, d.level, d.vms];
-}
-
 function row(f: Finding | ResolvedFinding, state: string | undefined, eol: string): string {
   const finding = 'related' in f ? f : undefined;
   const w = finding?.waived;
@@ -46,7 +38,7 @@ function row(f: Finding | ResolvedFinding, state: string | undefined, eol: strin
     state,
     f.severity,
     f.rule,
-    ...displayCells(f.display),
+    ...DISPLAY_COLUMNS.map((c) => f.display[c]),
     f.subject.export,
     f.subject.key.join('; '),
     f.detail,

@@ -45,10 +45,10 @@ export interface FindingAbout {
   readonly vms?: ReadonlyArray<readonly [string, string]>;
 }
 
-/** What a check reports: the row that must be acted on, the rows that show why, and one sentence. */
+/** What a check reports: the row that must be acted on, the rows that show why (absent: none), and one sentence. */
 export interface FindingDraft {
   readonly subject: RowRef;
-  readonly related: readonly RowRef[];
+  readonly related?: readonly RowRef[];
   readonly detail: string;
   /**
    * Where one subject can have several findings of the rule, what tells them
@@ -119,15 +119,7 @@ export function defineRule(input: RuleDef): RuleDef {
   return Object.freeze({
     ...input,
     spec: Object.freeze(input.spec.map((s) => Object.freeze({ ...s }))),
-    reads: Object.freeze(
-      input.reads.map((r) =>
-        Object.freeze({
-          export: r.export,
-          columns: Object.freeze([...r.columns]),
-          ...(r.optional !== undefined ? { optional: r.optional } : {}),
-        }),
-      ),
-    ),
+    reads: Object.freeze(input.reads.map((r) => Object.freeze({ ...r, columns: Object.freeze([...r.columns]) }))),
   });
 }
 

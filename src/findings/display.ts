@@ -5,17 +5,17 @@
  * does not list, or lists with no name and no e-mail, is a "deleted user <id>".
  */
 import type { ExportRecord } from '../exports/types.js';
-import { keyText, type FindingAbout } from './define.js';
+import { keyText, type FindingAbout, type RuleInput } from './define.js';
 
 /** What the names are read from: each export's key and name columns. */
-export const DISPLAY_READS: ReadonlyMap<string, readonly string[]> = new Map([
-  ['users', ['id', 'firstName', 'lastName', 'email']],
-  ['projects', ['id', 'name']],
-  ['teams', ['id', 'name']],
-  ['security_requirements', ['id', 'name']],
-  ['security_levels', ['id', 'name']],
-  ['active_vms', ['realmID', 'id', 'name']],
-]);
+export const DISPLAY_READS: readonly RuleInput[] = [
+  { export: 'users', columns: ['id', 'firstName', 'lastName', 'email'] },
+  { export: 'projects', columns: ['id', 'name'] },
+  { export: 'teams', columns: ['id', 'name'] },
+  { export: 'security_requirements', columns: ['id', 'name'] },
+  { export: 'security_levels', columns: ['id', 'name'] },
+  { export: 'active_vms', columns: ['realmID', 'id', 'name'] },
+];
 
 /** `display` of `_findings.json`: each member present when the finding is about one. */
 export interface FindingDisplay {

@@ -232,17 +232,15 @@ export function findingWith(
 }
 
 /** A resolved finding as its line of `_findings.json`'s `resolved`. */
-function resolvedLine(f: ResolvedFinding): string {
-  return JSON.stringify({
-    id: f.id,
-    rule: f.rule,
-    severity: f.severity,
-    firstSeen: f.firstSeen,
-    subject: refJson(f.subject),
-    detail: f.detail,
-    display: f.display,
-  });
-}
+const resolvedJson = (f: ResolvedFinding) => ({
+  id: f.id,
+  rule: f.rule,
+  severity: f.severity,
+  firstSeen: f.firstSeen,
+  subject: refJson(f.subject),
+  detail: f.detail,
+  display: f.display,
+});
 
 /**
  * Severity (critical first), rule, subject (export, then key part by part),
@@ -250,17 +248,15 @@ function resolvedLine(f: ResolvedFinding): string {
  * as UTF-16 code units, so that two findings are in one order only unless
  * they are the same. Nothing is serialized to be compared.
  */
-function sortFindings(findings: readonly Finding[]): Finding[] {
-  const decorated = findings.map((f) => ({ f, rank: severityRank(f.severity) }));
-  decorated.sort(
+function sortFindings(findings: Finding[]): Finding[] {
+  return findings.sort(
     (a, b) =>
-      b.rank - a.rank ||
-      compareText(a.f.rule, b.f.rule) ||
-      compareRef(a.f.subject, b.f.subject) ||
-      compareLists(a.f.related, b.f.related, compareRef) ||
-      compareText(a.f.detail, b.f.detail),
+      severityRank(b.severity) - severityRank(a.severity) ||
+      compareText(a.rule, b.rule) ||
+      compareRef(a.subject, b.subject) ||
+      compareLists(a.related, b.related, compareRef) ||
+      compareText(a.detail, b.detail),
   );
-  return decorated.map((d) => d.f);
 }
 
 /** The snapshot's time as epoch milliseconds; a manifest whose time is not a date is refused. */
@@ -272,24 +268,6 @@ function snapshotTime(time: string): number {
         `so none were evaluated`,
     );
   return ms;
-}
-
-/**
- * The exports the rules read, with the names `display` reads (DISPLAY_READS)
- * of each export the snapshot holds available: a name the snapshot cannot
- * give is said by its id, and stops no rule.
- */
-export function withDisplayReads(
-  reads: Map<string, Set<string>>,
-  manifest?: FindingsManifest,
-): Map<string, Set<string>> {
-  for (const [name, columns] of DISPLAY_READS) {
-    if (manifest && !manifest.exports.some((e) => e.export === name && e.available)) continue;
-    let cols = reads.get(name);
-    if (!cols) reads.set(name, (cols = new Set()));
-    for (const c of columns) cols.add(c);
-  }
-  return reads;
 }
 
 /**
@@ -307,12 +285,13 @@ export async function evaluateFindings(
   const now = snapshotTime(manifest.time);
   const expiringDays = opts.expiringDays ?? DEFAULT_EXPIRING_DAYS;
   const reasons = new Map(rules.map((r) => [r.id, notEvaluatedReason(r, manifest)]));
+  // The exports the evaluated rules read, less the optional ones this snapshot does not hold, then those the
+  // names are read from that it holds available: a name the snapshot cannot give is said by its id, and stops no rule.
   const evaluable = rules.filter((r) => reasons.get(r.id) === undefined);
-  // The exports the evaluated rules read, less the optional ones this snapshot does not hold.
-  const usable = evaluable.map((r) => ({ ...r, reads: r.reads.filter((i) => !leftOutInput(i, manifest)) }));
+  const reads = evaluable.flatMap((r) => r.reads.filter((i) => !leftOutInput(i, manifest)));
+  const shown = DISPLAY_READS.filter((d) => manifest.exports.some((e) => e.export === d.export && e.available));
   const loaded = new Map<string, readonly ExportRecord[]>();
-  for (const [name, columns] of withDisplayReads(exportsRead(usable), manifest))
-    loaded.set(name, await load(name, [...columns]));
+  for (const [name, columns] of exportsRead([...reads, ...shown])) loaded.set(name, await load(name, [...columns]));
   const names = new DisplayNames((name) => loaded.get(name));
 
   const results: RuleResult[] = [];
@@ -338,33 +317,24 @@ export async function evaluateFindings(
         return records;
       },
     };
-    let count = 0;
+    const before = findings.length;
     for (const draft of rule.check(ctx)) {
-      findings.push({
+      // Through findingWith: every finding has all its members, in one order.
+      const finding = {
         id: findingId(rule.id, draft.subject, draft.part),
         rule: rule.id,
         severity: rule.severity,
         subject: draft.subject,
-        related: draft.related,
+        related: draft.related ?? [],
         detail: draft.detail,
         display: names.of(draft.about),
         about: draft.about,
         summary: draft.summary,
-        state: undefined,
-        firstSeen: undefined,
-        waived: undefined,
-        waiverEnded: undefined,
-      });
-      count++;
+      };
+      findings.push(findingWith(finding, {}));
     }
-    const partly = leftOut(rule, manifest);
-    results.push({
-      id: rule.id,
-      severity: rule.severity,
-      evaluated: true,
-      ...(partly !== undefined ? { reason: partly } : {}),
-      count,
-    });
+    const count = findings.length - before;
+    results.push({ id: rule.id, severity: rule.severity, evaluated: true, reason: leftOut(rule, manifest), count });
   }
   results.sort(compareRules);
   return { time: manifest.time, rules: results, findings: sortFindings(findings) };
@@ -383,34 +353,38 @@ const FINDINGS_PER_CHUNK = 2000;
  */
 export function* serializeFindingsChunks(report: FindingsReport): Generator<string> {
   const waived = report.waivers !== undefined ? waivedCounts(report) : undefined;
-  const rules = report.rules.map((r) =>
-    JSON.stringify({
-      id: r.id,
-      severity: r.severity,
-      evaluated: r.evaluated,
-      ...(r.reason !== undefined ? { reason: r.reason } : {}),
-      count: r.count,
-      ...(waived && r.evaluated ? { waived: waived.get(r.id) ?? 0 } : {}),
-    }),
-  );
-  const list = (lines: string[]) => (lines.length === 0 ? '[]' : `[\n    ${lines.join(',\n    ')}\n  ]`);
+  const rules = report.rules.map((r) => ({
+    id: r.id,
+    severity: r.severity,
+    evaluated: r.evaluated,
+    ...(r.reason !== undefined ? { reason: r.reason } : {}),
+    count: r.count,
+    ...(waived && r.evaluated ? { waived: waived.get(r.id) ?? 0 } : {}),
+  }));
   const { findings } = report;
   let head = `{\n  "time": ${JSON.stringify(report.time)},\n`;
   if (report.previous) head += `  "previous": ${JSON.stringify(report.previous)},\n`;
   if (report.waivers) head += `  "waivers": ${waiversText(report.waivers)},\n`;
-  yield `${head}  "rules": ${list(rules)},\n  "findings": ${findings.length === 0 ? '[]' : '[\n    '}`;
+  yield `${head}  "rules": ${jsonList(rules, '  ')},\n  "findings": ${findings.length === 0 ? '[]' : '[\n    '}`;
   for (let i = 0; i < findings.length; i += FINDINGS_PER_CHUNK) {
     const lines = findings.slice(i, i + FINDINGS_PER_CHUNK).map(findingLine);
     yield `${i > 0 ? ',\n    ' : ''}${lines.join(',\n    ')}`;
   }
   if (findings.length > 0) yield '\n  ]';
-  yield report.resolved !== undefined ? `,\n  "resolved": ${list(report.resolved.map(resolvedLine))}\n}\n` : '\n}\n';
+  yield report.resolved !== undefined
+    ? `,\n  "resolved": ${jsonList(report.resolved.map(resolvedJson), '  ')}\n}\n`
+    : '\n}\n';
+}
+
+/** A JSON array, one compact value a line, closed at `indent`; `[]` when empty. */
+function jsonList(values: readonly unknown[], indent: string): string {
+  const lines = values.map((v) => JSON.stringify(v));
+  return lines.length === 0 ? '[]' : `[\n${indent}  ${lines.join(`,\n${indent}  `)}\n${indent}]`;
 }
 
 /** The waivers member: its lists one compact entry a line. */
 function waiversText(w: WaiversSummary): string {
-  const list = (notes: readonly WaiverNote[]) =>
-    notes.length === 0 ? '[]' : `[\n      ${notes.map((n) => JSON.stringify(n)).join(',\n      ')}\n    ]`;
+  const list = (notes: readonly WaiverNote[]) => jsonList(notes, '    ');
   return (
     `{\n    "sha256": ${JSON.stringify(w.sha256)},\n    "entries": ${w.entries},\n    "stale": ${list(w.stale)},\n` +
     `    "endingSoon": ${list(w.endingSoon)},\n    "ended": ${list(w.ended)}\n  }`

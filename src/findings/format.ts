@@ -128,13 +128,6 @@ export function waiverLists(w: WaiversSummary): ReadonlyArray<readonly [string, 
   ];
 }
 
-function waiverLines(w: WaiversSummary, waived: number): string[] {
-  const lines = [`Waivers (sha256 ${w.sha256}): ${w.entries} entries, ${waived} finding(s) waived.`];
-  for (const [title, list] of waiverLists(w))
-    if (list.length > 0) lines.push(`${title}:`, ...list.map((n) => `  ${noteText(n)}`));
-  return lines;
-}
-
 /** The lines before the findings: the comparison with the previous night, and the waivers. */
 function overTime(report: FindingsReport): string[] {
   const lines: string[] = [];
@@ -151,7 +144,13 @@ function overTime(report: FindingsReport): string[] {
       lines.push('New:', ...fresh.map((f) => findingLine(f, '  ').replace('[new] ', `${heading(f)}: `)));
     if (resolved.length > 0) lines.push('Resolved:', ...resolved.map(resolvedLine));
   }
-  if (report.waivers) lines.push('', ...waiverLines(report.waivers, report.findings.filter((f) => f.waived).length));
+  const w = report.waivers;
+  if (w) {
+    const waived = report.findings.filter((f) => f.waived).length;
+    lines.push('', `Waivers (sha256 ${w.sha256}): ${w.entries} entries, ${waived} finding(s) waived.`);
+    for (const [title, list] of waiverLists(w))
+      if (list.length > 0) lines.push(`${title}:`, ...list.map((n) => `  ${noteText(n)}`));
+  }
   return lines;
 }
 
@@ -160,11 +159,9 @@ export function formatFindings(report: FindingsReport, dir: string): string {
   const idWidth = Math.max(...report.rules.map((r) => r.id.length));
   for (const r of report.rules) {
     const head = `  ${r.id.padEnd(idWidth)}  ${r.severity.padEnd(8)}`;
+    const partly = r.reason !== undefined ? `  (${escapeControl(r.reason)})` : '';
     if (!r.evaluated) lines.push(`${head}  not evaluated: ${escapeControl(r.reason ?? '')}`);
-    else
-      lines.push(
-        `${head}  ${String(r.count).padStart(6)}${r.reason !== undefined ? `  (${escapeControl(r.reason)})` : ''}`,
-      );
+    else lines.push(`${head}  ${String(r.count).padStart(6)}${partly}`);
   }
   lines.push(...overTime(report));
   if (report.findings.length === 0) {

@@ -10,6 +10,7 @@
  * and against the one schema of the file), else from the rules evaluated
  * over its exports (then `firstSeen` starts at that snapshot's time).
  */
+import { isRecord } from '../body/decode.js';
 import { FINDINGS_FILE_NAME } from './names.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { findPreviousSnapshot } from '../diff/previous.js';
@@ -17,7 +18,6 @@ import { SEVERITIES } from './define.js';
 import {
   findingWith,
   type EvaluateOptions,
-  type Finding,
   type FindingsReport,
   type PreviousNight,
   type ResolvedFinding,
@@ -39,18 +39,16 @@ export interface PreviousFindings {
 export function applyLifecycle(report: FindingsReport, previous: PreviousFindings): FindingsReport {
   const before = new Map<string, PreviousFinding>();
   for (const f of previous.findings) if (!before.has(f.id)) before.set(f.id, f);
-  const now = new Set<string>();
-  const findings: Finding[] = report.findings.map((f) => {
-    now.add(f.id);
+  const findings = report.findings.map((f) => {
     const was = before.get(f.id);
     return was
       ? findingWith(f, { state: 'open', firstSeen: was.firstSeen ?? previous.night.time })
       : findingWith(f, { state: 'new', firstSeen: report.time });
   });
-  const resolved: ResolvedFinding[] = [];
-  for (const f of before.values()) {
-    if (now.has(f.id)) continue;
-    resolved.push({
+  const now = new Set(report.findings.map((f) => f.id));
+  const resolved = [...before.values()]
+    .filter((f) => !now.has(f.id))
+    .map((f) => ({
       id: f.id,
       rule: f.rule,
       severity: f.severity,
@@ -58,13 +56,11 @@ export function applyLifecycle(report: FindingsReport, previous: PreviousFinding
       detail: f.detail,
       display: f.display,
       firstSeen: f.firstSeen ?? previous.night.time,
-    });
-  }
+    }));
   return { ...report, previous: previous.night, findings, resolved };
 }
 
 const isText = (v: unknown): v is string => typeof v === 'string';
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const SEVERITY_SET: ReadonlySet<string> = new Set(SEVERITIES);
 
 /** A finding of the file as the lifecycle reads it: the members it needs, each of its type; undefined otherwise. */
@@ -94,12 +90,8 @@ export function parseFindingsFile(text: string): { time: string; findings: Previ
     return undefined;
   }
   if (!isRecord(json) || !isText(json.time) || !Array.isArray(json.findings)) return undefined;
-  const findings: PreviousFinding[] = [];
-  for (const f of json.findings) {
-    const checked = previousFinding(f);
-    if (!checked) return undefined;
-    findings.push(checked);
-  }
+  const findings = json.findings.map(previousFinding);
+  if (!findings.every((f) => f !== undefined)) return undefined;
   return { time: json.time, findings };
 }
 

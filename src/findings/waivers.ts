@@ -5,10 +5,10 @@
  * nothing is written); a waiver whose date has passed is no error: it simply
  * no longer applies.
  */
-import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node, type YAMLMap } from 'yaml';
 import { UsageError } from '../errors.js';
-import { readOpenedFile, sha256Hex } from '../util/safe-read.js';
+import { readOpenedFile, SAFE_OPEN_FLAGS, sha256Hex } from '../util/safe-read.js';
 import { RULES } from './catalog.js';
 import { findingWith, type Finding, type WaiverMark, type WaiverNote, type WaiversSummary } from './evaluate.js';
 
@@ -49,7 +49,7 @@ function readWaiversBytes(path: string, from: string): Buffer {
   const fail = (what: string) => new UsageError(`${from} ${path}: ${what}`);
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    fd = openSync(path, SAFE_OPEN_FLAGS);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? 'error';
     if (code === 'ELOOP' || code === 'EMLINK')
@@ -183,9 +183,9 @@ export function loadWaivers(path: string, from: string): WaiversFile {
 
 /** --waivers-max-days: a waiver ending further ahead of `today` than that is refused (exit 2), naming its line. */
 export function checkWaiverDates(file: WaiversFile, maxDays: number, today: number, from: string): void {
-  const limit = Date.UTC(new Date(today).getUTCFullYear(), new Date(today).getUTCMonth(), new Date(today).getUTCDate());
+  const limit = Math.floor(today / DAY_MS) * DAY_MS + maxDays * DAY_MS;
   for (const w of file.waivers) {
-    if (w.endsAt - DAY_MS > limit + maxDays * DAY_MS)
+    if (w.endsAt - DAY_MS > limit)
       throw new UsageError(
         `${from} ${file.path}, line ${w.line}: expires ${w.expires} is more than ${maxDays} days ahead; ` +
           'a waiver is reviewed at least once a year (--waivers-max-days sets another limit); nothing was written',

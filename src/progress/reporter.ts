@@ -17,15 +17,6 @@ export interface Reporter {
   close(): void;
 }
 
-export const silentReporter: Reporter = {
-  routeStarted() {},
-  routeDone() {},
-  info() {},
-  warn() {},
-  error() {},
-  close() {},
-};
-
 function describeRecord(r: RouteRecord, records?: number): string {
   if (r.skipped) return `skipped ${r.route}: ${r.reason ?? ''}`;
   if (r.error) return `failed  ${r.route}: ${r.error}`;
@@ -56,3 +47,5 @@ export function plainReporter(write: (line: string) => void, quiet: boolean): Re
     close() {},
   };
 }
+
+export const silentReporter: Reporter = plainReporter(() => {}, true);

@@ -9,7 +9,7 @@ import { SEVERITIES } from '../findings/define.js';
 import type { Finding, FindingsReport, ResolvedFinding, WaiverNote } from '../findings/evaluate.js';
 import { findingHeading, groupFindings, waiverLists } from '../findings/format.js';
 import { esc, sentence, text, value } from './escape.js';
-import { notShown, plural, section, table } from './html.js';
+import { cappedTable, notShown, plural, section, table } from './html.js';
 import type { ReportModel } from './model.js';
 
 /** Findings shown on the page (new, resolved, and under their people); the rest are counted. */
@@ -42,32 +42,23 @@ function waiverCell(f: Finding): string {
   return '';
 }
 
-const sevCell = (s: string) => `<td class="nw sev-${s}">${s}</td>`;
+/** A finding's severity and rule, the first two cells of its row. */
+const ruleCells = (f: { severity: string; rule: string }) =>
+  `<td class="nw sev-${f.severity}">${f.severity}</td><td class="nw"><code>${text(f.rule)}</code></td>`;
 
-function newTable(list: readonly Finding[]): string {
-  const rows = list
-    .slice(0, FINDINGS_SHOWN)
-    .map(
-      (f) =>
-        `<tr>${sevCell(f.severity)}<td class="nw"><code>${text(f.rule)}</code></td><td><bdi>${text(findingHeading(f))}</bdi></td>` +
-        `<td>${what(f)}</td><td>${waiverCell(f)}</td></tr>`,
-    );
+/** The new or resolved findings, up to FINDINGS_SHOWN: severity, rule and who, then the columns `cells` gives. */
+function sinceList<F extends Finding | ResolvedFinding>(
+  title: string,
+  list: readonly F[],
+  heads: readonly string[],
+  cells: (f: F) => string,
+): string {
+  if (list.length === 0) return '';
+  const row = (f: F) => `<tr>${ruleCells(f)}<td><bdi>${text(findingHeading(f))}</bdi></td>${cells(f)}</tr>`;
   return (
-    table(['Severity', 'Rule', 'Who', 'What', 'Waiver'], rows) + notShown(list.length - rows.length, 'new findings')
-  );
-}
-
-function resolvedTable(list: readonly ResolvedFinding[]): string {
-  const rows = list
-    .slice(0, FINDINGS_SHOWN)
-    .map(
-      (f) =>
-        `<tr>${sevCell(f.severity)}<td class="nw"><code>${text(f.rule)}</code></td><td><bdi>${text(findingHeading(f))}</bdi></td>` +
-        `<td>${sentence(f.detail)}</td><td class="nw">${esc(f.firstSeen.slice(0, 10))}</td></tr>`,
-    );
-  return (
-    table(['Severity', 'Rule', 'Who', 'Detail', 'First seen'], rows) +
-    notShown(list.length - rows.length, 'resolved findings')
+    `<details open><summary>${title}: ${plural(list.length, 'finding')}</summary>\n` +
+    cappedTable(['Severity', 'Rule', 'Who', ...heads], list, FINDINGS_SHOWN, row, `${title.toLowerCase()} findings`) +
+    '</details>\n'
   );
 }
 
@@ -75,14 +66,17 @@ function since(r: FindingsReport): string {
   if (!r.previous) return '';
   const fresh = r.findings.filter((f) => f.state === 'new');
   const resolved = r.resolved ?? [];
-  let body =
+  return (
     `<p>Since the ${r.previous.source === 'history' ? 'history database' : 'snapshot'} of ${esc(r.previous.time)}: ` +
-    `${fresh.length} new, ${r.findings.length - fresh.length} open, ${resolved.length} resolved.</p>\n`;
-  if (fresh.length > 0)
-    body += `<details open><summary>New: ${plural(fresh.length, 'finding')}</summary>\n${newTable(fresh)}</details>\n`;
-  if (resolved.length > 0)
-    body += `<details open><summary>Resolved: ${plural(resolved.length, 'finding')}</summary>\n${resolvedTable(resolved)}</details>\n`;
-  return body;
+    `${fresh.length} new, ${r.findings.length - fresh.length} open, ${resolved.length} resolved.</p>\n` +
+    sinceList('New', fresh, ['What', 'Waiver'], (f) => `<td>${what(f)}</td><td>${waiverCell(f)}</td>`) +
+    sinceList(
+      'Resolved',
+      resolved,
+      ['Detail', 'First seen'],
+      (f) => `<td>${sentence(f.detail)}</td><td class="nw">${esc(f.firstSeen.slice(0, 10))}</td>`,
+    )
+  );
 }
 
 function noteItem(n: WaiverNote): string {
@@ -114,7 +108,7 @@ function byPerson(findings: readonly Finding[]): string {
         if (shownCount >= FINDINGS_SHOWN) continue;
         shownCount++;
         rows.push(
-          `<tr>${sevCell(f.severity)}<td class="nw"><code>${text(f.rule)}</code></td><td class="nw">${stateCell(f)}</td>` +
+          `<tr>${ruleCells(f)}<td class="nw">${stateCell(f)}</td>` +
             `<td><bdi>${text(project)}</bdi></td><td>${what(f)}</td><td>${subjectCell(f)}</td><td>${waiverCell(f)}</td></tr>`,
         );
       }
@@ -128,6 +122,14 @@ function byPerson(findings: readonly Finding[]): string {
   return body + notShown(findings.length - shownCount, 'findings');
 }
 
+/** The rules `which` picks, with their reasons, under a title; nothing for no rule. */
+function ruleList(title: string, r: FindingsReport, which: (rule: FindingsReport['rules'][number]) => boolean): string {
+  const rules = r.rules.filter(which);
+  if (rules.length === 0) return '';
+  const items = rules.map((x) => `<li><code>${text(x.id)}</code>: ${sentence(x.reason ?? 'no reason given')}</li>`);
+  return `<h3>${title}</h3>\n<ul>${items.join('')}</ul>\n`;
+}
+
 export function findingsSection(f: ReportModel['findings']): string {
   if ('problem' in f)
     return section('findings', 'Findings', `<p>The findings could not be evaluated: ${sentence(f.problem)}</p>\n`);
@@ -137,15 +139,8 @@ export function findingsSection(f: ReportModel['findings']): string {
   body += since(r) + waivers(r);
   if (r.findings.length === 0) body += '<p>No finding.</p>\n';
   else body += `<h3>By person</h3>\n${byPerson(r.findings)}`;
-  const skipped = r.rules.filter((x) => !x.evaluated);
-  if (skipped.length > 0) {
-    const items = skipped.map((x) => `<li><code>${text(x.id)}</code>: ${sentence(x.reason ?? 'no reason given')}</li>`);
-    body += `<h3>Rules not evaluated</h3>\n<ul>${items.join('')}</ul>\n`;
-  }
+  body += ruleList('Rules not evaluated', r, (x) => !x.evaluated);
   // Evaluated without an optional export (the running VMs without --include vms): what was left out.
-  const partial = r.rules.filter((x) => x.evaluated && x.reason !== undefined);
-  if (partial.length > 0) {
-    body += `<h3>Rules evaluated in part</h3>\n<ul>${partial.map((x) => `<li><code>${text(x.id)}</code>: ${sentence(x.reason!)}</li>`).join('')}</ul>\n`;
-  }
+  body += ruleList('Rules evaluated in part', r, (x) => x.evaluated && x.reason !== undefined);
   return section('findings', 'Findings', body);
 }

@@ -12,7 +12,6 @@ import { diffWithSnapshot, findPreviousSnapshot } from '../diff/index.js';
 import {
   DEFAULT_EXPIRING_DAYS,
   evaluateFindings,
-  withDisplayReads,
   type EvaluateOptions,
   type FindingsReport,
 } from '../findings/evaluate.js';
@@ -21,7 +20,8 @@ import { findingsOf, overTime } from '../findings/index.js';
 import { findingsFileOf, previousFindingsOf, previousOrWarn, type PreviousFindings } from '../findings/lifecycle.js';
 import { previousFromHistory, type HistorySource } from '../history/previous-findings.js';
 import type { WaiversFile } from '../findings/waivers.js';
-import { exportsRead } from '../findings/catalog.js';
+import { exportsRead, RULES } from '../findings/catalog.js';
+import { DISPLAY_READS } from '../findings/display.js';
 import { openHistory } from '../history/engine.js';
 import { listRuns, normaliseSite } from '../history/query.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
@@ -112,7 +112,9 @@ function vmStates(snapshot: Snapshot, entry: ManifestEntry, bytes: Buffer): VmSt
  * findings' rules read, and the VMs' states.
  */
 function exportReaders(snapshot: Snapshot, findings: boolean) {
-  const columns = findings ? withDisplayReads(exportsRead()) : new Map<string, Set<string>>();
+  const columns = findings
+    ? exportsRead([...RULES.flatMap((r) => r.reads), ...DISPLAY_READS])
+    : new Map<string, Set<string>>();
   const records = new Map<string, ExportRecord[]>();
   const states = new Map<string, VmStates>();
   const use = (entry: ManifestEntry, bytes: Buffer): void => {
@@ -123,10 +125,7 @@ function exportReaders(snapshot: Snapshot, findings: boolean) {
     if (vms) states.set(entry.export, vms);
   };
   // In VM_EXPORTS' order, whatever the order the files were read in.
-  const vms = (): VmStates[] | undefined => {
-    const out = VM_EXPORTS.flatMap((name) => states.get(name) ?? []);
-    return out.length > 0 ? out : undefined;
-  };
+  const vms = () => VM_EXPORTS.flatMap((name) => states.get(name) ?? []);
   return { use, records, vms };
 }
 
@@ -156,10 +155,7 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
     new Date(manifest.time),
   );
   const readers = exportReaders(snapshot, true);
-  const evaluate = {
-    inheritLevels: opts.inheritLevels ?? true,
-    ...(opts.expiringDays !== undefined ? { expiringDays: opts.expiringDays } : {}),
-  };
+  const evaluate = { inheritLevels: opts.inheritLevels ?? true, expiringDays: opts.expiringDays };
   const given = opts.previous;
   const warn = opts.warn ?? (() => {});
   const findings = async (before: PreviousFindings | undefined) => {
@@ -168,8 +164,8 @@ export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Pro
       before ??
       (opts.history ? await previousFromHistory(opts.history, manifest.baseUrl, manifest.time, warn) : undefined);
     return overTime(evaluated, previous, {
-      expiringDays: evaluate.expiringDays ?? DEFAULT_EXPIRING_DAYS,
-      ...(opts.waivers ? { waivers: opts.waivers } : {}),
+      expiringDays: opts.expiringDays ?? DEFAULT_EXPIRING_DAYS,
+      waivers: opts.waivers,
     });
   };
   const older = given ?? (await findPreviousSnapshot(dir, manifest.time));
@@ -209,14 +205,13 @@ function modelOf(
   readers: ReturnType<typeof exportReaders>,
   history: ReportModel['history'] | undefined,
 ): ReportModel & { readonly findings: { readonly report: FindingsReport } } {
-  const vms = readers.vms();
   return {
     manifest,
     signature,
     findings: { report: nights.report },
     previous: nights.previous,
-    ...(history ? { history } : {}),
-    ...(vms ? { vms } : {}),
+    history,
+    vms: readers.vms(),
   };
 }
 

@@ -14,3 +14,14 @@ export function table(head: readonly string[], rows: readonly string[], cls = ''
 export function notShown(n: number, what: string): string {
   return n > 0 ? `<p class="more">${n} more ${what} not shown.</p>\n` : '';
 }
+
+/** A table of the first `max` items' rows, and how many more there are. */
+export function cappedTable<T>(
+  head: readonly string[],
+  items: readonly T[],
+  max: number,
+  row: (item: T) => string,
+  what: string,
+): string {
+  return table(head, items.slice(0, max).map(row)) + notShown(items.length - max, what);
+}

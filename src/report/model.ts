@@ -45,6 +45,6 @@ export interface ReportModel {
   readonly history?:
     | { readonly label: string; readonly nights: readonly TrendNight[] }
     | { readonly label: string; readonly problem: string };
-  /** Only when the snapshot has a VM export (`--include vms`). */
+  /** Of the VM exports the snapshot has (`--include vms`): none without. */
   readonly vms?: readonly VmStates[];
 }

@@ -11,7 +11,7 @@ import { esc, sentence, text, value } from './escape.js';
 import type { ReportModel, TrendNight, VmStates } from './model.js';
 import { STYLE } from './style.js';
 import { findingsSection } from './findings.js';
-import { notShown, plural, section, table } from './html.js';
+import { cappedTable, notShown, plural, section, table } from './html.js';
 import { countChart } from './svg.js';
 
 /** Changed records shown per export; the rest are counted. */
@@ -144,43 +144,38 @@ function changesSection(m: ReportModel): string {
   );
 }
 
+/** A proposed route's cell: the route, if the manifest proposes one. */
+const routeCell = (route: string | undefined) => `<td>${route ? `<code>${text(route)}</code>` : ''}</td>`;
+
 function availabilitySection(m: ReportModel): string {
   const man = m.manifest;
   const unavailable = man.exports.filter((e) => !e.available);
   const unavailableRow = (e: (typeof unavailable)[number]) =>
     `<tr><th scope="row">${text(e.export)}</th><td>${sentence(e.reason ?? 'no reason given')}</td>` +
-    `<td>${e.proposedRoute ? `<code>${text(e.proposedRoute)}</code>` : ''}</td></tr>`;
+    `${routeCell(e.proposedRoute)}</tr>`;
   let body =
     unavailable.length === 0
       ? '<p>Every export is available.</p>\n'
       : table(['Export', 'Reason', 'Proposed route'], unavailable.map(unavailableRow));
   const nulls = [...man.nullFields].sort((a, b) => compareText(a.export, b.export) || compareText(a.field, b.field));
+  const nullRow = (n: (typeof nulls)[number]) =>
+    `<tr><td>${text(n.export)}</td><td><code>${text(n.field)}</code></td>` +
+    `<td>${sentence(n.reason)}</td>${routeCell(n.proposedRoute)}</tr>`;
   body += `<h3>Null columns</h3>\n`;
   body +=
     nulls.length === 0
       ? '<p>No column is null for want of a route.</p>\n'
-      : `<details><summary>${plural(nulls.length, 'column')} always null, with the reason</summary>\n${table(
-          ['Export', 'Column', 'Reason', 'Proposed route'],
-          nulls
-            .slice(0, LIST_SHOWN)
-            .map(
-              (n) =>
-                `<tr><td>${text(n.export)}</td><td><code>${text(n.field)}</code></td>` +
-                `<td>${sentence(n.reason)}</td><td>${n.proposedRoute ? `<code>${text(n.proposedRoute)}</code>` : ''}</td>` +
-                `</tr>`,
-            ),
-        )}${notShown(nulls.length - LIST_SHOWN, 'null columns')}</details>\n`;
+      : `<details><summary>${plural(nulls.length, 'column')} always null, with the reason</summary>\n` +
+        cappedTable(['Export', 'Column', 'Reason', 'Proposed route'], nulls, LIST_SHOWN, nullRow, 'null columns') +
+        '</details>\n';
   return section('availability', 'Availability and null columns', body);
 }
 
 function validationSection(m: ReportModel): string {
   const v = m.manifest.validation;
+  const title = 'Validation issues';
   if (v.issues === 0)
-    return section(
-      'validation',
-      'Validation issues',
-      '<p>No field of the wrong type, no record at odds with its route.</p>\n',
-    );
+    return section('validation', title, '<p>No field of the wrong type, no record at odds with its route.</p>\n');
   const rows = v.samples
     .slice(0, LIST_SHOWN)
     .map(
@@ -191,26 +186,18 @@ function validationSection(m: ReportModel): string {
   const intro =
     `<p>${plural(v.issues, 'issue')}: a field of the wrong type is exported as null, an undocumented value is kept, ` +
     `a record naming another realm than its route is exported under the route's; the samples the manifest keeps:</p>\n`;
-  return section('validation', 'Validation issues', intro + table(['Route', 'Record', 'Field', 'Problem'], rows));
+  return section('validation', title, intro + table(['Route', 'Record', 'Field', 'Problem'], rows));
 }
 
 function driftSection(m: ReportModel): string {
   const drift = [...m.manifest.drift].sort((a, b) => compareText(a.route, b.route));
   if (drift.length === 0) return section('drift', 'Drift', '<p>No route returned fields the models do not know.</p>\n');
-  const rows = drift.slice(0, LIST_SHOWN).map(
-    (d) =>
-      `<tr><td><code>${text(d.route)}</code></td>` +
-      `<td>${[...d.unknownFields]
-        .sort(compareText)
-        .map((f) => `<code>${text(f)}</code>`)
-        .join(', ')}</td></tr>`,
-  );
+  const fields = (d: (typeof drift)[number]) =>
+    [...d.unknownFields].sort(compareText).map((f) => `<code>${text(f)}</code>`);
+  const row = (d: (typeof drift)[number]) =>
+    `<tr><td><code>${text(d.route)}</code></td><td>${fields(d).join(', ')}</td></tr>`;
   const intro = '<p>Routes that returned fields the models do not know:</p>\n';
-  return section(
-    'drift',
-    'Drift',
-    intro + table(['Route', 'Unknown fields'], rows) + notShown(drift.length - rows.length, 'routes'),
-  );
+  return section('drift', 'Drift', intro + cappedTable(['Route', 'Unknown fields'], drift, LIST_SHOWN, row, 'routes'));
 }
 
 function trendsSection(m: ReportModel): string {

@@ -24,26 +24,22 @@ export function countChart(
   const x = (i: number) => (points.length <= 1 ? PAD.left + innerW / 2 : PAD.left + (i * innerW) / (points.length - 1));
   const y = (c: number) => (max === min ? PAD.top + innerH / 2 : PAD.top + innerH - ((c - min) * innerH) / span);
   const fmt = (n: number) => (Math.round(n * 10) / 10).toString();
-  // Consecutive nights with a count are one polyline; a night without breaks it.
-  const runs: string[][] = [];
-  let current: string[] = [];
+  // Consecutive nights with a count are one polyline (a point alone, a dot); a night without breaks it.
+  const runs: string[][] = [[]];
   points.forEach((p, i) => {
-    if (p.count === undefined) {
-      if (current.length > 0) runs.push(current);
-      current = [];
-      return;
-    }
-    current.push(`${fmt(x(i))},${fmt(y(p.count))}`);
+    if (p.count === undefined) runs.push([]);
+    else runs[runs.length - 1]!.push(`${fmt(x(i))},${fmt(y(p.count))}`);
   });
-  if (current.length > 0) runs.push(current);
   const lines = runs
-    .map((r) =>
-      r.length === 1
-        ? `<circle cx="${r[0]!.split(',')[0]}" cy="${r[0]!.split(',')[1]}" r="2.5"/>`
-        : `<polyline points="${r.join(' ')}"/>`,
-    )
+    .filter((r) => r.length > 0)
+    .map((r) => {
+      const [cx, cy] = r[0]!.split(',');
+      return r.length === 1
+        ? `<circle fill="#0969da" cx="${cx}" cy="${cy}" r="2.5"/>`
+        : `<polyline points="${r.join(' ')}"/>`;
+    })
     .join('');
-  const last = points.length > 0 ? points[points.length - 1]! : undefined;
+  const last = points.at(-1);
   const range = counts.length > 0 ? `${min} to ${max} records` : 'no counts';
   const lastCount = last?.count !== undefined ? `, ${last.count} on ${esc(last.date)}` : '';
   const label = `${text(name)}: ${range} over ${points.length} night${points.length === 1 ? '' : 's'}${lastCount}`;
@@ -51,7 +47,7 @@ export function countChart(
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${id}"><title id="${id}">${label}</title>` +
     `<line x1="${PAD.left}" y1="${H - PAD.bottom}" x2="${W - PAD.right}" y2="${H - PAD.bottom}" stroke="#d0d7de"/>` +
-    `<g fill="none" stroke="#0969da" stroke-width="2">${lines.replace(/<circle /g, '<circle fill="#0969da" ')}</g>` +
+    `<g fill="none" stroke="#0969da" stroke-width="2">${lines}</g>` +
     `<text x="${PAD.left}" y="10" font-size="9" fill="#57606a">${counts.length > 0 ? `min ${min}, max ${max}` : 'no counts'}</text>` +
     `<text x="${W - PAD.right}" y="10" font-size="9" fill="#57606a" text-anchor="end">${last?.count !== undefined ? `last ${last.count}` : ''}</text>` +
     `<text x="${PAD.left}" y="${H - 3}" font-size="9" fill="#57606a">${esc(first)}</text>` +

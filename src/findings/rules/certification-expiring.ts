@@ -1,14 +1,9 @@
-import { defineRule, iso, ts } from '../define.js';
-import {
-  CERTIFICATION_INPUTS,
-  CERTIFICATION_SCOPE,
-  certificationFinding,
-  requiredCertifications,
-} from '../certifications.js';
+import { iso, ts } from '../define.js';
+import { certificationRule } from '../certifications.js';
 
 const DAY_MS = 86_400_000;
 
-export default defineRule({
+export default certificationRule({
   id: 'certification-expiring',
   severity: 'medium',
   description:
@@ -18,17 +13,10 @@ export default defineRule({
     'The same members, requirements and best certification as `certification-expired`. ' +
     "A finding when its `expires` is at or after the snapshot's time and at most `--expiring-days` × 86,400,000 ms " +
     "after it (a certification expiring later on the snapshot's own day is expiring, not expired). " +
-    `A certification without \`expires\` never expires. ${CERTIFICATION_SCOPE}`,
-  ...CERTIFICATION_INPUTS,
-  *check(ctx) {
-    const until = ctx.now + ctx.expiringDays * DAY_MS;
-    for (const r of requiredCertifications(ctx)) {
-      const expires = r.best ? ts(r.best.expires) : undefined;
-      if (expires === undefined || expires < ctx.now || expires > until) continue;
-      yield certificationFinding(
-        r,
-        `holds a certification for it that expires ${iso(expires)}, within ${ctx.expiringDays} days`,
-      );
-    }
+    'A certification without `expires` never expires.',
+  detail(r, ctx) {
+    const expires = r.best ? ts(r.best.expires) : undefined;
+    if (expires === undefined || expires < ctx.now || expires > ctx.now + ctx.expiringDays * DAY_MS) return undefined;
+    return `holds a certification for it that expires ${iso(expires)}, within ${ctx.expiringDays} days`;
   },
 });

@@ -1,12 +1,6 @@
-import { defineRule } from '../define.js';
-import {
-  CERTIFICATION_INPUTS,
-  CERTIFICATION_SCOPE,
-  certificationFinding,
-  requiredCertifications,
-} from '../certifications.js';
+import { certificationRule } from '../certifications.js';
 
-export default defineRule({
+export default certificationRule({
   id: 'certification-missing',
   severity: 'high',
   description: 'A member of a project whose security level requires a requirement holds no certification for it.',
@@ -14,13 +8,6 @@ export default defineRule({
     `For each user and project of project_memberships (once, however many rows the pair has), where the project's ` +
     `\`securityLevel\` names a level of security_levels: ` +
     `for each requirement of the level's \`requirements\` that security_requirements lists, a finding when ` +
-    `user_certifications holds no row with that \`userID\` and \`requirementID\`, expired or not. ` +
-    `${CERTIFICATION_SCOPE}`,
-  ...CERTIFICATION_INPUTS,
-  *check(ctx) {
-    for (const r of requiredCertifications(ctx)) {
-      if (r.best) continue;
-      yield certificationFinding(r, 'holds no certification for it');
-    }
-  },
+    `user_certifications holds no row with that \`userID\` and \`requirementID\`, expired or not.`,
+  detail: (r) => (r.best ? undefined : 'holds no certification for it'),
 });

@@ -48,7 +48,6 @@ export default defineRule({
       if (held === undefined) continue;
       yield {
         subject: ref('resources_by_project', p.projectID),
-        related: [],
         detail: `deleted project ${keyText(p.projectID)} (exists: false) still holds ${held}`,
         about: { project: keyText(p.projectID) },
       };

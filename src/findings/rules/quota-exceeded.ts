@@ -77,7 +77,6 @@ export default defineRule({
         if (quota === undefined || q.used <= quota.limit) continue;
         yield {
           subject: ref('teams', t.id),
-          related: [],
           detail: `${name} uses ${q.used} ${q.unit}, above its ${quota.source}`,
           part: q.part,
           about: { team: keyText(t.id) },

@@ -28,7 +28,6 @@ export default defineRule({
       if (typeof p.securityLevel !== 'string' || levels.has(p.securityLevel)) continue;
       yield {
         subject: ref('projects', p.id),
-        related: [],
         detail: `project "${keyText(p.name)}" (${keyText(p.id)}) requires security level ${p.securityLevel}, which security_levels does not list`,
         about: { project: keyText(p.id) },
       };
@@ -38,7 +37,6 @@ export default defineRule({
         if (requirements.has(reqID)) continue;
         yield {
           subject: ref('security_levels', l.id),
-          related: [],
           detail: `security level "${keyText(l.name)}" (${keyText(l.id)}) names requirement ${reqID}, which security_requirements does not list`,
           part: reqID,
           about: { level: keyText(l.id) },

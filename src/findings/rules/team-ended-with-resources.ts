@@ -34,7 +34,6 @@ export default defineRule({
       if (held === undefined) continue;
       yield {
         subject: ref('teams', t.id),
-        related: [],
         detail: `team "${keyText(t.name)}" (${keyText(t.id)}) ended ${iso(end)} and still holds ${held}`,
         about: { team: keyText(t.id) },
       };

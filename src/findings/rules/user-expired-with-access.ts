@@ -2,16 +2,18 @@ import { defineRule, iso, keyText, ts, type RowRef } from '../define.js';
 import { membershipPairs, ref, strings } from '../certifications.js';
 import type { ExportRecord } from '../../exports/types.js';
 
-interface Access {
-  /** Why the user counts as lapsed (lapsed()). */
-  readonly why: string;
-  readonly teams: RowRef[];
-  readonly projects: RowRef[];
-  readonly owned: RowRef[];
-  readonly authed: RowRef[];
+/** A lapsed user's memberships and VMs, gathered. */
+class Access {
+  readonly teams: RowRef[] = [];
+  readonly projects: RowRef[] = [];
+  readonly owned: RowRef[] = [];
+  readonly authed: RowRef[] = [];
   /** Listed by GET /api/vms/{realm}/active but not `active` true: not counted as access, said in the detail. */
-  readonly inactiveOwned: RowRef[];
-  readonly inactiveAuthed: RowRef[];
+  readonly inactiveOwned: RowRef[] = [];
+  readonly inactiveAuthed: RowRef[] = [];
+
+  /** `why`: why the user counts as lapsed (lapsed()). */
+  constructor(readonly why: string) {}
 }
 
 /** Why a user counts as expired or deactivated at `now`, or undefined. */
@@ -101,16 +103,7 @@ export default defineRule({
     for (const u of ctx.records('user_profiles')) {
       if (typeof u.id !== 'string' || access.has(u.id)) continue;
       const why = lapsed(u, ctx.now);
-      if (why)
-        access.set(u.id, {
-          why,
-          teams: [],
-          projects: [],
-          owned: [],
-          authed: [],
-          inactiveOwned: [],
-          inactiveAuthed: [],
-        });
+      if (why) access.set(u.id, new Access(why));
     }
     if (access.size === 0) return;
     const of = (user: unknown) => (typeof user === 'string' ? access.get(user) : undefined);
