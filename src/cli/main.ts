@@ -317,9 +317,7 @@ class Invocation {
   /** --notify and SVC_NOTIFY_FILE on the commands that send a digest: a bad target is a usage error before any request. */
   private async openNotify(spec: CommandSpec, flags: Record<string, unknown>): Promise<void> {
     if (spec.name !== 'snapshot' && spec.name !== 'collect' && spec.name !== 'audit') return;
-    const asked = ['notify', 'notifyOn', 'notifySeverity', 'notifyInterval', 'notifyTimeout'].some(
-      (k) => flags[k] !== undefined,
-    );
+    const asked = Object.keys(flags).some((k) => k.startsWith('notify') && flags[k] !== undefined);
     if (!asked && !process.env.SVC_NOTIFY_FILE) return;
     const { notifySettings } = await import('../notify/index.js');
     const settings = notifySettings(spec.name, flags, process.env);
