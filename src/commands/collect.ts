@@ -12,8 +12,6 @@ import type { CollectSummary } from '../summaries/schemas.js';
 import { summariseRoutes } from '../summaries/routes.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 
-export type { CollectSummary };
-
 export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('collect', flags, deps.env);
   checkOutputOptions(deps.cwd, o, 'collection');
