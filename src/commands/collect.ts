@@ -21,7 +21,7 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
   const abort = new AbortController();
   return withHttpClient({ ...settings, signal: abort.signal }, deps.dispatcher, async (http) => {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
-    const started = (deps.now ?? (() => new Date()))();
+    const started = deps.now();
     const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-raw-${collectionDate(started)}`);
     // Each body is written (and searched for the tokens) as soon as it is in,
     // while the other routes download, and then dropped from memory.
