@@ -52,11 +52,10 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
       ...(pruned ? { pruned } : {}),
     };
     deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : formatAuditSummary(summary));
-    const routes = collection.manifest.routes;
     return {
       exitCode: EXIT.ok,
       report: {
-        routes: { read: routes.length, skipped: 0, failed: 0 },
+        routes: { read: collection.manifest.routes.length, skipped: 0, failed: 0 },
         validationIssues: collection.manifest.validation.issues,
       },
       notice: {
