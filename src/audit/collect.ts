@@ -16,7 +16,7 @@ import {
 import * as m from './models.js';
 import { buildQueryBody, checkParamNames } from './params.js';
 import { queryFileText, rowsToRecords } from './records.js';
-import type { AuditSettings, ObjectsRequest, ReportRequest } from './settings.js';
+import type { AuditSettings } from './settings.js';
 import { validateItems, type ValidationIssue } from './validate.js';
 import { sha256Hex } from '../util/safe-read.js';
 import { settleBounded } from '../collect/runner.js';
@@ -122,11 +122,6 @@ interface QueryPlan {
   readonly sources: Record<string, string>;
 }
 
-interface ReportPlan {
-  readonly request: ReportRequest;
-  readonly planned: PlannedAuditRoute;
-}
-
 /** Runs tasks with bounded concurrency; the first failure cancels the others (through `abort`), then one error is thrown. */
 type RunAll = <T>(tasks: Array<() => Promise<T>>) => Promise<T[]>;
 
@@ -218,19 +213,8 @@ function serviceOf(info: AuditResponse): AuditManifest['service'] {
   return { name: parsed.data.name, version: parsed.data.version };
 }
 
-/** What the service offers, from its capability lists. */
-interface Capabilities {
-  readonly params: m.ParamDesc[];
-  readonly queries: m.QueryDesc[];
-  readonly reports: m.ReportDesc[];
-  readonly alertTypes: m.AlertTypeMap;
-  /** The lists' own answers, to check a requested id against what they list. */
-  readonly queriesList: AuditResponse;
-  readonly reportsList: AuditResponse;
-}
-
-/** The valid entries of each list (in LIST_ROUTES order); the others are added to `issues`. */
-function readCapabilities(lists: readonly AuditResponse[], issues: ValidationIssue[]): Capabilities {
+/** What the service offers: the valid entries of each list (in LIST_ROUTES order); the others are added to `issues`. */
+function readCapabilities(lists: readonly AuditResponse[], issues: ValidationIssue[]) {
   const byId = new Map(LIST_ROUTES.map((id, i) => [id, lists[i]!]));
   const validated = <T>(id: (typeof LIST_ROUTES)[number], model: ZodType<T>) => {
     const res = byId.get(id)!;
@@ -248,29 +232,18 @@ function readCapabilities(lists: readonly AuditResponse[], issues: ValidationIss
     queries,
     reports,
     alertTypes,
+    // The lists' own answers, to check a requested id against what they list.
     queriesList: byId.get('queries-list')!,
     reportsList: byId.get('reports-list')!,
   };
 }
 
-interface ObjectsPlan {
-  readonly request: ObjectsRequest;
-  readonly planned: PlannedAuditRoute;
-}
-
-interface RequestPlans {
-  readonly alerts: PlannedAuditRoute;
-  readonly queries: QueryPlan[];
-  readonly reports: ReportPlan[];
-  readonly objects: ObjectsPlan[];
-}
-
 /** The data requests: --query, --param and --report checked against what the service lists, and no two writing one file. */
 function planRequests(
   settings: AuditSettings,
-  capabilities: Capabilities,
+  capabilities: ReturnType<typeof readCapabilities>,
   issues: readonly ValidationIssue[],
-): RequestPlans {
+) {
   const queries = planQueries(settings, capabilities.queriesList, capabilities.queries, capabilities.params, issues);
   const reports = planReports(settings, capabilities.reportsList, capabilities.reports);
   const objects = settings.objects.map((request) => ({
@@ -286,15 +259,8 @@ function planRequests(
   return { alerts, queries, reports, objects };
 }
 
-interface DataResponses {
-  readonly alerts: AuditResponse;
-  readonly queries: AuditResponse[];
-  readonly reports: AuditResponse[];
-  readonly objects: AuditResponse[];
-}
-
 /** The alerts of the period, the queries, the reports and the object lookups, fetched together. */
-async function fetchData(all: RunAll, fetcher: AuditFetcherDeps, plans: RequestPlans): Promise<DataResponses> {
+async function fetchData(all: RunAll, fetcher: AuditFetcherDeps, plans: ReturnType<typeof planRequests>) {
   const data = await all<AuditResponse>([
     () => fetchAudit(fetcher, plans.alerts),
     ...plans.queries.map((q) => () => fetchAudit(fetcher, q.planned, q.body)),
@@ -388,11 +354,7 @@ function planQueries(
   });
 }
 
-function planReports(
-  settings: AuditSettings,
-  listRes: AuditResponse,
-  described: readonly m.ReportDesc[],
-): ReportPlan[] {
+function planReports(settings: AuditSettings, listRes: AuditResponse, described: readonly m.ReportDesc[]) {
   const listed = listedIds(listRes.json);
   return settings.reports.map((request) => {
     if (!listed.includes(request.id)) throw notListed('report', request.id, listed, listRes.planned.label);

@@ -90,13 +90,6 @@ export function convertParam(what: string, info: ParamTypeInfo, raw: string): un
   return raw.split(',').map((item) => convertScalar(info.element ?? 'string', item.trim(), what));
 }
 
-export interface QueryBodyPlan {
-  /** Parameter id → value: the body sent. */
-  readonly body: Record<string, unknown>;
-  /** Parameter id → where its value came from: `default`, `--param`, `--from`, `--to`. */
-  readonly sources: Record<string, string>;
-}
-
 function declaredDefault(p: QueryParam, global: ReadonlyMap<string, ParamDesc>): { has: boolean; value: unknown } {
   if (p.default !== undefined) return { has: true, value: p.default };
   const g = global.get(p.id);
@@ -116,7 +109,7 @@ export function buildQueryBody(
   globalParams: readonly ParamDesc[],
   overrides: ReadonlyMap<string, string>,
   period: { from: string; to: string },
-): QueryBodyPlan {
+) {
   const global = new Map(globalParams.map((p) => [p.id, p]));
   const body: Record<string, unknown> = {};
   const sources: Record<string, string> = {};

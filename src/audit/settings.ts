@@ -3,9 +3,6 @@ import { resolveTransport, type Transport } from '../config/settings.js';
 import type { CommandOptions } from '../config/options.js';
 import type { ResolvedToken } from '../config/values.js';
 
-/** The options `svc-snapshot audit` reads (readOptions('audit', …)); check --audit reads the URL, token and transport of them. */
-export type AuditOptions = CommandOptions<'audit'>;
-
 export interface ReportRequest {
   readonly id: string;
   readonly objectId?: string;
@@ -142,7 +139,7 @@ export function parseObjects(raw: readonly string[] | undefined): ObjectsRequest
  * before any request: URL, token shape, dates and their order, the syntax of
  * --param, --report and --objects, and the transport options.
  */
-export function resolveAuditSettings(o: AuditOptions, env: NodeJS.ProcessEnv): AuditSettings {
+export function resolveAuditSettings(o: CommandOptions<'audit'>, env: NodeJS.ProcessEnv): AuditSettings {
   const auditUrl = requireAuditUrl(o.auditUrl);
   const token = requireAuditToken(o.auditToken);
   const { from, to } = o;

@@ -9,18 +9,12 @@ export interface ValidationIssue {
   message: string;
 }
 
-export interface Validated<T> {
-  /** The records that parse, with their index or key. */
-  readonly valid: Array<{ index: number | string; value: T }>;
-  readonly issues: ValidationIssue[];
-}
-
 /** Validates every element of an array, or every value of a map, with `model`. Unknown fields are tolerated. */
-export function validateItems<T>(route: string, model: z.ZodType<T>, body: unknown): Validated<T> {
+export function validateItems<T>(route: string, model: z.ZodType<T>, body: unknown) {
   const entries: Array<[number | string, unknown]> = Array.isArray(body)
     ? body.map((v, i): [number, unknown] => [i, v])
     : Object.entries(body as Record<string, unknown>);
-  const valid: Validated<T>['valid'] = [];
+  const valid: Array<{ index: number | string; value: T }> = [];
   const issues: ValidationIssue[] = [];
   for (const [index, value] of entries) {
     const r = model.safeParse(value);

@@ -151,6 +151,7 @@ const COMMANDS: CommandSpec[] = [
     run: async (flags, args, deps) => (await import('../commands/verify.js')).runVerify(flags, args, deps),
   },
 ];
+const COMMAND_NAMES: readonly string[] = COMMANDS.map((c) => c.name);
 
 /** Whether a command has printed on stdout: a failure's --json object is printed only when nothing was. */
 let stdoutUsed = false;
@@ -253,9 +254,9 @@ function dropTlsOverride(): boolean {
 }
 
 function checkCommandName(first: string | undefined): void {
-  if (first !== undefined && !first.startsWith('-') && first !== 'help' && !COMMANDS.some((c) => c.name === first)) {
+  if (first !== undefined && !first.startsWith('-') && first !== 'help' && !COMMAND_NAMES.includes(first)) {
     throw new UsageError(
-      `unknown command "${first.slice(0, 40)}"; the commands are ${COMMANDS.map((c) => c.name).join(', ')} (snapshot is the default)`,
+      `unknown command "${first.slice(0, 40)}"; the commands are ${COMMAND_NAMES.join(', ')} (snapshot is the default)`,
     );
   }
 }
@@ -283,10 +284,7 @@ class Invocation {
   ) {
     this.debug = argv.includes('--debug');
     this.json = argv.includes('--json');
-    this.command = commandOf(
-      argv.slice(2),
-      COMMANDS.map((c) => c.name),
-    );
+    this.command = commandOf(argv.slice(2), COMMAND_NAMES);
   }
 
   /** Commander's action, once the flags are parsed: the reporter, the cron side, then the command itself. */
@@ -317,9 +315,7 @@ class Invocation {
   /** --notify and SVC_NOTIFY_FILE on the commands that send a digest: a bad target is a usage error before any request. */
   private async openNotify(spec: CommandSpec, flags: Record<string, unknown>): Promise<void> {
     if (spec.name !== 'snapshot' && spec.name !== 'collect' && spec.name !== 'audit') return;
-    const asked = ['notify', 'notifyOn', 'notifySeverity', 'notifyInterval', 'notifyTimeout'].some(
-      (k) => flags[k] !== undefined,
-    );
+    const asked = Object.keys(flags).some((k) => k.startsWith('notify') && flags[k] !== undefined);
     if (!asked && !process.env.SVC_NOTIFY_FILE) return;
     const { notifySettings } = await import('../notify/index.js');
     const settings = notifySettings(spec.name, flags, process.env);

@@ -1,7 +1,7 @@
 import { collectAudit } from '../audit/collect.js';
 import { resolveAuditSettings } from '../audit/settings.js';
 import { readOptions } from '../config/options.js';
-import { auditSummary, formatAuditSummary, type AuditSummary } from '../audit/summary.js';
+import { auditSummary, formatAuditSummary } from '../audit/summary.js';
 import { writeAudit } from '../audit/write.js';
 import { EXIT } from '../exit-codes.js';
 import { AUDIT_MANIFEST } from '../audit/collect.js';
@@ -10,8 +10,6 @@ import { withHttpClient } from '../http/client.js';
 import { withStaging } from '../publish/index.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { applyKeep } from '../cron/retention.js';
-
-export type { AuditSummary };
 
 /**
  * `svc-snapshot audit` (CONTRACT section 7): flags → settings (checked before
@@ -54,11 +52,10 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
       ...(pruned ? { pruned } : {}),
     };
     deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : formatAuditSummary(summary));
-    const routes = collection.manifest.routes;
     return {
       exitCode: EXIT.ok,
       report: {
-        routes: { read: routes.length, skipped: 0, failed: 0 },
+        routes: { read: collection.manifest.routes.length, skipped: 0, failed: 0 },
         validationIssues: collection.manifest.validation.issues,
       },
       notice: {

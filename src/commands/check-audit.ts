@@ -28,15 +28,11 @@ export async function runCheckAudit(o: CommandOptions<'check'>, deps: CommandDep
       try {
         const info = await http.read({ label: 'GET /info', url: `${auditUrl}/info` });
         if (info.status === 200) {
-          try {
-            const v = JSON.parse(info.body.toString('utf8')) as { name?: unknown; version?: unknown };
-            report.service = {
-              ...(typeof v.name === 'string' ? { name: v.name } : {}),
-              ...(typeof v.version === 'string' ? { version: v.version } : {}),
-            };
-          } catch {
-            report.service = {};
-          }
+          const v = (safeJson(info.body) ?? {}) as { name?: unknown; version?: unknown };
+          report.service = {
+            ...(typeof v.name === 'string' ? { name: v.name } : {}),
+            ...(typeof v.version === 'string' ? { version: v.version } : {}),
+          };
         }
         const list = await http.read({
           label: 'GET /queries/list',
@@ -77,4 +73,13 @@ function formatAuditCheck(url: string, r: AuditCheckReport): string {
   }
   lines.push(r.ok ? 'OK: an audit collection would run.' : 'NOT OK: an audit collection would not run as things are.');
   return `${lines.join('\n')}\n`;
+}
+
+/** A body's JSON value, undefined when it is not JSON. */
+export function safeJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }

@@ -10,7 +10,7 @@ import { describeTls, observeTls, tlsForJson, tlsVerdict } from '../http/tls-obs
 import { escapeControl } from '../util/escape.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandDeps, CommandResult, RawFlags } from './context.js';
-import { runCheckAudit } from './check-audit.js';
+import { runCheckAudit, safeJson } from './check-audit.js';
 import type { CheckSummary } from '../summaries/schemas.js';
 
 /** What check finds; --json prints it with TLS as tlsForJson says. */
@@ -142,14 +142,6 @@ export async function check(settings: ConnectionSettings, http: HttpClient): Pro
   report.release = newerServed === undefined ? 'unknown' : newerServed ? '3.14.1+' : 'before 3.14.1';
   report.ok = report.reachable && report.tls.ok && report.tokens.every((t) => t.refused.length === 0 && !t.errors);
   return report;
-}
-
-function safeJson(body: Buffer): unknown {
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
 }
 
 function formatCheck(baseUrl: string, r: CheckReport): string {

@@ -12,8 +12,6 @@ import type { CollectSummary } from '../summaries/schemas.js';
 import { summariseRoutes } from '../summaries/routes.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 
-export type { CollectSummary };
-
 export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('collect', flags, deps.env);
   checkOutputOptions(deps.cwd, o, 'collection');
@@ -23,7 +21,7 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
   const abort = new AbortController();
   return withHttpClient({ ...settings, signal: abort.signal }, deps.dispatcher, async (http) => {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
-    const started = (deps.now ?? (() => new Date()))();
+    const started = deps.now();
     const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-raw-${collectionDate(started)}`);
     // Each body is written (and searched for the tokens) as soon as it is in,
     // while the other routes download, and then dropped from memory.

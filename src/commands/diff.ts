@@ -9,13 +9,12 @@ import type { CommandDeps, CommandResult, RawFlags } from './context.js';
 export async function runDiff(rawFlags: RawFlags, args: readonly string[], deps: CommandDeps): Promise<CommandResult> {
   const flags = readOptions('diff', rawFlags, deps.env);
   if (args.length !== 2) throw new UsageError('diff needs two directories: svc-snapshot diff <older> <newer>');
-  const include = flags.include;
   const [older, newer] = args.map((a) => resolve(deps.cwd, a)) as [string, string];
   deps.reporter.info(`comparing ${older} with ${newer}`);
   const changes = await diffDirectories(older, newer, {
     ...(flags.export !== undefined ? { exports: flags.export } : {}),
     ...(flags.ignore !== undefined ? { ignore: flags.ignore } : {}),
-    include,
+    include: flags.include,
   });
   if (
     changes.older.baseUrl !== null &&

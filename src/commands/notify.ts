@@ -8,7 +8,7 @@ import { SEVERITIES } from '../config/values.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { FINDINGS_FILE, findingsSettings, type FindingsReport } from '../findings/index.js';
 import { findingsSince } from './findings.js';
-import { diffDirectories, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
+import { diffDirectories, findPreviousSnapshot } from '../diff/index.js';
 import { buildDigest, type FindingsIn } from '../notify/digest.js';
 import { deliver, failureWarning, notifySettings, testDigest, type SinkResult } from '../notify/index.js';
 import { snapshotNotice } from '../notify/notice.js';
@@ -61,8 +61,7 @@ async function noticeOf(snapshot: Snapshot, previousGiven: string | undefined, w
   const m = snapshot.manifest;
   const reportName = m.files?.find((f) => /^svc-snapshot-\d{4}-\d{2}-\d{2}\.html$/.test(f.name))?.name;
   const previousDir = previousGiven ?? (await findPreviousSnapshot(dir)) ?? null;
-  let changes: ChangeSet | undefined;
-  if (previousDir !== null) changes = await diffDirectories(previousDir, dir);
+  const changes = previousDir !== null ? await diffDirectories(previousDir, dir) : undefined;
   const findings = waived ?? (await findingsFile(snapshot));
   return snapshotNotice(m, {
     outDir: dir,

@@ -43,14 +43,13 @@ import {
   overTime,
   unevaluatedRules,
   writeFindingsFile,
-  type FindingsSettings,
 } from '../findings/index.js';
 import { findingsCsvChunks } from '../findings/csv.js';
 import { previousFindings, type PreviousFindings } from '../findings/lifecycle.js';
 import type { FindingsReport } from '../findings/evaluate.js';
 import { previousFromHistory } from '../history/previous-findings.js';
 import { comparedBeside, nightsOfStaging, stagingReport } from '../report/index.js';
-import { trustStore, type SheetFormat } from '../config/values.js';
+import { trustStore } from '../config/values.js';
 import { snapshotNotice } from '../notify/notice.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
@@ -79,21 +78,10 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   return afterPublishing(staged, plan, deps, outDir, t0);
 }
 
-/** What the options ask, checked before any request. */
-interface SnapshotPlan {
-  readonly o: SnapshotOptions;
-  /** The spreadsheet formats; html (the report page) is apart. */
-  readonly formats: readonly SheetFormat[];
-  readonly html: boolean;
-  readonly findingsAsked: FindingsSettings;
-  readonly include: SnapshotOptions['include'];
-  readonly signKey: SnapshotOptions['signKey'];
-  readonly historyTarget: HistoryTarget | undefined;
-  /** Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are). */
-  readonly largeBodyBytes: number;
-}
+type SnapshotPlan = ReturnType<typeof planSnapshot>;
 
-function planSnapshot(flags: RawFlags, deps: CommandDeps): SnapshotPlan {
+/** What the options ask, checked before any request. */
+function planSnapshot(flags: RawFlags, deps: CommandDeps) {
   const o = readOptions('snapshot', flags, deps.env);
   checkOutputOptions(deps.cwd, o, 'snapshot');
   // A bad --format, --include or --history target (a password in the URL) is a usage error before any request, not a surprise after publishing.
@@ -113,6 +101,7 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps): SnapshotPlan {
     include,
     signKey,
     historyTarget,
+    // Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are).
     largeBodyBytes: deps.largeBodyBytes ?? LARGE_BODY_BYTES,
   };
 }
@@ -204,26 +193,17 @@ async function writeBeside(
   const warn = (m: string) => deps.reporter.warn(m);
   // --format html: the page's comparison with the night before also gives that night's findings (its files read
   // once); the snapshot's own are evaluated after that night's, so that the two nights' records are not held at once.
+  const beside = { outDir: input.outDir, findings: toldAgainst, evaluate: plan.findingsAsked, warn };
   const page = html
     ? await stagingReport({ dir: staging.dir, writeFile: hashed.writeFile }, manifest, {
-        outDir: input.outDir,
-        findings: toldAgainst,
-        evaluate: plan.findingsAsked,
-        warn,
+        ...beside,
         ...(plan.signKey ? { signKey: plan.signKey } : {}),
         ...(plan.historyTarget ? { history: reportHistory(plan.historyTarget, o, deps) } : {}),
       })
     : undefined;
   // --findings with --diff-previous or --notify (no page): the comparison they make is made here, for the same reason.
   const nights =
-    !html && o.findings && comparesPrevious(o, deps)
-      ? await nightsOfStaging(staging.dir, manifest, {
-          outDir: input.outDir,
-          findings: toldAgainst,
-          evaluate: plan.findingsAsked,
-          warn,
-        })
-      : undefined;
+    !html && o.findings && comparesPrevious(o, deps) ? await nightsOfStaging(staging.dir, manifest, beside) : undefined;
   const evaluated =
     page?.findings ??
     nights?.report ??

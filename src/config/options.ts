@@ -29,7 +29,6 @@ import {
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
 
-/** Every command. */
 const ALL = [
   'snapshot',
   'collect',

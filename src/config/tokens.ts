@@ -5,8 +5,7 @@ import type { ResolvedToken } from './values.js';
 import { flagName, OPTIONS } from './options.js';
 
 /** The token options (the option records give their precedence: each variable wins over its flag). */
-export type TokenKey = 'token' | 'tokenUser' | 'tokenTeam' | 'tokenDrive' | 'tokenVm' | 'tokenProject';
-export type TokenOptions = Readonly<Record<TokenKey, ResolvedToken | undefined>>;
+export type TokenKey = 'token' | ReturnType<typeof keyOf<TokenType>>;
 
 export interface TokenPlan {
   readonly byType: Readonly<Partial<Record<TokenType, ResolvedToken>>>;
@@ -35,7 +34,7 @@ export function tokenEnvName(type: TokenType): string {
  * winning over its flag is in the option records (envWins); the per-type
  * token winning over the general one is here.
  */
-export function resolveTokens(o: TokenOptions): TokenPlan {
+export function resolveTokens(o: Readonly<Record<TokenKey, ResolvedToken | undefined>>): TokenPlan {
   const general = o.token;
   const byType: Partial<Record<TokenType, ResolvedToken>> = {};
   for (const type of TOKEN_TYPES) {
