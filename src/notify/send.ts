@@ -7,7 +7,7 @@
  * code, never by the target's URL.
  */
 import { createHmac } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import { createDispatcher } from '../http/client.js';
 import { describeTransportError } from '../http/errors.js';
@@ -103,6 +103,8 @@ export async function postAll(
     const why = await sending;
     if (why !== undefined) return why;
     sending = withRetries(deadline, (ms) => postOnce(dispatcher, p, ms));
+    // undici writes the request once this turn of the event loop ends: let it, before the next body is made.
+    await setImmediate();
   }
   return sending;
 }
