@@ -115,7 +115,7 @@ function routeName(def: RouteDef): string {
 }
 
 function sinceMark(def: RouteDef, path: string, each?: string): string {
-  return resolvePath(def.item, path, each ? [each] : []).since3141 ? ' (since 3.14.1)' : '';
+  return resolvePath(def.item, path, each).since3141 ? ' (since 3.14.1)' : '';
 }
 
 /** The column's type as the docs name it, from the type the catalog declares (columnType). */

@@ -300,7 +300,7 @@ const since3141 = new Map<ExportDef, ReadonlyArray<{ col: ColumnDef; path: strin
 function since3141Columns(exp: ExportDef, def: RouteDef): ReadonlyArray<{ col: ColumnDef; path: string }> {
   return memo(since3141, exp, () =>
     exp.columns.flatMap((col) =>
-      col.source.kind === 'field' && resolvePath(def.item, col.source.path, exp.each ? [exp.each] : []).since3141
+      col.source.kind === 'field' && resolvePath(def.item, col.source.path, exp.each).since3141
         ? [{ col, path: col.source.path }]
         : [],
     ),

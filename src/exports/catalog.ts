@@ -109,7 +109,7 @@ export function columnType(exp: ExportDef, col: ColumnDef): ColumnType {
 /** The model schema a field or join column reads. */
 function readSchema(exp: ExportDef, src: Extract<ColumnDef['source'], { kind: 'field' | 'join' }>): z.ZodType {
   return src.kind === 'field'
-    ? resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema
+    ? resolvePath(routeById(exp.route).item, src.path, exp.each).schema
     : resolvePath(routeById(src.route).item, src.path).schema;
 }
 
@@ -125,16 +125,10 @@ export const DOCUMENTED_GET_ROUTES: ReadonlySet<string> = new Set([
 ]);
 
 /** Checks that the value at `path` can be written with `as` (flat: no nested objects). */
-function checkRepresentation(
-  where: string,
-  root: Schema,
-  path: string,
-  as: Representation,
-  through: readonly string[],
-): void {
+function checkRepresentation(where: string, root: Schema, path: string, as: Representation, each?: string): void {
   let resolved;
   try {
-    resolved = resolvePath(root, path, through);
+    resolved = resolvePath(root, path, each);
   } catch (e) {
     throw new Error(`${where}: ${(e as Error).message}`);
   }
@@ -150,10 +144,9 @@ function checkRepresentation(
   if (!ok) throw new Error(`${where}: "${path}" is ${kind}, which cannot be written as ${as}`);
 }
 
-function scalarPath(where: string, root: Schema, path: string, through: readonly string[] = []): void {
-  checkRepresentation(where, root, path, 'value', through);
-  if (kindOf(resolvePath(root, path, through).schema) !== 'scalar')
-    throw new Error(`${where}: "${path}" is not a scalar`);
+function scalarPath(where: string, root: Schema, path: string, each?: string): void {
+  checkRepresentation(where, root, path, 'value', each);
+  if (kindOf(resolvePath(root, path, each).schema) !== 'scalar') throw new Error(`${where}: "${path}" is not a scalar`);
 }
 
 /** A default is a scalar of the column's own type, on a column written as a value. */
@@ -172,30 +165,29 @@ function checkDefault(where: string, exp: ExportDef, route: RouteDef, col: Colum
   if (d.by !== undefined || d.cases !== undefined) {
     if (src.kind !== 'field' || d.by === undefined || d.cases === undefined)
       throw new Error(`${where}: a default chosen by another field needs a field column, \`by\` and \`cases\``);
-    scalarPath(where, route.item, d.by, exp.each ? [exp.each] : []);
+    scalarPath(where, route.item, d.by, exp.each);
   }
 }
 
 function checkColumn(exp: ExportDef, route: RouteDef, col: ColumnDef): void {
   const where = `export ${exp.name}, column ${col.name}`;
-  const through = exp.each ? [exp.each] : [];
   const src = col.source;
   checkDefault(where, exp, route, col);
   switch (src.kind) {
     case 'field':
-      checkRepresentation(where, route.item, src.path, src.as, through);
+      checkRepresentation(where, route.item, src.path, src.as, exp.each);
       return;
     case 'join':
-      scalarPath(where, route.item, src.on, through);
+      scalarPath(where, route.item, src.on, exp.each);
       scalarPath(where, routeById(src.route).item, src.by);
-      checkRepresentation(where, routeById(src.route).item, src.path, src.as, []);
+      checkRepresentation(where, routeById(src.route).item, src.path, src.as);
       return;
     case 'count':
-      scalarPath(where, route.item, src.on, through);
+      scalarPath(where, route.item, src.on, exp.each);
       scalarPath(where, routeById(src.route).item, src.by);
       return;
     case 'equals':
-      scalarPath(where, route.item, src.path, through);
+      scalarPath(where, route.item, src.path, exp.each);
       scalarPath(where, route.item, src.other);
       return;
     case 'realm':
@@ -223,7 +215,7 @@ function checkCoverage(exp: ExportDef, route: RouteDef): void {
   const omitted = Object.keys(exp.omit);
   const resolveOmitted = (o: string, path: string) => {
     try {
-      return resolvePath(route.item, path, exp.each ? [exp.each] : []);
+      return resolvePath(route.item, path, exp.each);
     } catch (e) {
       throw new Error(`export ${exp.name}: omitted "${o}": ${(e as Error).message}`);
     }

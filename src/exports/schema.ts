@@ -100,11 +100,11 @@ const MODEL_NAMES: ReadonlyMap<Schema, string> = (() => {
 })();
 
 /**
- * Follows a dotted path through object fields; `through` names array fields
- * that may be entered (the path then continues in their element). Throws
+ * Follows a dotted path through object fields; `each` names an array (or map)
+ * field that may be entered (the path then continues in its element). Throws
  * with a message naming the step that does not exist.
  */
-export function resolvePath(root: Schema, path: string, through: readonly string[] = []): ResolvedPath {
+export function resolvePath(root: Schema, path: string, each?: string): ResolvedPath {
   const segs = path.split('.');
   let cur: Schema = root;
   let since3141 = false;
@@ -119,7 +119,7 @@ export function resolvePath(root: Schema, path: string, through: readonly string
     );
     walked = walked ? `${walked}.${seg}` : seg;
     cur = next;
-    if (through.includes(walked)) {
+    if (walked === each) {
       // An array's element, or (for a map of objects) a map's value.
       const el = elementOf(cur) ?? recordValueOf(cur);
       if (!el) throw new Error(`"${walked}" is not an array or a map`);
