@@ -375,13 +375,9 @@ function routesRead(exp: ExportDef): Set<string> {
 }
 
 /** One export, ready to be written: what the manifest says of it, and its records on demand. */
-export interface BuiltExport {
+export interface BuiltExport extends Omit<ExportResult, 'records'> {
   /** Its position in the catalog (the build yields exports in another order). */
   readonly index: number;
-  readonly export: string;
-  readonly available: boolean;
-  readonly reason?: string;
-  readonly proposedRoute?: string;
   /** How many records it holds. */
   readonly count: number;
   readonly nullFields: NullField[];

@@ -15,8 +15,7 @@ import type { RawCollection } from '../collect/types.js';
 import { collectDrift, driftTree, type DriftNode } from './schema.js';
 import { compileFastCheck, type FastCheck } from './fast/record-check.js';
 import { FAST_PATHS } from '../fast-paths.js';
-import type { BuildOptions } from './types.js';
-import type { ValidationSample } from './types.js';
+import type { BuildOptions, ValidationSample } from './types.js';
 
 export type Path = readonly (string | number)[];
 
@@ -55,7 +54,8 @@ export interface LoadReport {
   /**
    * Bodies the manifest lists as read but that are not JSON of their route's
    * shape (only a replay can hold one: a live run fails such a route before
-   * the build), in catalog order.
+   * the build), in catalog order. Not in the snapshot manifest: their routes
+   * are marked failed.
    */
   readonly bodyFailures: Array<{ route: string; detail: string }>;
 }

@@ -1,4 +1,5 @@
 import type { FastPaths } from '../fast-paths.js';
+import type { LoadReport } from './load.js';
 
 /** How the build reads bodies and makes records; every command takes the defaults. */
 export interface BuildOptions {
@@ -35,15 +36,9 @@ export interface ValidationSample {
   readonly message: string;
 }
 
-export interface BuildResult {
+/** The exports, and what reading the routes found beside them (LoadReport). */
+export interface BuildResult extends LoadReport {
   /** The 15, then those of the --include groups, in catalog order. */
   readonly exports: ExportResult[];
   readonly nullFields: NullField[];
-  readonly validation: { readonly issues: number; readonly samples: ValidationSample[] };
-  readonly drift: Array<{ readonly route: string; readonly unknownFields: string[] }>;
-  /**
-   * Bodies listed as read that are not JSON of their route's shape (a replay only; see LoadedCollection).
-   * Not in the manifest: their routes are marked failed.
-   */
-  readonly bodyFailures: ReadonlyArray<{ readonly route: string; readonly detail: string }>;
 }
