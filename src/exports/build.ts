@@ -25,6 +25,9 @@ import type { BuildOptions, BuildResult, ExportRecord, ExportResult, NullField }
 
 type KeyValue = string | number | boolean;
 
+/** Per key value, the first record holding it and how many do. */
+type KeyIndex = Map<KeyValue, { first: SourceRecord; count: number }>;
+
 const NULL_GETTER: Getter = () => null;
 
 /**
@@ -163,14 +166,18 @@ function fieldGetter(path: string, as: Representation, each: string | undefined,
   };
 }
 
+/** The row that is the record itself. */
+function recordRow(rec: SourceRecord): Row {
+  return { rec, elem: -1, elemValue: undefined };
+}
+
 function isKeyValue(v: unknown): v is KeyValue {
   return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 }
 
 /** What the derivations read, built once per build: route groups and Map indexes over them. */
 class Context {
-  private readonly indexes = new Map<string, Map<KeyValue, SourceRecord>>();
-  private readonly counts = new Map<string, Map<KeyValue, number>>();
+  private readonly indexes = new Map<string, KeyIndex>();
 
   constructor(
     private readonly reader: CollectionReader,
@@ -191,29 +198,19 @@ class Context {
     this.reader.release(route);
   }
 
-  /** The first record of `route` per value of `by` (a duplicate id keeps the first, in response order). */
-  index(route: string, by: string): Map<KeyValue, SourceRecord> {
+  /** The records of `route` by their value of `by` (a duplicate id joins the first, in response order). */
+  index(route: string, by: string): KeyIndex {
     return memo(this.indexes, `${route}\u0000${by}`, () => {
-      const index = new Map<KeyValue, SourceRecord>();
+      const out: KeyIndex = new Map();
       const get = fieldGetter(by, 'value', undefined);
       for (const rec of this.group(route).records) {
-        const k = get({ rec, elem: -1, elemValue: undefined });
-        if (isKeyValue(k) && !index.has(k)) index.set(k, rec);
+        const k = get(recordRow(rec));
+        if (!isKeyValue(k)) continue;
+        const seen = out.get(k);
+        if (seen) seen.count++;
+        else out.set(k, { first: rec, count: 1 });
       }
-      return index;
-    });
-  }
-
-  /** The number of records of `route` per value of `by`. */
-  count(route: string, by: string): Map<KeyValue, number> {
-    return memo(this.counts, `${route}\u0000${by}`, () => {
-      const counts = new Map<KeyValue, number>();
-      const get = fieldGetter(by, 'value', undefined);
-      for (const rec of this.group(route).records) {
-        const k = get({ rec, elem: -1, elemValue: undefined });
-        if (isKeyValue(k)) counts.set(k, (counts.get(k) ?? 0) + 1);
-      }
-      return counts;
+      return out;
     });
   }
 }
@@ -260,28 +257,25 @@ function compileColumn(exp: ExportDef, col: ColumnDef, ctx: Context): Getter {
       const unmatched = col.default?.scope === 'row' ? col.default.value : null;
       return (row) => {
         const k = on(row);
-        const rec = isKeyValue(k) ? index.get(k) : undefined;
-        return rec ? target({ rec, elem: -1, elemValue: undefined }) : unmatched;
+        const rec = isKeyValue(k) ? index.get(k)?.first : undefined;
+        return rec ? target(recordRow(rec)) : unmatched;
       };
     }
     case 'count': {
       if (derivationGap(ctx.group(src.route))) return NULL_GETTER;
       const on = fieldGetter(src.on, 'value', exp.each);
-      const counts = ctx.count(src.route, src.by);
+      const index = ctx.index(src.route, src.by);
       return (row) => {
         const k = on(row);
-        return isKeyValue(k) ? (counts.get(k) ?? 0) : null;
+        return isKeyValue(k) ? (index.get(k)?.count ?? 0) : null;
       };
     }
   }
 }
 
 function rowsOf(exp: ExportDef, group: RouteGroup): Row[] {
+  if (exp.each === undefined) return group.records.map(recordRow);
   const rows: Row[] = [];
-  if (exp.each === undefined) {
-    for (const rec of group.records) rows.push({ rec, elem: -1, elemValue: undefined });
-    return rows;
-  }
   const segs = exp.each.split('.');
   for (const rec of group.records) {
     const list = walk(rec.value, segs);
