@@ -7,6 +7,7 @@
  */
 import type { ColumnDef, ExportDef } from '../exports/define.js';
 import { CATALOG, columnType, exportByName } from '../exports/catalog.js';
+import { compareValues } from '../exports/order.js';
 import type { ExportRecord } from '../exports/types.js';
 
 /** `timestamp`: epoch ms written as a date-time; `entries`: `"key=value"` strings, one column per key; `value`: as the JSON value's type says. */
@@ -78,7 +79,7 @@ function mapKeys(records: readonly ExportRecord[], column: string): string[] | u
     }
   }
   // UTF-16 code unit order, as the build sorts map keys.
-  return [...keys].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return [...keys].sort(compareValues);
 }
 
 /**
