@@ -12,7 +12,7 @@ import { exportsFor } from './catalog.js';
 import type { RealmsRecord } from '../api/route-record.js';
 import type { Include } from '../includes.js';
 import type { ColumnDef, ColumnDefault, ExportDef, Representation } from './define.js';
-import { CollectionReader, memo, type LoadReport, type Path, type RouteGroup, type SourceRecord } from './load.js';
+import { CollectionReader, memo, type Path, type RouteGroup, type SourceRecord } from './load.js';
 import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
 import { sortRecords } from './order.js';
 import { locate, walk, type Getter, type Location, type Row } from './rows.js';
@@ -532,8 +532,7 @@ export function* build(
     step = undefined;
     step = exports.next();
   }
-  const report: LoadReport = reader.report();
-  return { nullFields: nullFields.flat(), ...report };
+  return { nullFields: nullFields.flat(), ...reader.report() };
 }
 
 /** Every export with all its records at once, in catalog order; the collection is not modified. */

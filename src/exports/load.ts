@@ -15,7 +15,7 @@ import type { RawCollection } from '../collect/types.js';
 import { collectDrift, driftTree, type DriftNode } from './schema.js';
 import { compileFastCheck, type FastCheck } from './fast/record-check.js';
 import { FAST_PATHS } from '../fast-paths.js';
-import type { BuildOptions, ValidationSample } from './types.js';
+import type { BuildOptions, LoadReport, ValidationSample } from './types.js';
 
 export type Path = readonly (string | number)[];
 
@@ -45,19 +45,6 @@ export interface RouteGroup {
   /** Records of the bodies that are present, in realm order. */
   readonly records: readonly SourceRecord[];
   readonly missing: ReadonlyArray<Extract<RouteBody, { ok: false }>>;
-}
-
-/** What reading every route found, beside the records. */
-export interface LoadReport {
-  readonly validation: { issues: number; samples: ValidationSample[] };
-  readonly drift: Array<{ route: string; unknownFields: string[] }>;
-  /**
-   * Bodies the manifest lists as read but that are not JSON of their route's
-   * shape (only a replay can hold one: a live run fails such a route before
-   * the build), in catalog order. Not in the snapshot manifest: their routes
-   * are marked failed.
-   */
-  readonly bodyFailures: Array<{ route: string; detail: string }>;
 }
 
 const MAX_SAMPLES = 20;

@@ -1,5 +1,4 @@
 import type { FastPaths } from '../fast-paths.js';
-import type { LoadReport } from './load.js';
 
 /** How the build reads bodies and makes records; every command takes the defaults. */
 export interface BuildOptions {
@@ -36,7 +35,20 @@ export interface ValidationSample {
   readonly message: string;
 }
 
-/** The exports, and what reading the routes found beside them (LoadReport). */
+/** What reading every route found, beside the records. */
+export interface LoadReport {
+  readonly validation: { issues: number; samples: ValidationSample[] };
+  readonly drift: Array<{ route: string; unknownFields: string[] }>;
+  /**
+   * Bodies the manifest lists as read but that are not JSON of their route's
+   * shape (only a replay can hold one: a live run fails such a route before
+   * the build), in catalog order. Not in the snapshot manifest: their routes
+   * are marked failed.
+   */
+  readonly bodyFailures: Array<{ route: string; detail: string }>;
+}
+
+/** The exports, and what reading the routes found beside them. */
 export interface BuildResult extends LoadReport {
   /** The 15, then those of the --include groups, in catalog order. */
   readonly exports: ExportResult[];
