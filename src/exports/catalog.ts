@@ -124,29 +124,34 @@ export const DOCUMENTED_GET_ROUTES: ReadonlySet<string> = new Set([
   'GET /api/projects/{projectID}',
 ]);
 
-/** Checks that the value at `path` can be written with `as` (flat: no nested objects). */
-function checkRepresentation(where: string, root: Schema, path: string, as: Representation, each?: string): void {
-  let resolved;
+/** The schema at `path` (resolvePath), its error told as of `where`. */
+function schemaAt(where: string, root: Schema, path: string, each?: string): z.ZodType {
   try {
-    resolved = resolvePath(root, path, each);
+    return resolvePath(root, path, each).schema;
   } catch (e) {
     throw new Error(`${where}: ${(e as Error).message}`);
   }
-  const kind = kindOf(resolved.schema);
+}
+
+/** Checks that the value at `path` can be written with `as` (flat: no nested objects); returns its kind. */
+function checkRepresentation(where: string, root: Schema, path: string, as: Representation, each?: string): string {
+  const schema = schemaAt(where, root, path, each);
+  const kind = kindOf(schema);
   const ok =
     as === 'value'
-      ? kind === 'scalar' || (kind === 'array' && kindOf(elementOf(resolved.schema)!) === 'scalar')
+      ? kind === 'scalar' || (kind === 'array' && kindOf(elementOf(schema)!) === 'scalar')
       : as === 'entries'
-        ? kind === 'record' && kindOf(recordValueOf(resolved.schema)!) === 'scalar'
+        ? kind === 'record' && kindOf(recordValueOf(schema)!) === 'scalar'
         : as === 'json'
           ? kind === 'record' || kind === 'object'
           : kind === 'array';
   if (!ok) throw new Error(`${where}: "${path}" is ${kind}, which cannot be written as ${as}`);
+  return kind;
 }
 
 function scalarPath(where: string, root: Schema, path: string, each?: string): void {
-  checkRepresentation(where, root, path, 'value', each);
-  if (kindOf(resolvePath(root, path, each).schema) !== 'scalar') throw new Error(`${where}: "${path}" is not a scalar`);
+  if (checkRepresentation(where, root, path, 'value', each) !== 'scalar')
+    throw new Error(`${where}: "${path}" is not a scalar`);
 }
 
 /** A default is a scalar of the column's own type, on a column written as a value. */
@@ -213,18 +218,13 @@ function checkCoverage(exp: ExportDef, route: RouteDef): void {
     c.source.kind === 'field' ? [c.source.path] : c.source.kind === 'equals' ? [c.source.path, c.source.other] : [],
   );
   const omitted = Object.keys(exp.omit);
-  const resolveOmitted = (o: string, path: string) => {
-    try {
-      return resolvePath(route.item, path, exp.each);
-    } catch (e) {
-      throw new Error(`export ${exp.name}: omitted "${o}": ${(e as Error).message}`);
-    }
-  };
+  const resolveOmitted = (o: string, path: string) =>
+    schemaAt(`export ${exp.name}: omitted "${o}"`, route.item, path, exp.each);
   for (const o of omitted) {
     if (o.endsWith('.*')) {
       // The other keys of an open object: it must be open, and some of its keys exported.
       const base = o.slice(0, -2);
-      if (!isOpenObject(resolveOmitted(o, base).schema))
+      if (!isOpenObject(resolveOmitted(o, base)))
         throw new Error(`export ${exp.name}: omitted "${o}": "${base}" is not an open object`);
       if (!used.some((u) => u.startsWith(`${base}.`)))
         throw new Error(`export ${exp.name}: omitted "${o}": no key of "${base}" is exported; omit "${base}" itself`);
