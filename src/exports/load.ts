@@ -6,7 +6,7 @@
  * collection once read.
  */
 import type { z } from 'zod';
-import { REALMS_ROUTE, ROUTES, planRoute, type PlannedRoute, type RouteDef } from '../api/catalog.js';
+import { REALMS_ROUTE, ROUTES, planRoute, routeById, type PlannedRoute, type RouteDef } from '../api/catalog.js';
 import { BodyError, decodeBody, decodeSlices } from '../body/decode.js';
 import { opensArray } from '../body/slices.js';
 import { openBody } from '../body/file.js';
@@ -273,7 +273,7 @@ export class CollectionReader {
   /** With `consume` (the memory policy's consumeBodies), each body is deleted from the collection once read. */
   constructor(collection: RawCollection, consume: boolean, options: BuildOptions = {}) {
     this.consume = consume;
-    this.loader = new Loader(collection, this.consume, options);
+    this.loader = new Loader(collection, consume, options);
     this.realms = [...new Set(collection.manifest.realms.ids)];
     const realmsLabel = planRoute(REALMS_ROUTE).label;
     const realmsEntry = collection.manifest.routes.find((r) => r.route === realmsLabel);
@@ -290,21 +290,16 @@ export class CollectionReader {
         : undefined;
   }
 
+  /** The planned bodies of a catalog route (one per realm for a per-realm route; none without the realm list). */
   private plans(def: RouteDef): PlannedRoute[] {
-    return def.perRealm ? this.realms.map((r) => planRoute(def, r)) : [planRoute(def)];
-  }
-
-  /** The planned bodies of a catalog route id (one per realm for a per-realm route; none without the realm list). */
-  private plansOf(id: string): PlannedRoute[] {
-    const def = ROUTES.find((r) => r.id === id);
-    return !def || (def.perRealm && this.noRealms) ? [] : this.plans(def);
+    if (!def.perRealm) return [planRoute(def)];
+    return this.noRealms ? [] : this.realms.map((r) => planRoute(def, r));
   }
 
   /** The group of a catalog route id, read on first use. After `release`, its records may not be read. */
   group(id: string): RouteGroup {
     return memo(this.groups, id, () => {
-      const def = ROUTES.find((r) => r.id === id);
-      if (!def) throw new Error(`no route ${id}`);
+      const def = routeById(id);
       const bodies = def.perRealm && this.noRealms ? [this.noRealms] : this.plans(def).map((p) => this.loader.body(p));
       const records: SourceRecord[] = [];
       const missing: Array<Extract<RouteBody, { ok: false }>> = [];
@@ -319,7 +314,7 @@ export class CollectionReader {
   /** Bytes of a route's bodies as collected (every realm), read or not. */
   bytes(id: string): number {
     let sum = 0;
-    for (const p of this.plansOf(id)) sum += this.loader.manifest.get(p.label)?.bytes ?? 0;
+    for (const p of this.plans(routeById(id))) sum += this.loader.manifest.get(p.label)?.bytes ?? 0;
     return sum;
   }
 
@@ -353,7 +348,7 @@ export class CollectionReader {
         this.group(def.id);
         if (this.consume) this.release(def.id);
       }
-      labels.push(...this.plansOf(def.id).map((p) => p.label));
+      labels.push(...this.plans(def).map((p) => p.label));
     }
     return this.loader.report(labels);
   }
