@@ -143,15 +143,10 @@ type ExportInput = Omit<ExportDef, 'omit'> & Partial<Pick<ExportDef, 'omit'>>;
 /** Declares an export. The catalog checks every declaration against the route catalog and models at load. */
 export function defineExport(input: ExportInput): ExportDef {
   return Object.freeze({
-    name: input.name,
-    description: input.description,
-    route: input.route,
-    ...(input.each !== undefined ? { each: input.each } : {}),
-    ...(input.include !== undefined ? { include: input.include } : {}),
-    ...(input.realmListFallback !== undefined ? { realmListFallback: input.realmListFallback } : {}),
+    ...input,
     key: Object.freeze([...input.key]),
     columns: Object.freeze(input.columns.map((c) => Object.freeze(c))),
-    omit: Object.freeze({ ...(input.omit ?? {}) }),
+    omit: Object.freeze({ ...input.omit }),
   });
 }
 
