@@ -11,7 +11,7 @@ import type { RawCollection } from '../collect/types.js';
 import { exportsFor } from './catalog.js';
 import type { RealmsRecord } from '../api/route-record.js';
 import type { Include } from '../includes.js';
-import type { ColumnDef, ColumnDefault, ExportDef, Representation } from './define.js';
+import { derivedRoutes, type ColumnDef, type ColumnDefault, type ExportDef, type Representation } from './define.js';
 import { CollectionReader, memo, type Path, type RouteGroup, type SourceRecord } from './load.js';
 import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
 import { sortRecords } from './order.js';
@@ -360,14 +360,6 @@ function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], c
   return out;
 }
 
-/** The routes whose records an export reads: its own, and those of its joins and counts. */
-function routesRead(exp: ExportDef): Set<string> {
-  const out = new Set([exp.route]);
-  for (const col of exp.columns)
-    if (col.source.kind === 'join' || col.source.kind === 'count') out.add(col.source.route);
-  return out;
-}
-
 /** One export, ready to be written: what the manifest says of it, and its records on demand. */
 export interface BuiltExport extends Omit<ExportResult, 'records'> {
   /** Its position in the catalog (the build yields exports in another order). */
@@ -471,7 +463,8 @@ function* exportsOf(
   defs: readonly ExportDef[],
   afterRelease: (bytes: number) => void,
 ): Generator<BuiltExport> {
-  const reads = defs.map(routesRead);
+  // The routes whose records each export reads: its own, and those of its joins and counts.
+  const reads = defs.map((exp) => new Set([exp.route, ...derivedRoutes(exp)]));
   const read = new Set(reads.flatMap((r) => [...r]));
   let released = 0;
   for (const def of ROUTES) {
