@@ -118,12 +118,6 @@ async function* deflateEntry(
     carried = used = keep;
   }
   for (const piece of pieces) {
-    if (piece.length * 3 <= BLOCK_BYTES + overlap - used) {
-      // The common case: the piece fits whole, no slicing.
-      used += block.write(piece, used, 'utf8');
-      if (used - carried >= BLOCK_BYTES) yield* flush();
-      continue;
-    }
     for (let i = 0; i < piece.length;) {
       const end = sliceEnd(piece, i, BLOCK_BYTES + overlap - used);
       if (end <= i) {
