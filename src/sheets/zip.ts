@@ -18,12 +18,16 @@ const LEVEL = 1;
 
 export class ZipTooLargeError extends Error {}
 
-interface Entry {
-  name: Buffer;
-  offset: number;
-  crc: number;
-  compressed: number;
-  size: number;
+/** What the data descriptor of an entry says of its content. */
+interface DeflatedEntry {
+  readonly crc: number;
+  readonly compressed: number;
+  readonly size: number;
+}
+
+interface Entry extends DeflatedEntry {
+  readonly name: Buffer;
+  readonly offset: number;
 }
 
 /** DOS date and time fields of a UTC instant (the format has no zone; 1980 is its epoch). */
@@ -33,13 +37,6 @@ function dosDateTime(time: Date): { date: number; time: number } {
     date: ((y - 1980) << 9) | ((time.getUTCMonth() + 1) << 5) | time.getUTCDate(),
     time: (time.getUTCHours() << 11) | (time.getUTCMinutes() << 5) | Math.floor(time.getUTCSeconds() / 2),
   };
-}
-
-/** What the data descriptor of an entry says of its content. */
-interface DeflatedEntry {
-  readonly crc: number;
-  readonly compressed: number;
-  readonly size: number;
 }
 
 /** One block's raw deflate stream, on libuv's thread pool. */
