@@ -15,13 +15,47 @@ import { derivedRoutes, type ColumnDef, type ColumnDefault, type ExportDef, type
 import { CollectionReader, memo, type Path, type RouteGroup, type SourceRecord } from './load.js';
 import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
 import { sortRecords } from './order.js';
-import { locate, walk, type Getter, type Location, type Row } from './rows.js';
 import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { orderByUniqueStringKey } from './fast/key-order.js';
 import { plainRecordMaker, recordMaker } from './fast/record-maker.js';
 import { isPlainObject, resolvePath } from './schema.js';
 import { backendRelease, type BackendRelease } from './release.js';
 import type { BuildOptions, BuildResult, ExportRecord, ExportResult, NullField } from './types.js';
+
+/** A row before it becomes a record: a source record, or one element of its `each` array. */
+interface Row {
+  readonly rec: SourceRecord;
+  /** Index in the `each` array (key in an `each` map); -1 for a row that is the record itself. */
+  readonly elem: number | string;
+  readonly elemValue: unknown;
+}
+
+type Getter = (row: Row) => unknown;
+
+function walk(value: unknown, segs: readonly string[]): unknown {
+  let cur = value;
+  for (const seg of segs) {
+    if (!isPlainObject(cur) || !Object.hasOwn(cur, seg)) return undefined;
+    cur = cur[seg];
+  }
+  return cur;
+}
+
+interface Location {
+  /** Path from the record root, used to match rejected paths. */
+  readonly segs: readonly string[];
+  /** The `each` array's path when the path reads the row's element, else undefined. */
+  readonly eachSegs: readonly string[] | undefined;
+  /** Path from where the walk starts: the element or the record. */
+  readonly rest: readonly string[];
+}
+
+function locate(path: string, each: string | undefined): Location {
+  const segs = path.split('.');
+  const eachSegs = each?.split('.');
+  const inElem = eachSegs !== undefined && segs.length > eachSegs.length && eachSegs.every((s, i) => segs[i] === s);
+  return { segs, eachSegs: inElem ? eachSegs : undefined, rest: inElem ? segs.slice(eachSegs.length) : segs };
+}
 
 type KeyValue = string | number | boolean;
 
