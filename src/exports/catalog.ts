@@ -61,12 +61,6 @@ export function exportsFor(include: readonly Include[]): ExportDef[] {
   return CATALOG.filter((e) => e.include === undefined || include.includes(e.include));
 }
 
-export function exportByName(name: string): ExportDef {
-  const def = CATALOG.find((e) => e.name === name);
-  if (!def) throw new Error(`unknown export ${name}`);
-  return def;
-}
-
 type Schema = RouteDef['item'];
 
 /** How a column's values are kept: a number (integer or real), a boolean, or text (strings; lists, maps and objects as JSON). */
