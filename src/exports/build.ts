@@ -156,12 +156,8 @@ function rawAt(loc: Location, row: Row): unknown {
 }
 
 /** What an absent value becomes: the column's documented default where it applies, else null. */
-type Absent = (row: Row) => unknown;
-
-const ABSENT_NULL: Absent = () => null;
-
-function absentGetter(d: ColumnDefault | undefined, loc: Location, each: string | undefined): Absent {
-  if (!d) return ABSENT_NULL;
+function absentGetter(d: ColumnDefault | undefined, loc: Location, each: string | undefined): Getter {
+  if (!d) return NULL_GETTER;
   // A field directly under the record (or the element) always has its holder.
   const holder =
     (d.scope ?? 'parent') === 'parent' && loc.rest.length > 1 ? { ...loc, rest: loc.rest.slice(0, -1) } : undefined;
@@ -194,7 +190,7 @@ function fieldGetter(path: string, as: Representation, each: string | undefined,
   };
   return (row) => {
     const raw = rawAt(loc, row);
-    if (raw === undefined) return absent === ABSENT_NULL || rejectedHere(row) ? null : absent(row);
+    if (raw === undefined) return rejectedHere(row) ? null : absent(row);
     if (rejectedHere(row)) return null;
     return represent(raw, as);
   };
