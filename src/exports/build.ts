@@ -278,10 +278,16 @@ function compileColumn(exp: ExportDef, col: ColumnDef, ctx: Context): Getter {
         return x === null || y === null ? null : x === y;
       };
     }
-    case 'join': {
+    case 'join':
+    case 'count': {
       if (derivationGap(ctx.group(src.route))) return NULL_GETTER;
       const on = fieldGetter(src.on, 'value', exp.each);
       const index = ctx.index(src.route, src.by);
+      if (src.kind === 'count')
+        return (row) => {
+          const k = on(row);
+          return isKeyValue(k) ? (index.get(k)?.count ?? 0) : null;
+        };
       const target = fieldGetter(src.path, src.as, undefined, col.default);
       // The route was read: a row with nothing to join has the default where it reaches that far.
       const unmatched = col.default?.scope === 'row' ? col.default.value : null;
@@ -289,15 +295,6 @@ function compileColumn(exp: ExportDef, col: ColumnDef, ctx: Context): Getter {
         const k = on(row);
         const rec = isKeyValue(k) ? index.get(k)?.first : undefined;
         return rec ? target(recordRow(rec)) : unmatched;
-      };
-    }
-    case 'count': {
-      if (derivationGap(ctx.group(src.route))) return NULL_GETTER;
-      const on = fieldGetter(src.on, 'value', exp.each);
-      const index = ctx.index(src.route, src.by);
-      return (row) => {
-        const k = on(row);
-        return isKeyValue(k) ? (index.get(k)?.count ?? 0) : null;
       };
     }
   }
