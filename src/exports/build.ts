@@ -18,7 +18,8 @@ import { sortRecords } from './order.js';
 import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { orderByUniqueStringKey } from './fast/key-order.js';
 import { plainRecordMaker, recordMaker } from './fast/record-maker.js';
-import { isPlainObject, resolvePath } from './schema.js';
+import { resolvePath } from './schema.js';
+import { isRecord } from '../body/decode.js';
 import { backendRelease, type BackendRelease } from './release.js';
 import type { BuildOptions, BuildResult, ExportRecord, ExportResult, NullField } from './types.js';
 
@@ -35,7 +36,7 @@ type Getter = (row: Row) => unknown;
 function walk(value: unknown, segs: readonly string[]): unknown {
   let cur = value;
   for (const seg of segs) {
-    if (!isPlainObject(cur) || !Object.hasOwn(cur, seg)) return undefined;
+    if (!isRecord(cur) || !Object.hasOwn(cur, seg)) return undefined;
     cur = cur[seg];
   }
   return cur;
@@ -101,7 +102,7 @@ export function sortedJson(root: unknown): string {
     if (Array.isArray(v)) {
       out.push('[');
       stack.push({ arr: v, i: 0 });
-    } else if (isPlainObject(v)) {
+    } else if (isRecord(v)) {
       out.push('{');
       stack.push({ obj: v, keys: Object.keys(v).sort(), i: 0 });
     } else {
@@ -136,12 +137,12 @@ export function sortedJson(root: unknown): string {
 function represent(raw: unknown, as: Representation): unknown {
   switch (as) {
     case 'json':
-      return isPlainObject(raw) ? sortedJson(raw) : null;
+      return isRecord(raw) ? sortedJson(raw) : null;
     case 'value':
       // A flat record never holds a nested object; the model rules them out, this keeps it true for any input.
-      return raw === null || isPlainObject(raw) ? null : raw;
+      return raw === null || isRecord(raw) ? null : raw;
     case 'entries':
-      if (!isPlainObject(raw)) return null;
+      if (!isRecord(raw)) return null;
       return Object.keys(raw)
         .sort()
         .map((k) => `${k}=${scalarText(raw[k])}`);
@@ -163,7 +164,7 @@ function absentGetter(d: ColumnDefault | undefined, loc: Location, each: string 
     (d.scope ?? 'parent') === 'parent' && loc.rest.length > 1 ? { ...loc, rest: loc.rest.slice(0, -1) } : undefined;
   const by = d.by !== undefined ? fieldGetter(d.by, 'value', each) : undefined;
   return (row) => {
-    if (holder && !isPlainObject(rawAt(holder, row))) return null;
+    if (holder && !isRecord(rawAt(holder, row))) return null;
     if (by && d.cases) {
       const k = by(row);
       if (typeof k === 'string' && Object.hasOwn(d.cases, k)) return d.cases[k];
@@ -306,7 +307,7 @@ function rowsOf(exp: ExportDef, group: RouteGroup): Row[] {
   const segs = exp.each.split('.');
   for (const rec of group.records) {
     const list = walk(rec.value, segs);
-    if (!Array.isArray(list) && !isPlainObject(list)) continue;
+    if (!Array.isArray(list) && !isRecord(list)) continue;
     // An issue at the array itself (not inside one element) leaves no members to list.
     if (rec.rejected && isRejected(rec.rejected, segs, false)) continue;
     if (Array.isArray(list)) for (let j = 0; j < list.length; j++) rows.push({ rec, elem: j, elemValue: list[j] });

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import * as models from '../api/models.js';
+import { isRecord } from '../body/decode.js';
 
 type Schema = z.ZodType;
 
@@ -158,11 +159,6 @@ export function driftTree(s: Schema): DriftNode | null {
   return null;
 }
 
-/** A JSON object: not null and not an array. */
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 /**
  * Adds to `out` the dotted paths of fields in `value` that `node` does not
  * declare. Array elements share their array's path; map values appear as `*`.
@@ -170,7 +166,7 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 export function collectDrift(node: DriftNode, value: unknown, prefix: string, out: Set<string>): void {
   switch (node.kind) {
     case 'object':
-      if (!isPlainObject(value)) return;
+      if (!isRecord(value)) return;
       for (const k of Object.keys(value)) {
         if (!node.fields.has(k)) {
           if (!node.open) out.add(prefix + k);
@@ -184,7 +180,7 @@ export function collectDrift(node: DriftNode, value: unknown, prefix: string, ou
       if (Array.isArray(value)) for (const el of value) collectDrift(node.element, el, prefix, out);
       return;
     case 'map':
-      if (isPlainObject(value)) for (const v of Object.values(value)) collectDrift(node.value, v, `${prefix}*.`, out);
+      if (isRecord(value)) for (const v of Object.values(value)) collectDrift(node.value, v, `${prefix}*.`, out);
       return;
   }
 }
