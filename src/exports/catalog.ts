@@ -258,7 +258,7 @@ export function checkExportCatalog(exports: readonly ExportDef[]): void {
       throw new Error(`export ${exp.name}: route ${route.id} does not return a list`);
     if (exp.each !== undefined) {
       const s = resolvePath(route.item, exp.each).schema;
-      const inner = kindOf(s) === 'array' ? elementOf(s)! : kindOf(s) === 'record' ? recordValueOf(s)! : undefined;
+      const inner = elementOf(s) ?? recordValueOf(s);
       if (!inner || kindOf(inner) !== 'object')
         throw new Error(`export ${exp.name}: each "${exp.each}" is not an array or a map of objects`);
     }
