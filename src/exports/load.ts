@@ -115,13 +115,6 @@ function flattenIssues(issues: readonly z.core.$ZodIssue[], record: unknown, pre
   }
 }
 
-function problem(label: string, entry: RouteRecord | undefined): { reason: string; skipped: boolean } | undefined {
-  if (!entry) return { reason: `${label} was not collected`, skipped: true };
-  if (entry.skipped) return { reason: `${label} was skipped: ${entry.reason ?? 'no reason recorded'}`, skipped: true };
-  if (entry.error !== undefined) return { reason: `${label} failed: ${entry.error}`, skipped: false };
-  return undefined;
-}
-
 /** What validating one body found; kept per body so that bodies read in any order report as in catalog order. */
 interface BodyReport {
   count: number;
@@ -154,15 +147,12 @@ class Loader {
 
   body(p: PlannedRoute): RouteBody {
     const { label, realm } = p;
-    const bad = problem(label, this.manifest.get(label));
-    if (bad) return { label, realm, ok: false, ...bad };
-    const failed = (why: string): RouteBody => ({
-      label,
-      realm,
-      ok: false,
-      reason: `${label} failed: ${why}`,
-      skipped: false,
-    });
+    const missing = (reason: string, skipped: boolean): RouteBody => ({ label, realm, ok: false, reason, skipped });
+    const failed = (why: string) => missing(`${label} failed: ${why}`, false);
+    const entry = this.manifest.get(label);
+    if (!entry) return missing(`${label} was not collected`, true);
+    if (entry.skipped) return missing(`${label} was skipped: ${entry.reason ?? 'no reason recorded'}`, true);
+    if (entry.error !== undefined) return failed(entry.error);
     const raw = this.collection.bodies.get(label);
     if (!raw) return failed('the collection holds no body for it');
     let records: SourceRecord[];
