@@ -115,6 +115,11 @@ function flattenIssues(issues: readonly z.core.$ZodIssue[], record: unknown, pre
   }
 }
 
+/** A body that is not there to read: `skipped` when not called or not served, rather than failed. */
+function unreadBody(label: string, realm: string | undefined, reason: string, skipped = false): RouteBody {
+  return { label, realm, ok: false, reason, skipped };
+}
+
 /** What validating one body found; kept per body so that bodies read in any order report as in catalog order. */
 interface BodyReport {
   count: number;
@@ -147,11 +152,11 @@ class Loader {
 
   body(p: PlannedRoute): RouteBody {
     const { label, realm } = p;
-    const missing = (reason: string, skipped: boolean): RouteBody => ({ label, realm, ok: false, reason, skipped });
-    const failed = (why: string) => missing(`${label} failed: ${why}`, false);
+    const failed = (why: string) => unreadBody(label, realm, `${label} failed: ${why}`);
     const entry = this.manifest.get(label);
-    if (!entry) return missing(`${label} was not collected`, true);
-    if (entry.skipped) return missing(`${label} was skipped: ${entry.reason ?? 'no reason recorded'}`, true);
+    if (!entry) return unreadBody(label, realm, `${label} was not collected`, true);
+    if (entry.skipped)
+      return unreadBody(label, realm, `${label} was skipped: ${entry.reason ?? 'no reason recorded'}`, true);
     if (entry.error !== undefined) return failed(entry.error);
     const raw = this.collection.bodies.get(label);
     if (!raw) return failed('the collection holds no body for it');
@@ -270,13 +275,7 @@ export class CollectionReader {
     // Without the realm list no per-realm route was planned: their data is missing, not empty.
     this.noRealms =
       this.realms.length === 0 && collection.manifest.realms.source === realmsLabel && realmsEntry?.error !== undefined
-        ? {
-            label: realmsLabel,
-            realm: undefined,
-            ok: false,
-            reason: `the realms are unknown: ${realmsLabel} failed: ${realmsEntry.error}`,
-            skipped: false,
-          }
+        ? unreadBody(realmsLabel, undefined, `the realms are unknown: ${realmsLabel} failed: ${realmsEntry.error}`)
         : undefined;
   }
 
