@@ -120,11 +120,8 @@ interface SheetPlan {
   readonly maxRows: number;
 }
 
-interface PreparedSheets {
-  readonly columns: number;
-  /** Each sheet's name and content, made when asked for (its rows are read as the XML is written). */
-  readonly pages: ReadonlyArray<{ readonly name: string; readonly spec: () => SheetSpec }>;
-}
+/** An export's sheets, each made when asked for (its rows are read as the XML is written). */
+type PreparedSheets = ReadonlyArray<() => SheetSpec>;
 
 /**
  * One export's CSV file written through `writeCsv` (when asked for), and its
@@ -145,16 +142,12 @@ async function prepareForms(
     const file = exportFileName(entry.export, records.length, plan.date).replace(/\.json$/, '.csv');
     await writeCsv(file, csvChunks(columns, records, measured));
   } else if (plan.xlsx) measured = measureWidths(columns, records);
-  if (!plan.xlsx) return { columns: columns.length, pages: [] };
+  if (!plan.xlsx) return [];
   const widths = measured!.map(fitWidth);
-  return {
-    columns: columns.length,
-    pages: sheetNames(entry.export, records.length, plan.maxRows).map((name, p) => ({
-      name,
-      spec: () =>
-        exportSheet(columns, records, p * plan.maxRows, Math.min(records.length, (p + 1) * plan.maxRows), widths),
-    })),
-  };
+  return sheetNames(entry.export, records.length, plan.maxRows).map(
+    (_, p) => () =>
+      exportSheet(columns, records, p * plan.maxRows, Math.min(records.length, (p + 1) * plan.maxRows), widths),
+  );
 }
 
 /**
@@ -242,15 +235,14 @@ async function* workbook(
     sheetXml(aboutSheet(m, new Map(m.exports.map((e, i) => [e.export, names[i]!])))),
   );
   for (let i = 0; i < m.exports.length; i++) {
-    const prepared = await formsOf(i);
-    const count = m.exports[i]!.count;
-    if (prepared.columns > 0)
-      names[i]!.forEach((_, p) => {
-        const rows = Math.min(count, (p + 1) * plan.maxRows) - p * plan.maxRows;
-        sheets[firstSheet[i]! + p - 1]!.filter = `$A$1:$${columnLetters(prepared.columns - 1)}$${rows + 1}`;
-      });
-    for (let p = 0; p < prepared.pages.length; p++)
-      yield* zip.entry(`xl/worksheets/sheet${firstSheet[i]! + p}.xml`, sheetXml(prepared.pages[p]!.spec()));
+    const pages = await formsOf(i);
+    for (let p = 0; p < pages.length; p++) {
+      const sheet = pages[p]!();
+      const columns = sheet.headers.length;
+      if (columns > 0)
+        sheets[firstSheet[i]! + p - 1]!.filter = `$A$1:$${columnLetters(columns - 1)}$${sheet.rowCount + 1}`;
+      yield* zip.entry(`xl/worksheets/sheet${firstSheet[i]! + p}.xml`, sheetXml(sheet));
+    }
   }
   // Last, because the autofilter ranges depend on the columns found in the data (one per map key).
   yield* zip.entry('xl/workbook.xml', [workbookXml(sheets)]);
