@@ -182,7 +182,6 @@ export async function writeSpreadsheets(
     });
   };
   if (!plan.xlsx) {
-    // CSV files alone.
     for (let i = 0; i < m.exports.length; i++) await formsOf(i);
     return csvFiles;
   }

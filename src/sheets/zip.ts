@@ -74,8 +74,8 @@ function sliceEnd(piece: string, i: number, room: number): number {
 async function* deflateEntry(
   name: string,
   pieces: Iterable<string>,
-  inspect: (block: Buffer) => void = () => {},
-  overlap = 0,
+  inspect: (block: Buffer) => void,
+  overlap: number,
 ): AsyncGenerator<Buffer, DeflatedEntry> {
   let crc = 0;
   let size = 0;
