@@ -177,13 +177,10 @@ function checkColumn(exp: ExportDef, route: RouteDef, col: ColumnDef): void {
       checkRepresentation(where, route.item, src.path, src.as, exp.each);
       return;
     case 'join':
-      scalarPath(where, route.item, src.on, exp.each);
-      scalarPath(where, routeById(src.route).item, src.by);
-      checkRepresentation(where, routeById(src.route).item, src.path, src.as);
-      return;
     case 'count':
       scalarPath(where, route.item, src.on, exp.each);
       scalarPath(where, routeById(src.route).item, src.by);
+      if (src.kind === 'join') checkRepresentation(where, routeById(src.route).item, src.path, src.as);
       return;
     case 'equals':
       scalarPath(where, route.item, src.path, exp.each);
