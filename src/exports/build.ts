@@ -182,18 +182,12 @@ function fieldGetter(path: string, as: Representation, each: string | undefined,
   const loc = locate(path, each);
   const inside = as !== 'count';
   const absent = absentGetter(dflt, loc, each);
-  const rejectedHere = (row: Row) => {
-    const rejected = row.rec.rejected;
-    return (
-      rejected !== undefined &&
-      isRejected(rejected, loc.eachSegs ? [...loc.eachSegs, row.elem, ...loc.rest] : loc.segs, inside)
-    );
-  };
   return (row) => {
+    const rejected = row.rec.rejected;
+    if (rejected && isRejected(rejected, loc.eachSegs ? [...loc.eachSegs, row.elem, ...loc.rest] : loc.segs, inside))
+      return null;
     const raw = rawAt(loc, row);
-    if (raw === undefined) return rejectedHere(row) ? null : absent(row);
-    if (rejectedHere(row)) return null;
-    return represent(raw, as);
+    return raw === undefined ? absent(row) : represent(raw, as);
   };
 }
 
