@@ -5,7 +5,7 @@
  */
 import { routeById, type RouteDef } from '../api/catalog.js';
 import { CATALOG, columnType, type ColumnType } from '../exports/catalog.js';
-import type { ColumnDef, ExportDef } from '../exports/define.js';
+import { derivedRoutes, type ColumnDef, type ExportDef } from '../exports/define.js';
 import { describeType, kindOf, resolvePath } from '../exports/schema.js';
 import { cellTypeOf } from '../sheets/columns.js';
 
@@ -115,7 +115,7 @@ function routeName(def: RouteDef): string {
 }
 
 function sinceMark(def: RouteDef, path: string, each?: string): string {
-  return resolvePath(def.item, path, each ? [each] : []).since3141 ? ' (since 3.14.1)' : '';
+  return resolvePath(def.item, path, each).since3141 ? ' (since 3.14.1)' : '';
 }
 
 /** The column's type as the docs name it, from the type the catalog declares (columnType). */
@@ -195,13 +195,6 @@ function mapValueKind(t: ColumnType): string {
   return 'number or text';
 }
 
-function derivedRoutes(exp: ExportDef): RouteDef[] {
-  const ids = exp.columns.flatMap((c) =>
-    c.source.kind === 'join' || c.source.kind === 'count' ? [c.source.route] : [],
-  );
-  return [...new Set(ids)].map(routeById);
-}
-
 function exportSection(exp: ExportDef): string {
   const def = routeById(exp.route);
   const lines = [`## ${exp.name}`, '', exp.description, ''];
@@ -216,7 +209,7 @@ function exportSection(exp: ExportDef): string {
         `\`--realms\` id in \`${exp.realmListFallback}\`, every other column null and listed in \`nullFields\` with ` +
         `the route's reason`,
     );
-  const joined = derivedRoutes(exp);
+  const joined = [...derivedRoutes(exp)].map(routeById);
   if (joined.length > 0) lines.push(`- Derived from: ${joined.map(routeName).join(', ')}`);
   lines.push(`- Key (sort order): ${exp.key.map((k) => `\`${k}\``).join(', ')}`);
   lines.push('', '| # | column | type | source | CSV / XLSX |', '|---|---|---|---|---|');

@@ -11,19 +11,57 @@ import type { RawCollection } from '../collect/types.js';
 import { exportsFor } from './catalog.js';
 import type { RealmsRecord } from '../api/route-record.js';
 import type { Include } from '../includes.js';
-import type { ColumnDef, ColumnDefault, ExportDef, Representation } from './define.js';
-import { CollectionReader, memo, type LoadReport, type Path, type RouteGroup, type SourceRecord } from './load.js';
+import { derivedRoutes, type ColumnDef, type ColumnDefault, type ExportDef, type Representation } from './define.js';
+import { CollectionReader, memo, type Path, type RouteGroup, type SourceRecord } from './load.js';
 import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
 import { sortRecords } from './order.js';
-import { locate, walk, type Getter, type Location, type Row } from './rows.js';
 import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { orderByUniqueStringKey } from './fast/key-order.js';
 import { plainRecordMaker, recordMaker } from './fast/record-maker.js';
-import { isPlainObject, resolvePath } from './schema.js';
+import { resolvePath } from './schema.js';
+import { isRecord } from '../body/decode.js';
 import { backendRelease, type BackendRelease } from './release.js';
 import type { BuildOptions, BuildResult, ExportRecord, ExportResult, NullField } from './types.js';
 
+/** A row before it becomes a record: a source record, or one element of its `each` array. */
+interface Row {
+  readonly rec: SourceRecord;
+  /** Index in the `each` array (key in an `each` map); -1 for a row that is the record itself. */
+  readonly elem: number | string;
+  readonly elemValue: unknown;
+}
+
+type Getter = (row: Row) => unknown;
+
+function walk(value: unknown, segs: readonly string[]): unknown {
+  let cur = value;
+  for (const seg of segs) {
+    if (!isRecord(cur) || !Object.hasOwn(cur, seg)) return undefined;
+    cur = cur[seg];
+  }
+  return cur;
+}
+
+interface Location {
+  /** Path from the record root, used to match rejected paths. */
+  readonly segs: readonly string[];
+  /** The `each` array's path when the path reads the row's element, else undefined. */
+  readonly eachSegs: readonly string[] | undefined;
+  /** Path from where the walk starts: the element or the record. */
+  readonly rest: readonly string[];
+}
+
+function locate(path: string, each: string | undefined): Location {
+  const segs = path.split('.');
+  const eachSegs = each?.split('.');
+  const inElem = eachSegs !== undefined && segs.length > eachSegs.length && eachSegs.every((s, i) => segs[i] === s);
+  return { segs, eachSegs: inElem ? eachSegs : undefined, rest: inElem ? segs.slice(eachSegs.length) : segs };
+}
+
 type KeyValue = string | number | boolean;
+
+/** Per key value, the first record holding it and how many do. */
+type KeyIndex = Map<KeyValue, { first: SourceRecord; count: number }>;
 
 const NULL_GETTER: Getter = () => null;
 
@@ -64,7 +102,7 @@ export function sortedJson(root: unknown): string {
     if (Array.isArray(v)) {
       out.push('[');
       stack.push({ arr: v, i: 0 });
-    } else if (isPlainObject(v)) {
+    } else if (isRecord(v)) {
       out.push('{');
       stack.push({ obj: v, keys: Object.keys(v).sort(), i: 0 });
     } else {
@@ -99,12 +137,12 @@ export function sortedJson(root: unknown): string {
 function represent(raw: unknown, as: Representation): unknown {
   switch (as) {
     case 'json':
-      return isPlainObject(raw) ? sortedJson(raw) : null;
+      return isRecord(raw) ? sortedJson(raw) : null;
     case 'value':
       // A flat record never holds a nested object; the model rules them out, this keeps it true for any input.
-      return raw === null || isPlainObject(raw) ? null : raw;
+      return raw === null || isRecord(raw) ? null : raw;
     case 'entries':
-      if (!isPlainObject(raw)) return null;
+      if (!isRecord(raw)) return null;
       return Object.keys(raw)
         .sort()
         .map((k) => `${k}=${scalarText(raw[k])}`);
@@ -119,18 +157,14 @@ function rawAt(loc: Location, row: Row): unknown {
 }
 
 /** What an absent value becomes: the column's documented default where it applies, else null. */
-type Absent = (row: Row) => unknown;
-
-const ABSENT_NULL: Absent = () => null;
-
-function absentGetter(d: ColumnDefault | undefined, loc: Location, each: string | undefined): Absent {
-  if (!d) return ABSENT_NULL;
+function absentGetter(d: ColumnDefault | undefined, loc: Location, each: string | undefined): Getter {
+  if (!d) return NULL_GETTER;
   // A field directly under the record (or the element) always has its holder.
   const holder =
     (d.scope ?? 'parent') === 'parent' && loc.rest.length > 1 ? { ...loc, rest: loc.rest.slice(0, -1) } : undefined;
   const by = d.by !== undefined ? fieldGetter(d.by, 'value', each) : undefined;
   return (row) => {
-    if (holder && !isPlainObject(rawAt(holder, row))) return null;
+    if (holder && !isRecord(rawAt(holder, row))) return null;
     if (by && d.cases) {
       const k = by(row);
       if (typeof k === 'string' && Object.hasOwn(d.cases, k)) return d.cases[k];
@@ -148,19 +182,18 @@ function fieldGetter(path: string, as: Representation, each: string | undefined,
   const loc = locate(path, each);
   const inside = as !== 'count';
   const absent = absentGetter(dflt, loc, each);
-  const rejectedHere = (row: Row) => {
-    const rejected = row.rec.rejected;
-    return (
-      rejected !== undefined &&
-      isRejected(rejected, loc.eachSegs ? [...loc.eachSegs, row.elem, ...loc.rest] : loc.segs, inside)
-    );
-  };
   return (row) => {
+    const rejected = row.rec.rejected;
+    if (rejected && isRejected(rejected, loc.eachSegs ? [...loc.eachSegs, row.elem, ...loc.rest] : loc.segs, inside))
+      return null;
     const raw = rawAt(loc, row);
-    if (raw === undefined) return absent === ABSENT_NULL || rejectedHere(row) ? null : absent(row);
-    if (rejectedHere(row)) return null;
-    return represent(raw, as);
+    return raw === undefined ? absent(row) : represent(raw, as);
   };
+}
+
+/** The row that is the record itself. */
+function recordRow(rec: SourceRecord): Row {
+  return { rec, elem: -1, elemValue: undefined };
 }
 
 function isKeyValue(v: unknown): v is KeyValue {
@@ -169,8 +202,7 @@ function isKeyValue(v: unknown): v is KeyValue {
 
 /** What the derivations read, built once per build: route groups and Map indexes over them. */
 class Context {
-  private readonly indexes = new Map<string, Map<KeyValue, SourceRecord>>();
-  private readonly counts = new Map<string, Map<KeyValue, number>>();
+  private readonly indexes = new Map<string, KeyIndex>();
 
   constructor(
     private readonly reader: CollectionReader,
@@ -191,29 +223,19 @@ class Context {
     this.reader.release(route);
   }
 
-  /** The first record of `route` per value of `by` (a duplicate id keeps the first, in response order). */
-  index(route: string, by: string): Map<KeyValue, SourceRecord> {
+  /** The records of `route` by their value of `by` (a duplicate id joins the first, in response order). */
+  index(route: string, by: string): KeyIndex {
     return memo(this.indexes, `${route}\u0000${by}`, () => {
-      const index = new Map<KeyValue, SourceRecord>();
+      const out: KeyIndex = new Map();
       const get = fieldGetter(by, 'value', undefined);
       for (const rec of this.group(route).records) {
-        const k = get({ rec, elem: -1, elemValue: undefined });
-        if (isKeyValue(k) && !index.has(k)) index.set(k, rec);
+        const k = get(recordRow(rec));
+        if (!isKeyValue(k)) continue;
+        const seen = out.get(k);
+        if (seen) seen.count++;
+        else out.set(k, { first: rec, count: 1 });
       }
-      return index;
-    });
-  }
-
-  /** The number of records of `route` per value of `by`. */
-  count(route: string, by: string): Map<KeyValue, number> {
-    return memo(this.counts, `${route}\u0000${by}`, () => {
-      const counts = new Map<KeyValue, number>();
-      const get = fieldGetter(by, 'value', undefined);
-      for (const rec of this.group(route).records) {
-        const k = get({ rec, elem: -1, elemValue: undefined });
-        if (isKeyValue(k)) counts.set(k, (counts.get(k) ?? 0) + 1);
-      }
-      return counts;
+      return out;
     });
   }
 }
@@ -251,41 +273,35 @@ function compileColumn(exp: ExportDef, col: ColumnDef, ctx: Context): Getter {
         return x === null || y === null ? null : x === y;
       };
     }
-    case 'join': {
+    case 'join':
+    case 'count': {
       if (derivationGap(ctx.group(src.route))) return NULL_GETTER;
       const on = fieldGetter(src.on, 'value', exp.each);
       const index = ctx.index(src.route, src.by);
+      if (src.kind === 'count')
+        return (row) => {
+          const k = on(row);
+          return isKeyValue(k) ? (index.get(k)?.count ?? 0) : null;
+        };
       const target = fieldGetter(src.path, src.as, undefined, col.default);
       // The route was read: a row with nothing to join has the default where it reaches that far.
       const unmatched = col.default?.scope === 'row' ? col.default.value : null;
       return (row) => {
         const k = on(row);
-        const rec = isKeyValue(k) ? index.get(k) : undefined;
-        return rec ? target({ rec, elem: -1, elemValue: undefined }) : unmatched;
-      };
-    }
-    case 'count': {
-      if (derivationGap(ctx.group(src.route))) return NULL_GETTER;
-      const on = fieldGetter(src.on, 'value', exp.each);
-      const counts = ctx.count(src.route, src.by);
-      return (row) => {
-        const k = on(row);
-        return isKeyValue(k) ? (counts.get(k) ?? 0) : null;
+        const rec = isKeyValue(k) ? index.get(k)?.first : undefined;
+        return rec ? target(recordRow(rec)) : unmatched;
       };
     }
   }
 }
 
 function rowsOf(exp: ExportDef, group: RouteGroup): Row[] {
+  if (exp.each === undefined) return group.records.map(recordRow);
   const rows: Row[] = [];
-  if (exp.each === undefined) {
-    for (const rec of group.records) rows.push({ rec, elem: -1, elemValue: undefined });
-    return rows;
-  }
   const segs = exp.each.split('.');
   for (const rec of group.records) {
     const list = walk(rec.value, segs);
-    if (!Array.isArray(list) && !isPlainObject(list)) continue;
+    if (!Array.isArray(list) && !isRecord(list)) continue;
     // An issue at the array itself (not inside one element) leaves no members to list.
     if (rec.rejected && isRejected(rec.rejected, segs, false)) continue;
     if (Array.isArray(list)) for (let j = 0; j < list.length; j++) rows.push({ rec, elem: j, elemValue: list[j] });
@@ -300,7 +316,7 @@ const since3141 = new Map<ExportDef, ReadonlyArray<{ col: ColumnDef; path: strin
 function since3141Columns(exp: ExportDef, def: RouteDef): ReadonlyArray<{ col: ColumnDef; path: string }> {
   return memo(since3141, exp, () =>
     exp.columns.flatMap((col) =>
-      col.source.kind === 'field' && resolvePath(def.item, col.source.path, exp.each ? [exp.each] : []).since3141
+      col.source.kind === 'field' && resolvePath(def.item, col.source.path, exp.each).since3141
         ? [{ col, path: col.source.path }]
         : [],
     ),
@@ -366,22 +382,10 @@ function nullFieldsOf(exp: ExportDef, group: RouteGroup, rows: readonly Row[], c
   return out;
 }
 
-/** The routes whose records an export reads: its own, and those of its joins and counts. */
-function routesRead(exp: ExportDef): Set<string> {
-  const out = new Set([exp.route]);
-  for (const col of exp.columns)
-    if (col.source.kind === 'join' || col.source.kind === 'count') out.add(col.source.route);
-  return out;
-}
-
 /** One export, ready to be written: what the manifest says of it, and its records on demand. */
-export interface BuiltExport {
+export interface BuiltExport extends Omit<ExportResult, 'records'> {
   /** Its position in the catalog (the build yields exports in another order). */
   readonly index: number;
-  readonly export: string;
-  readonly available: boolean;
-  readonly reason?: string;
-  readonly proposedRoute?: string;
   /** How many records it holds. */
   readonly count: number;
   readonly nullFields: NullField[];
@@ -481,7 +485,8 @@ function* exportsOf(
   defs: readonly ExportDef[],
   afterRelease: (bytes: number) => void,
 ): Generator<BuiltExport> {
-  const reads = defs.map(routesRead);
+  // The routes whose records each export reads: its own, and those of its joins and counts.
+  const reads = defs.map((exp) => new Set([exp.route, ...derivedRoutes(exp)]));
   const read = new Set(reads.flatMap((r) => [...r]));
   let released = 0;
   for (const def of ROUTES) {
@@ -542,8 +547,7 @@ export function* build(
     step = undefined;
     step = exports.next();
   }
-  const report: LoadReport = reader.report();
-  return { nullFields: nullFields.flat(), ...report };
+  return { nullFields: nullFields.flat(), ...reader.report() };
 }
 
 /** Every export with all its records at once, in catalog order; the collection is not modified. */

@@ -61,12 +61,6 @@ export function exportsFor(include: readonly Include[]): ExportDef[] {
   return CATALOG.filter((e) => e.include === undefined || include.includes(e.include));
 }
 
-export function exportByName(name: string): ExportDef {
-  const def = CATALOG.find((e) => e.name === name);
-  if (!def) throw new Error(`unknown export ${name}`);
-  return def;
-}
-
 type Schema = RouteDef['item'];
 
 /** How a column's values are kept: a number (integer or real), a boolean, or text (strings; lists, maps and objects as JSON). */
@@ -109,7 +103,7 @@ export function columnType(exp: ExportDef, col: ColumnDef): ColumnType {
 /** The model schema a field or join column reads. */
 function readSchema(exp: ExportDef, src: Extract<ColumnDef['source'], { kind: 'field' | 'join' }>): z.ZodType {
   return src.kind === 'field'
-    ? resolvePath(routeById(exp.route).item, src.path, exp.each ? [exp.each] : []).schema
+    ? resolvePath(routeById(exp.route).item, src.path, exp.each).schema
     : resolvePath(routeById(src.route).item, src.path).schema;
 }
 
@@ -124,35 +118,33 @@ export const DOCUMENTED_GET_ROUTES: ReadonlySet<string> = new Set([
   'GET /api/projects/{projectID}',
 ]);
 
-/** Checks that the value at `path` can be written with `as` (flat: no nested objects). */
-function checkRepresentation(
-  where: string,
-  root: Schema,
-  path: string,
-  as: Representation,
-  through: readonly string[],
-): void {
-  let resolved;
+/** The schema at `path` (resolvePath), its error told as of `where`. */
+function schemaAt(where: string, root: Schema, path: string, each?: string): z.ZodType {
   try {
-    resolved = resolvePath(root, path, through);
+    return resolvePath(root, path, each).schema;
   } catch (e) {
     throw new Error(`${where}: ${(e as Error).message}`);
   }
-  const kind = kindOf(resolved.schema);
+}
+
+/** Checks that the value at `path` can be written with `as` (flat: no nested objects); returns its kind. */
+function checkRepresentation(where: string, root: Schema, path: string, as: Representation, each?: string): string {
+  const schema = schemaAt(where, root, path, each);
+  const kind = kindOf(schema);
   const ok =
     as === 'value'
-      ? kind === 'scalar' || (kind === 'array' && kindOf(elementOf(resolved.schema)!) === 'scalar')
+      ? kind === 'scalar' || (kind === 'array' && kindOf(elementOf(schema)!) === 'scalar')
       : as === 'entries'
-        ? kind === 'record' && kindOf(recordValueOf(resolved.schema)!) === 'scalar'
+        ? kind === 'record' && kindOf(recordValueOf(schema)!) === 'scalar'
         : as === 'json'
           ? kind === 'record' || kind === 'object'
           : kind === 'array';
   if (!ok) throw new Error(`${where}: "${path}" is ${kind}, which cannot be written as ${as}`);
+  return kind;
 }
 
-function scalarPath(where: string, root: Schema, path: string, through: readonly string[] = []): void {
-  checkRepresentation(where, root, path, 'value', through);
-  if (kindOf(resolvePath(root, path, through).schema) !== 'scalar')
+function scalarPath(where: string, root: Schema, path: string, each?: string): void {
+  if (checkRepresentation(where, root, path, 'value', each) !== 'scalar')
     throw new Error(`${where}: "${path}" is not a scalar`);
 }
 
@@ -172,30 +164,26 @@ function checkDefault(where: string, exp: ExportDef, route: RouteDef, col: Colum
   if (d.by !== undefined || d.cases !== undefined) {
     if (src.kind !== 'field' || d.by === undefined || d.cases === undefined)
       throw new Error(`${where}: a default chosen by another field needs a field column, \`by\` and \`cases\``);
-    scalarPath(where, route.item, d.by, exp.each ? [exp.each] : []);
+    scalarPath(where, route.item, d.by, exp.each);
   }
 }
 
 function checkColumn(exp: ExportDef, route: RouteDef, col: ColumnDef): void {
   const where = `export ${exp.name}, column ${col.name}`;
-  const through = exp.each ? [exp.each] : [];
   const src = col.source;
   checkDefault(where, exp, route, col);
   switch (src.kind) {
     case 'field':
-      checkRepresentation(where, route.item, src.path, src.as, through);
+      checkRepresentation(where, route.item, src.path, src.as, exp.each);
       return;
     case 'join':
-      scalarPath(where, route.item, src.on, through);
-      scalarPath(where, routeById(src.route).item, src.by);
-      checkRepresentation(where, routeById(src.route).item, src.path, src.as, []);
-      return;
     case 'count':
-      scalarPath(where, route.item, src.on, through);
+      scalarPath(where, route.item, src.on, exp.each);
       scalarPath(where, routeById(src.route).item, src.by);
+      if (src.kind === 'join') checkRepresentation(where, routeById(src.route).item, src.path, src.as);
       return;
     case 'equals':
-      scalarPath(where, route.item, src.path, through);
+      scalarPath(where, route.item, src.path, exp.each);
       scalarPath(where, route.item, src.other);
       return;
     case 'realm':
@@ -221,18 +209,13 @@ function checkCoverage(exp: ExportDef, route: RouteDef): void {
     c.source.kind === 'field' ? [c.source.path] : c.source.kind === 'equals' ? [c.source.path, c.source.other] : [],
   );
   const omitted = Object.keys(exp.omit);
-  const resolveOmitted = (o: string, path: string) => {
-    try {
-      return resolvePath(route.item, path, exp.each ? [exp.each] : []);
-    } catch (e) {
-      throw new Error(`export ${exp.name}: omitted "${o}": ${(e as Error).message}`);
-    }
-  };
+  const resolveOmitted = (o: string, path: string) =>
+    schemaAt(`export ${exp.name}: omitted "${o}"`, route.item, path, exp.each);
   for (const o of omitted) {
     if (o.endsWith('.*')) {
       // The other keys of an open object: it must be open, and some of its keys exported.
       const base = o.slice(0, -2);
-      if (!isOpenObject(resolveOmitted(o, base).schema))
+      if (!isOpenObject(resolveOmitted(o, base)))
         throw new Error(`export ${exp.name}: omitted "${o}": "${base}" is not an open object`);
       if (!used.some((u) => u.startsWith(`${base}.`)))
         throw new Error(`export ${exp.name}: omitted "${o}": no key of "${base}" is exported; omit "${base}" itself`);
@@ -272,7 +255,7 @@ export function checkExportCatalog(exports: readonly ExportDef[]): void {
       throw new Error(`export ${exp.name}: route ${route.id} does not return a list`);
     if (exp.each !== undefined) {
       const s = resolvePath(route.item, exp.each).schema;
-      const inner = kindOf(s) === 'array' ? elementOf(s)! : kindOf(s) === 'record' ? recordValueOf(s)! : undefined;
+      const inner = elementOf(s) ?? recordValueOf(s);
       if (!inner || kindOf(inner) !== 'object')
         throw new Error(`export ${exp.name}: each "${exp.each}" is not an array or a map of objects`);
     }

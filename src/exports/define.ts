@@ -138,20 +138,22 @@ export interface ExportDef {
   readonly omit: Readonly<Record<string, string>>;
 }
 
+/** The other routes an export's joins and counts read, each once, in column order. */
+export function derivedRoutes(exp: ExportDef): Set<string> {
+  const out = new Set<string>();
+  for (const c of exp.columns) if (c.source.kind === 'join' || c.source.kind === 'count') out.add(c.source.route);
+  return out;
+}
+
 type ExportInput = Omit<ExportDef, 'omit'> & Partial<Pick<ExportDef, 'omit'>>;
 
 /** Declares an export. The catalog checks every declaration against the route catalog and models at load. */
 export function defineExport(input: ExportInput): ExportDef {
   return Object.freeze({
-    name: input.name,
-    description: input.description,
-    route: input.route,
-    ...(input.each !== undefined ? { each: input.each } : {}),
-    ...(input.include !== undefined ? { include: input.include } : {}),
-    ...(input.realmListFallback !== undefined ? { realmListFallback: input.realmListFallback } : {}),
+    ...input,
     key: Object.freeze([...input.key]),
     columns: Object.freeze(input.columns.map((c) => Object.freeze(c))),
-    omit: Object.freeze({ ...(input.omit ?? {}) }),
+    omit: Object.freeze({ ...input.omit }),
   });
 }
 

@@ -6,7 +6,7 @@
  * collection once read.
  */
 import type { z } from 'zod';
-import { REALMS_ROUTE, ROUTES, planRoute, type PlannedRoute, type RouteDef } from '../api/catalog.js';
+import { REALMS_ROUTE, ROUTES, planRoute, routeById, type PlannedRoute, type RouteDef } from '../api/catalog.js';
 import { BodyError, decodeBody, decodeSlices } from '../body/decode.js';
 import { opensArray } from '../body/slices.js';
 import { openBody } from '../body/file.js';
@@ -15,8 +15,7 @@ import type { RawCollection } from '../collect/types.js';
 import { collectDrift, driftTree, type DriftNode } from './schema.js';
 import { compileFastCheck, type FastCheck } from './fast/record-check.js';
 import { FAST_PATHS } from '../fast-paths.js';
-import type { BuildOptions } from './types.js';
-import type { ValidationSample } from './types.js';
+import type { BuildOptions, LoadReport, ValidationSample } from './types.js';
 
 export type Path = readonly (string | number)[];
 
@@ -46,18 +45,6 @@ export interface RouteGroup {
   /** Records of the bodies that are present, in realm order. */
   readonly records: readonly SourceRecord[];
   readonly missing: ReadonlyArray<Extract<RouteBody, { ok: false }>>;
-}
-
-/** What reading every route found, beside the records. */
-export interface LoadReport {
-  readonly validation: { issues: number; samples: ValidationSample[] };
-  readonly drift: Array<{ route: string; unknownFields: string[] }>;
-  /**
-   * Bodies the manifest lists as read but that are not JSON of their route's
-   * shape (only a replay can hold one: a live run fails such a route before
-   * the build), in catalog order.
-   */
-  readonly bodyFailures: Array<{ route: string; detail: string }>;
 }
 
 const MAX_SAMPLES = 20;
@@ -128,11 +115,9 @@ function flattenIssues(issues: readonly z.core.$ZodIssue[], record: unknown, pre
   }
 }
 
-function problem(label: string, entry: RouteRecord | undefined): { reason: string; skipped: boolean } | undefined {
-  if (!entry) return { reason: `${label} was not collected`, skipped: true };
-  if (entry.skipped) return { reason: `${label} was skipped: ${entry.reason ?? 'no reason recorded'}`, skipped: true };
-  if (entry.error !== undefined) return { reason: `${label} failed: ${entry.error}`, skipped: false };
-  return undefined;
+/** A body that is not there to read: `skipped` when not called or not served, rather than failed. */
+function unreadBody(label: string, realm: string | undefined, reason: string, skipped = false): RouteBody {
+  return { label, realm, ok: false, reason, skipped };
 }
 
 /** What validating one body found; kept per body so that bodies read in any order report as in catalog order. */
@@ -167,15 +152,12 @@ class Loader {
 
   body(p: PlannedRoute): RouteBody {
     const { label, realm } = p;
-    const bad = problem(label, this.manifest.get(label));
-    if (bad) return { label, realm, ok: false, ...bad };
-    const failed = (why: string): RouteBody => ({
-      label,
-      realm,
-      ok: false,
-      reason: `${label} failed: ${why}`,
-      skipped: false,
-    });
+    const failed = (why: string) => unreadBody(label, realm, `${label} failed: ${why}`);
+    const entry = this.manifest.get(label);
+    if (!entry) return unreadBody(label, realm, `${label} was not collected`, true);
+    if (entry.skipped)
+      return unreadBody(label, realm, `${label} was skipped: ${entry.reason ?? 'no reason recorded'}`, true);
+    if (entry.error !== undefined) return failed(entry.error);
     const raw = this.collection.bodies.get(label);
     if (!raw) return failed('the collection holds no body for it');
     let records: SourceRecord[];
@@ -286,38 +268,27 @@ export class CollectionReader {
   /** With `consume` (the memory policy's consumeBodies), each body is deleted from the collection once read. */
   constructor(collection: RawCollection, consume: boolean, options: BuildOptions = {}) {
     this.consume = consume;
-    this.loader = new Loader(collection, this.consume, options);
+    this.loader = new Loader(collection, consume, options);
     this.realms = [...new Set(collection.manifest.realms.ids)];
     const realmsLabel = planRoute(REALMS_ROUTE).label;
     const realmsEntry = collection.manifest.routes.find((r) => r.route === realmsLabel);
     // Without the realm list no per-realm route was planned: their data is missing, not empty.
     this.noRealms =
       this.realms.length === 0 && collection.manifest.realms.source === realmsLabel && realmsEntry?.error !== undefined
-        ? {
-            label: realmsLabel,
-            realm: undefined,
-            ok: false,
-            reason: `the realms are unknown: ${realmsLabel} failed: ${realmsEntry.error}`,
-            skipped: false,
-          }
+        ? unreadBody(realmsLabel, undefined, `the realms are unknown: ${realmsLabel} failed: ${realmsEntry.error}`)
         : undefined;
   }
 
+  /** The planned bodies of a catalog route (one per realm for a per-realm route; none without the realm list). */
   private plans(def: RouteDef): PlannedRoute[] {
-    return def.perRealm ? this.realms.map((r) => planRoute(def, r)) : [planRoute(def)];
-  }
-
-  /** The planned bodies of a catalog route id (one per realm for a per-realm route; none without the realm list). */
-  private plansOf(id: string): PlannedRoute[] {
-    const def = ROUTES.find((r) => r.id === id);
-    return !def || (def.perRealm && this.noRealms) ? [] : this.plans(def);
+    if (!def.perRealm) return [planRoute(def)];
+    return this.noRealms ? [] : this.realms.map((r) => planRoute(def, r));
   }
 
   /** The group of a catalog route id, read on first use. After `release`, its records may not be read. */
   group(id: string): RouteGroup {
     return memo(this.groups, id, () => {
-      const def = ROUTES.find((r) => r.id === id);
-      if (!def) throw new Error(`no route ${id}`);
+      const def = routeById(id);
       const bodies = def.perRealm && this.noRealms ? [this.noRealms] : this.plans(def).map((p) => this.loader.body(p));
       const records: SourceRecord[] = [];
       const missing: Array<Extract<RouteBody, { ok: false }>> = [];
@@ -332,7 +303,7 @@ export class CollectionReader {
   /** Bytes of a route's bodies as collected (every realm), read or not. */
   bytes(id: string): number {
     let sum = 0;
-    for (const p of this.plansOf(id)) sum += this.loader.manifest.get(p.label)?.bytes ?? 0;
+    for (const p of this.plans(routeById(id))) sum += this.loader.manifest.get(p.label)?.bytes ?? 0;
     return sum;
   }
 
@@ -366,7 +337,7 @@ export class CollectionReader {
         this.group(def.id);
         if (this.consume) this.release(def.id);
       }
-      labels.push(...this.plansOf(def.id).map((p) => p.label));
+      labels.push(...this.plans(def).map((p) => p.label));
     }
     return this.loader.report(labels);
   }

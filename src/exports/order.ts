@@ -31,11 +31,7 @@ export function compareValues(a: unknown, b: unknown): number {
       return a ? 1 : -1;
     case 2:
     case 3:
-      return (a as number | string) < (b as number | string)
-        ? -1
-        : (a as number | string) > (b as number | string)
-          ? 1
-          : 0;
+      return order(a as number | string, b as number | string);
     case 4: {
       const x = a as unknown[];
       const y = b as unknown[];
@@ -45,12 +41,14 @@ export function compareValues(a: unknown, b: unknown): number {
       }
       return x.length - y.length;
     }
-    default: {
-      const sa = JSON.stringify(a);
-      const sb = JSON.stringify(b);
-      return sa < sb ? -1 : sa > sb ? 1 : 0;
-    }
+    default:
+      return order(JSON.stringify(a), JSON.stringify(b));
   }
+}
+
+/** Two numbers or two strings as `<` orders them. */
+function order(a: number | string, b: number | string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**

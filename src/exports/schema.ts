@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import * as models from '../api/models.js';
+import { isRecord } from '../body/decode.js';
 
 type Schema = z.ZodType;
 
@@ -100,11 +101,11 @@ const MODEL_NAMES: ReadonlyMap<Schema, string> = (() => {
 })();
 
 /**
- * Follows a dotted path through object fields; `through` names array fields
- * that may be entered (the path then continues in their element). Throws
+ * Follows a dotted path through object fields; `each` names an array (or map)
+ * field that may be entered (the path then continues in its element). Throws
  * with a message naming the step that does not exist.
  */
-export function resolvePath(root: Schema, path: string, through: readonly string[] = []): ResolvedPath {
+export function resolvePath(root: Schema, path: string, each?: string): ResolvedPath {
   const segs = path.split('.');
   let cur: Schema = root;
   let since3141 = false;
@@ -119,7 +120,7 @@ export function resolvePath(root: Schema, path: string, through: readonly string
     );
     walked = walked ? `${walked}.${seg}` : seg;
     cur = next;
-    if (through.includes(walked)) {
+    if (walked === each) {
       // An array's element, or (for a map of objects) a map's value.
       const el = elementOf(cur) ?? recordValueOf(cur);
       if (!el) throw new Error(`"${walked}" is not an array or a map`);
@@ -158,11 +159,6 @@ export function driftTree(s: Schema): DriftNode | null {
   return null;
 }
 
-/** A JSON object: not null and not an array. */
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 /**
  * Adds to `out` the dotted paths of fields in `value` that `node` does not
  * declare. Array elements share their array's path; map values appear as `*`.
@@ -170,7 +166,7 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 export function collectDrift(node: DriftNode, value: unknown, prefix: string, out: Set<string>): void {
   switch (node.kind) {
     case 'object':
-      if (!isPlainObject(value)) return;
+      if (!isRecord(value)) return;
       for (const k of Object.keys(value)) {
         if (!node.fields.has(k)) {
           if (!node.open) out.add(prefix + k);
@@ -184,7 +180,7 @@ export function collectDrift(node: DriftNode, value: unknown, prefix: string, ou
       if (Array.isArray(value)) for (const el of value) collectDrift(node.element, el, prefix, out);
       return;
     case 'map':
-      if (isPlainObject(value)) for (const v of Object.values(value)) collectDrift(node.value, v, `${prefix}*.`, out);
+      if (isRecord(value)) for (const v of Object.values(value)) collectDrift(node.value, v, `${prefix}*.`, out);
       return;
   }
 }

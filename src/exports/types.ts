@@ -35,15 +35,22 @@ export interface ValidationSample {
   readonly message: string;
 }
 
-export interface BuildResult {
+/** What reading every route found, beside the records. */
+export interface LoadReport {
+  readonly validation: { issues: number; samples: ValidationSample[] };
+  readonly drift: Array<{ route: string; unknownFields: string[] }>;
+  /**
+   * Bodies the manifest lists as read but that are not JSON of their route's
+   * shape (only a replay can hold one: a live run fails such a route before
+   * the build), in catalog order. Not in the snapshot manifest: their routes
+   * are marked failed.
+   */
+  readonly bodyFailures: Array<{ route: string; detail: string }>;
+}
+
+/** The exports, and what reading the routes found beside them. */
+export interface BuildResult extends LoadReport {
   /** The 15, then those of the --include groups, in catalog order. */
   readonly exports: ExportResult[];
   readonly nullFields: NullField[];
-  readonly validation: { readonly issues: number; readonly samples: ValidationSample[] };
-  readonly drift: Array<{ readonly route: string; readonly unknownFields: string[] }>;
-  /**
-   * Bodies listed as read that are not JSON of their route's shape (a replay only; see LoadedCollection).
-   * Not in the manifest: their routes are marked failed.
-   */
-  readonly bodyFailures: ReadonlyArray<{ readonly route: string; readonly detail: string }>;
 }

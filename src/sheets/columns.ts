@@ -6,7 +6,8 @@
  * export, so that a spreadsheet can sum it.
  */
 import type { ColumnDef, ExportDef } from '../exports/define.js';
-import { CATALOG, columnType, exportByName } from '../exports/catalog.js';
+import { CATALOG, columnType } from '../exports/catalog.js';
+import { compareValues } from '../exports/order.js';
 import type { ExportRecord } from '../exports/types.js';
 
 /** `timestamp`: epoch ms written as a date-time; `entries`: `"key=value"` strings, one column per key; `value`: as the JSON value's type says. */
@@ -57,8 +58,7 @@ function columnNames(name: string, records: readonly ExportRecord[]): string[] {
   // The catalog's order for an empty export; otherwise the file's own
   // columns (a snapshot of another version keeps its columns), in order of
   // first appearance.
-  if (records.length === 0)
-    return CATALOG.some((e) => e.name === name) ? exportByName(name).columns.map((c) => c.name) : [];
+  if (records.length === 0) return CATALOG.find((e) => e.name === name)?.columns.map((c) => c.name) ?? [];
   // A Set keeps its first insertion's order.
   const seen = new Set<string>();
   for (const r of records) for (const k of Object.keys(r)) seen.add(k);
@@ -78,7 +78,7 @@ function mapKeys(records: readonly ExportRecord[], column: string): string[] | u
     }
   }
   // UTF-16 code unit order, as the build sorts map keys.
-  return [...keys].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return [...keys].sort(compareValues);
 }
 
 /**

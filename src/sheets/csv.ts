@@ -24,13 +24,13 @@ export function csvField(text: string): string {
   return NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** A cell as CSV text: numbers and booleans as JSON writes them, date-times as ISO 8601 UTC, null empty. */
-export function csvCell(cell: Cell): string {
+/** A cell as CSV text: numbers and booleans as JSON writes them, date-times as ISO 8601 UTC (`iso`), null empty. */
+export function csvCell(cell: Cell, iso = (ms: number) => new Date(ms).toISOString()): string {
   if (cell === null) return '';
   if (typeof cell === 'number') return String(cell);
   if (typeof cell === 'boolean') return cell ? 'true' : 'false';
   if (typeof cell === 'string') return csvField(guardText(cell));
-  return new Date(cell.ms).toISOString();
+  return iso(cell.ms);
 }
 
 const DAY_MS = 86_400_000;
@@ -93,27 +93,8 @@ export function* csvChunks(
     let line = '';
     for (let j = 0; j < columns.length; j++) {
       const cell = cellOf(columns[j]!, r);
-      // csvCell and cellWidth in one.
-      let text: string;
-      let width: number;
-      if (cell === null) {
-        text = '';
-        width = 0;
-      } else if (typeof cell === 'string') {
-        text = csvField(guardText(cell));
-        width = cell.length;
-      } else if (typeof cell === 'number') {
-        text = String(cell);
-        // The workbook shows whole numbers with thousands separators (cellWidth).
-        width = Number.isInteger(cell) ? cellWidth(cell) : text.length;
-      } else if (typeof cell === 'boolean') {
-        text = cell ? 'true' : 'false';
-        width = cellWidth(cell);
-      } else {
-        text = iso(cell.ms);
-        width = cellWidth(cell);
-      }
-      if (widths !== undefined && width > widths[j]!) widths[j] = width;
+      const text = csvCell(cell, iso);
+      if (widths !== undefined) widths[j] = Math.max(widths[j]!, cellWidth(cell));
       line += j === 0 ? text : `,${text}`;
     }
     chunk += `${line}\r\n`;

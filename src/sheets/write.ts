@@ -59,10 +59,6 @@ export interface SheetOptions {
   readonly beforeRead?: (previousRecords: number) => void;
 }
 
-function workbookFileName(date: string): string {
-  return `svc-snapshot-${date}.xlsx`;
-}
-
 /** `users`, `users (2)`, … : one name per page of `maxRows` rows. */
 export function sheetNames(exportName: string, count: number, maxRows: number): string[] {
   const pages = Math.max(1, Math.ceil(count / maxRows));
@@ -124,11 +120,8 @@ interface SheetPlan {
   readonly maxRows: number;
 }
 
-interface PreparedSheets {
-  readonly columns: number;
-  /** Each sheet's name and content, made when asked for (its rows are read as the XML is written). */
-  readonly pages: ReadonlyArray<{ readonly name: string; readonly spec: () => SheetSpec }>;
-}
+/** An export's sheets, each made when asked for (its rows are read as the XML is written). */
+type PreparedSheets = ReadonlyArray<() => SheetSpec>;
 
 /**
  * One export's CSV file written through `writeCsv` (when asked for), and its
@@ -149,16 +142,12 @@ async function prepareForms(
     const file = exportFileName(entry.export, records.length, plan.date).replace(/\.json$/, '.csv');
     await writeCsv(file, csvChunks(columns, records, measured));
   } else if (plan.xlsx) measured = measureWidths(columns, records);
-  if (!plan.xlsx) return { columns: columns.length, pages: [] };
+  if (!plan.xlsx) return [];
   const widths = measured!.map(fitWidth);
-  return {
-    columns: columns.length,
-    pages: sheetNames(entry.export, records.length, plan.maxRows).map((name, p) => ({
-      name,
-      spec: () =>
-        exportSheet(columns, records, p * plan.maxRows, Math.min(records.length, (p + 1) * plan.maxRows), widths),
-    })),
-  };
+  return sheetNames(entry.export, records.length, plan.maxRows).map(
+    (_, p) => () =>
+      exportSheet(columns, records, p * plan.maxRows, Math.min(records.length, (p + 1) * plan.maxRows), widths),
+  );
 }
 
 /**
@@ -180,54 +169,49 @@ export async function writeSpreadsheets(
     xlsx: formats.includes('xlsx'),
     maxRows: opts.maxRows ?? MAX_DATA_ROWS,
   };
-  const names = m.exports.map((e) => sheetNames(e.export, e.count, plan.maxRows));
-  // The workbook's number of each export's first sheet (xl/worksheets/sheetN.xml); sheet 1 is the About sheet.
-  const firstSheet: number[] = [];
-  names.reduce((n, pages) => (firstSheet.push(n), n + pages.length), 2);
-  const csvFiles: Array<WrittenSheetFile | undefined> = [];
-  const csvSink =
-    (i: number): SheetSink =>
-    async (file, chunks) => {
-      await sink(file, chunks);
-      csvFiles[i] = { format: 'csv', file, export: m.exports[i]!.export };
-    };
+  const csvFiles: WrittenSheetFile[] = [];
   let previous = 0;
-  const read = async (i: number): Promise<ExportRecord[]> => {
+  const formsOf = async (i: number): Promise<PreparedSheets> => {
+    const entry = m.exports[i]!;
     opts.beforeRead?.(previous);
-    const records = await source.records(m.exports[i]!);
+    const records = await source.records(entry);
     previous = records.length;
-    return records;
+    return prepareForms(entry, records, plan, async (file, chunks) => {
+      await sink(file, chunks);
+      csvFiles.push({ format: 'csv', file, export: entry.export });
+    });
   };
   if (!plan.xlsx) {
-    // CSV files alone.
-    for (let i = 0; i < m.exports.length; i++) await prepareForms(m.exports[i]!, await read(i), plan, csvSink(i));
-    return csvFiles.filter((f): f is WrittenSheetFile => f !== undefined);
+    for (let i = 0; i < m.exports.length; i++) await formsOf(i);
+    return csvFiles;
   }
-  const file = workbookFileName(m.date);
+  const file = `svc-snapshot-${m.date}.xlsx`;
   try {
-    await sink(file, workbook(m, names, plan, firstSheet, opts.secrets ?? null, read, csvSink));
+    await sink(file, workbook(m, file, plan, opts.secrets ?? null, formsOf));
   } catch (err) {
     if (err instanceof ZipTooLargeError)
       throw new FailedError(`${file}: ${err.message}; write CSV only (--format csv)`);
     throw err;
   }
-  return [...csvFiles.filter((f): f is WrittenSheetFile => f !== undefined), { format: 'xlsx', file }];
+  return [...csvFiles, { format: 'xlsx', file }];
 }
 
 /** The workbook's bytes: the sheets of every export in the manifest's order, each export read and written in its turn. */
 async function* workbook(
   m: ReadableManifest,
-  names: readonly string[][],
+  file: string,
   plan: SheetPlan,
-  firstSheet: readonly number[],
   secrets: SecretMatcher | null,
-  read: (i: number) => Promise<ExportRecord[]>,
-  csvSink: (i: number) => SheetSink,
+  formsOf: (i: number) => Promise<PreparedSheets>,
 ): AsyncGenerator<Buffer> {
+  const names = m.exports.map((e) => sheetNames(e.export, e.count, plan.maxRows));
+  // The workbook's number of each export's first sheet (xl/worksheets/sheetN.xml); sheet 1 is the About sheet.
+  const firstSheet: number[] = [];
+  names.reduce((n, pages) => (firstSheet.push(n), n + pages.length), 2);
   // Each block is searched for a secret in any spelling (the token scan) before compression hides it.
   const inspect = (block: Buffer): void => {
     const kind = secrets ? secretInBytes(secrets, block) : null;
-    if (kind !== null) throw secretFound(kind, `the workbook ${workbookFileName(m.date)} being written`);
+    if (kind !== null) throw secretFound(kind, `the workbook ${file} being written`);
   };
   const zip = new ZipWriter(new Date(m.time), inspect, secrets ? Math.max(0, secrets.longest - 1) : 0);
   const sheets: Array<{ name: string; filter?: string }> = [{ name: ABOUT_SHEET }];
@@ -249,19 +233,15 @@ async function* workbook(
     'xl/worksheets/sheet1.xml',
     sheetXml(aboutSheet(m, new Map(m.exports.map((e, i) => [e.export, names[i]!])))),
   );
-  const filters = (i: number, columns: number): void => {
-    const count = m.exports[i]!.count;
-    if (columns > 0)
-      names[i]!.forEach((_, p) => {
-        const rows = Math.min(count, (p + 1) * plan.maxRows) - p * plan.maxRows;
-        sheets[firstSheet[i]! + p - 1]!.filter = `$A$1:$${columnLetters(columns - 1)}$${rows + 1}`;
-      });
-  };
   for (let i = 0; i < m.exports.length; i++) {
-    const prepared = await prepareForms(m.exports[i]!, await read(i), plan, csvSink(i));
-    filters(i, prepared.columns);
-    for (let p = 0; p < prepared.pages.length; p++)
-      yield* zip.entry(`xl/worksheets/sheet${firstSheet[i]! + p}.xml`, sheetXml(prepared.pages[p]!.spec()));
+    const pages = await formsOf(i);
+    for (let p = 0; p < pages.length; p++) {
+      const sheet = pages[p]!();
+      const columns = sheet.headers.length;
+      if (columns > 0)
+        sheets[firstSheet[i]! + p - 1]!.filter = `$A$1:$${columnLetters(columns - 1)}$${sheet.rowCount + 1}`;
+      yield* zip.entry(`xl/worksheets/sheet${firstSheet[i]! + p}.xml`, sheetXml(sheet));
+    }
   }
   // Last, because the autofilter ranges depend on the columns found in the data (one per map key).
   yield* zip.entry('xl/workbook.xml', [workbookXml(sheets)]);

@@ -18,12 +18,16 @@ const LEVEL = 1;
 
 export class ZipTooLargeError extends Error {}
 
-interface Entry {
-  name: Buffer;
-  offset: number;
-  crc: number;
-  compressed: number;
-  size: number;
+/** What the data descriptor of an entry says of its content. */
+interface DeflatedEntry {
+  readonly crc: number;
+  readonly compressed: number;
+  readonly size: number;
+}
+
+interface Entry extends DeflatedEntry {
+  readonly name: Buffer;
+  readonly offset: number;
 }
 
 /** DOS date and time fields of a UTC instant (the format has no zone; 1980 is its epoch). */
@@ -33,13 +37,6 @@ function dosDateTime(time: Date): { date: number; time: number } {
     date: ((y - 1980) << 9) | ((time.getUTCMonth() + 1) << 5) | time.getUTCDate(),
     time: (time.getUTCHours() << 11) | (time.getUTCMinutes() << 5) | Math.floor(time.getUTCSeconds() / 2),
   };
-}
-
-/** What the data descriptor of an entry says of its content. */
-interface DeflatedEntry {
-  readonly crc: number;
-  readonly compressed: number;
-  readonly size: number;
 }
 
 /** One block's raw deflate stream, on libuv's thread pool. */
@@ -77,8 +74,8 @@ function sliceEnd(piece: string, i: number, room: number): number {
 async function* deflateEntry(
   name: string,
   pieces: Iterable<string>,
-  inspect: (block: Buffer) => void = () => {},
-  overlap = 0,
+  inspect: (block: Buffer) => void,
+  overlap: number,
 ): AsyncGenerator<Buffer, DeflatedEntry> {
   let crc = 0;
   let size = 0;
@@ -118,12 +115,6 @@ async function* deflateEntry(
     carried = used = keep;
   }
   for (const piece of pieces) {
-    if (piece.length * 3 <= BLOCK_BYTES + overlap - used) {
-      // The common case: the piece fits whole, no slicing.
-      used += block.write(piece, used, 'utf8');
-      if (used - carried >= BLOCK_BYTES) yield* flush();
-      continue;
-    }
     for (let i = 0; i < piece.length;) {
       const end = sliceEnd(piece, i, BLOCK_BYTES + overlap - used);
       if (end <= i) {
