@@ -7,7 +7,7 @@
  * code, never by the target's URL.
  */
 import { createHmac } from 'node:crypto';
-import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import { createDispatcher } from '../http/client.js';
 import { describeTransportError } from '../http/errors.js';
@@ -89,9 +89,10 @@ async function postOnce(dispatcher: Dispatcher, p: Post, timeoutMs: number): Pro
 }
 
 /**
- * The POSTs of one sink, in order, each retried within the one deadline; the
- * next body is made while the one before is on its way (Alertmanager's
- * batches are made as they are asked for), and sent once it is answered.
+ * The POSTs of one sink, in order, each retried within the one deadline and
+ * sent once the one before is answered. Each body is made when it is asked
+ * for (Alertmanager's batches), right after the one before is handed to
+ * undici, which writes it when the event loop next turns.
  */
 export async function postAll(
   dispatcher: Dispatcher,
@@ -103,8 +104,6 @@ export async function postAll(
     const why = await sending;
     if (why !== undefined) return why;
     sending = withRetries(deadline, (ms) => postOnce(dispatcher, p, ms));
-    // undici writes the request once this turn of the event loop ends: let it, before the next body is made.
-    await setImmediate();
   }
   return sending;
 }
