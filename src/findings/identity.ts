@@ -13,9 +13,16 @@ import type { RowRef } from './define.js';
 /** The namespace of the findings' ids: itself the UUID v5 of `svc-snapshot findings` in RFC 9562's URL namespace. */
 export const FINDING_ID_NAMESPACE = '53dfa2c6-4101-551d-b900-908101cfc3d1';
 
+function uuidBytes(uuid: string): Buffer {
+  return Buffer.from(uuid.replace(/-/g, ''), 'hex');
+}
+
+// Every finding's id is in this namespace: its bytes are made once, not once a finding.
+const FINDING_ID_NAMESPACE_BYTES = uuidBytes(FINDING_ID_NAMESPACE);
+
 /** RFC 9562 UUID version 5 of `name` (UTF-8) in `namespace`. */
 export function uuidV5(namespace: string, name: string): string {
-  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex');
+  const ns = namespace === FINDING_ID_NAMESPACE ? FINDING_ID_NAMESPACE_BYTES : uuidBytes(namespace);
   const b = hash('sha1', Buffer.concat([ns, Buffer.from(name, 'utf8')]), 'buffer').subarray(0, 16);
   b[6] = (b[6]! & 0x0f) | 0x50;
   b[8] = (b[8]! & 0x3f) | 0x80;
