@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync } from 'node:fs';
-import { isPlainFileName, readOpenedFile } from '../util/safe-read.js';
+import { isPlainFileName, MANIFEST_MAX_BYTES, readOpenedFile } from '../util/safe-read.js';
 import path from 'node:path';
 import { z } from 'zod';
 import { escapeControl } from '../util/escape.js';
@@ -12,9 +12,6 @@ export const MANIFEST_OF: Record<OutputKind, string> = {
   collection: '_collection-manifest.json',
   audit: '_audit-manifest.json',
 };
-
-/** Manifests larger than this are not ours (a snapshot manifest of a big site is a few hundred KB). */
-const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 
 const Tool = z.object({ name: z.literal('svc-snapshot'), version: z.string() });
 const FileName = z.string().refine(isPlainFileName, 'not a plain file name');

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { FILE_STATES, SIGNATURE_STATES } from '../verify/states.js';
 import { SEVERITIES } from '../config/values.js';
+import { TOKEN_TYPES } from '../api/catalog.js';
 
 /**
  * The `--json` output of every command, as zod schemas: the single source of
@@ -121,7 +122,7 @@ export const NotifySummary = z.strictObject({
 });
 export type NotifySummary = z.infer<typeof NotifySummary>;
 
-const TokenType = z.enum(['User', 'Team', 'Drive', 'VM', 'Project']);
+const TokenType = z.enum(TOKEN_TYPES);
 
 /** `used: false` (and `ok: null`, no verdict) for http:// to a loopback host, where no TLS is spoken. */
 const CheckTls = z

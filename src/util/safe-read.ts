@@ -42,7 +42,7 @@ export async function readInside(dir: string, name: string): Promise<Buffer> {
 }
 
 /** A manifest is a few MB at most; past this it is not one. */
-const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
+export const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * A manifest's bytes, read as readInside reads a file (one larger than a
