@@ -7,7 +7,7 @@ import {
   findingsOf,
   formatFindings,
   overTime,
-  serializeFindings,
+  serializeFindingsChunks,
   type FindingsReport,
   type FindingsSettings,
 } from '../findings/index.js';
@@ -42,13 +42,10 @@ export async function runFindings(rawFlags: RawFlags, args: string[], deps: Comm
   const previous = o.previous !== undefined ? resolveOutDir(deps.cwd, o.previous, o.previous) : undefined;
   const report = await findingsSince(await openSnapshot(dir), previous, settings, deps);
   for (const r of report.rules) if (!r.evaluated) deps.reporter.warn(`${r.id} not evaluated: ${r.reason ?? ''}`);
-  deps.stdout(
-    csv
-      ? [...findingsCsvChunks(report, true)].join('')
-      : o.json
-        ? serializeFindings(report)
-        : formatFindings(report, dir),
-  );
+  // A chunk at a time: the whole of a large site's report as one string would add its size to the peak, twice.
+  if (csv || o.json)
+    for (const chunk of csv ? findingsCsvChunks(report, true) : serializeFindingsChunks(report)) deps.stdout(chunk);
+  else deps.stdout(formatFindings(report, dir));
   const failed = failOnMessage(report, settings.failOn);
   if (failed) deps.reporter.warn(failed);
   deps.reporter.close();

@@ -18,7 +18,13 @@ import {
   type FindingsReport,
 } from './evaluate.js';
 
-export { findingCounts, serializeFindings, unevaluatedRules, type FailOn, type FindingsReport } from './evaluate.js';
+export {
+  findingCounts,
+  serializeFindingsChunks,
+  unevaluatedRules,
+  type FailOn,
+  type FindingsReport,
+} from './evaluate.js';
 export { formatFindings } from './format.js';
 
 export { FINDINGS_FILE_NAME as FINDINGS_FILE, FINDINGS_CSV_NAME as FINDINGS_CSV } from './names.js';
