@@ -398,11 +398,6 @@ function waivedCounts(report: FindingsReport): Map<string, number> {
   return out;
 }
 
-/** The bytes of `_findings.json` as one string (serializeFindingsChunks joined). */
-export function serializeFindings(report: FindingsReport): string {
-  return [...serializeFindingsChunks(report)].join('');
-}
-
 /**
  * Findings by rule and severity, for the metrics file
  * (`svc_snapshot_findings{rule,severity,site}` and

@@ -9,7 +9,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { defineRule, severityRank, type FindingDraft, type Severity } from '../../src/findings/define.js';
-import { evaluateFindings, serializeFindings } from '../../src/findings/evaluate.js';
+import { evaluateFindings } from '../../src/findings/evaluate.js';
+import { serializeFindings } from '../helpers/findings-json.js';
 
 const part = fc.constantFrom(
   '',

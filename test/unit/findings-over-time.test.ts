@@ -8,13 +8,8 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXPORTS } from '../../src/exports/catalog.js';
-import {
-  evaluateFindings,
-  failing,
-  findingCounts,
-  serializeFindings,
-  type FindingsReport,
-} from '../../src/findings/evaluate.js';
+import { evaluateFindings, failing, findingCounts, type FindingsReport } from '../../src/findings/evaluate.js';
+import { serializeFindings } from '../helpers/findings-json.js';
 import { FINDING_ID_NAMESPACE, findingId, uuidV5 } from '../../src/findings/identity.js';
 import { applyLifecycle, parseFindingsFile } from '../../src/findings/lifecycle.js';
 import { applyWaivers, checkWaiverDates, loadWaivers } from '../../src/findings/waivers.js';

@@ -12,12 +12,8 @@ import { RULES, checkRules } from '../../src/findings/catalog.js';
 import { defineRule, type RuleContext, type RuleDef } from '../../src/findings/define.js';
 import { readCollection } from '../../src/collect/replay.js';
 import { buildAll } from '../../src/exports/build.js';
-import {
-  evaluateFindings,
-  findingCounts,
-  serializeFindings,
-  type FindingsReport,
-} from '../../src/findings/evaluate.js';
+import { evaluateFindings, findingCounts, type FindingsReport } from '../../src/findings/evaluate.js';
+import { serializeFindings } from '../helpers/findings-json.js';
 import { formatFindings } from '../../src/findings/format.js';
 import { renderFindingsMarkdown } from '../../src/findings/docs.js';
 import { failOnMessage, findingsSettings } from '../../src/findings/index.js';
