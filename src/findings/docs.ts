@@ -128,7 +128,7 @@ rule that reads project_memberships takes each user and project once.
 \`\`\`
 
 With a previous night the object also has \`previous\` (\`{ "time", "source" }\`)
-after \`time\`, and \`resolved\` after \`findings\`; with \`--waivers\`, \`waivers\`
+after \`time\`, and \`resolved\` (and \`carried\`, below) after \`findings\`; with \`--waivers\`, \`waivers\`
 (the file's \`sha256\`, its number of \`entries\`, and the waivers \`stale\`,
 \`endingSoon\` and \`ended\`, each with its \`line\`, \`rule\`, match, \`owner\`
 and \`expires\`) and, per rule, \`waived\` (how many of its \`count\` are waived).
@@ -178,7 +178,11 @@ rules evaluated over its exports with the same settings. Findings are matched
 by \`id\`: one seen the night before is \`open\`, its \`firstSeen\` carried
 from that night's file (or that night's time); any other is \`new\`, with
 \`firstSeen\` this snapshot's time. The previous night's findings that are gone
-are listed in \`resolved\` (with their \`firstSeen\`). Without a previous
+are listed in \`resolved\` (with their \`firstSeen\`), except those of a rule
+not evaluated tonight (an input unavailable or incomplete): it could not look,
+so they are neither open nor resolved, and are listed in \`carried\` as they
+were; the next night reads them as the previous night's findings, so their
+\`firstSeen\` is kept, and a waiver of such a rule is not stale. Without a previous
 night, findings have no \`state\`. A previous snapshot found beside that
 cannot be read is warned about and left out; one given with \`--previous\`
 that cannot be read is the command's error. The text output and the report

@@ -106,6 +106,8 @@ export interface FindingsReport {
   readonly rules: readonly RuleResult[];
   readonly findings: readonly Finding[];
   readonly resolved?: readonly ResolvedFinding[];
+  /** The previous night's findings of rules not evaluated tonight: neither seen nor resolved (applyLifecycle). */
+  readonly carried?: readonly ResolvedFinding[];
 }
 
 /** What the evaluation reads of a snapshot manifest. */
@@ -345,7 +347,7 @@ const FINDINGS_PER_CHUNK = 2000;
 
 /**
  * The text of `_findings.json`, a chunk at a time: the object's members on
- * their own lines (`previous`, `waivers` and `resolved` only when known),
+ * their own lines (`previous`, `waivers`, `resolved` and `carried` only when known),
  * each rule and each finding one compact JSON line (keys in a fixed order),
  * one newline at the end. A line per finding keeps the file a third of its
  * indented size on a large site, and a diff of two nights' files line by
@@ -371,9 +373,10 @@ export function* serializeFindingsChunks(report: FindingsReport): Generator<stri
     yield `${i > 0 ? ',\n    ' : ''}${lines.join(',\n    ')}`;
   }
   if (findings.length > 0) yield '\n  ]';
-  yield report.resolved !== undefined
-    ? `,\n  "resolved": ${jsonList(report.resolved.map(resolvedJson), '  ')}\n}\n`
-    : '\n}\n';
+  let tail = '';
+  if (report.resolved !== undefined) tail += `,\n  "resolved": ${jsonList(report.resolved.map(resolvedJson), '  ')}`;
+  if (report.carried !== undefined) tail += `,\n  "carried": ${jsonList(report.carried.map(resolvedJson), '  ')}`;
+  yield `${tail}\n}\n`;
 }
 
 /** A JSON array, one compact value a line, closed at `indent`; `[]` when empty. */

@@ -138,6 +138,7 @@ export function overTime(
       settings.waivers,
       Date.parse(out.time),
       settings.expiringDays,
+      new Set(out.rules.filter((r) => !r.evaluated).map((r) => r.id)),
     );
     out = { ...out, waivers: summary, findings };
   }

@@ -35,7 +35,13 @@ export interface PreviousFindings {
   readonly findings: readonly PreviousFinding[];
 }
 
-/** The report with each finding's state and first night, and the previous night's findings that are gone. */
+/**
+ * The report with each finding's state and first night, and the previous
+ * night's findings that are gone. Those of a rule not evaluated tonight are
+ * not gone, only unseen (CONTRACT section 17: never told as fewer findings):
+ * they are `carried` as they were, so that the next night that evaluates the
+ * rule keeps their `firstSeen`.
+ */
 export function applyLifecycle(report: FindingsReport, previous: PreviousFindings): FindingsReport {
   const before = new Map<string, PreviousFinding>();
   for (const f of previous.findings) if (!before.has(f.id)) before.set(f.id, f);
@@ -46,9 +52,12 @@ export function applyLifecycle(report: FindingsReport, previous: PreviousFinding
       : findingWith(f, { state: 'new', firstSeen: report.time });
   });
   const now = new Set(report.findings.map((f) => f.id));
-  const resolved = [...before.values()]
-    .filter((f) => !now.has(f.id))
-    .map((f) => ({
+  const unevaluated = new Set(report.rules.filter((r) => !r.evaluated).map((r) => r.id));
+  const resolved: ResolvedFinding[] = [];
+  const carried: ResolvedFinding[] = [];
+  for (const f of before.values()) {
+    if (now.has(f.id)) continue;
+    const gone = {
       id: f.id,
       rule: f.rule,
       severity: f.severity,
@@ -56,8 +65,10 @@ export function applyLifecycle(report: FindingsReport, previous: PreviousFinding
       detail: f.detail,
       display: f.display,
       firstSeen: f.firstSeen ?? previous.night.time,
-    }));
-  return { ...report, previous: previous.night, findings, resolved };
+    };
+    (unevaluated.has(f.rule) ? carried : resolved).push(gone);
+  }
+  return { ...report, previous: previous.night, findings, resolved, ...(carried.length > 0 ? { carried } : {}) };
 }
 
 const isText = (v: unknown): v is string => typeof v === 'string';
@@ -90,7 +101,10 @@ export function parseFindingsFile(text: string): { time: string; findings: Previ
     return undefined;
   }
   if (!isRecord(json) || !isText(json.time) || !Array.isArray(json.findings)) return undefined;
-  const findings = json.findings.map(previousFinding);
+  // A rule not evaluated that night carried its findings of the night before: they are still the previous night's.
+  const carried = json.carried === undefined ? [] : json.carried;
+  if (!Array.isArray(carried)) return undefined;
+  const findings = [...json.findings, ...carried].map(previousFinding);
   if (!findings.every((f) => f !== undefined)) return undefined;
   return { time: json.time, findings };
 }

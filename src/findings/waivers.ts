@@ -231,13 +231,15 @@ function index(waivers: readonly Waiver[]) {
  * matched by a waiver in force is `waived` (the one ending last, if several),
  * one matched only by ended waivers carries `waiverEnded` (the one that ended
  * last); the summary lists the waivers that ended, those in force matching
- * nothing (stale) and those ending within `expiringDays`.
+ * nothing (stale; not those of a rule in `unevaluated`, which could not
+ * look) and those ending within `expiringDays`.
  */
 export function applyWaivers(
   findings: readonly Finding[],
   file: WaiversFile,
   now: number,
   expiringDays: number,
+  unevaluated: ReadonlySet<string> = new Set(),
 ): { findings: Finding[]; summary: WaiversSummary } {
   const matching = index(file.waivers);
   const used = new Set<Waiver>();
@@ -257,7 +259,7 @@ export function applyWaivers(
   const summary: WaiversSummary = {
     sha256: file.sha256,
     entries: file.waivers.length,
-    stale: file.waivers.filter((w) => w.endsAt > now && !used.has(w)).map(note),
+    stale: file.waivers.filter((w) => w.endsAt > now && !used.has(w) && !unevaluated.has(w.rule)).map(note),
     endingSoon: file.waivers.filter((w) => w.endsAt > now && w.endsAt <= soon).map(note),
     ended: file.waivers.filter((w) => w.endsAt <= now).map(note),
   };

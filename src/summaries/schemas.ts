@@ -360,6 +360,12 @@ const FindingsSummary = z.strictObject({
       Finding.omit({ state: true, related: true, waived: true, waiverEnded: true }).extend({ firstSeen: z.string() }),
     )
     .optional(),
+  /** The previous night's findings of rules not evaluated this night: not resolved, kept for the next night's firstSeen. */
+  carried: z
+    .array(
+      Finding.omit({ state: true, related: true, waived: true, waiverEnded: true }).extend({ firstSeen: z.string() }),
+    )
+    .optional(),
 });
 
 /**

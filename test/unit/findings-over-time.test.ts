@@ -165,6 +165,55 @@ describe('new, open, resolved', () => {
   });
 });
 
+describe('a rule not evaluated tonight', () => {
+  it('carries its findings of the night before, not resolved; the next night keeps their firstSeen', async () => {
+    const first = applyLifecycle(await evaluate(site(), '2026-11-20T02:00:00.000Z'), {
+      night: { time: '2026-11-19T02:00:00.000Z', source: 'snapshot' },
+      findings: [],
+    });
+    const missing = first.findings.filter((f) => f.rule === 'certification-missing').map((f) => f.id);
+    expect(missing.length).toBeGreaterThan(0);
+    // Tonight the certifications could not be read (a failed route): their rules are not evaluated.
+    const manifest = {
+      time: TIME,
+      exports: EXPORTS.map((d) =>
+        d.name === 'user_certifications'
+          ? { export: d.name, available: false, reason: 'GET /api/users/certifications failed' }
+          : { export: d.name, available: true },
+      ),
+      nullFields: [],
+    };
+    const records = site();
+    const tonight = applyLifecycle(
+      await evaluateFindings(manifest, async (name) => (records[name] ?? []).map((r) => rec(name, r))),
+      { night: { time: first.time, source: 'snapshot' }, findings: first.findings },
+    );
+    expect(tonight.rules.find((r) => r.id === 'certification-missing')!.evaluated).toBe(false);
+    expect(tonight.resolved!.filter((f) => f.rule === 'certification-missing')).toEqual([]);
+    expect(tonight.carried!.map((f) => [f.id, f.firstSeen])).toEqual(missing.map((id) => [id, first.time]));
+    expect(formatFindings(tonight, '/snap')).toMatch(/: 0 new, \d+ open, 0 resolved\./);
+    // A waiver of a rule that could not look is not stale.
+    const path = waiversFile(
+      `waivers:\n  - rule: certification-missing\n    subject: [proj|9]\n    reason: r\n    owner: o\n    expires: 2027-01-01\n`,
+    );
+    const unevaluated = new Set(tonight.rules.filter((r) => !r.evaluated).map((r) => r.id));
+    expect(applyWaivers(tonight.findings, loadWaivers(path, '--waivers'), NOW, 30, unevaluated).summary.stale).toEqual(
+      [],
+    );
+    expect(applyWaivers(tonight.findings, loadWaivers(path, '--waivers'), NOW, 30).summary.stale).toHaveLength(1);
+    // The next night reads tonight's _findings.json: the carried findings are the previous night's.
+    const back = parseFindingsFile(serializeFindings(tonight))!;
+    const third = applyLifecycle(await evaluate(site(), '2026-11-22T02:00:00.000Z'), {
+      night: { time: back.time, source: 'snapshot' },
+      findings: back.findings,
+    });
+    const again = third.findings.filter((f) => f.rule === 'certification-missing');
+    expect(again.map((f) => [f.id, f.state, f.firstSeen])).toEqual(missing.map((id) => [id, 'open', first.time]));
+    expect(third.resolved).toEqual([]);
+    expect(third.carried).toBeUndefined();
+  });
+});
+
 describe("the previous night's _findings.json", () => {
   it('reads back what this version writes; refuses an earlier file (no ids) and members of the wrong type', async () => {
     const r = await evaluate(site());
