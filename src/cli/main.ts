@@ -180,7 +180,7 @@ export function buildProgram(
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({
-      writeErr: (s) => process.stderr.write(forTerminal(s)),
+      writeErr: (s) => process.stderr.write(forTerminal(withoutOptionValue(s))),
       writeOut: (s) => process.stdout.write(s),
     });
   for (const spec of COMMANDS) {
@@ -255,10 +255,21 @@ function dropTlsOverride(): boolean {
 
 function checkCommandName(first: string | undefined): void {
   if (first !== undefined && !first.startsWith('-') && first !== 'help' && !COMMAND_NAMES.includes(first)) {
+    // Repeated only when it reads as a mistyped command: a token or a target URL given first is a secret.
+    const named = /^[a-z]{1,20}$/.test(first) ? ` "${first}"` : '';
     throw new UsageError(
-      `unknown command "${first.slice(0, 40)}"; the commands are ${COMMAND_NAMES.join(', ')} (snapshot is the default)`,
+      `unknown command${named}; the commands are ${COMMAND_NAMES.join(', ')} (snapshot is the default)`,
     );
   }
+}
+
+/**
+ * Commander's message for an unknown option repeats it as typed: the value
+ * of `--name=value` may be a secret (a token, a --notify target given to a
+ * command that does not take it), so only the name is kept.
+ */
+function withoutOptionValue(message: string): string {
+  return message.replace(/^(error: unknown option '-[^=\n']*)=.*'/m, "$1=…'");
 }
 
 /** What one run of the program shares between the command, a signal and the top-level catch, up to its exit code. */
@@ -395,7 +406,7 @@ class Invocation {
     if (err instanceof CommanderError) {
       // --help and --version end here too, with exit code 0.
       this.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
-      this.failureText = err.message.replace(/^error: /, '');
+      this.failureText = withoutOptionValue(err.message).replace(/^error: /, '');
     } else if (err instanceof DomainError) {
       this.reporter.error(err.message);
       this.exitCode = exitCodeOf(err);

@@ -101,6 +101,19 @@ describe('--json on a failed run prints one object', () => {
       error: "unknown option '--no-such-flag'",
     });
 
+    // A value given with = to a command that does not take the option may be a secret: never repeated.
+    const secret = 'https://hooks.example.invalid/services/T0/B0/s3cr3tV4lue';
+    for (const args of [
+      ['report', 'x', `--notify=${secret}`, '--json'],
+      ['check', `--tokn=${secret}`, '--json'],
+      [secret, '--json'],
+    ]) {
+      const r = await runCli(args);
+      expect(r.code).toBe(2);
+      expect(r.stdout + r.stderr).not.toContain('s3cr3t');
+      expect(validOutput('failure', r.stdout).error).toMatch(/^unknown (option '--\w+=…'|command;)/);
+    }
+
     const cwd = tmpDir();
     mkdirSync(join(cwd, 'not-a-snapshot'));
     writeFileSync(join(cwd, 'not-a-snapshot', 'notes.txt'), 'hello');
