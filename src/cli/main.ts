@@ -217,10 +217,20 @@ export function exitCodeOf(err: DomainError): ExitCode {
 /** The one top-level catch: every error becomes an exit code and a message without secrets. */
 export async function main(argv: string[]): Promise<number> {
   // A reader that goes away (`| head`) must not crash a run that is publishing:
-  // further output is dropped and the run finishes.
+  // further output is dropped and the run finishes. Output that cannot be
+  // written otherwise (a full disk where it is redirected) is lost: said, and exit 1.
+  let outputLost = false;
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EPIPE') throw err;
+      if (err.code === 'EPIPE' || outputLost) return;
+      outputLost = true;
+      if (stream === process.stdout)
+        process.stderr.write(
+          `svc-snapshot: error: standard output could not be written (${err.code ?? 'error'}: ` +
+            `${forTerminal(err.message.replace(/^\w+: /, '').replace(/, write$/, ''))}); ` +
+            'free space where it is redirected, or redirect it elsewhere\n',
+        );
+      if (!process.exitCode) process.exitCode = EXIT.failed;
     });
   }
   stdoutUsed = false;
@@ -239,7 +249,7 @@ export async function main(argv: string[]): Promise<number> {
   } finally {
     uninstall();
   }
-  return run.exitCode;
+  return outputLost && run.exitCode === EXIT.ok ? EXIT.failed : run.exitCode;
 }
 
 /**

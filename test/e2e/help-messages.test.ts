@@ -3,10 +3,11 @@
  * and the messages of the mistakes a first trial makes. Each runs the built
  * binary.
  */
-import { mkdirSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { CLI_BIN, REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { startFakeServer, type FakeServer } from '../fake/server.js';
 import { getTestCerts } from '../fake/certs.js';
@@ -158,5 +159,24 @@ describe('history --history <directory>', () => {
     expect((await runCli(['verify', 'night', '--quiet'], { cwd })).code).toBe(0);
     const later = await runCli(['history', 'load', 'night', '--history=history.sqlite', '--quiet'], { cwd });
     expect(later.code, later.stderr).toBe(0);
+  });
+});
+
+describe('standard output that cannot be written', () => {
+  it('a full disk where it is redirected: said without a stack trace, exit 1', () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      for (const args of [['--version'], ['diff', '--help']]) {
+        const r = spawnSync(process.execPath, [CLI_BIN, ...args], {
+          stdio: ['ignore', full, 'pipe'],
+          encoding: 'utf8',
+        });
+        expect(r.status).toBe(1);
+        expect(r.stderr).toMatch(/standard output could not be written \(ENOSPC: no space left on device\)/);
+        expect(r.stderr).not.toMatch(/^\s+at /m);
+      }
+    } finally {
+      closeSync(full);
+    }
   });
 });
