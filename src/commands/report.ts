@@ -1,5 +1,7 @@
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { openSnapshot, SNAPSHOT_MANIFEST, type Snapshot } from '../snapshot/dir.js';
+import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
 import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
 import { readOptions } from '../config/options.js';
@@ -41,7 +43,10 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
     throw new UsageError(`--out ${outFile} is a directory; give the file to write`);
   }
   deps.reporter.info(`reading ${dir}`);
-  const model = await modelOfDirectory(dir, {
+  const snapshot = await openSnapshot(dir);
+  const file = outFile ?? resolveOutDir(dir, reportFileName(snapshot.manifest.date), '');
+  await refuseOwnFile(snapshot, file, outFile !== undefined);
+  const model = await modelOfDirectory(snapshot, {
     inheritLevels: o.findingsInheritLevels,
     expiringDays: findings.expiringDays,
     ...(findings.waivers ? { waivers: findings.waivers } : {}),
@@ -49,7 +54,6 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
     ...(o.previous !== undefined ? { previous: resolveOutDir(deps.cwd, o.previous, o.previous) } : {}),
     ...(history ? { history } : {}),
   });
-  const file = outFile ?? resolveOutDir(dir, reportFileName(model.manifest.date), '');
   const page = renderReport(model);
   // As convert writes into a published snapshot: a temporary name (0600, removed by a signal), then a rename.
   whenInterrupted(`${file} was not written`);
@@ -58,4 +62,28 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
   const summary: ReportSummary = { command: 'report', snapshot: dir, file, bytes: Buffer.byteLength(page) };
   deps.stdout(o.json ? `${JSON.stringify(summary, null, 2)}\n` : `Report of ${dir} written to ${file}\n`);
   return { exitCode: EXIT.ok };
+}
+
+/**
+ * The page must not replace a file of the snapshot: its manifest, the
+ * signature, or a file the manifest lists (verified and signed with it; the
+ * page `--format html` wrote is one), which would make `verify` fail.
+ */
+async function refuseOwnFile(snapshot: Snapshot, file: string, given: boolean): Promise<void> {
+  const real = (p: string) => realpath(p).catch(() => p);
+  if ((await real(dirname(file))) !== (await real(snapshot.dir))) return;
+  const { manifest } = snapshot;
+  const own = new Set([
+    SNAPSHOT_MANIFEST,
+    `${SNAPSHOT_MANIFEST}${SIGNATURE_SUFFIX}`,
+    ...manifest.exports.map((e) => e.file),
+    ...(manifest.files ?? []).map((f) => f.name),
+  ]);
+  if (!own.has(basename(file))) return;
+  throw new UsageError(
+    given
+      ? `--out ${file} is a file of the snapshot ${snapshot.dir} (its manifest lists it); give another file`
+      : `${file} is the snapshot's own report, listed in its manifest (verified and signed with it); ` +
+          'give --out <file> to write the new one elsewhere',
+  );
 }

@@ -143,8 +143,8 @@ export interface DirectoryOptions {
 }
 
 /** `svc-snapshot report <dir>`: everything read from the published snapshot, each export file once; a damaged one is refused. */
-export async function modelOfDirectory(dir: string, opts: DirectoryOptions): Promise<ReportModel> {
-  const snapshot = await openSnapshot(dir);
+export async function modelOfDirectory(snapshot: Snapshot, opts: DirectoryOptions): Promise<ReportModel> {
+  const { dir } = snapshot;
   const manifest = snapshot.manifest;
   // The signature's own validity only: who may sign is verify's --allowed-signers question.
   const signature = await manifestSignature(

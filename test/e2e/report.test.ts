@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
@@ -247,6 +247,17 @@ describe('snapshot --format html', () => {
         expect(readFileSync(again, 'utf8').replace(/unsigned \(no signature beside the manifest\)/, '')).toBe(
           page.toString('utf8').replace(/unsigned \(no signature beside the manifest\)/, ''),
         );
+        // `report` never replaces a file of the snapshot: the page the manifest lists, the manifest, an export.
+        const exportFile = readdirSync(dir).find((f) => f.startsWith('12-users'))!;
+        for (const out of [[], ['--out', join(dir, MANIFEST)], ['--out', join(dir, '..', basename(dir), exportFile)]]) {
+          const refused = await runCli(['report', dir, ...out]);
+          expect(refused.code).toBe(2);
+          expect(refused.stderr).toMatch(
+            out.length === 0 ? /own report, listed in its manifest/ : /is a file of the snapshot/,
+          );
+        }
+        expect(readFileSync(join(dir, 'svc-snapshot-2026-11-21.html')).equals(page)).toBe(true);
+        expect((await runCli(['verify', dir])).code).toBe(0);
       }
       pages.push(page);
     }
