@@ -212,8 +212,8 @@ waivers:
   holding one member, \`waivers\`. Each entry has \`rule\` (a rule of this page),
   exactly one match, \`id\` or \`subject\` (a list of key values; a shorter list
   matches every subject it begins: \`[project id]\` every member of a project
-  for a certification rule), \`reason\` and \`owner\` (plain text: no control or
-  bidirectional characters), and \`expires\` (\`YYYY-MM-DD\`, required). Nothing
+  for a certification rule), \`reason\` and \`owner\` (plain text on one line: no
+  control, line-break, invisible or bidirectional characters), and \`expires\` (\`YYYY-MM-DD\`, required). Nothing
   else: an unknown field (a typo) is refused.
 - A waiver applies through the whole of its \`expires\` day (UTC), compared
   with the snapshot's time like everything else. \`expires\` may be at most

@@ -20,8 +20,8 @@ const REASON_MAX = 1000;
 const NAME_MAX = 200;
 const DAY_MS = 86_400_000;
 const FIELDS = ['rule', 'id', 'subject', 'reason', 'owner', 'expires'] as const;
-/** Characters that could move a terminal's cursor or turn text around (C0, DEL, C1, bidi controls). */
-const HOSTILE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+/** Characters that could move a terminal's cursor, break a line or turn text around (C0, DEL, C1, bidi and invisible controls). */
+const HOSTILE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/;
 
 /** An entry of the file: its `line` (1-based) and fields (`expires` YYYY-MM-DD, as written). */
 interface Waiver extends WaiverNote {
@@ -83,7 +83,7 @@ function text(node: unknown, field: string, line: number, max: number): string {
   const value = node.value;
   if (value.length > max) throw new WaiverProblem(line, `${field} is longer than ${max} characters`);
   if (HOSTILE.test(value))
-    throw new WaiverProblem(line, `${field} holds control or bidirectional characters; write plain text`);
+    throw new WaiverProblem(line, `${field} holds control, line-break or bidirectional characters; write plain text on one line`);
   return value;
 }
 
@@ -136,7 +136,7 @@ function parseWaivers(source: string): Waiver[] {
   const lineOf = (n: Node | undefined) => (n?.range ? lineCounter.linePos(n.range[0]).line : 1);
   const error = doc.errors[0];
   if (error) {
-    const line = error.linePos?.[0]?.line ?? 1;
+    const line = lineCounter.linePos(error.pos[0]).line;
     throw new WaiverProblem(line, `not YAML or JSON (${error.code.toLowerCase().replace(/_/g, ' ')})`);
   }
   const root = doc.contents;

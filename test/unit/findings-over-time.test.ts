@@ -304,6 +304,16 @@ describe('waivers', () => {
 
   it.each([
     ['not YAML', 'waivers:\n  - rule: [unclosed\n', /line \d+: not YAML or JSON/],
+    [
+      'JSON missing a comma on line 5',
+      '{\n "waivers": [\n  {"rule": "quota-exceeded",\n   "subject": ["x"],\n   "reason": "r" "owner": "o"}\n ]\n}\n',
+      /line 5: not YAML or JSON/,
+    ],
+    [
+      'a line break in owner',
+      `waivers:\n${entry({ rule: 'quota-exceeded', subject: '[a]', reason: 'r', owner: '"ev\\nil\\u2028"', expires: '2027-01-01' })}`,
+      /line 2: owner holds control, line-break or bidirectional characters/,
+    ],
     ['no waivers list', 'rules: []\n', /line 1: the file must hold a top-level waivers list/],
     [
       'an unknown rule',
@@ -328,7 +338,7 @@ describe('waivers', () => {
     [
       'a duplicate key',
       'waivers:\n  - rule: quota-exceeded\n    rule: quota-exceeded\n',
-      /line \d+: not YAML or JSON \(duplicate key\)/,
+      /line 3: not YAML or JSON \(duplicate key\)/,
     ],
     [
       'an unknown field',
@@ -338,7 +348,7 @@ describe('waivers', () => {
     [
       'hostile text in reason',
       `waivers:\n${entry({ rule: 'quota-exceeded', subject: '[a]', reason: '"ok\\u001b[2J\\u202e"', owner: 'o', expires: '2027-01-01' })}`,
-      /line 2: reason holds control or bidirectional characters/,
+      /line 2: reason holds control, line-break or bidirectional characters/,
     ],
     [
       'both matches',
