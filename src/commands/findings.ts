@@ -16,10 +16,10 @@ import { previousFindings } from '../findings/lifecycle.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
-/** `--format` on findings: csv alone (the JSON form is --json). */
-function csvAsked(o: { readonly format: readonly string[]; readonly sources: { readonly format?: string } }): boolean {
-  if (o.sources.format === undefined) return false;
-  if (o.format.length !== 1 || o.format[0] !== 'csv')
+/** `--format` on findings: csv alone (the JSON form is --json), as typed: the parsed list leaves json out. */
+function csvAsked(raw: unknown): boolean {
+  if (raw === undefined) return false;
+  if (String(raw).trim().toLowerCase() !== 'csv')
     throw new UsageError('findings --format takes csv (one row per finding); for JSON give --json');
   return true;
 }
@@ -35,7 +35,7 @@ export async function runFindings(rawFlags: RawFlags, args: string[], deps: Comm
       '--previous is empty (an unset variable?); give a snapshot directory, or leave it out to use the newest older ' +
         'one beside the snapshot',
     );
-  const csv = csvAsked(o);
+  const csv = csvAsked(rawFlags.format);
   if (csv && o.json) throw new UsageError('--format csv and --json both choose what findings prints; give one');
   const dir = resolveOutDir(deps.cwd, given, given);
   const settings = findingsSettings(o);

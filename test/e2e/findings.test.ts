@@ -557,6 +557,15 @@ describe('svc-snapshot findings <dir>', () => {
     expect(empty.code).toBe(2);
     const none = await runCli(['findings']);
     expect(none.code).toBe(2);
+    // --format takes csv alone: json beside it is not dropped quietly (the JSON form is --json).
+    const good = writeSnapshot(join(tmpDir(), 'snap'), { records: { teams: [{ id: 't1', name: 'T' }] } });
+    for (const format of ['csv,json', 'json', 'xlsx']) {
+      const res = await runCli(['findings', good, '--format', format]);
+      expect(res.code, format).toBe(2);
+      expect(res.stderr).toContain('findings --format takes csv (one row per finding); for JSON give --json');
+      expect(res.stdout).toBe('');
+    }
+    expect((await runCli(['findings', good, '--format', 'csv'])).code).toBe(0);
   });
 });
 
