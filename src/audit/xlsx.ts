@@ -1,3 +1,5 @@
+import { redactedStart } from '../util/redact.js';
+
 /** Every .xlsx is a zip archive, and a zip with entries starts with a local file header. */
 const ZIP_SIGNATURE = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 
@@ -18,9 +20,7 @@ function kindOf(body: Buffer): string {
 /** What arrived instead of a spreadsheet, e.g. `57 bytes of JSON (application/json) starting "{"error":…}"`. */
 export function describeNotSpreadsheet(body: Buffer, contentType: string | undefined): string {
   const type = contentType ? ` (${contentType.split(';')[0]!.trim()})` : '';
-  const printable = body
-    .subarray(0, 160)
-    .toString('utf8')
+  const printable = redactedStart(body, 100)
     .replace(/[^\x20-\x7E]+/g, ' ')
     .replace(/\s+/g, ' ')
     .trim();

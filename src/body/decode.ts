@@ -2,7 +2,7 @@ import type { RouteDef } from '../api/catalog.js';
 import { checkJson } from './json-scan.js';
 import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { escapeControl } from '../util/escape.js';
-import { redact } from '../util/redact.js';
+import { redact, redactedStart } from '../util/redact.js';
 import { describeJsonError } from '../util/json-error.js';
 import { MAX_SLICE_BYTES, SliceJsonError, SliceTooLongError, arraySlices, opensArray } from './slices.js';
 import { bufferReader, type ByteReader } from './reader.js';
@@ -40,7 +40,7 @@ export interface DecodeOptions {
 }
 
 function describeStart(body: Buffer): string {
-  const text = escapeControl(body.subarray(0, 120).toString('utf8').replace(/\s+/g, ' ').trim());
+  const text = escapeControl(redactedStart(body, 60).replace(/\s+/g, ' ').trim());
   return text.length > 0 ? ` starting "${text.slice(0, 60)}${text.length > 60 ? '…' : ''}"` : '';
 }
 

@@ -109,6 +109,19 @@ export function redact(text: string): string {
   return text.replace(textPattern, '[redacted]');
 }
 
+/**
+ * The start of a body, decoded and redacted, for a message that quotes at
+ * most `shown` characters of it: the text reaches past those by the longest
+ * spelling of any known secret, so that a secret starting among them is
+ * redacted whole before the message cuts the text (cut first, its prefix
+ * would be printed).
+ */
+export function redactedStart(body: Buffer, shown: number): string {
+  let longest = 0;
+  for (const s of secrets) longest = Math.max(longest, s.length);
+  return redact(body.subarray(0, shown * 4 + longest * MAX_SPELLING_BYTES).toString('utf8'));
+}
+
 /** Only for tests. */
 export function clearSecrets(): void {
   secrets.clear();

@@ -4,6 +4,9 @@ import { mkdtempSync, openSync, rmSync, writeFileSync, writeSync, closeSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SHORTEST_SECRET, clearSecrets, knownSecrets, redact, registerSecret } from '../../src/util/redact.js';
+import { bodyHint } from '../../src/http/body-hint.js';
+import { describeNotSpreadsheet } from '../../src/audit/xlsx.js';
+import { decodeBody } from '../../src/body/decode.js';
 import { escapeControl, escapeForTerminal } from '../../src/util/escape.js';
 import { secretInFileBytes, SecretSearch, secretMatcher, SCAN_CHUNK_BYTES } from '../../src/publish/scan.js';
 import { MAX_REALM_COMPONENT, planRoute, routeById, realmFileComponent } from '../../src/api/catalog.js';
@@ -79,6 +82,31 @@ describe('redaction (property)', () => {
       value: 'x'.repeat(SHORTEST_SECRET),
       source: '--token',
     });
+  });
+
+  it('a message quoting the start of a body never keeps part of a secret the quote would cut', () => {
+    const token = 'S3cretTok-ABCDEFGH1234';
+    registerSecret(token);
+    const route = routeById('users');
+    const quotes: Array<(body: Buffer) => string> = [
+      (body) => bodyHint(body),
+      (body) => describeNotSpreadsheet(body, 'text/html'),
+      (body) => {
+        try {
+          decodeBody(route.id, route, body);
+        } catch (e) {
+          return (e as Error).message;
+        }
+        return '';
+      },
+    ];
+    for (const quote of quotes)
+      for (let at = 0; at < 260; at++) {
+        const body = Buffer.from(`<html>${'E'.repeat(at)}${encodeURIComponent(token)} and more text after it</html>`);
+        const message = quote(body);
+        expect(message, `at ${at}`).not.toMatch(/S3cret|%53%33/i);
+        expect(message, `at ${at}`).not.toContain(token.slice(0, 6));
+      }
   });
 
   it('leaves text without a secret as it is', () => {
