@@ -189,9 +189,25 @@ export function realmFileComponent(realm: string): string {
   return fitRealmComponent(realm, encodeRealm(realm));
 }
 
+/**
+ * An id's UTF-8 bytes; a lone surrogate (valid in a JSON string, so a server
+ * may send one) as its three WTF-8 bytes, where UTF-8 would put U+FFFD's and
+ * encodeURIComponent throws: two ids never share their bytes.
+ */
+function idBytes(id: string): Buffer {
+  if (!/[\ud800-\udfff]/.test(id)) return Buffer.from(id, 'utf8');
+  const parts: Buffer[] = [];
+  for (const ch of id) {
+    const c = ch.charCodeAt(0);
+    const lone = ch.length === 1 && c >= 0xd800 && c <= 0xdfff;
+    parts.push(lone ? Buffer.from([0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)]) : Buffer.from(ch));
+  }
+  return Buffer.concat(parts);
+}
+
 function encodeRealm(realm: string): string {
   if (SAFE_REALM.test(realm) && realm !== '.' && realm !== '..') return realm;
-  const bytes = Buffer.from(realm, 'utf8');
+  const bytes = idBytes(realm);
   let out = '';
   for (const b of bytes) {
     const c = String.fromCharCode(b);
@@ -218,11 +234,17 @@ function fitRealmComponent(realm: string, encoded: string): string {
 }
 
 /**
+ * A path segment as encodeURIComponent writes it, from idBytes (a lone
+ * surrogate's WTF-8 bytes; the request then fails as the server answers it).
  * encodeURIComponent leaves dots alone, so `.` and `..` would be dot segments
  * that URL parsers resolve away; encode them too.
  */
 function encodePathSegment(value: string): string {
-  const encoded = encodeURIComponent(value);
+  let encoded = '';
+  for (const b of idBytes(value)) {
+    const c = String.fromCharCode(b);
+    encoded += /[A-Za-z0-9\-_.!~*'()]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
   return /^\.+$/.test(encoded) ? encoded.replace(/\./g, '%2E') : encoded;
 }
 

@@ -208,6 +208,18 @@ describe('realm ids in file names (property)', () => {
     );
   });
 
+  it('a lone surrogate in a realm id (valid JSON) is its WTF-8 bytes in the request and the file name, never a crash', () => {
+    const lone = planRoute(routeById('vms-images'), '\ud800x');
+    expect(lone.urlPath).toMatch(/=%ED%A0%80x$/);
+    expect(realmFileComponent('\ud800x')).toBe('%ED%A0%80x');
+    expect(realmFileComponent('\ud800x')).not.toBe(realmFileComponent('\ufffdx'));
+    expect(() => planRoute(routeById('vms-active'), 'a\udfff\udc00')).not.toThrow();
+    // A pair is one character, encoded as encodeURIComponent does.
+    expect(planRoute(routeById('vms-images'), 'r\ud83d\ude00').urlPath).toContain(
+      `=${encodeURIComponent('r\ud83d\ude00')}`,
+    );
+  });
+
   it('two different realm ids never share a file name', () => {
     fc.assert(
       fc.property(
