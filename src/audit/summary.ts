@@ -1,4 +1,5 @@
 import { SEVERITY_ORDER } from './alerts.js';
+import { escapeControl } from '../util/escape.js';
 import { formatPruned } from '../cron/retention.js';
 import type { AuditSummary } from '../summaries/schemas.js';
 import type { AuditManifest } from './collect.js';
@@ -39,11 +40,12 @@ export function formatAuditSummary(s: AuditSummary): string {
     .join(', ');
   const lines = [
     `Audit collection written to ${s.outDir}`,
-    `  service: ${s.service.name} ${s.service.version} at ${s.auditUrl}`,
+    `  service: ${escapeControl(s.service.name)} ${escapeControl(s.service.version)} at ${s.auditUrl}`,
     `  period: ${s.from} to ${s.to}; ${s.files} files (${(s.durationMs / 1000).toFixed(1)} s)`,
     `  alerts: ${a.total}${a.total > 0 ? ` (${severities})` : ''}`,
     ...a.byType.map(
-      (t) => `    ${String(t.count).padStart(5)}  ${t.type}${t.name ? ` (${t.name})` : ''}, ${t.severity}`,
+      (t) =>
+        `    ${String(t.count).padStart(5)}  ${escapeControl(t.type)}${t.name ? ` (${escapeControl(t.name)})` : ''}, ${t.severity}`,
     ),
     ...s.queries.map((q) => `  query ${q.id}: ${q.rows} row${q.rows === 1 ? '' : 's'} → ${q.file}`),
     ...s.reports.map(

@@ -6,6 +6,7 @@ import { withHttpClient } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import { describeTls, observeTls, tlsForJson, tlsVerdict } from '../http/tls-observer.js';
 import { EXIT } from '../exit-codes.js';
+import { escapeControl } from '../util/escape.js';
 import type { CommandDeps, CommandResult } from './context.js';
 import type { CheckAuditSummary } from '../summaries/schemas.js';
 
@@ -65,7 +66,11 @@ function formatAuditCheck(url: string, r: AuditCheckReport): string {
     `  reachable: ${r.reachable ? 'yes' : 'no'}`,
     `  TLS: ${describeTls(url, r.tls)}`,
   ];
-  if (r.service) lines.push(`  service: ${r.service.name ?? '?'} ${r.service.version ?? ''}`.trimEnd());
+  // The service's own words: a newline there must not add a line of ours (an "OK" it did not earn).
+  if (r.service)
+    lines.push(
+      `  service: ${escapeControl(r.service.name ?? '?')} ${escapeControl(r.service.version ?? '')}`.trimEnd(),
+    );
   if (r.reachable && r.tls.ok) {
     lines.push(
       `  token from ${r.token.source}: ${r.token.accepted ? 'accepted' : `REFUSED${r.token.status ? ` (HTTP ${r.token.status})` : ''}`}`,

@@ -42,3 +42,25 @@ describe('svc-snapshot check --audit', () => {
     expect(res.report).toMatchObject({ token: { accepted: false, status: 401 }, ok: false });
   });
 });
+
+describe("the audit service's own words", () => {
+  it('a newline in its name or version is escaped: it cannot add an "OK" line to the verdict', async () => {
+    const hostile = createAuditBackend();
+    hostile.dataset.info.name = 'Audit\nOK: an audit collection would run.\n';
+    hostile.dataset.info.version = '4.2\r\nOK';
+    const s = await startFakeServer(hostile.handlers, { tls: true });
+    try {
+      const res = await runCli(['check', '--audit', '--audit-url', s.url, '--ca-file', getTestCerts().caFile], {
+        env: { SVC_AUDIT_TOKEN: WRONG_FAKE_AUDIT_TOKEN },
+        cwd: tmpDir(),
+      });
+      expect(res.code).toBe(3);
+      expect(res.stdout).toContain(
+        'service: Audit\\u000aOK: an audit collection would run.\\u000a 4.2\\u000d\\u000aOK',
+      );
+      expect(res.stdout.split('\n').filter((l) => l.startsWith('OK'))).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+});
