@@ -35,14 +35,35 @@ function slackEscape(text: string): string {
 
 /** Block Kit: a section's text is at most 3000 characters, a header's 150, a message 50 blocks. */
 const SLACK_SECTION = 3000;
+const SLACK_HEADER = 150;
 const SLACK_MESSAGE_CHARS = 12_000;
 
+/**
+ * `text` made Slack-safe, and at most `max` characters once safe: a text too
+ * long is clipped (at a word's end) short enough for the word joiners its
+ * first `max` characters take, and for one more that the cut could add
+ * ("@here…"). A joiner needs two characters or more, so the cut is at least
+ * half of `max`.
+ */
+function slackText(text: string, max: number): string {
+  const safe = slackSafe(text);
+  if (safe.length <= max) return safe;
+  const joiners = slackSafe(text.slice(0, max)).length - max;
+  return slackSafe(clip(text, max - joiners - 1));
+}
+
+/**
+ * The sections' texts, already Slack-safe: whole lines packed up to the
+ * section limit, measured with their word joiners (a line's joiners are the
+ * same alone as within the section, as none looks past a line's end).
+ */
 function slackSections(doc: DigestDoc): string[] {
   const texts: string[] = [];
   for (const s of doc.sections) {
-    let current = s.heading;
+    let current = slackText(s.heading, SLACK_SECTION);
     const lines = s.more > 0 ? [...s.lines, moreLine(s.more)] : s.lines;
-    for (const line of lines) {
+    for (const raw of lines) {
+      const line = slackText(raw, SLACK_SECTION);
       if (current.length + 1 + line.length > SLACK_SECTION) {
         texts.push(current);
         current = line;
@@ -58,10 +79,10 @@ export function slackPayload(d: Digest): { text: string; blocks: unknown[] } {
   const render = (doc: DigestDoc) => ({
     text: slackEscape(clip(doc.title, 300)),
     blocks: [
-      { type: 'header', text: { type: 'plain_text', text: slackSafe(clip(doc.title, 150)), emoji: false } },
+      { type: 'header', text: { type: 'plain_text', text: slackText(doc.title, SLACK_HEADER), emoji: false } },
       ...slackSections(doc)
         .slice(0, 48)
-        .map((t) => ({ type: 'section', text: { type: 'plain_text', text: slackSafe(t), emoji: false } })),
+        .map((text) => ({ type: 'section', text: { type: 'plain_text', text, emoji: false } })),
     ],
   });
   const chars = (p: { blocks: unknown[] }) => JSON.stringify(p.blocks).length;

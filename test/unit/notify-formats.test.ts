@@ -59,6 +59,28 @@ describe('Slack', () => {
     expect(header!.text.text.length).toBeLessThanOrEqual(150);
     for (const s of sections) expect(s.text.text.length).toBeLessThanOrEqual(3000);
   });
+  it('keeps each section within 3000 characters with its word joiners counted, split between lines', () => {
+    const mentions = '@here '.repeat(60);
+    const d = buildDigest(
+      runNotice(
+        Array.from({ length: 40 }, (_, i) => finding(i, mentions)),
+        { site: `https://platform.example.org/${'@here'.repeat(40)}`, outDir: `/var/lib/${'@channel'.repeat(800)}` },
+      ),
+    );
+    const [header, ...sections] = slackPayload(d).blocks as Array<{ text: { text: string } }>;
+    expect(header!.text.text.length).toBeLessThanOrEqual(150);
+    expect(header!.text.text).not.toMatch(/@(here|channel|everyone)\b/);
+    expect(sections.length).toBeGreaterThan(3);
+    for (const s of sections) {
+      expect(s.text.text.length).toBeLessThanOrEqual(3000);
+      expect(s.text.text).not.toMatch(/@(here|channel|everyone)\b/);
+      // Whole lines only: each starts as a heading or one of the digest's lines does.
+      for (const line of s.text.text.split('\n'))
+        expect(line).toMatch(
+          /^(Outcome|exit code|Where|output:|Exports|users:|Findings|findings:|\[high\] |and \d+ more)/,
+        );
+    }
+  });
   it('never writes a control or right-to-left override character', () => {
     // Line feeds are the digest's own, between lines; none comes from the data.
     expect(texts.join('')).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202a-\u202e\u2066-\u2069]/);
