@@ -82,12 +82,23 @@ function parseUrl(text: string, where: string): URL {
   }
 }
 
+/** A user name or password of an smtp:// target, percent-decoded; bad encoding is the target's usage error. */
+function decoded(part: string, where: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new UsageError(
+      `${where} has a user name or password that is not valid percent-encoding (%XX; it is not shown: it may hold a secret)`,
+    );
+  }
+}
+
 function parseEmail(text: string, scheme: 'smtp' | 'smtps', where: string): Omit<EmailTarget, 'name'> {
   const url = parseUrl(text, where);
-  const user = decodeURIComponent(url.username);
-  const pass = decodeURIComponent(url.password);
-  registerSecret(pass);
   registerSecret(url.password);
+  const user = decoded(url.username, where);
+  const pass = decoded(url.password, where);
+  registerSecret(pass);
   if (url.hostname === '') throw new UsageError(`${where} names no mail server: smtp://host:587?from=…&to=…`);
   const from = url.searchParams.get('from') ?? '';
   const to = url.searchParams

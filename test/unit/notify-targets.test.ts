@@ -66,7 +66,12 @@ describe('notification targets', () => {
     expect(refused(['slack+http://hooks.example.org/Secret-9876'])).toMatch(/http:\/\/ to a host that is not loopback/);
     expect(refused(['smtp://mail.example.org?to=a@example.org'])).toMatch(/needs from=/);
     expect(refused(['smtp://mail.example.org?from=a@example.org&to=x%0d%0aBcc:y@example.org'])).toMatch(/needs to=/);
-    for (const bad of ['ftp://user:Secret-9876@host/x', 'https://user:Secret-9876@hooks.example.org/x'])
+    const badEscape = 'smtp://us%ZZer-Secret-9876:pw@127.0.0.1:18025?from=a@example.org&to=b@example.org';
+    expect(refused([badEscape])).toMatch(/--notify \(the 1st\) has a user name or password that is not valid percent/);
+    expect(refused(['smtp://user:p%E0%A4w@127.0.0.1?from=a@example.org&to=b@example.org'])).toMatch(
+      /not valid percent/,
+    );
+    for (const bad of ['ftp://user:Secret-9876@host/x', 'https://user:Secret-9876@hooks.example.org/x', badEscape])
       expect(refused([bad])).not.toContain('Secret-9876');
     expect(readTargets(['alertmanager+http://127.0.0.1:9093'], {})[0]!.name).toBe('alertmanager 127.0.0.1:9093');
   });
