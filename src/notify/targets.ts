@@ -56,8 +56,9 @@ function parseTarget(raw: string, where: string): Omit<HttpTarget, 'name'> | Omi
   const kind = prefix ? PREFIXED[prefix] : 'webhook';
   const innerScheme = prefix ? scheme.slice(prefix.length) : scheme;
   if (innerScheme !== 'https' && innerScheme !== 'http') {
+    // Not even the scheme is repeated: a token pasted alone reads as one (`xoxb-…:…`).
     throw new UsageError(
-      `${where} has the scheme "${scheme.slice(0, 30)}", which names no sink; a target starts with ${SCHEMES}`,
+      `${where} has a scheme that names no sink (it is not shown: it may hold a secret); a target starts with ${SCHEMES}`,
     );
   }
   const url = parseUrl(inner, where);

@@ -60,7 +60,8 @@ describe('notification targets', () => {
   });
 
   it('are refused without repeating them: unknown scheme, not a URL, credentials, http:// to another host', () => {
-    expect(refused(['ftp://user:Secret-9876@host/x'])).toMatch(/scheme "ftp", which names no sink/);
+    expect(refused(['ftp://user:Secret-9876@host/x'])).toMatch(/a scheme that names no sink .*starts with https:\/\//);
+    expect(refused(['xoxb-Secret-token-9876:x'])).toMatch(/--notify \(the 1st\) has a scheme that names no sink/);
     expect(refused(['not a url Secret-9876'])).toMatch(/--notify \(the 1st\) is not a URL/);
     expect(refused(['https://user:Secret-9876@hooks.example.org/x'])).toMatch(/must not hold a user name or password/);
     expect(refused(['slack+http://hooks.example.org/Secret-9876'])).toMatch(/http:\/\/ to a host that is not loopback/);
@@ -71,8 +72,8 @@ describe('notification targets', () => {
     expect(refused(['smtp://user:p%E0%A4w@127.0.0.1?from=a@example.org&to=b@example.org'])).toMatch(
       /not valid percent/,
     );
-    for (const bad of ['ftp://user:Secret-9876@host/x', 'https://user:Secret-9876@hooks.example.org/x', badEscape])
-      expect(refused([bad])).not.toContain('Secret-9876');
+    const leaky = ['ftp://user:Secret-9876@host/x', 'https://user:Secret-9876@hooks.example.org/x', badEscape];
+    for (const bad of [...leaky, 'xoxb-Secret-token-9876:x']) expect(refused([bad])).not.toMatch(/secret-\w*9876|ftp/i);
     expect(readTargets(['alertmanager+http://127.0.0.1:9093'], {})[0]!.name).toBe('alertmanager 127.0.0.1:9093');
   });
 
@@ -90,8 +91,8 @@ describe('notification targets', () => {
     } catch (e) {
       message = (e as Error).message;
     }
-    expect(message).toMatch(/SVC_NOTIFY_FILE line 2 has the scheme "gopher"/);
-    expect(message).not.toContain('Secret-in-file-123');
+    expect(message).toMatch(/SVC_NOTIFY_FILE line 2 has a scheme that names no sink/);
+    expect(message).not.toMatch(/gopher|secret-in-file/i);
   });
 
   it('SVC_NOTIFY_HMAC_FILE: a key file of its owner alone, 16 characters or more', () => {
