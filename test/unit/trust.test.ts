@@ -159,8 +159,8 @@ describe('redaction (property)', () => {
   });
 });
 
-const CONTROL =
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/;
+/** What escape.ts escapes, by Unicode's properties: controls, the invisible (default ignorable), the line separators. */
+const CONTROL = /[\p{Cc}\p{Default_Ignorable_Code_Point}\u2028\u2029\ufff9-\ufffb]/u;
 
 describe('control-character escaping (property)', () => {
   it('leaves no control character, C0, DEL, C1, bidi or line separator, in any string', () => {
@@ -183,6 +183,25 @@ describe('control-character escaping (property)', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('escapes exactly those characters, every code point checked, in a spelling JSON reads back', () => {
+    const wrong: string[] = [];
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (cp === 0xd800) cp = 0xe000;
+      const c = String.fromCodePoint(cp);
+      const e = escapeControl(c);
+      const ok = CONTROL.test(c) ? e !== c && JSON.parse(`"${e}"`) === c : e === c;
+      if (!ok || escapeForTerminal(c) !== (cp === 9 || cp === 10 ? c : e)) wrong.push(cp.toString(16));
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('escapes soft hyphens, Hangul fillers, variation selectors and tag characters, each as \\uXXXX', () => {
+    expect(escapeControl('a\u00adb\u3164c\ufe0fd\u{e0041}\u{e007f}e')).toBe(
+      'a\\u00adb\\u3164c\\ufe0fd\\udb40\\udc41\\udb40\\udc7fe',
+    );
+    expect(escapeControl('\u00a0¬ 𝄞 \u{1d100} \u{1bc00} 😀')).toBe('\u00a0¬ 𝄞 \u{1d100} \u{1bc00} 😀');
   });
 
   it('escapes ESC, BEL, CSI and bidi overrides as \\uXXXX', () => {
