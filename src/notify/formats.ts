@@ -183,10 +183,11 @@ function cappedFindings(list: FindingList) {
   return { items: list.top(WEBHOOK_LIST).map(webhookFinding), more: Math.max(0, list.length - WEBHOOK_LIST) };
 }
 
+/** The digest as the webhook's JSON; `notify --test`'s is its title alone (docs/notify.md). */
 export function webhookPayload(d: Digest): unknown {
+  if (d.test) return { version: 1, test: true, title: titleLine(d) };
   return {
     version: 1,
-    ...(d.test ? { test: true } : {}),
     title: titleLine(d),
     command: d.command,
     site: clean(d.site),

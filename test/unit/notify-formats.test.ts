@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildDigest, worthSending, type FindingIn } from '../../src/notify/digest.js';
 import { alertsOf, emailContent, slackPayload, teamsPayload, webhookPayload } from '../../src/notify/formats.js';
+import { testDigest } from '../../src/notify/index.js';
 import { clip } from '../../src/notify/text.js';
 import { HOSTILE_NAMES } from '../helpers/hostile-names.js';
 import { runNotice } from '../helpers/run-notice.js';
@@ -128,6 +129,22 @@ describe('e-mail', () => {
     expect(mail.html).not.toContain('onerror=alert(1)>');
     expect(mail.html).toContain('&lt;img src=x onerror=alert(1)&gt;');
     expect(mail.text).toContain('<img src=x onerror=alert(1)>');
+  });
+});
+
+describe('notify --test', () => {
+  const d = testDigest('host-1.example.org', new Date('2026-11-22T02:00:00.000Z'));
+  const title = 'Test message from svc-snapshot on host-1.example.org: notifications reach this target';
+  it('sends the webhook "test": true and a title only, no digest of a run that did not happen', () => {
+    expect(webhookPayload(d)).toEqual({ version: 1, test: true, title });
+  });
+  it('sends every other sink its title alone', () => {
+    expect(slackPayload(d).blocks).toEqual([
+      { type: 'header', text: { type: 'plain_text', text: title, emoji: false } },
+    ]);
+    const card = teamsPayload(d) as { attachments: Array<{ content: { body: unknown[] } }> };
+    expect(card.attachments[0]!.content.body).toHaveLength(1);
+    expect(emailContent(d)).toMatchObject({ subject: title, text: `${title}\n\n` });
   });
 });
 
