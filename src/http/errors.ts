@@ -75,11 +75,16 @@ export interface ProxyInUse {
   readonly port: number;
 }
 
-/** Classifies a transport error and says in words what happened and what to do. */
+/**
+ * Classifies a transport error and says in words what happened and what to
+ * do; `configured` names where the user gave the host (the site's base URL,
+ * a notification target).
+ */
 export function describeTransportError(
   err: unknown,
   host: string,
   proxy?: ProxyInUse,
+  configured = 'the base URL',
 ): { kind: HttpErrorKind; detail: string } {
   const code = errorCode(err);
   const message = escapeControl(err instanceof Error ? err.message : String(err));
@@ -122,11 +127,11 @@ export function describeTransportError(
     case 'ECONNREFUSED':
       return {
         kind: 'network',
-        detail: `connection refused by ${host}; check the base URL and port, and that the service is up`,
+        detail: `connection refused by ${host}; check ${configured} and port, and that the service is up`,
       };
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return { kind: 'network', detail: `host ${host} could not be resolved (${code}); check the base URL and DNS` };
+      return { kind: 'network', detail: `host ${host} could not be resolved (${code}); check ${configured} and DNS` };
     case 'ECONNRESET':
     case 'EPIPE':
     case 'UND_ERR_CLOSED':

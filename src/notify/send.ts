@@ -84,7 +84,7 @@ async function postOnce(dispatcher: Dispatcher, p: Post, timeoutMs: number): Pro
     return res.statusCode >= 200 && res.statusCode <= 299 ? undefined : `answered HTTP ${res.statusCode}`;
   } catch (err) {
     if ((err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError') return 'no answer in time';
-    return redact(describeTransportError(err, url.host).detail);
+    return redact(describeTransportError(err, url.host, undefined, "the notification target's host").detail);
   }
 }
 

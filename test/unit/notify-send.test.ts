@@ -48,4 +48,17 @@ describe('postAll', () => {
     await dispatcher.close();
     expect(new Set(log.filter((l) => l.startsWith('received')))).toEqual(new Set(['received /1', 'received /2']));
   });
+
+  it('says to check the notification target, not the base URL, when nothing listens', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const dispatcher = notifyDispatcher(undefined, 1000);
+    const why = await postAll(dispatcher, [{ url: `http://127.0.0.1:${port}/in/x`, body: '{}' }], new Deadline(300));
+    await dispatcher.close();
+    expect(why).toBe(
+      `connection refused by 127.0.0.1:${port}; check the notification target's host and port, and that the service is up`,
+    );
+  });
 });
