@@ -438,10 +438,11 @@ const DECLARED = [
   },
   {
     flags: '--notify-timeout <seconds>',
-    description: 'seconds allowed for each target, retries included; then a warning, and the exit code is unchanged',
+    description:
+      'seconds allowed for each target, retries included (1-3600); then a warning, and the exit code is unchanged',
     commands: NOTIFYING,
     default: 30,
-    parse: (raw: string, from: string) => parsePositiveNumber(from, raw, 3600),
+    parse: (raw: string, from: string) => parsePositiveNumber(from, raw, 3600, 1),
   },
   {
     flags: '--test',

@@ -4,17 +4,28 @@ import { UsageError } from '../errors.js';
 import { SHORTEST_SECRET, registerSecret } from '../util/redact.js';
 import { INCLUDES, type Include } from '../includes.js';
 
-export function parsePositiveNumber(flag: string, raw: string, max: number): number {
+/**
+ * A number as a flag takes it: plain decimal digits, with a fraction after a
+ * point where one makes sense; no sign, exponent, hex, spaces or `Infinity`,
+ * which `Number()` would all take (`0x10` is 16, `1e-9` a billionth).
+ */
+const DECIMAL = /^\d+(?:\.\d+)?$/;
+const WHOLE = /^\d+$/;
+
+/** A number greater than 0 (at least `min` when given) and at most `max`. */
+export function parsePositiveNumber(flag: string, raw: string, max: number, min?: number): number {
   const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0 || n > max) {
-    throw new UsageError(`${flag} must be a number greater than 0 and at most ${max} (got "${raw}")`);
+  if (!DECIMAL.test(raw) || n > max || (min === undefined ? n <= 0 : n < min)) {
+    const range = min === undefined ? `greater than 0 and at most ${max}` : `from ${min} to ${max}`;
+    throw new UsageError(`${flag} must be a number ${range} (got "${raw}")`);
   }
   return n;
 }
 
+/** A whole number from `min` (0 or more: no sign is taken) to `max`. */
 export function parseInteger(flag: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
-  if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
+  if (!WHOLE.test(raw) || n < min || n > max) {
     throw new UsageError(`${flag} must be a whole number from ${min} to ${max} (got "${raw}")`);
   }
   return n;
@@ -33,7 +44,7 @@ export function parseRealms(raw: string): string[] {
 /** `--keep <n>`: a whole number of at least 1 (the new directory always counts). */
 export function parseKeep(raw: string): number {
   const n = Number(raw);
-  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 1) {
+  if (!WHOLE.test(raw) || !Number.isSafeInteger(n) || n < 1) {
     throw new UsageError(
       `--keep must be a whole number of at least 1: how many output directories to keep, the new one included (got "${raw.slice(0, 40)}")`,
     );

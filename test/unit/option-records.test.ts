@@ -127,6 +127,36 @@ describe('the option records', () => {
       /--keep must be a whole number of at least 1/,
     );
     expect(() => readOptions('audit', { from: '2026-02-30' }, {}).from).toThrow(/--from must be a calendar date/);
+  });
+
+  it('takes plain decimal numbers only: no hex, exponent, sign or spaces; --notify-timeout from 1 s', () => {
+    const o = readOptions(
+      'snapshot',
+      { timeout: '2.5', notifyTimeout: '1', expiringDays: '0', waiversMaxDays: '007' },
+      {},
+    );
+    expect(o).toMatchObject({ timeout: 2.5, notifyTimeout: 1, expiringDays: 0, waiversMaxDays: 7 });
+    for (const bad of ['0x10', '1e2', ' 5', '5 ', '+5', '-0', '.5', '5.', 'Infinity', '1_000', '０'])
+      expect(() => readOptions('snapshot', { notifyTimeout: bad }, {}).notifyTimeout, bad).toThrow(
+        /--notify-timeout must be a number from 1 to 3600/,
+      );
+    for (const bad of ['0.5', '1e-9', '0'])
+      expect(() => readOptions('snapshot', { notifyTimeout: bad }, {}).notifyTimeout, bad).toThrow(
+        `--notify-timeout must be a number from 1 to 3600 (got "${bad}")`,
+      );
+    expect(() => readOptions('snapshot', { notifyInterval: '0x10' }, {}).notifyInterval).toThrow(
+      /--notify-interval must be a number greater than 0/,
+    );
+    for (const [key, flag] of [
+      ['waiversMaxDays', '--waivers-max-days'],
+      ['expiringDays', '--expiring-days'],
+      ['concurrency', '--concurrency'],
+      ['keep', '--keep'],
+    ] as const)
+      for (const bad of ['0x10', ' 5', '1e2', '2.0'])
+        expect(() => readOptions('snapshot', { [key]: bad }, {})[key], `${flag} ${bad}`).toThrow(
+          new RegExp(`${flag} must be a whole number`),
+        );
     expect(() => readOptions('convert', { format: 'csv,pdf' }, {}).format).toThrow(/"pdf" is not one of them/);
   });
 });
