@@ -83,7 +83,10 @@ function text(node: unknown, field: string, line: number, max: number): string {
   const value = node.value;
   if (value.length > max) throw new WaiverProblem(line, `${field} is longer than ${max} characters`);
   if (HOSTILE.test(value))
-    throw new WaiverProblem(line, `${field} holds control, line-break or bidirectional characters; write plain text on one line`);
+    throw new WaiverProblem(
+      line,
+      `${field} holds control, line-break or bidirectional characters; write plain text on one line`,
+    );
   return value;
 }
 
