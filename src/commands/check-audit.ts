@@ -40,7 +40,10 @@ export async function runCheckAudit(o: CommandOptions<'check'>, deps: CommandDep
           url: `${auditUrl}/queries/list`,
           headers: auditAuth(token.value),
         });
-        report.token = { source: token.source, accepted: list.status === 200, status: list.status };
+        const answered = list.status === 200 && !Array.isArray(safeJson(list.body));
+        report.token = answered
+          ? { source: token.source, accepted: null, status: 200, error: notAList(list.body) }
+          : { source: token.source, accepted: list.status === 200, status: list.status };
       } catch (err) {
         if (!(err instanceof HttpError)) throw err;
         if (err.kind === 'tls') report.tls = { ok: false, error: err.detail };
@@ -73,11 +76,27 @@ function formatAuditCheck(url: string, r: AuditCheckReport): string {
     );
   if (r.reachable && r.tls.ok) {
     lines.push(
-      `  token from ${r.token.source}: ${r.token.accepted ? 'accepted' : `REFUSED${r.token.status ? ` (HTTP ${r.token.status})` : ''}`}`,
+      r.token.error !== undefined
+        ? `  token from ${r.token.source}: not known: ${r.token.error}`
+        : `  token from ${r.token.source}: ${r.token.accepted ? 'accepted' : `REFUSED${r.token.status ? ` (HTTP ${r.token.status})` : ''}`}`,
     );
   }
   lines.push(r.ok ? 'OK: an audit collection would run.' : 'NOT OK: an audit collection would not run as things are.');
   return `${lines.join('\n')}\n`;
+}
+
+/** What answered 200 instead of the list of queries: a login page or a proxy's, most often. */
+function notAList(body: Buffer): string {
+  const start = body.subarray(0, 64).toString('utf8').trimStart();
+  const kind = start.startsWith('<')
+    ? 'HTML or XML'
+    : safeJson(body) !== undefined
+      ? 'JSON that is not a list'
+      : 'not JSON';
+  return (
+    `GET /queries/list answered 200 with ${body.length} bytes of ${kind}; a login page or a proxy answers instead ` +
+    'of the audit service: check --audit-url and any proxy'
+  );
 }
 
 /** A body's JSON value, undefined when it is not JSON. */

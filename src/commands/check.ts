@@ -1,5 +1,6 @@
 import { planRoute, routeById, TOKEN_TYPES, type RouteDef, type TokenType } from '../api/catalog.js';
 import { getRoute } from '../collect/fetch-route.js';
+import { BodyError, checkBody } from '../body/decode.js';
 import { RealmsResponse } from '../api/models.js';
 import { resolveConnection, type ConnectionSettings } from '../config/settings.js';
 import { readOptions } from '../config/options.js';
@@ -28,7 +29,23 @@ const PROBES: Record<TokenType, { newer: string; older: string }> = {
   Project: { newer: 'security-levels', older: 'projects' },
 };
 
-type Probe = { kind: 'answer'; res: Fetched } | { kind: 'error'; err: HttpError };
+type Probe = { kind: 'answer'; res: Fetched; label: string; def: RouteDef } | { kind: 'error'; err: HttpError };
+
+/**
+ * Why a 200 answer is not what the route returns (a login page, a proxy's
+ * error page, another shape), as the snapshot would refuse it; undefined
+ * when it is JSON of the route's shape.
+ */
+function bodyProblem(answer: Extract<Probe, { kind: 'answer' }>): string | undefined {
+  const ct = answer.res.headers['content-type'];
+  try {
+    checkBody(answer.label, answer.def, answer.res.body, { contentType: Array.isArray(ct) ? ct[0] : ct });
+    return undefined;
+  } catch (err) {
+    if (err instanceof BodyError) return err.message;
+    throw err;
+  }
+}
 
 export async function runCheck(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('check', flags, deps.env);
@@ -64,7 +81,7 @@ async function probe(
 ): Promise<Probe> {
   const p = planRoute(def, def.perRealm ? settings.realms[0] : undefined);
   try {
-    return { kind: 'answer', res: await getRoute(http, settings.baseUrl, p, token.value) };
+    return { kind: 'answer', res: await getRoute(http, settings.baseUrl, p, token.value), label: p.label, def };
   } catch (err) {
     if (err instanceof HttpError) return { kind: 'error', err };
     throw err;
@@ -121,12 +138,14 @@ export async function check(settings: ConnectionSettings, http: HttpClient): Pro
         newerServed = true;
       }
       const status = outcome.res.status;
-      if (status === 200) row.reaches.push(type);
+      const problem = status === 200 ? bodyProblem(outcome) : undefined;
+      if (problem !== undefined) row.errors.push(problem);
+      else if (status === 200) row.reaches.push(type);
       else if (status === 401 || status === 403) {
         row.refused.push(type);
         row.refusedWith.push({ type, status });
       } else row.errors.push(`${type}: HTTP ${status}`);
-      if (type === 'VM' && status === 200 && newer.id === 'realms' && newerServed) {
+      if (type === 'VM' && status === 200 && !problem && newer.id === 'realms' && newerServed) {
         const parsed = RealmsResponse.safeParse(safeJson(outcome.res.body));
         if (parsed.success)
           report.realms = { source: 'GET /api/realms', ids: Object.values(parsed.data.realms).map((r) => r.id) };

@@ -155,7 +155,14 @@ export const CheckAuditSummary = z.strictObject({
   reachable: z.boolean(),
   tls: CheckTls,
   service: z.strictObject({ name: z.string().optional(), version: z.string().optional() }).optional(),
-  token: z.strictObject({ source: z.string(), accepted: z.boolean().nullable(), status: z.number().int().optional() }),
+  token: z.strictObject({
+    source: z.string(),
+    /** null: not known (the service was not reached, or answered 200 with something that is not its list). */
+    accepted: z.boolean().nullable(),
+    status: z.number().int().optional(),
+    /** Why a 200 answer says nothing of the token: what arrived instead of the list of queries. */
+    error: z.string().optional(),
+  }),
   ok: z.boolean(),
 });
 export type CheckAuditSummary = z.infer<typeof CheckAuditSummary>;

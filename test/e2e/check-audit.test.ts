@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { http, HttpResponse } from 'msw';
 import { createAuditBackend, FAKE_AUDIT_TOKEN, WRONG_FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { startFakeServer, type FakeServer } from '../fake/server.js';
 import { getTestCerts } from '../fake/certs.js';
@@ -40,6 +41,31 @@ describe('svc-snapshot check --audit', () => {
     const res = await checkAudit(WRONG_FAKE_AUDIT_TOKEN);
     expect(res.code).toBe(3);
     expect(res.report).toMatchObject({ token: { accepted: false, status: 401 }, ok: false });
+  });
+});
+
+describe('a login page in place of the audit service', () => {
+  it('answering 200 says nothing of the token: not known, exit 1, never "OK"', async () => {
+    const page = http.get('*/queries/list', () =>
+      HttpResponse.text('<!DOCTYPE html><html><body>Sign in</body></html>', {
+        headers: { 'content-type': 'text/html' },
+      }),
+    );
+    const s = await startFakeServer([page, ...createAuditBackend().handlers], { tls: true });
+    try {
+      const args = ['check', '--audit', '--audit-url', s.url, '--ca-file', getTestCerts().caFile];
+      const json = await runCli([...args, '--json'], { env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN }, cwd: tmpDir() });
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        token: { accepted: null, status: 200, error: expect.stringMatching(/bytes of HTML or XML; a login page/) },
+        ok: false,
+      });
+      const text = await runCli(args, { env: { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN }, cwd: tmpDir() });
+      expect(text.stdout).toMatch(/token from SVC_AUDIT_TOKEN: not known: GET \/queries\/list answered 200/);
+      expect(text.stdout).not.toMatch(/^OK/m);
+    } finally {
+      await s.close();
+    }
   });
 });
 

@@ -113,6 +113,23 @@ describe('svc-snapshot check', () => {
     expect(res.report).toMatchObject({ reachable: false, ok: false });
   });
 
+  it('a login page answering 200 is not a route reached: exit 1, as the snapshot would end', async () => {
+    site = await startFakeSite();
+    for (const route of ['users-managed-objects', 'teams-usage', 'drives', 'realms', 'security-levels'])
+      site.backend.setFault(route, { html200: true });
+    const res = await check(site, { SVC_TOKEN: TOKEN });
+    expect(res.code).toBe(1);
+    expect(res.report.ok).toBe(false);
+    expect(res.report.tokens[0].reaches).toEqual([]);
+    expect(res.report.tokens[0].errors.join('\n')).toMatch(
+      /GET \/api\/drives: expected JSON but received \d+ bytes of HTML or XML \(text\/html\)/,
+    );
+    const text = await runCli(['check', '--base-url', site.url, '--ca-file', site.caFile], {
+      env: { SVC_TOKEN: TOKEN },
+    });
+    expect(text.stdout).not.toMatch(/^OK/m);
+  });
+
   it('is a usage error without a token', async () => {
     site = await startFakeSite();
     const res = await runCli(['check', '--base-url', site.url, '--ca-file', site.caFile], { env: {} });
