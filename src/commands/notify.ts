@@ -90,6 +90,7 @@ const FindingsFileSchema = z.looseObject({
   rules: z.array(z.looseObject({ id: z.string(), evaluated: z.boolean(), reason: z.string().optional() })),
   findings: z.array(FindingSchema),
   resolved: z.array(FindingSchema).optional(),
+  carried: z.array(FindingSchema).optional(),
   waivers: z
     .looseObject({
       endingSoon: z

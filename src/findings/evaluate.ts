@@ -73,6 +73,9 @@ export type ResolvedFinding = Pick<Finding, 'id' | 'rule' | 'severity' | 'subjec
   readonly firstSeen: string;
 };
 
+/** A finding of the night before of a rule not evaluated tonight, as it was (its waiver then, if any). */
+export type CarriedFinding = ResolvedFinding & { readonly waived?: WaiverMark };
+
 /** A waiver of the file as `_findings.json` lists it: stale (matches nothing), or ending soon. */
 export interface WaiverNote {
   readonly line: number;
@@ -107,7 +110,7 @@ export interface FindingsReport {
   readonly findings: readonly Finding[];
   readonly resolved?: readonly ResolvedFinding[];
   /** The previous night's findings of rules not evaluated tonight: neither seen nor resolved (applyLifecycle). */
-  readonly carried?: readonly ResolvedFinding[];
+  readonly carried?: readonly CarriedFinding[];
 }
 
 /** What the evaluation reads of a snapshot manifest. */
@@ -244,6 +247,9 @@ const resolvedJson = (f: ResolvedFinding) => ({
   display: f.display,
 });
 
+/** A carried finding as its line of `_findings.json`'s `carried`: a resolved one's fields, and its waiver of the night before. */
+const carriedJson = (f: CarriedFinding) => ({ ...resolvedJson(f), ...(f.waived ? { waived: f.waived } : {}) });
+
 /**
  * Severity (critical first), rule, subject (export, then key part by part),
  * then the related rows the same way, then the detail: every field compared
@@ -375,7 +381,7 @@ export function* serializeFindingsChunks(report: FindingsReport): Generator<stri
   if (findings.length > 0) yield '\n  ]';
   let tail = '';
   if (report.resolved !== undefined) tail += `,\n  "resolved": ${jsonList(report.resolved.map(resolvedJson), '  ')}`;
-  if (report.carried !== undefined) tail += `,\n  "carried": ${jsonList(report.carried.map(resolvedJson), '  ')}`;
+  if (report.carried !== undefined) tail += `,\n  "carried": ${jsonList(report.carried.map(carriedJson), '  ')}`;
   yield `${tail}\n}\n`;
 }
 

@@ -20,6 +20,7 @@ import {
   type EvaluateOptions,
   type FindingsReport,
   type PreviousNight,
+  type CarriedFinding,
   type ResolvedFinding,
   type WaiverMark,
 } from './evaluate.js';
@@ -39,8 +40,8 @@ export interface PreviousFindings {
  * The report with each finding's state and first night, and the previous
  * night's findings that are gone. Those of a rule not evaluated tonight are
  * not gone, only unseen (CONTRACT section 17: never told as fewer findings):
- * they are `carried` as they were, so that the next night that evaluates the
- * rule keeps their `firstSeen`.
+ * they are `carried` as they were (waived or not), so that the next night
+ * that evaluates the rule keeps their `firstSeen`, and their alerts go on.
  */
 export function applyLifecycle(report: FindingsReport, previous: PreviousFindings): FindingsReport {
   const before = new Map<string, PreviousFinding>();
@@ -54,7 +55,7 @@ export function applyLifecycle(report: FindingsReport, previous: PreviousFinding
   const now = new Set(report.findings.map((f) => f.id));
   const unevaluated = new Set(report.rules.filter((r) => !r.evaluated).map((r) => r.id));
   const resolved: ResolvedFinding[] = [];
-  const carried: ResolvedFinding[] = [];
+  const carried: CarriedFinding[] = [];
   for (const f of before.values()) {
     if (now.has(f.id)) continue;
     const gone = {
@@ -66,7 +67,8 @@ export function applyLifecycle(report: FindingsReport, previous: PreviousFinding
       display: f.display,
       firstSeen: f.firstSeen ?? previous.night.time,
     };
-    (unevaluated.has(f.rule) ? carried : resolved).push(gone);
+    if (!unevaluated.has(f.rule)) resolved.push(gone);
+    else carried.push(f.waived ? { ...gone, waived: f.waived } : gone);
   }
   return { ...report, previous: previous.night, findings, resolved, ...(carried.length > 0 ? { carried } : {}) };
 }

@@ -33,6 +33,8 @@ export interface FindingsIn {
   readonly rules: ReadonlyArray<{ readonly id: string; readonly evaluated: boolean; readonly reason?: string }>;
   readonly findings: readonly FindingIn[];
   readonly resolved?: readonly FindingIn[];
+  /** The night before's findings of rules not evaluated tonight: still firing for Alertmanager, not news. */
+  readonly carried?: readonly FindingIn[];
   /** With --waivers (section 18): the waivers that end within --expiring-days among what became of them. */
   readonly waivers?: { readonly endingSoon?: readonly WaiverEndingSoon[] };
 }
@@ -249,8 +251,10 @@ function findingsPart(f: FindingsIn | undefined) {
   const all = f?.findings ?? [];
   const lifecycle = all.some((x) => x.state !== undefined) || f?.resolved !== undefined;
   const active = all.filter((x) => x.waived === undefined);
+  // A rule that could not look tonight does not end its alerts (CONTRACT section 17).
+  const carried = (f?.carried ?? []).filter((x) => x.waived === undefined);
   // Without a lifecycle the shown findings are the active ones: one list, its names made once.
-  const activeList = findingList(active);
+  const activeList = findingList(carried.length > 0 ? [...active, ...carried] : active);
   return {
     lifecycle,
     findingsEvaluated: f !== undefined,

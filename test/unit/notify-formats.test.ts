@@ -238,6 +238,30 @@ describe('section 18, when the report has it', () => {
     expect(run.endsAt).toBe(now.toISOString());
     expect([...alertsOf(d, { severity: 'critical', intervalHours: 26, now })]).toHaveLength(1);
   });
+  it('a rule not evaluated tonight: its findings carried from the night before keep firing (waived ones not), and are not news', () => {
+    const carried = [
+      { ...finding(5, 'Cy Carried'), id: 'id-carried', firstSeen: '2026-11-10T02:00:00.000Z' },
+      {
+        ...finding(6, 'Wa Waived'),
+        id: 'id-carried-waived',
+        waived: { reason: 'r', owner: 'o', expires: '2027-01-01' },
+      },
+    ];
+    const partial = buildDigest({
+      ...runNotice([lifecycle[1]!]),
+      findings: { time: 't', rules: [], findings: [lifecycle[1]!], resolved: [], carried },
+    });
+    const now = new Date('2026-11-22T02:05:00.000Z');
+    const byId = new Map(
+      [...alertsOf(partial, { severity: 'high', intervalHours: 26, now })].map((a) => [a.labels.id, a]),
+    );
+    expect(byId.get('id-carried')!.startsAt).toBe('2026-11-10T02:00:00.000Z');
+    expect(byId.get('id-carried')!.endsAt).toBe('2026-11-23T04:05:00.000Z');
+    expect(byId.has('id-carried-waived')).toBe(false);
+    expect(partial.findings.length).toBe(0);
+    expect(partial.openCount).toBe(1);
+    expect(worthSending(partial, ['findings'])).toBe(false);
+  });
   it('a failed run is one alert of its own, firing', () => {
     const failed = buildDigest({ ...runNotice([]), exitCode: 3, outDir: undefined, failure: 'token rejected' });
     const alerts = [
