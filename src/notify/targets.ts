@@ -50,6 +50,9 @@ function parseTarget(raw: string, where: string): Omit<HttpTarget, 'name'> | Omi
   registerSecret(text);
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(text)?.[1]?.toLowerCase();
   if (scheme === undefined) throw new UsageError(`${where} is not a URL; a target starts with ${SCHEMES}`);
+  // A URL has no white space: text after one is most often a comment, which would become part of the path.
+  if (/\s/.test(text))
+    throw new UsageError(`${where} holds white space; a target is one URL (put a comment on a line of its own)`);
   if (scheme === 'smtp' || scheme === 'smtps') return parseEmail(text, scheme, where);
   const prefix = (Object.keys(PREFIXED) as Array<keyof typeof PREFIXED>).find((p) => scheme.startsWith(p));
   const inner = prefix ? text.slice(prefix.length) : text;

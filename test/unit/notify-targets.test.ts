@@ -64,6 +64,9 @@ describe('notification targets', () => {
     expect(refused(['xoxb-Secret-token-9876:x'])).toMatch(/--notify \(the 1st\) has a scheme that names no sink/);
     expect(refused(['not a url Secret-9876'])).toMatch(/--notify \(the 1st\) is not a URL/);
     expect(refused(['https://user:Secret-9876@hooks.example.org/x'])).toMatch(/must not hold a user name or password/);
+    expect(refused(['https://hooks.example.org/Secret-9876 # the ops channel'])).toMatch(
+      /--notify \(the 1st\) holds white space; a target is one URL \(put a comment on a line of its own\)/,
+    );
     expect(refused(['slack+http://hooks.example.org/Secret-9876'])).toMatch(/http:\/\/ to a host that is not loopback/);
     expect(refused(['smtp://mail.example.org?to=a@example.org'])).toMatch(/needs from=/);
     expect(refused(['smtp://mail.example.org?from=a@example.org&to=x%0d%0aBcc:y@example.org'])).toMatch(/needs to=/);
