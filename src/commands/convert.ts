@@ -10,6 +10,7 @@ import { writeSpreadsheets } from '../sheets/write.js';
 import { readOptions } from '../config/options.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { whenInterrupted } from '../publish/registry.js';
+import { assertSafeTarget } from '../publish/target.js';
 
 /** `svc-snapshot convert <snapshot-dir>` (docs/spreadsheets.md): the snapshot is only read; its files are written by rename. */
 export async function runConvert(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
@@ -32,6 +33,14 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   if (flags.outDir === '')
     throw new UsageError(
       '--out-dir is empty (an unset variable?); give a directory, or leave it out to write into the snapshot',
+    );
+  // The files land beside what the directory holds: never the working directory, its parents or home (CONTRACT 6).
+  if (flags.outDir !== undefined)
+    assertSafeTarget(
+      flags.outDir,
+      deps.cwd,
+      undefined,
+      'convert writes its files into it, so it must be a directory of its own, e.g. --out-dir ./svc-snapshot-sheets',
     );
   const dir = resolveOutDir(deps.cwd, given, given);
   const snapshot = await openSnapshot(dir);

@@ -21,13 +21,18 @@ function isSameOrAncestor(candidate: string, of: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
+const REPLACED_WHOLE =
+  'the output directory is replaced as a whole, so it must be a directory of its own, ' +
+  'e.g. --out-dir ./svc-snapshot-nightly';
+
 /**
  * `--out-dir` values that name a place the tool must never replace: an empty
  * value (an unset shell variable in a cron line), `/`, the working directory
  * or any directory above it, and the home directory. Replacing any of these
- * would delete whatever else lives there.
+ * would delete whatever else lives there. `why` ends the message: what the
+ * command does with the directory.
  */
-export function assertSafeTarget(flagValue: string, cwd: string, home: string = homedir()): void {
+export function assertSafeTarget(flagValue: string, cwd: string, home: string = homedir(), why = REPLACED_WHOLE): void {
   if (flagValue.trim() === '') {
     throw new UsageError(
       '--out-dir is empty (an unset variable?); give the directory to write, e.g. --out-dir /var/lib/svc/snapshots/nightly',
@@ -36,19 +41,15 @@ export function assertSafeTarget(flagValue: string, cwd: string, home: string = 
   const target = path.resolve(cwd, flagValue);
   const resolved = real(target);
   const where = escapeControl(flagValue);
-  const why = (what: string) =>
-    new UsageError(
-      `--out-dir "${where}" is ${what}; the output directory is replaced as a whole, so it must be a directory of ` +
-        `its own, e.g. --out-dir ./svc-snapshot-nightly`,
-    );
-  if (path.dirname(resolved) === resolved) throw why('the root directory');
+  const refused = (what: string) => new UsageError(`--out-dir "${where}" is ${what}; ${why}`);
+  if (path.dirname(resolved) === resolved) throw refused('the root directory');
   for (const c of new Set([cwd, real(cwd)])) {
     if (isSameOrAncestor(target, c) || isSameOrAncestor(resolved, c)) {
-      throw why(target === c || resolved === c ? 'the working directory' : 'a parent of the working directory');
+      throw refused(target === c || resolved === c ? 'the working directory' : 'a parent of the working directory');
     }
   }
   for (const h of new Set([home, real(home)])) {
-    if (h && (target === h || resolved === h)) throw why('the home directory');
+    if (h && (target === h || resolved === h)) throw refused('the home directory');
   }
 }
 
