@@ -1,18 +1,18 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { EXIT } from '../exit-codes.js';
 import { UsageError, FailedError } from '../errors.js';
 import type { ConvertSummary } from '../summaries/schemas.js';
 import { DIR_MODE } from '../publish/staging.js';
 import { CONVERT_MEMORY } from '../exports/memory-policy.js';
-import { renamingSink } from '../sheets/file-sink.js';
-import { openSnapshot } from '../snapshot/dir.js';
-import { writeSpreadsheets } from '../sheets/write.js';
+import { stagingSink } from '../sheets/file-sink.js';
+import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
+import { writeSpreadsheets, type SheetFormat, type WrittenSheetFile } from '../sheets/write.js';
 import { readOptions } from '../config/options.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
-import { whenInterrupted } from '../publish/registry.js';
+import { registerStaging, unregisterStaging } from '../publish/registry.js';
 import { assertSafeTarget } from '../publish/target.js';
 
-/** `svc-snapshot convert <snapshot-dir>` (docs/spreadsheets.md): the snapshot is only read; its files are written by rename. */
+/** `svc-snapshot convert <snapshot-dir>` (docs/spreadsheets.md): the snapshot is only read; its files are published by rename. */
 export async function runConvert(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
   const flags = readOptions('convert', rawFlags, deps.env);
   const t0 = performance.now();
@@ -55,25 +55,9 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
     );
   }
   const outDir = flags.outDir === undefined ? dir : resolveOutDir(deps.cwd, flags.outDir, flags.outDir);
-  if (outDir !== dir) {
-    const info = await stat(outDir).catch(() => undefined);
-    if (info && !info.isDirectory()) throw new UsageError(`--out-dir ${outDir} exists and is not a directory`);
-    if (!info) {
-      try {
-        await mkdir(outDir, { recursive: true, mode: DIR_MODE });
-      } catch (err) {
-        throw new FailedError(
-          `cannot create ${outDir} (${(err as NodeJS.ErrnoException).code ?? 'error'}); choose another --out-dir`,
-          { cause: err },
-        );
-      }
-    }
-  }
+  const created = outDir === dir ? undefined : await makeOutDir(outDir);
   deps.reporter.info(`converting ${dir} to ${formats.join(', ')} in ${outDir}`);
-  // Each file is written by a temporary name and renamed: a signal removes the one in progress.
-  whenInterrupted(`the files converted before it stay in ${outDir}; the one being written was removed`);
-  const sink = renamingSink(outDir);
-  const files = await writeSpreadsheets(snapshot, formats, sink, { beforeRead: CONVERT_MEMORY.beforeSheetRead });
+  const files = await writeStaged(snapshot, formats, outDir, created);
   deps.reporter.close();
   const summary: ConvertSummary = {
     command: 'convert',
@@ -89,6 +73,50 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   };
   deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatConvertSummary(summary));
   return { exitCode: EXIT.ok };
+}
+
+/** --out-dir, made (0700) when missing: the first directory made, if any; a usage error when it is not a directory. */
+async function makeOutDir(outDir: string): Promise<string | undefined> {
+  const info = await stat(outDir).catch(() => undefined);
+  if (info && !info.isDirectory()) throw new UsageError(`--out-dir ${outDir} exists and is not a directory`);
+  if (info) return undefined;
+  try {
+    return await mkdir(outDir, { recursive: true, mode: DIR_MODE });
+  } catch (err) {
+    throw new FailedError(
+      `cannot create ${outDir} (${(err as NodeJS.ErrnoException).code ?? 'error'}); choose another --out-dir`,
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * The spreadsheets written into `outDir`, each by a temporary name, all
+ * renamed once every export is read and checked (CONTRACT section 6): a
+ * failure or a signal leaves none of them, nor `created` (the first
+ * directory made for --out-dir) with what it holds.
+ */
+async function writeStaged(
+  snapshot: Snapshot,
+  formats: readonly SheetFormat[],
+  outDir: string,
+  created: string | undefined,
+): Promise<WrittenSheetFile[]> {
+  if (created !== undefined) registerStaging(created);
+  const staged = stagingSink(outDir);
+  try {
+    const files = await writeSpreadsheets(snapshot, formats, staged.sink, {
+      beforeRead: CONVERT_MEMORY.beforeSheetRead,
+    });
+    await staged.commit();
+    return files;
+  } catch (err) {
+    await staged.discard();
+    if (created !== undefined) await rm(created, { recursive: true, force: true });
+    throw err;
+  } finally {
+    if (created !== undefined) unregisterStaging(created);
+  }
 }
 
 function formatConvertSummary(s: ConvertSummary): string {

@@ -2,7 +2,8 @@
  * Writing one output file in place of another without a moment where it is
  * half written: a temporary name beside it (created exclusively, 0600,
  * registered so that a signal removes it), renamed over the final name when
- * complete. `convert` writes into a snapshot that is already published.
+ * complete, or, for `convert`, when every file is complete. `convert` writes
+ * into a snapshot that is already published.
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -26,43 +27,92 @@ function fsFailure(path: string, err: unknown): FailedError {
   return new FailedError(`cannot write ${path} (${code}); ${hint}. The file was not written`, { cause: err });
 }
 
+/** Writes `chunks` into a new temporary file beside `dir/name` (registered, so that a signal removes it); its path. */
+async function writeTemp(
+  dir: string,
+  name: string,
+  chunks: AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>,
+): Promise<string> {
+  const temp = join(dir, `.${name}.partial-${process.pid}-${randomBytes(4).toString('hex')}`);
+  let handle: FileHandle;
+  try {
+    handle = await open(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      FILE_MODE,
+    );
+  } catch (err) {
+    throw fsFailure(temp, err);
+  }
+  registerStaging(temp);
+  let ok = false;
+  try {
+    try {
+      for await (const chunk of chunks)
+        await writeAll(handle, typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
+      await handle.chmod(FILE_MODE);
+    } catch (err) {
+      if (err instanceof FailedError || !(err as NodeJS.ErrnoException).code) throw err;
+      throw fsFailure(temp, err);
+    } finally {
+      await handle.close();
+    }
+    ok = true;
+    return temp;
+  } finally {
+    if (!ok) {
+      unregisterStaging(temp);
+      await rm(temp, { force: true });
+    }
+  }
+}
+
+/** Renames a temporary file written by writeTemp over `final`; it is removed when that fails. */
+async function publishTemp(temp: string, final: string): Promise<void> {
+  try {
+    await rename(temp, final);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw fsFailure(final, err);
+  } finally {
+    unregisterStaging(temp);
+  }
+}
+
 /** A sink writing each file into `dir` by temporary name and rename. */
 export function renamingSink(dir: string): SheetSink {
-  return async (name, chunks) => {
-    const final = join(dir, name);
-    const temp = join(dir, `.${name}.partial-${process.pid}-${randomBytes(4).toString('hex')}`);
-    let handle: FileHandle;
-    try {
-      handle = await open(
-        temp,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-        FILE_MODE,
-      );
-    } catch (err) {
-      throw fsFailure(temp, err);
-    }
-    registerStaging(temp);
-    let ok = false;
-    try {
-      try {
-        for await (const chunk of chunks)
-          await writeAll(handle, typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
-        await handle.chmod(FILE_MODE);
-      } catch (err) {
-        if (err instanceof FailedError || !(err as NodeJS.ErrnoException).code) throw err;
-        throw fsFailure(temp, err);
-      } finally {
-        await handle.close();
-      }
-      try {
-        await rename(temp, final);
-      } catch (err) {
-        throw fsFailure(final, err);
-      }
-      ok = true;
-    } finally {
+  return async (name, chunks) => publishTemp(await writeTemp(dir, name, chunks), join(dir, name));
+}
+
+/**
+ * A sink writing each file into `dir` by temporary name, all renamed into
+ * place by `commit` once every one is written; `discard` removes them. A
+ * failure after the first file (an export found changed) leaves none of them,
+ * and the files of an earlier run in `dir` as they were.
+ */
+export function stagingSink(dir: string): { sink: SheetSink; commit(): Promise<void>; discard(): Promise<void> } {
+  const staged: Array<{ temp: string; final: string }> = [];
+  const discard = async (): Promise<void> => {
+    for (const { temp } of staged.splice(0)) {
       unregisterStaging(temp);
-      if (!ok) await rm(temp, { force: true });
+      await rm(temp, { force: true });
     }
+  };
+  return {
+    sink: async (name, chunks) => {
+      staged.push({ temp: await writeTemp(dir, name, chunks), final: join(dir, name) });
+    },
+    commit: async () => {
+      try {
+        while (staged.length > 0) {
+          const { temp, final } = staged[0]!;
+          await publishTemp(temp, final);
+          staged.shift();
+        }
+      } finally {
+        await discard();
+      }
+    },
+    discard,
   };
 }

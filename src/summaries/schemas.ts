@@ -393,7 +393,7 @@ export const FailureSummary = z
     published: z.array(z.string()),
     /** Output directories this run was given (--out-dir) or began, and did not publish (an older one of the same name is untouched). */
     notPublished: z.array(z.string()),
-    /** What the run leaves behind, in words: "nothing was published", or what stays (snapshots loaded before, files converted before). */
+    /** What the run leaves behind, in words: "nothing was published", or what stays (snapshots loaded before). */
     outcome: z.string(),
   })
   .describe("Printed instead of the command's summary when it ends with an error (exit 1, 2, 3, 130, 143).");

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
@@ -229,7 +229,8 @@ describe('svc-snapshot convert', () => {
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/is a symbolic link/);
     expect(res.stderr).not.toMatch(/not part of the snapshot/);
-    expect(readdirSync(out).filter((f) => f.endsWith('.xlsx') || f.startsWith('.'))).toEqual([]);
+    // Nothing half written: the --out-dir it made is gone with the files written before the refusal.
+    expect(existsSync(out)).toBe(false);
   });
 
   it('checks each export against the sha256 the manifest carries', async () => {
@@ -261,8 +262,8 @@ describe('svc-snapshot convert', () => {
       /does not match the sha256 in _snapshot-manifest\.json; the file was changed after the snapshot was taken/,
     );
     expect(worker.stderr).not.toMatch(/unexpected failure|\n\s+at /);
-    // Nothing half written is left: CSV files made before the failure are whole, no temporary file stays.
-    expect(readdirSync(join(parent, 'bad2')).filter((f) => f.startsWith('.'))).toEqual([]);
+    // Nothing half written is left: no file converted before the failure, no temporary file, not the --out-dir it made.
+    expect(existsSync(join(parent, 'bad2'))).toBe(false);
   });
 
   it('says what is wrong with its arguments (exit 2)', async () => {
