@@ -8,7 +8,7 @@ import { SEVERITIES } from '../config/values.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { FINDINGS_FILE, findingsSettings, type FindingsReport } from '../findings/index.js';
 import { findingsSince } from './findings.js';
-import { diffDirectories, findPreviousSnapshot } from '../diff/index.js';
+import { diffWithSnapshot, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
 import { buildDigest, type FindingsIn } from '../notify/digest.js';
 import { deliver, failureWarning, notifySettings, testDigest, type SinkResult } from '../notify/index.js';
 import { snapshotNotice } from '../notify/notice.js';
@@ -40,7 +40,7 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
     const snapshot = await openSnapshot(dir);
     const waived =
       o.waivers !== undefined ? await findingsSince(snapshot, previous, findingsSettings(o), deps) : undefined;
-    const digest = buildDigest(await noticeOf(snapshot, previous, waived));
+    const digest = buildDigest(await noticeOf(snapshot, previous, waived, (m) => deps.reporter.warn(m)));
     results = await deliver(digest, { ...settings, on: ['always'] }, { now });
   }
   for (const r of results) if (r.state === 'failed') deps.reporter.warn(failureWarning(r));
@@ -55,13 +55,37 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
   return { exitCode: results.every((r) => r.state !== 'failed') ? EXIT.ok : EXIT.failed };
 }
 
-/** The notice of a published snapshot: its manifest, its `_findings.json` when it has one, the diff with the previous. */
-async function noticeOf(snapshot: Snapshot, previousGiven: string | undefined, waived: FindingsReport | undefined) {
+/**
+ * The notice of a published snapshot: its manifest, its `_findings.json` when it has one, the diff with the previous.
+ * Every export file of the snapshot is checked first, as every reader checks it (a changed one: exit 1, nothing sent);
+ * a previous snapshot found beside that cannot be compared is warned about and left out, one given is an error.
+ */
+async function noticeOf(
+  snapshot: Snapshot,
+  previousGiven: string | undefined,
+  waived: FindingsReport | undefined,
+  warn: (message: string) => void,
+) {
   const dir = snapshot.dir;
   const m = snapshot.manifest;
   const reportName = m.files?.find((f) => /^svc-snapshot-\d{4}-\d{2}-\d{2}\.html$/.test(f.name))?.name;
   const previousDir = previousGiven ?? (await findPreviousSnapshot(dir)) ?? null;
-  const changes = previousDir !== null ? await diffDirectories(previousDir, dir) : undefined;
+  let changes: ChangeSet | undefined;
+  if (previousDir !== null) {
+    try {
+      // The snapshot's files are read (and checked) once, by the comparison; checkRest checks those it did not read.
+      changes = await diffWithSnapshot(previousDir, snapshot, () => {});
+    } catch (err) {
+      if (previousGiven !== undefined) throw err;
+      // A damaged snapshot is this command's failure, not the previous night's.
+      await snapshot.checkRest();
+      warn(
+        `the previous snapshot ${previousDir} could not be compared with, so the digest has no changes: ` +
+          `${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  }
+  await snapshot.checkRest();
   const findings = waived ?? (await findingsFile(snapshot));
   return snapshotNotice(m, {
     outDir: dir,
