@@ -48,6 +48,19 @@ export class NotASnapshotError extends UsageError {
   }
 }
 
+/** A manifest that names one export or one file twice (exit 1): `problem` says which, as NotASnapshotError's does. */
+export class DamagedManifestError extends FailedError {
+  constructor(
+    readonly dir: string,
+    readonly problem: string,
+  ) {
+    super(
+      `${escapeControl(dir)} ${problem}; the snapshot is damaged: take it again, or rebuild it from its raw ` +
+        'collection (--replay <dir>/raw)',
+    );
+  }
+}
+
 /** A file name from a manifest, as it may be printed: control characters escaped, cut to a sane length. */
 export function shown(name: string): string {
   return escapeControl(name.length > 120 ? `${name.slice(0, 120)}…` : name);
@@ -69,13 +82,38 @@ async function readManifest(dir: string): Promise<{ bytes: Buffer; manifest: Rea
   return { bytes: read.bytes, manifest: parsed.data };
 }
 
-/** Opens the snapshot directory `dir`: its manifest read and parsed, nothing else yet; NotASnapshotError (exit 2) ending with `hint` otherwise. */
+/**
+ * What makes a manifest name two things as one: an export listed twice, or a
+ * file named twice (by two exports, or by an export and `files`). Every
+ * reader keys exports and files by name, so such a manifest is refused
+ * before any of them reads it.
+ */
+function listedTwice(m: ReadableManifest): string | undefined {
+  const exports = new Set<string>();
+  for (const e of m.exports) {
+    if (exports.has(e.export)) return `has a ${SNAPSHOT_MANIFEST} that lists export ${shown(e.export)} twice`;
+    exports.add(e.export);
+  }
+  const files = new Set<string>();
+  for (const name of [...m.exports.map((e) => e.file), ...(m.files ?? []).map((f) => f.name)]) {
+    if (files.has(name)) return `has a ${SNAPSHOT_MANIFEST} that names the file ${shown(name)} twice`;
+    files.add(name);
+  }
+  return undefined;
+}
+
+/**
+ * Opens the snapshot directory `dir`: its manifest read and parsed, nothing else yet; NotASnapshotError (exit 2)
+ * ending with `hint` otherwise, and DamagedManifestError (exit 1) for a manifest that lists an export or a file twice.
+ */
 export async function openSnapshot(
   dir: string,
   hint = `give a snapshot directory (one holding ${SNAPSHOT_MANIFEST})`,
 ): Promise<Snapshot> {
   const read = await readManifest(dir);
   if (typeof read === 'string') throw new NotASnapshotError(dir, read, hint);
+  const twice = listedTwice(read.manifest);
+  if (twice !== undefined) throw new DamagedManifestError(dir, twice);
   return new Snapshot(dir, read.manifest, read.bytes);
 }
 

@@ -16,7 +16,7 @@ import { SIGNATURE_SUFFIX, manifestSignature, type SignatureState } from '../sig
 import { escapeControl } from '../util/escape.js';
 import { hashFile, readManifestJson, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { manifestContents, snapshotContents, type Covered, type ManifestContents } from './covered.js';
-import { NotASnapshotError, openSnapshot } from '../snapshot/dir.js';
+import { DamagedManifestError, NotASnapshotError, openSnapshot } from '../snapshot/dir.js';
 import { WARNING_STATES, type FileState } from './states.js';
 
 export { WARNING_STATES } from './states.js';
@@ -110,6 +110,7 @@ async function openedSnapshot(dir: string): Promise<{ manifest: Buffer; contents
     return { manifest: snapshot.manifestBytes!, contents: snapshotContents(snapshot.manifest) };
   } catch (err) {
     if (err instanceof NotASnapshotError) return err.problem;
+    if (err instanceof DamagedManifestError) return `${err.problem}; the snapshot is damaged`;
     throw err;
   }
 }
