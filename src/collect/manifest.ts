@@ -9,8 +9,10 @@ export const CollectionManifestSchema = z.object({
   kind: z.literal('collection'),
   tool: z.object({ name: z.string(), version: z.string() }),
   baseUrl: z.string(),
-  time: z.string(),
-  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  /** As the collector writes it (Date.toISOString): UTC, `Z`; a real date and time. */
+  time: z.iso.datetime({ error: 'not an ISO 8601 UTC time (YYYY-MM-DDTHH:MM:SS.sssZ)' }),
+  /** A real calendar date: it names files and directories. */
+  date: z.iso.date({ error: 'not a calendar date (YYYY-MM-DD)' }),
   authMode: AuthModeSchema,
   realms: RealmsRecordSchema,
   routes: z.array(RouteRecordSchema),

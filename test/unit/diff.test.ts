@@ -604,12 +604,11 @@ describe('findPreviousSnapshot', () => {
     expect(await findPreviousSnapshot(out)).toBe(expected);
   });
 
-  it('falls back to the manifest date when the manifest time is not a time', async () => {
+  it('skips a snapshot whose manifest time is not a time: its manifest is damaged', async () => {
     const parent = tmpDir();
     const out = snap(parent, 'svc-snapshot-2026-11-21', '2026-11-21T02:00:00.000Z');
-    snap(parent, 'svc-snapshot-2026-11-19', '2026-11-19T02:00:00.000Z', '2026-11-19');
-    const expected = join(parent, 'svc-snapshot-2026-11-20');
-    writeSnapshot(expected, { date: '2026-11-20', time: 'yesterday' });
+    const expected = snap(parent, 'svc-snapshot-2026-11-19', '2026-11-19T02:00:00.000Z', '2026-11-19');
+    writeSnapshot(join(parent, 'svc-snapshot-2026-11-20'), { date: '2026-11-20', time: 'yesterday' });
     expect(await findPreviousSnapshot(out)).toBe(expected);
   });
 
