@@ -49,7 +49,8 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
     o.json
       ? `${JSON.stringify({ command: 'notify', test: o.test, targets: results } satisfies NotifySummary, null, 2)}\n`
       : results
-          .map((r) => `${r.state === 'sent' ? 'sent to  ' : 'FAILED   '} ${r.sink}${r.why ? `: ${r.why}` : ''}\n`)
+          // As docs/notify.md shows them: `sent to  <sink>`, `FAILED    <sink>: <why>`.
+          .map((r) => `${r.state === 'sent' ? 'sent to  ' : 'FAILED    '}${r.sink}${r.why ? `: ${r.why}` : ''}\n`)
           .join(''),
   );
   return { exitCode: results.every((r) => r.state !== 'failed') ? EXIT.ok : EXIT.failed };
