@@ -78,15 +78,19 @@ export class CronRun {
     if (warning) this.out.warn(warning);
   }
 
-  /** Writes the metrics and sends the success or failure ping; never throws. */
+  /**
+   * Writes the metrics and sends the success or failure ping; never throws.
+   * Finished only once the ping is answered: a signal meanwhile (finishSync)
+   * writes the metrics again with its exit code, which is the process's.
+   */
   async finish(exitCode: number, report?: RunReport): Promise<void> {
     if (this.finished) return;
-    this.finished = true;
     this.writeMetrics(exitCode, report ?? this.facts.report());
     if (this.ping) {
       const warning = await sendPing(this.ping, exitCode === 0 ? 'success' : 'fail');
       if (warning) this.out.warn(warning);
     }
+    this.finished = true;
   }
 
   /** The same from a signal handler: synchronous, then the process exits. */

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { startPingReceiver, type PingReceiver, type ReceivedPing } from '../helpers/ping-receiver.js';
@@ -140,6 +141,36 @@ describe('--ping-url', () => {
     expect(res.code).toBe(143);
     expect(receiver.received.map((p) => p.path)).toEqual([`${CHECK}/start`, `${CHECK}/fail`]);
     expectClean(receiver.received);
+  });
+
+  it('SIGTERM while the success ping waits: the metrics file says 143, as the exit code does', async () => {
+    const dir = tmpDir();
+    const metrics = join(dir, 'svc.prom');
+    receiver.delayMs = 20_000;
+    const { child, result } = startCli(
+      [
+        '--replay',
+        join(REPO_ROOT, 'recordings', 'platform-3.14.1'),
+        '--out-dir',
+        join(dir, 'out'),
+        '--ca-file',
+        site.caFile,
+        '--timeout',
+        '30',
+        '--ping-url',
+        `${receiver.url}${CHECK}`,
+        '--metrics-file',
+        metrics,
+      ],
+      { cwd: dir },
+    );
+    for (let i = 0; i < 600 && !receiver.received.some((p) => p.path === CHECK); i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(receiver.received.map((p) => p.path)).toContain(CHECK);
+    child.kill('SIGTERM');
+    const res = await result;
+    expect(res.code).toBe(143);
+    expect(readFileSync(metrics, 'utf8')).toMatch(/^svc_snapshot_exit_code\{[^}]*\} 143$/m);
   });
 
   it('a receiver that fails, refuses or is not trusted only causes a warning', async () => {
