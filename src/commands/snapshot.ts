@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { resolveConnection } from '../config/settings.js';
 import { readOptions, type CommandOptions } from '../config/options.js';
@@ -18,7 +19,7 @@ import { snapshotManifest, type SnapshotManifest } from '../exports/manifest.js'
 import { withStaging } from '../publish/index.js';
 import type { Staging } from '../publish/staging.js';
 import { EXIT } from '../exit-codes.js';
-import { FailedError } from '../errors.js';
+import { FailedError, UsageError } from '../errors.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { summariseRoutes } from '../summaries/routes.js';
@@ -62,6 +63,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
   deps.facts?.collection(collection);
   refuseFailed(collection, plan.o.allowPartial);
   const outDir = resolveOutDir(deps.cwd, plan.o.outDir, `svc-snapshot-${collection.manifest.date}`);
+  if (plan.o.replay !== undefined) refuseReplayInside(resolveOutDir(deps.cwd, plan.o.replay, plan.o.replay), outDir);
   deps.reporter.info(`building exports into ${outDir}`);
   const input = { plan, deps, collection, source, outDir };
   const staged = await withStaging(
@@ -76,6 +78,29 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     : '';
   whenInterrupted(`the snapshot was published to ${outDir}${load}`);
   return afterPublishing(staged, plan, deps, outDir, t0);
+}
+
+/**
+ * A replayed collection inside the directory the snapshot replaces (a
+ * snapshot's own raw/, replayed into that snapshot) would be deleted with
+ * it: the only copy of what the server answered.
+ */
+function refuseReplayInside(replay: string, outDir: string): void {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return undefined;
+    }
+  };
+  const [from, into] = [real(replay), real(outDir)];
+  if (from === undefined || into === undefined) return;
+  const rel = path.relative(into, from);
+  if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel)))
+    throw new UsageError(
+      `--replay ${replay} lies inside ${outDir}, which this snapshot replaces: the collection would be deleted with ` +
+        'it; give another --out-dir, or copy the collection out of it first',
+    );
 }
 
 type SnapshotPlan = ReturnType<typeof planSnapshot>;

@@ -179,6 +179,20 @@ describe('a live snapshot', () => {
     expect(missing.code).toBe(2);
   });
 
+  it("refuses to replay a snapshot's raw/ into that snapshot, which would delete the collection with it (exit 2)", async () => {
+    const cwd = tmpDir();
+    const snap = join(cwd, 'svc-snapshot-2026-11-21');
+    const rec = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
+    expect((await runCli(['--replay', rec, '--out-dir', snap, '--raw', '--quiet'], { cwd })).code).toBe(0);
+    const before = listFiles(join(snap, 'raw'));
+    for (const args of [['--out-dir', snap], []]) {
+      const res = await runCli(['--replay', join(snap, 'raw'), ...args, '--quiet'], { cwd });
+      expect(res.code).toBe(2);
+      expect(res.stderr).toContain(`lies inside ${snap}, which this snapshot replaces`);
+      expect(listFiles(join(snap, 'raw'))).toEqual(before);
+    }
+  });
+
   it('exports a wrong-type field as null, reports unknown fields, and fails with --strict', async () => {
     site = await startFakeSite();
     const drives = JSON.parse(site.backend.responseBody('drives'));
