@@ -179,6 +179,19 @@ describe('a live snapshot', () => {
     expect(missing.code).toBe(2);
   });
 
+  it('refuses to replay a collection whose baseUrl is not an http(s) URL (a newline would add lines to the output)', async () => {
+    for (const baseUrl of ['https://x.example/a\nsvc_snapshot_exit_code{x} 0\n#', 'ftp://x.example', 'not a url']) {
+      const rec = join(tmpDir(), 'rec');
+      cpSync(join(REPO_ROOT, 'recordings', 'platform-3.14.1'), rec, { recursive: true });
+      const file = join(rec, '_collection-manifest.json');
+      writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), baseUrl }));
+      const res = await runCli(['--replay', rec, '--out-dir', join(tmpDir(), 'out')]);
+      expect(res.code).toBe(2);
+      expect(res.stderr).toContain('is not a collection manifest (baseUrl: not an http(s) URL)');
+      expect(res.stdout).not.toContain('svc_snapshot_exit_code');
+    }
+  });
+
   it("refuses to replay a snapshot's raw/ into that snapshot, which would delete the collection with it (exit 2)", async () => {
     const cwd = tmpDir();
     const snap = join(cwd, 'svc-snapshot-2026-11-21');
