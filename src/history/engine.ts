@@ -1,3 +1,4 @@
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { FailedError } from '../errors.js';
@@ -251,7 +252,16 @@ async function openPostgres(target: PostgresTarget, opts: OpenOptions): Promise<
     user: target.user,
     database: target.database,
     // The password, if any, comes from PGPASSWORD or ~/.pgpass (pg reads both, like psql).
-    ssl: target.sslmode === 'disable' ? false : { rejectUnauthorized: true, ...(opts.ca ? { ca: [...opts.ca] } : {}) },
+    ssl:
+      target.sslmode === 'disable'
+        ? false
+        : {
+            rejectUnauthorized: true,
+            ...(opts.ca ? { ca: [...opts.ca] } : {}),
+            // pg names the host to TLS only when it is not an IP address, and Node then checks the
+            // certificate against "localhost": the host of the URL is checked instead, name or address.
+            checkServerIdentity: (_name: string, cert: PeerCertificate) => checkServerIdentity(target.host, cert),
+          },
     connectionTimeoutMillis: 15_000,
     application_name: 'svc-snapshot',
   });

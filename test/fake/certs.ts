@@ -59,7 +59,7 @@ function openssl(args: string[], cwd: string): void {
 const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 const DAYS = '36500';
 
-function generate(name: string): TestCerts {
+function generate(name: string, san = 'IP:127.0.0.1,DNS:localhost'): TestCerts {
   const dir = join(certDir(), name);
   mkdirSync(dir, { mode: 0o700 });
   openssl(
@@ -87,7 +87,7 @@ function generate(name: string): TestCerts {
   writeFileSync(
     join(dir, 'server.ext'),
     [
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      `subjectAltName=${san}`,
       'basicConstraints=critical,CA:FALSE',
       'keyUsage=critical,digitalSignature,keyEncipherment',
       'extendedKeyUsage=serverAuth',
@@ -128,10 +128,15 @@ function generate(name: string): TestCerts {
   return certs;
 }
 
-function cached(name: string): TestCerts {
+function cached(name: string, san?: string): TestCerts {
   let certs = cache.get(name);
-  if (!certs) cache.set(name, (certs = generate(name)));
+  if (!certs) cache.set(name, (certs = generate(name, san)));
   return certs;
+}
+
+/** A CA of its own and a server certificate for the name localhost only (no IP address): wrong for 127.0.0.1. */
+export function getLocalhostNameCerts(): TestCerts {
+  return cached('localhost-name', 'DNS:localhost');
 }
 
 /** The test CA and a server certificate it signed. */

@@ -26,7 +26,7 @@ import { openHistory } from '../../src/history/engine.js';
 import { parseHistoryTarget } from '../../src/history/target.js';
 import { captureDeps, NIGHTS, swapWithNext, tamperExport, USERS, writeNight } from '../helpers/history-fixtures.js';
 import { tmpDir } from '../helpers/run-cli.js';
-import { getTestCerts } from '../fake/certs.js';
+import { getLocalhostNameCerts, getTestCerts } from '../fake/certs.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 function sameDirectories(a: string, b: string): void {
@@ -671,5 +671,21 @@ describe.skipIf(skipPg !== null)('history on PostgreSQL over TLS', () => {
       (await runHistory({ history: url, caFile: getTestCerts().caFile, json: true }, ['load', night], c.deps)).exitCode,
     ).toBe(EXIT.ok);
     expect(HistoryLoadSummary.parse(JSON.parse(c.out())).snapshots[0]!.status).toBe('loaded');
+  });
+
+  it('checks the certificate against the address in the URL: one for the name localhost only is refused at 127.0.0.1', async () => {
+    const certs = getLocalhostNameCerts();
+    const other = await startPostgres({ tls: { certPem: certs.certPem, keyPem: certs.keyPem } });
+    try {
+      const url = `${await other.createDatabase('names')}?sslmode=verify-full`;
+      const night = writeNight(join(work, 'n2'), NIGHTS[0]!);
+      await expectError(
+        runHistory({ history: url, caFile: certs.caFile }, ['load', night], captureDeps(work).deps),
+        EXIT.failed,
+        /cannot be opened: .*IP: 127\.0\.0\.1 is not in the cert's list/i,
+      );
+    } finally {
+      other.stop();
+    }
   });
 });
