@@ -244,6 +244,15 @@ function numbered(sql: string): string {
 
 type PostgresTarget = Extract<HistoryTarget, { engine: 'postgres' }>;
 
+/**
+ * A parameter as PostgreSQL can take it: its text cannot hold U+0000, so a
+ * NUL in a typed column's text is U+FFFD there (docs/history.md); the
+ * `record` column, JSON, holds it escaped and exact.
+ */
+function pgValue(v: unknown): unknown {
+  return typeof v === 'string' && v.includes('\u0000') ? v.replaceAll('\u0000', '\ufffd') : v;
+}
+
 async function openPostgres(target: PostgresTarget, opts: OpenOptions): Promise<HistoryDb> {
   const { default: pg } = await import('pg');
   const client = new pg.Client({
@@ -298,7 +307,7 @@ class PostgresHistory implements HistoryDb {
 
   private async query(sql: string, params: readonly unknown[]) {
     this.checkConnected();
-    return this.client.query({ text: numbered(sql), values: [...params], rowMode: 'array' });
+    return this.client.query({ text: numbered(sql), values: params.map(pgValue), rowMode: 'array' });
   }
 
   async exec(sql: string): Promise<void> {
@@ -323,7 +332,7 @@ class PostgresHistory implements HistoryDb {
       const values: unknown[] = [];
       const tuples = batch.map((row) => {
         const first = values.length;
-        values.push(...row);
+        for (const v of row) values.push(pgValue(v));
         return `(${row.map((_, i) => `$${first + i + 1}`).join(', ')})`;
       });
       this.checkConnected();

@@ -122,6 +122,19 @@ for (const engine of ENGINES) {
       sameDirectories(dirs[2]!, later);
     });
 
+    it('a NUL in a text value loads (PostgreSQL text cannot hold one) and comes back exactly from as-of', async () => {
+      const first = NIGHTS[0]!;
+      const night = { ...first, records: { ...first.records, users: USERS({ u1: 'Geno\u0000mics', u2: 'Bob' }) } };
+      const dir = writeNight(join(work, `nul-${engine.name}`, `svc-snapshot-${night.date}`), night);
+      const history = await engine.target('nul');
+      expect((await runHistory({ history }, ['load', dir], captureDeps(work).deps)).exitCode).toBe(EXIT.ok);
+      const out = join(work, `nul-asof-${engine.name}`);
+      expect((await runHistory({ history, outDir: out }, ['as-of', night.date], captureDeps(work).deps)).exitCode).toBe(
+        EXIT.ok,
+      );
+      sameDirectories(dir, out);
+    });
+
     it('loading the same snapshots again changes nothing', async () => {
       const history = await engine.target('idempotent');
       await runHistory({ history }, ['load', ...dirs], captureDeps(work).deps);
