@@ -44,6 +44,7 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
         await signManifest(staging, AUDIT_MANIFEST, signKey);
       },
       'audit',
+      (m) => deps.reporter.warn(m),
     );
     const pruned = applyKeep(o.keep, true, outDir, 'audit', deps.reporter);
     deps.reporter.close();

@@ -57,6 +57,7 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
         return result;
       },
       'collection',
+      (m) => deps.reporter.warn(m),
     );
     const pruned = applyKeep(o.keep, failed.length === 0, outDir, 'collection', deps.reporter);
     deps.reporter.close();

@@ -140,6 +140,7 @@ async function historyAsOf(
         await staging.writeFile(SNAPSHOT_MANIFEST, manifestText);
       },
       'snapshot',
+      (m) => deps.reporter.warn(m),
     );
     const manifest = JSON.parse(manifestText) as SnapshotManifest;
     deps.reporter.close();

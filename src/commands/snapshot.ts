@@ -71,6 +71,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     secrets,
     (staging) => fillStaging(staging, { ...input, matcher: secretMatcher(secrets) }),
     'snapshot',
+    (m) => deps.reporter.warn(m),
   );
   // From here on the snapshot is published: a signal leaves it in place.
   const load = plan.historyTarget

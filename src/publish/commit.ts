@@ -6,6 +6,7 @@ import { DomainError, FailedError } from '../errors.js';
 import { describeFsError } from '../util/fs-error.js';
 import { notePublished, registerBackup, unregisterBackup, unregisterStaging } from './registry.js';
 import { assertNoSecrets, listTree, secretMatcher } from './scan.js';
+import { recoverStale } from './stale.js';
 import { assertLive, createStaging, DIR_MODE, FILE_MODE, fileIdentity, targetParts, type Staging } from './staging.js';
 import { assertReplaceable, assertSafeTarget, type OutputKind } from './target.js';
 
@@ -130,9 +131,11 @@ export async function withStaging<T>(
   secrets: readonly string[],
   fill: (staging: Staging) => Promise<T>,
   kind?: OutputKind,
+  warn: (message: string) => void = () => {},
 ): Promise<T> {
   // Refused before any work: the same checks run again just before the rename.
   assertSafeTarget(targetDir, process.cwd());
+  for (const line of recoverStale(targetDir)) warn(line);
   assertReplaceable(targetDir, kind);
   const staging = await createStaging(targetDir, secrets);
   try {
