@@ -2,11 +2,15 @@
  * How an export's columns appear in the spreadsheet forms (CONTRACT section
  * 10). A column is a timestamp when its model field is a `ts()` schema
  * (TIMESTAMPS), and a map when the catalog writes it `as: 'entries'`, never
- * by its name. A map becomes one numeric column per key present in the
- * export, so that a spreadsheet can sum it.
+ * by its name. A map becomes one column per key present in the export:
+ * numbers where its model's values are numbers, so that a spreadsheet can
+ * sum them, and texts, exactly as written, where they are texts (a running
+ * VM's drives: device name = drive id).
  */
+import { z } from 'zod';
 import type { ColumnDef, ExportDef } from '../exports/define.js';
 import { CATALOG, columnType } from '../exports/catalog.js';
+import { recordValueOf, unwrap } from '../exports/schema.js';
 import { compareValues } from '../exports/order.js';
 import type { ExportRecord } from '../exports/types.js';
 
@@ -20,9 +24,27 @@ export function cellTypeOf(exp: ExportDef, col: ColumnDef): CellType {
   return t.timestamp ? 'timestamp' : 'value';
 }
 
+/**
+ * Whether the model declares a map column's values as texts (a string or one
+ * of some strings): its cells are then texts, never numbers, whatever they
+ * look like (a drive id `1e3` is not a thousand).
+ */
+export function mapHoldsText(exp: ExportDef, col: ColumnDef): boolean {
+  const t = columnType(exp, col);
+  const values = t.entries ? recordValueOf(t.schema) : undefined;
+  if (values === undefined) return false;
+  const u = unwrap(values);
+  return u instanceof z.ZodString || u instanceof z.ZodEnum;
+}
+
 /** Column name → cell type, per export, resolved once. */
 const CELL_TYPES: ReadonlyMap<string, ReadonlyMap<string, CellType>> = new Map(
   CATALOG.map((exp) => [exp.name, new Map(exp.columns.map((c) => [c.name, cellTypeOf(exp, c)]))]),
+);
+
+/** The map columns whose values are texts (mapHoldsText), per export, resolved once. */
+const TEXT_MAPS: ReadonlyMap<string, ReadonlySet<string>> = new Map(
+  CATALOG.map((exp) => [exp.name, new Set(exp.columns.filter((c) => mapHoldsText(exp, c)).map((c) => c.name))]),
 );
 
 /**
@@ -40,6 +62,8 @@ export interface SheetColumn {
   readonly type: CellType;
   /** For a map column: the key this column holds. */
   readonly key?: string;
+  /** For a map column: its values are texts by the model, written as they are, never as numbers. */
+  readonly text?: true;
 }
 
 /** A cell's value: null (empty), a number, a boolean, a text, or a date-time as epoch ms. */
@@ -90,6 +114,7 @@ function mapKeys(records: readonly ExportRecord[], column: string): string[] | u
  */
 export function sheetColumns(exportName: string, records: readonly ExportRecord[]): SheetColumn[] {
   const types = CELL_TYPES.get(exportName);
+  const textMaps = TEXT_MAPS.get(exportName);
   const out: SheetColumn[] = [];
   for (const column of columnNames(exportName, records)) {
     const type = types?.get(column) ?? 'value';
@@ -101,7 +126,10 @@ export function sheetColumns(exportName: string, records: readonly ExportRecord[
     // More keys than a sheet should have columns for (a workbook holds 16,384): the map stays one list column.
     if (keys === undefined || keys.length > MAX_KEY_COLUMNS) out.push({ header: column, column, type: 'value' });
     else if (keys.length === 0) out.push({ header: column, column, type: 'entries' });
-    else for (const key of keys) out.push({ header: `${column}.${key}`, column, type: 'entries', key });
+    else {
+      const text = textMaps?.has(column) ? { text: true as const } : {};
+      for (const key of keys) out.push({ header: `${column}.${key}`, column, type: 'entries', key, ...text });
+    }
   }
   return out;
 }
@@ -124,7 +152,7 @@ export function cellOf(col: SheetColumn, record: ExportRecord): Cell {
     for (const e of v) {
       const kv = typeof e === 'string' ? splitEntry(e) : undefined;
       if (kv && kv.key === col.key)
-        return NUMBER.test(kv.value) && Number.isFinite(Number(kv.value)) ? Number(kv.value) : kv.value;
+        return !col.text && NUMBER.test(kv.value) && Number.isFinite(Number(kv.value)) ? Number(kv.value) : kv.value;
     }
     return null;
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EXPORTS } from '../../src/exports/catalog.js';
-import { cellTypeOf, sheetColumns, splitEntry } from '../../src/sheets/columns.js';
+import { CATALOG, EXPORTS } from '../../src/exports/catalog.js';
+import { cellOf, cellTypeOf, mapHoldsText, sheetColumns, splitEntry } from '../../src/sheets/columns.js';
 import type { ReadableManifest } from '../../src/snapshot/dir.js';
 import { sheetNames, writeSpreadsheets, type SheetSink } from '../../src/sheets/write.js';
 import { parseFormats } from '../../src/config/values.js';
@@ -88,6 +88,57 @@ describe('which columns are timestamps and maps', () => {
       'teamQuotas_storage',
     ]);
     expect(splitEntry('a=b=7')).toEqual({ key: 'a=b', value: '7' });
+  });
+
+  it("knows from the models which maps hold texts (a VM's drives) and which numbers", () => {
+    // Every map column the catalog splits, and what its model says its values are.
+    const maps = CATALOG.flatMap((exp) =>
+      exp.columns
+        .filter((c) => cellTypeOf(exp, c) === 'entries')
+        .map((c) => `${exp.name}.${c.name}:${mapHoldsText(exp, c) ? 'text' : 'number'}`),
+    );
+    expect(maps).toEqual([
+      'teams.quotas:number',
+      'teams.teamQuotas_storage:number',
+      'teams.teamQuotas_devices:number',
+      'teams.perUserQuotas_storage:number',
+      'teams.perUserQuotas_devices:number',
+      'vm_hardware_setups.libvirt_devices:number',
+      'vm_hardware_setups.altvirt_devices:number',
+      'active_vms.drives:text',
+      'active_vms.resources_devices:number',
+    ]);
+  });
+
+  it("keeps a map of texts (a VM's drive ids) exactly in CSV and XLSX, and a map of numbers as numbers", async () => {
+    const vm = {
+      realmID: 'libvirt',
+      id: 'v1',
+      drives: ['vda=98765432109876543210', 'vdb=1e3', 'vdc=-0', 'vdd=0815'],
+      resources_devices: ['gpu=2'],
+    };
+    const columns = sheetColumns('active_vms', [vm]);
+    expect(columns.map((c) => cellOf(c, vm))).toEqual([
+      'libvirt',
+      'v1',
+      '98765432109876543210',
+      '1e3',
+      '-0',
+      '0815',
+      2,
+    ]);
+    const team = { id: 't1', quotas: ['ssd=1e3', 'hdd=7'] };
+    expect(sheetColumns('teams', [team]).map((c) => cellOf(c, team))).toEqual(['t1', 7, 1000]);
+    const m = manifest([{ export: 'active_vms', count: 1 }]);
+    const { files } = await writeAll(m, { active_vms: [vm] }, ['csv', 'xlsx']);
+    expect(files.get('1-active_vms (11-21-2026).csv')!.toString()).toContain(
+      "libvirt,v1,98765432109876543210,1e3,'-0,0815,2\r\n",
+    );
+    const sheet = unzip(files.get('svc-snapshot-2026-11-21.xlsx')!).get('xl/worksheets/sheet2.xml')!.toString();
+    expect(sheet).toContain(
+      '<t>98765432109876543210</t></is></c><c t="inlineStr"><is><t>1e3</t></is></c>' +
+        '<c t="inlineStr"><is><t>-0</t></is></c><c t="inlineStr"><is><t>0815</t></is></c><c s="4"><v>2</v></c>',
+    );
   });
 
   it("uses the catalog's columns for an empty export", () => {
