@@ -1,4 +1,5 @@
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, realpath, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { EXIT } from '../exit-codes.js';
 import { UsageError, FailedError } from '../errors.js';
 import type { ConvertSummary } from '../summaries/schemas.js';
@@ -11,6 +12,7 @@ import { readOptions } from '../config/options.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
 import { assertSafeTarget } from '../publish/target.js';
+import { escapeControl } from '../util/escape.js';
 
 /** `svc-snapshot convert <snapshot-dir>` (docs/spreadsheets.md): the snapshot is only read; its files are published by rename. */
 export async function runConvert(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
@@ -43,6 +45,7 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
       'convert writes its files into it, so it must be a directory of its own, e.g. --out-dir ./svc-snapshot-sheets',
     );
   const dir = resolveOutDir(deps.cwd, given, given);
+  if (flags.outDir !== undefined) await assertNotOtherSnapshot(flags.outDir, deps.cwd, dir);
   const snapshot = await openSnapshot(dir);
   const manifest = snapshot.manifest;
   // convert writes the forms of every export the snapshot holds; --include asks that it hold the group's (docs/decisions.md).
@@ -73,6 +76,26 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   };
   deps.stdout(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : formatConvertSummary(summary));
   return { exitCode: EXIT.ok };
+}
+
+/**
+ * Refuses (exit 2) an --out-dir that is another snapshot (it holds a
+ * `_snapshot-manifest.json`): the files written would replace those its
+ * manifest lists, and its `verify` would fail. The snapshot being converted
+ * is its own --out-dir, however it is spelled (real paths compared).
+ */
+async function assertNotOtherSnapshot(flagValue: string, cwd: string, dir: string): Promise<void> {
+  const outDir = resolveOutDir(cwd, flagValue, flagValue);
+  const manifest = await lstat(join(outDir, '_snapshot-manifest.json')).catch(() => undefined);
+  if (manifest === undefined) return;
+  const real = (p: string): Promise<string> => realpath(p).catch(() => p);
+  if ((await real(outDir)) === (await real(dir))) return;
+  throw new UsageError(
+    `--out-dir "${escapeControl(flagValue)}" holds a _snapshot-manifest.json: it is another snapshot, and the ` +
+      `files convert writes would replace those its manifest lists (its verify would then fail); nothing was ` +
+      `written. Give a directory of its own, e.g. --out-dir ./svc-snapshot-sheets, or leave --out-dir out to write ` +
+      `into ${escapeControl(dir)}`,
+  );
 }
 
 /** --out-dir, made (0700) when missing: the first directory made, if any; a usage error when it is not a directory. */
