@@ -6,12 +6,13 @@
  * into a snapshot that is already published.
  */
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { lstat, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FailedError } from '../errors.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
 import { FILE_MODE, writeAll } from '../publish/staging.js';
+import { escapeControl } from '../util/escape.js';
 import type { SheetSink } from './write.js';
 
 function fsFailure(path: string, err: unknown): FailedError {
@@ -79,6 +80,37 @@ async function publishTemp(temp: string, final: string): Promise<void> {
   }
 }
 
+/** What a file system entry is, for a message: a directory, a symbolic link, … */
+function entryKind(st: Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  if (st.isFIFO()) return 'a named pipe';
+  if (st.isSocket()) return 'a socket';
+  return 'a device';
+}
+
+/**
+ * Fails when a file would be renamed over something other than a regular
+ * file (a directory, a symbolic link, …): checked for every file before any
+ * is renamed, so that such a target fails the commit with none published.
+ */
+async function assertRegularTargets(finals: readonly string[]): Promise<void> {
+  for (const final of finals) {
+    let st: Stats | undefined;
+    try {
+      st = await lstat(final);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw fsFailure(final, err);
+    }
+    if (!st.isFile())
+      throw new FailedError(
+        `cannot write ${escapeControl(final)}: it exists and is ${entryKind(st)}, not a file; nothing was ` +
+          `written. Move it away (or choose another --out-dir) and run again`,
+      );
+  }
+}
+
 /** A sink writing each file into `dir` by temporary name and rename. */
 export function renamingSink(dir: string): SheetSink {
   return async (name, chunks) => publishTemp(await writeTemp(dir, name, chunks), join(dir, name));
@@ -87,8 +119,10 @@ export function renamingSink(dir: string): SheetSink {
 /**
  * A sink writing each file into `dir` by temporary name, all renamed into
  * place by `commit` once every one is written; `discard` removes them. A
- * failure after the first file (an export found changed) leaves none of them,
- * and the files of an earlier run in `dir` as they were.
+ * failure after the first file (an export found changed), or a final name
+ * taken by something other than a regular file (a directory, a symbolic
+ * link), leaves none of them, and the files of an earlier run in `dir` as
+ * they were.
  */
 export function stagingSink(dir: string): { sink: SheetSink; commit(): Promise<void>; discard(): Promise<void> } {
   const staged: Array<{ temp: string; final: string }> = [];
@@ -104,6 +138,7 @@ export function stagingSink(dir: string): { sink: SheetSink; commit(): Promise<v
     },
     commit: async () => {
       try {
+        await assertRegularTargets(staged.map((f) => f.final));
         while (staged.length > 0) {
           const { temp, final } = staged[0]!;
           await publishTemp(temp, final);

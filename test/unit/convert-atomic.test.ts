@@ -3,10 +3,20 @@
  * found changed after the snapshot was taken (same size, one byte changed),
  * whichever export it is, fails the command (exit 1) with no spreadsheet
  * published, no temporary file left, an --out-dir it made removed, and the
- * files of an earlier conversion as they were.
+ * files of an earlier conversion as they were. So does a file name taken by
+ * a directory or a symbolic link, found before any file is renamed.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runConvert } from '../../src/commands/convert.js';
@@ -100,5 +110,34 @@ describe('convert of a snapshot with a changed export writes nothing', () => {
         expect(contents(dir)).toEqual(before);
       });
     }
+  }
+});
+
+describe('convert whose file name is taken by something other than a file publishes nothing', () => {
+  const cases: Array<[string, string, (path: string) => void]> = [
+    ['a directory in place of the workbook', 'svc-snapshot-2026-11-21.xlsx', (p) => mkdirSync(p)],
+    ['a symbolic link in place of the workbook', 'svc-snapshot-2026-11-21.xlsx', (p) => symlinkSync('/nowhere', p)],
+    ['a directory in place of the last CSV file', '1-licensing_servers (11-21-2026).csv', (p) => mkdirSync(p)],
+  ];
+  for (const [name, taken, make] of cases) {
+    it(`${name}: exit 1 naming it and what to do, no file renamed, none staged left`, async () => {
+      const dir = snapshot();
+      const out = tmpDir();
+      writeFileSync(join(out, 'notes.txt'), 'kept');
+      make(join(out, taken));
+      const io = captureDeps(tmpDir());
+      const err = await runConvert({ format: 'csv,xlsx', outDir: out }, [dir], io.deps).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(FailedError);
+      expect(exitCodeOf(err as FailedError)).toBe(1);
+      expect((err as Error).message).toContain(join(out, taken));
+      expect((err as Error).message).toMatch(
+        /it exists and is a (directory|symbolic link), not a file; nothing was written\. Move it away/,
+      );
+      expect(readdirSync(out).sort()).toEqual([taken, 'notes.txt'].sort());
+      expect(io.out()).toBe('');
+    });
   }
 });
