@@ -1,6 +1,7 @@
 /**
  * The findings as CSV (CONTRACT section 18): one row per finding, then one
- * per resolved finding, written with the spreadsheets' CSV rules.
+ * per resolved finding, one per finding carried for a rule not evaluated,
+ * and one per rule not evaluated, written with the spreadsheets' CSV rules.
  */
 import { BOM, csvField, guardText } from '../sheets/csv.js';
 import type { Finding, FindingsReport, ResolvedFinding } from './evaluate.js';
@@ -62,6 +63,23 @@ export function* findingsCsvChunks(report: FindingsReport, stream = false): Gene
   yield `${stream ? '' : BOM}${FINDINGS_CSV_COLUMNS.join(',')}${eol}`;
   yield* chunked(report.findings, (f) => row(f, f.state, eol));
   yield* chunked(report.resolved ?? [], (f) => row(f, 'resolved', eol));
+  yield* chunked(report.carried ?? [], (f) => row(f, 'carried', eol));
+  // A rule that could not look is said in the file itself: without a row, its absence would read as "no findings".
+  for (const r of report.rules)
+    if (!r.evaluated) {
+      const cells = FINDINGS_CSV_COLUMNS.map((c) =>
+        c === 'state'
+          ? 'not evaluated'
+          : c === 'severity'
+            ? r.severity
+            : c === 'rule'
+              ? r.id
+              : c === 'detail'
+                ? r.reason
+                : undefined,
+      );
+      yield `${cells.map(field).join(',')}${eol}`;
+    }
 }
 
 function* chunked<T>(list: readonly T[], toRow: (f: T) => string): Generator<string> {

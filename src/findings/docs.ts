@@ -240,8 +240,12 @@ waivers:
 
 \`svc-snapshot findings <dir> --format csv\` prints, and \`--findings --format
 csv\` on a snapshot writes beside \`_findings.json\` as \`_findings.csv\` (listed
-in the manifest's \`files\`), one row per finding and then one per resolved
-finding (state \`resolved\`), with the spreadsheets' CSV rules (RFC 4180,
+in the manifest's \`files\`), one row per finding, then one per resolved
+finding (state \`resolved\`), one per finding carried for a rule not evaluated
+(state \`carried\`), and one per rule not evaluated (state \`not evaluated\`,
+its severity and id, the reason in \`detail\`: a file that lists no finding of
+a rule never reads as "no findings" when the rule could not look), with the
+spreadsheets' CSV rules (RFC 4180,
 UTF-8 with a byte-order mark, a text that would start a formula prefixed with
 \`'\`). The columns: ${FINDINGS_CSV_COLUMNS.map((c) => `\`${c}\``).join(', ')}
 (\`subject_key\`'s values joined with \`; \`). On stdout, where every byte passes

@@ -10,6 +10,7 @@ import { cpSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { parseCsv } from '../helpers/csv-parse.js';
 import { writeSnapshot } from '../helpers/snapshot-dir.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 
@@ -508,6 +509,14 @@ describe('the 3.13.8 recording', () => {
     );
     expect(text.stdout).toContain('No rule could be evaluated on this snapshot');
     expect(text.stdout).not.toMatch(/ 0\n/);
+    // The CSV says so too: a row per rule not evaluated, never a file with the header alone.
+    const csv = await runCli(['findings', out, '--format', 'csv']);
+    const rows = parseCsv(csv.stdout);
+    const at = (name: string) => rows[0]!.indexOf(name);
+    expect(rows.slice(1).map((r) => [r[at('state')], r[at('rule')]])).toEqual(
+      report.rules.map((r) => ['not evaluated', r.id]),
+    );
+    expect(rows[1]![at('detail')]).toBe(report.rules[0]!.reason);
   });
 });
 
