@@ -349,7 +349,8 @@ const DECLARED = [
     description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure',
     commands: ['snapshot', 'collect', 'audit'],
     env: 'SVC_PING_URL',
-    parse: (raw: string, from: string) => normaliseServiceUrl(raw, from, false),
+    // Empty is unset (CONTRACT section 2), from the flag as from the variable.
+    parse: (raw: string, from: string) => (raw.trim() === '' ? undefined : normaliseServiceUrl(raw, from, false)),
   },
   {
     flags: '--sign-key <file>',

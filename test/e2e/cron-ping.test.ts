@@ -274,7 +274,7 @@ describe('--ping-url', () => {
     }
   });
 
-  it('takes the URL from SVC_PING_URL (no other cron option needed); an empty SVC_PING_URL is off, as an unset one', async () => {
+  it('takes the URL from SVC_PING_URL (no other cron option needed); an empty SVC_PING_URL or --ping-url is off, as an unset one', async () => {
     const res = await run(['--quiet'], { SVC_TOKEN: TOKEN, SVC_PING_URL: `${receiver.url}${CHECK}` });
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
@@ -283,6 +283,9 @@ describe('--ping-url', () => {
     receiver.received.length = 0;
     const empty = await run(['--quiet'], { SVC_TOKEN: TOKEN, SVC_PING_URL: '' });
     expect(empty).toMatchObject({ code: 0, stderr: '' });
+    expect(receiver.received).toEqual([]);
+    // An empty --ping-url is unset as well (CONTRACT section 2), not a bad URL.
+    expect(await run(['--quiet', '--ping-url', ''])).toMatchObject({ code: 0, stderr: '' });
     expect(receiver.received).toEqual([]);
     // The flag wins over the variable, as for every option that is not a secret.
     const flag = await run(['--quiet', '--ping-url', `${receiver.url}${CHECK}/flag`], {
