@@ -1,4 +1,5 @@
-import { readdirSync, rmdirSync, unlinkSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { lstatSync, readdirSync, renameSync, rmdirSync, unlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { format } from 'date-fns/format';
 import { isValid } from 'date-fns/isValid';
@@ -64,18 +65,19 @@ export function pruneOlder(outDir: string, kind: OutputKind, keep: number): Prun
   const result: PruneResult = { pruned: [], failures: [], left: [] };
   if (!own) return result;
 
-  const complete: Array<{ dir: string; date: string; files: readonly string[]; dirs: readonly string[] }> = [];
+  const complete: Array<Checked & { date: string }> = [];
   for (const entry of readdirSync(parent, { withFileTypes: true })) {
     if (entry.name === base) continue;
     const named = datedName(entry.name);
     if (!named || named.prefix !== own.prefix || named.suffix !== own.suffix) continue;
     const dir = path.join(parent, entry.name);
+    const checked = lstatSync(dir, { throwIfNoEntry: false });
     const owned = ownedOutput(dir, kind);
-    if (!owned.owned) {
-      result.left.push({ dir, reason: owned.reason });
+    if (!owned.owned || !checked) {
+      result.left.push({ dir, reason: owned.owned ? 'is gone' : owned.reason });
       continue;
     }
-    complete.push({ dir, date: named.date, ...owned.tree });
+    complete.push({ dir, date: named.date, checked, ...owned.tree });
   }
   // ISO dates sort as text; the new directory takes part in the ranking.
   const ranked = [{ dir: target, date: own.date }, ...complete].sort((a, b) =>
@@ -86,14 +88,44 @@ export function pruneOlder(outDir: string, kind: OutputKind, keep: number): Prun
   for (const c of complete.sort((a, b) => (a.date < b.date ? -1 : 1))) {
     if (kept.has(c.dir)) continue;
     try {
-      remove(c.dir, c.files, c.dirs);
+      removeChecked(c);
       result.pruned.push(c.dir);
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      result.failures.push({ dir: c.dir, error: `${e.code ?? 'error'} on ${e.path ?? c.dir}` });
+      if (e.code === 'ECHANGED')
+        result.left.push({ dir: c.dir, reason: 'was published again by another run meanwhile' });
+      else result.failures.push({ dir: c.dir, error: `${e.code ?? 'error'} on ${e.path ?? c.dir}` });
     }
   }
   return result;
+}
+
+/** A directory checked as an output of the tool: what it was (lstat) and the entries found in it. */
+export interface Checked {
+  readonly dir: string;
+  readonly checked: Stats;
+  readonly files: readonly string[];
+  readonly dirs: readonly string[];
+}
+
+/**
+ * Removes a checked directory, first moved aside under a name of its own: a
+ * run publishing the same name meanwhile puts its new directory in place by
+ * rename, and the one moved aside is then not the one checked (another
+ * inode), so it is moved back and the removal fails, leaving it whole.
+ */
+export function removeChecked(c: Checked): void {
+  const aside = path.join(
+    path.dirname(c.dir),
+    `.${path.basename(c.dir)}.pruning-${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
+  renameSync(c.dir, aside);
+  const now = lstatSync(aside);
+  if (now.ino !== c.checked.ino || now.dev !== c.checked.dev) {
+    renameSync(aside, c.dir);
+    throw Object.assign(new Error('replaced since it was checked'), { code: 'ECHANGED', path: c.dir });
+  }
+  remove(aside, c.files, c.dirs);
 }
 
 /**

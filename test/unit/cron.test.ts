@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { datedName, pruneOlder } from '../../src/cron/keep.js';
+import { datedName, pruneOlder, removeChecked } from '../../src/cron/keep.js';
 import { parseKeep } from '../../src/config/values.js';
 import { readLastSuccess, renderMetrics } from '../../src/cron/metrics.js';
 import { pingUrl } from '../../src/cron/ping.js';
@@ -31,6 +31,27 @@ describe('parseKeep', () => {
     expect(parseKeep('14')).toBe(14);
     for (const bad of ['0', '-2', '2.5', 'x', '', ' ', '1e400', 'Infinity'])
       expect(() => parseKeep(bad), bad).toThrow(/--keep must be a whole number/);
+  });
+});
+
+describe('removeChecked', () => {
+  it('removes the directory checked, and leaves whole one that took its name since (a run republishing it)', () => {
+    const parent = tmpDir();
+    const dir = join(parent, 'svc-snapshot-2026-01-01');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'a.json'), 'old');
+    const checked = { dir, checked: lstatSync(dir), files: ['a.json'], dirs: [''] };
+    // Another run publishes the same name between the check and the removal.
+    renameSync(dir, join(parent, 'elsewhere'));
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'a.json'), 'new');
+    expect(() => removeChecked(checked)).toThrow(/replaced since it was checked/);
+    expect(readFileSync(join(dir, 'a.json'), 'utf8')).toBe('new');
+    expect(readdirSync(parent).sort()).toEqual(['elsewhere', 'svc-snapshot-2026-01-01']);
+    // The one checked is removed, and nothing is left beside it.
+    const again = { dir, checked: lstatSync(dir), files: ['a.json'], dirs: [''] };
+    removeChecked(again);
+    expect(readdirSync(parent)).toEqual(['elsewhere']);
   });
 });
 
