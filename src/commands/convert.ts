@@ -1,4 +1,4 @@
-import { lstat, mkdir, realpath, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EXIT } from '../exit-codes.js';
 import { UsageError, FailedError } from '../errors.js';
@@ -6,12 +6,12 @@ import type { ConvertSummary } from '../summaries/schemas.js';
 import { DIR_MODE } from '../publish/staging.js';
 import { CONVERT_MEMORY } from '../exports/memory-policy.js';
 import { stagingSink } from '../sheets/file-sink.js';
-import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
+import { openSnapshot, SNAPSHOT_MANIFEST, type Snapshot } from '../snapshot/dir.js';
 import { writeSpreadsheets, type SheetFormat, type WrittenSheetFile } from '../sheets/write.js';
 import { readOptions } from '../config/options.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
-import { assertSafeTarget } from '../publish/target.js';
+import { assertSafeTarget, real } from '../publish/target.js';
 import { escapeControl } from '../util/escape.js';
 
 /** `svc-snapshot convert <snapshot-dir>` (docs/spreadsheets.md): the snapshot is only read; its files are published by rename. */
@@ -86,10 +86,8 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
  */
 async function assertNotOtherSnapshot(flagValue: string, cwd: string, dir: string): Promise<void> {
   const outDir = resolveOutDir(cwd, flagValue, flagValue);
-  const manifest = await lstat(join(outDir, '_snapshot-manifest.json')).catch(() => undefined);
-  if (manifest === undefined) return;
-  const real = (p: string): Promise<string> => realpath(p).catch(() => p);
-  if ((await real(outDir)) === (await real(dir))) return;
+  const manifest = await lstat(join(outDir, SNAPSHOT_MANIFEST)).catch(() => undefined);
+  if (manifest === undefined || real(outDir) === real(dir)) return;
   throw new UsageError(
     `--out-dir "${escapeControl(flagValue)}" holds a _snapshot-manifest.json: it is another snapshot, and the ` +
       `files convert writes would replace those its manifest lists (its verify would then fail); nothing was ` +

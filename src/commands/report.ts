@@ -1,7 +1,8 @@
-import { realpath, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { openSnapshot, SNAPSHOT_MANIFEST, type Snapshot } from '../snapshot/dir.js';
 import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
+import { real } from '../publish/target.js';
 import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
 import { readOptions } from '../config/options.js';
@@ -70,8 +71,7 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
  * page `--format html` wrote is one), which would make `verify` fail.
  */
 async function refuseOwnFile(snapshot: Snapshot, file: string, given: boolean): Promise<void> {
-  const real = (p: string) => realpath(p).catch(() => p);
-  if ((await real(dirname(file))) !== (await real(snapshot.dir))) return;
+  if (real(dirname(file)) !== real(snapshot.dir)) return;
   const { manifest } = snapshot;
   const own = new Set([
     SNAPSHOT_MANIFEST,

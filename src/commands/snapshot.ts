@@ -1,4 +1,3 @@
-import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { resolveConnection } from '../config/settings.js';
 import { readOptions, type CommandOptions } from '../config/options.js';
@@ -20,6 +19,7 @@ import { withStaging } from '../publish/index.js';
 import type { Staging } from '../publish/staging.js';
 import { EXIT } from '../exit-codes.js';
 import { FailedError, UsageError } from '../errors.js';
+import { isSameOrAncestor, real } from '../publish/target.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { summariseRoutes } from '../summaries/routes.js';
@@ -87,17 +87,7 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
  * it: the only copy of what the server answered.
  */
 function refuseReplayInside(replay: string, outDir: string): void {
-  const real = (p: string) => {
-    try {
-      return realpathSync(p);
-    } catch {
-      return undefined;
-    }
-  };
-  const [from, into] = [real(replay), real(outDir)];
-  if (from === undefined || into === undefined) return;
-  const rel = path.relative(into, from);
-  if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel)))
+  if (isSameOrAncestor(real(outDir), real(replay)))
     throw new UsageError(
       `--replay ${replay} lies inside ${outDir}, which this snapshot replaces: the collection would be deleted with ` +
         'it; give another --out-dir, or copy the collection out of it first',

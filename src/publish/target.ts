@@ -8,7 +8,8 @@ import { MANIFEST_OF, ownedOutput, type OutputKind } from './owned.js';
 
 export { type OutputKind };
 
-function real(p: string): string {
+/** The path with every link resolved, or as given when it cannot be (it does not exist yet). */
+export function real(p: string): string {
   try {
     return realpathSync(p);
   } catch {
@@ -16,7 +17,8 @@ function real(p: string): string {
   }
 }
 
-function isSameOrAncestor(candidate: string, of: string): boolean {
+/** Whether `candidate` is `of` or a directory above it (both resolved paths). */
+export function isSameOrAncestor(candidate: string, of: string): boolean {
   const rel = path.relative(candidate, of);
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }

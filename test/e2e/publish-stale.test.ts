@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { cpSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
-import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { deadPid, REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { leftovers } from '../helpers/assert-output.js';
 
 // A run killed with SIGKILL (the OOM killer, systemd after TimeoutStopSec)
@@ -15,9 +13,7 @@ let dead: number;
 let complete: string;
 
 beforeAll(async () => {
-  const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
-  await once(child, 'exit');
-  dead = child.pid!;
+  dead = await deadPid();
   complete = join(tmpDir(), 'complete');
   expect((await replay(complete, ['--quiet'])).code).toBe(0);
 }, 300_000);

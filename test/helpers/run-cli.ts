@@ -129,3 +129,10 @@ export function stderrSeen(child: ChildProcess, text: string): Promise<void> {
     });
   });
 }
+
+/** The pid of a process that has exited: no running process has it (until the system reuses it, long after a test). */
+export async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+  await new Promise((resolve) => child.once('exit', resolve));
+  return child.pid!;
+}

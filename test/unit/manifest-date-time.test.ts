@@ -8,7 +8,6 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../src/cli/main.js';
 import { CollectionManifestSchema } from '../../src/collect/manifest.js';
 import { runConvert } from '../../src/commands/convert.js';
 import { runDiff } from '../../src/commands/diff.js';
@@ -18,8 +17,7 @@ import { runNotify } from '../../src/commands/notify.js';
 import { runReport } from '../../src/commands/report.js';
 import { runVerify } from '../../src/commands/verify.js';
 import type { CommandDeps, CommandResult } from '../../src/commands/context.js';
-import { DomainError } from '../../src/errors.js';
-import { captureDeps } from '../helpers/history-fixtures.js';
+import { ending } from '../helpers/command-ending.js';
 import { REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
 import { writeSnapshot } from '../helpers/snapshot-dir.js';
 
@@ -38,17 +36,6 @@ function snapshotWith(fields: Record<string, string>): string {
   const path = join(dir, '_snapshot-manifest.json');
   writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, 'utf8')), ...fields }));
   return dir;
-}
-
-async function ending(run: (deps: CommandDeps) => Promise<CommandResult>): Promise<{ code: number; said: string }> {
-  const io = captureDeps(tmpDir());
-  try {
-    const result = await run(io.deps);
-    return { code: result.exitCode, said: `${io.out()}${io.err()}` };
-  } catch (err) {
-    expect(err).toBeInstanceOf(DomainError);
-    return { code: exitCodeOf(err as DomainError), said: (err as Error).message };
-  }
 }
 
 /** Each command, and its exit code for a directory whose manifest is not a snapshot's (verify reports it: exit 1). */

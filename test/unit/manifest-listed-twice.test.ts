@@ -9,7 +9,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../src/cli/main.js';
 import { runConvert } from '../../src/commands/convert.js';
 import { runDiff } from '../../src/commands/diff.js';
 import { runFindings } from '../../src/commands/findings.js';
@@ -18,8 +17,7 @@ import { runNotify } from '../../src/commands/notify.js';
 import { runReport } from '../../src/commands/report.js';
 import { runVerify } from '../../src/commands/verify.js';
 import type { CommandDeps, CommandResult } from '../../src/commands/context.js';
-import { DomainError } from '../../src/errors.js';
-import { captureDeps } from '../helpers/history-fixtures.js';
+import { ending } from '../helpers/command-ending.js';
 import { tmpDir } from '../helpers/run-cli.js';
 import { rec, writeSnapshot } from '../helpers/snapshot-dir.js';
 
@@ -80,18 +78,6 @@ const manifests: Array<[string, (m: Manifest) => void, RegExp]> = [
     /names the file _findings\.json twice/,
   ],
 ];
-
-/** What a command ended with: its exit code, and the message of its error or what it printed. */
-async function ending(run: (deps: CommandDeps) => Promise<CommandResult>): Promise<{ code: number; said: string }> {
-  const io = captureDeps(tmpDir());
-  try {
-    const result = await run(io.deps);
-    return { code: result.exitCode, said: `${io.out()}${io.err()}` };
-  } catch (err) {
-    expect(err).toBeInstanceOf(DomainError);
-    return { code: exitCodeOf(err as Error), said: (err as Error).message };
-  }
-}
 
 const commands: Array<[string, (dir: string, deps: CommandDeps) => Promise<CommandResult>]> = [
   ['convert', (dir, deps) => runConvert({ format: 'csv,xlsx', outDir: join(tmpDir(), 'out') }, [dir], deps)],

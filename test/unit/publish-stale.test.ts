@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { cleanupAllSync, withStaging } from '../../src/publish/index.js';
+import { deadPid } from '../helpers/run-cli.js';
 
 // What a run killed with SIGKILL leaves beside its output directory (no
 // signal handler ran): the next publish of the same directory recovers it.
@@ -13,9 +12,7 @@ let dead: number;
 let work: string;
 
 beforeAll(async () => {
-  const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
-  await once(child, 'exit');
-  dead = child.pid!;
+  dead = await deadPid();
 });
 
 beforeEach(async () => {
