@@ -66,7 +66,7 @@ export async function findingsSince(
   const evaluated = await findingsOf(snapshot, opts);
   const lookup = {
     ...(previous !== undefined ? { given: previous } : {}),
-    beside: { dir: snapshot.dir, time: evaluated.time },
+    beside: { dir: snapshot.dir, time: evaluated.time, baseUrl: snapshot.manifest.baseUrl },
     warn: (m: string) => deps.reporter.warn(m),
   };
   return overTime(evaluated, await previousFindings(lookup, findingsOf, opts), settings);

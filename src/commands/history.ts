@@ -4,20 +4,13 @@ import { DomainError, FailedError, UsageError } from '../errors.js';
 import type { HistoryLoadSummary, HistoryLogSummary, HistoryRunsSummary } from '../summaries/schemas.js';
 import { SNAPSHOT_MANIFEST } from '../snapshot/dir.js';
 import { trustStore } from '../config/values.js';
+import { normaliseSite } from '../config/url.js';
 import { openHistory, type HistoryDb } from '../history/engine.js';
 import { openInput, readInput, type InputHead, type SnapshotInput } from '../history/input.js';
 import { CATALOG } from '../exports/catalog.js';
 import type { Include } from '../includes.js';
 import { loadSnapshot, type AfterExport, type LoadStatus } from '../history/load.js';
-import {
-  chooseSite,
-  exportsAsOf,
-  keptFilesAsOf,
-  listRuns,
-  normaliseSite,
-  recordLog,
-  runAsOf,
-} from '../history/query.js';
+import { chooseSite, exportsAsOf, keptFilesAsOf, listRuns, recordLog, runAsOf } from '../history/query.js';
 import { shown } from '../snapshot/dir.js';
 import { ensureSchema } from '../history/schema.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';

@@ -70,7 +70,7 @@ async function noticeOf(
   const dir = snapshot.dir;
   const m = snapshot.manifest;
   const reportName = m.files?.find((f) => /^svc-snapshot-\d{4}-\d{2}-\d{2}\.html$/.test(f.name))?.name;
-  const previousDir = previousGiven ?? (await findPreviousSnapshot(dir)) ?? null;
+  const previousDir = previousGiven ?? (await findPreviousSnapshot(dir, m)) ?? null;
   let changes: ChangeSet | undefined;
   if (previousDir !== null) {
     try {

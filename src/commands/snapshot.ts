@@ -6,7 +6,7 @@ import { collect } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, toManifestFile } from '../collect/write.js';
 import { SNAPSHOT_MANIFEST, stagedSnapshot } from '../snapshot/dir.js';
-import { diffDirectories, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
+import { diffDirectories, previousSnapshotBeside, type ChangeSet } from '../diff/index.js';
 import { LARGE_BODY_BYTES } from '../body/file.js';
 import type { RouteRecord } from '../api/route-record.js';
 import { build, type BuildSummary } from '../exports/build.js';
@@ -246,7 +246,8 @@ async function findingsBeside(
   baseUrl: string,
 ) {
   const asked = input.plan.findingsAsked;
-  const before = await previousFindings({ beside: { dir: input.outDir, time: current.time }, warn }, findingsOf, asked);
+  const beside = { dir: input.outDir, time: current.time, baseUrl };
+  const before = await previousFindings({ beside, warn }, findingsOf, asked);
   return findingsOverTime(current, before, input, baseUrl);
 }
 
@@ -290,7 +291,7 @@ async function afterPublishing(
   const o = plan.o;
   warnAboutResponses(built, deps.reporter);
   const previous = comparesPrevious(o, deps)
-    ? await diffWithPrevious(outDir, o.diffPrevious ? deps.reporter : undefined, report?.previous ?? compared)
+    ? await diffWithPrevious(outDir, manifest, o.diffPrevious ? deps.reporter : undefined, report?.previous ?? compared)
     : undefined;
   const history = plan.historyTarget ? await loadIntoHistory(outDir, o, deps, plan.historyTarget) : undefined;
   if (findings) deps.reporter.info(findingsLine(findings));
@@ -399,17 +400,29 @@ function warnAboutResponses(built: BuildSummary, reporter: Reporter): void {
     );
 }
 
-/** --diff-previous: the snapshot is published either way, so a diff that cannot be made is reported, not fatal. */
+/**
+ * --diff-previous: the snapshot is published either way, so a diff that cannot be made is reported, not fatal.
+ * The previous snapshot is the newest older one of the same site: a newer one of another site passed over is said.
+ */
 async function diffWithPrevious(
   outDir: string,
+  manifest: SnapshotManifest,
   reporter: Reporter | undefined,
   shown?: { dir: string; changes: ChangeSet },
 ): Promise<NonNullable<SnapshotOutcome['previous']>> {
-  const dir = (await findPreviousSnapshot(outDir)) ?? null;
+  const beside = await previousSnapshotBeside(outDir, manifest);
+  const dir = beside.dir ?? null;
+  const other = beside.otherSite && `${path.basename(beside.otherSite.dir)}, is of ${beside.otherSite.baseUrl}`;
   if (!dir) {
-    reporter?.warn(`--diff-previous: no older svc-snapshot-* directory beside ${outDir}`);
+    reporter?.warn(
+      other
+        ? `--diff-previous: no older snapshot of ${manifest.baseUrl} beside ${outDir} (the newest older one, ${other})`
+        : `--diff-previous: no older svc-snapshot-* directory beside ${outDir}`,
+    );
     return { dir };
   }
+  if (other)
+    reporter?.info(`--diff-previous: the newest older snapshot beside, ${other}; compared with ${dir} instead`);
   // --format html compared the same two snapshots for its page (the same options): not again.
   if (shown && path.resolve(shown.dir) === path.resolve(dir)) return { dir, changes: shown.changes };
   try {

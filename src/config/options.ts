@@ -307,7 +307,7 @@ const DECLARED = [
   },
   {
     flags: '--diff-previous',
-    description: 'after publishing, diff against the newest older snapshot beside it',
+    description: 'after publishing, diff against the newest older snapshot of the same site beside it',
     commands: ['snapshot'],
   },
   {
@@ -481,7 +481,7 @@ const DECLARED = [
     flags: '--previous <dir>',
     description: 'the snapshot to show the changes and the new and resolved findings since',
     commands: ['report', 'findings', 'notify'],
-    defaultText: 'the newest older snapshot beside it',
+    defaultText: 'the newest older snapshot of the same site beside it',
   },
   {
     flags: '--out <file>',

@@ -63,3 +63,16 @@ export function normaliseServiceUrl(raw: string, what: string, stripApi: boolean
   if (stripApi) path = path.replace(/\/api$/, '');
   return `${url.protocol}//${url.host}${path}`;
 }
+
+/**
+ * A base URL as the tool writes it in manifests: no trailing `/` or `/api`.
+ * How a site is named wherever snapshots of several sites meet: the history
+ * database's runs, and the previous snapshot found beside a new one.
+ */
+export function normaliseSite(raw: string): string {
+  return raw
+    .trim()
+    .replace(/\/+$/, '')
+    .replace(/\/api$/, '')
+    .replace(/\/+$/, '');
+}

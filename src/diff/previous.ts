@@ -7,6 +7,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { isValid } from 'date-fns/isValid';
 import { parse } from 'date-fns/parse';
 import { parseISO } from 'date-fns/parseISO';
+import { normaliseSite } from '../config/url.js';
 import { openSnapshot } from '../snapshot/dir.js';
 
 const SNAPSHOT_DIR = /^svc-snapshot-/;
@@ -33,28 +34,76 @@ function snapshotTime(
   return dayStart(manifest?.date) ?? dayStart(NAME_DATE.exec(name)?.[1]);
 }
 
+/** The new snapshot as its caller knows it: its manifest is not written yet while it is in staging. */
+export interface OwnSnapshot {
+  readonly time: string;
+  /** Its manifest's `baseUrl`: the site it is of. */
+  readonly baseUrl: string;
+}
+
+interface Candidate {
+  readonly name: string;
+  readonly time: number;
+  readonly baseUrl: string;
+}
+
+/** The previous snapshot beside a new one, and the newest older one passed over for being of another site. */
+export interface PreviousBeside {
+  readonly dir: string | undefined;
+  /** An older snapshot of another site newer than `dir` (or any, when there is no `dir`): the newest such. */
+  readonly otherSite?: { readonly dir: string; readonly baseUrl: string };
+}
+
 /**
  * The newest `svc-snapshot-*` directory beside `outDir` (same parent) that
  * is older than `outDir`, by manifest `time` (falling back to the date in its
- * name). Skipped: `outDir` itself, raw (`svc-snapshot-raw-*`) and audit
- * (`svc-snapshot-audit-*`) directories, temporary and backup dot-directories,
- * and directories without a valid `_snapshot-manifest.json`. When the time of
- * `outDir` cannot be told, every candidate counts as older.
+ * name), and of the same site: its manifest's `baseUrl` the same as the new
+ * snapshot's once normalised as the history database keys a site. Several
+ * sites' snapshots may share a parent (one cron job each): another site's
+ * night compared with this one would be all changes. Skipped: `outDir`
+ * itself, raw (`svc-snapshot-raw-*`) and audit (`svc-snapshot-audit-*`)
+ * directories, temporary and backup dot-directories, and directories without
+ * a valid `_snapshot-manifest.json`. `own` gives the new snapshot's time and
+ * site when its manifest is not written yet; when neither tells them, every
+ * candidate counts as older and of the same site.
  */
-export async function findPreviousSnapshot(outDir: string, ownTime?: string): Promise<string | undefined> {
+export async function previousSnapshotBeside(outDir: string, own?: OwnSnapshot): Promise<PreviousBeside> {
   const target = resolve(outDir);
   const parent = dirname(target);
   const self = basename(target);
-  // A snapshot still in staging (its report) gives its time: outDir is not written yet.
-  const own = ownTime !== undefined ? { time: ownTime } : (await openSnapshot(target).catch(() => undefined))?.manifest;
-  const reference = snapshotTime(self, own) ?? Infinity;
+  const manifest = own ?? (await openSnapshot(target).catch(() => undefined))?.manifest;
+  const reference = snapshotTime(self, manifest) ?? Infinity;
+  const site = manifest?.baseUrl !== undefined ? normaliseSite(manifest.baseUrl) : undefined;
+  let same: Candidate | undefined;
+  let other: Candidate | undefined;
+  for (const c of await olderCandidates(parent, self, reference)) {
+    if (site === undefined || normaliseSite(c.baseUrl) === site) same = newer(same, c);
+    else other = newer(other, c);
+  }
+  const dir = same && join(parent, same.name);
+  if (!other || (same && newer(same, other) === same)) return { dir };
+  return { dir, otherSite: { dir: join(parent, other.name), baseUrl: other.baseUrl } };
+}
+
+/** findPreviousSnapshot: the previous snapshot's directory (previousSnapshotBeside). */
+export async function findPreviousSnapshot(outDir: string, own?: OwnSnapshot): Promise<string | undefined> {
+  return (await previousSnapshotBeside(outDir, own)).dir;
+}
+
+/** The newer of two candidates: by time, then by name (the order of the directories is the file system's). */
+function newer(a: Candidate | undefined, b: Candidate): Candidate {
+  return !a || b.time > a.time || (b.time === a.time && b.name > a.name) ? b : a;
+}
+
+/** Every snapshot directory in `parent` but `self` taken before `reference`, with its site. */
+async function olderCandidates(parent: string, self: string, reference: number): Promise<Candidate[]> {
   let entries: string[];
   try {
     entries = await readdir(parent);
   } catch {
-    return undefined;
+    return [];
   }
-  let best: { name: string; time: number } | undefined;
+  const out: Candidate[] = [];
   for (const name of entries) {
     if (name === self || !SNAPSHOT_DIR.test(name) || OTHER_DIR.test(name)) continue;
     const path = join(parent, name);
@@ -63,7 +112,7 @@ export async function findPreviousSnapshot(outDir: string, ownTime?: string): Pr
     if (manifest === undefined) continue;
     const time = snapshotTime(name, manifest);
     if (time === undefined || !(time < reference)) continue;
-    if (!best || time > best.time || (time === best.time && name > best.name)) best = { name, time };
+    out.push({ name, time, baseUrl: manifest.baseUrl });
   }
-  return best ? join(parent, best.name) : undefined;
+  return out;
 }

@@ -171,10 +171,11 @@ requirements of one project is one entry of three lines); a finding about no
 person under its project, team or level.
 
 **New, open, resolved.** The previous night is the newest older snapshot
-beside this one (as \`--diff-previous\` finds it), or \`--previous <dir>\`
-(\`findings\`, \`report\`). Its findings are those of its \`_findings.json\`
-(checked against its manifest) when it was written by this version, else the
-rules evaluated over its exports with the same settings. Findings are matched
+of the same site beside this one (as \`--diff-previous\` finds it), or
+\`--previous <dir>\` (\`findings\`, \`report\`). Its findings are those of
+its \`_findings.json\` (checked against its manifest) when it was written by
+this version, else the rules evaluated over its exports with the same
+settings. Findings are matched
 by \`id\`: one seen the night before is \`open\`, its \`firstSeen\` carried
 from that night's file (or that night's time); any other is \`new\`, with
 \`firstSeen\` this snapshot's time. The previous night's findings that are gone

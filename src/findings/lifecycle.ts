@@ -13,7 +13,7 @@
 import { isRecord } from '../body/decode.js';
 import { FINDINGS_FILE_NAME } from './names.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
-import { findPreviousSnapshot } from '../diff/previous.js';
+import { findPreviousSnapshot, type OwnSnapshot } from '../diff/previous.js';
 import { SEVERITIES } from './define.js';
 import {
   findingWith,
@@ -134,8 +134,8 @@ export async function previousFindingsOf(
 /** Where the previous night is looked for: a directory given (--previous), or beside the snapshot (as --diff-previous finds it). */
 export interface PreviousLookup {
   readonly given?: string;
-  /** The snapshot's directory (its final name for a snapshot in staging), and its time. */
-  readonly beside?: { readonly dir: string; readonly time: string };
+  /** The snapshot's directory (its final name for a snapshot in staging), its time and its site (`baseUrl`). */
+  readonly beside?: OwnSnapshot & { readonly dir: string };
   /** A previous snapshot found beside that cannot be read is warned about and left out: it must not fail a night. */
   readonly warn: (message: string) => void;
 }
@@ -152,7 +152,7 @@ export async function previousFindings(
 ): Promise<PreviousFindings | undefined> {
   if (lookup.given !== undefined) return previousFindingsOf(await openSnapshot(lookup.given), evaluate, opts);
   if (!lookup.beside) return undefined;
-  const dir = await findPreviousSnapshot(lookup.beside.dir, lookup.beside.time);
+  const dir = await findPreviousSnapshot(lookup.beside.dir, lookup.beside);
   if (dir === undefined) return undefined;
   return previousOrWarn(async () => previousFindingsOf(await openSnapshot(dir), evaluate, opts), dir, lookup.warn);
 }

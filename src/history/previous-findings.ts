@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import type { PreviousFindings } from '../findings/lifecycle.js';
 import { openHistory } from './engine.js';
 import { FINDINGS_TABLE, findingsBefore } from './findings.js';
-import { normaliseSite } from './query.js';
+import { normaliseSite } from '../config/url.js';
 import type { HistoryTarget } from './target.js';
 
 /** `--history` and its `--ca-file`: the database a report's trends and a night's previous findings are read from. */

@@ -1,4 +1,5 @@
 import { FailedError, UsageError } from '../errors.js';
+import { normaliseSite } from '../config/url.js';
 import { sortRecords } from '../exports/order.js';
 import { serializeExport } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
@@ -7,15 +8,6 @@ import { EXPORT_TABLES, exportTable } from './schema.js';
 import { keyParameter } from './columns.js';
 import { isPlainFileName, sha256Hex } from '../util/safe-read.js';
 import type { HistoryLogSummary, HistoryRunsSummary } from '../summaries/schemas.js';
-
-/** A base URL as the tool writes it in manifests: no trailing `/` or `/api`. */
-export function normaliseSite(raw: string): string {
-  return raw
-    .trim()
-    .replace(/\/+$/, '')
-    .replace(/\/api$/, '')
-    .replace(/\/+$/, '');
-}
 
 /** The site a command is about: `--site`, or the only one in the database (a usage error naming them otherwise). */
 export async function chooseSite(db: HistoryDb, flag: string | undefined): Promise<string | null> {

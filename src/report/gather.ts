@@ -23,7 +23,8 @@ import type { WaiversFile } from '../findings/waivers.js';
 import { exportsRead, RULES } from '../findings/catalog.js';
 import { DISPLAY_READS } from '../findings/display.js';
 import { openHistory } from '../history/engine.js';
-import { listRuns, normaliseSite } from '../history/query.js';
+import { listRuns } from '../history/query.js';
+import { normaliseSite } from '../config/url.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
 import type { ExportRecord } from '../exports/types.js';
 import {
@@ -168,7 +169,7 @@ export async function modelOfDirectory(snapshot: Snapshot, opts: DirectoryOption
       waivers: opts.waivers,
     });
   };
-  const older = given ?? (await findPreviousSnapshot(dir, manifest.time));
+  const older = given ?? (await findPreviousSnapshot(dir, manifest));
   const nights = await bothNights(snapshot, readers, { older, given: given !== undefined, evaluate, warn, findings });
   return modelOf(manifest, signature, nights, readers, await historyPart(opts.history, manifest, true));
 }
@@ -284,7 +285,7 @@ export async function nightsOfStaging(
   manifest: SnapshotManifest,
   opts: Pick<StagingOptions, 'outDir' | 'findings' | 'evaluate' | 'warn'>,
 ): Promise<{ previous: ReportModel['previous']; report: FindingsReport }> {
-  const older = await findPreviousSnapshot(opts.outDir, manifest.time);
+  const older = await findPreviousSnapshot(opts.outDir, manifest);
   // Nothing to compare with: the files just written need not be read for it.
   if (older === undefined)
     return { previous: { problem: 'no older snapshot' }, report: await opts.findings(undefined) };
@@ -307,7 +308,7 @@ export async function modelOfStaging(
         reason: 'the manifest is signed as it is written, after this page',
       }
     : { state: 'unsigned', key: null };
-  const older = await findPreviousSnapshot(opts.outDir, manifest.time);
+  const older = await findPreviousSnapshot(opts.outDir, manifest);
   const nights = await bothNights(snapshot, readers, { older, given: false, ...opts });
   return modelOf(manifest, signature, nights, readers, await historyPart(opts.history, manifest, false));
 }

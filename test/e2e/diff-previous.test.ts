@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
@@ -12,22 +12,40 @@ beforeAll(async () => {
 });
 afterAll(async () => site.close());
 
-async function replayInto(dir: string, recording: string, time?: string) {
+/** A replay of a shipped recording, its manifest's time (and site) then set as given. */
+async function replayInto(dir: string, recording: string, time?: string, baseUrl?: string) {
   const res = await runCli(['--replay', join(REPO_ROOT, 'recordings', recording), '--out-dir', dir, '--quiet']);
   expect(res.code).toBe(0);
-  if (time) {
+  if (time || baseUrl) {
     const file = join(dir, '_snapshot-manifest.json');
     const m = JSON.parse(readFileSync(file, 'utf8'));
-    m.time = time;
+    if (time) m.time = time;
+    if (baseUrl) m.baseUrl = baseUrl;
     writeFileSync(file, JSON.stringify(m, null, 2));
   }
 }
 
+/** A copy of a shipped recording as if collected from `baseUrl` (at `time`): the collection manifest covers its files, not itself. */
+function recordingOf(recording: string, baseUrl: string, time?: string): string {
+  const dir = join(tmpDir(), recording);
+  cpSync(join(REPO_ROOT, 'recordings', recording), dir, { recursive: true });
+  const file = join(dir, '_collection-manifest.json');
+  const m = JSON.parse(readFileSync(file, 'utf8'));
+  m.baseUrl = baseUrl;
+  if (time) m.time = time;
+  writeFileSync(file, JSON.stringify(m, null, 2));
+  return dir;
+}
+
+const previousNight = (dir: string) =>
+  (JSON.parse(readFileSync(join(dir, '_findings.json'), 'utf8')) as { previous?: unknown }).previous;
+
 describe('snapshot --diff-previous', () => {
   it('compares the new snapshot with the newest older one beside it, and still exits 0', async () => {
     const parent = tmpDir();
-    await replayInto(join(parent, 'svc-snapshot-2026-11-19'), 'platform-3.13.8', '2026-11-19T02:00:00.000Z');
-    await replayInto(join(parent, 'svc-snapshot-2026-11-21'), 'platform-3.14.1');
+    // Of the fake site, as the live run's: only a snapshot of the same site is compared with.
+    await replayInto(join(parent, 'svc-snapshot-2026-11-19'), 'platform-3.13.8', '2026-11-19T02:00:00.000Z', site.url);
+    await replayInto(join(parent, 'svc-snapshot-2026-11-21'), 'platform-3.14.1', undefined, site.url);
     mkdirSync(join(parent, 'svc-snapshot-raw-2026-11-21')); // a decoy without a snapshot manifest
     const res = await runCli(
       [
@@ -72,6 +90,61 @@ describe('snapshot --diff-previous', () => {
     }
     expect(summaries[0]?.changed).toBe(true);
     expect({ ...summaries[1], previous: '' }).toEqual({ ...summaries[0], previous: '' });
+  });
+
+  it('compares with the newest older snapshot of the same site, passing over newer ones of another site in the parent', async () => {
+    const parent = tmpDir();
+    const b = 'https://b.example.org';
+    const run = (recording: string, name: string, ...extra: string[]) =>
+      runCli([
+        '--replay',
+        recording,
+        '--out-dir',
+        join(parent, name),
+        '--diff-previous',
+        '--findings',
+        '--json',
+        ...extra,
+      ]);
+    const shipped = (name: string) => join(REPO_ROOT, 'recordings', name);
+    // Site a's first night, then site b's, an hour later, into the same parent (one cron job per site).
+    expect((await run(shipped('platform-3.14.1'), 'svc-snapshot-a-2026-11-21')).code).toBe(0);
+    const bFirst = recordingOf('platform-3.13.8', b, '2026-11-21T03:00:00.000Z');
+    const first = await run(bFirst, 'svc-snapshot-b-2026-11-21');
+    expect(first.code, first.stderr).toBe(0);
+    // A site's first night beside another site's snapshot: nothing compared, no finding told as new.
+    expect(SnapshotSummary.parse(JSON.parse(first.stdout)).diffPrevious?.previous).toBeNull();
+    expect(first.stderr).toContain(
+      `--diff-previous: no older snapshot of ${b} beside ${join(parent, 'svc-snapshot-b-2026-11-21')} ` +
+        '(the newest older one, svc-snapshot-a-2026-11-21, is of https://platform.example.org)',
+    );
+    expect(previousNight(join(parent, 'svc-snapshot-b-2026-11-21'))).toBeUndefined();
+
+    // Site a's second night: compared with its own first night, not with b's newer one.
+    const second = await run(shipped('platform-3.14.1-night2'), 'svc-snapshot-a-2026-11-22');
+    expect(second.code, second.stderr).toBe(0);
+    const summary = SnapshotSummary.parse(JSON.parse(second.stdout));
+    expect(summary.diffPrevious?.previous).toBe(join(parent, 'svc-snapshot-a-2026-11-21'));
+    expect(second.stderr).toContain(
+      `--diff-previous: the newest older snapshot beside, svc-snapshot-b-2026-11-21, is of ${b}; ` +
+        `compared with ${join(parent, 'svc-snapshot-a-2026-11-21')} instead`,
+    );
+    expect(previousNight(join(parent, 'svc-snapshot-a-2026-11-22'))).toEqual({
+      time: '2026-11-21T02:00:00.000Z',
+      source: 'snapshot',
+    });
+
+    // Site b's second night, its base URL written with a trailing slash: the same site, past a's newer night; quiet.
+    const third = await run(recordingOf('platform-3.14.1-night3', `${b}/`), 'svc-snapshot-b-2026-11-23', '--quiet');
+    expect(third.code, third.stderr).toBe(0);
+    expect(third.stderr).toBe('');
+    expect(SnapshotSummary.parse(JSON.parse(third.stdout)).diffPrevious?.previous).toBe(
+      join(parent, 'svc-snapshot-b-2026-11-21'),
+    );
+    expect(previousNight(join(parent, 'svc-snapshot-b-2026-11-23'))).toEqual({
+      time: '2026-11-21T03:00:00.000Z',
+      source: 'snapshot',
+    });
   });
 
   it('says so when there is no older snapshot', async () => {

@@ -15,6 +15,7 @@ import {
   VOLATILE_COLUMNS,
   diffDirectories,
   findPreviousSnapshot,
+  previousSnapshotBeside,
   formatChangeSet,
   resolveIgnore,
   sameValue,
@@ -622,6 +623,53 @@ describe('findPreviousSnapshot', () => {
     const rel = relative(process.cwd(), out);
     expect(await findPreviousSnapshot(rel)).toBe(prev);
     expect(await findPreviousSnapshot(`${out}/`)).toBe(prev);
+  });
+
+  it('passes over the snapshots of another site in the same parent, comparing sites as the history database does', async () => {
+    const parent = tmpDir();
+    const site = (name: string, baseUrl: string, time: string) => {
+      const dir = join(parent, name);
+      writeSnapshot(dir, { date: time.slice(0, 10), time, baseUrl });
+      return dir;
+    };
+    const a = 'https://a.example.org';
+    const out = site('svc-snapshot-a-2026-11-22', a, '2026-11-22T02:00:00.000Z');
+    site('svc-snapshot-a-2026-11-20', a, '2026-11-20T02:00:00.000Z');
+    // The same site written with a trailing slash (and /api): still its own.
+    const expected = site('svc-snapshot-a-2026-11-21', `${a}/api/`, '2026-11-21T02:00:00.000Z');
+    // Newer than a's last night, of other sites (one differs from a only by its port, one by a path prefix).
+    const b = site('svc-snapshot-b-2026-11-21', 'https://b.example.org', '2026-11-21T03:00:00.000Z');
+    site('svc-snapshot-c-2026-11-21', `${a}:8443`, '2026-11-21T02:30:00.000Z');
+    site('svc-snapshot-d-2026-11-21', `${a}/other`, '2026-11-21T02:10:00.000Z');
+    expect(await findPreviousSnapshot(out)).toBe(expected);
+    expect(await previousSnapshotBeside(out)).toEqual({
+      dir: expected,
+      otherSite: { dir: b, baseUrl: 'https://b.example.org' },
+    });
+    // In staging: the time and site given, the directory not written yet.
+    const staged = join(parent, 'svc-snapshot-b-2026-11-22');
+    expect(
+      await findPreviousSnapshot(staged, { time: '2026-11-22T03:00:00.000Z', baseUrl: 'https://b.example.org/' }),
+    ).toBe(b);
+    // Nothing of the site left: nothing compared, the newest other one named.
+    expect(
+      await previousSnapshotBeside(join(parent, 'svc-snapshot-e'), {
+        time: '2026-11-22T03:00:00.000Z',
+        baseUrl: 'https://e.example.org',
+      }),
+    ).toEqual({
+      dir: undefined,
+      otherSite: { dir: out, baseUrl: a },
+    });
+    // The same site's newest is the newest of all: nothing passed over.
+    expect(
+      await previousSnapshotBeside(join(parent, 'svc-snapshot-b-2026-11-21-late'), {
+        time: '2026-11-21T04:00:00.000Z',
+        baseUrl: 'https://b.example.org',
+      }),
+    ).toEqual({ dir: b });
+    // A new snapshot whose site cannot be told (no manifest, no site given): the newest older of any site, as before.
+    expect(await findPreviousSnapshot(join(parent, 'svc-snapshot-x'))).toBe(join(parent, 'svc-snapshot-a-2026-11-22'));
   });
 });
 
