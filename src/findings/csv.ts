@@ -4,7 +4,7 @@
  * and one per rule not evaluated, written with the spreadsheets' CSV rules.
  */
 import { BOM, csvField, guardText } from '../sheets/csv.js';
-import type { Finding, FindingsReport, ResolvedFinding } from './evaluate.js';
+import type { CarriedFinding, Finding, FindingsReport, ResolvedFinding } from './evaluate.js';
 
 /** The members of a finding's `display`, each a column of its own. */
 const DISPLAY_COLUMNS = ['user', 'email', 'project', 'team', 'requirement', 'level', 'vms'] as const;
@@ -30,10 +30,10 @@ const ROWS_PER_CHUNK = 2000;
 
 const field = (v: string | undefined): string => (v === undefined ? '' : csvField(guardText(v)));
 
-function row(f: Finding | ResolvedFinding, state: string | undefined, eol: string): string {
-  const finding = 'related' in f ? f : undefined;
-  const w = finding?.waived;
-  const ended = finding?.waiverEnded;
+function row(f: Finding | ResolvedFinding | CarriedFinding, state: string | undefined, eol: string): string {
+  // A carried finding has tonight's waiver, if any, as a finding of tonight has (CONTRACT section 18).
+  const w = 'waived' in f ? f.waived : undefined;
+  const ended = 'waiverEnded' in f ? f.waiverEnded : undefined;
   const cells = [
     f.id,
     state,

@@ -182,8 +182,11 @@ from that night's file (or that night's time); any other is \`new\`, with
 are listed in \`resolved\` (with their \`firstSeen\`), except those of a rule
 not evaluated tonight (an input unavailable or incomplete): it could not look,
 so they are neither open nor resolved, and are listed in \`carried\` as they
-were; the next night reads them as the previous night's findings, so their
-\`firstSeen\` is kept, and a waiver of such a rule is not stale. Without a previous
+were, but for their waiver: tonight's waivers file decides it, as for
+tonight's findings (a waiver ended or removed since no longer applies, one
+added tonight does; without \`--waivers\`, none); the next night reads them
+as the previous night's findings, so their \`firstSeen\` is kept, and a
+waiver of such a rule is not stale. Without a previous
 night, findings have no \`state\`. A previous snapshot found beside that
 cannot be read is warned about and left out; one given with \`--previous\`
 that cannot be read is the command's error. The text output and the report
@@ -243,9 +246,10 @@ waivers:
 csv\` on a snapshot writes beside \`_findings.json\` as \`_findings.csv\` (listed
 in the manifest's \`files\`), one row per finding, then one per resolved
 finding (state \`resolved\`), one per finding carried for a rule not evaluated
-(state \`carried\`), and one per rule not evaluated (state \`not evaluated\`,
-its severity and id, the reason in \`detail\`: a file that lists no finding of
-a rule never reads as "no findings" when the rule could not look), with the
+(state \`carried\`, with its waiver of tonight's file, if any), and one per
+rule not evaluated (state \`not evaluated\`, its severity and id, the reason
+in \`detail\`: a file that lists no finding of a rule never reads as "no
+findings" when the rule could not look), with the
 spreadsheets' CSV rules (RFC 4180,
 UTF-8 with a byte-order mark, a text that would start a formula prefixed with
 \`'\`). The columns: ${FINDINGS_CSV_COLUMNS.map((c) => `\`${c}\``).join(', ')}

@@ -73,7 +73,7 @@ export type ResolvedFinding = Pick<Finding, 'id' | 'rule' | 'severity' | 'subjec
   readonly firstSeen: string;
 };
 
-/** A finding of the night before of a rule not evaluated tonight, as it was (its waiver then, if any). */
+/** A finding of the night before of a rule not evaluated tonight, with tonight's waiver in force, if any (applyWaivers). */
 export type CarriedFinding = ResolvedFinding & { readonly waived?: WaiverMark };
 
 /** A waiver of the file as `_findings.json` lists it: stale (matches nothing), or ending soon. */
@@ -247,7 +247,7 @@ const resolvedJson = (f: ResolvedFinding) => ({
   display: f.display,
 });
 
-/** A carried finding as its line of `_findings.json`'s `carried`: a resolved one's fields, and its waiver of the night before. */
+/** A carried finding as its line of `_findings.json`'s `carried`: a resolved one's fields, and its waiver tonight. */
 const carriedJson = (f: CarriedFinding) => ({ ...resolvedJson(f), ...(f.waived ? { waived: f.waived } : {}) });
 
 /**

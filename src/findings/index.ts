@@ -133,14 +133,15 @@ export function overTime(
 ): FindingsReport {
   let out = previous ? applyLifecycle(report, previous) : report;
   if (settings.waivers) {
-    const { findings, summary } = applyWaivers(
+    const { findings, carried, summary } = applyWaivers(
       out.findings,
       settings.waivers,
       Date.parse(out.time),
       settings.expiringDays,
       new Set(out.rules.filter((r) => !r.evaluated).map((r) => r.id)),
+      out.carried,
     );
-    out = { ...out, waivers: summary, findings };
+    out = { ...out, waivers: summary, findings, ...(out.carried ? { carried } : {}) };
   }
   return out;
 }

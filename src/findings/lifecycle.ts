@@ -40,8 +40,10 @@ export interface PreviousFindings {
  * The report with each finding's state and first night, and the previous
  * night's findings that are gone. Those of a rule not evaluated tonight are
  * not gone, only unseen (CONTRACT section 17: never told as fewer findings):
- * they are `carried` as they were (waived or not), so that the next night
- * that evaluates the rule keeps their `firstSeen`, and their alerts go on.
+ * they are `carried`, so that the next night that evaluates the rule keeps
+ * their `firstSeen`, and their alerts go on. Their waiver of the night before
+ * is not kept: tonight's waivers file decides it (applyWaivers), as it does
+ * for tonight's findings.
  */
 export function applyLifecycle(report: FindingsReport, previous: PreviousFindings): FindingsReport {
   const before = new Map<string, PreviousFinding>();
@@ -68,7 +70,7 @@ export function applyLifecycle(report: FindingsReport, previous: PreviousFinding
       firstSeen: f.firstSeen ?? previous.night.time,
     };
     if (!unevaluated.has(f.rule)) resolved.push(gone);
-    else carried.push(f.waived ? { ...gone, waived: f.waived } : gone);
+    else carried.push(gone);
   }
   return { ...report, previous: previous.night, findings, resolved, ...(carried.length > 0 ? { carried } : {}) };
 }

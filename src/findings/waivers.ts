@@ -10,7 +10,14 @@ import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node, type YAM
 import { UsageError } from '../errors.js';
 import { readOpenedFile, SAFE_OPEN_FLAGS, sha256Hex } from '../util/safe-read.js';
 import { RULES } from './catalog.js';
-import { findingWith, type Finding, type WaiverMark, type WaiverNote, type WaiversSummary } from './evaluate.js';
+import {
+  findingWith,
+  type CarriedFinding,
+  type Finding,
+  type WaiverMark,
+  type WaiverNote,
+  type WaiversSummary,
+} from './evaluate.js';
 
 /** A waivers file of a thousand entries is some 300 KB; past this it is not one. */
 export const WAIVERS_MAX_BYTES = 4 * 1024 * 1024;
@@ -206,6 +213,9 @@ const note = (w: Waiver): WaiverNote => ({
 
 const mark = (w: Waiver): WaiverMark => ({ reason: w.reason, owner: w.owner, expires: w.expires });
 
+/** What a waiver is matched on: a finding of tonight, or one carried from the night before. */
+type Matched = Pick<Finding, 'id' | 'rule' | 'subject'>;
+
 /** The waivers by id, and by rule and first key value: a finding is compared with the few that can match it. */
 function index(waivers: readonly Waiver[]) {
   const byId = new Map<string, Waiver[]>();
@@ -219,7 +229,7 @@ function index(waivers: readonly Waiver[]) {
     if (w.id !== undefined) push(byId, `${w.rule}\u0000${w.id}`, w);
     else push(bySubject, `${w.rule}\u0000${w.subject![0]!}`, w);
   }
-  return (f: Finding): Waiver[] => {
+  return (f: Matched): Waiver[] => {
     const out = [...(byId.get(`${f.rule}\u0000${f.id}`) ?? [])];
     for (const w of bySubject.get(`${f.rule}\u0000${f.subject.key[0] ?? ''}`) ?? []) {
       const s = w.subject!;
@@ -235,7 +245,9 @@ function index(waivers: readonly Waiver[]) {
  * one matched only by ended waivers carries `waiverEnded` (the one that ended
  * last); the summary lists the waivers that ended, those in force matching
  * nothing (stale; not those of a rule in `unevaluated`, which could not
- * look) and those ending within `expiringDays`.
+ * look) and those ending within `expiringDays`. The findings `carried` from
+ * the night before (a rule not evaluated tonight) are matched the same way:
+ * tonight's file, not the night before's, says whether they are waived.
  */
 export function applyWaivers(
   findings: readonly Finding[],
@@ -243,20 +255,27 @@ export function applyWaivers(
   now: number,
   expiringDays: number,
   unevaluated: ReadonlySet<string> = new Set(),
-): { findings: Finding[]; summary: WaiversSummary } {
+  carried: readonly CarriedFinding[] = [],
+): { findings: Finding[]; carried: CarriedFinding[]; summary: WaiversSummary } {
   const matching = index(file.waivers);
   const used = new Set<Waiver>();
+  const pick = (list: Waiver[]) => list.reduce((a, b) => (b.endsAt > a.endsAt ? b : a));
+  /** The waiver in force of `f`, if any (the waivers in force matching it are used, so not stale), and all matching it. */
+  const waiverOf = (f: Matched) => {
+    const all = matching(f);
+    const inForce = all.filter((w) => w.endsAt > now);
+    for (const w of inForce) used.add(w);
+    return { all, inForce: inForce.length > 0 ? pick(inForce) : undefined };
+  };
   const out = findings.map((f) => {
-    const ws = matching(f);
-    if (ws.length === 0) return f;
-    const inForce = ws.filter((w) => w.endsAt > now);
-    const pick = (list: Waiver[]) => list.reduce((a, b) => (b.endsAt > a.endsAt ? b : a));
-    if (inForce.length > 0) {
-      const w = pick(inForce);
-      for (const x of inForce) used.add(x);
-      return findingWith(f, { waived: mark(w) });
-    }
-    return findingWith(f, { waiverEnded: mark(pick(ws)) });
+    const { all, inForce } = waiverOf(f);
+    if (inForce) return findingWith(f, { waived: mark(inForce) });
+    return all.length > 0 ? findingWith(f, { waiverEnded: mark(pick(all)) }) : f;
+  });
+  const carriedOut = carried.map((f): CarriedFinding => {
+    const { waived: _before, ...rest } = f;
+    const { inForce } = waiverOf(f);
+    return inForce ? { ...rest, waived: mark(inForce) } : rest;
   });
   const soon = now + expiringDays * DAY_MS;
   const summary: WaiversSummary = {
@@ -266,5 +285,5 @@ export function applyWaivers(
     endingSoon: file.waivers.filter((w) => w.endsAt > now && w.endsAt <= soon).map(note),
     ended: file.waivers.filter((w) => w.endsAt <= now).map(note),
   };
-  return { findings: out, summary };
+  return { findings: out, carried: carriedOut, summary };
 }

@@ -33,7 +33,7 @@ export interface FindingsIn {
   readonly rules: ReadonlyArray<{ readonly id: string; readonly evaluated: boolean; readonly reason?: string }>;
   readonly findings: readonly FindingIn[];
   readonly resolved?: readonly FindingIn[];
-  /** The night before's findings of rules not evaluated tonight: still firing for Alertmanager, not news. */
+  /** The night before's findings of rules not evaluated tonight: still firing for Alertmanager unless waived, not news. */
   readonly carried?: readonly FindingIn[];
   /** With --waivers (section 18): the waivers that end within --expiring-days among what became of them. */
   readonly waivers?: { readonly endingSoon?: readonly WaiverEndingSoon[] };
@@ -127,6 +127,7 @@ export interface Digest {
   readonly findings: FindingList;
   /** Every active finding, for Alertmanager (which wants the open ones too). */
   readonly active: FindingList;
+  /** Waived findings, those carried from the night before included: their alerts are ended. */
   readonly waived: FindingList;
   readonly resolved: FindingList;
   readonly openCount: number;
@@ -251,8 +252,9 @@ function findingsPart(f: FindingsIn | undefined) {
   const all = f?.findings ?? [];
   const lifecycle = all.some((x) => x.state !== undefined) || f?.resolved !== undefined;
   const active = all.filter((x) => x.waived === undefined);
-  // A rule that could not look tonight does not end its alerts (CONTRACT section 17).
+  // A rule that could not look tonight does not end its alerts (CONTRACT section 17), unless tonight's waivers waive them.
   const carried = (f?.carried ?? []).filter((x) => x.waived === undefined);
+  const carriedWaived = (f?.carried ?? []).filter((x) => x.waived !== undefined);
   // Without a lifecycle the shown findings are the active ones: one list, its names made once.
   const activeList = findingList(carried.length > 0 ? [...active, ...carried] : active);
   return {
@@ -260,7 +262,7 @@ function findingsPart(f: FindingsIn | undefined) {
     findingsEvaluated: f !== undefined,
     findings: lifecycle ? findingList(active.filter((x) => x.state === 'new')) : activeList,
     active: activeList,
-    waived: findingList(all.filter((x) => x.waived !== undefined)),
+    waived: findingList([...all.filter((x) => x.waived !== undefined), ...carriedWaived]),
     resolved: findingList(f?.resolved ?? [], 'resolved'),
     openCount: lifecycle ? active.filter((x) => x.state !== 'new').length : 0,
     notEvaluated: (f?.rules ?? []).filter((r) => !r.evaluated).map((r) => ({ rule: r.id, reason: r.reason ?? '' })),

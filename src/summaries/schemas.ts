@@ -367,7 +367,7 @@ const FindingsSummary = z.strictObject({
       Finding.omit({ state: true, related: true, waived: true, waiverEnded: true }).extend({ firstSeen: z.string() }),
     )
     .optional(),
-  /** The previous night's findings of rules not evaluated this night, as they were: not resolved, kept for the next night. */
+  /** The previous night's findings of rules not evaluated this night: not resolved, kept for the next night; waived by this night's waivers. */
   carried: z
     .array(Finding.omit({ state: true, related: true, waiverEnded: true }).extend({ firstSeen: z.string() }))
     .optional(),

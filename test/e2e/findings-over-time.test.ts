@@ -4,16 +4,19 @@
  * finding, an ended waiver, a stale one; `_findings.json` valid against the
  * committed JSON Schema; the findings CSV beside it, the same from
  * `svc-snapshot findings --format csv`, read back by LibreOffice; the
- * metrics; an unusable waivers file refused with nothing written.
+ * metrics; a night whose route for a rule failed, its findings carried with
+ * that night's waivers; an unusable waivers file refused with nothing written.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { SOFFICE, fodsViaLibreOffice } from '../helpers/libreoffice.js';
 import { writeSnapshot } from '../helpers/snapshot-dir.js';
+import { startPingReceiver } from '../helpers/ping-receiver.js';
+import { getTestCerts } from '../fake/certs.js';
 import { openHistory } from '../../src/history/engine.js';
 import { parseHistoryTarget } from '../../src/history/target.js';
 
@@ -51,6 +54,7 @@ interface Report {
   };
   findings: Finding[];
   resolved?: Finding[];
+  carried?: Finding[];
 }
 
 let parent: string;
@@ -237,6 +241,99 @@ describe('the findings in the history database', () => {
     );
     expect(alone.resolved!.map((f) => f.id)).toEqual(report.resolved!.map((f) => f.id));
   });
+});
+
+/** A copy of the recording `night` in which `route` failed (HTTP 503), as a collection records it. */
+function withFailedRoute(night: string, route: string): string {
+  const collection = join(tmpDir('svc-failed-route-'), 'collection');
+  cpSync(night, collection, { recursive: true });
+  const manifestFile = join(collection, '_collection-manifest.json');
+  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as { routes: Array<Record<string, unknown>> };
+  const entry = manifest.routes.find((r) => r.route === route)!;
+  rmSync(join(collection, entry.file as string));
+  for (const k of ['file', 'bytes', 'sha256', 'durationMs']) delete entry[k];
+  Object.assign(entry, { status: 503, file: null, attempts: 4, error: 'HTTP 503 Service Unavailable' });
+  writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
+  return collection;
+}
+
+describe("a rule not evaluated tonight: the night before's findings carried, with tonight's waivers", () => {
+  it('a waiver ended since no longer waives a carried finding, one added tonight does, none without a file', async () => {
+    const dir = tmpDir('svc-over-time-carried-');
+    const team1 = 'team|b0c1b8d1-efba-4f64-a100-9d93ac8086f6';
+    const waivers = (name: string, owner: string, expires: string) => {
+      const file = join(dir, name);
+      writeFileSync(
+        file,
+        `waivers:\n  - rule: quota-exceeded\n    subject: ["${team1}"]\n    reason: extra cores\n` +
+          `    owner: ${owner}\n    expires: ${expires}\n`,
+      );
+      return file;
+    };
+    // In force on night 2 (2026-11-22T02:00), ended by night 3's time.
+    const ended = waivers('ended.yaml', 'platform-team@example.org', '2026-11-22');
+    const added = waivers('added.yaml', 'capacity@example.org', '2027-01-15');
+    const before = join(dir, 'svc-snapshot-2026-11-22');
+    const night2 = await runCli(['--replay', NIGHTS[1]!, '--out-dir', before, '--findings', '--waivers', ended]);
+    expect(night2.code, night2.stderr).toBe(0);
+    const quota = (f: Finding) => f.rule === 'quota-exceeded' && f.subject.key[0] === team1;
+    const was = (JSON.parse(readFileSync(join(before, '_findings.json'), 'utf8')) as Report).findings.find(quota)!;
+    expect(was.waived?.expires).toBe('2026-11-22');
+
+    // Night 3: the teams' usage could not be read, so quota-exceeded is not evaluated; its finding is carried.
+    const out = join(dir, 'svc-snapshot-2026-11-23');
+    const prom = join(dir, 'svc.prom');
+    const collection = withFailedRoute(NIGHTS[2]!, 'GET /api/teams/usage');
+    const args = ['--out-dir', out, '--findings', '--format', 'csv', '--allow-partial', '--metrics-file', prom];
+    const night3 = await runCli(['--replay', collection, ...args, '--waivers', ended]);
+    expect(night3.code, night3.stderr).toBe(4);
+    const report = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as Report;
+    expect(findingsSchema(report), JSON.stringify(findingsSchema.errors)).toBe(true);
+    expect(report.findings.some((f) => f.rule === 'quota-exceeded')).toBe(false);
+    const carried = report.carried!.find(quota)!;
+    expect(carried).toMatchObject({ id: was.id, firstSeen: '2026-11-22T02:00:00.000Z' });
+    expect(carried.waived).toBeUndefined();
+    expect(report.waivers!.ended.map((n) => n.line)).toEqual([2]);
+    // The CSV's carried row says the same; the metrics count no finding of a rule not evaluated.
+    const csv = readFileSync(join(out, '_findings.csv'), 'utf8').split('\r\n');
+    const row = csv.find((l) => l.startsWith(`${was.id},carried,`))!;
+    expect(row.endsWith(',,,,')).toBe(true);
+    const metrics = readFileSync(prom, 'utf8');
+    expect(metrics).toMatch(/^svc_snapshot_findings_unevaluated\{[^}]*rule="quota-exceeded",severity="medium"\} 1$/m);
+    expect(metrics).not.toMatch(/^svc_snapshot_findings(_waived)?\{[^}]*rule="quota-exceeded"/m);
+
+    // A waiver added tonight waives the carried finding (and is not stale); without a waivers file, nothing does.
+    const again = await runCli(['findings', out, '--json', '--waivers', added]);
+    expect(again.code, again.stderr).toBe(0);
+    const waived = JSON.parse(again.stdout) as Report;
+    expect(waived.carried!.find(quota)!.waived).toEqual({
+      reason: 'extra cores',
+      owner: 'capacity@example.org',
+      expires: '2027-01-15',
+    });
+    expect(waived.waivers!.stale).toEqual([]);
+    const addedCsv = await runCli(['findings', out, '--format', 'csv', '--waivers', added]);
+    expect(addedCsv.stdout).toContain(',extra cores,capacity@example.org,2027-01-15,\n');
+    const none = await runCli(['findings', out, '--json']);
+    expect((JSON.parse(none.stdout) as Report).carried!.find(quota)!.waived).toBeUndefined();
+
+    // The digest counts the carried finding as active, or as waived when tonight's waivers waive it.
+    const certs = getTestCerts();
+    const hook = await startPingReceiver(undefined, certs);
+    try {
+      const notify = (...more: string[]) =>
+        runCli(['notify', out, '--ca-file', certs.caFile, '--notify', `${hook.url}/in/x`, ...more]);
+      expect((await notify()).code).toBe(0);
+      expect((await notify('--waivers', added)).code).toBe(0);
+      const [asWritten, withAdded] = hook.received.map(
+        (r) => (JSON.parse(r.body) as { findings: { active: number; waived: number } }).findings,
+      );
+      expect(asWritten!.waived).toBe(0);
+      expect(withAdded).toEqual(expect.objectContaining({ active: asWritten!.active - 1, waived: 1 }));
+    } finally {
+      await hook.close();
+    }
+  }, 120_000);
 });
 
 describe('an unusable waivers file', () => {

@@ -214,6 +214,77 @@ describe('a rule not evaluated tonight', () => {
   });
 });
 
+describe("a carried finding's waiver", () => {
+  it("is tonight's: one ended since no longer applies, one added tonight does, none without a file; the CSV shows it", async () => {
+    const waiver = (user: string, expires: string) =>
+      entry({ rule: 'certification-missing', subject: `[proj|1, ${user}]`, reason: 'r', owner: `${user}@o`, expires });
+    // The night before: Ada's two findings waived until the end of that night's day.
+    const before = overTime(await evaluate(site(), '2026-11-20T02:00:00.000Z'), undefined, {
+      waivers: loadWaivers(waiversFile(`waivers:\n${waiver('u-ada', '2026-11-20')}`), '--waivers'),
+      expiringDays: 30,
+    });
+    const certs = (r: { findings: FindingsReport['findings'] }) =>
+      r.findings.filter((f) => f.rule === 'certification-missing');
+    expect(certs(before).map((f) => [f.subject.key[1], f.waived?.owner])).toEqual([
+      ['u-ada', 'u-ada@o'],
+      ['u-ada', 'u-ada@o'],
+      ['u-bob', undefined],
+    ]);
+    // Tonight the certifications could not be read; Ada's waiver has ended, one for Bob was added.
+    const manifest = {
+      time: TIME,
+      exports: EXPORTS.map((d) =>
+        d.name === 'user_certifications'
+          ? { export: d.name, available: false, reason: 'GET /api/users/certifications failed' }
+          : { export: d.name, available: true },
+      ),
+      nullFields: [],
+    };
+    const records = site();
+    const evaluated = await evaluateFindings(manifest, async (name) => (records[name] ?? []).map((r) => rec(name, r)));
+    const previous = {
+      night: { time: before.time, source: 'snapshot' as const },
+      ...parseFindingsFile(serializeFindings(before))!,
+    };
+    const file = loadWaivers(
+      waiversFile(`waivers:\n${waiver('u-ada', '2026-11-20')}${waiver('u-bob', '2027-01-01')}`),
+      '--waivers',
+    );
+    const tonight = overTime(evaluated, previous, { waivers: file, expiringDays: 30 });
+    const carried = tonight.carried!.filter((f) => f.rule === 'certification-missing');
+    expect(carried.map((f) => [f.subject.key[1], f.waived?.owner])).toEqual([
+      ['u-ada', undefined],
+      ['u-ada', undefined],
+      ['u-bob', 'u-bob@o'],
+    ]);
+    // Bob's waiver matches a carried finding alone: not stale. Ada's has ended.
+    expect(tonight.waivers!.stale).toEqual([]);
+    expect(tonight.waivers!.ended.map((n) => n.subject)).toEqual([['proj|1', 'u-ada']]);
+    // The counts and --fail-on are tonight's findings' alone: the carried ones belong to a rule not evaluated.
+    expect(findingCounts(tonight).some((c) => c.rule === 'certification-missing')).toBe(false);
+    // Written and read back: the next night sees tonight's waivers on them.
+    expect(
+      parseFindingsFile(serializeFindings(tonight))!
+        .findings.filter((f) => f.waived)
+        .map((f) => f.subject.key[1]),
+    ).toEqual(['u-bob']);
+    const rows = parseCsv([...findingsCsvChunks(tonight)].join('').slice(1));
+    const header = rows[0]!;
+    const col = (row: string[], name: string) => row[header.indexOf(name)];
+    expect(
+      rows
+        .filter((row) => col(row, 'state') === 'carried' && col(row, 'rule') === 'certification-missing')
+        .map((row) => [col(row, 'user'), col(row, 'waived_owner'), col(row, 'waived_expires')]),
+    ).toEqual([
+      ['Ada Lovelace', '', ''],
+      ['Ada Lovelace', '', ''],
+      ['Bob', 'u-bob@o', '2027-01-01'],
+    ]);
+    // Without a waivers file tonight, no carried finding is waived.
+    expect(overTime(evaluated, previous, { expiringDays: 30 }).carried!.filter((f) => f.waived)).toEqual([]);
+  });
+});
+
 describe("the previous night's _findings.json", () => {
   it('reads back what this version writes; refuses an earlier file (no ids) and members of the wrong type', async () => {
     const r = await evaluate(site());

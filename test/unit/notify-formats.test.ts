@@ -238,7 +238,7 @@ describe('section 18, when the report has it', () => {
     expect(run.endsAt).toBe(now.toISOString());
     expect([...alertsOf(d, { severity: 'critical', intervalHours: 26, now })]).toHaveLength(1);
   });
-  it('a rule not evaluated tonight: its findings carried from the night before keep firing (waived ones not), and are not news', () => {
+  it('a rule not evaluated tonight: its findings carried from the night before keep firing (waived ones ended), and are not news', () => {
     const carried = [
       { ...finding(5, 'Cy Carried'), id: 'id-carried', firstSeen: '2026-11-10T02:00:00.000Z' },
       {
@@ -257,7 +257,10 @@ describe('section 18, when the report has it', () => {
     );
     expect(byId.get('id-carried')!.startsAt).toBe('2026-11-10T02:00:00.000Z');
     expect(byId.get('id-carried')!.endsAt).toBe('2026-11-23T04:05:00.000Z');
-    expect(byId.has('id-carried-waived')).toBe(false);
+    // Waived by tonight's waivers: its alert is ended, as a waived finding's is, and it counts as waived.
+    expect(byId.get('id-carried-waived')!.endsAt).toBe(now.toISOString());
+    expect(partial.waived.all.map((f) => f.id)).toEqual(['id-carried-waived']);
+    expect(partial.active.all.map((f) => f.id)).toEqual([lifecycle[1]!.id, 'id-carried']);
     expect(partial.findings.length).toBe(0);
     expect(partial.openCount).toBe(1);
     expect(worthSending(partial, ['findings'])).toBe(false);
