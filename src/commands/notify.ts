@@ -9,6 +9,7 @@ import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { FINDINGS_FILE, findingsSettings, type FindingsReport } from '../findings/index.js';
 import { findingsSince } from './findings.js';
 import { diffWithSnapshot, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
+import { refuseLaterPrevious } from '../diff/previous.js';
 import { buildDigest, type FindingsIn } from '../notify/digest.js';
 import { deliver, failureWarning, notifySettings, testDigest, type SinkResult } from '../notify/index.js';
 import { snapshotNotice } from '../notify/notice.js';
@@ -38,6 +39,7 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
     deps.reporter.info(`reading ${dir}`);
     // --waivers (section 18): the findings evaluated again, as `findings` does, with the waivers of today's file.
     const snapshot = await openSnapshot(dir);
+    if (previous !== undefined) await refuseLaterPrevious(snapshot, previous);
     const waived =
       o.waivers !== undefined ? await findingsSince(snapshot, previous, findingsSettings(o), deps) : undefined;
     const digest = buildDigest(await noticeOf(snapshot, previous, waived, (m) => deps.reporter.warn(m)));

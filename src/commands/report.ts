@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { openSnapshot, SNAPSHOT_MANIFEST, type Snapshot } from '../snapshot/dir.js';
+import { refuseLaterPrevious } from '../diff/previous.js';
 import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
 import { real } from '../publish/target.js';
 import { EXIT } from '../exit-codes.js';
@@ -45,6 +46,8 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
   }
   deps.reporter.info(`reading ${dir}`);
   const snapshot = await openSnapshot(dir);
+  const previous = o.previous !== undefined ? resolveOutDir(deps.cwd, o.previous, o.previous) : undefined;
+  if (previous !== undefined) await refuseLaterPrevious(snapshot, previous);
   const file = outFile ?? resolveOutDir(dir, reportFileName(snapshot.manifest.date), '');
   await refuseOwnFile(snapshot, file, outFile !== undefined);
   const model = await modelOfDirectory(snapshot, {
@@ -52,7 +55,7 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
     expiringDays: findings.expiringDays,
     ...(findings.waivers ? { waivers: findings.waivers } : {}),
     warn: (m) => deps.reporter.warn(m),
-    ...(o.previous !== undefined ? { previous: resolveOutDir(deps.cwd, o.previous, o.previous) } : {}),
+    ...(previous !== undefined ? { previous } : {}),
     ...(history ? { history } : {}),
   });
   const page = renderReport(model);

@@ -479,7 +479,7 @@ const DECLARED = [
   },
   {
     flags: '--previous <dir>',
-    description: 'the snapshot to show the changes and the new and resolved findings since',
+    description: 'the older snapshot to show the changes and the new and resolved findings since',
     commands: ['report', 'findings', 'notify'],
     defaultText: 'the newest older snapshot of the same site beside it',
   },

@@ -1,6 +1,7 @@
 /**
  * findPreviousSnapshot: what `svc-snapshot --diff-previous` compares a fresh
- * snapshot with (CONTRACT section 9).
+ * snapshot with (CONTRACT section 9); refuseLaterPrevious: a `--previous`
+ * given that is not older than the snapshot.
  */
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -8,7 +9,8 @@ import { isValid } from 'date-fns/isValid';
 import { parse } from 'date-fns/parse';
 import { parseISO } from 'date-fns/parseISO';
 import { normaliseSite } from '../config/url.js';
-import { openSnapshot } from '../snapshot/dir.js';
+import { UsageError } from '../errors.js';
+import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 
 const SNAPSHOT_DIR = /^svc-snapshot-/;
 /** Raw collections and audit collections share the prefix; they are not snapshots. */
@@ -115,4 +117,25 @@ async function olderCandidates(parent: string, self: string, reference: number):
     out.push({ name, time, baseUrl: manifest.baseUrl });
   }
   return out;
+}
+
+/**
+ * `--previous <dir>` (findings, report, notify) is the night before: one
+ * taken after the snapshot, or at the same time (which findPreviousSnapshot
+ * never takes either), would tell every state backwards (what went away
+ * `new`, `firstSeen` wrong), so it is a usage error, before anything is read
+ * further, written or sent. A previous that cannot be opened, or either time
+ * that cannot be read, is left to the command, as before.
+ */
+export async function refuseLaterPrevious(snapshot: Snapshot, previousDir: string): Promise<void> {
+  const previous = (await openSnapshot(previousDir).catch(() => undefined))?.manifest;
+  if (previous === undefined) return;
+  const own = snapshotTime('', { time: snapshot.manifest.time });
+  const before = snapshotTime('', { time: previous.time });
+  if (own === undefined || before === undefined || before < own) return;
+  const when =
+    before === own
+      ? `at the same time as ${snapshot.dir} (${snapshot.manifest.time}), so it is no night before`
+      : `at ${previous.time}, after ${snapshot.dir} (${snapshot.manifest.time})`;
+  throw new UsageError(`--previous ${previousDir} was taken ${when}: give an older snapshot as --previous`);
 }

@@ -189,7 +189,10 @@ as the previous night's findings, so their \`firstSeen\` is kept, and a
 waiver of such a rule is not stale. Without a previous
 night, findings have no \`state\`. A previous snapshot found beside that
 cannot be read is warned about and left out; one given with \`--previous\`
-that cannot be read is the command's error. The text output and the report
+that cannot be read is the command's error, and one taken at or after the
+snapshot's time (manifest \`time\`) is a usage error (exit 2) on
+\`findings\`, \`report\` and \`notify\`, before anything is printed, written or
+sent. The text output and the report
 show the new and resolved findings first.
 
 ### Waivers

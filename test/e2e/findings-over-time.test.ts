@@ -154,6 +154,24 @@ describe('the third night with the shipped waivers', () => {
     expect(report.findings.filter((f) => f.state === 'open').every((f) => f.firstSeen === NIGHT1_TIME)).toBe(true);
   });
 
+  it('findings --previous <dir> taken after the snapshot, or at its time: a usage error naming both times, nothing printed', async () => {
+    const night1 = join(parent, 'svc-snapshot-2026-11-21');
+    const later = await runCli(['findings', night1, '--json', '--previous', night3]);
+    expect(later.code).toBe(2);
+    expect(later.stderr).toContain(
+      `--previous ${night3} was taken at 2026-11-23T02:00:00.000Z, after ${night1} (${NIGHT1_TIME}): ` +
+        'give an older snapshot as --previous',
+    );
+    expect(JSON.parse(later.stdout)).toMatchObject({ command: 'findings', exitCode: 2 });
+    const same = await runCli(['findings', night3, '--format', 'csv', '--previous', night3]);
+    expect(same.code).toBe(2);
+    expect(same.stdout).toBe('');
+    expect(same.stderr).toContain(
+      `--previous ${night3} was taken at the same time as ${night3} (2026-11-23T02:00:00.000Z), so it is no night ` +
+        'before: give an older snapshot as --previous',
+    );
+  });
+
   it('_findings.csv is listed and verified with the snapshot; findings --format csv prints the same bytes; LibreOffice reads it as text', async () => {
     const manifest = JSON.parse(readFileSync(join(night3, '_snapshot-manifest.json'), 'utf8')) as {
       files: Array<{ name: string }>;

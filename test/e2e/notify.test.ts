@@ -324,6 +324,21 @@ describe.skipIf(!available)('svc-snapshot notify', () => {
     expect(body.findings.waived).toBe(0);
   }, 60_000);
 
+  it('<snapshot-dir> --previous <dir> taken after it, or at its time: a usage error (exit 2), nothing sent', async () => {
+    const [older, newer] = ['svc-snapshot-2026-11-21', 'svc-snapshot-2026-11-22'].map((n) => join(base, n));
+    const send = (dir: string, previous: string) =>
+      runCli(['notify', dir, '--previous', previous, '--ca-file', certs.caFile, '--notify', targets()[0]!]);
+    const later = await send(older!, newer!);
+    expect(later.code).toBe(2);
+    expect(later.stderr).toContain(`--previous ${newer} was taken at `);
+    expect(later.stderr).toMatch(/, after .*: give an older snapshot as --previous/);
+    const same = await send(newer!, newer!);
+    expect(same.code).toBe(2);
+    expect(same.stderr).toContain(`--previous ${newer} was taken at the same time as ${newer} `);
+    expect(hook.received).toHaveLength(0);
+    noSecrets(later.stderr, same.stderr);
+  }, 60_000);
+
   it('<snapshot-dir> --waivers: the findings evaluated again with the waivers of the file given', async () => {
     const res = await runCli([
       'notify',

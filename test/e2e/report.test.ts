@@ -206,6 +206,27 @@ describe('svc-snapshot report', () => {
     expect(existsSync(join(newer, 'svc-snapshot-2026-11-21.html'))).toBe(false);
   });
 
+  it('refuses (exit 2) a --previous taken after the snapshot, or at its time, and writes nothing', async () => {
+    const parent = tmpDir();
+    const { older, newer } = hostileNights(parent);
+    const out = join(parent, 'page.html');
+    const later = await runCli(['report', older, '--previous', newer, '--out', out]);
+    expect(later.code).toBe(2);
+    expect(later.stderr).toContain(
+      `--previous ${newer} was taken at 2026-11-21T02:00:00.000Z, after ${older} (2026-11-20T02:00:00.000Z): ` +
+        'give an older snapshot as --previous',
+    );
+    const same = await runCli(['report', newer, '--previous', newer]);
+    expect(same.code).toBe(2);
+    expect(same.stderr).toContain(`--previous ${newer} was taken at the same time as ${newer} `);
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(older).some((n) => n.endsWith('.html'))).toBe(false);
+    expect(readdirSync(newer).some((n) => n.endsWith('.html'))).toBe(false);
+    // The right way round, the page is written.
+    expect((await runCli(['report', newer, '--previous', older, '--out', out])).code).toBe(0);
+    expect(existsSync(out)).toBe(true);
+  });
+
   it('is a usage error (exit 2) without a snapshot directory, and on convert --format html', async () => {
     expect((await runCli(['report'])).code).toBe(2);
     const parent = tmpDir();
