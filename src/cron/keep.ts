@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { lstatSync, readdirSync, renameSync, rmdirSync, unlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { format } from 'date-fns/format';
 import { isValid } from 'date-fns/isValid';
 import { parse } from 'date-fns/parse';
 import { UsageError } from '../errors.js';
+import { leftoverName } from '../publish/leftovers.js';
 import { ownedOutput, type OutputKind } from '../publish/owned.js';
 
 const DATE = /\d{4}-\d{2}-\d{2}/g;
@@ -115,10 +115,7 @@ export interface Checked {
  * inode), so it is moved back and the removal fails, leaving it whole.
  */
 export function removeChecked(c: Checked): void {
-  const aside = path.join(
-    path.dirname(c.dir),
-    `.${path.basename(c.dir)}.pruning-${process.pid}-${randomBytes(4).toString('hex')}`,
-  );
+  const aside = path.join(path.dirname(c.dir), leftoverName('pruning', path.basename(c.dir)));
   renameSync(c.dir, aside);
   const now = lstatSync(aside);
   if (now.ino !== c.checked.ino || now.dev !== c.checked.dev) {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { lstatSync, renameSync, rmSync } from 'node:fs';
 import { chmod } from 'node:fs/promises';
 import path from 'node:path';
@@ -6,6 +5,7 @@ import { DomainError, FailedError } from '../errors.js';
 import { describeFsError } from '../util/fs-error.js';
 import { notePublished, registerBackup, unregisterBackup, unregisterStaging } from './registry.js';
 import { assertNoSecrets, listTree, secretMatcher } from './scan.js';
+import { leftoverName } from './leftovers.js';
 import { recoverStale } from './stale.js';
 import { assertLive, createStaging, DIR_MODE, FILE_MODE, fileIdentity, targetParts, type Staging } from './staging.js';
 import { assertReplaceable, assertSafeTarget, type OutputKind } from './target.js';
@@ -76,7 +76,7 @@ function publishSync(staging: Staging, target: string, kind: OutputKind | undefi
   }
 
   const { parent, base } = targetParts(target);
-  const backup = path.join(parent, `.${base}.previous-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const backup = path.join(parent, leftoverName('previous', base));
   registerBackup(backup, target);
   try {
     renameSync(target, backup);

@@ -2,6 +2,7 @@ import { FailedError } from '../errors.js';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { stagingPrefix } from './leftovers.js';
 import { isLiveStaging, noteTarget, registerStaging, unregisterStaging } from './registry.js';
 import { describeFsError } from '../util/fs-error.js';
 import { escapeControl } from '../util/escape.js';
@@ -65,7 +66,7 @@ export async function createStaging(targetDir: string, secrets: readonly string[
   let dir: string;
   try {
     ensureDirSync(parent);
-    dir = mkdtempSync(path.join(parent, `.${base}.partial-${process.pid}-`));
+    dir = mkdtempSync(path.join(parent, stagingPrefix(base)));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
     const why =

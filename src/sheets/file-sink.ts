@@ -5,11 +5,11 @@
  * complete, or, for `convert`, when every file is complete. `convert` writes
  * into a snapshot that is already published.
  */
-import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FailedError } from '../errors.js';
+import { leftoverName } from '../publish/leftovers.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
 import { FILE_MODE, writeAll } from '../publish/staging.js';
 import { escapeControl } from '../util/escape.js';
@@ -34,7 +34,7 @@ async function writeTemp(
   name: string,
   chunks: AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>,
 ): Promise<string> {
-  const temp = join(dir, `.${name}.partial-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const temp = join(dir, leftoverName('temp', name));
   let handle: FileHandle;
   try {
     handle = await open(
