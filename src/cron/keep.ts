@@ -4,7 +4,7 @@ import { format } from 'date-fns/format';
 import { isValid } from 'date-fns/isValid';
 import { parse } from 'date-fns/parse';
 import { UsageError } from '../errors.js';
-import { leftoverName } from '../publish/leftovers.js';
+import { leftoverName, removeDeadLeftovers } from '../publish/leftovers.js';
 import { ownedOutput, type OutputKind } from '../publish/owned.js';
 
 const DATE = /\d{4}-\d{2}-\d{2}/g;
@@ -45,6 +45,8 @@ export interface PruneResult {
   readonly failures: Array<{ dir: string; error: string }>;
   /** Directories named like older outputs that were left alone, with why. */
   readonly left: Array<{ dir: string; reason: string }>;
+  /** One line for each directory a killed prune had moved aside (removeChecked), to warn with. */
+  readonly recovered: string[];
 }
 
 /**
@@ -55,15 +57,20 @@ export interface PruneResult {
  * hold a complete manifest of `kind` and only files the tool wrote. Of those
  * and the new directory, the newest `keep` by date stay, and the new one
  * always stays. Synchronous: a signal cannot stop it between two directories'
- * checks and deletions.
+ * checks and deletions. First, what a prune killed with SIGKILL left moved
+ * aside (`.<name>.pruning-<pid>-…`, its pid no running process, `<name>` a
+ * candidate's name) is removed: it was chosen for deletion, and nothing else
+ * would ever remove it.
  */
 export function pruneOlder(outDir: string, kind: OutputKind, keep: number): PruneResult {
   const target = path.resolve(outDir);
   const parent = path.dirname(target);
   const base = path.basename(target);
   const own = datedName(base);
-  const result: PruneResult = { pruned: [], failures: [], left: [] };
-  if (!own) return result;
+  if (!own) return { pruned: [], failures: [], left: [], recovered: [] };
+  const sameKind = (name: string) => datedName(name)?.prefix === own.prefix && datedName(name)?.suffix === own.suffix;
+  const recovered = removeDeadLeftovers('pruning', parent, sameKind, 'left by a --keep run that was killed');
+  const result: PruneResult = { pruned: [], failures: [], left: [], recovered };
 
   const complete: Array<Checked & { date: string }> = [];
   for (const entry of readdirSync(parent, { withFileTypes: true })) {

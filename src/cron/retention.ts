@@ -31,6 +31,7 @@ export function applyKeep(
     );
     return [];
   }
+  for (const line of result.recovered) reporter.warn(`--keep: ${line}`);
   for (const l of result.left) reporter.info(`--keep: left ${shown(l.dir)}: it ${shown(l.reason)}`);
   for (const f of result.failures)
     reporter.error(

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { lstatSync, rmSync } from 'node:fs';
+import { lstatSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { escapeControl } from '../util/escape.js';
 
@@ -64,6 +64,31 @@ export function deadLeftover(
   const st = lstatSync(path.join(parent, name), { throwIfNoEntry: false });
   const isEntry = PATTERNS[kind].entry === 'directory' ? st?.isDirectory() : st?.isFile();
   return isEntry && st?.uid === process.getuid?.() ? parsed : undefined;
+}
+
+/**
+ * Removes from `dir` every dead leftover of `kind` (deadLeftover) whose base
+ * name `accept`s; one line for each, to warn with, saying it was `left`
+ * (`left by a run that was killed`).
+ */
+export function removeDeadLeftovers(
+  kind: LeftoverKind,
+  dir: string,
+  accept: (base: string) => boolean,
+  left: string,
+): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const lines: string[] = [];
+  for (const name of names.sort()) {
+    const found = deadLeftover(kind, dir, name);
+    if (found && accept(found.base)) lines.push(removeLeftover(dir, name, left));
+  }
+  return lines;
 }
 
 /** Removes `dir/name` (a link inside is removed, never followed); the line saying so, or what to do by hand. */

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { datedName, pruneOlder, removeChecked } from '../../src/cron/keep.js';
 import { parseKeep } from '../../src/config/values.js';
 import { readLastSuccess, renderMetrics } from '../../src/cron/metrics.js';
 import { pingUrl } from '../../src/cron/ping.js';
-import { tmpDir } from '../helpers/run-cli.js';
+import { deadPid, tmpDir } from '../helpers/run-cli.js';
 
 describe('datedName', () => {
   it('splits a name around its last calendar date', () => {
@@ -99,6 +99,32 @@ describe('pruneOlder', () => {
       '2026-01-05',
     ]);
     expect(result.left.find((l) => l.dir.endsWith('01-02'))!.reason).toMatch(/partial snapshot/);
+  });
+
+  it('removes what a killed prune moved aside for a name of its kind, and nothing that only looks like it', async () => {
+    const parent = tmpDir();
+    const dead = await deadPid();
+    const aside = (name: string, pid: number, hex = '0a1b2c3d') => {
+      const dir = join(parent, `.${name}.pruning-${pid}-${hex}`);
+      mkdirSync(join(dir, 'raw'), { recursive: true });
+      writeFileSync(join(dir, 'raw', 'users.json'), '[]');
+      return basename(dir);
+    };
+    const killed = aside('svc-snapshot-2026-01-01', dead);
+    const kept = [
+      aside('svc-snapshot-2026-01-02', process.pid), // a prune running now
+      aside('svc-snapshot-raw-2026-01-01', dead), // another kind's: its own prune recovers it
+      aside('svc-snapshot-2026-01-03', dead, 'nothex00'),
+      aside('other-tool', dead),
+    ];
+    symlinkSync(join(parent, kept[0]!), join(parent, `.svc-snapshot-2026-01-04.pruning-${dead}-0a1b2c3d`));
+    kept.push(`.svc-snapshot-2026-01-04.pruning-${dead}-0a1b2c3d`);
+    mkdirSync(join(parent, 'svc-snapshot-2026-02-01'));
+
+    const result = pruneOlder(join(parent, 'svc-snapshot-2026-02-01'), 'snapshot', 1);
+    expect(result.recovered).toEqual([`removed ${killed}, left by a --keep run that was killed`]);
+    expect(readdirSync(parent).sort()).toEqual([...kept, 'svc-snapshot-2026-02-01'].sort());
+    expect(readdirSync(join(parent, kept[0]!, 'raw'))).toEqual(['users.json']);
   });
 });
 
