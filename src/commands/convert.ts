@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { EXIT } from '../exit-codes.js';
 import { UsageError, FailedError } from '../errors.js';
 import type { ConvertSummary } from '../summaries/schemas.js';
+import { removeDeadTempFiles } from '../publish/leftovers.js';
 import { DIR_MODE } from '../publish/staging.js';
 import { CONVERT_MEMORY } from '../exports/memory-policy.js';
 import { stagingSink } from '../sheets/file-sink.js';
@@ -60,6 +61,7 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   const outDir = flags.outDir === undefined ? dir : resolveOutDir(deps.cwd, flags.outDir, flags.outDir);
   const created = outDir === dir ? undefined : await makeOutDir(outDir);
   deps.reporter.info(`converting ${dir} to ${formats.join(', ')} in ${outDir}`);
+  for (const line of removeDeadTempFiles(outDir)) deps.reporter.warn(line);
   const files = await writeStaged(snapshot, formats, outDir, created);
   deps.reporter.close();
   const summary: ConvertSummary = {

@@ -11,6 +11,7 @@ import { trustStore } from '../config/values.js';
 import { findingsSettings } from '../findings/index.js';
 import { parseHistoryTarget } from '../history/target.js';
 import { modelOfDirectory, renderReport, reportFileName, type HistorySource } from '../report/index.js';
+import { removeDeadTempFiles } from '../publish/leftovers.js';
 import { renamingSink } from '../sheets/file-sink.js';
 import { whenInterrupted } from '../publish/registry.js';
 import type { ReportSummary } from '../summaries/schemas.js';
@@ -61,6 +62,7 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
   const page = renderReport(model);
   // As convert writes into a published snapshot: a temporary name (0600, removed by a signal), then a rename.
   whenInterrupted(`${file} was not written`);
+  for (const line of removeDeadTempFiles(dirname(file), (n) => n === basename(file))) deps.reporter.warn(line);
   await renamingSink(dirname(file))(basename(file), [page]);
   deps.reporter.close();
   const summary: ReportSummary = { command: 'report', snapshot: dir, file, bytes: Buffer.byteLength(page) };

@@ -4,7 +4,7 @@ import { format } from 'date-fns/format';
 import { isValid } from 'date-fns/isValid';
 import { parse } from 'date-fns/parse';
 import { UsageError } from '../errors.js';
-import { leftoverName, removeDeadLeftovers } from '../publish/leftovers.js';
+import { leftoverName, removeDeadLeftovers, removeDeadTempFiles } from '../publish/leftovers.js';
 import { ownedOutput, type OutputKind } from '../publish/owned.js';
 
 const DATE = /\d{4}-\d{2}-\d{2}/g;
@@ -60,7 +60,8 @@ export interface PruneResult {
  * checks and deletions. First, what a prune killed with SIGKILL left moved
  * aside (`.<name>.pruning-<pid>-…`, its pid no running process, `<name>` a
  * candidate's name) is removed: it was chosen for deletion, and nothing else
- * would ever remove it.
+ * would ever remove it. So are the temporary files a killed `convert` or
+ * `report` left inside a snapshot named like one of its kind.
  */
 export function pruneOlder(outDir: string, kind: OutputKind, keep: number): PruneResult {
   const target = path.resolve(outDir);
@@ -78,6 +79,8 @@ export function pruneOlder(outDir: string, kind: OutputKind, keep: number): Prun
     const named = datedName(entry.name);
     if (!named || named.prefix !== own.prefix || named.suffix !== own.suffix) continue;
     const dir = path.join(parent, entry.name);
+    // A killed convert's temporary files would leave the snapshot "holding a file its manifest does not list" for good.
+    if (kind === 'snapshot' && entry.isDirectory()) result.recovered.push(...removeDeadTempFiles(dir));
     const checked = lstatSync(dir, { throwIfNoEntry: false });
     const owned = ownedOutput(dir, kind);
     if (!owned.owned || !checked) {

@@ -91,6 +91,22 @@ export function removeDeadLeftovers(
   return lines;
 }
 
+/**
+ * Removes from `dir` the temporary files (`temp`) of the names `accept`s
+ * that a killed `convert` or `report` left there: written by temporary name
+ * and renamed only when complete, a killed run leaves them where the next
+ * `verify` finds a file the manifest does not list, and the next publish of
+ * that directory refuses to replace it.
+ */
+export function removeDeadTempFiles(dir: string, accept: (name: string) => boolean = () => true): string[] {
+  return removeDeadLeftovers(
+    'temp',
+    dir,
+    accept,
+    `left in ${escapeControl(dir)} by a convert or report that was killed`,
+  );
+}
+
 /** Removes `dir/name` (a link inside is removed, never followed); the line saying so, or what to do by hand. */
 export function removeLeftover(dir: string, name: string, left: string): string {
   try {

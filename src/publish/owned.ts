@@ -3,6 +3,7 @@ import { isPlainFileName, MANIFEST_MAX_BYTES, readOpenedFile } from '../util/saf
 import path from 'node:path';
 import { z } from 'zod';
 import { escapeControl } from '../util/escape.js';
+import { deadLeftover } from './leftovers.js';
 
 /** The three kinds of output directory and the manifest that marks each. */
 export type OutputKind = 'snapshot' | 'collection' | 'audit';
@@ -109,13 +110,18 @@ function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule):
       continue;
     }
     if (!entry.isFile()) return { owned: false, reason: `holds ${escapeControl(child)}, which is not a regular file` };
-    // Each kind's manifest may have its signature beside it.
-    if (!allowed.has(entry.name) && entry.name !== `${manifestName}.sig`)
+    // Each kind's manifest may have its signature beside it; what is replaced may hold a killed convert's temporary file.
+    if (!allowed.has(entry.name) && entry.name !== `${manifestName}.sig` && !deadTemp(dir, entry.name, rule))
       return { owned: false, reason: `holds ${escapeControl(child)}, which its manifest does not list` };
     files.push(child);
   }
   dirs.push(rel);
   return { owned: true, tree: { files, dirs } };
+}
+
+/** A temporary file a killed `convert` or `report` left, in a directory about to be replaced (recoverStale removes it first). */
+function deadTemp(dir: string, name: string, rule: OwnershipRule): boolean {
+  return !rule.complete && deadLeftover('temp', dir, name) !== undefined;
 }
 
 /** The names a complete manifest accounts for, or why the manifest does not qualify. */

@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { escapeControl } from '../util/escape.js';
-import { deadLeftover, removeLeftover } from './leftovers.js';
+import { deadLeftover, removeDeadTempFiles, removeLeftover } from './leftovers.js';
 import { targetParts } from './staging.js';
 
 /**
@@ -12,8 +12,11 @@ import { targetParts } from './staging.js';
  * run died before the new one took its place, else removed. Only a real
  * directory (never a link) owned by this user, whose pid is no running
  * process, is touched (deadLeftover): a concurrent run's are left alone.
+ * Then the temporary files a killed `convert` or `report` left inside
+ * `targetDir` (a real directory, not a link) are removed: they would make it
+ * a directory holding files the tool did not finish, refused as a target.
  * Called before a new staging directory is made for `targetDir`; returns one
- * line for each directory, to warn with.
+ * line for each directory or file, to warn with.
  */
 export function recoverStale(targetDir: string): string[] {
   const { target, parent, base } = targetParts(targetDir);
@@ -41,5 +44,6 @@ export function recoverStale(targetDir: string): string[] {
       lines.push(`could not restore ${shown} (${code}), ${left}; rename it to ${escapeControl(base)} by hand`);
     }
   }
+  if (lstatSync(target, { throwIfNoEntry: false })?.isDirectory()) lines.push(...removeDeadTempFiles(target));
   return lines;
 }

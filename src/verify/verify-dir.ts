@@ -10,6 +10,7 @@ import type { Stats } from 'node:fs';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
+import { parseLeftover } from '../publish/leftovers.js';
 import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
 import type { AllowedSigners } from '../sign/allowed-signers.js';
 import { SIGNATURE_SUFFIX, manifestSignature, type SignatureState } from '../sign/manifest-signature.js';
@@ -178,6 +179,10 @@ function describeType(info: Stats): string {
   return 'not a regular file';
 }
 
+const KILLED_TEMP =
+  'a temporary file of a convert or report that did not finish: the next convert into this directory removes it ' +
+  'once that process is gone, or remove it by hand';
+
 /** The entries present that the manifest does not name: files the tool adds later ("not covered"), anything else unexpected. */
 async function uncovered(
   dir: string,
@@ -210,6 +215,10 @@ async function uncovered(
           detail:
             'written by svc-snapshot after the manifest (convert, report, or an older --raw); not in the manifest, so not checked',
         });
+        continue;
+      }
+      if (e.isFile() && parseLeftover('temp', e.name)) {
+        out.push({ file, state: 'unexpected', detail: KILLED_TEMP });
         continue;
       }
       const what = e.isSymbolicLink()

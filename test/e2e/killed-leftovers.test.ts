@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadPid, REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
@@ -48,5 +48,97 @@ describe('--keep', () => {
     expect(leftovers(parent)).toEqual([running]);
     expect(readdirSync(join(parent, running))).toContain('_snapshot-manifest.json');
     expect(existsSync(join(parent, 'svc-snapshot-2026-11-21', '_snapshot-manifest.json'))).toBe(true);
+  });
+});
+
+/** A temporary file as a killed convert or report leaves it: half written, 0600. */
+function temp(dir: string, name: string, pid: number, hex = '0a1b2c3d'): string {
+  const file = `.${name}.partial-${pid}-${hex}`;
+  writeFileSync(join(dir, file), 'PK\u0003\u0004 half a workbook', { mode: 0o600 });
+  return file;
+}
+
+const WORKBOOK = 'svc-snapshot-2026-11-21.xlsx';
+const CSV = '12-users (11-21-2026).csv';
+const LEFT = 'by a convert or report that was killed';
+
+describe('convert', () => {
+  it('removes a killed convert’s temporary files from the snapshot, which verify named, not a running one’s', async () => {
+    const dir = join(tmpDir(), 'snap');
+    cpSync(complete, dir, { recursive: true });
+    const killed = [temp(dir, WORKBOOK, dead), temp(dir, CSV, dead, 'ffffffff')];
+    const before = await runCli(['verify', dir]);
+    expect(before.code).toBe(1);
+    for (const f of killed) expect(before.stdout).toContain(`FAILED: ${f}: unexpected (a temporary file of a convert`);
+
+    const running = temp(dir, CSV, sleeping.pid!);
+    const res = await runCli(['convert', dir, '--format', 'csv,xlsx']);
+    expect(res.code, res.stderr).toBe(0);
+    for (const f of killed) expect(res.stderr).toContain(`svc-snapshot: warning: removed ${f}, left in ${dir} ${LEFT}`);
+    expect(res.stderr).not.toContain(running);
+    expect(leftovers(dir)).toEqual([running]);
+    expect(existsSync(join(dir, WORKBOOK))).toBe(true);
+
+    rmSync(join(dir, running));
+    expect((await runCli(['verify', dir])).code).toBe(0);
+  });
+
+  it('removes them from an --out-dir too, and leaves alone what only looks like them', async () => {
+    const out = join(tmpDir(), 'sheets');
+    mkdirSync(out, { mode: 0o700 });
+    const killed = temp(out, WORKBOOK, dead);
+    const alike = [temp(out, CSV, dead, 'NOTHEX00'), `.${CSV}.partial-${dead}-0a1b2c3d.d`];
+    mkdirSync(join(out, alike[1]!));
+    const res = await runCli(['convert', complete, '--format', 'xlsx', '--out-dir', out]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(`svc-snapshot: warning: removed ${killed}, left in ${out} ${LEFT}`);
+    expect(leftovers(out).sort()).toEqual(alike.sort());
+  });
+});
+
+describe('report', () => {
+  it('removes a killed report’s temporary page, and no other name’s', async () => {
+    const dir = join(tmpDir(), 'snap');
+    cpSync(complete, dir, { recursive: true });
+    const killed = temp(dir, 'svc-snapshot-2026-11-21.html', dead);
+    const other = temp(dir, WORKBOOK, dead);
+    const res = await runCli(['report', dir]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(`svc-snapshot: warning: removed ${killed}, left in ${dir} ${LEFT}`);
+    expect(leftovers(dir)).toEqual([other]);
+  });
+});
+
+describe('publishing again', () => {
+  it('replaces a snapshot a killed convert left a temporary file in, instead of refusing it', async () => {
+    const dir = join(tmpDir(), 'svc-snapshot-2026-11-21');
+    cpSync(complete, dir, { recursive: true });
+    const killed = temp(dir, WORKBOOK, dead);
+    const res = await replay(dir);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(`svc-snapshot: warning: removed ${killed}, left in ${dir} ${LEFT}`);
+    expect(leftovers(dir)).toEqual([]);
+  });
+
+  it('leaves a running convert’s temporary file, and so refuses to replace the snapshot', async () => {
+    const dir = join(tmpDir(), 'svc-snapshot-2026-11-21');
+    cpSync(complete, dir, { recursive: true });
+    const running = temp(dir, WORKBOOK, sleeping.pid!);
+    const res = await replay(dir);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`refusing to replace ${dir}: it holds ${running}`);
+    expect(leftovers(dir)).toEqual([running]);
+  });
+
+  it('--keep deletes an older snapshot once a killed convert’s temporary file in it is removed', async () => {
+    const parent = tmpDir();
+    const older = join(parent, 'svc-snapshot-2026-11-20');
+    cpSync(complete, older, { recursive: true });
+    const killed = temp(older, WORKBOOK, dead);
+    const res = await replay(join(parent, 'svc-snapshot-2026-11-21'), ['--keep', '1']);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(`svc-snapshot: warning: --keep: removed ${killed}, left in ${older} ${LEFT}`);
+    expect(res.stderr).toContain(`--keep: deleted ${older}`);
+    expect(existsSync(older)).toBe(false);
   });
 });
