@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadPid, REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
@@ -87,12 +87,22 @@ describe('convert', () => {
     const out = join(tmpDir(), 'sheets');
     mkdirSync(out, { mode: 0o700 });
     const killed = temp(out, WORKBOOK, dead);
-    const alike = [temp(out, CSV, dead, 'NOTHEX00'), `.${CSV}.partial-${dead}-0a1b2c3d.d`];
+    // A wrong tail, a directory and a link of the exact name: not a file convert wrote.
+    const alike = [
+      temp(out, CSV, dead, 'NOTHEX00'),
+      `.${CSV}.partial-${dead}-0a1b2c3d`,
+      `.b.csv.partial-${dead}-0a1b2c3d`,
+    ];
     mkdirSync(join(out, alike[1]!));
+    const elsewhere = join(tmpDir(), 'notes.txt');
+    writeFileSync(elsewhere, 'not to be followed');
+    symlinkSync(elsewhere, join(out, alike[2]!));
     const res = await runCli(['convert', complete, '--format', 'xlsx', '--out-dir', out]);
     expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).toContain(`svc-snapshot: warning: removed ${killed}, left in ${out} ${LEFT}`);
+    expect(res.stderr.match(/warning: removed/g)).toHaveLength(1);
     expect(leftovers(out).sort()).toEqual(alike.sort());
+    expect(readFileSync(elsewhere, 'utf8')).toBe('not to be followed');
   });
 });
 
