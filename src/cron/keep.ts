@@ -45,7 +45,7 @@ export interface PruneResult {
   readonly failures: Array<{ dir: string; error: string }>;
   /** Directories named like older outputs that were left alone, with why. */
   readonly left: Array<{ dir: string; reason: string }>;
-  /** One line for each directory a killed prune had moved aside (removeChecked), to warn with. */
+  /** One line for each thing a killed run left that was removed (a prune's directory, a convert's file), to warn with. */
   readonly recovered: string[];
 }
 
