@@ -1,8 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { openSnapshot, SNAPSHOT_MANIFEST, type Snapshot } from '../snapshot/dir.js';
+import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { refuseLaterPrevious } from '../diff/previous.js';
-import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
 import { real } from '../publish/target.js';
 import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
@@ -77,14 +76,8 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
  */
 async function refuseOwnFile(snapshot: Snapshot, file: string, given: boolean): Promise<void> {
   if (real(dirname(file)) !== real(snapshot.dir)) return;
-  const { manifest } = snapshot;
-  const own = new Set([
-    SNAPSHOT_MANIFEST,
-    `${SNAPSHOT_MANIFEST}${SIGNATURE_SUFFIX}`,
-    ...manifest.exports.map((e) => e.file),
-    ...(manifest.files ?? []).map((f) => f.name),
-  ]);
-  if (!own.has(basename(file))) return;
+  const { own, listed } = snapshot.files();
+  if (!own.includes(basename(file)) && !listed.some((f) => f.name === basename(file))) return;
   throw new UsageError(
     given
       ? `--out ${file} is a file of the snapshot ${snapshot.dir} (its manifest lists it); give another file`

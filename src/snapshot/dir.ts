@@ -29,6 +29,7 @@ import {
 } from '../util/safe-read.js';
 import { plainRecordMaker, recordMaker } from '../exports/fast/record-maker.js';
 import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
+import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
 
 export const SNAPSHOT_MANIFEST = '_snapshot-manifest.json';
 
@@ -146,6 +147,30 @@ interface Listed {
   readonly sha256?: string;
 }
 
+/** A file the manifest lists: where (`exports[3]`), its name as the manifest gives it (not checked), what it records of it. */
+interface ListedEntry {
+  /** An export's file is directly in the directory; a file of `files` or a route's may be in raw/. */
+  readonly list: 'exports' | 'files' | 'routes';
+  readonly index: number;
+  readonly name: string;
+  readonly bytes?: number | undefined;
+  readonly sha256?: string | undefined;
+}
+
+/** The files of a snapshot directory (CONTRACT sections 5, 10, 13 and 16), names `/`-separated. */
+export interface SnapshotFiles {
+  /** The manifest and its signature. */
+  readonly own: readonly string[];
+  /** Every file the manifest lists, in its order: each export's, `files`, each route's `raw/<file>`. */
+  readonly listed: readonly ListedEntry[];
+  /**
+   * The files the tool may add after the manifest is written, listed or not:
+   * convert's spreadsheet forms, the report's page, raw/'s manifest (an
+   * older --raw).
+   */
+  readonly later: readonly string[];
+}
+
 /** A parsed element that is not a record: where, for the message. */
 class NotARecord extends Error {
   constructor(readonly index: number) {
@@ -202,6 +227,31 @@ export class Snapshot {
     /** The manifest's bytes as read; undefined for a staged snapshot. */
     readonly manifestBytes: Buffer | undefined,
   ) {}
+
+  /** The files this snapshot directory holds, or may hold, as its manifest accounts for them. */
+  files(): SnapshotFiles {
+    const m = this.manifest;
+    const listed: ListedEntry[] = [
+      ...m.exports.map((e, index) => ({
+        list: 'exports' as const,
+        index,
+        name: e.file,
+        bytes: e.bytes,
+        sha256: e.sha256,
+      })),
+      ...(m.files ?? []).map((f, index) => ({ list: 'files' as const, index, ...f })),
+      ...m.routes.flatMap((r, index) =>
+        r.file ? [{ list: 'routes' as const, index, name: `raw/${r.file}`, bytes: r.bytes, sha256: r.sha256 }] : [],
+      ),
+    ];
+    const later = [
+      ...m.exports.map((e) => e.file.replace(/\.json$/, '.csv')),
+      `svc-snapshot-${m.date}.xlsx`,
+      `svc-snapshot-${m.date}.html`,
+      `raw/${COLLECTION_MANIFEST}`,
+    ];
+    return { own: [SNAPSHOT_MANIFEST, `${SNAPSHOT_MANIFEST}${SIGNATURE_SUFFIX}`], listed, later };
+  }
 
   /** The manifest's entry of an export, if it lists it. */
   entry(name: string): ManifestEntry | undefined {

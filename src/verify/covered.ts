@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { isPlainFileName } from '../util/safe-read.js';
 import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
-import type { ReadableManifest } from '../snapshot/dir.js';
+import type { SnapshotFiles } from '../snapshot/dir.js';
 
 export interface Covered {
   /** As shown: `/`-separated, relative to the directory. */
@@ -107,20 +107,12 @@ function gather(fill: (add: (c: Entry) => void, later: Set<string>) => void): Ma
   return { covered: [...named.values()].map(merge), later };
 }
 
-/** What a snapshot's manifest (as its opening parsed it: src/snapshot/dir.ts) covers. */
-export function snapshotContents(m: ReadableManifest): ManifestContents {
+/** What a snapshot's manifest covers, from the files the opened snapshot says it holds (src/snapshot/dir.ts). */
+export function snapshotContents(files: SnapshotFiles): ManifestContents {
   return gather((add, later) => {
-    m.exports.forEach((e, i) => {
-      add(entry(`exports[${i}]`, e.file, segmentsOf(e.file, false), e));
-      later.add(e.file.replace(/\.json$/, '.csv'));
-    });
-    (m.files ?? []).forEach((f, i) => add(entry(`files[${i}]`, f.name, segmentsOf(f.name, true), f)));
-    m.routes.forEach((r, i) => {
-      if (r.file) add(entry(`routes[${i}]`, `raw/${r.file}`, isPlainFileName(r.file) ? ['raw', r.file] : undefined, r));
-    });
-    later.add(`svc-snapshot-${m.date}.xlsx`);
-    later.add(`svc-snapshot-${m.date}.html`);
-    later.add(`raw/${MANIFEST_OF.collection}`);
+    for (const f of files.listed)
+      add(entry(`${f.list}[${f.index}]`, f.name, segmentsOf(f.name, f.list !== 'exports'), f));
+    for (const name of files.later) later.add(name);
   });
 }
 

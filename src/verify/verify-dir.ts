@@ -108,7 +108,7 @@ export async function verifyDir(
 async function openedSnapshot(dir: string): Promise<{ manifest: Buffer; contents: ManifestContents } | string> {
   try {
     const snapshot = await openSnapshot(dir);
-    return { manifest: snapshot.manifestBytes!, contents: snapshotContents(snapshot.manifest) };
+    return { manifest: snapshot.manifestBytes!, contents: snapshotContents(snapshot.files()) };
   } catch (err) {
     if (err instanceof NotASnapshotError) return err.problem;
     if (err instanceof DamagedManifestError) return `${err.problem}; the snapshot is damaged`;
