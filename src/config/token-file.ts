@@ -6,8 +6,7 @@
  * wins over the flag as the variable does, and setting both is a usage
  * error (which one was meant cannot be known). An empty variable is unset.
  */
-import { closeSync, constants, fstatSync, openSync } from 'node:fs';
-import { readOpenedFile } from '../util/safe-read.js';
+import { readSmallFile } from '../util/safe-read.js';
 import { UsageError } from '../errors.js';
 
 /** A token is a few hundred bytes at most; anything past this is not a token file. */
@@ -28,32 +27,27 @@ export function readSecretFile(
   holding = 'the token',
 ): string {
   const fail = (what: string) => new UsageError(`${fileVariable}=${path}: ${what}`);
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? 'error';
-    throw fail(
-      `${noun} cannot be read (${code}); give the path of a file holding ${holding}, readable by the user running svc-snapshot`,
-    );
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw fail(`not a regular file; give the path of a file holding ${holding}`);
-    if ((st.mode & 0o077) !== 0) {
+  const read = readSmallFile(path, {
+    maxBytes: MAX_TOKEN_FILE_BYTES,
+    followLinks: true,
+    check: (st) => {
+      if ((st.mode & 0o077) === 0) return;
       const mode = (st.mode & 0o777).toString(8).padStart(4, '0');
       throw fail(`${noun} is open to its group or others (mode ${mode}); make it its owner's alone: chmod 600 ${path}`);
-    }
-    if (st.size > MAX_TOKEN_FILE_BYTES)
+    },
+  });
+  if (!Buffer.isBuffer(read)) {
+    if (read.problem === 'not a regular file')
+      throw fail(`not a regular file; give the path of a file holding ${holding}`);
+    if (read.problem === 'too large')
       throw fail(`larger than ${MAX_TOKEN_FILE_BYTES / 1024} KiB, which no token or key file is`);
-    const text = readOpenedFile(fd, st.size)
-      .toString('utf8')
-      .replace(/\r?\n$/, '');
-    if (text === '') throw fail(`${noun} is empty; write ${holding} into it`);
-    return text;
-  } finally {
-    closeSync(fd);
+    throw fail(
+      `${noun} cannot be read (${read.code}); give the path of a file holding ${holding}, readable by the user running svc-snapshot`,
+    );
   }
+  const text = read.toString('utf8').replace(/\r?\n$/, '');
+  if (text === '') throw fail(`${noun} is empty; write ${holding} into it`);
+  return text;
 }
 
 /**

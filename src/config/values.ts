@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { readSmallFile } from '../util/safe-read.js';
 import { rootCertificates } from 'node:tls';
 import { UsageError } from '../errors.js';
 import { SHORTEST_SECRET, registerSecret } from '../util/redact.js';
@@ -147,33 +147,28 @@ const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g
 const MAX_PEM_BYTES = 16 * 1024 * 1024;
 
 /**
- * The text of a regular file of bounded size: `/dev/zero`, a FIFO or a
+ * The text of a CA file, or why it cannot be read: `/dev/zero`, a FIFO or a
  * multi-gigabyte file given by mistake must give a message, not exhaust
  * memory or hang. (Symlinks are followed: system CA paths are often links.)
  */
-function readRegularText(path: string): string {
-  const fd = openSync(path, 'r');
+function readPemText(path: string): { text: string } | { why: string } {
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'not a regular file' });
-    if (st.size > MAX_PEM_BYTES)
-      throw Object.assign(new Error('too large'), { code: `larger than ${MAX_PEM_BYTES / 1024 / 1024} MiB` });
-    return readFileSync(fd, 'utf8');
-  } finally {
-    closeSync(fd);
+    const read = readSmallFile(path, { maxBytes: MAX_PEM_BYTES, followLinks: true });
+    if (Buffer.isBuffer(read)) return { text: read.toString('utf8') };
+    if (read.problem === 'too large') return { why: `larger than ${MAX_PEM_BYTES / 1024 / 1024} MiB` };
+    return { why: read.problem === 'unopened' ? read.code : read.problem };
+  } catch (e) {
+    return { why: (e as NodeJS.ErrnoException).code ?? 'error' };
   }
 }
 
 function readPem(path: string, what: string): string[] {
-  let text: string;
-  try {
-    text = readRegularText(path);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? 'error';
+  const read = readPemText(path);
+  if ('why' in read)
     throw new UsageError(
-      `${what} ${path} cannot be read (${code}); give the path of a PEM file holding your CA certificate(s)`,
+      `${what} ${path} cannot be read (${read.why}); give the path of a PEM file holding your CA certificate(s)`,
     );
-  }
+  const { text } = read;
   const certs = text.match(PEM_CERT) ?? [];
   if (certs.length === 0) {
     throw new UsageError(
@@ -192,12 +187,9 @@ function readPem(path: string, what: string): string[] {
  */
 export function trustStore(caFile: string | undefined, env: NodeJS.ProcessEnv): string[] | undefined {
   if (caFile === undefined) return undefined;
-  let extra: string[] = [];
-  try {
-    if (env.NODE_EXTRA_CA_CERTS) extra = readRegularText(env.NODE_EXTRA_CA_CERTS).match(PEM_CERT) ?? [];
-  } catch {
-    // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS.
-  }
+  // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS.
+  const read = env.NODE_EXTRA_CA_CERTS ? readPemText(env.NODE_EXTRA_CA_CERTS) : undefined;
+  const extra = read && 'text' in read ? (read.text.match(PEM_CERT) ?? []) : [];
   return [...rootCertificates, ...extra, ...readPem(caFile, '--ca-file')];
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { readOpenedFile, SAFE_OPEN_FLAGS } from '../util/safe-read.js';
+import { closeSync, constants, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readSmallFile } from '../util/safe-read.js';
 import path from 'node:path';
 
 /** What a run knew when it ended; absent parts are left out of the file rather than written as zeros. */
@@ -163,20 +163,11 @@ export function readPreviousSite(file: string, command: string): string | undefi
 }
 
 function readSmallRegularFile(file: string): string | undefined {
-  let fd: number;
   try {
-    fd = openSync(file, SAFE_OPEN_FLAGS);
+    const read = readSmallFile(file, { maxBytes: PREVIOUS_MAX_BYTES, followLinks: false });
+    return Buffer.isBuffer(read) ? read.toString('utf8') : undefined;
   } catch {
     return undefined;
-  }
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile() || info.size > PREVIOUS_MAX_BYTES) return undefined;
-    return readOpenedFile(fd, info.size).toString('utf8');
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -5,10 +5,9 @@
  * nothing is written); a waiver whose date has passed is no error: it simply
  * no longer applies.
  */
-import { closeSync, fstatSync, openSync } from 'node:fs';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node, type YAMLMap } from 'yaml';
 import { UsageError } from '../errors.js';
-import { readOpenedFile, SAFE_OPEN_FLAGS, sha256Hex } from '../util/safe-read.js';
+import { readSmallFile, sha256Hex } from '../util/safe-read.js';
 import { RULES } from './catalog.js';
 import {
   findingWith,
@@ -54,24 +53,15 @@ class WaiverProblem extends Error {
 
 function readWaiversBytes(path: string, from: string): Buffer {
   const fail = (what: string) => new UsageError(`${from} ${path}: ${what}`);
-  let fd: number;
-  try {
-    fd = openSync(path, SAFE_OPEN_FLAGS);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? 'error';
-    if (code === 'ELOOP' || code === 'EMLINK')
-      throw fail('is a symbolic link; give the path of the waivers file itself');
-    throw fail(`the waivers file cannot be read (${code}); give the path of a readable YAML or JSON file`);
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw fail('is not a regular file; give the path of a YAML or JSON waivers file');
-    if (st.size > WAIVERS_MAX_BYTES)
-      throw fail(`is larger than ${WAIVERS_MAX_BYTES / 1024 / 1024} MiB, which no waivers file is; nothing was read`);
-    return readOpenedFile(fd, st.size);
-  } finally {
-    closeSync(fd);
-  }
+  const read = readSmallFile(path, { maxBytes: WAIVERS_MAX_BYTES, followLinks: false });
+  if (Buffer.isBuffer(read)) return read;
+  if (read.problem === 'not a regular file')
+    throw fail('is not a regular file; give the path of a YAML or JSON waivers file');
+  if (read.problem === 'too large')
+    throw fail(`is larger than ${WAIVERS_MAX_BYTES / 1024 / 1024} MiB, which no waivers file is; nothing was read`);
+  if (read.code === 'ELOOP' || read.code === 'EMLINK')
+    throw fail('is a symbolic link; give the path of the waivers file itself');
+  throw fail(`the waivers file cannot be read (${read.code}); give the path of a readable YAML or JSON file`);
 }
 
 /** `expires` as the first instant it no longer applies, or a problem: a calendar date YYYY-MM-DD is required. */

@@ -1,5 +1,5 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync } from 'node:fs';
-import { isPlainFileName, MANIFEST_MAX_BYTES, readOpenedFile } from '../util/safe-read.js';
+import { lstatSync, readdirSync } from 'node:fs';
+import { isPlainFileName, MANIFEST_MAX_BYTES, readSmallFile } from '../util/safe-read.js';
 import path from 'node:path';
 import { z } from 'zod';
 import { escapeControl } from '../util/escape.js';
@@ -158,17 +158,6 @@ function incomplete(kind: string): string {
 
 /** The file's text, or undefined when it is not a regular file (a link is never followed) or too large. */
 function readRegularFile(file: string): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile() || info.size > MANIFEST_MAX_BYTES) return undefined;
-    return readOpenedFile(fd, info.size).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
+  const read = readSmallFile(file, { maxBytes: MANIFEST_MAX_BYTES, followLinks: false });
+  return Buffer.isBuffer(read) ? read.toString('utf8') : undefined;
 }

@@ -6,8 +6,7 @@
  * `valid-before="timestamp"`. A line this parser cannot read is a usage
  * error naming its line number, as ssh-keygen refuses it too.
  */
-import { closeSync, constants, fstatSync, openSync } from 'node:fs';
-import { readOpenedFile } from '../util/safe-read.js';
+import { readSmallFile } from '../util/safe-read.js';
 import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 import { blobKeyType } from './wire.js';
@@ -37,29 +36,18 @@ const KEY_TYPE = new RegExp(`^(${KEY_TYPES.join('|')})(-cert-v01@openssh\\.com)?
 /** Reads and parses `file` (a regular file of bounded size; links are followed, as ssh-keygen does). */
 export function readAllowedSigners(file: string, from = '--allowed-signers'): AllowedSigners {
   const where = `${from} ${escapeControl(file)}`;
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+  const read = readSmallFile(file, { maxBytes: MAX_FILE_BYTES, followLinks: true });
+  if (Buffer.isBuffer(read)) return { file, signers: parseAllowedSigners(read.toString('utf8'), where) };
+  if (read.problem === 'not a regular file')
+    throw new UsageError(`${where} is not a regular file; give an allowed_signers file`);
+  if (read.problem === 'too large')
     throw new UsageError(
-      `${where} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? 'error'})`}; give an ` +
-        `allowed_signers file (ssh-keygen(1), ALLOWED SIGNERS)`,
+      `${where} is larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; it is not an allowed_signers file`,
     );
-  }
-  let text: string;
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw new UsageError(`${where} is not a regular file; give an allowed_signers file`);
-    if (st.size > MAX_FILE_BYTES)
-      throw new UsageError(
-        `${where} is larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; it is not an allowed_signers file`,
-      );
-    text = readOpenedFile(fd, st.size).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
-  return { file, signers: parseAllowedSigners(text, where) };
+  throw new UsageError(
+    `${where} ${read.code === 'ENOENT' ? 'does not exist' : `cannot be read (${read.code})`}; give an ` +
+      `allowed_signers file (ssh-keygen(1), ALLOWED SIGNERS)`,
+  );
 }
 
 /** Parses the text of an allowed_signers file; `where` names it in messages. */

@@ -6,8 +6,8 @@
  * file's content, and its secret material is registered so that redaction
  * and the pre-publish scan look for it (knownSigningSecrets).
  */
-import { closeSync, fstatSync, lstatSync, openSync } from 'node:fs';
-import { readOpenedFile, SAFE_OPEN_FLAGS } from '../util/safe-read.js';
+import { lstatSync, type Stats } from 'node:fs';
+import { readSmallFile } from '../util/safe-read.js';
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
@@ -100,33 +100,32 @@ function readKeyFile(file: string, from: string): Buffer {
     );
   if (info.isDirectory()) throw refused(file, from, 'is a directory');
   if (!info.isFile()) throw refused(file, from, 'is not a regular file');
-  let fd: number;
-  try {
-    fd = openSync(file, SAFE_OPEN_FLAGS);
-  } catch (err) {
-    throw refused(file, from, `cannot be opened (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  const read = readSmallFile(file, {
+    maxBytes: MAX_KEY_BYTES,
+    followLinks: false,
+    check: (st) => checkOwner(st, file, from),
+  });
+  if (Buffer.isBuffer(read)) return read;
+  if (read.problem === 'not a regular file') throw refused(file, from, 'is not a regular file');
+  if (read.problem === 'too large')
+    throw refused(file, from, `is larger than ${MAX_KEY_BYTES / 1024} KiB, far larger than a private key`);
+  throw refused(file, from, `cannot be opened (${read.code})`);
+}
+
+/** A private key is its owner's alone, and holds something. */
+function checkOwner(st: Stats, file: string, from: string): void {
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid)
+    throw refused(file, from, `is owned by user id ${st.uid}, not by the user running svc-snapshot (${uid})`);
+  if ((st.mode & 0o077) !== 0) {
+    throw refused(
+      file,
+      from,
+      `can be read or written by its group or others (mode ` +
+        `${(st.mode & 0o777).toString(8).padStart(4, '0')}, a private key must be 0600 or stricter)`,
+    );
   }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw refused(file, from, 'is not a regular file');
-    const uid = process.getuid?.();
-    if (uid !== undefined && st.uid !== uid)
-      throw refused(file, from, `is owned by user id ${st.uid}, not by the user running svc-snapshot (${uid})`);
-    if ((st.mode & 0o077) !== 0) {
-      throw refused(
-        file,
-        from,
-        `can be read or written by its group or others (mode ` +
-          `${(st.mode & 0o777).toString(8).padStart(4, '0')}, a private key must be 0600 or stricter)`,
-      );
-    }
-    if (st.size === 0) throw refused(file, from, 'is empty');
-    if (st.size > MAX_KEY_BYTES)
-      throw refused(file, from, `is larger than ${MAX_KEY_BYTES / 1024} KiB, far larger than a private key`);
-    return readOpenedFile(fd, st.size);
-  } finally {
-    closeSync(fd);
-  }
+  if (st.size === 0) throw refused(file, from, 'is empty');
 }
 
 /** The fields of an "openssh-key-v1" blob holding one unencrypted Ed25519 key (PROTOCOL.key of OpenSSH). */

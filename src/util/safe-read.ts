@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { constants, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { escapeControl } from './escape.js';
@@ -128,7 +128,7 @@ export async function withFileInside<T>(
  * out shorter. Synchronous: for small files read before anything else runs
  * (a token file, a signing key, an allowed_signers file, a manifest).
  */
-export function readOpenedFile(fd: number, size: number): Buffer {
+function readOpenedFile(fd: number, size: number): Buffer {
   const buf = Buffer.alloc(size);
   let done = 0;
   while (done < buf.length) {
@@ -137,6 +137,42 @@ export function readOpenedFile(fd: number, size: number): Buffer {
     done += n;
   }
   return buf.subarray(0, done);
+}
+
+/** Why readSmallFile read nothing: the open's error code (ELOOP or EMLINK: a link not followed), or what the file is. */
+export type SmallFileProblem =
+  | { readonly problem: 'unopened'; readonly code: string }
+  | { readonly problem: 'not a regular file' }
+  | { readonly problem: 'too large' };
+
+/**
+ * The bytes of a small file named by the user (a token file, a key, a CA
+ * bundle, a waivers file, a manifest), or why they were not read. Opened
+ * without blocking (a FIFO or device given by mistake must not hang the
+ * run), through a symbolic link only with `followLinks`; checked on the
+ * open file, in this order: a regular file, then `check` (which throws the
+ * caller's own error), then at most `maxBytes`. Each caller words the
+ * problem its own way.
+ */
+export function readSmallFile(
+  file: string,
+  opts: { readonly maxBytes: number; readonly followLinks: boolean; readonly check?: (st: Stats) => void },
+): Buffer | SmallFileProblem {
+  let fd: number;
+  try {
+    fd = openSync(file, opts.followLinks ? constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) : SAFE_OPEN_FLAGS);
+  } catch (err) {
+    return { problem: 'unopened', code: (err as NodeJS.ErrnoException).code ?? 'error' };
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { problem: 'not a regular file' };
+    opts.check?.(st);
+    if (st.size > opts.maxBytes) return { problem: 'too large' };
+    return readOpenedFile(fd, st.size);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Bytes read at a time when a file is hashed or copied. */

@@ -348,6 +348,16 @@ describe('3. --out-dir cannot eat a working directory', () => {
     expect(readFileSync(join(cwd, 'snap', 'raw', 'notes.txt'), 'utf8')).toBe('mine');
   });
 
+  it('an --out-dir whose manifest is a FIFO is refused at once, not waited on (exit 2)', async () => {
+    const cwd = workdir();
+    mkdirSync(join(cwd, 'snap'));
+    execFileSync('mkfifo', [join(cwd, 'snap', '_snapshot-manifest.json')]);
+    const r = await runCli(['--replay', RECORDING, '--out-dir', 'snap'], { cwd, timeoutMs: 30_000 });
+    expect(r.timedOut).toBe(false);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/refusing to replace .*snap: it has no _snapshot-manifest\.json that is a regular file/);
+  });
+
   it('a collection is not replaced by a snapshot, nor a snapshot by a collection', async () => {
     const cwd = workdir();
     const collection = copyRecording();
@@ -903,6 +913,18 @@ describe('9. errors that blame the right thing', () => {
     const r = await runCli(['check', '--base-url', site.url, '--ca-file', '/dev/zero'], { env: { SVC_TOKEN: TOKEN } });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--ca-file \/dev\/zero cannot be read \(not a regular file\)/);
+  });
+
+  it('a --ca-file that is a FIFO nobody writes to is a usage error at once, not a hang', async () => {
+    const fifo = join(tmpDir(), 'ca.pem');
+    execFileSync('mkfifo', [fifo]);
+    const r = await runCli(['check', '--base-url', site.url, '--ca-file', fifo], {
+      env: { SVC_TOKEN: TOKEN },
+      timeoutMs: 30_000,
+    });
+    expect(r.timedOut).toBe(false);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--ca-file ${fifo} cannot be read (not a regular file)`);
   });
 
   it('a 300-character realm id gets a file name that fits, mapped in the manifest', async () => {
