@@ -1,16 +1,15 @@
-import { z } from 'zod';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { EXIT } from '../exit-codes.js';
 import { FailedError, UsageError } from '../errors.js';
 import { readOptions } from '../config/options.js';
-import { SEVERITIES } from '../config/values.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { FINDINGS_FILE, findingsSettings, type FindingsReport } from '../findings/index.js';
 import { findingsSince } from './findings.js';
 import { diffWithSnapshot, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
 import { refuseLaterPrevious } from '../diff/previous.js';
-import { buildDigest, type FindingsIn } from '../notify/digest.js';
+import { buildDigest } from '../notify/digest.js';
+import { FindingsFileSchema, type FindingsIn } from '../notify/findings-in.js';
 import { deliver, failureWarning, notifySettings, testDigest, type SinkResult } from '../notify/index.js';
 import { snapshotNotice } from '../notify/notice.js';
 import type { NotifySummary } from '../summaries/schemas.js';
@@ -99,43 +98,6 @@ async function noticeOf(
   });
 }
 
-const RowRef = z.object({ export: z.string(), key: z.array(z.string()) });
-const FindingSchema = z.looseObject({
-  rule: z.string(),
-  severity: z.enum(SEVERITIES),
-  subject: RowRef,
-  related: z.array(RowRef).optional(),
-  detail: z.string(),
-  id: z.string().optional(),
-  display: z.record(z.string(), z.unknown()).optional(),
-  state: z.enum(['new', 'open']).optional(),
-  firstSeen: z.string().optional(),
-  waived: z.object({ reason: z.string(), owner: z.string(), expires: z.string() }).optional(),
-});
-const FindingsFileSchema = z.looseObject({
-  time: z.string(),
-  rules: z.array(z.looseObject({ id: z.string(), evaluated: z.boolean(), reason: z.string().optional() })),
-  findings: z.array(FindingSchema),
-  resolved: z.array(FindingSchema).optional(),
-  carried: z.array(FindingSchema).optional(),
-  waivers: z
-    .looseObject({
-      endingSoon: z
-        .array(
-          z.looseObject({
-            rule: z.string(),
-            owner: z.string(),
-            expires: z.string(),
-            reason: z.string().optional(),
-            id: z.string().optional(),
-            subject: z.array(z.string()).optional(),
-          }),
-        )
-        .optional(),
-    })
-    .optional(),
-});
-
 /** The snapshot's `_findings.json`, checked against the manifest's sha256, when it holds one. */
 async function findingsFile(snapshot: Snapshot): Promise<FindingsIn | undefined> {
   const listed = snapshot.manifest.files?.find((f) => f.name === FINDINGS_FILE);
@@ -148,5 +110,5 @@ async function findingsFile(snapshot: Snapshot): Promise<FindingsIn | undefined>
     parsed = { success: false } as typeof parsed;
   }
   if (!parsed.success) throw new FailedError(`${snapshot.dir}: ${FINDINGS_FILE} is not a findings report of this tool`);
-  return parsed.data as FindingsIn;
+  return parsed.data;
 }

@@ -11,43 +11,7 @@ import { hash } from 'node:crypto';
 import { escapeControl } from '../util/escape.js';
 import type { NotifyOn, Severity } from '../config/values.js';
 import type { ChangeSet } from '../diff/types.js';
-
-/** A finding as the digest reads it: section 17's fields, and section 18's where present. */
-export interface FindingIn {
-  readonly rule: string;
-  readonly severity: Severity;
-  readonly subject: { readonly export: string; readonly key: readonly string[] };
-  readonly related?: ReadonlyArray<{ readonly export: string; readonly key: readonly string[] }>;
-  readonly detail: string;
-  readonly id?: string;
-  /** Section 18's names (`user`, `email`, `project`, `team`, `requirement`, `level`, `vms`), shown in their order. */
-  readonly display?: object;
-  readonly state?: 'new' | 'open';
-  readonly firstSeen?: string;
-  readonly waived?: { readonly reason: string; readonly owner: string; readonly expires: string };
-}
-
-/** A findings report as the digest reads it (`_findings.json`, with section 18's lists where present). */
-export interface FindingsIn {
-  readonly time: string;
-  readonly rules: ReadonlyArray<{ readonly id: string; readonly evaluated: boolean; readonly reason?: string }>;
-  readonly findings: readonly FindingIn[];
-  readonly resolved?: readonly FindingIn[];
-  /** The night before's findings of rules not evaluated tonight: still firing for Alertmanager unless waived, not news. */
-  readonly carried?: readonly FindingIn[];
-  /** With --waivers (section 18): the waivers that end within --expiring-days among what became of them. */
-  readonly waivers?: { readonly endingSoon?: readonly WaiverEndingSoon[] };
-}
-
-/** A waiver of the file that ends soon, as `_findings.json` lists it. */
-interface WaiverEndingSoon {
-  readonly rule: string;
-  readonly owner: string;
-  readonly expires: string;
-  readonly reason?: string;
-  readonly id?: string;
-  readonly subject?: readonly string[];
-}
+import type { FindingIn, FindingsIn, WaiverEndingSoon } from './findings-in.js';
 
 /** What a command tells the digest of a run that ended (published, or not). */
 export interface RunNotice {

@@ -5,7 +5,8 @@
  * again, so that a payload is never cut in the middle, and so never broken.
  */
 import { SEVERITIES, type Severity } from '../config/values.js';
-import { idOf, ruleCleaner, type Digest, type DigestFinding, type FindingIn, type FindingList } from './digest.js';
+import { idOf, ruleCleaner, type Digest, type DigestFinding, type FindingList } from './digest.js';
+import type { FindingIn } from './findings-in.js';
 import { clean, clip, digestDoc, moreLine, plainText, type DigestDoc, type DocLimits } from './text.js';
 
 /** Renders with `limits`, halving the lists until `size` of the result is within `max`. */

@@ -1,5 +1,6 @@
 import type { ChangeSet } from '../diff/types.js';
-import type { RunNotice, FindingsIn } from './digest.js';
+import type { RunNotice } from './digest.js';
+import type { FindingsIn } from './findings-in.js';
 
 /** What a snapshot's notice reads of its manifest. */
 interface NoticeManifest {

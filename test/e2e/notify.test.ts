@@ -6,8 +6,8 @@
  * server requiring STARTTLS under the test CA, each message parsed back.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getTestCerts, getUntrustedCerts } from '../fake/certs.js';
 import { startPingReceiver, type PingReceiver } from '../helpers/ping-receiver.js';
@@ -20,7 +20,8 @@ import {
 } from '../helpers/notify-receivers.js';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { PROMTOOL, promtoolCheck } from '../helpers/prometheus.js';
-import { buildDigest, type FindingIn } from '../../src/notify/digest.js';
+import { buildDigest } from '../../src/notify/digest.js';
+import type { FindingIn } from '../../src/notify/findings-in.js';
 import { deliver, type NotifySettings } from '../../src/notify/index.js';
 import { readTargets } from '../../src/notify/targets.js';
 import { startFakeSite } from '../helpers/fake-site.js';
@@ -322,6 +323,40 @@ describe.skipIf(!available)('svc-snapshot notify', () => {
     expect(body.hasChanges).toBe(true);
     expect(body.findings.evaluated).toBe(true);
     expect(body.findings.waived).toBe(0);
+  }, 60_000);
+
+  it('<snapshot-dir> reads a _findings.json with fields it does not know; one of another shape fails (exit 1)', async () => {
+    const copy = (edit: (report: { findings: Array<Record<string, unknown>> } & Record<string, unknown>) => void) => {
+      const dir = join(tmpDir(), 'svc-snapshot-2026-11-22');
+      cpSync(join(base, 'svc-snapshot-2026-11-22'), dir, { recursive: true });
+      const report = JSON.parse(readFileSync(join(dir, '_findings.json'), 'utf8'));
+      edit(report);
+      const text = `${JSON.stringify(report, null, 2)}\n`;
+      writeFileSync(join(dir, '_findings.json'), text);
+      // The manifest vouches for the edited file, as a snapshot that wrote it would.
+      const manifest = JSON.parse(readFileSync(join(dir, '_snapshot-manifest.json'), 'utf8'));
+      const listed = manifest.files.find((f: { name: string }) => f.name === '_findings.json');
+      listed.bytes = Buffer.byteLength(text);
+      listed.sha256 = createHash('sha256').update(text).digest('hex');
+      writeFileSync(join(dir, '_snapshot-manifest.json'), JSON.stringify(manifest, null, 2));
+      return dir;
+    };
+    const send = (dir: string) => runCli(['notify', dir, '--ca-file', certs.caFile, '--notify', targets()[0]!]);
+    const later = copy((r) => {
+      r.addedLater = { by: 'a newer release' };
+      r.findings[0]!.addedLater = 1;
+    });
+    const read = await send(later);
+    expect(read.code, read.stderr).toBe(0);
+    expect(JSON.parse(hook.received[0]!.body).findings.evaluated).toBe(true);
+    hook.received.length = 0;
+    const other = copy((r) => {
+      r.findings[0]!.display = ['not', 'names'];
+    });
+    const refused = await send(other);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${other}: _findings.json is not a findings report of this tool`);
+    expect(hook.received).toHaveLength(0);
   }, 60_000);
 
   it('<snapshot-dir> --previous <dir> taken after it, or at its time: a usage error (exit 2), nothing sent', async () => {

@@ -6,7 +6,8 @@
  * digest has always promised.
  */
 import { describe, expect, it } from 'vitest';
-import { buildDigest, firstInOrder, nameOf, type FindingIn } from '../../src/notify/digest.js';
+import { buildDigest, firstInOrder, nameOf } from '../../src/notify/digest.js';
+import type { FindingIn } from '../../src/notify/findings-in.js';
 import { alertsOf, slackPayload, webhookPayload, emailContent } from '../../src/notify/formats.js';
 import { alertmanagerPosts } from '../../src/notify/send.js';
 import { readTargets } from '../../src/notify/targets.js';

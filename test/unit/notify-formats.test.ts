@@ -5,7 +5,8 @@
  * no name is cut inside a word.
  */
 import { describe, expect, it } from 'vitest';
-import { buildDigest, worthSending, type FindingIn } from '../../src/notify/digest.js';
+import { buildDigest, worthSending } from '../../src/notify/digest.js';
+import type { FindingIn } from '../../src/notify/findings-in.js';
 import { alertsOf, emailContent, slackPayload, teamsPayload, webhookPayload } from '../../src/notify/formats.js';
 import { testDigest } from '../../src/notify/index.js';
 import { clip } from '../../src/notify/text.js';

@@ -1,0 +1,55 @@
+/**
+ * A findings report as the digest reads it (CONTRACT sections 17 and 18):
+ * `_findings.json` as `notify <snapshot-dir>` checks it, and the in-memory
+ * report a run builds, which has these fields and more. One schema; the
+ * digest's types are inferred from it (read-only: the digest never changes
+ * what it is given). Fields of the file it does not name are left out when
+ * it is parsed, not refused: the digest reads none of them.
+ */
+import { z } from 'zod';
+import { SEVERITIES } from '../config/values.js';
+
+const RowRef = z.object({ export: z.string(), key: z.array(z.string()).readonly() });
+
+/** A finding: section 17's fields, and section 18's where present. */
+const FindingSchema = z.object({
+  rule: z.string(),
+  severity: z.enum(SEVERITIES),
+  subject: RowRef,
+  related: z.array(RowRef).readonly().optional(),
+  detail: z.string(),
+  id: z.string().optional(),
+  /**
+   * Section 18's names (`user`, `email`, `project`, `team`, `requirement`,
+   * `level`, `vms`), shown in their order: any JSON object, typed `object` so
+   * that the findings' own FindingDisplay is one.
+   */
+  display: z.custom<object>((v) => typeof v === 'object' && v !== null && !Array.isArray(v)).optional(),
+  state: z.enum(['new', 'open']).optional(),
+  firstSeen: z.string().optional(),
+  waived: z.object({ reason: z.string(), owner: z.string(), expires: z.string() }).optional(),
+});
+export type FindingIn = z.infer<typeof FindingSchema>;
+
+/** A waiver of the file that ends soon, as `_findings.json` lists it. */
+const WaiverEndingSoonSchema = z.object({
+  rule: z.string(),
+  owner: z.string(),
+  expires: z.string(),
+  reason: z.string().optional(),
+  id: z.string().optional(),
+  subject: z.array(z.string()).readonly().optional(),
+});
+export type WaiverEndingSoon = z.infer<typeof WaiverEndingSoonSchema>;
+
+export const FindingsFileSchema = z.object({
+  time: z.string(),
+  rules: z.array(z.object({ id: z.string(), evaluated: z.boolean(), reason: z.string().optional() })).readonly(),
+  findings: z.array(FindingSchema).readonly(),
+  resolved: z.array(FindingSchema).readonly().optional(),
+  /** The night before's findings of rules not evaluated tonight: still firing for Alertmanager unless waived, not news. */
+  carried: z.array(FindingSchema).readonly().optional(),
+  /** With --waivers (section 18): the waivers that end within --expiring-days among what became of them. */
+  waivers: z.object({ endingSoon: z.array(WaiverEndingSoonSchema).readonly().optional() }).optional(),
+});
+export type FindingsIn = z.infer<typeof FindingsFileSchema>;
