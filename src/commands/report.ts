@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
+import { openSnapshot, reportFileName, type Snapshot } from '../snapshot/dir.js';
 import { refuseLaterPrevious } from '../diff/previous.js';
 import { real } from '../publish/target.js';
 import { EXIT } from '../exit-codes.js';
@@ -9,7 +9,7 @@ import { readOptions } from '../config/options.js';
 import { trustStore } from '../config/values.js';
 import { findingsSettings } from '../findings/index.js';
 import { parseHistoryTarget } from '../history/target.js';
-import { modelOfDirectory, renderReport, reportFileName, type HistorySource } from '../report/index.js';
+import { modelOfDirectory, renderReport, type HistorySource } from '../report/index.js';
 import { removeDeadTempFiles } from '../publish/leftovers.js';
 import { renamingSink } from '../sheets/file-sink.js';
 import { whenInterrupted } from '../publish/registry.js';

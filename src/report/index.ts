@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { ChangeSet } from '../diff/index.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
+import { reportFileName } from '../snapshot/dir.js';
 import type { FindingsReport } from '../findings/evaluate.js';
 import { modelOfStaging, type StagingOptions } from './gather.js';
 import { renderReport } from './render.js';
@@ -14,11 +15,6 @@ import type { ReportModel } from './model.js';
 export { modelOfDirectory, nightsOfStaging } from './gather.js';
 export type { HistorySource } from '../history/previous-findings.js';
 export { renderReport } from './render.js';
-
-/** The report's file name in a snapshot of that date. */
-export function reportFileName(date: string): string {
-  return `svc-snapshot-${date}.html`;
-}
 
 interface ReportStaging {
   readonly dir: string;

@@ -10,7 +10,13 @@ import type { ExportRecord } from '../exports/types.js';
 import { aboutSheet, ABOUT_SHEET } from './about.js';
 import { cellOf, sheetColumns, type Cell, type SheetColumn } from './columns.js';
 import { csvChunks } from './csv.js';
-import type { ManifestEntry, ReadableManifest, Snapshot } from '../snapshot/dir.js';
+import {
+  csvFileName,
+  workbookFileName,
+  type ManifestEntry,
+  type ReadableManifest,
+  type Snapshot,
+} from '../snapshot/dir.js';
 import {
   cellWidth,
   columnLetters,
@@ -135,7 +141,7 @@ async function prepareForms(
   let measured: number[] | undefined;
   if (plan.csv) {
     if (plan.xlsx) measured = columns.map((c) => c.header.length);
-    const file = exportFileName(entry.export, records.length, plan.date).replace(/\.json$/, '.csv');
+    const file = csvFileName(exportFileName(entry.export, records.length, plan.date));
     await writeCsv(file, csvChunks(columns, records, measured));
   } else if (plan.xlsx) measured = measureWidths(columns, records);
   if (!plan.xlsx) return [];
@@ -181,7 +187,7 @@ export async function writeSpreadsheets(
     for (let i = 0; i < m.exports.length; i++) await formsOf(i);
     return csvFiles;
   }
-  const file = `svc-snapshot-${m.date}.xlsx`;
+  const file = workbookFileName(m.date);
   try {
     await sink(file, workbook(m, file, plan, opts.secrets ?? null, formsOf));
   } catch (err) {

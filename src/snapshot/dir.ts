@@ -33,6 +33,21 @@ import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
 
 export const SNAPSHOT_MANIFEST = '_snapshot-manifest.json';
 
+/** The report's page in a snapshot of that date (CONTRACT section 16). */
+export function reportFileName(date: string): string {
+  return `svc-snapshot-${date}.html`;
+}
+
+/** The workbook of a snapshot of that date (CONTRACT section 10). */
+export function workbookFileName(date: string): string {
+  return `svc-snapshot-${date}.xlsx`;
+}
+
+/** An export's CSV form: its JSON file's name, ending in .csv (CONTRACT section 10). */
+export function csvFileName(exportFile: string): string {
+  return exportFile.replace(/\.json$/, '.csv');
+}
+
 /** The manifest as readers accept it: an export's sha256 is absent in manifests written before export hashes (not checked then). */
 const ReadableManifestSchema = SnapshotManifestSchema.extend({ exports: z.array(ReadableManifestExportSchema) });
 export type ReadableManifest = z.infer<typeof ReadableManifestSchema>;
@@ -245,9 +260,9 @@ export class Snapshot {
       ),
     ];
     const later = [
-      ...m.exports.map((e) => e.file.replace(/\.json$/, '.csv')),
-      `svc-snapshot-${m.date}.xlsx`,
-      `svc-snapshot-${m.date}.html`,
+      ...m.exports.map((e) => csvFileName(e.file)),
+      workbookFileName(m.date),
+      reportFileName(m.date),
       `raw/${COLLECTION_MANIFEST}`,
     ];
     return { own: [SNAPSHOT_MANIFEST, `${SNAPSHOT_MANIFEST}${SIGNATURE_SUFFIX}`], listed, later };
