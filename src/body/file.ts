@@ -30,6 +30,13 @@ import { hashedPieces, SAFE_OPEN_FLAGS } from '../util/safe-read.js';
  */
 export const LARGE_BODY_BYTES = 128 * 1024 * 1024;
 
+/**
+ * The most a live run reads of one response body: past it the route fails
+ * (docs/decisions.md, "The largest body read"). Eleven times the largest body
+ * seen on a real site (89 MB); a body keeps streaming to disk up to it.
+ */
+export const MAX_BODY_BYTES = 1024 * 1024 * 1024;
+
 export class BodyFile {
   constructor(
     readonly dir: string,

@@ -9,7 +9,8 @@ import { planRoute, REALMS_ROUTE, type PlannedRoute } from '../api/catalog.js';
 import type { RouteRecord } from '../api/route-record.js';
 import type { ConnectionSettings } from '../config/settings.js';
 import { FailedError, TokenRejectedError } from '../errors.js';
-import type { HttpClient } from '../http/client.js';
+import type { HttpClient, Spool } from '../http/client.js';
+import type { Body } from '../body/file.js';
 import type { Reporter } from '../progress/reporter.js';
 import { TOOL } from '../version.js';
 import { fetchRoute, type FetchedRoute } from './fetch-route.js';
@@ -31,7 +32,9 @@ export interface CollectDeps {
    * fetched), then every other. A body it takes (returns true) is the
    * caller's: it is not kept in the collection.
    */
-  readonly onRoute?: (record: RouteRecord, body: Buffer | undefined, realms: CollectionManifest['realms']) => boolean;
+  readonly onRoute?: (record: RouteRecord, body: Body | undefined, realms: CollectionManifest['realms']) => boolean;
+  /** Where a large body is written as it arrives (a BodySpool); the caller removes it once its files are read. */
+  readonly spool: Spool;
 }
 
 export interface CollectResult {
@@ -46,15 +49,14 @@ export function collectionDate(started: Date): string {
 
 export async function collect(settings: ConnectionSettings, deps: CollectDeps): Promise<CollectResult> {
   const started = (deps.now ?? (() => new Date()))();
-  const bodies = new Map<string, Buffer>();
+  const bodies = new Map<string, Body>();
   let decidedRealms: CollectionManifest['realms'] | undefined;
   const fetchOne = async (p: PlannedRoute): Promise<FetchedRoute> => {
-    const got = await fetchRoute(p, settings, deps.http, (label) => deps.reporter.routeStarted(label)).catch(
-      (err: unknown) => {
-        if (err instanceof TokenRejectedError) deps.reporter.routeRefused?.(p.label);
-        throw err;
-      },
-    );
+    const started = (label: string) => deps.reporter.routeStarted(label);
+    const got = await fetchRoute(p, settings, deps.http, started, deps.spool).catch((err: unknown) => {
+      if (err instanceof TokenRejectedError) deps.reporter.routeRefused?.(p.label);
+      throw err;
+    });
     deps.reporter.routeDone(got.record, got.count);
     // The realms route's record is final only once the realms are decided (below).
     const taken =

@@ -5,12 +5,15 @@
  * throws (exit 3); every other failure is the record's `error`.
  */
 import { REALMS_ROUTE, type PlannedRoute } from '../api/catalog.js';
-import { BodyError, checkBody } from '../body/decode.js';
+import { readFileSync } from 'node:fs';
+import { BodyError, checkBody, countSlices } from '../body/decode.js';
+import { openBody, type Body, type BodyFile } from '../body/file.js';
+import { MAX_SLICE_BYTES, opensArray } from '../body/slices.js';
 import type { RouteRecord } from '../api/route-record.js';
 import type { ConnectionSettings } from '../config/settings.js';
 import { tokenEnvName, tokenFlagName } from '../config/tokens.js';
 import { managementAuth, tokenRefused } from '../http/auth.js';
-import type { Fetched, HttpClient } from '../http/client.js';
+import type { Fetched, HttpClient, Spool } from '../http/client.js';
 import { HttpError } from '../http/errors.js';
 import { sha256Hex } from '../util/safe-read.js';
 
@@ -18,8 +21,8 @@ const SKIP_REASON_3141 = 'route added in backend 3.14.1; not served here';
 
 export interface FetchedRoute {
   readonly record: RouteRecord;
-  /** The exact bytes received, for a route that succeeded. */
-  readonly body?: Buffer;
+  /** The exact bytes received, for a route that succeeded: in memory, or a large body's file in the spool. */
+  readonly body?: Body;
   /** The number of records of a list body. */
   readonly count?: number;
   /** The parsed body, only for the realms route (it decides the plan). */
@@ -39,11 +42,42 @@ export function getRoute(http: HttpClient, baseUrl: string, p: PlannedRoute, tok
   return http.read({ label: p.label, url: baseUrl + p.urlPath, headers: managementAuth(token) });
 }
 
+/**
+ * A spooled body checked as checkBody checks one in memory: an array a slice
+ * at a time from its file; anything else read back whole (as a replay reads
+ * it), which only a body within MAX_SLICE_BYTES may be.
+ */
+function checkSpooled(
+  label: string,
+  def: PlannedRoute['def'],
+  file: BodyFile,
+  keep: boolean,
+  contentType: string | undefined,
+): { body: Body; checked: { count?: number; value?: unknown } } {
+  const type = contentType ? { contentType } : {};
+  const reader = openBody(file);
+  try {
+    if (!keep && opensArray(reader)) return { body: file, checked: { count: countSlices(label, def, reader, type) } };
+  } finally {
+    reader.done();
+  }
+  if (file.size > MAX_SLICE_BYTES) {
+    throw new BodyError(
+      label,
+      `expected a JSON ${def.shape} but received ${file.size} bytes that do not open a JSON array; a body over ` +
+        `${MAX_SLICE_BYTES / 1024 / 1024} MB is only read as an array`,
+    );
+  }
+  const bytes = readFileSync(file.path);
+  return { body: bytes, checked: checkBody(label, def, bytes, { ...type, keep }) };
+}
+
 export async function fetchRoute(
   p: PlannedRoute,
   settings: ConnectionSettings,
   http: HttpClient,
   started: (label: string) => void,
+  spool: Spool,
 ): Promise<FetchedRoute> {
   const type = p.def.tokenType;
   const token = settings.tokens.byType[type];
@@ -54,7 +88,10 @@ export async function fetchRoute(
   }
   started(p.label);
   try {
-    const res = await getRoute(http, settings.baseUrl, p, token.value);
+    const res = await http.readSpooled(
+      { label: p.label, url: settings.baseUrl + p.urlPath, headers: managementAuth(token.value) },
+      spool,
+    );
     const base = { ...head, status: res.status, attempts: res.attempts, durationMs: res.durationMs };
     if (res.status === 401 || res.status === 403) {
       // A 401 refuses the token itself, whatever its types; only a 403 is about the type.
@@ -81,10 +118,14 @@ export async function fetchRoute(
     // A body is only checked to be JSON of the route's shape (a scan that builds nothing) and kept as bytes: the
     // build parses each body once, when it needs it. The realm list decides the plan, so that one is parsed here.
     const keep = p.def === REALMS_ROUTE;
-    const checked = checkBody(p.label, p.def, res.body, { contentType: Array.isArray(ct) ? ct[0] : ct, keep });
+    const contentType = Array.isArray(ct) ? ct[0] : ct;
+    const { body, checked } = Buffer.isBuffer(res.body)
+      ? { body: res.body, checked: checkBody(p.label, p.def, res.body, { contentType, keep }) }
+      : checkSpooled(p.label, p.def, res.body, keep, contentType);
+    const sha256 = Buffer.isBuffer(res.body) ? sha256Hex(res.body) : res.body.sha256;
     return {
-      record: { ...base, file: p.file, bytes: res.body.length, sha256: sha256Hex(res.body) },
-      body: res.body,
+      record: { ...base, file: p.file, bytes: Buffer.isBuffer(body) ? body.length : body.size, sha256 },
+      body,
       ...(checked.count !== undefined ? { count: checked.count } : {}),
       ...(keep ? { value: checked.value } : {}),
     };

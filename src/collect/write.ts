@@ -2,6 +2,7 @@ import { redact } from '../util/redact.js';
 import type { Staging } from '../publish/index.js';
 import type { CollectionManifest } from './manifest.js';
 import type { RawCollection } from './types.js';
+import type { Body } from '../body/file.js';
 
 export const COLLECTION_MANIFEST = '_collection-manifest.json';
 
@@ -58,9 +59,12 @@ export class BodyWrites {
     private readonly onFailure: (err: unknown) => void,
   ) {}
 
-  take(file: string | null, body: Buffer | undefined): boolean {
+  take(file: string | null, body: Body | undefined): boolean {
     if (file === null || body === undefined) return false;
-    const write = this.staging.writeFile(file, body);
+    // A large body is copied from the spool a few MB at a time.
+    const write = Buffer.isBuffer(body)
+      ? this.staging.writeFile(file, body)
+      : this.staging.writeChunks(file, body.chunks());
     write.catch(this.onFailure);
     this.writes.push(write);
     return true;

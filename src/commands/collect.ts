@@ -1,7 +1,8 @@
 import { resolveConnection } from '../config/settings.js';
 import { readOptions } from '../config/options.js';
 import { withHttpClient } from '../http/client.js';
-import { collect, collectionDate } from '../collect/collect.js';
+import { collect, collectionDate, type CollectDeps } from '../collect/collect.js';
+import type { Staging } from '../publish/staging.js';
 import { BodyWrites, COLLECTION_MANIFEST, writeCollectionManifest } from '../collect/write.js';
 import { signManifest } from '../sign/manifest-signature.js';
 import { withStaging } from '../publish/index.js';
@@ -11,6 +12,8 @@ import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult
 import type { CollectSummary } from '../summaries/schemas.js';
 import { summariseRoutes } from '../summaries/routes.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
+import { BodySpool } from '../collect/body-spool.js';
+import path from 'node:path';
 
 export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('collect', flags, deps.env);
@@ -23,28 +26,17 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
     const started = deps.now();
     const outDir = resolveOutDir(deps.cwd, o.outDir, `svc-snapshot-raw-${collectionDate(started)}`);
-    // Each body is written (and searched for the tokens) as soon as it is in,
-    // while the other routes download, and then dropped from memory.
     const { collection, failed } = await withStaging(
       outDir,
       settings.tokens.secrets,
       async (staging) => {
-        const writes = new BodyWrites(staging, (err) => abort.abort(err));
-        let result: Awaited<ReturnType<typeof collect>>;
-        try {
-          result = await collect(settings, {
-            http,
-            reporter: deps.reporter,
-            abort,
-            now: () => started,
-            onRoute: (record, body) => writes.take(record.file, body),
-          });
-        } catch (err) {
-          // The collector's failure (a refused token) is the one to report; the writes only need to end.
-          await writes.settled().catch(() => {});
-          throw err;
-        }
-        await writes.settled();
+        const result = await collectWritten(
+          staging,
+          path.dirname(outDir),
+          (onRoute, spool) =>
+            collect(settings, { http, reporter: deps.reporter, abort, now: () => started, onRoute, spool }),
+          abort,
+        );
         const { collection, failed } = result;
         if (failed.length > 0 && failed.length === collection.manifest.routes.filter((r) => !r.skipped).length) {
           throw new FailedError(
@@ -90,6 +82,37 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
       },
     };
   });
+}
+
+/**
+ * `run` with every body written into `staging` as soon as it is in (and
+ * searched for the tokens), while the other routes download, then dropped
+ * from memory; a large body arrives into a spool beside the output and is
+ * copied from there. The first failed write aborts the routes still
+ * downloading.
+ */
+async function collectWritten<T>(
+  staging: Staging,
+  parent: string,
+  run: (onRoute: NonNullable<CollectDeps['onRoute']>, spool: BodySpool) => Promise<T>,
+  abort: AbortController,
+): Promise<T> {
+  const writes = new BodyWrites(staging, (err) => abort.abort(err));
+  const spool = new BodySpool(parent);
+  try {
+    let result: T;
+    try {
+      result = await run((record, body) => writes.take(record.file, body), spool);
+    } catch (err) {
+      // The collector's failure (a refused token) is the one to report; the writes only need to end.
+      await writes.settled().catch(() => {});
+      throw err;
+    }
+    await writes.settled();
+    return result;
+  } finally {
+    spool.remove();
+  }
 }
 
 function formatCollectSummary(s: CollectSummary): string {

@@ -13,6 +13,7 @@ import { build, type BuildSummary } from '../exports/build.js';
 import { leanSnapshotMemory, type MemoryPolicy } from '../exports/memory-policy.js';
 import { writeExports, writeRawFirst } from '../snapshot/files.js';
 import { largeBodiesToDisk } from '../snapshot/spool.js';
+import { BodySpool } from '../collect/body-spool.js';
 import type { RawCollection } from '../collect/types.js';
 import { snapshotManifest, type SnapshotManifest } from '../exports/manifest.js';
 import { withStaging } from '../publish/index.js';
@@ -59,7 +60,22 @@ type SnapshotOptions = CommandOptions<'snapshot'>;
 export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
   const plan = planSnapshot(flags, deps);
-  const { collection, secrets, source } = await obtainCollection(plan.o, deps, plan.largeBodyBytes);
+  // A live run's large bodies arrive into a spool beside the output; the build reads them there.
+  const spool = new BodySpool(path.dirname(resolveOutDir(deps.cwd, plan.o.outDir, 'svc-snapshot')));
+  try {
+    return await snapshotWith(spool, plan, deps, t0);
+  } finally {
+    spool.remove();
+  }
+}
+
+async function snapshotWith(
+  spool: BodySpool,
+  plan: SnapshotPlan,
+  deps: CommandDeps,
+  t0: number,
+): Promise<CommandResult> {
+  const { collection, secrets, source } = await obtainCollection(plan.o, deps, plan.largeBodyBytes, spool);
   deps.facts?.collection(collection);
   refuseFailed(collection, plan.o.allowPartial);
   const outDir = resolveOutDir(deps.cwd, plan.o.outDir, `svc-snapshot-${collection.manifest.date}`);
@@ -73,6 +89,8 @@ export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<C
     'snapshot',
     (m) => deps.reporter.warn(m),
   );
+  // Read by the build only: gone before the history load and the rest.
+  spool.remove();
   // From here on the snapshot is published: a signal leaves it in place.
   const load = plan.historyTarget
     ? `; a history load in progress is rolled back: load it later with svc-snapshot history load ${outDir}`
@@ -344,6 +362,7 @@ async function obtainCollection(
   o: SnapshotOptions,
   deps: CommandDeps,
   largeBodyBytes: number,
+  spool: BodySpool,
 ): Promise<{ collection: RawCollection; secrets: readonly string[]; source: 'live' | 'replay' }> {
   if (o.replay !== undefined) {
     deps.reporter.info(`replaying ${o.replay}`);
@@ -358,7 +377,7 @@ async function obtainCollection(
   const abort = new AbortController();
   return withHttpClient({ ...settings, signal: abort.signal }, deps.dispatcher, async (http) => {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
-    const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now });
+    const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now, spool });
     return { collection, secrets: settings.tokens.secrets, source: 'live' };
   });
 }

@@ -9,6 +9,8 @@ import { withoutUserinfo } from '../config/url.js';
 import { escapeControl } from '../util/escape.js';
 import { bodyHint } from './body-hint.js';
 import { TOOL } from '../version.js';
+import { FailedError } from '../errors.js';
+import { LARGE_BODY_BYTES, MAX_BODY_BYTES, type Body, type BodyFile } from '../body/file.js';
 
 export interface TransportOptions {
   readonly timeoutMs: number;
@@ -36,20 +38,25 @@ export interface ReadRequest {
   readonly body?: string | Buffer;
 }
 
-export interface Fetched {
+/** Where a 200 body longer than LARGE_BODY_BYTES is written as it arrives (src/collect/body-spool.ts). */
+export interface Spool {
+  write(chunks: AsyncIterable<Buffer>): Promise<BodyFile>;
+}
+
+export interface Fetched<B extends Body = Buffer> {
   readonly status: number;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  /** The body exactly as received. */
-  readonly body: Buffer;
+  /** The body exactly as received: in memory, or (spooled) the file holding it. */
+  readonly body: B;
   readonly attempts: number;
   readonly durationMs: number;
 }
 
-interface Answer {
+interface Answer<B extends Body> {
   type: 'answer';
   status: number;
   headers: Fetched['headers'];
-  body: Buffer;
+  body: B;
 }
 
 interface Failure {
@@ -61,6 +68,28 @@ interface Failure {
 }
 
 const RETRY_AFTER_CAP_MS = 60_000;
+
+/** What is kept of a body other than a 200's: only its start is ever shown (bodyHint), so an endless error page costs nothing. */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+/** A body longer than MAX_BODY_BYTES (or announced so): the request ends there, and is not retried. */
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`body larger than ${limit} bytes`);
+    this.name = 'BodyTooLargeError';
+  }
+}
+
+/** The limit as said in a message: 1 GiB, 64 MiB, or bytes. */
+function sizeShown(bytes: number): string {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const)
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  return `${bytes} bytes`;
+}
 
 /** The longest Buffer this Node.js makes. */
 const { MAX_LENGTH } = bufferConstants;
@@ -161,7 +190,16 @@ export class HttpClient {
   }
 
   /** A request that only reads (a GET, or a POST that only reads, such as the audit service's queries), with the deadline and retries. */
-  async read(req: ReadRequest): Promise<Fetched> {
+  read(req: ReadRequest): Promise<Fetched> {
+    return this.readInto(req, undefined) as Promise<Fetched>;
+  }
+
+  /** read(), a 200 body longer than LARGE_BODY_BYTES written to `spool` as it arrives instead of held in memory. */
+  readSpooled(req: ReadRequest, spool: Spool): Promise<Fetched<Body>> {
+    return this.readInto(req, spool);
+  }
+
+  private async readInto(req: ReadRequest, spool: Spool | undefined): Promise<Fetched<Body>> {
     const started = performance.now();
     const maxAttempts = 1 + this.opts.retries;
     const host = new URL(req.url).host;
@@ -171,7 +209,7 @@ export class HttpClient {
       made = attempt;
       if (attempt > 1) await this.backoff(attempt - 1, last?.retryAfterMs);
       this.throwIfAborted(req, attempt - 1);
-      const outcome = await this.once(req, host);
+      const outcome = await this.once(req, host, spool);
       if (outcome.type === 'answer') {
         const encoding = unaskedEncoding(outcome.headers['content-encoding']);
         const refuse = (detail: string) =>
@@ -189,7 +227,7 @@ export class HttpClient {
         if (!isRetryableStatus(outcome.status) || attempt === maxAttempts) {
           if (isRetryableStatus(outcome.status))
             throw refuse(
-              `HTTP ${outcome.status} after ${attempt} attempt${attempt > 1 ? 's' : ''}${bodyHint(outcome.body)}`,
+              `HTTP ${outcome.status} after ${attempt} attempt${attempt > 1 ? 's' : ''}${bodyHint(outcome.body as Buffer)}`,
             );
           return {
             status: outcome.status,
@@ -208,7 +246,8 @@ export class HttpClient {
         continue;
       }
       last = outcome;
-      if (outcome.kind === 'tls' || outcome.kind === 'aborted') break;
+      // The same server sends the same endless body again: not retried.
+      if (outcome.kind === 'tls' || outcome.kind === 'aborted' || outcome.kind === 'size') break;
     }
     this.throwIfAborted(req, made);
     const l = last!;
@@ -218,7 +257,8 @@ export class HttpClient {
       kind: l.kind,
       attempts: made,
       cause: l.cause,
-      detail: l.kind === 'tls' ? l.detail : `${l.detail} (after ${made} attempt${made > 1 ? 's' : ''})`,
+      detail:
+        l.kind === 'tls' || l.kind === 'size' ? l.detail : `${l.detail} (after ${made} attempt${made > 1 ? 's' : ''})`,
     });
   }
 
@@ -235,7 +275,7 @@ export class HttpClient {
     }
   }
 
-  private async once(req: ReadRequest, host: string): Promise<Answer | Failure> {
+  private async once(req: ReadRequest, host: string, spool: Spool | undefined): Promise<Answer<Body> | Failure> {
     const deadline = AbortSignal.timeout(this.opts.timeoutMs);
     const signal = this.opts.signal ? AbortSignal.any([deadline, this.opts.signal]) : deadline;
     try {
@@ -256,12 +296,19 @@ export class HttpClient {
         ...(req.body !== undefined ? { body: req.body } : {}),
         signal,
       });
-      return {
-        type: 'answer',
-        status: res.statusCode,
-        headers: res.headers,
-        body: await readBody(res.body, res.headers['content-length']),
-      };
+      const length = res.headers['content-length'];
+      let body: Body;
+      try {
+        body =
+          res.statusCode === 200
+            ? await readBody(res.body, length, { maxBytes: MAX_BODY_BYTES, spool })
+            : await readStart(res.body, ERROR_BODY_BYTES);
+      } catch (err) {
+        // An abandoned body would keep its connection reading.
+        res.body.destroy();
+        throw err;
+      }
+      return { type: 'answer', status: res.statusCode, headers: res.headers, body };
     } catch (err) {
       const failure = (f: Pick<Failure, 'kind' | 'detail'>): Failure => ({
         type: 'failure',
@@ -269,6 +316,9 @@ export class HttpClient {
         ...f,
         cause: err,
       });
+      // The disk full (or refused) under a spooled body: the run cannot go on, as for any output file.
+      if (err instanceof FailedError) throw err;
+      if (err instanceof BodyTooLargeError) return failure({ kind: 'size', detail: tooLarge(req.label, err.limit) });
       if (this.opts.signal?.aborted) return failure({ kind: 'aborted', detail: 'cancelled' });
       const timeout = `no complete response within ${this.opts.timeoutMs / 1000} s (--timeout)`;
       if (deadline.aborted) return failure({ kind: 'timeout', detail: timeout });
@@ -328,29 +378,77 @@ function bufferFor(bytes: number): Buffer | undefined {
 /**
  * The whole body. With a Content-Length, chunks are copied into one buffer
  * of that size as they arrive, rather than kept and concatenated at the end:
- * a large body then never takes twice its size. Exported for its tests.
+ * a large body then never takes twice its size. Given a spool, a body that
+ * grows past LARGE_BODY_BYTES goes on into a file of it, written as it
+ * arrives (the next chunk is read only once the last is written), so that
+ * memory holds at most that much of it; a body over `maxBytes` (or announced
+ * so) is a BodyTooLargeError. Exported for its tests.
  */
 export async function readBody(
   body: AsyncIterable<unknown>,
   contentLength: string | string[] | undefined,
-): Promise<Buffer> {
+  limits: { readonly maxBytes: number; readonly spool?: Spool | undefined; readonly memoryBytes?: number },
+): Promise<Body> {
   const announced =
     typeof contentLength === 'string' && /^\d+$/.test(contentLength) ? Number(contentLength) : undefined;
-  const out = announced !== undefined ? bufferFor(announced) : undefined;
-  if (out !== undefined) {
-    let used = 0;
-    const extra: Buffer[] = [];
-    for await (const chunk of body) {
-      const c = chunk as Buffer;
-      // More than announced (undici would normally refuse it): keep every byte all the same.
-      if (extra.length > 0 || used + c.length > out.length) extra.push(c);
-      else used += c.copy(out, used);
+  if (announced !== undefined && announced > limits.maxBytes) throw new BodyTooLargeError(limits.maxBytes);
+  const memoryBytes = limits.spool ? (limits.memoryBytes ?? LARGE_BODY_BYTES) : limits.maxBytes;
+  const out = announced !== undefined && announced <= memoryBytes ? bufferFor(announced) : undefined;
+  const chunks = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  // Past `out` (more than announced: undici would normally refuse it), or without it, the chunks as they come.
+  const kept: Buffer[] = [];
+  let used = 0;
+  let size = 0;
+  for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) {
+    const c = next.value;
+    size += c.length;
+    if (size > limits.maxBytes) throw new BodyTooLargeError(limits.maxBytes);
+    if (out !== undefined && kept.length === 0 && used + c.length <= out.length) {
+      used += c.copy(out, used);
+      continue;
     }
-    return extra.length > 0 ? Buffer.concat([out.subarray(0, used), ...extra]) : out.subarray(0, used);
+    if (out !== undefined && kept.length === 0) kept.push(out.subarray(0, used));
+    kept.push(c);
+    if (limits.spool && size > memoryBytes) return limits.spool.write(rest(kept, chunks, size, limits.maxBytes));
   }
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(chunk as Buffer);
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  if (kept.length === 0) return out !== undefined ? out.subarray(0, used) : Buffer.alloc(0);
+  return kept.length === 1 ? kept[0]! : Buffer.concat(kept);
+}
+
+/** The chunks kept (each let go once handed over), then the rest of the body, up to `maxBytes` in all. */
+async function* rest(
+  kept: Buffer[],
+  chunks: AsyncIterator<Buffer>,
+  size: number,
+  maxBytes: number,
+): AsyncGenerator<Buffer> {
+  for (let c = kept.shift(); c !== undefined; c = kept.shift()) yield c;
+  for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) {
+    size += next.value.length;
+    if (size > maxBytes) throw new BodyTooLargeError(maxBytes);
+    yield next.value;
+  }
+}
+
+/** At most the first `max` bytes of a body, the rest left unread (its connection closed). */
+export async function readStart(body: AsyncIterable<unknown>, max: number): Promise<Buffer> {
+  const kept: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    kept.push(chunk.subarray(0, max - size));
+    size += kept[kept.length - 1]!.length;
+    if (size >= max) break;
+  }
+  return Buffer.concat(kept);
+}
+
+/** The message of a route whose body passed MAX_BODY_BYTES: nothing of the body quoted. */
+function tooLarge(label: string, limit: number): string {
+  return (
+    `the answer of ${label} was larger than ${sizeShown(limit)}, the most this tool reads of one response ` +
+    `(docs/decisions.md); nothing of it was kept. A body that large is a server fault (or a hostile server): ` +
+    `check the server and the base URL`
+  );
 }
 
 /** A Content-Encoding other than identity, as a short escaped text; undefined for none. */

@@ -1,7 +1,8 @@
 import { escapeControl } from '../util/escape.js';
 import { redact } from '../util/redact.js';
 
-export type HttpErrorKind = 'status' | 'timeout' | 'network' | 'tls' | 'aborted';
+/** `size`: the body passed the most this tool reads of one response (MAX_BODY_BYTES). */
+export type HttpErrorKind = 'status' | 'timeout' | 'network' | 'tls' | 'aborted' | 'size';
 
 /**
  * A failed request, octokit-style: numeric status (0 when no response came),

@@ -32,6 +32,12 @@ const RECOGNISERS = Object.fromEntries(
   Object.entries(PATTERNS).map(([kind, p]) => [kind, new RegExp(`^\\.(.+)\\.${p.word}-${PID}-${p.tail}$`, 's')]),
 ) as Record<LeftoverKind, RegExp>;
 
+/**
+ * The base name of a live run's spool of large bodies (src/collect/body-spool.ts), a `partial` directory beside the
+ * output: any run publishing into that directory removes a killed run's.
+ */
+export const BODY_SPOOL_BASE = 'svc-snapshot-bodies';
+
 /** The prefix mkdtemp completes (six letters and digits) into a staging directory's name for `base`. */
 export function stagingPrefix(base: string): string {
   return `.${base}.${PATTERNS.partial.word}-${process.pid}-`;

@@ -1,13 +1,14 @@
 import { lstatSync, readdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { escapeControl } from '../util/escape.js';
-import { deadLeftover, removeDeadTempFiles, removeLeftover } from './leftovers.js';
+import { BODY_SPOOL_BASE, deadLeftover, removeDeadTempFiles, removeLeftover } from './leftovers.js';
 import { targetParts } from './staging.js';
 
 /**
  * Deals with what a killed run (SIGKILL: the OOM killer, systemd after
  * TimeoutStopSec) left beside `targetDir`, where no signal handler ran to
- * clean up (CONTRACT section 6): its staging directory is removed; the
+ * clean up (CONTRACT section 6): its staging directory, and the spool of
+ * large bodies of any run into this parent, are removed; the
  * previous output it had moved aside is renamed back to `<base>` when the
  * run died before the new one took its place, else removed. Only a real
  * directory (never a link) owned by this user, whose pid is no running
@@ -28,7 +29,10 @@ export function recoverStale(targetDir: string): string[] {
   }
   const lines: string[] = [];
   for (const name of names.sort()) {
-    const kind = (['partial', 'previous'] as const).find((k) => deadLeftover(k, parent, name)?.base === base);
+    const kind = (['partial', 'previous'] as const).find((k) => {
+      const left = deadLeftover(k, parent, name)?.base;
+      return left === base || (k === 'partial' && left === BODY_SPOOL_BASE);
+    });
     if (!kind) continue;
     const left = kind === 'previous' ? 'left by a run killed while publishing' : 'left by a run that was killed';
     if (kind === 'partial' || lstatSync(target, { throwIfNoEntry: false })) {

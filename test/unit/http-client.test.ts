@@ -3,7 +3,16 @@ import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { constants as bufferConstants } from 'node:buffer';
 import { Agent, EnvHttpProxyAgent } from 'undici';
-import { createDispatcher, HttpClient, isRetryableStatus, parseRetryAfter, readBody } from '../../src/http/client.js';
+import {
+  BodyTooLargeError,
+  createDispatcher,
+  HttpClient,
+  isRetryableStatus,
+  parseRetryAfter,
+  readBody as readBodyTo,
+  readStart,
+} from '../../src/http/client.js';
+import { BodyFile } from '../../src/body/file.js';
 import { HttpError } from '../../src/http/errors.js';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
@@ -165,6 +174,9 @@ describe('readBody', () => {
   async function* chunks(...parts: string[]): AsyncGenerator<Buffer> {
     for (const p of parts) yield Buffer.from(p);
   }
+  /** readBody held in memory, without a limit of its own. */
+  const readBody = (body: AsyncIterable<Buffer>, length: string | string[] | undefined) =>
+    readBodyTo(body, length, { maxBytes: Number.MAX_SAFE_INTEGER }) as Promise<Buffer>;
 
   it('reads a body announced over 512 MB into the one buffer of its announced size, not chunks joined at the end', async () => {
     // Only the bytes received touch memory: the rest of the 600 MB is never written.
@@ -182,16 +194,87 @@ describe('readBody', () => {
   });
 
   it('reads as chunks a length no buffer can hold, or one that is not a plain number', async () => {
-    for (const length of [
-      String(bufferConstants.MAX_LENGTH + 1),
-      '99999999999999999999999',
-      '12abc',
-      '-1',
-      ['3', '3'],
-    ]) {
+    for (const length of [String(bufferConstants.MAX_LENGTH + 1), '12abc', '-1', ['3', '3']]) {
       const body = await readBody(chunks('abc', 'def'), length);
       expect(body.toString(), String(length)).toBe('abcdef');
       expect(body.buffer.byteLength, String(length)).toBeLessThan(1024 * 1024);
     }
+  });
+
+  /** A body without end, counting the chunks taken from it and whether it was let go. */
+  function endless(chunk: string) {
+    const seen = { chunks: 0, closed: false };
+    async function* body(): AsyncGenerator<Buffer> {
+      try {
+        for (;;) {
+          seen.chunks++;
+          yield Buffer.from(chunk);
+        }
+      } finally {
+        seen.closed = true;
+      }
+    }
+    return { body: body(), seen };
+  }
+
+  it('refuses a body announced over the limit before reading any of it', async () => {
+    const { body, seen } = endless('[1,');
+    await expect(readBodyTo(body, '11', { maxBytes: 10 })).rejects.toBeInstanceOf(BodyTooLargeError);
+    const huge = readBodyTo(body, '99999999999999999999999', { maxBytes: Number.MAX_SAFE_INTEGER });
+    await expect(huge).rejects.toBeInstanceOf(BodyTooLargeError);
+    expect(seen.chunks).toBe(0);
+  });
+
+  it('refuses a body that grows past the limit, in memory or on its way to the spool', async () => {
+    const inMemory = endless('[1,');
+    await expect(readBodyTo(inMemory.body, undefined, { maxBytes: 30 })).rejects.toBeInstanceOf(BodyTooLargeError);
+    expect(inMemory.seen.chunks).toBe(11);
+    const written: string[] = [];
+    const spool = {
+      async write(c: AsyncIterable<Buffer>): Promise<BodyFile> {
+        for await (const b of c) written.push(b.toString());
+        throw new Error('not reached');
+      },
+    };
+    const spooled = endless('[1,');
+    const read = readBodyTo(spooled.body, undefined, { maxBytes: 30, spool, memoryBytes: 6 });
+    await expect(read).rejects.toBeInstanceOf(BodyTooLargeError);
+    // Never more than 30 bytes taken in: 10 chunks written, the 11th refused.
+    expect(written.join('')).toBe('[1,'.repeat(10));
+  });
+
+  it('hands a body past the memory bound to the spool, every byte in order, holding no more than that bound', async () => {
+    const parts = ['[1', ',2', ',3', ',4', ',5', ']'];
+    let heldWhenSpooled = -1;
+    let taken = 0;
+    async function* body(): AsyncGenerator<Buffer> {
+      for (const p of parts) {
+        taken++;
+        yield Buffer.from(p);
+      }
+    }
+    const file = new BodyFile('/nowhere', 'x.json', 11, 'f'.repeat(64));
+    const spool = {
+      async write(c: AsyncIterable<Buffer>): Promise<BodyFile> {
+        heldWhenSpooled = taken;
+        let text = '';
+        for await (const b of c) text += b.toString();
+        expect(text).toBe(parts.join(''));
+        return file;
+      },
+    };
+    expect(await readBodyTo(body(), undefined, { maxBytes: 100, spool, memoryBytes: 5 })).toBe(file);
+    // The spool took over once 6 bytes (3 chunks) were in: the rest came through it.
+    expect(heldWhenSpooled).toBe(3);
+    // A body within the bound stays in memory.
+    const small = await readBodyTo(body(), '11', { maxBytes: 100, spool, memoryBytes: 11 });
+    expect(Buffer.isBuffer(small) && small.toString()).toBe('[1,2,3,4,5]');
+  });
+
+  it('keeps only the start of an error body and lets the rest go unread', async () => {
+    const { body, seen } = endless('<html>');
+    expect((await readStart(body, 10)).toString()).toBe('<html><htm');
+    expect(seen.chunks).toBe(2);
+    expect(seen.closed).toBe(true);
   });
 });

@@ -66,6 +66,26 @@ it('recovers a killed run’s directories and leaves alone a running one’s, li
   expect(existsSync(path.join(elsewhere, 'note.txt'))).toBe(true);
 });
 
+it('removes the spool of large bodies a killed run left beside, whatever its output, and not a running one’s', async () => {
+  dirWith(`.svc-snapshot-bodies.partial-${dead}-aB3xY9`, 'half a body');
+  dirWith(`.svc-snapshot-bodies.partial-${process.pid}-live01`, 'a body being received');
+  dirWith(`.svc-snapshot-bodies.previous-${dead}-0a1b2c3d`, 'not a spool');
+  const warnings: string[] = [];
+  await withStaging(
+    path.join(work, 'out'),
+    [],
+    async () => {},
+    'snapshot',
+    (m) => warnings.push(m),
+  );
+  expect(warnings).toEqual([`removed .svc-snapshot-bodies.partial-${dead}-aB3xY9, left by a run that was killed`]);
+  expect(readdirSync(work).sort()).toEqual([
+    `.svc-snapshot-bodies.partial-${process.pid}-live01`,
+    `.svc-snapshot-bodies.previous-${dead}-0a1b2c3d`,
+    'out',
+  ]);
+});
+
 it('removes the moved-aside output when the output directory exists again', async () => {
   mkdirSync(path.join(work, 'out'));
   dirWith(`.out.previous-${dead}-deadbeef`, 'older');

@@ -1,0 +1,82 @@
+/**
+ * Where a live run's large bodies go as they arrive: a directory beside the
+ * output (the same file system, no tmpfs), named as a staging directory is
+ * (`.svc-snapshot-bodies.partial-<pid>-XXXXXX`), made 0700 on the first large
+ * body, removed by `remove` (and by the signal and exit hooks until then;
+ * after a SIGKILL, by the next run publishing into that directory).
+ * Each body is written a chunk at a time, the next chunk read only once the
+ * last is written: the socket is paused while the disk catches up, so memory
+ * holds a few chunks whatever the body's size (docs/decisions.md).
+ */
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import path from 'node:path';
+import { BodyFile } from '../body/file.js';
+import { FailedError } from '../errors.js';
+import { BODY_SPOOL_BASE, stagingPrefix } from '../publish/leftovers.js';
+import { registerStaging, unregisterStaging } from '../publish/registry.js';
+import { DIR_MODE, FILE_MODE, writeAll } from '../publish/staging.js';
+import { describeFsError } from '../util/fs-error.js';
+
+export class BodySpool {
+  private dir: string | undefined;
+  private files = 0;
+
+  /** `parent`: the directory the output is published into. */
+  constructor(private readonly parent: string) {}
+
+  /** `chunks` written to a new file of the spool; the file with its size and sha256. A file-system failure is a FailedError naming the file. */
+  async write(chunks: AsyncIterable<Buffer>): Promise<BodyFile> {
+    const dir = this.directory();
+    const name = `body-${++this.files}.json`;
+    const file = path.join(dir, name);
+    const hash = createHash('sha256');
+    let size = 0;
+    try {
+      const handle = await open(file, 'wx', FILE_MODE);
+      try {
+        for await (const chunk of chunks) {
+          hash.update(chunk);
+          size += chunk.length;
+          await writeAll(handle, chunk);
+        }
+      } finally {
+        await handle.close();
+      }
+    } catch (err) {
+      rmSync(file, { force: true });
+      throw fsFailure(err, file);
+    }
+    return new BodyFile(dir, name, size, hash.digest('hex'));
+  }
+
+  /** Removes the spool and every body in it. */
+  remove(): void {
+    if (this.dir === undefined) return;
+    rmSync(this.dir, { recursive: true, force: true });
+    unregisterStaging(this.dir);
+    this.dir = undefined;
+  }
+
+  private directory(): string {
+    if (this.dir !== undefined) return this.dir;
+    try {
+      mkdirSync(this.parent, { recursive: true, mode: DIR_MODE });
+      const dir = mkdtempSync(path.join(this.parent, stagingPrefix(BODY_SPOOL_BASE)));
+      // Registered at once: a signal from here on removes it.
+      registerStaging(dir);
+      this.dir = dir;
+      chmodSync(dir, DIR_MODE);
+      return dir;
+    } catch (err) {
+      throw fsFailure(err, this.parent);
+    }
+  }
+}
+
+/** A file-system failure as the run reports it (CONTRACT section 6: the path, what happened, what to do; exit 1); anything else as it is. */
+function fsFailure(err: unknown, where: string): unknown {
+  const message = describeFsError(err, where);
+  return message ? new FailedError(message, { cause: err }) : err;
+}
