@@ -18,25 +18,38 @@ import { BODY_SPOOL_BASE, stagingPrefix } from '../publish/leftovers.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
 import { DIR_MODE, FILE_MODE, writeAll } from '../publish/staging.js';
 import { describeFsError } from '../util/fs-error.js';
+import { SecretSearch, secretMatcher, type SecretMatcher } from '../publish/scan.js';
 
 export class BodySpool {
   private dir: string | undefined;
   private files = 0;
+  private readonly matcher: SecretMatcher | null;
 
-  /** `parent`: the directory the output is published into. */
-  constructor(private readonly parent: string) {}
+  /** `parent`: the directory the output is published into; `secrets`: the tokens in use, never written to disk. */
+  constructor(
+    private readonly parent: string,
+    secrets: readonly string[],
+  ) {
+    this.matcher = secretMatcher(secrets);
+  }
 
-  /** `chunks` written to a new file of the spool; the file with its size and sha256. A file-system failure is a FailedError naming the file. */
-  async write(chunks: AsyncIterable<Buffer>): Promise<BodyFile> {
+  /**
+   * `chunks`, the body of `label`, written to a new file of the spool; the file with its size and sha256. A
+   * file-system failure is a FailedError naming the file; so is a token among the bytes, found before they are
+   * written (a body echoing it could not be published in raw/ anyway).
+   */
+  async write(label: string, chunks: AsyncIterable<Buffer>): Promise<BodyFile> {
     const dir = this.directory();
     const name = `body-${++this.files}.json`;
     const file = path.join(dir, name);
     const hash = createHash('sha256');
+    const search = this.matcher ? new SecretSearch(this.matcher) : undefined;
     let size = 0;
     try {
       const handle = await open(file, 'wx', FILE_MODE);
       try {
         for await (const chunk of chunks) {
+          if (search?.push(chunk)) throw secretInBody(label, search.found!);
           hash.update(chunk);
           size += chunk.length;
           await writeAll(handle, chunk);
@@ -73,6 +86,13 @@ export class BodySpool {
       throw fsFailure(err, this.parent);
     }
   }
+}
+
+function secretInBody(label: string, kind: string): FailedError {
+  return new FailedError(
+    `the answer of ${label} holds the ${kind} in use (in one of its spellings), in a body too large to hold in ` +
+      `memory; it was not written to disk, and nothing was published. The server echoes it: have that fixed`,
+  );
 }
 
 /** A file-system failure as the run reports it (CONTRACT section 6: the path, what happened, what to do; exit 1); anything else as it is. */

@@ -32,7 +32,7 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
       async (staging) => {
         const result = await collectWritten(
           staging,
-          path.dirname(outDir),
+          new BodySpool(path.dirname(outDir), settings.tokens.secrets),
           (onRoute, spool) =>
             collect(settings, { http, reporter: deps.reporter, abort, now: () => started, onRoute, spool }),
           abort,
@@ -93,12 +93,11 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
  */
 async function collectWritten<T>(
   staging: Staging,
-  parent: string,
+  spool: BodySpool,
   run: (onRoute: NonNullable<CollectDeps['onRoute']>, spool: BodySpool) => Promise<T>,
   abort: AbortController,
 ): Promise<T> {
   const writes = new BodyWrites(staging, (err) => abort.abort(err));
-  const spool = new BodySpool(parent);
   try {
     let result: T;
     try {

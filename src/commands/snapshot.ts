@@ -60,17 +60,23 @@ type SnapshotOptions = CommandOptions<'snapshot'>;
 export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
   const plan = planSnapshot(flags, deps);
-  // A live run's large bodies arrive into a spool beside the output; the build reads them there.
-  const spool = new BodySpool(path.dirname(resolveOutDir(deps.cwd, plan.o.outDir, 'svc-snapshot')));
+  // A live run's large bodies arrive into a spool beside the output (made once the tokens are known); the build reads them there.
+  const spool: Spooling = { parent: path.dirname(resolveOutDir(deps.cwd, plan.o.outDir, 'svc-snapshot')) };
   try {
     return await snapshotWith(spool, plan, deps, t0);
   } finally {
-    spool.remove();
+    spool.made?.remove();
   }
 }
 
+/** Where a live run's spool of large bodies goes, and the spool once made. */
+interface Spooling {
+  readonly parent: string;
+  made?: BodySpool;
+}
+
 async function snapshotWith(
-  spool: BodySpool,
+  spool: Spooling,
   plan: SnapshotPlan,
   deps: CommandDeps,
   t0: number,
@@ -90,7 +96,7 @@ async function snapshotWith(
     (m) => deps.reporter.warn(m),
   );
   // Read by the build only: gone before the history load and the rest.
-  spool.remove();
+  spool.made?.remove();
   // From here on the snapshot is published: a signal leaves it in place.
   const load = plan.historyTarget
     ? `; a history load in progress is rolled back: load it later with svc-snapshot history load ${outDir}`
@@ -362,7 +368,7 @@ async function obtainCollection(
   o: SnapshotOptions,
   deps: CommandDeps,
   largeBodyBytes: number,
-  spool: BodySpool,
+  spooling: Spooling,
 ): Promise<{ collection: RawCollection; secrets: readonly string[]; source: 'live' | 'replay' }> {
   if (o.replay !== undefined) {
     deps.reporter.info(`replaying ${o.replay}`);
@@ -377,6 +383,7 @@ async function obtainCollection(
   const abort = new AbortController();
   return withHttpClient({ ...settings, signal: abort.signal }, deps.dispatcher, async (http) => {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
+    const spool = (spooling.made = new BodySpool(spooling.parent, settings.tokens.secrets));
     const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now, spool });
     return { collection, secrets: settings.tokens.secrets, source: 'live' };
   });

@@ -40,7 +40,7 @@ export interface ReadRequest {
 
 /** Where a 200 body longer than LARGE_BODY_BYTES is written as it arrives (src/collect/body-spool.ts). */
 export interface Spool {
-  write(chunks: AsyncIterable<Buffer>): Promise<BodyFile>;
+  write(label: string, chunks: AsyncIterable<Buffer>): Promise<BodyFile>;
 }
 
 export interface Fetched<B extends Body = Buffer> {
@@ -301,7 +301,7 @@ export class HttpClient {
       try {
         body =
           res.statusCode === 200
-            ? await readBody(res.body, length, { maxBytes: MAX_BODY_BYTES, spool })
+            ? await readBody(res.body, length, { maxBytes: MAX_BODY_BYTES, spool, label: req.label })
             : await readStart(res.body, ERROR_BODY_BYTES);
       } catch (err) {
         // An abandoned body would keep its connection reading.
@@ -387,7 +387,13 @@ function bufferFor(bytes: number): Buffer | undefined {
 export async function readBody(
   body: AsyncIterable<unknown>,
   contentLength: string | string[] | undefined,
-  limits: { readonly maxBytes: number; readonly spool?: Spool | undefined; readonly memoryBytes?: number },
+  limits: {
+    readonly maxBytes: number;
+    readonly spool?: Spool | undefined;
+    readonly memoryBytes?: number;
+    /** The route, for the spool's messages. */
+    readonly label?: string;
+  },
 ): Promise<Body> {
   const announced =
     typeof contentLength === 'string' && /^\d+$/.test(contentLength) ? Number(contentLength) : undefined;
@@ -409,7 +415,8 @@ export async function readBody(
     }
     if (out !== undefined && kept.length === 0) kept.push(out.subarray(0, used));
     kept.push(c);
-    if (limits.spool && size > memoryBytes) return limits.spool.write(rest(kept, chunks, size, limits.maxBytes));
+    if (limits.spool && size > memoryBytes)
+      return limits.spool.write(limits.label ?? 'the request', rest(kept, chunks, size, limits.maxBytes));
   }
   if (kept.length === 0) return out !== undefined ? out.subarray(0, used) : Buffer.alloc(0);
   return kept.length === 1 ? kept[0]! : Buffer.concat(kept);

@@ -231,7 +231,7 @@ describe('readBody', () => {
     expect(inMemory.seen.chunks).toBe(11);
     const written: string[] = [];
     const spool = {
-      async write(c: AsyncIterable<Buffer>): Promise<BodyFile> {
+      async write(_label: string, c: AsyncIterable<Buffer>): Promise<BodyFile> {
         for await (const b of c) written.push(b.toString());
         throw new Error('not reached');
       },
@@ -255,7 +255,7 @@ describe('readBody', () => {
     }
     const file = new BodyFile('/nowhere', 'x.json', 11, 'f'.repeat(64));
     const spool = {
-      async write(c: AsyncIterable<Buffer>): Promise<BodyFile> {
+      async write(_label: string, c: AsyncIterable<Buffer>): Promise<BodyFile> {
         heldWhenSpooled = taken;
         let text = '';
         for await (const b of c) text += b.toString();
