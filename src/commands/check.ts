@@ -121,8 +121,9 @@ export async function check(settings: ConnectionSettings, http: HttpClient): Pro
       let outcome = await probe(settings, http, newer, token);
       if (outcome.kind === 'error') {
         if (outcome.err.kind === 'tls') report.tls = { ok: false, error: outcome.err.detail };
+        // A body over the limit was an answer: the host is reachable, the route is this token's error.
         if (outcome.err.status === 0)
-          report.reachable = outcome.err.kind === 'tls' || outcome.err.kind === 'timeout' ? report.reachable : false;
+          report.reachable = ['tls', 'timeout', 'size'].includes(outcome.err.kind) ? report.reachable : false;
         if (!report.reachable || !report.tls.ok) return { ...report, tokens: [] };
         row.errors.push(outcome.err.message);
         continue;

@@ -10,7 +10,7 @@ import { escapeControl } from '../util/escape.js';
 import { bodyHint } from './body-hint.js';
 import { TOOL } from '../version.js';
 import { FailedError } from '../errors.js';
-import { LARGE_BODY_BYTES, MAX_BODY_BYTES, type Body, type BodyFile } from '../body/file.js';
+import { LARGE_BODY_BYTES, MAX_BODY_BYTES, MAX_MEMORY_BODY_BYTES, type Body, type BodyFile } from '../body/file.js';
 
 export interface TransportOptions {
   readonly timeoutMs: number;
@@ -72,7 +72,7 @@ const RETRY_AFTER_CAP_MS = 60_000;
 /** What is kept of a body other than a 200's: only its start is ever shown (bodyHint), so an endless error page costs nothing. */
 const ERROR_BODY_BYTES = 64 * 1024;
 
-/** A body longer than MAX_BODY_BYTES (or announced so): the request ends there, and is not retried. */
+/** A body longer than MAX_BODY_BYTES, or held in memory MAX_MEMORY_BODY_BYTES (or announced so): the request ends there, not retried. */
 export class BodyTooLargeError extends Error {
   constructor(readonly limit: number) {
     super(`body larger than ${limit} bytes`);
@@ -189,12 +189,15 @@ export class HttpClient {
     this.dispatcher = dispatcher ?? createDispatcher(opts);
   }
 
-  /** A request that only reads (a GET, or a POST that only reads, such as the audit service's queries), with the deadline and retries. */
+  /**
+   * A request that only reads (a GET, or a POST that only reads, such as the audit service's queries), with the
+   * deadline and retries; its body held in memory, up to MAX_MEMORY_BODY_BYTES.
+   */
   read(req: ReadRequest): Promise<Fetched> {
     return this.readInto(req, undefined) as Promise<Fetched>;
   }
 
-  /** read(), a 200 body longer than LARGE_BODY_BYTES written to `spool` as it arrives instead of held in memory. */
+  /** read(), a 200 body longer than LARGE_BODY_BYTES written to `spool` as it arrives instead of held in memory, up to MAX_BODY_BYTES. */
   readSpooled(req: ReadRequest, spool: Spool): Promise<Fetched<Body>> {
     return this.readInto(req, spool);
   }
@@ -301,7 +304,11 @@ export class HttpClient {
       try {
         body =
           res.statusCode === 200
-            ? await readBody(res.body, length, { maxBytes: MAX_BODY_BYTES, spool, label: req.label })
+            ? await readBody(res.body, length, {
+                maxBytes: spool ? MAX_BODY_BYTES : MAX_MEMORY_BODY_BYTES,
+                spool,
+                label: req.label,
+              })
             : await readStart(res.body, ERROR_BODY_BYTES);
       } catch (err) {
         // An abandoned body would keep its connection reading.
@@ -318,7 +325,8 @@ export class HttpClient {
       });
       // The disk full (or refused) under a spooled body: the run cannot go on, as for any output file.
       if (err instanceof FailedError) throw err;
-      if (err instanceof BodyTooLargeError) return failure({ kind: 'size', detail: tooLarge(req.label, err.limit) });
+      if (err instanceof BodyTooLargeError)
+        return failure({ kind: 'size', detail: tooLarge(req.label, err.limit, spool !== undefined) });
       if (this.opts.signal?.aborted) return failure({ kind: 'aborted', detail: 'cancelled' });
       const timeout = `no complete response within ${this.opts.timeoutMs / 1000} s (--timeout)`;
       if (deadline.aborted) return failure({ kind: 'timeout', detail: timeout });
@@ -449,12 +457,19 @@ export async function readStart(body: AsyncIterable<unknown>, max: number): Prom
   return Buffer.concat(kept);
 }
 
-/** The message of a route whose body passed MAX_BODY_BYTES: nothing of the body quoted. */
-function tooLarge(label: string, limit: number): string {
+/** The message of a route whose body passed its limit (written to disk as it came, or held in memory): nothing of the body quoted. */
+function tooLarge(label: string, limit: number, spooled: boolean): string {
+  const start = `the answer of ${label} was larger than ${sizeShown(limit)}, the most this tool`;
+  if (spooled) {
+    return (
+      `${start} reads of one response (docs/decisions.md); nothing of it was kept. A body that large is a server ` +
+      `fault (or a hostile server): check the server and the base URL`
+    );
+  }
   return (
-    `the answer of ${label} was larger than ${sizeShown(limit)}, the most this tool reads of one response ` +
-    `(docs/decisions.md); nothing of it was kept. A body that large is a server fault (or a hostile server): ` +
-    `check the server and the base URL`
+    `${start} holds in memory of one response (docs/decisions.md); nothing of it was kept. A snapshot or collect ` +
+    `writes a body that large to disk as it arrives, and reads up to ${sizeShown(MAX_BODY_BYTES)} of it; ` +
+    `otherwise check the server and the base URL`
   );
 }
 

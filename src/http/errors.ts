@@ -1,7 +1,7 @@
 import { escapeControl } from '../util/escape.js';
 import { redact } from '../util/redact.js';
 
-/** `size`: the body passed the most this tool reads of one response (MAX_BODY_BYTES). */
+/** `size`: the body passed the most this tool reads of one response (MAX_BODY_BYTES; MAX_MEMORY_BODY_BYTES held in memory). */
 export type HttpErrorKind = 'status' | 'timeout' | 'network' | 'tls' | 'aborted' | 'size';
 
 /**
