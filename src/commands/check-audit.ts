@@ -52,7 +52,7 @@ export async function runCheckAudit(o: CommandOptions<'check'>, deps: CommandDep
       report.tls = tlsVerdict(auditUrl, observer.authorized(), report.tls, report.reachable);
       report.ok = report.reachable && report.tls.ok && report.token.accepted === true;
       deps.reporter.close();
-      const json: CheckAuditSummary = { ...report, tls: tlsForJson(auditUrl, report.tls) };
+      const json: CheckAuditSummary = { ...report, tls: tlsForJson(auditUrl, report.tls, report.reachable) };
       deps.stdout(o.json ? `${JSON.stringify(json, null, 2)}\n` : formatAuditCheck(auditUrl, report));
       if (report.ok) return { exitCode: EXIT.ok };
       if (report.token.status === 401 || report.token.status === 403) return { exitCode: EXIT.tokenRejected };
@@ -67,7 +67,7 @@ function formatAuditCheck(url: string, r: AuditCheckReport): string {
   const lines = [
     `Checking the audit service at ${url}`,
     `  reachable: ${r.reachable ? 'yes' : 'no'}`,
-    `  TLS: ${describeTls(url, r.tls)}`,
+    `  TLS: ${describeTls(url, r.tls, r.reachable)}`,
   ];
   // The service's own words: a newline there must not add a line of ours (an "OK" it did not earn).
   if (r.service)

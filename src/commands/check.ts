@@ -61,7 +61,7 @@ export async function runCheck(flags: RawFlags, deps: CommandDeps): Promise<Comm
           ? checked
           : { ...checked, tls, tokens: tls.ok ? checked.tokens : [], ok: checked.ok && tls.ok };
       deps.reporter.close();
-      const json: CheckSummary = { ...report, tls: tlsForJson(settings.baseUrl, report.tls) };
+      const json: CheckSummary = { ...report, tls: tlsForJson(settings.baseUrl, report.tls, report.reachable) };
       deps.stdout(o.json ? `${JSON.stringify(json, null, 2)}\n` : formatCheck(settings.baseUrl, report));
       if (report.ok) return { exitCode: EXIT.ok };
       if (!report.reachable || !report.tls.ok) return { exitCode: EXIT.failed };
@@ -167,7 +167,7 @@ export async function check(settings: ConnectionSettings, http: HttpClient): Pro
 function formatCheck(baseUrl: string, r: CheckReport): string {
   const lines = [`Checking ${baseUrl}`];
   lines.push(`  reachable: ${r.reachable ? 'yes' : 'no'}`);
-  lines.push(`  TLS: ${describeTls(baseUrl, r.tls)}`);
+  lines.push(`  TLS: ${describeTls(baseUrl, r.tls, r.reachable)}`);
   if (r.reachable && r.tls.ok) {
     lines.push(`  backend release: ${r.release}`);
     for (const t of r.tokens) {

@@ -52,20 +52,22 @@ export function tlsVerdict(
 /**
  * How a check's --json reports TLS, as its text does: `used: false` (and no
  * verdict, `ok: null`) for http:// to a loopback host, where no TLS is
- * spoken; otherwise whether the connection was verified.
+ * spoken; `ok: null` too for an https host that was not reached, where
+ * nothing was verified; otherwise whether the connection was verified.
  */
 export function tlsForJson(
   url: string,
   tls: { ok: boolean; error?: string },
+  reachable: boolean,
 ): { used: boolean; ok: boolean | null; error?: string } {
   if (tls.ok && !url.startsWith('https:')) return { used: false, ok: null };
+  if (tls.ok && !reachable) return { used: true, ok: null };
   return { used: true, ...tls };
 }
 
 /** How a check prints TLS. */
-export function describeTls(url: string, tls: { ok: boolean; error?: string }): string {
+export function describeTls(url: string, tls: { ok: boolean; error?: string }, reachable: boolean): string {
   if (!tls.ok) return `FAILED: ${tls.error ?? ''}`;
-  return url.startsWith('https:')
-    ? 'verified (certificate chain and host name)'
-    : 'not used (http:// to a loopback host)';
+  if (!url.startsWith('https:')) return 'not used (http:// to a loopback host)';
+  return reachable ? 'verified (certificate chain and host name)' : 'not checked (the host was not reached)';
 }

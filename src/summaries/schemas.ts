@@ -124,11 +124,15 @@ export type NotifySummary = z.infer<typeof NotifySummary>;
 
 const TokenType = z.enum(TOKEN_TYPES);
 
-/** `used: false` (and `ok: null`, no verdict) for http:// to a loopback host, where no TLS is spoken. */
+/**
+ * `used: false` (and `ok: null`, no verdict) for http:// to a loopback host, where no TLS is spoken;
+ * `ok: null` for an https host that was not reached, where nothing was verified.
+ */
 const CheckTls = z
   .strictObject({ used: z.boolean(), ok: z.boolean().nullable(), error: z.string().optional() })
   .describe(
-    'used: false and ok: null for http:// to a loopback host (no TLS); otherwise ok says whether the certificate chain and host name were verified',
+    'used: false and ok: null for http:// to a loopback host (no TLS); used: true and ok: null when the host was not reached ' +
+      '(not checked); otherwise ok says whether the certificate chain and host name were verified',
   );
 
 export const CheckSummary = z.strictObject({

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from 'node:net';
 import { http, HttpResponse } from 'msw';
 import { createAuditBackend, FAKE_AUDIT_TOKEN, WRONG_FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
 import { startFakeServer, type FakeServer } from '../fake/server.js';
@@ -35,6 +36,24 @@ describe('svc-snapshot check --audit', () => {
       ok: true,
     });
     expect(res.report.service.version).toEqual(expect.any(String));
+  });
+
+  it('reports TLS as not checked, never verified, when the service is not reached (a closed port)', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer();
+      srv.listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const args = ['check', '--audit', '--audit-url', `https://127.0.0.1:${port}`, '--ca-file', getTestCerts().caFile];
+    const env = { SVC_AUDIT_TOKEN: FAKE_AUDIT_TOKEN };
+    const json = await runCli([...args, '--json', '--retries', '0'], { env });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ reachable: false, tls: { used: true, ok: null }, ok: false });
+    const text = await runCli([...args, '--retries', '0'], { env });
+    expect(text.stdout).toMatch(/^ {2}TLS: not checked \(the host was not reached\)$/m);
+    expect(text.stdout).not.toMatch(/verified/);
   });
 
   it('reports a refused token with exit 3', async () => {

@@ -111,6 +111,15 @@ describe('svc-snapshot check', () => {
     ]);
     expect(res.code).toBe(1);
     expect(res.report).toMatchObject({ reachable: false, ok: false });
+    // No connection, no certificate seen: TLS is not checked, never verified.
+    expect(res.report.tls).toEqual({ used: true, ok: null });
+    const text = await runCli(
+      ['check', '--base-url', `https://127.0.0.1:${port}`, '--ca-file', getTestCerts().caFile, '--retries', '0'],
+      { env: { SVC_TOKEN: TOKEN } },
+    );
+    expect(text.stdout).toMatch(/^ {2}reachable: no$/m);
+    expect(text.stdout).toMatch(/^ {2}TLS: not checked \(the host was not reached\)$/m);
+    expect(text.stdout).not.toMatch(/verified/);
   });
 
   it('a login page answering 200 is not a route reached: exit 1, as the snapshot would end', async () => {
