@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
-import { diffDirectories, formatChangeSet } from '../diff/index.js';
+import { differentSites, diffDirectories, formatChangeSet } from '../diff/index.js';
 import { readOptions } from '../config/options.js';
 import type { CommandDeps, CommandResult, RawFlags } from './context.js';
 
@@ -16,11 +16,7 @@ export async function runDiff(rawFlags: RawFlags, args: readonly string[], deps:
     ...(flags.ignore !== undefined ? { ignore: flags.ignore } : {}),
     include: flags.include,
   });
-  if (
-    changes.older.baseUrl !== null &&
-    changes.newer.baseUrl !== null &&
-    changes.older.baseUrl !== changes.newer.baseUrl
-  ) {
+  if (differentSites(changes)) {
     deps.reporter.warn(
       `the two sides come from different sites: ${changes.older.baseUrl} and ${changes.newer.baseUrl}`,
     );

@@ -76,3 +76,8 @@ export function normaliseSite(raw: string): string {
     .replace(/\/api$/, '')
     .replace(/\/+$/, '');
 }
+
+/** Whether two manifests' base URLs name one site (as normaliseSite keys it), wherever the tool compares sites. */
+export function sameSite(a: string, b: string): boolean {
+  return normaliseSite(a) === normaliseSite(b);
+}

@@ -7,6 +7,7 @@ import type { ExportRecord } from '../exports/types.js';
 import { DEFAULT_IGNORE } from './ignore.js';
 import type { ChangeSet, DiffSide, ExportDiff } from './types.js';
 import { escapeControl } from '../util/escape.js';
+import { sameSite } from '../config/url.js';
 
 export interface FormatOptions {
   /** Records shown per export (added, removed and changed together); default 20. */
@@ -111,7 +112,7 @@ export function formatChangeSet(cs: ChangeSet, opts: FormatOptions = {}): string
     `  older: ${sideText(cs.older)}`,
     `  newer: ${sideText(cs.newer)}`,
   ];
-  if (cs.older.baseUrl !== null && cs.newer.baseUrl !== null && cs.older.baseUrl !== cs.newer.baseUrl) {
+  if (differentSites(cs)) {
     lines.push(`  note: the two sides come from different sites (${cs.older.baseUrl} and ${cs.newer.baseUrl})`);
   }
   if (cs.ignore.length > 0) {
@@ -129,4 +130,9 @@ export function formatChangeSet(cs: ChangeSet, opts: FormatOptions = {}): string
     lines.push('', ...details(d, o));
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** Whether the two sides name different sites; compared as the previous snapshot beside a new one is found (sameSite). */
+export function differentSites(cs: Pick<ChangeSet, 'older' | 'newer'>): boolean {
+  return cs.older.baseUrl !== null && cs.newer.baseUrl !== null && !sameSite(cs.older.baseUrl, cs.newer.baseUrl);
 }

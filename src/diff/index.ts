@@ -14,7 +14,7 @@ import type { ChangeSet, DiffOptions, ExportDiff, LoadedSide } from './types.js'
 import type { IgnoreRules } from './ignore.js';
 
 export { sameValue } from './compare.js';
-export { formatChangeSet } from './format.js';
+export { differentSites, formatChangeSet } from './format.js';
 export { DEFAULT_IGNORE, VOLATILE_COLUMNS, resolveIgnore } from './ignore.js';
 export { findPreviousSnapshot, previousSnapshotBeside } from './previous.js';
 export type * from './types.js';

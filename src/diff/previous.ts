@@ -8,7 +8,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { isValid } from 'date-fns/isValid';
 import { parse } from 'date-fns/parse';
 import { parseISO } from 'date-fns/parseISO';
-import { normaliseSite } from '../config/url.js';
+import { sameSite } from '../config/url.js';
 import { UsageError } from '../errors.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 
@@ -75,11 +75,11 @@ export async function previousSnapshotBeside(outDir: string, own?: OwnSnapshot):
   const self = basename(target);
   const manifest = own ?? (await openSnapshot(target).catch(() => undefined))?.manifest;
   const reference = snapshotTime(self, manifest) ?? Infinity;
-  const site = manifest?.baseUrl !== undefined ? normaliseSite(manifest.baseUrl) : undefined;
+  const site = manifest?.baseUrl;
   let same: Candidate | undefined;
   let other: Candidate | undefined;
   for (const c of await olderCandidates(parent, self, reference)) {
-    if (site === undefined || normaliseSite(c.baseUrl) === site) same = newer(same, c);
+    if (site === undefined || sameSite(c.baseUrl, site)) same = newer(same, c);
     else other = newer(other, c);
   }
   const dir = same && join(parent, same.name);

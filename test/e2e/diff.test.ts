@@ -144,6 +144,23 @@ describe('svc-snapshot diff: exit codes and output', () => {
     expect(res.stdout).toContain(`older: ${join(root, 'old')} (snapshot, 2026-11-20T02:00:00.000Z)`);
   });
 
+  it('notes different sites as the previous snapshot beside is found: a trailing / or /api is the same site', async () => {
+    const root = tmpDir();
+    const records = { users: [u('u1')] };
+    writeSnapshot(join(root, 'old'), { date: '2026-11-20', records, baseUrl: 'https://platform.example.org/api/' });
+    writeSnapshot(join(root, 'new'), { date: '2026-11-21', records, baseUrl: 'https://platform.example.org' });
+    writeSnapshot(join(root, 'other'), { date: '2026-11-21', records, baseUrl: 'https://other.example.org' });
+    const same = await runCli(['diff', 'old', 'new'], { cwd: root });
+    expect(same.code).toBe(0);
+    expect(same.stdout).not.toMatch(/different sites/);
+    expect(same.stderr).not.toMatch(/different sites/);
+    const other = await runCli(['diff', 'old', 'other'], { cwd: root });
+    expect(other.stdout).toContain(
+      'note: the two sides come from different sites (https://platform.example.org/api/ and https://other.example.org)',
+    );
+    expect(other.stderr).toMatch(/^svc-snapshot: warning: the two sides come from different sites/m);
+  });
+
   it('exits 5 when something changed, with a readable summary per export', async () => {
     const root = tmpDir();
     const [a, b] = everyKind(root);
