@@ -14,7 +14,7 @@ import {
 import { findingsCsvChunks } from '../findings/csv.js';
 import { previousFindings } from '../findings/lifecycle.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
-import { refuseLaterPrevious } from '../diff/previous.js';
+import { checkPrevious } from '../diff/previous.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
 /** `--format` on findings: csv alone (the JSON form is --json), as typed: the parsed list leaves json out. */
@@ -42,7 +42,7 @@ export async function runFindings(rawFlags: RawFlags, args: string[], deps: Comm
   const settings = findingsSettings(o);
   const previous = o.previous !== undefined ? resolveOutDir(deps.cwd, o.previous, o.previous) : undefined;
   const snapshot = await openSnapshot(dir);
-  if (previous !== undefined) await refuseLaterPrevious(snapshot, previous);
+  if (previous !== undefined) await checkPrevious(snapshot, previous, (m) => deps.reporter.warn(m));
   const report = await findingsSince(snapshot, previous, settings, deps);
   for (const r of report.rules) if (!r.evaluated) deps.reporter.warn(`${r.id} not evaluated: ${r.reason ?? ''}`);
   // A chunk at a time: the whole of a large site's report as one string would add its size to the peak, twice.

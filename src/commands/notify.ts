@@ -7,7 +7,7 @@ import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { FINDINGS_FILE, findingsSettings, type FindingsReport } from '../findings/index.js';
 import { findingsSince } from './findings.js';
 import { diffWithSnapshot, findPreviousSnapshot, type ChangeSet } from '../diff/index.js';
-import { refuseLaterPrevious } from '../diff/previous.js';
+import { checkPrevious } from '../diff/previous.js';
 import { buildDigest } from '../notify/digest.js';
 import { FindingsFileSchema, type FindingsIn } from '../notify/findings-in.js';
 import { deliver, failureWarning, notifySettings, testDigest, type SinkResult } from '../notify/index.js';
@@ -38,7 +38,7 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
     deps.reporter.info(`reading ${dir}`);
     // --waivers (section 18): the findings evaluated again, as `findings` does, with the waivers of today's file.
     const snapshot = await openSnapshot(dir);
-    if (previous !== undefined) await refuseLaterPrevious(snapshot, previous);
+    if (previous !== undefined) await checkPrevious(snapshot, previous, (m) => deps.reporter.warn(m));
     const waived =
       o.waivers !== undefined ? await findingsSince(snapshot, previous, findingsSettings(o), deps) : undefined;
     const digest = buildDigest(await noticeOf(snapshot, previous, waived, (m) => deps.reporter.warn(m)));

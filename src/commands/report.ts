@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { openSnapshot, reportFileName, type Snapshot } from '../snapshot/dir.js';
-import { refuseLaterPrevious } from '../diff/previous.js';
+import { checkPrevious } from '../diff/previous.js';
 import { real } from '../publish/target.js';
 import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
@@ -47,7 +47,7 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
   deps.reporter.info(`reading ${dir}`);
   const snapshot = await openSnapshot(dir);
   const previous = o.previous !== undefined ? resolveOutDir(deps.cwd, o.previous, o.previous) : undefined;
-  if (previous !== undefined) await refuseLaterPrevious(snapshot, previous);
+  if (previous !== undefined) await checkPrevious(snapshot, previous, (m) => deps.reporter.warn(m));
   const file = outFile ?? resolveOutDir(dir, reportFileName(snapshot.manifest.date), '');
   await refuseOwnFile(snapshot, file, outFile !== undefined);
   const model = await modelOfDirectory(snapshot, {

@@ -1,7 +1,7 @@
 /**
  * findPreviousSnapshot: what `svc-snapshot --diff-previous` compares a fresh
- * snapshot with (CONTRACT section 9); refuseLaterPrevious: a `--previous`
- * given that is not older than the snapshot.
+ * snapshot with (CONTRACT section 9); checkPrevious: a `--previous` given
+ * that is not older than the snapshot (refused) or of another site (warned).
  */
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -124,18 +124,31 @@ async function olderCandidates(parent: string, self: string, reference: number):
  * taken after the snapshot, or at the same time (which findPreviousSnapshot
  * never takes either), would tell every state backwards (what went away
  * `new`, `firstSeen` wrong), so it is a usage error, before anything is read
- * further, written or sent. A previous that cannot be opened, or either time
- * that cannot be read, is left to the command, as before.
+ * further, written or sent. One of another site (as findPreviousSnapshot
+ * tells sites) is told against all the same, since it was asked for by name,
+ * with a warning: every finding would be `new` and the other site's
+ * `resolved`. A previous that cannot be opened, or either time that cannot be
+ * read, is left to the command, as before.
  */
-export async function refuseLaterPrevious(snapshot: Snapshot, previousDir: string): Promise<void> {
+export async function checkPrevious(
+  snapshot: Snapshot,
+  previousDir: string,
+  warn: (message: string) => void,
+): Promise<void> {
   const previous = (await openSnapshot(previousDir).catch(() => undefined))?.manifest;
   if (previous === undefined) return;
   const own = snapshotTime('', { time: snapshot.manifest.time });
   const before = snapshotTime('', { time: previous.time });
-  if (own === undefined || before === undefined || before < own) return;
-  const when =
-    before === own
-      ? `at the same time as ${snapshot.dir} (${snapshot.manifest.time}), so it is no night before`
-      : `at ${previous.time}, after ${snapshot.dir} (${snapshot.manifest.time})`;
-  throw new UsageError(`--previous ${previousDir} was taken ${when}: give an older snapshot as --previous`);
+  if (own !== undefined && before !== undefined && !(before < own)) {
+    const when =
+      before === own
+        ? `at the same time as ${snapshot.dir} (${snapshot.manifest.time}), so it is no night before`
+        : `at ${previous.time}, after ${snapshot.dir} (${snapshot.manifest.time})`;
+    throw new UsageError(`--previous ${previousDir} was taken ${when}: give an older snapshot as --previous`);
+  }
+  if (!sameSite(previous.baseUrl, snapshot.manifest.baseUrl))
+    warn(
+      `--previous ${previousDir} is a snapshot of ${previous.baseUrl}, not of ${snapshot.manifest.baseUrl}: ` +
+        "every finding is told against another site's",
+    );
 }

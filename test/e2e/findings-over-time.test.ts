@@ -154,6 +154,34 @@ describe('the third night with the shipped waivers', () => {
     expect(report.findings.filter((f) => f.state === 'open').every((f) => f.firstSeen === NIGHT1_TIME)).toBe(true);
   });
 
+  it('findings --previous <dir> of another site: told against it as asked, with a warning (silent with --quiet)', async () => {
+    const night1 = join(parent, 'svc-snapshot-2026-11-21');
+    const own = (JSON.parse(readFileSync(join(night3, '_snapshot-manifest.json'), 'utf8')) as { baseUrl: string })
+      .baseUrl;
+    const copyOf = (baseUrl: string) => {
+      const dir = join(tmpDir(), 'svc-snapshot-2026-11-21');
+      cpSync(night1, dir, { recursive: true });
+      const file = join(dir, '_snapshot-manifest.json');
+      writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), baseUrl }, null, 2));
+      return dir;
+    };
+    const other = copyOf('https://other.example.org');
+    const res = await runCli(['findings', night3, '--json', '--previous', other]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(
+      `svc-snapshot: warning: --previous ${other} is a snapshot of https://other.example.org, not of ${own}: ` +
+        "every finding is told against another site's",
+    );
+    expect((JSON.parse(res.stdout) as Report).previous).toEqual({ time: NIGHT1_TIME, source: 'snapshot' });
+    const quiet = await runCli(['findings', night3, '--json', '--quiet', '--previous', other]);
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).toBe('');
+    // The same site spelled with /api/, as the snapshot found beside is told: no warning.
+    const same = await runCli(['findings', night3, '--json', '--previous', copyOf(`${own}/api/`)]);
+    expect(same.code).toBe(0);
+    expect(same.stderr).not.toContain('is a snapshot of');
+  });
+
   it('findings --previous <dir> taken after the snapshot, or at its time: a usage error naming both times, nothing printed', async () => {
     const night1 = join(parent, 'svc-snapshot-2026-11-21');
     const later = await runCli(['findings', night1, '--json', '--previous', night3]);

@@ -374,6 +374,32 @@ describe.skipIf(!available)('svc-snapshot notify', () => {
     noSecrets(later.stderr, same.stderr);
   }, 60_000);
 
+  it('<snapshot-dir> --previous <dir> of another site: sent as asked, with a warning (silent with --quiet)', async () => {
+    const newer = join(base, 'svc-snapshot-2026-11-22');
+    const own = (JSON.parse(readFileSync(join(newer, '_snapshot-manifest.json'), 'utf8')) as { baseUrl: string })
+      .baseUrl;
+    const other = join(tmpDir(), 'svc-snapshot-2026-11-21');
+    cpSync(join(base, 'svc-snapshot-2026-11-21'), other, { recursive: true });
+    const file = join(other, '_snapshot-manifest.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), baseUrl: 'https://other.example.org' }, null, 2),
+    );
+    const send = (...extra: string[]) =>
+      runCli(['notify', newer, '--previous', other, '--ca-file', certs.caFile, '--notify', targets()[0]!, ...extra]);
+    const res = await send();
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(
+      `svc-snapshot: warning: --previous ${other} is a snapshot of https://other.example.org, not of ${own}: ` +
+        "every finding is told against another site's",
+    );
+    expect(hook.received).toHaveLength(1);
+    const quiet = await send('--quiet');
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).not.toContain('is a snapshot of');
+    noSecrets(res.stdout, res.stderr);
+  }, 60_000);
+
   it('<snapshot-dir> --waivers: the findings evaluated again with the waivers of the file given', async () => {
     const res = await runCli([
       'notify',

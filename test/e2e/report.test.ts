@@ -227,6 +227,33 @@ describe('svc-snapshot report', () => {
     expect(existsSync(out)).toBe(true);
   });
 
+  it('writes the page against a --previous of another site, as asked, with a warning (silent with --quiet)', async () => {
+    const parent = tmpDir();
+    const { newer } = hostileNights(parent);
+    const previousOf = (name: string, baseUrl: string) =>
+      writeSnapshot(join(parent, name), {
+        date: '2026-11-19',
+        baseUrl,
+        records: { users: [rec('users', { id: 'u0' })] },
+      });
+    const other = previousOf('svc-snapshot-2026-11-19', 'https://other.example.org');
+    const out = join(parent, 'page.html');
+    const res = await runCli(['report', newer, '--previous', other, '--out', out]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(
+      `svc-snapshot: warning: --previous ${other} is a snapshot of https://other.example.org, not of ${SITE}: ` +
+        "every finding is told against another site's",
+    );
+    expect(existsSync(out)).toBe(true);
+    const quiet = await runCli(['report', newer, '--quiet', '--previous', other, '--out', out]);
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).not.toContain('is a snapshot of');
+    const same = previousOf('svc-snapshot-2026-11-19-same', `${SITE}/`);
+    const sameRes = await runCli(['report', newer, '--previous', same, '--out', out]);
+    expect(sameRes.code).toBe(0);
+    expect(sameRes.stderr).not.toContain('is a snapshot of');
+  });
+
   it('is a usage error (exit 2) without a snapshot directory, and on convert --format html', async () => {
     expect((await runCli(['report'])).code).toBe(2);
     const parent = tmpDir();
