@@ -5,7 +5,7 @@ import { isValid } from 'date-fns/isValid';
 import { parse } from 'date-fns/parse';
 import { UsageError } from '../errors.js';
 import { leftoverName, removeDeadLeftovers, removeDeadTempFiles } from '../publish/leftovers.js';
-import { ownedOutput, type OutputKind } from '../publish/owned.js';
+import { ownedOutput, writesLater, type OutputKind } from '../publish/owned.js';
 
 const DATE = /\d{4}-\d{2}-\d{2}/g;
 
@@ -61,7 +61,8 @@ export interface PruneResult {
  * aside (`.<name>.pruning-<pid>-…`, its pid no running process, `<name>` a
  * candidate's name) is removed: it was chosen for deletion, and nothing else
  * would ever remove it. So are the temporary files a killed `convert` or
- * `report` left inside a snapshot named like one of its kind.
+ * `report` left inside an older snapshot found to be ours, of the names they
+ * write there (its spreadsheet forms and report page).
  */
 export function pruneOlder(outDir: string, kind: OutputKind, keep: number): PruneResult {
   const target = path.resolve(outDir);
@@ -79,14 +80,14 @@ export function pruneOlder(outDir: string, kind: OutputKind, keep: number): Prun
     const named = datedName(entry.name);
     if (!named || named.prefix !== own.prefix || named.suffix !== own.suffix) continue;
     const dir = path.join(parent, entry.name);
-    // A killed convert's temporary files would leave the snapshot "holding a file its manifest does not list" for good.
-    if (kind === 'snapshot' && entry.isDirectory()) result.recovered.push(...removeDeadTempFiles(dir));
     const checked = lstatSync(dir, { throwIfNoEntry: false });
     const owned = ownedOutput(dir, kind);
     if (!owned.owned || !checked) {
       result.left.push({ dir, reason: owned.owned ? 'is gone' : owned.reason });
       continue;
     }
+    // Only in a directory found ours, only names convert and report write there: kept, it would hold them for good.
+    if (kind === 'snapshot') result.recovered.push(...removeDeadTempFiles(dir, writesLater(dir)));
     complete.push({ dir, date: named.date, checked, ...owned.tree });
   }
   // ISO dates sort as text; the new directory takes part in the ranking.

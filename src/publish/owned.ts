@@ -3,6 +3,7 @@ import { isPlainFileName, MANIFEST_MAX_BYTES, readSmallFile } from '../util/safe
 import path from 'node:path';
 import { z } from 'zod';
 import { escapeControl } from '../util/escape.js';
+import { csvFileName, reportFileName, workbookFileName } from '../snapshot/dir.js';
 import { deadLeftover } from './leftovers.js';
 
 /** The three kinds of output directory and the manifest that marks each. */
@@ -95,6 +96,7 @@ function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule):
   }
   const allowed = allowedEntries(kind, json, rule);
   if (typeof allowed === 'string') return { owned: false, reason: allowed };
+  const temps = kind === 'snapshot' ? laterNames(json) : new Set<string>();
 
   const files: string[] = [path.join(rel, manifestName)];
   const dirs: string[] = [];
@@ -110,8 +112,8 @@ function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule):
       continue;
     }
     if (!entry.isFile()) return { owned: false, reason: `holds ${escapeControl(child)}, which is not a regular file` };
-    // Each kind's manifest may have its signature beside it; what is replaced may hold a killed convert's temporary file.
-    if (!allowed.has(entry.name) && entry.name !== `${manifestName}.sig` && !deadTemp(dir, entry.name, rule))
+    // Each kind's manifest may have its signature beside it; a snapshot may hold a killed convert's temporary file.
+    if (!allowed.has(entry.name) && entry.name !== `${manifestName}.sig` && !deadTemp(dir, entry.name, temps))
       return { owned: false, reason: `holds ${escapeControl(child)}, which its manifest does not list` };
     files.push(child);
   }
@@ -119,9 +121,46 @@ function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule):
   return { owned: true, tree: { files, dirs } };
 }
 
-/** A temporary file a killed `convert` or `report` left, in a directory about to be replaced (recoverStale removes it first). */
-function deadTemp(dir: string, name: string, rule: OwnershipRule): boolean {
-  return !rule.complete && deadLeftover('temp', dir, name) !== undefined;
+/**
+ * A temporary file a killed `convert` or `report` left of one of the names
+ * they write into the snapshot (`temps`, laterNames): recoverStale removes it
+ * before a publish replaces the directory, and --keep once the directory is
+ * found to be ours.
+ */
+function deadTemp(dir: string, name: string, temps: ReadonlySet<string>): boolean {
+  const base = deadLeftover('temp', dir, name)?.base;
+  return base !== undefined && temps.has(base);
+}
+
+/**
+ * The names `convert` and `report` write into a snapshot directory after its
+ * manifest (JSON, as parsed): the CSV forms, the workbook and the report
+ * page (CONTRACT sections 10 and 16). None when it is no snapshot manifest.
+ */
+function laterNames(json: unknown): Set<string> {
+  const m = SnapshotManifest.safeParse(json);
+  if (!m.success) return new Set();
+  return new Set([
+    ...m.data.exports.map((e) => csvFileName(e.file)),
+    workbookFileName(m.data.date),
+    reportFileName(m.data.date),
+  ]);
+}
+
+/**
+ * Whether `name` is one `convert` or `report` writes into the snapshot `dir`
+ * (laterNames), by its manifest, a regular file; never when `dir` holds no
+ * snapshot manifest of the tool.
+ */
+export function writesLater(dir: string): (name: string) => boolean {
+  const text = readRegularFile(path.join(dir, MANIFEST_OF.snapshot));
+  let names = new Set<string>();
+  try {
+    if (text !== undefined) names = laterNames(JSON.parse(text));
+  } catch {
+    // Not JSON: not a snapshot of the tool.
+  }
+  return (name) => names.has(name);
 }
 
 /** The names a complete manifest accounts for, or why the manifest does not qualify. */

@@ -151,4 +151,29 @@ describe('publishing again', () => {
     expect(res.stderr).toContain(`--keep: deleted ${older}`);
     expect(existsSync(older)).toBe(false);
   });
+
+  // Copies of one snapshot: their manifests all say 2026-11-21, whatever their directories' names.
+  const PAGE = 'svc-snapshot-2026-11-21.html';
+  it('--keep touches nothing in a directory it leaves as not ours, nor a name convert and report never write', async () => {
+    const parent = tmpDir();
+    const ours = join(parent, 'svc-snapshot-2026-11-20');
+    cpSync(complete, ours, { recursive: true });
+    const page = temp(ours, PAGE, dead);
+    const foreign = join(parent, 'svc-snapshot-2026-11-19');
+    cpSync(complete, foreign, { recursive: true });
+    const notes = [temp(foreign, PAGE, dead), temp(foreign, 'notes.txt', dead)];
+    const notOurs = join(parent, 'svc-snapshot-2026-11-05');
+    mkdirSync(notOurs);
+    writeFileSync(join(notOurs, 'notes.txt'), 'mine');
+    const draft = temp(notOurs, 'notes.txt', dead, '0badf00d');
+    const res = await replay(join(parent, 'svc-snapshot-2026-11-21'), ['--keep', '5']);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(`svc-snapshot: warning: --keep: removed ${page}, left in ${ours} ${LEFT}`);
+    expect(res.stderr.match(/--keep: removed/g)).toHaveLength(1);
+    expect(leftovers(ours)).toEqual([]);
+    expect(res.stderr).toContain(`--keep: left ${foreign}: it holds ${notes[1]}, which its manifest does not list`);
+    expect(leftovers(foreign).sort()).toEqual(notes.sort());
+    expect(res.stderr).toContain(`--keep: left ${notOurs}: it has no _snapshot-manifest.json`);
+    expect(leftovers(notOurs)).toEqual([draft]);
+  });
 });
