@@ -7,7 +7,7 @@ import { removeDeadTempFiles } from '../publish/leftovers.js';
 import { DIR_MODE } from '../publish/staging.js';
 import { CONVERT_MEMORY } from '../exports/memory-policy.js';
 import { stagingSink } from '../sheets/file-sink.js';
-import { openSnapshot, SNAPSHOT_MANIFEST, type Snapshot } from '../snapshot/dir.js';
+import { csvFileName, openSnapshot, SNAPSHOT_MANIFEST, workbookFileName, type Snapshot } from '../snapshot/dir.js';
 import { writeSpreadsheets, type SheetFormat, type WrittenSheetFile } from '../sheets/write.js';
 import { readOptions } from '../config/options.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
@@ -61,7 +61,9 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
   const outDir = flags.outDir === undefined ? dir : resolveOutDir(deps.cwd, flags.outDir, flags.outDir);
   const created = outDir === dir ? undefined : await makeOutDir(outDir);
   deps.reporter.info(`converting ${dir} to ${formats.join(', ')} in ${outDir}`);
-  for (const line of removeDeadTempFiles(outDir)) deps.reporter.warn(line);
+  // Only the names this convert writes: another file of that form in --out-dir is not ours to remove.
+  const writes = new Set([...manifest.exports.map((e) => csvFileName(e.file)), workbookFileName(manifest.date)]);
+  for (const line of removeDeadTempFiles(outDir, (n) => writes.has(n))) deps.reporter.warn(line);
   const files = await writeStaged(snapshot, formats, outDir, created);
   deps.reporter.close();
   const summary: ConvertSummary = {

@@ -2,6 +2,7 @@ import { lstatSync, readdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { escapeControl } from '../util/escape.js';
 import { BODY_SPOOL_BASE, deadLeftover, removeDeadTempFiles, removeLeftover } from './leftovers.js';
+import { writesLater } from './owned.js';
 import { targetParts } from './staging.js';
 
 /**
@@ -14,7 +15,8 @@ import { targetParts } from './staging.js';
  * directory (never a link) owned by this user, whose pid is no running
  * process, is touched (deadLeftover): a concurrent run's are left alone.
  * Then the temporary files a killed `convert` or `report` left inside
- * `targetDir` (a real directory, not a link) are removed: they would make it
+ * `targetDir` (a real directory, not a link), of the names they write into
+ * the snapshot its manifest describes (writesLater), are removed: they would make it
  * a directory holding files the tool did not finish, refused as a target.
  * Called before a new staging directory is made for `targetDir`; returns one
  * line for each directory or file, to warn with.
@@ -48,6 +50,7 @@ export function recoverStale(targetDir: string): string[] {
       lines.push(`could not restore ${shown} (${code}), ${left}; rename it to ${escapeControl(base)} by hand`);
     }
   }
-  if (lstatSync(target, { throwIfNoEntry: false })?.isDirectory()) lines.push(...removeDeadTempFiles(target));
+  if (lstatSync(target, { throwIfNoEntry: false })?.isDirectory())
+    lines.push(...removeDeadTempFiles(target, writesLater(target)));
   return lines;
 }

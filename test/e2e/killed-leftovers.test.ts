@@ -106,6 +106,34 @@ describe('convert', () => {
   });
 });
 
+describe('convert and publishing', () => {
+  it('remove only the names they write, in an --out-dir and in the snapshot', async () => {
+    const out = join(tmpDir(), 'co');
+    mkdirSync(out, { mode: 0o700 });
+    const budget = temp(out, 'budget.ods', dead, 'cafebabe');
+    const killed = temp(out, CSV, dead);
+    const res = await runCli(['convert', complete, '--format', 'csv', '--out-dir', out]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(`svc-snapshot: warning: removed ${killed}, left in ${out} ${LEFT}`);
+    expect(res.stderr).not.toContain(budget);
+    expect(leftovers(out)).toEqual([budget]);
+
+    const dir = join(tmpDir(), 'svc-snapshot-2026-11-21');
+    cpSync(complete, dir, { recursive: true });
+    const notes = temp(dir, 'notes.txt', dead);
+    const inPlace = await runCli(['convert', dir, '--format', 'xlsx']);
+    expect(inPlace.code, inPlace.stderr).toBe(0);
+    expect(inPlace.stderr).not.toContain(notes);
+    expect(leftovers(dir)).toEqual([notes]);
+    // Not a file the tool writes there: the directory is not replaced, and the file stays.
+    const again = await replay(dir);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain(`refusing to replace ${dir}: it holds ${notes}`);
+    expect(again.stderr).not.toContain(`removed ${notes}`);
+    expect(leftovers(dir)).toEqual([notes]);
+  });
+});
+
 describe('report', () => {
   it('removes a killed report’s temporary page, and no other name’s', async () => {
     const dir = join(tmpDir(), 'snap');

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { cleanupAllSync, withStaging } from '../../src/publish/index.js';
+import { recoverStale } from '../../src/publish/stale.js';
 import { deadPid } from '../helpers/run-cli.js';
 
 // What a run killed with SIGKILL leaves beside its output directory (no
@@ -99,4 +100,22 @@ it('removes the moved-aside output when the output directory exists again', asyn
   );
   expect(warnings).toEqual([`removed .out.previous-${dead}-deadbeef, left by a run killed while publishing`]);
   expect(readdirSync(work)).toEqual(['out']);
+});
+
+it('removes from the output only the temporary files of names convert and report write into its snapshot', () => {
+  const out = path.join(work, 'out');
+  mkdirSync(out);
+  const manifest = { kind: 'snapshot', tool: { name: 'svc-snapshot', version: '1.0.0' }, date: '2026-11-21' };
+  const temp = (name: string) => `.${name}.partial-${dead}-0a1b2c3d`;
+  const ours = [temp('a.csv'), temp('svc-snapshot-2026-11-21.xlsx'), temp('svc-snapshot-2026-11-21.html')];
+  const others = [temp('notes.txt'), temp('b.csv'), temp('svc-snapshot-2026-11-20.xlsx')];
+  for (const name of [...ours, ...others]) writeFileSync(path.join(out, name), 'half written', { mode: 0o600 });
+  // No snapshot manifest yet: nothing there is known to be a file the tool writes.
+  expect(recoverStale(out)).toEqual([]);
+
+  const full = { ...manifest, complete: true, exports: [{ file: 'a.json' }] };
+  writeFileSync(path.join(out, '_snapshot-manifest.json'), JSON.stringify(full));
+  const left = 'left in ' + out + ' by a convert or report that was killed';
+  expect(recoverStale(out)).toEqual(ours.sort().map((n) => `removed ${n}, ${left}`));
+  expect(readdirSync(out).sort()).toEqual(['_snapshot-manifest.json', ...others].sort());
 });
