@@ -71,17 +71,24 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
 
 /**
  * The page must not replace a file of the snapshot: its manifest, the
- * signature, or a file the manifest lists (verified and signed with it; the
- * page `--format html` wrote is one), which would make `verify` fail.
+ * signature, a file the manifest lists (verified and signed with it; the
+ * page `--format html` wrote is one), which would make `verify` fail, or a
+ * spreadsheet form `convert` wrote. Only the report page itself may be
+ * written there (the default) and replaced by the next report.
  */
 async function refuseOwnFile(snapshot: Snapshot, file: string, given: boolean): Promise<void> {
   if (real(dirname(file)) !== real(snapshot.dir)) return;
-  const { own, listed } = snapshot.files();
-  if (!own.includes(basename(file)) && !listed.some((f) => f.name === basename(file))) return;
-  throw new UsageError(
-    given
-      ? `--out ${file} is a file of the snapshot ${snapshot.dir} (its manifest lists it); give another file`
-      : `${file} is the snapshot's own report, listed in its manifest (verified and signed with it); ` +
-          'give --out <file> to write the new one elsewhere',
-  );
+  const { own, listed, later } = snapshot.files();
+  const name = basename(file);
+  if (listed.some((f) => f.name === name) || own.includes(name))
+    throw new UsageError(
+      given
+        ? `--out ${file} is a file of the snapshot ${snapshot.dir} (its manifest lists it); give another file`
+        : `${file} is the snapshot's own report, listed in its manifest (verified and signed with it); ` +
+            'give --out <file> to write the new one elsewhere',
+    );
+  if (later.includes(name) && name !== reportFileName(snapshot.manifest.date))
+    throw new UsageError(
+      `--out ${file} is a file of the snapshot ${snapshot.dir} (a spreadsheet form convert writes); give another file`,
+    );
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
@@ -261,6 +261,34 @@ describe('svc-snapshot report', () => {
     const res = await runCli(['convert', newer, '--format', 'html']);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/svc-snapshot report <snapshot-dir>/);
+  });
+});
+
+describe('report --out into the snapshot', () => {
+  it('refuses (exit 2) a spreadsheet form of the snapshot, written or not yet, and replaces only its own page', async () => {
+    const dir = await replayInto(join(tmpDir(), 'svc-snapshot-2026-11-21'), 'platform-3.14.1');
+    expect((await runCli(['convert', dir, '--format', 'csv,xlsx', '--quiet'])).code).toBe(0);
+    const workbook = readdirSync(dir).find((f) => f.endsWith('.xlsx'))!;
+    const csv = readdirSync(dir).find((f) => f.startsWith('12-users') && f.endsWith('.csv'))!;
+    // A CSV form convert did not write (yet) is refused the same.
+    const notYet = readdirSync(dir).find((f) => f.startsWith('3-teams') && f.endsWith('.csv'))!;
+    rmSync(join(dir, notYet));
+    const before = new Map([workbook, csv].map((f) => [f, readFileSync(join(dir, f))]));
+    for (const name of [workbook, csv, notYet]) {
+      const refused = await runCli(['report', dir, '--out', join(dir, name)]);
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(refused.stderr).toContain(
+        `--out ${join(dir, name)} is a file of the snapshot ${dir} (a spreadsheet form convert writes); give another file`,
+      );
+    }
+    for (const [f, bytes] of before) expect(readFileSync(join(dir, f)).equals(bytes)).toBe(true);
+    expect(existsSync(join(dir, notYet))).toBe(false);
+    // The report page itself, by default or named, is written and written again.
+    const page = join(dir, 'svc-snapshot-2026-11-21.html');
+    expect((await runCli(['report', dir])).code).toBe(0);
+    const again = await runCli(['report', dir, '--out', page]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(readFileSync(page, 'utf8')).toContain('<html');
   });
 });
 
