@@ -187,7 +187,7 @@ function readPem(path: string, what: string): string[] {
  */
 export function trustStore(caFile: string | undefined, env: NodeJS.ProcessEnv): string[] | undefined {
   if (caFile === undefined) return undefined;
-  // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS.
+  // Node has read NODE_EXTRA_CA_CERTS at start-up (a FIFO there hangs it before this code); it only warns when unreadable.
   const read = env.NODE_EXTRA_CA_CERTS ? readPemText(env.NODE_EXTRA_CA_CERTS) : undefined;
   const extra = read && 'text' in read ? (read.text.match(PEM_CERT) ?? []) : [];
   return [...rootCertificates, ...extra, ...readPem(caFile, '--ca-file')];
