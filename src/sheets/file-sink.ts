@@ -7,7 +7,7 @@
  */
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, rename, rm, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { FailedError } from '../errors.js';
 import { leftoverName } from '../publish/leftovers.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
@@ -15,6 +15,7 @@ import { FILE_MODE, writeAll } from '../publish/staging.js';
 import { escapeControl } from '../util/escape.js';
 import type { SheetSink } from './write.js';
 
+/** The failure to write `path`, the final name (never the temporary one, which the user did not give). */
 function fsFailure(path: string, err: unknown): FailedError {
   const code = (err as NodeJS.ErrnoException).code ?? 'error';
   const hint =
@@ -23,9 +24,13 @@ function fsFailure(path: string, err: unknown): FailedError {
       : code === 'EACCES' || code === 'EPERM'
         ? 'check the permissions of the directory'
         : code === 'ENAMETOOLONG'
-          ? 'use a shorter --out-dir'
-          : 'check the directory and run again';
-  return new FailedError(`cannot write ${path} (${code}); ${hint}. The file was not written`, { cause: err });
+          ? 'use a shorter --out-dir or --out'
+          : code === 'ENOENT' || code === 'ENOTDIR'
+            ? `${escapeControl(dirname(path))} is not a directory that exists: create it, or give a file in one that does`
+            : 'check the directory and run again';
+  return new FailedError(`cannot write ${escapeControl(path)} (${code}); ${hint}. The file was not written`, {
+    cause: err,
+  });
 }
 
 /** Writes `chunks` into a new temporary file beside `dir/name` (registered, so that a signal removes it); its path. */
@@ -35,6 +40,7 @@ async function writeTemp(
   chunks: AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>,
 ): Promise<string> {
   const temp = join(dir, leftoverName('temp', name));
+  const final = join(dir, name);
   let handle: FileHandle;
   try {
     handle = await open(
@@ -43,7 +49,7 @@ async function writeTemp(
       FILE_MODE,
     );
   } catch (err) {
-    throw fsFailure(temp, err);
+    throw fsFailure(final, err);
   }
   registerStaging(temp);
   let ok = false;
@@ -54,7 +60,7 @@ async function writeTemp(
       await handle.chmod(FILE_MODE);
     } catch (err) {
       if (err instanceof FailedError || !(err as NodeJS.ErrnoException).code) throw err;
-      throw fsFailure(temp, err);
+      throw fsFailure(final, err);
     } finally {
       await handle.close();
     }

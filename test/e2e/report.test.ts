@@ -290,6 +290,18 @@ describe('report --out into the snapshot', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(readFileSync(page, 'utf8')).toContain('<html');
   });
+
+  it('names the --out file, not its temporary name, when its directory is missing (exit 1)', async () => {
+    const dir = await replayInto(join(tmpDir(), 'svc-snapshot-2026-11-21'), 'platform-3.14.1');
+    const missing = join(tmpDir(), 'missing', 'dir');
+    const res = await runCli(['report', dir, '--out', join(missing, 'x.html')]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(
+      `svc-snapshot: error: cannot write ${join(missing, 'x.html')} (ENOENT); ${missing} is not a directory that ` +
+        'exists: create it, or give a file in one that does. The file was not written',
+    );
+    expect(res.stderr).not.toContain('.partial-');
+  });
 });
 
 describe('snapshot --format html', () => {
