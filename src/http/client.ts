@@ -323,11 +323,13 @@ export class HttpClient {
         ...f,
         cause: err,
       });
+      // Cancelled (another request failed, or a signal): undici rejects with the signal's reason, which may be that
+      // request's FailedError; it is not this request's failure.
+      if (this.opts.signal?.aborted) return failure({ kind: 'aborted', detail: 'cancelled' });
       // The disk full (or refused) under a spooled body: the run cannot go on, as for any output file.
       if (err instanceof FailedError) throw err;
       if (err instanceof BodyTooLargeError)
         return failure({ kind: 'size', detail: tooLarge(req.label, err.limit, spool !== undefined) });
-      if (this.opts.signal?.aborted) return failure({ kind: 'aborted', detail: 'cancelled' });
       const timeout = `no complete response within ${this.opts.timeoutMs / 1000} s (--timeout)`;
       if (deadline.aborted) return failure({ kind: 'timeout', detail: timeout });
       return failure(describeTransportError(err, host, proxyInUse(new URL(req.url).protocol)));
