@@ -169,9 +169,8 @@ function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): S
     const m = SnapshotManifest.safeParse(json);
     if (!m.success) return incomplete('snapshot');
     if (rule.complete && !m.data.complete) return 'is a partial snapshot (published with --allow-partial)';
-    // The spreadsheet forms of CONTRACT section 10 are the tool's files too.
-    const files = m.data.exports.flatMap((e) => [e.file, e.file.replace(/\.json$/, '.csv')]);
-    files.push(`svc-snapshot-${m.data.date}.xlsx`);
+    // The spreadsheet forms (CONTRACT section 10) and the report page (section 16) are the tool's files too.
+    const files = [...m.data.exports.map((e) => e.file), ...laterNames(json)];
     for (const f of m.data.files ?? []) if (isPlainFileName(f.name)) files.push(f.name);
     // `--findings` (CONTRACT section 17).
     files.push('_findings.json');

@@ -141,6 +141,20 @@ describe('--keep on snapshot', () => {
     expectNoSecrets([TOKEN], [join(parent, 'svc-snapshot-2026-02-01')], [res.stdout, res.stderr]);
   });
 
+  it('deletes an older snapshot whose report page was written after it by `report`', async () => {
+    const parent = tmpDir();
+    const older = join(parent, 'svc-snapshot-2026-01-01');
+    cpSync(completeSnapshot, older, { recursive: true });
+    const page = await runCli(['report', older]);
+    expect(page.code, page.stderr).toBe(0);
+    // The page is not in the manifest: the snapshot was published before it.
+    expect(readdirSync(older).filter((f) => f.endsWith('.html'))).toHaveLength(1);
+    const res = await snapshot(parent, ['--keep', '1', '--out-dir', join(parent, 'svc-snapshot-2026-02-01')]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).not.toContain('--keep: left');
+    expect(existsSync(older)).toBe(false);
+  });
+
   it('with --keep 1 leaves only the new one of the complete snapshots, and lists the deletions in the text summary', async () => {
     const parent = mixedParent();
     const res = await snapshot(parent, ['--keep', '1', '--out-dir', join(parent, 'svc-snapshot-2026-02-01')]);
