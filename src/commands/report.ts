@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { openSnapshot, reportFileName, type Snapshot } from '../snapshot/dir.js';
+import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
+import { reportFileName } from '../publish/names.js';
 import { checkPrevious } from '../diff/previous.js';
 import { real } from '../publish/target.js';
 import { EXIT } from '../exit-codes.js';

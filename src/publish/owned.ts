@@ -3,7 +3,7 @@ import { isPlainFileName, MANIFEST_MAX_BYTES, readSmallFile } from '../util/safe
 import path from 'node:path';
 import { z } from 'zod';
 import { escapeControl } from '../util/escape.js';
-import { csvFileName, reportFileName, workbookFileName } from '../snapshot/dir.js';
+import { csvFileName, reportFileName, workbookFileName } from './names.js';
 import { deadLeftover } from './leftovers.js';
 
 /** The three kinds of output directory and the manifest that marks each. */

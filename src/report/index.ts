@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { ChangeSet } from '../diff/index.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
-import { reportFileName } from '../snapshot/dir.js';
+import { reportFileName } from '../publish/names.js';
 import type { FindingsReport } from '../findings/evaluate.js';
 import { modelOfStaging, type StagingOptions } from './gather.js';
 import { renderReport } from './render.js';

@@ -30,23 +30,9 @@ import {
 import { plainRecordMaker, recordMaker } from '../exports/fast/record-maker.js';
 import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
+import { csvFileName, reportFileName, workbookFileName } from '../publish/names.js';
 
 export const SNAPSHOT_MANIFEST = '_snapshot-manifest.json';
-
-/** The report's page in a snapshot of that date (CONTRACT section 16). */
-export function reportFileName(date: string): string {
-  return `svc-snapshot-${date}.html`;
-}
-
-/** The workbook of a snapshot of that date (CONTRACT section 10). */
-export function workbookFileName(date: string): string {
-  return `svc-snapshot-${date}.xlsx`;
-}
-
-/** An export's CSV form: its JSON file's name, ending in .csv (CONTRACT section 10). */
-export function csvFileName(exportFile: string): string {
-  return exportFile.replace(/\.json$/, '.csv');
-}
 
 /** The manifest as readers accept it: an export's sha256 is absent in manifests written before export hashes (not checked then). */
 const ReadableManifestSchema = SnapshotManifestSchema.extend({ exports: z.array(ReadableManifestExportSchema) });
