@@ -165,6 +165,21 @@ describe('new, open, resolved', () => {
   });
 });
 
+/** Tonight's findings of the site, the certifications not read (a failed route): their rules not evaluated. */
+async function withoutCertifications() {
+  const manifest = {
+    time: TIME,
+    exports: EXPORTS.map((d) =>
+      d.name === 'user_certifications'
+        ? { export: d.name, available: false, reason: 'GET /api/users/certifications failed' }
+        : { export: d.name, available: true },
+    ),
+    nullFields: [],
+  };
+  const records = site();
+  return evaluateFindings(manifest, async (name) => (records[name] ?? []).map((r) => rec(name, r)));
+}
+
 describe('a rule not evaluated tonight', () => {
   it('carries its findings of the night before, not resolved; the next night keeps their firstSeen', async () => {
     const first = applyLifecycle(await evaluate(site(), '2026-11-20T02:00:00.000Z'), {
@@ -174,20 +189,10 @@ describe('a rule not evaluated tonight', () => {
     const missing = first.findings.filter((f) => f.rule === 'certification-missing').map((f) => f.id);
     expect(missing.length).toBeGreaterThan(0);
     // Tonight the certifications could not be read (a failed route): their rules are not evaluated.
-    const manifest = {
-      time: TIME,
-      exports: EXPORTS.map((d) =>
-        d.name === 'user_certifications'
-          ? { export: d.name, available: false, reason: 'GET /api/users/certifications failed' }
-          : { export: d.name, available: true },
-      ),
-      nullFields: [],
-    };
-    const records = site();
-    const tonight = applyLifecycle(
-      await evaluateFindings(manifest, async (name) => (records[name] ?? []).map((r) => rec(name, r))),
-      { night: { time: first.time, source: 'snapshot' }, findings: first.findings },
-    );
+    const tonight = applyLifecycle(await withoutCertifications(), {
+      night: { time: first.time, source: 'snapshot' },
+      findings: first.findings,
+    });
     expect(tonight.rules.find((r) => r.id === 'certification-missing')!.evaluated).toBe(false);
     expect(tonight.resolved!.filter((f) => f.rule === 'certification-missing')).toEqual([]);
     expect(tonight.carried!.map((f) => [f.id, f.firstSeen])).toEqual(missing.map((id) => [id, first.time]));
@@ -231,17 +236,7 @@ describe("a carried finding's waiver", () => {
       ['u-bob', undefined],
     ]);
     // Tonight the certifications could not be read; Ada's waiver has ended, one for Bob was added.
-    const manifest = {
-      time: TIME,
-      exports: EXPORTS.map((d) =>
-        d.name === 'user_certifications'
-          ? { export: d.name, available: false, reason: 'GET /api/users/certifications failed' }
-          : { export: d.name, available: true },
-      ),
-      nullFields: [],
-    };
-    const records = site();
-    const evaluated = await evaluateFindings(manifest, async (name) => (records[name] ?? []).map((r) => rec(name, r)));
+    const evaluated = await withoutCertifications();
     const previous = {
       night: { time: before.time, source: 'snapshot' as const },
       ...parseFindingsFile(serializeFindings(before))!,
