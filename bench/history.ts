@@ -7,7 +7,7 @@
  * build. Every ratio is of medians, and each baseline is measured in the same
  * rounds as the figure it divides.
  */
-import { copyFileSync, existsSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { addDays } from 'date-fns/addDays';
 import { formatISO } from 'date-fns/formatISO';
@@ -68,7 +68,10 @@ export async function benchHistory(
   const notes: string[] = [];
   const night0 = join(workDir, 'history-night-0');
   await run([bin, '--replay', ctx.raw, '--out-dir', night0, '--quiet'], { workDir });
-  const start = new Date('2026-12-01T02:00:00.000Z');
+  // The nights after the first are dated from its own time (taken when the bench collected it), never from a fixed day.
+  const start = new Date(
+    (JSON.parse(readFileSync(join(night0, '_snapshot-manifest.json'), 'utf8')) as { time: string }).time,
+  );
   const nights = [night0];
   let changed = 0;
   let total = 0;
