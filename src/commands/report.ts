@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { reportFileName } from '../publish/names.js';
-import { checkPrevious } from '../diff/previous.js';
+import { checkPrevious } from '../night/before.js';
 import { real } from '../publish/target.js';
 import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';

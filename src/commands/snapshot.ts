@@ -6,7 +6,8 @@ import { collect } from '../collect/collect.js';
 import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, toManifestFile } from '../collect/write.js';
 import { SNAPSHOT_MANIFEST, stagedSnapshot } from '../snapshot/dir.js';
-import { diffDirectories, previousSnapshotBeside, type ChangeSet } from '../diff/index.js';
+import { diffDirectories, type ChangeSet } from '../diff/index.js';
+import { previousSnapshotBeside } from '../night/before.js';
 import { LARGE_BODY_BYTES } from '../body/file.js';
 import type { RouteRecord } from '../api/route-record.js';
 import { build, type BuildSummary } from '../exports/build.js';
@@ -443,7 +444,7 @@ async function diffWithPrevious(
     reporter?.warn(
       other
         ? `--diff-previous: no older snapshot of ${manifest.baseUrl} beside ${outDir} (the newest older one, ${other})`
-        : `--diff-previous: no older svc-snapshot-* directory beside ${outDir}`,
+        : `--diff-previous: no older snapshot of ${manifest.baseUrl} beside ${outDir}`,
     );
     return { dir };
   }

@@ -16,7 +16,6 @@ import type { IgnoreRules } from './ignore.js';
 export { sameValue } from './compare.js';
 export { differentSites, formatChangeSet } from './format.js';
 export { DEFAULT_IGNORE, VOLATILE_COLUMNS, resolveIgnore } from './ignore.js';
-export { findPreviousSnapshot, previousSnapshotBeside } from './previous.js';
 export type * from './types.js';
 
 /** The catalog exports named (in catalog order), or all; an unknown name is a usage error listing the valid ones. */

@@ -8,7 +8,8 @@
  */
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { diffWithSnapshot, findPreviousSnapshot } from '../diff/index.js';
+import { diffWithSnapshot } from '../diff/index.js';
+import { findPreviousSnapshot } from '../night/before.js';
 import {
   DEFAULT_EXPIRING_DAYS,
   evaluateFindings,

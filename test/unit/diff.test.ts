@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mkdirSync, readFileSync as readFileSyncText, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
 import { CollectionBuilder, drive, member, team, user } from './collection-builder.js';
 import { EXPORTS } from '../../src/exports/catalog.js';
@@ -14,8 +14,6 @@ import {
   DEFAULT_IGNORE,
   VOLATILE_COLUMNS,
   diffDirectories,
-  findPreviousSnapshot,
-  previousSnapshotBeside,
   formatChangeSet,
   resolveIgnore,
   sameValue,
@@ -563,113 +561,6 @@ describe('the summary and runDiff', () => {
     ]);
     await expect(runDiff({}, ['a'], deps(root).deps)).rejects.toThrow(UsageError);
     await expect(runDiff({ export: ['nope'] }, ['a', 'b'], deps(root).deps)).rejects.toThrow(UsageError);
-  });
-});
-
-// ---------------------------------------------------------------- findPreviousSnapshot
-
-describe('findPreviousSnapshot', () => {
-  function snap(parent: string, name: string, time?: string, date?: string): string {
-    const dir = join(parent, name);
-    writeSnapshot(dir, { date: date ?? '2026-11-21', ...(time !== undefined ? { time } : {}) });
-    return dir;
-  }
-
-  it('picks the newest older snapshot beside the new one, by manifest time, past every decoy', async () => {
-    const parent = tmpDir();
-    const out = snap(parent, 'svc-snapshot-2026-11-21', '2026-11-21T02:00:00.000Z');
-    snap(parent, 'svc-snapshot-2026-11-19', '2026-11-19T02:00:00.000Z', '2026-11-19');
-    snap(parent, 'svc-snapshot-2026-11-20', '2026-11-20T02:00:00.000Z', '2026-11-20');
-    // Named older, but taken later (an explicit --out-dir): the manifest time decides.
-    const expected = snap(parent, 'svc-snapshot-2026-11-18', '2026-11-20T23:00:00.000Z', '2026-11-18');
-    // Newer than the new snapshot (e.g. a replay of a later collection).
-    snap(parent, 'svc-snapshot-2026-11-22', '2026-11-22T02:00:00.000Z', '2026-11-22');
-    // Same time as the new one: not older.
-    snap(parent, 'svc-snapshot-copy', '2026-11-21T02:00:00.000Z');
-    // Raw and audit collections, a staging and a backup dot-directory, each with a snapshot manifest to tempt it.
-    snap(parent, 'svc-snapshot-raw-2026-11-21', '2026-11-21T01:00:00.000Z');
-    snap(parent, 'svc-snapshot-audit-2026-11-21', '2026-11-21T01:00:00.000Z');
-    snap(parent, '.svc-snapshot-2026-11-21.partial-123-abc', '2026-11-21T01:30:00.000Z');
-    snap(parent, '.svc-snapshot-2026-11-21.previous-123-abcd', '2026-11-21T01:30:00.000Z');
-    // Not snapshots at all.
-    snap(parent, 'other-2026-11-21', '2026-11-21T01:00:00.000Z');
-    mkdirSync(join(parent, 'svc-snapshot-2026-11-21-empty'));
-    mkdirSync(join(parent, 'svc-snapshot-2026-11-21-broken'));
-    writeFileSync(join(parent, 'svc-snapshot-2026-11-21-broken', '_snapshot-manifest.json'), '{ "kind": "snapshot", ');
-    mkdirSync(join(parent, 'svc-snapshot-2026-11-21-collection'));
-    writeFileSync(
-      join(parent, 'svc-snapshot-2026-11-21-collection', '_snapshot-manifest.json'),
-      '{ "kind": "collection" }',
-    );
-    writeFileSync(join(parent, 'svc-snapshot-2026-11-21.json'), '{}');
-    expect(await findPreviousSnapshot(out)).toBe(expected);
-  });
-
-  it('skips a snapshot whose manifest time is not a time: its manifest is damaged', async () => {
-    const parent = tmpDir();
-    const out = snap(parent, 'svc-snapshot-2026-11-21', '2026-11-21T02:00:00.000Z');
-    const expected = snap(parent, 'svc-snapshot-2026-11-19', '2026-11-19T02:00:00.000Z', '2026-11-19');
-    writeSnapshot(join(parent, 'svc-snapshot-2026-11-20'), { date: '2026-11-20', time: 'yesterday' });
-    expect(await findPreviousSnapshot(out)).toBe(expected);
-  });
-
-  it('returns undefined when there is no older snapshot, and accepts a relative path', async () => {
-    const parent = tmpDir();
-    const out = snap(parent, 'svc-snapshot-2026-11-21', '2026-11-21T02:00:00.000Z');
-    expect(await findPreviousSnapshot(out)).toBeUndefined();
-    snap(parent, 'svc-snapshot-raw-2026-11-20', '2026-11-20T02:00:00.000Z');
-    expect(await findPreviousSnapshot(out)).toBeUndefined();
-    const prev = snap(parent, 'svc-snapshot-2026-11-20', '2026-11-20T02:00:00.000Z');
-    const rel = relative(process.cwd(), out);
-    expect(await findPreviousSnapshot(rel)).toBe(prev);
-    expect(await findPreviousSnapshot(`${out}/`)).toBe(prev);
-  });
-
-  it('passes over the snapshots of another site in the same parent, comparing sites as the history database does', async () => {
-    const parent = tmpDir();
-    const site = (name: string, baseUrl: string, time: string) => {
-      const dir = join(parent, name);
-      writeSnapshot(dir, { date: time.slice(0, 10), time, baseUrl });
-      return dir;
-    };
-    const a = 'https://a.example.org';
-    const out = site('svc-snapshot-a-2026-11-22', a, '2026-11-22T02:00:00.000Z');
-    site('svc-snapshot-a-2026-11-20', a, '2026-11-20T02:00:00.000Z');
-    // The same site written with a trailing slash (and /api): still its own.
-    const expected = site('svc-snapshot-a-2026-11-21', `${a}/api/`, '2026-11-21T02:00:00.000Z');
-    // Newer than a's last night, of other sites (one differs from a only by its port, one by a path prefix).
-    const b = site('svc-snapshot-b-2026-11-21', 'https://b.example.org', '2026-11-21T03:00:00.000Z');
-    site('svc-snapshot-c-2026-11-21', `${a}:8443`, '2026-11-21T02:30:00.000Z');
-    site('svc-snapshot-d-2026-11-21', `${a}/other`, '2026-11-21T02:10:00.000Z');
-    expect(await findPreviousSnapshot(out)).toBe(expected);
-    expect(await previousSnapshotBeside(out)).toEqual({
-      dir: expected,
-      otherSite: { dir: b, baseUrl: 'https://b.example.org' },
-    });
-    // In staging: the time and site given, the directory not written yet.
-    const staged = join(parent, 'svc-snapshot-b-2026-11-22');
-    expect(
-      await findPreviousSnapshot(staged, { time: '2026-11-22T03:00:00.000Z', baseUrl: 'https://b.example.org/' }),
-    ).toBe(b);
-    // Nothing of the site left: nothing compared, the newest other one named.
-    expect(
-      await previousSnapshotBeside(join(parent, 'svc-snapshot-e'), {
-        time: '2026-11-22T03:00:00.000Z',
-        baseUrl: 'https://e.example.org',
-      }),
-    ).toEqual({
-      dir: undefined,
-      otherSite: { dir: out, baseUrl: a },
-    });
-    // The same site's newest is the newest of all: nothing passed over.
-    expect(
-      await previousSnapshotBeside(join(parent, 'svc-snapshot-b-2026-11-21-late'), {
-        time: '2026-11-21T04:00:00.000Z',
-        baseUrl: 'https://b.example.org',
-      }),
-    ).toEqual({ dir: b });
-    // A new snapshot whose site cannot be told (no manifest, no site given): the newest older of any site, as before.
-    expect(await findPreviousSnapshot(join(parent, 'svc-snapshot-x'))).toBe(join(parent, 'svc-snapshot-a-2026-11-22'));
   });
 });
 

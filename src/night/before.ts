@@ -1,7 +1,10 @@
 /**
- * findPreviousSnapshot: what `svc-snapshot --diff-previous` compares a fresh
- * snapshot with (CONTRACT section 9); checkPrevious: a `--previous` given
- * that is not older than the snapshot (refused) or of another site (warned).
+ * A night is a snapshot's site (its manifest's `baseUrl`, normalised as the
+ * history database keys a site) and its time. This module finds the night
+ * before: the newest snapshot of the same site taken earlier, among the
+ * directories beside a snapshot whatever they are called (by their
+ * manifests); and the newer nights that make a snapshot a re-run. Every
+ * command that needs the night before asks here, so all find the same one.
  */
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -12,9 +15,6 @@ import { sameSite } from '../config/url.js';
 import { UsageError } from '../errors.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 
-const SNAPSHOT_DIR = /^svc-snapshot-/;
-/** Raw collections and audit collections share the prefix; they are not snapshots. */
-const OTHER_DIR = /^svc-snapshot-(raw|audit)-/;
 const NAME_DATE = /(\d{4}-\d{2}-\d{2})/;
 
 /** A `YYYY-MM-DD` as the start of that local day, in epoch ms. */
@@ -47,27 +47,32 @@ interface Candidate {
   readonly name: string;
   readonly time: number;
   readonly baseUrl: string;
+  /** The manifest's `date`, as a person reads the night. */
+  readonly date: string;
 }
 
-/** The previous snapshot beside a new one, and the newest older one passed over for being of another site. */
+/** The nights beside a snapshot: the one before it, and the newest of its site when that is newer (a re-run). */
 export interface PreviousBeside {
   readonly dir: string | undefined;
   /** An older snapshot of another site newer than `dir` (or any, when there is no `dir`): the newest such. */
   readonly otherSite?: { readonly dir: string; readonly baseUrl: string };
+  /** The newest snapshot of the same site taken after this one: this one is then a re-run. */
+  readonly newer?: { readonly dir: string; readonly date: string };
 }
 
 /**
- * The newest `svc-snapshot-*` directory beside `outDir` (same parent) that
- * is older than `outDir`, by manifest `time` (falling back to the date in its
- * name), and of the same site: its manifest's `baseUrl` the same as the new
- * snapshot's once normalised as the history database keys a site. Several
- * sites' snapshots may share a parent (one cron job each): another site's
- * night compared with this one would be all changes. Skipped: `outDir`
- * itself, raw (`svc-snapshot-raw-*`) and audit (`svc-snapshot-audit-*`)
- * directories, temporary and backup dot-directories, and directories without
- * a valid `_snapshot-manifest.json`. `own` gives the new snapshot's time and
- * site when its manifest is not written yet; when neither tells them, every
- * candidate counts as older and of the same site.
+ * The nights beside `outDir` (same parent), found by their manifests whatever
+ * the directories are called: the newest snapshot older than `outDir` of the
+ * same site (its manifest's `baseUrl` the same once normalised), and the
+ * newest one of the same site taken after it. Several sites' snapshots may
+ * share a parent (one cron job each): another site's night compared with
+ * this one would be all changes. Not candidates: `outDir` itself, dot
+ * directories (temporary and backup ones), directories without a readable
+ * `_snapshot-manifest.json` (raw and audit collections among them), an
+ * incomplete snapshot, and one taken at the same time (the same night
+ * again). `own` gives the new snapshot's time and site when its manifest is
+ * not written yet; when neither tells them, every candidate counts as older
+ * and of the same site.
  */
 export async function previousSnapshotBeside(outDir: string, own?: OwnSnapshot): Promise<PreviousBeside> {
   const target = resolve(outDir);
@@ -78,13 +83,20 @@ export async function previousSnapshotBeside(outDir: string, own?: OwnSnapshot):
   const site = manifest?.baseUrl;
   let same: Candidate | undefined;
   let other: Candidate | undefined;
-  for (const c of await olderCandidates(parent, self, reference)) {
-    if (site === undefined || sameSite(c.baseUrl, site)) same = newer(same, c);
-    else other = newer(other, c);
+  let newest: Candidate | undefined;
+  for (const c of await candidates(parent, self)) {
+    const ours = site === undefined || sameSite(c.baseUrl, site);
+    if (c.time > reference) {
+      if (ours) newest = newer(newest, c);
+    } else if (c.time < reference) {
+      if (ours) same = newer(same, c);
+      else other = newer(other, c);
+    }
   }
   const dir = same && join(parent, same.name);
-  if (!other || (same && newer(same, other) === same)) return { dir };
-  return { dir, otherSite: { dir: join(parent, other.name), baseUrl: other.baseUrl } };
+  const after = newest && { newer: { dir: join(parent, newest.name), date: newest.date } };
+  if (!other || (same && newer(same, other) === same)) return { dir, ...after };
+  return { dir, otherSite: { dir: join(parent, other.name), baseUrl: other.baseUrl }, ...after };
 }
 
 /** findPreviousSnapshot: the previous snapshot's directory (previousSnapshotBeside). */
@@ -97,8 +109,8 @@ function newer(a: Candidate | undefined, b: Candidate): Candidate {
   return !a || b.time > a.time || (b.time === a.time && b.name > a.name) ? b : a;
 }
 
-/** Every snapshot directory in `parent` but `self` taken before `reference`, with its site. */
-async function olderCandidates(parent: string, self: string, reference: number): Promise<Candidate[]> {
+/** Every complete snapshot directory in `parent` but `self`, whatever its name, with its time and site. */
+async function candidates(parent: string, self: string): Promise<Candidate[]> {
   let entries: string[];
   try {
     entries = await readdir(parent);
@@ -107,14 +119,14 @@ async function olderCandidates(parent: string, self: string, reference: number):
   }
   const out: Candidate[] = [];
   for (const name of entries) {
-    if (name === self || !SNAPSHOT_DIR.test(name) || OTHER_DIR.test(name)) continue;
+    if (name === self || name.startsWith('.')) continue;
     const path = join(parent, name);
     if (!(await stat(path).catch(() => undefined))?.isDirectory()) continue;
     const manifest = (await openSnapshot(path).catch(() => undefined))?.manifest;
-    if (manifest === undefined) continue;
+    if (manifest === undefined || !manifest.complete) continue;
     const time = snapshotTime(name, manifest);
-    if (time === undefined || !(time < reference)) continue;
-    out.push({ name, time, baseUrl: manifest.baseUrl });
+    if (time === undefined) continue;
+    out.push({ name, time, baseUrl: manifest.baseUrl, date: manifest.date });
   }
   return out;
 }
