@@ -7,7 +7,7 @@ import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { FINDINGS_FILE, findingsSettings, type FindingsReport } from '../findings/index.js';
 import { findingsSince } from './findings.js';
 import { diffWithSnapshot, type ChangeSet } from '../diff/index.js';
-import { checkPrevious, findPreviousSnapshot } from '../night/before.js';
+import { checkPrevious, previousSnapshotBeside } from '../night/before.js';
 import { buildDigest } from '../notify/digest.js';
 import { FindingsFileSchema, type FindingsIn } from '../notify/findings-in.js';
 import { deliver, failureWarning, notifySettings, testDigest, type SinkResult } from '../notify/index.js';
@@ -36,11 +36,13 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
     const dir = resolveOutDir(deps.cwd, given!, given!);
     const previous = o.previous !== undefined ? resolveOutDir(deps.cwd, o.previous, o.previous) : undefined;
     deps.reporter.info(`reading ${dir}`);
-    // --waivers (section 18): the findings evaluated again, as `findings` does, with the waivers of today's file.
+    // --waivers or --previous: the findings told again, as `findings` tells them, against that night with today's waivers.
     const snapshot = await openSnapshot(dir);
     if (previous !== undefined) await checkPrevious(snapshot, previous, (m) => deps.reporter.warn(m));
     const waived =
-      o.waivers !== undefined ? await findingsSince(snapshot, previous, findingsSettings(o), deps) : undefined;
+      o.waivers !== undefined || previous !== undefined
+        ? await findingsSince(snapshot, previous, findingsSettings(o), deps)
+        : undefined;
     const digest = buildDigest(await noticeOf(snapshot, previous, waived, (m) => deps.reporter.warn(m)));
     results = await deliver(digest, { ...settings, on: ['always'] }, { now });
   }
@@ -71,7 +73,8 @@ async function noticeOf(
   const dir = snapshot.dir;
   const m = snapshot.manifest;
   const reportName = m.files?.find((f) => /^svc-snapshot-\d{4}-\d{2}-\d{2}\.html$/.test(f.name))?.name;
-  const previousDir = previousGiven ?? (await findPreviousSnapshot(dir, m)) ?? null;
+  const beside = await previousSnapshotBeside(dir, m);
+  const previousDir = previousGiven ?? beside.dir ?? null;
   let changes: ChangeSet | undefined;
   if (previousDir !== null) {
     try {
@@ -95,6 +98,7 @@ async function noticeOf(
     ...(reportName ? { reportFile: join(dir, reportName) } : {}),
     previous: { dir: previousDir, ...(changes ? { changes } : {}) },
     ...(findings ? { findings } : {}),
+    ...(beside.newer ? { rerun: { of: m.date, newer: beside.newer.date } } : {}),
   });
 }
 

@@ -7,7 +7,10 @@ import { markBodyFailures, readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, toManifestFile } from '../collect/write.js';
 import { SNAPSHOT_MANIFEST, stagedSnapshot } from '../snapshot/dir.js';
 import { diffDirectories, type ChangeSet } from '../diff/index.js';
-import { previousSnapshotBeside } from '../night/before.js';
+import type { PreviousBeside } from '../night/before.js';
+import { nightsAround, type Nights } from '../night/index.js';
+import { rerunText, type Rerun } from '../night/rerun.js';
+import { nightCounts } from '../findings/counts.js';
 import { LARGE_BODY_BYTES } from '../body/file.js';
 import type { RouteRecord } from '../api/route-record.js';
 import { build, type BuildSummary } from '../exports/build.js';
@@ -87,8 +90,13 @@ async function snapshotWith(
   refuseFailed(collection, plan.o.allowPartial);
   const outDir = resolveOutDir(deps.cwd, plan.o.outDir, `svc-snapshot-${collection.manifest.date}`);
   if (plan.o.replay !== undefined) refuseReplayInside(resolveOutDir(deps.cwd, plan.o.replay, plan.o.replay), outDir);
+  const m = collection.manifest;
+  const history = plan.historyTarget && reportHistory(plan.historyTarget, plan.o, deps);
+  const nights = await nightsAround(outDir, m, history, (w) => deps.reporter.warn(w));
+  if (nights.rerun)
+    deps.reporter.warn(`${rerunText(nights.rerun)}: published as a re-run, nothing sent to Alertmanager`);
   deps.reporter.info(`building exports into ${outDir}`);
-  const input = { plan, deps, collection, source, outDir };
+  const input = { plan, deps, collection, source, outDir, ...(nights.rerun ? { rerun: nights.rerun } : {}) };
   const staged = await withStaging(
     outDir,
     secrets,
@@ -103,7 +111,7 @@ async function snapshotWith(
     ? `; a history load in progress is rolled back: load it later with svc-snapshot history load ${outDir}`
     : '';
   whenInterrupted(`the snapshot was published to ${outDir}${load}`);
-  return afterPublishing(staged, plan, deps, outDir, t0);
+  return afterPublishing(staged, plan, deps, { outDir, nights }, t0);
 }
 
 /**
@@ -155,6 +163,7 @@ interface StagingInput {
   readonly outDir: string;
   /** The tokens, looked for in every file written. */
   readonly matcher: ReturnType<typeof secretMatcher>;
+  readonly rerun?: Rerun;
 }
 
 type HashingWriter = ReturnType<typeof hashingWriter>;
@@ -240,6 +249,7 @@ async function writeBeside(
         ...beside,
         ...(plan.signKey ? { signKey: plan.signKey } : {}),
         ...(plan.historyTarget ? { history: reportHistory(plan.historyTarget, o, deps) } : {}),
+        ...(input.rerun ? { rerun: input.rerun } : {}),
       })
     : undefined;
   // --findings with --diff-previous or --notify (no page): the comparison they make is made here, for the same reason.
@@ -309,14 +319,18 @@ async function afterPublishing(
   staged: Staged,
   plan: SnapshotPlan,
   deps: CommandDeps,
-  outDir: string,
+  { outDir, nights }: { readonly outDir: string; readonly nights: Nights },
   t0: number,
 ): Promise<CommandResult> {
   const { built, manifest, spreadsheets, findings, report, compared } = staged;
   const o = plan.o;
   warnAboutResponses(built, deps.reporter);
   const previous = comparesPrevious(o, deps)
-    ? await diffWithPrevious(outDir, manifest, o.diffPrevious ? deps.reporter : undefined, report?.previous ?? compared)
+    ? await diffWithPrevious(
+        { outDir, manifest, beside: nights.beside },
+        o.diffPrevious ? deps.reporter : undefined,
+        report?.previous ?? compared,
+      )
     : undefined;
   const history = plan.historyTarget ? await loadIntoHistory(outDir, o, deps, plan.historyTarget) : undefined;
   if (findings) deps.reporter.info(findingsLine(findings));
@@ -339,6 +353,8 @@ async function afterPublishing(
     pruned,
     ...(spreadsheets ? { spreadsheets } : {}),
     ...(history ? { history } : {}),
+    ...(findings ? { findings: nightCounts(findings) } : {}),
+    ...(nights.rerun ? { rerun: nights.rerun } : {}),
   };
   const shown = o.diffPrevious ? outcome : { ...outcome, previous: undefined };
   deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(shown), null, 2)}\n` : formatSnapshotSummary(shown));
@@ -352,7 +368,11 @@ async function afterPublishing(
           ? EXIT.findings
           : EXIT.ok;
   const findingsReport = findings
-    ? { findings: findingCounts(findings), findingsUnevaluated: unevaluatedRules(findings) }
+    ? {
+        findings: findingCounts(findings),
+        findingsUnevaluated: unevaluatedRules(findings),
+        findingsByState: nightCounts(findings),
+      }
     : {};
   const notice = snapshotNotice(manifest, {
     outDir,
@@ -360,6 +380,7 @@ async function afterPublishing(
     ...(report ? { reportFile: path.join(outDir, report.name) } : {}),
     ...(previous ? { previous } : {}),
     ...(findings ? { findings } : {}),
+    ...(nights.rerun ? { rerun: nights.rerun } : {}),
   });
   return { exitCode, report: { ...snapshotReport(manifest), ...findingsReport }, notice };
 }
@@ -432,12 +453,10 @@ function warnAboutResponses(built: BuildSummary, reporter: Reporter): void {
  * The previous snapshot is the newest older one of the same site: a newer one of another site passed over is said.
  */
 async function diffWithPrevious(
-  outDir: string,
-  manifest: SnapshotManifest,
+  { outDir, manifest, beside }: { outDir: string; manifest: SnapshotManifest; beside: PreviousBeside },
   reporter: Reporter | undefined,
   shown?: { dir: string; changes: ChangeSet },
 ): Promise<NonNullable<SnapshotOutcome['previous']>> {
-  const beside = await previousSnapshotBeside(outDir, manifest);
   const dir = beside.dir ?? null;
   const other = beside.otherSite && `${path.basename(beside.otherSite.dir)}, is of ${beside.otherSite.baseUrl}`;
   if (!dir) {

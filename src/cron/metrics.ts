@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { NightCounts } from '../findings/counts.js';
 import { closeSync, constants, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { readSmallFile } from '../util/safe-read.js';
 import path from 'node:path';
@@ -14,6 +15,8 @@ export interface RunReport {
   readonly findings?: ReadonlyArray<{ rule: string; severity: string; count: number; waived?: number }>;
   /** The rules that could not be evaluated (snapshot with --findings): what --fail-on fails closed on, beside the findings. */
   readonly findingsUnevaluated?: ReadonlyArray<{ rule: string; severity: string }>;
+  /** The night's counts (snapshot with --findings), as the summary and every other output give them. */
+  readonly findingsByState?: NightCounts;
   /** Each notification target (--notify) by its sink name: 1 when it failed in this run, else 0. */
   readonly notifyFailures?: ReadonlyArray<{ sink: string; failed: number }>;
 }
@@ -51,6 +54,8 @@ const HELP: Record<string, string> = {
     'Findings of the last run per evaluated rule and severity (snapshot --findings; docs/findings.md), waived ones not counted.',
   svc_snapshot_findings_waived:
     'Findings of the last run waived by the --waivers file, per evaluated rule and severity (docs/findings.md).',
+  svc_snapshot_findings_by_state:
+    'Findings of the last run by state (snapshot --findings; docs/night.md): new, open, resolved, waived, and active = new + open - waived.',
   svc_snapshot_findings_unevaluated:
     'Rules the last run could not evaluate (1 each), by rule and severity (snapshot ' +
     '--findings; the reason is in _findings.json).',
@@ -93,6 +98,8 @@ export function renderMetrics(m: MetricsInput): string {
   for (const f of r?.findings ?? [])
     if (f.waived !== undefined) samples.push(['svc_snapshot_findings_waived', ruleLabels(f), String(f.waived)]);
   for (const f of r?.findingsUnevaluated ?? []) samples.push(['svc_snapshot_findings_unevaluated', ruleLabels(f), '1']);
+  for (const [state, n] of Object.entries(r?.findingsByState ?? {}))
+    samples.push(['svc_snapshot_findings_by_state', `${cmd},state="${state}"`, String(n)]);
   for (const n of r?.notifyFailures ?? [])
     samples.push(['svc_snapshot_notify_failures', `${cmd},sink="${label(n.sink)}"`, String(n.failed)]);
   const lines: string[] = [];

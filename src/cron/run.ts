@@ -1,4 +1,7 @@
 import path from 'node:path';
+import { readSmallFile } from '../util/safe-read.js';
+import { normaliseSite } from '../config/url.js';
+import { COLLECTION_MANIFEST } from '../collect/write.js';
 import { UsageError } from '../errors.js';
 import { trustStore } from '../config/values.js';
 import { readOptions } from '../config/options.js';
@@ -141,13 +144,32 @@ export class CronRun {
   }
 }
 
-/** The site of the metrics' `site` label as the flags and environment give it (--base-url; audit: --audit-url), if valid. */
+/**
+ * The site as configured, before anything is read from a server: --base-url
+ * (audit: --audit-url), or with --replay the collection's manifest's
+ * `baseUrl`, normalised as a site is keyed; undefined when neither tells it.
+ * It labels a failed run's metrics and alert, also when the run stopped on
+ * its configuration, so that the next good run of the site ends that alert.
+ */
 export function siteOf(command: CronCommand, flags: CronFlags, env: NodeJS.ProcessEnv): string | undefined {
   try {
     if (command === 'audit') return readOptions(command, { auditUrl: flags.auditUrl }, env).auditUrl;
+    if (typeof flags.replay === 'string' && flags.replay !== '') return replayedSite(flags.replay);
     return readOptions(command, { baseUrl: flags.baseUrl }, env).baseUrl;
   } catch {
     // Invalid: the command says so (a usage error); the metrics name the site by the file until a command knows it.
+    return undefined;
+  }
+}
+
+/** The `baseUrl` of a replayed collection's manifest (read leniently: the command checks it), normalised. */
+function replayedSite(dir: string): string | undefined {
+  const bytes = readSmallFile(path.join(dir, COLLECTION_MANIFEST), { maxBytes: 64 * 1024 * 1024, followLinks: true });
+  if (!Buffer.isBuffer(bytes)) return undefined;
+  try {
+    const baseUrl = (JSON.parse(bytes.toString('utf8')) as { baseUrl?: unknown }).baseUrl;
+    return typeof baseUrl === 'string' && baseUrl !== '' ? normaliseSite(baseUrl) : undefined;
+  } catch {
     return undefined;
   }
 }

@@ -31,3 +31,8 @@ export function nightCounts(night: CountedNight): NightCounts {
   const all = night.findings.length;
   return { new: all - open, open, resolved: night.resolved?.length ?? 0, waived, active: all - waived };
 }
+
+/** The counts as every text form says them: `11 new, 19 open, 4 resolved, 2 waived, 28 active`. */
+export function countsText(c: NightCounts): string {
+  return `${c.new} new, ${c.open} open, ${c.resolved} resolved, ${c.waived} waived, ${c.active} active`;
+}

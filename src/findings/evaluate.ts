@@ -6,6 +6,7 @@
  * and the report, sorted so that its bytes depend on the snapshot alone
  * (CONTRACT section 17).
  */
+import { nightCounts } from './counts.js';
 import { FailedError } from '../errors.js';
 import { CATALOG } from '../exports/catalog.js';
 import type { ExportRecord } from '../exports/types.js';
@@ -370,7 +371,7 @@ export function* serializeFindingsChunks(report: FindingsReport): Generator<stri
     ...(waived && r.evaluated ? { waived: waived.get(r.id) ?? 0 } : {}),
   }));
   const { findings } = report;
-  let head = `{\n  "time": ${JSON.stringify(report.time)},\n`;
+  let head = `{\n  "time": ${JSON.stringify(report.time)},\n  "counts": ${JSON.stringify(nightCounts(report))},\n`;
   if (report.previous) head += `  "previous": ${JSON.stringify(report.previous)},\n`;
   if (report.waivers) head += `  "waivers": ${waiversText(report.waivers)},\n`;
   yield `${head}  "rules": ${jsonList(rules, '  ')},\n  "findings": ${findings.length === 0 ? '[]' : '[\n    '}`;

@@ -4,6 +4,7 @@
  * the project) it is about. Every value that came from the data is escaped
  * for the terminal.
  */
+import { countsText, nightCounts } from './counts.js';
 import { escapeControl } from '../util/escape.js';
 import type { RowRef } from './define.js';
 import type { FindingDisplay } from './display.js';
@@ -130,16 +131,13 @@ export function waiverLists(w: WaiversSummary): ReadonlyArray<readonly [string, 
 
 /** The lines before the findings: the comparison with the previous night, and the waivers. */
 function overTime(report: FindingsReport): string[] {
-  const lines: string[] = [];
+  const since = report.previous
+    ? `Since ${report.previous.source === 'history' ? 'the history database' : 'the snapshot'} of ${escapeControl(report.previous.time)}`
+    : 'No night before';
+  const lines: string[] = ['', `${since}: ${countsText(nightCounts(report))}.`];
   const fresh = report.findings.filter((f) => f.state === 'new');
   if (report.previous) {
-    const open = report.findings.length - fresh.length;
     const resolved = report.resolved ?? [];
-    lines.push(
-      '',
-      `Since ${report.previous.source === 'history' ? 'the history database' : 'the snapshot'} of ` +
-        `${escapeControl(report.previous.time)}: ${fresh.length} new, ${open} open, ${resolved.length} resolved.`,
-    );
     if (fresh.length > 0)
       lines.push('New:', ...fresh.map((f) => findingLine(f, '  ').replace('[new] ', `${heading(f)}: `)));
     if (resolved.length > 0) lines.push('Resolved:', ...resolved.map(resolvedLine));

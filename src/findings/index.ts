@@ -3,6 +3,7 @@
  * `--findings` on `snapshot` writes FINDINGS_FILE into the staging directory
  * before the manifest; `svc-snapshot findings` evaluates an existing snapshot.
  */
+import { countsText, nightCounts } from './counts.js';
 import { UsageError } from '../errors.js';
 import type { Snapshot } from '../snapshot/dir.js';
 import { applyLifecycle, type PreviousFindings } from './lifecycle.js';
@@ -181,6 +182,9 @@ export function findingsLine(report: FindingsReport): string {
     ([, n]) => n > 0,
   );
   const skipped = report.rules.filter((r) => !r.evaluated).map((r) => r.id);
-  const found = counts.length > 0 ? counts.map(([s, n]) => `${n} ${s}`).join(', ') : 'none';
+  const found =
+    counts.length > 0
+      ? `${countsText(nightCounts(report))} (${counts.map(([s, n]) => `${n} ${s}`).join(', ')})`
+      : 'none';
   return `findings (${FINDINGS_FILE}): ${found}${skipped.length > 0 ? `; not evaluated: ${skipped.join(', ')}` : ''}`;
 }

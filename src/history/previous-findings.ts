@@ -46,3 +46,30 @@ export async function previousFromHistory(
     return undefined;
   }
 }
+
+/** The newest night of the site in a history database taken after `time` (a re-run's newer night), if any; unreadable: none, warned. */
+export async function newerNightInHistory(
+  source: HistorySource,
+  baseUrl: string,
+  time: string,
+  warn: (message: string) => void,
+): Promise<string | undefined> {
+  if (source.target.engine === 'sqlite' && !existsSync(source.target.path)) return undefined;
+  try {
+    const db = await openHistory(source.target, { mustExist: true, ...(source.ca ? { ca: source.ca } : {}) });
+    try {
+      const [newest] = await db.all('SELECT MAX(time) FROM runs WHERE base_url = ? AND time > ?', [
+        normaliseSite(baseUrl),
+        time,
+      ]);
+      return newest?.[0] == null ? undefined : String(newest[0]);
+    } finally {
+      await db.close();
+    }
+  } catch (e) {
+    warn(
+      `the history database ${source.target.label} could not tell whether a newer night exists: ${(e as Error).message}`,
+    );
+    return undefined;
+  }
+}

@@ -7,11 +7,13 @@
  * those names where the report has them; without them every finding is shown
  * as it is, with no new/resolved split.
  */
+import { nightCounts, type NightCounts } from '../findings/counts.js';
 import { hash } from 'node:crypto';
 import { escapeControl } from '../util/escape.js';
 import type { NotifyOn, Severity } from '../config/values.js';
 import type { ChangeSet } from '../diff/types.js';
 import type { FindingIn, FindingsIn, WaiverEndingSoon } from './findings-in.js';
+import type { Rerun } from '../night/rerun.js';
 
 /** What a command tells the digest of a run that ended (published, or not). */
 export interface RunNotice {
@@ -30,6 +32,8 @@ export interface RunNotice {
   readonly exports?: ReadonlyArray<{ readonly export: string; readonly count: number; readonly available: boolean }>;
   readonly previous?: { readonly dir: string; readonly changes?: ChangeSet };
   readonly findings?: FindingsIn;
+  /** A night older than the newest of its site: nothing goes to Alertmanager, the other sinks say so. */
+  readonly rerun?: Rerun;
 }
 
 /** A finding of the digest: every text in it already cleaned (`escapeControl`), as text.ts's `clean` would. */
@@ -75,6 +79,7 @@ export interface Digest {
   readonly outDir?: string;
   readonly reportFile?: string;
   readonly previousDir?: string;
+  readonly rerun?: Rerun;
   readonly exports: ReadonlyArray<{
     readonly export: string;
     readonly count: number;
@@ -94,7 +99,8 @@ export interface Digest {
   /** Waived findings, those carried from the night before included: their alerts are ended. */
   readonly waived: FindingList;
   readonly resolved: FindingList;
-  readonly openCount: number;
+  /** The night's counts, as every output gives them (docs/night.md). */
+  readonly counts: NightCounts;
   readonly notEvaluated: ReadonlyArray<{ readonly rule: string; readonly reason: string }>;
   readonly waiversEndingSoon: readonly WaiverEndingSoon[];
 }
@@ -228,7 +234,7 @@ function findingsPart(f: FindingsIn | undefined) {
     active: activeList,
     waived: findingList([...all.filter((x) => x.waived !== undefined), ...carriedWaived]),
     resolved: findingList(f?.resolved ?? [], 'resolved'),
-    openCount: lifecycle ? active.filter((x) => x.state !== 'new').length : 0,
+    counts: nightCounts(f ?? { findings: [] }),
     notEvaluated: (f?.rules ?? []).filter((r) => !r.evaluated).map((r) => ({ rule: r.id, reason: r.reason ?? '' })),
     waiversEndingSoon: f?.waivers?.endingSoon ?? [],
   };
@@ -248,6 +254,7 @@ export function buildDigest(n: RunNotice): Digest {
     ...(n.outDir !== undefined ? { outDir: n.outDir } : {}),
     ...(n.reportFile !== undefined ? { reportFile: n.reportFile } : {}),
     ...(n.previous !== undefined ? { previousDir: n.previous.dir } : {}),
+    ...(n.rerun !== undefined ? { rerun: n.rerun } : {}),
     exports: exportsOf(n),
     hasChanges: n.previous?.changes?.hasChanges ?? false,
     ...findingsPart(n.findings),

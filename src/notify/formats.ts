@@ -4,6 +4,7 @@
  * the lists are shortened (their "and N more" grows) and it is rendered
  * again, so that a payload is never cut in the middle, and so never broken.
  */
+import { normaliseSite } from '../config/url.js';
 import { SEVERITIES, type Severity } from '../config/values.js';
 import { idOf, ruleCleaner, type Digest, type DigestFinding, type FindingList } from './digest.js';
 import type { FindingIn } from './findings-in.js';
@@ -210,6 +211,7 @@ export function webhookPayload(d: Digest): unknown {
     findings: {
       evaluated: d.findingsEvaluated,
       lifecycle: d.lifecycle,
+      counts: d.counts,
       active: d.active.length,
       waived: d.waived.length,
       shown: cappedFindings(d.findings),
@@ -259,7 +261,8 @@ function atLeast(s: Severity, min: Severity): boolean {
 export function* alertsOf(d: Digest, s: AlertSettings): Generator<PostableAlert> {
   const now = s.now.toISOString();
   const until = new Date(s.now.getTime() + s.intervalHours * 3600_000).toISOString();
-  const site = clip(clean(d.site), 1000);
+  // The site as a site is keyed: a failed run's alert (labelled from the configuration) is ended by the next good run's.
+  const site = clip(clean(normaliseSite(d.site)), 1000);
   const failed = d.outcome.state === 'failed';
   yield {
     labels: { alertname: 'SvcSnapshotRunFailed', command: d.command, severity: 'critical', site },

@@ -98,6 +98,8 @@ function testAlert(d: Digest, now: Date): PostableAlert {
 
 async function sendTo(t: Target, d: Digest, c: SendContext): Promise<SinkResult> {
   const deadline = new Deadline(c.s.timeoutMs);
+  // A re-run fires and ends nothing: the newest night of the site already said what is firing.
+  if (t.kind === 'alertmanager' && d.rerun && !c.test) return { sink: t.name, state: 'skipped' };
   // Alertmanager holds state, not messages: every run renews or ends its alerts, whatever --notify-on says.
   if (t.kind !== 'alertmanager' && !c.test && !worthSending(d, c.s.on)) return { sink: t.name, state: 'skipped' };
   let why: string | undefined;

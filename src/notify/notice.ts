@@ -1,6 +1,7 @@
 import type { ChangeSet } from '../diff/types.js';
 import type { RunNotice } from './digest.js';
 import type { FindingsIn } from './findings-in.js';
+import type { Rerun } from '../night/rerun.js';
 
 /** What a snapshot's notice reads of its manifest. */
 interface NoticeManifest {
@@ -20,6 +21,7 @@ export function snapshotNotice(
     readonly reportFile?: string;
     readonly previous?: { readonly dir: string | null; readonly changes?: ChangeSet };
     readonly findings?: FindingsIn;
+    readonly rerun?: Rerun;
   },
 ): RunNotice {
   const prev = where.previous;
@@ -36,5 +38,6 @@ export function snapshotNotice(
       ? { previous: { dir: prev.dir, ...(prev.changes ? { changes: prev.changes } : {}) } }
       : {}),
     ...(where.findings ? { findings: where.findings } : {}),
+    ...(where.rerun ? { rerun: where.rerun } : {}),
   };
 }

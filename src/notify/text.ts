@@ -5,6 +5,8 @@
  * no name can split a line, a header or the reading order) and is cut to a
  * length at a word's end, so that no sink receives a 50,000-character name.
  */
+import { countsText } from '../findings/counts.js';
+import { rerunText } from '../night/rerun.js';
 import { escapeControl } from '../util/escape.js';
 import type { Digest, DigestFinding } from './digest.js';
 
@@ -124,14 +126,10 @@ export function digestDoc(d: Digest, l: DocLimits): DigestDoc {
     return clip(`${clean(w.rule)} ${clean(what)}${clean(why)} (${clean(w.owner)}, ends ${clean(w.expires)})`, l.line);
   };
   const summary: string[] = [];
-  if (d.findingsEvaluated) {
-    const parts = [`${d.active.length} active`];
-    if (d.lifecycle) parts.push(`${d.findings.length} new`, `${d.openCount} open`);
-    parts.push(`${d.waived.length} waived`);
-    summary.push(`findings: ${parts.join(', ')}`);
-  }
+  if (d.findingsEvaluated) summary.push(`findings: ${countsText(d.counts)}`);
   const sections: Section[] = [
     outcomeSection(d, l),
+    ...(d.rerun ? [{ heading: 'Re-run', lines: [rerunText(d.rerun)], more: 0 }] : []),
     ...whereSection(d),
     ...(d.exports.length > 0 ? [{ heading: 'Exports', lines: d.exports.map(exportLine), more: 0 }] : []),
     ...(summary.length > 0 ? [{ heading: 'Findings in all', lines: summary, more: 0 }] : []),

@@ -5,6 +5,7 @@
  * is about, by the names a person reads. Every value from the site goes
  * through escape.ts.
  */
+import { countsText, nightCounts } from '../findings/counts.js';
 import { SEVERITIES } from '../findings/define.js';
 import type { Finding, FindingsReport, ResolvedFinding, WaiverNote } from '../findings/evaluate.js';
 import { findingHeading, groupFindings, waiverLists } from '../findings/format.js';
@@ -63,12 +64,15 @@ function sinceList<F extends Finding | ResolvedFinding>(
 }
 
 function since(r: FindingsReport): string {
-  if (!r.previous) return '';
+  const against = r.previous
+    ? `Since the ${r.previous.source === 'history' ? 'history database' : 'snapshot'} of ${esc(r.previous.time)}`
+    : 'No night before';
+  const counts = `<p class="counts">${against}: ${countsText(nightCounts(r))}.</p>\n`;
+  if (!r.previous) return counts;
   const fresh = r.findings.filter((f) => f.state === 'new');
   const resolved = r.resolved ?? [];
   return (
-    `<p>Since the ${r.previous.source === 'history' ? 'history database' : 'snapshot'} of ${esc(r.previous.time)}: ` +
-    `${fresh.length} new, ${r.findings.length - fresh.length} open, ${resolved.length} resolved.</p>\n` +
+    counts +
     sinceList('New', fresh, ['What', 'Waiver'], (f) => `<td>${what(f)}</td><td>${waiverCell(f)}</td>`) +
     sinceList(
       'Resolved',

@@ -6,10 +6,11 @@
  * (`--format html`). The exports shown are the manifest's and the export
  * catalog's: a new export appears without code here.
  */
+import { rerunOf, type Rerun } from '../night/rerun.js';
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { diffWithSnapshot } from '../diff/index.js';
-import { findPreviousSnapshot } from '../night/before.js';
+import { findPreviousSnapshot, previousSnapshotBeside } from '../night/before.js';
 import {
   DEFAULT_EXPIRING_DAYS,
   evaluateFindings,
@@ -170,9 +171,12 @@ export async function modelOfDirectory(snapshot: Snapshot, opts: DirectoryOption
       waivers: opts.waivers,
     });
   };
-  const older = given ?? (await findPreviousSnapshot(dir, manifest));
+  const beside = await previousSnapshotBeside(dir, manifest);
+  const older = given ?? beside.dir;
   const nights = await bothNights(snapshot, readers, { older, given: given !== undefined, evaluate, warn, findings });
-  return modelOf(manifest, signature, nights, readers, await historyPart(opts.history, manifest, true));
+  const model = modelOf(manifest, signature, nights, readers, await historyPart(opts.history, manifest, true));
+  const rerun = await rerunOf(beside, manifest, opts.history, warn);
+  return { ...model, ...(rerun ? { rerun } : {}) };
 }
 
 /**
@@ -274,6 +278,8 @@ export interface StagingOptions {
   readonly warn: (message: string) => void;
   readonly signKey?: SigningKey;
   readonly history?: HistorySource;
+  /** The snapshot is a re-run: the page says so. */
+  readonly rerun?: Rerun;
 }
 
 /**

@@ -37,7 +37,10 @@ export async function stagingReport(
   write: () => Promise<{ name: string; previous?: { dir: string; changes: ChangeSet } }>;
 }> {
   const name = reportFileName(manifest.date);
-  const model = await modelOfStaging(staging.dir, manifest, opts);
+  const model = {
+    ...(await modelOfStaging(staging.dir, manifest, opts)),
+    ...(opts.rerun ? { rerun: opts.rerun } : {}),
+  };
   const previous = comparedBeside(opts.outDir, model.previous);
   const write = async () => {
     await staging.writeFile(name, renderReport(model));

@@ -3,6 +3,7 @@
  * snapshot and its neighbours. render.ts turns it into the page with no I/O,
  * so the same model gives the same bytes.
  */
+import type { Rerun } from '../night/rerun.js';
 import type { ChangeSet } from '../diff/types.js';
 import type { FindingsReport } from '../findings/evaluate.js';
 import type { ReadableManifest } from '../snapshot/dir.js';
@@ -47,4 +48,6 @@ export interface ReportModel {
     | { readonly label: string; readonly problem: string };
   /** Of the VM exports the snapshot has (`--include vms`): none without. */
   readonly vms?: readonly VmStates[];
+  /** A night older than the newest of its site. */
+  readonly rerun?: Rerun;
 }

@@ -5,6 +5,7 @@
  * out; every list is sorted, and the only time on the page is the snapshot's.
  * Every value from the site goes through escape.ts.
  */
+import { rerunText } from '../night/rerun.js';
 import type { ChangeSet, ExportDiff } from '../diff/types.js';
 import { compareText } from '../findings/define.js';
 import { esc, sentence, text, value } from './escape.js';
@@ -51,6 +52,7 @@ function header(m: ReportModel): string {
     ['Tool', `${text(man.tool.name)} ${text(man.tool.version)}`],
     ['Completeness', complete],
     ['Signature', sigText],
+    ...(m.rerun ? [['Re-run', `<strong class="bad">${esc(rerunText(m.rerun))}</strong>`]] : []),
   ];
   const facts = rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('');
   return `<header><h1>Snapshot of <bdi>${text(man.baseUrl)}</bdi>, ${esc(man.date)}</h1>\n<dl class="facts">${facts}</dl></header>\n`;

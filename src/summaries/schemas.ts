@@ -10,6 +10,8 @@ import { TOKEN_TYPES } from '../api/catalog.js';
  * deliberate change of this file and of the schema document.
  */
 const count = z.number().int().nonnegative();
+/** The night's one set of counts (docs/night.md): active = new + open − waived. */
+const NightCounts = z.strictObject({ new: count, open: count, resolved: count, waived: count, active: count });
 const RouteCounts = z.strictObject({ ok: count, skipped: count, failed: count });
 const Skipped = z.array(z.strictObject({ route: z.string(), reason: z.string() }));
 const Failed = z.array(z.strictObject({ route: z.string(), status: z.number().int().nullable(), error: z.string() }));
@@ -89,6 +91,10 @@ export const SnapshotSummary = z.strictObject({
     })
     .optional(),
   pruned: Pruned,
+  /** With --findings: the night's counts. */
+  findings: NightCounts.optional(),
+  /** A night older than the newest of its site: its date, and the newer night's. */
+  rerun: z.strictObject({ of: Date, newer: Date }).optional(),
   durationMs: count,
 });
 export type SnapshotSummary = z.infer<typeof SnapshotSummary>;
@@ -335,10 +341,12 @@ const Finding = z.strictObject({
   waiverEnded: WaiverMark.optional(),
 });
 
-/** `svc-snapshot findings --json`, and the content of `_findings.json` (CONTRACT sections 17 and 18; docs/findings.md). */
+/** `svc-snapshot findings --json`, and the content of `_findings.json` (docs/findings.md). */
 const FindingsSummary = z.strictObject({
   /** The snapshot's time, which every rule compares with. */
   time: z.string(),
+  /** The night's counts, as every output gives them. */
+  counts: NightCounts,
   /** The night the states are told against (the previous snapshot, or the history database's newest earlier run); absent: none. */
   previous: z.strictObject({ time: z.string(), source: z.enum(['snapshot', 'history']) }).optional(),
   /** With --waivers: the file's sha256, its number of entries, and its waivers that match nothing, end soon, or have ended. */

@@ -3,6 +3,8 @@
  * loads) prints on stdout: one JSON object with --json (its schema:
  * SnapshotSummary in ./schemas.ts), else lines for a person.
  */
+import { countsText, type NightCounts } from '../findings/counts.js';
+import { rerunText, type Rerun } from '../night/rerun.js';
 import type { ChangeSet } from '../diff/index.js';
 import { formatChangeSet } from '../diff/index.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
@@ -25,6 +27,10 @@ export interface SnapshotOutcome {
   history?: { target: string; status: 'loaded' | 'already loaded' | 'failed'; error?: string };
   /** With --keep: the older snapshots deleted. */
   pruned?: string[];
+  /** With --findings: the night's counts. */
+  findings?: NightCounts;
+  /** A night older than the newest of its site: its date, and the newer night's. */
+  rerun?: Rerun;
 }
 
 export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
@@ -81,6 +87,8 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
       : {}),
     ...(o.history ? { history: o.history } : {}),
     ...(o.pruned ? { pruned: o.pruned } : {}),
+    ...(o.findings ? { findings: o.findings } : {}),
+    ...(o.rerun ? { rerun: o.rerun } : {}),
     durationMs: o.durationMs,
   };
 }
@@ -89,6 +97,7 @@ export function formatSnapshotSummary(o: SnapshotOutcome): string {
   const s = snapshotSummary(o);
   const width = Math.max(...s.exports.map((e) => e.export.length));
   const lines = [`Snapshot (${s.source}) of ${s.baseUrl} written to ${s.outDir}`];
+  if (s.rerun) lines.push(`  ${rerunText(s.rerun)}`);
   for (const e of s.exports) {
     const name = e.export.padEnd(width);
     if (!e.available) lines.push(`  ${name}  unavailable: ${e.reason ?? ''}`);
@@ -111,6 +120,7 @@ export function formatSnapshotSummary(o: SnapshotOutcome): string {
     if (csv > 0) lines.push(`  csv: ${csv} files, one per export (<count>-<export> (<M>-<D>-<YYYY>).csv)`);
     for (const f of s.spreadsheets.filter((f) => f.format === 'xlsx')) lines.push(`  xlsx: ${f.file}`);
   }
+  if (s.findings) lines.push(`  findings: ${countsText(s.findings)}`);
   if (s.history && s.history.status !== 'failed') lines.push(`  history: ${s.history.status} into ${s.history.target}`);
   if (!s.complete) lines.push('  INCOMPLETE: published with --allow-partial (exit 4)');
   lines.push(...formatPruned(s.pruned));
