@@ -206,6 +206,7 @@ export function webhookPayload(d: Digest): unknown {
     ...(d.outDir !== undefined ? { outDir: clean(d.outDir) } : {}),
     ...(d.reportFile !== undefined ? { reportFile: clean(d.reportFile) } : {}),
     ...(d.previousDir !== undefined ? { previousDir: clean(d.previousDir) } : {}),
+    ...(d.rerun !== undefined ? { rerun: d.rerun } : {}),
     hasChanges: d.hasChanges,
     exports: d.exports,
     findings: {
