@@ -136,7 +136,9 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps) {
   // A bad --format, --include or --history target (a password in the URL) is a usage error before any request, not a surprise after publishing.
   const formats = o.format.filter((f) => f !== 'html');
   const html = (o.format as readonly string[]).includes('html');
-  const findingsAsked = checkFindingsOptions(o, html);
+  const { findingsAsked, problems } = findingsSettingsOf(o, html);
+  for (const p of problems)
+    deps.reporter.error(`${p}; the snapshot is published without the waivers, and the run exits 2 at the end`);
   // An option is parsed when first read: --include is checked here, and --sign-key's secret is known to the token scan before anything is written.
   const { include, signKey } = o;
   // A directory taken as the target is said once the snapshot is published (CONTRACT section 11: a target that cannot be opened is exit 1).
@@ -147,12 +149,29 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps) {
     formats,
     html,
     findingsAsked,
+    problems,
     include,
     signKey,
     historyTarget,
     // Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are).
     largeBodyBytes: deps.largeBodyBytes ?? LARGE_BODY_BYTES,
   };
+}
+
+/**
+ * The waivers file concerns only what comes after publishing: a problem in
+ * it is printed and costs a line (exit 2 at the end), not the night's
+ * snapshot, which is told without the file. Any other option's problem is a
+ * usage error before anything is collected.
+ */
+function findingsSettingsOf(o: SnapshotOptions, html: boolean) {
+  try {
+    return { findingsAsked: checkFindingsOptions(o, html), problems: [] as string[] };
+  } catch (err) {
+    if (!(err instanceof UsageError) || o.waivers === undefined) throw err;
+    const without = { ...o, waivers: undefined, sources: { ...o.sources, waivers: undefined } };
+    return { findingsAsked: checkFindingsOptions(without, html), problems: [err.message] };
+  }
 }
 
 interface StagingInput {
@@ -355,18 +374,22 @@ async function afterPublishing(
     ...(history ? { history } : {}),
     ...(findings ? { findings: nightCounts(findings) } : {}),
     ...(nights.rerun ? { rerun: nights.rerun } : {}),
+    ...(plan.problems.length > 0 ? { problems: plan.problems } : {}),
   };
   const shown = o.diffPrevious ? outcome : { ...outcome, previous: undefined };
   deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(shown), null, 2)}\n` : formatSnapshotSummary(shown));
   // 6 only for a complete snapshot: an incomplete one is 4 whatever its findings.
+  // A problem in the configuration of what comes after publishing: exit 2, once everything else is done.
   const exitCode =
     history?.status === 'failed'
       ? EXIT.failed
-      : !manifest.complete
-        ? EXIT.incomplete
-        : findingsFailed
-          ? EXIT.findings
-          : EXIT.ok;
+      : plan.problems.length > 0
+        ? EXIT.usage
+        : !manifest.complete
+          ? EXIT.incomplete
+          : findingsFailed
+            ? EXIT.findings
+            : EXIT.ok;
   const findingsReport = findings
     ? {
         findings: findingCounts(findings),
@@ -381,6 +404,7 @@ async function afterPublishing(
     ...(previous ? { previous } : {}),
     ...(findings ? { findings } : {}),
     ...(nights.rerun ? { rerun: nights.rerun } : {}),
+    ...(plan.problems.length > 0 ? { problems: plan.problems } : {}),
   });
   return { exitCode, report: { ...snapshotReport(manifest), ...findingsReport }, notice };
 }

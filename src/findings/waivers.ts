@@ -107,7 +107,7 @@ function waiverOf(entry: YAMLMap, line: number, lineOf: (n: Node) => number): Wa
   }
   const rule = text(get('rule'), 'rule', line, NAME_MAX);
   if (!RULES.some((r) => r.id === rule))
-    throw new WaiverProblem(line, `rule ${JSON.stringify(rule)} is not a findings rule (docs/findings.md lists them)`);
+    throw new WaiverProblem(line, `rule ${JSON.stringify(rule)} is not a findings rule (${didYouMean(rule)})`);
   const hasId = get('id') !== undefined;
   const hasSubject = get('subject') !== undefined;
   if (hasId === hasSubject)
@@ -171,13 +171,13 @@ export function loadWaivers(path: string, from: string): WaiversFile {
   try {
     source = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw new UsageError(`${from} ${path}: not UTF-8 text; nothing was written`);
+    throw new UsageError(`${from} ${path}: not UTF-8 text`);
   }
   try {
     return { path, sha256: sha256Hex(bytes), waivers: parseWaivers(source) };
   } catch (e) {
     if (!(e instanceof WaiverProblem)) throw e;
-    throw new UsageError(`${from} ${path}, line ${e.line}: ${e.message}; nothing was written`);
+    throw new UsageError(`${from} ${path}, line ${e.line}: ${e.message}`);
   }
 }
 
@@ -188,7 +188,7 @@ export function checkWaiverDates(file: WaiversFile, maxDays: number, today: numb
     if (w.endsAt - DAY_MS > limit)
       throw new UsageError(
         `${from} ${file.path}, line ${w.line}: expires ${w.expires} is more than ${maxDays} days ahead; ` +
-          'a waiver is reviewed at least once a year (--waivers-max-days sets another limit); nothing was written',
+          'a waiver is reviewed at least once a year (--waivers-max-days sets another limit)',
       );
   }
 }
@@ -276,4 +276,28 @@ export function applyWaivers(
     ended: file.waivers.filter((w) => w.endsAt <= now).map(note),
   };
   return { findings: out, carried: carriedOut, summary };
+}
+
+/** `did you mean <rule>?` for the rule nearest a mistyped one (a few letters off), else where the rules are listed. */
+function didYouMean(typed: string): string {
+  let best: { id: string; d: number } | undefined;
+  for (const r of RULES) {
+    const d = editDistance(typed.toLowerCase(), r.id);
+    if (!best || d < best.d) best = { id: r.id, d };
+  }
+  return best && best.d <= Math.max(2, Math.floor(typed.length / 4))
+    ? `did you mean ${best.id}?`
+    : 'docs/findings.md lists them';
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions, each 1. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
 }

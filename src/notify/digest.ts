@@ -34,6 +34,8 @@ export interface RunNotice {
   readonly findings?: FindingsIn;
   /** A night older than the newest of its site: nothing goes to Alertmanager, the other sinks say so. */
   readonly rerun?: Rerun;
+  /** Problems in the configuration of what comes after publishing (the waivers file): said first, findings alerts left as they were. */
+  readonly problems?: readonly string[];
 }
 
 /** A finding of the digest: every text in it already cleaned (`escapeControl`), as text.ts's `clean` would. */
@@ -80,6 +82,7 @@ export interface Digest {
   readonly reportFile?: string;
   readonly previousDir?: string;
   readonly rerun?: Rerun;
+  readonly problems?: readonly string[];
   readonly exports: ReadonlyArray<{
     readonly export: string;
     readonly count: number;
@@ -255,6 +258,7 @@ export function buildDigest(n: RunNotice): Digest {
     ...(n.reportFile !== undefined ? { reportFile: n.reportFile } : {}),
     ...(n.previous !== undefined ? { previousDir: n.previous.dir } : {}),
     ...(n.rerun !== undefined ? { rerun: n.rerun } : {}),
+    ...(n.problems !== undefined && n.problems.length > 0 ? { problems: n.problems } : {}),
     exports: exportsOf(n),
     hasChanges: n.previous?.changes?.hasChanges ?? false,
     ...findingsPart(n.findings),

@@ -207,6 +207,7 @@ export function webhookPayload(d: Digest): unknown {
     ...(d.reportFile !== undefined ? { reportFile: clean(d.reportFile) } : {}),
     ...(d.previousDir !== undefined ? { previousDir: clean(d.previousDir) } : {}),
     ...(d.rerun !== undefined ? { rerun: d.rerun } : {}),
+    ...(d.problems !== undefined ? { problems: d.problems.map((p) => clip(clean(p), 1000)) } : {}),
     hasChanges: d.hasChanges,
     exports: d.exports,
     findings: {
@@ -274,7 +275,8 @@ export function* alertsOf(d: Digest, s: AlertSettings): Generator<PostableAlert>
     startsAt: now,
     endsAt: failed ? until : now,
   };
-  if (failed) return;
+  // Findings told without the configured waivers would fire what they waive: their alerts are left as they were.
+  if (failed || d.problems) return;
   const lists: Array<[FindingList, string]> = [
     [d.active, until],
     [d.waived, now],

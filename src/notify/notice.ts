@@ -22,6 +22,7 @@ export function snapshotNotice(
     readonly previous?: { readonly dir: string | null; readonly changes?: ChangeSet };
     readonly findings?: FindingsIn;
     readonly rerun?: Rerun;
+    readonly problems?: readonly string[];
   },
 ): RunNotice {
   const prev = where.previous;
@@ -39,5 +40,6 @@ export function snapshotNotice(
       : {}),
     ...(where.findings ? { findings: where.findings } : {}),
     ...(where.rerun ? { rerun: where.rerun } : {}),
+    ...(where.problems ? { problems: where.problems } : {}),
   };
 }

@@ -130,6 +130,7 @@ export function digestDoc(d: Digest, l: DocLimits): DigestDoc {
   const sections: Section[] = [
     outcomeSection(d, l),
     ...(d.rerun ? [{ heading: 'Re-run', lines: [rerunText(d.rerun)], more: 0 }] : []),
+    ...(d.problems ? [{ heading: 'Configuration problems', lines: d.problems.map(clean), more: 0 }] : []),
     ...whereSection(d),
     ...(d.exports.length > 0 ? [{ heading: 'Exports', lines: d.exports.map(exportLine), more: 0 }] : []),
     ...(summary.length > 0 ? [{ heading: 'Findings in all', lines: summary, more: 0 }] : []),

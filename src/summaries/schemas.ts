@@ -95,6 +95,8 @@ export const SnapshotSummary = z.strictObject({
   findings: NightCounts.optional(),
   /** A night older than the newest of its site: its date, and the newer night's. */
   rerun: z.strictObject({ of: Date, newer: Date }).optional(),
+  /** Problems in the configuration of what comes after publishing (the waivers file): published all the same, exit 2. */
+  problems: z.array(z.string()).optional(),
   durationMs: count,
 });
 export type SnapshotSummary = z.infer<typeof SnapshotSummary>;

@@ -31,6 +31,8 @@ export interface SnapshotOutcome {
   findings?: NightCounts;
   /** A night older than the newest of its site: its date, and the newer night's. */
   rerun?: Rerun;
+  /** Problems in the configuration of what comes after publishing (the run exits 2). */
+  problems?: readonly string[];
 }
 
 export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
@@ -89,6 +91,7 @@ export function snapshotSummary(o: SnapshotOutcome): SnapshotSummary {
     ...(o.pruned ? { pruned: o.pruned } : {}),
     ...(o.findings ? { findings: o.findings } : {}),
     ...(o.rerun ? { rerun: o.rerun } : {}),
+    ...(o.problems ? { problems: [...o.problems] } : {}),
     durationMs: o.durationMs,
   };
 }
@@ -123,6 +126,7 @@ export function formatSnapshotSummary(o: SnapshotOutcome): string {
   if (s.findings) lines.push(`  findings: ${countsText(s.findings)}`);
   if (s.history && s.history.status !== 'failed') lines.push(`  history: ${s.history.status} into ${s.history.target}`);
   if (!s.complete) lines.push('  INCOMPLETE: published with --allow-partial (exit 4)');
+  for (const p of s.problems ?? []) lines.push(`  CONFIGURATION (exit 2): ${escapeControl(p)}`);
   lines.push(...formatPruned(s.pruned));
   lines.push(`  done in ${(s.durationMs / 1000).toFixed(1)} s`);
   let text = `${lines.join('\n')}\n`;

@@ -41,7 +41,9 @@ describe('snapshot --findings over the shipped 3.14.1 recording', () => {
   it('writes _findings.json before the manifest; findings <dir> --json gives the same bytes; a second run replaces the directory', async () => {
     const out = join(tmpDir(), 'snap');
     const res = await runCli(['--replay', R3141, '--out-dir', out, '--findings']);
-    expect(res.stderr).toContain('findings (_findings.json): 20 high, 2 medium\n');
+    expect(res.stderr).toContain(
+      'findings (_findings.json): 22 new, 0 open, 0 resolved, 0 waived, 22 active (20 high, 2 medium)\n',
+    );
     expect(res.code).toBe(0);
     const bytes = readFileSync(join(out, '_findings.json'), 'utf8');
     const report = JSON.parse(bytes) as Report;

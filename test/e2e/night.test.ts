@@ -8,7 +8,7 @@
  * run's alert carries the site and the next good run ends it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getTestCerts } from '../fake/certs.js';
 import { startPingReceiver, type PingReceiver } from '../helpers/ping-receiver.js';
@@ -202,5 +202,31 @@ describe.skipIf(!available)('three nights in directories of their own names', ()
     expect(digest.findings.counts.resolved).toBeGreaterThan(0);
     expect(digest.findings.resolved.items.length).toBe(digest.findings.counts.resolved);
     expect(digest.findings.shown.items.every((f: { state?: string }) => f.state === 'new')).toBe(true);
+  }, 120_000);
+
+  it('a typo in the waivers file costs a line, not the night: published, said, exit 2, findings alerts left alone', async () => {
+    const typo = join(parent, 'typo.yaml');
+    writeFileSync(
+      typo,
+      readFileSync(WAIVERS, 'utf8').replace(/rule: certification-missing/, 'rule: certification-misisng'),
+    );
+    const findingAlerts = async () =>
+      (await am.alerts())
+        .filter((a) => a.labels.alertname === 'SvcSnapshotFinding')
+        .map((a) => `${a.labels.id} ${a.endsAt}`)
+        .sort();
+    const before = await findingAlerts();
+    expect(before.length).toBeGreaterThan(0);
+    const res = await night(2, 'night-3-typo', ['--waivers', typo]);
+    expect(res.code).toBe(2);
+    expect(existsSync(join(parent, 'night-3-typo', '_snapshot-manifest.json'))).toBe(true);
+    expect(res.stderr).toMatch(
+      /error: --waivers \S*typo\.yaml, line \d+: rule "certification-misisng" is not a findings rule \(did you mean certification-missing\?\)/,
+    );
+    expect(JSON.parse(res.stdout).problems).toHaveLength(1);
+    const digest = JSON.parse(hook.received.at(-1)!.body);
+    expect(digest.outDir).toBe(join(parent, 'night-3-typo'));
+    expect(digest.problems[0]).toContain('did you mean certification-missing?');
+    expect(await findingAlerts()).toEqual(before);
   }, 120_000);
 });

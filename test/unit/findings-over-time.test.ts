@@ -160,7 +160,7 @@ describe('new, open, resolved', () => {
     ]);
     expect(second.previous).toEqual({ time: first.time, source: 'snapshot' });
     expect(formatFindings(second, '/snap')).toMatch(
-      /Since the snapshot of 2026-11-20T02:00:00.000Z: 1 new, \d+ open, 1 resolved\.\nNew:\n/,
+      /Since the snapshot of 2026-11-20T02:00:00.000Z: 1 new, \d+ open, 1 resolved, 0 waived, \d+ active\.\nNew:\n/,
     );
   });
 });
@@ -196,7 +196,7 @@ describe('a rule not evaluated tonight', () => {
     expect(tonight.rules.find((r) => r.id === 'certification-missing')!.evaluated).toBe(false);
     expect(tonight.resolved!.filter((f) => f.rule === 'certification-missing')).toEqual([]);
     expect(tonight.carried!.map((f) => [f.id, f.firstSeen])).toEqual(missing.map((id) => [id, first.time]));
-    expect(formatFindings(tonight, '/snap')).toMatch(/: 0 new, \d+ open, 0 resolved\./);
+    expect(formatFindings(tonight, '/snap')).toMatch(/: 0 new, \d+ open, 0 resolved, 0 waived, \d+ active\./);
     // A waiver of a rule that could not look is not stale.
     const path = waiversFile(
       `waivers:\n  - rule: certification-missing\n    subject: [proj|9]\n    reason: r\n    owner: o\n    expires: 2027-01-01\n`,

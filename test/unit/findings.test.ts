@@ -839,7 +839,7 @@ describe('the report', () => {
       'certification-missing',
       'membership-expired',
     ]);
-    expect(Object.keys(parsed)).toEqual(['time', 'rules', 'findings']);
+    expect(Object.keys(parsed)).toEqual(['time', 'counts', 'rules', 'findings']);
   });
 
   it('a report of thousands of findings, written a chunk at a time, is one line per finding, in order, and parses back to the findings', async () => {
