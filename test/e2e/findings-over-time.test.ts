@@ -125,7 +125,9 @@ describe('the third night with the shipped waivers', () => {
     const res = await runCli(['findings', night3, '--waivers', WAIVERS]);
     expect(res.code).toBe(0);
     const out = res.stdout;
-    expect(out).toMatch(/Since the snapshot of 2026-11-22T02:00:00.000Z: \d+ new, \d+ open, \d+ resolved, \d+ waived, \d+ active\.\nNew:\n/);
+    expect(out).toMatch(
+      /Since the snapshot of 2026-11-22T02:00:00.000Z: \d+ new, \d+ open, \d+ resolved, \d+ waived, \d+ active\.\nNew:\n/,
+    );
     expect(out.indexOf('Resolved:')).toBeLessThan(out.indexOf('\nPriya Tanaka <priya.tanaka.10@example.org>\n'));
     expect(out.split('\n').filter((l) => l === 'Priya Tanaka <priya.tanaka.10@example.org>')).toHaveLength(1);
     expect(out).toContain('[waived by security-office@example.org until 2026-12-15: ');
@@ -137,7 +139,9 @@ describe('the third night with the shipped waivers', () => {
     const res = await runCli(['report', night3, '--waivers', WAIVERS, '--out', page]);
     expect(res.code, res.stderr).toBe(0);
     const html = readFileSync(page, 'utf8');
-    expect(html).toMatch(/<p class="counts">Since the snapshot of 2026-11-22T02:00:00.000Z: \d+ new, \d+ open, \d+ resolved, \d+ waived, \d+ active\.<\/p>/);
+    expect(html).toMatch(
+      /<p class="counts">Since the snapshot of 2026-11-22T02:00:00.000Z: \d+ new, \d+ open, \d+ resolved, \d+ waived, \d+ active\.<\/p>/,
+    );
     const person = '<summary><bdi>Priya Tanaka &lt;priya.tanaka.10@example.org&gt;</bdi>: 3 findings</summary>';
     expect(html.split(person)).toHaveLength(2);
     expect(html.indexOf('<summary>New: ')).toBeLessThan(html.indexOf(person));
