@@ -14,7 +14,7 @@ import {
 import { findingsCsvChunks } from '../findings/csv.js';
 import { previousFindings } from '../findings/lifecycle.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
-import { checkPrevious } from '../night/before.js';
+import { checkPrevious } from '../snapshot/beside.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
 /** `--format` on findings: csv alone (the JSON form is --json), as typed: the parsed list leaves json out. */

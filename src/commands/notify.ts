@@ -7,7 +7,7 @@ import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { FINDINGS_FILE, findingsSettings, type FindingsReport } from '../findings/index.js';
 import { findingsSince } from './findings.js';
 import { diffWithSnapshot, type ChangeSet } from '../diff/index.js';
-import { checkPrevious, previousSnapshotBeside } from '../night/before.js';
+import { checkPrevious, previousSnapshotBeside } from '../snapshot/beside.js';
 import { buildDigest } from '../notify/digest.js';
 import { FindingsFileSchema, type FindingsIn } from '../notify/findings-in.js';
 import { deliver, failureWarning, notifySettings, testDigest, type SinkResult } from '../notify/index.js';

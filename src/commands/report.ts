@@ -2,7 +2,8 @@ import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { reportFileName } from '../publish/names.js';
-import { checkPrevious } from '../night/before.js';
+import { checkPrevious, previousSnapshotBeside } from '../snapshot/beside.js';
+import { rerunOf } from '../night/index.js';
 import { real } from '../publish/target.js';
 import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
@@ -59,7 +60,9 @@ export async function runReport(rawFlags: RawFlags, args: string[], deps: Comman
     ...(previous !== undefined ? { previous } : {}),
     ...(history ? { history } : {}),
   });
-  const page = renderReport(model);
+  const m = snapshot.manifest;
+  const rerun = await rerunOf(await previousSnapshotBeside(dir, m), m, history, (w) => deps.reporter.warn(w));
+  const page = renderReport(rerun ? { ...model, rerun } : model);
   // As convert writes into a published snapshot: a temporary name (0600, removed by a signal), then a rename.
   whenInterrupted(`${file} was not written`);
   for (const line of removeDeadTempFiles(dirname(file), (n) => n === basename(file))) deps.reporter.warn(line);

@@ -80,7 +80,7 @@ export function findingsSettings(o: FindingsOptions, now: () => number = Date.no
  * something only with --findings; the reading of the levels, wherever
  * findings are evaluated (--findings, or --format html's page).
  */
-export function checkFindingsOptions(
+function checkFindingsOptions(
   o: FindingsOptions & { readonly findings: boolean },
   html: boolean,
 ): FindingsSettings {
@@ -187,4 +187,20 @@ export function findingsLine(report: FindingsReport): string {
       ? `${countsText(nightCounts(report))} (${counts.map(([s, n]) => `${n} ${s}`).join(', ')})`
       : 'none';
   return `findings (${FINDINGS_FILE}): ${found}${skipped.length > 0 ? `; not evaluated: ${skipped.join(', ')}` : ''}`;
+}
+
+/**
+ * The waivers file concerns only what comes after publishing: a problem in
+ * it is printed and costs a line (exit 2 at the end), not the night's
+ * snapshot, which is told without the file. Any other option's problem is a
+ * usage error before anything is collected.
+ */
+export function snapshotFindingsSettings(o: FindingsOptions & { readonly findings: boolean }, html: boolean) {
+  try {
+    return { findingsAsked: checkFindingsOptions(o, html), problems: [] as string[] };
+  } catch (err) {
+    if (!(err instanceof UsageError) || o.waivers === undefined) throw err;
+    const without = { ...o, waivers: undefined, sources: { ...o.sources, waivers: undefined } };
+    return { findingsAsked: checkFindingsOptions(without, html), problems: [err.message] };
+  }
 }

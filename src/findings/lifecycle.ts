@@ -13,7 +13,7 @@
 import { isRecord } from '../body/decode.js';
 import { FINDINGS_FILE_NAME } from './names.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
-import { findPreviousSnapshot, type OwnSnapshot } from '../night/before.js';
+import { findPreviousSnapshot, type OwnSnapshot } from '../snapshot/beside.js';
 import { SEVERITIES } from './define.js';
 import {
   findingWith,

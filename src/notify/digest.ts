@@ -13,7 +13,7 @@ import { escapeControl } from '../util/escape.js';
 import type { NotifyOn, Severity } from '../config/values.js';
 import type { ChangeSet } from '../diff/types.js';
 import type { FindingIn, FindingsIn, WaiverEndingSoon } from './findings-in.js';
-import type { Rerun } from '../night/rerun.js';
+import type { Rerun } from '../snapshot/beside.js';
 
 /** What a command tells the digest of a run that ended (published, or not). */
 export interface RunNotice {

@@ -1,7 +1,7 @@
 import type { ChangeSet } from '../diff/types.js';
 import type { RunNotice } from './digest.js';
 import type { FindingsIn } from './findings-in.js';
-import type { Rerun } from '../night/rerun.js';
+import type { Rerun } from '../snapshot/beside.js';
 
 /** What a snapshot's notice reads of its manifest. */
 interface NoticeManifest {

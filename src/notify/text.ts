@@ -6,7 +6,7 @@
  * length at a word's end, so that no sink receives a 50,000-character name.
  */
 import { countsText } from '../findings/counts.js';
-import { rerunText } from '../night/rerun.js';
+import { rerunText } from '../snapshot/beside.js';
 import { escapeControl } from '../util/escape.js';
 import type { Digest, DigestFinding } from './digest.js';
 

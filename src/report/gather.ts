@@ -6,11 +6,11 @@
  * (`--format html`). The exports shown are the manifest's and the export
  * catalog's: a new export appears without code here.
  */
-import { rerunOf, type Rerun } from '../night/rerun.js';
+import type { Rerun } from '../snapshot/beside.js';
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { diffWithSnapshot } from '../diff/index.js';
-import { findPreviousSnapshot, previousSnapshotBeside } from '../night/before.js';
+import { findPreviousSnapshot } from '../snapshot/beside.js';
 import {
   DEFAULT_EXPIRING_DAYS,
   evaluateFindings,
@@ -171,12 +171,9 @@ export async function modelOfDirectory(snapshot: Snapshot, opts: DirectoryOption
       waivers: opts.waivers,
     });
   };
-  const beside = await previousSnapshotBeside(dir, manifest);
-  const older = given ?? beside.dir;
+  const older = given ?? (await findPreviousSnapshot(dir, manifest));
   const nights = await bothNights(snapshot, readers, { older, given: given !== undefined, evaluate, warn, findings });
-  const model = modelOf(manifest, signature, nights, readers, await historyPart(opts.history, manifest, true));
-  const rerun = await rerunOf(beside, manifest, opts.history, warn);
-  return { ...model, ...(rerun ? { rerun } : {}) };
+  return modelOf(manifest, signature, nights, readers, await historyPart(opts.history, manifest, true));
 }
 
 /**

@@ -3,7 +3,7 @@
  * snapshot and its neighbours. render.ts turns it into the page with no I/O,
  * so the same model gives the same bytes.
  */
-import type { Rerun } from '../night/rerun.js';
+import type { Rerun } from '../snapshot/beside.js';
 import type { ChangeSet } from '../diff/types.js';
 import type { FindingsReport } from '../findings/evaluate.js';
 import type { ReadableManifest } from '../snapshot/dir.js';

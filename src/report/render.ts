@@ -5,7 +5,7 @@
  * out; every list is sorted, and the only time on the page is the snapshot's.
  * Every value from the site goes through escape.ts.
  */
-import { rerunText } from '../night/rerun.js';
+import { rerunText } from '../snapshot/beside.js';
 import type { ChangeSet, ExportDiff } from '../diff/types.js';
 import { compareText } from '../findings/define.js';
 import { esc, sentence, text, value } from './escape.js';

@@ -3,8 +3,11 @@
  * loads) prints on stdout: one JSON object with --json (its schema:
  * SnapshotSummary in ./schemas.ts), else lines for a person.
  */
-import { countsText, type NightCounts } from '../findings/counts.js';
-import { rerunText, type Rerun } from '../night/rerun.js';
+import type { RunReport } from '../cron/metrics.js';
+import { findingCounts, unevaluatedRules } from '../findings/index.js';
+import type { FindingsReport } from '../findings/evaluate.js';
+import { countsText, nightCounts, type NightCounts } from '../findings/counts.js';
+import { rerunText, type Rerun } from '../snapshot/beside.js';
 import type { ChangeSet } from '../diff/index.js';
 import { formatChangeSet } from '../diff/index.js';
 import type { SnapshotManifest } from '../exports/manifest.js';
@@ -133,4 +136,22 @@ export function formatSnapshotSummary(o: SnapshotOutcome): string {
   if (o.previous?.changes) text += `\n${formatChangeSet(o.previous.changes)}`;
   else if (o.previous) text += `\nNo older snapshot beside ${o.outDir} to compare with.\n`;
   return text;
+}
+
+/** The figures --metrics-file reports for a published snapshot, with its findings when it has them. */
+export function snapshotRunReport(m: SnapshotManifest, findings: FindingsReport | undefined): RunReport {
+  const routes = summariseRoutes(m.routes).counts;
+  return {
+    records: m.exports.map((e) => ({ export: e.export, count: e.count })),
+    routes: { read: routes.ok, skipped: routes.skipped, failed: routes.failed },
+    validationIssues: m.validation.issues,
+    driftFields: m.drift.reduce((n, d) => n + d.unknownFields.length, 0),
+    ...(findings
+      ? {
+          findings: findingCounts(findings),
+          findingsUnevaluated: unevaluatedRules(findings),
+          findingsByState: nightCounts(findings),
+        }
+      : {}),
+  };
 }

@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
 import { writeSnapshot } from '../helpers/snapshot-dir.js';
-import { findPreviousSnapshot, previousSnapshotBeside } from '../../src/night/before.js';
+import { findPreviousSnapshot, previousSnapshotBeside } from '../../src/snapshot/beside.js';
 
 // ---------------------------------------------------------------- findPreviousSnapshot
 

@@ -13,7 +13,7 @@ import { parse } from 'date-fns/parse';
 import { parseISO } from 'date-fns/parseISO';
 import { sameSite } from '../config/url.js';
 import { UsageError } from '../errors.js';
-import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
+import { openSnapshot, type Snapshot } from './dir.js';
 
 const NAME_DATE = /(\d{4}-\d{2}-\d{2})/;
 
@@ -163,4 +163,22 @@ export async function checkPrevious(
       `--previous ${previousDir} is a snapshot of ${previous.baseUrl}, not of ${snapshot.manifest.baseUrl}: ` +
         "every finding is told against another site's",
     );
+}
+
+/**
+ * A re-run: a night older than the newest night of its site (running night 2
+ * again after night 3). It is published as usual and told against its own
+ * night before, says so in the summary, the report and the digest, and sends
+ * nothing to Alertmanager: the newest night already said what is firing.
+ */
+export interface Rerun {
+  /** The re-run night's date (`YYYY-MM-DD`). */
+  readonly of: string;
+  /** The newest night's date. */
+  readonly newer: string;
+}
+
+/** What every text form says of a re-run, right after its verdict or heading. */
+export function rerunText(r: Rerun): string {
+  return `re-run of ${r.of}: ${r.newer} is newer`;
 }
