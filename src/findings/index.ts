@@ -80,10 +80,7 @@ export function findingsSettings(o: FindingsOptions, now: () => number = Date.no
  * something only with --findings; the reading of the levels, wherever
  * findings are evaluated (--findings, or --format html's page).
  */
-function checkFindingsOptions(
-  o: FindingsOptions & { readonly findings: boolean },
-  html: boolean,
-): FindingsSettings {
+function checkFindingsOptions(o: FindingsOptions & { readonly findings: boolean }, html: boolean): FindingsSettings {
   if (!o.findings) {
     const findingsOnly = ['failOn', 'failOnUnevaluated', 'expiringDays'];
     for (const key of [...findingsOnly, ...(html ? [] : ['findingsInheritLevels', 'waivers', 'waiversMaxDays'])]) {
