@@ -1,13 +1,13 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { EXIT } from '../exit-codes.js';
 import { FailedError, UsageError } from '../errors.js';
 import { readOptions } from '../config/options.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
-import { FINDINGS_FILE, findingsSettings, type FindingsReport } from '../findings/index.js';
-import { findingsSince } from './findings.js';
+import { FINDINGS_FILE, findingsSettings, type FindingsSettings } from '../findings/index.js';
 import { diffWithSnapshot, type ChangeSet } from '../diff/index.js';
-import { checkPrevious, previousSnapshotBeside } from '../snapshot/beside.js';
+import { checkPrevious, previousSnapshotBeside, type PreviousBeside } from '../snapshot/beside.js';
+import { modelOfDirectory } from '../report/index.js';
 import { buildDigest } from '../notify/digest.js';
 import { FindingsFileSchema, type FindingsIn } from '../notify/findings-in.js';
 import { deliver, failureWarning, notifySettings, testDigest, type SinkResult } from '../notify/index.js';
@@ -36,14 +36,15 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
     const dir = resolveOutDir(deps.cwd, given!, given!);
     const previous = o.previous !== undefined ? resolveOutDir(deps.cwd, o.previous, o.previous) : undefined;
     deps.reporter.info(`reading ${dir}`);
-    // --waivers or --previous: the findings told again, as `findings` tells them, against that night with today's waivers.
     const snapshot = await openSnapshot(dir);
     if (previous !== undefined) await checkPrevious(snapshot, previous, (m) => deps.reporter.warn(m));
-    const waived =
+    const warn = (m: string) => deps.reporter.warn(m);
+    // --waivers or --previous: the night told again against that night with today's waivers, as `report` tells it.
+    const notice =
       o.waivers !== undefined || previous !== undefined
-        ? await findingsSince(snapshot, previous, findingsSettings(o), deps)
-        : undefined;
-    const digest = buildDigest(await noticeOf(snapshot, previous, waived, (m) => deps.reporter.warn(m)));
+        ? await toldAgain(snapshot, previous, findingsSettings(o), warn)
+        : await noticeOf(snapshot, warn);
+    const digest = buildDigest(notice);
     results = await deliver(digest, { ...settings, on: ['always'] }, { now });
   }
   for (const r of results) if (r.state === 'failed') deps.reporter.warn(failureWarning(r));
@@ -64,24 +65,17 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
  * Every export file of the snapshot is checked first, as every reader checks it (a changed one: exit 1, nothing sent);
  * a previous snapshot found beside that cannot be compared is warned about and left out, one given is an error.
  */
-async function noticeOf(
-  snapshot: Snapshot,
-  previousGiven: string | undefined,
-  waived: FindingsReport | undefined,
-  warn: (message: string) => void,
-) {
+async function noticeOf(snapshot: Snapshot, warn: (message: string) => void) {
   const dir = snapshot.dir;
   const m = snapshot.manifest;
-  const reportName = m.files?.find((f) => /^svc-snapshot-\d{4}-\d{2}-\d{2}\.html$/.test(f.name))?.name;
   const beside = await previousSnapshotBeside(dir, m);
-  const previousDir = previousGiven ?? beside.dir ?? null;
+  const previousDir = beside.dir ?? null;
   let changes: ChangeSet | undefined;
   if (previousDir !== null) {
     try {
       // The snapshot's files are read (and checked) once, by the comparison; checkRest checks those it did not read.
       changes = await diffWithSnapshot(previousDir, snapshot, () => {});
     } catch (err) {
-      if (previousGiven !== undefined) throw err;
       // A damaged snapshot is this command's failure, not the previous night's.
       await snapshot.checkRest();
       warn(
@@ -91,12 +85,51 @@ async function noticeOf(
     }
   }
   await snapshot.checkRest();
-  const findings = waived ?? (await findingsFile(snapshot));
+  const findings = await findingsFile(snapshot);
+  return publishedNotice(snapshot, beside, { dir: previousDir, ...(changes ? { changes } : {}) }, findings);
+}
+
+/**
+ * The notice of a snapshot told again (`--previous`, `--waivers`): its findings evaluated against the night given,
+ * else the one beside it, with today's waivers, and the changes since that night, each export file read once.
+ */
+async function toldAgain(
+  snapshot: Snapshot,
+  previous: string | undefined,
+  settings: FindingsSettings,
+  warn: (message: string) => void,
+) {
+  const m = snapshot.manifest;
+  const beside = await previousSnapshotBeside(snapshot.dir, m);
+  const model = await modelOfDirectory(snapshot, {
+    inheritLevels: settings.inheritLevels,
+    expiringDays: settings.expiringDays,
+    ...(settings.waivers ? { waivers: settings.waivers } : {}),
+    warn,
+    ...(previous !== undefined ? { previous } : {}),
+  });
+  if ('problem' in model.findings) warn(`the findings could not be evaluated: ${model.findings.problem}`);
+  const compared = model.previous;
+  const previousDir = previous ?? ('changes' in compared ? join(dirname(snapshot.dir), compared.name) : null);
+  const changes = 'changes' in compared ? compared.changes : undefined;
+  const findings = 'report' in model.findings ? model.findings.report : undefined;
+  return publishedNotice(snapshot, beside, { dir: previousDir, ...(changes ? { changes } : {}) }, findings);
+}
+
+/** The notice of a published snapshot, with the comparison and findings the command made. */
+function publishedNotice(
+  snapshot: Snapshot,
+  beside: PreviousBeside,
+  previous: { readonly dir: string | null; readonly changes?: ChangeSet },
+  findings: FindingsIn | undefined,
+) {
+  const m = snapshot.manifest;
+  const reportName = m.files?.find((f) => /^svc-snapshot-\d{4}-\d{2}-\d{2}\.html$/.test(f.name))?.name;
   return snapshotNotice(m, {
-    outDir: dir,
+    outDir: snapshot.dir,
     exitCode: m.complete ? EXIT.ok : EXIT.incomplete,
-    ...(reportName ? { reportFile: join(dir, reportName) } : {}),
-    previous: { dir: previousDir, ...(changes ? { changes } : {}) },
+    ...(reportName ? { reportFile: join(snapshot.dir, reportName) } : {}),
+    previous,
     ...(findings ? { findings } : {}),
     ...(beside.newer ? { rerun: { of: m.date, newer: beside.newer.date } } : {}),
   });

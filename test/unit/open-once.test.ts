@@ -14,6 +14,7 @@ import { runFindings } from '../../src/commands/findings.js';
 import { runHistory } from '../../src/commands/history.js';
 import { runReport } from '../../src/commands/report.js';
 import { runSnapshot } from '../../src/commands/snapshot.js';
+import { runNotify } from '../../src/commands/notify.js';
 import { captureDeps } from '../helpers/history-fixtures.js';
 import { REPO_ROOT, tmpDir } from '../helpers/run-cli.js';
 
@@ -28,6 +29,7 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   return { ...fs, open, default: { ...fs, open } };
 });
 
+const REFUSED = { notify: ['https://127.0.0.1:9/hook'], notifyTimeout: '1' };
 const NIGHTS = ['platform-3.14.1', 'platform-3.14.1-night2'].map((n) => join(REPO_ROOT, 'recordings', n));
 
 /** How many times each export file of `dirs` was opened while `run` ran. */
@@ -64,6 +66,13 @@ describe('each export file is opened at most once per command', () => {
       () => dirs,
     ],
     ['findings', () => runFindings({}, [dirs[1]!], captureDeps(cwd).deps), () => [dirs[1]!]],
+    // A target that refuses the connection: the digest is made (every file read for it) and its sending fails.
+    ['notify', () => runNotify({ ...REFUSED }, [dirs[1]!], captureDeps(cwd).deps), () => dirs],
+    [
+      'notify --previous',
+      () => runNotify({ ...REFUSED, previous: dirs[0]! }, [dirs[1]!], captureDeps(cwd).deps),
+      () => dirs,
+    ],
     [
       'convert',
       () => runConvert({ format: 'csv,xlsx', outDir: join(cwd, 'converted') }, [dirs[1]!], captureDeps(cwd).deps),
@@ -108,6 +117,15 @@ describe('each export file is opened at most once per command', () => {
       // The states came from that night: its findings were made.
       const file = JSON.parse(readFileSync(join(out, '_findings.json'), 'utf8')) as { previous?: unknown };
       expect(file.previous).toBeDefined();
+    });
+    it('--findings --format html --notify on a snapshot: the night before read once for the page, the findings and the digest', async () => {
+      const out = join(cwd, 'plain', 'svc-snapshot-notify');
+      let result: unknown;
+      const flags = { ...REFUSED, replay: NIGHTS[1]!, outDir: out, include: 'vms', format: 'html', findings: true };
+      const counts = await opensOf([plain[0]!], async () => (result = await runSnapshot(flags, captureDeps(cwd).deps)));
+      expect(result).toMatchObject({ exitCode: 0 });
+      expect(counts.size).toBeGreaterThanOrEqual(18);
+      expect([...counts].filter(([, n]) => n !== 1)).toEqual([]);
     });
     it('--findings --diff-previous on a snapshot: the night before compared once and its findings made from that reading', async () => {
       const out = join(cwd, 'plain', 'svc-snapshot-diff');
