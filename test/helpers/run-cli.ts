@@ -30,7 +30,9 @@ export interface CliResult {
 /**
  * The environment the CLI runs with: PATH, HOME, TZ and TMPDIR of this process and
  * nothing else (no SVC_* variable, no NODE_OPTIONS, no NODE_EXTRA_CA_CERTS
- * leaks in from the developer's shell), plus `extra`.
+ * leaks in from the developer's shell), plus `extra`; and the clock the suite
+ * runs under, when it runs under Debian's faketime (its LD_PRELOAD and
+ * FAKETIME): the binary then sees the same day as the test that checks it.
  */
 export function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   // TMPDIR: the run's own temporary directory (test/global/tmp-root.ts), so that what a child leaves there is found.
@@ -39,6 +41,9 @@ export function cliEnv(extra: Record<string, string | undefined> = {}): Record<s
     HOME: process.env.HOME,
     TZ: process.env.TZ,
     TMPDIR: process.env.TMPDIR,
+    ...(process.env.FAKETIME !== undefined
+      ? { FAKETIME: process.env.FAKETIME, LD_PRELOAD: process.env.LD_PRELOAD }
+      : {}),
     ...extra,
   };
   const out: Record<string, string> = {};
