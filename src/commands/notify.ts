@@ -1,4 +1,5 @@
 import { dirname, join } from 'node:path';
+import { reportFileName } from '../publish/names.js';
 import { hostname } from 'node:os';
 import { EXIT } from '../exit-codes.js';
 import { FailedError, UsageError } from '../errors.js';
@@ -124,7 +125,7 @@ function publishedNotice(
   findings: FindingsIn | undefined,
 ) {
   const m = snapshot.manifest;
-  const reportName = m.files?.find((f) => /^svc-snapshot-\d{4}-\d{2}-\d{2}\.html$/.test(f.name))?.name;
+  const reportName = m.files?.find((f) => f.name === reportFileName(m.date))?.name;
   return snapshotNotice(m, {
     outDir: snapshot.dir,
     exitCode: m.complete ? EXIT.ok : EXIT.incomplete,
