@@ -13,7 +13,9 @@ const SECRET = 'unit-signal-secret-0a1b2c';
 describe('notifyRunSync', () => {
   it('a sending process that fails: a warning saying so, every sink failed, no secret', () => {
     const settings: NotifySettings = {
-      targets: [{ kind: 'webhook', name: 'webhook 127.0.0.1:9', url: `https://127.0.0.1:9/in/${SECRET}` }],
+      targets: [
+        { kind: 'webhook', name: 'webhook 127.0.0.1:9', label: 'webhook #1', url: `https://127.0.0.1:9/in/${SECRET}` },
+      ],
       hmacKey: undefined,
       on: ['always'],
       severity: 'high',

@@ -98,6 +98,33 @@ describe('notification targets', () => {
     expect(message).not.toMatch(/gopher|secret-in-file/i);
   });
 
+  it('given twice, on the command line, in SVC_NOTIFY_FILE or both, are one target, numbered where first given', () => {
+    const file = join(tmpDir(), 'targets');
+    const mail = 'smtp://mail.example.org:587?from=svc@example.org&to=a@example.org,b@example.org';
+    writeFileSync(
+      file,
+      [
+        'HTTPS://HOOKS.EXAMPLE.ORG:443/in/abc',
+        'smtp://MAIL.example.org?to=B@example.org&to=a@example.org&from=svc@example.org',
+        'teams+https://teams.example.org/w/1',
+        SLACK,
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
+    const t = readTargets([SLACK, 'https://hooks.example.org/in/abc', mail, 'https://hooks.example.org/in/ABC'], {
+      SVC_NOTIFY_FILE: file,
+    });
+    expect(t.map((x) => x.label)).toEqual(['slack #1', 'webhook #2', 'email #3', 'webhook #4', 'teams #5']);
+    expect(t.map((x) => x.name)).toEqual([
+      'slack hooks.slack.com',
+      'webhook hooks.example.org',
+      'email mail.example.org:587',
+      'webhook hooks.example.org #2',
+      'teams teams.example.org',
+    ]);
+  });
+
   it('SVC_NOTIFY_HMAC_FILE: a key file of its owner alone, 16 characters or more', () => {
     const dir = tmpDir();
     writeFileSync(join(dir, 'key'), 'k'.repeat(32) + '\n', { mode: 0o600 });
