@@ -17,6 +17,8 @@ import type { RunFacts } from '../cron/facts.js';
 import type { RunNotice } from '../notify/digest.js';
 import type { NotifySettings } from '../notify/index.js';
 import type { notifyRunSync } from '../notify/signal.js';
+import { metricRows, summaryOutcomes, tellFailures } from '../notify/outcomes.js';
+import type { NotifyOutcome } from '../summaries/schemas.js';
 
 type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps) => Promise<CommandResult>;
 
@@ -156,12 +158,17 @@ const COMMAND_NAMES: readonly string[] = COMMANDS.map((c) => c.name);
 /** Whether a command has printed on stdout: a failure's --json object is printed only when nothing was. */
 let stdoutUsed = false;
 
-function makeDeps(reporter: Reporter, facts?: RunFacts): CommandDeps {
+/** `hold`, when given, takes the text instead of stdout (a --json summary completed after the notifications). */
+function makeDeps(reporter: Reporter, facts?: RunFacts, hold?: (text: string) => void): CommandDeps {
   return {
     env: process.env,
     cwd: process.cwd(),
     stdout: (text) => {
       stdoutUsed = true;
+      if (hold) {
+        hold(text);
+        return true;
+      }
       return process.stdout.write(forTerminal(text));
     },
     reporter,
@@ -286,8 +293,11 @@ function withoutOptionValue(message: string): string {
 class Invocation {
   exitCode: number = EXIT.ok;
   private debug: boolean;
+  private quiet = false;
   /** --json: a run that ends with an error prints one object too (src/cli/failure.ts). */
   private json: boolean;
+  /** --json with --notify: the summary, printed once the notifications' outcomes are in it. */
+  private heldSummary: string | undefined;
   private command: string;
   private failureText = '';
   private reporter: Reporter = plainReporter((l) => process.stderr.write(l), false);
@@ -311,6 +321,7 @@ class Invocation {
   /** Commander's action, once the flags are parsed: the reporter, the cron side, then the command itself. */
   async start(spec: CommandSpec, flags: Record<string, unknown>, args: string[]): Promise<void> {
     this.debug = Boolean(flags.debug);
+    this.quiet = Boolean(flags.quiet);
     this.json = Boolean(flags.json);
     this.command = spec.name === 'history' && typeof args[0] === 'string' ? `history ${args[0]}` : spec.name;
     // A live display on a terminal, plain lines otherwise (cron, pipes, CI).
@@ -327,7 +338,8 @@ class Invocation {
     this.facts = await this.openCron(spec, flags);
     await this.openNotify(spec, flags);
     // Each command reads its options with readOptions (src/config/options.ts), which refuses conflicting ones first.
-    const result = await spec.run(flags, args, makeDeps(this.reporter, this.facts));
+    const hold = this.json && this.notify ? (text: string) => void (this.heldSummary = text) : undefined;
+    const result = await spec.run(flags, args, makeDeps(this.reporter, this.facts, hold));
     this.exitCode = result.exitCode;
     this.report = result.report;
     this.notice = result.notice;
@@ -348,21 +360,44 @@ class Invocation {
     this.notify = { settings, site: siteOf(spec.name, flags, process.env), sendSync };
   }
 
-  /** The digest of the run: the command's notice, or what a failed run knew. Warnings only; the exit code stays. */
+  /**
+   * The digest of the run: the command's notice, or what a failed run knew.
+   * A target that failed is a warning (an error line with --quiet) and a row
+   * of the metrics; the exit code stays.
+   */
   private async sendDigest(): Promise<RunReport | undefined> {
     if (!this.notify) return this.report;
     const { notifyRun } = await import('../notify/index.js');
     const notice = this.notice ?? this.failureNotice(this.notify.site);
     try {
-      const rows = await notifyRun(notice, this.notify.settings, (m) => this.reporter.warn(m));
-      return { ...(this.report ?? this.facts?.report()), notifyFailures: rows };
+      const results = await notifyRun(notice, this.notify.settings);
+      tellFailures(results, this.reporter, this.quiet);
+      this.printHeldSummary(summaryOutcomes(results));
+      return { ...(this.report ?? this.facts?.report()), notifyFailures: metricRows(results) };
     } catch (err) {
       // A notification never changes the run's outcome, whatever went wrong in it.
+      this.printHeldSummary(
+        this.notify.settings.targets.map((t) => ({ sink: t.name, target: t.label, ok: false, error: 'not sent' })),
+      );
       this.reporter.warn(
         `the notifications could not be sent (${(err as Error).name}); the run's outcome is unchanged`,
       );
       return this.report;
     }
+  }
+
+  /** The held --json summary, with each target's outcome as `notify`. */
+  private printHeldSummary(outcomes: readonly NotifyOutcome[]): void {
+    const text = this.heldSummary;
+    this.heldSummary = undefined;
+    if (text === undefined) return;
+    let out = text;
+    try {
+      out = `${JSON.stringify({ ...(JSON.parse(text) as object), notify: outcomes }, null, 2)}\n`;
+    } catch {
+      // Not one JSON object: printed as the command wrote it.
+    }
+    process.stdout.write(forTerminal(out));
   }
 
   /** What a run that ended without the command's notice knew: its exit code and why. */
@@ -404,7 +439,9 @@ class Invocation {
     let notifyFailures: Array<{ sink: string; failed: number }> | undefined;
     if (this.notify) {
       const { settings, site, sendSync } = this.notify;
-      notifyFailures = sendSync(this.failureNotice(site), settings, (m) => this.reporter.warn(m));
+      const results = sendSync(this.failureNotice(site), settings);
+      tellFailures(results, this.reporter, this.quiet);
+      notifyFailures = metricRows(results);
     }
     this.cron?.finishSync(code, notifyFailures);
     return code;
@@ -436,6 +473,7 @@ class Invocation {
   /** The cron side's metrics and ping, whatever the outcome. */
   async finish(): Promise<void> {
     const report = await this.sendDigest();
+    this.printHeldSummary([]);
     await this.cron?.finish(this.exitCode, report);
   }
 

@@ -13,6 +13,7 @@ import { alertsOf, emailContent, slackPayload, teamsPayload, webhookPayload, typ
 import { alertmanagerPosts, Deadline, notifyDispatcher, postAll, sendEmail, webhookPost } from './send.js';
 import { readHmacKey, readTargets, type HttpTarget, type Target } from './targets.js';
 import type { Dispatcher } from 'undici';
+import type { SinkResult } from './outcomes.js';
 
 export type NotifyCommand = 'snapshot' | 'collect' | 'audit' | 'notify';
 
@@ -65,13 +66,6 @@ export function notifySettings(
   };
 }
 
-export interface SinkResult {
-  readonly sink: string;
-  /** Sent, or not sent because --notify-on did not ask for this run. */
-  readonly state: 'sent' | 'skipped' | 'failed';
-  readonly why?: string;
-}
-
 interface SendContext {
   readonly s: NotifySettings;
   readonly dispatcher: Dispatcher;
@@ -99,11 +93,12 @@ function testAlert(d: Digest, now: Date): PostableAlert {
 async function sendTo(t: Target, d: Digest, c: SendContext): Promise<SinkResult> {
   const deadline = new Deadline(c.s.timeoutMs);
   // Alertmanager holds state, not messages: every run renews or ends its alerts, whatever --notify-on says.
-  if (t.kind !== 'alertmanager' && !c.test && !worthSending(d, c.s.on)) return { sink: t.name, state: 'skipped' };
+  const named = { sink: t.name, target: t.label };
+  if (t.kind !== 'alertmanager' && !c.test && !worthSending(d, c.s.on)) return { ...named, state: 'skipped' };
   let why: string | undefined;
   if (t.kind === 'email') why = await sendEmail(t, emailContent(d), c.s.ca, deadline);
   else why = await postAll(c.dispatcher, httpPosts(t, d, c), deadline);
-  return why === undefined ? { sink: t.name, state: 'sent' } : { sink: t.name, state: 'failed', why };
+  return why === undefined ? { ...named, state: 'sent' } : { ...named, state: 'failed', why };
 }
 
 function httpPosts(t: HttpTarget, d: Digest, c: SendContext) {
@@ -136,6 +131,7 @@ export async function deliver(
       s.targets.map((t) =>
         sendTo(t, d, c).catch((err: unknown) => ({
           sink: t.name,
+          target: t.label,
           state: 'failed' as const,
           why: `could not be sent (${(err as Error).name})`,
         })),
@@ -146,19 +142,7 @@ export async function deliver(
   }
 }
 
-/** The warning for a sink that failed: its name and why, never its URL. */
-export function failureWarning(r: SinkResult): string {
-  return `notification to ${r.sink} failed: ${r.why ?? 'unknown reason'}; the run's outcome is unchanged`;
-}
-
-/** The run's digest sent (after its outcome is known), the warnings given; the metrics' rows. */
-export async function notifyRun(
-  notice: RunNotice,
-  s: NotifySettings,
-  warn: (message: string) => void,
-  now: Date = new Date(),
-): Promise<Array<{ sink: string; failed: number }>> {
-  const results = await deliver(buildDigest(notice), s, { now });
-  for (const r of results) if (r.state === 'failed') warn(failureWarning(r));
-  return results.map((r) => ({ sink: r.sink, failed: r.state === 'failed' ? 1 : 0 }));
+/** The run's digest sent (after its outcome is known); each target's result. */
+export async function notifyRun(notice: RunNotice, s: NotifySettings, now: Date = new Date()): Promise<SinkResult[]> {
+  return deliver(buildDigest(notice), s, { now });
 }

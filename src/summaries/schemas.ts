@@ -17,6 +17,19 @@ const Date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 /** With --keep: the older output directories deleted, oldest first. */
 const Pruned = z.array(z.string()).optional();
+/**
+ * With --notify (or SVC_NOTIFY_FILE): each distinct target, as `<kind> #<n>`
+ * in the order first given, whether it took the digest, and why not; the
+ * sink is its kind and host (the metrics' label), never its URL.
+ */
+const NotifyOutcome = z.strictObject({
+  sink: z.string(),
+  target: z.string().regex(/^(webhook|alertmanager|slack|teams|email) #\d+$/),
+  ok: z.boolean(),
+  error: z.string().nullable(),
+});
+export type NotifyOutcome = z.infer<typeof NotifyOutcome>;
+const NotifyOutcomes = z.array(NotifyOutcome).optional();
 
 export const CollectSummary = z.strictObject({
   command: z.literal('collect'),
@@ -28,6 +41,7 @@ export const CollectSummary = z.strictObject({
   skipped: Skipped,
   failed: Failed,
   pruned: Pruned,
+  notify: NotifyOutcomes,
   durationMs: count,
 });
 export type CollectSummary = z.infer<typeof CollectSummary>;
@@ -89,6 +103,7 @@ export const SnapshotSummary = z.strictObject({
     })
     .optional(),
   pruned: Pruned,
+  notify: NotifyOutcomes,
   durationMs: count,
 });
 export type SnapshotSummary = z.infer<typeof SnapshotSummary>;
@@ -117,7 +132,12 @@ export const NotifySummary = z.strictObject({
   command: z.literal('notify'),
   test: z.boolean(),
   targets: z.array(
-    z.strictObject({ sink: z.string(), state: z.enum(['sent', 'skipped', 'failed']), why: z.string().optional() }),
+    z.strictObject({
+      sink: z.string(),
+      target: z.string(),
+      state: z.enum(['sent', 'skipped', 'failed']),
+      why: z.string().optional(),
+    }),
   ),
 });
 export type NotifySummary = z.infer<typeof NotifySummary>;
@@ -209,6 +229,7 @@ export const AuditSummary = z.strictObject({
   ),
   validationIssues: count,
   pruned: Pruned,
+  notify: NotifyOutcomes,
   durationMs: count,
 });
 export type AuditSummary = z.infer<typeof AuditSummary>;
