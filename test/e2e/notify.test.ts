@@ -210,7 +210,9 @@ describe.skipIf(!available)('--notify on a nightly snapshot', () => {
     expect(res.code, res.stderr).toBe(0);
     expect(hook.received.length).toBeGreaterThan(1);
     const host = new URL(hook.url).host;
-    expect(res.stderr).toBe('svc-snapshot: error: notify: webhook #1 failed: answered HTTP 500\n');
+    expect(res.stderr).toBe(
+      'svc-snapshot: error: notify: webhook #1 failed: answered HTTP 500: the receiver failed on its side; check it, the next run sends again\n',
+    );
     const summary = JSON.parse(res.stdout);
     expect(summary.notify).toEqual([
       { sink: `webhook ${host}`, target: 'webhook #1', ok: false, error: expect.stringContaining('HTTP 500') },
