@@ -29,9 +29,17 @@ function slackSafe(text: string): string {
   return text.replace(/<(?=[!@#])/g, '<\u2060').replace(/@(?=(here|channel|everyone)\b)/gi, '@\u2060');
 }
 
-/** Slack's escaping of the three characters its message text gives meaning to (the notification's fallback text). */
+/**
+ * The notification's fallback text is mrkdwn: Slack's escaping of the three
+ * characters it gives meaning to, and a word joiner after each character
+ * that could open bold, italic, strike or code (`*x*`, `_x_`, `~x~`, `` `x` ``).
+ */
 function slackEscape(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/[*_~`]/g, '$&\u2060');
 }
 
 /** Block Kit: a section's text is at most 3000 characters, a header's 150, a message 50 blocks. */
@@ -93,9 +101,23 @@ export function slackPayload(d: Digest): { text: string; blocks: unknown[] } {
 /** Teams takes a message of at most 28 KB; a card kept under 24 KB leaves room for the envelope. */
 const TEAMS_MAX_BYTES = 24_000;
 
-/** A RichTextBlock of TextRuns: a TextRun shows its text as it is (no markdown, so no link or image from the data). */
+/**
+ * Text for a Teams card. A TextRun shows its text as it is, but a client, or
+ * a flow that copies the text into a TextBlock or a chat message, may read
+ * it as Markdown: a word joiner (U+2060, invisible) after every character
+ * that opens a link, an image, emphasis, code, a heading or HTML
+ * (`[x](javascript:…)` reads `[x]⁠(javascript:…)`, which no Markdown links).
+ */
+function teamsSafe(text: string): string {
+  return text.replace(/[[\]()<>*_~`#!|\\]/g, '$&\u2060');
+}
+
+/** A RichTextBlock of TextRuns: no markdown, no link or image from the data. */
 function richText(text: string, bold = false): unknown {
-  return { type: 'RichTextBlock', inlines: [{ type: 'TextRun', text, ...(bold ? { weight: 'Bolder' } : {}) }] };
+  return {
+    type: 'RichTextBlock',
+    inlines: [{ type: 'TextRun', text: teamsSafe(text), ...(bold ? { weight: 'Bolder' } : {}) }],
+  };
 }
 
 function teamsCard(doc: DigestDoc): unknown {

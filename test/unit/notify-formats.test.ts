@@ -20,6 +20,7 @@ const CHAT_HOSTILE = [
   '[click](https://evil.example/phish) ![img](https://evil.example/x.png)',
   '<https://evil.example|innocent>',
   'javascript:alert(1)',
+  '[x](javascript:alert(1)) *bold* _it_ `code` ~gone~ # heading',
   'line\r\nBcc: victim@example.org',
   ...HOSTILE_NAMES,
 ];
@@ -54,6 +55,7 @@ describe('Slack', () => {
     expect(all).not.toMatch(/@(here|channel|everyone)\b/);
     expect(all).toContain('<\u2060!channel>');
     expect(p.text).not.toMatch(/[<>]/);
+    expect(p.text).not.toMatch(/[*_~`][^\u2060]/);
   });
   it('stays within Block Kit limits: 50 blocks, 3000 per section, 150 for the header', () => {
     expect(p.blocks.length).toBeLessThanOrEqual(50);
@@ -107,6 +109,13 @@ describe('Teams', () => {
       for (const i of b.inlines) expect(i.type).toBe('TextRun');
     }
   });
+  it('turns no name into a link, an image, emphasis or code, should the text be read as Markdown', () => {
+    const all = strings(card.attachments[0]!.content.body).join('\n');
+    expect(all).toContain('javascript:alert(\u2060');
+    expect(all).not.toMatch(/\]\(|!\[|<[a-z!@#]/i);
+    expect(all).not.toMatch(/[[\]()<>*_~`#!|][^\u2060]/);
+  });
+
   it('stays under the 28 KB a Teams message may take, with "and N more"', () => {
     const many = buildDigest(
       runNotice(Array.from({ length: 2000 }, (_, i) => finding(i, `User ${i} ${'x'.repeat(200)}`))),
