@@ -46,7 +46,8 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
     if (previous !== undefined) await checkPrevious(snapshot, previous, (m) => deps.reporter.warn(m));
     const waived =
       o.waivers !== undefined ? await findingsSince(snapshot, previous, findingsSettings(o), deps) : undefined;
-    const digest = buildDigest(await noticeOf(snapshot, previous, waived, (m) => deps.reporter.warn(m)));
+    const notice = await noticeOf(snapshot, previous, waived, (m) => deps.reporter.warn(m));
+    const digest = buildDigest(notice, settings.reportUrl);
     results = await deliver(digest, { ...settings, on: ['always'] }, { now });
   }
   // The lines on stdout say it already; with --json the failures are on stderr too, for a person.

@@ -26,6 +26,23 @@ import {
   parseToken,
 } from './values.js';
 
+/** --report-url: an http(s) URL with a host and no user name, password, query or fragment; no trailing `/`. */
+function parseReportUrl(raw: string, from: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new UsageError(`${from} is not a URL; give where the snapshot directories are served, as https://host/path`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.hostname === '')
+    throw new UsageError(`${from} must be an https:// (or http://) URL of where the snapshot directories are served`);
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '')
+    throw new UsageError(
+      `${from} must not hold a user name, password, query or fragment: the digest links <url>/<snapshot-dir-name>/`,
+    );
+  return url.href.replace(/\/+$/, '');
+}
+
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
 
@@ -411,6 +428,15 @@ const DECLARED = [
       'or smtps://… (docs/notify.md)',
     commands: NOTIFYING,
     repeatable: true,
+  },
+  {
+    flags: '--report-url <url>',
+    description:
+      'where the snapshot directories are served (https://…): the digest links <url>/<snapshot-dir-name>/ and the ' +
+      'report in it, instead of <hostname>:<path>',
+    commands: NOTIFYING,
+    env: 'SVC_REPORT_URL',
+    parse: parseReportUrl,
   },
   {
     flags: '--notify-on <list>',

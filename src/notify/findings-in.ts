@@ -31,8 +31,8 @@ const FindingSchema = z.object({
 });
 export type FindingIn = z.infer<typeof FindingSchema>;
 
-/** A waiver of the file that ends soon, as `_findings.json` lists it. */
-const WaiverEndingSoonSchema = z.object({
+/** A waiver of the file as `_findings.json` lists it: ending soon, ended, or stale (matching nothing). */
+const WaiverNoteSchema = z.object({
   rule: z.string(),
   owner: z.string(),
   expires: z.string(),
@@ -40,7 +40,7 @@ const WaiverEndingSoonSchema = z.object({
   id: z.string().optional(),
   subject: z.array(z.string()).readonly().optional(),
 });
-export type WaiverEndingSoon = z.infer<typeof WaiverEndingSoonSchema>;
+export type WaiverNote = z.infer<typeof WaiverNoteSchema>;
 
 export const FindingsFileSchema = z.object({
   time: z.string(),
@@ -49,7 +49,13 @@ export const FindingsFileSchema = z.object({
   resolved: z.array(FindingSchema).readonly().optional(),
   /** The night before's findings of rules not evaluated tonight: still firing for Alertmanager unless waived, not news. */
   carried: z.array(FindingSchema).readonly().optional(),
-  /** With --waivers (section 18): the waivers that end within --expiring-days among what became of them. */
-  waivers: z.object({ endingSoon: z.array(WaiverEndingSoonSchema).readonly().optional() }).optional(),
+  /** With --waivers: the waivers that end within --expiring-days, those ended, those matching nothing. */
+  waivers: z
+    .object({
+      endingSoon: z.array(WaiverNoteSchema).readonly().optional(),
+      ended: z.array(WaiverNoteSchema).readonly().optional(),
+      stale: z.array(WaiverNoteSchema).readonly().optional(),
+    })
+    .optional(),
 });
 export type FindingsIn = z.infer<typeof FindingsFileSchema>;

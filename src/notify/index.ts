@@ -25,6 +25,8 @@ export interface NotifySettings {
   readonly intervalHours: number;
   readonly timeoutMs: number;
   readonly ca: readonly string[] | undefined;
+  /** --report-url (SVC_REPORT_URL): where the snapshot directories are served, for the digest's link. */
+  readonly reportUrl: string | undefined;
 }
 
 /**
@@ -44,6 +46,7 @@ export function notifySettings(
     notifyInterval: flags.notifyInterval,
     notifyTimeout: flags.notifyTimeout,
     caFile: flags.caFile,
+    reportUrl: flags.reportUrl,
   };
   const o = readOptions(command, picked, env) as ReturnType<typeof readOptions<'snapshot'>>;
   const targets = readTargets(o.notify, env);
@@ -63,6 +66,7 @@ export function notifySettings(
     intervalHours: o.notifyInterval,
     timeoutMs: o.notifyTimeout * 1000,
     ca: trustStore(o.caFile, env),
+    reportUrl: o.reportUrl,
   };
 }
 
@@ -144,5 +148,5 @@ export async function deliver(
 
 /** The run's digest sent (after its outcome is known); each target's result. */
 export async function notifyRun(notice: RunNotice, s: NotifySettings, now: Date = new Date()): Promise<SinkResult[]> {
-  return deliver(buildDigest(notice), s, { now });
+  return deliver(buildDigest(notice, s.reportUrl), s, { now });
 }

@@ -334,6 +334,8 @@ const WaiverNote = z.strictObject({
   id: z.string().optional(),
   subject: z.array(z.string()).optional(),
   owner: z.string(),
+  /** Why the waiver was given, as its file says: the digest shows it beside its owner. */
+  reason: z.string().optional(),
   expires: z.string(),
 });
 

@@ -22,6 +22,7 @@ describe('notifyRunSync', () => {
       intervalHours: 26,
       timeoutMs: 2000,
       ca: undefined,
+      reportUrl: undefined,
     };
     const results = notifyRunSync(
       { command: 'snapshot', site: 'https://site', time: new Date(0).toISOString(), exitCode: 143, failure: 'x' },

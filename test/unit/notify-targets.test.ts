@@ -125,6 +125,25 @@ describe('notification targets', () => {
     ]);
   });
 
+  it('--report-url (SVC_REPORT_URL): an http(s) URL of where the directories are served, else a usage error', () => {
+    const hook = ['https://hooks.example.org/in/abc'];
+    expect(
+      notifySettings('snapshot', { notify: hook, reportUrl: 'https://reports.example.org/svc/' }, {})!.reportUrl,
+    ).toBe('https://reports.example.org/svc');
+    expect(notifySettings('notify', { notify: hook }, { SVC_REPORT_URL: 'https://r.example.org' })!.reportUrl).toBe(
+      'https://r.example.org',
+    );
+    expect(() => notifySettings('snapshot', { notify: hook, reportUrl: 'reports/svc' }, {})).toThrow(
+      /^--report-url is not a URL; give where the snapshot directories are served/,
+    );
+    expect(() => notifySettings('collect', { notify: hook }, { SVC_REPORT_URL: 'ftp://r.example.org' })).toThrow(
+      /^SVC_REPORT_URL must be an https:\/\/ \(or http:\/\/\) URL/,
+    );
+    expect(() => notifySettings('audit', { notify: hook, reportUrl: 'https://u:p@r.example.org' }, {})).toThrow(
+      UsageError,
+    );
+  });
+
   it('SVC_NOTIFY_HMAC_FILE: a key file of its owner alone, 16 characters or more', () => {
     const dir = tmpDir();
     writeFileSync(join(dir, 'key'), 'k'.repeat(32) + '\n', { mode: 0o600 });
