@@ -8,7 +8,7 @@
 const UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'] as const;
 
 /** `512 B`, `1.5 KiB`, `9.6 GiB`: binary units, one decimal. */
-function readableSize(bytes: number): string {
+export function readableSize(bytes: number): string {
   if (!Number.isFinite(bytes) || Math.abs(bytes) < 1024) return `${bytes} B`;
   let value = bytes / 1024;
   let unit = 0;
@@ -17,6 +17,12 @@ function readableSize(bytes: number): string {
     unit++;
   }
   return `${value.toFixed(1)} ${UNITS[unit]}`;
+}
+
+/** An instant (epoch milliseconds or a date text) as ISO 8601 UTC to the second: `2026-11-22T02:00:00Z`. */
+export function readableTime(at: number | string): string {
+  const d = new Date(at);
+  return Number.isNaN(d.getTime()) ? String(at) : d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
