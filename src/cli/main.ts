@@ -24,6 +24,9 @@ type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps
 
 interface CommandSpec {
   name: CommandName;
+  /** One line of the top-level help (at most 62 characters, so that it fits 80 columns beside the name). */
+  short: string;
+  /** The first line of the command's own help. */
   summary: string;
   args?: string;
   examples: string[];
@@ -34,6 +37,7 @@ interface CommandSpec {
 const COMMANDS: CommandSpec[] = [
   {
     name: 'snapshot',
+    short: 'write the 15 exports and their manifest (the default)',
     isDefault: true,
     summary: 'write the 15 exports and _snapshot-manifest.json (the default command)',
     examples: [
@@ -46,6 +50,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'collect',
+    short: "write every read route's response as it came, with a manifest",
     summary: 'fetch every read route and write the responses untouched, with _collection-manifest.json',
     examples: [
       'SVC_TOKEN=… svc-snapshot collect --base-url https://platform.example.org',
@@ -55,6 +60,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'audit',
+    short: 'collect from the audit service',
     summary: 'collect capabilities, alerts, queries and reports from the audit service',
     examples: [
       'SVC_AUDIT_TOKEN=… svc-snapshot audit --audit-url https://audit.example.org --from 2026-11-01 --to 2026-11-21',
@@ -65,6 +71,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'check',
+    short: 'check the base URL, TLS and tokens before a job is scheduled',
     summary: 'check the base URL, TLS, every token and the realms before a job is scheduled; writes nothing',
     examples: [
       'SVC_TOKEN=… svc-snapshot check --base-url https://platform.example.org',
@@ -74,6 +81,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'diff',
+    short: 'what changed between two snapshots (exit 5 when something did)',
     args: '<older> <newer>',
     summary: 'what changed between two snapshots (or raw collections): exit 0 nothing, 5 something changed',
     examples: [
@@ -86,6 +94,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'convert',
+    short: 'write the CSV and XLSX forms of a snapshot',
     args: '<snapshot-dir>',
     summary: 'write the spreadsheet forms (CSV per export, one XLSX workbook) of an existing snapshot',
     examples: [
@@ -96,6 +105,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'findings',
+    short: 'what to act on in a snapshot: access, certifications, quotas',
     args: '<snapshot-dir>',
     summary:
       'what an auditor must act on in an existing snapshot: certification gaps, expired access, quotas (docs/findings.md); writes nothing',
@@ -108,6 +118,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'history',
+    short: 'the history database: load, runs, log, as-of',
     args: '<action> [args...]',
     summary: 'the history database: load <dir>..., runs, log <export> <key>..., as-of <YYYY-MM-DD> (docs/history.md)',
     examples: [
@@ -121,6 +132,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'report',
+    short: 'write the HTML report page of a snapshot',
     args: '<snapshot-dir>',
     summary:
       'write the report page of an existing snapshot: findings, changes since the previous one, trends (one self-contained HTML file)',
@@ -132,6 +144,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'notify',
+    short: "send a snapshot's digest again, or a test message (--test)",
     args: '[snapshot-dir]',
     summary:
       'send the digest of an existing snapshot to the --notify targets again, or with --test a test message (docs/notify.md)',
@@ -143,6 +156,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'verify',
+    short: 'check outputs and archives against manifests and signatures',
     args: '<dir...>',
     summary:
       'check snapshots, raw collections and audit collections against their manifests and signatures; writes nothing',
@@ -186,6 +200,8 @@ export function buildProgram(
     .helpOption('-h, --help', 'show help')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
+    // One line a command: its bare name, then what it does.
+    .configureHelp({ subcommandTerm: (cmd) => cmd.name() })
     .configureOutput({
       writeErr: (s) => process.stderr.write(forTerminal(withoutOptionValue(s))),
       writeOut: (s) => process.stdout.write(s),
@@ -193,6 +209,7 @@ export function buildProgram(
   for (const spec of COMMANDS) {
     const cmd = program
       .command(spec.args ? `${spec.name} ${spec.args}` : spec.name, { isDefault: spec.isDefault })
+      .summary(spec.short)
       .description(spec.summary)
       .exitOverride()
       .showHelpAfterError('(run with --help for usage)')
@@ -202,13 +219,13 @@ export function buildProgram(
       const command = params[params.length - 1] as Command;
       await onRun(spec, command.opts(), command.args);
     });
-    // `svc-snapshot --help` is what a newcomer types first: it shows the default command's options too.
-    if (spec.isDefault)
-      program.addHelpText(
-        'after',
-        () => `\nWithout a command, svc-snapshot runs snapshot:\n\n${cmd.helpInformation()}`,
-      );
   }
+  program.addHelpText(
+    'after',
+    '\nWithout a command, svc-snapshot runs snapshot.\n' +
+      'Options and examples of a command: svc-snapshot <command> --help\n' +
+      'Documentation: README.md and docs/ (installed with the package)\n',
+  );
   return program;
 }
 

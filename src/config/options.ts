@@ -400,9 +400,16 @@ const DECLARED = [
   {
     flags: '--fail-on <severity>',
     description:
-      'exit 6 when a finding of this severity or higher exists, or a rule of this severity or higher ' +
-      'could not be evaluated (info, low, medium, high, critical); the snapshot is published either way',
+      'exit 6 when a finding of this severity or higher exists that is not waived, or a rule of this severity or ' +
+      'higher could not be evaluated (info, low, medium, high, critical); the snapshot is published either way',
     commands: ['snapshot', 'findings'],
+    perCommand: {
+      findings: {
+        description:
+          'exit 6 when a finding of this severity or higher exists that is not waived, or a rule of this severity ' +
+          'or higher could not be evaluated (info, low, medium, high, critical); the snapshot is read, never changed',
+      },
+    },
     parse: parseSeverity,
   },
   {
