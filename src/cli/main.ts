@@ -231,7 +231,7 @@ export function buildProgram(
   return program;
 }
 
-/** The one mapping of an error from below to an exit code (CONTRACT section 6). */
+/** The one mapping of an error from below to an exit code . */
 export function exitCodeOf(err: DomainError): ExitCode {
   if (err instanceof UsageError) return EXIT.usage;
   if (err instanceof TokenRejectedError) return EXIT.tokenRejected;

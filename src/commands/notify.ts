@@ -41,7 +41,7 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
     const dir = resolveOutDir(deps.cwd, given!, given!);
     const previous = o.previous !== undefined ? resolveOutDir(deps.cwd, o.previous, o.previous) : undefined;
     deps.reporter.info(`reading ${dir}`);
-    // --waivers (section 18): the findings evaluated again, as `findings` does, with the waivers of today's file.
+    // --waivers: the findings evaluated again, as `findings` does, with the waivers of today's file.
     const snapshot = await openSnapshot(dir);
     if (previous !== undefined) await checkPrevious(snapshot, previous, (m) => deps.reporter.warn(m));
     const waived =

@@ -1,5 +1,5 @@
 /**
- * A findings report as the digest reads it (CONTRACT sections 17 and 18):
+ * A findings report as the digest reads it (docs/findings.md):
  * `_findings.json` as `notify <snapshot-dir>` checks it, and the in-memory
  * report a run builds, which has these fields and more. One schema; the
  * digest's types are inferred from it (read-only: the digest never changes
@@ -11,7 +11,7 @@ import { SEVERITIES } from '../config/values.js';
 
 const RowRef = z.object({ export: z.string(), key: z.array(z.string()).readonly() });
 
-/** A finding: section 17's fields, and section 18's where present. */
+/** A finding: its rule, subject and detail, and its lifecycle fields where present. */
 const FindingSchema = z.object({
   rule: z.string(),
   severity: z.enum(SEVERITIES),
@@ -20,7 +20,7 @@ const FindingSchema = z.object({
   detail: z.string(),
   id: z.string().optional(),
   /**
-   * Section 18's names (`user`, `email`, `project`, `team`, `requirement`,
+   * The names a person reads (`user`, `email`, `project`, `team`, `requirement`,
    * `level`, `vms`), shown in their order: any JSON object, typed `object` so
    * that the findings' own FindingDisplay is one.
    */

@@ -1,6 +1,6 @@
 /**
- * A run stopped by SIGTERM or SIGINT sends its digest too (CONTRACT section
- * 19: a failed run sends one, with what it knew), from a child process while
+ * A run stopped by SIGTERM or SIGINT sends its digest too (a failed run
+ * sends one, with what it knew), from a child process while
  * the stopped run waits, bounded by --notify-timeout; the exit code stays
  * 143 (130), the metrics count each sink, and no target's secret is printed.
  */

@@ -1,5 +1,5 @@
 /**
- * Notifications end to end (CONTRACT section 19), with real receivers on
+ * Notifications end to end, with real receivers on
  * 127.0.0.1: HTTPS receivers under the test CA for the webhook (its signature
  * checked by the code docs/notify.md gives a receiver), Slack and Teams;
  * Debian's prometheus-alertmanager, read back through its API; and an SMTP
@@ -456,7 +456,7 @@ describe.skipIf(!available)('svc-snapshot notify', () => {
 
 const HOSTILE_NAME = 'Eve <img src=x onerror=alert(1)>\r\nBcc: victim@example.org \u202Egnp.exe';
 
-describe.skipIf(!available)('the real receivers and section 18', () => {
+describe.skipIf(!available)('the real receivers and the lifecycle', () => {
   function settings(list: string[]): NotifySettings {
     return {
       targets: readTargets(list, {}),

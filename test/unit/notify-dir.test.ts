@@ -1,5 +1,5 @@
 /**
- * `notify <snapshot-dir>` (CONTRACT section 19) reads a snapshot as every
+ * `notify <snapshot-dir>` reads a snapshot as every
  * other reader does: an export file changed, truncated, missing, a symbolic
  * link or named outside the directory refuses the snapshot (exit 1) and
  * nothing is sent. A damaged previous snapshot found beside is warned about

@@ -1,5 +1,5 @@
 /**
- * The digest's payloads (CONTRACT section 19) with hostile names from the
+ * The digest's payloads with hostile names from the
  * site: each format escapes them its own way, every payload stays within the
  * limits its service documents, lists are cut whole with "and N more", and
  * no name is cut inside a word.
@@ -190,7 +190,7 @@ describe('the lists', () => {
   });
 });
 
-describe('section 18, when the report has it', () => {
+describe('the lifecycle, when the report has it', () => {
   const lifecycle: FindingIn[] = [
     { ...finding(1, 'Ann New'), id: 'id-new', state: 'new' },
     { ...finding(2, 'Bob Open'), id: 'id-open', state: 'open', firstSeen: '2026-11-01T02:00:00.000Z' },

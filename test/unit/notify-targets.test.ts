@@ -1,5 +1,5 @@
 /**
- * Notification targets (CONTRACT section 19): the scheme names the sink, a
+ * Notification targets: the scheme names the sink, a
  * target URL is a secret that no message repeats, http:// only to loopback,
  * and SVC_NOTIFY_FILE is checked as the token files are.
  */
