@@ -17,11 +17,16 @@ import type { RunFacts } from '../cron/facts.js';
 import type { RunNotice } from '../notify/digest.js';
 import type { NotifySettings } from '../notify/index.js';
 import type { notifyRunSync } from '../notify/signal.js';
+import { metricRows, summaryOutcomes, tellFailures } from '../notify/outcomes.js';
+import type { NotifyOutcome } from '../summaries/schemas.js';
 
 type Runner = (flags: Record<string, unknown>, args: string[], deps: CommandDeps) => Promise<CommandResult>;
 
 interface CommandSpec {
   name: CommandName;
+  /** One line of the top-level help (at most 62 characters, so that it fits 80 columns beside the name). */
+  short: string;
+  /** The first line of the command's own help. */
   summary: string;
   args?: string;
   examples: string[];
@@ -32,6 +37,7 @@ interface CommandSpec {
 const COMMANDS: CommandSpec[] = [
   {
     name: 'snapshot',
+    short: 'write the 15 exports and their manifest (the default)',
     isDefault: true,
     summary: 'write the 15 exports and _snapshot-manifest.json (the default command)',
     examples: [
@@ -44,6 +50,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'collect',
+    short: "write every read route's response as it came, with a manifest",
     summary: 'fetch every read route and write the responses untouched, with _collection-manifest.json',
     examples: [
       'SVC_TOKEN=… svc-snapshot collect --base-url https://platform.example.org',
@@ -53,6 +60,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'audit',
+    short: 'collect from the audit service',
     summary: 'collect capabilities, alerts, queries and reports from the audit service',
     examples: [
       'SVC_AUDIT_TOKEN=… svc-snapshot audit --audit-url https://audit.example.org --from 2026-11-01 --to 2026-11-21',
@@ -63,6 +71,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'check',
+    short: 'check the base URL, TLS and tokens before a job is scheduled',
     summary: 'check the base URL, TLS, every token and the realms before a job is scheduled; writes nothing',
     examples: [
       'SVC_TOKEN=… svc-snapshot check --base-url https://platform.example.org',
@@ -72,18 +81,20 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'diff',
+    short: 'what changed between two snapshots (exit 5 when something did)',
     args: '<older> <newer>',
     summary: 'what changed between two snapshots (or raw collections): exit 0 nothing, 5 something changed',
     examples: [
-      'svc-snapshot diff svc-snapshot-2026-11-20 svc-snapshot-2026-11-21',
-      'svc-snapshot diff svc-snapshot-2026-11-20 svc-snapshot-2026-11-21 --export users --export team_memberships --json',
-      'svc-snapshot diff old new --ignore none   # also compare lastLogin, sizeOnDisk and the other volatile columns (docs/diff.md)',
-      'svc-snapshot diff old new --ignore drives.state --ignore comment   # column, or export.column',
+      'svc-snapshot diff svc-snapshot-2026-11-21 svc-snapshot-2026-11-22   # exit 5: something changed',
+      'svc-snapshot diff svc-snapshot-2026-11-21 svc-snapshot-2026-11-22 --export users --export team_memberships --json',
+      'svc-snapshot diff svc-snapshot-2026-11-21 svc-snapshot-2026-11-22 --ignore none   # lastLogin, sizeOnDisk too (docs/diff.md)',
+      'svc-snapshot diff svc-snapshot-2026-11-21 svc-snapshot-2026-11-22 --ignore drives.state --ignore comment   # column, or export.column',
     ],
     run: async (flags, args, deps) => (await import('../commands/diff.js')).runDiff(flags, args, deps),
   },
   {
     name: 'convert',
+    short: 'write the CSV and XLSX forms of a snapshot',
     args: '<snapshot-dir>',
     summary: 'write the spreadsheet forms (CSV per export, one XLSX workbook) of an existing snapshot',
     examples: [
@@ -94,6 +105,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'findings',
+    short: 'what to act on in a snapshot: access, certifications, quotas',
     args: '<snapshot-dir>',
     summary:
       'what an auditor must act on in an existing snapshot: certification gaps, expired access, quotas (docs/findings.md); writes nothing',
@@ -106,41 +118,47 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'history',
+    short: 'the history database: load, runs, log, as-of',
     args: '<action> [args...]',
     summary: 'the history database: load <dir>..., runs, log <export> <key>..., as-of <YYYY-MM-DD> (docs/history.md)',
     examples: [
+      'svc-snapshot history load svc-snapshot-2026-11-*   # into ./svc-snapshot-history.sqlite',
       'svc-snapshot history load svc-snapshot-2026-11-* --history=/var/lib/svc/history.sqlite',
       'svc-snapshot history runs --history=postgres://svc@db.example.org:5432/inventory?sslmode=verify-full --json',
       'svc-snapshot history log users 42 --history=/var/lib/svc/history.sqlite',
       'svc-snapshot history log team_memberships team-7 user-42 --site https://platform.example.org',
-      'svc-snapshot history as-of 2026-11-01 --out-dir restored-2026-11-01',
+      'svc-snapshot history as-of 2026-11-22 --out-dir restored-2026-11-22',
     ],
     run: async (flags, args, deps) => (await import('../commands/history.js')).runHistory(flags, args, deps),
   },
   {
     name: 'report',
+    short: 'write the HTML report page of a snapshot',
     args: '<snapshot-dir>',
     summary:
       'write the report page of an existing snapshot: findings, changes since the previous one, trends (one self-contained HTML file)',
     examples: [
       'svc-snapshot report svc-snapshot-2026-11-21                # svc-snapshot-2026-11-21.html in that directory',
-      'svc-snapshot report svc-snapshot-2026-11-21 --previous svc-snapshot-2026-11-14 --history=/var/lib/svc/history.sqlite --out /srv/share/last-night.html',
+      'svc-snapshot report svc-snapshot-2026-11-22 --previous svc-snapshot-2026-11-21 --out last-night.html',
+      'svc-snapshot report svc-snapshot-2026-11-22 --history=/var/lib/svc/history.sqlite --out /srv/share/last-night.html',
     ],
     run: async (flags, args, deps) => (await import('../commands/report.js')).runReport(flags, args, deps),
   },
   {
     name: 'notify',
+    short: "send a snapshot's digest again, or a test message (--test)",
     args: '[snapshot-dir]',
     summary:
       'send the digest of an existing snapshot to the --notify targets again, or with --test a test message (docs/notify.md)',
     examples: [
       'svc-snapshot notify --test --notify slack+https://hooks.slack.com/services/…   # says which targets worked',
-      'SVC_NOTIFY_FILE=/etc/svc-snapshot/notify svc-snapshot notify svc-snapshot-2026-11-21 --previous svc-snapshot-2026-11-20',
+      'SVC_NOTIFY_FILE=/etc/svc-snapshot/notify svc-snapshot notify svc-snapshot-2026-11-22 --report-url https://reports.example.org/svc',
     ],
     run: async (flags, args, deps) => (await import('../commands/notify.js')).runNotify(flags, args, deps),
   },
   {
     name: 'verify',
+    short: 'check outputs and archives against manifests and signatures',
     args: '<dir...>',
     summary:
       'check snapshots, raw collections and audit collections against their manifests and signatures; writes nothing',
@@ -156,12 +174,17 @@ const COMMAND_NAMES: readonly string[] = COMMANDS.map((c) => c.name);
 /** Whether a command has printed on stdout: a failure's --json object is printed only when nothing was. */
 let stdoutUsed = false;
 
-function makeDeps(reporter: Reporter, facts?: RunFacts): CommandDeps {
+/** `hold`, when given, takes the text instead of stdout (a --json summary completed after the notifications). */
+function makeDeps(reporter: Reporter, facts?: RunFacts, hold?: (text: string) => void): CommandDeps {
   return {
     env: process.env,
     cwd: process.cwd(),
     stdout: (text) => {
       stdoutUsed = true;
+      if (hold) {
+        hold(text);
+        return true;
+      }
       return process.stdout.write(forTerminal(text));
     },
     reporter,
@@ -179,6 +202,8 @@ export function buildProgram(
     .helpOption('-h, --help', 'show help')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
+    // One line a command: its bare name, then what it does.
+    .configureHelp({ subcommandTerm: (cmd) => cmd.name() })
     .configureOutput({
       writeErr: (s) => process.stderr.write(forTerminal(withoutOptionValue(s))),
       writeOut: (s) => process.stdout.write(s),
@@ -186,6 +211,7 @@ export function buildProgram(
   for (const spec of COMMANDS) {
     const cmd = program
       .command(spec.args ? `${spec.name} ${spec.args}` : spec.name, { isDefault: spec.isDefault })
+      .summary(spec.short)
       .description(spec.summary)
       .exitOverride()
       .showHelpAfterError('(run with --help for usage)')
@@ -195,17 +221,17 @@ export function buildProgram(
       const command = params[params.length - 1] as Command;
       await onRun(spec, command.opts(), command.args);
     });
-    // `svc-snapshot --help` is what a newcomer types first: it shows the default command's options too.
-    if (spec.isDefault)
-      program.addHelpText(
-        'after',
-        () => `\nWithout a command, svc-snapshot runs snapshot:\n\n${cmd.helpInformation()}`,
-      );
   }
+  program.addHelpText(
+    'after',
+    '\nWithout a command, svc-snapshot runs snapshot.\n' +
+      'Options and examples of a command: svc-snapshot <command> --help\n' +
+      'Documentation: README.md and docs/ (installed with the package)\n',
+  );
   return program;
 }
 
-/** The one mapping of an error from below to an exit code (CONTRACT section 6). */
+/** The one mapping of an error from below to an exit code . */
 export function exitCodeOf(err: DomainError): ExitCode {
   if (err instanceof UsageError) return EXIT.usage;
   if (err instanceof TokenRejectedError) return EXIT.tokenRejected;
@@ -286,8 +312,11 @@ function withoutOptionValue(message: string): string {
 class Invocation {
   exitCode: number = EXIT.ok;
   private debug: boolean;
+  private quiet = false;
   /** --json: a run that ends with an error prints one object too (src/cli/failure.ts). */
   private json: boolean;
+  /** --json with --notify: the summary, printed once the notifications' outcomes are in it. */
+  private heldSummary: string | undefined;
   private command: string;
   private failureText = '';
   private reporter: Reporter = plainReporter((l) => process.stderr.write(l), false);
@@ -311,6 +340,7 @@ class Invocation {
   /** Commander's action, once the flags are parsed: the reporter, the cron side, then the command itself. */
   async start(spec: CommandSpec, flags: Record<string, unknown>, args: string[]): Promise<void> {
     this.debug = Boolean(flags.debug);
+    this.quiet = Boolean(flags.quiet);
     this.json = Boolean(flags.json);
     this.command = spec.name === 'history' && typeof args[0] === 'string' ? `history ${args[0]}` : spec.name;
     // A live display on a terminal, plain lines otherwise (cron, pipes, CI).
@@ -327,7 +357,8 @@ class Invocation {
     this.facts = await this.openCron(spec, flags);
     await this.openNotify(spec, flags);
     // Each command reads its options with readOptions (src/config/options.ts), which refuses conflicting ones first.
-    const result = await spec.run(flags, args, makeDeps(this.reporter, this.facts));
+    const hold = this.json && this.notify ? (text: string) => void (this.heldSummary = text) : undefined;
+    const result = await spec.run(flags, args, makeDeps(this.reporter, this.facts, hold));
     this.exitCode = result.exitCode;
     this.report = result.report;
     this.notice = result.notice;
@@ -348,21 +379,44 @@ class Invocation {
     this.notify = { settings, site: siteOf(spec.name, flags, process.env), sendSync };
   }
 
-  /** The digest of the run: the command's notice, or what a failed run knew. Warnings only; the exit code stays. */
+  /**
+   * The digest of the run: the command's notice, or what a failed run knew.
+   * A target that failed is a warning (an error line with --quiet) and a row
+   * of the metrics; the exit code stays.
+   */
   private async sendDigest(): Promise<RunReport | undefined> {
     if (!this.notify) return this.report;
     const { notifyRun } = await import('../notify/index.js');
     const notice = this.notice ?? this.failureNotice(this.notify.site);
     try {
-      const rows = await notifyRun(notice, this.notify.settings, (m) => this.reporter.warn(m));
-      return { ...(this.report ?? this.facts?.report()), notifyFailures: rows };
+      const results = await notifyRun(notice, this.notify.settings);
+      tellFailures(results, this.reporter, this.quiet);
+      this.printHeldSummary(summaryOutcomes(results));
+      return { ...(this.report ?? this.facts?.report()), notifyFailures: metricRows(results) };
     } catch (err) {
       // A notification never changes the run's outcome, whatever went wrong in it.
+      this.printHeldSummary(
+        this.notify.settings.targets.map((t) => ({ sink: t.name, target: t.label, ok: false, error: 'not sent' })),
+      );
       this.reporter.warn(
         `the notifications could not be sent (${(err as Error).name}); the run's outcome is unchanged`,
       );
       return this.report;
     }
+  }
+
+  /** The held --json summary, with each target's outcome as `notify`. */
+  private printHeldSummary(outcomes: readonly NotifyOutcome[]): void {
+    const text = this.heldSummary;
+    this.heldSummary = undefined;
+    if (text === undefined) return;
+    let out = text;
+    try {
+      out = `${JSON.stringify({ ...(JSON.parse(text) as object), notify: outcomes }, null, 2)}\n`;
+    } catch {
+      // Not one JSON object: printed as the command wrote it.
+    }
+    process.stdout.write(forTerminal(out));
   }
 
   /** What a run that ended without the command's notice knew: its exit code and why. */
@@ -404,7 +458,9 @@ class Invocation {
     let notifyFailures: Array<{ sink: string; failed: number }> | undefined;
     if (this.notify) {
       const { settings, site, sendSync } = this.notify;
-      notifyFailures = sendSync(this.failureNotice(site), settings, (m) => this.reporter.warn(m));
+      const results = sendSync(this.failureNotice(site), settings);
+      tellFailures(results, this.reporter, this.quiet);
+      notifyFailures = metricRows(results);
     }
     this.cron?.finishSync(code, notifyFailures);
     return code;
@@ -436,6 +492,7 @@ class Invocation {
   /** The cron side's metrics and ping, whatever the outcome. */
   async finish(): Promise<void> {
     const report = await this.sendDigest();
+    this.printHeldSummary([]);
     await this.cron?.finish(this.exitCode, report);
   }
 

@@ -11,7 +11,8 @@ import { checkPrevious, previousSnapshotBeside, type PreviousBeside } from '../s
 import { modelOfDirectory } from '../report/index.js';
 import { buildDigest } from '../notify/digest.js';
 import { FindingsFileSchema, type FindingsIn } from '../notify/findings-in.js';
-import { deliver, failureWarning, notifySettings, testDigest, type SinkResult } from '../notify/index.js';
+import { deliver, notifySettings, testDigest } from '../notify/index.js';
+import { tellFailures, type SinkResult } from '../notify/outcomes.js';
 import { snapshotNotice } from '../notify/notice.js';
 import type { NotifySummary } from '../summaries/schemas.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
@@ -19,7 +20,11 @@ import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } fr
 const USAGE =
   'svc-snapshot notify <snapshot-dir> [--previous <dir>] --notify <target>, or notify --test --notify <target>';
 
-/** `svc-snapshot notify` (CONTRACT section 19, docs/notify.md): exit 0 when every target took the message, 1 when one did not. */
+/**
+ * `svc-snapshot notify` (docs/notify.md): one line per target, `<kind> #<n>: ok`
+ * or `<kind> #<n>: failed: <reason>`; exit 0 when every target took the
+ * message, 1 when one did not.
+ */
 export async function runNotify(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('notify', rawFlags, deps.env);
   const [given] = args;
@@ -45,20 +50,23 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
       o.waivers !== undefined || previous !== undefined
         ? await toldAgain(snapshot, previous, findingsSettings(o), warn)
         : await noticeOf(snapshot, warn);
-    const digest = buildDigest(notice);
+    const digest = buildDigest(notice, settings.reportUrl);
     results = await deliver(digest, { ...settings, on: ['always'] }, { now });
   }
-  for (const r of results) if (r.state === 'failed') deps.reporter.warn(failureWarning(r));
+  // The lines on stdout say it already; with --json the failures are on stderr too, for a person.
+  if (o.json) tellFailures(results, deps.reporter, false);
   deps.reporter.close();
   deps.stdout(
     o.json
       ? `${JSON.stringify({ command: 'notify', test: o.test, targets: results } satisfies NotifySummary, null, 2)}\n`
-      : results
-          // As docs/notify.md shows them: `sent to  <sink>`, `FAILED    <sink>: <why>`.
-          .map((r) => `${r.state === 'sent' ? 'sent to  ' : 'FAILED    '}${r.sink}${r.why ? `: ${r.why}` : ''}\n`)
-          .join(''),
+      : results.map(resultLine).join(''),
   );
   return { exitCode: results.every((r) => r.state !== 'failed') ? EXIT.ok : EXIT.failed };
+}
+
+/** As docs/notify.md shows them: `slack #2: ok`, `email #3: failed: <reason>`. */
+function resultLine(r: SinkResult): string {
+  return r.state === 'failed' ? `${r.target}: failed: ${r.why ?? 'unknown reason'}\n` : `${r.target}: ok\n`;
 }
 
 /**

@@ -26,6 +26,23 @@ import {
   parseToken,
 } from './values.js';
 
+/** --report-url: an http(s) URL with a host and no user name, password, query or fragment; no trailing `/`. */
+function parseReportUrl(raw: string, from: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new UsageError(`${from} is not a URL; give where the snapshot directories are served, as https://host/path`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.hostname === '')
+    throw new UsageError(`${from} must be an https:// (or http://) URL of where the snapshot directories are served`);
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '')
+    throw new UsageError(
+      `${from} must not hold a user name, password, query or fragment: the digest links <url>/<snapshot-dir-name>/`,
+    );
+  return url.href.replace(/\/+$/, '');
+}
+
 /** The history database file when --history has no value (history/target.ts reads it from here). */
 export const DEFAULT_HISTORY_FILE = 'svc-snapshot-history.sqlite';
 
@@ -82,7 +99,7 @@ export interface OptionRecord {
 
 const LIVE = ['snapshot', 'collect', 'check'] as const;
 const NET = ['snapshot', 'collect', 'check', 'audit'] as const;
-/** The commands that send a digest after their run (CONTRACT section 19), and `notify` itself. */
+/** The commands that send a digest after their run, and `notify` itself. */
 const NOTIFYING = ['snapshot', 'collect', 'audit', 'notify'] as const;
 /** What a live run needs and a replay does not take. */
 const SERVER_OPTIONS = [
@@ -349,7 +366,7 @@ const DECLARED = [
     description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure',
     commands: ['snapshot', 'collect', 'audit'],
     env: 'SVC_PING_URL',
-    // Empty is unset (CONTRACT section 2), from the flag as from the variable.
+    // Empty is unset , from the flag as from the variable.
     parse: (raw: string, from: string) => (raw.trim() === '' ? undefined : normaliseServiceUrl(raw, from, false)),
   },
   {
@@ -383,9 +400,16 @@ const DECLARED = [
   {
     flags: '--fail-on <severity>',
     description:
-      'exit 6 when a finding of this severity or higher exists, or a rule of this severity or higher ' +
-      'could not be evaluated (info, low, medium, high, critical); the snapshot is published either way',
+      'exit 6 when a finding of this severity or higher exists that is not waived, or a rule of this severity or ' +
+      'higher could not be evaluated (info, low, medium, high, critical); the snapshot is published either way',
     commands: ['snapshot', 'findings'],
+    perCommand: {
+      findings: {
+        description:
+          'exit 6 when a finding of this severity or higher exists that is not waived, or a rule of this severity ' +
+          'or higher could not be evaluated (info, low, medium, high, critical); the snapshot is read, never changed',
+      },
+    },
     parse: parseSeverity,
   },
   {
@@ -411,6 +435,15 @@ const DECLARED = [
       'or smtps://… (docs/notify.md)',
     commands: NOTIFYING,
     repeatable: true,
+  },
+  {
+    flags: '--report-url <url>',
+    description:
+      'where the snapshot directories are served (https://…): the digest links <url>/<snapshot-dir-name>/ and the ' +
+      'report in it, instead of <hostname>:<path>',
+    commands: NOTIFYING,
+    env: 'SVC_REPORT_URL',
+    parse: parseReportUrl,
   },
   {
     flags: '--notify-on <list>',

@@ -6,8 +6,10 @@
 import type { ExportRecord } from '../exports/types.js';
 import { DEFAULT_IGNORE } from './ignore.js';
 import type { ChangeSet, DiffSide, ExportDiff } from './types.js';
+import { basename, dirname, join } from 'node:path';
 import { escapeControl } from '../util/escape.js';
 import { sameSite } from '../config/url.js';
+import { readableSize, readableTime } from '../util/readable.js';
 
 export interface FormatOptions {
   /** Records shown per export (added, removed and changed together); default 20. */
@@ -25,8 +27,21 @@ function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, Math.max(1, max - 1))}…`;
 }
 
-/** A value as JSON, so that `"1"` and `1` read differently. */
-function valueText(v: unknown, max: number): string {
+/** A column holding an instant as epoch milliseconds (`lastLogin`, `createdAt`, `expires`, …), by its name. */
+const TIME_COLUMN = /(time|date|login|created|modified|updated|expires|expiration|until|deleted|^start|^end|At$)/i;
+/** A column holding a size in bytes (`size`, `sizeOnDisk`, `vaultBytes`, …), by its name. */
+const SIZE_COLUMN = /(size|bytes|capacity)/i;
+
+/**
+ * A value as JSON, so that `"1"` and `1` read differently; a number of a
+ * time column as ISO 8601 UTC, of a size column in KiB, MiB or GiB (the
+ * exact value is in --json).
+ */
+function valueText(v: unknown, max: number, column?: string): string {
+  if (typeof v === 'number' && column !== undefined) {
+    if (TIME_COLUMN.test(column) && v > 1e11 && v < 1e14) return readableTime(v);
+    if (SIZE_COLUMN.test(column) && Number.isInteger(v)) return readableSize(v);
+  }
   // JSON leaves U+2028, C1 and bidi controls as they are; values come from files.
   return clip(escapeControl(JSON.stringify(v === undefined ? null : v)), max);
 }
@@ -45,9 +60,16 @@ function labelText(d: ExportDiff, rec: ExportRecord, max: number): string {
   return col ? `  ${col}=${idText(rec[col], max)}` : '';
 }
 
+/** A staging directory (`.<name>.partial-<pid>-<random>`) is named as the directory it is published as. */
+function publishedDir(dir: string): string {
+  const staged = /^\.(.+)\.partial-\d+-[A-Za-z0-9]+$/.exec(basename(dir));
+  return staged ? join(dirname(dir), staged[1]!) : dir;
+}
+
 function sideText(s: DiffSide): string {
   const kind = s.kind === 'collection' ? 'raw collection' : 'snapshot';
-  return `${s.dir} (${kind}${s.time ? `, ${s.time}` : s.date ? `, ${s.date}` : ''})`;
+  const when = s.time ? `, ${readableTime(s.time)}` : s.date ? `, ${s.date}` : '';
+  return `${escapeControl(publishedDir(s.dir))} (${kind}${when})`;
 }
 
 function countsText(d: ExportDiff): string {
@@ -94,11 +116,14 @@ function details(d: ExportDiff, o: Required<FormatOptions>): string[] {
     if (shown++ >= o.maxRecords) break;
     const cols = c.changes
       .slice(0, o.maxColumns)
-      .map((ch) => `${ch.column} ${valueText(ch.old, o.maxValue)} → ${valueText(ch.new, o.maxValue)}`);
+      .map(
+        (ch) =>
+          `${ch.column} ${valueText(ch.old, o.maxValue, ch.column)} → ${valueText(ch.new, o.maxValue, ch.column)}`,
+      );
     const more = c.changes.length > o.maxColumns ? `; and ${c.changes.length - o.maxColumns} more columns` : '';
     lines.push(`  ~ ${keyText(d.key, c.key, o.maxValue)}: ${cols.join('; ')}${more}`);
   }
-  if (total > o.maxRecords) lines.push(`  … and ${total - o.maxRecords} more (use --json for all)`);
+  if (total > o.maxRecords) lines.push(`  and ${total - o.maxRecords} more records (use --json for all)`);
   return lines;
 }
 

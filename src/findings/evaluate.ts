@@ -84,6 +84,8 @@ export interface WaiverNote {
   readonly id?: string;
   readonly subject?: readonly string[];
   readonly owner: string;
+  /** Why it was given, for the digest and the report beside its owner. */
+  readonly reason?: string;
   readonly expires: string;
 }
 

@@ -198,6 +198,7 @@ const note = (w: Waiver): WaiverNote => ({
   rule: w.rule,
   ...(w.id !== undefined ? { id: w.id } : { subject: w.subject! }),
   owner: w.owner,
+  reason: w.reason,
   expires: w.expires,
 });
 

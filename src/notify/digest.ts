@@ -1,19 +1,20 @@
 /**
- * The digest of one run (CONTRACT section 19): the one typed input every sink
+ * The digest of one run: the one typed input every sink
  * renders. It is built from what the command knew: the outcome, the failed
  * routes, the change set against the previous snapshot (src/diff) and the
- * findings report. The findings' lifecycle fields of section 18 (`id`,
+ * findings report. The findings' lifecycle fields (`id`,
  * `display`, `state`, `firstSeen`, `waived`, the `resolved` list) are read by
  * those names where the report has them; without them every finding is shown
  * as it is, with no new/resolved split.
  */
-import { nightCounts, type NightCounts } from '../findings/counts.js';
 import { hash } from 'node:crypto';
+import { hostname } from 'node:os';
+import { basename } from 'node:path';
 import { escapeControl } from '../util/escape.js';
+import { nightCounts, type NightCounts } from '../findings/counts.js';
 import type { NotifyOn, Severity } from '../config/values.js';
 import type { ChangeSet } from '../diff/types.js';
-import type { FindingIn, FindingsIn, WaiverEndingSoon } from './findings-in.js';
-import type { Rerun } from '../snapshot/beside.js';
+import type { FindingIn, FindingsIn, WaiverNote } from './findings-in.js';
 
 /** What a command tells the digest of a run that ended (published, or not). */
 export interface RunNotice {
@@ -32,9 +33,9 @@ export interface RunNotice {
   readonly exports?: ReadonlyArray<{ readonly export: string; readonly count: number; readonly available: boolean }>;
   readonly previous?: { readonly dir: string; readonly changes?: ChangeSet };
   readonly findings?: FindingsIn;
-  /** A night older than the newest of its site: nothing goes to Alertmanager, the other sinks say so. */
-  readonly rerun?: Rerun;
-  /** Problems in the configuration of what comes after publishing (the waivers file): said first, findings alerts left as they were. */
+  /** A night older than the newest of its site: `re-run of <of>: <newer> is newer`, right after the verdict. */
+  readonly rerun?: { readonly of: string; readonly newer: string };
+  /** Problems of the configuration that concerns only what comes after publishing, one a line, after the verdict. */
   readonly problems?: readonly string[];
 }
 
@@ -43,9 +44,13 @@ export interface DigestFinding {
   readonly id: string;
   readonly rule: string;
   readonly severity: Severity;
-  /** The names a person reads (section 18's `display`), else the subject's export and key. */
+  /** The names a person reads (the findings' `display`), else the subject's export and key. */
   readonly name: string;
   readonly detail: string;
+  /** Who acts on it, as a person reads it: the user's name, else the team's or the project's. */
+  readonly person: string;
+  /** The display names other than the person's (project, requirement, level, VM), for the text forms. */
+  readonly context: string;
   readonly state?: 'new' | 'open' | 'resolved';
   readonly firstSeen?: string;
   readonly waived?: FindingIn['waived'];
@@ -81,8 +86,6 @@ export interface Digest {
   readonly outDir?: string;
   readonly reportFile?: string;
   readonly previousDir?: string;
-  readonly rerun?: Rerun;
-  readonly problems?: readonly string[];
   readonly exports: ReadonlyArray<{
     readonly export: string;
     readonly count: number;
@@ -92,7 +95,7 @@ export interface Digest {
     readonly changed?: number;
   }>;
   readonly hasChanges: boolean;
-  /** Whether the findings carry section 18's lifecycle: then `findings` lists the new ones, `resolved` the gone ones. */
+  /** Whether the findings carry the findings' lifecycle: then `findings` lists the new ones, `resolved` the gone ones. */
   readonly lifecycle: boolean;
   readonly findingsEvaluated: boolean;
   /** Active (not waived) findings: the new ones with a lifecycle, all of them without. */
@@ -102,25 +105,50 @@ export interface Digest {
   /** Waived findings, those carried from the night before included: their alerts are ended. */
   readonly waived: FindingList;
   readonly resolved: FindingList;
-  /** The night's counts, as every output gives them (docs/night.md). */
-  readonly counts: NightCounts;
+  readonly openCount: number;
   readonly notEvaluated: ReadonlyArray<{ readonly rule: string; readonly reason: string }>;
-  readonly waiversEndingSoon: readonly WaiverEndingSoon[];
+  readonly waiversEndingSoon: readonly WaiverNote[];
+  /** The night's one set of counts (src/findings/counts.ts), when findings were evaluated. */
+  readonly counts?: NightCounts;
+  /** The waivers a person looks at again: ending soon, ended, matching nothing; each with who the waived findings are. */
+  readonly waivers: ReadonlyArray<{
+    readonly kind: 'ending soon' | 'ended' | 'stale';
+    readonly waiver: WaiverNote;
+    readonly who?: string;
+  }>;
+  readonly rerun?: RunNotice['rerun'];
+  readonly problems: readonly string[];
+  /** Where a person opens the night: `<report-url>/<dir>/` (and the report in it), else `<hostname>:<path>`. */
+  readonly link?: { readonly snapshot: string; readonly report?: string };
 }
 
-/** A finding's stable id: section 18's, else a hash of the rule and the keys (stable while the finding is). */
+/** A finding's stable id: the report's, else a hash of the rule and the keys (stable while the finding is). */
 export function idOf(f: FindingIn): string {
   if (f.id !== undefined && f.id !== '') return f.id;
   const keys = [f.subject, ...(f.related ?? [])].map((r) => `${r.export}\u0000${r.key.join('\u0000')}`);
   return hash('sha256', `${f.rule}\u0001${keys.join('\u0001')}`, 'hex').slice(0, 32);
 }
 
-/** The names of section 18's `display` (strings and numbers, in its order), else the subject's export and key. */
+/** The names of the findings' `display` (strings and numbers, in its order), else the subject's export and key. */
 export function nameOf(f: FindingIn): string {
   let name = '';
   for (const v of Object.values(f.display ?? {}))
     if ((typeof v === 'string' && v !== '') || typeof v === 'number') name = name === '' ? `${v}` : `${name} · ${v}`;
   return name !== '' ? name : `${f.subject.export} ${f.subject.key.join(' / ')}`;
+}
+
+const PERSON_KEYS = ['user', 'team', 'project'] as const;
+
+/** Who acts on a finding: the first of its display's user, team and project; its other names are its context. */
+function personOf(f: FindingIn): { person: string; context: string } {
+  const display = (f.display ?? {}) as Record<string, unknown>;
+  const key = PERSON_KEYS.find((k) => typeof display[k] === 'string' && display[k] !== '');
+  const rest: string[] = [];
+  for (const [k, v] of Object.entries(display)) {
+    if (k === key || k === 'email') continue;
+    if ((typeof v === 'string' && v !== '') || typeof v === 'number') rest.push(`${v}`);
+  }
+  return { person: key !== undefined ? (display[key] as string) : '', context: rest.join(', ') };
 }
 
 /** A function that cleans a rule's id once for each rule: a report has tens of thousands of findings of a few rules. */
@@ -136,12 +164,15 @@ export function ruleCleaner(): (rule: string) => string {
 /** A finding as every sink shows it: its texts cleaned once here (control characters escaped), never again. */
 function toDigest(f: FindingIn, name: string, state?: DigestFinding['state']): DigestFinding {
   const s = state ?? f.state;
+  const { person, context } = personOf(f);
   return {
     id: escapeControl(idOf(f)),
     rule: escapeControl(f.rule),
     severity: f.severity,
     name,
     detail: escapeControl(f.detail),
+    person: escapeControl(person),
+    context: escapeControl(context),
     ...(s !== undefined ? { state: s } : {}),
     ...(f.firstSeen !== undefined ? { firstSeen: escapeControl(f.firstSeen) } : {}),
     ...(f.waived !== undefined ? { waived: f.waived } : {}),
@@ -225,7 +256,7 @@ function findingsPart(f: FindingsIn | undefined) {
   const all = f?.findings ?? [];
   const lifecycle = all.some((x) => x.state !== undefined) || f?.resolved !== undefined;
   const active = all.filter((x) => x.waived === undefined);
-  // A rule that could not look tonight does not end its alerts (CONTRACT section 17), unless tonight's waivers waive them.
+  // A rule that could not look tonight does not end its alerts , unless tonight's waivers waive them.
   const carried = (f?.carried ?? []).filter((x) => x.waived === undefined);
   const carriedWaived = (f?.carried ?? []).filter((x) => x.waived !== undefined);
   // Without a lifecycle the shown findings are the active ones: one list, its names made once.
@@ -237,13 +268,62 @@ function findingsPart(f: FindingsIn | undefined) {
     active: activeList,
     waived: findingList([...all.filter((x) => x.waived !== undefined), ...carriedWaived]),
     resolved: findingList(f?.resolved ?? [], 'resolved'),
-    counts: nightCounts(f ?? { findings: [] }),
+    openCount: lifecycle ? active.filter((x) => x.state !== 'new').length : 0,
     notEvaluated: (f?.rules ?? []).filter((r) => !r.evaluated).map((r) => ({ rule: r.id, reason: r.reason ?? '' })),
     waiversEndingSoon: f?.waivers?.endingSoon ?? [],
+    ...(f !== undefined ? { counts: nightCounts(f) } : {}),
+    waivers: waiversOf(f),
   };
 }
 
-export function buildDigest(n: RunNotice): Digest {
+/**
+ * The waivers to look at again, each with the names of the findings it
+ * matches (tonight's, else the resolved ones), never its id or key list:
+ * those ending soon, those ended (a finding they waived is active again),
+ * those matching nothing.
+ */
+function waiversOf(f: FindingsIn | undefined): Digest['waivers'] {
+  const w = f?.waivers;
+  if (w === undefined) return [];
+  const pool = [...(f?.findings ?? []), ...(f?.resolved ?? [])];
+  const who = (note: WaiverNote): string | undefined => {
+    const match = pool.find(
+      (x) =>
+        x.rule === note.rule &&
+        (note.id !== undefined
+          ? x.id === note.id
+          : note.subject !== undefined && note.subject.every((k, i) => x.subject.key[i] === k)),
+    );
+    return match !== undefined ? escapeControl(personOf(match).person || nameOf(match)) : undefined;
+  };
+  const out: Array<Digest['waivers'][number]> = [];
+  for (const [kind, list] of [
+    ['ending soon', w.endingSoon],
+    ['ended', w.ended],
+    ['stale', w.stale],
+  ] as const) {
+    for (const waiver of list ?? []) {
+      const name = who(waiver);
+      out.push({ kind, waiver, ...(name !== undefined ? { who: name } : {}) });
+    }
+  }
+  return out;
+}
+
+/** Where a person opens the night: under --report-url, else this host's name and the directory's absolute path. */
+function linkOf(n: RunNotice, reportUrl: string | undefined): Digest['link'] {
+  if (n.outDir === undefined) return undefined;
+  const name = basename(n.outDir);
+  const report = n.reportFile !== undefined ? basename(n.reportFile) : undefined;
+  if (reportUrl !== undefined) {
+    const base = `${reportUrl.replace(/\/+$/, '')}/${encodeURIComponent(name)}/`;
+    return { snapshot: base, ...(report !== undefined ? { report: `${base}${encodeURIComponent(report)}` } : {}) };
+  }
+  const at = `${hostname()}:${n.outDir}`;
+  return { snapshot: at, ...(n.reportFile !== undefined ? { report: `${hostname()}:${n.reportFile}` } : {}) };
+}
+
+export function buildDigest(n: RunNotice, reportUrl?: string): Digest {
   return {
     command: n.command,
     site: n.site ?? 'unknown site',
@@ -257,17 +337,18 @@ export function buildDigest(n: RunNotice): Digest {
     ...(n.outDir !== undefined ? { outDir: n.outDir } : {}),
     ...(n.reportFile !== undefined ? { reportFile: n.reportFile } : {}),
     ...(n.previous !== undefined ? { previousDir: n.previous.dir } : {}),
-    ...(n.rerun !== undefined ? { rerun: n.rerun } : {}),
-    ...(n.problems !== undefined && n.problems.length > 0 ? { problems: n.problems } : {}),
     exports: exportsOf(n),
     hasChanges: n.previous?.changes?.hasChanges ?? false,
     ...findingsPart(n.findings),
+    ...(n.rerun !== undefined ? { rerun: n.rerun } : {}),
+    problems: n.problems ?? [],
+    ...(n.outDir !== undefined ? { link: linkOf(n, reportUrl) } : {}),
   };
 }
 
 /**
  * Whether chat, e-mail and webhooks get this digest (`--notify-on`): a failed
- * or partial run always; otherwise as asked. Without section 18's lifecycle
+ * or partial run always; otherwise as asked. Without the findings' lifecycle
  * every active finding counts as news, since none can be told apart as old.
  */
 export function worthSending(d: Digest, on: readonly NotifyOn[]): boolean {

@@ -1,5 +1,5 @@
 /**
- * A findings report as the digest reads it (CONTRACT sections 17 and 18):
+ * A findings report as the digest reads it (docs/findings.md):
  * `_findings.json` as `notify <snapshot-dir>` checks it, and the in-memory
  * report a run builds, which has these fields and more. One schema; the
  * digest's types are inferred from it (read-only: the digest never changes
@@ -11,7 +11,7 @@ import { SEVERITIES } from '../config/values.js';
 
 const RowRef = z.object({ export: z.string(), key: z.array(z.string()).readonly() });
 
-/** A finding: section 17's fields, and section 18's where present. */
+/** A finding: its rule, subject and detail, and its lifecycle fields where present. */
 const FindingSchema = z.object({
   rule: z.string(),
   severity: z.enum(SEVERITIES),
@@ -20,7 +20,7 @@ const FindingSchema = z.object({
   detail: z.string(),
   id: z.string().optional(),
   /**
-   * Section 18's names (`user`, `email`, `project`, `team`, `requirement`,
+   * The names a person reads (`user`, `email`, `project`, `team`, `requirement`,
    * `level`, `vms`), shown in their order: any JSON object, typed `object` so
    * that the findings' own FindingDisplay is one.
    */
@@ -31,8 +31,8 @@ const FindingSchema = z.object({
 });
 export type FindingIn = z.infer<typeof FindingSchema>;
 
-/** A waiver of the file that ends soon, as `_findings.json` lists it. */
-const WaiverEndingSoonSchema = z.object({
+/** A waiver of the file as `_findings.json` lists it: ending soon, ended, or stale (matching nothing). */
+const WaiverNoteSchema = z.object({
   rule: z.string(),
   owner: z.string(),
   expires: z.string(),
@@ -40,7 +40,7 @@ const WaiverEndingSoonSchema = z.object({
   id: z.string().optional(),
   subject: z.array(z.string()).readonly().optional(),
 });
-export type WaiverEndingSoon = z.infer<typeof WaiverEndingSoonSchema>;
+export type WaiverNote = z.infer<typeof WaiverNoteSchema>;
 
 export const FindingsFileSchema = z.object({
   time: z.string(),
@@ -49,7 +49,13 @@ export const FindingsFileSchema = z.object({
   resolved: z.array(FindingSchema).readonly().optional(),
   /** The night before's findings of rules not evaluated tonight: still firing for Alertmanager unless waived, not news. */
   carried: z.array(FindingSchema).readonly().optional(),
-  /** With --waivers (section 18): the waivers that end within --expiring-days among what became of them. */
-  waivers: z.object({ endingSoon: z.array(WaiverEndingSoonSchema).readonly().optional() }).optional(),
+  /** With --waivers: the waivers that end within --expiring-days, those ended, those matching nothing. */
+  waivers: z
+    .object({
+      endingSoon: z.array(WaiverNoteSchema).readonly().optional(),
+      ended: z.array(WaiverNoteSchema).readonly().optional(),
+      stale: z.array(WaiverNoteSchema).readonly().optional(),
+    })
+    .optional(),
 });
 export type FindingsIn = z.infer<typeof FindingsFileSchema>;

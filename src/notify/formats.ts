@@ -10,14 +10,47 @@ import { idOf, ruleCleaner, type Digest, type DigestFinding, type FindingList } 
 import type { FindingIn } from './findings-in.js';
 import { clean, clip, digestDoc, moreLine, plainText, type DigestDoc, type DocLimits } from './text.js';
 
-/** Renders with `limits`, halving the lists until `size` of the result is within `max`. */
-function fitted<T>(d: Digest, limits: DocLimits, render: (doc: DigestDoc) => T, size: (t: T) => number, max: number) {
+/**
+ * What a person reads of one text sink, at most: a digest read on a phone.
+ * The whole of the night is in the report it links; a list that does not
+ * fit ends with "and N more".
+ */
+const TEXT_MAX = 2_500;
+
+/**
+ * Renders with `limits`, shortening the lists until the result `fits` (its
+ * sink's own limits, and at most TEXT_MAX characters of text a person
+ * reads). The verdict, the lines after it and the link are never cut.
+ */
+function fitted<T>(d: Digest, limits: DocLimits, render: (doc: DigestDoc) => T, fits: (t: T) => boolean) {
   let l = limits;
   for (;;) {
     const out = render(digestDoc(d, l));
-    if (size(out) <= max || (l.findings === 0 && l.resolved === 0 && l.others === 0)) return out;
-    l = { ...l, findings: l.findings >> 1, resolved: l.resolved >> 1, others: l.others >> 1 };
+    if (fits(out) || (l.findings === 0 && l.resolved === 0 && l.others === 0)) return out;
+    l = shorter(l);
   }
+}
+
+/**
+ * The next limits to try: a fifth less (at least one) of the new findings
+ * first, down to 5, then of the resolved ones, down to 3, then of the rest
+ * (waivers, failed routes), down to 2, then of all: the short lists a
+ * person acts on (waivers ending) are the last to be cut.
+ */
+function shorter(l: DocLimits): DocLimits {
+  const less = (n: number) => Math.max(0, Math.min(n - 1, Math.floor(n * 0.8)));
+  if (l.findings > 5) return { ...l, findings: less(l.findings) };
+  if (l.resolved > 3) return { ...l, resolved: less(l.resolved) };
+  if (l.others > 2) return { ...l, others: less(l.others) };
+  return { ...l, findings: less(l.findings), resolved: less(l.resolved), others: less(l.others) };
+}
+
+/** The characters of every string of a payload, one line each: what its reader is shown, and then some. */
+function textLength(v: unknown): number {
+  if (typeof v === 'string') return v.length + 1;
+  if (Array.isArray(v)) return v.reduce((n: number, x) => n + textLength(x), 0);
+  if (v !== null && typeof v === 'object') return Object.values(v).reduce((n: number, x) => n + textLength(x), 0);
+  return 0;
 }
 
 /**
@@ -30,9 +63,17 @@ function slackSafe(text: string): string {
   return text.replace(/<(?=[!@#])/g, '<\u2060').replace(/@(?=(here|channel|everyone)\b)/gi, '@\u2060');
 }
 
-/** Slack's escaping of the three characters its message text gives meaning to (the notification's fallback text). */
+/**
+ * The notification's fallback text is mrkdwn: Slack's escaping of the three
+ * characters it gives meaning to, and a word joiner after each character
+ * that could open bold, italic, strike or code (`*x*`, `_x_`, `~x~`, `` `x` ``).
+ */
 function slackEscape(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/[*_~`]/g, '$&\u2060');
 }
 
 /** Block Kit: a section's text is at most 3000 characters, a header's 150, a message 50 blocks. */
@@ -48,10 +89,12 @@ const SLACK_MESSAGE_CHARS = 12_000;
  * half of `max`.
  */
 function slackText(text: string, max: number): string {
-  const safe = slackSafe(text);
-  if (safe.length <= max) return safe;
-  const joiners = slackSafe(text.slice(0, max)).length - max;
-  return slackSafe(clip(text, max - joiners - 1));
+  let cut = max;
+  for (;;) {
+    const safe = slackSafe(cut < text.length ? clip(text, cut) : text);
+    if (safe.length <= max || cut <= 1) return safe;
+    cut -= Math.max(1, safe.length - max);
+  }
 }
 
 /**
@@ -61,6 +104,7 @@ function slackText(text: string, max: number): string {
  */
 function slackSections(doc: DigestDoc): string[] {
   const texts: string[] = [];
+  if (doc.lead.length > 0) texts.push(doc.lead.map((l) => slackText(l, SLACK_SECTION)).join('\n'));
   for (const s of doc.sections) {
     let current = slackText(s.heading, SLACK_SECTION);
     const lines = s.more > 0 ? [...s.lines, moreLine(s.more)] : s.lines;
@@ -73,7 +117,13 @@ function slackSections(doc: DigestDoc): string[] {
     }
     texts.push(current);
   }
+  if (doc.link.length > 0) texts.push(doc.link.map((l) => slackText(l, SLACK_SECTION)).join('\n'));
   return texts;
+}
+
+/** The first `n - 1` and the last of `items`: the link is never cut. */
+function keepLast<T>(items: readonly T[], n: number): T[] {
+  return items.length <= n ? [...items] : [...items.slice(0, n - 1), items[items.length - 1]!];
 }
 
 export function slackPayload(d: Digest): { text: string; blocks: unknown[] } {
@@ -82,49 +132,78 @@ export function slackPayload(d: Digest): { text: string; blocks: unknown[] } {
     text: slackEscape(clip(doc.title, 300)),
     blocks: [
       { type: 'header', text: { type: 'plain_text', text: slackText(doc.title, SLACK_HEADER), emoji: false } },
-      ...slackSections(doc)
-        .slice(0, 48)
-        .map((text) => ({ type: 'section', text: { type: 'plain_text', text, emoji: false } })),
+      ...keepLast(slackSections(doc), 48).map((text) => ({
+        type: 'section',
+        text: { type: 'plain_text', text, emoji: false },
+      })),
     ],
   });
-  const chars = (p: { blocks: unknown[] }) => JSON.stringify(p.blocks).length;
-  return fitted(d, limits, render, chars, SLACK_MESSAGE_CHARS);
+  const fits = (p: { text: string; blocks: unknown[] }) =>
+    JSON.stringify(p.blocks).length <= SLACK_MESSAGE_CHARS &&
+    textLength(p.blocks.map((b) => (b as { text: { text: string } }).text.text)) <= TEXT_MAX;
+  return fitted(d, limits, render, fits);
 }
 
 /** Teams takes a message of at most 28 KB; a card kept under 24 KB leaves room for the envelope. */
 const TEAMS_MAX_BYTES = 24_000;
 
-/** A RichTextBlock of TextRuns: a TextRun shows its text as it is (no markdown, so no link or image from the data). */
-function richText(text: string, bold = false): unknown {
-  return { type: 'RichTextBlock', inlines: [{ type: 'TextRun', text, ...(bold ? { weight: 'Bolder' } : {}) }] };
+/**
+ * Text for a Teams card. A TextRun shows its text as it is, but a client, or
+ * a flow that copies the text into a TextBlock or a chat message, may read
+ * it as Markdown: a word joiner (U+2060, invisible) after every character
+ * that opens a link, an image, emphasis, code, a heading or HTML
+ * (`[x](javascript:…)` reads `[x]⁠(javascript:…)`, which no Markdown links).
+ */
+function teamsSafe(text: string): string {
+  return text.replace(/[[\]()<>*_~`#!|\\]/g, '$&\u2060');
 }
 
-function teamsCard(doc: DigestDoc): unknown {
-  const body: unknown[] = [richText(clip(doc.title, 300), true)];
-  for (const s of doc.sections) {
-    body.push(richText(s.heading, true), ...s.lines.map((l) => richText(l)));
-    if (s.more > 0) body.push(richText(moreLine(s.more)));
-  }
+/** A RichTextBlock of one TextRun of text made safe (teamsSafe): no markdown, no link or image from the data. */
+function richText(text: string, bold = false): unknown {
   return {
-    type: 'message',
-    attachments: [
-      {
-        contentType: 'application/vnd.microsoft.card.adaptive',
-        contentUrl: null,
-        content: {
-          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
-          type: 'AdaptiveCard',
-          version: '1.4',
-          body,
+    type: 'RichTextBlock',
+    inlines: [{ type: 'TextRun', text, ...(bold ? { weight: 'Bolder' } : {}) }],
+  };
+}
+
+/** The card, and the texts of its TextRuns (what a reader is shown). */
+function teamsCard(doc: DigestDoc): { card: unknown; texts: string[] } {
+  const texts: string[] = [clip(doc.title, 300)];
+  const bold = new Set([0]);
+  texts.push(...doc.lead);
+  for (const s of doc.sections) {
+    bold.add(texts.length);
+    texts.push(s.heading, ...s.lines);
+    if (s.more > 0) texts.push(moreLine(s.more));
+  }
+  texts.push(...doc.link);
+  const safe = texts.map(teamsSafe);
+  const body = safe.map((t, i) => richText(t, bold.has(i)));
+  return {
+    texts: safe,
+    card: {
+      type: 'message',
+      attachments: [
+        {
+          contentType: 'application/vnd.microsoft.card.adaptive',
+          contentUrl: null,
+          content: {
+            $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+            type: 'AdaptiveCard',
+            version: '1.4',
+            body,
+          },
         },
-      },
-    ],
+      ],
+    },
   };
 }
 
 export function teamsPayload(d: Digest): unknown {
   const limits = { findings: 25, resolved: 10, others: 5, line: 300 };
-  return fitted(d, limits, teamsCard, (c) => Buffer.byteLength(JSON.stringify(c)), TEAMS_MAX_BYTES);
+  const fits = (c: ReturnType<typeof teamsCard>) =>
+    Buffer.byteLength(JSON.stringify(c)) <= TEAMS_MAX_BYTES && textLength(c.texts) <= TEXT_MAX;
+  return fitted(d, limits, teamsCard, fits).card;
 }
 
 function escapeHtml(text: string): string {
@@ -138,12 +217,14 @@ function escapeHtml(text: string): string {
 
 /** The e-mail's HTML part: every line escaped text, no link, image or style from the data. */
 function html(doc: DigestDoc): string {
-  const parts = [`<h2>${escapeHtml(doc.title)}</h2>`];
+  const parts = [`<h2>${escapeHtml(doc.title)}</h2>`, ...doc.lead.map((l) => `<p>${escapeHtml(l)}</p>`)];
   for (const s of doc.sections) {
     const items = s.lines.map((l) => `<li>${escapeHtml(l)}</li>`);
     if (s.more > 0) items.push(`<li><em>${escapeHtml(moreLine(s.more))}</em></li>`);
     parts.push(`<h3>${escapeHtml(s.heading)}</h3>`, `<ul>${items.join('')}</ul>`);
   }
+  // The link is text, not an anchor: it comes from the command line, and a reader's mail client links it.
+  parts.push(...doc.link.map((l) => `<p>${escapeHtml(l)}</p>`));
   return `<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>${parts.join('\n')}</body></html>\n`;
 }
 
@@ -157,9 +238,11 @@ export interface EmailContent {
 const EMAIL_MAX_CHARS = 200_000;
 
 export function emailContent(d: Digest): EmailContent {
-  const limits = { findings: 300, resolved: 100, others: 50, line: 500 };
+  const limits = { findings: 20, resolved: 10, others: 5, line: 300 };
   const render = (doc: DigestDoc) => ({ subject: clip(doc.title, 200), text: plainText(doc), html: html(doc) });
-  return fitted(d, limits, render, (e) => e.text.length + e.html.length, EMAIL_MAX_CHARS);
+  // Measured by its text part, which the HTML part repeats.
+  const fits = (e: EmailContent) => e.text.length + e.html.length <= EMAIL_MAX_CHARS && e.text.length <= TEXT_MAX;
+  return fitted(d, limits, render, fits);
 }
 
 /** The generic webhook: the digest itself as JSON, its values cleaned and its lists capped at 1000 each. */
@@ -206,14 +289,15 @@ export function webhookPayload(d: Digest): unknown {
     ...(d.outDir !== undefined ? { outDir: clean(d.outDir) } : {}),
     ...(d.reportFile !== undefined ? { reportFile: clean(d.reportFile) } : {}),
     ...(d.previousDir !== undefined ? { previousDir: clean(d.previousDir) } : {}),
-    ...(d.rerun !== undefined ? { rerun: d.rerun } : {}),
-    ...(d.problems !== undefined ? { problems: d.problems.map((p) => clip(clean(p), 1000)) } : {}),
+    ...(d.link !== undefined ? { link: d.link } : {}),
+    ...(d.rerun !== undefined ? { rerun: { of: clean(d.rerun.of), newer: clean(d.rerun.newer) } } : {}),
+    problems: d.problems.map((p) => clip(clean(p), 1000)),
     hasChanges: d.hasChanges,
     exports: d.exports,
     findings: {
+      ...(d.counts !== undefined ? { counts: d.counts } : {}),
       evaluated: d.findingsEvaluated,
       lifecycle: d.lifecycle,
-      counts: d.counts,
       active: d.active.length,
       waived: d.waived.length,
       shown: cappedFindings(d.findings),
@@ -276,7 +360,7 @@ export function* alertsOf(d: Digest, s: AlertSettings): Generator<PostableAlert>
     endsAt: failed ? until : now,
   };
   // Findings told without the configured waivers would fire what they waive: their alerts are left as they were.
-  if (failed || d.problems) return;
+  if (failed || d.problems.length > 0) return;
   const lists: Array<[FindingList, string]> = [
     [d.active, until],
     [d.waived, now],
@@ -293,7 +377,7 @@ export function* alertsOf(d: Digest, s: AlertSettings): Generator<PostableAlert>
 }
 
 /**
- * A finding's alert: the labels of CONTRACT section 19, and what a person
+ * A finding's alert: the labels `alertname`, `rule`, `severity`, `site` and `id`, and what a person
  * reads in one line (rule and display names). The finding's detail is left
  * to the digest and `_findings.json`, found by `id`: it would be most of each
  * alert's bytes, and tens of thousands of alerts are sent every run.

@@ -1,5 +1,5 @@
 /**
- * Notifications (CONTRACT section 19): the targets and settings read before
+ * Notifications: the targets and settings read before
  * the run (a bad one is a usage error before any request), and after it one
  * digest sent to every target at once, each within its deadline. A target
  * that fails is a warning naming the sink and a count in the metrics; it
@@ -13,6 +13,7 @@ import { alertsOf, emailContent, slackPayload, teamsPayload, webhookPayload, typ
 import { alertmanagerPosts, Deadline, notifyDispatcher, postAll, sendEmail, webhookPost } from './send.js';
 import { readHmacKey, readTargets, type HttpTarget, type Target } from './targets.js';
 import type { Dispatcher } from 'undici';
+import type { SinkResult } from './outcomes.js';
 
 export type NotifyCommand = 'snapshot' | 'collect' | 'audit' | 'notify';
 
@@ -24,6 +25,8 @@ export interface NotifySettings {
   readonly intervalHours: number;
   readonly timeoutMs: number;
   readonly ca: readonly string[] | undefined;
+  /** --report-url (SVC_REPORT_URL): where the snapshot directories are served, for the digest's link. */
+  readonly reportUrl: string | undefined;
 }
 
 /**
@@ -43,6 +46,7 @@ export function notifySettings(
     notifyInterval: flags.notifyInterval,
     notifyTimeout: flags.notifyTimeout,
     caFile: flags.caFile,
+    reportUrl: flags.reportUrl,
   };
   const o = readOptions(command, picked, env) as ReturnType<typeof readOptions<'snapshot'>>;
   const targets = readTargets(o.notify, env);
@@ -62,14 +66,8 @@ export function notifySettings(
     intervalHours: o.notifyInterval,
     timeoutMs: o.notifyTimeout * 1000,
     ca: trustStore(o.caFile, env),
+    reportUrl: o.reportUrl,
   };
-}
-
-export interface SinkResult {
-  readonly sink: string;
-  /** Sent, or not sent because --notify-on did not ask for this run. */
-  readonly state: 'sent' | 'skipped' | 'failed';
-  readonly why?: string;
 }
 
 interface SendContext {
@@ -98,14 +96,15 @@ function testAlert(d: Digest, now: Date): PostableAlert {
 
 async function sendTo(t: Target, d: Digest, c: SendContext): Promise<SinkResult> {
   const deadline = new Deadline(c.s.timeoutMs);
+  const named = { sink: t.name, target: t.label };
   // A re-run fires and ends nothing: the newest night of the site already said what is firing.
-  if (t.kind === 'alertmanager' && d.rerun && !c.test) return { sink: t.name, state: 'skipped' };
+  if (t.kind === 'alertmanager' && d.rerun && !c.test) return { ...named, state: 'skipped' };
   // Alertmanager holds state, not messages: every run renews or ends its alerts, whatever --notify-on says.
-  if (t.kind !== 'alertmanager' && !c.test && !worthSending(d, c.s.on)) return { sink: t.name, state: 'skipped' };
+  if (t.kind !== 'alertmanager' && !c.test && !worthSending(d, c.s.on)) return { ...named, state: 'skipped' };
   let why: string | undefined;
   if (t.kind === 'email') why = await sendEmail(t, emailContent(d), c.s.ca, deadline);
   else why = await postAll(c.dispatcher, httpPosts(t, d, c), deadline);
-  return why === undefined ? { sink: t.name, state: 'sent' } : { sink: t.name, state: 'failed', why };
+  return why === undefined ? { ...named, state: 'sent' } : { ...named, state: 'failed', why };
 }
 
 function httpPosts(t: HttpTarget, d: Digest, c: SendContext) {
@@ -138,6 +137,7 @@ export async function deliver(
       s.targets.map((t) =>
         sendTo(t, d, c).catch((err: unknown) => ({
           sink: t.name,
+          target: t.label,
           state: 'failed' as const,
           why: `could not be sent (${(err as Error).name})`,
         })),
@@ -148,19 +148,7 @@ export async function deliver(
   }
 }
 
-/** The warning for a sink that failed: its name and why, never its URL. */
-export function failureWarning(r: SinkResult): string {
-  return `notification to ${r.sink} failed: ${r.why ?? 'unknown reason'}; the run's outcome is unchanged`;
-}
-
-/** The run's digest sent (after its outcome is known), the warnings given; the metrics' rows. */
-export async function notifyRun(
-  notice: RunNotice,
-  s: NotifySettings,
-  warn: (message: string) => void,
-  now: Date = new Date(),
-): Promise<Array<{ sink: string; failed: number }>> {
-  const results = await deliver(buildDigest(notice), s, { now });
-  for (const r of results) if (r.state === 'failed') warn(failureWarning(r));
-  return results.map((r) => ({ sink: r.sink, failed: r.state === 'failed' ? 1 : 0 }));
+/** The run's digest sent (after its outcome is known); each target's result. */
+export async function notifyRun(notice: RunNotice, s: NotifySettings, now: Date = new Date()): Promise<SinkResult[]> {
+  return deliver(buildDigest(notice, s.reportUrl), s, { now });
 }

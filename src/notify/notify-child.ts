@@ -10,7 +10,5 @@ let input = '';
 process.stdin.setEncoding('utf8');
 for await (const chunk of process.stdin) input += chunk;
 const { notice, settings, now } = JSON.parse(input) as { notice: RunNotice; settings: NotifySettings; now: string };
-const warnings: string[] = [];
-const rows = await notifyRun(notice, settings, (m) => warnings.push(m), new Date(now));
-const result: ChildResult = { warnings, rows };
+const result: ChildResult = { results: await notifyRun(notice, settings, new Date(now)) };
 process.stdout.write(JSON.stringify(result));

@@ -68,6 +68,23 @@ export interface Post {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/** What an HTTP status of a receiver asks to check: the target URL's key, the receiver, or nothing but time. */
+export function statusWhy(status: number): string {
+  const what =
+    status === 401 || status === 403
+      ? 'the receiver refused the key in the target URL; check the URL (a webhook may have been revoked)'
+      : status === 404 || status === 410
+        ? 'the receiver does not know this webhook; check the target URL (it may have been removed)'
+        : status === 413
+          ? 'the receiver found the message too large'
+          : status === 429
+            ? 'the receiver asked to slow down; the next run sends again'
+            : status >= 500
+              ? 'the receiver failed on its side; check it, the next run sends again'
+              : 'the receiver refused the message; check the target URL';
+  return `answered HTTP ${status}: ${what}`;
+}
+
 /** One POST; undefined on a 2xx answer, else why (status or transport error, with the host alone). */
 async function postOnce(dispatcher: Dispatcher, p: Post, timeoutMs: number): Promise<string | undefined> {
   const url = new URL(p.url);
@@ -81,7 +98,7 @@ async function postOnce(dispatcher: Dispatcher, p: Post, timeoutMs: number): Pro
       signal: AbortSignal.timeout(timeoutMs),
     });
     await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
-    return res.statusCode >= 200 && res.statusCode <= 299 ? undefined : `answered HTTP ${res.statusCode}`;
+    return res.statusCode >= 200 && res.statusCode <= 299 ? undefined : statusWhy(res.statusCode);
   } catch (err) {
     if ((err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError') return 'no answer in time';
     return redact(describeTransportError(err, url.host, undefined, "the notification target's host").detail);
@@ -135,12 +152,48 @@ export function* alertmanagerPosts(target: HttpTarget, alerts: Iterable<unknown>
   if (batch.length > 0) yield { url: `${target.url}/api/v2/alerts`, body: JSON.stringify(batch) };
 }
 
-/** The reason an SMTP attempt failed: nodemailer's error code and response code, never the message (it may quote a login). */
-function smtpWhy(err: unknown, t: EmailTarget): string {
-  const e = err as { code?: string; responseCode?: number; command?: string; reason?: string };
-  const tlsCode = (err as { cause?: { code?: string } }).cause?.code;
-  const parts = [e.code ?? 'error', e.responseCode !== undefined ? `SMTP ${e.responseCode}` : '', tlsCode ?? ''];
-  return `mail to ${t.host}:${t.port} failed (${escapeControl(parts.filter((p) => p !== '').join(', '))})`;
+/** What Node's TLS layer says of a certificate it does not accept (nodemailer keeps the message, not the code). */
+const UNTRUSTED = /unable to verify|unable to get (local )?issuer|self[- ]signed|certificate chain|unknown ca/i;
+
+/**
+ * Why an SMTP attempt failed, named for what to check: the host and port,
+ * STARTTLS, the certificate, the login, the sender or the recipient. Built
+ * from nodemailer's code, command and response code and Node's socket
+ * error, never from the server's text (it may quote an address or a login).
+ */
+function smtpWhy(err: unknown, t: Pick<EmailTarget, 'host' | 'port' | 'implicitTls'>): string {
+  const e = err as { code?: string; responseCode?: number; command?: string; message?: string };
+  const at = `${t.host}:${t.port}`;
+  const smtp = e.responseCode !== undefined ? ` (SMTP ${e.responseCode})` : '';
+  const message = e.message ?? '';
+  if (e.code === 'EENVELOPE' && e.command === 'MAIL FROM')
+    return `the mail server ${at} refused the sender${smtp}; check from= in the target and that the server lets this host send as that address`;
+  if (e.code === 'EENVELOPE') return `the mail server ${at} refused the recipient${smtp}; check to= in the target`;
+  if (e.code === 'EAUTH' || e.command === 'AUTH PLAIN' || e.command === 'AUTH LOGIN')
+    return `the mail server ${at} refused the login${smtp}; check the user name and password in the target`;
+  if (e.code === 'ENOAUTH') return `the mail server ${at} asks for a login; put user:password@ in the target`;
+  if (e.code === 'ETLS' || e.command === 'STARTTLS')
+    return (
+      `the mail server ${at} refused STARTTLS${smtp}; it must offer STARTTLS on this port ` +
+      '(mail is never sent in clear text), or use smtps:// to its TLS port (465)'
+    );
+  if (/ECONNREFUSED/.test(message))
+    return `connection refused by ${at}; check the host and port in the target, and that the mail server is up`;
+  if (/ENOTFOUND|EAI_AGAIN/.test(message))
+    return `the mail server's host ${t.host} could not be resolved; check the host in the target`;
+  if (e.code === 'ETIMEDOUT' || /ETIMEDOUT|timeout|Greeting never received/i.test(message))
+    return `no answer from ${at} in time; check the host and port in the target, and any firewall between`;
+  if (UNTRUSTED.test(message))
+    return `the certificate of the mail server ${t.host} is not trusted; if it is issued by an internal CA, pass its PEM certificate with --ca-file`;
+  if (/expired|not yet valid/i.test(message))
+    return `the certificate of the mail server ${t.host} is outside its validity period; renew it on the server`;
+  if (/altnames|does not match/i.test(message))
+    return `the certificate of the mail server ${t.host} does not name that host; use the host name it was issued for`;
+  if (/wrong version number|packet length too long/i.test(message))
+    return t.implicitTls
+      ? `TLS could not start with ${at}: it does not speak TLS from the first byte; use smtp:// (STARTTLS) for this port`
+      : `TLS could not start with ${at}; check the port in the target`;
+  return `mail to ${at} failed (${escapeControl([e.code ?? 'error', smtp.trim()].filter((p) => p !== '').join(' '))})`;
 }
 
 /** One e-mail with a plain-text and an HTML part; STARTTLS required on smtp://, verified TLS on both. */

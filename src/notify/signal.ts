@@ -1,6 +1,6 @@
 /**
- * The digest of a run stopped by SIGINT or SIGTERM (CONTRACT section 19: a
- * failed run sends one too). A signal handler ends the process without
+ * The digest of a run stopped by SIGINT or SIGTERM (a failed run sends one
+ * too). A signal handler ends the process without
  * going back to the event loop, so the digest is sent by a child process
  * (./notify-child.js) while this one waits, bounded by --notify-timeout, as
  * the cron side's `/fail` ping is (src/cron/ping.ts). The settings, target
@@ -10,20 +10,18 @@
 import { runChildSync } from '../util/child-sync.js';
 import type { RunNotice } from './digest.js';
 import type { NotifySettings } from './index.js';
+import type { SinkResult } from './outcomes.js';
 
-/** What the child prints on stdout: the warnings to give, and each sink's row for the metrics. */
+/** What the child prints on stdout: each target's result. */
 export interface ChildResult {
-  readonly warnings: readonly string[];
-  readonly rows: ReadonlyArray<{ sink: string; failed: number }>;
+  readonly results: readonly SinkResult[];
 }
 
-/** Sends the digest of `notice` to every target, synchronously; the warnings given, the metrics' rows returned. */
-export function notifyRunSync(
-  notice: RunNotice,
-  s: NotifySettings,
-  warn: (message: string) => void,
-  now: Date = new Date(),
-): Array<{ sink: string; failed: number }> {
+/**
+ * Sends the digest of `notice` to every target, synchronously; each target's
+ * result. When the sending process itself fails, every target failed, and why.
+ */
+export function notifyRunSync(notice: RunNotice, s: NotifySettings, now: Date = new Date()): SinkResult[] {
   const input = { notice, settings: s, now: now.toISOString() };
   // The child's own deadline is --notify-timeout; this one only stops a child that hangs past it.
   const res = runChildSync(new URL('./notify-child.js', import.meta.url), input, s.timeoutMs + 5000);
@@ -38,9 +36,12 @@ export function notifyRunSync(
       res.error !== undefined || res.signal !== null
         ? `within --notify-timeout (${s.timeoutMs / 1000} s)`
         : `(the process sending them exited ${res.status})`;
-    warn(`the notifications of the interrupted run could not be sent ${why}; the run's outcome is unchanged`);
-    return s.targets.map((t) => ({ sink: t.name, failed: 1 }));
+    return s.targets.map((t) => ({
+      sink: t.name,
+      target: t.label,
+      state: 'failed',
+      why: `the notifications of the interrupted run could not be sent ${why}`,
+    }));
   }
-  for (const w of result.warnings) warn(w);
-  return [...result.rows];
+  return [...result.results];
 }

@@ -1,5 +1,5 @@
 /**
- * Notification targets (CONTRACT section 19): a URL whose scheme names the
+ * Notification targets: a URL whose scheme names the
  * sink, as shoutrrr and Apprise spell them. A target URL is a secret (a Slack
  * or Teams webhook's path is its key, an SMTP URL may hold a password): each
  * is registered for redaction as soon as it is read, and a sink is named in
@@ -12,8 +12,10 @@ import { readSecretFile } from '../config/token-file.js';
 import { registerSecret } from '../util/redact.js';
 
 interface TargetBase {
-  /** How messages and the metrics' `sink` label name it: kind and host, `#2` on for a second one alike. */
+  /** How the metrics' `sink` label names it: kind and host, `#2` on for a second one alike. */
   readonly name: string;
+  /** How a person's messages name it: `<kind> #<n>`, n counting the distinct targets in the order first given, from 1. */
+  readonly label: string;
 }
 
 export interface HttpTarget extends TargetBase {
@@ -45,7 +47,9 @@ const ADDRESS = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A
  * One target; `where` names it in messages (`--notify (the 2nd)`,
  * `SVC_NOTIFY_FILE line 3`), since the text itself is never repeated.
  */
-function parseTarget(raw: string, where: string): Omit<HttpTarget, 'name'> | Omit<EmailTarget, 'name'> {
+type Parsed = Omit<HttpTarget, 'name' | 'label'> | Omit<EmailTarget, 'name' | 'label'>;
+
+function parseTarget(raw: string, where: string): Parsed {
   const text = raw.trim();
   registerSecret(text);
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(text)?.[1]?.toLowerCase();
@@ -97,7 +101,7 @@ function decoded(part: string, where: string): string {
   }
 }
 
-function parseEmail(text: string, scheme: 'smtp' | 'smtps', where: string): Omit<EmailTarget, 'name'> {
+function parseEmail(text: string, scheme: 'smtp' | 'smtps', where: string): Omit<EmailTarget, 'name' | 'label'> {
   const url = parseUrl(text, where);
   registerSecret(url.password);
   const user = decoded(url.username, where);
@@ -125,7 +129,7 @@ function parseEmail(text: string, scheme: 'smtp' | 'smtps', where: string): Omit
 }
 
 /** How a sink is named: its kind and host (with the port when one is given), never its path or query. */
-function sinkName(t: Omit<HttpTarget, 'name'> | Omit<EmailTarget, 'name'>): string {
+function sinkName(t: Parsed): string {
   if (t.kind === 'email') return `email ${t.host}:${t.port}`;
   return `${t.kind} ${new URL(t.url).host}`;
 }
@@ -146,19 +150,44 @@ function fileTargets(variable: string, path: string): Array<{ raw: string; where
   return out;
 }
 
-/** The run's targets: each `--notify`, then each line of SVC_NOTIFY_FILE; each named uniquely. */
+/**
+ * What makes two targets the same one: the parsed URL (scheme and host in
+ * lower case, a default port dropped, as WHATWG URL writes them; the path and
+ * query as given, since a receiver may tell them apart by case), and for
+ * e-mail the server, TLS mode, login, sender and the set of recipients.
+ */
+function sameKey(t: Parsed): string {
+  if (t.kind !== 'email') return `${t.kind} ${t.url}`;
+  const to = [...new Set(t.to.map((a) => a.toLowerCase()))].sort();
+  return JSON.stringify([t.host.toLowerCase(), t.port, t.implicitTls, t.auth ?? null, t.from.toLowerCase(), to]);
+}
+
+/**
+ * The run's targets: each `--notify`, then each line of SVC_NOTIFY_FILE; one
+ * given twice (in either place, or both) is sent to once, where first given.
+ */
 export function readTargets(flags: readonly string[] | undefined, env: NodeJS.ProcessEnv): Target[] {
   const given = (flags ?? []).map((raw, i) => ({ raw, where: `--notify (the ${ordinal(i + 1)})` }));
   const file = env.SVC_NOTIFY_FILE;
   if (file !== undefined && file !== '') given.push(...fileTargets('SVC_NOTIFY_FILE', file));
   const seen = new Map<string, number>();
-  return given.map(({ raw, where }) => {
+  const keys = new Set<string>();
+  const out: Target[] = [];
+  for (const { raw, where } of given) {
     const parsed = parseTarget(raw, where);
+    const key = sameKey(parsed);
+    if (keys.has(key)) continue;
+    keys.add(key);
     const base = sinkName(parsed);
     const n = (seen.get(base) ?? 0) + 1;
     seen.set(base, n);
-    return { ...parsed, name: n === 1 ? base : `${base} #${n}` } as Target;
-  });
+    out.push({
+      ...parsed,
+      name: n === 1 ? base : `${base} #${n}`,
+      label: `${parsed.kind} #${out.length + 1}`,
+    } as Target);
+  }
+  return out;
 }
 
 /** SVC_NOTIFY_HMAC_FILE: the webhook signing key, read as a token file is; undefined when unset. */

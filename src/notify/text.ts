@@ -1,13 +1,17 @@
 /**
- * The digest as lines of plain text, capped: what every sink renders in its
- * own format. Every value from the site goes through `clean` first (control
- * characters, CR/LF and right-to-left overrides shown as `\uXXXX`, so that
- * no name can split a line, a header or the reading order) and is cut to a
- * length at a word's end, so that no sink receives a 50,000-character name.
+ * The digest as lines of text, capped: what every text sink (Slack, Teams,
+ * e-mail) renders in its own format. In a person's order: one verdict line,
+ * the lines that come right after it (a re-run, configuration problems),
+ * the night's counts, the new findings grouped by who acts on them, the
+ * resolved ones, the waivers to look at again, the exports that changed,
+ * and where to read more. Every value from the site goes through `clean`
+ * (control characters, CR/LF and right-to-left overrides shown as
+ * `\uXXXX`) and `withoutIds` (no UUID or raw key list), and is cut at a
+ * word's end.
  */
-import { countsText } from '../findings/counts.js';
-import { rerunText } from '../snapshot/beside.js';
+import { normaliseSite } from '../config/url.js';
 import { escapeControl } from '../util/escape.js';
+import { withoutIds } from '../util/readable.js';
 import type { Digest, DigestFinding } from './digest.js';
 
 /** A value from outside, made one safe line of text. */
@@ -37,9 +41,13 @@ interface Section {
 }
 
 export interface DigestDoc {
-  /** One line: what happened, where (the subject of an e-mail, the header of a chat message). */
+  /** The verdict: `<site> <YYYY-MM-DD>: OK`, `PARTIAL (<n> routes failed)` or `FAILED (<reason>)`. */
   readonly title: string;
+  /** Right after the verdict, never cut: a re-run, the configuration's problems, the counts. */
+  readonly lead: readonly string[];
   readonly sections: readonly Section[];
+  /** Where to read more, last, never cut. */
+  readonly link: readonly string[];
 }
 
 /** How much of each list a sink shows, and how long one line may be. */
@@ -50,96 +58,150 @@ export interface DocLimits {
   readonly line: number;
 }
 
-const COMMAND_NOUN = { snapshot: 'Snapshot', collect: 'Raw collection', audit: 'Audit collection' } as const;
-
-function titleOf(d: Digest): string {
-  const noun = COMMAND_NOUN[d.command];
-  const site = clip(clean(d.site), 120);
-  if (d.test) return `Test message from svc-snapshot on ${site}: notifications reach this target`;
-  const what =
-    d.outcome.state === 'failed'
-      ? `FAILED (exit ${d.outcome.exitCode})`
-      : d.outcome.state === 'partial'
-        ? `partial (exit ${d.outcome.exitCode})`
-        : 'complete';
-  const news: string[] = [];
-  if (d.findings.length > 0) news.push(`${d.findings.length} ${d.lifecycle ? 'new ' : ''}finding(s)`);
-  if (d.resolved.length > 0) news.push(`${d.resolved.length} resolved`);
-  if (d.hasChanges) news.push('changes');
-  return `${noun} of ${site} ${what}${news.length > 0 ? `: ${news.join(', ')}` : ''}`;
+function siteOf(d: Digest): string {
+  return clip(clean(normaliseSite(d.site)), 120);
 }
 
-function findingLine(f: DigestFinding, max: number): string {
-  // A DigestFinding's texts are cleaned already (digest.ts).
-  const since = f.state === 'open' && f.firstSeen ? ` (since ${f.firstSeen.slice(0, 10)})` : '';
-  return clip(`[${f.severity}] ${f.rule}: ${f.name}: ${f.detail}${since}`, max);
-}
-
-/** A list's section: its first `max` items (FindingList's `top`, else the first of an array) and how many more. */
-function list<T>(
-  heading: string,
-  items: readonly T[] | { readonly length: number; top(n: number): readonly T[] },
-  max: number,
-  line: (x: T) => string,
-): Section[] {
-  if (items.length === 0) return [];
-  const shown = ('top' in items ? items.top(max) : items.slice(0, max)).map(line);
-  return [{ heading: `${heading} (${items.length})`, lines: shown, more: items.length - shown.length }];
-}
-
-function outcomeSection(d: Digest, l: DocLimits): Section {
+function verdict(d: Digest): string {
   const o = d.outcome;
-  const lines = [`exit code ${o.exitCode}, ${o.state}`];
-  if (o.failure !== undefined) lines.push(clip(clean(o.failure), Math.max(l.line, 600)));
-  const routes = o.failedRoutes.slice(0, l.others).map((r) => clip(`${clean(r.route)}: ${clean(r.error)}`, l.line));
-  if (o.failedRoutes.length > 0) lines.push(`failed routes (${o.failedRoutes.length}):`, ...routes);
-  return { heading: 'Outcome', lines, more: o.failedRoutes.length - routes.length };
+  const head = `${siteOf(d)} ${d.time.slice(0, 10)}`;
+  if (d.test) return `Test message from svc-snapshot on ${siteOf(d)}: notifications reach this target`;
+  if (o.state === 'failed') {
+    const why = o.failure !== undefined ? clip(withoutIds(clean(o.failure)), 200) : `exit code ${o.exitCode}`;
+    return `${head}: FAILED (${why})`;
+  }
+  if (o.state === 'partial') return `${head}: PARTIAL (${o.failedRoutes.length} routes failed)`;
+  return `${head}: OK`;
 }
 
-function whereSection(d: Digest): Section[] {
-  const lines = [
-    ...(d.outDir !== undefined ? [`output: ${clean(d.outDir)}`] : []),
-    ...(d.reportFile !== undefined ? [`report: ${clean(d.reportFile)}`] : []),
-    ...(d.previousDir !== undefined ? [`compared with: ${clean(d.previousDir)}`] : []),
-  ];
-  return lines.length > 0 ? [{ heading: 'Where', lines, more: 0 }] : [];
+/** The rule's title as a person reads it: `certification-expired` is "Certification expired". */
+function ruleTitle(rule: string): string {
+  const words = rule.replace(/-/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-function exportLine(e: Digest['exports'][number]): string {
-  if (!e.available) return `${e.export}: unavailable`;
-  if (e.added === undefined) return `${e.export}: ${e.count}`;
-  const parts = [
-    e.added ? `+${e.added} added` : '',
-    e.removed ? `-${e.removed} removed` : '',
-    e.changed ? `~${e.changed} changed` : '',
-  ].filter((p) => p !== '');
-  return `${e.export}: ${e.count} (${parts.length > 0 ? parts.join(', ') : 'no change'})`;
+/**
+ * The part of a certification rule's detail that the names in parentheses
+ * already say (the project, its level and the requirement): what is left
+ * is what is wrong (`holds no certification for it`).
+ */
+const SAID_BY_NAMES =
+  /^member of project "[^"]*", (?:which inherits from its (?:parent|ancestor) project "[^"]*" the security level "[^"]*", requiring|whose security level "[^"]*" requires) "[^"]*", /;
+
+/** The rule's title and the names other than the person's: `Certification missing (Project 1, NDA, Level 1)`. */
+function findingTitle(f: DigestFinding): string {
+  return `${ruleTitle(f.rule)}${f.context !== '' ? ` (${withoutIds(f.context)})` : ''}`;
 }
 
-/** The digest as sections of capped lines, in the order every sink shows them. */
+/** What is wrong, in a few words: the title, and the detail without ids or what the names say. */
+function findingText(f: DigestFinding): string {
+  const what = withoutIds(f.detail)
+    // The person is the group's heading: the detail's own "user …," is said there.
+    .replace(/^user …[,:]? */, '')
+    .replace(SAID_BY_NAMES, '');
+  return `${findingTitle(f)}: ${what}`;
+}
+
+/** Who acts, as the group's heading: a name, never an id (`… (no project of that id listed)` says just that). */
+function personText(person: string): string {
+  const p = withoutIds(person).replace(/^…\s*\((.*)\)$/, '$1');
+  return p === '' ? 'Other' : p;
+}
+
+/** The new findings, grouped by who acts (in the order their most severe finding comes), each a line. */
+function grouped(list: readonly DigestFinding[], max: number): string[] {
+  const groups = new Map<string, DigestFinding[]>();
+  for (const f of list) {
+    const who = personText(f.person);
+    const g = groups.get(who);
+    if (g) g.push(f);
+    else groups.set(who, [f]);
+  }
+  const lines: string[] = [];
+  for (const [who, fs] of groups) {
+    lines.push(`${clip(who, 120)}:`);
+    for (const f of fs) lines.push(clip(`  - [${f.severity}] ${findingText(f)}`, max));
+  }
+  return lines;
+}
+
+function section(heading: string, total: number, lines: string[], shown: number): Section[] {
+  if (total === 0) return [];
+  return [{ heading: `${heading} (${total})`, lines, more: total - shown }];
+}
+
+function waiverLine(w: Digest['waivers'][number], max: number): string {
+  const v = w.waiver;
+  const who = w.who !== undefined ? `, ${withoutIds(w.who)}` : '';
+  const why = v.reason !== undefined ? `: ${clean(v.reason)}` : '';
+  const until = w.kind === 'ended' ? `ended ${clean(v.expires)}` : `until ${clean(v.expires)}`;
+  return clip(`${w.kind}: ${ruleTitle(clean(v.rule))}${who}${why} (${clean(v.owner)}, ${until})`, max);
+}
+
+/** `users +3 −1 ~2`: an export that changed, and how (a minus sign, as people write it). */
+function exportLine(e: Digest['exports'][number]): string | undefined {
+  if (!e.available) return `${e.export} unavailable`;
+  if (!e.added && !e.removed && !e.changed) return undefined;
+  const parts = [e.added ? `+${e.added}` : '', e.removed ? `\u2212${e.removed}` : '', e.changed ? `~${e.changed}` : ''];
+  return `${e.export} ${parts.filter((p) => p !== '').join(' ')}`;
+}
+
+function countsLine(d: Digest): string[] {
+  const c = d.counts;
+  if (c === undefined) return [];
+  return [`${c.new} new, ${c.open} open, ${c.resolved} resolved, ${c.waived} waived, ${c.active} active`];
+}
+
+function linkLines(d: Digest): string[] {
+  if (d.link === undefined) return [];
+  return [d.link.report !== undefined ? `Report: ${clean(d.link.report)}` : `Snapshot: ${clean(d.link.snapshot)}`];
+}
+
+/** The digest as a verdict, lines after it, sections of capped lines and the link, in the order every sink shows them. */
 export function digestDoc(d: Digest, l: DocLimits): DigestDoc {
-  if (d.test) return { title: titleOf(d), sections: [] };
-  const findingsHeading = d.lifecycle ? 'New findings' : 'Findings';
-  const waiverLine = (w: Digest['waiversEndingSoon'][number]) => {
-    const what = w.id ?? (w.subject !== undefined ? w.subject.join(' / ') : undefined) ?? 'every subject';
-    const why = w.reason !== undefined ? `: ${w.reason}` : '';
-    return clip(`${clean(w.rule)} ${clean(what)}${clean(why)} (${clean(w.owner)}, ends ${clean(w.expires)})`, l.line);
-  };
-  const summary: string[] = [];
-  if (d.findingsEvaluated) summary.push(`findings: ${countsText(d.counts)}`);
-  const sections: Section[] = [
-    outcomeSection(d, l),
-    ...(d.rerun ? [{ heading: 'Re-run', lines: [rerunText(d.rerun)], more: 0 }] : []),
-    ...(d.problems ? [{ heading: 'Configuration problems', lines: d.problems.map(clean), more: 0 }] : []),
-    ...whereSection(d),
-    ...(d.exports.length > 0 ? [{ heading: 'Exports', lines: d.exports.map(exportLine), more: 0 }] : []),
-    ...(summary.length > 0 ? [{ heading: 'Findings in all', lines: summary, more: 0 }] : []),
-    ...list(findingsHeading, d.findings, l.findings, (f) => findingLine(f, l.line)),
-    ...list('Resolved findings', d.resolved, l.resolved, (f) => findingLine(f, l.line)),
-    ...list('Waivers ending soon', d.waiversEndingSoon, l.others, waiverLine),
-    ...list('Rules not evaluated', d.notEvaluated, l.others, (r) => clip(`${r.rule}: ${clean(r.reason)}`, l.line)),
+  if (d.test) return { title: verdict(d), lead: [], sections: [], link: [] };
+  const lead = [
+    ...(d.rerun !== undefined ? [`re-run of ${clean(d.rerun.of)}: ${clean(d.rerun.newer)} is newer`] : []),
+    ...d.problems.map((p) => clip(withoutIds(clean(p)), Math.max(l.line, 300))),
+    ...countsLine(d),
   ];
-  return { title: titleOf(d), sections };
+  const shown = d.findings.top(l.findings);
+  const resolved = d.resolved.top(l.resolved);
+  const waivers = d.waivers.slice(0, l.others);
+  const routes = d.outcome.failedRoutes.slice(0, l.others);
+  const exports = d.exports.flatMap((e) => exportLine(e) ?? []);
+  const changed = exports.slice(0, Math.max(l.others, 15));
+  const sections: Section[] = [
+    ...section(
+      'Failed routes',
+      d.outcome.failedRoutes.length,
+      routes.map((r) => clip(`${clean(r.route)}: ${withoutIds(clean(r.error))}`, l.line)),
+      routes.length,
+    ),
+    ...section(d.lifecycle ? 'New findings' : 'Findings', d.findings.length, grouped(shown, l.line), shown.length),
+    ...section(
+      'Resolved',
+      d.resolved.length,
+      resolved.map((f) => clip(`${personText(f.person)}: ${findingTitle(f)}`, l.line)),
+      resolved.length,
+    ),
+    ...section(
+      'Waivers',
+      d.waivers.length,
+      waivers.map((w) => waiverLine(w, l.line)),
+      waivers.length,
+    ),
+    ...section(
+      'Rules not evaluated',
+      d.notEvaluated.length,
+      d.notEvaluated
+        .slice(0, l.others)
+        .map((r) => clip(`${ruleTitle(r.rule)}: ${withoutIds(clean(r.reason))}`, l.line)),
+      Math.min(l.others, d.notEvaluated.length),
+    ),
+    ...section('Changed since the night before', exports.length, changed, changed.length),
+  ];
+  return { title: verdict(d), lead, sections, link: linkLines(d) };
 }
 
 export function moreLine(n: number): string {
@@ -148,11 +210,12 @@ export function moreLine(n: number): string {
 
 /** The document as plain text: the e-mail's text part. */
 export function plainText(doc: DigestDoc): string {
-  const out = [doc.title, ''];
+  const out = [doc.title, ...doc.lead, ''];
   for (const s of doc.sections) {
     out.push(s.heading, ...s.lines.map((l) => `  ${l}`));
     if (s.more > 0) out.push(`  ${moreLine(s.more)}`);
     out.push('');
   }
+  out.push(...doc.link);
   return `${out.join('\n')}\n`;
 }

@@ -19,6 +19,19 @@ const Date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 /** With --keep: the older output directories deleted, oldest first. */
 const Pruned = z.array(z.string()).optional();
+/**
+ * With --notify (or SVC_NOTIFY_FILE): each distinct target, as `<kind> #<n>`
+ * in the order first given, whether it took the digest, and why not; the
+ * sink is its kind and host (the metrics' label), never its URL.
+ */
+const NotifyOutcome = z.strictObject({
+  sink: z.string(),
+  target: z.string().regex(/^(webhook|alertmanager|slack|teams|email) #\d+$/),
+  ok: z.boolean(),
+  error: z.string().nullable(),
+});
+export type NotifyOutcome = z.infer<typeof NotifyOutcome>;
+const NotifyOutcomes = z.array(NotifyOutcome).optional();
 
 export const CollectSummary = z.strictObject({
   command: z.literal('collect'),
@@ -30,6 +43,7 @@ export const CollectSummary = z.strictObject({
   skipped: Skipped,
   failed: Failed,
   pruned: Pruned,
+  notify: NotifyOutcomes,
   durationMs: count,
 });
 export type CollectSummary = z.infer<typeof CollectSummary>;
@@ -97,6 +111,7 @@ export const SnapshotSummary = z.strictObject({
   rerun: z.strictObject({ of: Date, newer: Date }).optional(),
   /** Problems in the configuration of what comes after publishing (the waivers file): published all the same, exit 2. */
   problems: z.array(z.string()).optional(),
+  notify: NotifyOutcomes,
   durationMs: count,
 });
 export type SnapshotSummary = z.infer<typeof SnapshotSummary>;
@@ -125,7 +140,12 @@ export const NotifySummary = z.strictObject({
   command: z.literal('notify'),
   test: z.boolean(),
   targets: z.array(
-    z.strictObject({ sink: z.string(), state: z.enum(['sent', 'skipped', 'failed']), why: z.string().optional() }),
+    z.strictObject({
+      sink: z.string(),
+      target: z.string(),
+      state: z.enum(['sent', 'skipped', 'failed']),
+      why: z.string().optional(),
+    }),
   ),
 });
 export type NotifySummary = z.infer<typeof NotifySummary>;
@@ -217,6 +237,7 @@ export const AuditSummary = z.strictObject({
   ),
   validationIssues: count,
   pruned: Pruned,
+  notify: NotifyOutcomes,
   durationMs: count,
 });
 export type AuditSummary = z.infer<typeof AuditSummary>;
@@ -321,6 +342,8 @@ const WaiverNote = z.strictObject({
   id: z.string().optional(),
   subject: z.array(z.string()).optional(),
   owner: z.string(),
+  /** Why the waiver was given, as its file says: the digest shows it beside its owner. */
+  reason: z.string().optional(),
   expires: z.string(),
 });
 

@@ -1,5 +1,5 @@
 /**
- * Notifications end to end (CONTRACT section 19), with real receivers on
+ * Notifications end to end, with real receivers on
  * 127.0.0.1: HTTPS receivers under the test CA for the webhook (its signature
  * checked by the code docs/notify.md gives a receiver), Slack and Teams;
  * Debian's prometheus-alertmanager, read back through its API; and an SMTP
@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { getTestCerts, getUntrustedCerts } from '../fake/certs.js';
 import { startPingReceiver, type PingReceiver } from '../helpers/ping-receiver.js';
 import {
@@ -150,8 +151,8 @@ describe.skipIf(!available)('--notify on a nightly snapshot', () => {
     expect(typeof s.text).toBe('string');
     expect(s.blocks[0]).toMatchObject({ type: 'header', text: { type: 'plain_text' } });
     for (const b of s.blocks.slice(1)) expect(b.text.text.length).toBeLessThanOrEqual(3000);
-    expect(s.blocks.map((b: { text: { text: string } }) => b.text.text).join('\n')).toContain(
-      'team_memberships: 12 (+1 added, -1 removed)',
+    expect(s.blocks.map((b: { text: { text: string } }) => b.text.text).join('\n')).toMatch(
+      /^team_memberships \+1 \u22121$/m,
     );
 
     // Teams: a workflow message with one Adaptive Card.
@@ -164,9 +165,7 @@ describe.skipIf(!available)('--notify on a nightly snapshot', () => {
     expect(mails).toHaveLength(1);
     expect(mails[0]!.tls).toBe(true);
     expect(mails[0]!.rcpt_tos).toEqual(['admins@example.org']);
-    expect(mails[0]!.subject).toMatch(
-      /^Snapshot of https:\/\/platform\.example\.org complete: \d+ new finding\(s\), changes$/,
-    );
+    expect(mails[0]!.subject).toBe('https://platform.example.org 2026-11-22: OK');
     expect(mails[0]!.parts.map((p) => p.type)).toEqual(['text/plain', 'text/html']);
 
     // Alertmanager: one alert per active high or critical finding of _findings.json (new and open), read back
@@ -196,13 +195,36 @@ describe.skipIf(!available)('--notify on a nightly snapshot', () => {
     expect(all.find((a) => a.labels.id === firing[0]!.labels.id)!.status.state).toBe('suppressed');
   });
 
-  it('a failing target is retried within --notify-timeout, then a warning and a metric; the exit code stays', async () => {
+  it('a failing target is retried within --notify-timeout, then an error line with --quiet, its outcome in --json; the exit code stays', async () => {
     hook.status = 500;
-    const res = await nightly('svc-snapshot-2026-11-23', ['--notify-timeout', '2', '--notify-on', 'always']);
+    const res = await nightly('svc-snapshot-2026-11-23', [
+      '--notify-timeout',
+      '2',
+      '--notify-on',
+      'always',
+      '--quiet',
+      '--json',
+    ]);
     expect(res.code, res.stderr).toBe(0);
     expect(hook.received.length).toBeGreaterThan(1);
     const host = new URL(hook.url).host;
-    expect(res.stderr).toContain(`warning: notification to webhook ${host} failed: answered HTTP 500`);
+    expect(res.stderr).toBe(
+      'svc-snapshot: error: notify: webhook #1 failed: answered HTTP 500: the receiver failed on its side; check it, the next run sends again\n',
+    );
+    const summary = JSON.parse(res.stdout);
+    expect(summary.notify).toEqual([
+      { sink: `webhook ${host}`, target: 'webhook #1', ok: false, error: expect.stringContaining('HTTP 500') },
+      { sink: expect.stringMatching(/^slack /), target: 'slack #2', ok: true, error: null },
+      { sink: expect.stringMatching(/^teams /), target: 'teams #3', ok: true, error: null },
+      { sink: expect.stringMatching(/^email /), target: 'email #4', ok: true, error: null },
+      { sink: expect.stringMatching(/^alertmanager /), target: 'alertmanager #5', ok: true, error: null },
+    ]);
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addSchema(
+      JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'summary-schema.json'), 'utf8')) as object,
+      'summary',
+    );
+    expect(ajv.validate('summary#/$defs/snapshot', summary), JSON.stringify(ajv.errors)).toBe(true);
     const metrics = readFileSync(join(base, 'svc-snapshot-2026-11-23.prom'), 'utf8');
     expect(metrics).toContain(`sink="webhook ${host}"} 1`);
     if (PROMTOOL) expect(promtoolCheck(metrics)).toEqual({ code: 0, output: '' });
@@ -296,8 +318,7 @@ describe.skipIf(!available)('svc-snapshot notify', () => {
         `${untrusted.url}/in/${SECRETS[0]}`,
       ]);
       expect(res.code).toBe(1);
-      expect(res.stdout).toMatch(/^sent to +slack 127\.0\.0\.1:\d+$/m);
-      expect(res.stdout).toMatch(/^FAILED +webhook 127\.0\.0\.1:\d+: TLS verification failed/m);
+      expect(res.stdout).toMatch(/^slack #1: ok\nwebhook #2: failed: TLS verification failed[^\n]*\n$/);
       expect(untrusted.received).toHaveLength(0);
       expect(JSON.parse(slack.received[0]!.body).text).toMatch(/^Test message from svc-snapshot/);
       noSecrets(res.stdout, res.stderr);
@@ -435,7 +456,7 @@ describe.skipIf(!available)('svc-snapshot notify', () => {
 
 const HOSTILE_NAME = 'Eve <img src=x onerror=alert(1)>\r\nBcc: victim@example.org \u202Egnp.exe';
 
-describe.skipIf(!available)('the real receivers and section 18', () => {
+describe.skipIf(!available)('the real receivers and the lifecycle', () => {
   function settings(list: string[]): NotifySettings {
     return {
       targets: readTargets(list, {}),
@@ -445,6 +466,7 @@ describe.skipIf(!available)('the real receivers and section 18', () => {
       intervalHours: 26,
       timeoutMs: 10_000,
       ca: [certs.caPem],
+      reportUrl: undefined,
     };
   }
   const finding = (id: string, name: string): FindingIn => ({

@@ -93,10 +93,27 @@ import asyncio, json, ssl, sys
 from email import message_from_bytes
 from email.policy import default
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import SMTP, AuthResult
 
 cert, key, port, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+# How this server misbehaves, for the tests of what a failure says (SmtpFailure).
+fail = sys.argv[5] if len(sys.argv) > 5 else ""
 
 class Handler:
+    async def handle_MAIL(self, server, session, envelope, address, mail_options):
+        if fail == "sender":
+            return "553 5.7.1 sender address rejected"
+        envelope.mail_from = address
+        envelope.mail_options.extend(mail_options)
+        return "250 OK"
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        if fail == "recipient":
+            return "550 5.1.1 no such user here"
+        envelope.rcpt_tos.append(address)
+        envelope.rcpt_options.extend(rcpt_options)
+        return "250 OK"
+
     async def handle_DATA(self, server, session, envelope):
         msg = message_from_bytes(envelope.original_content, policy=default)
         parts = [{"type": p.get_content_type(), "content": p.get_content()} for p in msg.walk() if not p.is_multipart()]
@@ -112,10 +129,24 @@ class Handler:
             f.write(json.dumps(record) + "\n")
         return "250 OK"
 
+class RefusingStarttls(SMTP):
+    async def smtp_STARTTLS(self, arg):
+        await self.push("454 4.7.0 TLS not available due to temporary reason")
+
+class Server(Controller):
+    def factory(self):
+        if fail == "starttls-refused":
+            return RefusingStarttls(self.handler, **self.SMTP_kwargs)
+        return super().factory()
+
 context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
 context.load_cert_chain(cert, key)
-controller = Controller(Handler(), hostname="127.0.0.1", port=port, tls_context=context, require_starttls=True,
-                        server_kwargs={"data_size_limit": 50 * 1024 * 1024})
+kwargs = {"data_size_limit": 50 * 1024 * 1024}
+if fail == "auth":
+    kwargs["authenticator"] = lambda server, session, envelope, mechanism, data: AuthResult(success=False, handled=False)
+no_tls = fail == "no-starttls"
+controller = Server(Handler(), hostname="127.0.0.1", port=port, tls_context=None if no_tls else context,
+                    require_starttls=not no_tls, server_kwargs=kwargs)
 controller.start()
 print("ready", flush=True)
 sys.stdin.read()
@@ -137,7 +168,13 @@ export interface SmtpReceiver {
   close(): Promise<void>;
 }
 
-export async function startSmtpReceiver(certs: TestCerts): Promise<SmtpReceiver> {
+/**
+ * How a receiver started for a failure misbehaves: it refuses the sender or
+ * the recipient, any login, or STARTTLS (454), or offers no STARTTLS at all.
+ */
+export type SmtpFailure = 'sender' | 'recipient' | 'auth' | 'starttls-refused' | 'no-starttls';
+
+export async function startSmtpReceiver(certs: TestCerts, failure?: SmtpFailure): Promise<SmtpReceiver> {
   const dir = tmpDir('svc-smtp-');
   const script = join(dir, 'server.py');
   writeFileSync(script, SMTP_SERVER);
@@ -146,7 +183,8 @@ export async function startSmtpReceiver(certs: TestCerts): Promise<SmtpReceiver>
   const out = join(dir, 'mail.jsonl');
   const port = await freePort();
   let log = '';
-  const child = spawn(PYTHON, [script, join(dir, 'cert.pem'), join(dir, 'key.pem'), String(port), out], {
+  const args = [script, join(dir, 'cert.pem'), join(dir, 'key.pem'), String(port), out, ...(failure ? [failure] : [])];
+  const child = spawn(PYTHON, args, {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let ready = false;

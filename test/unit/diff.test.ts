@@ -505,6 +505,27 @@ describe('missing and damaged directories', () => {
 // ---------------------------------------------------------------- output and exit codes
 
 describe('the summary and runDiff', () => {
+  it('shows times in ISO 8601 UTC, sizes in binary units, and a staging directory by the name it is published as', async () => {
+    const root = tmpDir();
+    const a = writeSnapshot(join(root, 'svc-snapshot-2026-11-21'), {
+      records: {
+        team_memberships: [m('t1', 'u1', { lastLogin: 1_763_690_400_000 })],
+        drives: [dr('d1', { capacity: 1024 })],
+      },
+    });
+    const b = writeSnapshot(join(root, '.svc-snapshot-2026-11-22.partial-4242-Ab12Cd'), {
+      records: {
+        team_memberships: [m('t1', 'u1', { lastLogin: 1_763_776_800_000 })],
+        drives: [dr('d1', { capacity: 10 * 1024 ** 3 + 512 * 1024 ** 2 })],
+      },
+    });
+    const text = formatChangeSet(await diffDirectories(a, b, { ignore: ['none'] }));
+    expect(text).toContain('lastLogin 2025-11-21T02:00:00Z → 2025-11-22T02:00:00Z');
+    expect(text).toContain('capacity 1.0 KiB → 10.5 GiB');
+    expect(text).toContain(`newer: ${join(root, 'svc-snapshot-2026-11-22')} (snapshot`);
+    expect(text).not.toMatch(/partial-|1763690400000|11274289152/);
+  });
+
   it('shows +added −removed ~changed per export, at most 20 records per export, and says how many more there are', async () => {
     const root = tmpDir();
     const many = Array.from({ length: 30 }, (_, i) => u(`u${String(i).padStart(2, '0')}`));
@@ -522,7 +543,7 @@ describe('the summary and runDiff', () => {
     expect(text).toMatch(/\n {2}users +\+25 −2 ~1\n/);
     expect(text).toMatch(/\n {2}teams +unchanged\n/);
     expect(text).toContain('\nusers: +25 −2 ~1\n  + id=u05  email=u05@example.org\n');
-    expect(text).toContain('  … and 8 more (use --json for all)');
+    expect(text).toContain('  and 8 more records (use --json for all)');
     expect(text.split('\n').filter((l) => /^ {2}[+−~] /.test(l) && l.includes('id=u')).length).toBe(20);
     expect(text).toContain('\nteam_memberships: +0 −1 ~1\n  − teamID=t1 memberID=u2  email=u2@example.org\n');
     expect(text).toContain('  ~ teamID=t1 memberID=u1: perm 1 → 2');

@@ -1,5 +1,5 @@
 /**
- * The digest's payloads (CONTRACT section 19) with hostile names from the
+ * The digest's payloads with hostile names from the
  * site: each format escapes them its own way, every payload stays within the
  * limits its service documents, lists are cut whole with "and N more", and
  * no name is cut inside a word.
@@ -20,6 +20,7 @@ const CHAT_HOSTILE = [
   '[click](https://evil.example/phish) ![img](https://evil.example/x.png)',
   '<https://evil.example|innocent>',
   'javascript:alert(1)',
+  '[x](javascript:alert(1)) *bold* _it_ `code` ~gone~ # heading',
   'line\r\nBcc: victim@example.org',
   ...HOSTILE_NAMES,
 ];
@@ -54,6 +55,7 @@ describe('Slack', () => {
     expect(all).not.toMatch(/@(here|channel|everyone)\b/);
     expect(all).toContain('<\u2060!channel>');
     expect(p.text).not.toMatch(/[<>]/);
+    expect(p.text).not.toMatch(/[*_~`][^\u2060]/);
   });
   it('stays within Block Kit limits: 50 blocks, 3000 per section, 150 for the header', () => {
     expect(p.blocks.length).toBeLessThanOrEqual(50);
@@ -61,25 +63,26 @@ describe('Slack', () => {
     expect(header!.text.text.length).toBeLessThanOrEqual(150);
     for (const s of sections) expect(s.text.text.length).toBeLessThanOrEqual(3000);
   });
-  it('keeps each section within 3000 characters with its word joiners counted, split between lines', () => {
+  it('keeps each section within 3000 characters and the whole within 2,500, word joiners counted, cut between lines', () => {
     const mentions = '@here '.repeat(60);
     const d = buildDigest(
       runNotice(
         Array.from({ length: 40 }, (_, i) => finding(i, mentions)),
-        { site: `https://platform.example.org/${'@here'.repeat(40)}`, outDir: `/var/lib/${'@channel'.repeat(800)}` },
+        { site: `https://platform.example.org/${'@here'.repeat(40)}`, outDir: `/var/lib/${'@channel'.repeat(20)}` },
       ),
     );
     const [header, ...sections] = slackPayload(d).blocks as Array<{ text: { text: string } }>;
     expect(header!.text.text.length).toBeLessThanOrEqual(150);
     expect(header!.text.text).not.toMatch(/@(here|channel|everyone)\b/);
-    expect(sections.length).toBeGreaterThan(3);
+    expect(sections.length).toBeGreaterThan(1);
+    expect(sections.map((s) => s.text.text).join('\n').length).toBeLessThanOrEqual(2500);
     for (const s of sections) {
       expect(s.text.text.length).toBeLessThanOrEqual(3000);
       expect(s.text.text).not.toMatch(/@(here|channel|everyone)\b/);
       // Whole lines only: each starts as a heading or one of the digest's lines does.
       for (const line of s.text.text.split('\n'))
         expect(line).toMatch(
-          /^(Outcome|exit code|Where|output:|Exports|users:|Findings|findings:|\[high\] |and \d+ more)/,
+          /^(https:|\d+ new, |Findings \(|@\u2060here.*:$| {2}- \[high\] |and \d+ more$|Snapshot: |Report: )/,
         );
     }
   });
@@ -107,6 +110,13 @@ describe('Teams', () => {
       for (const i of b.inlines) expect(i.type).toBe('TextRun');
     }
   });
+  it('turns no name into a link, an image, emphasis or code, should the text be read as Markdown', () => {
+    const all = strings(card.attachments[0]!.content.body).join('\n');
+    expect(all).toContain('javascript:alert(\u2060');
+    expect(all).not.toMatch(/\]\(|!\[|<[a-z!@#]/i);
+    expect(all).not.toMatch(/[[\]()<>*_~`#!|][^\u2060]/);
+  });
+
   it('stays under the 28 KB a Teams message may take, with "and N more"', () => {
     const many = buildDigest(
       runNotice(Array.from({ length: 2000 }, (_, i) => finding(i, `User ${i} ${'x'.repeat(200)}`))),
@@ -180,7 +190,7 @@ describe('the lists', () => {
   });
 });
 
-describe('section 18, when the report has it', () => {
+describe('the lifecycle, when the report has it', () => {
   const lifecycle: FindingIn[] = [
     { ...finding(1, 'Ann New'), id: 'id-new', state: 'new' },
     { ...finding(2, 'Bob Open'), id: 'id-open', state: 'open', firstSeen: '2026-11-01T02:00:00.000Z' },
@@ -208,9 +218,11 @@ describe('section 18, when the report has it', () => {
     expect(d.findings.top(10).map((f) => f.id)).toEqual(['id-new']);
     expect(d.resolved.top(10).map((f) => f.name)).toEqual(['Di Gone · Project 4']);
     const text = emailContent(d).text;
-    expect(text).toMatch(/New findings \(1\)\n {2}\[high\] certification-expired: Ann New · Project 1/);
-    expect(text).toContain('Resolved findings (1)');
-    expect(text).toContain('Waivers ending soon (1)\n  quota-exceeded team-7 (ops@example.org, ends 2026-12-01)');
+    expect(text).toMatch(
+      /New findings \(1\)\n {2}Ann New:\n {4}- \[high\] Certification expired \(Project 1\): user Ann New holds/,
+    );
+    expect(text).toContain('Resolved (1)\n  Di Gone: Certification expired (Project 4)\n');
+    expect(text).toContain('Waivers (1)\n  ending soon: Quota exceeded (ops@example.org, until 2026-12-01)\n');
   });
   it('sends on new or resolved findings; a night with nothing new sends nothing', () => {
     expect(worthSending(d, ['findings'])).toBe(true);

@@ -44,7 +44,9 @@ describe('postAll', () => {
     refused = ['/2'];
     const dispatcher = notifyDispatcher(undefined, 5000);
     // Retried within its deadline, then given up.
-    expect(await postAll(dispatcher, posts(4), new Deadline(1200))).toBe('answered HTTP 400');
+    expect(await postAll(dispatcher, posts(4), new Deadline(1200))).toBe(
+      'answered HTTP 400: the receiver refused the message; check the target URL',
+    );
     await dispatcher.close();
     expect(new Set(log.filter((l) => l.startsWith('received')))).toEqual(new Set(['received /1', 'received /2']));
   });

@@ -11,25 +11,26 @@ import type { NotifySettings } from '../../src/notify/index.js';
 const SECRET = 'unit-signal-secret-0a1b2c';
 
 describe('notifyRunSync', () => {
-  it('a sending process that fails: a warning saying so, every sink failed, no secret', () => {
+  it('a sending process that fails: every target failed, saying why, no secret', () => {
     const settings: NotifySettings = {
-      targets: [{ kind: 'webhook', name: 'webhook 127.0.0.1:9', url: `https://127.0.0.1:9/in/${SECRET}` }],
+      targets: [
+        { kind: 'webhook', name: 'webhook 127.0.0.1:9', label: 'webhook #1', url: `https://127.0.0.1:9/in/${SECRET}` },
+      ],
       hmacKey: undefined,
       on: ['always'],
       severity: 'high',
       intervalHours: 26,
       timeoutMs: 2000,
       ca: undefined,
+      reportUrl: undefined,
     };
-    const warnings: string[] = [];
-    const rows = notifyRunSync(
+    const results = notifyRunSync(
       { command: 'snapshot', site: 'https://site', time: new Date(0).toISOString(), exitCode: 143, failure: 'x' },
       settings,
-      (m) => warnings.push(m),
     );
-    expect(rows).toEqual([{ sink: 'webhook 127.0.0.1:9', failed: 1 }]);
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/could not be sent \(the process sending them exited 1\)/);
-    expect(warnings.join('\n')).not.toContain(SECRET);
+    expect(results).toHaveLength(1);
+    expect(results[0]).toMatchObject({ sink: 'webhook 127.0.0.1:9', target: 'webhook #1', state: 'failed' });
+    expect(results[0]!.why).toMatch(/could not be sent \(the process sending them exited 1\)/);
+    expect(JSON.stringify(results)).not.toContain(SECRET);
   });
 });

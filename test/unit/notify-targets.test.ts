@@ -1,5 +1,5 @@
 /**
- * Notification targets (CONTRACT section 19): the scheme names the sink, a
+ * Notification targets: the scheme names the sink, a
  * target URL is a secret that no message repeats, http:// only to loopback,
  * and SVC_NOTIFY_FILE is checked as the token files are.
  */
@@ -96,6 +96,52 @@ describe('notification targets', () => {
     }
     expect(message).toMatch(/SVC_NOTIFY_FILE line 2 has a scheme that names no sink/);
     expect(message).not.toMatch(/gopher|secret-in-file/i);
+  });
+
+  it('given twice, on the command line, in SVC_NOTIFY_FILE or both, are one target, numbered where first given', () => {
+    const file = join(tmpDir(), 'targets');
+    const mail = 'smtp://mail.example.org:587?from=svc@example.org&to=a@example.org,b@example.org';
+    writeFileSync(
+      file,
+      [
+        'HTTPS://HOOKS.EXAMPLE.ORG:443/in/abc',
+        'smtp://MAIL.example.org?to=B@example.org&to=a@example.org&from=svc@example.org',
+        'teams+https://teams.example.org/w/1',
+        SLACK,
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
+    const t = readTargets([SLACK, 'https://hooks.example.org/in/abc', mail, 'https://hooks.example.org/in/ABC'], {
+      SVC_NOTIFY_FILE: file,
+    });
+    expect(t.map((x) => x.label)).toEqual(['slack #1', 'webhook #2', 'email #3', 'webhook #4', 'teams #5']);
+    expect(t.map((x) => x.name)).toEqual([
+      'slack hooks.slack.com',
+      'webhook hooks.example.org',
+      'email mail.example.org:587',
+      'webhook hooks.example.org #2',
+      'teams teams.example.org',
+    ]);
+  });
+
+  it('--report-url (SVC_REPORT_URL): an http(s) URL of where the directories are served, else a usage error', () => {
+    const hook = ['https://hooks.example.org/in/abc'];
+    expect(
+      notifySettings('snapshot', { notify: hook, reportUrl: 'https://reports.example.org/svc/' }, {})!.reportUrl,
+    ).toBe('https://reports.example.org/svc');
+    expect(notifySettings('notify', { notify: hook }, { SVC_REPORT_URL: 'https://r.example.org' })!.reportUrl).toBe(
+      'https://r.example.org',
+    );
+    expect(() => notifySettings('snapshot', { notify: hook, reportUrl: 'reports/svc' }, {})).toThrow(
+      /^--report-url is not a URL; give where the snapshot directories are served/,
+    );
+    expect(() => notifySettings('collect', { notify: hook }, { SVC_REPORT_URL: 'ftp://r.example.org' })).toThrow(
+      /^SVC_REPORT_URL must be an https:\/\/ \(or http:\/\/\) URL/,
+    );
+    expect(() => notifySettings('audit', { notify: hook, reportUrl: 'https://u:p@r.example.org' }, {})).toThrow(
+      UsageError,
+    );
   });
 
   it('SVC_NOTIFY_HMAC_FILE: a key file of its owner alone, 16 characters or more', () => {
