@@ -364,11 +364,14 @@ class Invocation {
     this.notice = result.notice;
   }
 
-  /** --notify and SVC_NOTIFY_FILE on the commands that send a digest: a bad target is a usage error before any request. */
+  /** --notify, SVC_NOTIFY_FILE and --report-url on the commands that send a digest: a bad one is a usage error before any request. */
   private async openNotify(spec: CommandSpec, flags: Record<string, unknown>): Promise<void> {
     if (spec.name !== 'snapshot' && spec.name !== 'collect' && spec.name !== 'audit') return;
-    const asked = Object.keys(flags).some((k) => k.startsWith('notify') && flags[k] !== undefined);
-    if (!asked && !process.env.SVC_NOTIFY_FILE) return;
+    // --report-url (SVC_REPORT_URL) is checked here too: a bad one is a usage error before anything runs.
+    const asked = Object.keys(flags).some(
+      (k) => (k.startsWith('notify') || k === 'reportUrl') && flags[k] !== undefined,
+    );
+    if (!asked && !process.env.SVC_NOTIFY_FILE && !process.env.SVC_REPORT_URL) return;
     const { notifySettings } = await import('../notify/index.js');
     const settings = notifySettings(spec.name, flags, process.env);
     if (!settings) return;
