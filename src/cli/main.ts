@@ -364,11 +364,14 @@ class Invocation {
     this.notice = result.notice;
   }
 
-  /** --notify and SVC_NOTIFY_FILE on the commands that send a digest: a bad target is a usage error before any request. */
+  /** --notify, SVC_NOTIFY_FILE and --report-url on the commands that send a digest: a bad one is a usage error before any request. */
   private async openNotify(spec: CommandSpec, flags: Record<string, unknown>): Promise<void> {
     if (spec.name !== 'snapshot' && spec.name !== 'collect' && spec.name !== 'audit') return;
-    const asked = Object.keys(flags).some((k) => k.startsWith('notify') && flags[k] !== undefined);
-    if (!asked && !process.env.SVC_NOTIFY_FILE) return;
+    // --report-url (SVC_REPORT_URL) is checked here too: a bad one is a usage error before anything runs.
+    const asked = Object.keys(flags).some(
+      (k) => (k.startsWith('notify') || k === 'reportUrl') && flags[k] !== undefined,
+    );
+    if (!asked && !process.env.SVC_NOTIFY_FILE && !process.env.SVC_REPORT_URL) return;
     const { notifySettings } = await import('../notify/index.js');
     const settings = notifySettings(spec.name, flags, process.env);
     if (!settings) return;
@@ -454,14 +457,16 @@ class Invocation {
     process.stderr.write(`svc-snapshot: ${forTerminal(error.message)}\n`);
     this.failureText = error.message;
     this.exitCode = code;
-    this.printFailure(code);
     let notifyFailures: Array<{ sink: string; failed: number }> | undefined;
+    let outcomes: NotifyOutcome[] | undefined;
     if (this.notify) {
       const { settings, site, sendSync } = this.notify;
       const results = sendSync(this.failureNotice(site), settings);
       tellFailures(results, this.reporter, this.quiet);
       notifyFailures = metricRows(results);
+      outcomes = summaryOutcomes(results);
     }
+    this.printFailure(code, outcomes);
     this.cron?.finishSync(code, notifyFailures);
     return code;
   }
@@ -496,11 +501,17 @@ class Invocation {
     await this.cron?.finish(this.exitCode, report);
   }
 
-  private printFailure(code: number): void {
+  /**
+   * The --json object of a failed run. With --notify it is held until the
+   * digest is sent (printHeldSummary adds each target's outcome), unless the
+   * outcomes are given (a signal's run, which sent it already).
+   */
+  private printFailure(code: number, outcomes?: readonly NotifyOutcome[]): void {
     if (!this.json || code === EXIT.ok || stdoutUsed) return;
     stdoutUsed = true;
-    process.stdout.write(
-      forTerminal(`${JSON.stringify(failureSummary(this.command, code, this.failureText), null, 2)}\n`),
-    );
+    const summary = failureSummary(this.command, code, this.failureText);
+    const text = `${JSON.stringify(outcomes ? { ...summary, notify: outcomes } : summary, null, 2)}\n`;
+    if (this.notify && outcomes === undefined) this.heldSummary = text;
+    else process.stdout.write(forTerminal(text));
   }
 }

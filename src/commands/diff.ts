@@ -3,9 +3,10 @@ import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
 import { differentSites, diffDirectories, formatChangeSet } from '../diff/index.js';
 import { readOptions } from '../config/options.js';
+import { readableNames } from '../diff/names.js';
 import type { CommandDeps, CommandResult, RawFlags } from './context.js';
 
-/** `svc-snapshot diff <older> <newer>` (CONTRACT section 9, docs/diff.md). */
+/** `svc-snapshot diff <older> <newer>` (docs/diff.md). */
 export async function runDiff(rawFlags: RawFlags, args: readonly string[], deps: CommandDeps): Promise<CommandResult> {
   const flags = readOptions('diff', rawFlags, deps.env);
   if (args.length !== 2) throw new UsageError('diff needs two directories: svc-snapshot diff <older> <newer>');
@@ -22,6 +23,11 @@ export async function runDiff(rawFlags: RawFlags, args: readonly string[], deps:
     );
   }
   deps.reporter.close();
-  deps.stdout(flags.json ? `${JSON.stringify(changes, null, 2)}\n` : formatChangeSet(changes));
+  // The text names users and teams as people read them; --json keeps the exact ids.
+  deps.stdout(
+    flags.json
+      ? `${JSON.stringify(changes, null, 2)}\n`
+      : formatChangeSet(changes, { names: await readableNames([newer, older]) }),
+  );
   return { exitCode: changes.hasChanges ? EXIT.changed : EXIT.ok };
 }

@@ -53,8 +53,8 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
     const digest = buildDigest(notice, settings.reportUrl);
     results = await deliver(digest, { ...settings, on: ['always'] }, { now });
   }
-  // The lines on stdout say it already; with --json the failures are on stderr too, for a person.
-  if (o.json) tellFailures(results, deps.reporter, false);
+  // The lines on stdout say it already; with --json each failure is an error line on stderr too, for a person.
+  if (o.json) tellFailures(results, deps.reporter, true);
   deps.reporter.close();
   deps.stdout(
     o.json

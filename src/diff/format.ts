@@ -18,6 +18,16 @@ export interface FormatOptions {
   readonly maxColumns?: number;
   /** Characters of one value; default 60. */
   readonly maxValue?: number;
+  /** User and team ids → the names a person reads (readableNames): a key or value of such a column is shown by name. */
+  readonly names?: ReadonlyMap<string, string>;
+}
+
+/** A column that holds a user's or a team's id, other than an export's own `id`. */
+const PERSON_COLUMN = /^(user|member|owner|team|creator|manager)(ID|Id)?$/;
+
+/** `memberID` reads `member`: the column names a person, shown by name. */
+function personColumn(column: string): string {
+  return column.replace(/(ID|Id)$/, '');
 }
 
 /** Columns that name a record for a reader, in order of preference, when they are not part of the key. */
@@ -37,7 +47,11 @@ const SIZE_COLUMN = /(size|bytes|capacity)/i;
  * time column as ISO 8601 UTC, of a size column in KiB, MiB or GiB (the
  * exact value is in --json).
  */
-function valueText(v: unknown, max: number, column?: string): string {
+function valueText(v: unknown, max: number, column?: string, names?: ReadonlyMap<string, string>): string {
+  if (typeof v === 'string' && column !== undefined && PERSON_COLUMN.test(column)) {
+    const name = names?.get(v);
+    if (name !== undefined) return clip(escapeControl(JSON.stringify(name)), max);
+  }
   if (typeof v === 'number' && column !== undefined) {
     if (TIME_COLUMN.test(column) && v > 1e11 && v < 1e14) return readableTime(v);
     if (SIZE_COLUMN.test(column) && Number.isInteger(v)) return readableSize(v);
@@ -51,8 +65,19 @@ function idText(v: unknown, max: number): string {
   return typeof v === 'string' && /^[A-Za-z0-9_.@:/+=|-]+$/.test(v) ? clip(v, max) : valueText(v, max);
 }
 
-function keyText(key: readonly string[], rec: Record<string, unknown>, max: number): string {
-  return key.map((k) => `${k}=${idText(rec[k], max)}`).join(' ');
+function keyText(
+  key: readonly string[],
+  rec: Record<string, unknown>,
+  max: number,
+  names?: ReadonlyMap<string, string>,
+): string {
+  return key
+    .map((k) => {
+      const v = rec[k];
+      const name = typeof v === 'string' && PERSON_COLUMN.test(k) ? names?.get(v) : undefined;
+      return name !== undefined ? `${personColumn(k)}=${idText(name, max)}` : `${k}=${idText(v, max)}`;
+    })
+    .join(' ');
 }
 
 function labelText(d: ExportDiff, rec: ExportRecord, max: number): string {
@@ -106,11 +131,11 @@ function details(d: ExportDiff, o: Required<FormatOptions>): string[] {
   const total = d.counts.added + d.counts.removed + d.counts.changed;
   for (const r of d.added) {
     if (shown++ >= o.maxRecords) break;
-    lines.push(`  + ${keyText(d.key, r, o.maxValue)}${labelText(d, r, o.maxValue)}`);
+    lines.push(`  + ${keyText(d.key, r, o.maxValue, o.names)}${labelText(d, r, o.maxValue)}`);
   }
   for (const r of d.removed) {
     if (shown++ >= o.maxRecords) break;
-    lines.push(`  − ${keyText(d.key, r, o.maxValue)}${labelText(d, r, o.maxValue)}`);
+    lines.push(`  − ${keyText(d.key, r, o.maxValue, o.names)}${labelText(d, r, o.maxValue)}`);
   }
   for (const c of d.changed) {
     if (shown++ >= o.maxRecords) break;
@@ -118,17 +143,17 @@ function details(d: ExportDiff, o: Required<FormatOptions>): string[] {
       .slice(0, o.maxColumns)
       .map(
         (ch) =>
-          `${ch.column} ${valueText(ch.old, o.maxValue, ch.column)} → ${valueText(ch.new, o.maxValue, ch.column)}`,
+          `${ch.column} ${valueText(ch.old, o.maxValue, ch.column, o.names)} → ${valueText(ch.new, o.maxValue, ch.column, o.names)}`,
       );
     const more = c.changes.length > o.maxColumns ? `; and ${c.changes.length - o.maxColumns} more columns` : '';
-    lines.push(`  ~ ${keyText(d.key, c.key, o.maxValue)}: ${cols.join('; ')}${more}`);
+    lines.push(`  ~ ${keyText(d.key, c.key, o.maxValue, o.names)}: ${cols.join('; ')}${more}`);
   }
   if (total > o.maxRecords) lines.push(`  and ${total - o.maxRecords} more records (use --json for all)`);
   return lines;
 }
 
 export function formatChangeSet(cs: ChangeSet, opts: FormatOptions = {}): string {
-  const o: Required<FormatOptions> = { maxRecords: 20, maxColumns: 8, maxValue: 60, ...opts };
+  const o: Required<FormatOptions> = { maxRecords: 20, maxColumns: 8, maxValue: 60, names: new Map(), ...opts };
   const t = cs.totals;
   const lines = [
     cs.hasChanges

@@ -49,6 +49,8 @@ export function notifySettings(
     reportUrl: flags.reportUrl,
   };
   const o = readOptions(command, picked, env) as ReturnType<typeof readOptions<'snapshot'>>;
+  // Read (so checked) now, with or without a target: a bad --report-url is a usage error before the run.
+  const reportUrl = o.reportUrl;
   const targets = readTargets(o.notify, env);
   if (targets.length === 0) {
     const given = (['notifyOn', 'notifySeverity', 'notifyInterval', 'notifyTimeout'] as const)
@@ -66,7 +68,7 @@ export function notifySettings(
     intervalHours: o.notifyInterval,
     timeoutMs: o.notifyTimeout * 1000,
     ca: trustStore(o.caFile, env),
-    reportUrl: o.reportUrl,
+    reportUrl,
   };
 }
 

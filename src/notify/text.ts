@@ -85,8 +85,11 @@ function ruleTitle(rule: string): string {
  * already say (the project, its level and the requirement): what is left
  * is what is wrong (`holds no certification for it`).
  */
-const SAID_BY_NAMES =
-  /^member of project "[^"]*", (?:which inherits from its (?:parent|ancestor) project "[^"]*" the security level "[^"]*", requiring|whose security level "[^"]*" requires) "[^"]*", /;
+const SAID_BY_NAMES = new RegExp(
+  '^member of project "[^"]*", ' +
+    '(?:which inherits from its (?:parent|ancestor) project "[^"]*" the security level "[^"]*", requiring' +
+    '|whose security level "[^"]*" requires) "[^"]*", ',
+);
 
 /** The rule's title and the names other than the person's: `Certification missing (Project 1, NDA, Level 1)`. */
 function findingTitle(f: DigestFinding): string {

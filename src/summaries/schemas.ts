@@ -432,6 +432,7 @@ export const FailureSummary = z
     notPublished: z.array(z.string()),
     /** What the run leaves behind, in words: "nothing was published", or what stays (snapshots loaded before). */
     outcome: z.string(),
+    notify: NotifyOutcomes,
   })
   .describe("Printed instead of the command's summary when it ends with an error (exit 1, 2, 3, 130, 143).");
 export type FailureSummary = z.infer<typeof FailureSummary>;

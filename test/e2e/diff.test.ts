@@ -141,7 +141,7 @@ describe('svc-snapshot diff: exit codes and output', () => {
     expect(res.stderr).not.toMatch(/error/i);
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/^No changes \(15 exports compared\)\n/);
-    expect(res.stdout).toContain(`older: ${join(root, 'old')} (snapshot, 2026-11-20T02:00:00.000Z)`);
+    expect(res.stdout).toContain(`older: ${join(root, 'old')} (snapshot, 2026-11-20T02:00:00Z)`);
   });
 
   it('notes different sites as the previous snapshot beside is found: a trailing / or /api is the same site', async () => {
@@ -180,8 +180,9 @@ describe('svc-snapshot diff: exit codes and output', () => {
     expect(out).toContain(
       '\nusers: +1 −1 ~1\n  + id=u4  email=u4@example.org\n  − id=u3  email=u3@example.org\n  ~ id=u1: role "User" → "Admin"; permissions [1] → [1,2]\n',
     );
-    expect(out).toContain('  ~ teamID=t1 memberID=u1: perm 1 → 2');
-    expect(out).toContain('  + teamID=t2 memberID=u2  email=u2@example.org');
+    // Both users are called Ada Abe here: each is told apart by its id.
+    expect(out).toContain('  ~ teamID=t1 member="Ada Abe (u1)": perm 1 → 2');
+    expect(out).toContain('  + teamID=t2 member="Ada Abe (u2)"  email=u2@example.org');
   });
 
   it('--json prints the whole change set, valid against docs/diff-schema.json', async () => {

@@ -126,3 +126,23 @@ describe.skipIf(!available)("the third night's digest", () => {
       expect(text.trimEnd().split('\n').at(-1), sink).toBe(`Snapshot: ${REPORT_URL}/svc-snapshot-2026-11-23/`);
   });
 });
+
+describe('--report-url', () => {
+  it('that is not an http(s) URL is a usage error before anything runs, with or without a target', async () => {
+    const cwd = tmpDir('svc-report-url-');
+    const flag = await runCli(['--replay', NIGHTS[0]!, '--report-url', 'reports/svc', '--out-dir', 'out'], { cwd });
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toBe(
+      'svc-snapshot: error: --report-url is not a URL; give where the snapshot directories are served, as https://host/path\n' +
+        'svc-snapshot: run with --help for usage\n',
+    );
+    expect(existsSync(join(cwd, 'out'))).toBe(false);
+    const env = await runCli(['collect', '--base-url', 'https://127.0.0.1:9', '--out-dir', 'raw'], {
+      cwd,
+      env: { SVC_REPORT_URL: 'ftp://reports.example.org' },
+    });
+    expect(env.code).toBe(2);
+    expect(env.stderr).toMatch(/^svc-snapshot: error: SVC_REPORT_URL must be an https:\/\/ \(or http:\/\/\) URL/);
+    expect(existsSync(join(cwd, 'raw'))).toBe(false);
+  });
+});

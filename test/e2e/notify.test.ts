@@ -258,11 +258,24 @@ describe.skipIf(!available)('--notify on a nightly snapshot', () => {
         `${hook.url}/in/${SECRETS[0]}`,
         '--ca-file',
         certs.caFile,
+        '--json',
       ],
       {},
     );
     expect(res.code).not.toBe(0);
     expect(hook.received).toHaveLength(1);
+    // The failure's --json object, printed once the digest is sent, holds its outcome.
+    const summary = JSON.parse(res.stdout);
+    expect(summary).toMatchObject({ ok: false, exitCode: res.code });
+    expect(summary.notify).toEqual([
+      { sink: expect.stringMatching(/^webhook /), target: 'webhook #1', ok: true, error: null },
+    ]);
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addSchema(
+      JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'summary-schema.json'), 'utf8')) as object,
+      'summary',
+    );
+    expect(ajv.validate('summary#/$defs/failure', summary), JSON.stringify(ajv.errors)).toBe(true);
     const body = JSON.parse(hook.received[0]!.body);
     expect(body.outcome.state).toBe('failed');
     expect(body.outcome.exitCode).toBe(res.code);

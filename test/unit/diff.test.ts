@@ -7,6 +7,7 @@ import { EXPORTS } from '../../src/exports/catalog.js';
 import { buildAll } from '../../src/exports/build.js';
 import { exportFileName } from '../../src/exports/serialize.js';
 import { runDiff } from '../../src/commands/diff.js';
+import { readableNames } from '../../src/diff/names.js';
 import { FailedError, UsageError } from '../../src/errors.js';
 import { silentReporter } from '../../src/progress/reporter.js';
 import type { RawCollection } from '../../src/collect/types.js';
@@ -505,6 +506,19 @@ describe('missing and damaged directories', () => {
 // ---------------------------------------------------------------- output and exit codes
 
 describe('the summary and runDiff', () => {
+  it('names users and teams by the names the snapshots hold, where a key or a value holds their id', async () => {
+    const root = tmpDir();
+    const users = [u('u1', { firstName: 'Ada', lastName: 'Abe' }), u('u2', { firstName: 'Bo', lastName: 'Berg' })];
+    const a = writeSnapshot(join(root, 'a'), { records: { users, team_memberships: [m('t1', 'u1'), m('t1', 'u2')] } });
+    const b = writeSnapshot(join(root, 'b'), {
+      records: { users, team_memberships: [m('t1', 'u1', { perm: 2 })], drives: [dr('d1', { owner: 'u2' })] },
+    });
+    const text = formatChangeSet(await diffDirectories(a, b), { names: await readableNames([b, a]) });
+    expect(text).toContain('  ~ teamID=t1 member="Ada Abe": perm 1 → 2');
+    expect(text).toContain('  − teamID=t1 member="Bo Berg"');
+    expect(formatChangeSet(await diffDirectories(a, b))).toContain('  ~ teamID=t1 memberID=u1: perm 1 → 2');
+  });
+
   it('shows times in ISO 8601 UTC, sizes in binary units, and a staging directory by the name it is published as', async () => {
     const root = tmpDir();
     const a = writeSnapshot(join(root, 'svc-snapshot-2026-11-21'), {

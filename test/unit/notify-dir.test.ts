@@ -131,6 +131,13 @@ describe('notify <snapshot-dir> checks the snapshot whole before sending', () =>
     const { result, out } = await notify(newer, { notify: ['http://127.0.0.1:9/refused'], notifyTimeout: '1' });
     expect(result).toMatchObject({ exitCode: 1 });
     expect(out).toMatch(/^webhook #1: failed: connection refused by 127\.0\.0\.1:9/);
+    const json = await notify(newer, { notify: ['http://127.0.0.1:9/refused'], notifyTimeout: '1', json: true });
+    expect(json.result).toMatchObject({ exitCode: 1 });
+    expect(JSON.parse(json.out).targets).toEqual([
+      { sink: 'webhook 127.0.0.1:9', target: 'webhook #1', state: 'failed', why: expect.stringMatching(/^connection/) },
+    ]);
+    expect(json.err).toMatch(/^svc-snapshot: error: notify: webhook #1 failed: connection refused/m);
+    expect(json.err).not.toContain('outcome is unchanged');
   });
 });
 
