@@ -14,7 +14,7 @@ describe('the CLI test helpers', () => {
     expect(CLI_BIN).toBe(join(REPO_ROOT, 'bin', 'svc-snapshot.js'));
   });
 
-  it('give the CLI PATH, HOME, TZ and TMPDIR only (and faketime's clock), plus what the test passes', () => {
+  it('give the CLI PATH, HOME, TZ and TMPDIR only (and the faketime clock), plus what the test passes', () => {
     process.env.SVC_TOKEN = 'fake-token-from-parent';
     process.env.SVC_BASE_URL = 'https://127.0.0.1:1';
     process.env.NODE_EXTRA_CA_CERTS = '/nonexistent/ca.pem';
