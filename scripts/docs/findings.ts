@@ -3,12 +3,12 @@
  * (`node --import tsx scripts/gen-docs.ts`). A unit test checks that the
  * committed file equals this output.
  */
-import { RULES } from './catalog.js';
-import { SEVERITIES, compareRules, type RuleDef } from './define.js';
-import { DEFAULT_EXPIRING_DAYS } from './evaluate.js';
-import { FINDINGS_CSV_COLUMNS } from './csv.js';
-import { FINDING_ID_NAMESPACE } from './identity.js';
-import { DEFAULT_WAIVERS_MAX_DAYS, WAIVERS_MAX_BYTES } from './waivers.js';
+import { RULES } from '../../src/findings/catalog.js';
+import { SEVERITIES, compareRules, type RuleDef } from '../../src/findings/define.js';
+import { DEFAULT_EXPIRING_DAYS } from '../../src/findings/evaluate.js';
+import { FINDINGS_CSV_COLUMNS } from '../../src/findings/csv.js';
+import { FINDING_ID_NAMESPACE } from '../../src/findings/identity.js';
+import { DEFAULT_WAIVERS_MAX_DAYS, WAIVERS_MAX_BYTES } from '../../src/findings/waivers.js';
 
 const INTRO = `# Findings
 
