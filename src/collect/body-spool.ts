@@ -25,10 +25,14 @@ export class BodySpool {
   private files = 0;
   private readonly matcher: SecretMatcher | null;
 
-  /** `parent`: the directory the output is published into; `secrets`: the tokens in use, never written to disk. */
+  /**
+   * `parent`: the directory the output is published into; `secrets`: the tokens in use, never written to disk;
+   * `memoryBytes`: a body longer than this comes here (LARGE_BODY_BYTES unless a test asks for less).
+   */
   constructor(
     private readonly parent: string,
     secrets: readonly string[],
+    readonly memoryBytes?: number,
   ) {
     this.matcher = secretMatcher(secrets);
   }

@@ -12,7 +12,6 @@ import type { RouteRecord } from '../api/route-record.js';
 import { build, type BuildSummary } from '../exports/build.js';
 import { leanSnapshotMemory, type MemoryPolicy } from '../exports/memory-policy.js';
 import { writeExports, writeRawFirst } from '../snapshot/files.js';
-import { largeBodiesToDisk } from '../snapshot/spool.js';
 import { BodySpool } from '../collect/body-spool.js';
 import type { RawCollection } from '../collect/types.js';
 import { snapshotManifest, type SnapshotManifest } from '../exports/manifest.js';
@@ -141,7 +140,7 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps) {
     include,
     signKey,
     historyTarget,
-    // Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are).
+    // Array bodies of at least this many bytes wait on disk for the build: a live run's spooled as they arrive, a replay's left where they are.
     largeBodyBytes: deps.largeBodyBytes ?? LARGE_BODY_BYTES,
   };
 }
@@ -183,22 +182,14 @@ async function fillStaging(staging: Staging, input: StagingInput) {
 /** raw/ when asked, then the exports built and written, the failed routes and --strict checked again, and the manifest made. */
 async function buildIntoStaging(
   staging: Staging,
-  { plan, deps, collection, source, matcher }: StagingInput,
+  { plan, deps, collection, source }: StagingInput,
   hashed: HashingWriter,
 ) {
   const o = plan.o;
   // What the build may release and when: the bodies once read, which only a written raw/ (or none asked for) allows.
   const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw, hashed));
-  // A live run's large bodies are read from disk by the build, as a replay's are: raw/'s files, or copies spooled into staging.
-  const onDisk =
-    source === 'live'
-      ? await largeBodiesToDisk(staging, collection, { raw: o.raw, minBytes: plan.largeBodyBytes, matcher })
-      : undefined;
-  memory.afterRelease(onDisk?.bytes ?? 0);
   const built = await writeExports(staging, build(collection, memory, plan.include), collection.manifest.date);
   deps.facts?.build(built);
-  // The spooled bodies are read by the build only: gone before the manifest is written, never published.
-  onDisk?.remove();
   // A replayed body that a live run would have refused fails its route the same way.
   if (markBodyFailures(collection, built.bodyFailures).length > 0) {
     deps.facts?.collection(collection);
@@ -383,7 +374,7 @@ async function obtainCollection(
   const abort = new AbortController();
   return withHttpClient({ ...settings, signal: abort.signal }, deps.dispatcher, async (http) => {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
-    const spool = (spooling.made = new BodySpool(spooling.parent, settings.tokens.secrets));
+    const spool = (spooling.made = new BodySpool(spooling.parent, settings.tokens.secrets, largeBodyBytes));
     const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now, spool });
     return { collection, secrets: settings.tokens.secrets, source: 'live' };
   });

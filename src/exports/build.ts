@@ -15,7 +15,6 @@ import { derivedRoutes, type ColumnDef, type ColumnDefault, type ExportDef, type
 import { CollectionReader, memo, type Path, type RouteGroup, type SourceRecord } from './load.js';
 import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
 import { sortRecords } from './order.js';
-import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { orderByUniqueStringKey } from './fast/key-order.js';
 import { plainRecordMaker, recordMaker } from './fast/record-maker.js';
 import { resolvePath } from './schema.js';
@@ -210,7 +209,6 @@ class Context {
     readonly backend: BackendRelease,
     /** The collection's realm list and where it came from (GET /api/realms or --realms). */
     readonly realms: RealmsRecord,
-    readonly fast: FastPaths,
   ) {}
 
   group(id: string): RouteGroup {
@@ -441,7 +439,7 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
   }
   const names = exp.columns.map((c) => c.name);
   const getters = exp.columns.map((c) => compileColumn(exp, c, ctx));
-  const make = ctx.fast.recordMaker ? recordMaker(names) : plainRecordMaker(names);
+  const make = recordMaker(names);
   const rows = rowsOf(exp, group);
   const values: unknown[] = new Array(names.length);
   const recordOf = (row: Row): ExportRecord => {
@@ -460,7 +458,7 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
     count: rows.length,
     nullFields: nullFieldsOf(exp, group, rows, ctx),
     *batches(size: number) {
-      const ordered = ctx.fast.keyOrder ? orderByUniqueStringKey(rows, keyGetters) : undefined;
+      const ordered = orderByUniqueStringKey(rows, keyGetters);
       if (ordered) {
         for (let i = 0; i < ordered.length; i += size) yield ordered.slice(i, i + size).map(recordOf);
         return;
@@ -531,12 +529,7 @@ export function* build(
   const reader = new CollectionReader(collection, memory.consumeBodies, options);
   const defs = exportsFor(include);
   const nullFields: NullField[][] = new Array(defs.length);
-  const ctx = new Context(
-    reader,
-    backendRelease(collection.manifest.routes),
-    collection.manifest.realms,
-    options.fast ?? FAST_PATHS,
-  );
+  const ctx = new Context(reader, backendRelease(collection.manifest.routes), collection.manifest.realms);
   const exports = exportsOf(reader, ctx, defs, memory.afterRelease);
   // Each export is let go before the next is asked for: a collection after the routes it read are released frees the records it alone reached.
   let step: IteratorResult<BuiltExport, void> | undefined = exports.next();

@@ -27,8 +27,7 @@ import {
   UnreadableEntryError,
   withFileInside,
 } from '../util/safe-read.js';
-import { plainRecordMaker, recordMaker } from '../exports/fast/record-maker.js';
-import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
+import { recordMaker } from '../exports/fast/record-maker.js';
 import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
 import { csvFileName, reportFileName, workbookFileName } from '../publish/names.js';
 
@@ -206,8 +205,8 @@ function parseList(reader: ByteReader, keep: ((r: ExportRecord) => ExportRecord)
 }
 
 /** A function reducing a record to `columns`, in order, a missing one null. */
-function keepColumns(columns: readonly string[], fast: FastPaths = FAST_PATHS): (r: ExportRecord) => ExportRecord {
-  const make = fast.recordMaker ? recordMaker(columns) : plainRecordMaker(columns);
+function keepColumns(columns: readonly string[]): (r: ExportRecord) => ExportRecord {
+  const make = recordMaker(columns);
   const values: unknown[] = new Array(columns.length);
   return (r) => {
     for (let i = 0; i < columns.length; i++) values[i] = r[columns[i]!] ?? null;
@@ -307,12 +306,8 @@ export class Snapshot {
    * with `columns`, each record holds only those (the findings read a few
    * columns of large exports).
    */
-  async records(
-    entry: ManifestEntry,
-    columns?: readonly string[],
-    fast: FastPaths = FAST_PATHS,
-  ): Promise<ExportRecord[]> {
-    const keep = columns ? keepColumns(columns, fast) : undefined;
+  async records(entry: ManifestEntry, columns?: readonly string[]): Promise<ExportRecord[]> {
+    const keep = columns ? keepColumns(columns) : undefined;
     const parsed = await this.open(entry, (fd, size) => {
       const reader = new HashedRange(fd, size, this.expected(entry), () => this.changed(entry.file));
       const json = parseList(reader, keep);
