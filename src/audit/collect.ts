@@ -53,7 +53,7 @@ interface AuditObjectsEntry {
   count: number;
 }
 
-/** `_audit-manifest.json` (CONTRACT section 7). */
+/** `_audit-manifest.json` (README.md, "The audit service"). */
 export interface AuditManifest {
   kind: 'audit';
   tool: { name: string; version: string };
@@ -400,7 +400,7 @@ function queryRows(res: AuditResponse): unknown[][] {
   return rows as unknown[][];
 }
 
-/** A record that does not have its documented shape: where, never the value (CONTRACT section 5). */
+/** A record that does not have its documented shape: where (route, index, path, message), never the value. */
 interface ValidationIssue {
   route: string;
   /** Array index, or the key of a map entry. */

@@ -205,7 +205,7 @@ export function buildProgram(
   return program;
 }
 
-/** The one mapping of an error from below to an exit code (CONTRACT section 6). */
+/** The one mapping of an error from below to an exit code (README.md, "Exit codes"). */
 export function exitCodeOf(err: DomainError): ExitCode {
   if (err instanceof UsageError) return EXIT.usage;
   if (err instanceof TokenRejectedError) return EXIT.tokenRejected;

@@ -99,7 +99,7 @@ function secretInBody(label: string, kind: string): FailedError {
   );
 }
 
-/** A file-system failure as the run reports it (CONTRACT section 6: the path, what happened, what to do; exit 1); anything else as it is. */
+/** A file-system failure as the run reports it (the path, what happened, what to do; exit 1); anything else as it is. */
 function fsFailure(err: unknown, where: string): unknown {
   const message = describeFsError(err, where);
   return message ? new FailedError(message, { cause: err }) : err;

@@ -12,7 +12,7 @@ import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult
 import { applyKeep } from '../cron/retention.js';
 
 /**
- * `svc-snapshot audit` (CONTRACT section 7): flags → settings (checked before
+ * `svc-snapshot audit` (README.md, "The audit service"): flags → settings (checked before
  * any request) → collection → publish with the token leak scan → summary.
  */
 export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {

@@ -5,7 +5,7 @@ import { differentSites, diffDirectories, formatChangeSet } from '../diff/index.
 import { readOptions } from '../config/options.js';
 import type { CommandDeps, CommandResult, RawFlags } from './context.js';
 
-/** `svc-snapshot diff <older> <newer>` (CONTRACT section 9, docs/diff.md). */
+/** `svc-snapshot diff <older> <newer>` (docs/diff.md). */
 export async function runDiff(rawFlags: RawFlags, args: readonly string[], deps: CommandDeps): Promise<CommandResult> {
   const flags = readOptions('diff', rawFlags, deps.env);
   if (args.length !== 2) throw new UsageError('diff needs two directories: svc-snapshot diff <older> <newer>');

@@ -1,6 +1,6 @@
 /**
  * findPreviousSnapshot: what `svc-snapshot --diff-previous` compares a fresh
- * snapshot with (CONTRACT section 9); checkPrevious: a `--previous` given
+ * snapshot with (docs/diff.md); checkPrevious: a `--previous` given
  * that is not older than the snapshot (refused) or of another site (warned).
  */
 import { readdir, stat } from 'node:fs/promises';

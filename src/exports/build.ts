@@ -575,7 +575,7 @@ const ROUTES_3141: ReadonlySet<string> = new Set(
 );
 
 /**
- * From the answers of the 3.14.1 routes (CONTRACT section 5): a backend
+ * From the answers of the 3.14.1 routes (docs/exports.md): a backend
  * before 3.14.1 answers them 404, a 3.14.1 backend serves them. Unknown when
  * none was answered (not called for lack of a token, or failed). Read from
  * the routes, never from which fields the records happen to carry.

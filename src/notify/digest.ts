@@ -1,8 +1,8 @@
 /**
- * The digest of one run (CONTRACT section 19): the one typed input every sink
+ * The digest of one run (docs/notify.md): the one typed input every sink
  * renders. It is built from what the command knew: the outcome, the failed
  * routes, the change set against the previous snapshot (src/diff) and the
- * findings report. The findings' lifecycle fields of section 18 (`id`,
+ * findings report. The findings' lifecycle fields (docs/findings.md: `id`,
  * `display`, `state`, `firstSeen`, `waived`, the `resolved` list) are read by
  * those names where the report has them; without them every finding is shown
  * as it is, with no new/resolved split.
@@ -37,7 +37,7 @@ export interface DigestFinding {
   readonly id: string;
   readonly rule: string;
   readonly severity: Severity;
-  /** The names a person reads (section 18's `display`), else the subject's export and key. */
+  /** The names a person reads (the finding's `display`), else the subject's export and key. */
   readonly name: string;
   readonly detail: string;
   readonly state?: 'new' | 'open' | 'resolved';
@@ -84,7 +84,7 @@ export interface Digest {
     readonly changed?: number;
   }>;
   readonly hasChanges: boolean;
-  /** Whether the findings carry section 18's lifecycle: then `findings` lists the new ones, `resolved` the gone ones. */
+  /** Whether the findings carry their lifecycle (new, open, resolved): then `findings` lists the new ones, `resolved` the gone ones. */
   readonly lifecycle: boolean;
   readonly findingsEvaluated: boolean;
   /** Active (not waived) findings: the new ones with a lifecycle, all of them without. */
@@ -99,14 +99,14 @@ export interface Digest {
   readonly waiversEndingSoon: readonly WaiverEndingSoon[];
 }
 
-/** A finding's stable id: section 18's, else a hash of the rule and the keys (stable while the finding is). */
+/** A finding's stable id: its own `id`, else a hash of the rule and the keys (stable while the finding is). */
 export function idOf(f: FindingIn): string {
   if (f.id !== undefined && f.id !== '') return f.id;
   const keys = [f.subject, ...(f.related ?? [])].map((r) => `${r.export}\u0000${r.key.join('\u0000')}`);
   return hash('sha256', `${f.rule}\u0001${keys.join('\u0001')}`, 'hex').slice(0, 32);
 }
 
-/** The names of section 18's `display` (strings and numbers, in its order), else the subject's export and key. */
+/** The names of the finding's `display` (strings and numbers, in its order), else the subject's export and key. */
 export function nameOf(f: FindingIn): string {
   let name = '';
   for (const v of Object.values(f.display ?? {}))
@@ -216,7 +216,7 @@ function findingsPart(f: FindingsIn | undefined) {
   const all = f?.findings ?? [];
   const lifecycle = all.some((x) => x.state !== undefined) || f?.resolved !== undefined;
   const active = all.filter((x) => x.waived === undefined);
-  // A rule that could not look tonight does not end its alerts (CONTRACT section 17), unless tonight's waivers waive them.
+  // A rule that could not look tonight does not end its alerts (docs/findings.md), unless tonight's waivers waive them.
   const carried = (f?.carried ?? []).filter((x) => x.waived === undefined);
   const carriedWaived = (f?.carried ?? []).filter((x) => x.waived !== undefined);
   // Without a lifecycle the shown findings are the active ones: one list, its names made once.
@@ -256,7 +256,7 @@ export function buildDigest(n: RunNotice): Digest {
 
 /**
  * Whether chat, e-mail and webhooks get this digest (`--notify-on`): a failed
- * or partial run always; otherwise as asked. Without section 18's lifecycle
+ * or partial run always; otherwise as asked. Without the findings' lifecycle
  * every active finding counts as news, since none can be told apart as old.
  */
 export function worthSending(d: Digest, on: readonly NotifyOn[]): boolean {

@@ -1,5 +1,5 @@
 /**
- * A findings report as the digest reads it (CONTRACT sections 17 and 18):
+ * A findings report as the digest reads it (docs/findings.md):
  * `_findings.json` as `notify <snapshot-dir>` checks it, and the in-memory
  * report a run builds, which has these fields and more. One schema; the
  * digest's types are inferred from it (read-only: the digest never changes
@@ -11,7 +11,7 @@ import { SEVERITIES } from '../config/values.js';
 
 const RowRef = z.object({ export: z.string(), key: z.array(z.string()).readonly() });
 
-/** A finding: section 17's fields, and section 18's where present. */
+/** A finding: its rule's fields, and its lifecycle's where present (docs/findings.md). */
 const FindingSchema = z.object({
   rule: z.string(),
   severity: z.enum(SEVERITIES),
@@ -49,7 +49,7 @@ export const FindingsFileSchema = z.object({
   resolved: z.array(FindingSchema).readonly().optional(),
   /** The night before's findings of rules not evaluated tonight: still firing for Alertmanager unless waived, not news. */
   carried: z.array(FindingSchema).readonly().optional(),
-  /** With --waivers (section 18): the waivers that end within --expiring-days among what became of them. */
+  /** With --waivers: the waivers that end within --expiring-days among what became of them. */
   waivers: z.object({ endingSoon: z.array(WaiverEndingSoonSchema).readonly().optional() }).optional(),
 });
 export type FindingsIn = z.infer<typeof FindingsFileSchema>;

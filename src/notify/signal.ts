@@ -1,5 +1,5 @@
 /**
- * The digest of a run stopped by SIGINT or SIGTERM (CONTRACT section 19: a
+ * The digest of a run stopped by SIGINT or SIGTERM (a
  * failed run sends one too). A signal handler ends the process without
  * going back to the event loop, so the digest is sent by a child process
  * (./notify-child.js) while this one waits, bounded by --notify-timeout, as

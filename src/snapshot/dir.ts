@@ -2,9 +2,9 @@
  * The one owner of a snapshot directory (restic's repository layer: one
  * layer owns integrity). Opening one parses `_snapshot-manifest.json` once
  * against its one schema; every file handed out is opened only as a regular
- * file directly inside the directory (never through a link: CONTRACT section
- * 5) and checked against the manifest's size and sha256 as it is read.
- * Errors name the file, never quote its content.
+ * file directly inside the directory (never through a link, never by a name
+ * with a path separator) and checked against the manifest's size and sha256
+ * as it is read. Errors name the file, never quote its content.
  */
 import { createHash } from 'node:crypto';
 import { lstat, stat } from 'node:fs/promises';
@@ -157,7 +157,7 @@ interface ListedEntry {
   readonly sha256?: string | undefined;
 }
 
-/** The files of a snapshot directory (CONTRACT sections 5, 10, 13 and 16), names `/`-separated. */
+/** The files of a snapshot directory (docs/exports.md; docs/spreadsheets.md; docs/verify.md; README.md, "The report"), names `/`-separated. */
 export interface SnapshotFiles {
   /** The manifest and its signature. */
   readonly own: readonly string[];

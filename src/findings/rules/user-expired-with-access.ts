@@ -128,7 +128,7 @@ export default defineRule({
       }
     }
     for (const [user, a] of access) {
-      // A VM listed but not active grants no access by itself (CONTRACT section 17: a running VM, `active` true).
+      // A VM listed but not active grants no access by itself (a running VM, `active` true).
       if (a.teams.length + a.projects.length + a.owned.length + a.authed.length === 0) continue;
       yield {
         subject: ref('user_profiles', user),
