@@ -15,7 +15,7 @@ const INTRO = `# Findings
 <!-- Generated from src/findings/rules/ by scripts/gen-docs.ts; do not edit by hand. -->
 
 Rules over a snapshot's exports that name what an auditor or an administrator
-must act on (CONTRACT section 17). Each rule is declared as data in
+must act on. Each rule is declared as data in
 \`src/findings/rules/\`: its id, severity, description, exact meaning, the spec
 lines it rests on, the export columns it reads, and the check, a function over
 those columns of the export records (never over the raw responses).
@@ -77,7 +77,7 @@ column is null) has the rule not evaluated: it was asked for.
 **Security levels and child projects.** The spec gives a project a
 \`securityLevel\` and a \`parent\`, and does not say whether a child project
 is held to its parent's level. Both readings are defensible, so a setting
-chooses, and the default is the stricter one (CONTRACT section 17: a missed
+chooses, and the default is the stricter one (a missed
 finding costs an auditor more than a question):
 
 - *Inheriting* (\`--findings-inherit-levels\`, the default): a project is held
