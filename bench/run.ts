@@ -10,7 +10,7 @@
  *   npm run bench -- --huge            # a 650 MB drives body: collect, live, replay (3 runs) and peak RSS (bench/RESULTS.huge.md)
  *   npm run bench -- --huge --huge-drives 200000 --out /tmp/h.md   # the same on fewer drives, to try it out
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT, met, renderResults, runBench } from './harness.js';
@@ -71,13 +71,28 @@ const results = await runBench({
   ...(values.bin !== undefined ? { bin: values.bin } : {}),
   log: (l) => process.stderr.write(`bench: ${l}\n`),
 });
-const markdown = renderResults(results);
 const out =
   values.out ??
   join(REPO_ROOT, 'bench', quick || factor !== 1 || values.bin !== undefined ? 'RESULTS.quick.md' : 'RESULTS.md');
+const markdown = withDecisions(renderResults(results), out);
 writeFileSync(out, markdown);
 process.stdout.write(markdown);
 process.stderr.write(`bench: written to ${out}\n`);
 const unmet = results.rows.filter((r) => met(r) === false);
 if (unmet.length > 0)
   process.stderr.write(`bench: ${unmet.length} target(s) not met: ${unmet.map((r) => r.figure).join('; ')}\n`);
+
+/**
+ * `markdown` with the section of decisions by A/B (measured by hand, bench/ab.ts) that the file at `out` holds, if
+ * any: a run of the bench rewrites its figures, never those decisions.
+ */
+function withDecisions(markdown: string, out: string): string {
+  let old = '';
+  try {
+    old = readFileSync(out, 'utf8');
+  } catch {
+    return markdown;
+  }
+  const at = old.indexOf('\n## Kept or removed, by A/B');
+  return at < 0 ? markdown : `${markdown.trimEnd()}\n${old.slice(at)}`;
+}

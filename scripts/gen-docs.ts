@@ -9,9 +9,9 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { renderExportsMarkdown } from '../src/docs/exports.js';
+import { renderExportsMarkdown } from './docs/exports.js';
 import { renderSummarySchema } from '../src/summaries/schemas.js';
-import { renderFindingsMarkdown } from '../src/findings/docs.js';
+import { renderFindingsMarkdown } from './docs/findings.js';
 
 export { renderExportsMarkdown, renderSummarySchema, renderFindingsMarkdown };
 

@@ -1,7 +1,7 @@
 /**
  * The errors of every layer below the CLI. Each says what went wrong and what
  * to do, never how the process ends: the CLI's one top-level catch
- * (src/cli/main.ts) turns them into exit codes (CONTRACT section 6), so a
+ * (src/cli/main.ts) turns them into exit codes (README.md, "Exit codes"), so a
  * library function can be called from a test, a command or another tool
  * without deciding the exit code of whoever called it.
  */

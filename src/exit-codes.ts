@@ -1,5 +1,5 @@
 /**
- * Exit codes live here and nowhere else (CONTRACT section 6). Commands return
+ * Exit codes live here and nowhere else (README.md, "Exit codes"). Commands return
  * one for a run that finished; an error thrown from below becomes one only in
  * the top-level catch of `main` (exitCodeOf), since the errors themselves
  * (src/errors.ts) know nothing of processes.

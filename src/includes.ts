@@ -1,6 +1,6 @@
 /**
- * The export groups `--include` can add after the 15 exports (CONTRACT
- * section 14). Dependency-free, so that the option records (loaded by
+ * The export groups `--include` can add after the 15 exports
+ * (docs/exports.md). Dependency-free, so that the option records (loaded by
  * `--help`) can name the valid values; each export of a group declares it
  * in the export catalog (`include` in src/exports/define.ts).
  */

@@ -46,7 +46,7 @@ function route(def: RouteInput): RouteDef {
 }
 
 /**
- * Every GET route the client reads (CONTRACT section 3), in the order they are
+ * Every GET route the client reads (only GET routes, never a write), in the order they are
  * planned. The collector, replay reader, fake backend and docs read this list.
  */
 export const ROUTES: readonly RouteDef[] = [
@@ -181,7 +181,7 @@ export const REALMS_ROUTE = routeById('realms');
 const SAFE_REALM = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /**
- * A realm id as it may appear in a file name (CONTRACT section 3): kept when
+ * A realm id as it may appear in a file name: kept when
  * it is a safe name, otherwise percent-encoded (every byte outside the safe set,
  * plus `.` when the id is `.` or `..`), so no name holds a separator or escapes.
  */

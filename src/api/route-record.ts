@@ -11,7 +11,7 @@ import { TOKEN_TYPES } from './catalog.js';
 export const AuthModeSchema = z.enum(['token', 'per-type']);
 export type AuthMode = z.infer<typeof AuthModeSchema>;
 
-/** One route's entry, as the collection manifest and the snapshot manifest both list it (CONTRACT section 4). */
+/** One route's entry, as the collection manifest and the snapshot manifest both list it. */
 export const RouteRecordSchema = z.object({
   route: z.string().regex(/^GET \/api\//),
   tokenType: z.enum(TOKEN_TYPES),

@@ -17,7 +17,6 @@ import * as m from './models.js';
 import { buildQueryBody, checkParamNames } from './params.js';
 import { queryFileText, rowsToRecords } from './records.js';
 import type { AuditSettings } from './settings.js';
-import { validateItems, type ValidationIssue } from './validate.js';
 import { sha256Hex } from '../util/safe-read.js';
 import { settleBounded } from '../collect/runner.js';
 
@@ -54,7 +53,7 @@ interface AuditObjectsEntry {
   count: number;
 }
 
-/** `_audit-manifest.json` (CONTRACT section 7). */
+/** `_audit-manifest.json` (README.md, "The audit service"). */
 export interface AuditManifest {
   kind: 'audit';
   tool: { name: string; version: string };
@@ -399,4 +398,30 @@ function queryRows(res: AuditResponse): unknown[][] {
     );
   }
   return rows as unknown[][];
+}
+
+/** A record that does not have its documented shape: where (route, index, path, message), never the value. */
+interface ValidationIssue {
+  route: string;
+  /** Array index, or the key of a map entry. */
+  index: number | string;
+  path: string;
+  message: string;
+}
+
+/** Validates every element of an array, or every value of a map, with `model`. Unknown fields are tolerated. */
+function validateItems<T>(route: string, model: ZodType<T>, body: unknown) {
+  const entries: Array<[number | string, unknown]> = Array.isArray(body)
+    ? body.map((v, i): [number, unknown] => [i, v])
+    : Object.entries(body as Record<string, unknown>);
+  const valid: Array<{ index: number | string; value: T }> = [];
+  const issues: ValidationIssue[] = [];
+  for (const [index, value] of entries) {
+    const r = model.safeParse(value);
+    if (r.success) valid.push({ index, value: r.data });
+    else
+      for (const i of r.error.issues)
+        issues.push({ route, index, path: i.path.map(String).join('.'), message: i.message });
+  }
+  return { valid, issues };
 }

@@ -28,7 +28,7 @@ export interface ParamTypeInfo {
   readonly element?: Exclude<ParamKind, 'list'>;
 }
 
-/** Parameters filled from --from and --to rather than --param (CONTRACT section 7). */
+/** Parameters filled from --from and --to rather than --param (README.md, "The audit service"). */
 const DATE_PARAMS: Readonly<Record<string, '--from' | '--to'>> = { startDate: '--from', endDate: '--to' };
 
 function scalarKind(type: string): Exclude<ParamKind, 'list'> | undefined {

@@ -34,7 +34,7 @@ export function requireAuditUrl(url: string | undefined): string {
   return url;
 }
 
-/** SVC_AUDIT_TOKEN wins over --audit-token (CONTRACT section 7; the option record says so). The message never holds the value. */
+/** SVC_AUDIT_TOKEN wins over --audit-token (README.md, "The audit service"; the option record says so). The message never holds the value. */
 export function requireAuditToken(token: ResolvedToken | undefined): ResolvedToken {
   if (token === undefined) {
     throw new UsageError(

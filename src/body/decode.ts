@@ -1,6 +1,5 @@
 import type { RouteDef } from '../api/catalog.js';
 import { checkJson } from './json-scan.js';
-import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { escapeControl } from '../util/escape.js';
 import { redact, redactedStart } from '../util/redact.js';
 import { describeJsonError } from '../util/json-error.js';
@@ -185,19 +184,17 @@ function assertShape(route: string, def: Pick<RouteDef, 'shape'>, value: unknown
  * Checks a body without keeping what it parses to, unless `keep`: the
  * byte-level check (checkJson, which builds nothing) vouches for the usual
  * body; anything it does not vouch for goes to JSON.parse, which has the last
- * word and the message. `count` is the number of records of a list. `fast`:
- * FAST_PATHS unless a differential test turns the scan off.
+ * word and the message. `count` is the number of records of a list.
  */
 export function checkBody(
   route: string,
   def: Pick<RouteDef, 'shape'>,
   body: Buffer,
-  opts: DecodeOptions & { keep?: boolean; fast?: FastPaths } = {},
+  opts: DecodeOptions & { keep?: boolean } = {},
 ): { count?: number; value?: unknown } {
-  const checked =
-    opts.keep || !(opts.fast ?? FAST_PATHS).jsonScan
-      ? undefined
-      : checkJson(body, def.shape, { objectElements: (opts.elements ?? 'objects') === 'objects' });
+  const checked = opts.keep
+    ? undefined
+    : checkJson(body, def.shape, { objectElements: (opts.elements ?? 'objects') === 'objects' });
   if (checked !== undefined) return def.shape === 'array' ? { count: checked } : {};
   if (!opts.keep) {
     const reader = bufferReader(body);

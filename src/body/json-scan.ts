@@ -1,13 +1,9 @@
 /**
  * FAST PATH: the JSON byte scanner. Equivalent, where it answers, to
  * JSON.parse of the UTF-8 text followed by the shape check (and the record
- * count); where it does not answer, the caller parses. Held by
+ * count); where it does not answer, the caller parses. Differential test:
  * test/unit/bench-json-check.test.ts (every body of the fake site, and
- * random byte soups, against JSON.parse) and by test/unit/fast-paths.test.ts
- * (checkBody with the scan on and off over the recordings and a hostile
- * site). Switch: `jsonScan` (src/fast-paths.ts); differential test:
- * test/unit/fast-paths.test.ts. What it earns: docs/architecture.md
- * (measured by bench/fast-paths.ts).
+ * random byte soups, against JSON.parse). What it earns: bench/RESULTS.md.
  *
  * Whether a body is JSON (RFC 8259, as JSON.parse reads it) of the expected
  * top-level shape, without building it: the collector checks every body as

@@ -3,8 +3,8 @@ import { EXIT, type ExitCode } from '../exit-codes.js';
 import { DomainError, InterruptedError, TokenRejectedError, UsageError } from '../errors.js';
 import { optionsFor, type CommandName } from './options.js';
 // From its module, not publish/index.js: that one reaches zod, which --help must not load.
-import { installSignalHandlers, resetPublishLedger } from '../publish/registry.js';
-import { commandOf, failureSummary } from './failure.js';
+import { currentOutcome, installSignalHandlers, publishLedger, resetPublishLedger } from '../publish/registry.js';
+import type { FailureSummary } from '../summaries/schemas.js';
 import { plainReporter, type Reporter } from '../progress/reporter.js';
 import { ttyReporter } from '../progress/tty.js';
 import { forTerminal } from '../util/terminal.js';
@@ -231,7 +231,7 @@ export function buildProgram(
   return program;
 }
 
-/** The one mapping of an error from below to an exit code . */
+/** The one mapping of an error from below to an exit code (README.md, "Exit codes"). */
 export function exitCodeOf(err: DomainError): ExitCode {
   if (err instanceof UsageError) return EXIT.usage;
   if (err instanceof TokenRejectedError) return EXIT.tokenRejected;
@@ -313,7 +313,7 @@ class Invocation {
   exitCode: number = EXIT.ok;
   private debug: boolean;
   private quiet = false;
-  /** --json: a run that ends with an error prints one object too (src/cli/failure.ts). */
+  /** --json: a run that ends with an error prints one object too (failureSummary, below). */
   private json: boolean;
   /** --json with --notify: the summary, printed once the notifications' outcomes are in it. */
   private heldSummary: string | undefined;
@@ -514,4 +514,27 @@ class Invocation {
     if (this.notify && outcomes === undefined) this.heldSummary = text;
     else process.stdout.write(forTerminal(text));
   }
+}
+
+/**
+ * The --json object of a run that ends with an error (docs/summary-schema.json,
+ * `$defs.failure`): printed by the top-level catch and by the signal handler,
+ * so that a script reading stdout gets one object whatever happened.
+ */
+
+const HISTORY_ACTIONS = ['load', 'runs', 'log', 'as-of'];
+
+/** The command as typed, from the arguments alone (a parse error comes before any command runs): snapshot when none is named. */
+function commandOf(args: readonly string[], commands: readonly string[]): string {
+  const [first, action] = args.filter((a) => !a.startsWith('-'));
+  if (first === undefined || !commands.includes(first)) return 'snapshot';
+  if (first !== 'history') return first;
+  return action !== undefined && HISTORY_ACTIONS.includes(action) ? `history ${action}` : 'history';
+}
+
+function failureSummary(command: string, exitCode: number, error: string): FailureSummary {
+  const { published, notPublished } = publishLedger();
+  const outcome =
+    currentOutcome() ?? (published.length > 0 ? `published ${published.join(', ')}` : 'nothing was published');
+  return { command, ok: false, exitCode, error, published, notPublished, outcome };
 }

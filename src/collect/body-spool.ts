@@ -25,10 +25,14 @@ export class BodySpool {
   private files = 0;
   private readonly matcher: SecretMatcher | null;
 
-  /** `parent`: the directory the output is published into; `secrets`: the tokens in use, never written to disk. */
+  /**
+   * `parent`: the directory the output is published into; `secrets`: the tokens in use, never written to disk;
+   * `memoryBytes`: a body longer than this comes here (LARGE_BODY_BYTES unless a test asks for less).
+   */
   constructor(
     private readonly parent: string,
     secrets: readonly string[],
+    readonly memoryBytes?: number,
   ) {
     this.matcher = secretMatcher(secrets);
   }
@@ -95,7 +99,7 @@ function secretInBody(label: string, kind: string): FailedError {
   );
 }
 
-/** A file-system failure as the run reports it (CONTRACT section 6: the path, what happened, what to do; exit 1); anything else as it is. */
+/** A file-system failure as the run reports it (the path, what happened, what to do; exit 1); anything else as it is. */
 function fsFailure(err: unknown, where: string): unknown {
   const message = describeFsError(err, where);
   return message ? new FailedError(message, { cause: err }) : err;

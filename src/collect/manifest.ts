@@ -13,7 +13,7 @@ function isSiteUrl(value: string): boolean {
 }
 
 /**
- * `_collection-manifest.json` (CONTRACT section 4), as `collect` writes it
+ * `_collection-manifest.json`, as `collect` writes it
  * and `--replay` reads it back; its TypeScript type is inferred from here.
  */
 export const CollectionManifestSchema = z.object({

@@ -49,7 +49,7 @@ export async function obtainCollection(
   const abort = new AbortController();
   return withHttpClient({ ...settings, signal: abort.signal }, deps.dispatcher, async (http) => {
     deps.reporter.info(`collecting from ${settings.baseUrl}`);
-    const spool = (spooling.made = new BodySpool(spooling.parent, settings.tokens.secrets));
+    const spool = (spooling.made = new BodySpool(spooling.parent, settings.tokens.secrets, largeBodyBytes));
     const { collection } = await collect(settings, { http, reporter: deps.reporter, abort, now: deps.now, spool });
     return { collection, secrets: settings.tokens.secrets, source: 'live' };
   });

@@ -2,17 +2,17 @@ import { collectAudit } from '../audit/collect.js';
 import { resolveAuditSettings } from '../audit/settings.js';
 import { readOptions } from '../config/options.js';
 import { auditSummary, formatAuditSummary } from '../audit/summary.js';
-import { writeAudit } from '../audit/write.js';
 import { EXIT } from '../exit-codes.js';
-import { AUDIT_MANIFEST } from '../audit/collect.js';
+import { AUDIT_MANIFEST, type AuditCollection } from '../audit/collect.js';
+import { toManifestFile } from '../collect/write.js';
 import { signManifest } from '../sign/manifest-signature.js';
 import { withHttpClient } from '../http/client.js';
-import { withStaging } from '../publish/index.js';
+import { withStaging, type Staging } from '../publish/index.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { applyKeep } from '../cron/retention.js';
 
 /**
- * `svc-snapshot audit` (CONTRACT section 7): flags → settings (checked before
+ * `svc-snapshot audit` (README.md, "The audit service"): flags → settings (checked before
  * any request) → collection → publish with the token leak scan → summary.
  */
 export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
@@ -68,4 +68,11 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
       },
     };
   });
+}
+
+/** Writes every file of the collection, then `_audit-manifest.json`. */
+async function writeAudit(staging: Staging, collection: AuditCollection): Promise<void> {
+  for (const [file, bytes] of collection.files) await staging.writeFile(file, bytes);
+  // Redacted as every manifest: server text in it may echo a token.
+  await staging.writeFile(AUDIT_MANIFEST, toManifestFile(collection.manifest));
 }

@@ -53,6 +53,6 @@ export function checkOutputOptions(
   if (o.outDir === undefined) return;
   assertSafeTarget(o.outDir, cwd);
   assertReplaceable(resolveOutDir(cwd, o.outDir, o.outDir), kind);
-  // What a failed run's --json object names as not published (src/cli/failure.ts).
+  // What a failed run's --json object names as not published (failureSummary, src/cli/main.ts).
   noteTarget(resolveOutDir(cwd, o.outDir, o.outDir));
 }

@@ -38,7 +38,7 @@ export async function runConvert(rawFlags: RawFlags, args: string[], deps: Comma
     throw new UsageError(
       '--out-dir is empty (an unset variable?); give a directory, or leave it out to write into the snapshot',
     );
-  // The files land beside what the directory holds: never the working directory, its parents or home (CONTRACT 6).
+  // The files land beside what the directory holds: never the working directory, its parents or home.
   if (flags.outDir !== undefined)
     assertSafeTarget(
       flags.outDir,
@@ -118,7 +118,7 @@ async function makeOutDir(outDir: string): Promise<string | undefined> {
 
 /**
  * The spreadsheets written into `outDir`, each by a temporary name, all
- * renamed once every export is read and checked (CONTRACT section 6): a
+ * renamed once every export is read and checked (README.md, "Output"): a
  * failure or a signal leaves none of them, nor `created` (the first
  * directory made for --out-dir) with what it holds.
  */

@@ -25,7 +25,7 @@ function csvAsked(raw: unknown): boolean {
   return true;
 }
 
-/** `svc-snapshot findings <snapshot-dir>` (CONTRACT sections 17 and 18, docs/findings.md): the snapshot is only read. */
+/** `svc-snapshot findings <snapshot-dir>` (docs/findings.md): the snapshot is only read. */
 export async function runFindings(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('findings', rawFlags, deps.env);
   const [given] = args;

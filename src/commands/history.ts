@@ -27,7 +27,7 @@ type HistoryOptions = CommandOptions<'history'>;
 
 const ACTIONS = ['load', 'runs', 'log', 'as-of'] as const;
 
-/** `svc-snapshot history <load|runs|log|as-of>` (CONTRACT section 11). */
+/** `svc-snapshot history <load|runs|log|as-of>` (docs/history.md). */
 export async function runHistory(
   rawFlags: RawFlags,
   args: readonly string[],
@@ -110,7 +110,7 @@ async function historyAsOf(
       'history as-of needs one date, YYYY-MM-DD: svc-snapshot history as-of 2026-11-21 --out-dir <dir>',
     );
   }
-  // The output is a snapshot directory: the same --out-dir rules as a snapshot (CONTRACT section 6), checked before the database is opened.
+  // The output is a snapshot directory: the same --out-dir rules as a snapshot (README.md, "Output"), checked before the database is opened.
   checkOutputOptions(deps.cwd, flags, 'snapshot');
   return withDb(target, flags, deps, false, async (db) => {
     const t0 = performance.now();

@@ -20,11 +20,7 @@ import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } fr
 const USAGE =
   'svc-snapshot notify <snapshot-dir> [--previous <dir>] --notify <target>, or notify --test --notify <target>';
 
-/**
- * `svc-snapshot notify` (docs/notify.md): one line per target, `<kind> #<n>: ok`
- * or `<kind> #<n>: failed: <reason>`; exit 0 when every target took the
- * message, 1 when one did not.
- */
+/** `svc-snapshot notify` (docs/notify.md): exit 0 when every target took the message, 1 when one did not. */
 export async function runNotify(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('notify', rawFlags, deps.env);
   const [given] = args;
@@ -42,6 +38,7 @@ export async function runNotify(rawFlags: RawFlags, args: string[], deps: Comman
     const dir = resolveOutDir(deps.cwd, given!, given!);
     const previous = o.previous !== undefined ? resolveOutDir(deps.cwd, o.previous, o.previous) : undefined;
     deps.reporter.info(`reading ${dir}`);
+    // --waivers: the findings evaluated again, as `findings` does, with the waivers of today's file.
     const snapshot = await openSnapshot(dir);
     if (previous !== undefined) await checkPrevious(snapshot, previous, (m) => deps.reporter.warn(m));
     const warn = (m: string) => deps.reporter.warn(m);

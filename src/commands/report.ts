@@ -18,7 +18,7 @@ import { whenInterrupted } from '../publish/registry.js';
 import type { ReportSummary } from '../summaries/schemas.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
-/** `svc-snapshot report <snapshot-dir>` (CONTRACT section 16): the snapshot is only read; the page is written by rename, mode 0600. */
+/** `svc-snapshot report <snapshot-dir>` (README.md, "The report"): the snapshot is only read; the page is written by rename, mode 0600. */
 export async function runReport(rawFlags: RawFlags, args: string[], deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('report', rawFlags, deps.env);
   const [given] = args;

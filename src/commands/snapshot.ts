@@ -35,7 +35,7 @@ import { diffWithPrevious } from '../night/changes.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
-/** The default command (CONTRACT section 5): a live snapshot is a collection followed by the same build a replay runs. */
+/** The default command (README.md, "The two commands"): a live snapshot is a collection followed by the same build a replay runs. */
 export async function runSnapshot(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
   const t0 = performance.now();
   const plan = planSnapshot(flags, deps);
@@ -108,7 +108,7 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps): SnapshotPlan {
     deps.reporter.error(`${p}; the snapshot is published without the waivers, and the run exits 2 at the end`);
   // An option is parsed when first read: --include is checked here, and --sign-key's secret is known to the token scan before anything is written.
   const { include, signKey } = o;
-  // A directory taken as the target is said once the snapshot is published (CONTRACT section 11: a target that cannot be opened is exit 1).
+  // A directory taken as the target is said once the snapshot is published (a target that cannot be opened is exit 1).
   const historyTarget =
     o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd, { directory: 'when opened' }) : undefined;
   return {

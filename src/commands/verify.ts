@@ -6,7 +6,7 @@ import { escapeControl } from '../util/escape.js';
 import { manifestsIn, verifyDir, WARNING_STATES, type DirReport } from '../verify/verify-dir.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
-/** `svc-snapshot verify <dir>...` (CONTRACT section 13, docs/verify.md): usage errors are refused before anything is read. */
+/** `svc-snapshot verify <dir>...` (docs/verify.md): usage errors are refused before anything is read. */
 export async function runVerify(flags: RawFlags, args: readonly string[], deps: CommandDeps): Promise<CommandResult> {
   const o = readOptions('verify', flags, deps.env);
   if (args.length === 0) throw new UsageError('verify needs directories: svc-snapshot verify <dir>...');

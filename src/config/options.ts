@@ -99,7 +99,7 @@ export interface OptionRecord {
 
 const LIVE = ['snapshot', 'collect', 'check'] as const;
 const NET = ['snapshot', 'collect', 'check', 'audit'] as const;
-/** The commands that send a digest after their run, and `notify` itself. */
+/** The commands that send a digest after their run (docs/notify.md), and `notify` itself. */
 const NOTIFYING = ['snapshot', 'collect', 'audit', 'notify'] as const;
 /** What a live run needs and a replay does not take. */
 const SERVER_OPTIONS = [
@@ -366,7 +366,7 @@ const DECLARED = [
     description: 'heartbeat URL (healthchecks style): GET <url>/start, then <url> on success or <url>/fail on failure',
     commands: ['snapshot', 'collect', 'audit'],
     env: 'SVC_PING_URL',
-    // Empty is unset , from the flag as from the variable.
+    // Empty is unset (README.md, "Options"), from the flag as from the variable.
     parse: (raw: string, from: string) => (raw.trim() === '' ? undefined : normaliseServiceUrl(raw, from, false)),
   },
   {

@@ -20,7 +20,7 @@ export function httpsProxy(
 /**
  * A proxy URL must parse and must not carry credentials: undici would send
  * them to the proxy, and any message about the proxy would risk repeating
- * them. Checked before any request (CONTRACT section 2).
+ * them. Checked before any request (README.md, "Options").
  */
 export function checkProxyEnvironment(env: NodeJS.ProcessEnv): void {
   for (const variable of PROXY_VARIABLES) {

@@ -29,7 +29,7 @@ export function tokenEnvName(type: TokenType): string {
 }
 
 /**
- * The token precedence of CONTRACT section 2: for a route of type T, the
+ * The token precedence (README.md, "Options"): for a route of type T, the
  * first present of SVC_TOKEN_T, --token-T, SVC_TOKEN, --token. Each variable
  * winning over its flag is in the option records (envWins); the per-type
  * token winning over the general one is here.

@@ -15,7 +15,7 @@ export function withoutUserinfo(raw: string): string {
   return at >= start ? `${raw.slice(0, start)}${raw.slice(at + 1)}` : raw;
 }
 
-/** Loopback per CONTRACT section 2: 127.0.0.0/8, ::1, localhost. */
+/** Loopback, where http:// is allowed: 127.0.0.0/8, ::1, localhost. */
 export function isLoopbackHost(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   if (h === 'localhost' || h === '::1') return true;

@@ -198,7 +198,7 @@ function printable(raw: string): string {
   return raw.slice(0, 40).replace(/[^\x20-\x7e]/g, '?');
 }
 
-/** A finding's severity, most severe first (CONTRACT section 17; src/findings/define.ts). */
+/** A finding's severity, most severe first (docs/findings.md; src/findings/define.ts). */
 export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
@@ -217,7 +217,7 @@ export function parseBooleanValue(raw: string, from: string): boolean {
   throw new UsageError(`${from} must be true or false (${from}=false); got "${printable(raw)}"`);
 }
 
-/** What `--notify-on` may name (CONTRACT section 19). */
+/** What `--notify-on` may name (docs/notify.md). */
 const NOTIFY_ON = ['failure', 'changes', 'findings', 'always'] as const;
 export type NotifyOn = (typeof NOTIFY_ON)[number];
 

@@ -18,7 +18,7 @@ interface BuildFigures {
 
 /**
  * What a run has learnt so far, for the metrics file of a run that fails or
- * is interrupted (CONTRACT section 12: the routes by state always, the
+ * is interrupted (the routes by state always, the
  * records, validation and drift counts where the build got that far). The
  * command tells it as it goes (`deps.facts`); the routes are counted as they
  * end through the reporter (`countRoutes`), so a run stopped mid-collection

@@ -50,7 +50,7 @@ export interface PruneResult {
 }
 
 /**
- * Retention (CONTRACT section 12), called only after a complete run has
+ * Retention (docs/cron.md), called only after a complete run has
  * published `outDir`. Candidates are the directories beside it whose names
  * are its name with another date in the same place (`svc-snapshot-<date>`,
  * `svc-snapshot-raw-<date>`, or a custom `<prefix><date><suffix>`), and that

@@ -22,7 +22,7 @@ export type CronCommand = 'snapshot' | 'collect' | 'audit';
 export type CronFlags = Readonly<Record<string, unknown>>;
 
 /**
- * What a run owes a scheduler (CONTRACT section 12): the metrics file and the
+ * What a run owes a scheduler (docs/cron.md): the metrics file and the
  * heartbeat, whatever the outcome. `main` opens it once the flags are parsed
  * and finishes it with the exit code, or from the signal handler.
  */

@@ -23,7 +23,6 @@ import type { IgnoreRules } from './ignore.js';
 import { keyFunction, matchKeys, matchPartners } from './match.js';
 import { keyAt, matchRecordKeys, parseRecord, readKeys, sameBytes, type RecordKeys } from './bytes.js';
 import { walkNewer } from './walk-newer.js';
-import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { recordRanges, type RecordRanges } from '../snapshot/records.js';
 
 /** Exact deep equality of export values: scalars, arrays of scalars (and, defensively, anything JSON). A missing value equals null. */
@@ -206,14 +205,13 @@ function diffFiles(
   newer: LoadedExport,
   b: ExportFile,
   ignored: ReadonlySet<string> | undefined,
-  fast: FastPaths,
 ): ExportDiff | undefined {
   const ra = recordRanges(a.bytes);
   if (ra?.starts.length !== a.count) return undefined;
   const same = a.bytes.equals(b.bytes);
   const keysA = same ? undefined : readKeys(a.bytes, ra, def.key);
   // Most of two nights' records are the same bytes: the newer file is read only where it differs (walkNewer), else whole.
-  const walk = keysA && fast.walkNewer ? walkNewer(keysA, ra, a.count, b.bytes, b.count, def.key) : undefined;
+  const walk = keysA ? walkNewer(keysA, ra, a.count, b.bytes, b.count, def.key) : undefined;
   const rb = same ? ra : walk ? walk.ranges : recordRanges(b.bytes);
   if (!rb || rb.starts.length !== b.count) return undefined;
   const firstA = a.count > 0 ? parseRecord<ExportRecord>(a.bytes, ra, 0) : undefined;
@@ -272,16 +270,15 @@ function parsedSide(e: LoadedExport): LoadedExport {
   return e.file ? { ...e, records: e.file.parse() } : e;
 }
 
-/** The diff of one export, its two sides loaded. `fast`: FAST_PATHS unless a differential test turns the walk off. */
+/** The diff of one export, its two sides loaded. */
 export function diffExport(
   def: ExportDef,
   older: LoadedExport,
   newer: LoadedExport,
   ignored: ReadonlySet<string> | undefined,
-  fast: FastPaths = FAST_PATHS,
 ): ExportDiff {
   if (older.available && newer.available && older.file && newer.file) {
-    const d = diffFiles(def, older, older.file, newer, newer.file, ignored, fast);
+    const d = diffFiles(def, older, older.file, newer, newer.file, ignored);
     if (d) return d;
   }
   return diffRecords(def, parsedSide(older), parsedSide(newer), ignored);

@@ -1,5 +1,5 @@
 /**
- * The change set of `svc-snapshot diff` (CONTRACT section 9). This is also
+ * The change set of `svc-snapshot diff` (docs/diff.md). This is also
  * the `--json` output; docs/diff-schema.json describes it and docs/diff.md
  * explains it. Change one only together with the other two.
  */

@@ -5,12 +5,11 @@
  * wherever it answers: the same record ranges, key spans and matches (and
  * which matched records are the same bytes); where it does not (a key not
  * ASCII, a side not strictly ascending, the newer file out of layout) it
- * says so and the caller takes the plain path. Held by
+ * says so and the caller takes the plain path. Differential test:
  * test/unit/diff-bytes.test.ts (the walk against recordRanges, readKeys and
- * the merge over two nights, the newer out of order or out of layout) and
- * test/unit/fast-paths.test.ts (the diff of such two nights with it on and
- * off). Switch: `walkNewer` (src/fast-paths.ts); differential test:
- * test/unit/fast-paths.test.ts. What it earns: docs/performance.md.
+ * the merge over two nights, the newer out of order or out of layout, and
+ * the diff of such two nights against the files parsed whole). What it
+ * earns: bench/RESULTS.md.
  */
 import { absentValues, columnSpans, sameBytes, type RecordKeys } from './bytes.js';
 import { BETWEEN, EMPTY, HEAD, TAIL, type RecordRanges } from '../snapshot/records.js';

@@ -9,18 +9,16 @@
 import { ROUTES, type RouteDef } from '../api/catalog.js';
 import type { RawCollection } from '../collect/types.js';
 import { exportsFor } from './catalog.js';
-import type { RealmsRecord } from '../api/route-record.js';
+import type { RealmsRecord, RouteRecord } from '../api/route-record.js';
 import type { Include } from '../includes.js';
 import { derivedRoutes, type ColumnDef, type ColumnDefault, type ExportDef, type Representation } from './define.js';
 import { CollectionReader, memo, type Path, type RouteGroup, type SourceRecord } from './load.js';
 import { KEEP_EVERYTHING, type MemoryPolicy } from './memory-policy.js';
 import { sortRecords } from './order.js';
-import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 import { orderByUniqueStringKey } from './fast/key-order.js';
 import { plainRecordMaker, recordMaker } from './fast/record-maker.js';
 import { resolvePath } from './schema.js';
 import { isRecord } from '../body/decode.js';
-import { backendRelease, type BackendRelease } from './release.js';
 import type { BuildOptions, BuildResult, ExportRecord, ExportResult, NullField } from './types.js';
 
 /** A row before it becomes a record: a source record, or one element of its `each` array. */
@@ -210,7 +208,6 @@ class Context {
     readonly backend: BackendRelease,
     /** The collection's realm list and where it came from (GET /api/realms or --realms). */
     readonly realms: RealmsRecord,
-    readonly fast: FastPaths,
   ) {}
 
   group(id: string): RouteGroup {
@@ -441,7 +438,7 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
   }
   const names = exp.columns.map((c) => c.name);
   const getters = exp.columns.map((c) => compileColumn(exp, c, ctx));
-  const make = ctx.fast.recordMaker ? recordMaker(names) : plainRecordMaker(names);
+  const make = recordMaker(names);
   const rows = rowsOf(exp, group);
   const values: unknown[] = new Array(names.length);
   const recordOf = (row: Row): ExportRecord => {
@@ -460,7 +457,7 @@ function prepareExport(index: number, exp: ExportDef, ctx: Context): BuiltExport
     count: rows.length,
     nullFields: nullFieldsOf(exp, group, rows, ctx),
     *batches(size: number) {
-      const ordered = ctx.fast.keyOrder ? orderByUniqueStringKey(rows, keyGetters) : undefined;
+      const ordered = orderByUniqueStringKey(rows, keyGetters);
       if (ordered) {
         for (let i = 0; i < ordered.length; i += size) yield ordered.slice(i, i + size).map(recordOf);
         return;
@@ -531,12 +528,7 @@ export function* build(
   const reader = new CollectionReader(collection, memory.consumeBodies, options);
   const defs = exportsFor(include);
   const nullFields: NullField[][] = new Array(defs.length);
-  const ctx = new Context(
-    reader,
-    backendRelease(collection.manifest.routes),
-    collection.manifest.realms,
-    options.fast ?? FAST_PATHS,
-  );
+  const ctx = new Context(reader, backendRelease(collection.manifest.routes), collection.manifest.realms);
   const exports = exportsOf(reader, ctx, defs, memory.afterRelease);
   // Each export is let go before the next is asked for: a collection after the routes it read are released frees the records it alone reached.
   let step: IteratorResult<BuiltExport, void> | undefined = exports.next();
@@ -573,4 +565,29 @@ export function buildAll(
     };
   }
   return { exports, ...step.value };
+}
+
+/** What the collection shows of the backend's release. */
+type BackendRelease = '3.14.1+' | 'before 3.14.1' | 'unknown';
+
+const ROUTES_3141: ReadonlySet<string> = new Set(
+  ROUTES.filter((r) => r.since === '3.14.1').map((r) => `${r.method} ${r.path}`),
+);
+
+/**
+ * From the answers of the 3.14.1 routes (docs/exports.md): a backend
+ * before 3.14.1 answers them 404, a 3.14.1 backend serves them. Unknown when
+ * none was answered (not called for lack of a token, or failed). Read from
+ * the routes, never from which fields the records happen to carry.
+ */
+export function backendRelease(routes: readonly RouteRecord[]): BackendRelease {
+  let served = false;
+  let notServed = false;
+  for (const r of routes) {
+    if (!ROUTES_3141.has(r.route)) continue;
+    if (r.status === 404) notServed = true;
+    else if (r.status !== null && r.status >= 200 && r.status < 300 && r.error === undefined) served = true;
+  }
+  // A backend that serves one 3.14.1 route is 3.14.1, whatever another answered.
+  return served ? '3.14.1+' : notServed ? 'before 3.14.1' : 'unknown';
 }

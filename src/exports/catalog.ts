@@ -1,6 +1,6 @@
 /**
- * The 15 exports in file-manifest order (CONTRACT section 5), then those
- * `--include` adds (section 14), checked against
+ * The 15 exports in file-manifest order (docs/exports.md), then those
+ * `--include` adds, checked against
  * the route catalog and the zod models when this module loads: a typo in a
  * path, a duplicate name, or a model field that is neither exported nor
  * deliberately omitted fails at import, not in a nightly run.
@@ -53,7 +53,7 @@ export const CATALOG: readonly ExportDef[] = Object.freeze([
   realms,
 ]);
 
-/** The 15 exports every snapshot writes (CONTRACT section 5). */
+/** The 15 exports every snapshot writes (docs/exports.md). */
 export const EXPORTS: readonly ExportDef[] = Object.freeze(CATALOG.filter((e) => e.include === undefined));
 
 /** The exports a build writes: the 15, then those of each group asked for with --include, in catalog order. */

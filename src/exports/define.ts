@@ -118,7 +118,7 @@ export interface ExportDef {
    * order; for the realms of GET /api/realms).
    */
   readonly each?: string;
-  /** Written only with `--include <include>`, after the 15 exports (CONTRACT section 14). */
+  /** Written only with `--include <include>`, after the 15 exports (docs/exports.md). */
   readonly include?: Include;
   /**
    * When the route is skipped (not served before 3.14.1, or no token), one

@@ -14,7 +14,6 @@ import type { RouteRecord } from '../api/route-record.js';
 import type { RawCollection } from '../collect/types.js';
 import { collectDrift, driftTree, type DriftNode } from './schema.js';
 import { compileFastCheck, type FastCheck } from './fast/record-check.js';
-import { FAST_PATHS } from '../fast-paths.js';
 import type { BuildOptions, LoadReport, ValidationSample } from './types.js';
 
 export type Path = readonly (string | number)[];
@@ -62,9 +61,6 @@ function otherRealm(p: PlannedRoute, value: unknown): boolean {
   const said = (value as Record<string, unknown>)[field];
   return typeof said === 'string' && said !== p.realm;
 }
-
-/** The record check turned off: every record goes to zod. */
-const ASK_ZOD: FastCheck = () => false;
 
 interface FlatIssue {
   readonly path: (string | number)[];
@@ -194,9 +190,7 @@ class Loader {
   private checker(p: PlannedRoute): { add(list: readonly unknown[]): void; done(): SourceRecord[] } {
     const model = p.def.item;
     const drift = memo(this.trees, p.def, () => driftTree(model));
-    const check = memo(this.fastChecks, p.def, () =>
-      (this.options.fast ?? FAST_PATHS).recordCheck ? compileFastCheck(model) : ASK_ZOD,
-    );
+    const check = memo(this.fastChecks, p.def, () => compileFastCheck(model));
     const report: BodyReport = { count: 0, samples: [], drift: undefined };
     const unknown = new Set<string>();
     const out: SourceRecord[] = [];

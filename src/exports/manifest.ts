@@ -10,7 +10,7 @@ import type { BuildResult } from './types.js';
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 
 /**
- * One `exports[]` entry of `_snapshot-manifest.json` (CONTRACT section 5).
+ * One `exports[]` entry of `_snapshot-manifest.json` (docs/exports.md).
  * `sha256` is of the file's bytes as written, so a reader (the history
  * database, an auditor) can verify a file without trusting its name.
  */
@@ -26,7 +26,7 @@ const ManifestExportSchema = z.object({
 export type ManifestExport = z.infer<typeof ManifestExportSchema>;
 
 /**
- * One `files[]` entry (CONTRACT section 13): a file of the snapshot other
+ * One `files[]` entry (docs/verify.md): a file of the snapshot other
  * than its exports (a spreadsheet; `raw/_collection-manifest.json` with
  * --raw), its size and SHA-256, so that `verify` covers it.
  */

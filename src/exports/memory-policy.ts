@@ -58,7 +58,8 @@ export const KEEP_EVERYTHING: MemoryPolicy = {
  * spreadsheets read the first export (the build's garbage) and after each
  * large one, and before the findings read theirs, so that the peak stays the
  * build's: the peak may not rise, and without the collections after each
- * large export it does (docs/performance.md, "Kept for memory").
+ * large export it does (docs/performance.md, "What the speed and memory
+ * code earns").
  */
 export function leanSnapshotMemory(_proof: BodiesFree): MemoryPolicy {
   return {

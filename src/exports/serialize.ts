@@ -14,7 +14,7 @@ export function serializeExport(result: Pick<ExportResult, 'records'>): string {
 }
 
 /**
- * `<count>-<export> (<M>-<D>-<YYYY>).json` (CONTRACT section 5) for a
+ * `<count>-<export> (<M>-<D>-<YYYY>).json` (docs/exports.md) for a
  * `YYYY-MM-DD` date. The date is parsed and formatted in the same (local)
  * calendar, so the name does not depend on the process time zone.
  */

@@ -1,9 +1,5 @@
-import type { FastPaths } from '../fast-paths.js';
-
-/** How the build reads bodies and makes records; every command takes the defaults. */
+/** How the build reads bodies; every command takes the default. */
 export interface BuildOptions {
-  /** The fast paths' switches: FAST_PATHS (all on) unless a differential test turns one off. */
-  readonly fast?: FastPaths;
   /** The size an array body is cut into slices of (src/body/slices.ts): its own unless a test asks for others. */
   readonly sliceBytes?: number;
 }

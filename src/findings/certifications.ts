@@ -320,7 +320,7 @@ export function certificationRule(
 
 const CERTIFICATION_SCOPE =
   "The spec does not say whether a child project takes its parent's security level; either reading is defensible, " +
-  'and `--findings-inherit-levels` (the default, the stricter one: CONTRACT section 17) chooses. ' +
+  'and `--findings-inherit-levels` (the default, the stricter one: a missed finding costs an auditor more than a question) chooses. ' +
   'Inheriting, a project is held to its own `securityLevel` and to the levels of its ancestors (following ' +
   '`parent`), its own adding to what it inherits; each requirement is counted once per member and project, taken ' +
   'from the nearest project that requires it, and a finding of an inherited requirement names, in its detail and ' +

@@ -1,5 +1,5 @@
 /**
- * The findings as CSV (CONTRACT section 18): one row per finding, then one
+ * The findings as CSV (docs/findings.md): one row per finding, then one
  * per resolved finding, one per finding carried for a rule not evaluated,
  * and one per rule not evaluated, written with the spreadsheets' CSV rules.
  */
@@ -31,7 +31,7 @@ const ROWS_PER_CHUNK = 2000;
 const field = (v: string | undefined): string => (v === undefined ? '' : csvField(guardText(v)));
 
 function row(f: Finding | ResolvedFinding | CarriedFinding, state: string | undefined, eol: string): string {
-  // A carried finding has tonight's waiver, if any, as a finding of tonight has (CONTRACT section 18).
+  // A carried finding has tonight's waiver, if any, as a finding of tonight has (docs/findings.md).
   const w = 'waived' in f ? f.waived : undefined;
   const ended = 'waiverEnded' in f ? f.waiverEnded : undefined;
   const cells = [

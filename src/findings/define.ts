@@ -1,5 +1,5 @@
 /**
- * The vocabulary of the findings (CONTRACT section 17). A rule is data; the
+ * The vocabulary of the findings (docs/findings.md). A rule is data; the
  * evaluation, the "not evaluated" reasons and docs/findings.md are computed
  * from these declarations, and a check reads only the columns its rule
  * declares (held by test/unit/findings.test.ts).
@@ -53,7 +53,7 @@ export interface FindingDraft {
   /**
    * Where one subject can have several findings of the rule, what tells them
    * apart (the requirement of a certification rule): part of the finding's
-   * stable id (CONTRACT section 18). Absent where a subject has one finding.
+   * stable id (docs/findings.md). Absent where a subject has one finding.
    */
   readonly part?: string;
   readonly about?: FindingAbout;

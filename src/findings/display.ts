@@ -1,6 +1,6 @@
 /**
- * The names a person reads beside a finding's exact keys (CONTRACT section
- * 18, `display`), looked up in the snapshot's own exports. A name the
+ * The names a person reads beside a finding's exact keys (its `display`,
+ * docs/findings.md), looked up in the snapshot's own exports. A name the
  * snapshot cannot give is said as such with the id: a user the users export
  * does not list, or lists with no name and no e-mail, is a "deleted user <id>".
  */

@@ -4,7 +4,7 @@
  * in the manifest's nullFields), the records each check sees (those of its
  * declared exports, holding the columns the evaluated rules read of them),
  * and the report, sorted so that its bytes depend on the snapshot alone
- * (CONTRACT section 17).
+ * (docs/findings.md).
  */
 import { nightCounts } from './counts.js';
 import { FailedError } from '../errors.js';
@@ -38,14 +38,14 @@ interface RuleResult {
   readonly count: number | null;
 }
 
-/** A waiver as a finding carries it (CONTRACT section 18): in force (`waived`), or ended (`waiverEnded`). */
+/** A waiver as a finding carries it (docs/findings.md): in force (`waived`), or ended (`waiverEnded`). */
 export interface WaiverMark {
   readonly reason: string;
   readonly owner: string;
   readonly expires: string;
 }
 
-/** new: not seen the night before; open: seen then too, first on `firstSeen` (CONTRACT section 18). */
+/** new: not seen the night before; open: seen then too, first on `firstSeen` (docs/findings.md). */
 type FindingState = 'new' | 'open';
 
 export interface Finding {
@@ -135,7 +135,7 @@ export interface EvaluateOptions {
  * when it can. An export published with a reason beside `available: true` is
  * one the build says lacks something (`incomplete:`, some realms of a
  * per-realm route failed): the rule would see part of the site, so it cannot
- * be read either (CONTRACT section 17: an incomplete input is unavailable).
+ * be read either (an incomplete input is unavailable).
  */
 function unusable(input: RuleInput, manifest: FindingsManifest): string | undefined {
   const entry = manifest.exports.find((e) => e.export === input.export);
@@ -452,7 +452,7 @@ export function failing(
 ): { findings: number; unevaluated: ReadonlyArray<{ id: string; reason: string }> } {
   if (failOn.severity === undefined) return { findings: 0, unevaluated: [] };
   const floor = severityRank(failOn.severity);
-  // A waived finding does not count (CONTRACT section 18); one whose waiver ended does.
+  // A waived finding does not count (docs/findings.md); one whose waiver ended does.
   const findings = report.findings.filter((f) => !f.waived && severityRank(f.severity) >= floor).length;
   const unevaluated = failOn.unevaluated
     ? report.rules

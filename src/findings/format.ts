@@ -1,5 +1,5 @@
 /**
- * The text of `svc-snapshot findings` (CONTRACT section 18): the rules, what
+ * The text of `svc-snapshot findings` (docs/findings.md): the rules, what
  * changed since the previous night, then every finding under the person (then
  * the project) it is about. Every value that came from the data is escaped
  * for the terminal.

@@ -1,5 +1,5 @@
 /**
- * A finding's stable id (CONTRACT section 18): a UUID version 5 (RFC 9562
+ * A finding's stable id (docs/findings.md): a UUID version 5 (RFC 9562
  * §5.5, SHA-1) in the namespace FINDING_ID_NAMESPACE, of the name
  * `JSON.stringify([rule, subject export, subject key, part])`, where `part`
  * is what tells apart several findings of one rule on one subject (the

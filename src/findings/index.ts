@@ -1,5 +1,5 @@
 /**
- * Findings (CONTRACT section 17): the rules over a snapshot's exports.
+ * Findings (docs/findings.md): the rules over a snapshot's exports.
  * `--findings` on `snapshot` writes FINDINGS_FILE into the staging directory
  * before the manifest; `svc-snapshot findings` evaluates an existing snapshot.
  */
@@ -120,7 +120,7 @@ export async function findingsOf(snapshot: Snapshot, opts: EvaluateOptions): Pro
 }
 
 /**
- * The findings over time (CONTRACT section 18): each one's state against the
+ * The findings over time (docs/findings.md): each one's state against the
  * previous night's, when there is one, and the waivers, when given, at the
  * snapshot's time.
  */

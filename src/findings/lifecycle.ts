@@ -1,5 +1,5 @@
 /**
- * The findings' lifecycle (CONTRACT section 18): against the previous
+ * The findings' lifecycle (docs/findings.md): against the previous
  * night's findings, each finding is `new` or `open` since `firstSeen` (the
  * time of the first snapshot it was seen in, carried from night to night),
  * and the previous night's findings that are gone are `resolved`. Findings
@@ -39,7 +39,7 @@ export interface PreviousFindings {
 /**
  * The report with each finding's state and first night, and the previous
  * night's findings that are gone. Those of a rule not evaluated tonight are
- * not gone, only unseen (CONTRACT section 17: never told as fewer findings):
+ * not gone, only unseen (never told as fewer findings):
  * they are `carried`, so that the next night that evaluates the rule keeps
  * their `firstSeen`, and their alerts go on. Their waiver of the night before
  * is not kept: tonight's waivers file decides it (applyWaivers), as it does

@@ -1,5 +1,5 @@
 /**
- * Waivers (CONTRACT section 18; the file's form in docs/findings.md). The
+ * Waivers (the file's form in docs/findings.md). The
  * file is read and checked whole when the option is read, before anything
  * else is (an unusable file is a usage error naming the line, exit 2, and
  * nothing is written); a waiver whose date has passed is no error: it simply

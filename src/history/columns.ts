@@ -1,6 +1,6 @@
 /**
- * The SQL type of every export column in the history database (CONTRACT
- * section 15; the table of types in docs/history.md), derived from the export
+ * The SQL type of every export column in the history database (the table
+ * of types in docs/history.md), derived from the export
  * catalog's declarations and the models they read, never from names: an
  * export added to the catalog gets typed columns without code here.
  */

@@ -1,5 +1,5 @@
 /**
- * The findings of every night loaded (CONTRACT section 18): the valid-time
+ * The findings of every night loaded (docs/findings.md): the valid-time
  * table `findings_versions` (docs/history.md). The findings are those of the
  * snapshot's `_findings.json` as it was written, never evaluated again; a
  * night without one written by this version leaves them as they were, as an

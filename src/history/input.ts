@@ -73,7 +73,7 @@ export interface SnapshotInput {
   /**
    * Checks every export file the load did not read against the manifest
    * (size and sha256, read a piece at a time): the load calls it before it
-   * commits anything of the snapshot (CONTRACT section 11).
+   * commits anything of the snapshot (docs/history.md).
    */
   readonly verify: () => Promise<void>;
   /** With --allowed-signers: the fingerprint of the key whose signature of the manifest was verified. */

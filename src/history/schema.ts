@@ -88,7 +88,7 @@ function storedRecord(
   );
 }
 
-/** The column of `runs` that keeps the signing key's fingerprint (CONTRACT section 13). */
+/** The column of `runs` that keeps the signing key's fingerprint (docs/verify.md). */
 const SIGNING_KEY_COLUMN = 'signing_key';
 
 /** Columns every versions table has before the export's own; no catalog column may take these names. */

@@ -1,5 +1,5 @@
 /**
- * `history load --allowed-signers` (CONTRACT section 13): only snapshots
+ * `history load --allowed-signers` (docs/verify.md): only snapshots
  * (or raw collections) whose manifest carries a signature by a key the file
  * lists are loaded; every one is checked before anything is stored, so one
  * that fails loads nothing (exit 1). The key's fingerprint goes into `runs`.

@@ -38,8 +38,9 @@ export interface ReadRequest {
   readonly body?: string | Buffer;
 }
 
-/** Where a 200 body longer than LARGE_BODY_BYTES is written as it arrives (src/collect/body-spool.ts). */
+/** Where a 200 body longer than `memoryBytes` (LARGE_BODY_BYTES unless a test asks for less) is written as it arrives (src/collect/body-spool.ts). */
 export interface Spool {
+  readonly memoryBytes?: number;
   write(label: string, chunks: AsyncIterable<Buffer>): Promise<BodyFile>;
 }
 
@@ -307,6 +308,7 @@ export class HttpClient {
             ? await readBody(res.body, length, {
                 maxBytes: spool ? MAX_BODY_BYTES : MAX_MEMORY_BODY_BYTES,
                 spool,
+                ...(spool?.memoryBytes !== undefined ? { memoryBytes: spool.memoryBytes } : {}),
                 label: req.label,
               })
             : await readStart(res.body, ERROR_BODY_BYTES);

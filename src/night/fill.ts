@@ -4,7 +4,6 @@
  * `_findings.json`, the report page), and the manifest that lists them all,
  * signed. The snapshot command publishes what this fills.
  */
-import { LARGE_BODY_BYTES } from '../body/file.js';
 import type { CommandOptions } from '../config/options.js';
 import { markBodyFailures } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, toManifestFile } from '../collect/write.js';
@@ -14,7 +13,6 @@ import type { RouteRecord } from '../api/route-record.js';
 import { build, type BuildSummary } from '../exports/build.js';
 import { leanSnapshotMemory, type MemoryPolicy } from '../exports/memory-policy.js';
 import { writeExports, writeRawFirst } from '../snapshot/files.js';
-import { largeBodiesToDisk } from '../snapshot/spool.js';
 import type { RawCollection } from '../collect/types.js';
 import { snapshotManifest, type SnapshotManifest } from '../exports/manifest.js';
 import type { Staging } from '../publish/staging.js';
@@ -100,26 +98,14 @@ export async function fillStaging(staging: Staging, input: StagingInput) {
 /** raw/ when asked, then the exports built and written, the failed routes and --strict checked again, and the manifest made. */
 async function buildIntoStaging(
   staging: Staging,
-  { plan, deps, collection, source, matcher }: StagingInput,
+  { plan, deps, collection, source }: StagingInput,
   hashed: HashingWriter,
 ) {
   const o = plan.o;
   // What the build may release and when: the bodies once read, which only a written raw/ (or none asked for) allows.
   const memory = leanSnapshotMemory(await writeRawFirst(staging, collection, o.raw, hashed));
-  // A live run's large bodies are read from disk by the build, as a replay's are: raw/'s files, or copies spooled into staging.
-  const onDisk =
-    source === 'live'
-      ? await largeBodiesToDisk(staging, collection, {
-          raw: o.raw,
-          minBytes: plan.largeBodyBytes ?? LARGE_BODY_BYTES,
-          matcher,
-        })
-      : undefined;
-  memory.afterRelease(onDisk?.bytes ?? 0);
   const built = await writeExports(staging, build(collection, memory, plan.include), collection.manifest.date);
   deps.facts?.build(built);
-  // The spooled bodies are read by the build only: gone before the manifest is written, never published.
-  onDisk?.remove();
   // A replayed body that a live run would have refused fails its route the same way.
   if (markBodyFailures(collection, built.bodyFailures).length > 0) {
     deps.facts?.collection(collection);

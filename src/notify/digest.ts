@@ -1,8 +1,8 @@
 /**
- * The digest of one run: the one typed input every sink
+ * The digest of one run (docs/notify.md): the one typed input every sink
  * renders. It is built from what the command knew: the outcome, the failed
  * routes, the change set against the previous snapshot (src/diff) and the
- * findings report. The findings' lifecycle fields (`id`,
+ * findings report. The findings' lifecycle fields (docs/findings.md: `id`,
  * `display`, `state`, `firstSeen`, `waived`, the `resolved` list) are read by
  * those names where the report has them; without them every finding is shown
  * as it is, with no new/resolved split.
@@ -44,7 +44,7 @@ export interface DigestFinding {
   readonly id: string;
   readonly rule: string;
   readonly severity: Severity;
-  /** The names a person reads (the findings' `display`), else the subject's export and key. */
+  /** The names a person reads (the finding's `display`), else the subject's export and key. */
   readonly name: string;
   readonly detail: string;
   /** Who acts on it, as a person reads it: the user's name, else the team's or the project's. */
@@ -95,7 +95,7 @@ export interface Digest {
     readonly changed?: number;
   }>;
   readonly hasChanges: boolean;
-  /** Whether the findings carry the findings' lifecycle: then `findings` lists the new ones, `resolved` the gone ones. */
+  /** Whether the findings carry their lifecycle (new, open, resolved): then `findings` lists the new ones, `resolved` the gone ones. */
   readonly lifecycle: boolean;
   readonly findingsEvaluated: boolean;
   /** Active (not waived) findings: the new ones with a lifecycle, all of them without. */
@@ -122,14 +122,14 @@ export interface Digest {
   readonly link?: { readonly snapshot: string; readonly report?: string };
 }
 
-/** A finding's stable id: the report's, else a hash of the rule and the keys (stable while the finding is). */
+/** A finding's stable id: its own `id`, else a hash of the rule and the keys (stable while the finding is). */
 export function idOf(f: FindingIn): string {
   if (f.id !== undefined && f.id !== '') return f.id;
   const keys = [f.subject, ...(f.related ?? [])].map((r) => `${r.export}\u0000${r.key.join('\u0000')}`);
   return hash('sha256', `${f.rule}\u0001${keys.join('\u0001')}`, 'hex').slice(0, 32);
 }
 
-/** The names of the findings' `display` (strings and numbers, in its order), else the subject's export and key. */
+/** The names of the finding's `display` (strings and numbers, in its order), else the subject's export and key. */
 export function nameOf(f: FindingIn): string {
   let name = '';
   for (const v of Object.values(f.display ?? {}))
@@ -256,7 +256,7 @@ function findingsPart(f: FindingsIn | undefined) {
   const all = f?.findings ?? [];
   const lifecycle = all.some((x) => x.state !== undefined) || f?.resolved !== undefined;
   const active = all.filter((x) => x.waived === undefined);
-  // A rule that could not look tonight does not end its alerts , unless tonight's waivers waive them.
+  // A rule that could not look tonight does not end its alerts (docs/findings.md), unless tonight's waivers waive them.
   const carried = (f?.carried ?? []).filter((x) => x.waived === undefined);
   const carriedWaived = (f?.carried ?? []).filter((x) => x.waived !== undefined);
   // Without a lifecycle the shown findings are the active ones: one list, its names made once.

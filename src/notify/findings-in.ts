@@ -11,7 +11,7 @@ import { SEVERITIES } from '../config/values.js';
 
 const RowRef = z.object({ export: z.string(), key: z.array(z.string()).readonly() });
 
-/** A finding: its rule, subject and detail, and its lifecycle fields where present. */
+/** A finding: its rule's fields, and its lifecycle's where present (docs/findings.md). */
 const FindingSchema = z.object({
   rule: z.string(),
   severity: z.enum(SEVERITIES),

@@ -377,7 +377,7 @@ export function* alertsOf(d: Digest, s: AlertSettings): Generator<PostableAlert>
 }
 
 /**
- * A finding's alert: the labels `alertname`, `rule`, `severity`, `site` and `id`, and what a person
+ * A finding's alert: the labels docs/notify.md lists, and what a person
  * reads in one line (rule and display names). The finding's detail is left
  * to the digest and `_findings.json`, found by `id`: it would be most of each
  * alert's bytes, and tens of thousands of alerts are sent every run.

@@ -1,5 +1,5 @@
 /**
- * Notifications: the targets and settings read before
+ * Notifications (docs/notify.md): the targets and settings read before
  * the run (a bad one is a usage error before any request), and after it one
  * digest sent to every target at once, each within its deadline. A target
  * that fails is a warning naming the sink and a count in the metrics; it

@@ -1,6 +1,6 @@
 /**
- * The digest of a run stopped by SIGINT or SIGTERM (a failed run sends one
- * too). A signal handler ends the process without
+ * The digest of a run stopped by SIGINT or SIGTERM (a
+ * failed run sends one too). A signal handler ends the process without
  * going back to the event loop, so the digest is sent by a child process
  * (./notify-child.js) while this one waits, bounded by --notify-timeout, as
  * the cron side's `/fail` ping is (src/cron/ping.ts). The settings, target

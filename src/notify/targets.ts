@@ -1,5 +1,5 @@
 /**
- * Notification targets: a URL whose scheme names the
+ * Notification targets (docs/notify.md): a URL whose scheme names the
  * sink, as shoutrrr and Apprise spell them. A target URL is a secret (a Slack
  * or Teams webhook's path is its key, an SMTP URL may hold a password): each
  * is registered for redaction as soon as it is read, and a sink is named in

@@ -12,7 +12,7 @@ import { assertReplaceable, assertSafeTarget, type OutputKind } from './target.j
 
 /**
  * Checks the staging directory for every form of every secret, fixes modes,
- * then renames it into place (CONTRACT section 6). On any failure the staging
+ * then renames it into place (README.md, "Output"). On any failure the staging
  * directory is removed and the previous target, if any, is left as it was.
  */
 export async function commit(
@@ -123,7 +123,7 @@ function wrap(err: unknown, target: string): unknown {
  * Creates a staging directory for `targetDir`, lets `fill` write into it,
  * then commits it. Any error (from `fill` or the commit) removes the staging
  * directory and is rethrown. `kind` names the earlier output that may be
- * replaced (CONTRACT section 6); without it only a missing or empty
+ * replaced (README.md, "Output"); without it only a missing or empty
  * directory is.
  */
 export async function withStaging<T>(

@@ -1,5 +1,5 @@
 /**
- * Publishing shared by every command (CONTRACT section 6): write into a
+ * Publishing shared by every command (README.md, "Output"): write into a
  * staging directory beside the target, check it for tokens, fix modes, and
  * rename it into place only when complete.
  */

@@ -8,7 +8,7 @@ import { escapeControl } from '../util/escape.js';
  * output only while it works, built and recognised here side by side so that
  * the two cannot drift. Each holds the run's pid: one whose pid is no running
  * process was left by a run killed with SIGKILL (no signal handler ran), and
- * the next run may remove it (CONTRACT section 6, docs/cron.md).
+ * the next run may remove it (docs/cron.md).
  *
  * - `partial`: a staging directory, `.<base>.partial-<pid>-` and mkdtemp's
  *   six letters and digits (createStaging).

@@ -64,7 +64,7 @@ export interface OwnershipRule {
 
 /**
  * Whether `dir` is a complete output directory of `kind` written by this tool
- * and holding nothing else (CONTRACT sections 6 and 12): a real directory, its
+ * and holding nothing else (README.md, "Output"; docs/cron.md): a real directory, its
  * manifest a regular file that parses as a complete manifest of that kind, and
  * every entry a regular file (or, in a snapshot, the `raw/` collection) that
  * the manifest accounts for. Anything else, a symbolic link anywhere included,
@@ -135,7 +135,7 @@ function deadTemp(dir: string, name: string, temps: ReadonlySet<string>): boolea
 /**
  * The names `convert` and `report` write into a snapshot directory after its
  * manifest (JSON, as parsed): the CSV forms, the workbook and the report
- * page (CONTRACT sections 10 and 16). None when it is no snapshot manifest.
+ * page (docs/spreadsheets.md; README.md, "The report"). None when it is no snapshot manifest.
  */
 function laterNames(json: unknown): Set<string> {
   const m = SnapshotManifest.safeParse(json);
@@ -169,10 +169,10 @@ function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): S
     const m = SnapshotManifest.safeParse(json);
     if (!m.success) return incomplete('snapshot');
     if (rule.complete && !m.data.complete) return 'is a partial snapshot (published with --allow-partial)';
-    // The spreadsheet forms (CONTRACT section 10) and the report page (section 16) are the tool's files too.
+    // The spreadsheet forms (docs/spreadsheets.md) and the report page (README.md, "The report") are the tool's files too.
     const files = [...m.data.exports.map((e) => e.file), ...laterNames(json)];
     for (const f of m.data.files ?? []) if (isPlainFileName(f.name)) files.push(f.name);
-    // `--findings` (CONTRACT section 17).
+    // `--findings` (docs/findings.md).
     files.push('_findings.json');
     return new Set(files);
   }

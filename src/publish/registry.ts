@@ -6,7 +6,7 @@ import { InterruptedError } from '../errors.js';
  * Process-wide record of what a run has on disk but not yet published: live
  * staging directories, and the backup of a previous target while it is being
  * replaced. A signal handler or an exit hook can then leave the disk as it was
- * before the run (CONTRACT section 6).
+ * before the run (README.md, "Output").
  */
 const stagingDirs = new Set<string>();
 /** backup path → the target it was renamed from */

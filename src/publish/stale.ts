@@ -8,7 +8,7 @@ import { targetParts } from './staging.js';
 /**
  * Deals with what a killed run (SIGKILL: the OOM killer, systemd after
  * TimeoutStopSec) left beside `targetDir`, where no signal handler ran to
- * clean up (CONTRACT section 6): its staging directory, and the spool of
+ * clean up (README.md, "Output"): its staging directory, and the spool of
  * large bodies of any run into this parent, are removed; the
  * previous output it had moved aside is renamed back to `<base>` when the
  * run died before the new one took its place, else removed. Only a real

@@ -1,5 +1,5 @@
 /**
- * The report's findings (CONTRACT sections 16 to 18): the counts by
+ * The report's findings (README.md, "The report"; docs/findings.md): the counts by
  * severity, what is new and resolved since the previous night first, what
  * the waivers did, then every finding under the person (then the project) it
  * is about, by the names a person reads. Every value from the site goes

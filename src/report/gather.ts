@@ -135,7 +135,7 @@ function exportReaders(snapshot: Snapshot, findings: boolean) {
 export interface DirectoryOptions {
   /** --findings-inherit-levels (default true): the reading of the security levels the page's findings take. */
   readonly inheritLevels?: boolean;
-  /** --expiring-days and --waivers: the findings over time (CONTRACT section 18). */
+  /** --expiring-days and --waivers: the findings over time (docs/findings.md). */
   readonly expiringDays?: number;
   readonly waivers?: WaiversFile;
   /** A previous snapshot found beside that cannot be read for its findings: said, not fatal. */

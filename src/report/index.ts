@@ -1,5 +1,5 @@
 /**
- * The report (CONTRACT section 16): `--format html` on a snapshot writes it
+ * The report (README.md, "The report"): `--format html` on a snapshot writes it
  * into the staging directory before the manifest, which lists it in its
  * `files`; `svc-snapshot report` writes it for a published snapshot.
  */

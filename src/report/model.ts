@@ -1,5 +1,5 @@
 /**
- * What the report shows (CONTRACT section 16), as data gathered from the
+ * What the report shows (README.md, "The report"), as data gathered from the
  * snapshot and its neighbours. render.ts turns it into the page with no I/O,
  * so the same model gives the same bytes.
  */

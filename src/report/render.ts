@@ -1,5 +1,5 @@
 /**
- * The report page (CONTRACT section 16): one HTML file, no script, no
+ * The report page (README.md, "The report"): one HTML file, no script, no
  * request to anything outside it (the Content-Security-Policy forbids them),
  * readable with JavaScript off and printable. Pure: the model in, the bytes
  * out; every list is sorted, and the only time on the page is the snapshot's.

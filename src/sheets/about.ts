@@ -1,6 +1,6 @@
 /**
  * The `About` sheet: what the workbook was made from, and everything the
- * manifest says about gaps (CONTRACT section 10), so that a reader of the
+ * manifest says about gaps (docs/spreadsheets.md), so that a reader of the
  * workbook alone knows which empty columns mean "unknown".
  */
 import type { Cell } from './columns.js';

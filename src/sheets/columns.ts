@@ -1,7 +1,7 @@
 /**
- * How an export's columns appear in the spreadsheet forms (CONTRACT section
- * 10). A column is a timestamp when its model field is a `ts()` schema
- * (TIMESTAMPS), and a map when the catalog writes it `as: 'entries'`, never
+ * How an export's columns appear in the spreadsheet forms
+ * (docs/spreadsheets.md). A column is a timestamp when its model field is a
+ * `ts()` schema (TIMESTAMPS), and a map when the catalog writes it `as: 'entries'`, never
  * by its name. A map becomes one column per key present in the export:
  * numbers where its model's values are numbers, so that a spreadsheet can
  * sum them, and texts, exactly as written, where they are texts (a running

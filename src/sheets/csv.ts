@@ -1,7 +1,7 @@
 /**
  * CSV as RFC 4180 has it, UTF-8 with a byte-order mark so that Excel reads
  * non-ASCII names right, and a leading `'` on a text a spreadsheet would take
- * for a formula (CONTRACT section 10). csv-stringify would need the same
+ * for a formula (docs/spreadsheets.md). csv-stringify would need the same
  * formula cast and value formatting around it; this is shorter.
  */
 import type { Cell, SheetColumn } from './columns.js';

@@ -1,5 +1,5 @@
 /**
- * The spreadsheet forms of a snapshot (CONTRACT section 10), for `snapshot
+ * The spreadsheet forms of a snapshot (docs/spreadsheets.md), for `snapshot
  * --format` and `convert`: one export's records in memory at a time.
  */
 import { FailedError } from '../errors.js';

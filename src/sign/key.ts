@@ -1,5 +1,5 @@
 /**
- * The signing key of `--sign-key` / SVC_SIGN_KEY (CONTRACT section 13): an
+ * The signing key of `--sign-key` / SVC_SIGN_KEY (docs/verify.md): an
  * unencrypted OpenSSH Ed25519 private key ("openssh-key-v1", as
  * `ssh-keygen -t ed25519 -N ''` writes it), parsed here with Node's crypto
  * alone. The key is a secret like a token: no message ever holds any of the

@@ -1,5 +1,5 @@
 /**
- * A manifest's signature (CONTRACT section 13): `<manifest>.sig` beside it,
+ * A manifest's signature (docs/verify.md): `<manifest>.sig` beside it,
  * the SSHSIG of the manifest's exact bytes in the namespace `svc-snapshot`.
  * Written into the staging directory right after the manifest, so that it
  * is published (and scanned) with the output; read back by `verify` and

@@ -1,10 +1,7 @@
 /**
- * A night is a snapshot's site (its manifest's `baseUrl`, normalised as the
- * history database keys a site) and its time. This module finds the night
- * before: the newest snapshot of the same site taken earlier, among the
- * directories beside a snapshot whatever they are called (by their
- * manifests); and the newer nights that make a snapshot a re-run. Every
- * command that needs the night before asks here, so all find the same one.
+ * findPreviousSnapshot: what `svc-snapshot --diff-previous` compares a fresh
+ * snapshot with (docs/diff.md); checkPrevious: a `--previous` given
+ * that is not older than the snapshot (refused) or of another site (warned).
  */
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';

@@ -2,9 +2,9 @@
  * The one owner of a snapshot directory (restic's repository layer: one
  * layer owns integrity). Opening one parses `_snapshot-manifest.json` once
  * against its one schema; every file handed out is opened only as a regular
- * file directly inside the directory (never through a link: CONTRACT section
- * 5) and checked against the manifest's size and sha256 as it is read.
- * Errors name the file, never quote its content.
+ * file directly inside the directory (never through a link, never by a name
+ * with a path separator) and checked against the manifest's size and sha256
+ * as it is read. Errors name the file, never quote its content.
  */
 import { createHash } from 'node:crypto';
 import { lstat, stat } from 'node:fs/promises';
@@ -27,8 +27,7 @@ import {
   UnreadableEntryError,
   withFileInside,
 } from '../util/safe-read.js';
-import { plainRecordMaker, recordMaker } from '../exports/fast/record-maker.js';
-import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
+import { recordMaker } from '../exports/fast/record-maker.js';
 import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
 import { csvFileName, reportFileName, workbookFileName } from '../publish/names.js';
 
@@ -158,7 +157,7 @@ interface ListedEntry {
   readonly sha256?: string | undefined;
 }
 
-/** The files of a snapshot directory (CONTRACT sections 5, 10, 13 and 16), names `/`-separated. */
+/** The files of a snapshot directory (docs/exports.md; docs/spreadsheets.md; docs/verify.md; README.md, "The report"), names `/`-separated. */
 export interface SnapshotFiles {
   /** The manifest and its signature. */
   readonly own: readonly string[];
@@ -206,8 +205,8 @@ function parseList(reader: ByteReader, keep: ((r: ExportRecord) => ExportRecord)
 }
 
 /** A function reducing a record to `columns`, in order, a missing one null. */
-function keepColumns(columns: readonly string[], fast: FastPaths = FAST_PATHS): (r: ExportRecord) => ExportRecord {
-  const make = fast.recordMaker ? recordMaker(columns) : plainRecordMaker(columns);
+function keepColumns(columns: readonly string[]): (r: ExportRecord) => ExportRecord {
+  const make = recordMaker(columns);
   const values: unknown[] = new Array(columns.length);
   return (r) => {
     for (let i = 0; i < columns.length; i++) values[i] = r[columns[i]!] ?? null;
@@ -307,12 +306,8 @@ export class Snapshot {
    * with `columns`, each record holds only those (the findings read a few
    * columns of large exports).
    */
-  async records(
-    entry: ManifestEntry,
-    columns?: readonly string[],
-    fast: FastPaths = FAST_PATHS,
-  ): Promise<ExportRecord[]> {
-    const keep = columns ? keepColumns(columns, fast) : undefined;
+  async records(entry: ManifestEntry, columns?: readonly string[]): Promise<ExportRecord[]> {
+    const keep = columns ? keepColumns(columns) : undefined;
     const parsed = await this.open(entry, (fd, size) => {
       const reader = new HashedRange(fd, size, this.expected(entry), () => this.changed(entry.file));
       const json = parseList(reader, keep);

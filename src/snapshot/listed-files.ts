@@ -1,7 +1,7 @@
 /**
  * The one hashing writer: every file a snapshot writes goes through it, and
  * the size and sha256 of its bytes as written give the manifest its entry
- * (CONTRACT sections 5 and 13: an export's `sha256`; `files`, the files a
+ * (an export's `sha256`; `files`, the files a
  * snapshot holds besides its exports: spreadsheets, findings, the report,
  * the raw collection's manifest), so that `verify` covers them and a
  * signature of the manifest vouches for them too. No file is read back to

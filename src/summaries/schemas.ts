@@ -290,7 +290,7 @@ export const HistoryLogSummary = z.strictObject({
 export type HistoryLogSummary = z.infer<typeof HistoryLogSummary>;
 
 /**
- * `verify --json` (CONTRACT section 13): per directory its kind (null when
+ * `verify --json` (docs/verify.md): per directory its kind (null when
  * its manifest could not be read), whether everything matched, every file
  * (the ones the manifest names, then those it does not cover) and the
  * signature (`key`: the signing key's SHA256 fingerprint, when readable).
@@ -320,7 +320,7 @@ export type VerifySummary = z.infer<typeof VerifySummary>;
 const FindingSeverity = z.enum(SEVERITIES);
 const RowRef = z.strictObject({ export: z.string(), key: z.array(z.string()) });
 
-/** The names a person reads beside the keys (CONTRACT section 18), each present when the finding is about one. */
+/** The names a person reads beside the keys (docs/findings.md), each present when the finding is about one. */
 const FindingDisplay = z.strictObject({
   /** The user's full name; "deleted user <id>" for a user the snapshot lists with no name nor e-mail, or not at all. */
   user: z.string().optional(),

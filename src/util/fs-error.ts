@@ -40,7 +40,7 @@ const ADVICE: Record<string, { what: string; todo: string }> = {
 
 /**
  * A file-system failure in words: the path, what happened and what to do
- * (CONTRACT section 6). The path is the one the error names, or
+ * (README.md, "Output"). The path is the one the error names, or
  * `fallbackPath` when it names none or `preferFallback` (a mkdtemp template
  * means nothing to the reader; its directory does).
  */

@@ -8,7 +8,7 @@ import { describeJsonError } from './json-error.js';
 /**
  * Why a file of a collection or snapshot was not read. `problem` never holds
  * any of the file's content: the name may point at a file the user never
- * meant to show (CONTRACT section 5).
+ * meant to show.
  */
 export class UnreadableEntryError extends Error {
   constructor(

@@ -1,6 +1,6 @@
 /**
- * What each kind of output's manifest says it holds (CONTRACT sections 4, 5,
- * 7 and 13): every file it names, with the size and sha256 it records for it
+ * What each kind of output's manifest says it holds (docs/verify.md): every
+ * file it names, with the size and sha256 it records for it
  * (a field the manifest does not record is left undefined, and `verify`
  * says so), and the files this tool may add to a snapshot after it was
  * published (convert's spreadsheets, report's page), which are "not

@@ -1,5 +1,5 @@
 /**
- * What `verify` can say of a file and of a signature (CONTRACT section 13):
+ * What `verify` can say of a file and of a signature (docs/verify.md):
  * one list each, read by the checks and by the --json schema
  * (src/summaries/schemas.ts), so the two cannot drift apart.
  */

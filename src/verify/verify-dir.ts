@@ -1,5 +1,5 @@
 /**
- * `svc-snapshot verify` of one directory (CONTRACT section 13): recognised
+ * `svc-snapshot verify` of one directory (docs/verify.md): recognised
  * by its manifest, every file the manifest names checked (a regular file
  * inside the directory, never through a link; its size and sha256, read a
  * buffer at a time), the files present that the manifest does not cover

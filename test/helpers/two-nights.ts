@@ -1,7 +1,6 @@
 /**
  * Two nights of an export as files, for the diff's tests of the newer file
- * read only where it differs (test/unit/diff-bytes.test.ts, and the
- * differential test of the walkNewer fast path, test/unit/fast-paths.test.ts).
+ * read only where it differs (test/unit/diff-bytes.test.ts).
  */
 import fc from 'fast-check';
 import { EXPORTS } from '../../src/exports/catalog.js';

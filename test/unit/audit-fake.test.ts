@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { auditRoute } from '../../src/audit/catalog.js';
 import * as m from '../../src/audit/models.js';
 import { createAuditBackend, FAKE_AUDIT_TOKEN } from '../fake/audit-backend.js';
-import { isSpreadsheet } from '../../src/audit/xlsx.js';
+import { isSpreadsheet } from '../../src/audit/fetch.js';
 import { AUDIT_TOKEN_PATTERN } from '../../src/config/values.js';
 
 // The fake is written from the spec, not from the models: parsing its answers

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { summariseAlerts } from '../../src/audit/alerts.js';
 import { queryFileText, rowsToRecords } from '../../src/audit/records.js';
-import { describeNotSpreadsheet, isSpreadsheet } from '../../src/audit/xlsx.js';
+import { describeNotSpreadsheet, isSpreadsheet } from '../../src/audit/fetch.js';
 import { makeXlsx } from '../fake/audit-xlsx.js';
 import { crc32, inflateRawSync } from 'node:zlib';
 

@@ -17,9 +17,6 @@ import { arraySlices, utf16Length } from '../../src/body/slices.js';
 import { describeJsonError } from '../../src/util/json-error.js';
 import { bufferReader } from '../../src/body/reader.js';
 import { BodyFile } from '../../src/body/file.js';
-import { largeBodiesToDisk } from '../../src/snapshot/spool.js';
-import { createStaging } from '../../src/publish/staging.js';
-import { secretMatcher } from '../../src/publish/scan.js';
 import { readCollection } from '../../src/collect/replay.js';
 import type { RawCollection } from '../../src/collect/types.js';
 import { writeCollection } from '../../src/collect/write.js';
@@ -362,59 +359,5 @@ describe('a large body read back from a collection', () => {
     );
     expect(failed(onDisk)).toBe(failed(inMemory));
     expect(readdirSync(dir)).toContain(drives.file);
-  });
-});
-
-describe("a live run's large bodies spooled into the staging directory", () => {
-  const source = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
-  const SECRET = 'spool-secret-0123456789';
-
-  it('wait there for the build, which reads them back and builds the same bytes', async () => {
-    const inMemory = await readCollection(source);
-    const live = await readCollection(source);
-    const staging = await createStaging(join(tmp, 'spool-out', 'snapshot'), [SECRET]);
-    try {
-      const spool = await largeBodiesToDisk(staging, live, {
-        raw: false,
-        minBytes: 1,
-        matcher: secretMatcher([SECRET]),
-      });
-      const moved = spool.bytes;
-      const swapped = live.manifest.routes.filter((r) => live.bodies.get(r.route) instanceof BodyFile);
-      // Every array body, and nothing else: the realm list is an object.
-      expect(swapped.length).toBeGreaterThan(10);
-      expect(Buffer.isBuffer(live.bodies.get('GET /api/realms'))).toBe(true);
-      expect(moved).toBe(swapped.reduce((n, r) => n + r.bytes!, 0));
-      for (const r of swapped)
-        expect(
-          readFileSync(join(staging.dir, '.bodies', r.file!)).equals(inMemory.bodies.get(r.route) as Buffer),
-          r.file!,
-        ).toBe(true);
-      expect(builtOutput(live, { sliceBytes: 97 })).toEqual(builtOutput(inMemory));
-      spool.remove();
-      expect(readdirSync(staging.dir)).not.toContain('.bodies');
-    } finally {
-      staging.discard();
-    }
-  });
-
-  it('keep in memory a body that holds a token, and write nothing of it', async () => {
-    const live = await readCollection(source);
-    const users = live.manifest.routes.find((r) => r.route === 'GET /api/users')!;
-    const echoed = Buffer.from(
-      (live.bodies.get(users.route) as Buffer)
-        .toString('utf8')
-        .replace('"firstName":', `"note":"${SECRET}","firstName":`),
-    );
-    live.bodies.set(users.route, echoed);
-    const staging = await createStaging(join(tmp, 'spool-secret', 'snapshot'), [SECRET]);
-    try {
-      await largeBodiesToDisk(staging, live, { raw: false, minBytes: 1, matcher: secretMatcher([SECRET]) });
-      expect(live.bodies.get(users.route)).toBe(echoed);
-      expect(readdirSync(join(staging.dir, '.bodies'))).not.toContain(users.file);
-      expect(live.bodies.get('GET /api/drives')).toBeInstanceOf(BodyFile);
-    } finally {
-      staging.discard();
-    }
   });
 });

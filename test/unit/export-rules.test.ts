@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildAll, sortedJson } from '../../src/exports/build.js';
 import { checkExportCatalog, DOCUMENTED_GET_ROUTES, EXPORTS } from '../../src/exports/catalog.js';
 import { defineExport, field, unavailable } from '../../src/exports/define.js';
-import { backendRelease } from '../../src/exports/release.js';
+import { backendRelease } from '../../src/exports/build.js';
 import type { BuildResult } from '../../src/exports/types.js';
 import { CollectionBuilder, brick, drive, image, project, team, usage, user } from './collection-builder.js';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { buildAll } from '../../src/exports/build.js';
 import { checkExportCatalog, EXPORTS } from '../../src/exports/catalog.js';
 import { defineExport, field } from '../../src/exports/define.js';
-import { renderExportsMarkdown } from '../../src/docs/exports.js';
+import { renderExportsMarkdown } from '../../scripts/docs/exports.js';
 import { exportFileName, serializeExport } from '../../src/exports/serialize.js';
 import type { BuildResult, ExportResult } from '../../src/exports/types.js';
 import {

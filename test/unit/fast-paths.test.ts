@@ -1,123 +1,29 @@
 /**
- * The differential tests of the fast paths (src/fast-paths.ts): each must
- * give what the plain path it stands in for gives. The build runs with every
- * fast path on, each one off, and all off, over the shipped recordings and a
- * fake site with hostile records, and must write the same bytes and say the
- * same things; the body check gives the same verdicts with the scan on and
- * off, and the diff of two nights with the newer file walked and read whole.
- * The switches are passed as test/helpers/fast-paths.ts makes them, so
- * that test/unit/fence.test.ts sees the code read each one both ways. The
- * record check and the JSON scan have their own mutation tests
- * (bench-fast-check.test.ts, bench-json-check.test.ts).
+ * The differential tests of the build's fast paths (src/exports/fast/): each
+ * must give what the plain path it stands in for gives. The unique-string-key
+ * sort orders as sortRecords does wherever it applies, and the record maker
+ * makes the records the plain maker makes; a hostile fake site exercises what
+ * they fall back on. The record check has its own mutation test
+ * (bench-fast-check.test.ts), and the diff's walk of the newer file its own
+ * (diff-bytes.test.ts).
  */
-import fc from 'fast-check';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { planRoute, planRoutes, REALMS_ROUTE } from '../../src/api/catalog.js';
-import { checkBody } from '../../src/body/decode.js';
-import { diffExport } from '../../src/diff/compare.js';
-import type { LoadedExport } from '../../src/diff/types.js';
 import { buildAll } from '../../src/exports/build.js';
-import { CATALOG, EXPORTS } from '../../src/exports/catalog.js';
+import { EXPORTS } from '../../src/exports/catalog.js';
 import { orderByUniqueStringKey, sortedIndexes } from '../../src/exports/fast/key-order.js';
 import { plainRecordMaker, recordMaker } from '../../src/exports/fast/record-maker.js';
 import { sortRecords } from '../../src/exports/order.js';
 import { serializeExport } from '../../src/exports/serialize.js';
-import type { ExportRecord } from '../../src/exports/types.js';
 import { stagedSnapshot, type ReadableManifest } from '../../src/snapshot/dir.js';
 import { tmpDir } from '../helpers/run-cli.js';
-import { builtOutput, RECORDING_COLLECTIONS, type NamedCollection } from '../helpers/build-output.js';
+import { RECORDING_COLLECTIONS } from '../helpers/build-output.js';
 import { hostileSite, ODD_VALUES } from '../helpers/hostile-site.js';
 import { randomStream } from '../fake/prng.js';
-import { FAST_PATH_NAMES, fastPaths } from '../helpers/fast-paths.js';
-import { twoNights } from '../helpers/two-nights.js';
 
 /** A small deterministic PRNG (test/fake/prng.ts). */
 const rng = (seed: number) => randomStream(seed);
-
-const COLLECTIONS: NamedCollection[] = [
-  ...RECORDING_COLLECTIONS,
-  ['a hostile fake site (seed 1)', () => hostileSite(1)],
-  ['a hostile fake site (seed 2)', () => hostileSite(2)],
-];
-
-describe.each(COLLECTIONS)('the build over %s', (_name, load) => {
-  it('writes the same bytes, validation, drift and nulls with every fast path on, each one off, and all off', async () => {
-    const c = await load();
-    const expected = builtOutput(c, { fast: fastPaths() });
-    for (const off of [...FAST_PATH_NAMES.map((s) => [s]), FAST_PATH_NAMES]) {
-      const got = builtOutput(c, { fast: fastPaths(off) });
-      expect(got.rest, `off: ${off.join(', ')}`).toBe(expected.rest);
-      got.files.forEach((f, i) => expect(f, `${CATALOG[i]!.name} with ${off.join(', ')} off`).toBe(expected.files[i]));
-    }
-  });
-});
-
-describe('the body check (the JSON scan, or JSON.parse)', () => {
-  function verdict(route: string, def: Parameters<typeof checkBody>[1], body: Buffer, scan: boolean): string {
-    try {
-      return JSON.stringify(checkBody(route, def, body, { quote: false, fast: fastPaths(scan ? [] : ['jsonScan']) }));
-    } catch (e) {
-      return `refused: ${(e as Error).message}`;
-    }
-  }
-
-  it.each(COLLECTIONS)(
-    'gives the same verdict with the scan on and off for every body of %s, and for every body cut short',
-    async (_name, load) => {
-      const c = await load();
-      const defs = new Map(
-        [planRoute(REALMS_ROUTE), ...planRoutes(c.manifest.realms.ids)].map((p) => [p.label, p.def]),
-      );
-      for (const [label, raw] of c.bodies) {
-        const body = raw as Buffer;
-        const def = defs.get(label)!;
-        for (const b of [
-          body,
-          body.subarray(0, Math.floor(body.length / 2)),
-          Buffer.concat([body, Buffer.from(',')]),
-        ]) {
-          expect(verdict(label, def, b, false), label).toBe(verdict(label, def, b, true));
-        }
-      }
-    },
-  );
-});
-
-describe('the diff of two nights (walkNewer, or the newer file split and keyed whole)', () => {
-  const side = (text: string, count: number): LoadedExport => {
-    const bytes = Buffer.from(text);
-    return {
-      available: true,
-      records: [],
-      file: { bytes, count, parse: () => JSON.parse(bytes.toString('utf8')) as ExportRecord[] },
-      nullColumns: new Set(),
-    };
-  };
-  const diff = (
-    d: Parameters<typeof diffExport>[0],
-    older: LoadedExport,
-    newer: LoadedExport,
-    walk: boolean,
-  ): unknown => {
-    try {
-      return diffExport(d, older, newer, undefined, fastPaths(walk ? [] : ['walkNewer']));
-    } catch (e) {
-      return `refused: ${(e as Error).message}`;
-    }
-  };
-
-  it('is the same with the walk on and off, however the newer file is out of order or out of layout', () => {
-    fc.assert(
-      fc.property(twoNights, ({ d, olderText, newerText, olderCount, newerCount }) => {
-        const on = diff(d, side(olderText, olderCount), side(newerText, newerCount), true);
-        expect(diff(d, side(olderText, olderCount), side(newerText, newerCount), false)).toStrictEqual(on);
-      }),
-      { numRuns: 500 },
-    );
-  });
-});
 
 describe('the hostile site', () => {
   it('exercises what the fast paths fall back on: validation issues, drift and a key sort that is not unique', () => {
@@ -212,7 +118,7 @@ describe('the unique-string-key sort', () => {
 });
 
 describe('the record maker', () => {
-  it('reads the same columns of every record of an export file back with it on and off (Snapshot.records)', async () => {
+  it('reads back the columns of every record of an export file as the plain maker makes them (Snapshot.records)', async () => {
     const c = await RECORDING_COLLECTIONS[0]![1]();
     const dir = tmpDir();
     for (const e of buildAll(c).exports.filter((x) => x.available && x.records.length > 0)) {
@@ -223,11 +129,12 @@ describe('the record maker', () => {
       const columns = [...Object.keys(e.records[0]!).slice(0, 3).reverse(), 'not-a-column'];
       // A staged snapshot reads its files back unchecked: only the entry is needed of its manifest.
       const snapshot = stagedSnapshot(dir, { exports: [entry] } as unknown as ReadableManifest);
-      const on = await snapshot.records(entry, columns, fastPaths());
-      const off = await snapshot.records(entry, columns, fastPaths(['recordMaker']));
-      expect(on.length).toBe(e.records.length);
-      expect(JSON.stringify(off), e.export).toBe(JSON.stringify(on));
-      expect(Object.keys(on[0]!)).toEqual(columns);
+      const got = await snapshot.records(entry, columns);
+      const plain = plainRecordMaker(columns);
+      const expected = e.records.map((r) => plain(columns.map((k) => r[k] ?? null)));
+      expect(got.length).toBe(e.records.length);
+      expect(JSON.stringify(got), e.export).toBe(JSON.stringify(expected));
+      expect(Object.keys(got[0]!)).toEqual(columns);
     }
   });
 

@@ -15,7 +15,7 @@ import { buildAll } from '../../src/exports/build.js';
 import { evaluateFindings, findingCounts, type FindingsReport } from '../../src/findings/evaluate.js';
 import { serializeFindings } from '../helpers/findings-json.js';
 import { formatFindings } from '../../src/findings/format.js';
-import { renderFindingsMarkdown } from '../../src/findings/docs.js';
+import { renderFindingsMarkdown } from '../../scripts/docs/findings.js';
 import { failOnMessage, findingsSettings } from '../../src/findings/index.js';
 import { parseSeverity, type Severity } from '../../src/config/values.js';
 import { readOptions } from '../../src/config/options.js';

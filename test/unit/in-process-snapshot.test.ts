@@ -95,7 +95,7 @@ describe('runSnapshot in-process against the msw handlers', () => {
     for (const raw of [false, true]) {
       const run = inProcess(recordedSite().handlers, { env: { SVC_TOKEN: TOKEN }, cwd, now: NOW });
       const out = join(cwd, raw ? 'with-raw' : 'spooled');
-      // Every array body counts as large here: each is read back from disk by the build.
+      // Every body counts as large here: each is written to the spool as it arrives and read back from disk by the build.
       const result = await runSnapshot(
         { baseUrl: BASE_URL, outDir: out, ...(raw ? { raw: true } : {}) },
         { ...run.deps, largeBodyBytes: 1 },

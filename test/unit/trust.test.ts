@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SHORTEST_SECRET, clearSecrets, knownSecrets, redact, registerSecret } from '../../src/util/redact.js';
 import { bodyHint } from '../../src/http/body-hint.js';
-import { describeNotSpreadsheet } from '../../src/audit/xlsx.js';
+import { describeNotSpreadsheet } from '../../src/audit/fetch.js';
 import { decodeBody } from '../../src/body/decode.js';
 import { escapeControl, escapeForTerminal } from '../../src/util/escape.js';
 import { secretInFileBytes, SecretSearch, secretMatcher, SCAN_CHUNK_BYTES } from '../../src/publish/scan.js';

@@ -3,8 +3,8 @@
  * and sorting with sortRecords (src/exports/order.ts) when it applies, and
  * says so by returning undefined when it does not (a key value that is not a
  * string, holds U+0000, or repeats), so the caller then takes sortRecords.
- * Switch: `keyOrder` (src/fast-paths.ts); differential test:
- * test/unit/fast-paths.test.ts. What it earns: docs/architecture.md.
+ * Differential test: test/unit/fast-paths.test.ts. What it earns:
+ * bench/RESULTS.md.
  */
 
 /**

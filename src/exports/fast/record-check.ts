@@ -5,10 +5,9 @@
  * compiler does not model (a refinement, a transform, a schema type the route
  * models do not use) compiles to `false`. It reads zod's private `_zod.def`
  * and generates code with `new Function`, so zod is pinned to an exact version
- * in package.json while this file exists. Also held by the mutation test
- * test/unit/bench-fast-check.test.ts. Switch: `recordCheck` (src/fast-paths.ts);
- * differential test: test/unit/fast-paths.test.ts. What it earns:
- * docs/architecture.md.
+ * in package.json while this file exists. Differential test:
+ * test/unit/bench-fast-check.test.ts (a mutation test against zod's
+ * safeParse and collectDrift). What it earns: bench/RESULTS.md.
  *
  * Semantics mirrored from zod 4 for JSON input: `z.number()` is a finite
  * number and `.int()` a safe integer; optional accepts `undefined` (absent);

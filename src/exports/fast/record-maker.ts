@@ -4,9 +4,8 @@
  * keys in order and the given values, built from a generated object literal
  * (new Function) so that every record of an export has one fixed shape.
  * Column names are checked against a strict identifier pattern at catalog
- * load, and are JSON-quoted here besides. Switch: `recordMaker`
- * (src/fast-paths.ts); differential test: test/unit/fast-paths.test.ts. What
- * it earns: docs/architecture.md.
+ * load, and are JSON-quoted here besides. Differential test:
+ * test/unit/fast-paths.test.ts. What it earns: bench/RESULTS.md.
  */
 import type { ExportRecord } from '../types.js';
 

@@ -11,7 +11,7 @@ export default defineRule({
     'counts at least one VM (`vms_cnt`), drive (`drives_cnt`) or vault file (`files_cnt`). ' +
     'A row whose `exists` is true, or not a boolean (null: a validation issue), is not a deleted project; `no-project` (resources of no project) exists. ' +
     'The usage rows of deleted teams (GET /api/teams/usage) are in no export: `teams` holds one row per team of GET ' +
-    '/api/teams, and CONTRACT section 5 keeps the `no-team` row and those of deleted teams in the raw collection ' +
+    '/api/teams, and the `no-team` row and those of deleted teams stay in the raw collection ' +
     'only. So the rule cannot see deleted teams on any snapshot, and its `reason` says so every time it is evaluated.',
   spec: [
     {

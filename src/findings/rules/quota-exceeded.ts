@@ -34,7 +34,7 @@ export default defineRule({
     "The limit is `teamQuotas_cores` (`teamQuotas_memory`) when set; where it is not, the legacy map's `cores` " +
     '(`memory`) entry of `quotas`, a number (an entry that is not a number is no limit); the detail says which one ' +
     'it used. ' +
-    'Where `teamQuotas` sets a limit, that one alone is compared (CONTRACT section 17 reads the legacy map only ' +
+    'Where `teamQuotas` sets a limit, that one alone is compared (the legacy map is read only ' +
     'where `teamQuotas` sets no such limit), so a legacy entry below it is not reported. The legacy `memory` is ' +
     'taken in bytes, as `teamQuotas.memory` is (the spec gives the map no unit). ' +
     'An absent quota is no limit. Storage and device quotas are not compared: the usage row has no storage type or device breakdown. ' +

@@ -49,14 +49,14 @@ export default defineRule({
   meaning:
     "A user of user_profiles is lapsed when its `expiration` is strictly before the snapshot's time, or when it has " +
     'a `deactivationType` and either no `deactivatedUntil` or a `deactivatedUntil` at or after that time ' +
-    '(a `deactivatedUntil` already passed ends a temporary deactivation: CONTRACT section 17, "a `deactivationType` ' +
+    '(a `deactivatedUntil` already passed ends a temporary deactivation: lapsed is "a `deactivationType` ' +
     'whose `deactivatedUntil`, if any, has not passed"; one at exactly that time has not passed). `state` is not ' +
     'read: its values are not documented, so "deactivated" is read from `deactivationType` and `deactivatedUntil` ' +
     'only. ' +
     'One finding per lapsed user that is a member of a team (team_memberships) or of a project (project_memberships, ' +
     'once per project however many rows), owns a running VM (active_vms `owner`, unless `ownerType` is `VM`: then ' +
     "the owner is a VM) or is among a running VM's `authedUsers`; every such membership and VM is related. " +
-    'A running VM is one of active_vms whose `active` is true (CONTRACT section 17): a VM listed with `active` false ' +
+    'A running VM is one of active_vms whose `active` is true: a VM listed with `active` false ' +
     '(or not a boolean, exported as null) counts neither for its owner nor for its authorized users. ' +
     'A lapsed user whose only link is to such VMs is not reported; one reported for other access has them related ' +
     'and counted apart in the detail ("not counted: …"), so that the auditor sees them. ' +
@@ -128,7 +128,7 @@ export default defineRule({
       }
     }
     for (const [user, a] of access) {
-      // A VM listed but not active grants no access by itself (CONTRACT section 17: a running VM, `active` true).
+      // A VM listed but not active grants no access by itself (a running VM, `active` true).
       if (a.teams.length + a.projects.length + a.owned.length + a.authed.length === 0) continue;
       yield {
         subject: ref('user_profiles', user),

@@ -3,19 +3,19 @@
  * (`node --import tsx scripts/gen-docs.ts`). A unit test checks that the
  * committed file equals this output.
  */
-import { RULES } from './catalog.js';
-import { SEVERITIES, compareRules, type RuleDef } from './define.js';
-import { DEFAULT_EXPIRING_DAYS } from './evaluate.js';
-import { FINDINGS_CSV_COLUMNS } from './csv.js';
-import { FINDING_ID_NAMESPACE } from './identity.js';
-import { DEFAULT_WAIVERS_MAX_DAYS, WAIVERS_MAX_BYTES } from './waivers.js';
+import { RULES } from '../../src/findings/catalog.js';
+import { SEVERITIES, compareRules, type RuleDef } from '../../src/findings/define.js';
+import { DEFAULT_EXPIRING_DAYS } from '../../src/findings/evaluate.js';
+import { FINDINGS_CSV_COLUMNS } from '../../src/findings/csv.js';
+import { FINDING_ID_NAMESPACE } from '../../src/findings/identity.js';
+import { DEFAULT_WAIVERS_MAX_DAYS, WAIVERS_MAX_BYTES } from '../../src/findings/waivers.js';
 
 const INTRO = `# Findings
 
 <!-- Generated from src/findings/rules/ by scripts/gen-docs.ts; do not edit by hand. -->
 
 Rules over a snapshot's exports that name what an auditor or an administrator
-must act on (CONTRACT section 17). Each rule is declared as data in
+must act on. Each rule is declared as data in
 \`src/findings/rules/\`: its id, severity, description, exact meaning, the spec
 lines it rests on, the export columns it reads, and the check, a function over
 those columns of the export records (never over the raw responses).
@@ -77,7 +77,7 @@ column is null) has the rule not evaluated: it was asked for.
 **Security levels and child projects.** The spec gives a project a
 \`securityLevel\` and a \`parent\`, and does not say whether a child project
 is held to its parent's level. Both readings are defensible, so a setting
-chooses, and the default is the stricter one (CONTRACT section 17: a missed
+chooses, and the default is the stricter one (a missed
 finding costs an auditor more than a question):
 
 - *Inheriting* (\`--findings-inherit-levels\`, the default): a project is held

@@ -3,11 +3,11 @@
  * (`node --import tsx scripts/gen-docs.ts`). A unit test checks that the
  * committed file equals this output.
  */
-import { routeById, type RouteDef } from '../api/catalog.js';
-import { CATALOG, columnType, type ColumnType } from '../exports/catalog.js';
-import { derivedRoutes, type ColumnDef, type ExportDef } from '../exports/define.js';
-import { describeType, kindOf, resolvePath } from '../exports/schema.js';
-import { cellTypeOf } from '../sheets/columns.js';
+import { routeById, type RouteDef } from '../../src/api/catalog.js';
+import { CATALOG, columnType, type ColumnType } from '../../src/exports/catalog.js';
+import { derivedRoutes, type ColumnDef, type ExportDef } from '../../src/exports/define.js';
+import { describeType, kindOf, resolvePath } from '../../src/exports/schema.js';
+import { cellTypeOf } from '../../src/sheets/columns.js';
 
 const DECISIONS = `## Decisions
 
