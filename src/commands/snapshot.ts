@@ -28,6 +28,7 @@ import { formatSnapshotSummary, snapshotSummary, type SnapshotOutcome } from '..
 import { secretMatcher } from '../publish/scan.js';
 import { writeSpreadsheets, type SheetSink } from '../sheets/write.js';
 import { applyKeep } from '../cron/retention.js';
+import { planArchive, writeArchive } from '../archive/write.js';
 import type { RunReport } from '../cron/metrics.js';
 import type { Reporter } from '../progress/reporter.js';
 import { escapeControl } from '../util/escape.js';
@@ -141,6 +142,7 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps) {
     include,
     signKey,
     historyTarget,
+    archive: planArchive(o.encryptTo, deps.env),
     // Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are).
     largeBodyBytes: deps.largeBodyBytes ?? LARGE_BODY_BYTES,
   };
@@ -321,6 +323,7 @@ async function afterPublishing(
   if (findings) deps.reporter.info(findingsLine(findings));
   const findingsFailed = findings ? failOnMessage(findings, plan.findingsAsked.failOn) : undefined;
   if (findingsFailed) deps.reporter.warn(findingsFailed);
+  await writeArchive(plan.archive, outDir, 'snapshot', plan.signKey, deps.reporter, o.debug);
   // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
   const pruned = applyKeep(
     o.keep,

@@ -1,0 +1,156 @@
+/**
+ * `--encrypt-to`: after an output is published, `<dir>.tar.age` beside it,
+ * the output's tar (tar.ts) encrypted in the age v1 format to every
+ * recipient. Streamed: the tar is made as the encryption pulls it and the
+ * ciphertext written as it comes, so neither the archive nor the plaintext
+ * tar is ever whole in memory, and the plaintext never touches the disk.
+ * Written under a temporary name (mode 0600) and renamed when complete, so
+ * an archive of that name is replaced only by a whole new one; any failure
+ * removes the temporary file and leaves the published output as it is.
+ * With --sign-key, `<dir>.tar.age.sig` signs the archive's bytes as a
+ * manifest is signed (SSHSIG, namespace svc-snapshot).
+ */
+import { createHash } from 'node:crypto';
+import { lstatSync, renameSync, rmSync, unlinkSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import path from 'node:path';
+import { Encrypter } from 'age-encryption';
+import { FailedError, UsageError } from '../errors.js';
+import { leftoverName } from '../publish/leftovers.js';
+import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
+import { registerStaging, unregisterStaging } from '../publish/registry.js';
+import type { SigningKey } from '../sign/key.js';
+import { signMessage } from '../sign/sshsig.js';
+import type { Reporter } from '../progress/reporter.js';
+import { escapeControl } from '../util/escape.js';
+import { readManifestJson } from '../util/safe-read.js';
+import { archiveOf, archiveSignatureOf } from './names.js';
+import { readRecipients } from './recipients.js';
+import { tarOf } from './tar.js';
+
+/** What --encrypt-to asks, read before anything is collected: the recipients, or the problem with them. */
+export type ArchivePlan =
+  | { readonly recipients: readonly string[]; readonly problem?: undefined }
+  | { readonly problem: UsageError; readonly recipients?: undefined }
+  | undefined;
+
+/**
+ * The recipients of --encrypt-to and SVC_ENCRYPT_TO_FILE, checked now;
+ * undefined when neither is given. A bad one does not cost the night: it is
+ * kept, said after the output is published, and the run ends with exit 2.
+ */
+export function planArchive(flag: readonly string[] | undefined, env: NodeJS.ProcessEnv): ArchivePlan {
+  try {
+    const recipients = readRecipients(flag, env);
+    return recipients.length > 0 ? { recipients } : undefined;
+  } catch (err) {
+    if (err instanceof UsageError) return { problem: err };
+    throw err;
+  }
+}
+
+/** The time the output's manifest records: every mtime of its tar. */
+async function manifestTime(dir: string, kind: OutputKind): Promise<Date> {
+  const read = await readManifestJson(dir, MANIFEST_OF[kind]);
+  const time = 'json' in read ? (read.json as { time?: unknown }).time : undefined;
+  const date = typeof time === 'string' ? new Date(time) : undefined;
+  if (date === undefined || Number.isNaN(date.getTime()))
+    throw new FailedError(`${MANIFEST_OF[kind]} in ${escapeControl(dir)} records no time to date the archive with`);
+  return date;
+}
+
+/** A file written by temporary name beside `target` (mode 0600), renamed over it once whole; removed on any failure. */
+async function writeAtomically(
+  target: string,
+  write: (handle: import('node:fs/promises').FileHandle) => Promise<void>,
+) {
+  const temp = path.join(path.dirname(target), leftoverName('temp', path.basename(target)));
+  // A signal while it is written removes it (src/publish/registry.ts).
+  registerStaging(temp);
+  try {
+    const handle = await open(temp, 'wx', 0o600);
+    try {
+      await write(handle);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    renameSync(temp, target);
+  } catch (err) {
+    rmSync(temp, { force: true });
+    throw err;
+  } finally {
+    unregisterStaging(temp);
+  }
+}
+
+/** The archive's bytes into `handle`, hashed (SHA-512, for its signature) as they are written. */
+async function encryptInto(
+  handle: import('node:fs/promises').FileHandle,
+  dir: string,
+  mtime: Date,
+  recipients: readonly string[],
+): Promise<Buffer> {
+  const encrypter = new Encrypter();
+  for (const r of recipients) encrypter.addRecipient(r);
+  const hash = createHash('sha512');
+  for await (const chunk of await encrypter.encrypt(tarOf(dir, mtime))) {
+    hash.update(chunk);
+    await handle.write(chunk);
+  }
+  return hash.digest();
+}
+
+/** Why the archive could not be written, and that the output stays. */
+function failure(err: unknown, archive: string, outDir: string): FailedError {
+  const e = err as NodeJS.ErrnoException;
+  const why =
+    e.code === 'ENOSPC' || e.code === 'EDQUOT'
+      ? `no space is left on the device (${e.code}): free some space there and run again`
+      : err instanceof FailedError
+        ? err.message
+        : `${e.code ?? 'error'}${e.message ? `: ${escapeControl(e.message)}` : ''}`;
+  return new FailedError(
+    `the output was published to ${escapeControl(outDir)}, but its archive ${escapeControl(archive)} could not be ` +
+      `written (${why}); no partial archive was left`,
+    { cause: err },
+  );
+}
+
+/**
+ * After a publish: nothing without --encrypt-to; the problem with the
+ * recipients (exit 2) when there was one; else `<outDir>.tar.age` (and its
+ * `.sig` with a key) written, or a FailedError (exit 1) saying why not.
+ */
+export async function writeArchive(
+  plan: ArchivePlan,
+  outDir: string,
+  kind: OutputKind,
+  signKey: SigningKey | undefined,
+  reporter: Reporter,
+  debug = false,
+): Promise<string | undefined> {
+  if (plan === undefined) return undefined;
+  if (plan.problem)
+    throw new UsageError(`${plan.problem.message}. The output was published to ${outDir}, without its archive`);
+  const archive = archiveOf(outDir);
+  reporter.info(`encrypting ${archive} to ${plan.recipients.length} recipient${plan.recipients.length > 1 ? 's' : ''}`);
+  if (debug) for (const r of plan.recipients) reporter.info(`  recipient ${r}`);
+  try {
+    const mtime = await manifestTime(outDir, kind);
+    let digest: Buffer = Buffer.alloc(0);
+    await writeAtomically(archive, async (handle) => {
+      digest = await encryptInto(handle, outDir, mtime, plan.recipients);
+    });
+    const sig = archiveSignatureOf(archive);
+    if (signKey !== undefined)
+      await writeAtomically(sig, async (handle) => {
+        await handle.write(signMessage({ sha512: digest }, signKey));
+      });
+    // A signature of the archive this one replaced would no longer match it.
+    else if (lstatSync(sig, { throwIfNoEntry: false })?.isFile()) unlinkSync(sig);
+  } catch (err) {
+    throw failure(err, archive, outDir);
+  }
+  return archive;
+}
