@@ -40,7 +40,7 @@ export type ReadableManifest = z.infer<typeof ReadableManifestSchema>;
 export type ManifestEntry = ReadableManifest['exports'][number];
 
 /** A directory that cannot be opened as a snapshot: `problem` says why (never quoting the manifest), `hint` what to do. */
-export class NotASnapshotError extends UsageError {
+class NotASnapshotError extends UsageError {
   constructor(
     readonly dir: string,
     readonly problem: string,
@@ -51,7 +51,7 @@ export class NotASnapshotError extends UsageError {
 }
 
 /** A manifest that names one export or one file twice (exit 1): `problem` says which, as NotASnapshotError's does. */
-export class DamagedManifestError extends FailedError {
+class DamagedManifestError extends FailedError {
   constructor(
     readonly dir: string,
     readonly problem: string,

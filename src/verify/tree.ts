@@ -15,7 +15,7 @@ import { hashFile, readManifestJson, UnreadableEntryError, withFileInside } from
 export type EntryType = 'file' | 'directory' | 'symbolic link' | 'FIFO' | 'socket' | 'device' | 'other';
 
 /** What a file holds, or why it could not be read. */
-export type Content = { readonly size: number; readonly sha256: string | undefined } | { readonly unreadable: string };
+type Content = { readonly size: number; readonly sha256: string | undefined } | { readonly unreadable: string };
 
 export interface Tree {
   /** What is at `rel` (`/`-separated, relative to the output), undefined when nothing is. */
@@ -30,7 +30,7 @@ export interface Tree {
   signature(name: string): Promise<SignatureFile>;
 }
 
-export function typeOf(info: Stats): EntryType {
+function typeOf(info: Stats): EntryType {
   if (info.isFile()) return 'file';
   if (info.isDirectory()) return 'directory';
   if (info.isSymbolicLink()) return 'symbolic link';

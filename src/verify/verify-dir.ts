@@ -29,12 +29,31 @@ interface FileReport {
 
 export interface DirReport {
   readonly dir: string;
-  readonly kind: OutputKind | null;
+  /** `archive` for a `.tar.age` (src/archive), whose output's kind is `contents`. */
+  readonly kind: OutputKind | 'archive' | null;
   readonly ok: boolean;
   /** Why the directory could not be checked at all (a damaged or doubled manifest). */
   readonly error?: string;
   readonly files: readonly FileReport[];
   readonly signature: SignatureState;
+  readonly archive?: { readonly decrypted: boolean; readonly bytes: number; readonly recipients?: number };
+  readonly contents?: OutputKind | null;
+  /** An archive's: the signature of the manifest inside (`signature` is the archive's own). */
+  readonly manifestSignature?: SignatureState;
+  /** verify --replay: the restore drill's outcome (src/verify/replay.ts). */
+  readonly replay?: ReplayReport;
+}
+
+interface ReplayReport {
+  readonly ok: boolean;
+  readonly exports: number;
+  readonly differs?: {
+    readonly export: string;
+    readonly file: string;
+    readonly key: Readonly<Record<string, unknown>> | null;
+    readonly detail: string;
+  };
+  readonly error?: string;
 }
 
 const KINDS = Object.keys(MANIFEST_OF) as OutputKind[];

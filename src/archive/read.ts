@@ -1,0 +1,336 @@
+/**
+ * Reading an archive (`<dir>.tar.age`) for `verify`. Without an identity,
+ * what can be checked without the key: the age header parses (version
+ * line, recipient stanzas, MAC line) and the payload's size is one the
+ * STREAM format allows (a nonce, then 64 KiB chunks each with its 16-byte
+ * tag; a file cut to leave less than a tag in its last chunk breaks it).
+ * The header's MAC and the chunks' tags need the file key: an altered
+ * byte, or almost any cut, is found only with an identity, or by the
+ * archive's signature, which covers every byte.
+ * With an identity, the archive is decrypted as a stream and its tar read
+ * as it comes: each entry's type, size and sha256, and the bytes of the
+ * manifest and its signature only, so nothing of the plaintext is written
+ * anywhere or held whole; then the output inside is checked as a directory
+ * is (src/verify).
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, readFileSync } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { Decrypter, type Stanza } from 'age-encryption';
+import tar from 'tar-stream';
+import { UsageError } from '../errors.js';
+import { MANIFEST_OF } from '../publish/owned.js';
+import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
+import { escapeControl } from '../util/escape.js';
+import { registerSecret } from '../util/redact.js';
+
+const MAGIC = 'age-encryption.org/v1\n';
+const CHUNK = 64 * 1024;
+const TAG = 16;
+const NONCE = 16;
+/** The header of an archive this tool writes is a few hundred bytes a recipient; past this it is not one. */
+const MAX_HEADER = 1024 * 1024;
+
+/** An archive that could not be read as one: `problem` says which of not age, damaged, cut, altered or wrong identity. */
+export class ArchiveProblem extends Error {}
+
+/** The identities of an age identity file (age-keygen's format), or a usage error naming the file (and line); never their text. */
+export function readIdentities(file: string, from: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new UsageError(
+      `${from} names ${escapeControl(file)}, which cannot be read (${code}); give an age identity file`,
+    );
+  }
+  const out: string[] = [];
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    registerSecret(line);
+    let ok = /^AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]+$/.test(line);
+    if (ok)
+      try {
+        new Decrypter().addIdentity(line);
+      } catch {
+        ok = false;
+      }
+    if (!ok)
+      throw new UsageError(
+        `line ${i + 1} of ${escapeControl(file)} (${from}) is not an age X25519 identity (AGE-SECRET-KEY-1…, as ` +
+          'age-keygen writes it)',
+      );
+    out.push(line);
+  });
+  if (out.length === 0)
+    throw new UsageError(`${escapeControl(file)} (${from}) holds no age identity; give the file age-keygen wrote`);
+  return out;
+}
+
+/** The SHA-256 and SHA-512 of a file as it is read, for its signature. */
+export interface Digests {
+  readonly sha256: Buffer;
+  readonly sha512: Buffer;
+}
+
+/** The archive's bytes as a Web stream, read a buffer at a time, and their digests once all are read. */
+function bytesOf(file: string): { stream: ReadableStream<Uint8Array>; digests: Promise<Digests> } {
+  const source = createReadStream(file, { highWaterMark: 256 * 1024 });
+  const sha256 = createHash('sha256');
+  const sha512 = createHash('sha512');
+  source.on('data', (chunk) => {
+    sha256.update(chunk as Buffer);
+    sha512.update(chunk as Buffer);
+  });
+  const digests = new Promise<Digests>((resolve, reject) => {
+    source.on('end', () => resolve({ sha256: sha256.digest(), sha512: sha512.digest() }));
+    source.on('error', reject);
+  });
+  digests.catch(() => {});
+  return { stream: Readable.toWeb(source) as ReadableStream<Uint8Array>, digests };
+}
+
+/** What a parse or decryption error of age-encryption means here; its own message may quote the file. */
+function problemOf(err: unknown): ArchiveProblem {
+  const m = err instanceof Error ? err.message : '';
+  if (/no identity matched/.test(m))
+    return new ArchiveProblem(
+      'wrong identity: the archive is not encrypted to any identity of the file given (or its header was altered)',
+    );
+  if (/invalid header HMAC/.test(m))
+    return new ArchiveProblem("altered: its header's MAC does not match (the header was changed after it was written)");
+  if (/invalid tag|final chunk is empty|ciphertext/.test(m))
+    return new ArchiveProblem(
+      'altered or cut: a chunk of its payload does not authenticate (bytes changed, or the file ends on a chunk boundary)',
+    );
+  if (/invalid version/.test(m)) return new ArchiveProblem(`not an age file: it does not begin with "${MAGIC.trim()}"`);
+  return new ArchiveProblem('damaged: its age header cannot be parsed');
+}
+
+/** The header's bytes (up to and with its MAC line), from the file's first bytes; or the problem. */
+async function headerOf(file: string): Promise<Buffer> {
+  const handle = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(MAX_HEADER);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    const head = buf.subarray(0, bytesRead);
+    if (!head.subarray(0, MAGIC.length).equals(Buffer.from(MAGIC))) {
+      const armored = head.subarray(0, 34).toString('latin1') === '-----BEGIN AGE ENCRYPTED FILE-----';
+      throw new ArchiveProblem(
+        armored
+          ? 'an ASCII-armored age file, which this tool does not write: decrypt it with age -d'
+          : `not an age file: it does not begin with "${MAGIC.trim()}"`,
+      );
+    }
+    const mac = head.indexOf('\n--- ');
+    const end = mac < 0 ? -1 : head.indexOf('\n', mac + 1);
+    if (end < 0)
+      throw new ArchiveProblem(
+        bytesRead < MAX_HEADER ? 'cut: it ends inside its age header' : 'damaged: its age header never ends',
+      );
+    return Buffer.from(head.subarray(0, end + 1));
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Whether a payload of `bytes` (after the header) is one STREAM can make: a nonce, full chunks, a last one not empty unless alone. */
+function payloadSizeOk(bytes: number): boolean {
+  const full = CHUNK + TAG;
+  const rest = bytes - NONCE;
+  if (rest < TAG) return false;
+  const r = rest % full;
+  return r === 0 || r > TAG || rest === TAG;
+}
+
+export interface Structure extends Digests {
+  /** How many recipient stanzas the header holds. */
+  readonly recipients: number;
+  readonly bytes: number;
+}
+
+/** That the payload after a header of `header` bytes has a size STREAM can make; an ArchiveProblem naming a cut otherwise. */
+async function checkPayloadSize(file: string, header: number): Promise<number> {
+  const { size } = await stat(file);
+  if (!payloadSizeOk(size - header))
+    throw new ArchiveProblem(
+      `cut: its payload of ${size - header} bytes is not a whole number of age chunks (the file ends inside one)`,
+    );
+  return size;
+}
+
+/** The checks that need no key (see the file's opening comment); an ArchiveProblem for a file that fails them. */
+export async function checkStructure(file: string): Promise<Structure> {
+  const header = await headerOf(file);
+  let stanzas: readonly Stanza[] = [];
+  const decrypter = new Decrypter();
+  decrypter.addIdentity({
+    unwrapFileKey(s: Stanza[]) {
+      stanzas = s;
+      return null;
+    },
+  });
+  try {
+    await decrypter.decrypt(new Uint8Array(header));
+  } catch (err) {
+    const problem = problemOf(err);
+    if (!/wrong identity/.test(problem.message)) throw problem;
+  }
+  const bytes = await checkPayloadSize(file, header.length);
+  const whole = bytesOf(file);
+  for await (const _ of whole.stream);
+  return { recipients: stanzas.length, bytes, ...(await whole.digests) };
+}
+
+/** One entry of the tar inside, as the check needs it. */
+export interface TarEntry {
+  readonly type: 'file' | 'directory' | 'symbolic link' | 'other';
+  readonly size: number;
+  readonly sha256?: string;
+  /** The bytes of a manifest or its signature at the top of the output (the only ones kept). */
+  readonly bytes?: Buffer;
+}
+
+/** The files kept whole out of the stream: the manifests and their signatures at the top of the output. */
+const KEPT = new Set(Object.values(MANIFEST_OF).flatMap((m) => [m, `${m}${SIGNATURE_SUFFIX}`]));
+/** A manifest or a signature past this is not one: hashed, not kept. */
+const MAX_KEPT = 64 * 1024 * 1024;
+
+function typeOfHeader(type: string | null | undefined): TarEntry['type'] {
+  if (type === 'file' || type === 'contiguous-file') return 'file';
+  if (type === 'directory') return 'directory';
+  if (type === 'symlink') return 'symbolic link';
+  return 'other';
+}
+
+/** An entry's name without `./` and trailing `/`, split at `/`; undefined for one that leaves the tree. */
+function partsOf(name: string): string[] | undefined {
+  const parts = name.split('/').filter((p) => p !== '' && p !== '.');
+  return parts.some((p) => p === '..') || name.startsWith('/') ? undefined : parts;
+}
+
+export interface Contents {
+  /** The one directory at the top of the tar: the output's name. */
+  readonly top: string;
+  /** Every entry under it, by its path relative to it. */
+  readonly entries: ReadonlyMap<string, TarEntry>;
+}
+
+/** The tar entries of a plaintext stream: hashed as they come, only the manifest and its signature kept. */
+async function readTar(plain: ReadableStream<Uint8Array>): Promise<Contents> {
+  const extract = tar.extract();
+  const feeding = (async () => {
+    try {
+      for await (const chunk of plain) if (!extract.write(Buffer.from(chunk))) await drain(extract);
+      extract.end(undefined);
+    } catch (err) {
+      extract.destroy(err as Error);
+    }
+  })();
+  const entries = new Map<string, TarEntry>();
+  const tops = new Set<string>();
+  let outside = false;
+  for await (const entry of extract) {
+    const parts = partsOf(entry.header.name);
+    const type = typeOfHeader(entry.header.type);
+    const hash = createHash('sha256');
+    const kept: Buffer[] = [];
+    let size = 0;
+    const rel = parts?.slice(1).join('/') ?? '';
+    const keep = parts?.length === 2 && KEPT.has(parts[1]!);
+    for await (const chunk of entry) {
+      const b = chunk as Buffer;
+      hash.update(b);
+      size += b.length;
+      if (keep && size <= MAX_KEPT) kept.push(b);
+    }
+    if (parts === undefined || parts.length === 0) {
+      outside = true;
+      continue;
+    }
+    tops.add(parts[0]!);
+    if (parts.length === 1) continue;
+    entries.set(rel, {
+      type,
+      size,
+      ...(type === 'file' ? { sha256: hash.digest('hex') } : {}),
+      ...(keep && size <= MAX_KEPT ? { bytes: Buffer.concat(kept) } : {}),
+    });
+  }
+  await feeding;
+  if (outside || tops.size !== 1)
+    throw new ArchiveProblem(
+      `not an archive of one output: its tar holds ${outside ? 'entries outside any directory' : `${tops.size} top directories`}`,
+    );
+  return { top: [...tops][0]!, entries };
+}
+
+function drain(stream: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
+}
+
+/**
+ * The archive decrypted with `identities` as a stream and its tar read
+ * (see the file's opening comment), with the digests of its bytes as read;
+ * an ArchiveProblem saying what was wrong.
+ */
+export async function readArchive(
+  file: string,
+  identities: readonly string[],
+): Promise<{ contents: Contents; digests: Digests }> {
+  const header = (await headerOf(file)).length;
+  const size = await checkPayloadSize(file, header);
+  const decrypter = new Decrypter();
+  for (const id of identities) decrypter.addIdentity(id);
+  const source = bytesOf(file);
+  let plain = 0;
+  const counted = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      plain += chunk.length;
+      controller.enqueue(chunk);
+    },
+  });
+  try {
+    const contents = await readTar((await decrypter.decrypt(source.stream)).pipeThrough(counted));
+    return { contents, digests: await source.digests };
+  } catch (err) {
+    if (err instanceof ArchiveProblem) throw err;
+    const m = err instanceof Error ? err.message : '';
+    // tar-stream's own words for a tar that ends early or is not one.
+    if (/unexpected end|premature/i.test(m))
+      throw new ArchiveProblem('cut: the tar inside ends early (the archive was cut on a chunk boundary)');
+    if (/invalid tar header|checksum/i.test(m))
+      throw new ArchiveProblem('not an archive of an output: what age decrypts is not a tar');
+    const problem = problemOf(err);
+    if (!/^altered or cut/.test(problem.message)) throw problem;
+    // Which chunk failed, from the plaintext that came before it (a chunk or two may be in flight).
+    const chunks = Math.ceil((size - header - NONCE) / (CHUNK + TAG));
+    const failed = Math.floor(plain / CHUNK);
+    throw new ArchiveProblem(
+      failed >= chunks - 2
+        ? 'cut or altered at its end: its last chunks do not authenticate (the file was cut short, or bytes near ' +
+            'its end changed)'
+        : `altered: chunk ${failed + 1} of ${chunks} does not authenticate (bytes changed after it was written)`,
+    );
+  }
+}
+
+/** Why an archive cannot be opened at all (missing, a directory), or undefined when it can. */
+export async function archiveFileProblem(file: string): Promise<string | undefined> {
+  const info = await stat(file).catch((err: NodeJS.ErrnoException) => err);
+  if (info instanceof Error)
+    return info.code === 'ENOENT' ? 'does not exist' : `cannot be read (${info.code ?? 'error'})`;
+  if (!info.isFile()) return 'is not a regular file';
+  return undefined;
+}
