@@ -15,7 +15,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { Decrypter, type Stanza } from 'age-encryption';
 import tar from 'tar-stream';
@@ -24,6 +26,7 @@ import { MANIFEST_OF } from '../publish/owned.js';
 import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
 import { escapeControl } from '../util/escape.js';
 import { registerSecret } from '../util/redact.js';
+import { registerStaging, unregisterStaging } from '../publish/registry.js';
 
 const MAGIC = 'age-encryption.org/v1\n';
 const CHUNK = 64 * 1024;
@@ -333,4 +336,81 @@ export async function archiveFileProblem(file: string): Promise<string | undefin
     return info.code === 'ENOENT' ? 'does not exist' : `cannot be read (${info.code ?? 'error'})`;
   if (!info.isFile()) return 'is not a regular file';
   return undefined;
+}
+
+/**
+ * The restore drill of an archive (`verify --replay --identity`): the build
+ * reads a raw collection from a directory, its large bodies from disk, so
+ * the archive is decrypted into a private temporary directory (0700, files
+ * 0600, only files and directories, names checked) that `use` reads and
+ * that is removed afterwards, also on a signal. The one place plaintext
+ * touches the disk (docs/decisions.md).
+ */
+export async function withExtracted<T>(
+  file: string,
+  identities: readonly string[],
+  use: (dir: string) => Promise<T>,
+): Promise<T> {
+  const parent = await mkdtemp(path.join(tmpdir(), 'svc-snapshot-drill-'));
+  registerStaging(parent);
+  try {
+    await checkPayloadSize(file, (await headerOf(file)).length);
+    const decrypter = new Decrypter();
+    for (const id of identities) decrypter.addIdentity(id);
+    let top: string | undefined;
+    try {
+      top = await extractInto(await decrypter.decrypt(bytesOf(file).stream), parent);
+    } catch (err) {
+      if (err instanceof ArchiveProblem) throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== undefined)
+        throw new ArchiveProblem(
+          `could not be decrypted into ${parent} for the drill (${code}); free space there or set TMPDIR`,
+        );
+      throw problemOf(err);
+    }
+    return await use(path.join(parent, top));
+  } finally {
+    await rm(parent, { recursive: true, force: true });
+    unregisterStaging(parent);
+  }
+}
+
+/** Writes the tar's files and directories under `parent`; the one top directory's name. */
+async function extractInto(plain: ReadableStream<Uint8Array>, parent: string): Promise<string> {
+  const extract = tar.extract();
+  const feeding = (async () => {
+    try {
+      for await (const chunk of plain) if (!extract.write(Buffer.from(chunk))) await drain(extract);
+      extract.end(undefined);
+    } catch (err) {
+      extract.destroy(err as Error);
+    }
+  })();
+  const tops = new Set<string>();
+  for await (const entry of extract) {
+    const parts = partsOf(entry.header.name);
+    const type = typeOfHeader(entry.header.type);
+    if (parts === undefined || parts.length === 0 || (type !== 'file' && type !== 'directory')) {
+      for await (const _ of entry);
+      continue;
+    }
+    tops.add(parts[0]!);
+    const target = path.join(parent, ...parts);
+    if (type === 'directory') {
+      await mkdir(target, { recursive: true, mode: 0o700 });
+      for await (const _ of entry);
+      continue;
+    }
+    await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+    const out = await open(target, 'wx', 0o600);
+    try {
+      for await (const chunk of entry) await out.write(chunk as Buffer);
+    } finally {
+      await out.close();
+    }
+  }
+  await feeding;
+  if (tops.size !== 1) throw new ArchiveProblem('not an archive of one output: its tar holds no single top directory');
+  return [...tops][0]!;
 }

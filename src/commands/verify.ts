@@ -86,11 +86,33 @@ interface VerifyOptions {
 }
 
 async function verifyOne(t: Target, o: VerifyOptions): Promise<DirReport> {
-  if ('archive' in t) {
-    const { verifyArchive } = await import('../archive/check.js');
-    return verifyArchive(t.archive, o.identities, o.allowed, o.now);
+  const report =
+    'archive' in t
+      ? await (await import('../archive/check.js')).verifyArchive(t.archive, o.identities, o.allowed, o.now)
+      : await verifyDir(t.dir, t.kinds, o.allowed, o.now);
+  if (!o.replay || report.error !== undefined) return report;
+  const replay = await drill(t, report, o);
+  return { ...report, ok: report.ok && replay.ok, replay };
+}
+
+/** verify --replay of one target whose checks could be made: the snapshot inside rebuilt from its raw/. */
+async function drill(t: Target, report: DirReport, o: VerifyOptions): Promise<NonNullable<DirReport['replay']>> {
+  const kind = report.kind === 'archive' ? report.contents : report.kind;
+  if (kind !== 'snapshot')
+    return {
+      ok: false,
+      exports: 0,
+      error: `a ${kind ?? 'damaged output'} has no exports to build again; give snapshots`,
+    };
+  const { replayDir } = await import('../verify/replay.js');
+  if (!('archive' in t)) return replayDir(t.dir);
+  const { ArchiveProblem, withExtracted } = await import('../archive/read.js');
+  try {
+    return await withExtracted(t.archive, o.identities!, replayDir);
+  } catch (err) {
+    if (err instanceof ArchiveProblem) return { ok: false, exports: 0, error: err.message };
+    throw err;
   }
-  return verifyDir(t.dir, t.kinds, o.allowed, o.now);
 }
 
 function signedText(sig: SignatureState, what = ''): string {

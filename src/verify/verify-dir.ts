@@ -44,7 +44,7 @@ export interface DirReport {
   readonly replay?: ReplayReport;
 }
 
-interface ReplayReport {
+export interface ReplayReport {
   readonly ok: boolean;
   readonly exports: number;
   readonly differs?: {
