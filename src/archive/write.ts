@@ -143,12 +143,18 @@ export async function writeArchive(
       digest = await encryptInto(handle, outDir, mtime, plan.recipients);
     });
     const sig = archiveSignatureOf(archive);
-    if (signKey !== undefined)
+    // A signature of the archive this one replaced would no longer match it: gone unless a new one takes its place.
+    const stale = () => {
+      if (lstatSync(sig, { throwIfNoEntry: false })?.isFile()) unlinkSync(sig);
+    };
+    if (signKey === undefined) stale();
+    else
       await writeAtomically(sig, async (handle) => {
         await handle.write(signMessage({ sha512: digest }, signKey));
+      }).catch((err: unknown) => {
+        stale();
+        throw err;
       });
-    // A signature of the archive this one replaced would no longer match it.
-    else if (lstatSync(sig, { throwIfNoEntry: false })?.isFile()) unlinkSync(sig);
   } catch (err) {
     throw failure(err, archive, outDir);
   }
