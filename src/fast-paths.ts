@@ -13,6 +13,8 @@ export interface FastPaths {
   readonly keyOrder: boolean;
   /** diff/walk-newer.ts: the newer of two export files read only where it differs from the older, instead of split and keyed whole. */
   readonly walkNewer: boolean;
+  /** archive/native-stream.ts: an archive's payload decrypted by Node's ChaCha20-Poly1305 instead of age-encryption's. */
+  readonly nativeStream: boolean;
 }
 
 /** Every fast path on: what the commands run. */
@@ -22,4 +24,5 @@ export const FAST_PATHS: FastPaths = Object.freeze({
   recordMaker: true,
   keyOrder: true,
   walkNewer: true,
+  nativeStream: true,
 });

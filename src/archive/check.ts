@@ -5,6 +5,7 @@
  * file as verify checks a directory (src/verify, through a Tree built from
  * what the stream gave), its manifest's signature too.
  */
+import { lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { AllowedSigners } from '../sign/allowed-signers.js';
 import { readSignatureFile, signatureState, type SignatureState } from '../sign/manifest-signature.js';
@@ -116,11 +117,18 @@ export async function verifyArchive(
         archive: { decrypted: false, bytes: s.bytes, recipients: s.recipients },
       };
     }
-    const { contents, digests } = await readArchive(file, identities);
-    const signature = await archiveSignature(file, digests, allowed, now);
+    // The archive's bytes are hashed as they are decrypted only when a signature is there to check them against.
+    const signed = (await lstat(archiveSignatureOf(file)).catch(() => undefined)) !== undefined;
+    const { contents, digests } = await readArchive(file, identities, signed);
+    const signature = await archiveSignature(
+      file,
+      digests ?? { sha256: Buffer.alloc(0), sha512: Buffer.alloc(0) },
+      allowed,
+      now,
+    );
     const tree = contentsTree(contents);
     const kinds = await manifestsOf(tree);
-    const bytes = (await import('node:fs/promises')).stat(file).then((st) => st.size);
+    const bytes = (await stat(file)).size;
     if (kinds.length === 0)
       return {
         ...failed(
@@ -134,7 +142,7 @@ export async function verifyArchive(
       kind: 'archive',
       ok: inner.ok && signatureOk(signature, allowed),
       signature,
-      archive: { decrypted: true, bytes: await bytes },
+      archive: { decrypted: true, bytes },
       contents: inner.kind === 'archive' ? null : inner.kind,
       manifestSignature: inner.signature,
     };

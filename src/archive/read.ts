@@ -26,6 +26,8 @@ import { MANIFEST_OF } from '../publish/owned.js';
 import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
 import { escapeControl } from '../util/escape.js';
 import { registerSecret } from '../util/redact.js';
+import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
+import { decryptPayload } from './native-stream.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
 
 const MAGIC = 'age-encryption.org/v1\n';
@@ -79,11 +81,20 @@ export interface Digests {
   readonly sha512: Buffer;
 }
 
-/** The archive's bytes as a Web stream, read a buffer at a time, and their digests once all are read. */
-function bytesOf(file: string): { stream: ReadableStream<Uint8Array>; digests: Promise<Digests> } {
-  const source = createReadStream(file, { highWaterMark: 256 * 1024 });
-  const sha256 = createHash('sha256');
-  const sha512 = createHash('sha512');
+/**
+ * The archive's bytes from `start` as a Web stream, read a buffer at a time;
+ * with `hashed` (the bytes before `start`), the digests of the whole file
+ * once all are read (undefined without).
+ */
+function bytesOf(
+  file: string,
+  start = 0,
+  hashed?: Buffer,
+): { stream: ReadableStream<Uint8Array>; digests: Promise<Digests> | undefined } {
+  const source = createReadStream(file, { highWaterMark: 256 * 1024, start });
+  if (hashed === undefined) return { stream: Readable.toWeb(source) as ReadableStream<Uint8Array>, digests: undefined };
+  const sha256 = createHash('sha256').update(hashed);
+  const sha512 = createHash('sha512').update(hashed);
   source.on('data', (chunk) => {
     sha256.update(chunk as Buffer);
     sha512.update(chunk as Buffer);
@@ -94,6 +105,30 @@ function bytesOf(file: string): { stream: ReadableStream<Uint8Array>; digests: P
   });
   digests.catch(() => {});
   return { stream: Readable.toWeb(source) as ReadableStream<Uint8Array>, digests };
+}
+
+/**
+ * The plaintext of the archive, decrypted as it is read: the header by
+ * age-encryption (the file key unwrapped, the MAC checked), the payload by
+ * Node's ChaCha20-Poly1305 (native-stream.ts) or, with that fast path off,
+ * by age-encryption too. With `digests`, those of the archive's bytes as read.
+ */
+async function decrypted(
+  file: string,
+  header: Buffer,
+  identities: readonly string[],
+  digests: boolean,
+  fast: FastPaths,
+): Promise<{ plain: ReadableStream<Uint8Array>; digests: Promise<Digests> | undefined }> {
+  const decrypter = new Decrypter();
+  for (const id of identities) decrypter.addIdentity(id);
+  if (!fast.nativeStream) {
+    const source = bytesOf(file, 0, digests ? Buffer.alloc(0) : undefined);
+    return { plain: await decrypter.decrypt(source.stream), digests: source.digests };
+  }
+  const fileKey = await decrypter.decryptHeader(new Uint8Array(header));
+  const source = bytesOf(file, header.length, digests ? header : undefined);
+  return { plain: decryptPayload(fileKey, source.stream), digests: source.digests };
 }
 
 /** What a parse or decryption error of age-encryption means here; its own message may quote the file. */
@@ -183,9 +218,9 @@ export async function checkStructure(file: string): Promise<Structure> {
     if (!/wrong identity/.test(problem.message)) throw problem;
   }
   const bytes = await checkPayloadSize(file, header.length);
-  const whole = bytesOf(file);
+  const whole = bytesOf(file, 0, Buffer.alloc(0));
   for await (const _ of whole.stream);
-  return { recipients: stanzas.length, bytes, ...(await whole.digests) };
+  return { recipients: stanzas.length, bytes, ...(await whole.digests!) };
 }
 
 /** One entry of the tar inside, as the check needs it. */
@@ -291,12 +326,12 @@ function drain(stream: NodeJS.EventEmitter): Promise<void> {
 export async function readArchive(
   file: string,
   identities: readonly string[],
-): Promise<{ contents: Contents; digests: Digests }> {
-  const header = (await headerOf(file)).length;
+  digests: boolean,
+  fast: FastPaths = FAST_PATHS,
+): Promise<{ contents: Contents; digests: Digests | undefined }> {
+  const head = await headerOf(file);
+  const header = head.length;
   const size = await checkPayloadSize(file, header);
-  const decrypter = new Decrypter();
-  for (const id of identities) decrypter.addIdentity(id);
-  const source = bytesOf(file);
   let plain = 0;
   const counted = new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
@@ -305,7 +340,8 @@ export async function readArchive(
     },
   });
   try {
-    const contents = await readTar((await decrypter.decrypt(source.stream)).pipeThrough(counted));
+    const source = await decrypted(file, head, identities, digests, fast);
+    const contents = await readTar(source.plain.pipeThrough(counted));
     return { contents, digests: await source.digests };
   } catch (err) {
     if (err instanceof ArchiveProblem) throw err;
@@ -354,12 +390,11 @@ export async function withExtracted<T>(
   const parent = await mkdtemp(path.join(tmpdir(), 'svc-snapshot-drill-'));
   registerStaging(parent);
   try {
-    await checkPayloadSize(file, (await headerOf(file)).length);
-    const decrypter = new Decrypter();
-    for (const id of identities) decrypter.addIdentity(id);
+    const header = await headerOf(file);
+    await checkPayloadSize(file, header.length);
     let top: string | undefined;
     try {
-      top = await extractInto(await decrypter.decrypt(bytesOf(file).stream), parent);
+      top = await extractInto((await decrypted(file, header, identities, false, FAST_PATHS)).plain, parent);
     } catch (err) {
       if (err instanceof ArchiveProblem) throw err;
       const code = (err as NodeJS.ErrnoException).code;

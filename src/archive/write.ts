@@ -27,6 +27,8 @@ import { readManifestJson } from '../util/safe-read.js';
 import { archiveOf, archiveSignatureOf } from './names.js';
 import { readRecipients } from './recipients.js';
 import { tarOf } from './tar.js';
+import { encryptWithHeader } from './native-stream.js';
+import { FAST_PATHS, type FastPaths } from '../fast-paths.js';
 
 /** What --encrypt-to asks, read before anything is collected: the recipients, or the problem with them. */
 export type ArchivePlan =
@@ -84,6 +86,22 @@ async function writeAtomically(
   }
 }
 
+/**
+ * `plain` encrypted to `recipients` as an age file, streamed: by
+ * age-encryption, or with the `nativeStream` fast path its payload sealed
+ * by Node's ChaCha20-Poly1305 (native-stream.ts).
+ */
+export async function encryptTo(
+  recipients: readonly string[],
+  plain: ReadableStream<Uint8Array>,
+  fast: FastPaths = FAST_PATHS,
+): Promise<ReadableStream<Uint8Array>> {
+  if (fast.nativeStream) return encryptWithHeader(recipients, plain);
+  const encrypter = new Encrypter();
+  for (const r of recipients) encrypter.addRecipient(r);
+  return encrypter.encrypt(plain);
+}
+
 /** The archive's bytes into `handle`, hashed (SHA-512, for its signature) as they are written. */
 async function encryptInto(
   handle: import('node:fs/promises').FileHandle,
@@ -91,10 +109,8 @@ async function encryptInto(
   mtime: Date,
   recipients: readonly string[],
 ): Promise<Buffer> {
-  const encrypter = new Encrypter();
-  for (const r of recipients) encrypter.addRecipient(r);
   const hash = createHash('sha512');
-  for await (const chunk of await encrypter.encrypt(tarOf(dir, mtime))) {
+  for await (const chunk of await encryptTo(recipients, tarOf(dir, mtime))) {
     hash.update(chunk);
     await handle.write(chunk);
   }

@@ -145,7 +145,7 @@ describe.runIf(hasAge())('--encrypt-to', () => {
   });
 
   it('a mistyped --encrypt-to: exit 2 naming the flag and what is supported, without repeating it', async () => {
-    const typo = `${alice.recipient.slice(0, -1)}q`;
+    const typo = `${alice.recipient.slice(0, -1)}${alice.recipient.endsWith('q') ? 'p' : 'q'}`;
     const res = await runCli(['--replay', RECORDING, '--out-dir', join(work, 'typo'), '--encrypt-to', typo]);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/--encrypt-to #1 is not an age X25519 recipient \(age1…/);
