@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { lstatSync, renameSync, rmSync, unlinkSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Encrypter } from 'age-encryption';
 import { FailedError, UsageError } from '../errors.js';
@@ -65,10 +65,7 @@ async function manifestTime(dir: string, kind: OutputKind): Promise<Date> {
 }
 
 /** A file written by temporary name beside `target` (mode 0600), renamed over it once whole; removed on any failure. */
-async function writeAtomically(
-  target: string,
-  write: (handle: import('node:fs/promises').FileHandle) => Promise<void>,
-) {
+async function writeAtomically(target: string, write: (handle: FileHandle) => Promise<void>) {
   const temp = path.join(path.dirname(target), leftoverName('temp', path.basename(target)));
   // A signal while it is written removes it (src/publish/registry.ts).
   registerStaging(temp);
@@ -105,9 +102,18 @@ export async function encryptTo(
   return encrypter.encrypt(plain);
 }
 
+/** Every byte of `chunks` written: a write may write fewer (a disk filling up), and the next one then says why. */
+async function writeAll(handle: FileHandle, chunks: Uint8Array[]): Promise<void> {
+  let buffer = Buffer.concat(chunks);
+  while (buffer.length > 0) {
+    const { bytesWritten } = await handle.write(buffer);
+    buffer = buffer.subarray(bytesWritten);
+  }
+}
+
 /** The archive's bytes into `handle`, hashed (SHA-512, for its signature) as they are written. */
 async function encryptInto(
-  handle: import('node:fs/promises').FileHandle,
+  handle: FileHandle,
   dir: string,
   mtime: Date,
   recipients: readonly string[],
@@ -121,11 +127,11 @@ async function encryptInto(
     batch.push(chunk);
     batched += chunk.length;
     if (batched < WRITE_BATCH) continue;
-    await handle.writev(batch);
+    await writeAll(handle, batch);
     batch = [];
     batched = 0;
   }
-  if (batch.length > 0) await handle.writev(batch);
+  await writeAll(handle, batch);
   return hash.digest();
 }
 

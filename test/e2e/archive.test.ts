@@ -240,14 +240,15 @@ describe.runIf(hasAge() && process.platform === 'linux' && process.getuid?.() ==
     await onTmpfs('1m', async (mnt) => {
       const res0 = await runCli(['--replay', RECORDING, '--raw', '--out-dir', 'probe', '--quiet'], { cwd: mnt });
       expect(res0.code).toBe(0);
-      const used = Number(
-        execFileSync('du', ['-sB1', join(mnt, 'probe')])
-          .toString()
-          .split('\t')[0],
-      );
-      // Room for the snapshot, and for half of its archive (about as large as the files themselves).
+      const du = (flag: string) =>
+        Number(
+          execFileSync('du', [flag, join(mnt, 'probe')])
+            .toString()
+            .split('\t')[0],
+        );
+      // Room for the snapshot (its blocks), and for a third of its archive (about as large as its files' bytes).
       const free = Number(execFileSync('df', ['--output=avail', '-B1', mnt]).toString().trim().split('\n').pop());
-      writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - used - Math.floor(used / 2))));
+      writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free - du('-sB1') - Math.floor(du('-sb') / 3))));
       const res = await runCli(['--replay', RECORDING, '--raw', '--out-dir', 'out', '--encrypt-to', alice.recipient], {
         cwd: mnt,
       });
