@@ -11,6 +11,8 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync, existsSy
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { ALL_TYPES_TOKEN } from '../fake/backend.js';
+import { startFakeSite } from '../helpers/fake-site.js';
 import { ageDecrypt, hasAge, makeIdentity, untar } from '../helpers/age-keys.js';
 import { allowedLine, hasSshKeygen, keyDir, makeKey, removeKeys, sshVerify } from '../helpers/ssh-keys.js';
 
@@ -169,6 +171,38 @@ describe.runIf(hasAge())('--encrypt-to', () => {
     mkdirSync(into);
     untar(ageDecrypt(bob.file, `${out}.tar.age`), into);
     expect(tree(join(into, 'raw-copy', 'raw'))).toEqual(tree(join(out, 'raw')));
+  });
+
+  it('collect archives its raw collection, token-free, as age and tar give it back', async () => {
+    const site = await startFakeSite();
+    try {
+      const out = join(work, 'svc-snapshot-raw-2026-11-21');
+      const res = await runCli(
+        ['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', out, '--quiet'],
+        { env: { SVC_TOKEN: ALL_TYPES_TOKEN.value, SVC_ENCRYPT_TO_FILE: join(work, 'collect-recipients.txt') } },
+      );
+      // A recipients file that cannot be read costs the archive only: the collection is published, exit 2.
+      expect(res.code).toBe(2);
+      expect(res.stderr).toMatch(
+        /SVC_ENCRYPT_TO_FILE names .*collect-recipients\.txt, which cannot be read \(ENOENT\)/,
+      );
+      expect(existsSync(join(out, '_collection-manifest.json'))).toBe(true);
+      expect(existsSync(`${out}.tar.age`)).toBe(false);
+      writeFileSync(join(work, 'collect-recipients.txt'), `${bob.recipient}\n`);
+      const again = await runCli(
+        ['collect', '--base-url', site.url, '--ca-file', site.caFile, '--out-dir', out, '--quiet'],
+        { env: { SVC_TOKEN: ALL_TYPES_TOKEN.value, SVC_ENCRYPT_TO_FILE: join(work, 'collect-recipients.txt') } },
+      );
+      expect(again.code).toBe(0);
+      const tarBytes = ageDecrypt(bob.file, `${out}.tar.age`);
+      expect(tarBytes.includes(Buffer.from(ALL_TYPES_TOKEN.value))).toBe(false);
+      const into = join(work, 'collect-extract');
+      mkdirSync(into);
+      untar(tarBytes, into);
+      expect(tree(join(into, 'svc-snapshot-raw-2026-11-21'))).toEqual(tree(out));
+    } finally {
+      await site.close();
+    }
   });
 
   it('--keep deletes an older archive and its signature with their directory, and nothing else', async () => {
