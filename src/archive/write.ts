@@ -16,7 +16,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Encrypter } from 'age-encryption';
 import { FailedError, UsageError } from '../errors.js';
-import { leftoverName } from '../publish/leftovers.js';
+import { leftoverName, removeDeadLeftovers } from '../publish/leftovers.js';
 import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
 import type { SigningKey } from '../sign/key.js';
@@ -168,6 +168,15 @@ export async function writeArchive(
   if (plan.problem)
     throw new UsageError(`${plan.problem.message}. The output was published to ${outDir}, without its archive`);
   const archive = archiveOf(outDir);
+  // What a run killed while writing this archive left beside it (its pid no running process).
+  const ours = new Set([path.basename(archive), path.basename(archiveSignatureOf(archive))]);
+  for (const line of removeDeadLeftovers(
+    'temp',
+    path.dirname(archive),
+    (b) => ours.has(b),
+    'left by a run that was killed',
+  ))
+    reporter.warn(line);
   reporter.info(`encrypting ${archive} to ${plan.recipients.length} recipient${plan.recipients.length > 1 ? 's' : ''}`);
   if (debug) for (const r of plan.recipients) reporter.info(`  recipient ${r}`);
   try {

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
+import { deadPid, REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { ALL_TYPES_TOKEN } from '../fake/backend.js';
 import { startFakeSite } from '../helpers/fake-site.js';
 import { ageDecrypt, hasAge, makeIdentity, untar } from '../helpers/age-keys.js';
@@ -93,6 +93,24 @@ describe.runIf(hasAge())('--encrypt-to', () => {
     }
     expect(tars[1]).toBe(tars[0]);
     expect(readdirSync(work).filter((f) => f.startsWith('.same'))).toEqual([]);
+  });
+
+  it("removes the temporary archive a killed run left beside, and no one else's", async () => {
+    const parent = join(work, 'killed');
+    mkdirSync(parent);
+    const left = `.svc-snapshot-2026-11-21.tar.age.partial-${await deadPid()}-0badc0de`;
+    const live = `.svc-snapshot-2026-11-21.tar.age.partial-${process.pid}-0badc0de`;
+    const other = `.notes.tar.age.partial-${await deadPid()}-0badc0de`;
+    for (const f of [left, live, other]) writeFileSync(join(parent, f), 'half an archive');
+    const res = await runCli(
+      ['--replay', RECORDING, '--out-dir', 'svc-snapshot-2026-11-21', '--encrypt-to', alice.recipient],
+      { cwd: parent },
+    );
+    expect(res.code).toBe(0);
+    expect(res.stderr).toContain(`removed ${left}, left by a run that was killed`);
+    expect(readdirSync(parent).sort()).toEqual(
+      [live, other, 'svc-snapshot-2026-11-21', 'svc-snapshot-2026-11-21.tar.age'].sort(),
+    );
   });
 
   it('prints each recipient with --debug only', async () => {
