@@ -21,6 +21,11 @@ const CHUNK = 64 * 1024;
 const TAG = 16;
 const NONCE = 16;
 
+/** The bytes of a chunk as a Buffer, not copied (Buffer.from of a Uint8Array copies it). */
+function view(chunk: Uint8Array): Buffer {
+  return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
+
 function openChunk(key: Buffer, counter: bigint, last: boolean, sealed: Uint8Array): Buffer {
   const nonce = Buffer.alloc(12);
   nonce.writeBigUInt64BE(counter, 3);
@@ -39,12 +44,12 @@ function openChunk(key: Buffer, counter: bigint, last: boolean, sealed: Uint8Arr
 /** The plaintext of the payload that follows the header, given the file key the header holds. */
 export function decryptPayload(fileKey: Uint8Array, payload: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
   let key: Buffer | undefined;
-  let pending = Buffer.alloc(0);
+  let pending: Buffer = Buffer.alloc(0);
   let counter = 0n;
   return payload.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
-        pending = pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([pending, chunk]);
+        pending = pending.length === 0 ? view(chunk) : Buffer.concat([pending, chunk]);
         if (key === undefined) {
           if (pending.length < NONCE) return;
           key = Buffer.from(hkdfSync('sha256', fileKey, pending.subarray(0, NONCE), 'payload', 32));
@@ -100,7 +105,7 @@ export async function encryptWithHeader(
   const header = whole.subarray(0, whole.indexOf('\n', mac + 1) + 1);
   const nonce = randomBytes(NONCE);
   const key = Buffer.from(hkdfSync('sha256', fileKey!, nonce, 'payload', 32));
-  let pending = Buffer.alloc(0);
+  let pending: Buffer = Buffer.alloc(0);
   let counter = 0n;
   let started = false;
   return plain.pipeThrough(
@@ -110,7 +115,7 @@ export async function encryptWithHeader(
           controller.enqueue(Buffer.concat([header, nonce]));
           started = true;
         }
-        pending = pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([pending, chunk]);
+        pending = pending.length === 0 ? view(chunk) : Buffer.concat([pending, chunk]);
         // A full chunk is the last only when nothing follows it: keep it until more comes, or the end.
         let at = 0;
         while (pending.length - at > CHUNK) {

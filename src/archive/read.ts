@@ -257,12 +257,17 @@ export interface Contents {
   readonly entries: ReadonlyMap<string, TarEntry>;
 }
 
+/** The bytes of a chunk as a Buffer, not copied (Buffer.from of a Uint8Array copies it). */
+function view(chunk: Uint8Array): Buffer {
+  return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
+
 /** The tar entries of a plaintext stream: hashed as they come, only the manifest and its signature kept. */
 async function readTar(plain: ReadableStream<Uint8Array>): Promise<Contents> {
   const extract = tar.extract();
   const feeding = (async () => {
     try {
-      for await (const chunk of plain) if (!extract.write(Buffer.from(chunk))) await drain(extract);
+      for await (const chunk of plain) if (!extract.write(view(chunk))) await drain(extract);
       extract.end(undefined);
     } catch (err) {
       extract.destroy(err as Error);
@@ -416,7 +421,7 @@ async function extractInto(plain: ReadableStream<Uint8Array>, parent: string): P
   const extract = tar.extract();
   const feeding = (async () => {
     try {
-      for await (const chunk of plain) if (!extract.write(Buffer.from(chunk))) await drain(extract);
+      for await (const chunk of plain) if (!extract.write(view(chunk))) await drain(extract);
       extract.end(undefined);
     } catch (err) {
       extract.destroy(err as Error);
