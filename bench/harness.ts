@@ -23,6 +23,7 @@ import {
   type ReportContext,
 } from './report.js';
 import { benchVerify } from './verify.js';
+import { archiveSupported, benchArchive } from './archive.js';
 import { overTimeContext, overTimeRound, overTimeRows, overTimeSupported } from './findings-over-time.js';
 import { notifyArgs, notifyRow, notifySupported, startReceivers } from './notify.js';
 import {
@@ -824,6 +825,23 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResults> {
     const verified = await benchVerify({ bin: BIN, workDir, runs, raw, run: (args, o) => run(args, o), stat, log });
     rows.push(...verified.rows);
     notes.push(...verified.notes);
+
+    // ---- archives (--encrypt-to), verify of an archive, the restore drill
+    if (archiveSupported(BIN)) {
+      const archived = await benchArchive({
+        bin: BIN,
+        workDir,
+        runs,
+        raw,
+        run: (args, o) => run(args, o),
+        runRss: (args, o) => run(args, { ...o, rss: true }),
+        stat,
+        log,
+      });
+      rows.push(...archived.rows);
+      notes.push(...archived.notes);
+      log(`[${elapsed()}] archives measured`);
+    } else notes.push('This build has no --encrypt-to: archives and the restore drill were not measured.');
 
     // ---- history database (SQLite): needs no server, only the collection
     const reportNights = opts.reportHistoryNights ?? REPORT_HISTORY_NIGHTS;

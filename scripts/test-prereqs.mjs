@@ -50,6 +50,12 @@ const NEEDS = [
   },
   { what: 'ssh-keygen', why: 'checking signatures', present: () => onPath('ssh-keygen'), packages: ['openssh-client'] },
   {
+    what: 'age and age-keygen',
+    why: 'reading and writing encrypted archives as an admin would',
+    present: () => onPath('age') && onPath('age-keygen'),
+    packages: ['age'],
+  },
+  {
     what: 'systemd-analyze',
     why: 'verifying the systemd units',
     present: anyOf('/usr/bin/systemd-analyze', '/bin/systemd-analyze'),

@@ -44,6 +44,7 @@ const COMMANDS: CommandSpec[] = [
       'SVC_TOKEN=… svc-snapshot --base-url https://platform.example.org',
       'svc-snapshot --replay svc-snapshot-raw-2026-11-21',
       'svc-snapshot --base-url https://platform.example.org --raw --out-dir /var/lib/svc/snapshots/$(date +%F)',
+      'svc-snapshot --base-url https://platform.example.org --raw --encrypt-to age1…   # and <dir>.tar.age beside it',
     ],
     // Loaded on use: `--help` and `--version` start without zod, undici and the catalogs.
     run: async (flags, _args, deps) => (await import('../commands/snapshot.js')).runSnapshot(flags, deps),
@@ -159,12 +160,15 @@ const COMMANDS: CommandSpec[] = [
   {
     name: 'verify',
     short: 'check outputs and archives against manifests and signatures',
-    args: '<dir...>',
+    args: '<dir|archive...>',
     summary:
-      'check snapshots, raw collections and audit collections against their manifests and signatures; writes nothing',
+      'check snapshots, raw collections, audit collections and their .tar.age archives against their manifests and ' +
+      'signatures; --replay rebuilds the exports from raw/ (docs/archives.md); writes nothing',
     examples: [
       'svc-snapshot verify svc-snapshot-2026-11-21',
       'svc-snapshot verify /archive/svc-snapshot-2026-* --allowed-signers /etc/svc-snapshot/allowed_signers --json',
+      'svc-snapshot verify svc-snapshot-2026-11-21.tar.age --identity restore-key.txt --replay',
+      'svc-snapshot verify --sample $(( 10#$(date +%j) % 7 + 1 ))/7 /backup/*.tar.age --identity restore-key.txt',
     ],
     run: async (flags, args, deps) => (await import('../commands/verify.js')).runVerify(flags, args, deps),
   },

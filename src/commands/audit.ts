@@ -10,6 +10,7 @@ import { withHttpClient } from '../http/client.js';
 import { withStaging, type Staging } from '../publish/index.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { applyKeep } from '../cron/retention.js';
+import { planArchive, writeArchive } from '../archive/write.js';
 
 /**
  * `svc-snapshot audit` (README.md, "The audit service"): flags → settings (checked before
@@ -20,6 +21,7 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
   checkOutputOptions(deps.cwd, o, 'audit');
   const settings = resolveAuditSettings(o, deps.env);
   const signKey = o.signKey;
+  const archive = planArchive(o.encryptTo, deps.env);
   const t0 = performance.now();
   const abort = new AbortController();
   return withHttpClient({ ...settings, signal: abort.signal }, undefined, async (http) => {
@@ -46,6 +48,7 @@ export async function runAudit(flags: RawFlags, deps: CommandDeps): Promise<Comm
       'audit',
       (m) => deps.reporter.warn(m),
     );
+    await writeArchive(archive, outDir, 'audit', signKey, deps.reporter, o.debug);
     const pruned = applyKeep(o.keep, true, outDir, 'audit', deps.reporter);
     deps.reporter.close();
     const summary = {

@@ -13,6 +13,7 @@ import type { CollectSummary } from '../summaries/schemas.js';
 import { summariseRoutes } from '../summaries/routes.js';
 import { applyKeep, formatPruned } from '../cron/retention.js';
 import { BodySpool } from '../collect/body-spool.js';
+import { planArchive, writeArchive } from '../archive/write.js';
 import path from 'node:path';
 
 export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<CommandResult> {
@@ -20,6 +21,7 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
   checkOutputOptions(deps.cwd, o, 'collection');
   const settings = resolveConnection(o, deps.env);
   const signKey = o.signKey;
+  const archive = planArchive(o.encryptTo, deps.env);
   const t0 = performance.now();
   const abort = new AbortController();
   return withHttpClient({ ...settings, signal: abort.signal }, deps.dispatcher, async (http) => {
@@ -51,6 +53,7 @@ export async function runCollect(flags: RawFlags, deps: CommandDeps): Promise<Co
       'collection',
       (m) => deps.reporter.warn(m),
     );
+    await writeArchive(archive, outDir, 'collection', signKey, deps.reporter, o.debug);
     const pruned = applyKeep(o.keep, failed.length === 0, outDir, 'collection', deps.reporter);
     deps.reporter.close();
     const s = summariseRoutes(collection.manifest.routes);

@@ -11,6 +11,7 @@ import { isSameOrAncestor, real } from '../publish/target.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { snapshotFindingsSettings, failOnMessage, findingsLine } from '../findings/index.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
+import { planArchive, writeArchive } from '../archive/write.js';
 import {
   formatSnapshotSummary,
   snapshotRunReport,
@@ -120,6 +121,7 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps): SnapshotPlan {
     include,
     signKey,
     historyTarget,
+    archive: planArchive(o.encryptTo, deps.env),
     // Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are).
     ...(deps.largeBodyBytes !== undefined ? { largeBodyBytes: deps.largeBodyBytes } : {}),
   };
@@ -147,6 +149,7 @@ async function afterPublishing(
   if (findings) deps.reporter.info(findingsLine(findings));
   const findingsFailed = findings ? failOnMessage(findings, plan.findingsAsked.failOn) : undefined;
   if (findingsFailed) deps.reporter.warn(findingsFailed);
+  await writeArchive(plan.archive, outDir, 'snapshot', plan.signKey, deps.reporter, o.debug);
   // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
   const pruned = applyKeep(
     o.keep,

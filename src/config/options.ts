@@ -22,6 +22,7 @@ import {
   parseNotifyOn,
   parsePositiveNumber,
   parseRealms,
+  parseSample,
   parseSeverity,
   parseToken,
 } from './values.js';
@@ -376,6 +377,37 @@ const DECLARED = [
     commands: ['snapshot', 'collect', 'audit'],
     env: 'SVC_SIGN_KEY',
     parse: loadSigningKey,
+  },
+  {
+    flags: '--encrypt-to <recipient>',
+    description:
+      'after publishing, write <out-dir>.tar.age beside it: its tar encrypted with age to this X25519 recipient ' +
+      '(age1…; repeatable; SVC_ENCRYPT_TO_FILE names a recipients file as age -R reads it; docs/archives.md)',
+    commands: ['snapshot', 'collect', 'audit'],
+    repeatable: true,
+  },
+  {
+    flags: '--identity <file>',
+    description:
+      'an age identity file (age-keygen): decrypt each archive as a stream and check every file in it against its ' +
+      'manifest, writing nothing (docs/archives.md)',
+    commands: ['verify'],
+    env: 'SVC_IDENTITY_FILE',
+  },
+  {
+    flags: '--replay',
+    description:
+      "restore drill: build the exports again from the snapshot's raw/ (made with --raw), without the network, and " +
+      'check each is byte-identical to the published one; an archive needs --identity',
+    commands: ['verify'],
+  },
+  {
+    flags: '--sample <n/t>',
+    description:
+      'check only the n-th of t parts of the directories and archives given, a part fixed by each name ' +
+      '(n = 1..t cover each once; nightly: --sample $(( 10#$(date +%j) % 7 + 1 ))/7)',
+    commands: ['verify'],
+    parse: parseSample,
   },
   {
     flags: '--allowed-signers <file>',

@@ -52,6 +52,18 @@ export function parseKeep(raw: string): number {
   return n;
 }
 
+/** `n/t` of `verify --sample`: the n-th of t parts, 1 <= n <= t <= 1000. */
+export function parseSample(raw: string, from: string): { n: number; t: number } {
+  const m = /^(\d{1,4})\/(\d{1,4})$/.exec(raw.trim());
+  const n = m ? Number(m[1]) : NaN;
+  const t = m ? Number(m[2]) : NaN;
+  if (!m || t < 1 || t > 1000 || n < 1 || n > t)
+    throw new UsageError(
+      `${from} must be n/t with 1 <= n <= t <= 1000: check the n-th of t parts (such as 3/7; got "${raw.slice(0, 40)}")`,
+    );
+  return { n, t };
+}
+
 const DATE_SHAPE = /^\d{4}-\d{2}-\d{2}$/;
 
 /**

@@ -6,6 +6,7 @@ import { parse } from 'date-fns/parse';
 import { UsageError } from '../errors.js';
 import { leftoverName, removeDeadLeftovers, removeDeadTempFiles } from '../publish/leftovers.js';
 import { ownedOutput, writesLater, type OutputKind } from '../publish/owned.js';
+import { removeArchiveOf } from '../archive/names.js';
 
 const DATE = /\d{4}-\d{2}-\d{2}/g;
 
@@ -62,7 +63,8 @@ export interface PruneResult {
  * candidate's name) is removed: it was chosen for deletion, and nothing else
  * would ever remove it. So are the temporary files a killed `convert` or
  * `report` left inside an older snapshot found to be ours, of the names they
- * write there (its spreadsheet forms and report page).
+ * write there (its spreadsheet forms and report page). A directory deleted
+ * takes its archive `<dir>.tar.age` and that archive's `.sig` with it.
  */
 export function pruneOlder(outDir: string, kind: OutputKind, keep: number): PruneResult {
   const target = path.resolve(outDir);
@@ -101,6 +103,8 @@ export function pruneOlder(outDir: string, kind: OutputKind, keep: number): Prun
     try {
       removeChecked(c);
       result.pruned.push(c.dir);
+      // Its archive and the archive's signature (--encrypt-to) go with it.
+      removeArchiveOf(c.dir);
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       if (e.code === 'ECHANGED')

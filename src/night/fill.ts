@@ -4,6 +4,7 @@
  * `_findings.json`, the report page), and the manifest that lists them all,
  * signed. The snapshot command publishes what this fills.
  */
+import type { ArchivePlan } from '../archive/write.js';
 import type { CommandOptions } from '../config/options.js';
 import { markBodyFailures } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, toManifestFile } from '../collect/write.js';
@@ -49,6 +50,8 @@ export interface SnapshotPlan {
   readonly include: SnapshotOptions['include'];
   readonly signKey: SnapshotOptions['signKey'];
   readonly historyTarget: HistoryTarget | undefined;
+  /** --encrypt-to and SVC_ENCRYPT_TO_FILE: the recipients of the archive written after publishing, or their problem. */
+  readonly archive: ArchivePlan;
   /** Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are); default LARGE_BODY_BYTES. */
   readonly largeBodyBytes?: number;
 }

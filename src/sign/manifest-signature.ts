@@ -18,7 +18,7 @@ interface Staging {
 import { UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { findSigner, type AllowedSigners } from './allowed-signers.js';
 import type { SigningKey } from './key.js';
-import { MAX_SIGNATURE_BYTES, SIGNATURE_NAMESPACE, checkSignature, signMessage } from './sshsig.js';
+import { MAX_SIGNATURE_BYTES, SIGNATURE_NAMESPACE, checkSignature, signMessage, type Signed } from './sshsig.js';
 
 export const SIGNATURE_SUFFIX = '.sig';
 
@@ -52,21 +52,55 @@ export async function manifestSignature(
   now: Date,
 ): Promise<SignatureState> {
   const sigName = `${manifestName}${SIGNATURE_SUFFIX}`;
-  let sig: Buffer | undefined;
+  return signatureState(sigName, await readSignatureFile(dir, sigName), manifest, allowed, now);
+}
+
+/** A signature file read, or that there is none, or why it could not be read. */
+export type SignatureFile = { readonly bytes: Buffer } | { readonly missing: true } | { readonly unreadable: string };
+
+/** `name` in `dir` read as any file of an output (a regular file inside, never through a link), at most MAX_SIGNATURE_BYTES + 1. */
+export async function readSignatureFile(dir: string, name: string): Promise<SignatureFile> {
   try {
-    sig = await withFileInside(dir, sigName, async (handle, size) => {
-      const buf = Buffer.alloc(Math.min(size, MAX_SIGNATURE_BYTES + 1));
-      const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
-      return size > MAX_SIGNATURE_BYTES ? Buffer.alloc(MAX_SIGNATURE_BYTES + 1) : buf.subarray(0, bytesRead);
-    });
+    return {
+      bytes: await withFileInside(dir, name, async (handle, size) => {
+        const buf = Buffer.alloc(Math.min(size, MAX_SIGNATURE_BYTES + 1));
+        const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+        return size > MAX_SIGNATURE_BYTES ? Buffer.alloc(MAX_SIGNATURE_BYTES + 1) : buf.subarray(0, bytesRead);
+      }),
+    };
   } catch (err) {
-    if (err instanceof UnreadableEntryError && /does not exist/.test(err.problem))
-      return { state: 'unsigned', key: null };
-    if (err instanceof UnreadableEntryError)
-      return { state: 'invalid', key: null, reason: `${sigName} ${err.problem}` };
+    if (err instanceof UnreadableEntryError && /does not exist/.test(err.problem)) return { missing: true };
+    if (err instanceof UnreadableEntryError) return { unreadable: err.problem };
     throw err;
   }
-  const check = checkSignature(sig, manifest, SIGNATURE_NAMESPACE);
+}
+
+/** What a signature file read says over `message`: unsigned without one, invalid when it could not be read. */
+export function signatureState(
+  sigName: string,
+  file: SignatureFile,
+  message: Signed,
+  allowed: AllowedSigners | undefined,
+  now: Date,
+): SignatureState {
+  if ('missing' in file) return { state: 'unsigned', key: null };
+  if ('unreadable' in file) return { state: 'invalid', key: null, reason: `${sigName} ${file.unreadable}` };
+  return signatureOf(sigName, file.bytes, message, allowed, now);
+}
+
+/**
+ * The state of the signature `sig` (the bytes of the file `sigName`) over
+ * `message`: what manifestSignature says of a `.sig` once read, for a
+ * signature read from elsewhere (an archive's, or one inside an archive).
+ */
+function signatureOf(
+  sigName: string,
+  sig: Buffer,
+  message: Signed,
+  allowed: AllowedSigners | undefined,
+  now: Date,
+): SignatureState {
+  const check = checkSignature(sig, message, SIGNATURE_NAMESPACE);
   if (!check.valid) return { state: 'invalid', key: check.fingerprint, reason: `${sigName} ${check.reason}` };
   if (allowed === undefined) return { state: 'valid', key: check.fingerprint };
   const signer = findSigner(allowed, check.publicBlob, SIGNATURE_NAMESPACE, now);

@@ -18,13 +18,20 @@ const MAGIC = Buffer.from('SSHSIG', 'latin1');
 const BEGIN = '-----BEGIN SSH SIGNATURE-----';
 const END = '-----END SSH SIGNATURE-----';
 
-function signedData(namespace: string, hashAlg: string, message: Buffer): Buffer {
-  const digest = createHash(hashAlg).update(message).digest();
+/** A message, or the digests of one too large to hold (a file hashed as it was written or read). */
+export type Signed = Buffer | { readonly sha256?: Buffer; readonly sha512: Buffer };
+
+function signedData(namespace: string, hashAlg: string, message: Signed): Buffer {
+  const digest = Buffer.isBuffer(message)
+    ? createHash(hashAlg).update(message).digest()
+    : hashAlg === 'sha512'
+      ? message.sha512
+      : (message.sha256 ?? Buffer.alloc(0));
   return Buffer.concat([MAGIC, sshString(namespace), sshString(''), sshString(hashAlg), sshString(digest)]);
 }
 
 /** The armored SSHSIG signature of `message`, byte for byte as `ssh-keygen -Y sign -n <namespace>` writes it. */
-export function signMessage(message: Buffer, key: SigningKey, namespace = SIGNATURE_NAMESPACE): string {
+export function signMessage(message: Signed, key: SigningKey, namespace = SIGNATURE_NAMESPACE): string {
   const signature = key.sign(signedData(namespace, 'sha512', message));
   const blob = Buffer.concat([
     MAGIC,
@@ -49,7 +56,7 @@ export type SignatureCheck =
  * MAX_SIGNATURE_BYTES) over `message` in `namespace`. Never throws for a bad
  * signature: the reason says which check failed, without echoing the file.
  */
-export function checkSignature(sigFile: Buffer, message: Buffer, namespace = SIGNATURE_NAMESPACE): SignatureCheck {
+export function checkSignature(sigFile: Buffer, message: Signed, namespace = SIGNATURE_NAMESPACE): SignatureCheck {
   const bad = (reason: string, fp: string | null = null): SignatureCheck => ({ valid: false, reason, fingerprint: fp });
   if (sigFile.length > MAX_SIGNATURE_BYTES)
     return bad(`is larger than ${MAX_SIGNATURE_BYTES / 1024} KiB, far larger than an SSH signature`);

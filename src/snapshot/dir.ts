@@ -39,7 +39,7 @@ export type ReadableManifest = z.infer<typeof ReadableManifestSchema>;
 export type ManifestEntry = ReadableManifest['exports'][number];
 
 /** A directory that cannot be opened as a snapshot: `problem` says why (never quoting the manifest), `hint` what to do. */
-export class NotASnapshotError extends UsageError {
+class NotASnapshotError extends UsageError {
   constructor(
     readonly dir: string,
     readonly problem: string,
@@ -50,7 +50,7 @@ export class NotASnapshotError extends UsageError {
 }
 
 /** A manifest that names one export or one file twice (exit 1): `problem` says which, as NotASnapshotError's does. */
-export class DamagedManifestError extends FailedError {
+class DamagedManifestError extends FailedError {
   constructor(
     readonly dir: string,
     readonly problem: string,
@@ -75,12 +75,33 @@ async function readManifest(dir: string): Promise<{ bytes: Buffer; manifest: Rea
   const read = await readManifestJson(dir, SNAPSHOT_MANIFEST);
   if ('unreadable' in read) return `has no readable ${SNAPSHOT_MANIFEST} (it ${read.unreadable})`;
   if ('invalid' in read) return `has a ${SNAPSHOT_MANIFEST} that is not valid JSON (${read.invalid})`;
-  const parsed = ReadableManifestSchema.safeParse(read.json);
-  if (!parsed.success) {
-    const i = parsed.error.issues[0];
-    return `has a ${SNAPSHOT_MANIFEST} that is not a snapshot manifest (${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})`;
-  }
-  return { bytes: read.bytes, manifest: parsed.data };
+  const parsed = parseManifest(read.json);
+  return typeof parsed === 'string' ? parsed : { bytes: read.bytes, manifest: parsed };
+}
+
+/** The manifest's JSON parsed against its schema, or why it is not a snapshot manifest. */
+function parseManifest(json: unknown): ReadableManifest | string {
+  const parsed = ReadableManifestSchema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const i = parsed.error.issues[0];
+  return `has a ${SNAPSHOT_MANIFEST} that is not a snapshot manifest (${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})`;
+}
+
+/**
+ * A snapshot whose manifest was read elsewhere than from `dir` (verify of an
+ * archive reads it out of the stream): opened as openSnapshot opens one, or
+ * why not (`damaged` for a manifest that lists an export or a file twice).
+ * Only its manifest and files() are meant to be used: its files are not on disk.
+ */
+export function snapshotOfManifest(
+  dir: string,
+  bytes: Buffer,
+  json: unknown,
+): Snapshot | { readonly problem: string; readonly damaged: boolean } {
+  const parsed = parseManifest(json);
+  if (typeof parsed === 'string') return { problem: parsed, damaged: false };
+  const twice = listedTwice(parsed);
+  return twice !== undefined ? { problem: twice, damaged: true } : new Snapshot(dir, parsed, bytes);
 }
 
 /**

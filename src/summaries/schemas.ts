@@ -289,31 +289,73 @@ export const HistoryLogSummary = z.strictObject({
 });
 export type HistoryLogSummary = z.infer<typeof HistoryLogSummary>;
 
+const SignatureSummary = z.strictObject({
+  state: z.enum(SIGNATURE_STATES),
+  key: z
+    .string()
+    .regex(/^SHA256:[A-Za-z0-9+/]{43}$/)
+    .nullable(),
+  reason: z.string().optional(),
+});
+
 /**
- * `verify --json` (docs/verify.md): per directory its kind (null when
- * its manifest could not be read), whether everything matched, every file
- * (the ones the manifest names, then those it does not cover) and the
- * signature (`key`: the signing key's SHA256 fingerprint, when readable).
- * `ok`, `unhashed` and `not covered` do not fail a directory.
+ * `verify --json`: per directory or archive its kind (null when its
+ * manifest could not be read; `archive` for a `.tar.age`), whether
+ * everything matched, every file (the ones the manifest names, then those it
+ * does not cover) and the signature (`key`: the signing key's SHA256
+ * fingerprint, when readable; an archive's is its `.tar.age.sig`). An
+ * archive adds what was checked of it (`archive`), and once decrypted the
+ * kind of output inside (`contents`) and its manifest's signature. With
+ * --replay, what the restore drill found; with --sample, which part was
+ * checked of how many. `ok`, `unhashed` and `not covered` do not fail a
+ * directory.
  */
 export const VerifySummary = z.strictObject({
   dirs: z.array(
     z.strictObject({
       dir: z.string(),
-      kind: z.enum(['snapshot', 'collection', 'audit']).nullable(),
+      kind: z.enum(['snapshot', 'collection', 'audit', 'archive']).nullable(),
       ok: z.boolean(),
       error: z.string().optional(),
       files: z.array(z.strictObject({ file: z.string(), state: z.enum(FILE_STATES), detail: z.string().optional() })),
-      signature: z.strictObject({
-        state: z.enum(SIGNATURE_STATES),
-        key: z
-          .string()
-          .regex(/^SHA256:[A-Za-z0-9+/]{43}$/)
-          .nullable(),
-        reason: z.string().optional(),
-      }),
+      signature: SignatureSummary,
+      archive: z
+        .strictObject({
+          /** Decrypted with --identity (every file checked), or only its structure checked. */
+          decrypted: z.boolean(),
+          bytes: z.number().int().nonnegative(),
+          recipients: z.number().int().nonnegative().optional(),
+        })
+        .optional(),
+      contents: z.enum(['snapshot', 'collection', 'audit']).nullable().optional(),
+      manifestSignature: SignatureSummary.optional(),
+      replay: z
+        .strictObject({
+          ok: z.boolean(),
+          /** How many exports were built again and compared. */
+          exports: z.number().int().nonnegative(),
+          /** The first export that differs, and its first record that differs by its key columns. */
+          differs: z
+            .strictObject({
+              export: z.string(),
+              file: z.string(),
+              key: z.record(z.string(), z.unknown()).nullable(),
+              detail: z.string(),
+            })
+            .optional(),
+          error: z.string().optional(),
+        })
+        .optional(),
     }),
   ),
+  sample: z
+    .strictObject({
+      n: z.number().int().positive(),
+      t: z.number().int().positive(),
+      checked: z.number().int().nonnegative(),
+      of: z.number().int().nonnegative(),
+    })
+    .optional(),
 });
 export type VerifySummary = z.infer<typeof VerifySummary>;
 

@@ -6,19 +6,18 @@
  * listed, and the signature checked. Reads only: nothing is written, so it
  * works on a read-only copy.
  */
-import type { Stats } from 'node:fs';
-import { lstat, readdir, stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { parseLeftover } from '../publish/leftovers.js';
 import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
 import type { AllowedSigners } from '../sign/allowed-signers.js';
-import { SIGNATURE_SUFFIX, manifestSignature, type SignatureState } from '../sign/manifest-signature.js';
+import { SIGNATURE_SUFFIX, signatureState, type SignatureState } from '../sign/manifest-signature.js';
 import { escapeControl } from '../util/escape.js';
-import { hashFile, readManifestJson, UnreadableEntryError, withFileInside } from '../util/safe-read.js';
 import { manifestContents, snapshotContents, type Covered, type ManifestContents } from './covered.js';
-import { DamagedManifestError, NotASnapshotError, openSnapshot } from '../snapshot/dir.js';
+import { SNAPSHOT_MANIFEST, snapshotOfManifest } from '../snapshot/dir.js';
 import { WARNING_STATES, type FileState } from './states.js';
+import { diskTree, type EntryType, type Tree } from './tree.js';
 
 export { WARNING_STATES } from './states.js';
 
@@ -30,12 +29,31 @@ interface FileReport {
 
 export interface DirReport {
   readonly dir: string;
-  readonly kind: OutputKind | null;
+  /** `archive` for a `.tar.age` (src/archive), whose output's kind is `contents`. */
+  readonly kind: OutputKind | 'archive' | null;
   readonly ok: boolean;
   /** Why the directory could not be checked at all (a damaged or doubled manifest). */
   readonly error?: string;
   readonly files: readonly FileReport[];
   readonly signature: SignatureState;
+  readonly archive?: { readonly decrypted: boolean; readonly bytes: number; readonly recipients?: number };
+  readonly contents?: OutputKind | null;
+  /** An archive's: the signature of the manifest inside (`signature` is the archive's own). */
+  readonly manifestSignature?: SignatureState;
+  /** verify --replay: the restore drill's outcome (src/verify/replay.ts). */
+  readonly replay?: ReplayReport;
+}
+
+export interface ReplayReport {
+  readonly ok: boolean;
+  readonly exports: number;
+  readonly differs?: {
+    readonly export: string;
+    readonly file: string;
+    readonly key: Readonly<Record<string, unknown>> | null;
+    readonly detail: string;
+  };
+  readonly error?: string;
 }
 
 const KINDS = Object.keys(MANIFEST_OF) as OutputKind[];
@@ -74,6 +92,24 @@ export async function verifyDir(
   allowed: AllowedSigners | undefined,
   now: Date,
 ): Promise<DirReport> {
+  return verifyTree(dir, diskTree(dir), kinds, allowed, now);
+}
+
+/** The manifests a tree holds at its top, by name. */
+export async function manifestsOf(tree: Tree): Promise<OutputKind[]> {
+  const kinds: OutputKind[] = [];
+  for (const kind of KINDS) if ((await tree.type(MANIFEST_OF[kind])) !== undefined) kinds.push(kind);
+  return kinds;
+}
+
+/** verifyDir of an output as `tree` gives it, reported under the name `dir`. */
+export async function verifyTree(
+  dir: string,
+  tree: Tree,
+  kinds: readonly OutputKind[],
+  allowed: AllowedSigners | undefined,
+  now: Date,
+): Promise<DirReport> {
   const failed = (kind: OutputKind | null, error: string): DirReport => ({
     dir,
     kind,
@@ -90,39 +126,37 @@ export async function verifyDir(
     );
   const kind = kinds[0]!;
   const name = MANIFEST_OF[kind];
-  const read = kind === 'snapshot' ? await openedSnapshot(dir) : await otherManifest(dir, kind);
+  const read = await readContents(dir, tree, kind);
   if (typeof read === 'string') return failed(kind, read);
   const { manifest, contents } = read;
   const files: FileReport[] = [];
-  for (const c of contents.covered) files.push(await checkCovered(dir, c));
-  files.push(...(await uncovered(dir, kind, contents.covered, contents.later)));
-  let signature = await manifestSignature(dir, name, manifest, allowed, now);
+  for (const c of contents.covered) files.push(await checkCovered(tree, c));
+  files.push(...(await uncovered(tree, kind, contents.covered, contents.later)));
+  const sigName = `${name}${SIGNATURE_SUFFIX}`;
+  let signature = signatureState(sigName, await tree.signature(sigName), manifest, allowed, now);
   if (allowed !== undefined && signature.state === 'unsigned') {
-    signature = { ...signature, reason: `no signature (${name}${SIGNATURE_SUFFIX}); --allowed-signers requires one` };
+    signature = { ...signature, reason: `no signature (${sigName}); --allowed-signers requires one` };
   }
   const signatureOk = signature.state === 'valid' || (signature.state === 'unsigned' && allowed === undefined);
   return { dir, kind, ok: signatureOk && files.every((f) => WARNING_STATES.has(f.state)), files, signature };
 }
 
-/** A snapshot's manifest bytes and what it covers, as its opening parsed it; or why it cannot be opened. */
-async function openedSnapshot(dir: string): Promise<{ manifest: Buffer; contents: ManifestContents } | string> {
-  try {
-    const snapshot = await openSnapshot(dir);
-    return { manifest: snapshot.manifestBytes!, contents: snapshotContents(snapshot.files()) };
-  } catch (err) {
-    if (err instanceof NotASnapshotError) return err.problem;
-    if (err instanceof DamagedManifestError) return `${err.problem}; the snapshot is damaged`;
-    throw err;
-  }
-}
-
-/** A raw or audit collection's manifest bytes and what it covers, or why they cannot be read. */
-async function otherManifest(
+/** The manifest's bytes and what it covers, as opening it parses it; or why it cannot be opened. */
+async function readContents(
   dir: string,
-  kind: Exclude<OutputKind, 'snapshot'>,
+  tree: Tree,
+  kind: OutputKind,
 ): Promise<{ manifest: Buffer; contents: ManifestContents } | string> {
   const name = MANIFEST_OF[kind];
-  const read = await readManifestJson(dir, name);
+  const read = await tree.manifest(name);
+  if (kind === 'snapshot') {
+    if ('unreadable' in read) return `has no readable ${SNAPSHOT_MANIFEST} (it ${read.unreadable})`;
+    if ('invalid' in read) return `has a ${SNAPSHOT_MANIFEST} that is not valid JSON (${read.invalid})`;
+    const snapshot = snapshotOfManifest(dir, read.bytes, read.json);
+    if ('problem' in snapshot)
+      return snapshot.damaged ? `${snapshot.problem}; the snapshot is damaged` : snapshot.problem;
+    return { manifest: read.bytes, contents: snapshotContents(snapshot.files()) };
+  }
   if ('unreadable' in read) return `${escapeControl(name)} ${read.unreadable}`;
   if ('invalid' in read) return `${name} is not valid JSON (${read.invalid})`;
   const contents = manifestContents(kind, read.json);
@@ -130,7 +164,7 @@ async function otherManifest(
 }
 
 /** One file the manifest names: where it is, what it is, its size and hash. */
-async function checkCovered(dir: string, c: Covered): Promise<FileReport> {
+async function checkCovered(tree: Tree, c: Covered): Promise<FileReport> {
   const report = (state: FileState, detail?: string): FileReport => ({
     file: c.file,
     state,
@@ -142,40 +176,33 @@ async function checkCovered(dir: string, c: Covered): Promise<FileReport> {
       'the manifest names a path outside the directory or with a separator; it was not opened',
     );
   if (c.conflict !== undefined) return report('conflicting entries', c.conflict);
-  let parent = dir;
+  const parents: string[] = [];
   for (const segment of c.segments.slice(0, -1)) {
-    const info = await lstat(path.join(parent, segment)).catch(() => undefined);
-    if (info === undefined) return report('missing', `${segment}/ does not exist`);
-    if (info.isSymbolicLink()) return report('symbolic link', `${segment}/ is a symbolic link; it was not followed`);
-    if (!info.isDirectory()) return report('not a regular file', `${segment} is not a directory`);
-    parent = path.join(parent, segment);
+    parents.push(segment);
+    const type = await tree.type(parents.join('/'));
+    if (type === undefined) return report('missing', `${segment}/ does not exist`);
+    if (type === 'symbolic link') return report('symbolic link', `${segment}/ is a symbolic link; it was not followed`);
+    if (type !== 'directory') return report('not a regular file', `${segment} is not a directory`);
   }
-  const last = c.segments[c.segments.length - 1]!;
-  const info = await lstat(path.join(parent, last)).catch(() => undefined);
-  if (info === undefined) return report('missing');
-  if (info.isSymbolicLink()) return report('symbolic link', 'it was not followed');
-  if (!info.isFile()) return report('not a regular file', describeType(info));
-  try {
-    return await withFileInside(parent, last, async (handle, size) => {
-      if (c.bytes !== undefined && size !== c.bytes)
-        return report('size mismatch', `${size} bytes; the manifest says ${c.bytes}`);
-      if (c.sha256 === undefined)
-        return report('unhashed', 'the manifest records no sha256 for it, so its content was not checked');
-      if (hashFile(handle.fd).sha256 !== c.sha256)
-        return report('sha256 mismatch', 'its content is not what the manifest recorded: changed or damaged since');
-      return report('ok', c.bytes === undefined ? 'sha256 matches; the manifest records no size for it' : undefined);
-    });
-  } catch (err) {
-    if (err instanceof UnreadableEntryError) return report('unreadable', err.problem);
-    throw err;
-  }
+  const rel = c.segments.join('/');
+  const type = await tree.type(rel);
+  if (type === undefined) return report('missing');
+  if (type === 'symbolic link') return report('symbolic link', 'it was not followed');
+  if (type !== 'file') return report('not a regular file', describeType(type));
+  const content = await tree.content(rel, c.sha256 !== undefined);
+  if ('unreadable' in content) return report('unreadable', content.unreadable);
+  if (c.bytes !== undefined && content.size !== c.bytes)
+    return report('size mismatch', `${content.size} bytes; the manifest says ${c.bytes}`);
+  if (c.sha256 === undefined)
+    return report('unhashed', 'the manifest records no sha256 for it, so its content was not checked');
+  if (content.sha256 !== c.sha256)
+    return report('sha256 mismatch', 'its content is not what the manifest recorded: changed or damaged since');
+  return report('ok', c.bytes === undefined ? 'sha256 matches; the manifest records no size for it' : undefined);
 }
 
-function describeType(info: Stats): string {
-  if (info.isDirectory()) return 'a directory';
-  if (info.isFIFO()) return 'a FIFO';
-  if (info.isSocket()) return 'a socket';
-  if (info.isBlockDevice() || info.isCharacterDevice()) return 'a device';
+function describeType(type: EntryType): string {
+  if (type === 'directory') return 'a directory';
+  if (type === 'FIFO' || type === 'socket' || type === 'device') return `a ${type}`;
   return 'not a regular file';
 }
 
@@ -185,7 +212,7 @@ const KILLED_TEMP =
 
 /** The entries present that the manifest does not name: files the tool adds later ("not covered"), anything else unexpected. */
 async function uncovered(
-  dir: string,
+  tree: Tree,
   kind: OutputKind,
   covered: readonly Covered[],
   later: ReadonlySet<string>,
@@ -193,10 +220,10 @@ async function uncovered(
   const named = new Set(covered.map((c) => c.file));
   const own = new Set([MANIFEST_OF[kind], `${MANIFEST_OF[kind]}${SIGNATURE_SUFFIX}`]);
   const out: FileReport[] = [];
-  const walk = async (rel: string, abs: string): Promise<void> => {
-    const entries = await readdir(abs, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => err);
-    if (entries instanceof Error) {
-      out.push({ file: rel || '.', state: 'unreadable', detail: `cannot be listed (${entries.code ?? 'error'})` });
+  const walk = async (rel: string): Promise<void> => {
+    const entries = await tree.list(rel);
+    if ('unreadable' in entries) {
+      out.push({ file: rel || '.', state: 'unreadable', detail: entries.unreadable });
       return;
     }
     for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
@@ -204,11 +231,11 @@ async function uncovered(
       if (rel === '' && own.has(e.name)) continue;
       if (named.has(file)) continue;
       // A snapshot's raw/ is walked when it is a real directory; what it holds is judged by the names above.
-      if (kind === 'snapshot' && file === 'raw' && e.isDirectory()) {
-        await walk(file, path.join(abs, e.name));
+      if (kind === 'snapshot' && file === 'raw' && e.type === 'directory') {
+        await walk(file);
         continue;
       }
-      if (later.has(file) && e.isFile()) {
+      if (later.has(file) && e.type === 'file') {
         out.push({
           file,
           state: 'not covered',
@@ -217,20 +244,21 @@ async function uncovered(
         });
         continue;
       }
-      if (e.isFile() && parseLeftover('temp', e.name)) {
+      if (e.type === 'file' && parseLeftover('temp', e.name)) {
         out.push({ file, state: 'unexpected', detail: KILLED_TEMP });
         continue;
       }
-      const what = e.isSymbolicLink()
-        ? 'a symbolic link'
-        : e.isDirectory()
-          ? 'a directory'
-          : e.isFile()
-            ? 'a file'
-            : 'not a regular file';
+      const what =
+        e.type === 'symbolic link'
+          ? 'a symbolic link'
+          : e.type === 'directory'
+            ? 'a directory'
+            : e.type === 'file'
+              ? 'a file'
+              : 'not a regular file';
       out.push({ file, state: 'unexpected', detail: `${what} that svc-snapshot did not write here` });
     }
   };
-  await walk('', dir);
+  await walk('');
   return out;
 }

@@ -65,8 +65,8 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
     expect(msTotal).toBeLessThanOrEqual(r.wallSeconds * 1000);
     // Peak RSS is what a Node process reports for itself: more than an empty heap, less than the machine.
     const rss = r.rows.filter((row) => row.figure.startsWith('Peak RSS'));
-    // Live and replay of both sites, and the replay with spreadsheets.
-    expect(rss).toHaveLength(5);
+    // Live and replay of both sites, the replay with spreadsheets, and --replay --raw without and with an archive.
+    expect(rss).toHaveLength(7);
     for (const row of rss)
       for (const mb of row.stat!.samples)
         expect(mb > 10 && mb < totalmem() / 1e6, `${row.figure}: ${mb} MB`).toBe(true);
@@ -208,6 +208,19 @@ describe('the benchmark harness (npm run bench), on a tiny site', () => {
       `Peak RSS, replay --format csv,xlsx (${one!.name})`,
       m(`Peak RSS, replay --format csv,xlsx (${one!.name})`) / m(`Raw collection on disk (${one!.name})`),
     );
+    // Archives (bench/archive.ts): what the archive adds, against a replay and in peak memory; the verifies.
+    const sealed = '--replay --raw --encrypt-to (time added over --replay --raw)';
+    const raw = 'Baseline: --replay --raw, beside the archive runs';
+    ratio(sealed, (m(sealed) - m(raw)) / m(raw));
+    ratio(
+      'Peak RSS, --replay --raw --encrypt-to',
+      m('Peak RSS, --replay --raw --encrypt-to') - m('Peak RSS, --replay --raw'),
+    );
+    ratio(
+      'verify --identity of its archive',
+      m('verify --identity of its archive') / m('Baseline: verify of the snapshot directory'),
+    );
+    ratio('verify --replay of the snapshot', m('verify --replay of the snapshot') / m(raw));
     // No ratio goes unchecked, and every target has one to judge.
     expect(
       r.rows

@@ -31,13 +31,13 @@ describe('the test prerequisites check', () => {
   });
 
   it('stops with one line naming what is missing and the packages to install when apt-get cannot be used', () => {
-    // No PATH: openssl and ssh-keygen are not found, and neither is apt-get.
+    // No PATH: openssl, ssh-keygen and age are not found, and neither is apt-get.
     const r = prereqs({ PATH: '/nonexistent' });
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(
-      /^npm test needs openssl, ssh-keygen, which are not installed \(.+\): as root, run apt-get update && apt-get install -y --no-install-recommends openssl openssh-client\n$/,
+      /^npm test needs openssl, ssh-keygen, age and age-keygen, which are not installed \(.+\): as root, run apt-get update && apt-get install -y --no-install-recommends openssl openssh-client age\n$/,
     );
   });
 
@@ -45,7 +45,7 @@ describe('the test prerequisites check', () => {
     const r = prereqs({ PATH: '/nonexistent' }, true);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(
-      /^npm test needs openssl, ssh-keygen, which are not installed \(only root can install them\): /,
+      /^npm test needs openssl, ssh-keygen, age and age-keygen, which are not installed \(only root can install them\): /,
     );
   });
 });
