@@ -109,6 +109,9 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps): SnapshotPlan {
     deps.reporter.error(`${p}; the snapshot is published without the waivers, and the run exits 2 at the end`);
   // An option is parsed when first read: --include is checked here, and --sign-key's secret is known to the token scan before anything is written.
   const { include, signKey } = o;
+  const archive = planArchive(o.encryptTo, deps.env);
+  if (archive?.problem)
+    deps.reporter.error(`${archive.problem.message}; the snapshot is published without its archive, exit 2 at the end`);
   // A directory taken as the target is said once the snapshot is published (a target that cannot be opened is exit 1).
   const historyTarget =
     o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd, { directory: 'when opened' }) : undefined;
@@ -121,7 +124,7 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps): SnapshotPlan {
     include,
     signKey,
     historyTarget,
-    archive: planArchive(o.encryptTo, deps.env),
+    archive,
     // Array bodies of at least this many bytes wait on disk for the build (a replay's stay where they are).
     ...(deps.largeBodyBytes !== undefined ? { largeBodyBytes: deps.largeBodyBytes } : {}),
   };
@@ -149,7 +152,16 @@ async function afterPublishing(
   if (findings) deps.reporter.info(findingsLine(findings));
   const findingsFailed = findings ? failOnMessage(findings, plan.findingsAsked.failOn) : undefined;
   if (findingsFailed) deps.reporter.warn(findingsFailed);
-  await writeArchive(plan.archive, outDir, 'snapshot', plan.signKey, deps.reporter, o.debug);
+  // A recipient that cannot be used costs the archive and a line, not the night (exit 2 at the end).
+  const unarchived = await writeArchive(plan.archive, outDir, 'snapshot', plan.signKey, deps.reporter, o.debug).then(
+    () => undefined,
+    (err: unknown) => {
+      if (!(err instanceof UsageError)) throw err;
+      deps.reporter.error(err.message);
+      return err.message;
+    },
+  );
+  const problems = unarchived !== undefined ? [...plan.problems, unarchived] : plan.problems;
   // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
   const pruned = applyKeep(
     o.keep,
@@ -169,7 +181,7 @@ async function afterPublishing(
     ...(history ? { history } : {}),
     ...(findings ? { findings: nightCounts(findings) } : {}),
     ...(nights.rerun ? { rerun: nights.rerun } : {}),
-    ...(plan.problems.length > 0 ? { problems: plan.problems } : {}),
+    ...(problems.length > 0 ? { problems } : {}),
   };
   const shown = o.diffPrevious ? outcome : { ...outcome, previous: undefined };
   deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(shown), null, 2)}\n` : formatSnapshotSummary(shown));
@@ -178,7 +190,7 @@ async function afterPublishing(
   const exitCode =
     history?.status === 'failed'
       ? EXIT.failed
-      : plan.problems.length > 0
+      : problems.length > 0
         ? EXIT.usage
         : !manifest.complete
           ? EXIT.incomplete
@@ -192,7 +204,7 @@ async function afterPublishing(
     ...(previous ? { previous } : {}),
     ...(findings ? { findings } : {}),
     ...(nights.rerun ? { rerun: nights.rerun } : {}),
-    ...(plan.problems.length > 0 ? { problems: plan.problems } : {}),
+    ...(problems.length > 0 ? { problems } : {}),
   });
   return { exitCode, report: snapshotRunReport(manifest, findings), notice };
 }
