@@ -11,7 +11,6 @@ import { isSameOrAncestor, real } from '../publish/target.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { snapshotFindingsSettings, failOnMessage, findingsLine } from '../findings/index.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
-import { planArchive, writeArchive } from '../archive/write.js';
 import {
   formatSnapshotSummary,
   snapshotRunReport,
@@ -30,6 +29,8 @@ import {
   warnAboutResponses,
   type SnapshotPlan,
   type Staged,
+  archivePlanOf,
+  archiveOrProblem,
 } from '../night/fill.js';
 import { obtainCollection, type Spooling } from '../collect/obtain.js';
 import { diffWithPrevious } from '../night/changes.js';
@@ -109,9 +110,7 @@ function planSnapshot(flags: RawFlags, deps: CommandDeps): SnapshotPlan {
     deps.reporter.error(`${p}; the snapshot is published without the waivers, and the run exits 2 at the end`);
   // An option is parsed when first read: --include is checked here, and --sign-key's secret is known to the token scan before anything is written.
   const { include, signKey } = o;
-  const archive = planArchive(o.encryptTo, deps.env);
-  if (archive?.problem)
-    deps.reporter.error(`${archive.problem.message}; the snapshot is published without its archive, exit 2 at the end`);
+  const archive = archivePlanOf(o, deps);
   // A directory taken as the target is said once the snapshot is published (a target that cannot be opened is exit 1).
   const historyTarget =
     o.history !== undefined ? parseHistoryTarget(o.history, deps.cwd, { directory: 'when opened' }) : undefined;
@@ -152,15 +151,7 @@ async function afterPublishing(
   if (findings) deps.reporter.info(findingsLine(findings));
   const findingsFailed = findings ? failOnMessage(findings, plan.findingsAsked.failOn) : undefined;
   if (findingsFailed) deps.reporter.warn(findingsFailed);
-  // A recipient that cannot be used costs the archive and a line, not the night (exit 2 at the end).
-  const unarchived = await writeArchive(plan.archive, outDir, 'snapshot', plan.signKey, deps.reporter, o.debug).then(
-    () => undefined,
-    (err: unknown) => {
-      if (!(err instanceof UsageError)) throw err;
-      deps.reporter.error(err.message);
-      return err.message;
-    },
-  );
+  const unarchived = await archiveOrProblem(plan, outDir, deps.reporter);
   const problems = unarchived !== undefined ? [...plan.problems, unarchived] : plan.problems;
   // A failed history load makes the run a failure (exit 1): like any failed run, it deletes nothing.
   const pruned = applyKeep(

@@ -4,7 +4,7 @@
  * `_findings.json`, the report page), and the manifest that lists them all,
  * signed. The snapshot command publishes what this fills.
  */
-import type { ArchivePlan } from '../archive/write.js';
+import { planArchive, writeArchive, type ArchivePlan } from '../archive/write.js';
 import type { CommandOptions } from '../config/options.js';
 import { markBodyFailures } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, toManifestFile } from '../collect/write.js';
@@ -17,7 +17,7 @@ import { writeExports, writeRawFirst } from '../snapshot/files.js';
 import type { RawCollection } from '../collect/types.js';
 import { snapshotManifest, type SnapshotManifest } from '../exports/manifest.js';
 import type { Staging } from '../publish/staging.js';
-import { FailedError } from '../errors.js';
+import { FailedError, UsageError } from '../errors.js';
 import type { HistoryTarget } from '../history/target.js';
 
 import { secretMatcher } from '../publish/scan.js';
@@ -249,4 +249,28 @@ export function warnAboutResponses(built: BuildSummary, reporter: Reporter): voi
       `${n} validation issue${n === 1 ? '' : 's'} in the responses: fields of the wrong type (exported as null), ` +
         `undocumented values, records naming another realm than their route (see validation in ${SNAPSHOT_MANIFEST})`,
     );
+}
+
+/** --encrypt-to and SVC_ENCRYPT_TO_FILE read before anything is collected: recipients that cannot be used are said now. */
+export function archivePlanOf(o: SnapshotOptions, deps: StagingDeps): ArchivePlan {
+  const archive = planArchive(o.encryptTo, deps.env);
+  if (archive?.problem)
+    deps.reporter.error(`${archive.problem.message}; the snapshot is published without its archive, exit 2 at the end`);
+  return archive;
+}
+
+/** The archive written once published; a recipient that cannot be used costs the archive and a line (the problem), not the night. */
+export async function archiveOrProblem(
+  plan: SnapshotPlan,
+  outDir: string,
+  reporter: Reporter,
+): Promise<string | undefined> {
+  try {
+    await writeArchive(plan.archive, outDir, 'snapshot', plan.signKey, reporter, plan.o.debug);
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    reporter.error(err.message);
+    return err.message;
+  }
 }
