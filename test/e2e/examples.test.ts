@@ -19,9 +19,9 @@ const NIGHTS = [
   ['platform-3.14.1-night2', '2026-11-22'],
 ] as const;
 
-/** What an example needs that this test cannot give it offline. */
+/** What an example needs that this test cannot give it offline (an archive's key: test/e2e/verify-archive.test.ts). */
 const NOT_OFFLINE =
-  /https?:\/\/|postgres:\/\/|\/etc\/|\/var\/|\/srv\/|\/archive\/|…|\$\(|allowed_signers|--audit|--objects/;
+  /https?:\/\/|postgres:\/\/|\/etc\/|\/var\/|\/srv\/|\/archive\/|…|\$\(|allowed_signers|--audit|--objects|restore-key\.txt/;
 
 function helpExamples(help: string): string[] {
   const at = help.indexOf('Examples:\n');
