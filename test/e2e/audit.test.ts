@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { RequestHandler } from 'msw';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import {
 import { getTestCerts } from '../fake/certs.js';
 import { startFakeServer, type FakeServer } from '../fake/server.js';
 import { runCli, tmpDir, type CliResult } from '../helpers/run-cli.js';
+import { ageDecrypt, makeIdentity, untar } from '../helpers/age-keys.js';
 
 // The built binary (npm run build) against the fake audit service over real
 // HTTPS on 127.0.0.1, trusting the test CA through --ca-file.
@@ -85,6 +86,26 @@ async function manifest(run: Run): Promise<AuditManifest> {
 }
 
 describe('svc-snapshot audit (end to end)', () => {
+  it('--encrypt-to: an age archive of the collection beside it, token-free, as age and tar give it back', async () => {
+    const keys = tmpDir('svc-snapshot-audit-keys-');
+    const key = makeIdentity(keys, 'auditor.txt');
+    const run = await audit(['--encrypt-to', key.recipient, '--quiet']);
+    expect(run.result.code, run.result.stderr).toBe(0);
+    const archive = `${run.out}.tar.age`;
+    expect((await stat(archive)).mode & 0o777).toBe(0o600);
+    const tarBytes = ageDecrypt(key.file, archive);
+    for (const t of ALL_TOKENS) expect(tarBytes.includes(Buffer.from(t))).toBe(false);
+    const into = tmpDir('svc-snapshot-audit-extract-');
+    untar(tarBytes, into);
+    const extracted = path.join(into, path.basename(run.out));
+    const names = (await readdir(run.out)).sort();
+    expect((await readdir(extracted)).sort()).toEqual(names);
+    for (const n of names)
+      expect(await readFile(path.join(extracted, n))).toEqual(await readFile(path.join(run.out, n)));
+    const verified = await runCli(['verify', archive, '--identity', key.file]);
+    expect(verified.code, verified.stderr).toBe(0);
+  });
+
   it('collects the whole audit service with --json and never writes or prints the token', async () => {
     const run = await audit(['--json']);
     expect(run.result.stderr).toContain('ok      GET /info');
