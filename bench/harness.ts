@@ -122,10 +122,14 @@ export interface ChildResult {
   cpuMs?: number;
 }
 
-/** The CLI's environment: nothing leaks in from the caller's shell (no NODE_OPTIONS). */
+/**
+ * The CLI's environment: nothing leaks in from the caller's shell (no NODE_OPTIONS), but the clock the bench
+ * runs under when faketime runs it (its LD_PRELOAD and FAKETIME), so that the CLI sees the bench's day.
+ */
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const k of ['PATH', 'HOME', 'TZ', 'LANG']) if (process.env[k] !== undefined) env[k] = process.env[k]!;
+  const clock = process.env.FAKETIME !== undefined ? ['FAKETIME', 'LD_PRELOAD'] : [];
+  for (const k of ['PATH', 'HOME', 'TZ', 'LANG', ...clock]) if (process.env[k] !== undefined) env[k] = process.env[k]!;
   return { ...env, ...extra };
 }
 
