@@ -14,6 +14,7 @@ import { STYLE } from './style.js';
 import { findingsSection } from './findings.js';
 import { cappedTable, notShown, plural, section, table } from './html.js';
 import { countChart } from './svg.js';
+import { readableColumnValue, withoutIds } from '../util/readable.js';
 
 /** Changed records shown per export; the rest are counted. */
 export const CHANGES_SHOWN = 50;
@@ -28,11 +29,47 @@ export const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:
 /** `2026-11-21T02:00:00.000Z` → `2026-11-21 02:00:00 UTC`. */
 const humanTime = (iso: string) => iso.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC');
 
-/** A key as `column=value` pairs (a finding's key is a list of values in key order). */
-function keyText(key: Readonly<Record<string, unknown>>): string {
-  return Object.entries(key)
-    .map(([k, v]) => `<span class="k">${text(k)}</span>=<bdi>${value(v)}</bdi>`)
-    .join(' ');
+/** Ids → names (ReportModel's `names`). */
+type Names = ReadonlyMap<string, string> | undefined;
+
+/** An id as a person reads it: its name where the snapshot gives one, else the text without its ids. */
+const idName = (v: string, names: Names): string => names?.get(v) ?? withoutIds(v);
+
+/**
+ * A value of column `column` as a person reads it: an id by its name (a
+ * list of ids by theirs), a time in ISO 8601 UTC, a size in KiB, MiB or GiB,
+ * no UUID; the exact values are in the export files.
+ */
+function shownValue(column: string, v: unknown, names: Names): string {
+  const readable = readableColumnValue(column, v);
+  if (readable !== undefined) return text(readable);
+  if (typeof v === 'string') {
+    const shown = idName(v, names);
+    return shown === v ? value(v) : text(shown);
+  }
+  if (Array.isArray(v) && v.length > 0 && v.every((e) => typeof e === 'string')) {
+    const shown = v.map((e) => idName(e, names));
+    return shown.every((e, i) => e === v[i]) ? value(v) : text(shown.join(', '));
+  }
+  return value(v);
+}
+
+/** Columns that name a record for a reader, in order of preference, when they are not part of the key. */
+const LABEL_COLUMNS = ['name', 'email', 'teamName', 'server', 'projectName'];
+
+/**
+ * A key as `column=value` pairs, ids by name; for an added or removed record
+ * (`rec`), the first column of LABEL_COLUMNS it holds that the key does not.
+ */
+function keyText(
+  key: Readonly<Record<string, unknown>>,
+  names: Names,
+  rec?: Readonly<Record<string, unknown>>,
+): string {
+  const pairs = Object.entries(key).map(([k, v]) => [k, v] as const);
+  const label = rec && LABEL_COLUMNS.find((c) => !(c in key) && typeof rec[c] === 'string' && rec[c] !== '');
+  if (label) pairs.push([label, rec![label]]);
+  return pairs.map(([k, v]) => `<span class="k">${text(k)}</span>=<bdi>${shownValue(k, v, names)}</bdi>`).join(' ');
 }
 
 function header(m: ReportModel): string {
@@ -90,13 +127,13 @@ function exportsSection(m: ReportModel): string {
 }
 
 /** One export's changes: added and removed by key, changed with each column old → new; at most CHANGES_SHOWN records. */
-function exportChanges(d: ExportDiff): string {
+function exportChanges(d: ExportDiff, names: Names): string {
   const rows: string[] = [];
   const keyOf = (r: Readonly<Record<string, unknown>>) => Object.fromEntries(d.key.map((k) => [k, r[k]]));
   for (const r of d.added)
-    rows.push(`<tr class="added"><td class="nw">added</td><td>${keyText(keyOf(r))}</td><td></td></tr>`);
+    rows.push(`<tr class="added"><td class="nw">added</td><td>${keyText(keyOf(r), names, r)}</td><td></td></tr>`);
   for (const r of d.removed)
-    rows.push(`<tr class="removed"><td class="nw">removed</td><td>${keyText(keyOf(r))}</td><td></td></tr>`);
+    rows.push(`<tr class="removed"><td class="nw">removed</td><td>${keyText(keyOf(r), names, r)}</td><td></td></tr>`);
   for (const r of d.changed) {
     const more =
       r.changes.length > COLUMNS_SHOWN
@@ -106,11 +143,12 @@ function exportChanges(d: ExportDiff): string {
       .slice(0, COLUMNS_SHOWN)
       .map(
         (c) =>
-          `<li><span class="k">${text(c.column)}</span>: <bdi class="old">${value(c.old)}</bdi> → <bdi class="new">${value(c.new)}</bdi></li>`,
+          `<li><span class="k">${text(c.column)}</span>: <bdi class="old">${shownValue(c.column, c.old, names)}</bdi> → ` +
+          `<bdi class="new">${shownValue(c.column, c.new, names)}</bdi></li>`,
       )
       .join('');
     rows.push(
-      `<tr class="changed"><td class="nw">changed</td><td>${keyText(r.key)}</td><td class="wide"><ul class="cols">${cols}${more}</ul></td></tr>`,
+      `<tr class="changed"><td class="nw">changed</td><td>${keyText(r.key, names)}</td><td class="wide"><ul class="cols">${cols}${more}</ul></td></tr>`,
     );
   }
   const total = d.counts.added + d.counts.removed + d.counts.changed;
@@ -142,7 +180,7 @@ function changesSection(m: ReportModel): string {
   return section(
     'changes',
     'Changes',
-    `${ignored}${filter}<div class="change-list">\n${changed.map(exportChanges).join('')}</div>\n`,
+    `${ignored}${filter}<div class="change-list">\n${changed.map((d) => exportChanges(d, m.names)).join('')}</div>\n`,
   );
 }
 
