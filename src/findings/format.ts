@@ -39,7 +39,7 @@ function person(d: FindingDisplay): string | undefined {
 }
 
 /** Who or what a finding is about, as its group's heading (raw text). */
-export function findingHeading(f: { display: FindingDisplay; subject: RowRef }): string {
+function findingHeading(f: { display: FindingDisplay; subject: RowRef }): string {
   const d = f.display;
   return (
     person(d) ??

@@ -8,7 +8,7 @@
 const UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'] as const;
 
 /** `512 B`, `1.5 KiB`, `9.6 GiB`: binary units, one decimal. */
-export function readableSize(bytes: number): string {
+function readableSize(bytes: number): string {
   if (!Number.isFinite(bytes) || Math.abs(bytes) < 1024) return `${bytes} B`;
   let value = bytes / 1024;
   let unit = 0;
