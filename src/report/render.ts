@@ -14,7 +14,7 @@ import { STYLE } from './style.js';
 import { findingsSection } from './findings.js';
 import { cappedTable, notShown, plural, section, table } from './html.js';
 import { countChart } from './svg.js';
-import { readableColumnValue, withoutIds } from '../util/readable.js';
+import { readableColumnValue, readableTime, withoutIds } from '../util/readable.js';
 
 /** Changed records shown per export; the rest are counted. */
 export const CHANGES_SHOWN = 50;
@@ -25,9 +25,6 @@ const LIST_SHOWN = 200;
 
 /** `default-src 'none'`: no script, frame, font, fetch or form target; inline styles and data: images only. */
 export const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
-
-/** `2026-11-21T02:00:00.000Z` → `2026-11-21 02:00:00 UTC`. */
-const humanTime = (iso: string) => iso.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC');
 
 /** Ids → names (ReportModel's `names`). */
 type Names = ReadonlyMap<string, string> | undefined;
@@ -84,7 +81,7 @@ function header(m: ReportModel): string {
     : '<strong class="bad">partial</strong>: some routes failed (published with --allow-partial)';
   const rows = [
     ['Site', `<bdi>${text(man.baseUrl)}</bdi>`],
-    ['Time', `<time datetime="${esc(man.time)}">${esc(humanTime(man.time))}</time>`],
+    ['Time', `<time datetime="${esc(man.time)}">${esc(readableTime(man.time))}</time>`],
     ['Source', man.source === 'live' ? 'live: collected from the server' : 'replay: built from a raw collection'],
     ['Tool', `${text(man.tool.name)} ${text(man.tool.version)}`],
     ['Completeness', complete],
@@ -115,7 +112,7 @@ function exportsSection(m: ReportModel): string {
   });
   const name = 'name' in m.previous ? `<bdi>${text(m.previous.name)}</bdi>` : '';
   const since = changes
-    ? `<p>Since the previous snapshot, ${name} of ${esc(changes.older.time ? humanTime(changes.older.time) : 'unknown time')}: ` +
+    ? `<p>Since the previous snapshot, ${name} of ${esc(changes.older.time ? readableTime(changes.older.time) : 'unknown time')}: ` +
       `${changes.totals.added} added, ${changes.totals.removed} removed, ${changes.totals.changed} changed, ` +
       `in ${plural(changes.totals.exportsChanged, 'export')}.</p>\n`
     : `<p>No comparison: ${sentence('problem' in m.previous ? m.previous.problem : '')}</p>\n`;
@@ -307,7 +304,7 @@ export function renderReport(m: ReportModel): string {
     vmsSection(m.vms),
     '</main>\n',
     `<footer><p>Written by ${text(m.manifest.tool.name)} ${text(m.manifest.tool.version)} ` +
-      `from the snapshot of ${esc(humanTime(m.manifest.time))}.</p></footer>\n`,
+      `from the snapshot of ${esc(readableTime(m.manifest.time))}.</p></footer>\n`,
     '</body>\n</html>\n',
   ].join('');
 }

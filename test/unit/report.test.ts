@@ -238,7 +238,7 @@ describe('the report page', () => {
     const html = renderReport(modelWith('https://platform.example.org'));
     const order = [
       '<h1>Snapshot of <bdi>https://platform.example.org</bdi>, 2026-11-21</h1>',
-      '2026-11-21 02:00:00 UTC',
+      '2026-11-21T02:00:00Z',
       'partial',
       'invalid',
       'id="findings"',
