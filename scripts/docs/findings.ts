@@ -168,7 +168,16 @@ export the snapshot cannot give leaves the id itself. Names never stop a rule:
 the keys stay exact in \`subject\` and \`related\`. The text output and the
 report group the findings by person, then project (one person lacking three
 requirements of one project is one entry of three lines); a finding about no
-person under its project, team or level.
+person under its project, team or level. They are read by a person, so they
+show names and no ids: a detail's UUIDs and keys are left out (a name in
+it stays), a subject is named by its export (its key values are in the JSON
+and the CSV), times are ISO 8601 in UTC, sizes in KiB, MiB or GiB. Each
+waiver is shown with its owner, reason and end date, and what it matches by
+the names the findings it matches share (tonight's, carried, else resolved
+ones), else by its \`id\` or \`subject\` as written. A resolved finding shows
+the date it was resolved on (the snapshot's) and the date it was first
+seen; the carried findings are listed apart, each with why its rule was not
+evaluated tonight.
 
 **New, open, resolved.** The previous night is the newest older snapshot
 of the same site beside this one (as \`--diff-previous\` finds it), or

@@ -9,7 +9,7 @@ import type { ChangeSet, DiffSide, ExportDiff } from './types.js';
 import { basename, dirname, join } from 'node:path';
 import { escapeControl } from '../util/escape.js';
 import { sameSite } from '../config/url.js';
-import { readableSize, readableTime } from '../util/readable.js';
+import { readableColumnValue, readableTime } from '../util/readable.js';
 
 export interface FormatOptions {
   /** Records shown per export (added, removed and changed together); default 20. */
@@ -37,11 +37,6 @@ function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, Math.max(1, max - 1))}…`;
 }
 
-/** A column holding an instant as epoch milliseconds (`lastLogin`, `createdAt`, `expires`, …), by its name. */
-const TIME_COLUMN = /(time|date|login|created|modified|updated|expires|expiration|until|deleted|^start|^end|At$)/i;
-/** A column holding a size in bytes (`size`, `sizeOnDisk`, `vaultBytes`, …), by its name. */
-const SIZE_COLUMN = /(size|bytes|capacity)/i;
-
 /**
  * A value as JSON, so that `"1"` and `1` read differently; a number of a
  * time column as ISO 8601 UTC, of a size column in KiB, MiB or GiB (the
@@ -52,10 +47,8 @@ function valueText(v: unknown, max: number, column?: string, names?: ReadonlyMap
     const name = names?.get(v);
     if (name !== undefined) return clip(escapeControl(JSON.stringify(name)), max);
   }
-  if (typeof v === 'number' && column !== undefined) {
-    if (TIME_COLUMN.test(column) && v > 1e11 && v < 1e14) return readableTime(v);
-    if (SIZE_COLUMN.test(column) && Number.isInteger(v)) return readableSize(v);
-  }
+  const readable = column !== undefined ? readableColumnValue(column, v) : undefined;
+  if (readable !== undefined) return readable;
   // JSON leaves U+2028, C1 and bidi controls as they are; values come from files.
   return clip(escapeControl(JSON.stringify(v === undefined ? null : v)), max);
 }

@@ -7,17 +7,25 @@
  */
 import { countsText, nightCounts } from '../findings/counts.js';
 import { SEVERITIES } from '../findings/define.js';
-import type { Finding, FindingsReport, ResolvedFinding, WaiverNote } from '../findings/evaluate.js';
-import { findingHeading, groupFindings, waiverLists } from '../findings/format.js';
-import { esc, sentence, text, value } from './escape.js';
+import type { CarriedFinding, Finding, FindingsReport, ResolvedFinding, WaiverNote } from '../findings/evaluate.js';
+import {
+  groupFindings,
+  notEvaluatedReasons,
+  readableHeading,
+  readableSentence,
+  waiverLists,
+  waiverSubject,
+} from '../findings/format.js';
+import { readableTime, withoutIds } from '../util/readable.js';
+import { esc, sentence, text } from './escape.js';
 import { cappedTable, notShown, plural, section, table } from './html.js';
 import type { ReportModel } from './model.js';
 
 /** Findings shown on the page (new, resolved, and under their people); the rest are counted. */
 const FINDINGS_SHOWN = 200;
 
-const subjectCell = (f: { subject: Finding['subject'] }) =>
-  `${text(f.subject.export)} <bdi>${f.subject.key.map((k) => value(k)).join(', ')}</bdi>`;
+/** The export of the row a finding is about: its key values are ids (exact in the JSON and CSV); the names are in the row. */
+const subjectCell = (f: { subject: Finding['subject'] }) => text(f.subject.export);
 
 /** What a finding says beside its person: the requirement it is about and its whole sentence (the page has room for it). */
 function what(f: Finding): string {
@@ -26,7 +34,7 @@ function what(f: Finding): string {
     d.requirement !== undefined
       ? `requirement <bdi>${text(d.requirement)}</bdi>${d.level !== undefined ? ` of level <bdi>${text(d.level)}</bdi>` : ''}: `
       : '';
-  return `${req}${sentence(f.detail)}`;
+  return `${req}${sentence(readableSentence(f.detail))}`;
 }
 
 function stateCell(f: Finding): string {
@@ -35,7 +43,7 @@ function stateCell(f: Finding): string {
   return '';
 }
 
-function waiverCell(f: Finding): string {
+function waiverCell(f: Pick<Finding, 'waived' | 'waiverEnded'>): string {
   if (f.waived)
     return `waived by <bdi>${text(f.waived.owner)}</bdi> until ${text(f.waived.expires)}: ${sentence(f.waived.reason)}`;
   if (f.waiverEnded)
@@ -48,14 +56,14 @@ const ruleCells = (f: { severity: string; rule: string }) =>
   `<td class="nw sev-${f.severity}">${f.severity}</td><td class="nw"><code>${text(f.rule)}</code></td>`;
 
 /** The new or resolved findings, up to FINDINGS_SHOWN: severity, rule and who, then the columns `cells` gives. */
-function sinceList<F extends Finding | ResolvedFinding>(
+function sinceList<F extends Finding | ResolvedFinding | CarriedFinding>(
   title: string,
   list: readonly F[],
   heads: readonly string[],
   cells: (f: F) => string,
 ): string {
   if (list.length === 0) return '';
-  const row = (f: F) => `<tr>${ruleCells(f)}<td><bdi>${text(findingHeading(f))}</bdi></td>${cells(f)}</tr>`;
+  const row = (f: F) => `<tr>${ruleCells(f)}<td><bdi>${text(readableHeading(f))}</bdi></td>${cells(f)}</tr>`;
   return (
     `<details open><summary>${title}: ${plural(list.length, 'finding')}</summary>\n` +
     cappedTable(['Severity', 'Rule', 'Who', ...heads], list, FINDINGS_SHOWN, row, `${title.toLowerCase()} findings`) +
@@ -65,10 +73,10 @@ function sinceList<F extends Finding | ResolvedFinding>(
 
 function since(r: FindingsReport): string {
   const against = r.previous
-    ? `Since the ${r.previous.source === 'history' ? 'history database' : 'snapshot'} of ${esc(r.previous.time)}`
+    ? `Since the ${r.previous.source === 'history' ? 'history database' : 'snapshot'} of ${esc(readableTime(r.previous.time))}`
     : 'No night before';
   const counts = `<p class="counts">${against}: ${countsText(nightCounts(r))}.</p>\n`;
-  if (!r.previous) return counts;
+  if (!r.previous) return counts + carried(r);
   const fresh = r.findings.filter((f) => f.state === 'new');
   const resolved = r.resolved ?? [];
   return (
@@ -77,16 +85,35 @@ function since(r: FindingsReport): string {
     sinceList(
       'Resolved',
       resolved,
-      ['Detail', 'First seen'],
-      (f) => `<td>${sentence(f.detail)}</td><td class="nw">${esc(f.firstSeen.slice(0, 10))}</td>`,
-    )
+      ['Detail', 'Resolved', 'First seen'],
+      (f) =>
+        `<td>${sentence(readableSentence(f.detail))}</td><td class="nw">${esc(r.time.slice(0, 10))}</td>` +
+        `<td class="nw">${esc(f.firstSeen.slice(0, 10))}</td>`,
+    ) +
+    carried(r)
   );
 }
 
-function noteItem(n: WaiverNote): string {
-  const match =
-    n.id !== undefined ? `id ${text(n.id)}` : `subject <bdi>${(n.subject ?? []).map((k) => value(k)).join(', ')}</bdi>`;
-  return `<li>line ${n.line}: <code>${text(n.rule)}</code> ${match} (<bdi>${text(n.owner)}</bdi>, expires ${text(n.expires)})</li>`;
+/** The night before's findings of rules not evaluated tonight: neither seen nor resolved, each with why its rule was not. */
+function carried(r: FindingsReport): string {
+  const reasons = notEvaluatedReasons(r);
+  return sinceList(
+    'Carried',
+    r.carried ?? [],
+    ['What', 'Not evaluated tonight', 'First seen', 'Waiver'],
+    (f) =>
+      `<td>${sentence(readableSentence(f.detail))}</td><td>${sentence(reasons.get(f.rule) ?? 'no reason given')}</td>` +
+      `<td class="nw">${esc(f.firstSeen.slice(0, 10))}</td><td>${f.waived ? waiverCell(f) : ''}</td>`,
+  );
+}
+
+/** A waiver: what it matches by name, its owner, reason and end date. */
+function noteItem(n: WaiverNote, r: FindingsReport): string {
+  const why = n.reason !== undefined ? `: ${sentence(n.reason)}` : '';
+  return (
+    `<li>line ${n.line}: <code>${text(n.rule)}</code>, <bdi>${text(waiverSubject(n, r))}</bdi>${why} ` +
+    `(<bdi>${text(n.owner)}</bdi>, until ${text(n.expires)})</li>`
+  );
 }
 
 function waivers(r: FindingsReport): string {
@@ -95,7 +122,7 @@ function waivers(r: FindingsReport): string {
   const waived = r.findings.filter((f) => f.waived).length;
   let body = `<h3>Waivers</h3>\n<p>${plural(w.entries, 'waiver')} (file sha256 <code>${esc(w.sha256)}</code>): ${plural(waived, 'finding')} waived.</p>\n`;
   for (const [title, list] of waiverLists(w))
-    if (list.length > 0) body += `<p>${title}:</p>\n<ul>${list.map(noteItem).join('')}</ul>\n`;
+    if (list.length > 0) body += `<p>${title}:</p>\n<ul>${list.map((n) => noteItem(n, r)).join('')}</ul>\n`;
   return body;
 }
 
@@ -113,13 +140,13 @@ function byPerson(findings: readonly Finding[]): string {
         shownCount++;
         rows.push(
           `<tr>${ruleCells(f)}<td class="nw">${stateCell(f)}</td>` +
-            `<td><bdi>${text(project)}</bdi></td><td>${what(f)}</td><td>${subjectCell(f)}</td><td>${waiverCell(f)}</td></tr>`,
+            `<td><bdi>${text(withoutIds(project))}</bdi></td><td>${what(f)}</td><td>${subjectCell(f)}</td><td>${waiverCell(f)}</td></tr>`,
         );
       }
     }
     if (rows.length === 0) continue;
     body +=
-      `<details open><summary><bdi>${text(group.heading)}</bdi>: ${plural(n, 'finding')}</summary>\n` +
+      `<details open><summary><bdi>${text(withoutIds(group.heading))}</bdi>: ${plural(n, 'finding')}</summary>\n` +
       table(['Severity', 'Rule', 'State', 'Project', 'What', 'Subject', 'Waiver'], rows) +
       '</details>\n';
   }

@@ -108,28 +108,65 @@ function vmStates(snapshot: Snapshot, entry: ManifestEntry, bytes: Buffer): VmSt
   };
 }
 
+/** The exports whose ids the page shows by name, and the columns the name is read from. */
+const NAME_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  users: ['id', 'firstName', 'lastName', 'email'],
+  teams: ['id', 'name'],
+  projects: ['id', 'name'],
+  security_levels: ['id', 'name'],
+  security_requirements: ['id', 'name'],
+};
+
+const trimmed = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
+
+/** A record's name as a person reads it: a user's full name, else the e-mail; anything else's `name`. */
+function nameOf(exportName: string, r: ExportRecord): string {
+  if (exportName !== 'users') return trimmed(r.name);
+  const full = `${trimmed(r.firstName)} ${trimmed(r.lastName)}`.trim();
+  return full !== '' ? full : trimmed(r.email);
+}
+
+/** Each record's id → its name, for the exports of NAME_COLUMNS (the first record of an id wins). */
+function addNames(names: Map<string, string>, exportName: string, records: readonly ExportRecord[]): void {
+  for (const r of records) {
+    const name = nameOf(exportName, r);
+    if (typeof r.id === 'string' && name !== '' && !names.has(r.id)) names.set(r.id, name);
+  }
+}
+
 /**
  * What the page reads of each available export file, given its bytes as
  * they are read (each file is read once, for the diff or else for these
  * readers alone, and handed to every reader in turn): the columns the
- * findings' rules read, and the VMs' states.
+ * findings' rules read, the VMs' states, and with `withNames` the names of
+ * the ids the page's changes show (NAME_COLUMNS).
  */
-function exportReaders(snapshot: Snapshot, findings: boolean) {
+function exportReaders(snapshot: Snapshot, findings: boolean, withNames = false) {
   const columns = findings
     ? exportsRead([...RULES.flatMap((r) => r.reads), ...DISPLAY_READS])
     : new Map<string, Set<string>>();
   const records = new Map<string, ExportRecord[]>();
   const states = new Map<string, VmStates>();
+  const names = new Map<string, string>();
   const use = (entry: ManifestEntry, bytes: Buffer): void => {
     const wanted = columns.get(entry.export);
     if (wanted) records.set(entry.export, snapshot.parse(entry, bytes, [...wanted]));
+    const nameColumns = NAME_COLUMNS[entry.export];
+    if (withNames && nameColumns)
+      addNames(
+        names,
+        entry.export,
+        wanted && nameColumns.every((c) => wanted.has(c))
+          ? records.get(entry.export)!
+          : snapshot.parse(entry, bytes, [...nameColumns]),
+      );
     if (!(VM_EXPORTS as readonly string[]).includes(entry.export)) return;
     const vms = vmStates(snapshot, entry, bytes);
     if (vms) states.set(entry.export, vms);
   };
   // In VM_EXPORTS' order, whatever the order the files were read in.
   const vms = () => VM_EXPORTS.flatMap((name) => states.get(name) ?? []);
-  return { use, records, vms };
+  return { use, records, vms, names };
 }
 
 export interface DirectoryOptions {
@@ -157,7 +194,7 @@ export async function modelOfDirectory(snapshot: Snapshot, opts: DirectoryOption
     undefined,
     new Date(manifest.time),
   );
-  const readers = exportReaders(snapshot, true);
+  const readers = exportReaders(snapshot, true, true);
   const evaluate = { inheritLevels: opts.inheritLevels ?? true, expiringDays: opts.expiringDays };
   const given = opts.previous;
   const warn = opts.warn ?? (() => {});
@@ -215,6 +252,7 @@ function modelOf(
     previous: nights.previous,
     history,
     vms: readers.vms(),
+    names: readers.names,
   };
 }
 
@@ -304,7 +342,7 @@ export async function modelOfStaging(
   opts: StagingOptions,
 ): Promise<ReportModel & { readonly findings: { readonly report: FindingsReport } }> {
   const snapshot = stagedSnapshot(stagingDir, manifest);
-  const readers = exportReaders(snapshot, false);
+  const readers = exportReaders(snapshot, false, true);
   const signature = opts.signKey
     ? {
         state: 'signed',

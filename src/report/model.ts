@@ -48,6 +48,8 @@ export interface ReportModel {
     | { readonly label: string; readonly problem: string };
   /** Of the VM exports the snapshot has (`--include vms`): none without. */
   readonly vms?: readonly VmStates[];
+  /** The ids of users, teams, projects, security levels and requirements → their names, for the changes. */
+  readonly names?: ReadonlyMap<string, string>;
   /** A night older than the newest of its site. */
   readonly rerun?: Rerun;
 }

@@ -14,6 +14,7 @@ import { STYLE } from './style.js';
 import { findingsSection } from './findings.js';
 import { cappedTable, notShown, plural, section, table } from './html.js';
 import { countChart } from './svg.js';
+import { readableColumnValue, readableTime, withoutIds } from '../util/readable.js';
 
 /** Changed records shown per export; the rest are counted. */
 export const CHANGES_SHOWN = 50;
@@ -25,14 +26,47 @@ const LIST_SHOWN = 200;
 /** `default-src 'none'`: no script, frame, font, fetch or form target; inline styles and data: images only. */
 export const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 
-/** `2026-11-21T02:00:00.000Z` → `2026-11-21 02:00:00 UTC`. */
-const humanTime = (iso: string) => iso.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC');
+/** Ids → names (ReportModel's `names`). */
+type Names = ReadonlyMap<string, string> | undefined;
 
-/** A key as `column=value` pairs (a finding's key is a list of values in key order). */
-function keyText(key: Readonly<Record<string, unknown>>): string {
-  return Object.entries(key)
-    .map(([k, v]) => `<span class="k">${text(k)}</span>=<bdi>${value(v)}</bdi>`)
-    .join(' ');
+/** An id as a person reads it: its name where the snapshot gives one, else the text without its ids. */
+const idName = (v: string, names: Names): string => names?.get(v) ?? withoutIds(v);
+
+/**
+ * A value of column `column` as a person reads it: an id by its name (a
+ * list of ids by theirs), a time in ISO 8601 UTC, a size in KiB, MiB or GiB,
+ * no UUID; the exact values are in the export files.
+ */
+function shownValue(column: string, v: unknown, names: Names): string {
+  const readable = readableColumnValue(column, v);
+  if (readable !== undefined) return text(readable);
+  if (typeof v === 'string') {
+    const shown = idName(v, names);
+    return shown === v ? value(v) : text(shown);
+  }
+  if (Array.isArray(v) && v.length > 0 && v.every((e) => typeof e === 'string')) {
+    const shown = v.map((e) => idName(e, names));
+    return shown.every((e, i) => e === v[i]) ? value(v) : text(shown.join(', '));
+  }
+  return value(v);
+}
+
+/** Columns that name a record for a reader, in order of preference, when they are not part of the key. */
+const LABEL_COLUMNS = ['name', 'email', 'teamName', 'server', 'projectName'];
+
+/**
+ * A key as `column=value` pairs, ids by name; for an added or removed record
+ * (`rec`), the first column of LABEL_COLUMNS it holds that the key does not.
+ */
+function keyText(
+  key: Readonly<Record<string, unknown>>,
+  names: Names,
+  rec?: Readonly<Record<string, unknown>>,
+): string {
+  const pairs = Object.entries(key).map(([k, v]) => [k, v] as const);
+  const label = rec && LABEL_COLUMNS.find((c) => !(c in key) && typeof rec[c] === 'string' && rec[c] !== '');
+  if (label) pairs.push([label, rec![label]]);
+  return pairs.map(([k, v]) => `<span class="k">${text(k)}</span>=<bdi>${shownValue(k, v, names)}</bdi>`).join(' ');
 }
 
 function header(m: ReportModel): string {
@@ -47,7 +81,7 @@ function header(m: ReportModel): string {
     : '<strong class="bad">partial</strong>: some routes failed (published with --allow-partial)';
   const rows = [
     ['Site', `<bdi>${text(man.baseUrl)}</bdi>`],
-    ['Time', `<time datetime="${esc(man.time)}">${esc(humanTime(man.time))}</time>`],
+    ['Time', `<time datetime="${esc(man.time)}">${esc(readableTime(man.time))}</time>`],
     ['Source', man.source === 'live' ? 'live: collected from the server' : 'replay: built from a raw collection'],
     ['Tool', `${text(man.tool.name)} ${text(man.tool.version)}`],
     ['Completeness', complete],
@@ -78,7 +112,7 @@ function exportsSection(m: ReportModel): string {
   });
   const name = 'name' in m.previous ? `<bdi>${text(m.previous.name)}</bdi>` : '';
   const since = changes
-    ? `<p>Since the previous snapshot, ${name} of ${esc(changes.older.time ? humanTime(changes.older.time) : 'unknown time')}: ` +
+    ? `<p>Since the previous snapshot, ${name} of ${esc(changes.older.time ? readableTime(changes.older.time) : 'unknown time')}: ` +
       `${changes.totals.added} added, ${changes.totals.removed} removed, ${changes.totals.changed} changed, ` +
       `in ${plural(changes.totals.exportsChanged, 'export')}.</p>\n`
     : `<p>No comparison: ${sentence('problem' in m.previous ? m.previous.problem : '')}</p>\n`;
@@ -90,13 +124,13 @@ function exportsSection(m: ReportModel): string {
 }
 
 /** One export's changes: added and removed by key, changed with each column old → new; at most CHANGES_SHOWN records. */
-function exportChanges(d: ExportDiff): string {
+function exportChanges(d: ExportDiff, names: Names): string {
   const rows: string[] = [];
   const keyOf = (r: Readonly<Record<string, unknown>>) => Object.fromEntries(d.key.map((k) => [k, r[k]]));
   for (const r of d.added)
-    rows.push(`<tr class="added"><td class="nw">added</td><td>${keyText(keyOf(r))}</td><td></td></tr>`);
+    rows.push(`<tr class="added"><td class="nw">added</td><td>${keyText(keyOf(r), names, r)}</td><td></td></tr>`);
   for (const r of d.removed)
-    rows.push(`<tr class="removed"><td class="nw">removed</td><td>${keyText(keyOf(r))}</td><td></td></tr>`);
+    rows.push(`<tr class="removed"><td class="nw">removed</td><td>${keyText(keyOf(r), names, r)}</td><td></td></tr>`);
   for (const r of d.changed) {
     const more =
       r.changes.length > COLUMNS_SHOWN
@@ -106,11 +140,12 @@ function exportChanges(d: ExportDiff): string {
       .slice(0, COLUMNS_SHOWN)
       .map(
         (c) =>
-          `<li><span class="k">${text(c.column)}</span>: <bdi class="old">${value(c.old)}</bdi> → <bdi class="new">${value(c.new)}</bdi></li>`,
+          `<li><span class="k">${text(c.column)}</span>: <bdi class="old">${shownValue(c.column, c.old, names)}</bdi> → ` +
+          `<bdi class="new">${shownValue(c.column, c.new, names)}</bdi></li>`,
       )
       .join('');
     rows.push(
-      `<tr class="changed"><td class="nw">changed</td><td>${keyText(r.key)}</td><td class="wide"><ul class="cols">${cols}${more}</ul></td></tr>`,
+      `<tr class="changed"><td class="nw">changed</td><td>${keyText(r.key, names)}</td><td class="wide"><ul class="cols">${cols}${more}</ul></td></tr>`,
     );
   }
   const total = d.counts.added + d.counts.removed + d.counts.changed;
@@ -142,7 +177,7 @@ function changesSection(m: ReportModel): string {
   return section(
     'changes',
     'Changes',
-    `${ignored}${filter}<div class="change-list">\n${changed.map(exportChanges).join('')}</div>\n`,
+    `${ignored}${filter}<div class="change-list">\n${changed.map((d) => exportChanges(d, m.names)).join('')}</div>\n`,
   );
 }
 
@@ -269,7 +304,7 @@ export function renderReport(m: ReportModel): string {
     vmsSection(m.vms),
     '</main>\n',
     `<footer><p>Written by ${text(m.manifest.tool.name)} ${text(m.manifest.tool.version)} ` +
-      `from the snapshot of ${esc(humanTime(m.manifest.time))}.</p></footer>\n`,
+      `from the snapshot of ${esc(readableTime(m.manifest.time))}.</p></footer>\n`,
     '</body>\n</html>\n',
   ].join('');
 }

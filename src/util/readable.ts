@@ -8,7 +8,7 @@
 const UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'] as const;
 
 /** `512 B`, `1.5 KiB`, `9.6 GiB`: binary units, one decimal. */
-export function readableSize(bytes: number): string {
+function readableSize(bytes: number): string {
   if (!Number.isFinite(bytes) || Math.abs(bytes) < 1024) return `${bytes} B`;
   let value = bytes / 1024;
   let unit = 0;
@@ -23,6 +23,23 @@ export function readableSize(bytes: number): string {
 export function readableTime(at: number | string): string {
   const d = new Date(at);
   return Number.isNaN(d.getTime()) ? String(at) : d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** A column holding an instant as epoch milliseconds (`lastLogin`, `createdAt`, `expires`, …), by its name. */
+const TIME_COLUMN = /(time|date|login|created|modified|updated|expires|expiration|until|deleted|^start|^end|At$)/i;
+/** A column holding a size in bytes (`size`, `sizeOnDisk`, `vaultBytes`, …), by its name. */
+const SIZE_COLUMN = /(size|bytes|capacity)/i;
+
+/**
+ * A number of an export's column as a person reads it, by the column's
+ * name: an instant of a time column as ISO 8601 UTC, a byte count of a size
+ * column in KiB, MiB or GiB; undefined for any other value.
+ */
+export function readableColumnValue(column: string, v: unknown): string | undefined {
+  if (typeof v !== 'number') return undefined;
+  if (TIME_COLUMN.test(column) && v > 1e11 && v < 1e14) return readableTime(v);
+  if (SIZE_COLUMN.test(column) && Number.isInteger(v)) return readableSize(v);
+  return undefined;
 }
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';

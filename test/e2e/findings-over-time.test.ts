@@ -126,7 +126,7 @@ describe('the third night with the shipped waivers', () => {
     expect(res.code).toBe(0);
     const out = res.stdout;
     expect(out).toMatch(
-      /Since the snapshot of 2026-11-22T02:00:00.000Z: \d+ new, \d+ open, \d+ resolved, \d+ waived, \d+ active\.\nNew:\n/,
+      /Since the snapshot of 2026-11-22T02:00:00Z: \d+ new, \d+ open, \d+ resolved, \d+ waived, \d+ active\.\nNew:\n/,
     );
     expect(out.indexOf('Resolved:')).toBeLessThan(out.indexOf('\nPriya Tanaka <priya.tanaka.10@example.org>\n'));
     expect(out.split('\n').filter((l) => l === 'Priya Tanaka <priya.tanaka.10@example.org>')).toHaveLength(1);
@@ -140,7 +140,7 @@ describe('the third night with the shipped waivers', () => {
     expect(res.code, res.stderr).toBe(0);
     const html = readFileSync(page, 'utf8');
     expect(html).toMatch(
-      /<p class="counts">Since the snapshot of 2026-11-22T02:00:00.000Z: \d+ new, \d+ open, \d+ resolved, \d+ waived, \d+ active\.<\/p>/,
+      /<p class="counts">Since the snapshot of 2026-11-22T02:00:00Z: \d+ new, \d+ open, \d+ resolved, \d+ waived, \d+ active\.<\/p>/,
     );
     const person = '<summary><bdi>Priya Tanaka &lt;priya.tanaka.10@example.org&gt;</bdi>: 3 findings</summary>';
     expect(html.split(person)).toHaveLength(2);
@@ -148,6 +148,52 @@ describe('the third night with the shipped waivers', () => {
     expect(html.indexOf('<summary>Resolved: ')).toBeLessThan(html.indexOf('<h3>By person</h3>'));
     expect(html).toContain('waived by <bdi>security-office@example.org</bdi> until 2026-12-15');
     expect(html).toContain('<p>Stale (they match no finding):</p>');
+  });
+
+  it('the text and the report page read as a person reads them: no UUID, each waiver with owner, reason and end date, the resolved ones dated', async () => {
+    const uuid = /[0-9a-f]{8}-[0-9a-f]{4}-/;
+    const res = await runCli(['findings', night3, '--waivers', WAIVERS]);
+    expect(res.code, res.stderr).toBe(0);
+    const out = res.stdout;
+    expect(out).not.toMatch(uuid);
+    expect(out.split('\n')[0]).toMatch(/ at 2026-11-23T02:00:00Z$/);
+    // Each waiver by the names of the findings it matches (the stale one: the findings it matched, resolved tonight).
+    expect(out).toContain(
+      'Ended (their findings are active again):\n  line 14: quota-exceeded, team Team 2 Imaging: ' +
+        'extra cores granted for the imaging campaign (platform-team@example.org, until 2026-11-22)\n',
+    );
+    expect(out).toMatch(
+      /\n {2}line 8: certification-missing, Priya Tanaka <priya\.tanaka\.10@example\.org>, project Project 1\b.*: NDA and course booked for 4 December; access reviewed by the PI \(security-office@example\.org, until 2026-12-15\)\n/,
+    );
+    expect(out).toMatch(
+      /\n {2}line 20: certification-missing, Femi Weiß <femi\.wei\.0@example\.org>, project Project 1\b.*: NDA being signed \(security-office@example\.org, until 2027-01-15\)\n/,
+    );
+    const resolved = out.slice(out.indexOf('Resolved:\n'), out.indexOf('\nWaivers ')).split('\n').slice(1, -1);
+    expect(resolved.length).toBe(4);
+    for (const line of resolved) expect(line).toContain('(resolved 2026-11-23, first seen 2026-11-21; ');
+
+    const page = join(tmpDir('svc-over-time-readable-'), 'page.html');
+    const report = await runCli(['report', night3, '--waivers', WAIVERS, '--out', page]);
+    expect(report.code, report.stderr).toBe(0);
+    const html = readFileSync(page, 'utf8');
+    expect(html).not.toMatch(uuid);
+    expect(html).toContain(
+      '<li>line 14: <code>quota-exceeded</code>, <bdi>team Team 2 Imaging</bdi>: extra cores granted for the ' +
+        'imaging campaign (<bdi>platform-team@example.org</bdi>, until 2026-11-22)</li>',
+    );
+    expect(html).toMatch(
+      /<li>line 20: <code>certification-missing<\/code>, <bdi>Femi Weiß &lt;femi\.wei\.0@example\.org&gt;, project Project 1[^<]*<\/bdi>: NDA being signed \(<bdi>security-office@example\.org<\/bdi>, until 2027-01-15\)<\/li>/,
+    );
+    const resolvedTable = html.slice(
+      html.indexOf('<summary>Resolved: '),
+      html.indexOf('</details>', html.indexOf('<summary>Resolved: ')),
+    );
+    expect(resolvedTable).toContain('<th scope="col">Resolved</th><th scope="col">First seen</th>');
+    expect(resolvedTable.split('<td class="nw">2026-11-23</td><td class="nw">2026-11-21</td></tr>')).toHaveLength(5);
+    // The changes by name: a user's changed record, its time column in ISO 8601.
+    expect(html).toMatch(
+      /<span class="k">id<\/span>=<bdi>Bo Nakamura<\/bdi><\/td><td class="wide"><ul class="cols"><li><span class="k">expiration<\/span>: <bdi class="old"><span class="null">null<\/span><\/bdi> → <bdi class="new">2026-11-22T02:00:00Z<\/bdi>/,
+    );
   });
 
   it('findings --previous <dir>: the states against that snapshot', async () => {
@@ -366,6 +412,33 @@ describe("a rule not evaluated tonight: the night before's findings carried, wit
     expect(addedCsv.stdout).toContain(',extra cores,capacity@example.org,2027-01-15,\n');
     const none = await runCli(['findings', out, '--json']);
     expect((JSON.parse(none.stdout) as Report).carried!.find(quota)!.waived).toBeUndefined();
+
+    // The text and the report page show the carried finding too, with why its rule was not evaluated.
+    const reason = (JSON.parse(none.stdout) as { rules: Array<{ id: string; reason?: string }> }).rules.find(
+      (r) => r.id === 'quota-exceeded',
+    )!.reason!;
+    expect(reason).toContain('GET /api/teams/usage');
+    const text = await runCli(['findings', out, '--waivers', added]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+    const carriedText = text.stdout.split(
+      'Carried from the night before (their rule was not evaluated tonight):\n',
+    )[1]!;
+    const line = carriedText.split('\n')[0]!;
+    expect(line.startsWith(`  MEDIUM    quota-exceeded  [carried: not evaluated tonight, ${reason}] `)).toBe(true);
+    expect(line).toContain('[waived by capacity@example.org until 2027-01-15: extra cores] team Team 1 IT: ');
+    expect(line).toContain('(first seen 2026-11-22; teams)');
+    const page = join(dir, 'page.html');
+    const pageRun = await runCli(['report', out, '--waivers', added, '--out', page]);
+    expect(pageRun.code, pageRun.stderr).toBe(0);
+    const html = readFileSync(page, 'utf8');
+    expect(html).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+    const section = html.slice(html.indexOf('<summary>Carried: '));
+    expect(section).toMatch(/^<summary>Carried: 1 finding<\/summary>/);
+    expect(section).toContain('<bdi>team Team 1 IT</bdi>');
+    expect(section).toContain('<td class="nw">2026-11-22</td>');
+    expect(section).toContain('waived by <bdi>capacity@example.org</bdi> until 2027-01-15');
+    expect(section.slice(0, section.indexOf('</details>'))).toContain('GET /api/teams/usage');
 
     // The digest counts the carried finding as active, or as waived when tonight's waivers waive it.
     const certs = getTestCerts();

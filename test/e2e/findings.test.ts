@@ -544,7 +544,8 @@ describe('svc-snapshot findings <dir>', () => {
     const text = await runCli(['findings', dir]);
     expect(text.code).toBe(0);
     expect(text.stdout).not.toMatch(/[\u0007\u001b\u202e\r]/);
-    expect(text.stdout).toContain('teams team|\\u001b[31mred\\u202e');
+    // The team by its name, escaped (the exact id is in --json).
+    expect(text.stdout).toContain('\nteam bell\\u0007\\u000d\\u000aname\n');
     const json = await runCli(['findings', dir, '--json']);
     const report = JSON.parse(json.stdout) as Report;
     expect(report.findings).toHaveLength(1);

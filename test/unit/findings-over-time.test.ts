@@ -160,7 +160,7 @@ describe('new, open, resolved', () => {
     ]);
     expect(second.previous).toEqual({ time: first.time, source: 'snapshot' });
     expect(formatFindings(second, '/snap')).toMatch(
-      /Since the snapshot of 2026-11-20T02:00:00.000Z: 1 new, \d+ open, 1 resolved, 0 waived, \d+ active\.\nNew:\n/,
+      /Since the snapshot of 2026-11-20T02:00:00Z: 1 new, \d+ open, 1 resolved, 0 waived, \d+ active\.\nNew:\n/,
     );
   });
 });

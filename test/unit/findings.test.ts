@@ -888,7 +888,9 @@ describe('the report', () => {
     expect(json.findings[0]!.detail).toContain('"x\u0007\r\nname"');
     const text = formatFindings(r, '/tmp/x');
     expect(text).not.toMatch(/[\u0007\u001b\u202e\r]/);
-    expect(text).toContain('\\u001b[2J\\u202eevil');
+    // The ids are in the JSON; the text names the project, escaped.
+    expect(text).not.toContain('evil');
+    expect(text).toContain('project x\\u0007\\u000d\\u000aname');
     expect(text.split('\n').filter((l) => l.includes('name')).length).toBe(1);
   });
 

@@ -4,6 +4,7 @@ import { CHANGES_SHOWN, CSP, renderReport } from '../../src/report/render.js';
 import { countChart } from '../../src/report/svg.js';
 import type { ReportModel } from '../../src/report/model.js';
 import type { ChangeSet, ExportDiff } from '../../src/diff/types.js';
+import type { FindingsReport } from '../../src/findings/evaluate.js';
 import { HOSTILE_NAMES } from '../helpers/hostile-names.js';
 
 /** Every tag and attribute name of the page: no `<` from the data survives escaping, so each `<` opens one of the page's own tags. */
@@ -237,7 +238,7 @@ describe('the report page', () => {
     const html = renderReport(modelWith('https://platform.example.org'));
     const order = [
       '<h1>Snapshot of <bdi>https://platform.example.org</bdi>, 2026-11-21</h1>',
-      '2026-11-21 02:00:00 UTC',
+      '2026-11-21T02:00:00Z',
       'partial',
       'invalid',
       'id="findings"',
@@ -265,6 +266,94 @@ describe('the report page', () => {
     const html = renderReport(modelWith('u'));
     expect(html).toContain('<td class="num added">+1<span class="vh"> added</span></td>');
     expect(html).toContain('<tr class="removed"><td class="nw">removed</td>');
+  });
+
+  it('shows the changes as a person reads them: ids by name, times in ISO 8601 UTC, sizes in binary units, no UUID', () => {
+    const m = modelWith('u');
+    const user = '996f25a8-3527-42e3-a038-541dc1ba6043';
+    const unknown = 'sreq|0b5e2c1a-7d3f-4e6a-9c8b-2f1e0d3c4b70';
+    const d: ExportDiff = {
+      ...diffOf('users', 1, 'u'),
+      added: [{ id: 'fc5bc173-ac24-42d7-92ca-8fefdf42e4e1', email: 'femi@example.org' }],
+      changed: [
+        {
+          key: { id: user },
+          changes: [
+            { column: 'expiration', old: null, new: 1763690400000 },
+            { column: 'vaultBytes', old: 1536, new: 10485760 },
+            { column: 'requirements', old: ['sreq|nda'], new: ['sreq|nda', unknown] },
+          ],
+        },
+      ],
+    };
+    const changes = { ...(m.previous as { changes: ChangeSet }).changes, exports: [d] };
+    const names = new Map([
+      [user, 'Priya Tanaka'],
+      ['sreq|nda', 'Requirement 2: NDA'],
+    ]);
+    const html = renderReport({ ...m, previous: { name: 'older', changes }, names });
+    const section = html.slice(html.indexOf('<section id="changes"'), html.indexOf('<section id="availability"'));
+    expect(section).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+    expect(section).toContain('<span class="k">id</span>=<bdi>Priya Tanaka</bdi>');
+    expect(section).toContain('<bdi class="new">2025-11-21T02:00:00Z</bdi>');
+    expect(section).toContain('<bdi class="old">1.5 KiB</bdi> → <bdi class="new">10.0 MiB</bdi>');
+    expect(section).toContain('<bdi class="new">Requirement 2: NDA, …</bdi>');
+    // An added record without a name given: its id left out, its label beside it.
+    expect(section).toContain(
+      '<span class="k">id</span>=<bdi>…</bdi> <span class="k">email</span>=<bdi>femi@example.org</bdi>',
+    );
+  });
+
+  it('lists each waiver with owner, reason and end date, the resolved findings dated, the carried ones with their reason', () => {
+    const m = modelWith('u');
+    const base = (m.findings as { report: FindingsReport }).report;
+    const prior = {
+      id: 'f2',
+      rule: 'quota',
+      severity: 'low' as const,
+      subject: { export: 'teams', key: ['team|cf57d6b4-dc48-4249-96e2-24cfc8c1dbeb'] },
+      detail: 'team "Imaging" (team|cf57d6b4-dc48-4249-96e2-24cfc8c1dbeb) uses 40 cores',
+      display: { team: 'Imaging' },
+      firstSeen: '2026-11-19T02:00:00.000Z',
+    };
+    const report: FindingsReport = {
+      ...base,
+      findings: [],
+      previous: { time: '2026-11-20T02:00:00.000Z', source: 'snapshot' },
+      resolved: [{ ...prior, id: 'f3', rule: 'certification-missing', severity: 'high' }],
+      carried: [prior],
+      waivers: {
+        sha256: 'abc',
+        entries: 2,
+        stale: [
+          {
+            line: 3,
+            rule: 'quota',
+            subject: ['team|cf57d6b4-dc48-4249-96e2-24cfc8c1dbeb'],
+            owner: 'ops@x',
+            reason: 'extra cores',
+            expires: '2027-01-15',
+          },
+          { line: 9, rule: 'quota', subject: ['team|gone'], owner: 'ops@x', reason: 'old', expires: '2027-01-16' },
+        ],
+        endingSoon: [],
+        ended: [],
+      },
+    };
+    const html = renderReport({ ...m, findings: { report } });
+    expect(html).toContain(
+      '<li>line 3: <code>quota</code>, <bdi>team Imaging</bdi>: extra cores (<bdi>ops@x</bdi>, until 2027-01-15)</li>',
+    );
+    // Matching no finding known: the subject as the file writes it.
+    expect(html).toContain(
+      '<li>line 9: <code>quota</code>, <bdi>subject team|gone</bdi>: old (<bdi>ops@x</bdi>, until 2027-01-16)</li>',
+    );
+    expect(html).toContain('<td class="nw">2026-11-21</td><td class="nw">2026-11-19</td></tr>');
+    const carried = html.slice(html.indexOf('<summary>Carried: 1 finding</summary>'));
+    expect(carried).toContain(
+      '<td>team &quot;Imaging&quot; uses 40 cores</td><td>u</td><td class="nw">2026-11-19</td>',
+    );
+    expect(html).not.toContain('cf57d6b4');
   });
 
   it('leaves out the VMs and the trends when the snapshot has no VM export and no history was given', () => {
