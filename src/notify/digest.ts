@@ -303,11 +303,23 @@ function waiversOf(f: FindingsIn | undefined): Digest['waivers'] {
     ['stale', w.stale],
   ] as const) {
     for (const waiver of list ?? []) {
+      if (kind === 'ended' && !endedSince(waiver, f?.previous?.time)) continue;
       const name = who(waiver);
       out.push({ kind, waiver, ...(name !== undefined ? { who: name } : {}) });
     }
   }
   return out;
+}
+
+/**
+ * Whether an ended waiver ended since the night before (it was still in force at that night's time: a waiver
+ * holds to the end of its `expires` day, UTC), so that it is news; without a night before, every ended one is.
+ */
+function endedSince(waiver: WaiverNote, previousTime: string | undefined): boolean {
+  if (previousTime === undefined) return true;
+  const end = Date.parse(`${waiver.expires}T00:00:00Z`) + 24 * 3600_000;
+  const before = Date.parse(previousTime);
+  return Number.isNaN(end) || Number.isNaN(before) || end > before;
 }
 
 /** Where a person opens the night: under --report-url, else this host's name and the directory's absolute path. */

@@ -44,6 +44,8 @@ export type WaiverNote = z.infer<typeof WaiverNoteSchema>;
 
 export const FindingsFileSchema = z.object({
   time: z.string(),
+  /** The night the states are told against, if any: a waiver ended since then is news. */
+  previous: z.object({ time: z.string() }).optional(),
   rules: z.array(z.object({ id: z.string(), evaluated: z.boolean(), reason: z.string().optional() })).readonly(),
   findings: z.array(FindingSchema).readonly(),
   resolved: z.array(FindingSchema).readonly().optional(),

@@ -224,6 +224,23 @@ describe('the lifecycle, when the report has it', () => {
     expect(text).toContain('Resolved (1)\n  Di Gone: Certification expired (Project 4)\n');
     expect(text).toContain('Waivers (1)\n  ending soon: Quota exceeded (ops@example.org, until 2026-12-01)\n');
   });
+  it('lists as ended only the waivers that ended since the night before', () => {
+    const ended = (expires: string) => ({ rule: 'quota-exceeded', subject: ['team-7'], owner: 'o', expires });
+    const night = (previous?: string) =>
+      buildDigest({
+        ...runNotice([]),
+        findings: {
+          time: '2026-11-23T02:00:00.000Z',
+          ...(previous !== undefined ? { previous: { time: previous } } : {}),
+          rules: [],
+          findings: [],
+          waivers: { ended: [ended('2026-11-22'), ended('2026-11-20')] },
+        },
+      }).waivers.map((w) => w.waiver.expires);
+    // In force until the end of 2026-11-22 (UTC), so at the night before's 02:00: news tonight. 2026-11-20 was not.
+    expect(night('2026-11-22T02:00:00.000Z')).toEqual(['2026-11-22']);
+    expect(night()).toEqual(['2026-11-22', '2026-11-20']);
+  });
   it('sends on new or resolved findings; a night with nothing new sends nothing', () => {
     expect(worthSending(d, ['findings'])).toBe(true);
     const quiet = buildDigest({
