@@ -33,7 +33,7 @@ import {
   archiveOrProblem,
 } from '../night/fill.js';
 import { obtainCollection, type Spooling } from '../collect/obtain.js';
-import { diffWithPrevious } from '../night/changes.js';
+import { diffWithPrevious, namedForText } from '../night/changes.js';
 
 type SnapshotOptions = CommandOptions<'snapshot'>;
 
@@ -174,7 +174,9 @@ async function afterPublishing(
     ...(nights.rerun ? { rerun: nights.rerun } : {}),
     ...(problems.length > 0 ? { problems } : {}),
   };
-  const shown = o.diffPrevious ? outcome : { ...outcome, previous: undefined };
+  // The text names users and teams as people read them; --json keeps the exact ids.
+  const named = o.diffPrevious && !o.json && previous ? await namedForText(previous, outDir) : previous;
+  const shown = o.diffPrevious ? { ...outcome, previous: named } : { ...outcome, previous: undefined };
   deps.stdout(o.json ? `${JSON.stringify(snapshotSummary(shown), null, 2)}\n` : formatSnapshotSummary(shown));
   // 6 only for a complete snapshot: an incomplete one is 4 whatever its findings.
   // A problem in the configuration of what comes after publishing: exit 2, once everything else is done.

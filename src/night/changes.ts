@@ -2,10 +2,11 @@
 import path from 'node:path';
 import { diffDirectories, type ChangeSet } from '../diff/index.js';
 import type { PreviousBeside } from '../snapshot/beside.js';
-import { type SnapshotManifest } from '../exports/manifest.js';
-
-import { type SnapshotOutcome } from '../summaries/snapshot.js';
+import type { SnapshotManifest } from '../exports/manifest.js';
+import type { SnapshotOutcome } from '../summaries/snapshot.js';
 import type { Reporter } from '../progress/reporter.js';
+import { readableNames } from '../diff/names.js';
+
 /**
  * --diff-previous: the snapshot is published either way, so a diff that cannot be made is reported, not fatal.
  * The previous snapshot is the newest older one of the same site: a newer one of another site passed over is said.
@@ -35,4 +36,13 @@ export async function diffWithPrevious(
     reporter?.warn(`--diff-previous: could not compare with ${dir}: ${(err as Error).message}`);
     return { dir };
   }
+}
+
+/** The changes as `--diff-previous` prints them for a person: users and teams by the names the two nights hold. */
+export async function namedForText(
+  previous: NonNullable<SnapshotOutcome['previous']>,
+  outDir: string,
+): Promise<NonNullable<SnapshotOutcome['previous']>> {
+  if (!previous.changes || previous.dir === null) return previous;
+  return { ...previous, names: await readableNames([outDir, previous.dir]) };
 }

@@ -23,7 +23,7 @@ export interface SnapshotOutcome {
   manifest: SnapshotManifest;
   durationMs: number;
   /** With --diff-previous: the older snapshot (null when none) and the changes. */
-  previous?: { dir: string | null; changes?: ChangeSet };
+  previous?: { dir: string | null; changes?: ChangeSet; names?: ReadonlyMap<string, string> };
   /** With --format csv or xlsx: the spreadsheet files published with the exports. */
   spreadsheets?: readonly WrittenSheetFile[];
   /** With --history: the load after publishing. */
@@ -133,7 +133,8 @@ export function formatSnapshotSummary(o: SnapshotOutcome): string {
   lines.push(...formatPruned(s.pruned));
   lines.push(`  done in ${(s.durationMs / 1000).toFixed(1)} s`);
   let text = `${lines.join('\n')}\n`;
-  if (o.previous?.changes) text += `\n${formatChangeSet(o.previous.changes)}`;
+  if (o.previous?.changes)
+    text += `\n${formatChangeSet(o.previous.changes, o.previous.names ? { names: o.previous.names } : {})}`;
   else if (o.previous) text += `\nNo older snapshot beside ${o.outDir} to compare with.\n`;
   return text;
 }

@@ -69,6 +69,18 @@ describe('snapshot --diff-previous', () => {
     expect(summary.diffPrevious?.exports.length).toBeGreaterThan(0);
   });
 
+  it('in text, names users and teams as `diff` text does: the same lines for the same two nights', async () => {
+    const parent = tmpDir();
+    const night = (n: number) => join(REPO_ROOT, 'recordings', `platform-3.14.1-night${n}`);
+    expect((await runCli(['--replay', night(2), '--out-dir', join(parent, 'n2'), '--quiet'])).code).toBe(0);
+    const res = await runCli(['--replay', night(3), '--out-dir', join(parent, 'n3'), '--diff-previous']);
+    expect(res.code, res.stderr).toBe(0);
+    const diff = await runCli(['diff', join(parent, 'n2'), join(parent, 'n3')]);
+    const changes = res.stdout.slice(res.stdout.lastIndexOf('\n', res.stdout.indexOf(' exports changed')) + 1);
+    expect(changes).toContain('user="Quinn Rossi"');
+    expect(changes).toBe(diff.stdout);
+  });
+
   it('with --format html, says the same changes as without it (the comparison the page shows is the one --diff-previous reports)', async () => {
     const summaries: Array<SnapshotSummary['diffPrevious']> = [];
     for (const extra of [[], ['--format', 'html']]) {
