@@ -2,6 +2,7 @@ import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
 import { readOptions } from '../config/options.js';
 import {
+  endedWaiverWarnings,
   failOnMessage,
   findingsSettings,
   findingsOf,
@@ -45,6 +46,7 @@ export async function runFindings(rawFlags: RawFlags, args: string[], deps: Comm
   if (previous !== undefined) await checkPrevious(snapshot, previous, (m) => deps.reporter.warn(m));
   const report = await findingsSince(snapshot, previous, settings, deps);
   for (const r of report.rules) if (!r.evaluated) deps.reporter.warn(`${r.id} not evaluated: ${r.reason ?? ''}`);
+  for (const w of endedWaiverWarnings(report)) deps.reporter.warn(w);
   // A chunk at a time: the whole of a large site's report as one string would add its size to the peak, twice.
   if (csv || o.json)
     for (const chunk of csv ? findingsCsvChunks(report, true) : serializeFindingsChunks(report)) deps.stdout(chunk);

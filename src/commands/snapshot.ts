@@ -9,7 +9,7 @@ import { EXIT } from '../exit-codes.js';
 import { UsageError } from '../errors.js';
 import { isSameOrAncestor, real } from '../publish/target.js';
 import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
-import { snapshotFindingsSettings, failOnMessage, findingsLine } from '../findings/index.js';
+import { endedWaiverWarnings, snapshotFindingsSettings, failOnMessage, findingsLine } from '../findings/index.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import {
   formatSnapshotSummary,
@@ -149,6 +149,7 @@ async function afterPublishing(
     : undefined;
   const history = plan.historyTarget ? await loadIntoHistory(outDir, o, deps, plan.historyTarget) : undefined;
   if (findings) deps.reporter.info(findingsLine(findings));
+  for (const w of findings ? endedWaiverWarnings(findings) : []) deps.reporter.warn(w);
   const findingsFailed = findings ? failOnMessage(findings, plan.findingsAsked.failOn) : undefined;
   if (findingsFailed) deps.reporter.warn(findingsFailed);
   const unarchived = await archiveOrProblem(plan, outDir, deps.reporter);

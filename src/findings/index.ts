@@ -3,6 +3,7 @@
  * `--findings` on `snapshot` writes FINDINGS_FILE into the staging directory
  * before the manifest; `svc-snapshot findings` evaluates an existing snapshot.
  */
+import { escapeControl } from '../util/escape.js';
 import { countsText, nightCounts } from './counts.js';
 import { UsageError } from '../errors.js';
 import type { Snapshot } from '../snapshot/dir.js';
@@ -200,4 +201,13 @@ export function snapshotFindingsSettings(o: FindingsOptions & { readonly finding
     const without = { ...o, waivers: undefined, sources: { ...o.sources, waivers: undefined } };
     return { findingsAsked: checkFindingsOptions(without, html), problems: [err.message] };
   }
+}
+
+/** A warning for each waiver of the file that ended before the snapshot's time: its findings count again. */
+export function endedWaiverWarnings(report: FindingsReport): string[] {
+  return (report.waivers?.ended ?? []).map(
+    (w) =>
+      `waiver on line ${w.line} (${escapeControl(w.rule)}, ${escapeControl(w.owner)}) ended ${escapeControl(w.expires)}: ` +
+      'its findings count again; renew it or remove it from the waivers file',
+  );
 }
