@@ -331,6 +331,8 @@ class Invocation {
   /** --notify (or SVC_NOTIFY_FILE): read before the command runs, the digest sent once the outcome is known. */
   private notify: { settings: NotifySettings; site: string | undefined; sendSync: typeof notifyRunSync } | undefined;
   private notice: RunNotice | undefined;
+  /** Notification targets or --report-url that cannot be used: said before the run, in the digest, exit 2 at the end. */
+  private notifyProblems: string[] = [];
 
   constructor(
     argv: string[],
@@ -363,9 +365,15 @@ class Invocation {
     // Each command reads its options with readOptions (src/config/options.ts), which refuses conflicting ones first.
     const hold = this.json && this.notify ? (text: string) => void (this.heldSummary = text) : undefined;
     const result = await spec.run(flags, args, makeDeps(this.reporter, this.facts, hold));
-    this.exitCode = result.exitCode;
+    // A problem of what comes after publishing costs a line and exit 2, not the run's output.
+    const published =
+      result.exitCode === EXIT.ok || result.exitCode === EXIT.incomplete || result.exitCode === EXIT.findings;
+    this.exitCode = this.notifyProblems.length > 0 && published ? EXIT.usage : result.exitCode;
     this.report = result.report;
-    this.notice = result.notice;
+    this.notice =
+      result.notice && this.notifyProblems.length > 0
+        ? { ...result.notice, problems: [...(result.notice.problems ?? []), ...this.notifyProblems] }
+        : result.notice;
   }
 
   /** --notify, SVC_NOTIFY_FILE and --report-url on the commands that send a digest: a bad one is a usage error before any request. */
@@ -377,7 +385,8 @@ class Invocation {
     );
     if (!asked && !process.env.SVC_NOTIFY_FILE && !process.env.SVC_REPORT_URL) return;
     const { notifySettings } = await import('../notify/index.js');
-    const settings = notifySettings(spec.name, flags, process.env);
+    const settings = notifySettings(spec.name, flags, process.env, this.notifyProblems);
+    for (const p of this.notifyProblems) this.reporter.error(`${p}; the run goes on without it, exit 2 at the end`);
     if (!settings) return;
     const [{ siteOf }, { notifyRunSync: sendSync }] = await Promise.all([
       import('../cron/run.js'),

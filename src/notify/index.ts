@@ -38,6 +38,7 @@ export function notifySettings(
   command: NotifyCommand,
   flags: Readonly<Record<string, unknown>>,
   env: NodeJS.ProcessEnv,
+  problems?: string[],
 ): NotifySettings | undefined {
   const picked = {
     notify: flags.notify,
@@ -49,9 +50,10 @@ export function notifySettings(
     reportUrl: flags.reportUrl,
   };
   const o = readOptions(command, picked, env) as ReturnType<typeof readOptions<'snapshot'>>;
-  // Read (so checked) now, with or without a target: a bad --report-url is a usage error before the run.
-  const reportUrl = o.reportUrl;
-  const targets = readTargets(o.notify, env);
+  // Read (so checked) now, with or without a target: a bad --report-url is a usage error before the run, or with
+  // `problems` (a run that publishes) a problem said there, the digest then linking as without it.
+  const reportUrl = readOrProblem(() => o.reportUrl, problems);
+  const targets = readTargets(o.notify, env, problems);
   if (targets.length === 0) {
     const given = (['notifyOn', 'notifySeverity', 'notifyInterval', 'notifyTimeout'] as const)
       .map((k) => o.sources[k])
@@ -153,4 +155,16 @@ export async function deliver(
 /** The run's digest sent (after its outcome is known); each target's result. */
 export async function notifyRun(notice: RunNotice, s: NotifySettings, now: Date = new Date()): Promise<SinkResult[]> {
   return deliver(buildDigest(notice, s.reportUrl), s, { now });
+}
+
+/** A value read, or with `problems` its usage error said there and undefined instead. */
+function readOrProblem<T>(read: () => T, problems: string[] | undefined): T | undefined {
+  if (!problems) return read();
+  try {
+    return read();
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    problems.push(err.message);
+    return undefined;
+  }
 }

@@ -166,15 +166,31 @@ function sameKey(t: Parsed): string {
  * The run's targets: each `--notify`, then each line of SVC_NOTIFY_FILE; one
  * given twice (in either place, or both) is sent to once, where first given.
  */
-export function readTargets(flags: readonly string[] | undefined, env: NodeJS.ProcessEnv): Target[] {
+export function readTargets(
+  flags: readonly string[] | undefined,
+  env: NodeJS.ProcessEnv,
+  problems?: string[],
+): Target[] {
+  // With `problems`, a target that cannot be used is said there and left out: the others are sent to.
+  const tried = <T>(read: () => T): T | undefined => {
+    if (!problems) return read();
+    try {
+      return read();
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      problems.push(err.message);
+      return undefined;
+    }
+  };
   const given = (flags ?? []).map((raw, i) => ({ raw, where: `--notify (the ${ordinal(i + 1)})` }));
   const file = env.SVC_NOTIFY_FILE;
-  if (file !== undefined && file !== '') given.push(...fileTargets('SVC_NOTIFY_FILE', file));
+  if (file !== undefined && file !== '') given.push(...(tried(() => fileTargets('SVC_NOTIFY_FILE', file)) ?? []));
   const seen = new Map<string, number>();
   const keys = new Set<string>();
   const out: Target[] = [];
   for (const { raw, where } of given) {
-    const parsed = parseTarget(raw, where);
+    const parsed = tried(() => parseTarget(raw, where));
+    if (parsed === undefined) continue;
     const key = sameKey(parsed);
     if (keys.has(key)) continue;
     keys.add(key);

@@ -231,4 +231,17 @@ describe.skipIf(!available)('three nights in directories of their own names', ()
     expect(digest.problems[0]).toContain('did you mean certification-missing?');
     expect(await findingAlerts()).toEqual(before);
   }, 120_000);
+
+  it('a notification target that cannot be used costs a line: the others get the digest saying so, exit 2', async () => {
+    const sent = hook.received.length;
+    const res = await night(2, 'night-3-bad-target', ['--notify', 'gopher://127.0.0.1/secret-path-xyz']);
+    expect(res.code).toBe(2);
+    expect(existsSync(join(parent, 'night-3-bad-target', '_snapshot-manifest.json'))).toBe(true);
+    expect(res.stderr).toMatch(/error: .*--notify.*the run goes on without it, exit 2 at the end/);
+    expect(res.stderr).not.toContain('secret-path-xyz');
+    expect(hook.received).toHaveLength(sent + 1);
+    const digest = JSON.parse(hook.received.at(-1)!.body);
+    expect(digest.problems.join('\n')).toMatch(/--notify/);
+    expect(hook.received.at(-1)!.body).not.toContain('secret-path-xyz');
+  }, 120_000);
 });
