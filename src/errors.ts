@@ -31,3 +31,19 @@ export class InterruptedError extends DomainError {
     super(`interrupted by ${signal}; ${outcome}`);
   }
 }
+
+/**
+ * A value read, or, given `problems`, its usage error said there and
+ * undefined instead: configuration that concerns only what comes after
+ * publishing costs a line, not the run.
+ */
+export function readOrProblem<T>(read: () => T, problems: string[] | undefined): T | undefined {
+  if (!problems) return read();
+  try {
+    return read();
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    problems.push(err.message);
+    return undefined;
+  }
+}

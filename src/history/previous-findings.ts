@@ -28,23 +28,16 @@ export async function previousFromHistory(
   time: string,
   warn: (message: string) => void,
 ): Promise<PreviousFindings | undefined> {
-  if (source.target.engine === 'sqlite' && !existsSync(source.target.path)) return undefined;
-  try {
-    const db = await openHistory(source.target, { mustExist: true, ...(source.ca ? { ca: source.ca } : {}) });
-    try {
-      const relations = await db.relations();
-      if (!relations.has(FINDINGS_TABLE)) return undefined;
-      return await findingsBefore(db, normaliseSite(baseUrl), time);
-    } finally {
-      await db.close();
-    }
-  } catch (e) {
-    warn(
-      `the findings of the previous night could not be read from the history database ${source.target.label}, so ` +
-        `every finding is told without a state: ${(e as Error).message}`,
-    );
-    return undefined;
-  }
+  return fromExisting(
+    source,
+    async (db) =>
+      (await db.relations()).has(FINDINGS_TABLE) ? findingsBefore(db, normaliseSite(baseUrl), time) : undefined,
+    (e) =>
+      warn(
+        `the findings of the previous night could not be read from the history database ${source.target.label}, so ` +
+          `every finding is told without a state: ${e.message}`,
+      ),
+  );
 }
 
 /** The newest night of the site in a history database taken after `time` (a re-run's newer night), if any; unreadable: none, warned. */
@@ -54,22 +47,40 @@ export async function newerNightInHistory(
   time: string,
   warn: (message: string) => void,
 ): Promise<string | undefined> {
-  if (source.target.engine === 'sqlite' && !existsSync(source.target.path)) return undefined;
-  try {
-    const db = await openHistory(source.target, { mustExist: true, ...(source.ca ? { ca: source.ca } : {}) });
-    try {
+  return fromExisting(
+    source,
+    async (db) => {
       const [newest] = await db.all('SELECT MAX(time) FROM runs WHERE base_url = ? AND time > ?', [
         normaliseSite(baseUrl),
         time,
       ]);
       return newest?.[0] == null ? undefined : String(newest[0]);
+    },
+    (e) =>
+      warn(`the history database ${source.target.label} could not tell whether a newer night exists: ${e.message}`),
+  );
+}
+
+/**
+ * What `read` takes from the history database, if there is one: a database
+ * that does not exist yet (a first night) gives nothing, and one that cannot
+ * be read is said by `failed` and gives nothing, since it must not fail a night.
+ */
+async function fromExisting<T>(
+  source: HistorySource,
+  read: (db: Awaited<ReturnType<typeof openHistory>>) => Promise<T | undefined>,
+  failed: (e: Error) => void,
+): Promise<T | undefined> {
+  if (source.target.engine === 'sqlite' && !existsSync(source.target.path)) return undefined;
+  try {
+    const db = await openHistory(source.target, { mustExist: true, ...(source.ca ? { ca: source.ca } : {}) });
+    try {
+      return await read(db);
     } finally {
       await db.close();
     }
   } catch (e) {
-    warn(
-      `the history database ${source.target.label} could not tell whether a newer night exists: ${(e as Error).message}`,
-    );
+    failed(e as Error);
     return undefined;
   }
 }

@@ -5,7 +5,7 @@
  * that fails is a warning naming the sink and a count in the metrics; it
  * never changes the run's exit code or what was published.
  */
-import { UsageError } from '../errors.js';
+import { readOrProblem, UsageError } from '../errors.js';
 import { readOptions } from '../config/options.js';
 import { trustStore, type NotifyOn, type Severity } from '../config/values.js';
 import { buildDigest, worthSending, type Digest, type RunNotice } from './digest.js';
@@ -155,16 +155,4 @@ export async function deliver(
 /** The run's digest sent (after its outcome is known); each target's result. */
 export async function notifyRun(notice: RunNotice, s: NotifySettings, now: Date = new Date()): Promise<SinkResult[]> {
   return deliver(buildDigest(notice, s.reportUrl), s, { now });
-}
-
-/** A value read, or with `problems` its usage error said there and undefined instead. */
-function readOrProblem<T>(read: () => T, problems: string[] | undefined): T | undefined {
-  if (!problems) return read();
-  try {
-    return read();
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    problems.push(err.message);
-    return undefined;
-  }
 }

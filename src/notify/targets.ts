@@ -6,7 +6,7 @@
  * every message and metric by its kind and host alone (`slack
  * hooks.slack.com`), never by its URL.
  */
-import { UsageError } from '../errors.js';
+import { readOrProblem, UsageError } from '../errors.js';
 import { isLoopbackHost } from '../config/url.js';
 import { readSecretFile } from '../config/token-file.js';
 import { registerSecret } from '../util/redact.js';
@@ -172,16 +172,7 @@ export function readTargets(
   problems?: string[],
 ): Target[] {
   // With `problems`, a target that cannot be used is said there and left out: the others are sent to.
-  const tried = <T>(read: () => T): T | undefined => {
-    if (!problems) return read();
-    try {
-      return read();
-    } catch (err) {
-      if (!(err instanceof UsageError)) throw err;
-      problems.push(err.message);
-      return undefined;
-    }
-  };
+  const tried = <T>(read: () => T): T | undefined => readOrProblem(read, problems);
   const given = (flags ?? []).map((raw, i) => ({ raw, where: `--notify (the ${ordinal(i + 1)})` }));
   const file = env.SVC_NOTIFY_FILE;
   if (file !== undefined && file !== '') given.push(...(tried(() => fileTargets('SVC_NOTIFY_FILE', file)) ?? []));
