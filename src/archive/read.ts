@@ -27,6 +27,7 @@ import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
 import { escapeControl } from '../util/escape.js';
 import { registerSecret } from '../util/redact.js';
 import { decryptPayload } from './native-stream.js';
+import { drained } from './tar.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
 
 const MAGIC = 'age-encryption.org/v1\n';
@@ -264,14 +265,7 @@ function view(chunk: Uint8Array): Buffer {
 /** The tar entries of a plaintext stream: hashed as they come, only the manifest and its signature kept. */
 async function readTar(plain: ReadableStream<Uint8Array>): Promise<Contents> {
   const extract = tar.extract();
-  const feeding = (async () => {
-    try {
-      for await (const chunk of plain) if (!extract.write(view(chunk))) await drain(extract);
-      extract.end(undefined);
-    } catch (err) {
-      extract.destroy(err as Error);
-    }
-  })();
+  const feeding = feed(plain, extract);
   const entries = new Map<string, TarEntry>();
   const tops = new Set<string>();
   let outside = false;
@@ -310,16 +304,14 @@ async function readTar(plain: ReadableStream<Uint8Array>): Promise<Contents> {
   return { top: [...tops][0]!, entries };
 }
 
-function drain(stream: NodeJS.EventEmitter): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off('drain', done);
-      stream.off('close', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    stream.on('close', done);
-  });
+/** A tar parser fed the plaintext as it is read, waiting when it is full; a failed read destroys it. */
+async function feed(plain: ReadableStream<Uint8Array>, extract: ReturnType<typeof tar.extract>): Promise<void> {
+  try {
+    for await (const chunk of plain) if (!extract.write(view(chunk))) await drained(extract);
+    extract.end(undefined);
+  } catch (err) {
+    extract.destroy(err as Error);
+  }
 }
 
 /**
@@ -418,14 +410,7 @@ export async function withExtracted<T>(
 /** Writes the tar's files and directories under `parent`; the one top directory's name. */
 async function extractInto(plain: ReadableStream<Uint8Array>, parent: string): Promise<string> {
   const extract = tar.extract();
-  const feeding = (async () => {
-    try {
-      for await (const chunk of plain) if (!extract.write(view(chunk))) await drain(extract);
-      extract.end(undefined);
-    } catch (err) {
-      extract.destroy(err as Error);
-    }
-  })();
+  const feeding = feed(plain, extract);
   const tops = new Set<string>();
   for await (const entry of extract) {
     const parts = partsOf(entry.header.name);
