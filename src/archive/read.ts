@@ -14,7 +14,7 @@
  * is (src/verify).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -28,6 +28,7 @@ import { escapeControl } from '../util/escape.js';
 import { registerSecret } from '../util/redact.js';
 import { decryptPayload } from './native-stream.js';
 import { drained } from './tar.js';
+import { readKeyFile } from './recipients.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
 
 const MAGIC = 'age-encryption.org/v1\n';
@@ -42,15 +43,7 @@ export class ArchiveProblem extends Error {}
 
 /** The identities of an age identity file (age-keygen's format), or a usage error naming the file (and line); never their text. */
 export function readIdentities(file: string, from: string): string[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw new UsageError(
-      `${from} names ${escapeControl(file)}, which cannot be read (${code}); give an age identity file`,
-    );
-  }
+  const text = readKeyFile(file, from, 'give an age identity file');
   const out: string[] = [];
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim();

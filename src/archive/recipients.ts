@@ -7,7 +7,7 @@
  * an archive is for is nobody's business: no message repeats one (only
  * --debug lists them).
  */
-import { readFileSync } from 'node:fs';
+import { readSmallFile } from '../util/safe-read.js';
 import { Encrypter } from 'age-encryption';
 import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
@@ -43,16 +43,7 @@ function checkRecipient(text: string, where: string): string {
 
 /** The recipients of a file in `age -R`'s format; a usage error naming the file and line for a bad one. */
 function readRecipientsFile(file: string): string[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw new UsageError(
-      `${RECIPIENTS_FILE_VARIABLE} names ${escapeControl(file)}, which cannot be read (${code}); ` +
-        'give a file of age recipients, one a line',
-    );
-  }
+  const text = readKeyFile(file, RECIPIENTS_FILE_VARIABLE, 'give a file of age recipients, one a line');
   const out: string[] = [];
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim();
@@ -76,4 +67,16 @@ export function readRecipients(flag: readonly string[] | undefined, env: NodeJS.
   const file = env[RECIPIENTS_FILE_VARIABLE];
   const fromFile = file !== undefined && file !== '' ? readRecipientsFile(file) : [];
   return [...new Set([...given, ...fromFile])];
+}
+
+/**
+ * The text of a recipients or identity file named by the user, read as every
+ * small file the user names is (a FIFO or device refused, not waited on); a
+ * usage error naming the file and what to give otherwise, never its text.
+ */
+export function readKeyFile(file: string, from: string, give: string): string {
+  const read = readSmallFile(file, { maxBytes: 1024 * 1024, followLinks: true });
+  if (Buffer.isBuffer(read)) return read.toString('utf8');
+  const why = read.problem === 'unopened' ? read.code : read.problem;
+  throw new UsageError(`${from} names ${escapeControl(file)}, which cannot be read (${why}); ${give}`);
 }
