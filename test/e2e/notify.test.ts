@@ -491,27 +491,30 @@ describe.skipIf(!available)('the real receivers and the lifecycle', () => {
     display: { user: name },
     state: 'new',
   });
-  const notice = (findings: FindingIn[], resolved: FindingIn[]) => ({
+  const notice = (findings: FindingIn[], resolved: FindingIn[], time = new Date()) => ({
     command: 'snapshot' as const,
     site: `https://site-${process.pid}.example.org`,
-    time: new Date().toISOString(),
+    time: time.toISOString(),
     exitCode: 0,
     outDir: '/srv/svc-snapshot-2026-11-22',
-    findings: { time: new Date().toISOString(), rules: [], findings, resolved },
+    findings: { time: time.toISOString(), rules: [], findings, resolved },
   });
 
   it('a resolved finding ends its alert', async () => {
     const s = settings([`alertmanager+${am.url}`]);
     const mine = (list: Awaited<ReturnType<Alertmanager['alerts']>>) =>
       list.filter((a) => a.labels.site === notice([], []).site && a.labels.alertname === 'SvcSnapshotFinding');
-    await deliver(buildDigest(notice([finding('f-1', 'Ann'), finding('f-2', 'Bob')], [])), s, { now: new Date() });
+    // Alertmanager's clock, not the suite's: under faketime the two differ.
+    const now = await am.now();
+    await deliver(buildDigest(notice([finding('f-1', 'Ann'), finding('f-2', 'Bob')], [], now)), s, { now });
     expect(
       mine(await am.alerts())
         .map((a) => a.labels.id)
         .sort(),
     ).toEqual(['f-1', 'f-2']);
-    const results = await deliver(buildDigest(notice([finding('f-1', 'Ann')], [finding('f-2', 'Bob')])), s, {
-      now: new Date(),
+    const later = await am.now();
+    const results = await deliver(buildDigest(notice([finding('f-1', 'Ann')], [finding('f-2', 'Bob')], later)), s, {
+      now: later,
     });
     expect(results[0]!.state).toBe('sent');
     await new Promise((r) => setTimeout(r, 200));

@@ -160,7 +160,13 @@ async function runUnit(root: string): Promise<UnitRun> {
 
   const argv = commandLine(one('ExecStart'), env).map((a, i) => (i === 0 ? a : rebase(a)));
   const metricsFile = argv[argv.indexOf('--metrics-file') + 1]!;
-  const child = spawn(SETPRIV, ['--reuid=nobody', `--regid=${gid}`, '--clear-groups', '--', ...argv], {
+  // Under faketime, the suite's clock is set up after the switch to nobody: preloaded into setpriv, root's clock
+  // (its shared memory) would be out of nobody's reach.
+  const clock =
+    process.env.FAKETIME !== undefined
+      ? ['/usr/bin/env', `FAKETIME=${process.env.FAKETIME}`, `LD_PRELOAD=${process.env.LD_PRELOAD}`]
+      : [];
+  const child = spawn(SETPRIV, ['--reuid=nobody', `--regid=${gid}`, '--clear-groups', '--', ...clock, ...argv], {
     cwd: stateDir,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

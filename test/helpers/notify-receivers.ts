@@ -38,6 +38,8 @@ export interface Alertmanager {
     query?: string,
   ): Promise<Array<{ labels: Record<string, string>; endsAt: string; startsAt: string; status: { state: string } }>>;
   silence(matchers: Record<string, string>): Promise<void>;
+  /** Alertmanager's own clock (its Date header): it keeps the machine's time when the suite runs under faketime. */
+  now(): Promise<Date>;
   close(): Promise<void>;
 }
 
@@ -66,18 +68,20 @@ export async function startAlertmanager(): Promise<Alertmanager> {
     child,
     () => log,
   );
+  const now = async () => new Date((await fetch(`${url}/-/ready`)).headers.get('date')!);
   return {
     url,
+    now,
     alerts: async (query = '') => (await fetch(`${url}/api/v2/alerts${query}`)).json() as never,
     silence: async (matchers) => {
-      const now = Date.now();
+      const at = (await now()).getTime();
       const res = await fetch(`${url}/api/v2/silences`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({
           matchers: Object.entries(matchers).map(([name, value]) => ({ name, value, isRegex: false, isEqual: true })),
-          startsAt: new Date(now - 60_000).toISOString(),
-          endsAt: new Date(now + 3600_000).toISOString(),
+          startsAt: new Date(at - 60_000).toISOString(),
+          endsAt: new Date(at + 3600_000).toISOString(),
           createdBy: 'svc-snapshot tests',
           comment: 'known',
         }),
