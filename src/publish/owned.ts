@@ -49,14 +49,9 @@ function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule):
   if (!info.isDirectory())
     return { owned: false, reason: info.isSymbolicLink() ? 'is a symbolic link' : 'is not a directory' };
   const manifestName = MANIFEST_OF[kind];
-  const text = readRegularFile(path.join(dir, manifestName));
-  if (text === undefined) return { owned: false, reason: `has no ${manifestName} that is a regular file` };
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { owned: false, reason: `its ${manifestName} is not valid JSON` };
-  }
+  const json = readJson(path.join(dir, manifestName));
+  if (json === NO_FILE) return { owned: false, reason: `has no ${manifestName} that is a regular file` };
+  if (json === NOT_JSON) return { owned: false, reason: `its ${manifestName} is not valid JSON` };
   const allowed = allowedEntries(kind, json, rule);
   if (typeof allowed === 'string') return { owned: false, reason: allowed };
   const temps = laterNames(json);
@@ -115,13 +110,7 @@ function laterNames(json: unknown): Set<string> {
  * snapshot manifest of the tool.
  */
 export function writesLater(dir: string): (name: string) => boolean {
-  const text = readRegularFile(path.join(dir, MANIFEST_OF.snapshot));
-  let names = new Set<string>();
-  try {
-    if (text !== undefined) names = laterNames(JSON.parse(text));
-  } catch {
-    // Not JSON: not a snapshot of the tool.
-  }
+  const names = laterNames(readJson(path.join(dir, MANIFEST_OF.snapshot)));
   return (name) => names.has(name);
 }
 
@@ -146,8 +135,16 @@ function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): S
   return new Set([...m.routes, ...(m.queries ?? []), ...(m.reports ?? [])].map((r) => r.file));
 }
 
-/** The file's text, or undefined when it is not a regular file (a link is never followed) or too large. */
-function readRegularFile(file: string): string | undefined {
+const NO_FILE = Symbol('no file');
+const NOT_JSON = Symbol('not JSON');
+
+/** The file's JSON: NO_FILE when it is not a regular file (a link is never followed) or too large, NOT_JSON when it is no JSON. */
+function readJson(file: string): unknown {
   const read = readSmallFile(file, { maxBytes: MANIFEST_MAX_BYTES, followLinks: false });
-  return Buffer.isBuffer(read) ? read.toString('utf8') : undefined;
+  if (!Buffer.isBuffer(read)) return NO_FILE;
+  try {
+    return JSON.parse(read.toString('utf8'));
+  } catch {
+    return NOT_JSON;
+  }
 }

@@ -6,7 +6,6 @@
  * published (convert's spreadsheets, report's page), which are "not
  * covered" rather than unexpected.
  */
-import type { z } from 'zod';
 import { isPlainFileName } from '../util/safe-read.js';
 import { AuditManifestSchema, CoveredCollectionSchema, MANIFEST_OF, type OutputKind } from '../manifests.js';
 import type { SnapshotFiles } from '../snapshot/dir.js';
@@ -107,14 +106,12 @@ export function manifestContents(kind: Exclude<OutputKind, 'snapshot'>, json: un
     const i = parsed.error.issues[0];
     return `${MANIFEST_OF[kind]} is not a ${kind} manifest of svc-snapshot (${i?.path.join('.') || 'top level'}: ${i?.message ?? 'invalid'})`;
   }
+  const m = parsed.data;
   return gather((add) => {
-    if (kind === 'collection') {
-      (parsed.data as z.infer<typeof CoveredCollectionSchema>).routes.forEach((r, i) => {
-        if (r.file) add(entry(`routes[${i}]`, r.file, segmentsOf(r.file, false), r));
-      });
+    if (m.kind === 'collection') {
+      m.routes.forEach((r, i) => r.file && add(entry(`routes[${i}]`, r.file, segmentsOf(r.file, false), r)));
       return;
     }
-    const m = parsed.data as z.infer<typeof AuditManifestSchema>;
     // Every file is a request's (routes, with its hash); queries, reports and objects name the same files.
     for (const list of ['routes', 'queries', 'reports', 'objects'] as const) {
       (m[list] ?? []).forEach((r, i) => add(entry(`${list}[${i}]`, r.file, segmentsOf(r.file, false), r)));
