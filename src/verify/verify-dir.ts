@@ -6,8 +6,7 @@
  * listed, and the signature checked. Reads only: nothing is written, so it
  * works on a read-only copy.
  */
-import { lstat, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { stat } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 import { parseLeftover } from '../publish/leftovers.js';
 import { MANIFEST_OF, type OutputKind } from '../manifests.js';
@@ -74,9 +73,7 @@ export async function manifestsIn(dir: string): Promise<OutputKind[]> {
     throw new UsageError(
       `${escapeControl(dir)} is not a directory; give snapshot, raw collection or audit collection directories`,
     );
-  const kinds: OutputKind[] = [];
-  for (const kind of KINDS)
-    if ((await lstat(path.join(dir, MANIFEST_OF[kind])).catch(() => undefined)) !== undefined) kinds.push(kind);
+  const kinds = await manifestsOf(diskTree(dir));
   if (kinds.length === 0) {
     throw new UsageError(
       `${escapeControl(dir)} holds no manifest of svc-snapshot (${KINDS.map((k) => MANIFEST_OF[k]).join(', ')}): ` +
