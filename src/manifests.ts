@@ -32,10 +32,7 @@ function isSiteUrl(value: string): boolean {
   }
 }
 
-/**
- * `_collection-manifest.json`, as `collect` writes it
- * and `--replay` reads it back.
- */
+/** `_collection-manifest.json`, as `collect` writes it and `--replay` reads it back. */
 export const CollectionManifestSchema = z.object({
   kind: z.literal('collection'),
   tool: z.object({ name: z.string(), version: z.string() }),

@@ -54,6 +54,8 @@ function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule):
   if (json === NOT_JSON) return { owned: false, reason: `its ${manifestName} is not valid JSON` };
   const allowed = allowedEntries(kind, json, rule);
   if (typeof allowed === 'string') return { owned: false, reason: allowed };
+  // Each kind's manifest may have its signature beside it.
+  allowed.add(`${manifestName}${SIGNATURE_SUFFIX}`);
   const temps = laterNames(json);
 
   const files: string[] = [path.join(rel, manifestName)];
@@ -70,12 +72,8 @@ function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule):
       continue;
     }
     if (!entry.isFile()) return { owned: false, reason: `holds ${escapeControl(child)}, which is not a regular file` };
-    // Each kind's manifest may have its signature beside it; a snapshot may hold a killed convert's temporary file.
-    if (
-      !allowed.has(entry.name) &&
-      entry.name !== `${manifestName}${SIGNATURE_SUFFIX}` &&
-      !deadTemp(dir, entry.name, temps)
-    )
+    // A snapshot may hold a killed convert's temporary file.
+    if (!allowed.has(entry.name) && !deadTemp(dir, entry.name, temps))
       return { owned: false, reason: `holds ${escapeControl(child)}, which its manifest does not list` };
     files.push(child);
   }
