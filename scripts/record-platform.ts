@@ -32,7 +32,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCollect } from '../src/commands/collect.js';
 import { COLLECTION_MANIFEST, toJsonFile } from '../src/collect/write.js';
-import type { CollectionManifest } from '../src/collect/manifest.js';
+import type { CollectionManifest } from '../src/manifests.js';
 import { plainReporter } from '../src/progress/reporter.js';
 import { startFakeSite } from '../test/helpers/fake-site.js';
 import { PER_TYPE_TOKENS, perTypeTokenEnv } from '../test/fake/backend.js';

@@ -22,7 +22,7 @@ import { Readable } from 'node:stream';
 import { Decrypter, type Stanza } from 'age-encryption';
 import tar from 'tar-stream';
 import { UsageError } from '../errors.js';
-import { MANIFEST_OF } from '../publish/owned.js';
+import { MANIFEST_OF } from '../manifests.js';
 import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
 import { escapeControl } from '../util/escape.js';
 import { registerSecret } from '../util/redact.js';

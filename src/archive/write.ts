@@ -17,7 +17,7 @@ import path from 'node:path';
 import { Encrypter } from 'age-encryption';
 import { FailedError, UsageError } from '../errors.js';
 import { leftoverName, removeDeadLeftovers } from '../publish/leftovers.js';
-import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
+import { MANIFEST_OF, type OutputKind } from '../manifests.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
 import type { SigningKey } from '../sign/key.js';
 import { signMessage } from '../sign/sshsig.js';

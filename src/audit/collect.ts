@@ -3,6 +3,7 @@ import type { ZodType } from 'zod';
 import { FailedError, TokenRejectedError, UsageError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import type { Reporter } from '../progress/reporter.js';
+import { MANIFEST_OF } from '../manifests.js';
 import { TOOL } from '../version.js';
 import { summariseAlerts, type AlertSummary } from './alerts.js';
 import { auditRoute, planAuditRoute, type PlannedAuditRoute } from './catalog.js';
@@ -20,7 +21,7 @@ import type { AuditSettings } from './settings.js';
 import { sha256Hex } from '../util/safe-read.js';
 import { settleBounded } from '../collect/runner.js';
 
-export const AUDIT_MANIFEST = '_audit-manifest.json';
+export const AUDIT_MANIFEST = MANIFEST_OF.audit;
 
 interface AuditQueryEntry {
   id: string;

@@ -14,7 +14,7 @@ import type { Body } from '../body/file.js';
 import type { Reporter } from '../progress/reporter.js';
 import { TOOL } from '../version.js';
 import { fetchRoute, type FetchedRoute } from './fetch-route.js';
-import type { CollectionManifest } from './manifest.js';
+import type { CollectionManifest } from '../manifests.js';
 import { decideRealms, planAfterRealms } from './plan.js';
 import { markFailed } from './replay.js';
 import { runRoutes } from './runner.js';

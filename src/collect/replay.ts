@@ -16,7 +16,7 @@ import { bufferReader } from '../body/reader.js';
 import { BodyFile, LARGE_BODY_BYTES, openBody, type Body } from '../body/file.js';
 import { FailedError, UsageError } from '../errors.js';
 import type { RouteRecord } from '../api/route-record.js';
-import { CollectionManifestSchema, type CollectionManifest } from './manifest.js';
+import { CollectionManifestSchema, type CollectionManifest } from '../manifests.js';
 import type { RawCollection } from './types.js';
 import { COLLECTION_MANIFEST } from './write.js';
 

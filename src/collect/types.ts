@@ -1,5 +1,5 @@
 import type { Body } from '../body/file.js';
-import type { CollectionManifest } from './manifest.js';
+import type { CollectionManifest } from '../manifests.js';
 
 /**
  * A raw collection in memory: the manifest plus every body as the exact bytes

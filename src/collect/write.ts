@@ -1,10 +1,10 @@
 import { redact } from '../util/redact.js';
 import type { Staging } from '../publish/index.js';
-import type { CollectionManifest } from './manifest.js';
+import { MANIFEST_OF, type CollectionManifest } from '../manifests.js';
 import type { RawCollection } from './types.js';
 import type { Body } from '../body/file.js';
 
-export const COLLECTION_MANIFEST = '_collection-manifest.json';
+export const COLLECTION_MANIFEST = MANIFEST_OF.collection;
 
 export function toJsonFile(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;

@@ -8,7 +8,7 @@ import { DIR_MODE } from '../publish/staging.js';
 import { CONVERT_MEMORY } from '../exports/memory-policy.js';
 import { stagingSink } from '../sheets/file-sink.js';
 import { openSnapshot, SNAPSHOT_MANIFEST, type Snapshot } from '../snapshot/dir.js';
-import { csvFileName, workbookFileName } from '../publish/names.js';
+import { csvFileName, workbookFileName } from '../manifests.js';
 import { writeSpreadsheets, type SheetFormat, type WrittenSheetFile } from '../sheets/write.js';
 import { readOptions } from '../config/options.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';

@@ -17,7 +17,7 @@ import { parseHistoryTarget, type HistoryTarget } from '../history/target.js';
 import { withStaging } from '../publish/index.js';
 import { checkOutputOptions, resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 import { readOptions, type CommandOptions } from '../config/options.js';
-import type { SnapshotManifest } from '../exports/manifest.js';
+import type { SnapshotManifest } from '../manifests.js';
 import { snapshotSummary } from '../summaries/snapshot.js';
 import { whenInterrupted } from '../publish/registry.js';
 import { requireSignatures } from '../history/signed.js';

@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import { reportFileName } from '../publish/names.js';
+import { reportFileName } from '../manifests.js';
 import { hostname } from 'node:os';
 import { EXIT } from '../exit-codes.js';
 import { FailedError, UsageError } from '../errors.js';

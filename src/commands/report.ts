@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
-import { reportFileName } from '../publish/names.js';
+import { reportFileName } from '../manifests.js';
 import { checkPrevious, previousSnapshotBeside } from '../snapshot/beside.js';
 import { rerunOf } from '../night/index.js';
 import { real } from '../publish/target.js';

@@ -8,7 +8,7 @@ import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 import { manifestsIn, verifyDir, WARNING_STATES, type DirReport } from '../verify/verify-dir.js';
 import type { SignatureState } from '../sign/manifest-signature.js';
-import type { OutputKind } from '../publish/owned.js';
+import type { OutputKind } from '../manifests.js';
 import { resolveOutDir, type CommandDeps, type CommandResult, type RawFlags } from './context.js';
 
 const ARCHIVE = '.tar.age';

@@ -5,7 +5,8 @@ import { isValid } from 'date-fns/isValid';
 import { parse } from 'date-fns/parse';
 import { UsageError } from '../errors.js';
 import { leftoverName, removeDeadLeftovers, removeDeadTempFiles } from '../publish/leftovers.js';
-import { ownedOutput, writesLater, type OutputKind } from '../publish/owned.js';
+import type { OutputKind } from '../manifests.js';
+import { ownedOutput, writesLater } from '../publish/owned.js';
 import { removeArchiveOf } from '../archive/names.js';
 
 const DATE = /\d{4}-\d{2}-\d{2}/g;

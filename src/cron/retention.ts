@@ -1,6 +1,6 @@
 import type { Reporter } from '../progress/reporter.js';
 import { pruneOlder } from './keep.js';
-import type { OutputKind } from '../publish/owned.js';
+import type { OutputKind } from '../manifests.js';
 import { escapeControl as shown } from '../util/escape.js';
 
 /**

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { diffDirectories, type ChangeSet } from '../diff/index.js';
 import type { PreviousBeside } from '../snapshot/beside.js';
-import type { SnapshotManifest } from '../exports/manifest.js';
+import type { SnapshotManifest } from '../manifests.js';
 import type { SnapshotOutcome } from '../summaries/snapshot.js';
 import type { Reporter } from '../progress/reporter.js';
 import { readableNames } from '../diff/names.js';

@@ -1,47 +1,10 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import { isPlainFileName, MANIFEST_MAX_BYTES, readSmallFile } from '../util/safe-read.js';
 import path from 'node:path';
-import { z } from 'zod';
 import { escapeControl } from '../util/escape.js';
-import { csvFileName, reportFileName, workbookFileName } from './names.js';
+import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
+import { FINDINGS_FILE_NAME, laterFiles, MANIFEST_OF, OWNED_MANIFEST, type OutputKind } from '../manifests.js';
 import { deadLeftover } from './leftovers.js';
-
-/** The three kinds of output directory and the manifest that marks each. */
-export type OutputKind = 'snapshot' | 'collection' | 'audit';
-
-export const MANIFEST_OF: Record<OutputKind, string> = {
-  snapshot: '_snapshot-manifest.json',
-  collection: '_collection-manifest.json',
-  audit: '_audit-manifest.json',
-};
-
-const Tool = z.object({ name: z.literal('svc-snapshot'), version: z.string() });
-const FileName = z.string().refine(isPlainFileName, 'not a plain file name');
-const Date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
-
-const SnapshotManifest = z.object({
-  kind: z.literal('snapshot'),
-  tool: Tool,
-  date: Date,
-  complete: z.boolean(),
-  exports: z.array(z.object({ file: FileName })),
-  // Spreadsheets and raw/_collection-manifest.json (checked with raw/ itself).
-  files: z.array(z.object({ name: z.string() })).optional(),
-});
-
-const CollectionManifest = z.object({
-  kind: z.literal('collection'),
-  tool: Tool,
-  routes: z.array(z.object({ file: FileName.nullable().optional(), error: z.string().optional() })),
-});
-
-const AuditManifest = z.object({
-  kind: z.literal('audit'),
-  tool: Tool,
-  routes: z.array(z.object({ status: z.number(), file: FileName, error: z.unknown().optional() })),
-  queries: z.array(z.object({ file: FileName })).optional(),
-  reports: z.array(z.object({ file: FileName })).optional(),
-});
 
 /** What a directory holds, every entry checked, for deleting it without following a link. */
 interface OwnedTree {
@@ -86,17 +49,14 @@ function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule):
   if (!info.isDirectory())
     return { owned: false, reason: info.isSymbolicLink() ? 'is a symbolic link' : 'is not a directory' };
   const manifestName = MANIFEST_OF[kind];
-  const text = readRegularFile(path.join(dir, manifestName));
-  if (text === undefined) return { owned: false, reason: `has no ${manifestName} that is a regular file` };
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { owned: false, reason: `its ${manifestName} is not valid JSON` };
-  }
+  const json = readJson(path.join(dir, manifestName));
+  if (json === NO_FILE) return { owned: false, reason: `has no ${manifestName} that is a regular file` };
+  if (json === NOT_JSON) return { owned: false, reason: `its ${manifestName} is not valid JSON` };
   const allowed = allowedEntries(kind, json, rule);
   if (typeof allowed === 'string') return { owned: false, reason: allowed };
-  const temps = kind === 'snapshot' ? laterNames(json) : new Set<string>();
+  // Each kind's manifest may have its signature beside it.
+  allowed.add(`${manifestName}${SIGNATURE_SUFFIX}`);
+  const temps = laterNames(json);
 
   const files: string[] = [path.join(rel, manifestName)];
   const dirs: string[] = [];
@@ -112,8 +72,8 @@ function check(dir: string, kind: OutputKind, rel: string, rule: OwnershipRule):
       continue;
     }
     if (!entry.isFile()) return { owned: false, reason: `holds ${escapeControl(child)}, which is not a regular file` };
-    // Each kind's manifest may have its signature beside it; a snapshot may hold a killed convert's temporary file.
-    if (!allowed.has(entry.name) && entry.name !== `${manifestName}.sig` && !deadTemp(dir, entry.name, temps))
+    // A snapshot may hold a killed convert's temporary file.
+    if (!allowed.has(entry.name) && !deadTemp(dir, entry.name, temps))
       return { owned: false, reason: `holds ${escapeControl(child)}, which its manifest does not list` };
     files.push(child);
   }
@@ -138,13 +98,8 @@ function deadTemp(dir: string, name: string, temps: ReadonlySet<string>): boolea
  * page (docs/spreadsheets.md; README.md, "The report"). None when it is no snapshot manifest.
  */
 function laterNames(json: unknown): Set<string> {
-  const m = SnapshotManifest.safeParse(json);
-  if (!m.success) return new Set();
-  return new Set([
-    ...m.data.exports.map((e) => csvFileName(e.file)),
-    workbookFileName(m.data.date),
-    reportFileName(m.data.date),
-  ]);
+  const m = OWNED_MANIFEST.snapshot.safeParse(json);
+  return new Set(m.success ? laterFiles(m.data) : []);
 }
 
 /**
@@ -153,49 +108,41 @@ function laterNames(json: unknown): Set<string> {
  * snapshot manifest of the tool.
  */
 export function writesLater(dir: string): (name: string) => boolean {
-  const text = readRegularFile(path.join(dir, MANIFEST_OF.snapshot));
-  let names = new Set<string>();
-  try {
-    if (text !== undefined) names = laterNames(JSON.parse(text));
-  } catch {
-    // Not JSON: not a snapshot of the tool.
-  }
+  const names = laterNames(readJson(path.join(dir, MANIFEST_OF.snapshot)));
   return (name) => names.has(name);
 }
 
 /** The names a complete manifest accounts for, or why the manifest does not qualify. */
 function allowedEntries(kind: OutputKind, json: unknown, rule: OwnershipRule): Set<string> | string {
-  if (kind === 'snapshot') {
-    const m = SnapshotManifest.safeParse(json);
-    if (!m.success) return incomplete('snapshot');
-    if (rule.complete && !m.data.complete) return 'is a partial snapshot (published with --allow-partial)';
-    // The spreadsheet forms (docs/spreadsheets.md) and the report page (README.md, "The report") are the tool's files too.
-    const files = [...m.data.exports.map((e) => e.file), ...laterNames(json)];
-    for (const f of m.data.files ?? []) if (isPlainFileName(f.name)) files.push(f.name);
-    // `--findings` (docs/findings.md).
-    files.push('_findings.json');
-    return new Set(files);
+  const parsed = OWNED_MANIFEST[kind].safeParse(json);
+  if (!parsed.success) return `does not hold a ${kind} manifest of svc-snapshot`;
+  const m = parsed.data;
+  if (m.kind === 'snapshot') {
+    if (rule.complete && !m.complete) return 'is a partial snapshot (published with --allow-partial)';
+    // The spreadsheet forms (docs/spreadsheets.md), the report page (README.md, "The report") and `--findings`' file are the tool's too.
+    const files = [...m.exports.map((e) => e.file), ...laterFiles(m), FINDINGS_FILE_NAME];
+    return new Set([...files, ...(m.files ?? []).map((f) => f.name).filter(isPlainFileName)]);
   }
-  if (kind === 'collection') {
-    const m = CollectionManifest.safeParse(json);
-    if (!m.success) return incomplete('collection');
-    if (rule.complete && m.data.routes.some((r) => r.error !== undefined)) return 'is a collection with failed routes';
-    return new Set(m.data.routes.flatMap((r) => (r.file ? [r.file] : [])));
+  if (m.kind === 'collection') {
+    if (rule.complete && m.routes.some((r) => r.error !== undefined)) return 'is a collection with failed routes';
+    return new Set(m.routes.flatMap((r) => (r.file ? [r.file] : [])));
   }
-  const m = AuditManifest.safeParse(json);
-  if (!m.success) return incomplete('audit');
-  if (rule.complete && m.data.routes.some((r) => r.error !== undefined || r.status < 200 || r.status > 299)) {
+  if (rule.complete && m.routes.some((r) => r.error !== undefined || r.status < 200 || r.status > 299)) {
     return 'is an audit collection with failed requests';
   }
-  return new Set([...m.data.routes, ...(m.data.queries ?? []), ...(m.data.reports ?? [])].map((r) => r.file));
+  return new Set([...m.routes, ...(m.queries ?? []), ...(m.reports ?? [])].map((r) => r.file));
 }
 
-function incomplete(kind: string): string {
-  return `does not hold a ${kind} manifest of svc-snapshot`;
-}
+const NO_FILE = Symbol('no file');
+const NOT_JSON = Symbol('not JSON');
 
-/** The file's text, or undefined when it is not a regular file (a link is never followed) or too large. */
-function readRegularFile(file: string): string | undefined {
+/** The file's JSON: NO_FILE when it is not a regular file (a link is never followed) or too large, NOT_JSON when it is no JSON. */
+function readJson(file: string): unknown {
   const read = readSmallFile(file, { maxBytes: MANIFEST_MAX_BYTES, followLinks: false });
-  return Buffer.isBuffer(read) ? read.toString('utf8') : undefined;
+  if (!Buffer.isBuffer(read)) return NO_FILE;
+  try {
+    return JSON.parse(read.toString('utf8'));
+  } catch {
+    return NOT_JSON;
+  }
 }

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { escapeControl } from '../util/escape.js';
 
-import { MANIFEST_OF, ownedOutput, type OutputKind } from './owned.js';
+import { MANIFEST_OF, type OutputKind } from '../manifests.js';
+import { ownedOutput } from './owned.js';
 
 export { type OutputKind };
 

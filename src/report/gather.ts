@@ -27,7 +27,7 @@ import { DISPLAY_READS } from '../findings/display.js';
 import { openHistory } from '../history/engine.js';
 import { listRuns } from '../history/query.js';
 import { normaliseSite } from '../config/url.js';
-import type { SnapshotManifest } from '../exports/manifest.js';
+import type { SnapshotManifest } from '../manifests.js';
 import type { ExportRecord } from '../exports/types.js';
 import {
   openSnapshot,

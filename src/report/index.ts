@@ -5,8 +5,7 @@
  */
 import path from 'node:path';
 import type { ChangeSet } from '../diff/index.js';
-import type { SnapshotManifest } from '../exports/manifest.js';
-import { reportFileName } from '../publish/names.js';
+import { reportFileName, type SnapshotManifest } from '../manifests.js';
 import type { FindingsReport } from '../findings/evaluate.js';
 import { modelOfStaging, type StagingOptions } from './gather.js';
 import { renderReport } from './render.js';

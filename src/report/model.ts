@@ -6,7 +6,7 @@
 import type { Rerun } from '../snapshot/beside.js';
 import type { ChangeSet } from '../diff/types.js';
 import type { FindingsReport } from '../findings/evaluate.js';
-import type { ReadableManifest } from '../snapshot/dir.js';
+import type { ReadableManifest } from '../manifests.js';
 
 /** What the report reads of `_snapshot-manifest.json`, as its one schema types it. */
 export type ReportManifest = Pick<

@@ -4,7 +4,7 @@
  * workbook alone knows which empty columns mean "unknown".
  */
 import type { Cell } from './columns.js';
-import type { ReadableManifest } from '../snapshot/dir.js';
+import type { ReadableManifest } from '../manifests.js';
 import type { SheetSpec } from './xlsx.js';
 import { cellWidth, fitWidth } from './xlsx.js';
 

@@ -10,8 +10,8 @@ import type { ExportRecord } from '../exports/types.js';
 import { aboutSheet, ABOUT_SHEET } from './about.js';
 import { cellOf, sheetColumns, type Cell, type SheetColumn } from './columns.js';
 import { csvChunks } from './csv.js';
-import { type ManifestEntry, type ReadableManifest, type Snapshot } from '../snapshot/dir.js';
-import { csvFileName, workbookFileName } from '../publish/names.js';
+import type { ManifestEntry, Snapshot } from '../snapshot/dir.js';
+import { csvFileName, workbookFileName, type ReadableManifest } from '../manifests.js';
 import {
   cellWidth,
   columnLetters,

@@ -9,11 +9,9 @@
 import { createHash } from 'node:crypto';
 import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { FailedError, UsageError } from '../errors.js';
 import { COLLECTION_MANIFEST } from '../collect/write.js';
 import type { ExportRecord } from '../exports/types.js';
-import { ReadableManifestExportSchema, SnapshotManifestSchema } from '../exports/manifest.js';
 import { escapeControl } from '../util/escape.js';
 import { arraySlices, opensArray, SliceJsonError, SliceTooLongError } from '../body/slices.js';
 import { bufferReader, type ByteReader } from '../body/reader.js';
@@ -29,13 +27,9 @@ import {
 } from '../util/safe-read.js';
 import { recordMaker } from '../exports/fast/record-maker.js';
 import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
-import { csvFileName, reportFileName, workbookFileName } from '../publish/names.js';
+import { laterFiles, MANIFEST_OF, ReadableManifestSchema, type ReadableManifest } from '../manifests.js';
 
-export const SNAPSHOT_MANIFEST = '_snapshot-manifest.json';
-
-/** The manifest as readers accept it: an export's sha256 is absent in manifests written before export hashes (not checked then). */
-const ReadableManifestSchema = SnapshotManifestSchema.extend({ exports: z.array(ReadableManifestExportSchema) });
-export type ReadableManifest = z.infer<typeof ReadableManifestSchema>;
+export const SNAPSHOT_MANIFEST = MANIFEST_OF.snapshot;
 export type ManifestEntry = ReadableManifest['exports'][number];
 
 /** A directory that cannot be opened as a snapshot: `problem` says why (never quoting the manifest), `hint` what to do. */
@@ -67,41 +61,27 @@ export function shown(name: string): string {
   return escapeControl(name.length > 120 ? `${name.slice(0, 120)}…` : name);
 }
 
-/** The manifest's bytes and its parse, or why the directory holds none (the problem, for NotASnapshotError). */
-async function readManifest(dir: string): Promise<{ bytes: Buffer; manifest: ReadableManifest } | string> {
-  const info = await stat(dir).catch(() => undefined);
-  if (!info) return 'does not exist';
-  if (!info.isDirectory()) return 'is not a directory';
-  const read = await readManifestJson(dir, SNAPSHOT_MANIFEST);
-  if ('unreadable' in read) return `has no readable ${SNAPSHOT_MANIFEST} (it ${read.unreadable})`;
-  if ('invalid' in read) return `has a ${SNAPSHOT_MANIFEST} that is not valid JSON (${read.invalid})`;
-  const parsed = parseManifest(read.json);
-  return typeof parsed === 'string' ? parsed : { bytes: read.bytes, manifest: parsed };
-}
-
-/** The manifest's JSON parsed against its schema, or why it is not a snapshot manifest. */
-function parseManifest(json: unknown): ReadableManifest | string {
-  const parsed = ReadableManifestSchema.safeParse(json);
-  if (parsed.success) return parsed.data;
-  const i = parsed.error.issues[0];
-  return `has a ${SNAPSHOT_MANIFEST} that is not a snapshot manifest (${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})`;
-}
-
 /**
- * A snapshot whose manifest was read elsewhere than from `dir` (verify of an
- * archive reads it out of the stream): opened as openSnapshot opens one, or
- * why not (`damaged` for a manifest that lists an export or a file twice).
- * Only its manifest and files() are meant to be used: its files are not on disk.
+ * The snapshot `dir` whose manifest is `read` (readManifestJson's answer; verify
+ * of an archive reads it out of the stream), or why it is none: `damaged` for
+ * a manifest that lists an export or a file twice.
  */
 export function snapshotOfManifest(
   dir: string,
-  bytes: Buffer,
-  json: unknown,
+  read: Awaited<ReturnType<typeof readManifestJson>>,
 ): Snapshot | { readonly problem: string; readonly damaged: boolean } {
-  const parsed = parseManifest(json);
-  if (typeof parsed === 'string') return { problem: parsed, damaged: false };
-  const twice = listedTwice(parsed);
-  return twice !== undefined ? { problem: twice, damaged: true } : new Snapshot(dir, parsed, bytes);
+  const not = (problem: string) => ({ problem, damaged: false });
+  if ('unreadable' in read) return not(`has no readable ${SNAPSHOT_MANIFEST} (it ${read.unreadable})`);
+  if ('invalid' in read) return not(`has a ${SNAPSHOT_MANIFEST} that is not valid JSON (${read.invalid})`);
+  const parsed = ReadableManifestSchema.safeParse(read.json);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    return not(
+      `has a ${SNAPSHOT_MANIFEST} that is not a snapshot manifest (${escapeControl(i?.path.join('.') || 'top level')}: ${i?.message ?? 'invalid'})`,
+    );
+  }
+  const twice = listedTwice(parsed.data);
+  return twice !== undefined ? { problem: twice, damaged: true } : new Snapshot(dir, parsed.data, read.bytes);
 }
 
 /**
@@ -132,11 +112,13 @@ export async function openSnapshot(
   dir: string,
   hint = `give a snapshot directory (one holding ${SNAPSHOT_MANIFEST})`,
 ): Promise<Snapshot> {
-  const read = await readManifest(dir);
-  if (typeof read === 'string') throw new NotASnapshotError(dir, read, hint);
-  const twice = listedTwice(read.manifest);
-  if (twice !== undefined) throw new DamagedManifestError(dir, twice);
-  return new Snapshot(dir, read.manifest, read.bytes);
+  const info = await stat(dir).catch(() => undefined);
+  if (!info?.isDirectory()) throw new NotASnapshotError(dir, info ? 'is not a directory' : 'does not exist', hint);
+  const opened = snapshotOfManifest(dir, await readManifestJson(dir, SNAPSHOT_MANIFEST));
+  if (opened instanceof Snapshot) return opened;
+  throw opened.damaged
+    ? new DamagedManifestError(dir, opened.problem)
+    : new NotASnapshotError(dir, opened.problem, hint);
 }
 
 /**
@@ -265,13 +247,11 @@ export class Snapshot {
         r.file ? [{ list: 'routes' as const, index, name: `raw/${r.file}`, bytes: r.bytes, sha256: r.sha256 }] : [],
       ),
     ];
-    const later = [
-      ...m.exports.map((e) => csvFileName(e.file)),
-      workbookFileName(m.date),
-      reportFileName(m.date),
-      `raw/${COLLECTION_MANIFEST}`,
-    ];
-    return { own: [SNAPSHOT_MANIFEST, `${SNAPSHOT_MANIFEST}${SIGNATURE_SUFFIX}`], listed, later };
+    return {
+      own: [SNAPSHOT_MANIFEST, `${SNAPSHOT_MANIFEST}${SIGNATURE_SUFFIX}`],
+      listed,
+      later: [...laterFiles(m), `raw/${COLLECTION_MANIFEST}`],
+    };
   }
 
   /** The manifest's entry of an export, if it lists it. */

@@ -7,7 +7,7 @@ import { writeHashed } from './listed-files.js';
 import { writeCollection } from '../collect/write.js';
 import type { RawCollection } from '../collect/types.js';
 import type { BuildSummary, BuiltExport } from '../exports/build.js';
-import type { ManifestExport } from '../exports/manifest.js';
+import type { ManifestExport } from '../manifests.js';
 import type { BodiesFree } from '../exports/memory-policy.js';
 import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/serialize.js';
 import type { Staging } from '../publish/staging.js';

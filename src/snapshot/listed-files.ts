@@ -8,7 +8,7 @@
  * be listed.
  */
 import { createHash } from 'node:crypto';
-import type { ListedFile } from '../exports/manifest.js';
+import type { ListedFile } from '../manifests.js';
 import { toJsonFile } from '../collect/write.js';
 import type { Staging } from '../publish/staging.js';
 

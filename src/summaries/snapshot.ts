@@ -10,7 +10,7 @@ import { countsText, nightCounts, type NightCounts } from '../findings/counts.js
 import { rerunText, type Rerun } from '../snapshot/beside.js';
 import type { ChangeSet } from '../diff/index.js';
 import { formatChangeSet } from '../diff/index.js';
-import type { SnapshotManifest } from '../exports/manifest.js';
+import type { SnapshotManifest } from '../manifests.js';
 import { SNAPSHOT_MANIFEST } from '../snapshot/dir.js';
 import type { WrittenSheetFile } from '../sheets/write.js';
 import { formatPruned } from '../cron/retention.js';

@@ -6,9 +6,8 @@
  * published (convert's spreadsheets, report's page), which are "not
  * covered" rather than unexpected.
  */
-import { z } from 'zod';
 import { isPlainFileName } from '../util/safe-read.js';
-import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
+import { AuditManifestSchema, CoveredCollectionSchema, MANIFEST_OF, type OutputKind } from '../manifests.js';
 import type { SnapshotFiles } from '../snapshot/dir.js';
 
 export interface Covered {
@@ -27,22 +26,6 @@ export interface ManifestContents {
   /** Names (as shown) of files the tool adds later: present, they are "not covered", a warning. */
   readonly later: ReadonlySet<string>;
 }
-
-const Hex = z.string().regex(/^[0-9a-f]{64}$/);
-const Sized = { bytes: z.number().int().nonnegative().optional(), sha256: Hex.optional() };
-
-const Collection = z.object({
-  kind: z.literal('collection'),
-  routes: z.array(z.object({ file: z.string().nullable().optional(), ...Sized })),
-});
-const AuditFile = z.object({ file: z.string(), ...Sized });
-const Audit = z.object({
-  kind: z.literal('audit'),
-  routes: z.array(AuditFile),
-  queries: z.array(AuditFile).optional(),
-  reports: z.array(AuditFile).optional(),
-  objects: z.array(AuditFile).optional(),
-});
 
 /** `raw/<name>` or `<name>`, each part a plain name; undefined otherwise. */
 function segmentsOf(name: string, allowRaw: boolean): string[] | undefined {
@@ -118,19 +101,17 @@ export function snapshotContents(files: SnapshotFiles): ManifestContents {
 
 /** A collection's or an audit collection's manifest contents, or why the JSON is not a manifest of that kind. */
 export function manifestContents(kind: Exclude<OutputKind, 'snapshot'>, json: unknown): ManifestContents | string {
-  const parsed = (kind === 'collection' ? Collection : Audit).safeParse(json);
+  const parsed = (kind === 'collection' ? CoveredCollectionSchema : AuditManifestSchema).safeParse(json);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
     return `${MANIFEST_OF[kind]} is not a ${kind} manifest of svc-snapshot (${i?.path.join('.') || 'top level'}: ${i?.message ?? 'invalid'})`;
   }
+  const m = parsed.data;
   return gather((add) => {
-    if (kind === 'collection') {
-      (parsed.data as z.infer<typeof Collection>).routes.forEach((r, i) => {
-        if (r.file) add(entry(`routes[${i}]`, r.file, segmentsOf(r.file, false), r));
-      });
+    if (m.kind === 'collection') {
+      m.routes.forEach((r, i) => r.file && add(entry(`routes[${i}]`, r.file, segmentsOf(r.file, false), r)));
       return;
     }
-    const m = parsed.data as z.infer<typeof Audit>;
     // Every file is a request's (routes, with its hash); queries, reports and objects name the same files.
     for (const list of ['routes', 'queries', 'reports', 'objects'] as const) {
       (m[list] ?? []).forEach((r, i) => add(entry(`${list}[${i}]`, r.file, segmentsOf(r.file, false), r)));

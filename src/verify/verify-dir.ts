@@ -6,16 +6,15 @@
  * listed, and the signature checked. Reads only: nothing is written, so it
  * works on a read-only copy.
  */
-import { lstat, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { stat } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 import { parseLeftover } from '../publish/leftovers.js';
-import { MANIFEST_OF, type OutputKind } from '../publish/owned.js';
+import { MANIFEST_OF, type OutputKind } from '../manifests.js';
 import type { AllowedSigners } from '../sign/allowed-signers.js';
 import { SIGNATURE_SUFFIX, signatureState, type SignatureState } from '../sign/manifest-signature.js';
 import { escapeControl } from '../util/escape.js';
 import { manifestContents, snapshotContents, type Covered, type ManifestContents } from './covered.js';
-import { SNAPSHOT_MANIFEST, snapshotOfManifest } from '../snapshot/dir.js';
+import { snapshotOfManifest } from '../snapshot/dir.js';
 import { WARNING_STATES, type FileState } from './states.js';
 import { diskTree, type EntryType, type Tree } from './tree.js';
 
@@ -74,9 +73,7 @@ export async function manifestsIn(dir: string): Promise<OutputKind[]> {
     throw new UsageError(
       `${escapeControl(dir)} is not a directory; give snapshot, raw collection or audit collection directories`,
     );
-  const kinds: OutputKind[] = [];
-  for (const kind of KINDS)
-    if ((await lstat(path.join(dir, MANIFEST_OF[kind])).catch(() => undefined)) !== undefined) kinds.push(kind);
+  const kinds = await manifestsOf(diskTree(dir));
   if (kinds.length === 0) {
     throw new UsageError(
       `${escapeControl(dir)} holds no manifest of svc-snapshot (${KINDS.map((k) => MANIFEST_OF[k]).join(', ')}): ` +
@@ -150,12 +147,10 @@ async function readContents(
   const name = MANIFEST_OF[kind];
   const read = await tree.manifest(name);
   if (kind === 'snapshot') {
-    if ('unreadable' in read) return `has no readable ${SNAPSHOT_MANIFEST} (it ${read.unreadable})`;
-    if ('invalid' in read) return `has a ${SNAPSHOT_MANIFEST} that is not valid JSON (${read.invalid})`;
-    const snapshot = snapshotOfManifest(dir, read.bytes, read.json);
+    const snapshot = snapshotOfManifest(dir, read);
     if ('problem' in snapshot)
       return snapshot.damaged ? `${snapshot.problem}; the snapshot is damaged` : snapshot.problem;
-    return { manifest: read.bytes, contents: snapshotContents(snapshot.files()) };
+    return { manifest: snapshot.manifestBytes!, contents: snapshotContents(snapshot.files()) };
   }
   if ('unreadable' in read) return `${escapeControl(name)} ${read.unreadable}`;
   if ('invalid' in read) return `${name} is not valid JSON (${read.invalid})`;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { startFakeSite, type FakeSite, type FakeSiteOptions } from '../helpers/fake-site.js';
 import { runCli, tmpDir } from '../helpers/run-cli.js';
 import { ALL_TYPES_TOKEN, PER_TYPE_TOKENS, perTypeTokenEnv } from '../fake/backend.js';
-import { SnapshotManifestSchema } from '../../src/exports/manifest.js';
+import { SnapshotManifestSchema } from '../../src/manifests.js';
 import { SnapshotSummary } from '../../src/summaries/schemas.js';
 
 let site: FakeSite | undefined;

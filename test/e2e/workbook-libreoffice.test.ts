@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ReadableManifest } from '../../src/snapshot/dir.js';
+import type { ReadableManifest } from '../../src/manifests.js';
 import { writeSpreadsheets, type SheetSink } from '../../src/sheets/write.js';
 import { fodsViaLibreOffice, sheetsViaLibreOffice } from '../helpers/libreoffice.js';
 import { tmpDir } from '../helpers/run-cli.js';

@@ -16,7 +16,8 @@ import { orderByUniqueStringKey, sortedIndexes } from '../../src/exports/fast/ke
 import { plainRecordMaker, recordMaker } from '../../src/exports/fast/record-maker.js';
 import { sortRecords } from '../../src/exports/order.js';
 import { serializeExport } from '../../src/exports/serialize.js';
-import { stagedSnapshot, type ReadableManifest } from '../../src/snapshot/dir.js';
+import { stagedSnapshot } from '../../src/snapshot/dir.js';
+import type { ReadableManifest } from '../../src/manifests.js';
 import { tmpDir } from '../helpers/run-cli.js';
 import { RECORDING_COLLECTIONS } from '../helpers/build-output.js';
 import { hostileSite, ODD_VALUES } from '../helpers/hostile-site.js';

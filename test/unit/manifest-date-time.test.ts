@@ -1,14 +1,14 @@
 /**
  * A manifest's `date` is a real calendar date and its `time` an ISO 8601
  * UTC time as the collector writes it (Date.toISOString): the one manifest
- * schema (src/collect/manifest.ts) says so, so that every reader refuses
+ * schema (src/manifests.ts) says so, so that every reader refuses
  * anything else as a manifest that is not a snapshot's, before `convert`
  * names files after an impossible date or the findings compare with one.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CollectionManifestSchema } from '../../src/collect/manifest.js';
+import { CollectionManifestSchema } from '../../src/manifests.js';
 import { runConvert } from '../../src/commands/convert.js';
 import { runDiff } from '../../src/commands/diff.js';
 import { runFindings } from '../../src/commands/findings.js';

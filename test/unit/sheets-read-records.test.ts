@@ -9,7 +9,8 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Snapshot, type ManifestEntry, type ReadableManifest } from '../../src/snapshot/dir.js';
+import { Snapshot, type ManifestEntry } from '../../src/snapshot/dir.js';
+import type { ReadableManifest } from '../../src/manifests.js';
 import { tmpDir } from '../helpers/run-cli.js';
 
 function entry(file: string, count: number): ManifestEntry {

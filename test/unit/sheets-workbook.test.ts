@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOG, EXPORTS } from '../../src/exports/catalog.js';
 import { cellOf, cellTypeOf, mapHoldsText, sheetColumns, splitEntry } from '../../src/sheets/columns.js';
-import type { ReadableManifest } from '../../src/snapshot/dir.js';
+import type { ReadableManifest } from '../../src/manifests.js';
 import { sheetNames, writeSpreadsheets, type SheetSink } from '../../src/sheets/write.js';
 import { parseFormats } from '../../src/config/values.js';
 import { columnLetters, xmlText } from '../../src/sheets/xlsx.js';
