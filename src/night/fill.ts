@@ -271,7 +271,12 @@ export async function archiveOrProblem(
     return undefined;
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    reporter.error(err.message);
+    // A recipient that cannot be used was said before the run (archivePlanOf): not again in full.
+    reporter.error(
+      plan.archive?.problem === undefined
+        ? err.message
+        : `the snapshot was published to ${outDir}, without its archive (its recipients, said above)`,
+    );
     return err.message;
   }
 }

@@ -158,6 +158,8 @@ describe.runIf(hasAge())('--encrypt-to', () => {
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(message);
     expect(res.stderr).toContain(`published to ${out}, without its archive`);
+    // Said once in full, before the run; the end only says where the night is.
+    expect(res.stderr.match(new RegExp(message.source, 'g'))).toHaveLength(1);
     expect(res.stderr).not.toContain(line.trim());
     expect(res.stderr).not.toMatch(/\n\s+at /);
     expect(existsSync(join(out, '_snapshot-manifest.json'))).toBe(true);
