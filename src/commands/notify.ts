@@ -10,7 +10,7 @@ import { diffWithSnapshot, type ChangeSet } from '../diff/index.js';
 import { checkPrevious, previousSnapshotBeside, type PreviousBeside } from '../snapshot/beside.js';
 import { modelOfDirectory } from '../report/index.js';
 import { buildDigest } from '../notify/digest.js';
-import { FindingsFileSchema, type FindingsIn } from '../notify/findings-in.js';
+import { readFindingsFile, type FindingsIn } from '../findings/file.js';
 import { deliver, notifySettings, testDigest } from '../notify/index.js';
 import { tellFailures, type SinkResult } from '../notify/outcomes.js';
 import { snapshotNotice } from '../notify/notice.js';
@@ -144,14 +144,7 @@ function publishedNotice(
 /** The snapshot's `_findings.json`, checked against the manifest's sha256, when it holds one. */
 async function findingsFile(snapshot: Snapshot): Promise<FindingsIn | undefined> {
   const listed = snapshot.manifest.files?.find((f) => f.name === FINDINGS_FILE);
-  if (!listed) return undefined;
-  const bytes = await snapshot.listedFile(listed);
-  let parsed: ReturnType<typeof FindingsFileSchema.safeParse>;
-  try {
-    parsed = FindingsFileSchema.safeParse(JSON.parse(bytes.toString('utf8')));
-  } catch {
-    parsed = { success: false } as typeof parsed;
-  }
-  if (!parsed.success) throw new FailedError(`${snapshot.dir}: ${FINDINGS_FILE} is not a findings report of this tool`);
-  return parsed.data;
+  const file = listed && readFindingsFile((await snapshot.listedFile(listed)).toString('utf8'));
+  if (listed && !file) throw new FailedError(`${snapshot.dir}: ${FINDINGS_FILE} is not a findings report of this tool`);
+  return file;
 }

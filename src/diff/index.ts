@@ -10,6 +10,7 @@ import { changeSetOf, diffExport } from './compare.js';
 import { resolveIgnore } from './ignore.js';
 import { loadSide, snapshotSide } from './read.js';
 import type { ManifestEntry, Snapshot } from '../snapshot/dir.js';
+import { openNight, type OpenedNight } from '../snapshot/open.js';
 import type { ChangeSet, DiffOptions, ExportDiff, LoadedSide } from './types.js';
 import type { IgnoreRules } from './ignore.js';
 
@@ -40,10 +41,8 @@ export async function diffDirectories(older: string, newer: string, opts: DiffOp
   const exports = selectExports(opts.exports);
   const ignore = resolveIgnore(opts.ignore, CATALOG);
   const include = opts.include ?? [];
-  const [a, b] = await Promise.all([
-    loadSide(resolve(older), exports, include),
-    loadSide(resolve(newer), exports, include),
-  ]);
+  const side = async (dir: string) => loadSide(await openNight(resolve(dir)), exports, include);
+  const [a, b] = await Promise.all([side(older), side(newer)]);
   return diffSides(a, b, compared(exports, include, opts, a, b), ignore);
 }
 
@@ -92,14 +91,14 @@ async function diffSides(
  * opened older snapshot.
  */
 export async function diffWithSnapshot(
-  older: string | Snapshot,
+  older: string | OpenedNight,
   newer: Snapshot,
   use: (entry: ManifestEntry, bytes: Buffer) => void,
   useOlder?: (entry: ManifestEntry, bytes: Buffer) => void,
 ): Promise<ChangeSet> {
   const exports = selectExports(undefined);
-  const a =
-    typeof older === 'string' ? await loadSide(resolve(older), exports) : snapshotSide(older, exports, useOlder);
+  const night = typeof older === 'string' ? await openNight(resolve(older)) : older;
+  const a = await loadSide(night, exports, [], useOlder);
   const b = snapshotSide(newer, exports, use);
   return diffSides(a, b, compared(exports, [], {}, a, b), resolveIgnore(undefined, CATALOG));
 }

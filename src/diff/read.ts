@@ -4,9 +4,8 @@
  * `--replay` would build it.
  */
 import { FailedError } from '../errors.js';
-import { readCollection } from '../collect/replay.js';
-import { openSnapshotOrCollection, type ManifestEntry, type Snapshot } from '../snapshot/dir.js';
-import { buildAll } from '../exports/build.js';
+import type { ManifestEntry, Snapshot } from '../snapshot/dir.js';
+import type { BuiltCollection, OpenedNight } from '../snapshot/open.js';
 import type { ExportDef } from '../exports/define.js';
 import type { Include } from '../includes.js';
 import type { ExportRecord, NullField } from '../exports/types.js';
@@ -82,9 +81,7 @@ export function snapshotSide(
   };
 }
 
-async function loadCollection(dir: string, include: readonly Include[]): Promise<LoadedSide> {
-  const collection = await readCollection(dir);
-  const result = buildAll(collection, include);
+function collectionSide(dir: string, { collection, built: result }: BuiltCollection): LoadedSide {
   const nulls = nullColumnsByExport(result.nullFields);
   const exports = new Map<string, LoadedExport>(
     result.exports.map((e) => [e.export, { ...e, nullColumns: nulls.get(e.export) ?? new Set<string>() }]),
@@ -98,16 +95,17 @@ async function loadCollection(dir: string, include: readonly Include[]): Promise
 }
 
 /**
- * Loads a snapshot directory (it has `_snapshot-manifest.json`) or a raw
- * collection (it has `_collection-manifest.json`). A snapshot's `raw/` is
- * not looked at: its exports are what the snapshot published. Only the
- * export files of `wanted` are read.
+ * One side, a snapshot (its `raw/` not looked at: its exports are what it
+ * published) or a raw collection, built first. Only the export files of
+ * `wanted` are read; `use` is given a snapshot's, as snapshotSide does.
  */
 export async function loadSide(
-  dir: string,
+  night: OpenedNight,
   wanted: readonly ExportDef[],
   include: readonly Include[] = [],
+  use?: (entry: ManifestEntry, bytes: Buffer) => void,
 ): Promise<LoadedSide> {
-  const snapshot = await openSnapshotOrCollection(dir, 'give a snapshot directory or a raw collection');
-  return snapshot ? snapshotSide(snapshot, wanted) : loadCollection(dir, include);
+  return night.snapshot
+    ? snapshotSide(night.snapshot, wanted, use)
+    : collectionSide(night.dir, await night.build(include));
 }

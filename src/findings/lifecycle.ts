@@ -10,11 +10,10 @@
  * and against the one schema of the file), else from the rules evaluated
  * over its exports (then `firstSeen` starts at that snapshot's time).
  */
-import { isRecord } from '../body/decode.js';
 import { FINDINGS_FILE_NAME } from './names.js';
+import { readFindingsFile, type FindingIn } from './file.js';
 import { openSnapshot, type Snapshot } from '../snapshot/dir.js';
 import { findPreviousSnapshot, type OwnSnapshot } from '../snapshot/beside.js';
-import { SEVERITIES } from './define.js';
 import {
   findingWith,
   type EvaluateOptions,
@@ -75,49 +74,25 @@ export function applyLifecycle(report: FindingsReport, previous: PreviousFinding
   return { ...report, previous: previous.night, findings, resolved, ...(carried.length > 0 ? { carried } : {}) };
 }
 
-const isText = (v: unknown): v is string => typeof v === 'string';
-const SEVERITY_SET: ReadonlySet<string> = new Set(SEVERITIES);
-
-/** A finding of the file as the lifecycle reads it: the members it needs, each of its type; undefined otherwise. */
-function previousFinding(v: unknown): PreviousFinding | undefined {
-  if (!isRecord(v) || !isText(v.id) || !isText(v.rule) || !isText(v.detail) || !isText(v.severity)) return undefined;
-  if (!SEVERITY_SET.has(v.severity) || !isRecord(v.subject) || !isRecord(v.display)) return undefined;
-  const { export: exportName, key } = v.subject;
-  if (!isText(exportName) || !Array.isArray(key) || !key.every(isText)) return undefined;
-  if (!Object.values(v.display).every(isText) || (v.firstSeen !== undefined && !isText(v.firstSeen))) return undefined;
-  // The waiver is read by the history's findings_versions.
-  const w = v.waived;
-  if (w !== undefined && !(isRecord(w) && isText(w.reason) && isText(w.owner) && isText(w.expires))) return undefined;
-  return v as unknown as PreviousFinding;
-}
-
 /**
- * The findings of `_findings.json`'s text, or undefined when it is not the
- * file this version writes (an earlier one's has no ids). Only what the
- * lifecycle reads is checked, member by member: the whole schema
- * (FindingsSummary, which the tests hold the file to) is slow on a large site.
+ * The findings of `_findings.json`'s text, carried ones included (a rule not
+ * evaluated that night carried its findings of the night before: they are
+ * still the previous night's), or undefined when it is not the file this
+ * version writes (an earlier one's has no ids).
  */
 export function parseFindingsFile(text: string): { time: string; findings: PreviousFinding[] } | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (!isRecord(json) || !isText(json.time) || !Array.isArray(json.findings)) return undefined;
-  // A rule not evaluated that night carried its findings of the night before: they are still the previous night's.
-  const carried = json.carried === undefined ? [] : json.carried;
-  if (!Array.isArray(carried)) return undefined;
-  const findings = [...json.findings, ...carried].map(previousFinding);
-  if (!findings.every((f) => f !== undefined)) return undefined;
-  return { time: json.time, findings };
+  const file = readFindingsFile(text);
+  if (!file) return undefined;
+  const findings = [...file.findings, ...(file.carried ?? [])];
+  const named = (f: FindingIn) =>
+    f.id !== undefined && f.display !== undefined && Object.values(f.display).every((v) => typeof v === 'string');
+  return findings.every(named) ? { time: file.time, findings: findings as PreviousFinding[] } : undefined;
 }
 
 /** The findings of a snapshot's `_findings.json` (checked against the manifest's size and sha256), when it holds one this version wrote. */
 export async function findingsFileOf(snapshot: Snapshot): Promise<PreviousFindings | undefined> {
   const listed = snapshot.manifest.files?.find((f) => f.name === FINDINGS_FILE_NAME);
-  if (!listed) return undefined;
-  const file = parseFindingsFile((await snapshot.listedFile(listed)).toString('utf8'));
+  const file = listed && parseFindingsFile((await snapshot.listedFile(listed)).toString('utf8'));
   return file && { night: { time: file.time, source: 'snapshot' }, findings: file.findings };
 }
 

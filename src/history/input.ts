@@ -2,11 +2,10 @@ import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { FailedError, UsageError } from '../errors.js';
-import { readCollection } from '../collect/replay.js';
 import { COLLECTION_MANIFEST, toJsonFile } from '../collect/write.js';
-import { openSnapshotOrCollection, shown, SNAPSHOT_MANIFEST, type Snapshot } from '../snapshot/dir.js';
+import { shown, SNAPSHOT_MANIFEST, type Snapshot } from '../snapshot/dir.js';
+import { openNight, type BuiltCollection, type OpenedNight } from '../snapshot/open.js';
 import { recordRanges } from '../snapshot/records.js';
-import { buildAll as build } from '../exports/build.js';
 import { EXPORT_BATCH, exportFileName, serializeBatches } from '../exports/serialize.js';
 import type { ExportRecord } from '../exports/types.js';
 import { exportTable } from './schema.js';
@@ -237,10 +236,12 @@ function exportSha256(records: readonly ExportRecord[]): string {
 }
 
 /** A raw collection is built first, as --replay builds it; its manifest is the one that build would publish. */
-async function readCollectionDir(dir: string, include: readonly Include[]): Promise<SnapshotInput> {
-  const collection = await readCollection(dir);
+function collectionInput(
+  dir: string,
+  include: readonly Include[],
+  { collection, built: result }: BuiltCollection,
+): SnapshotInput {
   const complete = collection.manifest.routes.every((r) => r.error === undefined);
-  const result = build(collection, include);
   const date = collection.manifest.date;
   const written = result.exports.map((e) => ({
     ...e,
@@ -269,19 +270,14 @@ async function readCollectionDir(dir: string, include: readonly Include[]): Prom
 }
 
 /** A directory to load, opened: a snapshot (its manifest read), or a raw collection (built when read); its base URL and time order the load. */
-export interface InputHead {
-  readonly dir: string;
-  readonly baseUrl: string;
-  readonly time: string;
-  readonly snapshot?: Snapshot;
-}
+export type InputHead = OpenedNight & { readonly baseUrl: string; readonly time: string };
 
 const HINT = 'give snapshot directories or raw collections';
 
 /** Opens a snapshot directory or a raw collection's manifest: enough to order a load and check its site. */
 export async function openInput(dir: string): Promise<InputHead> {
-  const snapshot = await openSnapshotOrCollection(dir, HINT);
-  if (snapshot) return { dir, baseUrl: snapshot.manifest.baseUrl, time: snapshot.manifest.time, snapshot };
+  const night = await openNight(dir, HINT);
+  if (night.snapshot) return { ...night, baseUrl: night.snapshot.manifest.baseUrl, time: night.snapshot.manifest.time };
   let text: string;
   try {
     text = (await readInside(dir, COLLECTION_MANIFEST)).toString('utf8');
@@ -299,10 +295,10 @@ export async function openInput(dir: string): Promise<InputHead> {
   }
   const head = z.object({ baseUrl: z.string().min(1), time: z.string().min(1) }).safeParse(json);
   if (!head.success) throw new UsageError(`${COLLECTION_MANIFEST} in ${dir} has no baseUrl and time; ${HINT}`);
-  return { dir, baseUrl: head.data.baseUrl, time: head.data.time };
+  return { ...night, baseUrl: head.data.baseUrl, time: head.data.time };
 }
 
 /** What a load reads of an opened directory: a snapshot's exports as it holds them, or a raw collection built first, with the --include groups. */
 export async function readInput(head: InputHead, include: readonly Include[] = []): Promise<SnapshotInput> {
-  return head.snapshot ? snapshotInput(head.snapshot) : readCollectionDir(head.dir, include);
+  return head.snapshot ? snapshotInput(head.snapshot) : collectionInput(head.dir, include, await head.build(include));
 }

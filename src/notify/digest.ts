@@ -14,7 +14,7 @@ import { escapeControl } from '../util/escape.js';
 import { nightCounts, type NightCounts } from '../findings/counts.js';
 import type { NotifyOn, Severity } from '../config/values.js';
 import type { ChangeSet } from '../diff/types.js';
-import type { FindingIn, FindingsIn, WaiverNote } from './findings-in.js';
+import type { FindingIn, FindingsIn, WaiverNote } from '../findings/file.js';
 
 /** What a command tells the digest of a run that ended (published, or not). */
 export interface RunNotice {

@@ -7,7 +7,7 @@
 import { normaliseSite } from '../config/url.js';
 import { SEVERITIES, type Severity } from '../config/values.js';
 import { idOf, ruleCleaner, type Digest, type DigestFinding, type FindingList } from './digest.js';
-import type { FindingIn } from './findings-in.js';
+import type { FindingIn } from '../findings/file.js';
 import { clean, clip, digestDoc, moreLine, plainText, type DigestDoc, type DocLimits } from './text.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { ChangeSet } from '../diff/types.js';
 import type { RunNotice } from './digest.js';
-import type { FindingsIn } from './findings-in.js';
+import type { FindingsIn } from '../findings/file.js';
 import type { Rerun } from '../snapshot/beside.js';
 
 /** What a snapshot's notice reads of its manifest. */

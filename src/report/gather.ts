@@ -29,14 +29,8 @@ import { listRuns } from '../history/query.js';
 import { normaliseSite } from '../config/url.js';
 import type { SnapshotManifest } from '../manifests.js';
 import type { ExportRecord } from '../exports/types.js';
-import {
-  openSnapshot,
-  openSnapshotOrCollection,
-  SNAPSHOT_MANIFEST,
-  stagedSnapshot,
-  type ManifestEntry,
-  type Snapshot,
-} from '../snapshot/dir.js';
+import { openSnapshot, SNAPSHOT_MANIFEST, stagedSnapshot, type ManifestEntry, type Snapshot } from '../snapshot/dir.js';
+import { openNight, type OpenedNight } from '../snapshot/open.js';
 import { manifestSignature } from '../sign/manifest-signature.js';
 import type { SigningKey } from '../sign/key.js';
 import type { ReportManifest, ReportModel, TrendNight, VmStates } from './model.js';
@@ -272,19 +266,19 @@ async function olderNight(
   found: boolean,
 ): Promise<{ compared: ReportModel['previous']; findings: () => Promise<PreviousFindings> }> {
   const failed = (err: unknown) => ({ problem: `the comparison with ${basename(dir)} failed: ${messageOf(err)}` });
-  let opened: Snapshot | undefined;
+  let night: OpenedNight;
   try {
-    opened = await openSnapshotOrCollection(resolve(dir), 'give a snapshot directory or a raw collection');
+    night = await openNight(resolve(dir));
   } catch (err) {
     if (!found) throw err;
     return { compared: failed(err), findings: () => Promise.reject(err as Error) };
   }
-  const older = opened ?? dir;
+  const opened = night.snapshot;
   const file = opened ? await findingsFileOf(opened).catch((e: unknown) => e as Error) : undefined;
   const olderReaders = opened && file === undefined ? exportReaders(opened, true) : undefined;
   let compared: ReportModel['previous'];
   try {
-    compared = { name: basename(dir), changes: await diffWithSnapshot(older, newer, use, olderReaders?.use) };
+    compared = { name: basename(dir), changes: await diffWithSnapshot(night, newer, use, olderReaders?.use) };
   } catch (err) {
     if (!found) throw err;
     compared = failed(err);

@@ -22,7 +22,7 @@ import {
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { PROMTOOL, promtoolCheck } from '../helpers/prometheus.js';
 import { buildDigest } from '../../src/notify/digest.js';
-import type { FindingIn } from '../../src/notify/findings-in.js';
+import type { FindingIn } from '../../src/findings/file.js';
 import { deliver, type NotifySettings } from '../../src/notify/index.js';
 import { readTargets } from '../../src/notify/targets.js';
 import { startFakeSite } from '../helpers/fake-site.js';

@@ -1,6 +1,6 @@
 /** A snapshot run's notice (src/notify/digest.ts) for the digest and payload tests: a fixed site, night and directory. */
 import type { RunNotice } from '../../src/notify/digest.js';
-import type { FindingIn } from '../../src/notify/findings-in.js';
+import type { FindingIn } from '../../src/findings/file.js';
 
 export function runNotice(findings: FindingIn[], extra: Partial<RunNotice> = {}): RunNotice {
   return {

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildDigest, firstInOrder, nameOf } from '../../src/notify/digest.js';
-import type { FindingIn } from '../../src/notify/findings-in.js';
+import type { FindingIn } from '../../src/findings/file.js';
 import { alertsOf, slackPayload, webhookPayload, emailContent } from '../../src/notify/formats.js';
 import { alertmanagerPosts } from '../../src/notify/send.js';
 import { readTargets } from '../../src/notify/targets.js';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildDigest, worthSending } from '../../src/notify/digest.js';
-import type { FindingIn } from '../../src/notify/findings-in.js';
+import type { FindingIn } from '../../src/findings/file.js';
 import { alertsOf, emailContent, slackPayload, teamsPayload, webhookPayload } from '../../src/notify/formats.js';
 import { testDigest } from '../../src/notify/index.js';
 import { clip } from '../../src/notify/text.js';

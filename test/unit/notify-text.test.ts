@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildDigest } from '../../src/notify/digest.js';
-import type { FindingIn } from '../../src/notify/findings-in.js';
+import type { FindingIn } from '../../src/findings/file.js';
 import { emailContent, slackPayload } from '../../src/notify/formats.js';
 import { runNotice } from '../helpers/run-notice.js';
 

@@ -1,10 +1,11 @@
 /**
- * A findings report as the digest reads it (docs/findings.md):
- * `_findings.json` as `notify <snapshot-dir>` checks it, and the in-memory
- * report a run builds, which has these fields and more. One schema; the
- * digest's types are inferred from it (read-only: the digest never changes
- * what it is given). Fields of the file it does not name are left out when
- * it is parsed, not refused: the digest reads none of them.
+ * `_findings.json` as it is read back (docs/findings.md): by `notify
+ * <snapshot-dir>`, by the next night's lifecycle and by `history load`; and
+ * the in-memory report a run builds, which has these fields and more, as the
+ * digest reads it. One schema; the digest's types are inferred from it
+ * (read-only: the digest never changes what it is given). Fields of the file
+ * it does not name are left out when it is parsed, not refused: no reader
+ * reads them.
  */
 import { z } from 'zod';
 import { SEVERITIES } from '../config/values.js';
@@ -42,7 +43,7 @@ const WaiverNoteSchema = z.object({
 });
 export type WaiverNote = z.infer<typeof WaiverNoteSchema>;
 
-export const FindingsFileSchema = z.object({
+const FindingsFileSchema = z.object({
   time: z.string(),
   /** The night the states are told against, if any: a waiver ended since then is news. */
   previous: z.object({ time: z.string() }).optional(),
@@ -61,3 +62,13 @@ export const FindingsFileSchema = z.object({
     .optional(),
 });
 export type FindingsIn = z.infer<typeof FindingsFileSchema>;
+
+/** The findings report of `_findings.json`'s text, or undefined when the text is not one. */
+export function readFindingsFile(text: string): FindingsIn | undefined {
+  try {
+    const parsed = FindingsFileSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
