@@ -158,6 +158,16 @@ describe.runIf(hasAge())('verify of an archive', () => {
       () => key.file,
       /not an age file: it does not begin with "age-encryption\.org\/v1"/,
     ],
+    [
+      'an age file of something that is no tar',
+      () => {
+        const f = join(work, 'no-tar.tar.age');
+        execFileSync('age', ['-r', key.recipient, '-o', f], { input: Buffer.alloc(2048, 'no tar ') });
+        return f;
+      },
+      () => key.file,
+      /not an archive of an output: what age decrypts is not a tar/,
+    ],
   ])('%s: exit 1 saying so, never a stack trace', async (_what, file, identity, message) => {
     const res = await runCli(['verify', file(), '--identity', identity()]);
     expect(res.code).toBe(1);
