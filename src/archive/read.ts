@@ -231,7 +231,7 @@ export async function checkStructure(file: string): Promise<Structure> {
 
 /** One entry of the tar inside, as the check needs it. */
 export interface TarEntry {
-  readonly type: 'file' | 'directory' | 'symbolic link' | 'other';
+  readonly type: TarHeader['type'];
   readonly size: number;
   readonly sha256?: string;
   /** The bytes of a manifest or its signature at the top of the output (the only ones kept). */

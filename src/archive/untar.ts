@@ -23,6 +23,14 @@ export interface TarHeader {
   readonly size: number;
 }
 
+/** The type of an entry by its type flag (a directory also by a name ending in `/`, as old tars wrote it). */
+const TYPES: Readonly<Record<string, TarHeader['type']>> = {
+  '0': 'file',
+  '\0': 'file',
+  '7': 'file',
+  '2': 'symbolic link',
+};
+
 /** Where an entry's data goes, a piece at a time (each piece is read only before the next is given). */
 export interface EntrySink {
   data(piece: Buffer): void;
@@ -109,15 +117,8 @@ export function tarReader(open: (header: TarHeader) => EntrySink): { write(bytes
       pax = {};
       longName = undefined;
       if (!(size >= 0)) throw notTar();
-      const plain = flag === '0' || flag === '\0';
       const type =
-        flag === '5' || (plain && name.endsWith('/'))
-          ? 'directory'
-          : plain || flag === '7'
-            ? 'file'
-            : flag === '2'
-              ? 'symbolic link'
-              : 'other';
+        flag === '5' || ('0\0'.includes(flag) && name.endsWith('/')) ? 'directory' : (TYPES[flag] ?? 'other');
       if (type === 'directory') size = 0;
       sink = open({ name, type, size });
     }
