@@ -75,6 +75,22 @@ function paxOf(bytes: Buffer): { path?: string; size?: number } {
   return out;
 }
 
+/** A header block's type flag, size and name (with ustar's prefix); undefined for an empty block. */
+function fieldsOf(block: Buffer): { flag: string; size: number; name: string } | undefined {
+  let sum = 8 * 32;
+  for (let i = 0; i < BLOCK; i++) if (i < 148 || i >= 156) sum += block[i]!;
+  if (sum === 8 * 32) return undefined;
+  const magic = block.toString('latin1', 257, 265);
+  const ustar = magic.startsWith('ustar\0');
+  if (sum !== number(block, 148, 8) || (!ustar && magic !== 'ustar  \0')) throw notTar();
+  const own = text(block, 0, 100);
+  return {
+    flag: String.fromCharCode(block[156]!),
+    size: number(block, 124, 12),
+    name: ustar && block[345] !== 0 ? `${text(block, 345, 155)}/${own}` : own,
+  };
+}
+
 /** A tar read from the bytes given to `write`: each entry's header to `open`, its data to the sink that returns. */
 export function tarReader(open: (header: TarHeader) => EntrySink): { write(bytes: Buffer): void; end(): void } {
   /** A header's first bytes, when a piece ended inside it. */
@@ -99,20 +115,15 @@ export function tarReader(open: (header: TarHeader) => EntrySink): { write(bytes
   };
 
   const header = (block: Buffer) => {
-    let sum = 8 * 32;
-    for (let i = 0; i < BLOCK; i++) if (i < 148 || i >= 156) sum += block[i]!;
-    if (sum === 8 * 32) return;
-    const magic = block.toString('latin1', 257, 265);
-    const ustar = magic.startsWith('ustar\0');
-    if (sum !== number(block, 148, 8) || (!ustar && magic !== 'ustar  \0')) throw notTar();
-    const flag = String.fromCharCode(block[156]!);
-    let size = number(block, 124, 12);
+    const fields = fieldsOf(block);
+    if (fields === undefined) return;
+    const { flag } = fields;
+    let size = fields.size;
     if ('xgLK'.includes(flag)) {
       if (!(size <= MAX_META)) throw notTar();
       meta = { flag, parts: [] };
     } else {
-      const own = text(block, 0, 100);
-      const name = pax.path ?? longName ?? (ustar && block[345] !== 0 ? `${text(block, 345, 155)}/${own}` : own);
+      const name = pax.path ?? longName ?? fields.name;
       size = pax.size ?? size;
       pax = {};
       longName = undefined;
