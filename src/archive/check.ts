@@ -9,6 +9,7 @@ import { lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { AllowedSigners } from '../sign/allowed-signers.js';
 import { readSignatureFile, signatureState, type SignatureState } from '../sign/manifest-signature.js';
+import { escapeControl } from '../util/escape.js';
 import { describeJsonError } from '../util/json-error.js';
 import { manifestsOf, verifyTree, type DirReport } from '../verify/verify-dir.js';
 import type { EntryType, Tree } from '../verify/tree.js';
@@ -132,7 +133,7 @@ export async function verifyArchive(
     if (kinds.length === 0)
       return {
         ...failed(
-          `its directory ${contents.top}/ holds no manifest of svc-snapshot: it is not an archive of an output`,
+          `its directory ${escapeControl(contents.top)}/ holds no manifest of svc-snapshot: it is not an archive of an output`,
         ),
         signature,
       };

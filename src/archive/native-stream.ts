@@ -41,36 +41,40 @@ function openChunk(key: Buffer, counter: bigint, last: boolean, sealed: Uint8Arr
   return plain;
 }
 
-/** The plaintext of the payload that follows the header, given the file key the header holds. */
-export function decryptPayload(fileKey: Uint8Array, payload: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+/**
+ * The plaintext of the payload that follows the header, a chunk at a time,
+ * given the file key the header holds and the payload's bytes in pieces
+ * (each may be read into again once the next is asked for).
+ */
+export function* decryptPayload(fileKey: Uint8Array, payload: Iterable<Buffer>): Generator<Buffer> {
+  const FULL = CHUNK + TAG;
   let key: Buffer | undefined;
+  /** The bytes of a chunk begun in an earlier piece (a copy). */
   let pending: Buffer = Buffer.alloc(0);
   let counter = 0n;
-  return payload.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        pending = pending.length === 0 ? view(chunk) : Buffer.concat([pending, chunk]);
-        if (key === undefined) {
-          if (pending.length < NONCE) return;
-          key = Buffer.from(hkdfSync('sha256', fileKey, pending.subarray(0, NONCE), 'payload', 32));
-          pending = pending.subarray(NONCE);
-        }
-        // A full chunk is the last only when nothing follows it: keep it until more comes, or the end.
-        let at = 0;
-        while (pending.length - at > CHUNK + TAG) {
-          controller.enqueue(openChunk(key, counter++, false, pending.subarray(at, at + CHUNK + TAG)));
-          at += CHUNK + TAG;
-        }
-        pending = pending.subarray(at);
-      },
-      flush(controller) {
-        if (key === undefined || pending.length < TAG) throw new Error('ciphertext is too small');
-        const last = openChunk(key, counter, true, pending);
-        if (counter > 0n && last.length === 0) throw new Error('final chunk is empty');
-        controller.enqueue(last);
-      },
-    }),
-  );
+  for (let piece of payload) {
+    if (key === undefined) {
+      pending = Buffer.concat([pending, piece]);
+      if (pending.length < NONCE) continue;
+      key = Buffer.from(hkdfSync('sha256', fileKey, pending.subarray(0, NONCE), 'payload', 32));
+      piece = pending.subarray(NONCE);
+      pending = Buffer.alloc(0);
+    }
+    // A full chunk is the last only when nothing follows it: keep it until more comes, or the end.
+    let at = 0;
+    if (pending.length > 0) {
+      at = Math.min(FULL - pending.length, piece.length);
+      pending = Buffer.concat([pending, piece.subarray(0, at)]);
+      if (at === piece.length) continue;
+      yield openChunk(key, counter++, false, pending);
+    }
+    for (; piece.length - at > FULL; at += FULL) yield openChunk(key, counter++, false, piece.subarray(at, at + FULL));
+    pending = Buffer.from(piece.subarray(at));
+  }
+  if (key === undefined || pending.length < TAG) throw new Error('ciphertext is too small');
+  const last = openChunk(key, counter, true, pending);
+  if (counter > 0n && last.length === 0) throw new Error('final chunk is empty');
+  yield last;
 }
 
 function sealChunk(key: Buffer, counter: bigint, last: boolean, plain: Uint8Array): Buffer {

@@ -14,21 +14,21 @@
  * is (src/verify).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from 'node:fs';
+import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { Decrypter, type Stanza } from 'age-encryption';
-import tar from 'tar-stream';
 import { UsageError } from '../errors.js';
 import { MANIFEST_OF } from '../manifests.js';
 import { SIGNATURE_SUFFIX } from '../sign/manifest-signature.js';
 import { escapeControl } from '../util/escape.js';
 import { registerSecret } from '../util/redact.js';
+import { hashedPieces } from '../util/safe-read.js';
 import { decryptPayload } from './native-stream.js';
-import { drained } from './tar.js';
 import { readKeyFile } from './recipients.js';
+import { tarReader, TarProblem, type EntrySink, type TarHeader } from './untar.js';
 import { registerStaging, unregisterStaging } from '../publish/registry.js';
 
 const MAGIC = 'age-encryption.org/v1\n';
@@ -74,54 +74,69 @@ export interface Digests {
   readonly sha512: Buffer;
 }
 
-/**
- * The archive's bytes from `start` as a Web stream, read a buffer at a time;
- * with `hashed` (the bytes before `start`), the digests of the whole file
- * once all are read (undefined without).
- */
-function bytesOf(
-  file: string,
-  start = 0,
-  hashed?: Buffer,
-): { stream: ReadableStream<Uint8Array>; digests: Promise<Digests> | undefined } {
-  const source = createReadStream(file, { highWaterMark: 256 * 1024, start });
-  if (hashed === undefined) return { stream: Readable.toWeb(source) as ReadableStream<Uint8Array>, digests: undefined };
-  const sha256 = createHash('sha256').update(hashed);
-  const sha512 = createHash('sha512').update(hashed);
-  source.on('data', (chunk) => {
-    sha256.update(chunk as Buffer);
-    sha512.update(chunk as Buffer);
-  });
-  const digests = new Promise<Digests>((resolve, reject) => {
-    source.on('end', () => resolve({ sha256: sha256.digest(), sha512: sha512.digest() }));
-    source.on('error', reject);
-  });
-  digests.catch(() => {});
-  return { stream: Readable.toWeb(source) as ReadableStream<Uint8Array>, digests };
+/** The hashes of an archive's bytes, fed as they are read. */
+function digester(): { update(bytes: Uint8Array): void; digests(): Digests } {
+  const sha256 = createHash('sha256');
+  const sha512 = createHash('sha512');
+  return {
+    update(bytes) {
+      sha256.update(bytes);
+      sha512.update(bytes);
+    },
+    digests: () => ({ sha256: sha256.digest(), sha512: sha512.digest() }),
+  };
+}
+
+/** The bytes of `file` from `from`, read a few MiB at a time into one buffer (each piece read before the next is asked for). */
+function* piecesOf(file: string, from: number, hash?: ReturnType<typeof digester>): Generator<Buffer> {
+  const fd = openSync(file, 'r');
+  try {
+    for (const piece of hashedPieces(fd, undefined, from, Infinity, Buffer.allocUnsafe(4 * 1024 * 1024))) {
+      hash?.update(piece);
+      yield piece;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function digestsOf(file: string): Digests {
+  const hash = digester();
+  for (const _ of piecesOf(file, 0, hash));
+  return hash.digests();
+}
+
+/** The bytes of a chunk as a Buffer, not copied (Buffer.from of a Uint8Array copies it). */
+function view(chunk: Uint8Array): Buffer {
+  return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }
 
 /**
- * The plaintext of the archive, decrypted as it is read: the header by
- * age-encryption (the file key unwrapped, the MAC checked), the payload by
- * Node's ChaCha20-Poly1305 (native-stream.ts) or, with that fast path off,
- * by age-encryption too. With `digests`, those of the archive's bytes as read.
+ * The plaintext of the archive given to `write` as it is decrypted: the
+ * header by age-encryption (the file key unwrapped, the MAC checked), the
+ * payload by Node's ChaCha20-Poly1305 (native-stream.ts) or, with that fast
+ * path off, by age-encryption too. With `digests`, those of the archive's bytes.
  */
-async function decrypted(
+async function decryptInto(
   file: string,
   header: Buffer,
   identities: readonly string[],
   digests: boolean,
   native: boolean,
-): Promise<{ plain: ReadableStream<Uint8Array>; digests: Promise<Digests> | undefined }> {
+  write: (plain: Buffer) => void,
+): Promise<Digests | undefined> {
   const decrypter = new Decrypter();
   for (const id of identities) decrypter.addIdentity(id);
   if (!native) {
-    const source = bytesOf(file, 0, digests ? Buffer.alloc(0) : undefined);
-    return { plain: await decrypter.decrypt(source.stream), digests: source.digests };
+    const source = Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>;
+    for await (const chunk of await decrypter.decrypt(source)) write(view(chunk));
+    return digests ? digestsOf(file) : undefined;
   }
   const fileKey = await decrypter.decryptHeader(new Uint8Array(header));
-  const source = bytesOf(file, header.length, digests ? header : undefined);
-  return { plain: decryptPayload(fileKey, source.stream), digests: source.digests };
+  const hash = digests ? digester() : undefined;
+  hash?.update(header);
+  for (const plain of decryptPayload(fileKey, piecesOf(file, header.length, hash))) write(plain);
+  return hash?.digests();
 }
 
 /** What a parse or decryption error of age-encryption means here; its own message may quote the file. */
@@ -211,14 +226,12 @@ export async function checkStructure(file: string): Promise<Structure> {
     if (!/wrong identity/.test(problem.message)) throw problem;
   }
   const bytes = await checkPayloadSize(file, header.length);
-  const whole = bytesOf(file, 0, Buffer.alloc(0));
-  for await (const _ of whole.stream);
-  return { recipients: stanzas.length, bytes, ...(await whole.digests!) };
+  return { recipients: stanzas.length, bytes, ...digestsOf(file) };
 }
 
 /** One entry of the tar inside, as the check needs it. */
 export interface TarEntry {
-  readonly type: 'file' | 'directory' | 'symbolic link' | 'other';
+  readonly type: TarHeader['type'];
   readonly size: number;
   readonly sha256?: string;
   /** The bytes of a manifest or its signature at the top of the output (the only ones kept). */
@@ -229,13 +242,6 @@ export interface TarEntry {
 const KEPT = new Set(Object.values(MANIFEST_OF).flatMap((m) => [m, `${m}${SIGNATURE_SUFFIX}`]));
 /** A manifest or a signature past this is not one: hashed, not kept. */
 const MAX_KEPT = 64 * 1024 * 1024;
-
-function typeOfHeader(type: string | null | undefined): TarEntry['type'] {
-  if (type === 'file' || type === 'contiguous-file') return 'file';
-  if (type === 'directory') return 'directory';
-  if (type === 'symlink') return 'symbolic link';
-  return 'other';
-}
 
 /** An entry's name without `./` and trailing `/`, split at `/`; undefined for one that leaves the tree. */
 function partsOf(name: string): string[] | undefined {
@@ -250,61 +256,49 @@ export interface Contents {
   readonly entries: ReadonlyMap<string, TarEntry>;
 }
 
-/** The bytes of a chunk as a Buffer, not copied (Buffer.from of a Uint8Array copies it). */
-function view(chunk: Uint8Array): Buffer {
-  return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-}
-
-/** The tar entries of a plaintext stream: hashed as they come, only the manifest and its signature kept. */
-async function readTar(plain: ReadableStream<Uint8Array>): Promise<Contents> {
-  const extract = tar.extract();
-  const feeding = feed(plain, extract);
+/** A tar reader hashing each entry and keeping only the manifests and signatures; what it read once it ended. */
+function contentsReader(): { tar: ReturnType<typeof tarReader>; contents(): Contents } {
   const entries = new Map<string, TarEntry>();
   const tops = new Set<string>();
   let outside = false;
-  for await (const entry of extract) {
-    const parts = partsOf(entry.header.name);
-    const type = typeOfHeader(entry.header.type);
+  const tar = tarReader(({ name, type }) => {
+    const parts = partsOf(name);
     const hash = createHash('sha256');
     const kept: Buffer[] = [];
     let size = 0;
-    const rel = parts?.slice(1).join('/') ?? '';
     const keep = parts?.length === 2 && KEPT.has(parts[1]!);
-    for await (const chunk of entry) {
-      const b = chunk as Buffer;
-      hash.update(b);
-      size += b.length;
-      if (keep && size <= MAX_KEPT) kept.push(b);
-    }
-    if (parts === undefined || parts.length === 0) {
-      outside = true;
-      continue;
-    }
-    tops.add(parts[0]!);
-    if (parts.length === 1) continue;
-    entries.set(rel, {
-      type,
-      size,
-      ...(type === 'file' ? { sha256: hash.digest('hex') } : {}),
-      ...(keep && size <= MAX_KEPT ? { bytes: Buffer.concat(kept) } : {}),
-    });
-  }
-  await feeding;
-  if (outside || tops.size !== 1)
-    throw new ArchiveProblem(
-      `not an archive of one output: its tar holds ${outside ? 'entries outside any directory' : `${tops.size} top directories`}`,
-    );
-  return { top: [...tops][0]!, entries };
-}
-
-/** A tar parser fed the plaintext as it is read, waiting when it is full; a failed read destroys it. */
-async function feed(plain: ReadableStream<Uint8Array>, extract: ReturnType<typeof tar.extract>): Promise<void> {
-  try {
-    for await (const chunk of plain) if (!extract.write(view(chunk))) await drained(extract);
-    extract.end(undefined);
-  } catch (err) {
-    extract.destroy(err as Error);
-  }
+    return {
+      data(piece) {
+        hash.update(piece);
+        size += piece.length;
+        if (keep && size <= MAX_KEPT) kept.push(Buffer.from(piece));
+      },
+      end() {
+        if (parts === undefined || parts.length === 0) {
+          outside = true;
+          return;
+        }
+        tops.add(parts[0]!);
+        if (parts.length === 1) return;
+        entries.set(parts.slice(1).join('/'), {
+          type,
+          size,
+          ...(type === 'file' ? { sha256: hash.digest('hex') } : {}),
+          ...(keep && size <= MAX_KEPT ? { bytes: Buffer.concat(kept) } : {}),
+        });
+      },
+    };
+  });
+  return {
+    tar,
+    contents() {
+      if (outside || tops.size !== 1)
+        throw new ArchiveProblem(
+          `not an archive of one output: its tar holds ${outside ? 'entries outside any directory' : `${tops.size} top directories`}`,
+        );
+      return { top: [...tops][0]!, entries };
+    },
+  };
 }
 
 /**
@@ -321,25 +315,18 @@ export async function readArchive(
   const head = await headerOf(file);
   const header = head.length;
   const size = await checkPayloadSize(file, header);
+  const reader = contentsReader();
   let plain = 0;
-  const counted = new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      plain += chunk.length;
-      controller.enqueue(chunk);
-    },
-  });
   try {
-    const source = await decrypted(file, head, identities, digests, native);
-    const contents = await readTar(source.plain.pipeThrough(counted));
-    return { contents, digests: await source.digests };
+    const sums = await decryptInto(file, head, identities, digests, native, (piece) => {
+      plain += piece.length;
+      reader.tar.write(piece);
+    });
+    reader.tar.end();
+    return { contents: reader.contents(), digests: sums };
   } catch (err) {
     if (err instanceof ArchiveProblem) throw err;
-    const m = err instanceof Error ? err.message : '';
-    // tar-stream's own words for a tar that ends early or is not one.
-    if (/unexpected end|premature/i.test(m))
-      throw new ArchiveProblem('cut: the tar inside ends early (the archive was cut on a chunk boundary)');
-    if (/invalid tar header|checksum/i.test(m))
-      throw new ArchiveProblem('not an archive of an output: what age decrypts is not a tar');
+    if (err instanceof TarProblem) throw new ArchiveProblem(err.message);
     const problem = problemOf(err);
     if (!/^altered or cut/.test(problem.message)) throw problem;
     // Which chunk failed, from the plaintext that came before it (a chunk or two may be in flight).
@@ -383,9 +370,10 @@ export async function withExtracted<T>(
     await checkPayloadSize(file, header.length);
     let top: string | undefined;
     try {
-      top = await extractInto((await decrypted(file, header, identities, false, true)).plain, parent);
+      top = await extractInto(file, header, identities, parent);
     } catch (err) {
       if (err instanceof ArchiveProblem) throw err;
+      if (err instanceof TarProblem) throw new ArchiveProblem(err.message);
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== undefined)
         throw new ArchiveProblem(
@@ -400,34 +388,46 @@ export async function withExtracted<T>(
   }
 }
 
-/** Writes the tar's files and directories under `parent`; the one top directory's name. */
-async function extractInto(plain: ReadableStream<Uint8Array>, parent: string): Promise<string> {
-  const extract = tar.extract();
-  const feeding = feed(plain, extract);
+const SKIPPED: EntrySink = { data() {}, end() {} };
+
+/** Decrypts the archive and writes its tar's files and directories under `parent`; the one top directory's name. */
+async function extractInto(
+  file: string,
+  header: Buffer,
+  identities: readonly string[],
+  parent: string,
+): Promise<string> {
   const tops = new Set<string>();
-  for await (const entry of extract) {
-    const parts = partsOf(entry.header.name);
-    const type = typeOfHeader(entry.header.type);
-    if (parts === undefined || parts.length === 0 || (type !== 'file' && type !== 'directory')) {
-      for await (const _ of entry);
-      continue;
-    }
+  let fd: number | undefined;
+  const entry = ({ name, type }: TarHeader): EntrySink => {
+    const parts = partsOf(name);
+    if (parts === undefined || parts.length === 0 || (type !== 'file' && type !== 'directory')) return SKIPPED;
     tops.add(parts[0]!);
     const target = path.join(parent, ...parts);
     if (type === 'directory') {
-      await mkdir(target, { recursive: true, mode: 0o700 });
-      for await (const _ of entry);
-      continue;
+      mkdirSync(target, { recursive: true, mode: 0o700 });
+      return SKIPPED;
     }
-    await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
-    const out = await open(target, 'wx', 0o600);
-    try {
-      for await (const chunk of entry) await out.write(chunk as Buffer);
-    } finally {
-      await out.close();
-    }
+    mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
+    const out = openSync(target, 'wx', 0o600);
+    fd = out;
+    return {
+      data(piece) {
+        for (let at = 0; at < piece.length;) at += writeSync(out, piece, at);
+      },
+      end() {
+        fd = undefined;
+        closeSync(out);
+      },
+    };
+  };
+  try {
+    const tar = tarReader(entry);
+    await decryptInto(file, header, identities, false, true, (piece) => tar.write(piece));
+    tar.end();
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
-  await feeding;
   if (tops.size !== 1) throw new ArchiveProblem('not an archive of one output: its tar holds no single top directory');
   return [...tops][0]!;
 }

@@ -41,7 +41,7 @@ async function* entriesOf(abs: string, name: string): AsyncGenerator<Entry> {
 }
 
 /** Waits until the entry's stream takes more, or has failed. */
-export function drained(stream: NodeJS.EventEmitter): Promise<void> {
+function drained(stream: NodeJS.EventEmitter): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       stream.off('drain', done);

@@ -6,7 +6,7 @@
  * Run `npm run build` first: these tests run bin/.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -157,6 +157,29 @@ describe.runIf(hasAge())('verify of an archive', () => {
       },
       () => key.file,
       /not an age file: it does not begin with "age-encryption\.org\/v1"/,
+    ],
+    [
+      'an age file of something that is no tar',
+      () => {
+        const f = join(work, 'no-tar.tar.age');
+        execFileSync('age', ['-r', key.recipient, '-o', f], { input: Buffer.alloc(2048, 'no tar ') });
+        return f;
+      },
+      () => key.file,
+      /not an archive of an output: what age decrypts is not a tar/,
+    ],
+    [
+      'a tar of a directory named with a control character',
+      () => {
+        const f = join(work, 'control.tar.age');
+        mkdirSync(join(work, 'by-name', 'top\u001b[2J'), { recursive: true });
+        execFileSync('age', ['-r', key.recipient, '-o', f], {
+          input: execFileSync('tar', ['-c', '-C', join(work, 'by-name'), 'top\u001b[2J']),
+        });
+        return f;
+      },
+      () => key.file,
+      /its directory top\\u001b\[2J\/ holds no manifest of svc-snapshot/,
     ],
   ])('%s: exit 1 saying so, never a stack trace', async (_what, file, identity, message) => {
     const res = await runCli(['verify', file(), '--identity', identity()]);
