@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { publishedValidator } from '../helpers/summary-schema.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { SOFFICE, fodsViaLibreOffice } from '../helpers/libreoffice.js';
@@ -20,11 +20,7 @@ import { getTestCerts } from '../fake/certs.js';
 import { openHistory } from '../../src/history/engine.js';
 import { parseHistoryTarget } from '../../src/history/target.js';
 
-const findingsSchema = (() => {
-  const ajv = new Ajv2020({ allErrors: true, strict: false });
-  ajv.addSchema(JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'summary-schema.json'), 'utf8')) as object, 'summary');
-  return ajv.getSchema('summary#/$defs/findings')!;
-})();
+const findingsSchema = publishedValidator('findings');
 
 const NIGHTS = ['platform-3.14.1', 'platform-3.14.1-night2', 'platform-3.14.1-night3'].map((n) =>
   join(REPO_ROOT, 'recordings', n),

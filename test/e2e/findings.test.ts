@@ -12,14 +12,9 @@ import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, tmpDir } from '../helpers/run-cli.js';
 import { parseCsv } from '../helpers/csv-parse.js';
 import { writeSnapshot } from '../helpers/snapshot-dir.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { publishedValidator } from '../helpers/summary-schema.js';
 
-/** `$defs.findings` of the committed docs/summary-schema.json, checked by a JSON Schema validator (not the zod schema it is made from). */
-const findingsSchema = (() => {
-  const ajv = new Ajv2020({ allErrors: true, strict: false });
-  ajv.addSchema(JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'summary-schema.json'), 'utf8')) as object, 'summary');
-  return ajv.getSchema('summary#/$defs/findings')!;
-})();
+const findingsSchema = publishedValidator('findings');
 
 const R3141 = join(REPO_ROOT, 'recordings', 'platform-3.14.1');
 const R3138 = join(REPO_ROOT, 'recordings', 'platform-3.13.8');
